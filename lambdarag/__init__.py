@@ -1,0 +1,24 @@
+"""LambdaRAG's calculus: retrieval pipelines as typed, composable terms over an immutable `State`.
+
+>>> from lambdarag import Tool, Compose
+>>> a = Tool("a", lambda s: {"answer": s.query}, reads=["query"], writes=["answer"])
+>>> str(Compose(a))
+'λq. a'
+"""
+from .combinators import Compose, Guard, Identity, If, Map, Merge, Named, Par, Route, appended
+from .cost import CostModel
+from .lam import Lam
+from .runtime import Context, run
+from .state import (INITIAL_FIELDS, Citation, Hit, Message, RankedList, Relation, RetrievalPlan, State,
+                    TimeRange, User, Variant, Verdict, WikiPage)
+from .term import Term
+from .tool import Tool
+from .trace import Span, Trace
+
+__all__ = [
+    "State", "Context", "Tool", "Lam", "Compose", "Par", "If", "Route", "Guard", "Map", "Identity", "Named",
+    "Merge", "appended", "Term", "CostModel", "Trace", "Span", "run", "INITIAL_FIELDS",
+    "Hit", "RankedList", "Variant", "TimeRange", "Relation", "WikiPage", "Citation", "Verdict", "Message",
+    "User", "RetrievalPlan",
+]
+__version__ = "0.1.0"

@@ -1,0 +1,628 @@
+"""The combinators: `Identity`, `Compose` (``>>``), `Par`, `If`, `Route`, `Guard`, `Map`, `Named`.
+
+Each is a small immutable value: constructors normalise and check wiring,
+`_eval` says what one run does, and the runtime does the tracing, the
+concurrency and the deadlines.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Sequence
+
+from .errors import CompositionError, TermError
+from .state import INITIAL_FIELDS, State
+from .term import Path, Term, merged_reads, prefixed, show_path
+
+if TYPE_CHECKING:
+    from .cost import CostModel
+    from .runtime import Context
+
+
+def _need_term(owner: str, what: str, value: Any) -> "Term":
+    if not isinstance(value, Term):
+        raise CompositionError(
+            f"{owner}: {what} must be a Term (wrap functions with Tool(name, fn, ...)), got {type(value).__name__}"
+        )
+    return value
+
+
+def _wrap(sig: str) -> str:
+    """Returns an effect signature parenthesised when it is a sequence."""
+    return f"({sig})" if " · " in sig and not (sig.startswith("(") and sig.endswith(")")) else sig
+
+
+def _sole_write(owner: str, term: Term) -> str:
+    fields = term.writes()
+    if len(fields) != 1:
+        raise CompositionError(
+            f"{owner}: the deciding term {term.lambda_form()!r} must write exactly one field, "
+            f"it writes {sorted(fields) or 'none'}"
+        )
+    return next(iter(fields))
+
+
+class IdentityTerm(Term):
+    """The term that returns its input state unchanged."""
+
+    __slots__ = ()
+    name = "identity"
+
+    def writes(self) -> frozenset[str]:
+        return frozenset()
+
+    def free_reads(self) -> dict[str, Path]:
+        return {}
+
+    def lambda_form(self) -> str:
+        return "identity"
+
+    def effect_signature(self) -> str:
+        return "pure"
+
+    def _cost(self, model: "CostModel") -> float:
+        return 0.0
+
+    def _eval(self, state: State, ctx: "Context", path: Path) -> State:
+        return state
+
+    def _key(self) -> tuple[Any, ...]:
+        return ()
+
+    def __repr__(self) -> str:
+        return "Identity"
+
+
+Identity = IdentityTerm()
+
+
+class Compose(Term):
+    """Returns a term that runs its terms in sequence, each on the state the previous returned.
+
+    ``Compose(a, b, c)`` is ``λq. c(b(a(q)))``, written ``a >> b >> c``. Nested
+    compositions flatten, `Identity` drops out, ``Compose()`` is `Identity` and
+    ``Compose(t)`` is ``t``.
+    """
+
+    __slots__ = ("terms", "name")
+
+    def __new__(cls, *terms: Term) -> Term:  # type: ignore[misc]
+        flat: list[Term] = []
+        for i, t in enumerate(terms):
+            _need_term("Compose", f"argument {i}", t)
+            if isinstance(t, Compose):
+                flat.extend(t.terms)
+            elif t is not Identity:
+                flat.append(t)
+        if not flat:
+            return Identity
+        if len(flat) == 1:
+            return flat[0]
+        self = super().__new__(cls)
+        self.terms = tuple(flat)
+        self.name = "compose"
+        return self
+
+    def __init__(self, *terms: Term) -> None:
+        """Construction happens in `__new__` so that it can return `Identity` or a lone term."""
+
+    def children(self) -> tuple[Term, ...]:
+        return self.terms
+
+    def writes(self) -> frozenset[str]:
+        return frozenset().union(*(t.writes() for t in self.terms))
+
+    def free_reads(self) -> dict[str, Path]:
+        written: set[str] = set()
+        out: dict[str, Path] = {}
+        for i, t in enumerate(self.terms):
+            for field, path in prefixed(t.free_reads(), f"Compose[{i}]").items():
+                if field not in written:
+                    out.setdefault(field, path)
+            written |= t.writes()
+        return out
+
+    def lambda_form(self) -> str:
+        return " >> ".join(t.lambda_form() for t in self.terms)
+
+    def expanded_form(self) -> str:
+        return " >> ".join(t.expanded_form() for t in self.terms)
+
+    def effect_signature(self) -> str:
+        return " · ".join(t.effect_signature() for t in self.terms)
+
+    def _cost(self, model: "CostModel") -> float:
+        return sum(t._cost(model) for t in self.terms)
+
+    def _eval(self, state: State, ctx: "Context", path: Path) -> State:
+        from .runtime import execute
+
+        for i, t in enumerate(self.terms):
+            state = execute(t, state, ctx, (*path, f"Compose[{i}]"))
+        return state
+
+    def _key(self) -> tuple[Any, ...]:
+        return self.terms
+
+    def __repr__(self) -> str:
+        return f"Compose({', '.join(map(repr, self.terms))})"
+
+
+class Merge:
+    """Returns the merged values of fields that several concurrent branches write.
+
+    `fn(base, results)` gets the state before the branches and each branch's
+    resulting state, in branch order, and returns the merged field values.
+    """
+
+    __slots__ = ("name", "fields", "fn")
+
+    def __init__(self, name: str, fields: Iterable[str], fn: Callable[[State, Sequence[State]], Mapping[str, Any]]):
+        self.name = name
+        self.fields = frozenset(fields)
+        self.fn = fn
+
+    def __call__(self, base: State, results: Sequence[State]) -> Mapping[str, Any]:
+        return self.fn(base, results)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Merge) and (self.name, self.fields, self.fn) == (other.name, other.fields, other.fn)
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.fields))
+
+    def __repr__(self) -> str:
+        return f"{self.name}({', '.join(sorted(self.fields))})"
+
+
+def appended(*fields: str) -> Merge:
+    """Returns a merge for tuple fields that branches extend: base + what each branch appended."""
+
+    def merge(base: State, results: Sequence[State]) -> Mapping[str, Any]:
+        out: dict[str, Any] = {}
+        for field in fields:
+            start = tuple(getattr(base, field, ()) or ())
+            value = list(start)
+            for r in results:
+                value.extend(tuple(getattr(r, field, ()) or ())[len(start):])
+            out[field] = tuple(value)
+        return out
+
+    return Merge("appended", fields, merge)
+
+
+def _check_siblings(owner: str, branches: Sequence[Term]) -> None:
+    """Rejects a branch that reads a field only a sibling branch writes (it cannot see it)."""
+    for i, b in enumerate(branches):
+        own = b.writes()
+        for field, path in b.free_reads().items():
+            for j, other in enumerate(branches):
+                if j != i and field in other.writes() and field not in own and field not in INITIAL_FIELDS:
+                    raise CompositionError(
+                        f"{owner}: branch {i} term {path[-1]!r} reads field {field!r}, which only branch {j} "
+                        f"({other.lambda_form()}) writes (path: {show_path(path)}); branches do not see each "
+                        f"other's writes. Compute {field!r} before the {owner.split('(')[0]}."
+                    )
+
+
+class Par(Term):
+    """Returns a term that runs its branches concurrently on the same state and merges their writes.
+
+    Branches that write disjoint fields merge by themselves; fields written by
+    more than one branch need an explicit ``merge=`` (e.g. ``appended("candidates")``).
+    """
+
+    __slots__ = ("branches", "merge", "name")
+
+    def __init__(self, *branches: Term, merge: Optional[Merge] = None) -> None:
+        if len(branches) < 2:
+            raise CompositionError(f"Par needs at least two branches, got {len(branches)}")
+        for i, b in enumerate(branches):
+            _need_term("Par", f"branch {i}", b)
+        self.branches = tuple(branches)
+        self.merge = merge
+        self.name = "par"
+        merged = merge.fields if merge else frozenset()
+        seen: dict[str, int] = {}
+        for i, b in enumerate(self.branches):
+            for field in sorted(b.writes()):
+                if field in seen and field not in merged:
+                    raise CompositionError(
+                        f"Par: branches {seen[field]} ({self.branches[seen[field]].lambda_form()}) and {i} "
+                        f"({b.lambda_form()}) both write field {field!r}; give Par a merge for it, "
+                        f"e.g. Par(..., merge=appended({field!r}))"
+                    )
+                seen.setdefault(field, i)
+        _check_siblings("Par", self.branches)
+
+    def children(self) -> tuple[Term, ...]:
+        return self.branches
+
+    def writes(self) -> frozenset[str]:
+        return frozenset().union(*(b.writes() for b in self.branches))
+
+    def free_reads(self) -> dict[str, Path]:
+        return merged_reads(prefixed(b.free_reads(), f"Par[{i}]") for i, b in enumerate(self.branches))
+
+    def lambda_form(self) -> str:
+        return f"Par({', '.join(b.lambda_form() for b in self.branches)})"
+
+    def expanded_form(self) -> str:
+        return f"Par({', '.join(b.expanded_form() for b in self.branches)})"
+
+    def effect_signature(self) -> str:
+        return f"({' ∥ '.join(_wrap(b.effect_signature()) for b in self.branches)})"
+
+    def _cost(self, model: "CostModel") -> float:
+        return sum(b._cost(model) for b in self.branches)
+
+    def _eval(self, state: State, ctx: "Context", path: Path) -> State:
+        from .runtime import apply_writes, concurrently
+
+        results = concurrently(
+            [(b, state, (*path, f"Par[{i}]")) for i, b in enumerate(self.branches)], ctx, owner=self.lambda_form()
+        )
+        merged = set(self.merge.fields) if self.merge else set()
+        updates: dict[str, Any] = {}
+        for b, r in zip(self.branches, results):
+            updates.update({f: getattr(r, f) for f in b.writes() if f not in merged})
+        if self.merge:
+            updates.update(self.merge(state, results))
+        return apply_writes(self, state, updates, path)
+
+    def _key(self) -> tuple[Any, ...]:
+        return (self.branches, self.merge)
+
+    def __repr__(self) -> str:
+        extra = f", merge={self.merge!r}" if self.merge else ""
+        return f"Par({', '.join(map(repr, self.branches))}{extra})"
+
+
+class If(Term):
+    """Returns a term that runs `cond`, then `then_` if the field it wrote is truthy, else `else_`."""
+
+    __slots__ = ("cond", "then_", "else_", "field", "name")
+
+    def __init__(self, cond: Term, then_: Term, else_: Term = Identity) -> None:
+        self.cond = _need_term("If", "cond", cond)
+        self.then_ = _need_term("If", "then_", then_)
+        self.else_ = _need_term("If", "else_", else_)
+        self.field = _sole_write("If", cond)
+        self.name = "if"
+        _check_siblings("If", (self.then_, self.else_))
+
+    def children(self) -> tuple[Term, ...]:
+        return (self.cond, self.then_, self.else_)
+
+    def writes(self) -> frozenset[str]:
+        return self.cond.writes() | self.then_.writes() | self.else_.writes()
+
+    def free_reads(self) -> dict[str, Path]:
+        after = self.cond.writes()
+        branches = merged_reads([prefixed(self.then_.free_reads(), "If.then"), prefixed(self.else_.free_reads(), "If.else")])
+        rest = {f: p for f, p in branches.items() if f not in after}
+        return merged_reads([prefixed(self.cond.free_reads(), "If.cond"), rest])
+
+    def lambda_form(self) -> str:
+        return f"If({self.cond.lambda_form()}, {self.then_.lambda_form()}, {self.else_.lambda_form()})"
+
+    def expanded_form(self) -> str:
+        return f"If({self.cond.expanded_form()}, {self.then_.expanded_form()}, {self.else_.expanded_form()})"
+
+    def effect_signature(self) -> str:
+        return f"{self.cond.effect_signature()} · ({_wrap(self.then_.effect_signature())} | {_wrap(self.else_.effect_signature())})"
+
+    def _cost(self, model: "CostModel") -> float:
+        return self.cond._cost(model) + max(self.then_._cost(model), self.else_._cost(model))
+
+    def _eval(self, state: State, ctx: "Context", path: Path) -> State:
+        from .runtime import execute
+
+        state = execute(self.cond, state, ctx, (*path, "If.cond"))
+        taken = bool(getattr(state, self.field))
+        ctx.trace.note(path, branch="then" if taken else "else")
+        branch = self.then_ if taken else self.else_
+        return execute(branch, state, ctx, (*path, "If.then" if taken else "If.else"))
+
+    def _key(self) -> tuple[Any, ...]:
+        return (self.cond, self.then_, self.else_)
+
+    def __repr__(self) -> str:
+        return f"If({self.cond!r}, {self.then_!r}, {self.else_!r})"
+
+
+class Route(Term):
+    """Returns a term that runs `classifier`, then the route named by the label it wrote.
+
+    ``label`` names the field holding the label; it defaults to the one field the
+    classifier writes. ``Route(Identity, routes, label="query_type")`` routes on a
+    field computed earlier. An unknown label takes `default`, or fails naming the
+    valid labels when there is none.
+    """
+
+    __slots__ = ("classifier", "routes", "default", "label", "name")
+
+    def __init__(
+        self,
+        classifier: Term,
+        routes: Mapping[str, Term],
+        default: Optional[Term] = None,
+        *,
+        label: Optional[str] = None,
+    ) -> None:
+        self.classifier = _need_term("Route", "classifier", classifier)
+        if not routes:
+            raise CompositionError("Route needs at least one route")
+        self.routes = tuple((str(k), _need_term("Route", f"route {k!r}", v)) for k, v in routes.items())
+        self.default = _need_term("Route", "default", default) if default is not None else None
+        self.label = label or _sole_write("Route", classifier)
+        self.name = "route"
+        _check_siblings("Route", self._alternatives())
+
+    def _alternatives(self) -> tuple[Term, ...]:
+        return tuple(t for _, t in self.routes) + ((self.default,) if self.default else ())
+
+    def children(self) -> tuple[Term, ...]:
+        return (self.classifier, *self._alternatives())
+
+    def writes(self) -> frozenset[str]:
+        return frozenset().union(self.classifier.writes(), *(t.writes() for t in self._alternatives()))
+
+    def free_reads(self) -> dict[str, Path]:
+        after = self.classifier.writes()
+        alts = merged_reads(prefixed(t.free_reads(), f"Route[{k}]") for k, t in self._labelled())
+        own = {} if self.label in after else {self.label: ("Route",)}
+        return merged_reads([prefixed(self.classifier.free_reads(), "Route.classifier"), own,
+                             {f: p for f, p in alts.items() if f not in after}])
+
+    def _labelled(self) -> list[tuple[str, Term]]:
+        return list(self.routes) + ([("default", self.default)] if self.default else [])
+
+    def lambda_form(self) -> str:
+        return self._form(lambda t: t.lambda_form())
+
+    def expanded_form(self) -> str:
+        return self._form(lambda t: t.lambda_form())
+
+    def _form(self, show: Callable[[Term], str]) -> str:
+        table = ", ".join(f"{k}: {show(t)}" for k, t in self.routes)
+        default = f", default={show(self.default)}" if self.default else ""
+        return f"Route({show(self.classifier)}, {{{table}}}{default})"
+
+    def effect_signature(self) -> str:
+        alts = list(dict.fromkeys(_wrap(t.effect_signature()) for t in self._alternatives()))
+        choice = alts[0] if len(alts) == 1 else f"({' | '.join(alts)})"
+        return f"{self.classifier.effect_signature()} · {choice}"
+
+    def _cost(self, model: "CostModel") -> float:
+        return self.classifier._cost(model) + max(t._cost(model) for t in self._alternatives())
+
+    def choose(self, label: Any) -> tuple[str, Term]:
+        """Returns the route name and term a label selects."""
+        for k, t in self.routes:
+            if k == label:
+                return k, t
+        if self.default is not None:
+            return "default", self.default
+        raise TermError(
+            f"Route: label {label!r} in field {self.label!r} matches no route and there is no default; "
+            f"valid labels: {', '.join(k for k, _ in self.routes)}",
+            term="route",
+        )
+
+    def _eval(self, state: State, ctx: "Context", path: Path) -> State:
+        from .runtime import execute
+
+        state = execute(self.classifier, state, ctx, (*path, "Route.classifier"))
+        name, term = self.choose(getattr(state, self.label))
+        ctx.trace.note(path, route=name, expression=term.expanded_form())
+        return execute(term, state, ctx, (*path, f"Route[{name}]"))
+
+    def _key(self) -> tuple[Any, ...]:
+        return (self.classifier, self.routes, self.default, self.label)
+
+    def __repr__(self) -> str:
+        return f"Route({self.classifier!r}, {dict(self.routes)!r}, default={self.default!r})"
+
+
+def _verdict_passed(state: State) -> bool:
+    verdict = state.verdict
+    return bool(verdict is not None and verdict.passed)
+
+
+class Guard(Term):
+    """Returns a term that runs ``generate >> check`` until the check passes, at most ``retry + 1`` times.
+
+    The final verdict (``passed`` or ``exhausted``) and the number of attempts
+    are recorded in the trace. By default the check must write ``verdict``.
+    """
+
+    __slots__ = ("generate", "check", "retry", "accept", "name")
+
+    def __init__(
+        self,
+        generate: Term,
+        check: Term,
+        retry: int = 1,
+        *,
+        accept: Callable[[State], bool] = _verdict_passed,
+    ) -> None:
+        self.generate = _need_term("Guard", "generate", generate)
+        self.check = _need_term("Guard", "check", check)
+        if not isinstance(retry, int) or not 0 <= retry <= 10:
+            raise CompositionError(f"Guard: retry must be an integer in 0..10, got {retry!r}")
+        if accept is _verdict_passed and "verdict" not in check.writes():
+            raise CompositionError(
+                f"Guard: check {check.lambda_form()!r} must write 'verdict' (or pass accept=...), "
+                f"it writes {sorted(check.writes()) or 'none'}"
+            )
+        self.retry = retry
+        self.accept = accept
+        self.name = "guard"
+
+    def children(self) -> tuple[Term, ...]:
+        return (self.generate, self.check)
+
+    def writes(self) -> frozenset[str]:
+        return self.generate.writes() | self.check.writes()
+
+    def free_reads(self) -> dict[str, Path]:
+        return Compose(self.generate, self.check).free_reads()
+
+    def lambda_form(self) -> str:
+        return f"Guard({self.generate.lambda_form()}, {self.check.lambda_form()}, retry={self.retry})"
+
+    def expanded_form(self) -> str:
+        return f"Guard({self.generate.expanded_form()}, {self.check.expanded_form()}, retry={self.retry})"
+
+    def effect_signature(self) -> str:
+        body = f"{self.generate.effect_signature()} · {self.check.effect_signature()}"
+        return f"({body}){{1,{self.retry + 1}}}"
+
+    def _cost(self, model: "CostModel") -> float:
+        return (self.retry + 1) * (self.generate._cost(model) + self.check._cost(model))
+
+    def _eval(self, state: State, ctx: "Context", path: Path) -> State:
+        from .runtime import execute
+
+        for attempt in range(1, self.retry + 2):
+            out = execute(self.generate, state, ctx, (*path, f"Guard.generate#{attempt}"))
+            out = execute(self.check, out, ctx, (*path, f"Guard.check#{attempt}"))
+            if self.accept(out):
+                ctx.trace.note(path, verdict="passed", attempts=attempt)
+                return out
+            state = out
+        ctx.trace.note(path, verdict="exhausted", attempts=self.retry + 1)
+        return out
+
+    def _key(self) -> tuple[Any, ...]:
+        return (self.generate, self.check, self.retry, self.accept)
+
+    def __repr__(self) -> str:
+        return f"Guard({self.generate!r}, {self.check!r}, retry={self.retry})"
+
+
+class Map(Term):
+    """Returns a term that runs `term` once per element of the tuple field `over`, concurrently.
+
+    Each run sees the element in field `bind` (its attribute `pick` if given);
+    the fields `term` writes are merged with `merge` (default: `appended`).
+    At most `limit` elements run, `width` at a time; a cut is noted in the trace.
+    """
+
+    __slots__ = ("term", "over", "bind", "pick", "merge", "width", "limit", "name")
+
+    def __init__(
+        self,
+        term: Term,
+        over: str,
+        *,
+        bind: str = "query",
+        pick: Optional[str] = None,
+        merge: Optional[Merge] = None,
+        width: int = 4,
+        limit: int = 16,
+    ) -> None:
+        self.term = _need_term("Map", "term", term)
+        if width < 1 or limit < 1:
+            raise CompositionError(f"Map: width and limit must be >= 1, got width={width}, limit={limit}")
+        self.over, self.bind, self.pick = over, bind, pick
+        self.merge = merge or appended(*sorted(term.writes()))
+        self.width, self.limit = width, limit
+        self.name = "map"
+        unmerged = term.writes() - self.merge.fields
+        if unmerged:
+            raise CompositionError(
+                f"Map({term.lambda_form()}): its writes {sorted(unmerged)} have no merge; pass merge=..."
+            )
+
+    def children(self) -> tuple[Term, ...]:
+        return (self.term,)
+
+    def writes(self) -> frozenset[str]:
+        return frozenset(self.merge.fields)
+
+    def free_reads(self) -> dict[str, Path]:
+        inner = {f: p for f, p in prefixed(self.term.free_reads(), f"Map[{self.over}]").items() if f != self.bind}
+        return merged_reads([{self.over: ("Map",)}, inner])
+
+    def lambda_form(self) -> str:
+        return f"Map({self.term.lambda_form()}, over={self.over})"
+
+    def expanded_form(self) -> str:
+        return f"Map({self.term.expanded_form()}, over={self.over})"
+
+    def effect_signature(self) -> str:
+        return f"({_wrap(self.term.effect_signature())} ∥ …)"
+
+    def _cost(self, model: "CostModel") -> float:
+        return self.limit * self.term._cost(model)
+
+    def _eval(self, state: State, ctx: "Context", path: Path) -> State:
+        from .runtime import apply_writes, concurrently
+
+        items = tuple(getattr(state, self.over) or ())
+        if len(items) > self.limit:
+            ctx.trace.note(path, truncated=f"{len(items)} elements, ran the first {self.limit}")
+            items = items[: self.limit]
+        if not items:
+            return state
+        jobs = []
+        for i, item in enumerate(items):
+            value = getattr(item, self.pick) if self.pick else item
+            jobs.append((self.term, state.model_copy(update={self.bind: value}), (*path, f"Map[{i}]")))
+        results = concurrently(jobs, ctx, owner=self.lambda_form(), width=self.width)
+        return apply_writes(self, state, self.merge(state, results), path)
+
+    def _key(self) -> tuple[Any, ...]:
+        return (self.term, self.over, self.bind, self.pick, self.merge, self.width, self.limit)
+
+    def __repr__(self) -> str:
+        return f"Map({self.term!r}, over={self.over!r}, bind={self.bind!r})"
+
+
+class Named(Term):
+    """Returns `body` under a name (a pattern): it prints as the name inside larger terms.
+
+    Registering a pattern closes it: its free reads must be initial fields.
+    """
+
+    __slots__ = ("name", "body")
+
+    def __init__(self, name: str, body: Term, *, available: Iterable[str] = INITIAL_FIELDS) -> None:
+        self.name = name
+        self.body = _need_term(f"pattern {name!r}", "body", body)
+        try:
+            body.close(available)
+        except CompositionError as e:
+            raise CompositionError(f"pattern {name!r}: {e}") from None
+
+    def children(self) -> tuple[Term, ...]:
+        return (self.body,)
+
+    def writes(self) -> frozenset[str]:
+        return self.body.writes()
+
+    def free_reads(self) -> dict[str, Path]:
+        return prefixed(self.body.free_reads(), self.name)
+
+    def lambda_form(self) -> str:
+        return self.name
+
+    def expanded_form(self) -> str:
+        return self.body.expanded_form()
+
+    def effect_signature(self) -> str:
+        return self.body.effect_signature()
+
+    def _cost(self, model: "CostModel") -> float:
+        return self.body._cost(model)
+
+    def _eval(self, state: State, ctx: "Context", path: Path) -> State:
+        from .runtime import execute
+
+        return execute(self.body, state, ctx, (*path, self.name))
+
+    def _key(self) -> tuple[Any, ...]:
+        return (self.name, self.body)
+
+    def __repr__(self) -> str:
+        return f"Named({self.name!r}, {self.body!r})"

@@ -1,0 +1,59 @@
+"""Every exception LambdaRAG raises, in one hierarchy.
+
+Each message says which term or field is at fault and how to fix it, so a
+user can act on it without reading the source.
+"""
+from __future__ import annotations
+
+
+class LambdaRAGError(Exception):
+    """Base of every LambdaRAG error."""
+
+
+class CompositionError(LambdaRAGError):
+    """A pipeline's wiring is wrong: a read no term satisfies, overlapping writes, bad arguments."""
+
+
+class TermError(LambdaRAGError):
+    """A term failed while running; names the term and its path in the pipeline."""
+
+    def __init__(self, message: str, *, term: str = "", path: str = "") -> None:
+        super().__init__(message)
+        self.term = term
+        self.path = path
+
+
+class BranchError(TermError):
+    """A branch of `Par` or `Map` failed; the message names the branch."""
+
+
+class DeadlineExceeded(TermError):
+    """The context's deadline passed before the named term could finish."""
+
+
+class BudgetExceeded(LambdaRAGError):
+    """A pipeline's cost bound exceeds the budget and no fallback is configured."""
+
+
+class ConfigError(LambdaRAGError):
+    """Configuration is missing or invalid; the message names the key and the valid choices."""
+
+
+class ProviderError(LambdaRAGError):
+    """An LLM, embedding or rerank endpoint failed or is misconfigured."""
+
+
+class ProviderTimeout(ProviderError):
+    """The endpoint did not answer within its timeout."""
+
+
+class ProviderHTTPError(ProviderError):
+    """The endpoint answered with an HTTP error status."""
+
+
+class InvalidOutput(ProviderError):
+    """The LLM answered, but its reply does not validate against the term's output model."""
+
+
+class QueryError(LambdaRAGError):
+    """The query itself is unusable (empty, too long)."""

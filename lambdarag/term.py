@@ -1,0 +1,152 @@
+"""The term contract, written once.
+
+A *term* is one step of a retrieval pipeline, like a term of the lambda
+calculus applied to a query's `State`:
+
+* **reads / writes.** A term declares the `State` fields it reads and the
+  fields it writes. `Tool` and `Lam` declare them; combinators derive them.
+* **free reads.** A composite's free reads are the fields some inner term
+  reads before any earlier inner term writes them. Terms are open: a fragment
+  such as ``rerank >> answer_generate`` has the free read ``hits``. A pipeline
+  is *closed* when it is registered or run: then every free read must be
+  available at the start, otherwise `CompositionError` names the term, the
+  field, its path and what was available, before any term runs.
+* **run.** ``term.run(query_or_state, ctx)`` returns a new `State`; the input
+  is never mutated. One runner (`lambdarag.runtime`) executes every term and
+  records a trace span for each execution.
+* **effects.** Atoms are ``pure`` (no I/O), ``io`` (indexes, files, HTTP other
+  than LLMs) or ``llm``. ``effect_signature()`` composes them: sequence
+  ``a · b``, parallel ``(a ∥ b)``, choice ``(a | b)``.
+* **cost.** ``cost_bound(model)`` is a static worst-case cost of one run.
+* **errors.** Wiring mistakes raise `CompositionError` at construction or when
+  closed; failures while running raise `TermError` subclasses naming the term.
+
+Operator table: ``a >> b`` is ``Compose(a, b)``: the state ``a`` returns is
+passed on to ``b``.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Union
+
+from .errors import CompositionError
+from .state import INITIAL_FIELDS, State
+
+if TYPE_CHECKING:
+    from .cost import CostModel
+    from .runtime import Context
+
+EFFECTS = ("pure", "io", "llm")
+
+Path = tuple[str, ...]
+
+
+def show_path(path: Path) -> str:
+    """Returns a path of terms as printed in error messages."""
+    return " › ".join(path)
+
+
+class Term:
+    """Base of every term; subclasses are small immutable values (see module docstring)."""
+
+    __slots__ = ()
+    name: str
+
+    # -- dataflow -------------------------------------------------------
+    def reads(self) -> frozenset[str]:
+        """Returns the fields this term reads before writing them (its free reads)."""
+        return frozenset(self.free_reads())
+
+    def writes(self) -> frozenset[str]:
+        """Returns every field this term may write."""
+        raise NotImplementedError
+
+    def free_reads(self) -> dict[str, Path]:
+        """Returns each free read mapped to the path of the first term that reads it."""
+        raise NotImplementedError
+
+    def children(self) -> tuple["Term", ...]:
+        """Returns the direct sub-terms."""
+        return ()
+
+    def close(self, available: Iterable[str] = INITIAL_FIELDS) -> "Term":
+        """Returns self after checking that every free read is in `available`."""
+        have = frozenset(available)
+        for field, path in self.free_reads().items():
+            if field not in have:
+                raise CompositionError(
+                    f"term {path[-1]!r} reads field {field!r}, which no earlier term writes "
+                    f"(path: {show_path(path)}); available at the start: {', '.join(sorted(have))}. "
+                    f"Put a term that writes {field!r} before it, or pass it in the initial state."
+                )
+        return self
+
+    # -- printing -------------------------------------------------------
+    def lambda_form(self) -> str:
+        """Returns the body of the lambda form, without the leading ``λq.``."""
+        raise NotImplementedError
+
+    def expanded_form(self) -> str:
+        """Returns the lambda form with named patterns expanded (see `Named`)."""
+        return self.lambda_form()
+
+    def effect_signature(self) -> str:
+        """Returns the effect algebra of one run, e.g. ``llm · io · (io ∥ io) · llm``."""
+        raise NotImplementedError
+
+    def cost_bound(self, model: "CostModel | None" = None) -> float:
+        """Returns the worst-case cost of one run under `model` (default prices if None)."""
+        from .cost import CostModel
+
+        return self._cost(model or CostModel())
+
+    def _cost(self, model: "CostModel") -> float:
+        raise NotImplementedError
+
+    def __str__(self) -> str:
+        return f"λq. {self.expanded_form()}"
+
+    # -- running --------------------------------------------------------
+    def _eval(self, state: State, ctx: "Context", path: Path) -> State:
+        """Computes the next state; called only by the runtime, which traces it."""
+        raise NotImplementedError
+
+    def run(self, query: Union[str, State], ctx: "Context | None" = None) -> State:
+        """Returns the state after running this term on a query or a state."""
+        from .runtime import run
+
+        return run(self, query, ctx)
+
+    async def arun(self, query: Union[str, State], ctx: "Context | None" = None) -> State:
+        """Async `run`: the same runner, off the event loop in a worker thread."""
+        import asyncio
+
+        return await asyncio.to_thread(self.run, query, ctx)
+
+    def __rshift__(self, other: "Term") -> "Term":
+        from .combinators import Compose
+
+        return Compose(self, other)
+
+    # -- structural equality -------------------------------------------
+    def _key(self) -> tuple[Any, ...]:
+        raise NotImplementedError
+
+    def __eq__(self, other: object) -> bool:
+        return type(self) is type(other) and self._key() == other._key()  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self._key()))
+
+
+def merged_reads(parts: Iterable[Mapping[str, Path]]) -> dict[str, Path]:
+    """Returns the union of free-read maps, keeping the first path seen for a field."""
+    out: dict[str, Path] = {}
+    for part in parts:
+        for field, path in part.items():
+            out.setdefault(field, path)
+    return out
+
+
+def prefixed(reads: Mapping[str, Path], segment: str) -> dict[str, Path]:
+    """Returns free reads with `segment` put in front of every path."""
+    return {field: (segment, *path) for field, path in reads.items()}

@@ -1,0 +1,100 @@
+"""`Tool`: a Python function lifted into a term."""
+from __future__ import annotations
+
+import inspect
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional
+
+from .errors import CompositionError
+from .state import State
+from .term import EFFECTS, Path, Term
+
+if TYPE_CHECKING:
+    from .cost import CostModel
+    from .runtime import Context
+
+ToolFn = Callable[..., Mapping[str, Any]]
+
+
+def wants_context(fn: Callable[..., Any]) -> bool:
+    """Returns whether `fn` takes a second (context) argument."""
+    params = [
+        p for p in inspect.signature(fn).parameters.values()
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
+    return len(params) >= 2
+
+
+def atom_form(name: str, reads: frozenset[str]) -> str:
+    """Returns how an atom prints: ``name(q, _)`` when it also reads the original query."""
+    return f"{name}(q, _)" if "original_query" in reads and len(reads) > 1 else name
+
+
+def field_set(term: str, what: str, fields: Iterable[str]) -> frozenset[str]:
+    """Returns `fields` as a frozenset, rejecting a bare string (a common slip)."""
+    if isinstance(fields, str):
+        raise CompositionError(f"term {term!r}: {what} must be a list of field names, not the string {fields!r}")
+    return frozenset(fields)
+
+
+class Tool(Term):
+    """Returns a term that runs ``fn(state)`` or ``fn(state, ctx)``.
+
+    `fn` returns a mapping of the fields it writes; the runner builds the next
+    state from it. Example::
+
+        upper = Tool("upper", lambda s: {"query": s.query.upper()}, reads=["query"], writes=["query"])
+    """
+
+    __slots__ = ("name", "fn", "_reads", "_writes", "effect", "cost", "_with_ctx")
+
+    def __init__(
+        self,
+        name: str,
+        fn: ToolFn,
+        *,
+        reads: Iterable[str] = (),
+        writes: Iterable[str] = (),
+        effect: str = "pure",
+        cost: Optional[float] = None,
+    ) -> None:
+        if not name or not isinstance(name, str):
+            raise CompositionError(f"Tool name must be a non-empty string, got {name!r}")
+        if not callable(fn):
+            raise CompositionError(f"Tool {name!r}: fn must be callable, got {type(fn).__name__}")
+        if effect not in EFFECTS:
+            raise CompositionError(f"Tool {name!r}: effect must be one of {', '.join(EFFECTS)}, got {effect!r}")
+        self.name = name
+        self.fn = fn
+        self._reads = field_set(name, "reads", reads)
+        self._writes = field_set(name, "writes", writes)
+        self.effect = effect
+        self.cost = cost
+        self._with_ctx = wants_context(fn)
+
+    def writes(self) -> frozenset[str]:
+        return self._writes
+
+    def free_reads(self) -> dict[str, Path]:
+        return {field: (self.name,) for field in sorted(self._reads)}
+
+    def lambda_form(self) -> str:
+        return atom_form(self.name, self._reads)
+
+    def effect_signature(self) -> str:
+        return self.effect
+
+    def _cost(self, model: "CostModel") -> float:
+        return self.cost if self.cost is not None else model.call_cost(self.name, self.effect)
+
+    def _eval(self, state: State, ctx: "Context", path: Path) -> State:
+        from .runtime import apply_writes
+
+        out = self.fn(state, ctx) if self._with_ctx else self.fn(state)
+        ctx.trace.add_cost(path, self._cost(ctx.cost_model))
+        return apply_writes(self, state, out, path)
+
+    def _key(self) -> tuple[Any, ...]:
+        return (self.name, self.fn, self._reads, self._writes, self.effect, self.cost)
+
+    def __repr__(self) -> str:
+        return f"Tool({self.name!r}, reads={sorted(self._reads)}, writes={sorted(self._writes)}, effect={self.effect!r})"

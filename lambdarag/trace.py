@@ -1,0 +1,113 @@
+"""The trace: one span per term execution, safe to write from concurrent branches."""
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Optional
+
+ATOMS = ("tool", "lam")
+
+
+@dataclass
+class Span:
+    """One term execution: what ran, where in the pipeline, how long, what it cost, what went wrong."""
+
+    id: int
+    parent: Optional[int]
+    name: str
+    kind: str
+    effect: str
+    path: str
+    start_ms: float
+    duration_ms: float = 0.0
+    cost: float = 0.0
+    tokens: int = 0
+    fallback: Optional[str] = None
+    error: Optional[str] = None
+    notes: dict[str, Any] = field(default_factory=dict)
+
+
+class Trace:
+    """Returns spans recorded while running a term; JSON-serialisable via `to_dict`."""
+
+    def __init__(self) -> None:
+        self._spans: list[Span] = []
+        self._by_path: dict[str, Span] = {}
+        self._lock = threading.Lock()
+        self._t0 = time.perf_counter()
+
+    @property
+    def spans(self) -> list[Span]:
+        return list(self._spans)
+
+    def open(self, *, name: str, kind: str, effect: str, path: str, parent: Optional[int]) -> Span:
+        """Returns a new span, started now."""
+        with self._lock:
+            span = Span(len(self._spans), parent, name, kind, effect, path, (time.perf_counter() - self._t0) * 1000)
+            self._spans.append(span)
+            self._by_path[path] = span
+        return span
+
+    def finish(self, span: Span) -> None:
+        span.duration_ms = (time.perf_counter() - self._t0) * 1000 - span.start_ms
+
+    def _span_at(self, path: tuple[str, ...]) -> Optional[Span]:
+        return self._by_path.get(" › ".join(path))
+
+    def note(self, path: tuple[str, ...], **notes: Any) -> None:
+        """Attaches notes (branch taken, verdict, truncation, …) to the span at `path`."""
+        span = self._span_at(path)
+        if span is not None:
+            span.notes.update(notes)
+
+    def add_cost(self, path: tuple[str, ...], cost: float, tokens: int = 0) -> None:
+        span = self._span_at(path)
+        if span is not None:
+            span.cost += cost
+            span.tokens += tokens
+
+    def mark_fallback(self, path: tuple[str, ...], reason: str) -> None:
+        span = self._span_at(path)
+        if span is not None:
+            span.fallback = reason
+
+    def latency_breakdown(self) -> dict[str, float]:
+        """Returns milliseconds per step (tools and LLM terms), summed by name, in order of first run."""
+        out: dict[str, float] = {}
+        for s in self._spans:
+            if s.kind in ATOMS:
+                out[s.name] = round(out.get(s.name, 0.0) + s.duration_ms, 3)
+        return out
+
+    def total_ms(self) -> float:
+        """Returns the wall time of the outermost span."""
+        roots = [s for s in self._spans if s.parent is None]
+        return round(sum(s.duration_ms for s in roots), 3)
+
+    def total_cost(self) -> float:
+        return round(sum(s.cost for s in self._spans), 6)
+
+    def total_tokens(self) -> int:
+        return sum(s.tokens for s in self._spans)
+
+    def fallbacks(self) -> list[dict[str, str]]:
+        """Returns every fallback taken, as ``{"term", "reason"}`` records."""
+        return [{"term": s.name, "path": s.path, "reason": s.fallback} for s in self._spans if s.fallback]
+
+    def errors(self) -> list[dict[str, str]]:
+        return [{"term": s.name, "path": s.path, "error": s.error} for s in self._spans if s.error]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "spans": [asdict(s) for s in self._spans],
+            "latency_ms": self.latency_breakdown(),
+            "total_ms": self.total_ms(),
+            "cost": self.total_cost(),
+            "tokens": self.total_tokens(),
+            "fallbacks": self.fallbacks(),
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, default=str)
