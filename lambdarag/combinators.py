@@ -308,7 +308,7 @@ class If(Term):
         return f"If({self.cond.expanded_form()}, {self.then_.expanded_form()}, {self.else_.expanded_form()})"
 
     def effect_signature(self) -> str:
-        return f"{self.cond.effect_signature()} · ({_wrap(self.then_.effect_signature())} | {_wrap(self.else_.effect_signature())})"
+        return f"{self.cond.effect_signature()} · ({self.then_.effect_signature()} | {self.else_.effect_signature()})"
 
     def _cost(self, model: "CostModel") -> float:
         return self.cond._cost(model) + max(self.then_._cost(model), self.else_._cost(model))
@@ -388,7 +388,7 @@ class Route(Term):
         return f"Route({show(self.classifier)}, {{{table}}}{default})"
 
     def effect_signature(self) -> str:
-        alts = list(dict.fromkeys(_wrap(t.effect_signature()) for t in self._alternatives()))
+        alts = list(dict.fromkeys(t.effect_signature() for t in self._alternatives()))
         choice = alts[0] if len(alts) == 1 else f"({' | '.join(alts)})"
         return f"{self.classifier.effect_signature()} · {choice}"
 

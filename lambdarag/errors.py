@@ -57,3 +57,7 @@ class InvalidOutput(ProviderError):
 
 class QueryError(LambdaRAGError):
     """The query itself is unusable (empty, too long)."""
+
+
+class StoreCorrupt(LambdaRAGError):
+    """A persisted store (e.g. wiki/relations.json) cannot be read; names the file and position. The file is left as is."""

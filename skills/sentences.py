@@ -1,0 +1,67 @@
+"""Sentence splitting, query keywords and character-bigram overlap for Chinese text.
+
+The offline skills (extractive answers, citation checks, gap detection) all
+measure how much of one text another text covers; this module holds that one
+measure so that they agree with each other.
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+ARTICLE_LABEL = re.compile(r"^\s*第[零一二三四五六七八九十百千〇\d]+条(?:之[一二三四五六七八九十])?\s*")
+_SENTENCE_END = re.compile(r"(?<=[。！？；!?;])|\n+")
+_CJK_OR_WORD = re.compile(r"[\u4e00-\u9fff]|[A-Za-z0-9]+")
+
+STOPWORDS = frozenset(
+    "的 了 和 与 及 以及 或 或者 在 是 有 对 中 上 下 为 被 把 将 由 从 向 就 都 也 还 又 而 并 之 其 该 这 那 那么 这个 那个 "
+    "什么 哪些 哪个 哪部 哪一 哪 谁 怎么 怎样 怎么样 如何 为何 为什么 何 吗 呢 吧 啊 呀 么 "
+    "多少 几 多长 多久 时间 方面 问题 规定 有关 相关 关于 应当 可以 能否 是否 需要 一下 请问 "
+    "分别 各自 以及 等 个 些 要 会 能 可 我 我国 你 您 我们 他们 它 一个 哪里 是不是 有没有 还是".split()
+)
+"""Words that carry no topic: question words, particles and connectives."""
+
+
+def split_sentences(text: str) -> list[str]:
+    """Returns the non-empty sentences of `text`, each keeping its end punctuation."""
+    return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
+
+
+def strip_label(sentence: str) -> str:
+    """Returns `sentence` without a leading article label such as 第三十八条."""
+    return ARTICLE_LABEL.sub("", sentence, count=1)
+
+
+def bigrams(text: str) -> frozenset[str]:
+    """Returns the character bigrams of the CJK and alphanumeric content of `text`."""
+    units = _CJK_OR_WORD.findall(text)
+    return frozenset(a + b for a, b in zip(units, units[1:]))
+
+
+def covered(part: str, whole: str) -> float:
+    """Returns the share of `part`'s bigrams that also occur in `whole` (0 when `part` has none)."""
+    grams = bigrams(part)
+    return len(grams & bigrams(whole)) / len(grams) if grams else 0.0
+
+
+@lru_cache(maxsize=1)
+def _jieba():
+    import jieba
+
+    jieba.setLogLevel(60)
+    return jieba
+
+
+def keywords(text: str) -> tuple[str, ...]:
+    """Returns the topic words of `text` in order, without stop words, punctuation or duplicates."""
+    words = [w.strip() for w in _jieba().lcut(text)]
+    keep = [w for w in words if len(w) >= 2 and w not in STOPWORDS and _CJK_OR_WORD.search(w)]
+    return tuple(dict.fromkeys(keep))
+
+
+def add_words(words) -> None:
+    """Adds domain terms (entity names, synonyms) to the tokenizer so they stay whole."""
+    jb = _jieba()
+    for w in words:
+        if w and len(w) >= 2:
+            jb.add_word(w)

@@ -1,0 +1,100 @@
+"""A real OpenAI-compatible HTTP server on 127.0.0.1 whose replies a test scripts in advance.
+
+Each scripted reply is consumed by one request: a chat text, an HTTP status,
+or a delay longer than the client's timeout. Requests are kept so tests can
+assert what the client sent (e.g. that the prompt carries the context).
+"""
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Optional
+
+
+@dataclass
+class Reply:
+    """One scripted answer: `text` as the chat content, or an HTTP `status`, after `delay` seconds."""
+
+    text: str = ""
+    status: int = 200
+    delay: float = 0.0
+    body: Optional[dict[str, Any]] = None
+
+
+@dataclass
+class ScriptedServer:
+    replies: deque = field(default_factory=deque)
+    requests: list = field(default_factory=list)
+    default: Optional[Reply] = None
+
+    def script(self, *replies: Reply) -> None:
+        self.replies.extend(replies)
+
+    def next_reply(self) -> Reply:
+        if self.replies:
+            return self.replies.popleft()
+        if self.default is not None:
+            return self.default
+        return Reply(status=500, text="script exhausted")
+
+
+def _handler(server: ScriptedServer):
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args):  # keep test output quiet
+            pass
+
+        def _send(self, status: int, obj: Any) -> None:
+            data = json.dumps(obj, ensure_ascii=False).encode()
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+
+        def do_POST(self):
+            length = int(self.headers.get("Content-Length") or 0)
+            body = json.loads(self.rfile.read(length) or b"{}")
+            server.requests.append({"path": self.path, "body": body})
+            reply = server.next_reply()
+            if reply.delay:
+                time.sleep(reply.delay)
+            if reply.status != 200:
+                self._send(reply.status, {"error": {"message": reply.text or "scripted error", "type": "server_error"}})
+                return
+            if reply.body is not None:
+                self._send(200, reply.body)
+                return
+            self._send(200, {
+                "id": "chatcmpl-test", "object": "chat.completion", "created": int(time.time()),
+                "model": body.get("model", "scripted"),
+                "choices": [{"index": 0, "finish_reason": "stop",
+                             "message": {"role": "assistant", "content": reply.text}}],
+                "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
+            })
+
+    return Handler
+
+
+class Running:
+    """A started server: `url` is its ``/v1`` base; `stop()` shuts it down."""
+
+    def __init__(self) -> None:
+        self.script = ScriptedServer()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self.script))
+        self._httpd.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
