@@ -1,0 +1,313 @@
+"""Wiki compile (corpus → ``wiki/entities/*.md`` + ``wiki/relations.json``) and `WikiStore`, its reader.
+
+Compiling is incremental: ``wiki/manifest.json`` records a content hash per
+document, so a recompile removes and re-extracts only documents that were
+added, changed or removed, re-renders only the pages those touch, and does
+nothing at all on an unchanged corpus. Every page line that states a fact ends
+with ``[来源: <source>]``; the page's first line is an HTML comment holding the
+access labels of those sources, so `WikiStore` can hide lines (and whole
+pages) built only from documents a user may not read.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping, Optional, Union
+
+from lambdarag import Term, Tool, User, WikiPage
+from lambdarag.errors import ProviderError, StoreCorrupt
+
+from .corpus import Document, read_corpus
+from .extract import RULES_VERSION, DocFacts, extract_document, llm_extract
+from .graph import EntityGraph, EntityRecord, Label, short_name, write_atomic, write_replace
+from .registry import skill
+
+MANIFEST_SCHEMA = 1
+TYPE_NAMES = {"law": "法律", "regulation": "行政法规/规章", "judicial_interpretation": "司法解释",
+              "departmental_rule": "部门规章", "constitution": "宪法", "agency": "机关/部门", "topic": "主题",
+              "treaty": "条约/公约", "unknown": "未分类"}
+SOURCE_TAG = re.compile(r"\[来源: ([^\]#]+)(?:#[^\]]*)?\]")
+HEADER = re.compile(r"^<!-- wiki (\{.*\}) -->$")
+
+
+@dataclass
+class CompileReport:
+    """What a compile did: documents added/changed/removed, pages written/deleted, LLM failures."""
+
+    documents: int = 0
+    added: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    pages_written: int = 0
+    pages_deleted: int = 0
+    entities: int = 0
+    relations: int = 0
+    llm_failures: list[str] = field(default_factory=list)
+
+    @property
+    def noop(self) -> bool:
+        return not (self.added or self.changed or self.removed)
+
+
+def page_file(name: str) -> str:
+    """Returns the page path (relative to the wiki dir) of an entity; names stay readable, path-unsafe chars go."""
+    return "entities/" + re.sub(r'[\\/:*?"<>|\s]', "_", name)[:120] + ".md"
+
+
+def doc_hash(doc: Document, with_llm: bool) -> str:
+    h = hashlib.sha256(f"{RULES_VERSION}\0{with_llm}\0{doc.title}\0{doc.date}\0{doc.department}\0"
+                       f"{doc.security_level}\0{doc.headers}\0{doc.text}".encode())
+    return h.hexdigest()
+
+
+def read_manifest(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {"schema": MANIFEST_SCHEMA, "documents": {}}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise StoreCorrupt(f"{path}: invalid JSON at line {e.lineno}, column {e.colno} ({e.msg}); "
+                           f"delete it to recompile everything") from None
+    if data.get("schema") != MANIFEST_SCHEMA or not isinstance(data.get("documents"), dict):
+        raise StoreCorrupt(f"{path}: not a schema-{MANIFEST_SCHEMA} wiki manifest; delete it to recompile everything")
+    return data
+
+
+def apply_facts(graph: EntityGraph, facts: DocFacts) -> set[str]:
+    """Adds one document's facts to the graph; returns the entities touched."""
+    touched = set()
+    for rec in facts.entities:
+        graph.add_entity(rec)
+        touched.add(rec.name)
+    for rel in facts.relations:
+        graph.add_relation(rel)
+        touched.update((rel.head, rel.tail))
+    return touched
+
+
+def compile_wiki(corpus_root: Union[str, Path], wiki_dir: Union[str, Path], *, llm: Any = None,
+                 progress: bool = True) -> CompileReport:
+    """Returns a report after bringing ``wiki_dir`` up to date with the corpus at ``corpus_root``.
+
+    Rules always run; with an `llm`, its validated relations are merged in
+    (origin ``llm``). An LLM failure on a document keeps that document's rule
+    output and is listed in the report.
+    """
+    wiki = Path(wiki_dir)
+    corpus = read_corpus(corpus_root, progress=progress)
+    manifest_path = wiki / "manifest.json"
+    manifest = read_manifest(manifest_path)
+    known: dict[str, dict] = manifest["documents"]
+    docs = {d.source: d for d in corpus.documents}
+    hashes = {s: doc_hash(d, llm is not None) for s, d in docs.items()}
+    report = CompileReport(documents=len(docs))
+    report.added = sorted(s for s in docs if s not in known)
+    report.changed = sorted(s for s in docs if s in known and known[s]["hash"] != hashes[s])
+    report.removed = sorted(s for s in known if s not in docs)
+    graph = EntityGraph.load(wiki / "relations.json", missing_ok=True)
+    if report.noop and (wiki / "relations.json").exists():
+        report.entities, report.relations = len(graph), graph.g.number_of_edges()
+        return report
+    touched: set[str] = set()
+    for source in report.changed + report.removed:
+        touched |= graph.remove_source(source)
+        known.pop(source, None)
+    todo = report.added + report.changed
+    if progress:
+        from tqdm import tqdm
+
+        todo = tqdm(todo, desc="compile wiki", unit="doc")
+    for source in todo:
+        doc = docs[source]
+        facts = extract_document(doc)
+        touched |= apply_facts(graph, facts)
+        if llm is not None:
+            try:
+                touched |= apply_facts(graph, llm_extract(doc, llm))
+            except ProviderError as e:
+                report.llm_failures.append(f"{source}: {e}")
+        known[source] = {"hash": hashes[source], "entity": facts.entity}
+    pages = set(touched)
+    for name in touched:
+        if name in graph.g:
+            pages.update(graph.g.predecessors(name))
+            pages.update(graph.g.successors(name))
+    for name in sorted(pages):
+        path = wiki / page_file(name)
+        if name not in graph.g:
+            if path.exists():
+                path.unlink()
+                report.pages_deleted += 1
+            continue
+        rec = graph.entity(name)
+        if rec.wiki_page != page_file(name):
+            graph.add_entity(rec.model_copy(update={"wiki_page": page_file(name)}))
+        write_atomic_text(path, render_page(graph, name))
+        report.pages_written += 1
+    graph.save(wiki / "relations.json")
+    write_atomic(manifest_path, json.dumps(manifest, ensure_ascii=False, indent=1).encode("utf-8"))
+    report.entities, report.relations = len(graph), graph.g.number_of_edges()
+    return report
+
+
+def write_atomic_text(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_replace(path, text.encode("utf-8"))
+
+
+def render_page(graph: EntityGraph, name: str) -> str:
+    """Returns the markdown page of one entity: what it is, versions, dates, duties, related entities, sources."""
+    rec: EntityRecord = graph.g.nodes[name]["record"]
+    labels = {s: lab.model_dump() for s, lab in sorted(rec.sources.items())}
+    out_edges = sorted(graph.neighbors(name, direction="out"), key=lambda r: (r.relation, r.tail, r.source))
+    in_edges = sorted(graph.neighbors(name, direction="in"), key=lambda r: (r.relation, r.head, r.source))
+    for r in out_edges + in_edges:
+        labels.setdefault(r.source, Label(department=r.department, security_level=r.security_level).model_dump())
+    head = {"entity": name, "type": rec.type, "aliases": list(rec.aliases), "sources": labels}
+    lines = [f"<!-- wiki {json.dumps(head, ensure_ascii=False)} -->", f"# {name}", "",
+             f"类型：{TYPE_NAMES.get(rec.type, rec.type)}"]
+    if rec.aliases:
+        lines.append(f"别名：{'、'.join(rec.aliases)}")
+    if rec.versions:
+        lines += ["", "## 版本"]
+        for v in reversed(rec.versions):
+            mark = "（现行）" if v.current else ""
+            prev = f"，取代 {v.supersedes} 版" if v.supersedes else ""
+            lines.append(f"- {v.date or '日期不详'}{mark}{prev} [来源: {v.source}]")
+        newest = rec.versions[-1]   # its header lines repeat the history of the older versions
+        if newest.events:
+            lines += ["", "## 制定与修订"]
+            lines += [f"- {e.date} {e.note} [来源: {newest.source}]" for e in newest.events]
+    sections = [("主管与职责", [r for r in in_edges if r.relation == "主管"], "head"),
+                ("发布机构", [r for r in out_edges if r.relation == "发布机构"], "tail"),
+                ("立法依据", [r for r in out_edges if r.relation == "依据"], "tail"),
+                ("据此制定的法规", [r for r in in_edges if r.relation == "依据"], "head"),
+                ("涉及主题", [r for r in out_edges if r.relation == "涉及"], "tail"),
+                ("引用", [r for r in out_edges if r.relation == "引用"], "tail"),
+                ("被引用", [r for r in in_edges if r.relation == "引用"], "head")]
+    shown = {id(r) for _, rs, _ in sections for r in rs}
+    other = [r for r in out_edges + in_edges if id(r) not in shown]
+    sections.append(("其他关系", other, "both"))
+    for title, rels, end in sections:
+        if not rels:
+            continue
+        lines += ["", f"## {title}"]
+        for r in rels:
+            if end == "both":
+                lines.append(f"- [[{r.head}]] --{r.relation}--> [[{r.tail}]]：{r.description} "
+                             f"[来源: {r.source}#{r.section}]")
+            else:
+                lines.append(f"- [[{getattr(r, end)}]] {r.section}：{r.description} [来源: {r.source}#{r.section}]")
+    lines += ["", "## 来源"] + [f"- {s} [来源: {s}]" for s in sorted(rec.sources)]
+    return "\n".join(lines) + "\n"
+
+
+@dataclass
+class Page:
+    entity: str
+    path: str
+    text: str
+    aliases: tuple[str, ...]
+    labels: dict[str, Label]
+
+    def visible_text(self, user: Optional[User]) -> str:
+        """Returns the page with lines from sources `user` may not read removed ('' if none is readable)."""
+        if user is None:
+            return self.text
+        if self.labels and not any(lab.visible_to(user) for lab in self.labels.values()):
+            return ""
+        kept = []
+        for line in self.text.splitlines():
+            tags = SOURCE_TAG.findall(line)
+            if tags and not any(self.labels.get(s, Label()).visible_to(user) for s in tags):
+                continue
+            kept.append(line)
+        return "\n".join(kept) + "\n"
+
+
+class WikiStore:
+    """Returns wiki pages by entity name (any alias) or by BM25 over page text, filtered by the reader's rights."""
+
+    def __init__(self, wiki_dir: Union[str, Path], tokenizer: Any = None) -> None:
+        self.dir = Path(wiki_dir)
+        self._tokenizer = tokenizer
+        self._pages: Optional[dict[str, Page]] = None
+        self._names: dict[str, str] = {}
+        self._index: Any = None
+        self._order: list[str] = []
+
+    def pages(self) -> dict[str, Page]:
+        if self._pages is None:
+            self._pages = {}
+            for path in sorted((self.dir / "entities").glob("*.md")):
+                text = path.read_text(encoding="utf-8")
+                m = HEADER.match(text.split("\n", 1)[0])
+                if not m:
+                    continue
+                head = json.loads(m.group(1))
+                page = Page(entity=head["entity"], path=path.relative_to(self.dir).as_posix(),
+                            text=text.split("\n", 1)[1], aliases=tuple(head.get("aliases", ())),
+                            labels={s: Label(**lab) for s, lab in head.get("sources", {}).items()})
+                self._pages[page.entity] = page
+                for form in (page.entity, *page.aliases):
+                    self._names.setdefault(form, page.entity)
+        return self._pages
+
+    def read(self, name: str, user: Optional[User] = None) -> Optional[WikiPage]:
+        """Returns the page of an entity (by name or alias) as `user` may see it, or None."""
+        pages = self.pages()
+        canonical = self._names.get(name) or self._names.get(short_name(name))
+        if canonical is None:
+            return None
+        page = pages[canonical]
+        text = page.visible_text(user)
+        return WikiPage(entity=page.entity, path=page.path, text=text, score=1.0) if text else None
+
+    def search(self, query: str, k: int = 3, user: Optional[User] = None) -> list[WikiPage]:
+        """Returns up to `k` pages ranked by BM25 over their text, hidden pages skipped."""
+        pages = self.pages()
+        if not pages:
+            return []
+        if self._index is None:
+            from .lexical import Bm25Index
+            from .tokenize import default_tokenizer
+
+            self._tokenizer = self._tokenizer or default_tokenizer()
+            self._order = sorted(pages)
+            self._index = Bm25Index()
+            self._index.add([self._tokenizer(f"{n} {pages[n].text}") for n in self._order])
+        scores = self._index.scores(self._tokenizer(query))
+        out = []
+        for i in scores.argsort()[::-1]:
+            if scores[i] <= 0 or len(out) >= k:
+                break
+            page = pages[self._order[i]]
+            text = page.visible_text(user)
+            if text:
+                out.append(WikiPage(entity=page.entity, path=page.path, text=text, score=float(scores[i])))
+        return out
+
+
+@skill("wiki_page_read")
+def wiki_page_read(config: Mapping[str, Any]) -> Term:
+    """Returns a term writing the wiki pages of the state's entities, then the best BM25 pages, up to ``k``."""
+    k = int(config.get("k", 3))
+
+    def run(state, ctx):
+        wiki: WikiStore = ctx.resource("wiki")
+        pages: dict[str, WikiPage] = {}
+        for name in state.entities:
+            page = wiki.read(name, state.user)
+            if page is not None and len(pages) < k:
+                pages.setdefault(page.entity, page)
+        for page in wiki.search(state.query, k, state.user):
+            if len(pages) >= k:
+                break
+            pages.setdefault(page.entity, page)
+        return {"wiki_pages": tuple(pages.values())}
+
+    return Tool("wiki_page_read", run, reads=["query", "user"], optional=["entities"], writes=["wiki_pages"],
+                effect="io")
