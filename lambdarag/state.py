@@ -163,6 +163,10 @@ class RetrievalPlan(Record):
     risk: str = ""
     max_hops: int = 2
     max_nodes: int = 20
+    faq_top_k: int = 20
+    query_type: Optional[str] = None
+    short_query: bool = False
+    time_range: Optional[TimeRange] = None
     reason: str = "default"
 
 

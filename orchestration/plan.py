@@ -1,0 +1,437 @@
+"""The per-query retrieval plan: how much to recall, how much context to keep, and when a FAQ may answer directly.
+
+A plan starts from the defaults of the query's type (fact, compare, relation,
+synthesis, temporal) and then passes four layers in a fixed order: the intent,
+a guard for short (ambiguous) queries, the risk category, and a preference for
+table rows. A layer may widen recall or raise the FAQ direct-answer threshold;
+no layer lowers a threshold set before it, so a riskier question is never
+answered more boldly. Each layer that fires appends its tag to `reason`
+(e.g. ``faq_first_short_query_guard_compliance_guard``), which the trace shows.
+
+Intent, risk and table-ness are decided by rules, not an LLM: they steer risk
+and cost, so they must be stable, free and explainable.
+"""
+from __future__ import annotations
+
+import math
+import re
+from typing import Annotated, Any, Mapping, Optional, Sequence
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic.alias_generators import to_camel
+
+from lambdarag import RetrievalPlan, TimeRange
+from lambdarag.errors import CompositionError, QueryError
+
+INTENTS: tuple[str, ...] = ("greeting", "out_of_scope", "human_service", "faq", "knowledge", "follow_up")
+DIRECT_INTENTS: tuple[str, ...] = ("greeting", "out_of_scope", "human_service")
+RISKS: tuple[str, ...] = ("pricing", "compliance", "troubleshooting", "summary")
+QUERY_TYPES: tuple[str, ...] = ("fact", "compare", "relation", "synthesis", "temporal")
+
+FOLLOW_UP_MAX_CHARS = 20
+"""A follow-up is a short turn; longer questions carry their own subject."""
+
+Threshold = Annotated[float, Field(ge=0.0, le=1.0)]
+Count = Annotated[int, Field(ge=1)]
+
+
+class Camel(BaseModel):
+    """Frozen config record read from camelCase YAML keys (snake_case names are accepted too)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True)
+
+
+def over_defaults(defaults: Mapping[str, Camel], data: Any) -> Any:
+    """Returns `data` with each named entry laid over its own default, so a partial YAML entry keeps the rest.
+
+    Needed because entries of one table (e.g. `types.fact`, `types.synthesis`)
+    share a model but not their default values.
+    """
+    if not isinstance(data, Mapping):
+        return data
+    merged: dict[str, Any] = {k: v for k, v in data.items() if k not in defaults}
+    for name, default in defaults.items():
+        given = data.get(name)
+        if given is None or isinstance(given, BaseModel) or not isinstance(given, Mapping):
+            merged[name] = default if given is None else given
+            continue
+        fields = type(default).model_fields
+        layered = default.model_dump(by_alias=True)
+        layered.update({(fields[k].alias or k) if k in fields else k: v for k, v in given.items()})
+        merged[name] = layered
+    return merged
+
+
+class TypeDefaults(Camel):
+    """The numbers a plan starts from for one query type, before any layer adjusts them."""
+
+    doc_top_k: Count = 20
+    """Per-retriever document recall (BM25 and dense alike)."""
+    wide_doc_top_k: Count = 30
+    """Recall when a layer asks for more (knowledge, follow-up, risk, tables)."""
+    final_top_k: Count = 5
+    max_context_chars: Count = 6000
+    max_chunk_chars: Count = 800
+    expand_query: bool = True
+    expansion_count: Count = 3
+    rerank: bool = True
+    max_hops: int = Field(default=2, ge=0)
+    max_nodes: Count = 20
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "TypeDefaults":
+        if self.wide_doc_top_k < self.doc_top_k:
+            raise ValueError(f"wideDocTopK ({self.wide_doc_top_k}) must be at least docTopK ({self.doc_top_k})")
+        if self.max_chunk_chars > self.max_context_chars:
+            raise ValueError(f"maxChunkChars ({self.max_chunk_chars}) must not exceed "
+                             f"maxContextChars ({self.max_context_chars})")
+        return self
+
+
+TYPE_DEFAULTS: dict[str, TypeDefaults] = {
+    "default": TypeDefaults(),
+    # One clause answers a fact: narrow recall, short context, no variants
+    # (the fact route is keyword search).
+    "fact": TypeDefaults(doc_top_k=12, wide_doc_top_k=20, final_top_k=4, max_context_chars=4000,
+                         expand_query=False),
+    # Both sides of a comparison must be found.
+    "compare": TypeDefaults(doc_top_k=30, wide_doc_top_k=40, final_top_k=8, max_context_chars=9000,
+                            expansion_count=4),
+    # Relations come from the graph: walk further.
+    "relation": TypeDefaults(final_top_k=6, max_hops=3, max_nodes=30),
+    "synthesis": TypeDefaults(doc_top_k=40, wide_doc_top_k=50, final_top_k=10, max_context_chars=12000,
+                              expansion_count=4, max_nodes=40),
+    # Variants tend to drop the date or version a temporal question hinges on.
+    "temporal": TypeDefaults(final_top_k=6, expand_query=False),
+}
+
+
+class TypeTable(Camel):
+    """Per-query-type defaults; `default` serves queries of unknown type."""
+
+    default: TypeDefaults = TYPE_DEFAULTS["default"]
+    fact: TypeDefaults = TYPE_DEFAULTS["fact"]
+    compare: TypeDefaults = TYPE_DEFAULTS["compare"]
+    relation: TypeDefaults = TYPE_DEFAULTS["relation"]
+    synthesis: TypeDefaults = TYPE_DEFAULTS["synthesis"]
+    temporal: TypeDefaults = TYPE_DEFAULTS["temporal"]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _layer(cls, data: Any) -> Any:
+        return over_defaults(TYPE_DEFAULTS, data)
+
+    def of(self, query_type: Optional[str]) -> TypeDefaults:
+        """Returns the defaults for `query_type` (None: the generic ones)."""
+        return getattr(self, query_type or "default")
+
+
+class RiskRule(Camel):
+    """How a risk category tightens the plan; a threshold of 0 raises nothing."""
+
+    threshold: Threshold = 0.0
+    final_top_k: Count = 6
+    widen_recall: bool = True
+    full_faq_recall: bool = False
+    """Undo the short-query cut of FAQ recall (money questions need every candidate)."""
+
+
+RISK_DEFAULTS: dict[str, RiskRule] = {
+    "pricing": RiskRule(threshold=0.84, full_faq_recall=True),
+    "compliance": RiskRule(threshold=0.86),
+    "troubleshooting": RiskRule(),
+    "summary": RiskRule(),
+}
+
+
+class RiskTable(Camel):
+    """Per-risk-category rules."""
+
+    pricing: RiskRule = RISK_DEFAULTS["pricing"]
+    compliance: RiskRule = RISK_DEFAULTS["compliance"]
+    troubleshooting: RiskRule = RISK_DEFAULTS["troubleshooting"]
+    summary: RiskRule = RISK_DEFAULTS["summary"]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _layer(cls, data: Any) -> Any:
+        return over_defaults(RISK_DEFAULTS, data)
+
+
+class FaqLayer(Camel):
+    """FAQ-first: trust a standard answer sooner, read fewer documents."""
+
+    threshold_floor: Threshold = 0.62
+    threshold_discount: Threshold = 0.08
+    doc_top_k_floor: Count = 8
+    doc_top_k_divisor: Count = 2
+
+
+class KnowledgeLayer(Camel):
+    """Knowledge question: several passages make one answer."""
+
+    final_top_k: Count = 5
+
+
+class FollowUpLayer(Camel):
+    """Follow-up: the turn is incomplete, so recall more and answer from a FAQ only when very sure."""
+
+    threshold: Threshold = 0.78
+    faq_top_k: Count = 24
+    final_top_k: Count = 5
+
+
+class ShortQueryLayer(Camel):
+    """Short query: ambiguous, so recall fewer documents and raise the FAQ bar."""
+
+    max_chars: Count = 12
+    threshold: Threshold = 0.78
+    doc_top_k_floor: Count = 12
+    final_multiplier: Count = 2
+    faq_top_k: Count = 10
+
+
+class TableLayer(Camel):
+    """Table question: keep table rows; a FAQ that merely resembles the question must not answer it."""
+
+    final_top_k: Count = 7
+    widen_recall: bool = True
+    exact_faq_only: bool = True
+
+
+class DirectReplies(Camel):
+    """Replies for intents that need no retrieval, and the threshold that keeps FAQs from answering them."""
+
+    threshold: Threshold = 1.0
+    greeting: str = "您好！我是法律法规知识问答助手，请直接描述您想查询的法规问题。"
+    out_of_scope: str = "抱歉，这个问题不在本知识库（法律法规）的范围内，我无法作答。"
+    human_service: str = "好的，已为您记录转人工请求，请通过人工服务渠道联系工作人员。"
+
+
+class PlanConfig(Camel):
+    """Every number of the retrieval plan; YAML section `orchestration.plan` (camelCase keys).
+
+    The FAQ direct-answer thresholds form a ladder from FAQ-first (lowest) to a
+    direct reply (highest); a configuration whose ladder is out of order fails.
+    """
+
+    base_threshold: Threshold = 0.72
+    faq_top_k: Count = 20
+    fused_ratio: float = Field(default=1.5, ge=1.0)
+    """Fused list length per document recalled by one retriever."""
+    min_score: float = 0.0
+    faq: FaqLayer = FaqLayer()
+    knowledge: KnowledgeLayer = KnowledgeLayer()
+    follow_up: FollowUpLayer = FollowUpLayer()
+    short_query: ShortQueryLayer = ShortQueryLayer()
+    risk: RiskTable = RiskTable()
+    table: TableLayer = TableLayer()
+    direct_reply: DirectReplies = DirectReplies()
+    types: TypeTable = TypeTable()
+
+    @model_validator(mode="after")
+    def _monotone_ladder(self) -> "PlanConfig":
+        risk = self.risk
+        rungs = (  # (lower key, value, higher key, value): the lower rung is the less risky one
+            ("faq.thresholdFloor", self.faq.threshold_floor, "baseThreshold", self.base_threshold),
+            ("baseThreshold", self.base_threshold, "followUp.threshold", self.follow_up.threshold),
+            ("baseThreshold", self.base_threshold, "shortQuery.threshold", self.short_query.threshold),
+            ("followUp.threshold", self.follow_up.threshold, "risk.pricing.threshold", risk.pricing.threshold),
+            ("shortQuery.threshold", self.short_query.threshold, "risk.pricing.threshold", risk.pricing.threshold),
+            ("risk.troubleshooting.threshold", risk.troubleshooting.threshold,
+             "risk.pricing.threshold", risk.pricing.threshold),
+            ("risk.summary.threshold", risk.summary.threshold, "risk.pricing.threshold", risk.pricing.threshold),
+            ("risk.pricing.threshold", risk.pricing.threshold, "risk.compliance.threshold",
+             risk.compliance.threshold),
+            ("risk.compliance.threshold", risk.compliance.threshold, "directReply.threshold",
+             self.direct_reply.threshold),
+        )
+        broken = [f"{lo} ({a}) is above {hi} ({b})" for lo, a, hi, b in rungs if a > b]
+        if broken:
+            raise ValueError("FAQ direct-answer thresholds must rise with risk, but " + "; ".join(broken))
+        return self
+
+
+# Intent cues (Chinese phrasing). A greeting is the whole turn; a request for a
+# person wins over everything; off-domain cues count only without a domain cue.
+_GREETING = re.compile(
+    r"^(?:你好|您好|嗨|哈喽|hello|hi|hey|在吗|在不在|早上好|上午好|中午好|下午好|晚上好|早安|晚安|"
+    r"谢谢|多谢|感谢|再见|拜拜)(?:啊|呀|哈|呢|你|您|了|啦|助手|小助手)*$", re.I)
+_HUMAN = re.compile(r"转人工|人工客服|人工服务|找人工|要人工|真人|人工坐席|客服电话|联系客服|我要投诉")
+_OFF_DOMAIN = re.compile(
+    r"天气|气温|股票|基金|彩票|笑话|讲个故事|写.{0,2}诗|唱.{0,2}歌|菜谱|做菜|电影|电视剧|游戏|星座|算命|"
+    r"八字|明星|旅游攻略|减肥|你是谁|你叫什么")
+_DOMAIN = re.compile(
+    r"(?<![做方想说看用写玩打算语手魔技])法|条例|规定|细则|条款|第.{1,6}条|船|海事|海上|海洋|海域|海关|海商|"
+    r"港口|码头|航运|航道|航行|渔|水路|口岸|许可|处罚|罚款|责任|权利|义务|合同|诉讼|登记|证书|主管|部门")
+_FAQ = re.compile(
+    r"(?:如何|怎么|怎样)(?:办理|申请|办|查询|补办|换证|注册|登记|缴纳|预约|报名|领取)|"
+    r"(?:办理|申请)(?:流程|手续|材料|条件|地点|时限)|需要(?:哪些|什么|带)(?:材料|证件|资料)|"
+    r"(?:在|去)哪(?:里|儿)?(?:办|申请|查|领)|怎么办")
+# A follow-up leans on the previous turn: it opens with a connective, points
+# back with a pronoun, or stops short with 呢 / 怎么样.
+_ANAPHOR = re.compile(
+    r"^(?:那|那么|还有|另外|以及|再|又)|它|他们|她们|这个|那个|这些|那些|这种|那种|这项|这条|上述|前者|后者|"
+    r"(?<!应)该|其(?!他|中|余|实|次)|(?:呢|怎么样|如何|又如何)$")
+_PUNCT = re.compile(r"[\s\W_]+")
+
+
+def content(query: str) -> str:
+    """Returns `query` without spaces and punctuation: what length rules should count."""
+    return _PUNCT.sub("", query)
+
+
+def detect_intent(query: str, history: Sequence[Any] = ()) -> str:
+    """Returns the intent of `query`: greeting, out_of_scope, human_service, faq, knowledge or follow_up.
+
+    A follow-up needs a non-empty history: without one, the same words are a
+    question of their own.
+    """
+    text = content(query)
+    if not text:
+        raise QueryError("detect_intent: the query is empty")
+    if _HUMAN.search(text):
+        return "human_service"
+    if _GREETING.match(text):
+        return "greeting"
+    if _OFF_DOMAIN.search(text) and not _DOMAIN.search(text):
+        return "out_of_scope"
+    if history and len(text) <= FOLLOW_UP_MAX_CHARS and _ANAPHOR.search(text):
+        return "follow_up"
+    if _FAQ.search(text):
+        return "faq"
+    return "knowledge"
+
+
+# Risk cues, most cautious first: money, then legal judgement, then failures, then overviews.
+_RISK_CUES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("pricing", re.compile(
+        r"费用|收费|价格|多少钱|报价|费率|港务费|引航费|规费|税费|缴费|付费|支付|退费|退款|发票|罚款|罚金|"
+        r"赔偿|赔付|赔款|金额|保证金|押金|结算|报销|预算")),
+    ("compliance", re.compile(
+        r"合规|合法|违法|违规|能否|可否|是否(?:可以|允许|需要|应当|必须|合法)|允许|禁止|不得|法律责任|"
+        r"承担.{0,4}责任|免责|许可|审批|资质|隐私|个人信息|保密|合同|条款|报关|申报|出口管制|制裁|强制性")),
+    ("troubleshooting", re.compile(
+        r"故障|报错|失败|无法|异常|告警|报警|排查|维修|事故|遇险|应急|险情|怎么处理|如何处置")),
+    ("summary", re.compile(
+        r"总结|概括|归纳|整理|梳理|综述|汇总|对比|区别|有哪些|都包括|主要内容|大纲|概述")),
+)
+
+_TABLE = re.compile(
+    r"表中|表格|附表|一览表|对照表|清单|明细|台账|第几档|哪一档|哪档|档次|哪一栏|哪栏|哪一列|哪一行|栏目|"
+    r"多少钱|收费标准|费率|单价|标准是多少|限额是多少|对应的?(?:数额|金额|等级)")
+
+
+def detect_risk(query: str) -> str:
+    """Returns the risk category of `query` (pricing, compliance, troubleshooting, summary) or "" for none."""
+    text = content(query).lower()
+    return next((risk for risk, cue in _RISK_CUES if cue.search(text)), "")
+
+
+def wants_table(query: str) -> bool:
+    """Returns whether `query` asks for a row or field of a table (a fee, a grade, a column).
+
+    Such questions are answered by one table row; a FAQ that merely resembles
+    them answers a different question.
+    """
+    return bool(_TABLE.search(content(query)))
+
+
+def tagged(plan: RetrievalPlan, tag: str, **update: Any) -> RetrievalPlan:
+    """Returns `plan` with `update` applied and `tag` appended to its reason."""
+    return plan.model_copy(update={**update, "reason": f"{plan.reason}_{tag}" if plan.reason else tag})
+
+
+def intent_layer(plan: RetrievalPlan, kind: TypeDefaults, config: PlanConfig) -> RetrievalPlan:
+    """Returns `plan` shaped by its intent: no retrieval, FAQ-first, wider recall, or cautious follow-up."""
+    intent = plan.intent
+    if intent in DIRECT_INTENTS:
+        return tagged(plan, f"direct_reply_{intent}", retrieve=False, expand_query=False,
+                      direct_reply=getattr(config.direct_reply, intent),
+                      faq_direct_threshold=config.direct_reply.threshold)
+    if intent == "faq":
+        faq = config.faq
+        docs = min(kind.doc_top_k, max(faq.doc_top_k_floor, kind.doc_top_k // faq.doc_top_k_divisor))
+        threshold = max(faq.threshold_floor, config.base_threshold - faq.threshold_discount)
+        return tagged(plan, "faq_first", faq_first=True, expand_query=False, bm25_top_k=docs,
+                      faq_direct_threshold=threshold)
+    if intent == "knowledge":
+        return tagged(plan, "knowledge_wide_recall", bm25_top_k=kind.wide_doc_top_k,
+                      final_top_k=max(plan.final_top_k, config.knowledge.final_top_k))
+    follow = config.follow_up
+    return tagged(plan, "follow_up_history_aware", expand_query=True, bm25_top_k=kind.wide_doc_top_k,
+                  faq_top_k=max(config.faq_top_k, follow.faq_top_k),
+                  final_top_k=max(plan.final_top_k, follow.final_top_k),
+                  faq_direct_threshold=max(plan.faq_direct_threshold, follow.threshold))
+
+
+def short_query_layer(plan: RetrievalPlan, kind: TypeDefaults, config: PlanConfig,
+                      history: Sequence[Any]) -> RetrievalPlan:
+    """Returns `plan` narrowed for a short query, unless it is a follow-up that history can complete."""
+    if not plan.short_query or (plan.intent == "follow_up" and history):
+        return plan
+    guard = config.short_query
+    cap = max(guard.doc_top_k_floor, kind.final_top_k * guard.final_multiplier)
+    return tagged(plan, "short_query_guard", bm25_top_k=min(plan.bm25_top_k, cap),
+                  faq_top_k=min(plan.faq_top_k, guard.faq_top_k),
+                  faq_direct_threshold=max(plan.faq_direct_threshold, guard.threshold))
+
+
+def risk_layer(plan: RetrievalPlan, kind: TypeDefaults, config: PlanConfig) -> RetrievalPlan:
+    """Returns `plan` tightened for its risk category: more evidence, a higher FAQ bar."""
+    if not plan.risk:
+        return plan
+    rule: RiskRule = getattr(config.risk, plan.risk)
+    return tagged(plan, f"{plan.risk}_guard",
+                  bm25_top_k=max(plan.bm25_top_k, kind.wide_doc_top_k) if rule.widen_recall else plan.bm25_top_k,
+                  faq_top_k=max(plan.faq_top_k, config.faq_top_k) if rule.full_faq_recall else plan.faq_top_k,
+                  final_top_k=max(plan.final_top_k, rule.final_top_k),
+                  faq_direct_threshold=max(plan.faq_direct_threshold, rule.threshold))
+
+
+def table_layer(plan: RetrievalPlan, kind: TypeDefaults, config: PlanConfig, table: bool) -> RetrievalPlan:
+    """Returns `plan` preferring table rows, with FAQ direct answers on exact match only if configured."""
+    if not table:
+        return plan
+    rule = config.table
+    return tagged(plan, "table_row_preferred", prefer_tables=True,
+                  bm25_top_k=max(plan.bm25_top_k, kind.wide_doc_top_k) if rule.widen_recall else plan.bm25_top_k,
+                  final_top_k=max(plan.final_top_k, rule.final_top_k),
+                  allow_similar_faq=not rule.exact_faq_only)
+
+
+def check_choice(name: str, value: Optional[str], choices: tuple[str, ...]) -> None:
+    """Fails with the valid choices when `value` is not one of them (None passes)."""
+    if value is not None and value not in choices:
+        raise CompositionError(f"build_retrieval_plan: {name} {value!r} is not one of {', '.join(choices)}")
+
+
+def build_retrieval_plan(query: str, intent: str, config: PlanConfig, *, query_type: Optional[str] = None,
+                         history: Sequence[Any] = (), time_range: Optional[TimeRange] = None,
+                         risk: Optional[str] = None) -> RetrievalPlan:
+    """Returns the frozen retrieval plan for `query`: type defaults, then intent, short-query, risk, table layers.
+
+    `risk` overrides `detect_risk(query)` (e.g. when a classifier decided it).
+    Plans that do not retrieve skip the retrieval-tuning layers, so their
+    reason says only why nothing is retrieved.
+    """
+    check_choice("intent", intent, INTENTS)
+    check_choice("query_type", query_type, QUERY_TYPES)
+    check_choice("risk", risk or None, RISKS)
+    kind = config.types.of(query_type)
+    plan = RetrievalPlan(
+        bm25_top_k=kind.doc_top_k, final_top_k=kind.final_top_k, max_context_chars=kind.max_context_chars,
+        max_chunk_chars=kind.max_chunk_chars, min_score=config.min_score, expand_query=kind.expand_query,
+        expansion_count=kind.expansion_count, rerank=kind.rerank, faq_top_k=config.faq_top_k,
+        faq_direct_threshold=config.base_threshold, intent=intent,
+        risk=detect_risk(query) if risk is None else risk, max_hops=kind.max_hops, max_nodes=kind.max_nodes,
+        query_type=query_type, short_query=len(content(query)) <= config.short_query.max_chars,
+        time_range=time_range, reason=query_type or "")
+    plan = intent_layer(plan, kind, config)
+    if plan.retrieve:
+        plan = short_query_layer(plan, kind, config, history)
+        plan = risk_layer(plan, kind, config)
+        plan = table_layer(plan, kind, config, wants_table(query))
+    docs = plan.bm25_top_k  # the layers carry document recall here; dense recall follows it
+    return plan.model_copy(update={
+        "dense_top_k": docs, "fused_top_k": max(plan.final_top_k, math.ceil(docs * config.fused_ratio))})
