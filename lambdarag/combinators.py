@@ -277,15 +277,20 @@ class Par(Term):
 
 
 class If(Term):
-    """Returns a term that runs `cond`, then `then_` if the field it wrote is truthy, else `else_`."""
+    """Returns a term that runs `cond`, then `then_` if the field it wrote is truthy, else `else_`.
+
+    `on` names the deciding field when `cond` writes more than one.
+    """
 
     __slots__ = ("cond", "then_", "else_", "field", "name")
 
-    def __init__(self, cond: Term, then_: Term, else_: Term = Identity) -> None:
+    def __init__(self, cond: Term, then_: Term, else_: Term = Identity, *, on: Optional[str] = None) -> None:
         self.cond = _need_term("If", "cond", cond)
         self.then_ = _need_term("If", "then_", then_)
         self.else_ = _need_term("If", "else_", else_)
-        self.field = _sole_write("If", cond)
+        if on is not None and on not in cond.writes():
+            raise CompositionError(f"If: cond {cond.lambda_form()!r} does not write the deciding field {on!r}")
+        self.field = on or _sole_write("If", cond)
         self.name = "if"
         _check_siblings("If", (self.then_, self.else_))
 
@@ -619,7 +624,7 @@ class Named(Term):
     def _eval(self, state: State, ctx: "Context", path: Path) -> State:
         from .runtime import execute
 
-        return execute(self.body, state, ctx, (*path, self.name))
+        return execute(self.body, state, ctx, path)
 
     def _key(self) -> tuple[Any, ...]:
         return (self.name, self.body)

@@ -59,12 +59,15 @@ class Lam(Term):
     The prompt is a `str.format` template over the fields the term reads. With
     no LLM configured the `fallback` term runs; with one configured, a timeout,
     HTTP error or invalid reply is retried once and then the fallback runs. The
-    trace records the reason either way. `parse(output, state)` maps the
+    trace records the reason either way. `optional` fields may appear in the
+    prompt without being checked when the term is closed (as for `Tool`).
+    `parse(output, state)` maps the
     validated output to the fields written; by default a model's fields of the
     same names are written, or the text itself to the single written field.
     """
 
-    __slots__ = ("name", "prompt", "output", "_reads", "_writes", "fallback", "parse", "system", "max_tokens")
+    __slots__ = ("name", "prompt", "output", "_reads", "_writes", "optional", "fallback", "parse", "system",
+                 "max_tokens")
 
     def __init__(
         self,
@@ -74,6 +77,7 @@ class Lam(Term):
         output: Output = str,
         reads: Iterable[str] = (),
         writes: Iterable[str] = (),
+        optional: Iterable[str] = (),
         fallback: Term,
         parse: Optional[Callable[[Any, State], Mapping[str, Any]]] = None,
         system: str = "",
@@ -84,6 +88,7 @@ class Lam(Term):
         self.output = output
         self._reads = field_set(name, "reads", reads)
         self._writes = field_set(name, "writes", writes)
+        self.optional = field_set(name, "optional", optional)
         self.fallback = fallback
         self.parse = parse
         self.system = system
@@ -95,14 +100,14 @@ class Lam(Term):
         if not isinstance(self.fallback, Term):
             raise CompositionError(f"Lam {name!r}: fallback must be a Term (every Lam needs an offline fallback)")
         placeholders = {f for _, f, _, _ in string.Formatter().parse(self.prompt) if f}
-        unknown = {p.split(".")[0].split("[")[0] for p in placeholders} - self._reads
+        unknown = {p.split(".")[0].split("[")[0] for p in placeholders} - self._reads - self.optional
         if unknown:
             raise CompositionError(f"Lam {name!r}: prompt uses {sorted(unknown)} but reads only {sorted(self._reads)}")
         if self.fallback.writes() != self._writes:
             raise CompositionError(
                 f"Lam {name!r}: fallback {self.fallback.lambda_form()!r} writes {sorted(self.fallback.writes())} "
                 f"but the Lam writes {sorted(self._writes)}; both paths must write the same fields")
-        extra = set(self.fallback.free_reads()) - self._reads
+        extra = set(self.fallback.free_reads()) - self._reads - self.optional
         if extra:
             raise CompositionError(f"Lam {name!r}: fallback reads {sorted(extra)}, which the Lam does not declare")
         if self.parse is None:
@@ -132,7 +137,7 @@ class Lam(Term):
 
     def messages(self, state: State) -> list[dict[str, str]]:
         """Returns the chat messages for `state`: the rendered prompt, plus the JSON schema if structured."""
-        text = self.prompt.format_map({f: render(getattr(state, f, None)) for f in self._reads})
+        text = self.prompt.format_map({f: render(getattr(state, f, None)) for f in self._reads | self.optional})
         if self.output is not str:
             schema = json.dumps(self.output.model_json_schema(), ensure_ascii=False)  # type: ignore[union-attr]
             text += f"\n\n只输出一个符合以下 JSON Schema 的 JSON 对象，不要输出其他内容：\n{schema}"

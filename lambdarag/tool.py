@@ -40,12 +40,14 @@ class Tool(Term):
     """Returns a term that runs ``fn(state)`` or ``fn(state, ctx)``.
 
     `fn` returns a mapping of the fields it writes; the runner builds the next
-    state from it. Example::
+    state from it. `optional` fields are read when an earlier term wrote them
+    and their defaults otherwise; they are not checked when the term is closed.
+    Example::
 
         upper = Tool("upper", lambda s: {"query": s.query.upper()}, reads=["query"], writes=["query"])
     """
 
-    __slots__ = ("name", "fn", "_reads", "_writes", "effect", "cost", "_with_ctx")
+    __slots__ = ("name", "fn", "_reads", "_writes", "optional", "effect", "cost", "_with_ctx")
 
     def __init__(
         self,
@@ -54,6 +56,7 @@ class Tool(Term):
         *,
         reads: Iterable[str] = (),
         writes: Iterable[str] = (),
+        optional: Iterable[str] = (),
         effect: str = "pure",
         cost: Optional[float] = None,
     ) -> None:
@@ -67,6 +70,7 @@ class Tool(Term):
         self.fn = fn
         self._reads = field_set(name, "reads", reads)
         self._writes = field_set(name, "writes", writes)
+        self.optional = field_set(name, "optional", optional)
         self.effect = effect
         self.cost = cost
         self._with_ctx = wants_context(fn)
@@ -94,7 +98,7 @@ class Tool(Term):
         return apply_writes(self, state, out, path)
 
     def _key(self) -> tuple[Any, ...]:
-        return (self.name, self.fn, self._reads, self._writes, self.effect, self.cost)
+        return (self.name, self.fn, self._reads, self._writes, self.optional, self.effect, self.cost)
 
     def __repr__(self) -> str:
         return f"Tool({self.name!r}, reads={sorted(self._reads)}, writes={sorted(self._writes)}, effect={self.effect!r})"

@@ -1,0 +1,85 @@
+"""A knowledge base: a built index with its entity graph and wiki, opened once per process."""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+from skills.graph import EntityGraph
+from skills.index import build_index, index_dir, open_index, knowledge_root
+from skills.wiki import WikiStore, compile_wiki
+
+from .config import ROOT, AgentConfig
+
+
+@dataclass
+class KnowledgeBase:
+    """Returns the resources the skills look up: `index`, `graph`, `wiki` (graph/wiki may be absent)."""
+
+    name: str
+    index: Any
+    graph: Optional[EntityGraph]
+    wiki: Optional[WikiStore]
+    wiki_dir: Optional[Path]
+    notes: tuple[str, ...] = ()
+
+    def resources(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"index": self.index}
+        if self.graph is not None:
+            out["graph"] = self.graph
+        if self.wiki is not None:
+            out["wiki"] = self.wiki
+        return out
+
+    def version(self) -> str:
+        """Returns a key that changes when the index or the graph changes (for caches)."""
+        graph_mtime = (self.wiki_dir / "relations.json").stat().st_mtime_ns \
+            if self.wiki_dir and (self.wiki_dir / "relations.json").is_file() else 0
+        return f"{self.index.fingerprint()}:{graph_mtime}"
+
+
+_LOCK = threading.Lock()
+_OPEN: dict[tuple, KnowledgeBase] = {}
+
+
+def wiki_dir_for(config: AgentConfig, name: str) -> Path:
+    """Returns the wiki folder of an index: the configured one for the default index, else knowledge/<name>/wiki."""
+    if name == config.retrieval.index:
+        return (ROOT / config.retrieval.skills.wiki.dir).resolve()
+    return knowledge_root() / name / "wiki"
+
+
+def open_knowledge(config: AgentConfig, name: Optional[str] = None, *, embedder: Any = None) -> KnowledgeBase:
+    """Returns the knowledge base `name` (default: the configured index), building the default one on first use."""
+    name = name or config.retrieval.index
+    dense = config.retrieval.skills.embedding.enabled
+    key = (name, str(knowledge_root()), dense)
+    with _LOCK:
+        if key in _OPEN:
+            return _OPEN[key]
+        notes: list[str] = []
+        if name == config.retrieval.index and not (index_dir(name) / "manifest.json").is_file():
+            index = build_index(ROOT / config.retrieval.corpus, name, embedder=embedder, dense=dense, progress=False)
+            notes.append(f"built index {name!r} from {config.retrieval.corpus} on first use")
+        else:
+            index = open_index(name)
+        wiki_dir = wiki_dir_for(config, name)
+        if name == config.retrieval.index and not (wiki_dir / "relations.json").is_file():
+            compile_wiki(ROOT / config.retrieval.corpus, wiki_dir, progress=False)
+        graph = wiki = None
+        if (wiki_dir / "relations.json").is_file():
+            graph = EntityGraph.load(wiki_dir / "relations.json")
+            wiki = WikiStore(wiki_dir)
+        else:
+            notes.append(f"no compiled wiki for index {name!r} (lambdarag compile-wiki); graph and wiki skills fall back")
+        kb = KnowledgeBase(name, index, graph, wiki, wiki_dir if graph else None, tuple(notes))
+        _OPEN[key] = kb
+        return kb
+
+
+def forget(name: Optional[str] = None) -> None:
+    """Drops opened knowledge bases (all, or one) so the next search reopens them from disk."""
+    with _LOCK:
+        for key in [k for k in _OPEN if name is None or k[0] == name]:
+            del _OPEN[key]

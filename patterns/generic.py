@@ -1,0 +1,61 @@
+"""Generic patterns: pipeline, fan_out_merge, map_reduce, review — compositions of any terms."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from pydantic import BaseModel
+
+from lambdarag import Compose, Guard, Map, Merge, Par, State, Term
+
+
+def pipeline(*terms: Term) -> Term:
+    """Returns the terms in sequence (``t1 >> t2 >> …``)."""
+    return Compose(*terms)
+
+
+def _union(values: Sequence[tuple]) -> tuple:
+    """Returns the items of several tuples, each once (records compared by value), in first-seen order."""
+    seen: dict[Any, Any] = {}
+    for value in values:
+        for item in value:
+            seen.setdefault(item.model_dump_json() if isinstance(item, BaseModel) else item, item)
+    return tuple(seen.values())
+
+
+def fan_out_merge(*terms: Term, k: int = 60) -> Term:
+    """Returns the terms run concurrently, their `hits` fused by RRF and every other shared field merged.
+
+    Tuple fields (entities, relations, wiki_pages, candidates, …) are unions in
+    branch order; `hits` lists are fused by reciprocal rank; any other shared
+    field keeps the first branch's value that differs from the input's.
+    """
+    from lambdarag import RankedList
+    from skills.fusion import rrf
+
+    shared = {f for i, a in enumerate(terms) for b in terms[i + 1:] for f in a.writes() & b.writes()}
+
+    def merge(base: State, results: Sequence[State]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for field in shared:
+            values = [getattr(r, field) for r in results]
+            if field == "hits":
+                out[field] = rrf([RankedList(retriever=t.name, query=base.query, hits=v)
+                                  for t, v in zip(terms, values)], k=k)
+            elif isinstance(getattr(base, field), tuple):
+                out[field] = _union(values)
+            else:
+                out[field] = next((v for v in values if v != getattr(base, field)), getattr(base, field))
+        return out
+
+    return Par(*terms, merge=Merge("fan_out_merge", shared, merge))
+
+
+def map_reduce(split: Term, process: Term, reduce: Term, *, over: str, bind: str = "query",
+               pick: str | None = None, width: int = 4, limit: int = 16) -> Term:
+    """Returns ``split >> Map(process, over) >> reduce``: split writes a tuple field, each element is processed."""
+    return split >> Map(process, over=over, bind=bind, pick=pick, width=width, limit=limit) >> reduce
+
+
+def review(generate: Term, check: Term, retry: int = 1) -> Term:
+    """Returns generate checked by `check`, regenerated until the verdict passes (at most retry + 1 runs)."""
+    return Guard(generate, check, retry=retry)

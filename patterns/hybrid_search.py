@@ -1,0 +1,35 @@
+"""hybrid_search: λq. Par(bm25_search, embedding_search) >> rrf_merge >> rerank(q, _)."""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from lambdarag import Par, Term, appended
+
+from .registry import enabled, params, pattern, skill
+
+
+def retrieve(settings: Mapping[str, Any]) -> Term:
+    """Returns the enabled retrievers, in parallel when both are on (each appends to `candidates`)."""
+    retrievers = [skill(settings, name) for name, component in (("bm25_search", "bm25"),
+                                                                 ("embedding_search", "embedding"))
+                  if enabled(settings, component)]
+    if not retrievers:
+        retrievers = [skill(settings, "bm25_search")]  # retrieval never switches off entirely
+    return retrievers[0] if len(retrievers) == 1 else Par(*retrievers, merge=appended("candidates"))
+
+
+FUSERS = {"rrf": "rrf_merge", "score": "score_fusion"}
+
+
+def fuse(settings: Mapping[str, Any], name: str) -> Term:
+    """Returns the pattern's fusion (``merge: rrf`` with k and weights, or ``merge: score``), then rerank if enabled."""
+    p = params(settings, name)
+    fuser = FUSERS.get(p.get("merge", "rrf"), "rrf_merge")
+    merged = skill(settings, fuser, k=p.get("rrf_k", 60), weights=p.get("weights") or {})
+    return merged >> skill(settings, "rerank") if enabled(settings, "rerank") else merged
+
+
+@pattern("hybrid_search")
+def hybrid_search(settings: Mapping[str, Any]) -> Term:
+    """Returns lexical and dense retrieval run concurrently, fused by RRF and reranked."""
+    return retrieve(settings) >> fuse(settings, "hybrid_search")

@@ -1,0 +1,58 @@
+"""The pattern registry: pattern name → factory ``(settings) -> Term`` (see `lambdarag.registry`).
+
+`settings` is a plain mapping with the keys ``skills`` (component sections:
+bm25, embedding, rerank, graph, wiki — each with ``enabled``) and ``patterns``
+(per-pattern parameters), both snake_case, so that patterns never import the
+orchestration layer's schema.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from lambdarag import Named, Term
+from lambdarag.registry import Registry
+from skills import build as build_skill
+
+REGISTRY = Registry("pattern")
+
+# Which component section of the config a skill reads; skills not listed read none.
+COMPONENT = {
+    "bm25_search": "bm25", "embedding_search": "embedding", "rerank": "rerank",
+    "entity_extract": "graph", "graph_walk": "graph", "graph_expand": "graph", "relation_lookup": "graph",
+    "wiki_page_read": "wiki",
+}
+
+
+def pattern(name: str):
+    """Returns a decorator registering a pattern factory; the built body is closed and named."""
+
+    def register(factory):
+        def named(settings: Mapping[str, Any]) -> Term:
+            return Named(name, factory(settings))
+
+        named.__doc__ = factory.__doc__
+        REGISTRY.register(name)(named)
+        return factory
+
+    return register
+
+
+def enabled(settings: Mapping[str, Any], component: str) -> bool:
+    """Returns whether a component (bm25, embedding, rerank, graph, wiki) is switched on."""
+    return bool(settings.get("skills", {}).get(component, {}).get("enabled", True))
+
+
+def params(settings: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+    """Returns the parameters of the named pattern."""
+    return settings.get("patterns", {}).get(name, {})
+
+
+def skill(settings: Mapping[str, Any], name: str, **extra: Any) -> Term:
+    """Returns the named skill built with its component's config section plus `extra`."""
+    section = dict(settings.get("skills", {}).get(COMPONENT.get(name, ""), {}))
+    return build_skill(name, {**section, **extra})
+
+
+def build(name: str, settings: Mapping[str, Any]) -> Term:
+    """Returns the named pattern built from `settings`."""
+    return REGISTRY.build(name, settings)

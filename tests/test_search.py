@@ -1,0 +1,132 @@
+"""search_unified.search() end to end on the bundled demo knowledge base: routes, errors, degradation, permissions."""
+from __future__ import annotations
+
+import copy
+
+import pytest
+import yaml
+
+from lambdarag import User
+from lambdarag.errors import ConfigError, QueryError
+from orchestration.config import DEFAULT_CONFIG, parse_config
+from orchestration.search_unified import search
+
+BASE = yaml.safe_load(DEFAULT_CONFIG.read_text(encoding="utf-8"))
+
+
+def config_with(**changes) -> object:
+    """Returns the default config with dotted-path changes applied, e.g. {"retrieval.skills.rerank.enabled": False}."""
+    data = copy.deepcopy(BASE)
+    for dotted, value in changes.items():
+        node = data
+        *parents, last = dotted.split("__")
+        for p in parents:
+            node = node.setdefault(p, {})
+        node[last] = value
+    return parse_config(yaml.safe_dump(data, allow_unicode=True))
+
+
+def sources(result) -> set[str]:
+    return {h["source"] for h in result.hits}
+
+
+def test_compare_question_routes_cites_both_laws_and_explains_itself():
+    r = search("海上交通安全法与水污染防治法在船舶管理方面有何异同？")
+    assert r.query_type == "compare"
+    assert r.strategy == "graph_retrieval+fusion_search"
+    assert r.expression.startswith("Par(entity_extract >> graph_walk >> graph_expand")
+    assert any("海上交通安全法" in s for s in sources(r)) and any("水污染防治法" in s for s in sources(r))
+    cited = {c["source"] for c in r.citations}
+    assert any("海上交通安全法" in s for s in cited) and any("水污染防治法" in s for s in cited)
+    assert r.latency_ms["total"] > 0 and "bm25_search" in r.latency_ms
+    assert r.classification["stage"] == "rules"
+
+
+@pytest.mark.parametrize("query, query_type, strategy", [
+    ("船长在保障海上生命安全和防治船舶污染方面有什么权力？", "fact", "keyword_search"),
+    ("船员条例由哪个部门主管？", "relation", "graph_retrieval+wiki_deep"),
+    ("梳理船员管理法规体系", "synthesis", "synthesis"),
+    ("海洋环境保护法最新版本是哪一年修订的？", "temporal", "temporal_search"),
+])
+def test_each_type_takes_its_configured_route(query, query_type, strategy):
+    r = search(query)
+    assert (r.query_type, r.strategy) == (query_type, strategy)
+    assert r.answer and r.hits
+
+
+def test_temporal_question_gets_the_newest_version_only():
+    r = search("海洋环境保护法最新版本是哪一年修订的？")
+    versions = {h["source"] for h in r.hits if "海洋环境保护法" in h["source"]}
+    assert versions == {"海洋环境保护法(2023-10-24).md"}
+
+
+def test_fact_answer_cites_the_article_that_answers_it():
+    r = search("船长在保障海上生命安全和防治船舶污染方面有什么权力？")
+    assert "独立作出决定" in r.answer
+    assert any(c["source"].startswith("海上交通安全法") and c["section"] == "第三十八条" for c in r.citations)
+
+
+@pytest.mark.parametrize("bad, message", [
+    ("", "query is empty"),
+    ("   ", "query is empty"),
+    ("船" * 2001, "query is 2001 characters long; the limit is 2000"),
+])
+def test_bad_queries_get_a_clear_error(bad, message):
+    with pytest.raises(QueryError, match=message):
+        search(bad)
+
+
+def test_config_errors_name_the_yaml_path_line_and_choices():
+    with pytest.raises(ConfigError, match=r"line 3: retrieval.skils: unknown key 'skils'"):
+        parse_config("retrieval:\n  index: demo\n  skils: {}\n")
+    with pytest.raises(ConfigError, match=r"line 3: orchestration.routing.compare: unknown pattern 'fuson_search'; "
+                                          r"valid patterns: fusion_search, graph_retrieval, hybrid_search"):
+        parse_config("orchestration:\n  routing:\n    compare: [graph_retrieval, fuson_search]\n")
+    with pytest.raises(ConfigError, match=r"line 1, column 10\) is not valid YAML|is not valid YAML"):
+        parse_config("retrieval: [unclosed\n")
+
+
+@pytest.mark.parametrize("component", ["embedding", "rerank", "graph", "wiki"])
+def test_switching_a_component_off_still_answers_and_says_so(component):
+    cfg = config_with(**{f"retrieval__skills__{component}__enabled": False})
+    r = search("海上交通安全法与水污染防治法在船舶管理方面有何异同？", config=cfg)
+    assert r.answer and r.hits
+    assert any(f["term"] == component and "disabled in config" in f["reason"] for f in r.fallbacks)
+    ran = set(r.latency_ms)
+    gone = {"embedding": "embedding_search", "rerank": "rerank", "graph": "graph_walk", "wiki": "wiki_page_read"}
+    assert gone[component] not in ran
+
+
+def test_no_llm_means_every_lam_falls_back_visibly():
+    r = search("船员条例由哪个部门主管？")
+    assert any(f["term"] == "llm" for f in r.fallbacks)
+    assert any(f["term"] == "answer_generate" and f["reason"] == "no LLM configured" for f in r.fallbacks)
+
+
+def test_an_unreachable_llm_degrades_to_the_fallbacks(dead_url):
+    cfg = config_with(llm__baseUrl=dead_url, llm__model="m", llm__timeout=0.5)
+    r = search("船长在保障海上生命安全和防治船舶污染方面有什么权力？", config=cfg)
+    assert "独立作出决定" in r.answer
+    reasons = [f["reason"] for f in r.fallbacks if f["term"] == "answer_generate"]
+    assert reasons and "cannot reach LLM" in reasons[0]
+
+
+def test_over_budget_routes_take_the_configured_fallback():
+    cfg = config_with(cost__budgetPerQuery=0.005)
+    r = search("梳理船员管理法规体系", config=cfg)
+    assert r.strategy == "keyword_search"
+    assert any(f["term"] == "router" and f["reason"].startswith("budget: synthesis costs up to") for f in r.fallbacks)
+
+
+INTERNAL = "船员适任证书核查内部指引"
+
+
+def test_internal_documents_never_reach_a_public_user():
+    query = "船员适任证书核查内部指引的核查要求是什么？"
+    for q in (query, "船员适任证书核查有哪些要求", "梳理船员适任证书核查的规定"):
+        r = search(q)
+        assert not any(INTERNAL in s for s in sources(r)), q
+        assert INTERNAL not in r.answer
+    insider = User(id="u1", departments=("船员管理处",), security_level=2)
+    r = search(query, user=insider)
+    assert any(INTERNAL in s for s in sources(r))
