@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping, Optional, Sequence
 
-from lambdarag import Citation, Hit, State, Term, Tool
+from lambdarag import Citation, Hit, State, Term, Tool, WikiPage
 
 from .registry import skill
 from .sentences import split_sentences
@@ -38,6 +38,17 @@ def context_hits(state: State) -> tuple[Hit, ...]:
         chosen.append(hit)
         used += size
     return tuple(chosen)
+
+
+def page_hit(page: WikiPage, limit: int) -> Hit:
+    """Returns a wiki page as a citable hit (source = the page path), clipped as the context shows it."""
+    return Hit(chunk_id=page.path, text=clip(page.text, limit), score=page.score, source=page.path,
+               title=page.entity, kind="wiki")
+
+
+def citable(state: State) -> tuple[Hit, ...]:
+    """Returns everything an answer may cite: the wiki pages and the hits the context shows."""
+    return tuple(page_hit(p, state.plan.max_chunk_chars) for p in state.wiki_pages) + context_hits(state)
 
 
 def clip(text: str, limit: int) -> str:
@@ -70,7 +81,8 @@ def render_context(state: State) -> str:
     if state.wiki_pages:
         parts.append(WIKI_HEADING)
         for page in state.wiki_pages:
-            parts += [f"### {page.entity}（{page.path}）", clip(page.text, plan.max_chunk_chars), ""]
+            hit = page_hit(page, plan.max_chunk_chars)
+            parts += [f"### {page.entity} {marker(hit)}", hit.text, ""]
     hits = context_hits(state)
     if hits:
         parts.append(HITS_HEADING)
@@ -87,8 +99,12 @@ def assemble(state: State) -> dict[str, str]:
 
 @skill("assemble_context")
 def assemble_context(config: Mapping[str, Any]) -> Term:
-    """Returns the pure term that writes `context` from hits, relations and wiki pages under the plan's budgets."""
-    return Tool("assemble_context", assemble, reads=["hits", "relations", "wiki_pages", "plan"], writes=["context"])
+    """Returns the pure term that writes `context` from hits, relations and wiki pages under the plan's budgets.
+
+    Relations and wiki pages are used when present but not declared reads, so
+    the term closes after a plain retriever that writes only `hits`.
+    """
+    return Tool("assemble_context", assemble, reads=["hits", "plan"], writes=["context"])
 
 
 def resolve(source: str, section: str, hits: Sequence[Hit]) -> Optional[Hit]:
@@ -112,16 +128,43 @@ def cited(text: str, hits: Sequence[Hit]) -> tuple[tuple[Citation, ...], tuple[s
     """Returns the citations in `text` that resolve to `hits`, and the markers that do not."""
     good: dict[str, Citation] = {}
     bad: list[str] = []
-    for sentence in split_sentences(text):
-        for m in MARKER.finditer(sentence):
+    for claim, markers in claims(text):
+        for m in markers:
             hit = resolve(m.group(1), m.group(2) or "", hits)
             if hit is None:
                 bad.append(m.group(0))
             elif hit.chunk_id not in good:
-                quote = MARKER.sub("", sentence).strip()
                 good[hit.chunk_id] = Citation(source=hit.source, section=hit.section, chunk_id=hit.chunk_id,
-                                              quote=quote[:120])
+                                              quote=claim[:120])
     return tuple(good.values()), tuple(dict.fromkeys(bad))
+
+
+def claims(text: str) -> list[tuple[str, tuple[re.Match[str], ...]]]:
+    """Returns the claims of an answer, each with the markers that follow it.
+
+    A claim is the text of one line between consecutive groups of markers;
+    text after a line's last marker is a claim without markers.
+    """
+    out = []
+    for line in text.splitlines():
+        if line.rstrip().endswith(("：", ":")) and not MARKER.search(line):
+            continue  # a heading such as 关于「…」： introduces claims, it makes none
+        start, pending, claim = 0, [], ""
+        for m in MARKER.finditer(line):
+            between = line[start:m.start()]
+            if between.strip(" 。；;，,、") and pending:
+                out.append((claim, tuple(pending)))
+                pending = []
+            if between.strip(" 。；;，,、"):
+                claim = between.strip().lstrip("-*• ").strip()
+            pending.append(m)
+            start = m.end()
+        if pending:
+            out.append((claim, tuple(pending)))
+        rest = line[start:].strip().lstrip("-*• ").strip()
+        if rest.strip("。；;，,、 "):
+            out.append((rest, ()))
+    return out
 
 
 def drop_markers(text: str, markers: Sequence[str]) -> str:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from .tokenize import DEFAULT_STOPWORDS, Tokenizer, load_words
+
 ARTICLE_LABEL = re.compile(r"^\s*第[零一二三四五六七八九十百千〇\d]+条(?:之[一二三四五六七八九十])?\s*")
 _SENTENCE_END = re.compile(r"(?<=[。！？；!?;])|\n+")
 _CJK_OR_WORD = re.compile(r"[\u4e00-\u9fff]|[A-Za-z0-9]+")
@@ -17,7 +19,9 @@ STOPWORDS = frozenset(
     "的 了 和 与 及 以及 或 或者 在 是 有 对 中 上 下 为 被 把 将 由 从 向 就 都 也 还 又 而 并 之 其 该 这 那 那么 这个 那个 "
     "什么 哪些 哪个 哪部 哪一 哪 谁 怎么 怎样 怎么样 如何 为何 为什么 何 吗 呢 吧 啊 呀 么 "
     "多少 几 多长 多久 时间 方面 问题 规定 有关 相关 关于 应当 可以 能否 是否 需要 一下 请问 "
-    "分别 各自 以及 等 个 些 要 会 能 可 我 我国 你 您 我们 他们 它 一个 哪里 是不是 有没有 还是".split()
+    "有何 何种 异同 区别 不同 差别 差异 对比 比较 相同 怎么样 侧重点 梳理 总结 涉及 "
+    "分别 各自 以及 等 个 些 要 会 能 可 我 我国 你 您 我们 他们 它 一个 哪里 是不是 有没有 还是 "
+    "最新 现行 目前 现在 版本 哪一年 哪年 何时 什么时候".split()
 )
 """Words that carry no topic: question words, particles and connectives."""
 
@@ -45,23 +49,10 @@ def covered(part: str, whole: str) -> float:
 
 
 @lru_cache(maxsize=1)
-def _jieba():
-    import jieba
-
-    jieba.setLogLevel(60)
-    return jieba
+def _tokenizer() -> Tokenizer:
+    return Tokenizer(STOPWORDS | frozenset(load_words(DEFAULT_STOPWORDS)))
 
 
 def keywords(text: str) -> tuple[str, ...]:
-    """Returns the topic words of `text` in order, without stop words, punctuation or duplicates."""
-    words = [w.strip() for w in _jieba().lcut(text)]
-    keep = [w for w in words if len(w) >= 2 and w not in STOPWORDS and _CJK_OR_WORD.search(w)]
-    return tuple(dict.fromkeys(keep))
-
-
-def add_words(words) -> None:
-    """Adds domain terms (entity names, synonyms) to the tokenizer so they stay whole."""
-    jb = _jieba()
-    for w in words:
-        if w and len(w) >= 2:
-            jb.add_word(w)
+    """Returns the topic words of `text` in order, without stop words, question words or duplicates."""
+    return tuple(dict.fromkeys(w for w in _tokenizer()(text) if len(w) >= 2))

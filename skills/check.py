@@ -1,0 +1,100 @@
+"""`citation_check`: is every claim of the answer cited, and does each cited chunk support its claim?
+
+Per citation the verdict is supported, unsupported (the chunk does not say
+it) or missing (the claim has no citation, or cites a source not in the
+context). Offline, support is character-bigram overlap between the claim and
+the cited chunk; an LLM judge may be stricter but can never clear a citation
+that points outside the context.
+"""
+from __future__ import annotations
+
+from typing import Any, Literal, Mapping
+
+from pydantic import BaseModel, Field
+
+from lambdarag import Lam, State, Term, Tool, Verdict
+
+from .context import claims, citable, resolve
+from .generate import REFUSAL
+from .registry import skill
+from .sentences import covered
+
+Status = Literal["supported", "unsupported", "missing"]
+SUPPORT = 0.5
+"""Share of a claim's bigrams that the cited chunk must contain; quotes score near 1, paraphrases 0.5–0.8."""
+
+
+def detail(status: str, cite: str, claim: str) -> str:
+    """Returns one verdict line: ``status | marker | claim``."""
+    return f"{status} | {cite or '无引用'} | {claim[:60]}"
+
+
+def check_overlap(state: State, threshold: float = SUPPORT) -> Verdict:
+    """Returns the offline verdict: each claim cited, each citation in the context, each cited chunk covering its claim."""
+    hits = citable(state)
+    lines = []
+    for claim, markers in claims(state.answer):
+        if REFUSAL in claim or claim.startswith(("根据现有资料：", "以下方面", "缺少")):
+            continue
+        if not markers:
+            lines.append(detail("missing", "", claim))
+        for m in markers:
+            hit = resolve(m.group(1), m.group(2) or "", hits)
+            if hit is None:
+                lines.append(detail("missing", m.group(0), claim))
+            else:
+                share = max(covered(claim, hit.text), covered(claim, hit.title + hit.text))
+                lines.append(detail("supported" if share >= threshold else "unsupported", m.group(0), claim))
+    passed = all(line.startswith("supported") for line in lines)
+    return Verdict(passed=passed, details=tuple(lines))
+
+
+class CitationJudgement(BaseModel):
+    """The model's judgement of one citation."""
+
+    citation: str
+    status: Status
+    reason: str = ""
+
+
+class CheckOutput(BaseModel):
+    """What the check prompt asks the model to return."""
+
+    items: list[CitationJudgement] = Field(default_factory=list)
+
+
+def _from_llm(out: CheckOutput, state: State) -> dict[str, Any]:
+    """Returns the model's verdict, with citations outside the context forced to missing."""
+    hits = citable(state)
+    offline = check_overlap(state)
+    lines = [line for line in offline.details if line.startswith("missing")]
+    for item in out.items:
+        marker_hit = next((resolve(m.group(1), m.group(2) or "", hits)
+                           for _, ms in claims(item.citation) for m in ms), None)
+        status = item.status if marker_hit is not None else "missing"
+        lines.append(detail(status, item.citation, item.reason))
+    passed = bool(lines) and all(line.startswith("supported") for line in lines)
+    return {"verdict": Verdict(passed=passed, details=tuple(dict.fromkeys(lines)))}
+
+
+PROMPT = """请逐条核查下面回答中的引用。对回答里每一个 [来源: …] 标注，判断它所在的句子是否能由该来源在【参考资料】中的原文直接支持：
+- supported：原文明确支持该句内容（数字、日期、主体都一致）
+- unsupported：引用的来源存在，但原文不支持该句，或数字、主体不一致
+- missing：引用的来源不在参考资料中
+citation 字段原样填写该 [来源: …] 标注，reason 简要说明理由。
+
+【参考资料】
+{context}
+
+【回答】
+{answer}"""
+
+
+@skill("citation_check")
+def citation_check(config: Mapping[str, Any]) -> Term:
+    """Returns the citation checker writing `verdict`; offline by bigram overlap (config ``threshold``, default 0.5)."""
+    threshold = float(config.get("threshold", SUPPORT))
+    offline = Tool("citation_overlap", lambda s: {"verdict": check_overlap(s, threshold)},
+                   reads=["answer", "hits", "plan"], writes=["verdict"])
+    return Lam("citation_check", PROMPT, output=CheckOutput, reads=["answer", "context", "hits", "plan"],
+               writes=["verdict"], parse=_from_llm, fallback=offline, max_tokens=800)

@@ -1,0 +1,118 @@
+"""`fact_extract`: entities and typed relations an answer states, each tied to the citation it came from.
+
+This feeds the learning loop (wiki and graph updates), so every fact must be
+traceable: a relation without a source the answer actually cites is dropped.
+Offline it runs the wiki compiler's rule extractors on each cited claim and
+on the cited chunks; with a graph resource, facts the graph already holds are
+left out, so what remains is new.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping, Optional
+
+from pydantic import BaseModel, Field
+
+from lambdarag import Hit, Lam, Relation, State, Term, Tool
+from lambdarag.state import Record
+
+from .context import citable, claims, resolve
+from .corpus import Document
+from .extract import extract_entities, extract_relations
+from .registry import skill
+
+
+class Facts(Record):
+    """New knowledge found in one answer: entity names, relations (with source and section), cited chunk ids."""
+
+    entities: tuple[str, ...] = ()
+    relations: tuple[Relation, ...] = ()
+    sources: tuple[str, ...] = ()
+    origin: str = "rule"
+
+
+def _as_document(hit: Hit, text: str) -> Document:
+    return Document(id=hit.chunk_id, source=hit.source, title=hit.title, text=text, date=hit.date, kind="statute")
+
+
+def _known(graph: Any, relation: Relation) -> bool:
+    if graph is None:
+        return False
+    return any(getattr(r, "tail", None) == relation.tail and getattr(r, "relation", None) == relation.relation
+               for r in graph.neighbors(relation.head))
+
+
+def rule_facts(state: State, graph: Optional[Any] = None) -> Facts:
+    """Returns the rule-extracted facts of the answer's cited claims and cited chunks, minus what `graph` knows."""
+    hits = citable(state)
+    by_id = {h.chunk_id: h for h in hits}
+    cited_ids = [c.chunk_id for c in state.citations if c.chunk_id in by_id]
+    texts: list[tuple[Hit, str]] = []
+    for claim, markers in claims(state.answer):
+        for m in markers:
+            hit = resolve(m.group(1), m.group(2) or "", hits)
+            if hit is not None and claim:
+                label = f"{hit.section} " if hit.section else ""
+                texts.append((hit, label + claim))
+    texts += [(by_id[i], by_id[i].text) for i in cited_ids]
+    relations: dict[tuple[str, str, str], Relation] = {}
+    entities: dict[str, None] = {}
+    for hit, text in texts:
+        for r in extract_relations(_as_document(hit, text)):
+            r = r.model_copy(update={"source": hit.source, "section": r.section or hit.section})
+            if (r.head, r.relation, r.tail) not in relations and not _known(graph, r):
+                relations[(r.head, r.relation, r.tail)] = r
+        for name, _ in extract_entities(text):
+            entities[name] = None
+    for r in relations.values():
+        entities.update({r.head: None, r.tail: None})
+    if graph is not None:
+        entities = {e: None for e in entities if e not in graph}
+    return Facts(entities=tuple(entities), relations=tuple(relations.values()), sources=tuple(cited_ids))
+
+
+class FactRelation(BaseModel):
+    """One relation as the prompt asks for it, with the citation it rests on."""
+
+    head: str
+    relation: str
+    tail: str
+    citation: str = Field(description="回答中支持该关系的 [来源: …] 标注，原样照抄")
+
+
+class FactOutput(BaseModel):
+    """What the fact prompt asks the model to return."""
+
+    entities: list[str] = Field(default_factory=list)
+    relations: list[FactRelation] = Field(default_factory=list)
+
+
+def _from_llm(out: FactOutput, state: State) -> dict[str, Any]:
+    """Returns the model's facts, keeping only relations whose citation is one the answer makes."""
+    allowed = {c.chunk_id for c in state.citations}
+    hits = [h for h in citable(state) if h.chunk_id in allowed]
+    kept = []
+    for r in out.relations:
+        hit = next((resolve(m.group(1), m.group(2) or "", hits) for _, ms in claims(r.citation) for m in ms), None)
+        if hit is not None:
+            kept.append(Relation(head=r.head, relation=r.relation, tail=r.tail, source=hit.source,
+                                 section=hit.section, origin="llm", description=r.citation))
+    names = dict.fromkeys([*(e.strip() for e in out.entities if e.strip()), *(x for r in kept for x in (r.head, r.tail))])
+    return {"facts": Facts(entities=tuple(names), relations=tuple(kept), sources=tuple(sorted(allowed)), origin="llm")}
+
+
+PROMPT = """从下面这段带引用的回答中抽取知识：
+1. entities：回答中出现的法律法规、机构、制度等实体名称。
+2. relations：实体之间的关系三元组（head, relation, tail），relation 用简短的中文，如 主管、依据、发布机构、规定、涉及。
+每条关系必须给出支持它的引用标注 citation（原样照抄回答中的 [来源: …]）；没有引用支持的关系不要输出。
+
+【回答】
+{answer}"""
+
+
+@skill("fact_extract")
+def fact_extract(config: Mapping[str, Any]) -> Term:
+    """Returns the fact extractor writing `facts` (a `Facts` record); offline it uses the wiki compile rules."""
+    offline = Tool("fact_rules", lambda s, ctx: {"facts": rule_facts(s, ctx.resources.get("graph"))},
+                   reads=["answer", "citations", "hits", "plan"], writes=["facts"])
+    return Lam("fact_extract", PROMPT, output=FactOutput, reads=["answer", "citations", "hits", "plan"],
+               writes=["facts"], parse=_from_llm, fallback=offline, max_tokens=800)

@@ -1,0 +1,89 @@
+"""Wiki gap detection: do the wiki pages read for a question cover it (`sufficient`), and if not, what is missing (`missing_topics`)?
+
+`wiki_deep` branches on `sufficient` and sends `missing` to retrieval, so the
+two skills write one field each. Offline, coverage means that every entity
+the question names, and most of its keywords, occur in the page texts.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from pydantic import BaseModel, Field
+
+from lambdarag import Lam, State, Term, Tool
+from lambdarag.state import Record
+
+from .classify import query_entities
+from .registry import skill
+from .sentences import keywords
+
+COVERAGE = 0.6
+"""Share of the question's terms the pages must contain (named entities are always required); below 1
+because pages phrase aspects differently (the question's 权力 is the statute's 有权)."""
+
+
+class Coverage(Record):
+    """Which of the question's entities and keywords the pages cover."""
+
+    entities: tuple[str, ...] = ()
+    keywords: tuple[str, ...] = ()
+    missing: tuple[str, ...] = ()
+    share: float = 0.0
+
+
+def coverage(state: State) -> Coverage:
+    """Returns what of the question (entities from `entities` or the query, jieba keywords) the wiki pages contain."""
+    query = state.original_query or state.query
+    text = "\n".join(f"{p.entity}\n{p.text}" for p in state.wiki_pages)
+    entities = tuple(dict.fromkeys([*(e for e in state.entities if e in query), *query_entities(query)]))
+    words = tuple(w for w in keywords(query) if not any(w in e for e in entities))
+    missing = [e for e in entities if e not in text] + [w for w in words if w not in text]
+    wanted = len(entities) + len(words)
+    share = 1.0 - len(missing) / wanted if wanted else 0.0
+    return Coverage(entities=entities, keywords=words, missing=tuple(missing), share=share)
+
+
+def is_sufficient(c: Coverage, threshold: float) -> bool:
+    """Returns whether coverage suffices: every named entity found and `threshold` of all terms found."""
+    return bool(c.entities or c.keywords) and not any(e in c.missing for e in c.entities) and c.share >= threshold
+
+
+class SufficiencyOutput(BaseModel):
+    sufficient: bool
+
+
+class MissingOutput(BaseModel):
+    missing: list[str] = Field(default_factory=list)
+
+
+PAGES = """【问题】
+{original_query}
+
+【知识库页面】
+{wiki_pages}"""
+
+
+@skill("sufficient")
+def sufficient(config: Mapping[str, Any]) -> Term:
+    """Returns the term writing `sufficient`: whether the wiki pages answer the question (config ``threshold``)."""
+    threshold = float(config.get("threshold", COVERAGE))
+    offline = Tool("wiki_coverage", lambda s: {"sufficient": is_sufficient(coverage(s), threshold)},
+                   reads=["original_query", "wiki_pages"], writes=["sufficient"])
+    prompt = "判断下面的知识库页面是否足以完整回答问题（问题涉及的每个实体和每个方面都有依据）。\n\n" + PAGES
+    return Lam("sufficient", prompt, output=SufficiencyOutput, reads=["original_query", "wiki_pages"],
+               writes=["sufficient"], fallback=offline, max_tokens=50)
+
+
+def _missing_from_llm(out: MissingOutput, state: State) -> dict[str, Any]:
+    return {"missing": tuple(dict.fromkeys(m.strip() for m in out.missing if m.strip()))}
+
+
+@skill("missing_topics")
+def missing_topics(config: Mapping[str, Any]) -> Term:
+    """Returns the term writing `missing`: the question's entities and aspects the wiki pages do not cover."""
+    offline = Tool("wiki_gaps", lambda s: {"missing": coverage(s).missing},
+                   reads=["original_query", "wiki_pages"], writes=["missing"])
+    prompt = ("列出回答下面的问题还缺少哪些主题：问题涉及、但知识库页面没有覆盖的实体或方面，"
+              "每项写成一个可用于检索的简短查询。都已覆盖时返回空列表。\n\n" + PAGES)
+    return Lam("missing_topics", prompt, output=MissingOutput, reads=["original_query", "wiki_pages"],
+               writes=["missing"], parse=_missing_from_llm, fallback=offline, max_tokens=200)

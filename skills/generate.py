@@ -1,0 +1,212 @@
+"""`answer_generate`: an answer only from the context, every claim cited, a refusal when evidence is missing.
+
+Offline the answer is extractive: the question is split into sub-questions
+(one per compared entity, or per conjunct), and for each the best-matching
+sentences of the context are quoted verbatim with their citation, so numbers,
+dates and amounts are exactly those of the sources.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Any, Mapping, Optional, Sequence
+
+from pydantic import BaseModel, Field
+
+from lambdarag import Hit, Lam, State, Term, Tool
+from lambdarag.errors import InvalidOutput
+
+from .classify import RULES, query_entities
+from .context import assemble_context, cited, citable, drop_markers, marker
+from .registry import skill
+from .sentences import keywords, split_sentences, strip_label
+
+REFUSAL = "根据现有资料无法回答该问题"
+_COMPARE = dict((k, p) for k, _, p in RULES)["compare"]
+_QUESTIONS = re.compile(r"[？?；;。！!]")
+_CONJUNCTS = re.compile(r"以及|和|与|及|、|跟|同")
+_HEADING = re.compile(r"^#+\s|^第[一二三四五六七八九十百]+[章节编]")
+
+
+@dataclass(frozen=True)
+class SubQuestion:
+    """One part of a question: a label, the words it is about (weighted), and an entity it is limited to."""
+
+    label: str
+    focus: tuple[tuple[str, float], ...]
+    entity: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """A context sentence that answers a sub-question, with its hit and score."""
+
+    sentence: str
+    hit: Hit
+    score: float
+
+
+def sub_questions(query: str, query_type: Optional[str], entities: Sequence[str]) -> list[SubQuestion]:
+    """Returns the parts of `query` to answer separately.
+
+    A comparison of two or more named things gets one part per thing, all on the
+    same aspect; otherwise separate questions and conjuncts (和/与/及/、) each
+    become a part that weighs its own words twice and the rest of the question once.
+    """
+    words = keywords(query)
+    named = [e for e in (entities or query_entities(query)) if e in query]
+    if len(named) >= 2 and (query_type == "compare" or _COMPARE.search(query)):
+        aspect = [w for w in words if not any(w in e or e in w for e in named)] or words
+        return [SubQuestion(e, tuple([(w, 0.3) for w in keywords(e) if w not in aspect] + [(w, 2.0) for w in aspect]), e)
+                for e in named]
+    parts = []
+    for question in filter(None, (q.strip(" ，,") for q in _QUESTIONS.split(query))):
+        pieces = [p for p in _CONJUNCTS.split(question) if len(keywords(p)) >= 2]
+        parts += pieces if len(pieces) >= 2 else [question]
+    if len(parts) <= 1:
+        return [SubQuestion(query, tuple((w, 1.0) for w in words))]
+    out = []
+    for part in parts:
+        own = keywords(part)
+        out.append(SubQuestion(part, tuple((w, 2.0 if w in own else 1.0) for w in dict.fromkeys([*own, *words]))))
+    return out
+
+
+def candidate_sentences(hits: Sequence[Hit]) -> list[tuple[str, Hit, int]]:
+    """Returns the quotable sentences of `hits` (labels and headings removed) with their hit and rank."""
+    out = []
+    for rank, hit in enumerate(hits):
+        for sentence in split_sentences(hit.text):
+            sentence = strip_label(sentence).strip()
+            if len(sentence) >= 6 and not _HEADING.search(sentence):
+                out.append((sentence, hit, rank))
+    return out
+
+
+def _weights(sub: SubQuestion, sentences: Sequence[tuple[str, Hit, int]]) -> dict[str, float]:
+    n = len(sentences)
+    out = {}
+    for word, weight in sub.focus:
+        df = sum(word in s for s, _, _ in sentences)
+        out[word] = weight * (1.0 + math.log((n + 1) / (df + 1)))
+    return out
+
+
+def word_share(word: str, sentence: str) -> float:
+    """Returns 1 when the sentence contains the word, else half the share of its characters it contains.
+
+    Chinese paraphrase often keeps one character of a word (权力 → 有权), so a
+    partial match counts a little instead of nothing.
+    """
+    if word in sentence:
+        return 1.0
+    return 0.5 * sum(c in sentence for c in word) / len(word)
+
+
+def best_evidence(sub: SubQuestion, sentences: Sequence[tuple[str, Hit, int]], *, limit: int = 2,
+                  threshold: float = 0.4) -> list[Evidence]:
+    """Returns up to `limit` sentences covering most of the sub-question's weighted words, best first.
+
+    Sentences of a hit that names the sub-question's entity are preferred; a
+    sentence must cover at least `threshold` of the weight to count as evidence.
+    """
+    weights = _weights(sub, sentences)
+    total = sum(weights.values()) or 1.0
+    scored = []
+    for sentence, hit, rank in sentences:
+        score = sum(w * word_share(word, sentence) for word, w in weights.items()) / total
+        if sub.entity:
+            score += 0.3 if sub.entity in hit.title or sub.entity in hit.source else -0.3
+        scored.append(Evidence(sentence, hit, score + 0.01 / (rank + 1)))
+    scored.sort(key=lambda e: -e.score)
+    return [e for e in scored[:limit] if e.score >= threshold]
+
+
+def missing_words(query: str, hits: Sequence[Hit]) -> list[str]:
+    """Returns the question's keywords that no context text contains."""
+    text = "".join(h.text + h.title for h in hits)
+    return [w for w in keywords(query) if w not in text]
+
+
+def extractive_answer(state: State) -> dict[str, Any]:
+    """Returns an extractive, cited answer from the context hits, or a refusal that names what is missing."""
+    hits = citable(state)
+    query = state.original_query
+    sentences = candidate_sentences(hits)
+    lines: list[str] = []
+    unanswered: list[str] = []
+    used: set[str] = set()
+    subs = sub_questions(query, state.query_type, state.entities)
+    groups: list[tuple[str, list[str]]] = []
+    for sub in subs:
+        found = best_evidence(sub, sentences)
+        if not found:
+            unanswered.append(sub.label)
+        fresh = [e for e in found if e.sentence not in used]
+        used.update(e.sentence for e in fresh)
+        if fresh:
+            groups.append((sub.label, [f"- {e.sentence.rstrip('；;，,')}{marker(e.hit)}" for e in fresh]))
+    for label, group in groups:
+        lines += ([f"关于「{label}」："] if len(groups) > 1 else []) + group
+    if not lines:
+        gaps = missing_words(query, hits) or [s.label for s in subs]
+        return {"answer": f"{REFUSAL}。现有资料中缺少：{'、'.join(gaps)}。", "citations": ()}
+    answer = "根据现有资料：\n" + "\n".join(lines)
+    if unanswered:
+        answer += f"\n以下方面现有资料中未找到依据：{'、'.join(unanswered)}。"
+    citations, _ = cited(answer, hits)
+    return {"answer": answer, "citations": citations}
+
+
+class AnswerOutput(BaseModel):
+    """What the answer prompt asks the model to return."""
+
+    answer: str = Field(min_length=1)
+    sufficient: bool = True
+    missing: list[str] = Field(default_factory=list)
+
+
+def _from_llm(out: AnswerOutput, state: State) -> dict[str, Any]:
+    """Returns the model's answer with citations outside the context removed; no valid citation is invalid."""
+    hits = citable(state)
+    citations, bogus = cited(out.answer, hits)
+    answer = drop_markers(out.answer, bogus).strip()
+    if not out.sufficient or not citations:
+        if out.sufficient:
+            raise InvalidOutput(f"answer cites nothing in the context (cited: {', '.join(bogus) or 'none'})")
+        gaps = "、".join(out.missing) or "相关依据"
+        answer = answer if REFUSAL in answer else f"{REFUSAL}。{answer}"
+        answer += f"\n缺少的资料：{gaps}。" if "缺少" not in answer else ""
+    return {"answer": answer, "citations": citations}
+
+
+PROMPT = """你是海事法律法规知识库助手。请严格遵守：
+1. 只根据【参考资料】回答，不使用参考资料以外的知识。
+2. 每一句事实陈述后面都要标注出处，格式为参考资料中给出的 [来源: 文件#条款]，原样照抄，不得编造资料中没有的来源。
+3. 涉及数字、日期、期限、金额、比例时，必须与资料原文完全一致。
+4. 问题有多个方面（例如比较两部法律）时，逐一分点回答。
+5. 资料不足以回答时，answer 写"根据现有资料无法回答该问题"，sufficient 填 false，并在 missing 中列出缺少的资料或方面。
+
+【参考资料】
+{context}
+
+【问题】
+{original_query}"""
+
+
+@skill("answer_generate")
+def answer_generate(config: Mapping[str, Any]) -> Term:
+    """Returns ``assemble_context >> answer_generate``: a cited answer from the context, extractive offline.
+
+    `query_type`, `entities` and `wiki_pages` are used when an earlier term
+    wrote them but are not declared reads, so the term closes after any retriever.
+    """
+    offline = Tool("extractive_answer", extractive_answer,
+                   reads=["original_query", "hits", "plan"],
+                   writes=["answer", "citations"])
+    lam = Lam("answer_generate", PROMPT, output=AnswerOutput,
+              reads=["original_query", "context", "hits", "plan"],
+              writes=["answer", "citations"], parse=_from_llm, fallback=offline,
+              max_tokens=int(config.get("max_tokens", 1024)))
+    return assemble_context(config) >> lam

@@ -1,0 +1,210 @@
+"""The query planner (`query_expand`): retrieval variants of one question, the original always kept.
+
+Variants are typed: rewrite (a standalone, written-style query; follow-ups
+completed from the conversation), multi_query (other wordings), hyde (a
+hypothetical answer passage), step_back (a broader background query) and
+expansion (the query plus knowledge-graph neighbours). Retrieval runs once per
+variant; rerank and generation still use the original question.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable, Literal, Mapping, Optional, Sequence
+
+from pydantic import BaseModel, Field
+
+from lambdarag import Lam, Message, State, Term, Tool, Variant
+from lambdarag.errors import InvalidOutput
+from lambdarag.state import Record
+
+from .classify import query_entities
+from .registry import skill
+from .sentences import keywords
+
+# Spoken forms → written forms; longer keys first so 怎么办 wins over 怎么.
+COLLOQUIAL: tuple[tuple[str, str], ...] = (
+    ("咋整", "如何处理"), ("咋办", "如何处理"), ("怎么办", "如何处理"), ("咋样", "怎样"), ("咋", "如何"),
+    ("为啥", "为什么"), ("干啥", "做什么"), ("啥时候", "什么时候"), ("啥", "什么"), ("多会儿", "什么时候"),
+    ("罚多少钱", "罚款金额"), ("被罚", "处罚"), ("谁管", "由谁主管"), ("得多久", "期限"), ("多久", "多长时间"),
+    ("咋弄", "如何办理"), ("管不管", "是否管理"), ("能不能", "能否"), ("可不可以", "能否"), ("要不要", "是否需要"),
+)
+FILLERS = re.compile(
+    r"^(?:请问一下|请问|麻烦问一下|我想问一下|我想问|我想知道|想了解一下|想了解|能不能告诉我|告诉我|帮我查一下|帮我查查|"
+    r"帮我|那个|这个|嗯|呃|哦|啊)+|(?:啊|呀|哈|吧|嘛|呢|哦|来着)(?=[？?。!！]*$)")
+_FOLLOW_UP = re.compile(r"^(?:那么?|还有|另外|再问一下|如果是|要是|换成)|(?:呢|怎么样|如何|又如何|又怎样)[？?]*$")
+_ENDS = re.compile(r"^(?:那么?|还有|另外|再问一下|如果是|要是|换成)|(?:的情况|呢|怎么样|又如何|又怎样|如何)?[？?。!！\s]*$")
+
+
+class PlannedVariant(BaseModel):
+    """One variant as the planning prompt asks the model to return it."""
+
+    text: str = Field(min_length=2)
+    kind: Literal["rewrite", "multi_query", "hyde", "step_back"]
+
+
+class PlanOutput(BaseModel):
+    """What the planning prompt asks the model to return."""
+
+    variants: list[PlannedVariant]
+
+
+class QueryPlan(Record):
+    """How the variants were made: by the LLM, by rules, or the original only when planning failed."""
+
+    source: Literal["llm", "rules", "original"]
+    fallback: bool = False
+    reason: str = ""
+
+
+def clean(query: str) -> str:
+    """Returns `query` without filler words, with spoken phrasing turned into written phrasing."""
+    text = re.sub(r"\s+", " ", query).strip()
+    text = re.sub(r"[…\.]{2,}|～|~", "", text)
+    previous = None
+    while previous != text:
+        previous, text = text, FILLERS.sub("", text).strip(" ，,")
+    for spoken, written in COLLOQUIAL:
+        text = text.replace(spoken, written)
+    return text or query.strip()
+
+
+def _topic(text: str) -> Optional[str]:
+    laws = query_entities(text)
+    if laws:
+        return laws[0]
+    words = keywords(text)
+    return words[0] if words else None
+
+
+def complete_follow_up(query: str, history: Sequence[Message]) -> Optional[str]:
+    """Returns a follow-up such as 那船员呢？ rewritten as a standalone question, or None if it is not one.
+
+    The previous user question supplies the frame; its topic (a law or body it
+    names, else its first keyword) is replaced by the follow-up's topic.
+    """
+    previous = next((m.content for m in reversed(history) if m.role == "user" and m.content.strip() != query.strip()), None)
+    cleaned = clean(query)
+    if previous is None or len(cleaned) > 16 or not _FOLLOW_UP.search(query.strip()):
+        return None
+    fragment = _ENDS.sub("", _ENDS.sub("", cleaned)).strip(" ，,")
+    if not fragment:
+        return None
+    new_topic = _topic(fragment) or fragment
+    frame = clean(previous)
+    if query_entities(fragment) and not query_entities(frame):
+        return f"{new_topic}中{frame}"
+    old_topic = query_entities(frame)[0] if query_entities(fragment) and query_entities(frame) else _topic(frame)
+    if old_topic and old_topic in frame and old_topic not in fragment:
+        return frame.replace(old_topic, fragment if new_topic in fragment else new_topic, 1)
+    return f"{fragment} {frame}"
+
+
+def synonym_variants(query: str, synonyms: Mapping[str, Sequence[str]]) -> list[str]:
+    """Returns `query` with each term of the synonym map replaced by each of its synonyms."""
+    out = []
+    for term in sorted(synonyms, key=len, reverse=True):
+        if term and term in query:
+            out += [query.replace(term, alt) for alt in synonyms[term] if alt and alt != term]
+    return out
+
+
+def _neighbour(item: Any, entity: str) -> Optional[str]:
+    """Returns the other end of a graph neighbour item (a name, a tuple, or a relation-like object)."""
+    if isinstance(item, str):
+        return item
+    if isinstance(item, (tuple, list)):
+        names = [x for x in item if isinstance(x, str) and x != entity]
+        return names[1] if len(names) > 1 else (names[0] if names else None)
+    for a, b in (("head", "tail"), ("source", "target")):
+        if hasattr(item, a) and hasattr(item, b):
+            return getattr(item, b) if getattr(item, a) == entity else getattr(item, a)
+    return None
+
+
+def graph_terms(query: str, graph: Any, limit: int = 6) -> list[str]:
+    """Returns names adjacent in the entity graph to the entities `query` mentions, nearest first."""
+    terms: list[str] = []
+    for found in graph.find_entities(query):
+        entity = found if isinstance(found, str) else getattr(found, "name", str(found))
+        for item in graph.neighbors(entity):
+            name = _neighbour(item, entity)
+            if name and name not in query and name not in terms:
+                terms.append(name)
+    return terms[:limit]
+
+
+def rule_variants(state: State, synonyms: Mapping[str, Sequence[str]], graph: Any) -> list[Variant]:
+    """Returns the offline variants: rewrite, synonym wordings, graph expansion, step-back (in that priority)."""
+    query = state.query
+    standalone = complete_follow_up(query, state.history) or clean(query)
+    out = [Variant(text=standalone, kind="rewrite")] if standalone != query else []
+    if state.plan.expand_query:
+        out += [Variant(text=t, kind="multi_query") for t in synonym_variants(standalone, synonyms)]
+        if graph is not None:
+            terms = graph_terms(standalone, graph)
+            if terms:
+                out.append(Variant(text=f"{standalone} {' '.join(terms)}", kind="expansion"))
+        laws = query_entities(standalone)
+        words = [w for w in keywords(standalone) if not any(w in law for law in laws)]
+        if laws and words:
+            out.append(Variant(text=f"{laws[0]} {words[0]} 相关规定", kind="step_back"))
+    return out
+
+
+def with_original(state: State, variants: Iterable[Variant]) -> tuple[Variant, ...]:
+    """Returns the original query first, then distinct variants up to `plan.expansion_count`."""
+    original = state.original_query or state.query
+    seen, out = {original}, [Variant(text=original, kind="original")]
+    for v in variants:
+        text = v.text.strip()
+        if text and text not in seen and len(out) <= state.plan.expansion_count:
+            seen.add(text)
+            out.append(Variant(text=text, kind=v.kind))
+    return tuple(out)
+
+
+PROMPT = """你是检索查询规划器。把用户问题改写成更适合在法律法规知识库中检索的查询，只产出查询，不回答问题。
+
+对话历史（不含当前问题）：
+{history}
+
+当前问题：{query}
+
+要求：
+1. rewrite：一条独立、书面化的检索查询；如果当前问题是追问或有省略（如"那船员呢？"），用对话历史补全主语和意图。
+2. multi_query：换一种说法或用法律术语表达的查询。
+3. hyde：一段像法条原文那样的假想答案（不超过 80 字）。
+4. step_back：一条更上位、更概括的背景查询（如该问题所属的法律制度）。
+每种类型至多一条，不要重复原问题。"""
+
+
+def _from_llm(out: PlanOutput, state: State) -> dict[str, Any]:
+    variants = with_original(state, (Variant(text=v.text, kind=v.kind) for v in out.variants))
+    if len(variants) == 1:
+        raise InvalidOutput("query planner returned no usable variant")
+    return {"variants": variants, "query_plan": QueryPlan(source="llm")}
+
+
+@skill("query_expand")
+def query_expand(config: Mapping[str, Any]) -> Term:
+    """Returns the query planner; offline it cleans, completes follow-ups and expands by synonyms and the graph.
+
+    Config: ``synonyms`` (term → [synonyms], merged with the ``synonyms``
+    resource, i.e. learned ones). A failure while planning leaves only the
+    original query, marked in `query_plan`.
+    """
+    configured = dict(config.get("synonyms", {}))
+
+    def plan(state: State, ctx: Any) -> dict[str, Any]:
+        synonyms = {**configured, **(ctx.resources.get("synonyms") or {})}
+        try:
+            variants = rule_variants(state, synonyms, ctx.resources.get("graph"))
+        except Exception as e:  # a broken resource must not stop retrieval: fall back to the original query
+            return {"variants": with_original(state, ()),
+                    "query_plan": QueryPlan(source="original", fallback=True, reason=f"{type(e).__name__}: {e}")}
+        return {"variants": with_original(state, variants), "query_plan": QueryPlan(source="rules")}
+
+    rules = Tool("query_expand_rules", plan, reads=["query", "original_query", "history", "plan"],
+                 writes=["variants", "query_plan"])
+    return Lam("query_expand", PROMPT, output=PlanOutput, reads=["query", "original_query", "history", "plan"],
+               writes=["variants", "query_plan"], parse=_from_llm, fallback=rules, max_tokens=400)
