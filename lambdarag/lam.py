@@ -11,7 +11,7 @@ from pydantic import BaseModel, ValidationError
 from .errors import CompositionError, InvalidOutput, ProviderError
 from .state import State
 from .term import Path, Term
-from .tool import atom_form, field_set
+from .tool import Atom
 
 if TYPE_CHECKING:
     from .cost import CostModel
@@ -53,7 +53,7 @@ def parse_reply(text: str, output: Output) -> Any:
                             f"{'.'.join(map(str, first['loc'])) or 'root'}") from None
 
 
-class Lam(Term):
+class Lam(Atom):
     """Returns a term that asks the configured LLM and writes its validated answer.
 
     The prompt is a `str.format` template over the fields the term reads. With
@@ -66,8 +66,7 @@ class Lam(Term):
     same names are written, or the text itself to the single written field.
     """
 
-    __slots__ = ("name", "prompt", "output", "_reads", "_writes", "optional", "fallback", "parse", "system",
-                 "max_tokens")
+    __slots__ = ("name", "prompt", "output", "fallback", "parse", "system", "max_tokens")
 
     def __init__(
         self,
@@ -86,9 +85,7 @@ class Lam(Term):
         self.name = name
         self.prompt = prompt
         self.output = output
-        self._reads = field_set(name, "reads", reads)
-        self._writes = field_set(name, "writes", writes)
-        self.optional = field_set(name, "optional", optional)
+        self._declare(name, reads, writes, optional)
         self.fallback = fallback
         self.parse = parse
         self.system = system
@@ -118,15 +115,6 @@ class Lam(Term):
                 if missing:
                     raise CompositionError(
                         f"Lam {name!r}: output {self.output.__name__} has no fields {sorted(missing)}; pass parse=...")
-
-    def writes(self) -> frozenset[str]:
-        return self._writes
-
-    def free_reads(self) -> dict[str, Path]:
-        return {field: (self.name,) for field in sorted(self._reads)}
-
-    def lambda_form(self) -> str:
-        return atom_form(self.name, self._reads)
 
     def effect_signature(self) -> str:
         return "llm"

@@ -36,7 +36,27 @@ def field_set(term: str, what: str, fields: Iterable[str]) -> frozenset[str]:
     return frozenset(fields)
 
 
-class Tool(Term):
+class Atom(Term):
+    """Base of the atomic terms (`Tool`, `Lam`): declared reads, writes and optional reads, printed by name."""
+
+    __slots__ = ("_reads", "_writes", "optional")
+
+    def _declare(self, name: str, reads: Iterable[str], writes: Iterable[str], optional: Iterable[str]) -> None:
+        self._reads = field_set(name, "reads", reads)
+        self._writes = field_set(name, "writes", writes)
+        self.optional = field_set(name, "optional", optional)
+
+    def writes(self) -> frozenset[str]:
+        return self._writes
+
+    def free_reads(self) -> dict[str, Path]:
+        return {field: (self.name,) for field in sorted(self._reads)}
+
+    def lambda_form(self) -> str:
+        return atom_form(self.name, self._reads)
+
+
+class Tool(Atom):
     """Returns a term that runs ``fn(state)`` or ``fn(state, ctx)``.
 
     `fn` returns a mapping of the fields it writes; the runner builds the next
@@ -47,7 +67,7 @@ class Tool(Term):
         upper = Tool("upper", lambda s: {"query": s.query.upper()}, reads=["query"], writes=["query"])
     """
 
-    __slots__ = ("name", "fn", "_reads", "_writes", "optional", "effect", "cost", "_with_ctx")
+    __slots__ = ("name", "fn", "effect", "cost", "_with_ctx")
 
     def __init__(
         self,
@@ -68,21 +88,10 @@ class Tool(Term):
             raise CompositionError(f"Tool {name!r}: effect must be one of {', '.join(EFFECTS)}, got {effect!r}")
         self.name = name
         self.fn = fn
-        self._reads = field_set(name, "reads", reads)
-        self._writes = field_set(name, "writes", writes)
-        self.optional = field_set(name, "optional", optional)
+        self._declare(name, reads, writes, optional)
         self.effect = effect
         self.cost = cost
         self._with_ctx = wants_context(fn)
-
-    def writes(self) -> frozenset[str]:
-        return self._writes
-
-    def free_reads(self) -> dict[str, Path]:
-        return {field: (self.name,) for field in sorted(self._reads)}
-
-    def lambda_form(self) -> str:
-        return atom_form(self.name, self._reads)
 
     def effect_signature(self) -> str:
         return self.effect

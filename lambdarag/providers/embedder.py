@@ -8,7 +8,8 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Optional, Protocol, Sequence
 
-from ..errors import ConfigError, ProviderError, ProviderHTTPError, ProviderTimeout
+from ..errors import ConfigError
+from .llm import provider_errors
 
 if TYPE_CHECKING:
     import numpy as np
@@ -81,9 +82,8 @@ class OpenAIEmbedder:
             raise ConfigError("embedding endpoint needs baseUrl and model (retrieval.skills.embedding)")
         import openai
 
-        self.base_url, self.model, self.dim, self.batch_size = base_url, model, dim, batch_size
+        self.base_url, self.model, self.dim, self.batch_size, self.timeout = base_url, model, dim, batch_size, timeout
         self.name = f"openai:{model}"
-        self._openai = openai
         self._client = openai.OpenAI(base_url=base_url, api_key=api_key or "not-needed", timeout=timeout, max_retries=1)
 
     def embed(self, texts: Sequence[str], *, kind: str = "passage") -> "np.ndarray":
@@ -91,18 +91,11 @@ class OpenAIEmbedder:
 
         _check_kind(kind)
         rows: list[list[float]] = []
-        oa = self._openai
         for i in range(0, len(texts), self.batch_size):
             batch = list(texts[i:i + self.batch_size])
-            try:
+            with provider_errors("embedding endpoint", self.base_url, self.timeout):
                 reply = self._client.embeddings.create(model=self.model, input=batch, encoding_format="float",
                                                        extra_body={"input_type": kind})
-            except oa.APITimeoutError as e:
-                raise ProviderTimeout(f"embedding endpoint {self.base_url} timed out") from e
-            except oa.APIStatusError as e:
-                raise ProviderHTTPError(f"embedding endpoint {self.base_url} answered HTTP {e.status_code}") from e
-            except oa.APIConnectionError as e:
-                raise ProviderError(f"cannot reach embedding endpoint {self.base_url}: {e}") from e
             rows.extend(d.embedding for d in sorted(reply.data, key=lambda d: d.index))
         if not rows:
             return np.zeros((0, self.dim), dtype=np.float32)

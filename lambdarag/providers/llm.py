@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
@@ -33,6 +34,21 @@ class Completion:
         return self.prompt_tokens + self.completion_tokens
 
 
+@contextmanager
+def provider_errors(what: str, base_url: str, timeout: float):
+    """Returns a context that turns the `openai` package's exceptions into LambdaRAG provider errors."""
+    import openai as oa
+
+    try:
+        yield
+    except oa.APITimeoutError as e:
+        raise ProviderTimeout(f"{what} at {base_url} timed out after {timeout:g}s") from e
+    except oa.APIStatusError as e:
+        raise ProviderHTTPError(f"{what} at {base_url} answered HTTP {e.status_code}") from e
+    except oa.APIConnectionError as e:
+        raise ProviderError(f"cannot reach {what} at {base_url}: {e}") from e
+
+
 class OpenAIChat:
     """Returns chat completions from an OpenAI-compatible endpoint; maps failures to provider errors.
 
@@ -48,7 +64,6 @@ class OpenAIChat:
         import openai
 
         self.base_url, self.model, self.timeout = base_url, model, timeout
-        self._openai = openai
         self._client = openai.OpenAI(base_url=base_url, api_key=api_key or "not-needed", timeout=timeout, max_retries=0)
 
     @classmethod
@@ -66,15 +81,8 @@ class OpenAIChat:
                                   "max_tokens": max_tokens, "temperature": temperature}
         if json_mode:
             kwargs["response_format"] = {"type": "json_object"}
-        oa = self._openai
-        try:
+        with provider_errors("LLM", self.base_url, self.timeout):
             reply = self._client.chat.completions.create(**kwargs)
-        except oa.APITimeoutError as e:
-            raise ProviderTimeout(f"LLM at {self.base_url} timed out after {self.timeout:g}s") from e
-        except oa.APIStatusError as e:
-            raise ProviderHTTPError(f"LLM at {self.base_url} answered HTTP {e.status_code}") from e
-        except oa.APIConnectionError as e:
-            raise ProviderError(f"cannot reach LLM at {self.base_url}: {e}") from e
         if not reply.choices:
             raise ProviderError(f"LLM at {self.base_url} returned no choices")
         usage = reply.usage
