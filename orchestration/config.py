@@ -52,10 +52,10 @@ class Endpoint(Section):
         return SecretStr(value) if value else None
 
 
-class BM25Config(Section):
+class Toggle(Section):
+    """A component that can be switched off; the system degrades instead of failing."""
+
     enabled: bool = True
-    k1: float = Field(1.5, gt=0)
-    b: float = Field(0.75, ge=0, le=1)
 
 
 class EmbeddingConfig(Endpoint):
@@ -68,23 +68,17 @@ class RerankConfig(Endpoint):
     backend: Literal["local", "http"] = "local"
 
 
-class GraphConfig(Section):
-    enabled: bool = True
-    relations_file: str = "wiki/relations.json"
-    max_hops: int = Field(2, ge=1, le=5)
-    max_expand: int = Field(20, ge=1, le=200)
+class WikiConfig(Toggle):
+    """Where the default index's compiled wiki (entities/, analyses/, relations.json) lives."""
 
-
-class WikiConfig(Section):
-    enabled: bool = True
     dir: str = "wiki/"
 
 
 class SkillsConfig(Section):
-    bm25: BM25Config = BM25Config()
+    bm25: Toggle = Toggle()
     embedding: EmbeddingConfig = EmbeddingConfig()
     rerank: RerankConfig = RerankConfig()
-    graph: GraphConfig = GraphConfig()
+    graph: Toggle = Toggle()
     wiki: WikiConfig = WikiConfig()
 
 
@@ -258,3 +252,36 @@ def load_config(path: Union[str, Path, None] = None) -> AgentConfig:
     if not path.is_file():
         raise ConfigError(f"config file {path} does not exist")
     return parse_config(path.read_text(encoding="utf-8"), str(path))
+
+
+def _rows(model: type[BaseModel], prefix: str) -> list[str]:
+    rows = []
+    for name, field in model.model_fields.items():
+        key = f"{prefix}{field.alias or name}"
+        kind = field.annotation
+        sub = kind if isinstance(kind, type) and issubclass(kind, BaseModel) else None
+        if sub is not None:
+            rows.extend(_rows(sub, key + "."))
+            continue
+        default = field.get_default(call_default_factory=True)
+        shown = json_default(default)
+        type_name = kind.__name__ if isinstance(kind, type) else str(kind).replace("typing.", "")
+        rows.append(f"| `{key}` | {type_name} | `{shown}` |")
+    return rows
+
+
+def json_default(value: Any) -> str:
+    """Returns a default value as it would be written in YAML, compactly."""
+    if isinstance(value, BaseModel):
+        value = value.model_dump(by_alias=True)
+    text = yaml.safe_dump(value, default_flow_style=True, allow_unicode=True, width=1000).strip()
+    return text.removesuffix("\n...").removesuffix(" ...").replace("|", "\\|")
+
+
+def reference() -> str:
+    """Returns the configuration reference (every key, its type and default) as a markdown table."""
+    return "\n".join(["| key | type | default |", "|---|---|---|", *_rows(AgentConfig, "")])
+
+
+if __name__ == "__main__":
+    print(reference())

@@ -16,6 +16,7 @@ from skills import build as build_skill
 from skills.planner import complete_follow_up
 
 from .config import AgentConfig, load_config
+from .feedback import FeedbackLoop, open_feedback
 from .knowledge import KnowledgeBase, open_knowledge
 from .plan import build_retrieval_plan, detect_intent
 from .router import RouteChoice, cost_model, route_table
@@ -47,6 +48,7 @@ class SearchResult(BaseModel):
     trace: dict[str, Any]
     index: str
     from_cache: bool = False
+    query_id: str = ""
 
 
 def resolve_config(config: ConfigArg) -> AgentConfig:
@@ -116,10 +118,11 @@ def plan_term(config: AgentConfig, intent: str) -> Tool:
     return Tool("retrieval_plan", plan, reads=["query", "history"], optional=["query_type"], writes=["plan"])
 
 
-def unified_term(config: AgentConfig, intent: str, table: dict[str, RouteChoice]):
-    """Returns classify >> retrieval_plan >> Route(query_type → strategy >> answer)."""
-    classify = build_skill("classify", {"default": config.orchestration.classifier.default,
-                                        "llm_fallback": config.orchestration.classifier.llm_fallback})
+def unified_term(config: AgentConfig, intent: str, table: dict[str, RouteChoice], rules: Sequence[dict] = ()):
+    """Returns classify (learned `rules` first) >> retrieval_plan >> Route(query_type → strategy >> answer)."""
+    c = config.orchestration.classifier
+    name = ("classify" if c.llm_fallback else "classify_offline") if c.fast_classify else "classify_llm"
+    classify = build_skill(name, {"default": c.default, "rules": list(rules)})
     routes = {t: Named(c.strategy, c.term) for t, c in table.items() if t != "default"}
     default = Named(table["default"].strategy, table["default"].term)
     return classify >> plan_term(config, intent) >> Route(Identity, routes, default=default, label="query_type")
@@ -149,10 +152,17 @@ def search(query: str, *, index: Optional[str] = None, user: Optional[User] = No
     if turns:
         standalone = complete_follow_up(text, turns)
         rewritten = standalone or text
+    loop = open_feedback(cfg, kb)
+    if loop is not None:
+        hit = cached_result(loop, text, rewritten, user)
+        if hit is not None:
+            return hit
     intent = detect_intent(rewritten, turns)
-    table = route_table(cfg)
-    term = unified_term(cfg, intent, table)
-    ctx = Context(**prov, resources=kb.resources(), cost_model=cost_model(cfg)).with_timeout(cfg.limits.timeout_seconds)
+    table = route_table(cfg, loop.route_picks(cfg, rewritten) if loop else None)
+    term = unified_term(cfg, intent, table, loop.classification_rules() if loop else ())
+    learned = {"synonyms": loop.synonyms()} if loop else {}
+    ctx = Context(**prov, resources={**kb.resources(), **learned},
+                  cost_model=cost_model(cfg)).with_timeout(cfg.limits.timeout_seconds)
     state = State(query=rewritten, original_query=text, history=turns, user=user or User())
     started = time.perf_counter()
     out = term.run(state, ctx)
@@ -163,7 +173,7 @@ def search(query: str, *, index: Optional[str] = None, user: Optional[User] = No
     route_span = next(s for s in ctx.trace.spans if s.kind == "route")
     classification = getattr(out, "classification", None)
     latency = {**ctx.trace.latency_breakdown(), "total": round(total, 3)}
-    return SearchResult(
+    result = SearchResult(
         query=text, rewritten_query=rewritten, answer=out.answer,
         citations=[c.model_dump() for c in out.citations],
         hits=[_hit_record(h) for h in out.hits],
@@ -175,3 +185,20 @@ def search(query: str, *, index: Optional[str] = None, user: Optional[User] = No
         latency_ms=latency, cost=ctx.trace.total_cost(),
         fallbacks=fallbacks + ctx.trace.fallbacks(), trace=ctx.trace.to_dict(), index=kb.name,
     )
+    if loop is None:
+        return result
+    learned = loop.record({**result.model_dump(), "route_reason": chosen.reason}, out, ctx, user)
+    return result.model_copy(update={"query_id": learned["query_id"]})
+
+
+def cached_result(loop: FeedbackLoop, text: str, rewritten: str, user: Optional[User]) -> Optional[SearchResult]:
+    """Returns the cached answer for this query and the user's permission scope (logged as a cache hit), or None."""
+    started = time.perf_counter()
+    hit = loop.cached(rewritten, user)
+    if hit is None:
+        return None
+    elapsed = round((time.perf_counter() - started) * 1000, 3)
+    result = SearchResult(**{**hit, "query": text, "query_id": "", "from_cache": True, "trace": {}, "cost": 0.0,
+                             "latency_ms": {"cache_lookup": elapsed, "total": elapsed}})
+    learned = loop.record(result.model_dump(), None, None, user)
+    return result.model_copy(update={"query_id": learned["query_id"]})

@@ -146,6 +146,7 @@ def _as_fields(c: Classification) -> dict[str, Any]:
     return {"query_type": c.type, "entities": c.entities, "classification": c}
 
 
+@skill("classify_offline")
 def rules_then_default(config: Mapping[str, Any]) -> Term:
     """Returns the offline classifier: learned and built-in rules, else the configured default type."""
     default, rules = _default_type(config), _rules(config)
