@@ -1,0 +1,43 @@
+"""Every registered skill and pattern builds from configuration, prints its lambda form and effects, and closes."""
+from __future__ import annotations
+
+import pytest
+
+import patterns
+import skills
+from lambdarag import INITIAL_FIELDS, Named, Term
+from lambdarag.errors import ConfigError
+from orchestration.config import load_config, parse_config
+from orchestration.router import route_table, settings_of
+
+SETTINGS = settings_of(load_config())
+
+
+@pytest.mark.parametrize("name", sorted(skills.REGISTRY))
+def test_every_skill_builds_and_prints(name):
+    term = skills.build(name, {})
+    assert isinstance(term, Term)
+    assert str(term).startswith("λq. ") and name.split("_")[0] in str(term)
+    assert set(term.effect_signature().replace("·", " ").replace("(", " ").replace(")", " ").replace("|", " ")
+               .split()) <= {"pure", "io", "llm"}
+
+
+@pytest.mark.parametrize("name", sorted(patterns.REGISTRY))
+def test_every_pattern_builds_from_the_default_yaml_and_is_closed(name):
+    term = patterns.build(name, SETTINGS)
+    assert isinstance(term, Named) and term.lambda_form() == name
+    assert str(term).startswith("λq. ") and "hits" in term.writes()
+    term.close(INITIAL_FIELDS)
+
+
+def test_every_route_of_the_default_config_builds():
+    table = route_table(load_config())
+    assert set(table) == {"fact", "compare", "relation", "synthesis", "temporal", "default"}
+    assert all("answer" in c.term.writes() for c in table.values())
+
+
+def test_unknown_names_list_the_registered_ones():
+    with pytest.raises(ConfigError, match="unknown skill 'bm26_search'; valid skills: answer_generate, "):
+        skills.build("bm26_search")
+    with pytest.raises(ConfigError, match=r"cost.fallback: unknown pattern 'cheap'; valid patterns: fusion_search"):
+        parse_config("cost:\n  fallback: cheap\n")
