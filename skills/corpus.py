@@ -1,8 +1,12 @@
 """Corpus ingestion: markdown folders and JSONL records → documents → structure-aware chunks."""
 from __future__ import annotations
 
+import hashlib
+import json
+import re
 from dataclasses import dataclass, field
-from typing import Optional
+from pathlib import Path
+from typing import Iterable, Iterator, Optional, Union
 
 
 @dataclass(frozen=True)
@@ -39,3 +43,539 @@ class Chunk:
     department: Optional[str] = None
     security_level: int = 0
     meta: dict = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading: files → documents (with problems reported, never dropped silently)
+
+Problem = tuple[str, int, str]
+"""(path relative to the root, 1-based line or 0 for the whole file, message)."""
+
+MARKDOWN_SUFFIXES = (".md", ".markdown")
+DEFAULT_EXCLUDE = ("README.md", "SOURCE.md")
+ACCESS_KEYS = ("department", "security_level")
+
+_NUM = "一二三四五六七八九十百千零〇两0-9０-９"
+ARTICLE_RE = re.compile(rf"^(第[{_NUM}]+条(?:之[一二三四五六七八九十]+)?)(?:[\s\u3000]+(.*)|$)")
+DIVISION_RE = re.compile(rf"^第[{_NUM}]+(编|分编|章|节)(?:[\s\u3000]+.*)?$")
+DIVISION_DEPTH = {"编": 1, "分编": 2, "章": 3, "节": 4}
+HEADING_RE = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+COMMENT_RE = re.compile(r"<!--.*?-->", re.S)
+EMPTY_HEADING_RE = re.compile(r"(?m)^#{1,6}[ \t]*$")
+FILE_DATE_RE = re.compile(r"[(（](\d{4})-(\d{2})-(\d{2})[)）]")
+TEXT_DATE_RE = re.compile(r"(\d{4})\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*日")
+BRACKETS = "()（）[]【】《》〈〉<>〔〕{}「」『』"
+FAMILY_DROP = re.compile(rf"中华人民共和国|[\s\u3000、{re.escape(BRACKETS)}]")
+
+
+def family_of(title: str) -> str:
+    """Returns the family id of a title: dated versions of one law share it.
+
+    Drops 中华人民共和国, whitespace, 、 and bracket characters (not their contents,
+    so （一） and （二） of one series stay apart).
+    """
+    return FAMILY_DROP.sub("", title)
+
+
+def date_of(name: str, headers: Iterable[str] = ()) -> Optional[str]:
+    """Returns the version date: `(YYYY-MM-DD)` in the file name, else the latest header date.
+
+    Header lines about entry into force (施行) are ignored: they date the
+    future effect, not the version.
+    """
+    m = FILE_DATE_RE.search(name)
+    if m:
+        return "-".join(m.groups())
+    dates = []
+    for line in headers:
+        if "施行" in line:
+            continue
+        for y, mo, d in TEXT_DATE_RE.findall(line):
+            dates.append(f"{int(y):04d}-{int(mo):02d}-{int(d):02d}")
+    return max(dates) if dates else None
+
+
+def _title_from_name(name: str) -> str:
+    return FILE_DATE_RE.sub("", Path(name).stem).strip()
+
+
+class Malformed(ValueError):
+    """A file or record that cannot be read; carries the 1-based line."""
+
+    def __init__(self, line: int, message: str) -> None:
+        super().__init__(message)
+        self.line = line
+
+
+def split_front_matter(text: str) -> tuple[dict, str, int]:
+    """Returns (front matter mapping, body, number of lines the front matter took)."""
+    if not text.startswith("---"):
+        return {}, text, 0
+    lines = text.split("\n")
+    if lines[0].strip() != "---":
+        return {}, text, 0
+    for i in range(1, len(lines)):
+        if lines[i].strip() in ("---", "..."):
+            import yaml
+
+            try:
+                data = yaml.safe_load("\n".join(lines[1:i])) or {}
+            except yaml.YAMLError as e:
+                mark = getattr(e, "problem_mark", None)
+                raise Malformed(2 + (mark.line if mark else 0), f"invalid YAML front matter: {e}") from None
+            if not isinstance(data, dict):
+                raise Malformed(2, "front matter must be a mapping of keys to values")
+            return data, "\n".join(lines[i + 1:]), i + 1
+    raise Malformed(1, "front matter opened with --- is never closed")
+
+
+def access_labels(meta: dict, line: int = 1) -> tuple[Optional[str], int]:
+    """Returns (department, security_level) from metadata, rejecting a non-integer level."""
+    department = meta.get("department")
+    level = meta.get("security_level", 0)
+    if isinstance(level, bool) or not isinstance(level, (int, str)) or not str(level).strip().lstrip("-").isdigit():
+        raise Malformed(line, f"security_level must be an integer, got {level!r}")
+    return (str(department) if department not in (None, "") else None), int(level)
+
+
+def _sidecar(path: Path) -> Optional[Path]:
+    for candidate in (path.with_name(path.name + ".meta.json"), path.with_suffix(".meta.json")):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def read_markdown(path: Path, root: Path) -> Document:
+    """Returns the document of one markdown file; raises `Malformed` when it cannot be used."""
+    rel = path.relative_to(root).as_posix() if path != root else path.name
+    try:
+        raw = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise Malformed(0, f"not UTF-8 text: {e.reason} at byte {e.start}") from None
+    meta, body, skipped = split_front_matter(raw.replace("\r\n", "\n"))
+    side = _sidecar(path)
+    if side is not None:
+        try:
+            extra = json.loads(side.read_text(encoding="utf-8"))
+        except (ValueError, UnicodeDecodeError) as e:
+            raise Malformed(getattr(e, "lineno", 0), f"sidecar {side.name} is not valid JSON: {e}") from None
+        if not isinstance(extra, dict):
+            raise Malformed(1, f"sidecar {side.name} must hold a JSON object")
+        meta = {**meta, **extra}
+    department, level = access_labels(meta)
+    body = EMPTY_HEADING_RE.sub("", COMMENT_RE.sub("", body))
+    if not body.strip():
+        raise Malformed(0, "no text")
+    lines = body.split("\n")
+    title, start = "", 0
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        m = HEADING_RE.match(line)
+        if m and len(m.group(1)) == 1:
+            title, start = m.group(2).strip(), i + 1
+        break
+    title = str(meta.get("title") or title or _title_from_name(path.name))
+    headers = []
+    for line in lines[start:]:
+        s = line.strip()
+        head = HEADING_RE.match(s)
+        if head and len(head.group(1)) == 1:  # a part title under the main title (民法典 # 总则)
+            continue
+        if head or ARTICLE_RE.match(s) or DIVISION_RE.match(s):
+            break
+        if s:
+            headers.append(s)
+    text = "\n".join(lines[start:]).strip("\n")
+    is_statute = any(ARTICLE_RE.match(l.strip()) for l in lines[start:])
+    date = str(meta["date"]) if meta.get("date") else date_of(path.name, headers)
+    rest = {k: v for k, v in meta.items() if k not in ACCESS_KEYS + ("title", "date", "family", "kind")}
+    return Document(
+        id=rel, source=rel, title=title, text=text, date=date,
+        family=str(meta.get("family") or family_of(title)),
+        kind=str(meta.get("kind") or ("statute" if is_statute else "markdown")),
+        headers=tuple(headers), department=department, security_level=level,
+        meta={**rest, "digest": hashlib.sha1(raw.encode()).hexdigest(), "body_line": skipped + 1},
+    )
+
+
+def faq_pair(record: dict) -> Optional[tuple[str, str]]:
+    """Returns (question, answer) of a FAQ record, or None when the record has neither key.
+
+    A record with only one of the two is still a FAQ record (reported as lacking the other).
+    """
+    if "question" not in record and "answer" not in record:
+        return None
+    return str(record.get("question") or "").strip(), str(record.get("answer") or "").strip()
+
+
+def read_records(path: Path, root: Path) -> Iterator[Union[Document, Problem]]:
+    """Yields one document per JSONL record, or a problem for each bad line.
+
+    A record is either ``{"id", "text", …}`` or a FAQ pair ``{"question", "answer", …}``
+    (kind "faq": text = question + answer, meta keeps both, id defaults to ``file#question``).
+    """
+    rel = path.relative_to(root).as_posix() if path != root else path.name
+    try:
+        lines = path.read_text(encoding="utf-8-sig").split("\n")
+    except UnicodeDecodeError as e:
+        yield (rel, 0, f"not UTF-8 text: {e.reason} at byte {e.start}")
+        return
+    seen: set[str] = set()
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError as e:
+            yield (rel, n, f"invalid JSON: {e}")
+            continue
+        if not isinstance(record, dict):
+            yield (rel, n, "a record must be a JSON object")
+            continue
+        pair = faq_pair(record)
+        required = ("question", "answer") if pair is not None else ("id", "text")
+        missing = [k for k in required if not str(record.get(k, "")).strip()]
+        if missing:
+            yield (rel, n, f"{'FAQ ' if pair is not None else ''}record lacks {' and '.join(missing)}")
+            continue
+        rid = str(record.get("id") or f"{rel}#{pair[0]}")
+        if rid in seen:
+            yield (rel, n, f"duplicate record id {rid!r}")
+            continue
+        try:
+            department, level = access_labels(record, n)
+        except Malformed as e:
+            yield (rel, n, str(e))
+            continue
+        seen.add(rid)
+        title = str(record.get("title") or (Path(rel).stem if pair else ""))
+        rest = {k: v for k, v in record.items() if k not in ("id", "title", "text", "date", "family") + ACCESS_KEYS}
+        if pair:
+            rest.update(question=pair[0], answer=pair[1])
+        yield Document(
+            id=rid, source=f"{rel}#{n}", title=title, text="\n".join(pair) if pair else str(record["text"]),
+            date=str(record["date"]) if record.get("date") else None,
+            family=str(record.get("family") or family_of(str(record.get("law") or title))),
+            kind="faq" if pair else str(record.get("kind") or "record"), department=department, security_level=level,
+            meta={**rest, "digest": hashlib.sha1(line.encode()).hexdigest()},
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# Chunking: documents → chunks that keep the structure
+
+
+def _chunk(doc: Document, cid: str, text: str, *, section: str = "", heading: str = "", kind: str = "text",
+           meta: Optional[dict] = None) -> Chunk:
+    return Chunk(id=cid, doc_id=doc.id, text=text, source=doc.source, title=doc.title, section=section,
+                 heading=heading, date=doc.date, family=doc.family, kind=kind, department=doc.department,
+                 security_level=doc.security_level, meta=meta or {})
+
+
+class _Outline:
+    """The heading path above the current line; deeper headings replace shallower ones' children."""
+
+    def __init__(self) -> None:
+        self.stack: list[tuple[int, str]] = []
+
+    def push(self, depth: int, text: str) -> None:
+        self.stack = [(d, t) for d, t in self.stack if d < depth] + [(depth, text)]
+
+    def path(self) -> str:
+        return " / ".join(t for _, t in self.stack)
+
+
+def _heading(line: str) -> Optional[tuple[int, str]]:
+    """Returns (depth, text) when the line is a markdown heading or a bare 第X章-style division line."""
+    m = HEADING_RE.match(line)
+    if m:
+        return len(m.group(1)), re.sub(r"\s+", " ", m.group(2).strip())
+    m = DIVISION_RE.match(line)
+    if m:
+        return 1 + DIVISION_DEPTH[m.group(1)], re.sub(r"[\s\u3000]+", " ", line.strip())
+    return None
+
+
+def chunk_statute(doc: Document) -> list[Chunk]:
+    """Returns one chunk per article 第X条, carrying the chapter/section heading path.
+
+    Text before the first article (a preamble) becomes a `text` chunk under its heading.
+    """
+    chunks: list[Chunk] = []
+    ids: dict[str, int] = {}
+    outline = _Outline()
+    label, heading, body = "", "", []
+    preamble: list[str] = []
+    header_lines = set(doc.headers)
+
+    def flush() -> None:
+        if label and body:
+            n = ids.get(label, 0) + 1
+            ids[label] = n
+            cid = f"{doc.id}#{label}" + (f"~{n}" if n > 1 else "")
+            chunks.append(_chunk(doc, cid, "\n".join(body), section=label, heading=heading, kind="article"))
+
+    def flush_preamble() -> None:
+        text = "\n".join(preamble).strip()
+        if text:
+            cid = f"{doc.id}#{outline.path() or 'preamble'}"
+            chunks.append(_chunk(doc, cid, text, section=outline.path(), heading=outline.path()))
+        preamble.clear()
+
+    for line in doc.text.split("\n"):
+        s = line.strip()
+        if not s:
+            continue
+        head = _heading(s)
+        if head:
+            flush()
+            flush_preamble()
+            label, body = "", []
+            outline.push(*head)
+            continue
+        m = ARTICLE_RE.match(s)
+        if m:
+            flush()
+            flush_preamble()
+            label, heading, body = m.group(1), outline.path(), [s]
+        elif label:
+            body.append(s)
+        elif s not in header_lines:
+            preamble.append(s)
+    flush()
+    flush_preamble()
+    return chunks
+
+
+def _pieces(paragraphs: list[str], cap: int) -> list[str]:
+    """Returns paragraphs packed into pieces of at most `cap` characters (long paragraphs split at 。)."""
+    units: list[str] = []
+    for p in paragraphs:
+        while len(p) > cap:
+            cut = p.rfind("。", 0, cap)
+            cut = cut + 1 if cut > 0 else cap
+            units.append(p[:cut])
+            p = p[cut:]
+        if p:
+            units.append(p)
+    pieces, current = [], ""
+    for u in units:
+        if current and len(current) + 1 + len(u) > cap:
+            pieces.append(current)
+            current = u
+        else:
+            current = f"{current}\n{u}" if current else u
+    if current:
+        pieces.append(current)
+    return pieces
+
+
+FAQ_QUESTION_RE = re.compile(r"^(?:Q|问)\s*[:：]\s*(.+)$", re.I)
+FAQ_ANSWER_RE = re.compile(r"^(?:A|答)\s*[:：]\s*", re.I)
+TABLE_RULE_RE = re.compile(r"^\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?$")
+
+
+def table_cells(line: str) -> list[str]:
+    """Returns the cells of a markdown table line (outer pipes dropped, cells stripped)."""
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def split_tables(lines: list[str]) -> list[tuple[str, list[str]]]:
+    """Returns a block's lines as runs of ("text", lines) and ("table", lines).
+
+    A table is a run of lines starting with ``|`` whose second line is the
+    ``| --- |`` rule under the header.
+    """
+    runs: list[tuple[str, list[str]]] = []
+    i = 0
+    while i < len(lines):
+        j = i
+        while j < len(lines) and lines[j].lstrip().startswith("|"):
+            j += 1
+        if j - i >= 2 and TABLE_RULE_RE.match(lines[i + 1].strip()):
+            runs.append(("table", lines[i:j]))
+            i = j
+            continue
+        if runs and runs[-1][0] == "text":
+            runs[-1][1].append(lines[i])
+        else:
+            runs.append(("text", [lines[i]]))
+        i += 1
+    return runs
+
+
+def chunk_markdown(doc: Document, cap: int = 800) -> list[Chunk]:
+    """Returns chunks of a non-statute markdown document: by heading, then by paragraph up to `cap` chars.
+
+    Two structures get chunks of their own. A table gives one `table_row` chunk
+    per row: the header line, its rule and the row, so every row reads as a
+    one-row table. A FAQ pair is a heading ``Q: question`` (or ``问：``) over its
+    answer (an optional ``A:`` / ``答：`` prefix is dropped); it gives one `faq`
+    chunk whose text is question + answer and whose meta keeps both.
+    """
+    chunks: list[Chunk] = []
+    outline = _Outline()
+    paragraphs: list[str] = []
+    count: dict[str, int] = {}
+
+    def numbered(path: str) -> int:
+        count[path] = count.get(path, 0) + 1
+        return count[path]
+
+    def flush() -> None:
+        path = outline.path()
+        question = FAQ_QUESTION_RE.match(outline.stack[-1][1]) if outline.stack else None
+        if question and paragraphs:
+            q, a = question.group(1).strip(), FAQ_ANSWER_RE.sub("", "\n".join(paragraphs).strip())
+            chunks.append(_chunk(doc, f"{doc.id}#{path}", f"{q}\n{a}", section=path, heading=path, kind="faq",
+                                 meta={"question": q, "answer": a}))
+            paragraphs.clear()
+        for piece in _pieces(paragraphs, cap):
+            n = numbered(path)
+            cid = f"{doc.id}#{path or 'text'}" + (f"~{n}" if n > 1 else "")
+            chunks.append(_chunk(doc, cid, piece, section=path, heading=path))
+        paragraphs.clear()
+
+    def table(lines: list[str]) -> None:
+        path = outline.path()
+        header, rule = lines[0].strip(), lines[1].strip()
+        for line in lines[2:]:
+            if not any(table_cells(line)):
+                continue
+            n = numbered(f"{path}|table")
+            section = f"{path} 第{n}行" if path else f"第{n}行"
+            chunks.append(_chunk(doc, f"{doc.id}#{section}", f"{header}\n{rule}\n{line.strip()}", section=section,
+                                 heading=path, kind="table_row", meta={"header": table_cells(header), "row": n}))
+
+    for block in re.split(r"\n\s*\n", doc.text):
+        for line in block.split("\n"):
+            head = _heading(line.strip())
+            if head:
+                flush()
+                outline.push(*head)
+                block = block.replace(line, "", 1)
+        for kind, lines in split_tables([l.rstrip() for l in block.strip("\n").split("\n") if l.strip()]):
+            if kind == "table":
+                flush()
+                table(lines)
+            else:
+                paragraphs.append("\n".join(lines))
+    flush()
+    return chunks
+
+
+def chunk_record(doc: Document) -> list[Chunk]:
+    """Returns a JSONL record as one whole chunk that keeps the record id."""
+    section = str(doc.meta.get("article") or doc.meta.get("section") or "")
+    kind = "faq" if doc.kind == "faq" else "record"
+    return [_chunk(doc, doc.id, doc.text, section=section, kind=kind, meta=dict(doc.meta))]
+
+
+def chunk_document(doc: Document, cap: int = 800) -> list[Chunk]:
+    """Returns the chunks of a document according to its kind."""
+    if doc.kind == "statute":
+        return chunk_statute(doc)
+    if doc.source != doc.id:  # a JSONL record (its source is file#line)
+        return chunk_record(doc)
+    return chunk_markdown(doc, cap)
+
+
+def searchable_text(chunk: Chunk) -> str:
+    """Returns the text retrievers index for a chunk: its title, then its text.
+
+    This is the formula of the precomputed STARD vectors (title + newline + text).
+    """
+    return f"{chunk.title}\n{chunk.text}" if chunk.title else chunk.text
+
+
+# ---------------------------------------------------------------------------------------------
+# The corpus
+
+
+@dataclass
+class Corpus:
+    """Documents, their chunks, and the problems met while reading (path, line, message)."""
+
+    root: str
+    documents: list[Document] = field(default_factory=list)
+    chunks: list[Chunk] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+    def digest(self) -> str:
+        """Returns a digest of every document's content: equal corpora have equal digests."""
+        h = hashlib.sha1()
+        for doc in sorted(self.documents, key=lambda d: d.id):
+            h.update(f"{doc.id}\0{doc.meta.get('digest', '')}\n".encode())
+        return h.hexdigest()
+
+
+def corpus_files(root: Path, exclude: Iterable[str] = DEFAULT_EXCLUDE) -> list[Path]:
+    """Returns the markdown and JSONL files under `root` (or `root` itself), sorted, skipping hidden and index dirs."""
+    if root.is_file():
+        return [root]
+    skip = set(exclude)
+    out = []
+    for path in sorted(root.rglob("*")):
+        parts = path.relative_to(root).parts
+        if any(p.startswith(".") or p == "index" for p in parts[:-1]) or path.name.startswith("."):
+            continue
+        if path.is_file() and path.name not in skip and path.suffix.lower() in MARKDOWN_SUFFIXES + (".jsonl",):
+            out.append(path)
+    return out
+
+
+def read_corpus(root: Union[str, Path], *, progress: bool = False, cap: int = 800,
+                exclude: Iterable[str] = DEFAULT_EXCLUDE) -> Corpus:
+    """Returns the corpus under `root` (a folder of markdown/JSONL files, or one file).
+
+    Unreadable or malformed inputs are skipped and listed in `Corpus.problems`
+    by path and line; files named in `exclude` (folder notes) are not read.
+    """
+    from lambdarag.errors import ConfigError
+
+    root = Path(root)
+    if not root.exists():
+        raise ConfigError(f"read_corpus: corpus path {str(root)!r} does not exist")
+    base = root.parent if root.is_file() else root
+    corpus = Corpus(root=str(root))
+    files = corpus_files(root, exclude)
+    if progress:
+        from tqdm import tqdm
+
+        files = tqdm(files, desc="read corpus", unit="file")
+    for path in files:
+        rel = path.relative_to(base).as_posix()
+        if path.suffix.lower() == ".jsonl":
+            for item in read_records(path, base):
+                if isinstance(item, Document):
+                    corpus.documents.append(item)
+                else:
+                    corpus.problems.append(item)
+            continue
+        try:
+            doc = read_markdown(path, base)
+        except Malformed as e:
+            corpus.problems.append((rel, e.line, str(e)))
+            continue
+        except OSError as e:
+            corpus.problems.append((rel, 0, f"cannot read: {e.strerror or e}"))
+            continue
+        corpus.documents.append(doc)
+    for doc in corpus.documents:
+        pieces = chunk_document(doc, cap)
+        if not pieces:
+            corpus.problems.append((doc.source, 0, "no chunkable text"))
+        corpus.chunks.extend(pieces)
+    return corpus
+
+
+def to_hits(found: Iterable[tuple[Chunk, float]], retriever: str) -> tuple:
+    """Returns `Hit`s for (chunk, score) pairs in rank order, recording the retriever's rank and score."""
+    from lambdarag import Hit
+
+    return tuple(
+        Hit(chunk_id=c.id, text=c.text, score=float(score), source=c.source, title=c.title, section=c.section,
+            date=c.date, family=c.family, kind=c.kind, department=c.department, security_level=c.security_level,
+            ranks={retriever: rank}, scores={retriever: float(score)})
+        for rank, (c, score) in enumerate(found, 1))

