@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any, Optional
 
 from skills.graph import EntityGraph
-from skills.index import build_index, index_dir, open_index, knowledge_root
+from skills.backends import backend_exists, build_backend, open_backend
+from skills.index import knowledge_root
 from skills.wiki import WikiStore, compile_wiki
 
 from .config import ROOT, AgentConfig
@@ -54,16 +55,18 @@ def open_knowledge(config: AgentConfig, name: Optional[str] = None, *, embedder:
     """Returns the knowledge base `name` (default: the configured index), building the default one on first use."""
     name = name or config.retrieval.index
     dense = config.retrieval.skills.embedding.enabled
-    key = (name, str(knowledge_root()), dense)
+    backend = config.retrieval.backend.model_dump()
+    key = (name, str(knowledge_root()), dense, backend["kind"], backend["uri"])
     with _LOCK:
         if key in _OPEN:
             return _OPEN[key]
         notes: list[str] = []
-        if name == config.retrieval.index and not (index_dir(name) / "manifest.json").is_file():
-            index = build_index(ROOT / config.retrieval.corpus, name, embedder=embedder, dense=dense, progress=False)
+        if name == config.retrieval.index and not backend_exists(backend, name):
+            index = build_backend(backend, ROOT / config.retrieval.corpus, name, embedder=embedder, dense=dense,
+                                  progress=False)
             notes.append(f"built index {name!r} from {config.retrieval.corpus} on first use")
         else:
-            index = open_index(name)
+            index = open_backend(backend, name)
         wiki_dir = wiki_dir_for(config, name)
         if name == config.retrieval.index and not (wiki_dir / "relations.json").is_file():
             compile_wiki(ROOT / config.retrieval.corpus, wiki_dir, progress=False)
