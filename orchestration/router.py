@@ -75,8 +75,16 @@ def choose(config: AgentConfig, query_type: str, strategies: Optional[tuple[str,
     return RouteChoice(query_type, strategy, term, reason)
 
 
-def route_table(config: AgentConfig) -> dict[str, RouteChoice]:
-    """Returns the configured route of every query type, plus `default`."""
-    table = {t: choose(config, t) for t in QUERY_TYPES}
+def candidates(config: AgentConfig, query_type: str) -> tuple[tuple[str, ...], ...]:
+    """Returns the strategies adaptive routing picks among: the configured one first, then each fanned-out pattern alone."""
+    names = config.orchestration.routing.targets(query_type)
+    return (names,) + (tuple((n,) for n in names) if len(names) > 1 else ())
+
+
+def route_table(config: AgentConfig,
+                picks: Optional[Mapping[str, tuple[tuple[str, ...], str]]] = None) -> dict[str, RouteChoice]:
+    """Returns the route of every query type, plus `default`; `picks` maps a type to (strategies, reason) to use instead."""
+    picks = picks or {}
+    table = {t: choose(config, t, *picks[t]) if t in picks else choose(config, t) for t in QUERY_TYPES}
     table["default"] = choose(config, "default", (config.orchestration.routing.default,))
     return table

@@ -15,6 +15,10 @@ LAWS = SHARED / "data" / "laws"
 MARITIME = SHARED / "data" / "maritime"
 STARD = SHARED / "data" / "stard"
 
+# Searches in tests must not learn into the repo's wiki/ and knowledge/; tests of the
+# feedback loop switch it back on with a temporary LAMBDARAG_HOME and wiki dir.
+os.environ.setdefault("LAMBDARAG_FEEDBACK", "off")
+
 
 @pytest.fixture
 def llm_server():

@@ -1,0 +1,92 @@
+"""The learning stores: JSON documents and JSONL logs that several processes may write at once.
+
+Every write happens under a `filelock` lock next to the file (``<name>.lock``).
+A JSON document is replaced whole by write-rename (`skills.graph.write_replace`:
+temp file in the same folder, fsync, ``os.replace``), so a crash mid-write
+leaves the previous version. A JSONL line is appended with one ``write`` of
+the complete line under the lock; a reader skips a last line without its
+newline (what a crash mid-append could leave) instead of failing.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Callable, Iterator, Union
+
+from filelock import FileLock
+
+from lambdarag.errors import StoreCorrupt
+from skills.graph import write_replace
+
+LOCK_TIMEOUT = 60.0
+
+
+def lock_for(path: Path) -> FileLock:
+    """Returns the inter-process lock guarding `path`."""
+    return FileLock(str(path) + ".lock", timeout=LOCK_TIMEOUT)
+
+
+class JsonStore:
+    """A JSON object on disk, read whole and updated whole under a lock."""
+
+    def __init__(self, path: Union[str, Path]) -> None:
+        self.path = Path(path)
+
+    def read(self) -> dict[str, Any]:
+        """Returns the stored object ({} when the file does not exist); a damaged file raises `StoreCorrupt`."""
+        if not self.path.exists():
+            return {}
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise StoreCorrupt(f"{self.path}: not valid JSON ({e}); the file was left unchanged") from None
+        if not isinstance(data, dict):
+            raise StoreCorrupt(f"{self.path}: expected a JSON object, got {type(data).__name__}")
+        return data
+
+    def update(self, change: Callable[[dict[str, Any]], Any]) -> dict[str, Any]:
+        """Returns the new object after `change` mutated the current one in place, written atomically under the lock."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with lock_for(self.path):
+            data = self.read()
+            change(data)
+            write_replace(self.path, (json.dumps(data, ensure_ascii=False, indent=1) + "\n").encode("utf-8"))
+        return data
+
+
+class JsonlLog:
+    """An append-only file of JSON records, one per line."""
+
+    def __init__(self, path: Union[str, Path]) -> None:
+        self.path = Path(path)
+
+    def append(self, record: dict[str, Any]) -> None:
+        """Appends `record` as one line (one write call, under the lock, flushed to disk)."""
+        line = (json.dumps(record, ensure_ascii=False, default=str) + "\n").encode("utf-8")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with lock_for(self.path):
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                os.write(fd, line)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        """Yields the complete records in order (a torn last line is skipped; a bad inner line raises)."""
+        if not self.path.exists():
+            return
+        raw = self.path.read_bytes()
+        lines = raw.split(b"\n")
+        complete = lines[:-1]      # the part after the last newline is empty or a torn append
+        for n, line in enumerate(complete, 1):
+            if not line.strip():
+                continue
+            try:
+                yield json.loads(line.decode("utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError) as e:
+                raise StoreCorrupt(f"{self.path}:{n}: not a JSON record ({e})") from None
+
+    def records(self) -> list[dict[str, Any]]:
+        return list(self)

@@ -1,0 +1,282 @@
+"""The feedback loop on a temporary copy of the demo knowledge base: write-back and revert, cache, routing, rules, synonyms."""
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from lambdarag import Citation, Context, State, User, Verdict
+from lambdarag.errors import LambdaRAGError, StoreCorrupt
+from skills.classify import rule_classify
+from orchestration import knowledge
+from orchestration.cli import main
+from orchestration.config import DEFAULT_CONFIG, ROOT, parse_config
+from orchestration.feedback import (FeedbackLoop, SynonymLearner, expand_tokens, normalise,
+                                    routing_scores, scope_of, variant_pairs)
+from orchestration.search_unified import search, unified_term
+from orchestration.router import route_table
+from orchestration.stores import JsonlLog, JsonStore
+
+BASE = yaml.safe_load(DEFAULT_CONFIG.read_text(encoding="utf-8"))
+RELATION_Q = "船员条例由哪个部门主管？"
+COMPARE_Q = "海上交通安全法与水污染防治法在船舶管理方面有何异同？"
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory):
+    """A knowledge root holding a BM25-only demo index, built once for the module."""
+    return tmp_path_factory.mktemp("home")
+
+
+@pytest.fixture
+def kb(home, tmp_path, monkeypatch):
+    """Returns (config, config file, wiki dir, feedback dir) of a fresh learning setup in temporary folders."""
+    monkeypatch.setenv("LAMBDARAG_HOME", str(home))
+    monkeypatch.setenv("LAMBDARAG_FEEDBACK", "on")
+    wiki = tmp_path / "wiki"
+    shutil.copytree(ROOT / "wiki", wiki, ignore=shutil.ignore_patterns("*.lock", "*.bak"))
+    shutil.rmtree(home / "demo" / "feedback", ignore_errors=True)
+    knowledge.forget()
+
+    def make(**feedback):
+        data = copy.deepcopy(BASE)
+        data["retrieval"]["skills"]["embedding"]["enabled"] = False
+        data["retrieval"]["skills"]["wiki"]["dir"] = str(wiki)
+        data["orchestration"]["feedback"].update(feedback)
+        text = yaml.safe_dump(data, allow_unicode=True)
+        path = tmp_path / f"config-{len(list(tmp_path.glob('config-*')))}.yml"
+        path.write_text(text, encoding="utf-8")
+        return parse_config(text), path
+
+    yield make, wiki, home / "demo" / "feedback"
+    knowledge.forget()
+
+
+def snapshot(wiki: Path) -> dict[str, bytes]:
+    return {p.relative_to(wiki).as_posix(): p.read_bytes() for p in sorted(wiki.rglob("*"))
+            if p.is_file() and not p.name.endswith((".lock", ".bak"))}
+
+
+def drop_relation(config, head: str, relation: str, tail: str) -> None:
+    """Removes a compiled fact from the temporary wiki (graph and pages) so that an answer can teach it again."""
+    from orchestration.feedback import render_into
+
+    base = knowledge.open_knowledge(config)
+    graph = base.graph
+    for rec in [r for r in graph.neighbors(head) if r.relation == relation and r.tail == tail]:
+        graph.remove_relation(rec)
+    graph.save()
+    for name in (head, tail):
+        render_into(graph, base.wiki_dir, name)
+    knowledge.forget()
+
+
+def final_state(config, query: str) -> State:
+    """Returns the pipeline's last state for `query` (what search() hands to the feedback loop)."""
+    base = knowledge.open_knowledge(config)
+    term = unified_term(config, "knowledge", route_table(config))
+    return term.run(State(query=query, original_query=query), Context(resources=base.resources()))
+
+
+def test_cited_multi_source_answer_is_written_back_with_provenance_and_revert_restores_exactly(kb, capsys):
+    make, wiki, fb = kb
+    config, path = make()
+    drop_relation(config, "国家海事管理机构", "主管", "船员条例")
+    before = snapshot(wiki)
+
+    r = search(RELATION_Q, config=config)
+    assert len({c["source"] for c in r.citations}) >= 2 and r.query_id
+    item = json.loads((fb / "learned.json").read_text(encoding="utf-8"))["items"][r.query_id]
+    learned = {(x["head"], x["relation"], x["tail"]) for x in item["relations"]}
+    assert ("国家海事管理机构", "主管", "船员条例") in learned
+    rel = next(x for x in item["relations"] if x["head"] == "国家海事管理机构")
+    assert rel["origin"] == "feedback" and rel["source"] == "船员条例(2023-07-20).md" and rel["section"] == "第三条"
+    assert rel["provenance"]["query_id"] == r.query_id and rel["provenance"]["extractor"] == "fact_extract/rule"
+    assert set(rel["provenance"]["sources"]) == {c["source"] for c in r.citations} and rel["confidence"] == 0.6
+    graph = json.loads((wiki / "relations.json").read_text(encoding="utf-8"))
+    assert any(x["origin"] == "feedback" and x["provenance"]["query_id"] == r.query_id for x in graph["relations"])
+    assert "[[国家海事管理机构]]" in (wiki / "entities" / "船员条例.md").read_text(encoding="utf-8")
+    analysis = (wiki / item["analysis"]).read_text(encoding="utf-8")
+    assert RELATION_Q in analysis and r.query_id in analysis
+    assert snapshot(wiki) != before
+
+    assert main(["feedback", "list", "--config", str(path)]) == 0
+    assert r.query_id in capsys.readouterr().out
+    assert main(["feedback", "revert", r.query_id, "--config", str(path)]) == 0
+    assert snapshot(wiki) == before
+    assert main(["feedback", "revert", r.query_id, "--config", str(path)]) == 2
+    assert "already reverted" in capsys.readouterr().err
+
+
+def test_a_failed_citation_check_or_too_few_sources_writes_nothing(kb):
+    make, wiki, fb = kb
+    config, _ = make()
+    drop_relation(config, "国家海事管理机构", "主管", "船员条例")
+    before = snapshot(wiki)
+    state = final_state(config, RELATION_Q)
+    assert state.verdict is None or state.verdict.passed
+    loop = FeedbackLoop(config.orchestration.feedback, fb, knowledge.open_knowledge(config))
+    failed = state.model_copy(update={"verdict": Verdict(passed=False, details=("unsupported | x | y",))})
+    assert loop.write_back("q-failed", failed, Context()) is None
+    one_source = state.model_copy(update={"verdict": Verdict(passed=True),
+                                          "citations": (Citation(source="船员条例(2023-07-20).md", section="第三条"),)})
+    assert loop.write_back("q-one", one_source, Context()) is None
+    result = {"query": RELATION_Q, "rewritten_query": RELATION_Q, "query_type": "relation", "strategy": "s",
+              "answer": failed.answer, "latency_ms": {"total": 1.0}}
+    learned = loop.record(result, failed, Context())
+    assert "write_back" not in learned and snapshot(wiki) == before and loop.items() == {}
+    logged = JsonlLog(fb / "query_log.jsonl").records()
+    assert logged[-1]["success"] is False and logged[-1]["verdict"]["passed"] is False
+
+
+def test_switched_off_feedback_writes_nothing(kb):
+    make, wiki, fb = kb
+    config, _ = make(enabled=False)
+    before = snapshot(wiki)
+    r = search(COMPARE_Q, config=config)
+    assert r.answer and not r.query_id and not r.from_cache
+    assert not fb.exists() and snapshot(wiki) == before
+
+
+def test_hot_queries_are_cached_per_permission_scope_and_version(kb):
+    make, wiki, fb = kb
+    config, _ = make(cacheAfter=2)
+    first, second = search(COMPARE_Q, config=config), search(COMPARE_Q, config=config)
+    assert not first.from_cache and not second.from_cache
+    third = search("  海上交通安全法与水污染防治法在船舶管理方面有何异同? ", config=config)
+    assert third.from_cache and third.answer == second.answer and third.strategy == second.strategy
+    assert third.query_id and third.query_id != second.query_id
+    other = search(COMPARE_Q, config=config, user=User(id="x", departments=("法规处",), security_level=1))
+    assert not other.from_cache
+    (wiki / "relations.json").touch()            # a write-back or a recompile changes the knowledge version
+    assert not search(COMPARE_Q, config=config).from_cache
+    log = JsonlLog(fb / "query_log.jsonl").records()
+    assert [r["from_cache"] for r in log] == [False, False, True, False, False]
+    assert log[0]["retrieval"] and log[0]["rerank_top5"] and log[0]["latency_ms"]["total"] > 0
+
+
+def test_cache_is_lru_bounded_and_keys_never_cross_scopes(tmp_path):
+    from orchestration.config import FeedbackConfig
+
+    loop = FeedbackLoop(FeedbackConfig(cache_after=1, cache_size=2), tmp_path)
+    for q in ("甲", "乙", "丙"):
+        assert loop.remember(q, None, {"answer": q}, version="v1")
+    assert loop.cached("甲", None, "v1") is None and loop.cached("丙", None, "v1") == {"answer": "丙"}
+    assert loop.cached("丙", User(departments=("a",)), "v1") is None
+    assert loop.cached("丙", None, "v2") is None
+    assert scope_of(User(departments=("b", "a"), security_level=2)) == "a,b|2"
+    assert normalise(" ＡＢ  c？") == "ab c"
+
+
+def test_adaptive_routing_uses_samples_then_score_and_explores_deterministically(kb):
+    make, _, fb = kb
+    config, _ = make(minSamples=3, explore=0.0)
+    loop = FeedbackLoop(config.orchestration.feedback, fb)
+    options = (("graph_retrieval", "fusion_search"), ("graph_retrieval",), ("fusion_search",))
+    few = {"graph_retrieval": {"total": 5, "success": 5, "latency_ms": 50.0, "cost": 0.0}}
+    assert loop.pick("compare", options, few, "q") == (options[0], "configured: fewer than minSamples=3 runs of "
+                                                                   "some candidate")
+    stats = {"graph_retrieval+fusion_search": {"total": 4, "success": 2, "latency_ms": 400.0, "cost": 0.0},
+             "graph_retrieval": {"total": 4, "success": 4, "latency_ms": 100.0, "cost": 0.0},
+             "fusion_search": {"total": 4, "success": 3, "latency_ms": 200.0, "cost": 0.0}}
+    chosen, reason = loop.pick("compare", options, stats, "q")
+    assert chosen == ("graph_retrieval",) and reason.startswith("adaptive: graph_retrieval+fusion_search=0.500, graph_retrieval=1.000")
+    scores = routing_scores({o: stats["+".join(o)] for o in options})
+    assert scores[("graph_retrieval",)] == pytest.approx(0.7 + 0.2 + 0.1)
+    explorer = FeedbackLoop(config.orchestration.feedback.model_copy(update={"explore": 1.0}), fb)
+    assert explorer.pick("compare", options, {**stats, "fusion_search": {**stats["fusion_search"], "total": 9}},
+                         "q")[0] == options[0]
+    assert [explorer.pick("compare", options, stats, q) for q in "ab"] == [explorer.pick("compare", options, stats, q)
+                                                                         for q in "ab"]
+    loop.routing.update(lambda d: d.setdefault("types", {}).__setitem__("compare", stats))
+    r = search(COMPARE_Q, config=config)
+    assert r.strategy == "graph_retrieval"
+    logged = JsonlLog(fb / "query_log.jsonl").records()[-1]
+    assert logged["strategy"] == "graph_retrieval"
+    assert json.loads((fb / "routing_stats.json").read_text())["types"]["compare"]["graph_retrieval"]["total"] == 5
+
+
+def test_a_correction_becomes_a_rule_the_classifier_uses(kb, capsys):
+    make, _, fb = kb
+    config, path = make()
+    query = "琼州海峡定线制"
+    assert search(query, config=config).query_type != "temporal"
+    assert main(["feedback", "correct", "--query", query, "--type", "temporal", "--config", str(path)]) == 0
+    r = search(query, config=config)
+    assert (r.query_type, r.classification["stage"], r.from_cache) == ("temporal", "learned", False)
+    assert main(["feedback", "correct", "--query", query, "--type", "temporal", "--pattern", "([",
+                 "--config", str(path)]) == 2
+    assert "bad pattern" in capsys.readouterr().err
+
+
+def test_agreeing_llm_classifications_become_a_rule(tmp_path):
+    from orchestration.config import FeedbackConfig
+
+    loop = FeedbackLoop(FeedbackConfig(min_samples=2), tmp_path)
+    llm = {"stage": "llm", "type": "temporal"}
+    assert loop.observe_classification("定线制怎么规定", {"stage": "rules", "type": "fact"}) is None
+    assert loop.observe_classification("琼州海峡定线制", llm) is None
+    rule = loop.observe_classification("成山角定线制", llm)
+    assert rule["type"] == "temporal" and rule["origin"] == "llm" and rule["evidence"] == 2
+    found = rule_classify("老铁山水道定线制", loop.classification_rules())
+    assert (found.type, found.stage) == ("temporal", "learned")
+
+
+def test_synonyms_are_learned_from_labelled_pairs_and_from_rewrites_that_found_cited_chunks(kb, tmp_path, capsys):
+    make, _, fb = kb
+    config, path = make()
+    index = knowledge.open_knowledge(config).index
+    chunk_id = next(c.id for c in index.chunks() if c.source == "船员条例(2023-07-20).md" and c.section == "第三条")
+    qrels = tmp_path / "qrels.jsonl"
+    lines = [{"qid": str(i), "query": q, "relevant": [chunk_id]}
+             for i, q in enumerate(["海员需要什么证书", "海员证书怎么办理", "海员的证书有效期", "海员注册条件"])]
+    qrels.write_text("\n".join(json.dumps(x, ensure_ascii=False) for x in lines), encoding="utf-8")
+    assert main(["feedback", "learn", "--qrels", str(qrels), "--config", str(path)]) == 0
+    synonyms = FeedbackLoop(config.orchestration.feedback, fb).synonyms()
+    chunk = knowledge.open_knowledge(config).index.chunk(chunk_id)
+    assert synonyms["海员"] and all(s in chunk.text for s in synonyms["海员"])
+    assert expand_tokens(["海员", "证书"], synonyms)[:3] == ["海员", "证书", synonyms["海员"][0]]
+    assert variant_pairs("海员证书怎么办理", "船员证书怎么办理") == {"海员": {"船员": 1}}
+    assert variant_pairs("海员证书", "海员证书 船员条例 相关规定") == {}
+
+
+def test_synonym_learner_keeps_specific_frequent_associations_only():
+    df = {"船员": 5, "的": 900, "证书": 40}
+    pairs = [(["海员", "证书"], [["船员", "证书", "的"]])] * 3 + [(["罕见"], [["船员"]])]
+    learned = SynonymLearner(df, 1000, min_queries=3, min_share=0.5, min_lift=10).learn(pairs)
+    assert learned == {"海员": {"船员": 3}}
+
+
+def test_empty_results_are_queued_as_wiki_gaps(kb):
+    make, _, fb = kb
+    config, _ = make()
+    r = search("zzqx wvvk", config=config)
+    assert not r.hits
+    gaps = JsonlLog(fb / "gaps.jsonl").records()
+    assert gaps[-1]["query"] == "zzqx wvvk" and gaps[-1]["query_id"] == r.query_id
+
+
+def test_stores_skip_a_torn_last_line_and_refuse_corrupt_json(tmp_path):
+    log = JsonlLog(tmp_path / "log.jsonl")
+    log.append({"a": 1})
+    with open(log.path, "ab") as f:
+        f.write(b'{"a": 2, "b"')              # what a crash in the middle of an append could leave
+    assert log.records() == [{"a": 1}]
+    store = JsonStore(tmp_path / "s.json")
+    store.update(lambda d: d.update(x=1))
+    assert store.read() == {"x": 1}
+    store.path.write_text("{not json", encoding="utf-8")
+    with pytest.raises(StoreCorrupt, match="s.json: not valid JSON"):
+        store.update(lambda d: d.update(x=2))
+    assert store.path.read_text(encoding="utf-8") == "{not json"
+
+
+def test_show_of_an_unknown_item_names_the_known_ones(tmp_path):
+    from orchestration.config import FeedbackConfig
+
+    with pytest.raises(LambdaRAGError, match="no learned item 'nope'; known: none"):
+        FeedbackLoop(FeedbackConfig(), tmp_path).item("nope")
