@@ -27,9 +27,13 @@ def marker(hit: Hit) -> str:
 
 
 def context_hits(state: State) -> tuple[Hit, ...]:
-    """Returns the hits the context shows: most relevant first, at most `final_top_k`, within the char budget."""
+    """Returns the hits the context shows: most relevant first, at most `final_top_k`, within the char budget.
+
+    A table-preferring plan (`plan.prefer_tables`) puts table rows first among hits of equal score.
+    """
     plan = state.plan
-    ranked = sorted(state.hits, key=lambda h: -h.score)[: plan.final_top_k]
+    ranked = sorted(state.hits, key=lambda h: (-h.score, not (plan.prefer_tables and h.kind == "table_row")))
+    ranked = ranked[: plan.final_top_k]
     chosen, used = [], 0
     for hit in ranked:
         size = min(len(hit.text), plan.max_chunk_chars)

@@ -33,6 +33,15 @@ FILLERS = re.compile(
     r"帮我|那个|这个|嗯|呃|哦|啊)+|(?:啊|呀|哈|吧|嘛|呢|哦|来着)(?=[？?。!！]*$)")
 _FOLLOW_UP = re.compile(r"^(?:那么?|还有|另外|再问一下|如果是|要是|换成)|(?:呢|怎么样|如何|又如何|又怎样)[？?]*$")
 _ENDS = re.compile(r"^(?:那么?|还有|另外|再问一下|如果是|要是|换成)|(?:的情况|呢|怎么样|又如何|又怎样|如何)?[？?。!！\s]*$")
+# A pronoun standing for the previous turn's subject; 其 only where it means "its" (not 其他, 及其, …).
+_PRONOUN = re.compile(
+    r"它们|它|(?<![及与尤极])其(?!他|中|余|实|次|它)|(?:这|那|该|此)(?:部|个|项|家)?(?:法律|法规|条例|规定|办法|机构|部门|"
+    r"单位|机关|法)|这个|那个")
+_CONNECTIVE = re.compile(r"^(?:那么?|还有|另外|再问一下)")
+# Questions about an organisation (its superior, duties, …): "it" is then the body the last answer named.
+_BODY_QUESTION = re.compile(r"上级|下级|隶属|内设|职责|职能|领导|负责人|机构设置|派出机构")
+_LAW_NAME = re.compile(r"(?:法|条例|细则|办法|公约|解释|规定)$")
+FOLLOW_UP_MAX_CHARS = 20
 
 
 class PlannedVariant(BaseModel):
@@ -76,24 +85,68 @@ def _topic(text: str) -> Optional[str]:
     return words[0] if words else None
 
 
-def complete_follow_up(query: str, history: Sequence[Message]) -> Optional[str]:
-    """Returns a follow-up such as 那船员呢？ rewritten as a standalone question, or None if it is not one.
+def antecedent(history: Sequence[Message], query: str) -> Optional[str]:
+    """Returns what a pronoun in `query` points to: the subject of the previous user turn.
 
-    The previous user question supplies the frame; its topic (a law or body it
-    names, else its first keyword) is replaced by the follow-up's topic.
+    That is the first law or body it names, else its first keyword. A question
+    about an organisation (上级, 职责, …) whose previous turn names no body
+    points instead to the first body the assistant's reply names.
     """
+    last_user = next((i for i in range(len(history) - 1, -1, -1) if history[i].role == "user"
+                      and history[i].content.strip() != query.strip()), None)
+    if last_user is None:
+        return None
+    previous = _CONNECTIVE.sub("", clean(history[last_user].content))
+    named = query_entities(previous)
+    if _BODY_QUESTION.search(query):
+        replies = [m.content for m in history[last_user + 1:] if m.role == "assistant"]
+        bodies = [e for e in named if not _LAW_NAME.search(e)] \
+            or [e for text in replies for e in query_entities(text) if not _LAW_NAME.search(e)]
+        if bodies:
+            return bodies[0]
+    return named[0] if named else _topic(previous)
+
+
+def resolve_pronoun(query: str, history: Sequence[Message]) -> Optional[str]:
+    """Returns a short follow-up such as 它的上级部门是谁？ with its pronoun replaced by the antecedent, or None.
+
+    None when there is no pronoun, nothing but the pronoun (这个呢), or no antecedent.
+    """
+    cleaned = _CONNECTIVE.sub("", clean(query)).strip(" ，,")
+    m = _PRONOUN.search(cleaned)
+    if m is None or len(cleaned) > FOLLOW_UP_MAX_CHARS or not _ENDS.sub("", cleaned.replace(m.group(0), "")):
+        return None
+    entity = antecedent(history, query)
+    if not entity or entity in cleaned:
+        return None
+    return cleaned[:m.start()] + entity + cleaned[m.end():]
+
+
+def complete_follow_up(query: str, history: Sequence[Message]) -> Optional[str]:
+    """Returns a follow-up rewritten as a standalone question, or None if it is not one (or cannot be completed).
+
+    A pronoun (它的上级部门是谁？) is replaced by the previous turn's subject
+    (see `antecedent`). A bare new topic (那船员呢？) takes the previous user
+    question as the frame: a law or body replaces the law or body the frame
+    names, any other topic replaces the frame's first keyword outside them.
+    """
+    resolved = resolve_pronoun(query, history)
+    if resolved:
+        return resolved
     previous = next((m.content for m in reversed(history) if m.role == "user" and m.content.strip() != query.strip()), None)
     cleaned = clean(query)
-    if previous is None or len(cleaned) > 16 or not _FOLLOW_UP.search(query.strip()):
+    if previous is None or len(cleaned) > 16 or not _FOLLOW_UP.search(query.strip()) or _PRONOUN.search(cleaned):
         return None
     fragment = _ENDS.sub("", _ENDS.sub("", cleaned)).strip(" ，,")
     if not fragment:
         return None
     new_topic = _topic(fragment) or fragment
     frame = clean(previous)
-    if query_entities(fragment) and not query_entities(frame):
+    topics, frame_topics = query_entities(fragment), query_entities(frame)
+    if topics and not frame_topics:
         return f"{new_topic}中{frame}"
-    old_topic = query_entities(frame)[0] if query_entities(fragment) and query_entities(frame) else _topic(frame)
+    old_topic = frame_topics[0] if topics else \
+        next((w for w in keywords(frame) if not any(w in e or e in w for e in frame_topics)), None)
     if old_topic and old_topic in frame and old_topic not in fragment:
         return frame.replace(old_topic, fragment if new_topic in fragment else new_topic, 1)
     return f"{fragment} {frame}"

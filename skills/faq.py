@@ -1,0 +1,139 @@
+"""`faq_direct_answer`: a stored FAQ answer returned as is, without generation, when it answers the question.
+
+Two paths answer. ``faq_exact``: the question equals a stored question once
+both are normalised (width, case, spaces and punctuation). ``faq_similar``:
+the plan allows similar matches (`plan.allow_similar_faq`) and the best
+candidate's score reaches `plan.faq_direct_threshold`. Otherwise the path is
+``route`` and the normal retrieval route answers. The decision and its reason
+are written to `answer_path` and `answer_reason`.
+
+A candidate's score is the lower of two reranker relevances: the user's
+question against the stored question, and the stored question against the
+user's. One direction alone would let a short question ("船员证书") match
+every longer FAQ that contains it; a wrong direct answer is worse than none.
+FAQ entries are chunks of kind "faq" (see `skills.corpus`): BM25 over them
+finds the candidates, with the user's permissions applied inside the index.
+"""
+from __future__ import annotations
+
+import re
+import threading
+import unicodedata
+from typing import Any, Mapping, Sequence
+
+from lambdarag import Citation, State, Term, Tool, Verdict
+from lambdarag.providers.reranker import OverlapReranker
+
+from .corpus import Chunk, to_hits
+from .registry import skill
+
+FAQ_KIND = "faq"
+_NOISE = re.compile(r"[\W_]+")
+_TABLES: dict[tuple[int, int], dict[str, tuple[Chunk, ...]]] = {}
+_LOCK = threading.Lock()
+
+
+def normalise(text: str) -> str:
+    """Returns `text` as questions are compared: NFKC width folding, lower case, no spaces or punctuation."""
+    return _NOISE.sub("", unicodedata.normalize("NFKC", text).lower())
+
+
+def question_of(chunk: Chunk) -> str:
+    """Returns the stored question of a FAQ chunk (its first line when the meta lacks one)."""
+    return str(chunk.meta.get("question") or chunk.text.split("\n", 1)[0]).strip()
+
+
+def answer_of(chunk: Chunk) -> str:
+    """Returns the stored answer of a FAQ chunk (the text after its first line when the meta lacks one)."""
+    return str(chunk.meta.get("answer") or chunk.text.split("\n", 1)[-1]).strip()
+
+
+def faq_table(index: Any) -> Mapping[str, tuple[Chunk, ...]]:
+    """Returns normalised question → the FAQ chunks asking it, built once per index object and version."""
+    key = (id(index), index.version)
+    with _LOCK:
+        table = _TABLES.get(key)
+        if table is None:
+            table = {}
+            for chunk in index.chunks():
+                if chunk.kind == FAQ_KIND:
+                    q = normalise(question_of(chunk))
+                    table[q] = table.get(q, ()) + (chunk,)
+            for stale in [k for k in _TABLES if k[0] == key[0]]:
+                del _TABLES[stale]
+            _TABLES[key] = table
+    return table
+
+
+def has_faq(index: Any) -> bool:
+    """Returns whether the index holds any FAQ entry."""
+    return bool(faq_table(index))
+
+
+def scored(query: str, chunks: Sequence[Chunk], reranker: Any, shortlist: int) -> list[tuple[Chunk, float]]:
+    """Returns the `shortlist` best candidates by forward relevance, scored as min(forward, backward), best first."""
+    if not chunks:
+        return []
+    forward = reranker.scores(query, [question_of(c) for c in chunks])
+    best = sorted(range(len(chunks)), key=lambda i: -forward[i])[:shortlist]
+    out = [(chunks[i], min(float(forward[i]), float(reranker.scores(question_of(chunks[i]), [query])[0])))
+           for i in best]
+    return sorted(out, key=lambda pair: -pair[1])
+
+
+def answered(chunk: Chunk, score: float, path: str, reason: str) -> dict[str, Any]:
+    """Returns the writes of a direct answer: the stored answer, its FAQ hit and citation, path and reason.
+
+    The verdict is written here because nothing was generated: the answer is
+    its own source, so a later citation check has no claim to test.
+    """
+    citation = Citation(source=chunk.source, section=chunk.section, chunk_id=chunk.id, quote=question_of(chunk)[:120])
+    return {"faq_hit": True, "answer_path": path, "answer_reason": reason, "answer": answer_of(chunk),
+            "citations": (citation,), "hits": to_hits([(chunk, score)], FAQ_KIND),
+            "verdict": Verdict(passed=True, details=(f"stored FAQ answer {chunk.id}: nothing generated to check",))}
+
+
+def not_answered(reason: str) -> dict[str, Any]:
+    return {"faq_hit": False, "answer_path": "route", "answer_reason": reason}
+
+
+def decide(state: State, index: Any, reranker: Any, shortlist: int) -> dict[str, Any]:
+    """Returns the writes of the FAQ step for `state`: a direct answer, or the reason the route must answer."""
+    plan, user = state.plan, state.user
+    query = state.original_query or state.query
+    table = faq_table(index)
+    if not table:
+        return not_answered("no FAQ entries in the index")
+    exact = next((c for c in table.get(normalise(query), ()) if user.may_read(c.department, c.security_level)), None)
+    if exact is not None:
+        return answered(exact, 1.0, "faq_exact", f"exact match of FAQ question 「{question_of(exact)}」")
+    found = [c for c, _ in index.bm25(query, plan.faq_top_k, user=user, filters={"kind": FAQ_KIND})]
+    ranked = scored(query, found, reranker, shortlist)
+    if not ranked:
+        return not_answered("no FAQ entry shares a word with the question")
+    chunk, score = ranked[0]
+    gist = f"best FAQ 「{question_of(chunk)}」 scores {score:.2f}, threshold {plan.faq_direct_threshold:.2f}"
+    if score < plan.faq_direct_threshold:
+        return not_answered(f"{gist}: below the threshold")
+    if not plan.allow_similar_faq:
+        return not_answered(f"{gist}: the plan allows exact FAQ matches only ({plan.reason})")
+    return answered(chunk, score, "faq_similar", f"{gist}: reached ({plan.reason})")
+
+
+@skill("faq_direct_answer")
+def faq_direct_answer(config: Mapping[str, Any]) -> Term:
+    """Returns the FAQ step: it writes `faq_hit` and, on a hit, the stored answer (see the module docstring).
+
+    Config: ``shortlist`` (default 3), how many candidates get the backward
+    relevance check (one reranker call each). Uses `ctx.reranker`, else the
+    local overlap reranker.
+    """
+    shortlist = int(config.get("shortlist", 3))
+    local = OverlapReranker()
+
+    def run(state: State, ctx: Any) -> dict[str, Any]:
+        return decide(state, ctx.resource("index"), ctx.reranker or local, shortlist)
+
+    return Tool("faq_direct_answer", run, reads=["original_query", "query", "user", "plan"],
+                writes=["faq_hit", "answer_path", "answer_reason", "answer", "citations", "hits", "verdict"],
+                effect="io")
