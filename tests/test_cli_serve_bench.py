@@ -1,0 +1,72 @@
+"""`lambdarag serve` and `lambdarag bench`: they run what they name, and usage errors exit 2 with one line."""
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from orchestration.cli import benchmarks, main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_bench_lists_the_scripts_of_the_bench_folder():
+    assert {"runner", "retrieval", "graph", "routing"} <= set(benchmarks())
+
+
+def test_bench_runs_a_script_and_prints_its_json(capsys):
+    assert main(["bench", "runner"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["terms"] == 20 and out["runner_us_per_term"] > 0
+
+
+def test_bench_passes_arguments_through_to_the_script(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["bench", "graph", "--no-such-option"])
+    assert exit_.value.code == 2
+    assert "unrecognized arguments: --no-such-option" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["bench", "nope"], "lambdarag bench: unknown benchmark 'nope'; choose from: "),
+    (["serve", "--port", "70000"], "lambdarag serve: --port 70000 is not a TCP port (1-65535)"),
+    (["serve", "--config", "/no/such/agent-config.yml"], "lambdarag serve: "),
+    (["--config", "/no/such/agent-config.yml", "serve"], "lambdarag serve: "),
+    (["serve", "--index", "no_such_index"], "lambdarag serve: no index named 'no_such_index'"),
+])
+def test_usage_errors_exit_2_with_one_line(capsys, argv, message):
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith(message) and "Traceback" not in "\n".join(err)
+    if argv[0] == "bench":
+        assert err[-1].endswith(", ".join(benchmarks()))
+
+
+def test_serve_answers_http_on_the_given_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "orchestration.cli", "serve", "--port", str(port)], cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert proc.poll() is None, proc.stderr.read()
+            try:
+                info = httpx.get(f"http://127.0.0.1:{port}/api/info", timeout=2).json()
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline, "lambdarag serve did not answer within 60 s"
+                time.sleep(0.2)
+        assert info["index"] == "demo"
+        page = httpx.get(f"http://127.0.0.1:{port}/", timeout=5)
+        assert page.status_code == 200 and "LambdaRAG" in page.text
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)

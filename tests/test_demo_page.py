@@ -1,0 +1,155 @@
+"""The demo page in headless Chromium: one question per route, citations, waterfall, subgraph, errors, escaping.
+
+Needs Debian's chromium at /usr/bin/chromium (`.ci/run` installs it) and the
+`playwright` Python package; no browser is downloaded. Without them the tests
+fail rather than skip: the page is a capability, and this is its test.
+A full-page screenshot lands in test-artifacts/demo.png (git-ignored).
+"""
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import uvicorn
+from playwright.sync_api import expect, sync_playwright
+
+from qademo.app import create_app
+
+ROOT = Path(__file__).resolve().parents[1]
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+ANSWER_TIMEOUT_MS = 120_000
+
+ROUTES = [
+    ("船长在保障海上生命安全和防治船舶污染方面有什么权力？", "fact", "keyword_search"),
+    ("海上交通安全法与水污染防治法在船舶管理方面有何异同？", "compare", "graph_retrieval+fusion_search"),
+    ("船员条例由哪个部门主管？", "relation", "graph_retrieval+wiki_deep"),
+    ("梳理船员管理法规体系", "synthesis", "synthesis"),
+    ("海洋环境保护法最新版本是哪一年修订的？", "temporal", "temporal_search"),
+]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def base_url():
+    """Yields the URL of the demo app served by uvicorn in a thread on a free local port."""
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(create_app(), host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    assert CHROMIUM.is_file(), f"{CHROMIUM} is missing: apt-get install chromium (see .ci/run)"
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser, base_url):
+    """Yields a fresh page on the demo; fails the test if the page logged a script error (e.g. a CSP violation)."""
+    context = browser.new_context(viewport={"width": 1200, "height": 900}, locale="zh-CN")
+    p = context.new_page()
+    problems: list[str] = []
+    p.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    p.on("console", lambda m: problems.append(m.text) if m.type == "error"
+         and not m.text.startswith("Failed to load resource") else None)
+    p.goto(base_url)
+    expect(p.locator("#index-name")).to_have_text("demo")
+    yield p
+    context.close()
+    assert problems == []
+
+
+def ask(page, question: str) -> None:
+    """Submits a question and waits until the page has finished (answer streamed, or an error shown)."""
+    page.fill("#query", question)
+    page.click("#ask")
+    expect(page.locator("#ask")).to_be_enabled(timeout=ANSWER_TIMEOUT_MS)
+    expect(page.locator("#status")).to_have_text("")
+
+
+def open_first_citation(page) -> str:
+    """Clicks the first citation and returns the cited text it reveals (it must be hidden before the click)."""
+    chunk = page.locator("#citations details").first.locator(".chunk")
+    assert not chunk.is_visible()
+    page.locator("#citations summary").first.click()
+    chunk.wait_for(state="visible")
+    return chunk.text_content()
+
+
+@pytest.mark.parametrize("question, query_type, strategy", ROUTES, ids=[r[1] for r in ROUTES])
+def test_each_route_shows_tag_strategy_expression_citations_and_waterfall(page, question, query_type, strategy):
+    ask(page, question)
+    assert page.locator("#error").is_hidden()
+    assert page.text_content("#asked") == question
+    assert page.text_content("#type-tag") == query_type
+    assert page.text_content("#strategy") == strategy
+    assert page.text_content("#expression").startswith("λq. ")
+    assert page.text_content("#effects")
+    assert page.text_content("#answer").strip()
+    assert len(open_first_citation(page).strip()) > 10
+    bars = page.locator("#waterfall .wf-bar")
+    assert bars.count() >= 3
+    names = page.locator("#waterfall .wf-name").all_text_contents()
+    assert "retrieval_plan" in names and "answer_generate" in names
+    widths = page.eval_on_selector_all("#waterfall .wf-bar", "els => els.map(e => e.getBoundingClientRect().width)")
+    assert all(w > 0 for w in widths) and max(widths) > 100
+
+
+def test_relation_question_draws_the_entity_subgraph_and_links_answer_markers(page):
+    ask(page, "船员条例由哪个部门主管？")
+    nodes = page.locator("#graph svg .node")
+    assert nodes.count() >= 2
+    labels = page.locator("#graph svg .node title").all_text_contents()
+    assert any("船员条例" in label for label in labels)
+    assert page.locator("#graph svg .edge line").count() >= 1
+    marker = page.locator("#answer button.marker").first
+    marker.click()
+    assert page.locator("#citations details[open]").count() == 1
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "demo.png"), full_page=True)
+    assert (ARTIFACTS / "demo.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_degradations_are_listed(page):
+    ask(page, "船员条例由哪个部门主管？")
+    items = page.locator("#fallbacks li").all_text_contents()
+    assert any("no LLM configured" in item for item in items)
+
+
+def test_empty_query_shows_the_error_message(page):
+    ask(page, "   ")
+    error = page.locator("#error")
+    assert error.is_visible()
+    assert "query is empty" in error.text_content()
+    assert page.locator("#result").is_hidden()
+
+
+def test_markup_in_the_query_is_shown_as_text_and_never_runs(page):
+    attack = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
+    ask(page, attack)
+    assert page.text_content("#asked") == attack
+    assert page.evaluate("window.__pwned") is None
+    assert page.locator("#result script, #result img").count() == 0
