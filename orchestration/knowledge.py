@@ -33,6 +33,16 @@ class KnowledgeBase:
             out["wiki"] = self.wiki
         return out
 
+    def limit(self, config: AgentConfig) -> AgentConfig:
+        """Returns `config` with the graph and wiki switched off when this knowledge base has none compiled."""
+        skills = config.retrieval.skills
+        off = {name: getattr(skills, name).model_copy(update={"enabled": False})
+               for name, present in (("graph", self.graph), ("wiki", self.wiki)) if present is None}
+        if not off:
+            return config
+        retrieval = config.retrieval.model_copy(update={"skills": skills.model_copy(update=off)})
+        return config.model_copy(update={"retrieval": retrieval})
+
     def version(self) -> str:
         """Returns a key that changes when the index or the graph changes (for caches)."""
         graph_mtime = (self.wiki_dir / "relations.json").stat().st_mtime_ns \

@@ -199,6 +199,7 @@ def search(query: str, *, index: Optional[str] = None, user: Optional[User] = No
     prov = providers(cfg)
     kb = open_knowledge(cfg, index, embedder=prov["embedder"])
     fallbacks = disabled_components(cfg, kb)
+    cfg = kb.limit(cfg)
     loop = open_feedback(cfg, kb)
     learned = {"synonyms": loop.synonyms()} if loop else {}
     ctx = Context(**prov, resources={**kb.resources(), **learned},

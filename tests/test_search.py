@@ -10,6 +10,7 @@ from lambdarag import User
 from lambdarag.errors import ConfigError, QueryError
 from orchestration.config import DEFAULT_CONFIG, parse_config
 from orchestration.search_unified import search
+from tests.conftest import ROOT
 
 BASE = yaml.safe_load(DEFAULT_CONFIG.read_text(encoding="utf-8"))
 
@@ -131,3 +132,14 @@ def test_internal_documents_never_reach_a_public_user():
     insider = User(id="u1", departments=("船员管理处",), security_level=2)
     r = search(query, user=insider)
     assert any(INTERNAL in s for s in sources(r))
+
+
+def test_an_index_without_a_compiled_wiki_degrades_instead_of_failing(tmp_path, monkeypatch):
+    from skills.index import build_index
+
+    monkeypatch.setenv("LAMBDARAG_HOME", str(tmp_path))
+    build_index(ROOT / "knowledge" / "demo" / "docs", "nowiki", dense=False, progress=False)
+    r = search("梳理船员管理法规体系", index="nowiki", config=config_with(retrieval__skills__embedding__enabled=False))
+    assert r.strategy == "synthesis" and r.citations
+    assert any("no compiled wiki for index 'nowiki'" in f["reason"] for f in r.fallbacks)
+    assert "wiki_page_read" not in r.latency_ms and "graph_walk" not in r.latency_ms
