@@ -8,10 +8,13 @@ Needs the index: lambdarag index --corpus ../shared/data/maritime --name maritim
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import sys
 from collections import defaultdict
 from pathlib import Path
+
+os.environ.setdefault("LAMBDARAG_FEEDBACK", "off")  # measure routing as configured, without learning between questions
 
 from lambdarag import Context, State
 from orchestration.config import load_config
@@ -40,6 +43,17 @@ def top_documents(hits, k: int = K) -> list[str]:
     return docs
 
 
+def family(source: str) -> str:
+    """Returns a statute's name without folder and version date: 行政法/船员条例(2023-07-20).md → 船员条例."""
+    return source.rsplit("/", 1)[-1].split("(")[0]
+
+
+def right_version(relevant: list[str], ranked: list[str]) -> float:
+    """Returns 1 when, for each relevant document, the first ranked version of its family is that document."""
+    ok = [next((r for r in ranked if family(r) == family(rel)), None) == rel for rel in relevant]
+    return float(all(ok))
+
+
 def recall(relevant: list[str], ranked: list[str]) -> float:
     return len(set(relevant) & set(ranked)) / len(relevant) if relevant else 0.0
 
@@ -60,15 +74,19 @@ def main() -> dict:
     latency: dict[str, list[float]] = defaultdict(list)
     steps: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     confusion: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    versions: dict[str, list[float]] = defaultdict(list)
     correct = 0
     for q in questions:
         r = search(q["query"], index=INDEX)
         correct += r.query_type == q["type"]
         confusion[q["type"]][r.query_type] += 1
-        routed = top_documents(r.hits)
-        per_type[q["type"]]["routed"].append(recall(q["relevant"], routed))
-        per_type[q["type"]]["bm25"].append(recall(q["relevant"], plain("keyword_search", q["query"], cfg, kb, prov)))
-        per_type[q["type"]]["hybrid"].append(recall(q["relevant"], plain("hybrid_search", q["query"], cfg, kb, prov)))
+        ranked = {"routed": top_documents(r.hits),
+                  "bm25": plain("keyword_search", q["query"], cfg, kb, prov),
+                  "hybrid": plain("hybrid_search", q["query"], cfg, kb, prov)}
+        for system, docs in ranked.items():
+            per_type[q["type"]][system].append(recall(q["relevant"], docs))
+            if q["type"] == "temporal":
+                versions[system].append(right_version(q["relevant"], docs))
         latency[r.strategy].append(r.latency_ms["total"])
         for step, ms in r.latency_ms.items():
             if step != "total":
@@ -87,6 +105,7 @@ def main() -> dict:
         "index": INDEX, "questions": len(questions), "routing_accuracy": round(correct / len(questions), 3),
         "confusion": {k: dict(v) for k, v in confusion.items()},
         f"doc_recall@{K}": {"overall": overall, "per_type": table},
+        "temporal_right_version_first": {s: round(statistics.mean(v), 3) for s, v in versions.items()},
         "latency_ms_median_per_strategy": {s: round(statistics.median(v), 1) for s, v in latency.items()},
         "latency_ms_median_per_type_step": {t: {s: round(statistics.median(v), 2) for s, v in d.items()}
                                             for t, d in steps.items()},

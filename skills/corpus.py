@@ -14,7 +14,7 @@ class Document:
     """One source file or JSONL record, with its metadata."""
 
     id: str                      # stable: source path (markdown) or record id (JSONL)
-    source: str                  # path relative to the corpus root (JSONL: file#line)
+    source: str                  # path relative to the corpus root (JSONL: file:line, since # starts a cited section)
     title: str                   # e.g. 中华人民共和国海上交通安全法
     text: str                    # body without front matter
     date: Optional[str] = None   # version date YYYY-MM-DD (file name or header lines)
@@ -66,6 +66,15 @@ FILE_DATE_RE = re.compile(r"[(（](\d{4})-(\d{2})-(\d{2})[)）]")
 TEXT_DATE_RE = re.compile(r"(\d{4})\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*日")
 BRACKETS = "()（）[]【】《》〈〉<>〔〕{}「」『』"
 FAMILY_DROP = re.compile(rf"中华人民共和国|[\s\u3000、{re.escape(BRACKETS)}]")
+
+
+CHUNKER_VERSION = "2"
+"""Bump when chunking changes (e.g. table rows, FAQ pairs), so that indexes re-chunk unchanged files."""
+
+
+def content_digest(text: str) -> str:
+    """Returns a document's digest: its content and the chunker version, so either change re-indexes it."""
+    return hashlib.sha1(f"{CHUNKER_VERSION}\0{text}".encode()).hexdigest()
 
 
 def family_of(title: str) -> str:
@@ -195,7 +204,7 @@ def read_markdown(path: Path, root: Path) -> Document:
         family=str(meta.get("family") or family_of(title)),
         kind=str(meta.get("kind") or ("statute" if is_statute else "markdown")),
         headers=tuple(headers), department=department, security_level=level,
-        meta={**rest, "digest": hashlib.sha1(raw.encode()).hexdigest(), "body_line": skipped + 1},
+        meta={**rest, "digest": content_digest(raw), "body_line": skipped + 1},
     )
 
 
@@ -254,11 +263,11 @@ def read_records(path: Path, root: Path) -> Iterator[Union[Document, Problem]]:
         if pair:
             rest.update(question=pair[0], answer=pair[1])
         yield Document(
-            id=rid, source=f"{rel}#{n}", title=title, text="\n".join(pair) if pair else str(record["text"]),
+            id=rid, source=f"{rel}:{n}", title=title, text="\n".join(pair) if pair else str(record["text"]),
             date=str(record["date"]) if record.get("date") else None,
             family=str(record.get("family") or family_of(str(record.get("law") or title))),
             kind="faq" if pair else str(record.get("kind") or "record"), department=department, security_level=level,
-            meta={**rest, "digest": hashlib.sha1(line.encode()).hexdigest()},
+            meta={**rest, "digest": content_digest(line)},
         )
 
 

@@ -78,7 +78,7 @@ def test_jsonl_records_stay_whole_and_bad_inputs_are_reported_by_path_and_line(t
     (tmp_path / "latin1.md").write_bytes("# 标题\n".encode("gbk"))
     corpus = read_corpus(tmp_path)
     (record,) = corpus.chunks
-    assert (record.id, record.text, record.kind, record.family, record.source) == ("r1", "第一段\n第二段", "record", "民法典", "records.jsonl#1")
+    assert (record.id, record.text, record.kind, record.family, record.source) == ("r1", "第一段\n第二段", "record", "民法典", "records.jsonl:1")
     problems = {(p, line) for p, line, _ in corpus.problems}
     assert {("records.jsonl", 2), ("records.jsonl", 3), ("records.jsonl", 4), ("records.jsonl", 5)} <= problems
     assert ("bad.md", 2) in problems and ("open.md", 1) in problems and ("latin1.md", 0) in problems

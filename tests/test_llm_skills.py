@@ -330,3 +330,12 @@ def test_llm_planner_with_no_usable_variant_falls_back_to_rules(llm_server):
     s = query_expand({}).run(State.of("那船员呢？", history=HISTORY), ctx)
     assert s.query_plan.source == "rules" and ("rewrite", "船员在保障海上生命安全方面有什么权力？") in kinds(s)
     assert "no usable variant" in ctx.trace.fallbacks()[0]["reason"]
+
+
+def test_a_cited_jsonl_record_resolves_to_its_chunk():
+    from skills.context import cited, marker
+
+    hit = Hit(chunk_id="r7", text="船员应当持有有效证书。", source="records.jsonl:7", section="第五条")
+    other = Hit(chunk_id="r8", text="另一条。", source="records.jsonl:8", section="第五条")
+    citations, _ = cited(f"船员应当持有有效证书。{marker(hit)}", [other, hit])
+    assert [c.chunk_id for c in citations] == ["r7"]
