@@ -1,6 +1,7 @@
 """The one runner: closes a term, checks the budget, executes it with tracing, concurrency and deadlines."""
 from __future__ import annotations
 
+import threading
 import time
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -110,34 +111,45 @@ def execute(term: Term, state: State, ctx: Context, path: Path = (), parent: Opt
         ctx.trace.finish(span)
 
 
+POOL_THREADS = 64
+_POOL = ThreadPoolExecutor(max_workers=POOL_THREADS, thread_name_prefix="lambdarag")
+"""One process-wide pool: threads are reused, so engines that keep per-thread state (OpenMP teams in the
+embedder, faiss) are not rebuilt for every `Par`; fan-outs nested deeper than 64 waiting branches would
+wait on each other until the context's deadline."""
+
+
 def concurrently(
     jobs: Sequence[tuple[Term, State, Path]], ctx: Context, *, owner: str, width: Optional[int] = None
 ) -> list[State]:
-    """Returns the states of jobs run in parallel threads, in job order.
+    """Returns the states of jobs run in parallel threads, in job order, at most `width` at a time.
 
     Waits no longer than the context's deadline; the first failing branch is
     reported by its index and term.
     """
     parent_span = ctx.trace._span_at(jobs[0][2][:-1]) if jobs else None
     parent = parent_span.id if parent_span else None
-    pool = ThreadPoolExecutor(max_workers=width or len(jobs), thread_name_prefix="lambdarag")
-    try:
-        futures = [pool.submit(execute, t, s, ctx, p, parent) for t, s, p in jobs]
-        done, pending = wait(futures, timeout=ctx.remaining(), return_when=FIRST_EXCEPTION)
-        for i, f in enumerate(futures):
-            if f in done and f.exception() is not None:
-                err = f.exception()
-                term = jobs[i][0]
-                if isinstance(err, DeadlineExceeded):
-                    raise err
-                raise BranchError(f"{owner}: branch {i} ({term.lambda_form()}) failed: {err}",
-                                  term=term.name, path=show_path(jobs[i][2])) from err
-        if pending:
-            late = ", ".join(f"{i} ({jobs[i][0].lambda_form()})" for i, f in enumerate(futures) if f in pending)
-            raise DeadlineExceeded(f"{owner}: deadline passed while branches {late} were running", term=owner)
-        return [f.result() for f in futures]
-    finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+    gate = threading.BoundedSemaphore(width or len(jobs))
+
+    def job(term: Term, state: State, path: Path) -> State:
+        with gate:
+            return execute(term, state, ctx, path, parent)
+
+    futures = [_POOL.submit(job, t, s, p) for t, s, p in jobs]
+    done, pending = wait(futures, timeout=ctx.remaining(), return_when=FIRST_EXCEPTION)
+    for f in pending:
+        f.cancel()
+    for i, f in enumerate(futures):
+        if f in done and f.exception() is not None:
+            err = f.exception()
+            term = jobs[i][0]
+            if isinstance(err, DeadlineExceeded):
+                raise err
+            raise BranchError(f"{owner}: branch {i} ({term.lambda_form()}) failed: {err}",
+                              term=term.name, path=show_path(jobs[i][2])) from err
+    if pending:
+        late = ", ".join(f"{i} ({jobs[i][0].lambda_form()})" for i, f in enumerate(futures) if f in pending)
+        raise DeadlineExceeded(f"{owner}: deadline passed while branches {late} were running", term=owner)
+    return [f.result() for f in futures]
 
 
 def run(term: Term, query: Union[str, State], ctx: Optional[Context] = None) -> State:

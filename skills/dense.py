@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import threading
 from pathlib import Path
@@ -50,6 +51,9 @@ class DenseIndex:
             if self._index is None:
                 import faiss
 
+                # One query at a time gains nothing from OpenMP; on a 2-core machine its threads fight the
+                # embedder's and double dense latency (bench/retrieval.py: p50 36 ms → 19 ms on STARD).
+                faiss.omp_set_num_threads(int(os.environ.get("LAMBDARAG_FAISS_THREADS", "1")))
                 n, d = self.vectors.shape
                 index = faiss.IndexHNSWFlat(d, 32, faiss.METRIC_INNER_PRODUCT) if n > self.ann_threshold \
                     else faiss.IndexFlatIP(d)
