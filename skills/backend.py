@@ -47,7 +47,21 @@ class IndexBackend(ABC):
     """The retrieval engine behind the skills (see the module docstring for the contract)."""
 
     tokenizer: Tokenizer
+    model: Optional[str] = None
     version: int = 0
+
+    def check_add(self, documents: Sequence[Document], chunks: Sequence[Chunk],
+                  vectors: Optional[np.ndarray]) -> set[str]:
+        """Returns the ids of the documents being added, after checking chunks and vectors belong to them."""
+        ids = {d.id for d in documents}
+        stray = {c.doc_id for c in chunks} - ids
+        if stray:
+            raise ConfigError(f"{type(self).__name__}.add: chunks of documents not being added: "
+                              f"{', '.join(sorted(stray)[:3])}")
+        if self.model is not None and (vectors is None or len(vectors) != len(chunks)):
+            raise ConfigError(f"{type(self).__name__}.add: this index is dense ({self.model}); give one vector per "
+                              f"chunk ({len(chunks)}), got {0 if vectors is None else len(vectors)}")
+        return ids
 
     @abstractmethod
     def add(self, documents: Sequence[Document], chunks: Sequence[Chunk],
@@ -128,13 +142,7 @@ class LocalBackend(IndexBackend):
 
     def add(self, documents: Sequence[Document], chunks: Sequence[Chunk], vectors: Optional[np.ndarray] = None,
             *, progress: bool = False) -> None:
-        ids = {d.id for d in documents}
-        stray = {c.doc_id for c in chunks} - ids
-        if stray:
-            raise ConfigError(f"index add: chunks of documents not being added: {', '.join(sorted(stray)[:3])}")
-        if self.model is not None and (vectors is None or len(vectors) != len(chunks)):
-            raise ConfigError(f"index add: this index is dense ({self.model}); give one vector per chunk "
-                              f"({len(chunks)}), got {0 if vectors is None else len(vectors)}")
+        ids = self.check_add(documents, chunks, vectors)
         if ids & self._docs.keys():
             self.remove(ids & self._docs.keys())
         tokens = self.tokenizer.tokenize_many([searchable_text(c) for c in chunks], progress=progress)

@@ -201,7 +201,7 @@ def extract_document(doc: Document) -> DocFacts:
                     basis_done.add(target)
                     rel(BASIS, target, where, m.group(0))
         for m in AUTHORITY_RE.finditer(line):
-            agency = re.sub(r"^(?:.*设立|.*规定|由|向|并|经|应当|可以|和|及|或者)", "", m.group("agency"))
+            agency = re.sub(r"^(?:.*设立|.*规定|.*由|向|并|经|应当|可以|和|及|或者)", "", m.group("agency"))
             obj = m.group("obj")
             if agency in GENERIC_AGENCIES or not re.search(r"工作|监督管理|管理|事务|事项", obj) \
                     or re.match(r"[^，。；]{0,24}的(?:部门|机构)", obj) \

@@ -73,13 +73,19 @@ def sub_questions(query: str, query_type: Optional[str], entities: Sequence[str]
     return out
 
 
+_MARKUP = re.compile(r"\[来源:[^\]]*\]|\[\[|\]\]|^[\s>*-]+")
+_LEAD_IN = re.compile(r"^[^：。]{1,40} ：")
+"""Wiki-page markup that must not be quoted: inner citation markers, [[links]], bullets, "entity ：" lead-ins."""
+_FILE_LINE = re.compile(r"\.md\b|^entities/")
+
+
 def candidate_sentences(hits: Sequence[Hit]) -> list[tuple[str, Hit, int]]:
-    """Returns the quotable sentences of `hits` (labels and headings removed) with their hit and rank."""
+    """Returns the quotable sentences of `hits` (labels, headings and wiki markup removed) with their hit and rank."""
     out = []
     for rank, hit in enumerate(hits):
         for sentence in split_sentences(hit.text):
-            sentence = strip_label(sentence).strip()
-            if len(sentence) >= 6 and not _HEADING.search(sentence):
+            sentence = _LEAD_IN.sub("", _MARKUP.sub("", strip_label(sentence))).strip()
+            if len(sentence) >= 6 and not _HEADING.search(sentence) and not _FILE_LINE.search(sentence):
                 out.append((sentence, hit, rank))
     return out
 
@@ -131,7 +137,8 @@ def missing_words(query: str, hits: Sequence[Hit]) -> list[str]:
 
 def extractive_answer(state: State) -> dict[str, Any]:
     """Returns an extractive, cited answer from the context hits, or a refusal that names what is missing."""
-    hits = citable(state)
+    # Documents before wiki pages: a page quotes its sources, and the source itself is the better citation.
+    hits = tuple(sorted(citable(state), key=lambda h: h.kind == "wiki"))
     query = state.original_query
     sentences = candidate_sentences(hits)
     lines: list[str] = []

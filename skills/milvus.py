@@ -227,13 +227,7 @@ class MilvusBackend(IndexBackend):
     def add(self, documents: Sequence[Document], chunks: Sequence[Chunk], vectors: Optional[np.ndarray] = None,
             *, progress: bool = False, batch_size: int = 512) -> None:
         """Upserts documents and their chunks in batches of whole documents (replacing earlier versions)."""
-        ids = {d.id for d in documents}
-        stray = {c.doc_id for c in chunks} - ids
-        if stray:
-            raise ConfigError(f"milvus index add: chunks of documents not being added: {', '.join(sorted(stray)[:3])}")
-        if self.model is not None and (vectors is None or len(vectors) != len(chunks)):
-            raise ConfigError(f"milvus index add: this index is dense ({self.model}); give one vector per chunk "
-                              f"({len(chunks)}), got {0 if vectors is None else len(vectors)}")
+        self.check_add(documents, chunks, vectors)
         rows_of: dict[str, list[int]] = {d.id: [] for d in documents}
         for i, c in enumerate(chunks):
             rows_of[c.doc_id].append(i)
