@@ -109,7 +109,8 @@ def stard() -> dict:
     """Returns BM25 metrics with and without learned synonyms, 5-fold cross-validated on STARD train."""
     from ranx import Qrels, Run, evaluate
 
-    from orchestration.feedback import expand_tokens, qrels_pairs, synonym_learner
+    from orchestration.feedback import qrels_pairs, synonym_learner
+    from skills.lexical import expand_tokens
     from skills.index import build_index
 
     start = time.perf_counter()

@@ -19,7 +19,7 @@ Stores (``knowledge/<index>/feedback/``, relocated with LAMBDARAG_HOME; see
   query–document pairs (`SynonymLearner`, ``lambdarag feedback learn --qrels``) and
   from query variants whose retrieval found a chunk a passed answer cites (the words
   the variant swapped). `query_expand` reads it as ``ctx.resources["synonyms"]``;
-  `expand_tokens` appends it to BM25 query tokens.
+  `skills.lexical.expand_tokens` appends it to BM25 query tokens inside `bm25_search`.
 - ``classification_rules.json``: learned ``{pattern, type}`` rules from corrections
   and from agreeing LLM classifications; the classify skill tries them first.
 - ``learned.json``: every write-back (entities, relations, pages, analysis) keyed by
@@ -539,12 +539,6 @@ class SynonymLearner:
             if ranked:
                 out[q] = {d: c for _, d, c in ranked[:self.per_term]}
         return out
-
-
-def expand_tokens(tokens: Sequence[str], synonyms: Mapping[str, Sequence[str]], per_term: int = 2) -> list[str]:
-    """Returns the BM25 query tokens with up to `per_term` learned synonyms of each token appended."""
-    extra = [s for t in tokens for s in list(synonyms.get(t, ()))[:per_term] if s not in tokens]
-    return list(tokens) + list(dict.fromkeys(extra))
 
 
 def noisy(graph: EntityGraph, name: str) -> bool:

@@ -155,6 +155,12 @@ class Bm25Index:
         return index
 
 
+def expand_tokens(tokens: Sequence[str], synonyms: Mapping[str, Sequence[str]], per_term: int = 2) -> list[str]:
+    """Returns the BM25 query tokens with up to `per_term` learned synonyms of each token appended."""
+    extra = [s for t in tokens for s in list(synonyms.get(t, ()))[:per_term] if s not in tokens]
+    return list(tokens) + list(dict.fromkeys(extra))
+
+
 def _top_k(state: Any, config: Mapping[str, Any], plan_field: str) -> int:
     return int(config.get("top_k") or getattr(state.plan, plan_field))
 
@@ -165,6 +171,8 @@ def bm25_search(config: Mapping[str, Any]) -> Term:
 
     Reads `plan.bm25_top_k` (config `top_k` overrides) and keeps only chunks
     the user may read; config `filters` maps chunk fields to allowed values.
+    Learned synonyms (`ctx.resources["synonyms"]`, term → [synonyms]) are
+    appended to the query's tokens.
     `candidates` is extended, not declared as a read: it is an accumulator
     whose initial value is empty, so a pipeline may start with this term.
     """
@@ -172,7 +180,9 @@ def bm25_search(config: Mapping[str, Any]) -> Term:
 
     def run(state, ctx):
         backend = ctx.resource("index")
-        found = backend.bm25(state.query, _top_k(state, config, "bm25_top_k"), user=state.user, filters=filters)
+        synonyms = ctx.resources.get("synonyms")
+        query = expand_tokens(backend.tokenizer(state.query), synonyms) if synonyms else state.query
+        found = backend.bm25(query, _top_k(state, config, "bm25_top_k"), user=state.user, filters=filters)
         ranked = RankedList(retriever="bm25", query=state.query, hits=to_hits(found, "bm25"))
         return {"candidates": state.candidates + (ranked,)}
 

@@ -15,7 +15,8 @@ from skills.classify import rule_classify
 from orchestration import knowledge
 from orchestration.cli import main
 from orchestration.config import DEFAULT_CONFIG, ROOT, parse_config
-from orchestration.feedback import (FeedbackLoop, SynonymLearner, expand_tokens, normalise,
+from skills.lexical import expand_tokens
+from orchestration.feedback import (FeedbackLoop, SynonymLearner, normalise,
                                     routing_scores, scope_of, variant_pairs)
 from orchestration.search_unified import search, unified_term
 from orchestration.router import route_table

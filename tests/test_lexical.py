@@ -83,3 +83,20 @@ def test_tokenizer_drops_stopwords_and_punctuation_and_keeps_user_words():
     assert "琼州海峡定线制" in custom("琼州海峡定线制什么时候施行")
     assert custom.fingerprint() != tok.fingerprint()
     assert Tokenizer(stopwords=["船舶"])("船舶的污染") == ["的", "污染"]
+
+
+def test_bm25_search_appends_learned_synonyms_to_the_query(tmp_path):
+    from lambdarag import Context, State
+    from skills import build as build_skill
+    from skills.backend import LocalBackend
+
+    (tmp_path / "a.md").write_text("# 甲\n\n海员应当持有适任证书。\n", encoding="utf-8")
+    (tmp_path / "b.md").write_text("# 乙\n\n港口应当设置航标。\n", encoding="utf-8")
+    corpus = read_corpus(tmp_path)
+    backend = LocalBackend(Tokenizer())
+    backend.add(corpus.documents, corpus.chunks)
+    search = build_skill("bm25_search", {})
+    plain = search.run("船员", Context(resources={"index": backend}))
+    learned = search.run("船员", Context(resources={"index": backend, "synonyms": {"船员": ["海员"]}}))
+    assert plain.candidates[0].hits == ()
+    assert [h.source for h in learned.candidates[0].hits] == ["a.md"]
