@@ -4,6 +4,9 @@ Compares the routed pipeline (search_unified.search) with plain BM25 and plain
 hybrid retrieval on the same labelled questions (tests/data/maritime_questions.jsonl),
 and runs the seed's five standard questions as an A/B table (BM25 only vs routed).
 Needs the index: lambdarag index --corpus ../shared/data/maritime --name maritime
+Harder variant, the whole laws folder (the question paths are the same relative paths there), BM25 only:
+  lambdarag index --corpus ../shared/data/laws --name laws --no-dense
+  python bench/routing.py --index laws --config bench/no-dense.yml
 """
 from __future__ import annotations
 
@@ -65,10 +68,10 @@ def plain(name: str, question: str, cfg, kb, prov) -> list[str]:
     return top_documents(term.run(State.of(question), ctx).hits)
 
 
-def main() -> dict:
-    cfg = load_config()
+def main(index: str = INDEX, config: str | None = None) -> dict:
+    cfg = load_config(config)
     prov = providers(cfg)
-    kb = open_knowledge(cfg, INDEX, embedder=prov["embedder"])
+    kb = open_knowledge(cfg, index, embedder=prov["embedder"])
     questions = [json.loads(line) for line in QUESTIONS.read_text(encoding="utf-8").splitlines() if line.strip()]
     per_type: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     latency: dict[str, list[float]] = defaultdict(list)
@@ -77,7 +80,7 @@ def main() -> dict:
     versions: dict[str, list[float]] = defaultdict(list)
     correct = 0
     for q in questions:
-        r = search(q["query"], index=INDEX)
+        r = search(q["query"], index=index, config=cfg)
         correct += r.query_type == q["type"]
         confusion[q["type"]][r.query_type] += 1
         ranked = {"routed": top_documents(r.hits),
@@ -97,12 +100,12 @@ def main() -> dict:
                for system in ("routed", "bm25", "hybrid")}
     seed = []
     for question in SEED_QUESTIONS:
-        r = search(question, index=INDEX)
+        r = search(question, index=index, config=cfg)
         seed.append({"question": question, "type": r.query_type, "strategy": r.strategy,
                      "bm25_top3": plain("keyword_search", question, cfg, kb, prov)[:3],
                      "routed_top3": top_documents(r.hits, 3), "answer_head": r.answer[:120]})
     return {
-        "index": INDEX, "questions": len(questions), "routing_accuracy": round(correct / len(questions), 3),
+        "index": index, "config": config or "agent-config.yml", "questions": len(questions), "routing_accuracy": round(correct / len(questions), 3),
         "confusion": {k: dict(v) for k, v in confusion.items()},
         f"doc_recall@{K}": {"overall": overall, "per_type": table},
         "temporal_right_version_first": {s: round(statistics.mean(v), 3) for s, v in versions.items()},
@@ -114,8 +117,15 @@ def main() -> dict:
 
 
 if __name__ == "__main__":
-    out = main()
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--index", default=INDEX)
+    ap.add_argument("--config", default=None)
+    args = ap.parse_args()
+    out = main(args.index, args.config)
     text = json.dumps(out, ensure_ascii=False, indent=1)
+    name = "routing.json" if args.index == INDEX else f"routing-{args.index}.json"
     (ROOT / "bench" / "results").mkdir(parents=True, exist_ok=True)
-    (ROOT / "bench" / "results" / "routing.json").write_text(text + "\n", encoding="utf-8")
+    (ROOT / "bench" / "results" / name).write_text(text + "\n", encoding="utf-8")
     sys.stdout.write(text + "\n")
