@@ -11,14 +11,13 @@ from pydantic import BaseModel, ValidationError
 from .errors import CompositionError, InvalidOutput, ProviderError
 from .state import State
 from .term import Path, Term
-from .tool import Atom
+from .tool import ATTEMPTS, Atom
 
 if TYPE_CHECKING:
     from .cost import CostModel
     from .runtime import Context
 
 Output = Union[type[BaseModel], type[str]]
-ATTEMPTS = 2  # the call and one retry
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.S)
 
 
@@ -66,7 +65,7 @@ class Lam(Atom):
     same names are written, or the text itself to the single written field.
     """
 
-    __slots__ = ("name", "prompt", "output", "fallback", "parse", "system", "max_tokens")
+    __slots__ = ("name", "prompt", "output", "parse", "system", "max_tokens")
 
     def __init__(
         self,
@@ -85,8 +84,9 @@ class Lam(Atom):
         self.name = name
         self.prompt = prompt
         self.output = output
-        self._declare(name, reads, writes, optional)
-        self.fallback = fallback
+        if not isinstance(fallback, Term):
+            raise CompositionError(f"Lam {name!r}: fallback must be a Term (every Lam needs an offline fallback)")
+        self._declare(name, reads, writes, optional, fallback)
         self.parse = parse
         self.system = system
         self.max_tokens = max_tokens
@@ -94,19 +94,10 @@ class Lam(Atom):
 
     def _check(self) -> None:
         name = self.name
-        if not isinstance(self.fallback, Term):
-            raise CompositionError(f"Lam {name!r}: fallback must be a Term (every Lam needs an offline fallback)")
         placeholders = {f for _, f, _, _ in string.Formatter().parse(self.prompt) if f}
         unknown = {p.split(".")[0].split("[")[0] for p in placeholders} - self._reads - self.optional
         if unknown:
             raise CompositionError(f"Lam {name!r}: prompt uses {sorted(unknown)} but reads only {sorted(self._reads)}")
-        if self.fallback.writes() != self._writes:
-            raise CompositionError(
-                f"Lam {name!r}: fallback {self.fallback.lambda_form()!r} writes {sorted(self.fallback.writes())} "
-                f"but the Lam writes {sorted(self._writes)}; both paths must write the same fields")
-        extra = set(self.fallback.free_reads()) - self._reads - self.optional
-        if extra:
-            raise CompositionError(f"Lam {name!r}: fallback reads {sorted(extra)}, which the Lam does not declare")
         if self.parse is None:
             if self.output is str and len(self._writes) != 1:
                 raise CompositionError(f"Lam {name!r}: a text output needs exactly one written field or parse=...")
@@ -140,7 +131,7 @@ class Lam(Atom):
         return {f: getattr(value, f) for f in self._writes}
 
     def _eval(self, state: State, ctx: "Context", path: Path) -> State:
-        from .runtime import apply_writes, execute
+        from .runtime import apply_writes
 
         reason = "no LLM configured"
         if ctx.llm is not None:
@@ -157,10 +148,7 @@ class Lam(Atom):
                 except ProviderError as e:
                     failures.append(f"attempt {attempt}: {e}")
             reason = "; ".join(failures)
-        ctx.trace.mark_fallback(path, reason)
-        ctx.trace.note(path, path_taken="fallback")
-        out = execute(self.fallback, state, ctx, path)
-        return apply_writes(self, state, {f: getattr(out, f) for f in self._writes}, path)
+        return self._degrade(state, ctx, path, reason)
 
     def _key(self) -> tuple[Any, ...]:
         return (self.name, self.prompt, self.output, self._reads, self._writes, self.fallback, self.parse)

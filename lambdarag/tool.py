@@ -4,7 +4,7 @@ from __future__ import annotations
 import inspect
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional
 
-from .errors import CompositionError
+from .errors import CompositionError, ProviderError
 from .state import State
 from .term import EFFECTS, Path, Term
 
@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from .runtime import Context
 
 ToolFn = Callable[..., Mapping[str, Any]]
+ATTEMPTS = 2  # a provider call and one retry, for Tool and Lam alike
 
 
 def wants_context(fn: Callable[..., Any]) -> bool:
@@ -39,12 +40,35 @@ def field_set(term: str, what: str, fields: Iterable[str]) -> frozenset[str]:
 class Atom(Term):
     """Base of the atomic terms (`Tool`, `Lam`): declared reads, writes and optional reads, printed by name."""
 
-    __slots__ = ("_reads", "_writes", "optional")
+    __slots__ = ("_reads", "_writes", "optional", "fallback")
 
-    def _declare(self, name: str, reads: Iterable[str], writes: Iterable[str], optional: Iterable[str]) -> None:
+    def _declare(self, name: str, reads: Iterable[str], writes: Iterable[str], optional: Iterable[str],
+                 fallback: Optional[Term]) -> None:
         self._reads = field_set(name, "reads", reads)
         self._writes = field_set(name, "writes", writes)
         self.optional = field_set(name, "optional", optional)
+        self.fallback = fallback
+        if fallback is None:
+            return
+        kind = type(self).__name__
+        if not isinstance(fallback, Term):
+            raise CompositionError(f"{kind} {name!r}: fallback must be a Term, got {type(fallback).__name__}")
+        if fallback.writes() != self._writes:
+            raise CompositionError(
+                f"{kind} {name!r}: fallback {fallback.lambda_form()!r} writes {sorted(fallback.writes())} "
+                f"but the {kind} writes {sorted(self._writes)}; both paths must write the same fields")
+        extra = set(fallback.free_reads()) - self._reads - self.optional
+        if extra:
+            raise CompositionError(f"{kind} {name!r}: fallback reads {sorted(extra)}, which the {kind} does not declare")
+
+    def _degrade(self, state: State, ctx: "Context", path: Path, reason: str) -> State:
+        """Returns the state the fallback computes, recording why it ran."""
+        from .runtime import apply_writes, execute
+
+        ctx.trace.mark_fallback(path, reason)
+        ctx.trace.note(path, path_taken="fallback")
+        out = execute(self.fallback, state, ctx, path)
+        return apply_writes(self, state, {f: getattr(out, f) for f in self._writes}, path)
 
     def writes(self) -> frozenset[str]:
         return self._writes
@@ -62,7 +86,9 @@ class Tool(Atom):
     `fn` returns a mapping of the fields it writes; the runner builds the next
     state from it. `optional` fields are read when an earlier term wrote them
     and their defaults otherwise; they are not checked when the term is closed.
-    Example::
+    With a `fallback`, a provider failure (timeout, HTTP error, bad reply of an
+    embedding or rerank endpoint) is retried once and then the fallback runs,
+    recorded in the trace — the same contract as `Lam`. Example::
 
         upper = Tool("upper", lambda s: {"query": s.query.upper()}, reads=["query"], writes=["query"])
     """
@@ -79,6 +105,7 @@ class Tool(Atom):
         optional: Iterable[str] = (),
         effect: str = "pure",
         cost: Optional[float] = None,
+        fallback: Optional[Term] = None,
     ) -> None:
         if not name or not isinstance(name, str):
             raise CompositionError(f"Tool name must be a non-empty string, got {name!r}")
@@ -88,7 +115,7 @@ class Tool(Atom):
             raise CompositionError(f"Tool {name!r}: effect must be one of {', '.join(EFFECTS)}, got {effect!r}")
         self.name = name
         self.fn = fn
-        self._declare(name, reads, writes, optional)
+        self._declare(name, reads, writes, optional, fallback)
         self.effect = effect
         self.cost = cost
         self._with_ctx = wants_context(fn)
@@ -97,17 +124,27 @@ class Tool(Atom):
         return self.effect
 
     def _cost(self, model: "CostModel") -> float:
-        return self.cost if self.cost is not None else model.call_cost(self.name, self.effect)
+        call = self.cost if self.cost is not None else model.call_cost(self.name, self.effect)
+        return call if self.fallback is None else ATTEMPTS * call + self.fallback._cost(model)
 
     def _eval(self, state: State, ctx: "Context", path: Path) -> State:
         from .runtime import apply_writes
 
-        out = self.fn(state, ctx) if self._with_ctx else self.fn(state)
-        ctx.trace.add_cost(path, self._cost(ctx.cost_model))
-        return apply_writes(self, state, out, path)
+        failures = []
+        for attempt in range(1, (ATTEMPTS if self.fallback is not None else 1) + 1):
+            try:
+                out = self.fn(state, ctx) if self._with_ctx else self.fn(state)
+            except ProviderError as e:
+                if self.fallback is None:
+                    raise
+                failures.append(f"attempt {attempt}: {e}")
+                continue
+            ctx.trace.add_cost(path, self._cost(ctx.cost_model))
+            return apply_writes(self, state, out, path)
+        return self._degrade(state, ctx, path, "; ".join(failures))
 
     def _key(self) -> tuple[Any, ...]:
-        return (self.name, self.fn, self._reads, self._writes, self.optional, self.effect, self.cost)
+        return (self.name, self.fn, self._reads, self._writes, self.optional, self.effect, self.cost, self.fallback)
 
     def __repr__(self) -> str:
         return f"Tool({self.name!r}, reads={sorted(self._reads)}, writes={sorted(self._writes)}, effect={self.effect!r})"

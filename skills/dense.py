@@ -198,7 +198,9 @@ def embedding_search(config: Mapping[str, Any]) -> Term:
 
     Reads `plan.dense_top_k` (config `top_k` overrides); permission and
     metadata filters apply inside the index search. `candidates` is extended,
-    not declared as a read (an accumulator that starts empty).
+    not declared as a read (an accumulator that starts empty). When an
+    embedding endpoint fails twice, `dense_unavailable` adds no list, so the
+    pipeline goes on with lexical retrieval and the trace says why.
     """
     filters = dict(config.get("filters") or {})
 
@@ -209,4 +211,6 @@ def embedding_search(config: Mapping[str, Any]) -> Term:
         ranked = RankedList(retriever="dense", query=state.query, hits=to_hits(found, "dense"))
         return {"candidates": state.candidates + (ranked,)}
 
-    return Tool("embedding_search", run, reads=["query", "user", "plan"], writes=["candidates"], effect="io")
+    skip = Tool("dense_unavailable", lambda state: {"candidates": state.candidates}, writes=["candidates"])
+    return Tool("embedding_search", run, reads=["query", "user", "plan"], writes=["candidates"], effect="io",
+                fallback=skip)

@@ -125,15 +125,19 @@ def faq_direct_answer(config: Mapping[str, Any]) -> Term:
     """Returns the FAQ step: it writes `faq_hit` and, on a hit, the stored answer (see the module docstring).
 
     Config: ``shortlist`` (default 3), how many candidates get the backward
-    relevance check (one reranker call each). Uses `ctx.reranker`, else the
-    local overlap reranker.
+    relevance check (one reranker call each). Uses `ctx.reranker`, else (and
+    when a rerank endpoint fails twice) the local overlap reranker.
     """
     shortlist = int(config.get("shortlist", 3))
     local = OverlapReranker()
+    reads = ["original_query", "query", "user", "plan"]
+    writes = ["faq_hit", "answer_path", "answer_reason", "answer", "citations", "hits", "verdict"]
 
     def run(state: State, ctx: Any) -> dict[str, Any]:
         return decide(state, ctx.resource("index"), ctx.reranker or local, shortlist)
 
-    return Tool("faq_direct_answer", run, reads=["original_query", "query", "user", "plan"],
-                writes=["faq_hit", "answer_path", "answer_reason", "answer", "citations", "hits", "verdict"],
-                effect="io")
+    def run_local(state: State, ctx: Any) -> dict[str, Any]:
+        return decide(state, ctx.resource("index"), local, shortlist)
+
+    return Tool("faq_direct_answer", run, reads=reads, writes=writes, effect="io",
+                fallback=Tool("faq_local_rerank", run_local, reads=reads, writes=writes, effect="io"))

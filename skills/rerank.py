@@ -15,17 +15,17 @@ def rerank(config: Mapping[str, Any]) -> Term:
 
     Scores against the original question, not a rewritten variant, so that
     query expansion cannot drift the final order. Without `ctx.reranker` the
-    local overlap reranker runs (no network); with `plan.rerank` off the
-    order is kept and only truncated.
+    local overlap reranker runs (no network); when a rerank endpoint fails
+    twice, `rerank_local` runs instead and the trace says why; with
+    `plan.rerank` off the order is kept and only truncated.
     """
     local = OverlapReranker()
 
-    def run(state, ctx):
+    def ranked(state, reranker):
         top = int(config.get("top_k") or state.plan.final_top_k)
         hits = state.hits
         if not state.plan.rerank or not hits:
             return {"hits": hits[:top]}
-        reranker = ctx.reranker or local
         scores = reranker.scores(state.original_query or state.query, [h.text for h in hits])
         order = sorted(range(len(hits)), key=lambda i: -scores[i])
         out = []
@@ -35,4 +35,7 @@ def rerank(config: Mapping[str, Any]) -> Term:
                                             "scores": {**h.scores, "rerank": float(scores[i])}}))
         return {"hits": tuple(out)}
 
-    return Tool("rerank", run, reads=["hits", "original_query", "query", "plan"], writes=["hits"], effect="io")
+    reads = ["hits", "original_query", "query", "plan"]
+    fallback = Tool("rerank_local", lambda state: ranked(state, local), reads=reads, writes=["hits"])
+    return Tool("rerank", lambda state, ctx: ranked(state, ctx.reranker or local), reads=reads, writes=["hits"],
+                effect="io", fallback=fallback)

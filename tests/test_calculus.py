@@ -320,3 +320,25 @@ def test_trace_has_a_span_per_execution_and_is_json():
     assert {s["name"] for s in data["spans"]} >= {"a", "x", "y"}
     par = next(s for s in ctx.trace.spans if s.kind == "par")
     assert all(s.parent == par.id for s in ctx.trace.spans if s.name in ("x", "y"))
+
+
+def test_a_tool_with_a_fallback_retries_a_provider_failure_once_then_degrades():
+    from lambdarag.errors import ProviderHTTPError
+
+    calls = []
+
+    def flaky(s):
+        calls.append(1)
+        raise ProviderHTTPError("rerank endpoint answered HTTP 503")
+
+    local = Tool("local", lambda s: {"answer": "local"}, writes=["answer"])
+    ctx = Context()
+    assert Tool("remote", flaky, writes=["answer"], effect="io", fallback=local).run("q", ctx).answer == "local"
+    assert len(calls) == 2
+    assert ctx.trace.fallbacks()[0]["reason"] == ("attempt 1: rerank endpoint answered HTTP 503; "
+                                                  "attempt 2: rerank endpoint answered HTTP 503")
+    with pytest.raises(ProviderHTTPError, match="HTTP 503"):
+        Tool("remote", flaky, writes=["answer"], effect="io").run("q")
+    with pytest.raises(CompositionError, match="Tool 'remote': fallback 'local' writes \\['answer'\\] but the Tool "
+                                               "writes \\['hits'\\]"):
+        Tool("remote", flaky, writes=["hits"], fallback=local)

@@ -143,3 +143,22 @@ def test_an_index_without_a_compiled_wiki_degrades_instead_of_failing(tmp_path, 
     assert r.strategy == "synthesis" and r.citations
     assert any("no compiled wiki for index 'nowiki'" in f["reason"] for f in r.fallbacks)
     assert "wiki_page_read" not in r.latency_ms and "graph_walk" not in r.latency_ms
+
+
+def test_failing_embedding_and_rerank_endpoints_degrade_visibly(llm_server):
+    from tests.scripted_server import Reply
+
+    llm_server.script.default = Reply(status=503)
+    cfg = config_with(retrieval__skills__embedding__baseUrl=llm_server.url,
+                      retrieval__skills__embedding__model="e5", retrieval__skills__embedding__timeout=1,
+                      retrieval__skills__rerank__backend="http", retrieval__skills__rerank__baseUrl=llm_server.url,
+                      retrieval__skills__rerank__model="rr")
+    r = search("船长在保障海上生命安全和防治船舶污染方面有什么权力？", config=cfg)
+    assert "独立作出决定" in r.answer
+    reasons = {f["term"]: f["reason"] for f in r.fallbacks}
+    assert "attempt 2:" in reasons["faq_direct_answer"] and "HTTP 503" in reasons["faq_direct_answer"]
+    r = search("海上交通安全法与水污染防治法在船舶管理方面有何异同？", config=cfg)
+    reasons = {f["term"]: f["reason"] for f in r.fallbacks}
+    assert "attempt 2:" in reasons["rerank"] and "rerank endpoint" in reasons["rerank"]
+    assert "embedding endpoint" in reasons["embedding_search"] and r.citations
+    assert "rerank_local" in r.latency_ms and "dense_unavailable" in r.latency_ms
