@@ -86,9 +86,24 @@ def open_knowledge(config: AgentConfig, name: Optional[str] = None, *, embedder:
             wiki = WikiStore(wiki_dir)
         else:
             notes.append(f"no compiled wiki for index {name!r} (lambdarag compile-wiki); graph and wiki skills fall back")
+        warm_up(index, embedder)
         kb = KnowledgeBase(name, index, graph, wiki, wiki_dir if graph else None, tuple(notes))
         _OPEN[key] = kb
         return kb
+
+
+def warm_up(index: Any, embedder: Any) -> None:
+    """Loads jieba's dictionaries and the embedding model now, once per process, so that the first question's
+    step latencies measure the steps rather than their lazy initialisation."""
+    import jieba.analyse
+
+    from skills.sentences import keywords
+
+    jieba.analyse.extract_tags("预热", allowPOS=("n",))
+    keywords("预热")
+    index.tokenizer("预热")
+    if embedder is not None and getattr(index, "has_dense", False):
+        embedder.embed(["预热"], kind="query")
 
 
 def forget(name: Optional[str] = None) -> None:

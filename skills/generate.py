@@ -20,7 +20,7 @@ from lambdarag.errors import InvalidOutput
 from .classify import RULES, query_entities
 from .context import assemble_context, cited, citable, drop_markers, marker
 from .registry import skill
-from .sentences import keywords, split_sentences, strip_label
+from .sentences import STOPWORDS, keywords, split_sentences, strip_label
 
 REFUSAL = "根据现有资料无法回答该问题"
 _COMPARE = dict((k, p) for k, _, p in RULES)["compare"]
@@ -55,7 +55,8 @@ def sub_questions(query: str, query_type: Optional[str], entities: Sequence[str]
     become a part that weighs its own words twice and the rest of the question once.
     """
     words = keywords(query)
-    named = [e for e in (entities or query_entities(query)) if e in query]
+    # Compared things are names (laws, bodies), not the generic keywords entity extraction also returns.
+    named = [e for e in (entities or query_entities(query)) if e in query and len(e) >= 3 and e not in STOPWORDS]
     if len(named) >= 2 and (query_type == "compare" or _COMPARE.search(query)):
         aspect = [w for w in words if not any(w in e or e in w for e in named)] or words
         return [SubQuestion(e, tuple([(w, 0.3) for w in keywords(e) if w not in aspect] + [(w, 2.0) for w in aspect]), e)
