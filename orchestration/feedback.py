@@ -314,7 +314,7 @@ class FeedbackLoop:
         query_id = result.get("query_id") or f"q{dt.datetime.now(dt.timezone.utc):%Y%m%d%H%M%S}-{uuid.uuid4().hex[:8]}"
         learned: dict[str, Any] = {"query_id": query_id}
         if state is not None and state.verdict is None and state.answer:
-            state = state.model_copy(update={"verdict": self._check(state, ctx)})
+            state = state.model_copy(update={"verdict": verdict_of(state, ctx)})
         ok = state is not None and succeeded(state)
         self.log.append(log_record(query_id, result, state, user, ok))
         if state is None:
@@ -339,9 +339,6 @@ class FeedbackLoop:
         if self.remember(result["rewritten_query"], user, {**cacheable, "query_id": query_id}):
             learned["cached"] = True
         return learned
-
-    def _check(self, state: State, ctx: Optional[Context]):
-        return build_skill("citation_check", {}).run(state, ctx or Context()).verdict
 
     def _learn_from_answer(self, state: State) -> None:
         """Learns synonyms from the query variants whose retrieval found a chunk the (passed) answer cites."""
@@ -539,6 +536,14 @@ class SynonymLearner:
             if ranked:
                 out[q] = {d: c for _, d, c in ranked[:self.per_term]}
         return out
+
+
+def verdict_of(state: State, ctx: Optional[Context]):
+    """Returns citation_check's verdict on a finished run; every field it reads counts as given (possibly empty,
+    e.g. no hits when wiki pages alone answered)."""
+    check = build_skill("citation_check", {})
+    given = state.model_copy(update={f: getattr(state, f) for f in check.reads()})
+    return check.run(given, ctx or Context()).verdict
 
 
 def noisy(graph: EntityGraph, name: str) -> bool:

@@ -111,18 +111,27 @@ def word_share(word: str, sentence: str) -> float:
     return 0.5 * sum(c in sentence for c in word) / len(word)
 
 
-def best_evidence(sub: SubQuestion, sentences: Sequence[tuple[str, Hit, int]], *, limit: int = 2,
+_ASKS_AMOUNT = re.compile(r"多少|几[年月日天个条次项倍]?|多长|多久|何时|什么时候|哪一年|哪年|期限|金额|数额|比例")
+_AMOUNT = re.compile(r"\d|[一二三四五六七八九十百千万两]+(?:日|天|年|月|个月|元|万元|条|小时|倍|人|项|次|以上|以下)")
+
+
+def best_evidence(sub: SubQuestion, sentences: Sequence[tuple[str, Hit, int]], *, limit: int = 3,
                   threshold: float = 0.4) -> list[Evidence]:
     """Returns up to `limit` sentences covering most of the sub-question's weighted words, best first.
 
     Sentences of a hit that names the sub-question's entity are preferred; a
-    sentence must cover at least `threshold` of the weight to count as evidence.
+    question asking for an amount, a date or a period prefers sentences that
+    state one; a sentence must cover at least `threshold` of the weight to
+    count as evidence.
     """
     weights = _weights(sub, sentences)
     total = sum(weights.values()) or 1.0
+    amount = bool(_ASKS_AMOUNT.search(sub.label))
     scored = []
     for sentence, hit, rank in sentences:
         score = sum(w * word_share(word, sentence) for word, w in weights.items()) / total
+        if amount and _AMOUNT.search(sentence):
+            score += 0.2
         if sub.entity:
             score += 0.3 if sub.entity in hit.title or sub.entity in hit.source else -0.3
         scored.append(Evidence(sentence, hit, score + 0.01 / (rank + 1)))

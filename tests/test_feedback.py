@@ -281,3 +281,14 @@ def test_show_of_an_unknown_item_names_the_known_ones(tmp_path):
 
     with pytest.raises(LambdaRAGError, match="no learned item 'nope'; known: none"):
         FeedbackLoop(FeedbackConfig(), tmp_path).item("nope")
+
+
+def test_an_answer_from_wiki_pages_alone_is_checked_without_crashing():
+    from lambdarag import State, WikiPage
+    from orchestration.feedback import verdict_of
+
+    state = State.of("船员条例由哪个部门主管？", answer="国务院交通运输主管部门主管全国船员管理工作。[来源: entities/船员条例.md]",
+                     wiki_pages=(WikiPage(entity="船员条例", path="entities/船员条例.md",
+                                          text="国务院交通运输主管部门主管全国船员管理工作。"),))
+    verdict = verdict_of(state, None)
+    assert verdict is not None and verdict.passed
