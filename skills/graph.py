@@ -33,6 +33,7 @@ from filelock import FileLock
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from lambdarag import Lam, Relation, Term, Tool, User, Variant
+from lambdarag.state import Record
 from lambdarag.errors import LambdaRAGError, StoreCorrupt
 
 from .registry import skill
@@ -40,10 +41,6 @@ from .registry import skill
 SCHEMA = 1
 PRC = "中华人民共和国"
 ORIGINS = ("rule", "llm", "feedback")
-
-
-class Record(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
 class Label(Record):
@@ -96,17 +93,10 @@ class EntityRecord(Record):
         return not self.sources or any(label.visible_to(user) for label in self.sources.values())
 
 
-class RelationRecord(Record):
-    """An edge: head --relation--> tail, found in `source` (at `section`) by `origin`."""
+class RelationRecord(Relation):
+    """An edge as stored: a `Relation` plus when it was added, its provenance and its source's access labels."""
 
-    head: str
-    relation: str
-    tail: str
-    source: str = ""
-    section: str = ""
-    description: str = ""
     origin: Literal["rule", "llm", "feedback"] = "rule"
-    confidence: float = 1.0
     added: str = ""
     provenance: dict[str, Any] = Field(default_factory=dict)
     department: Optional[str] = None
@@ -120,10 +110,8 @@ class RelationRecord(Record):
         return user is None or user.may_read(self.department, self.security_level)
 
     def to_relation(self) -> Relation:
-        """Returns the `lambdarag.Relation` a State carries."""
-        return Relation(head=self.head, relation=self.relation, tail=self.tail, source=self.source,
-                        section=self.section, description=self.description, origin=self.origin,
-                        confidence=self.confidence)
+        """Returns the `lambdarag.Relation` a State carries (without storage-only fields)."""
+        return Relation(**self.model_dump(include=set(Relation.model_fields)))
 
 
 class GraphFile(BaseModel):
