@@ -283,6 +283,9 @@ def test_deadline_stops_a_slow_parallel_branch():
     ctx = Context().with_timeout(0.05)
     with pytest.raises(DeadlineExceeded, match=r"branches 1 \(slow\)"):
         Par(append_tool("a"), slow).run(START, ctx)
+    ctx = Context().with_timeout(0.05)
+    with pytest.raises(DeadlineExceeded, match=r"branch 0 \(slow\) was running"):
+        Par(slow, append_tool("a")).run(START, ctx)
 
 
 # -- cost ----------------------------------------------------------------------
