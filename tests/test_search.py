@@ -162,3 +162,12 @@ def test_failing_embedding_and_rerank_endpoints_degrade_visibly(llm_server):
     assert "attempt 2:" in reasons["rerank"] and "rerank endpoint" in reasons["rerank"]
     assert "embedding endpoint" in reasons["embedding_search"] and r.citations
     assert "rerank_local" in r.latency_ms and "dense_unavailable" in r.latency_ms
+
+
+def test_the_api_key_never_reaches_results_or_traces(dead_url, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret-4711")
+    cfg = config_with(llm__baseUrl=dead_url, llm__model="m", llm__timeout=0.3)
+    r = search("船员条例由哪个部门主管？", config=cfg)
+    assert any("cannot reach LLM" in f["reason"] for f in r.fallbacks)
+    assert "sk-test-secret-4711" not in r.model_dump_json()
+    assert "sk-test-secret-4711" not in repr(cfg) and "sk-test-secret-4711" not in cfg.model_dump_json()
