@@ -246,9 +246,14 @@ def parse_config(text: str, source: str = "<string>") -> AgentConfig:
         raise ConfigError(f"{source}:{f' line {line}:' if line else ''} {path}: {msg}{more}") from None
 
 
+def config_path(path: Union[str, Path, None] = None) -> Path:
+    """Returns `path`, else $LAMBDARAG_CONFIG, else the repo's agent-config.yml."""
+    return Path(path or os.environ.get("LAMBDARAG_CONFIG") or DEFAULT_CONFIG)
+
+
 def load_config(path: Union[str, Path, None] = None) -> AgentConfig:
-    """Returns the config at `path` (default: the repo's agent-config.yml, or LAMBDARAG_CONFIG)."""
-    path = Path(path or os.environ.get("LAMBDARAG_CONFIG") or DEFAULT_CONFIG)
+    """Returns the config at `path` (default: see `config_path`)."""
+    path = config_path(path)
     if not path.is_file():
         raise ConfigError(f"config file {path} does not exist")
     return parse_config(path.read_text(encoding="utf-8"), str(path))

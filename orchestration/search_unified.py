@@ -15,7 +15,7 @@ from lambdarag.providers.reranker import HTTPReranker, OverlapReranker
 from skills import build as build_skill
 from skills.faq import has_faq
 
-from .config import AgentConfig, load_config
+from .config import AgentConfig, config_path, load_config
 from .feedback import FeedbackLoop, open_feedback
 from .knowledge import KnowledgeBase, open_knowledge
 from .plan import DIRECT_INTENTS, build_retrieval_plan, detect_intent
@@ -58,11 +58,7 @@ def resolve_config(config: ConfigArg) -> AgentConfig:
     """Returns the config object for a path, an object, or None (the default file), cached per file version."""
     if isinstance(config, AgentConfig):
         return config
-    path = Path(config) if config else None
-    from .config import DEFAULT_CONFIG
-    import os
-
-    path = path or Path(os.environ.get("LAMBDARAG_CONFIG") or DEFAULT_CONFIG)
+    path = config_path(config)
     key = (str(path.resolve()), path.stat().st_mtime_ns if path.is_file() else 0)
     if key not in _CONFIGS:
         _CONFIGS[key] = load_config(path)
