@@ -41,7 +41,7 @@ def maritime() -> dict:
     """Returns graph growth, cache hit rates and routing stats of three passes over 20 questions."""
     import yaml
 
-    from skills.index import knowledge_root
+    from skills.store.index import knowledge_root
 
     source = knowledge_root() / "maritime"
     if not (source / "index" / "manifest.json").is_file() or not (source / "wiki" / "relations.json").is_file():
@@ -111,7 +111,7 @@ def stard() -> dict:
 
     from orchestration.feedback import qrels_pairs, synonym_learner
     from skills.lexical import expand_tokens
-    from skills.index import build_index
+    from skills.store.index import build_index
 
     start = time.perf_counter()
     backend = build_index(STARD / "corpus.jsonl", "stard_bm25", dense=False, progress=True)

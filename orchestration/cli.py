@@ -30,9 +30,9 @@ def backend_settings(args: argparse.Namespace) -> dict:
 
 def cmd_index(args: argparse.Namespace) -> int:
     """Builds or updates a named index and prints what it holds."""
-    from skills.backends import build_backend
-    from skills.corpus import read_corpus
-    from skills.index import index_dir
+    from skills.store.backends import build_backend
+    from skills.store.corpus import read_corpus
+    from skills.store.index import index_dir
 
     corpus = read_corpus(args.corpus, progress=True)
     for path, line, message in corpus.problems:
@@ -41,7 +41,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     backend = build_backend(backend_settings(args), corpus, args.name, vectors_dir=args.vectors,
                             dense=not args.no_dense, progress=True)
     if not args.no_wiki:
-        from skills.index import knowledge_root
+        from skills.store.index import knowledge_root
         from skills.wiki import compile_wiki
 
         compile_wiki(args.corpus, knowledge_root() / args.name / "wiki", progress=True)
@@ -85,7 +85,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from ranx import Qrels, Run, evaluate
 
     from lambdarag import Context, RetrievalPlan, State
-    from skills.backends import open_backend
+    from skills.store.backends import open_backend
 
     queries = read_queries(args.queries)
     backend = open_backend(backend_settings(args), args.index)
@@ -237,7 +237,7 @@ def cmd_feedback(args: argparse.Namespace) -> int:
     if args.action == "learn":
         if not args.qrels:
             raise UsageError("feedback learn needs --qrels FILE (JSONL of {qid, query, relevant: [ids]})")
-        from skills.index import open_index
+        from skills.store.index import open_index
 
         added = learn_qrels(loop, open_index(name), [(q["query"], q["relevant"]) for q in read_queries(args.qrels)])
         print(f"learned {added} synonym pairs into {loop.synonym_store.path}")

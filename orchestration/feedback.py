@@ -121,7 +121,7 @@ def disabled_by_env() -> bool:
 
 
 def feedback_dir(kb_name: str) -> Path:
-    from skills.index import knowledge_root
+    from skills.store.index import knowledge_root
 
     return knowledge_root() / kb_name / "feedback"
 

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any, Optional
 
 from skills.graph import EntityGraph
-from skills.backends import backend_exists, build_backend, open_backend
-from skills.index import knowledge_root
+from skills.store.backends import backend_exists, build_backend, open_backend
+from skills.store.index import knowledge_root
 from skills.wiki import WikiStore, compile_wiki
 
 from .config import ROOT, AgentConfig

@@ -21,7 +21,7 @@ import numpy as np
 from lambdarag import RankedList, Term, Tool
 from lambdarag.errors import ConfigError
 
-from .corpus import to_hits
+from .store.corpus import to_hits
 from .registry import skill
 
 ANN_THRESHOLD = 200_000

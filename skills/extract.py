@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field
 from lambdarag import Relation
 from lambdarag.lam import parse_reply
 
-from .corpus import Document
+from .store.corpus import Document
 from .graph import EntityRecord, Event, Label, RelationRecord, Version, short_name
 
 RULES_VERSION = 1   # bump when the rules change so that incremental compiles redo every document

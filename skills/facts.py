@@ -16,7 +16,7 @@ from lambdarag import Hit, Lam, Relation, State, Term, Tool
 from lambdarag.state import Record
 
 from .context import citable, claims, resolve
-from .corpus import Document
+from .store.corpus import Document
 from .extract import extract_entities, extract_relations
 from .registry import skill
 

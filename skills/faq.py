@@ -11,7 +11,7 @@ A candidate's score is the lower of two reranker relevances: the user's
 question against the stored question, and the stored question against the
 user's. One direction alone would let a short question ("船员证书") match
 every longer FAQ that contains it; a wrong direct answer is worse than none.
-FAQ entries are chunks of kind "faq" (see `skills.corpus`): BM25 over them
+FAQ entries are chunks of kind "faq" (see `skills.store.corpus`): BM25 over them
 finds the candidates, with the user's permissions applied inside the index.
 """
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any, Mapping, Sequence
 from lambdarag import Citation, State, Term, Tool, Verdict
 from lambdarag.providers.reranker import OverlapReranker
 
-from .corpus import Chunk, to_hits
+from .store.corpus import Chunk, to_hits
 from .registry import skill
 
 FAQ_KIND = "faq"

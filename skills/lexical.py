@@ -14,7 +14,7 @@ import numpy as np
 
 from lambdarag import RankedList, Term, Tool
 
-from .corpus import to_hits
+from .store.corpus import to_hits
 from .registry import skill
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from .tokenize import DEFAULT_STOPWORDS, Tokenizer, load_words
+from .store.tokenize import DEFAULT_STOPWORDS, Tokenizer, load_words
 
 ARTICLE_LABEL = re.compile(r"^\s*第[零一二三四五六七八九十百千〇\d]+条(?:之[一二三四五六七八九十])?\s*")
 _SENTENCE_END = re.compile(r"(?<=[。！？；!?;])|\n+")

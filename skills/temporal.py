@@ -154,7 +154,7 @@ def _hit_versions(hits: Sequence[Hit]) -> Versions:
 
 
 def _counterpart_in(backend: Any, user: User) -> Callable[[Hit, str], Optional[Hit]]:
-    from .corpus import to_hits
+    from .store.corpus import to_hits
 
     def find(hit: Hit, doc_id: str) -> Optional[Hit]:
         if not hit.section:

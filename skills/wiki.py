@@ -20,7 +20,7 @@ from typing import Any, Mapping, Optional, Union
 from lambdarag import Term, Tool, User, WikiPage
 from lambdarag.errors import ProviderError, StoreCorrupt
 
-from .corpus import Document, read_corpus
+from .store.corpus import Document, read_corpus
 from .extract import RULES_VERSION, DocFacts, extract_document, llm_extract
 from .graph import EntityGraph, EntityRecord, Label, short_name, write_atomic, write_replace
 from .registry import skill
@@ -273,7 +273,7 @@ class WikiStore:
             return []
         if self._index is None:
             from .lexical import Bm25Index
-            from .tokenize import default_tokenizer
+            from .store.tokenize import default_tokenizer
 
             self._tokenizer = self._tokenizer or default_tokenizer()
             self._order = sorted(pages)

@@ -16,11 +16,11 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from lambdarag import State, TimeRange, User
 from lambdarag.errors import ConfigError
 from skills import build
-from skills.backend import LocalBackend
-from skills.backends import build_backend, open_backend
-from skills.corpus import Chunk, Document, read_corpus, to_hits
-from skills.milvus import MilvusBackend, filter_expression
-from skills.tokenize import Tokenizer
+from skills.store.local import LocalBackend
+from skills.store.backends import build_backend, open_backend
+from skills.store.corpus import Chunk, Document, read_corpus, to_hits
+from skills.store.milvus import MilvusBackend, filter_expression
+from skills.store.tokenize import Tokenizer
 from tests.conftest import ROOT
 
 KINDS = ["local", "milvus"]

@@ -11,7 +11,7 @@ from lambdarag import Context, Message
 from lambdarag.providers.llm import OpenAIChat
 from orchestration.config import DEFAULT_CONFIG, parse_config
 from orchestration.search_unified import search, standalone
-from skills.index import build_index
+from skills.store.index import build_index
 from skills.planner import complete_follow_up
 from tests.conftest import MARITIME
 from tests.scripted_server import Reply

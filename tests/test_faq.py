@@ -12,11 +12,11 @@ from lambdarag.providers.reranker import OverlapReranker
 from orchestration.config import DEFAULT_CONFIG, parse_config
 from orchestration.plan import PlanConfig, build_retrieval_plan, detect_intent
 from orchestration.search_unified import search
-from skills.backend import LocalBackend
+from skills.store.local import LocalBackend
 from skills.context import context_hits
-from skills.corpus import read_corpus
+from skills.store.corpus import read_corpus
 from skills.faq import decide, normalise
-from skills.index import build_index
+from skills.store.index import build_index
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO_DOCS = ROOT / "knowledge" / "demo" / "docs"

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from rank_bm25 import BM25Okapi
 
-from skills.corpus import read_corpus, searchable_text
+from skills.store.corpus import read_corpus, searchable_text
 from skills.lexical import Bm25Index
-from skills.tokenize import Tokenizer
+from skills.store.tokenize import Tokenizer
 from tests.conftest import MARITIME
 
 WORDS = list("abcdefgh")
@@ -88,7 +88,7 @@ def test_tokenizer_drops_stopwords_and_punctuation_and_keeps_user_words():
 def test_bm25_search_appends_learned_synonyms_to_the_query(tmp_path):
     from lambdarag import Context, State
     from skills import build as build_skill
-    from skills.backend import LocalBackend
+    from skills.store.local import LocalBackend
 
     (tmp_path / "a.md").write_text("# 甲\n\n海员应当持有适任证书。\n", encoding="utf-8")
     (tmp_path / "b.md").write_text("# 乙\n\n港口应当设置航标。\n", encoding="utf-8")

@@ -6,9 +6,9 @@ from hypothesis import given, settings, strategies as st
 
 from lambdarag import Context, Par, RetrievalPlan, State, User, appended
 from skills import build
-from skills.backend import LocalBackend
-from skills.corpus import Chunk, Document
-from skills.tokenize import Tokenizer
+from skills.store.local import LocalBackend
+from skills.store.corpus import Chunk, Document
+from skills.store.tokenize import Tokenizer
 
 DEPTS = [None, "船舶监督处", "船员管理处", "办公室"]
 WORDS = ["船舶", "污染", "检查", "船员", "证书", "港口"]

@@ -7,8 +7,8 @@ import pytest
 
 from lambdarag import Context, State, TimeRange
 from skills import build
-from skills.backend import LocalBackend
-from skills.corpus import read_corpus
+from skills.store.local import LocalBackend
+from skills.store.corpus import read_corpus
 from skills.temporal import extract_time_range
 from tests.conftest import MARITIME
 

@@ -14,13 +14,13 @@ from filelock import FileLock
 
 from lambdarag.errors import ConfigError
 
-from .backend import LocalBackend, fingerprint_of
+from .local import LocalBackend, fingerprint_of
 from .corpus import Corpus, read_corpus, searchable_text
-from .dense import VectorCache, default_embedder, embed_passages, read_vectors_dir
-from .lexical import Bm25Index
+from ..dense import VectorCache, default_embedder, embed_passages, read_vectors_dir
+from ..lexical import Bm25Index
 from .tokenize import Tokenizer
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def knowledge_root() -> Path:

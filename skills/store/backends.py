@@ -11,9 +11,9 @@ from typing import Any, Iterable, Mapping, Optional, Union
 
 from lambdarag.errors import ConfigError
 
-from .backend import IndexBackend
+from .local import IndexBackend
 from .corpus import Corpus, read_corpus, searchable_text
-from .dense import VectorCache, default_embedder, embed_passages, read_vectors_dir
+from ..dense import VectorCache, default_embedder, embed_passages, read_vectors_dir
 from .index import REPO, build_index, index_dir, knowledge_root, open_index
 from .tokenize import Tokenizer
 

@@ -32,7 +32,7 @@ from lambdarag import User
 from lambdarag.errors import ConfigError
 from lambdarag.state import PUBLIC
 
-from .backend import FILTER_FIELDS, IndexBackend, Scored, _doc_meta, fingerprint_of
+from .local import FILTER_FIELDS, IndexBackend, Scored, _doc_meta, fingerprint_of
 from .corpus import Chunk, Document, searchable_text
 from .tokenize import Tokenizer
 

@@ -26,8 +26,8 @@ from lambdarag.errors import ConfigError
 from lambdarag.state import PUBLIC
 
 from .corpus import Chunk, Document, searchable_text
-from .dense import ANN_THRESHOLD, DenseIndex
-from .lexical import Bm25Index
+from ..dense import ANN_THRESHOLD, DenseIndex
+from ..lexical import Bm25Index
 from .tokenize import Tokenizer
 
 Scored = tuple[Chunk, float]
