@@ -54,7 +54,7 @@ def maritime() -> dict:
     from orchestration.config import DEFAULT_CONFIG, parse_config
     from orchestration.feedback import FeedbackLoop, feedback_dir
     from orchestration.search_unified import search
-    from skills.graph import EntityGraph
+    from skills.store.graph import EntityGraph
 
     data = yaml.safe_load(DEFAULT_CONFIG.read_text(encoding="utf-8"))
     data["orchestration"]["feedback"].update({"cacheAfter": 1})

@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 from lambdarag import Hit, RankedList  # noqa: E402
 from skills.store.local import LocalBackend  # noqa: E402
 from skills.store.corpus import read_corpus  # noqa: E402
-from skills.dense import default_embedder, read_vectors_dir  # noqa: E402
+from skills.store.vectors import default_embedder, read_vectors_dir  # noqa: E402
 from skills.fusion import DEFAULT_ZSCORE_WEIGHTS, rrf, zscore  # noqa: E402
 from skills.store.tokenize import Tokenizer  # noqa: E402
 

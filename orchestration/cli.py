@@ -30,9 +30,8 @@ def backend_settings(args: argparse.Namespace) -> dict:
 
 def cmd_index(args: argparse.Namespace) -> int:
     """Builds or updates a named index and prints what it holds."""
-    from skills.store.backends import build_backend
     from skills.store.corpus import read_corpus
-    from skills.store.index import index_dir
+    from skills.store.index import build_backend, index_dir
 
     corpus = read_corpus(args.corpus, progress=True)
     for path, line, message in corpus.problems:
@@ -85,7 +84,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from ranx import Qrels, Run, evaluate
 
     from lambdarag import Context, RetrievalPlan, State
-    from skills.store.backends import open_backend
+    from skills.store.index import open_backend
 
     queries = read_queries(args.queries)
     backend = open_backend(backend_settings(args), args.index)

@@ -62,9 +62,11 @@ from lambdarag import Context, State, User
 from lambdarag.errors import LambdaRAGError
 from skills import build as build_skill
 from skills.generate import REFUSAL
-from skills.graph import EntityGraph, EntityRecord, Label, RelationRecord
+from skills.store.graph import EntityGraph, EntityRecord, Label, RelationRecord
 from skills.sentences import keywords
-from skills.wiki import WikiStore, page_file, render_page, write_atomic_text
+from skills.store.files import write_text
+from skills.store.wiki import WikiStore
+from skills.wiki import page_file, render_page
 
 from .config import QUERY_TYPES, AgentConfig, FeedbackConfig
 from .knowledge import KnowledgeBase
@@ -384,7 +386,7 @@ class FeedbackLoop:
             for name in pages:
                 render_into(graph, wiki_dir, name)
             if created:
-                write_atomic_text(analysis, analysis_page(state, prov, labels, relations))
+                write_text(analysis, analysis_page(state, prov, labels, relations))
             kb.wiki = WikiStore(wiki_dir)
         item = {"id": query_id, "query": prov["query"], "time": prov["time"], "sources": list(sources),
                 "extractor": prov["extractor"], "confidence": prov["confidence"], "entities": entities,
@@ -561,7 +563,7 @@ def render_into(graph: EntityGraph, wiki_dir: Path, name: str) -> None:
     """Re-renders the wiki page of `name` from the graph, or deletes it when the entity is gone."""
     path = wiki_dir / page_file(name)
     if name in graph.g:
-        write_atomic_text(path, render_page(graph, name))
+        write_text(path, render_page(graph, name))
     elif path.exists():
         path.unlink()
 

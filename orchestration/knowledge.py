@@ -6,10 +6,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
-from skills.graph import EntityGraph
-from skills.store.backends import backend_exists, build_backend, open_backend
-from skills.store.index import knowledge_root
-from skills.wiki import WikiStore, compile_wiki
+from skills.store.graph import EntityGraph
+from skills.store.index import backend_exists, build_backend, knowledge_root, open_backend
+from skills.store.wiki import WikiStore
+from skills.wiki import compile_wiki
 
 from .config import ROOT, AgentConfig
 

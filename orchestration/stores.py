@@ -1,7 +1,7 @@
 """The learning stores: JSON documents and JSONL logs that several processes may write at once.
 
 Every write happens under a `filelock` lock next to the file (``<name>.lock``).
-A JSON document is replaced whole by write-rename (`skills.graph.write_replace`:
+A JSON document is replaced whole by write-rename (`skills.store.files.write_replace`:
 temp file in the same folder, fsync, ``os.replace``), so a crash mid-write
 leaves the previous version. A JSONL line is appended with one ``write`` of
 the complete line under the lock; a reader skips a last line without its
@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterator, Union
 from filelock import FileLock
 
 from lambdarag.errors import StoreCorrupt
-from skills.graph import write_replace
+from skills.store.files import write_replace
 
 LOCK_TIMEOUT = 60.0
 

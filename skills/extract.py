@@ -21,7 +21,7 @@ from lambdarag import Relation
 from lambdarag.lam import parse_reply
 
 from .store.corpus import Document
-from .graph import EntityRecord, Event, Label, RelationRecord, Version, short_name
+from .store.graph import EntityRecord, Event, Label, RelationRecord, Version, short_name
 
 RULES_VERSION = 1   # bump when the rules change so that incremental compiles redo every document
 

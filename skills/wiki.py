@@ -15,22 +15,22 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Optional, Union
+from typing import Any, Mapping, Union
 
-from lambdarag import Term, Tool, User, WikiPage
+from lambdarag import Term, Tool, WikiPage
 from lambdarag.errors import ProviderError, StoreCorrupt
 
 from .store.corpus import Document, read_corpus
 from .extract import RULES_VERSION, DocFacts, extract_document, llm_extract
-from .graph import EntityGraph, EntityRecord, Label, short_name, write_atomic, write_replace
+from .store.files import write_atomic, write_text
+from .store.graph import EntityGraph, EntityRecord, Label
+from .store.wiki import WikiStore
 from .registry import skill
 
 MANIFEST_SCHEMA = 1
 TYPE_NAMES = {"law": "法律", "regulation": "行政法规/规章", "judicial_interpretation": "司法解释",
               "departmental_rule": "部门规章", "constitution": "宪法", "agency": "机关/部门", "topic": "主题",
               "treaty": "条约/公约", "unknown": "未分类"}
-SOURCE_TAG = re.compile(r"\[来源: ([^\]#]+)(?:#[^\]]*)?\]")
-HEADER = re.compile(r"^<!-- wiki (\{.*\}) -->$")
 
 
 @dataclass
@@ -145,17 +145,12 @@ def compile_wiki(corpus_root: Union[str, Path], wiki_dir: Union[str, Path], *, l
         rec = graph.entity(name)
         if rec.wiki_page != page_file(name):
             graph.add_entity(rec.model_copy(update={"wiki_page": page_file(name)}))
-        write_atomic_text(path, render_page(graph, name))
+        write_text(path, render_page(graph, name))
         report.pages_written += 1
     graph.save(wiki / "relations.json")
     write_atomic(manifest_path, json.dumps(manifest, ensure_ascii=False, indent=1).encode("utf-8"))
     report.entities, report.relations = len(graph), graph.g.number_of_edges()
     return report
-
-
-def write_atomic_text(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_replace(path, text.encode("utf-8"))
 
 
 def render_page(graph: EntityGraph, name: str) -> str:
@@ -203,92 +198,6 @@ def render_page(graph: EntityGraph, name: str) -> str:
                 lines.append(f"- [[{getattr(r, end)}]] {r.section}：{r.description} [来源: {r.source}#{r.section}]")
     lines += ["", "## 来源"] + [f"- {s} [来源: {s}]" for s in sorted(rec.sources)]
     return "\n".join(lines) + "\n"
-
-
-@dataclass
-class Page:
-    entity: str
-    path: str
-    text: str
-    aliases: tuple[str, ...]
-    labels: dict[str, Label]
-
-    def visible_text(self, user: Optional[User]) -> str:
-        """Returns the page with lines from sources `user` may not read removed ('' if none is readable)."""
-        if user is None:
-            return self.text
-        if self.labels and not any(lab.visible_to(user) for lab in self.labels.values()):
-            return ""
-        kept = []
-        for line in self.text.splitlines():
-            tags = SOURCE_TAG.findall(line)
-            if tags and not any(self.labels.get(s, Label()).visible_to(user) for s in tags):
-                continue
-            kept.append(line)
-        return "\n".join(kept) + "\n"
-
-
-class WikiStore:
-    """Returns wiki pages by entity name (any alias) or by BM25 over page text, filtered by the reader's rights."""
-
-    def __init__(self, wiki_dir: Union[str, Path], tokenizer: Any = None) -> None:
-        self.dir = Path(wiki_dir)
-        self._tokenizer = tokenizer
-        self._pages: Optional[dict[str, Page]] = None
-        self._names: dict[str, str] = {}
-        self._index: Any = None
-        self._order: list[str] = []
-
-    def pages(self) -> dict[str, Page]:
-        if self._pages is None:
-            self._pages = {}
-            for path in sorted((self.dir / "entities").glob("*.md")):
-                text = path.read_text(encoding="utf-8")
-                m = HEADER.match(text.split("\n", 1)[0])
-                if not m:
-                    continue
-                head = json.loads(m.group(1))
-                page = Page(entity=head["entity"], path=path.relative_to(self.dir).as_posix(),
-                            text=text.split("\n", 1)[1], aliases=tuple(head.get("aliases", ())),
-                            labels={s: Label(**lab) for s, lab in head.get("sources", {}).items()})
-                self._pages[page.entity] = page
-                for form in (page.entity, *page.aliases):
-                    self._names.setdefault(form, page.entity)
-        return self._pages
-
-    def read(self, name: str, user: Optional[User] = None) -> Optional[WikiPage]:
-        """Returns the page of an entity (by name or alias) as `user` may see it, or None."""
-        pages = self.pages()
-        canonical = self._names.get(name) or self._names.get(short_name(name))
-        if canonical is None:
-            return None
-        page = pages[canonical]
-        text = page.visible_text(user)
-        return WikiPage(entity=page.entity, path=page.path, text=text, score=1.0) if text else None
-
-    def search(self, query: str, k: int = 3, user: Optional[User] = None) -> list[WikiPage]:
-        """Returns up to `k` pages ranked by BM25 over their text, hidden pages skipped."""
-        pages = self.pages()
-        if not pages:
-            return []
-        if self._index is None:
-            from .lexical import Bm25Index
-            from .store.tokenize import default_tokenizer
-
-            self._tokenizer = self._tokenizer or default_tokenizer()
-            self._order = sorted(pages)
-            self._index = Bm25Index()
-            self._index.add([self._tokenizer(f"{n} {pages[n].text}") for n in self._order])
-        scores = self._index.scores(self._tokenizer(query))
-        out = []
-        for i in scores.argsort()[::-1]:
-            if scores[i] <= 0 or len(out) >= k:
-                break
-            page = pages[self._order[i]]
-            text = page.visible_text(user)
-            if text:
-                out.append(WikiPage(entity=page.entity, path=page.path, text=text, score=float(scores[i])))
-        return out
 
 
 @skill("wiki_page_read")

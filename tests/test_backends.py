@@ -17,7 +17,7 @@ from lambdarag import State, TimeRange, User
 from lambdarag.errors import ConfigError
 from skills import build
 from skills.store.local import LocalBackend
-from skills.store.backends import build_backend, open_backend
+from skills.store.index import build_backend, open_backend
 from skills.store.corpus import Chunk, Document, read_corpus, to_hits
 from skills.store.milvus import MilvusBackend, filter_expression
 from skills.store.tokenize import Tokenizer

@@ -10,7 +10,7 @@ import pytest
 from lambdarag import Context, State
 from lambdarag.errors import ConfigError
 from skills import build
-from skills.dense import DenseIndex, VectorCache, embed_passages, read_vectors_dir
+from skills.store.vectors import DenseIndex, VectorCache, embed_passages, read_vectors_dir
 from skills.store.index import build_index
 from tests.conftest import STARD
 

@@ -66,7 +66,7 @@ def test_processes_searching_and_learning_at_once_keep_every_store_valid(tmp_pat
 
     from orchestration.config import DEFAULT_CONFIG
     from orchestration.feedback import feedback_dir
-    from skills.graph import EntityGraph
+    from skills.store.graph import EntityGraph
 
     monkeypatch.setenv("LAMBDARAG_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("LAMBDARAG_FEEDBACK", "on")

@@ -10,7 +10,7 @@ import pytest
 from lambdarag import Context, RetrievalPlan, State, User
 from lambdarag.errors import StoreCorrupt
 from skills import build
-from skills.graph import EntityGraph, EntityRecord, Label, RelationRecord
+from skills.store.graph import EntityGraph, EntityRecord, Label, RelationRecord
 from skills.wiki import compile_wiki
 from tests.conftest import MARITIME
 

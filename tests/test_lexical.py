@@ -7,7 +7,7 @@ from hypothesis import given, settings, strategies as st
 from rank_bm25 import BM25Okapi
 
 from skills.store.corpus import read_corpus, searchable_text
-from skills.lexical import Bm25Index
+from skills.store.bm25 import Bm25Index
 from skills.store.tokenize import Tokenizer
 from tests.conftest import MARITIME
 

@@ -13,7 +13,7 @@ from skills.context import assemble_context, context_hits, RELATIONS_HEADING
 from skills.facts import fact_extract
 from skills.gaps import missing_topics, sufficient
 from skills.generate import REFUSAL, answer_generate
-from skills.graph import EntityGraph
+from skills.store.graph import EntityGraph
 from skills.planner import query_expand
 from tests.conftest import MARITIME
 from tests.scripted_server import Reply, Running

@@ -11,8 +11,9 @@ from lambdarag import Context, State, User
 from lambdarag.providers.llm import OpenAIChat
 from skills import build
 from skills.extract import extract_relations, normalise_time
-from skills.graph import EntityGraph
-from skills.wiki import WikiStore, compile_wiki
+from skills.store.graph import EntityGraph
+from skills.store.wiki import WikiStore
+from skills.wiki import compile_wiki
 from tests.conftest import MARITIME
 from tests.scripted_server import Reply
 

@@ -32,7 +32,7 @@ from lambdarag import User
 from lambdarag.errors import ConfigError
 from lambdarag.state import PUBLIC
 
-from .local import FILTER_FIELDS, IndexBackend, Scored, _doc_meta, fingerprint_of
+from .base import FILTER_FIELDS, IndexBackend, Scored, doc_meta, fingerprint_of
 from .corpus import Chunk, Document, searchable_text
 from .tokenize import Tokenizer
 
@@ -258,9 +258,9 @@ class MilvusBackend(IndexBackend):
                 rows.append(self._row(chunks[i], None if vectors is None else vectors[i]))
         if rows:
             self.client.upsert(self.collection, rows)
-        self.client.upsert(self.docs_collection, [{"doc_id": d.id, "meta": _doc_meta(d), "unused": [0.0, 0.0]}
+        self.client.upsert(self.docs_collection, [{"doc_id": d.id, "meta": doc_meta(d), "unused": [0.0, 0.0]}
                                                   for d in docs])
-        self._docs.update({d.id: _doc_meta(d) for d in docs})
+        self._docs.update({d.id: doc_meta(d) for d in docs})
         if bar is not None:
             bar.update(len(rows))
 

