@@ -6,8 +6,8 @@ counts. A query touches only the postings of its terms.
 """
 from __future__ import annotations
 
+import io
 import json
-from pathlib import Path
 from typing import Optional, Sequence
 
 import numpy as np
@@ -127,24 +127,25 @@ class Bm25Index:
         order = np.lexsort((rows, -scores))[:k]
         return rows[order], scores[order]
 
-    def save(self, directory: Path) -> None:
-        """Writes the counts and vocabulary to `directory`."""
+    def dump(self) -> tuple[bytes, bytes]:
+        """Returns the vocabulary (JSON) and the counts (npz) as bytes, for the index to write in one generation."""
         terms = [""] * len(self.vocab)
         for t, j in self.vocab.items():
             terms[j] = t
         tf = self.tf
-        np.savez(directory / "bm25.npz", data=tf.data, indices=tf.indices, indptr=tf.indptr, shape=np.array(tf.shape))
-        (directory / "bm25.json").write_text(json.dumps({"params": self.params(), "terms": terms}, ensure_ascii=False),
-                                             encoding="utf-8")
+        counts = io.BytesIO()
+        np.savez(counts, data=tf.data, indices=tf.indices, indptr=tf.indptr, shape=np.array(tf.shape))
+        meta = json.dumps({"params": self.params(), "terms": terms}, ensure_ascii=False).encode("utf-8")
+        return meta, counts.getvalue()
 
     @classmethod
-    def load(cls, directory: Path) -> "Bm25Index":
-        """Returns the index `save` wrote to `directory`."""
+    def from_dump(cls, meta: bytes, counts: bytes) -> "Bm25Index":
+        """Returns the index `dump` described."""
         from scipy import sparse
 
-        meta = json.loads((directory / "bm25.json").read_text(encoding="utf-8"))
-        index = cls(**meta["params"])
-        index.vocab = {t: j for j, t in enumerate(meta["terms"])}
-        z = np.load(directory / "bm25.npz")
+        info = json.loads(meta.decode("utf-8"))
+        index = cls(**info["params"])
+        index.vocab = {t: j for j, t in enumerate(info["terms"])}
+        z = np.load(io.BytesIO(counts))
         index.tf = sparse.csr_matrix((z["data"], z["indices"], z["indptr"]), shape=tuple(z["shape"]))
         return index

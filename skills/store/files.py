@@ -43,3 +43,11 @@ def write_text(path: Path, text: str) -> None:
     """Writes `text` (UTF-8) to `path` by write-rename, creating the directory."""
     path.parent.mkdir(parents=True, exist_ok=True)
     write_replace(path, text.encode("utf-8"))
+
+
+def clean_temp(directory: Path) -> list[Path]:
+    """Returns the temp files (``.<name>.*.tmp``) removed from `directory`; hold the directory's lock."""
+    gone = [p for p in directory.glob(".*.tmp") if p.is_file()]
+    for path in gone:
+        path.unlink(missing_ok=True)
+    return gone

@@ -12,15 +12,16 @@ corpus updates only the documents that were added, changed or removed.
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Union
 
-from filelock import FileLock
+from filelock import FileLock, Timeout
 
-from lambdarag.errors import ConfigError
+from lambdarag.errors import ConfigError, StoreCorrupt
 
 from .base import IndexBackend, fingerprint_of
-from .local import LocalBackend
+from .local import LocalBackend, has_manifest, sweep
 from .corpus import Corpus, read_corpus, searchable_text
 from .vectors import VectorCache, default_embedder, embed_passages, read_vectors_dir
 from .bm25 import Bm25Index
@@ -42,14 +43,31 @@ def index_dir(name: str) -> Path:
 
 
 def open_index(name: str) -> LocalBackend:
-    """Returns the built index `name`, or fails naming the indexes that exist."""
+    """Returns the built index `name`, or fails naming the indexes that exist (or, if damaged, how to rebuild it).
+
+    Orphan files a killed writer left are removed when no writer holds the lock.
+    """
     directory = index_dir(name)
-    if not (directory / "manifest.json").is_file():
+    if not has_manifest(directory):
         root = knowledge_root()
         have = sorted(p.parent.parent.name for p in root.glob("*/index/manifest.json")) if root.is_dir() else []
         raise ConfigError(f"no index named {name!r} under {root}; built indexes: {', '.join(have) or 'none'} "
                           f"(build one with: lambdarag index --corpus PATH --name {name})")
-    return LocalBackend.load(directory)
+    try:
+        with index_lock(directory, timeout=0):
+            sweep(directory)
+    except Timeout:
+        pass      # a build is running; it sweeps when it is done
+    try:
+        return LocalBackend.load(directory)
+    except StoreCorrupt as e:
+        raise StoreCorrupt(f"index {name!r} is damaged: {e}; rebuild it with: "
+                           f"lambdarag index --corpus PATH --name {name}") from None
+
+
+def index_lock(directory: Path, timeout: float = -1) -> FileLock:
+    """Returns the inter-process lock writers of the index in `directory` hold."""
+    return FileLock(str(directory) + ".lock", timeout=timeout)
 
 
 def _vectors_for(corpus_chunks, embedder, cache: Optional[VectorCache], imported, progress: bool):
@@ -80,8 +98,14 @@ def build_index(corpus_root: Union[str, Path, Corpus], name: str, *, embedder: A
     wanted = fingerprint_of(digests, tokenizer.fingerprint(), model, Bm25Index().params())
     directory = index_dir(name)
     directory.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(directory) + ".lock"):
-        old = LocalBackend.load(directory) if (directory / "manifest.json").is_file() else None
+    with index_lock(directory):
+        old = None
+        if has_manifest(directory):
+            sweep(directory)
+            try:
+                old = LocalBackend.load(directory)
+            except StoreCorrupt as e:
+                print(f"index {name!r}: {e}; rebuilding it from the corpus", file=sys.stderr)
         if old is not None and old.fingerprint() == wanted:
             return old
         compatible = (old is not None and old.model == model
@@ -137,7 +161,7 @@ def open_backend(settings: Optional[Mapping[str, Any]], name: str) -> IndexBacke
 def backend_exists(settings: Optional[Mapping[str, Any]], name: str) -> bool:
     """Returns whether the index `name` has been built on the configured backend."""
     if _kind(settings) == "local":
-        return (index_dir(name) / "manifest.json").is_file()
+        return has_manifest(index_dir(name))
     from .milvus import client_for, collection_name
 
     coll = collection_name(name)

@@ -1,6 +1,8 @@
 """The in-process index backend: BM25 on a sparse inverted index, dense on faiss, permissions as row masks."""
 from __future__ import annotations
 
+import hashlib
+import io
 import json
 import threading
 from dataclasses import asdict
@@ -10,11 +12,12 @@ from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 import numpy as np
 
 from lambdarag import User
-from lambdarag.errors import ConfigError
+from lambdarag.errors import ConfigError, StoreCorrupt
 from lambdarag.state import PUBLIC
 
 from .base import FILTER_FIELDS, IndexBackend, Scored, doc_meta, fingerprint_of
 from .corpus import Chunk, Document, searchable_text
+from .files import clean_temp, write_replace
 from .vectors import ANN_THRESHOLD, DenseIndex
 from .bm25 import Bm25Index
 from .tokenize import Tokenizer
@@ -136,32 +139,123 @@ class LocalBackend(IndexBackend):
     # ---- persistence
 
     def save(self, directory: Path) -> None:
-        """Writes the index to `directory` (files are replaced one by one; callers hold the index lock)."""
+        """Writes the index to `directory` as a new generation; callers hold the index lock.
+
+        Each file of the generation is written by write-rename under a new
+        name, then the manifest naming them (with sizes and SHA-256 digests)
+        replaces the old one, then the previous generation's files go. A kill
+        at any moment leaves the previous manifest and its files intact.
+        """
         directory.mkdir(parents=True, exist_ok=True)
-        with open(directory / "chunks.jsonl", "w", encoding="utf-8") as f:
-            for c in self._chunks:
-                f.write(json.dumps(asdict(c), ensure_ascii=False) + "\n")
-        self.lexical.save(directory)
+        generation = next_generation(directory)
+        chunks = "".join(json.dumps(asdict(c), ensure_ascii=False) + "\n" for c in self._chunks).encode("utf-8")
+        vocab, counts = self.lexical.dump()
+        parts = {"chunks": ("jsonl", chunks), "bm25": ("json", vocab), "counts": ("npz", counts)}
         if self._vectors is not None:
-            np.save(directory / "vectors.npy", self._vectors.astype(np.float16))
-        manifest = {"fingerprint": self.fingerprint(), "version": self.version, "model": self.model,
+            buf = io.BytesIO()
+            np.save(buf, self._vectors.astype(np.float16))
+            parts["vectors"] = ("npy", buf.getvalue())
+        files = {}
+        for part, (suffix, data) in parts.items():
+            name = f"{part}.{generation}.{suffix}"
+            write_replace(directory / name, data)
+            files[part] = {"name": name, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+        manifest = {"format": FORMAT, "generation": generation, "files": files,
+                    "fingerprint": self.fingerprint(), "version": self.version, "model": self.model,
                     "tokenizer": self.tokenizer.config(), "ann_threshold": self.ann_threshold,
                     "documents": self._docs, "chunks": len(self._chunks)}
-        tmp = directory / "manifest.json.tmp"
-        tmp.write_text(json.dumps(manifest, ensure_ascii=False), encoding="utf-8")
-        tmp.replace(directory / "manifest.json")
+        write_replace(directory / MANIFEST, json.dumps(manifest, ensure_ascii=False).encode("utf-8"))
+        sweep(directory)
 
     @classmethod
     def load(cls, directory: Path) -> "LocalBackend":
-        """Returns the backend `save` wrote to `directory`."""
-        manifest = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
+        """Returns the backend `save` wrote to `directory`, after checking every file against the manifest.
+
+        A file that is missing, of another size or digest, or a count that
+        disagrees raises `StoreCorrupt` naming it (see `check_generation`).
+        """
+        manifest, data = check_generation(directory)
         backend = cls(Tokenizer.from_config(manifest["tokenizer"]), model=manifest["model"],
-                      bm25=Bm25Index.load(directory), ann_threshold=manifest["ann_threshold"])
-        with open(directory / "chunks.jsonl", encoding="utf-8") as f:
-            backend._chunks = [Chunk(**json.loads(line)) for line in f]
+                      bm25=Bm25Index.from_dump(data["bm25"], data["counts"]), ann_threshold=manifest["ann_threshold"])
+        backend._chunks = [Chunk(**json.loads(line)) for line in data["chunks"].decode("utf-8").splitlines()]
         if backend.model is not None:
-            backend._vectors = np.load(directory / "vectors.npy").astype(np.float32)
+            backend._vectors = np.load(io.BytesIO(data["vectors"])).astype(np.float32)
+        rows = {"chunks": len(backend._chunks), "bm25 rows": backend.lexical.size,
+                "vectors": len(backend._vectors) if backend._vectors is not None else manifest["chunks"]}
+        wrong = {k: n for k, n in rows.items() if n != manifest["chunks"]}
+        if wrong:
+            raise StoreCorrupt(f"{directory}: manifest says {manifest['chunks']} chunks but found "
+                               f"{', '.join(f'{n} {k}' for k, n in wrong.items())}")
         backend._docs = manifest["documents"]
         backend.version = manifest["version"]
         backend._reindex()
         return backend
+
+
+FORMAT = 2
+MANIFEST = "manifest.json"
+PARTS = {"chunks", "bm25", "counts"}
+
+
+def has_manifest(directory: Path) -> bool:
+    """Returns whether an index was ever saved in `directory` (its manifest exists)."""
+    return (directory / MANIFEST).is_file()
+
+
+def read_manifest(directory: Path) -> dict:
+    """Returns the manifest of the index in `directory`; an unreadable or old-format one raises `StoreCorrupt`."""
+    path = directory / MANIFEST
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise StoreCorrupt(f"{path}: unreadable index manifest ({e})") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+        raise StoreCorrupt(f"{path}: not a format-{FORMAT} index manifest (built by an older version)")
+    return manifest
+
+
+def next_generation(directory: Path) -> int:
+    """Returns the number of the generation to write next (1 when there is no valid manifest)."""
+    try:
+        return read_manifest(directory)["generation"] + 1
+    except StoreCorrupt:
+        return 1
+
+
+def check_generation(directory: Path) -> tuple[dict, dict[str, bytes]]:
+    """Returns the manifest and the bytes of each file it names, each checked for size and SHA-256 digest."""
+    manifest = read_manifest(directory)
+    files = manifest.get("files") or {}
+    need = PARTS | ({"vectors"} if manifest.get("model") else set())
+    if need - files.keys():
+        raise StoreCorrupt(f"{directory / MANIFEST}: names no {', '.join(sorted(need - files.keys()))} file")
+    data = {}
+    for part, entry in files.items():
+        path = directory / entry["name"]
+        try:
+            raw = path.read_bytes()
+        except OSError as e:
+            raise StoreCorrupt(f"{path}: {part} file of generation {manifest['generation']} unreadable ({e})") from None
+        if len(raw) != entry["bytes"] or hashlib.sha256(raw).hexdigest() != entry["sha256"]:
+            raise StoreCorrupt(f"{path}: {part} file has {len(raw)} bytes / digest other than the manifest's "
+                               f"{entry['bytes']} bytes (half-written or changed)")
+        data[part] = raw
+    return manifest, data
+
+
+def sweep(directory: Path) -> list[Path]:
+    """Returns the files removed from `directory`: temp files and generations the manifest does not name.
+
+    Call it only while holding the index lock (a writer's temp files are not orphans).
+    """
+    try:
+        keep = {e["name"] for e in read_manifest(directory)["files"].values()}
+    except StoreCorrupt:
+        keep = None      # no valid generation: leave its files for the rebuild to replace
+    gone = clean_temp(directory)
+    for path in directory.glob("*.*.*"):
+        part = path.name.split(".", 1)[0]
+        if keep is not None and part in PARTS | {"vectors"} and path.name not in keep:
+            path.unlink(missing_ok=True)
+            gone.append(path)
+    return gone

@@ -8,6 +8,7 @@ be imported instead of re-embedding.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import re
@@ -19,6 +20,8 @@ from typing import Any, Mapping, Optional, Sequence
 import numpy as np
 
 from lambdarag.errors import ConfigError
+
+from .files import clean_temp, write_replace
 
 
 ANN_THRESHOLD = 200_000
@@ -91,6 +94,7 @@ class VectorCache:
         self.model = model
         self._rows: dict[str, np.ndarray] = {}
         if self.directory.is_dir():
+            clean_temp(self.directory)
             for shard in sorted(self.directory.glob("shard-*.npz")):
                 z = np.load(shard)
                 for key, vec in zip(z["keys"], z["vectors"]):
@@ -106,9 +110,9 @@ class VectorCache:
         """Stores a batch in memory and in a new shard file (written atomically)."""
         self.directory.mkdir(parents=True, exist_ok=True)
         n = len(list(self.directory.glob("shard-*.npz")))
-        tmp = self.directory / f".shard-{n:06d}.tmp.npz"
-        np.savez(tmp, keys=np.array(keys), vectors=vectors.astype(np.float16))
-        tmp.replace(self.directory / f"shard-{n:06d}.npz")
+        buf = io.BytesIO()
+        np.savez(buf, keys=np.array(keys), vectors=vectors.astype(np.float16))
+        write_replace(self.directory / f"shard-{n:06d}.npz", buf.getvalue())
         for key, vec in zip(keys, vectors):
             self._rows[key] = vec.astype(np.float16)
 
