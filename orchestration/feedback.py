@@ -457,12 +457,13 @@ class FeedbackLoop:
         return self.item(item_id)
 
     def stats(self) -> dict[str, Any]:
-        """Returns a summary: queries logged, cache size and hits, routing stats, learned items, rules, synonyms, gaps."""
+        """Returns a summary: queries logged (and torn log lines skipped), cache size and hits, routing stats, learned items, rules, synonyms, gaps."""
         cache = self.cache.read()
         items = self.items()
         live = [i for i in items.values() if not i["reverted"]]
-        return {"queries": sum(1 for _ in self.log), "cache_entries": len(cache.get("entries", {})),
-                "cache_hits": sum(1 for r in self.log if r.get("from_cache")),
+        queries = self.log.records()
+        return {"queries": len(queries), "torn_log_lines": self.log.torn, "cache_entries": len(cache.get("entries", {})),
+                "cache_hits": sum(1 for r in queries if r.get("from_cache")),
                 "learned_items": len(live), "learned_entities": sum(len(i["entities"]) for i in live),
                 "learned_relations": sum(len(i["relations"]) for i in live),
                 "rules": len(self.classification_rules()), "synonym_terms": len(self.synonyms()),

@@ -4,8 +4,8 @@ Every write happens under a `filelock` lock next to the file (``<name>.lock``).
 A JSON document is replaced whole by write-rename (`skills.store.files.write_replace`:
 temp file in the same folder, fsync, ``os.replace``), so a crash mid-write
 leaves the previous version. A JSONL line is appended with one ``write`` of
-the complete line under the lock; a reader skips a last line without its
-newline (what a crash mid-append could leave) instead of failing.
+the complete line under the lock (after a newline if a crash left a fragment);
+a reader skips and counts lines that are not a JSON record instead of failing.
 """
 from __future__ import annotations
 
@@ -56,37 +56,47 @@ class JsonStore:
 
 
 class JsonlLog:
-    """An append-only file of JSON records, one per line."""
+    """An append-only file of JSON records, one per line; `torn` counts the damaged lines the last read skipped."""
 
     def __init__(self, path: Union[str, Path]) -> None:
         self.path = Path(path)
+        self.torn = 0
 
     def append(self, record: dict[str, Any]) -> None:
-        """Appends `record` as one line (one write call, under the lock, flushed to disk)."""
+        """Appends `record` as one whole line: one ``O_APPEND`` write under the lock, fsynced.
+
+        When a killed writer left a fragment without its newline, the write
+        starts with a newline, so the record is never glued to the fragment.
+        """
         line = (json.dumps(record, ensure_ascii=False, default=str) + "\n").encode("utf-8")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with lock_for(self.path):
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
             try:
+                end = os.lseek(fd, 0, os.SEEK_END)
+                if end and os.pread(fd, 1, end - 1) != b"\n":
+                    line = b"\n" + line
                 os.write(fd, line)
                 os.fsync(fd)
             finally:
                 os.close(fd)
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        """Yields the complete records in order (a torn last line is skipped; a bad inner line raises)."""
+        """Yields the complete records in order, skipping and counting (in `torn`) lines that are not one."""
+        self.torn = 0
         if not self.path.exists():
             return
-        raw = self.path.read_bytes()
-        lines = raw.split(b"\n")
-        complete = lines[:-1]      # the part after the last newline is empty or a torn append
-        for n, line in enumerate(complete, 1):
+        for line in self.path.read_bytes().split(b"\n"):
             if not line.strip():
                 continue
             try:
-                yield json.loads(line.decode("utf-8"))
-            except (UnicodeDecodeError, json.JSONDecodeError) as e:
-                raise StoreCorrupt(f"{self.path}:{n}: not a JSON record ({e})") from None
+                record = json.loads(line.decode("utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError):
+                record = None
+            if isinstance(record, dict):
+                yield record
+            else:
+                self.torn += 1
 
     def records(self) -> list[dict[str, Any]]:
         return list(self)

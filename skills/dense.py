@@ -6,6 +6,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from lambdarag import RankedList, Term, Tool
+from lambdarag.errors import ProviderError
 
 from .registry import skill
 from .store.corpus import to_hits
@@ -23,19 +24,28 @@ def embedding_search(config: Mapping[str, Any]) -> Term:
 
     Reads `plan.dense_top_k` (config `top_k` overrides); permission and
     metadata filters apply inside the index search. `candidates` is extended,
-    not declared as a read (an accumulator that starts empty). When an
-    embedding endpoint fails twice, `dense_unavailable` adds no list, so the
-    pipeline goes on with lexical retrieval and the trace says why.
+    not declared as a read (an accumulator that starts empty). When the index
+    has no vectors (built with --no-dense) or an embedding endpoint fails
+    twice, the fallback `dense_as_lexical` appends the BM25 ranking instead
+    and the trace records why.
     """
     filters = dict(config.get("filters") or {})
 
     def run(state, ctx):
         backend = ctx.resource("index")
+        if not backend.has_dense:
+            raise ProviderError("embedding_search: this index was built without vectors (--no-dense)")
         k = int(config.get("top_k") or state.plan.dense_top_k)
         found = backend.dense(query_vector(ctx, state.query), k, user=state.user, filters=filters)
         ranked = RankedList(retriever="dense", query=state.query, hits=to_hits(found, "dense"))
         return {"candidates": state.candidates + (ranked,)}
 
-    skip = Tool("dense_unavailable", lambda state: {"candidates": state.candidates}, writes=["candidates"])
+    def lexical(state, ctx):
+        k = int(config.get("top_k") or state.plan.dense_top_k)
+        found = ctx.resource("index").bm25(state.query, k, user=state.user, filters=filters)
+        ranked = RankedList(retriever="bm25", query=state.query, hits=to_hits(found, "bm25"))
+        return {"candidates": state.candidates + (ranked,)}
+
+    fallback = Tool("dense_as_lexical", lexical, reads=["query", "user", "plan"], writes=["candidates"], effect="io")
     return Tool("embedding_search", run, reads=["query", "user", "plan"], writes=["candidates"], effect="io",
-                fallback=skip)
+                fallback=fallback)

@@ -161,7 +161,7 @@ def test_failing_embedding_and_rerank_endpoints_degrade_visibly(llm_server):
     reasons = {f["term"]: f["reason"] for f in r.fallbacks}
     assert "attempt 2:" in reasons["rerank"] and "rerank endpoint" in reasons["rerank"]
     assert "embedding endpoint" in reasons["embedding_search"] and r.citations
-    assert "rerank_local" in r.latency_ms and "dense_unavailable" in r.latency_ms
+    assert "rerank_local" in r.latency_ms and "dense_as_lexical" in r.latency_ms
 
 
 def test_the_api_key_never_reaches_results_or_traces(dead_url, monkeypatch):

@@ -223,6 +223,7 @@ def read_records(path: Path, root: Path) -> Iterator[Union[Document, Problem]]:
 
     A record is either ``{"id", "text", …}`` or a FAQ pair ``{"question", "answer", …}``
     (kind "faq": text = question + answer, meta keeps both, id defaults to ``file#question``).
+    A record without a title is titled by its file name and id (a FAQ record by its file name).
     """
     rel = path.relative_to(root).as_posix() if path != root else path.name
     try:
@@ -258,7 +259,7 @@ def read_records(path: Path, root: Path) -> Iterator[Union[Document, Problem]]:
             yield (rel, n, str(e))
             continue
         seen.add(rid)
-        title = str(record.get("title") or (Path(rel).stem if pair else ""))
+        title = str(record.get("title") or "").strip() or (Path(rel).stem if pair else f"{Path(rel).stem} {rid}")
         rest = {k: v for k, v in record.items() if k not in ("id", "title", "text", "date", "family") + ACCESS_KEYS}
         if pair:
             rest.update(question=pair[0], answer=pair[1])

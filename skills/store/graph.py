@@ -292,6 +292,9 @@ class EntityGraph:
         is kept unless the existing one is ``unknown``.
         """
         new = rec if isinstance(rec, EntityRecord) else EntityRecord(name=rec, **fields)
+        if not new.name.strip():
+            raise LambdaRAGError(f"entity name is empty (sources: {', '.join(new.sources) or 'none'}); "
+                                 "every entity needs a name")
         old = self.entity(new.name)
         if old is not None:
             versions = {v.source: v for v in old.versions}
@@ -324,6 +327,9 @@ class EntityGraph:
     def add_relation(self, rec: Union[RelationRecord, None] = None, **fields: Any) -> RelationRecord:
         """Returns the stored relation; missing end entities are created with type ``unknown``."""
         rec = rec if rec is not None else RelationRecord(**fields)
+        if not (rec.head.strip() and rec.tail.strip()):
+            raise LambdaRAGError(f"relation {rec.head!r} --{rec.relation}--> {rec.tail!r} from {rec.source}: "
+                                 "an end entity has an empty name")
         if rec.origin not in ORIGINS:
             raise LambdaRAGError(f"relation origin must be one of {', '.join(ORIGINS)}, got {rec.origin!r}")
         if not rec.added:
