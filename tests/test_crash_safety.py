@@ -147,8 +147,8 @@ def test_index_killed_at_many_moments_of_an_incremental_update_resumes_to_a_clea
     measured = json.loads(counts.read_text())
     total, saving = measured["events"], sorted(set(measured["saving"]))
     assert saving, "the update wrote no files"
-    spread = [total * (i + 1) // 13 for i in range(12)]
-    in_writes = [saving[len(saving) * i // 12] for i in range(12)]
+    spread = [total * (i + 1) // 12 for i in range(11)]
+    in_writes = [saving[len(saving) * i // 11] for i in range(11)]
     moments = sorted(set(spread + in_writes))
     assert len(moments) >= 20
     for moment in moments:

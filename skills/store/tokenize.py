@@ -53,13 +53,7 @@ class Tokenizer:
         if self._jieba is None:
             with self._lock:
                 if self._jieba is None:
-                    import logging
-
-                    import jieba
-
-                    jieba.setLogLevel(logging.WARNING)
-                    engine = jieba.Tokenizer()
-                    engine.initialize()
+                    engine = own_engine()
                     for word in self.user_words:
                         engine.add_word(word)
                     self._jieba = engine
@@ -113,6 +107,28 @@ class Tokenizer:
 
 
 _DEFAULT: Optional[Tokenizer] = None
+
+
+_BASE: list = []
+_BASE_LOCK = threading.Lock()
+
+
+def own_engine():
+    """Returns a jieba tokenizer of its own (user words stay private) sharing the dictionary loaded once per process."""
+    import jieba
+
+    with _BASE_LOCK:
+        if not _BASE:
+            import logging
+
+            jieba.setLogLevel(logging.WARNING)
+            base = jieba.Tokenizer()
+            base.initialize()
+            _BASE.append(base)
+    base = _BASE[0]
+    engine = jieba.Tokenizer()
+    engine.FREQ, engine.total, engine.initialized = dict(base.FREQ), base.total, True
+    return engine
 
 
 def default_tokenizer() -> Tokenizer:
