@@ -10,7 +10,7 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from lambdarag.errors import LambdaRAGError
 
@@ -171,14 +171,29 @@ def cmd_ask(args: argparse.Namespace) -> int:
     return 0
 
 
+APPS = "lambdarag.apps"
+"""Entry-point group of web apps `serve` runs: name → a factory ``(config, index) -> ASGI app`` (qademo registers itself)."""
+
+
+def app_factory(name: str) -> Callable[..., Any]:
+    """Returns the app factory registered as `name` in the `lambdarag.apps` entry points, or fails naming those there are."""
+    from importlib.metadata import entry_points
+
+    found = {ep.name: ep for ep in entry_points(group=APPS)}
+    if name not in found:
+        raise UsageError(f"no web app {name!r} registered in entry-point group {APPS}; registered: "
+                         f"{', '.join(sorted(found)) or 'none'} (after changing pyproject.toml run: pip install -e .)")
+    return found[name].load()
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
-    """Serves the demo web app (qademo) with uvicorn until interrupted, after opening the index it searches."""
+    """Serves a registered web app (default: the qademo demo) with uvicorn until interrupted, after opening its index."""
     import uvicorn
 
     from orchestration.knowledge import open_knowledge
     from orchestration.search_unified import providers, resolve_config
-    from qademo.app import create_app
 
+    create_app = app_factory(args.app)
     if not 0 < args.port < 65536:
         raise UsageError(f"--port {args.port} is not a TCP port (1-65535)")
     config = resolve_config(args.config)
@@ -292,6 +307,7 @@ def parser() -> argparse.ArgumentParser:
     sv = sub.add_parser("serve", help="run the demo web app (question page with trace, citations and subgraph)")
     sv.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
     sv.add_argument("--port", type=int, default=8000)
+    sv.add_argument("--app", default="qademo", help=f"web app registered in entry-point group {APPS} (default qademo)")
     sv.add_argument("--index", default=None, help="index searched unless a request names one (default: the config's)")
     sv.add_argument("--config", default=argparse.SUPPRESS, type=Path, help="agent-config.yml to use")
     bn = sub.add_parser("bench", help="run a benchmark script of bench/ by name and print its JSON",
