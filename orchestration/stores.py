@@ -46,9 +46,14 @@ class JsonStore:
         return data
 
     def update(self, change: Callable[[dict[str, Any]], Any]) -> dict[str, Any]:
-        """Returns the new object after `change` mutated the current one in place, written atomically under the lock."""
+        """Returns the new object after `change` mutated the current one in place, written atomically under the lock.
+
+        Temp files of this store that a killed writer left are removed first (only lock holders write them).
+        """
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with lock_for(self.path):
+            for orphan in self.path.parent.glob(f".{self.path.name}.*.tmp"):   # left by a writer killed mid-write
+                orphan.unlink(missing_ok=True)
             data = self.read()
             change(data)
             write_replace(self.path, (json.dumps(data, ensure_ascii=False, indent=1) + "\n").encode("utf-8"))

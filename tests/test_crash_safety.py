@@ -16,7 +16,7 @@ import pytest
 from lambdarag.errors import StoreCorrupt
 from orchestration.cli import main
 from orchestration.knowledge import forget
-from orchestration.stores import JsonlLog
+from orchestration.stores import JsonlLog, JsonStore
 from skills.store.index import build_index, index_dir, open_index
 
 MARITIME = Path(__file__).resolve().parents[1] / "../shared/data/maritime"
@@ -194,3 +194,13 @@ def test_a_torn_query_log_line_is_counted_by_feedback_stats_and_the_next_record_
     assert code == 0
     stats = json.loads(out)
     assert (stats["queries"], stats["torn_log_lines"], stats["cache_hits"]) == (2, 1, 1)
+
+
+def test_a_json_store_removes_temp_files_a_killed_writer_left(tmp_path):
+    store = JsonStore(tmp_path / "query_cache.json")
+    orphan = tmp_path / ".query_cache.json.k1ll3d.tmp"
+    orphan.write_bytes(b"x" * 800_000)
+    other = tmp_path / ".routing_stats.json.busy.tmp"     # another store's writer may still be using it
+    other.write_bytes(b"y")
+    store.update(lambda d: d.update(n=1))
+    assert not orphan.exists() and other.exists() and store.read() == {"n": 1}

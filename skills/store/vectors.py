@@ -87,7 +87,10 @@ class DenseIndex:
 
 
 class VectorCache:
-    """Returns cached passage vectors of one model; `put` persists a batch at once (resumable runs)."""
+    """Returns cached passage vectors of one model; `put` persists a batch at once (resumable runs).
+
+    Opening it removes the temp files of shards a killed run was writing.
+    """
 
     def __init__(self, directory: Path, model: str) -> None:
         self.directory = Path(directory) / re.sub(r"[^\w.-]+", "_", model)
