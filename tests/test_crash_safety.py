@@ -16,7 +16,7 @@ import pytest
 from lambdarag.errors import StoreCorrupt
 from orchestration.cli import main
 from orchestration.knowledge import forget
-from orchestration.stores import JsonlLog, JsonStore
+from orchestration.feedback.files import JsonlLog, JsonStore
 from skills.store.index import build_index, index_dir, open_index
 
 MARITIME = Path(__file__).resolve().parents[1] / "../shared/data/maritime"

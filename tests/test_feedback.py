@@ -20,7 +20,7 @@ from orchestration.feedback import (FeedbackLoop, SynonymLearner, normalise,
                                     routing_scores, scope_of, variant_pairs)
 from orchestration.search_unified import search, unified_term
 from orchestration.router import route_table
-from orchestration.stores import JsonlLog, JsonStore
+from orchestration.feedback.files import JsonlLog, JsonStore
 
 BASE = yaml.safe_load(DEFAULT_CONFIG.read_text(encoding="utf-8"))
 RELATION_Q = "船员条例由哪个部门主管？"

@@ -11,7 +11,7 @@ import pytest
 
 from orchestration.config import ROOT, FeedbackConfig
 from orchestration.feedback import FeedbackLoop
-from orchestration.stores import JsonlLog
+from orchestration.feedback.files import JsonlLog
 
 WORKERS, ROUNDS = 4, 25
 

@@ -1,7 +1,7 @@
 """The feedback loop: what each answered question teaches the system, stored so it can be traced and undone.
 
 Stores (``knowledge/<index>/feedback/``, relocated with LAMBDARAG_HOME; see
-`orchestration.stores` for the write discipline):
+`orchestration.feedback.files` for the write discipline):
 
 - ``query_log.jsonl``: one record per query (rewrite, type, strategy, per-retriever
   top lists, rerank top, answer, citations, verdict, tokens, cost, latency per step,
@@ -68,10 +68,10 @@ from skills.store.files import write_text
 from skills.store.wiki import WikiStore
 from skills.wiki import page_file, render_page
 
-from .config import QUERY_TYPES, AgentConfig, FeedbackConfig
-from .knowledge import KnowledgeBase
-from .router import candidates
-from .stores import JsonlLog, JsonStore, lock_for
+from ..config import QUERY_TYPES, AgentConfig, FeedbackConfig
+from ..knowledge import KnowledgeBase
+from ..router import candidates
+from .files import JsonlLog, JsonStore, lock_for
 
 EXTRACTOR_CONFIDENCE = {"rule": 0.6, "llm": 0.5}
 """Confidence of a learned relation by extractor: below compiled facts (1.0), so graph walks prefer those."""
