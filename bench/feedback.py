@@ -74,12 +74,12 @@ def maritime() -> dict:
             r = search(q["query"], index="maritime", config=config)
             hits += r.from_cache
             latency.append(r.latency_ms["total"])
-        graph_writes = sum(1 for i in loop.items().values() if i["entities"] or i["relations"])
+        graph_writes = sum(1 for i in loop.journal.items().values() if i["entities"] or i["relations"])
         passes.append({"pass": n + 1, "cache_hits": hits, "hit_rate": round(hits / len(picked), 3),
                        "median_ms": round(sorted(latency)[len(latency) // 2], 1),
                        "graph_writes_so_far": graph_writes})
     after = EntityGraph.load(wiki / "relations.json")
-    items = loop.items()
+    items = loop.journal.items()
     logged = {r["query_id"]: r for r in loop.log}
     learned_relations = [r for r in after.records() if r.origin == "feedback" and r.provenance.get("query_id") in items]
     traced = sum(1 for r in learned_relations if r.provenance.get("query_id") in items

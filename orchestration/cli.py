@@ -172,11 +172,11 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
 
 APPS = "lambdarag.apps"
-"""Entry-point group of web apps `serve` runs: name → a factory ``(config, index) -> ASGI app`` (qademo registers itself)."""
+"""Entry-point group of the web apps `serve` runs: name → factory ``(config, index) -> ASGI app``."""
 
 
 def app_factory(name: str) -> Callable[..., Any]:
-    """Returns the app factory registered as `name` in the `lambdarag.apps` entry points, or fails naming those there are."""
+    """Returns the app factory registered as `name` in the `lambdarag.apps` entry points, or fails naming them."""
     from importlib.metadata import entry_points
 
     found = {ep.name: ep for ep in entry_points(group=APPS)}
@@ -187,7 +187,7 @@ def app_factory(name: str) -> Callable[..., Any]:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    """Serves a registered web app (default: the qademo demo) with uvicorn until interrupted, after opening its index."""
+    """Serves a registered web app (default: the qademo demo) with uvicorn, after opening its index."""
     import uvicorn
 
     from orchestration.knowledge import open_knowledge
@@ -237,7 +237,7 @@ def cmd_feedback(args: argparse.Namespace) -> int:
     name = args.index or config.retrieval.index
     loop = FeedbackLoop(config.orchestration.feedback, feedback_dir(name))
     if args.action == "list":
-        for item_id, item in loop.items().items():
+        for item_id, item in loop.journal.items().items():
             state = "reverted" if item["reverted"] else "live"
             print(f"{item_id}  {state:<8} {len(item['entities'])} entities, {len(item['relations'])} relations, "
                   f"{len(item['sources'])} sources  {item['query']}")
@@ -245,7 +245,7 @@ def cmd_feedback(args: argparse.Namespace) -> int:
     if args.action in ("show", "revert"):
         if not args.id:
             raise UsageError(f"feedback {args.action} needs an item id (see: lambdarag feedback list)")
-        item = loop.item(args.id) if args.action == "show" else loop.revert(args.id)
+        item = loop.journal.item(args.id) if args.action == "show" else loop.journal.revert(args.id)
         print(json.dumps(item, ensure_ascii=False, indent=1))
         return 0
     if args.action == "learn":
@@ -253,14 +253,15 @@ def cmd_feedback(args: argparse.Namespace) -> int:
             raise UsageError("feedback learn needs --qrels FILE (JSONL of {qid, query, relevant: [ids]})")
         from skills.store.index import open_index
 
-        added = learn_qrels(loop, open_index(name), [(q["query"], q["relevant"]) for q in read_queries(args.qrels)])
-        print(f"learned {added} synonym pairs into {loop.synonym_store.path}")
+        pairs = [(q["query"], q["relevant"]) for q in read_queries(args.qrels)]
+        added = learn_qrels(loop.lexicon, open_index(name), pairs)
+        print(f"learned {added} synonym pairs into {loop.lexicon.store.path}")
         return 0
     if args.action == "correct":
         if not (args.query and args.type):
             raise UsageError("feedback correct needs --query Q and --type T")
-        rule = loop.correct(args.query, args.type, args.pattern)
-        print(f"rule {rule['pattern']!r} → {rule['type']} saved to {loop.rule_store.path}")
+        rule = loop.rules.correct(args.query, args.type, args.pattern)
+        print(f"rule {rule['pattern']!r} → {rule['type']} saved to {loop.rules.store.path}")
         return 0
     print(json.dumps(loop.stats(), ensure_ascii=False, indent=1))
     return 0

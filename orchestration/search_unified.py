@@ -197,7 +197,7 @@ def search(query: str, *, index: Optional[str] = None, user: Optional[User] = No
     fallbacks = disabled_components(cfg, kb)
     cfg = kb.limit(cfg)
     loop = open_feedback(cfg, kb)
-    learned = {"synonyms": loop.synonyms()} if loop else {}
+    learned = {"synonyms": loop.lexicon.synonyms()} if loop else {}
     ctx = Context(**prov, resources={**kb.resources(), **learned},
                   cost_model=cost_model(cfg)).with_timeout(cfg.limits.timeout_seconds)
     started = time.perf_counter()
@@ -209,8 +209,8 @@ def search(query: str, *, index: Optional[str] = None, user: Optional[User] = No
             return hit
     intent = detect_intent(rewritten, turns)
     faq = intent == "faq" or has_faq(kb.index)
-    table = route_table(cfg, loop.route_picks(cfg, rewritten) if loop else None)
-    term = unified_term(cfg, intent, table, loop.classification_rules() if loop else (), faq=faq)
+    table = route_table(cfg, loop.routing.picks(cfg, rewritten) if loop else None)
+    term = unified_term(cfg, intent, table, loop.rules.rules() if loop else (), faq=faq)
     # A follow-up's meaning is its standalone rewrite: rerank and the answer read `original_query`,
     # so it holds the rewrite too; the result keeps the user's own words in `query`.
     state = State(query=rewritten, original_query=rewritten, history=turns, user=user or User())
@@ -246,7 +246,7 @@ def search(query: str, *, index: Optional[str] = None, user: Optional[User] = No
 def cached_result(loop: FeedbackLoop, text: str, rewritten: str, user: Optional[User]) -> Optional[SearchResult]:
     """Returns the cached answer for this query and the user's permission scope (logged as a cache hit), or None."""
     started = time.perf_counter()
-    hit = loop.cached(rewritten, user)
+    hit = loop.cache.get(rewritten, user, loop.version())
     if hit is None:
         return None
     elapsed = round((time.perf_counter() - started) * 1000, 3)

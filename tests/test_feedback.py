@@ -122,14 +122,14 @@ def test_a_failed_citation_check_or_too_few_sources_writes_nothing(kb):
     assert state.verdict is None or state.verdict.passed
     loop = FeedbackLoop(config.orchestration.feedback, fb, knowledge.open_knowledge(config))
     failed = state.model_copy(update={"verdict": Verdict(passed=False, details=("unsupported | x | y",))})
-    assert loop.write_back("q-failed", failed, Context()) is None
+    assert loop.journal.write_back("q-failed", failed, Context()) is None
     one_source = state.model_copy(update={"verdict": Verdict(passed=True),
                                           "citations": (Citation(source="船员条例(2023-07-20).md", section="第三条"),)})
-    assert loop.write_back("q-one", one_source, Context()) is None
+    assert loop.journal.write_back("q-one", one_source, Context()) is None
     result = {"query": RELATION_Q, "rewritten_query": RELATION_Q, "query_type": "relation", "strategy": "s",
               "answer": failed.answer, "latency_ms": {"total": 1.0}}
     learned = loop.record(result, failed, Context())
-    assert "write_back" not in learned and snapshot(wiki) == before and loop.items() == {}
+    assert "write_back" not in learned and snapshot(wiki) == before and loop.journal.items() == {}
     logged = JsonlLog(fb / "query_log.jsonl").records()
     assert logged[-1]["success"] is False and logged[-1]["verdict"]["passed"] is False
 
@@ -165,10 +165,10 @@ def test_cache_is_lru_bounded_and_keys_never_cross_scopes(tmp_path):
 
     loop = FeedbackLoop(FeedbackConfig(cache_after=1, cache_size=2), tmp_path)
     for q in ("甲", "乙", "丙"):
-        assert loop.remember(q, None, {"answer": q}, version="v1")
-    assert loop.cached("甲", None, "v1") is None and loop.cached("丙", None, "v1") == {"answer": "丙"}
-    assert loop.cached("丙", User(departments=("a",)), "v1") is None
-    assert loop.cached("丙", None, "v2") is None
+        assert loop.cache.remember(q, None, {"answer": q}, version="v1")
+    assert loop.cache.get("甲", None, "v1") is None and loop.cache.get("丙", None, "v1") == {"answer": "丙"}
+    assert loop.cache.get("丙", User(departments=("a",)), "v1") is None
+    assert loop.cache.get("丙", None, "v2") is None
     assert scope_of(User(departments=("b", "a"), security_level=2)) == "a,b|2"
     assert normalise(" ＡＢ  c？") == "ab c"
 
@@ -179,21 +179,21 @@ def test_adaptive_routing_uses_samples_then_score_and_explores_deterministically
     loop = FeedbackLoop(config.orchestration.feedback, fb)
     options = (("graph_retrieval", "fusion_search"), ("graph_retrieval",), ("fusion_search",))
     few = {"graph_retrieval": {"total": 5, "success": 5, "latency_ms": 50.0, "cost": 0.0}}
-    assert loop.pick("compare", options, few, "q") == (options[0], "configured: fewer than minSamples=3 runs of "
+    assert loop.routing.pick("compare", options, few, "q") == (options[0], "configured: fewer than minSamples=3 runs of "
                                                                    "some candidate")
     stats = {"graph_retrieval+fusion_search": {"total": 4, "success": 2, "latency_ms": 400.0, "cost": 0.0},
              "graph_retrieval": {"total": 4, "success": 4, "latency_ms": 100.0, "cost": 0.0},
              "fusion_search": {"total": 4, "success": 3, "latency_ms": 200.0, "cost": 0.0}}
-    chosen, reason = loop.pick("compare", options, stats, "q")
+    chosen, reason = loop.routing.pick("compare", options, stats, "q")
     assert chosen == ("graph_retrieval",) and reason.startswith("adaptive: graph_retrieval+fusion_search=0.500, graph_retrieval=1.000")
     scores = routing_scores({o: stats["+".join(o)] for o in options})
     assert scores[("graph_retrieval",)] == pytest.approx(0.7 + 0.2 + 0.1)
     explorer = FeedbackLoop(config.orchestration.feedback.model_copy(update={"explore": 1.0}), fb)
-    assert explorer.pick("compare", options, {**stats, "fusion_search": {**stats["fusion_search"], "total": 9}},
+    assert explorer.routing.pick("compare", options, {**stats, "fusion_search": {**stats["fusion_search"], "total": 9}},
                          "q")[0] == options[0]
-    assert [explorer.pick("compare", options, stats, q) for q in "ab"] == [explorer.pick("compare", options, stats, q)
+    assert [explorer.routing.pick("compare", options, stats, q) for q in "ab"] == [explorer.routing.pick("compare", options, stats, q)
                                                                          for q in "ab"]
-    loop.routing.update(lambda d: d.setdefault("types", {}).__setitem__("compare", stats))
+    loop.routing.store.update(lambda d: d.setdefault("types", {}).__setitem__("compare", stats))
     r = search(COMPARE_Q, config=config)
     assert r.strategy == "graph_retrieval"
     logged = JsonlLog(fb / "query_log.jsonl").records()[-1]
@@ -219,11 +219,11 @@ def test_agreeing_llm_classifications_become_a_rule(tmp_path):
 
     loop = FeedbackLoop(FeedbackConfig(min_samples=2), tmp_path)
     llm = {"stage": "llm", "type": "temporal"}
-    assert loop.observe_classification("定线制怎么规定", {"stage": "rules", "type": "fact"}) is None
-    assert loop.observe_classification("琼州海峡定线制", llm) is None
-    rule = loop.observe_classification("成山角定线制", llm)
+    assert loop.rules.observe("定线制怎么规定", {"stage": "rules", "type": "fact"}) is None
+    assert loop.rules.observe("琼州海峡定线制", llm) is None
+    rule = loop.rules.observe("成山角定线制", llm)
     assert rule["type"] == "temporal" and rule["origin"] == "llm" and rule["evidence"] == 2
-    found = rule_classify("老铁山水道定线制", loop.classification_rules())
+    found = rule_classify("老铁山水道定线制", loop.rules.rules())
     assert (found.type, found.stage) == ("temporal", "learned")
 
 
@@ -237,7 +237,7 @@ def test_synonyms_are_learned_from_labelled_pairs_and_from_rewrites_that_found_c
              for i, q in enumerate(["海员需要什么证书", "海员证书怎么办理", "海员的证书有效期", "海员注册条件"])]
     qrels.write_text("\n".join(json.dumps(x, ensure_ascii=False) for x in lines), encoding="utf-8")
     assert main(["feedback", "learn", "--qrels", str(qrels), "--config", str(path)]) == 0
-    synonyms = FeedbackLoop(config.orchestration.feedback, fb).synonyms()
+    synonyms = FeedbackLoop(config.orchestration.feedback, fb).lexicon.synonyms()
     chunk = knowledge.open_knowledge(config).index.chunk(chunk_id)
     assert synonyms["海员"] and all(s in chunk.text for s in synonyms["海员"])
     assert expand_tokens(["海员", "证书"], synonyms)[:3] == ["海员", "证书", synonyms["海员"][0]]
@@ -280,7 +280,7 @@ def test_show_of_an_unknown_item_names_the_known_ones(tmp_path):
     from orchestration.config import FeedbackConfig
 
     with pytest.raises(LambdaRAGError, match="no learned item 'nope'; known: none"):
-        FeedbackLoop(FeedbackConfig(), tmp_path).item("nope")
+        FeedbackLoop(FeedbackConfig(), tmp_path).journal.item("nope")
 
 
 def test_an_answer_from_wiki_pages_alone_is_checked_without_crashing():

@@ -21,9 +21,9 @@ def hammer(directory: str, worker: int) -> None:
     loop = FeedbackLoop(FeedbackConfig(cache_after=1, cache_size=10), Path(directory))
     for i in range(ROUNDS):
         loop.log.append({"worker": worker, "i": i, "answer": "船舶" * 2000})   # long lines would tear if interleaved
-        loop.remember(f"问题{worker}-{i}", None, {"answer": f"{worker}-{i}"}, version="v")
-        loop._count_route("fact", "keyword_search", i % 2 == 0, 10.0, 0.001)
-        loop.add_synonyms({"海员": {"船员": 1}}, "test")
+        loop.cache.remember(f"问题{worker}-{i}", None, {"answer": f"{worker}-{i}"}, version="v")
+        loop.routing.count("fact", "keyword_search", i % 2 == 0, 10.0, 0.001)
+        loop.lexicon.add({"海员": {"船员": 1}}, "test")
 
 
 def test_processes_hammering_the_stores_lose_nothing(tmp_path):
@@ -41,10 +41,10 @@ def test_processes_hammering_the_stores_lose_nothing(tmp_path):
     for name in ("query_cache.json", "routing_stats.json", "synonym_map.json"):
         json.loads((tmp_path / name).read_text(encoding="utf-8"))
     loop = FeedbackLoop(FeedbackConfig(cache_size=10), tmp_path)
-    route = loop.routing.read()["types"]["fact"]["keyword_search"]
+    route = loop.routing.store.read()["types"]["fact"]["keyword_search"]
     assert (route["total"], route["success"]) == (WORKERS * ROUNDS, WORKERS * ((ROUNDS + 1) // 2))
-    assert loop.synonym_store.read()["terms"]["海员"]["船员"] == WORKERS * ROUNDS
-    cache = loop.cache.read()
+    assert loop.lexicon.store.read()["terms"]["海员"]["船员"] == WORKERS * ROUNDS
+    cache = loop.cache.store.read()
     assert len(cache["entries"]) == 10 and len(cache["counts"]) == WORKERS * ROUNDS
     assert not list(tmp_path.glob(".*.tmp"))
 

@@ -1,4 +1,6 @@
-"""The feedback loop and its learning stores (see `orchestration.feedback.loop`)."""
-from .loop import (FeedbackLoop, SynonymLearner, disabled_by_env, feedback_dir, learn_qrels, normalise,  # noqa: F401
-                   open_feedback, qrels_pairs, render_into, routing_scores, scope_of, synonym_learner, variant_pairs,
-                   verdict_of)
+"""The feedback loop (`loop`) and its stores, one job each: `cache`, `lexicon`, `rules`, `routing`, `journal`."""
+from .cache import normalise, scope_of  # noqa: F401
+from .journal import render_into  # noqa: F401
+from .lexicon import SynonymLearner, learn_qrels, qrels_pairs, synonym_learner, variant_pairs  # noqa: F401
+from .loop import FeedbackLoop, disabled_by_env, feedback_dir, open_feedback, verdict_of  # noqa: F401
+from .routing import routing_scores  # noqa: F401

@@ -9,6 +9,7 @@ a reader skips and counts lines that are not a JSON record instead of failing.
 """
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 from pathlib import Path
@@ -20,6 +21,11 @@ from lambdarag.errors import StoreCorrupt
 from skills.store.files import write_replace
 
 LOCK_TIMEOUT = 60.0
+
+
+def now() -> str:
+    """Returns the current UTC time as the stores record it (ISO 8601, milliseconds)."""
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
 
 
 def lock_for(path: Path) -> FileLock:

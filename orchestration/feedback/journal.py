@@ -1,0 +1,184 @@
+"""The write-back journal: ``learned.json``, every write-back (entities, relations, pages, analysis) keyed
+by query id with its provenance, so ``lambdarag feedback revert <id>`` can undo it.
+
+Write-back (`write_back`) needs a passed citation check over ``minSources``
+distinct cited corpus documents (cited wiki pages do not count); it adds only
+facts the graph lacks, through `EntityGraph.add_entity/add_relation` with
+``origin="feedback"``, re-renders the touched entity pages and writes
+``wiki/analyses/<hash>.md``, all under one lock per wiki. `revert` removes by
+provenance and re-renders, which restores relations.json and the pages byte for
+byte when nothing else changed them meanwhile.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Optional, Sequence
+
+from lambdarag import Context, State
+from lambdarag.errors import LambdaRAGError
+from skills import build as build_skill
+from skills.store.files import write_text
+from skills.store.graph import EntityGraph, EntityRecord, Label, RelationRecord
+from skills.store.wiki import WikiStore
+from skills.wiki import page_file, render_page
+
+from ..knowledge import KnowledgeBase
+from .cache import normalise
+from .files import JsonStore, lock_for, now
+
+EXTRACTOR_CONFIDENCE = {"rule": 0.6, "llm": 0.5}
+"""Confidence of a learned relation by extractor: below compiled facts (1.0), so graph walks prefer those."""
+WIKI_PAGES = ("entities/", "analyses/")     # citation sources that are wiki pages, not corpus documents
+LAW_TITLE = re.compile(r"(?:法|条例|规定|办法|细则|公约|解释|决定)$")
+FUNCTION_WORDS = frozenset("由 都 对 在 将 被 和 与 及 规定 应当 负责 依照 根据 依法 实施".split())
+
+
+class WriteBackJournal:
+    """Facts learned from answers, written into the graph and wiki with provenance, and their undoing."""
+
+    def __init__(self, path: Path, min_sources: int, kb: Optional[KnowledgeBase] = None) -> None:
+        self.store, self.min_sources, self.kb = JsonStore(path), min_sources, kb
+
+    def write_back(self, query_id: str, state: State, ctx: Optional[Context]) -> Optional[dict[str, Any]]:
+        """Returns the learned item after writing an answer's new facts into the graph and wiki, or None.
+
+        Runs only for a passed citation check over at least ``minSources`` distinct
+        cited sources; every entity and relation carries the provenance
+        (query id, cited sources, time, extractor, confidence).
+        """
+        kb = self.kb
+        sources = cited_sources(state)
+        if kb is None or kb.graph is None or kb.wiki_dir is None or len(sources) < self.min_sources \
+                or state.verdict is None or not state.verdict.passed:
+            return None
+        facts = build_skill("fact_extract", {}).run(state, ctx or Context(resources=kb.resources())).facts
+        wiki_dir: Path = kb.wiki_dir
+        analysis = wiki_dir / "analyses" / f"{hashlib.sha1(normalise(state.query).encode()).hexdigest()[:12]}.md"
+        labels = {h.source: Label(department=h.department, security_level=h.security_level) for h in state.hits}
+        prov = {"query_id": query_id, "query": state.original_query or state.query, "sources": list(sources),
+                "time": now(), "extractor": f"fact_extract/{facts.origin}",
+                "confidence": EXTRACTOR_CONFIDENCE.get(facts.origin, 0.5)}
+        with lock_for(wiki_dir / "feedback"):
+            graph = kb.graph
+            entities, relations = self._add_facts(graph, facts, prov, labels)
+            created = not analysis.exists()
+            if not (entities or relations or created):
+                return None
+            if entities or relations:     # an unchanged graph keeps its file, so cache keys stay valid
+                graph.save(wiki_dir / "relations.json")
+            pages = sorted({*entities, *(e for r in relations for e in (r["head"], r["tail"]))})
+            for name in pages:
+                render_into(graph, wiki_dir, name)
+            if created:
+                write_text(analysis, analysis_page(state, prov, labels, relations))
+            kb.wiki = WikiStore(wiki_dir)
+        item = {"id": query_id, "query": prov["query"], "time": prov["time"], "sources": list(sources),
+                "extractor": prov["extractor"], "confidence": prov["confidence"], "entities": entities,
+                "relations": relations, "pages": [page_file(n) for n in pages],
+                "analysis": analysis.relative_to(wiki_dir).as_posix() if created else None,
+                "wiki_dir": str(wiki_dir), "reverted": False}
+        self.store.update(lambda data: data.setdefault("items", {}).__setitem__(query_id, item))
+        return item
+
+    @staticmethod
+    def _add_facts(graph: EntityGraph, facts: Any, prov: dict[str, Any],
+                   labels: Mapping[str, Label]) -> tuple[list[str], list[dict[str, Any]]]:
+        """Adds the facts the graph does not hold yet; returns the new entity names and relation records."""
+        def entity(name: str, sources: Iterable[str]) -> Optional[str]:
+            if graph.resolve(name) is not None or noisy(graph, name):
+                return None
+            graph.add_entity(EntityRecord(name=name, origin="feedback", provenance=prov, wiki_page=page_file(name),
+                                          sources={s: labels.get(s, Label()) for s in sources}))
+            return name
+
+        entities = [n for n in (entity(e, prov["sources"]) for e in facts.entities) if n]
+        relations = []
+        for r in facts.relations:
+            if r.source not in prov["sources"]:      # learned only from cited corpus documents, never from wiki pages
+                continue
+            head, tail = (graph.resolve(x) or x for x in (r.head, r.tail))
+            if head == tail or any(x.relation == r.relation and x.tail == tail for x in graph.neighbors(head)):
+                continue
+            entities += [n for n in (entity(x, [r.source]) for x in (head, tail)) if n]
+            label = labels.get(r.source, Label())
+            rec = graph.add_relation(RelationRecord(
+                head=head, relation=r.relation, tail=tail, source=r.source, section=r.section,
+                description=r.description, origin="feedback", confidence=min(r.confidence, prov["confidence"]),
+                provenance=prov, department=label.department, security_level=label.security_level))
+            relations.append(rec.model_dump())
+        return list(dict.fromkeys(entities)), relations
+
+    def items(self) -> dict[str, dict[str, Any]]:
+        """Returns every learned item by id (reverted ones included, marked)."""
+        return self.store.read().get("items", {})
+
+    def item(self, item_id: str) -> dict[str, Any]:
+        items = self.items()
+        if item_id not in items:
+            raise LambdaRAGError(f"feedback: no learned item {item_id!r}; known: {', '.join(sorted(items)) or 'none'}")
+        return items[item_id]
+
+    def revert(self, item_id: str) -> dict[str, Any]:
+        """Returns the reverted item after removing its facts from the graph and its pages from the wiki."""
+        item = self.item(item_id)
+        if item["reverted"]:
+            raise LambdaRAGError(f"feedback revert: item {item_id!r} was already reverted")
+        wiki_dir = Path(item["wiki_dir"])
+        with lock_for(wiki_dir / "feedback"):
+            graph = self.kb.graph if self.kb and self.kb.wiki_dir == wiki_dir and self.kb.graph is not None \
+                else EntityGraph.load(wiki_dir / "relations.json")
+            removed = graph.remove_by_provenance(query_id=item_id)
+            graph.save(wiki_dir / "relations.json")
+            for name in {*item["entities"], *(e for r in item["relations"] for e in (r["head"], r["tail"]))}:
+                render_into(graph, wiki_dir, name)
+            if item["analysis"] and (wiki_dir / item["analysis"]).exists():
+                (wiki_dir / item["analysis"]).unlink()
+            if self.kb is not None and self.kb.wiki_dir == wiki_dir:
+                self.kb.wiki = WikiStore(wiki_dir)
+        self.store.update(lambda data: data["items"][item_id].update(reverted=True, reverted_at=now(),
+                                                                        removed=removed))
+        return self.item(item_id)
+
+
+def cited_sources(state: State) -> tuple[str, ...]:
+    """Returns the corpus documents an answer cites; cited wiki pages are compiled from them and do not count."""
+    return tuple(dict.fromkeys(c.source for c in state.citations if c.source and not c.source.startswith(WIKI_PAGES)))
+
+
+def noisy(graph: EntityGraph, name: str) -> bool:
+    """Returns whether a new name is a phrase rather than a name: a known entity with words glued in front, or
+    (unless it is titled like a law) a span holding function words (都由海事管理机构, 条例规定国务院…部门)."""
+    import jieba
+
+    spans = graph.spans(name)
+    if spans and spans[-1][1] == len(name) and spans[-1][0] > 0:
+        return True
+    return not LAW_TITLE.search(name) and bool(FUNCTION_WORDS & set(jieba.lcut(name)))
+
+
+def render_into(graph: EntityGraph, wiki_dir: Path, name: str) -> None:
+    """Re-renders the wiki page of `name` from the graph, or deletes it when the entity is gone."""
+    path = wiki_dir / page_file(name)
+    if name in graph.g:
+        write_text(path, render_page(graph, name))
+    elif path.exists():
+        path.unlink()
+
+
+def analysis_page(state: State, prov: Mapping[str, Any], labels: Mapping[str, Label],
+                  relations: Sequence[Mapping[str, Any]]) -> str:
+    """Returns the markdown of a cross-document analysis: the question, the cited answer, what it taught."""
+    head = {"analysis": prov["query_id"], "query": prov["query"], "provenance": dict(prov),
+            "sources": {s: labels.get(s, Label()).model_dump() for s in prov["sources"]}}
+    lines = [f"<!-- wiki {json.dumps(head, ensure_ascii=False)} -->", f"# {prov['query']}", "",
+             f"查询 {prov['query_id']}，{prov['time']}，抽取器 {prov['extractor']}，综合 {len(prov['sources'])} 个来源。",
+             "", "## 综合回答", "", state.answer.strip(), "", "## 引用"]
+    lines += [f"- {c.source}{'#' + c.section if c.section else ''} [来源: {c.source}]" for c in state.citations]
+    if relations:
+        lines += ["", "## 新发现的关系"]
+        lines += [f"- [[{r['head']}]] --{r['relation']}--> [[{r['tail']}]] [来源: {r['source']}#{r['section']}]"
+                  for r in relations]
+    return "\n".join(lines) + "\n"
