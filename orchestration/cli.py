@@ -171,34 +171,36 @@ def cmd_ask(args: argparse.Namespace) -> int:
     return 0
 
 
-APPS = "lambdarag.apps"
-"""Entry-point group of the web apps `serve` runs: name → factory ``(config, index) -> ASGI app``."""
+DEMO_APP = "qademo.app:create_app"
+"""The app `serve` runs unless --app names another, as ``module:factory`` (uvicorn's convention); the factory
+takes ``(config, index)`` and returns an ASGI app. A name, not an import: the CLI stays below the apps."""
 
 
-def app_factory(name: str) -> Callable[..., Any]:
-    """Returns the app factory registered as `name` in the `lambdarag.apps` entry points, or fails naming them."""
-    from importlib.metadata import entry_points
+def app_factory(spec: str) -> Callable[..., Any]:
+    """Returns the app factory `spec` (``module:attribute``) names, or fails saying what was expected."""
+    import importlib
 
-    found = {ep.name: ep for ep in entry_points(group=APPS)}
-    if name not in found:
-        raise UsageError(f"no web app {name!r} registered in entry-point group {APPS}; registered: "
-                         f"{', '.join(sorted(found)) or 'none'} (after changing pyproject.toml run: pip install -e .)")
-    return found[name].load()
+    module, _, attr = spec.partition(":")
+    try:
+        factory = getattr(importlib.import_module(module), attr or "create_app")
+    except (ImportError, AttributeError) as e:
+        raise UsageError(f"--app {spec!r}: expected module:factory of an importable web app ({e})") from None
+    return factory
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    """Serves a registered web app (default: the qademo demo) with uvicorn, after opening its index."""
+    """Serves a web app (default: the qademo demo, see --app) with uvicorn, after opening its index."""
     import uvicorn
 
     from orchestration.knowledge import open_knowledge
     from orchestration.search_unified import providers, resolve_config
 
-    create_app = app_factory(args.app)
     if not 0 < args.port < 65536:
         raise UsageError(f"--port {args.port} is not a TCP port (1-65535)")
     config = resolve_config(args.config)
     print(f"opening index {args.index or config.retrieval.index!r}…", file=sys.stderr)
     open_knowledge(config, args.index, embedder=providers(config)["embedder"])
+    create_app = app_factory(args.app)
     uvicorn.run(create_app(config, args.index), host=args.host, port=args.port, log_level="info")
     return 0
 
@@ -308,7 +310,7 @@ def parser() -> argparse.ArgumentParser:
     sv = sub.add_parser("serve", help="run the demo web app (question page with trace, citations and subgraph)")
     sv.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
     sv.add_argument("--port", type=int, default=8000)
-    sv.add_argument("--app", default="qademo", help=f"web app registered in entry-point group {APPS} (default qademo)")
+    sv.add_argument("--app", default=DEMO_APP, help=f"web app factory as module:factory (default {DEMO_APP})")
     sv.add_argument("--index", default=None, help="index searched unless a request names one (default: the config's)")
     sv.add_argument("--config", default=argparse.SUPPRESS, type=Path, help="agent-config.yml to use")
     bn = sub.add_parser("bench", help="run a benchmark script of bench/ by name and print its JSON",

@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import ast
 import re
-import tomllib
-from importlib import import_module
 from pathlib import Path
 
 from tests.conftest import ROOT
@@ -70,6 +68,6 @@ def test_no_file_names_differ_only_by_a_plural():
 def test_orchestration_does_not_import_the_demo_app_it_serves():
     upward = {p.name for p in modules(ROOT / "orchestration") if any(m.startswith("qademo") for m in imports(p))}
     assert not upward
-    app = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["entry-points"]
-    module, factory = app["lambdarag.apps"]["qademo"].split(":")
-    assert callable(getattr(import_module(module), factory))
+    from orchestration.cli import DEMO_APP, app_factory
+
+    assert callable(app_factory(DEMO_APP))
