@@ -161,6 +161,8 @@ def test_index_killed_at_many_moments_of_an_incremental_update_resumes_to_a_clea
         assert snapshot(open_index("kb")) == clean, f"after a kill at event {moment} the rerun differs from a clean build"
     leftovers = [p.name for p in index_dir("kb").iterdir() if p.name.endswith(".tmp")]
     assert not leftovers
+    generations = {p.name.split(".")[1] for p in index_dir("kb").iterdir() if p.name.startswith("chunks.")}
+    assert len(generations) <= 2      # the current one and the one before it
 
 
 def test_a_damaged_generation_is_refused_with_the_rebuild_command_and_rebuilt_by_index(home, capsys):

@@ -143,8 +143,9 @@ class LocalBackend(IndexBackend):
 
         Each file of the generation is written by write-rename under a new
         name, then the manifest naming them (with sizes and SHA-256 digests)
-        replaces the old one, then the previous generation's files go. A kill
-        at any moment leaves the previous manifest and its files intact.
+        replaces the old one, then older generations' files go (the previous
+        one stays for readers that just read its manifest). A kill at any
+        moment leaves the previous manifest and its files intact.
         """
         directory.mkdir(parents=True, exist_ok=True)
         generation = next_generation(directory)
@@ -244,18 +245,19 @@ def check_generation(directory: Path) -> tuple[dict, dict[str, bytes]]:
 
 
 def sweep(directory: Path) -> list[Path]:
-    """Returns the files removed from `directory`: temp files and generations the manifest does not name.
+    """Returns the files removed from `directory`: temp files, and generation files other than the current one and
+    the one before it (a reader that read the previous manifest a moment ago may still be loading those).
 
     Call it only while holding the index lock (a writer's temp files are not orphans).
     """
     try:
-        keep = {e["name"] for e in read_manifest(directory)["files"].values()}
+        current = read_manifest(directory)["generation"]
     except StoreCorrupt:
-        keep = None      # no valid generation: leave its files for the rebuild to replace
+        current = None      # no valid generation: leave its files for the rebuild to replace
     gone = clean_temp(directory)
     for path in directory.glob("*.*.*"):
-        part = path.name.split(".", 1)[0]
-        if keep is not None and part in PARTS | {"vectors"} and path.name not in keep:
+        part, generation, _ = path.name.split(".", 2)
+        if current is not None and part in PARTS | {"vectors"} and generation not in (str(current), str(current - 1)):
             path.unlink(missing_ok=True)
             gone.append(path)
     return gone
