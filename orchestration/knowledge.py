@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
+from lambdarag.errors import StoreCorrupt
 from skills.store.graph import EntityGraph
 from skills.store.index import backend_exists, build_backend, knowledge_root, open_backend
 from skills.store.wiki import WikiStore
@@ -71,12 +72,20 @@ def open_knowledge(config: AgentConfig, name: Optional[str] = None, *, embedder:
         if key in _OPEN:
             return _OPEN[key]
         notes: list[str] = []
-        if name == config.retrieval.index and not backend_exists(backend, name):
-            index = build_backend(backend, ROOT / config.retrieval.corpus, name, embedder=embedder, dense=dense,
-                                  progress=False)
+        default = name == config.retrieval.index
+        index = None
+        if default and not backend_exists(backend, name):
             notes.append(f"built index {name!r} from {config.retrieval.corpus} on first use")
         else:
-            index = open_backend(backend, name)
+            try:
+                index = open_backend(backend, name)
+            except StoreCorrupt as e:
+                if not default:
+                    raise
+                notes.append(f"rebuilt index {name!r} from {config.retrieval.corpus}: {e}")
+        if index is None:
+            index = build_backend(backend, ROOT / config.retrieval.corpus, name, embedder=embedder, dense=dense,
+                                  progress=False)
         wiki_dir = wiki_dir_for(config, name)
         if name == config.retrieval.index and not (wiki_dir / "relations.json").is_file():
             compile_wiki(ROOT / config.retrieval.corpus, wiki_dir, progress=False)

@@ -206,3 +206,17 @@ def test_a_json_store_removes_temp_files_a_killed_writer_left(tmp_path):
     other.write_bytes(b"y")
     store.update(lambda d: d.update(n=1))
     assert not orphan.exists() and other.exists() and store.read() == {"n": 1}
+
+
+def test_the_default_index_is_rebuilt_when_its_stored_generation_fails_validation(home):
+    from orchestration.search_unified import search
+    from tests.test_search import config_with
+
+    config = config_with(retrieval__skills__embedding__enabled=False)
+    assert search("船员条例由哪个部门主管？", config=config).citations
+    manifest = index_dir("demo") / "manifest.json"
+    manifest.write_text(json.dumps({"fingerprint": "x", "documents": {}}), encoding="utf-8")   # an older format
+    forget()
+    r = search("船员条例由哪个部门主管？", config=config)
+    assert r.citations
+    assert any("rebuilt index 'demo'" in f["reason"] and "format-2" in f["reason"] for f in r.fallbacks)
