@@ -22,10 +22,12 @@ FUSERS = {"rrf": "rrf_merge", "score": "score_fusion"}
 
 
 def fuse(settings: Mapping[str, Any], name: str) -> Term:
-    """Returns the pattern's fusion (``merge: rrf`` with k and weights, or ``merge: score``), then rerank if enabled."""
+    """Returns the pattern's fusion (``merge: rrf`` with k and weights, or ``merge: score``), the learned boost
+    (a no-op until the index has learned), then rerank if enabled."""
     p = params(settings, name)
     fuser = FUSERS.get(p.get("merge", "rrf"), "rrf_merge")
-    merged = skill(settings, fuser, k=p.get("rrf_k", 60), weights=p.get("weights") or {})
+    merged = skill(settings, fuser, k=p.get("rrf_k", 60), weights=p.get("weights") or {}) \
+        >> skill(settings, "learned_boost")
     return merged >> skill(settings, "rerank") if enabled(settings, "rerank") else merged
 
 

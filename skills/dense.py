@@ -14,8 +14,29 @@ from .store.vectors import default_embedder
 
 
 def query_vector(ctx: Any, text: str) -> np.ndarray:
-    """Returns the query embedding from `ctx.embedder` (the bundled model when none is set)."""
-    return (ctx.embedder or default_embedder()).embed([text], kind="query")[0]
+    """Returns the query embedding from `ctx.embedder` (the bundled model when none is set).
+
+    The last few vectors are kept per embedder, so terms of one query that each
+    need its vector (dense search, the learned gate) embed it once.
+    """
+    embedder = ctx.embedder or default_embedder()
+    key = (id(embedder), text)
+    vector = _RECENT.get(key)
+    if vector is None:
+        vector = embedder.embed([text], kind="query")[0]
+        _RECENT[key] = vector
+        while len(_RECENT) > RECENT_VECTORS:
+            _RECENT.pop(next(iter(_RECENT)))
+    return vector
+
+
+def forget_query_vectors() -> None:
+    """Drops the kept query vectors (a benchmark timing embedding calls it between runs)."""
+    _RECENT.clear()
+
+
+RECENT_VECTORS = 64
+_RECENT: dict[tuple[int, str], np.ndarray] = {}
 
 
 @skill("embedding_search")

@@ -1,0 +1,194 @@
+"""Learned retrieval state: confirmed past questions, the chunks they confirmed, and the signals derived from them.
+
+A `LearnedIndex` is built from the live confirmed pairs of one index and holds:
+
+- the past-question neighbour index: unit question vectors (same embedder as the
+  index's queries), each with its confirmed chunks and weight (negative = rejected);
+- the expansion field: per confirmed chunk, the tokens of the questions that
+  confirmed it, searched with BM25 — a field beside the chunk's own text, so
+  reverting a confirmation rebuilds this small field and never the main index;
+- the term map: layperson word → statute words, learned from the same pairs;
+- the popularity prior: summed confirmation weight per chunk;
+- `LearnedParams`: signal weights and the gate, fitted by cross-validation.
+
+How a query uses it (`score_matrix` + `rank`, shared by the `learned_boost` term
+and the fitter so both rank alike): if the nearest past question's cosine is below
+``params.gate`` nothing changes. Otherwise each chunk's score is its fused score
+standardised over the fused list (minus the list's minimum, so absent = 0) plus
+Σ weight · signal, every signal scaled to [0, 1] by its maximum.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Optional, Sequence
+
+import numpy as np
+
+from .bm25 import Bm25Index
+
+SIGNALS = ("neighbours", "expansion", "terms", "prior")
+DEFAULT_WEIGHTS = {"neighbours": 4.0, "expansion": 0.0, "terms": 1.0, "prior": 0.0}
+"""Before any fit: a confirmed near question (cosine ≥ the default gate) moves its chunks up strongly."""
+EXPANSION_TOP = 20
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One confirmed question and the chunks it confirmed; a negative weight is a rejection."""
+
+    query: str
+    chunks: tuple[str, ...]
+    weight: float = 1.0
+
+
+@dataclass(frozen=True)
+class LearnedParams:
+    """Signal weights and the gate (min cosine of the nearest past question) that learning applies with."""
+
+    weights: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
+    gate: float = 0.9
+    sharpness: float = 40.0
+    neighbours: int = 5
+    terms_per_word: int = 2
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"weights": dict(self.weights), "gate": self.gate, "sharpness": self.sharpness,
+                "neighbours": self.neighbours, "terms_per_word": self.terms_per_word}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "LearnedParams":
+        known = {k: data[k] for k in ("weights", "gate", "sharpness", "neighbours", "terms_per_word") if k in data}
+        return cls(**known)
+
+    def vector(self) -> np.ndarray:
+        """Returns the weights in `score_matrix` column order: base (1), then each signal."""
+        return np.array([1.0] + [float(self.weights.get(s, 0.0)) for s in SIGNALS])
+
+
+@dataclass(frozen=True)
+class Nearest:
+    """The past questions nearest a query: their rows and cosines, best first."""
+
+    rows: np.ndarray
+    sims: np.ndarray
+
+    @property
+    def best(self) -> float:
+        return float(self.sims[0]) if len(self.sims) else -1.0
+
+
+class LearnedIndex:
+    """The learned stores retrieval reads (see the module docstring); immutable once built."""
+
+    def __init__(self, pairs: Sequence[Pair], vectors: np.ndarray, tokens: Sequence[Sequence[str]],
+                 term_map: Mapping[str, Sequence[str]], params: LearnedParams) -> None:
+        self.pairs, self.params = list(pairs), params
+        self.term_map = {t: list(alts) for t, alts in term_map.items()}
+        v = np.asarray(vectors, dtype=np.float32).reshape(len(self.pairs), -1) if self.pairs \
+            else np.zeros((0, 1), dtype=np.float32)
+        self.vectors = v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
+        self.positive = np.array([p.weight > 0 for p in self.pairs], dtype=bool)
+        field_tokens: dict[str, list[str]] = {}
+        self.popularity: dict[str, float] = {}
+        for pair, toks in zip(self.pairs, tokens):
+            if pair.weight <= 0:
+                continue
+            for c in pair.chunks:
+                field_tokens.setdefault(c, []).extend(toks)
+                self.popularity[c] = self.popularity.get(c, 0.0) + pair.weight
+        self.field_chunks = list(field_tokens)
+        self.expansion = Bm25Index()
+        if self.field_chunks:
+            self.expansion.add([field_tokens[c] for c in self.field_chunks])
+            self.expansion.scores(())   # derive idf now, not inside concurrent queries
+
+    @property
+    def empty(self) -> bool:
+        return not self.positive.any()
+
+    def size(self) -> dict[str, int]:
+        """Returns how much the stores hold: pairs, question vectors' bytes, expansion chunks, term-map words."""
+        return {"pairs": len(self.pairs), "vector_bytes": int(self.vectors.nbytes),
+                "expansion_chunks": len(self.field_chunks), "term_map_words": len(self.term_map),
+                "prior_chunks": len(self.popularity)}
+
+    def nearest(self, vector: np.ndarray) -> Nearest:
+        """Returns the `params.neighbours` past questions (positive ones) nearest a unit query vector."""
+        if self.empty:
+            return Nearest(np.zeros(0, dtype=np.int64), np.zeros(0))
+        sims = self.vectors @ np.asarray(vector, dtype=np.float32).ravel()
+        sims = np.where(self.positive, sims, -np.inf)
+        k = min(self.params.neighbours, int(self.positive.sum()))
+        top = np.argpartition(-sims, k - 1)[:k]
+        top = top[np.argsort(-sims[top], kind="stable")]
+        return Nearest(top, sims[top].astype(np.float64))
+
+    def opened(self, near: Nearest) -> bool:
+        """Returns whether the gate lets learning act: the nearest past question is at least `params.gate` close."""
+        return bool(near.best >= self.params.gate)
+
+    def neighbour_scores(self, near: Nearest, vector: np.ndarray, sharpness: Optional[float] = None
+                         ) -> dict[str, float]:
+        """Returns chunk → Σ weight·exp(sharpness·(cos − best cos)) over the near questions (and rejections).
+
+        A rejected pair as close as the nearest confirmed question subtracts from its chunks.
+        """
+        sharpness = self.params.sharpness if sharpness is None else sharpness
+        out: dict[str, float] = {}
+        sims = self.vectors @ np.asarray(vector, dtype=np.float32).ravel()
+        rows = list(near.rows) + [i for i in np.flatnonzero(~self.positive) if sims[i] >= near.best - 0.02]
+        for i in rows:
+            pair = self.pairs[i]
+            value = pair.weight * float(np.exp(sharpness * (min(sims[i], near.best) - near.best)))
+            for c in pair.chunks:
+                out[c] = out.get(c, 0.0) + value
+        return {c: s for c, s in out.items() if s > 0}
+
+    def expansion_scores(self, tokens: Sequence[str]) -> dict[str, float]:
+        """Returns chunk → BM25 score of the query against the chunk's confirmed questions (top `EXPANSION_TOP`)."""
+        if not self.field_chunks:
+            return {}
+        rows, scores = self.expansion.top(tokens, EXPANSION_TOP)
+        return {self.field_chunks[r]: float(s) for r, s in zip(rows, scores) if s > 0}
+
+    def prior_scores(self, chunk_ids: Sequence[str]) -> dict[str, float]:
+        """Returns chunk → log(1 + confirmation weight) for the given (already retrieved) chunks."""
+        return {c: float(np.log1p(self.popularity[c])) for c in chunk_ids if self.popularity.get(c, 0) > 0}
+
+    def expand(self, tokens: Sequence[str]) -> Optional[list[str]]:
+        """Returns the query tokens with their mapped statute words appended, or None when no word maps."""
+        per = self.params.terms_per_word
+        extra = [s for t in tokens for s in self.term_map.get(t, ())[:per] if s not in tokens]
+        return list(tokens) + list(dict.fromkeys(extra)) if extra else None
+
+
+def score_matrix(base: Sequence[tuple[str, float]], signals: Mapping[str, Mapping[str, float]]
+                 ) -> tuple[list[str], np.ndarray]:
+    """Returns the candidate chunk ids (fused order first) and their columns: standardised base, then `SIGNALS`."""
+    ids = [c for c, _ in base]
+    seen = set(ids)
+    for name in SIGNALS:
+        for c in signals.get(name, {}):
+            if c not in seen:
+                seen.add(c)
+                ids.append(c)
+    col = {c: i for i, c in enumerate(ids)}
+    m = np.zeros((len(ids), 1 + len(SIGNALS)))
+    if base:
+        s = np.array([v for _, v in base], dtype=np.float64)
+        std = s.std() if s.std() > 1e-12 else 1.0
+        m[:len(base), 0] = (s - s.min()) / std
+    for j, name in enumerate(SIGNALS, 1):
+        values = signals.get(name) or {}
+        top = max(values.values(), default=0.0)
+        if top > 0:
+            for c, v in values.items():
+                m[col[c], j] = v / top
+    return ids, m
+
+
+def rank(ids: Sequence[str], matrix: np.ndarray, weights: np.ndarray) -> list[tuple[str, float]]:
+    """Returns (chunk id, score) best first by matrix · weights; ties keep the candidate order."""
+    scores = matrix @ weights
+    order = np.argsort(-scores, kind="stable")
+    return [(ids[i], float(scores[i])) for i in order]
