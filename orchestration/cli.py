@@ -66,25 +66,19 @@ def read_queries(path: Path) -> list[dict]:
     return queries
 
 
-def retriever_term(kind: str):
-    """Returns the retrieval term for `eval --retriever` (hybrid = both retrievers, then score fusion)."""
-    from lambdarag import Par, appended
-    from skills import build
-
-    if kind == "bm25":
-        return build("bm25_search")
-    if kind == "dense":
-        return build("embedding_search")
-    return Par(build("bm25_search"), build("embedding_search"), merge=appended("candidates")) >> build("score_fusion")
-
-
 def cmd_eval(args: argparse.Namespace) -> int:
-    """Runs every query through one retriever and prints ranking metrics (ranx) and latency."""
+    """Runs every query through one retriever and prints ranking metrics (ranx) and latency.
+
+    What the index learned (confirmed questions, `orchestration.learning`) applies unless --no-learned.
+    """
     import numpy as np
     from ranx import Qrels, Run, evaluate
 
     from lambdarag import Context, RetrievalPlan, State
+    from orchestration.feedback import feedback_dir
+    from orchestration.learning import open_learned, retrieval_term
     from skills.store.index import open_backend
+    from skills.store.vectors import default_embedder
 
     queries = read_queries(args.queries)
     backend = open_backend(backend_settings(args), args.index)
@@ -92,15 +86,16 @@ def cmd_eval(args: argparse.Namespace) -> int:
         raise UsageError(f"index {args.index!r} has no vectors; --retriever {args.retriever} needs a dense index")
     doc_of = {c.id: c.doc_id for c in backend.chunks()}
     chunk_level = any(r in doc_of for q in queries for r in q["relevant"])
-    term = retriever_term(args.retriever)
+    learned = None if args.no_learned else open_learned(feedback_dir(args.index), backend, default_embedder())
+    term = retrieval_term(args.retriever, learned=learned is not None)
     plan = RetrievalPlan(bm25_top_k=args.k, dense_top_k=args.k, fused_top_k=args.k)
-    ctx = Context(resources={"index": backend})
+    ctx = Context(resources={"index": backend, **({"learned": learned} if learned else {})})
     run_dict, qrels, latency = {}, {}, []
     for q in queries:
         start = time.perf_counter()
         state = term.run(State.of(q["query"], plan=plan), ctx)
         latency.append((time.perf_counter() - start) * 1000)
-        hits = state.hits if args.retriever == "hybrid" else state.candidates[-1].hits
+        hits = state.hits if args.retriever == "hybrid" or learned else state.candidates[-1].hits
         ranked: dict[str, float] = {}
         for rank, h in enumerate(hits):
             key = h.chunk_id if chunk_level else Path(doc_of.get(h.chunk_id, h.chunk_id)).name
@@ -231,14 +226,18 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_feedback(args: argparse.Namespace) -> int:
-    """Inspects and reverts learned items, learns synonyms from labelled pairs, records classification corrections."""
+    """Inspects and reverts learned items, records confirmations and classification corrections, refits learning."""
     from orchestration.config import load_config
-    from orchestration.feedback import FeedbackLoop, feedback_dir, learn_qrels
+    from orchestration.feedback import FeedbackLoop, feedback_dir
 
     config = load_config(args.config)
     name = args.index or config.retrieval.index
     loop = FeedbackLoop(config.orchestration.feedback, feedback_dir(name))
     if args.action == "list":
+        for item_id, item in loop.confirmations.items().items():
+            state = "reverted" if item["reverted"] else "live"
+            print(f"{item_id}  {state:<8} {len(item['pairs'])} confirmed pairs, weight {item['weight']}, "
+                  f"from {item['query_id'] or item['origin']}")
         for item_id, item in loop.journal.items().items():
             state = "reverted" if item["reverted"] else "live"
             print(f"{item_id}  {state:<8} {len(item['entities'])} entities, {len(item['relations'])} relations, "
@@ -247,18 +246,15 @@ def cmd_feedback(args: argparse.Namespace) -> int:
     if args.action in ("show", "revert"):
         if not args.id:
             raise UsageError(f"feedback {args.action} needs an item id (see: lambdarag feedback list)")
-        item = loop.journal.item(args.id) if args.action == "show" else loop.journal.revert(args.id)
+        if args.id in loop.confirmations:
+            item = loop.confirmations.revert(args.id) if args.action == "revert" \
+                else loop.confirmations.items()[args.id]
+        else:
+            item = loop.journal.item(args.id) if args.action == "show" else loop.journal.revert(args.id)
         print(json.dumps(item, ensure_ascii=False, indent=1))
         return 0
-    if args.action == "learn":
-        if not args.qrels:
-            raise UsageError("feedback learn needs --qrels FILE (JSONL of {qid, query, relevant: [ids]})")
-        from skills.store.index import open_index
-
-        pairs = [(q["query"], q["relevant"]) for q in read_queries(args.qrels)]
-        added = learn_qrels(loop.lexicon, open_index(name), pairs)
-        print(f"learned {added} synonym pairs into {loop.lexicon.store.path}")
-        return 0
+    if args.action in ("learn", "confirm", "reject", "fit"):
+        return teach(args, loop, name)
     if args.action == "correct":
         if not (args.query and args.type):
             raise UsageError("feedback correct needs --query Q and --type T")
@@ -266,6 +262,33 @@ def cmd_feedback(args: argparse.Namespace) -> int:
         print(f"rule {rule['pattern']!r} → {rule['type']} saved to {loop.rules.store.path}")
         return 0
     print(json.dumps(loop.stats(), ensure_ascii=False, indent=1))
+    return 0
+
+
+def teach(args: argparse.Namespace, loop, name: str) -> int:
+    """Records confirmations (learn --qrels, confirm, reject) or refits the learned retrieval of an index (fit)."""
+    from orchestration.learning import confirm_logged, learn_pairs, refit_learned
+    from skills.store.index import open_index
+    from skills.store.vectors import default_embedder
+
+    backend, embedder = open_index(name), default_embedder()
+    if args.action == "fit":
+        report = refit_learned(loop.dir, backend, embedder)
+    elif args.action == "learn":
+        if not args.qrels:
+            raise UsageError("feedback learn needs --qrels FILE (JSONL of {qid, query, relevant: [ids]})")
+        pairs = [(q["query"], q["relevant"]) for q in read_queries(args.qrels)]
+        item, report = learn_pairs(loop.dir, backend, embedder, "qrels", pairs)
+        print(f"confirmed {len(item['pairs'])} question pairs as {item['id']} (revert: lambdarag feedback revert "
+              f"{item['id']})")
+    else:
+        if not (args.id and args.chunk):
+            raise UsageError(f"feedback {args.action} needs QUERY_ID CHUNK_ID (query ids: lambdarag feedback stats)")
+        item = confirm_logged(loop, backend, embedder, args.id, args.chunk, args.action)
+        report = None
+        print(f"{args.action}ed {args.chunk} for query {args.id} as {item['id']}")
+    if report is not None:
+        print(json.dumps(report, ensure_ascii=False))
     return 0
 
 
@@ -294,6 +317,7 @@ def parser() -> argparse.ArgumentParser:
     ev.add_argument("--retriever", choices=["bm25", "dense", "hybrid"], default="hybrid")
     ev.add_argument("--k", type=int, default=100, help="ranking depth per retriever (default 100)")
     ev.add_argument("--json", action="store_true")
+    ev.add_argument("--no-learned", action="store_true", help="ignore what the index learned from confirmations")
     for name in ("ask", "search"):
         ask = sub.add_parser(name, help="answer a question: type, strategy, expression, cited answer, latency")
         ask.add_argument("question", nargs="+")
@@ -319,8 +343,11 @@ def parser() -> argparse.ArgumentParser:
     bn.add_argument("name", help="benchmark name: the stem of a bench/*.py file")
     bn.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the benchmark script")
     fb = sub.add_parser("feedback", help="inspect, revert and teach what the feedback loop learned")
-    fb.add_argument("action", choices=["list", "show", "revert", "learn", "correct", "stats"])
-    fb.add_argument("id", nargs="?", help="learned item id (= query id) for show / revert")
+    fb.add_argument("action", choices=["list", "show", "revert", "learn", "confirm", "reject", "fit", "correct",
+                                       "stats"])
+    fb.add_argument("id", nargs="?", help="learned item or confirmation id for show / revert; QUERY_ID for "
+                                          "confirm / reject")
+    fb.add_argument("chunk", nargs="?", help="confirm / reject: the CHUNK_ID the answer of QUERY_ID cited")
     fb.add_argument("--index", default=None, help="whose feedback (default: retrieval.index of the config)")
     fb.add_argument("--config", default=None, type=Path, help="agent-config.yml to use")
     fb.add_argument("--qrels", type=Path, help="learn: JSONL of {qid, query, relevant: [chunk or document ids]}")

@@ -18,6 +18,7 @@ from skills.faq import has_faq
 from .config import AgentConfig, config_path, load_config
 from .feedback import FeedbackLoop, open_feedback
 from .knowledge import KnowledgeBase, open_knowledge
+from .learning import open_learned
 from .plan import DIRECT_INTENTS, build_retrieval_plan, detect_intent
 from .router import RouteChoice, cost_model, route_table
 
@@ -197,7 +198,8 @@ def search(query: str, *, index: Optional[str] = None, user: Optional[User] = No
     fallbacks = disabled_components(cfg, kb)
     cfg = kb.limit(cfg)
     loop = open_feedback(cfg, kb)
-    learned = {"synonyms": loop.lexicon.synonyms()} if loop else {}
+    learned = {"synonyms": loop.lexicon.synonyms(), "learned": open_learned(loop.dir, kb.index, prov["embedder"])} \
+        if loop else {}
     ctx = Context(**prov, resources={**kb.resources(), **learned},
                   cost_model=cost_model(cfg)).with_timeout(cfg.limits.timeout_seconds)
     started = time.perf_counter()

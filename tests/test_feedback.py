@@ -16,8 +16,10 @@ from orchestration import knowledge
 from orchestration.cli import main
 from orchestration.config import DEFAULT_CONFIG, ROOT, parse_config
 from skills.lexical import expand_tokens
+from skills.store.vectors import default_embedder
 from orchestration.feedback import (FeedbackLoop, SynonymLearner, normalise,
                                     routing_scores, scope_of, variant_pairs)
+from orchestration.learning import open_learned
 from orchestration.search_unified import search, unified_term
 from orchestration.router import route_table
 from orchestration.feedback.files import JsonlLog, JsonStore
@@ -227,7 +229,8 @@ def test_agreeing_llm_classifications_become_a_rule(tmp_path):
     assert (found.type, found.stage) == ("temporal", "learned")
 
 
-def test_synonyms_are_learned_from_labelled_pairs_and_from_rewrites_that_found_cited_chunks(kb, tmp_path, capsys):
+def test_term_map_is_learned_from_labelled_pairs_and_synonyms_from_rewrites_that_found_cited_chunks(kb, tmp_path,
+                                                                                                       capsys):
     make, _, fb = kb
     config, path = make()
     index = knowledge.open_knowledge(config).index
@@ -237,10 +240,14 @@ def test_synonyms_are_learned_from_labelled_pairs_and_from_rewrites_that_found_c
              for i, q in enumerate(["海员需要什么证书", "海员证书怎么办理", "海员的证书有效期", "海员注册条件"])]
     qrels.write_text("\n".join(json.dumps(x, ensure_ascii=False) for x in lines), encoding="utf-8")
     assert main(["feedback", "learn", "--qrels", str(qrels), "--config", str(path)]) == 0
-    synonyms = FeedbackLoop(config.orchestration.feedback, fb).lexicon.synonyms()
-    chunk = knowledge.open_knowledge(config).index.chunk(chunk_id)
-    assert synonyms["海员"] and all(s in chunk.text for s in synonyms["海员"])
-    assert expand_tokens(["海员", "证书"], synonyms)[:3] == ["海员", "证书", synonyms["海员"][0]]
+    learned = open_learned(fb, index, default_embedder())
+    chunk = index.chunk(chunk_id)
+    assert learned.term_map["海员"] and all(s in chunk.text for s in learned.term_map["海员"])
+    assert learned.expand(["海员", "证书"])[:3] == ["海员", "证书", learned.term_map["海员"][0]]
+    assert expand_tokens(["海员", "证书"], {"海员": ["船员"]}) == ["海员", "证书", "船员"]
+    [item_id] = FeedbackLoop(config.orchestration.feedback, fb).confirmations.items()
+    assert main(["feedback", "revert", item_id, "--config", str(path)]) == 0
+    assert open_learned(fb, index, default_embedder()) is None
     assert variant_pairs("海员证书怎么办理", "船员证书怎么办理") == {"海员": {"船员": 1}}
     assert variant_pairs("海员证书", "海员证书 船员条例 相关规定") == {}
 

@@ -1,8 +1,9 @@
 """The learned lexicon: ``synonym_map.json``, term → {synonym: evidence count}.
 
-Learned from labelled query–document pairs (`SynonymLearner`, ``lambdarag feedback
-learn --qrels``) and from query variants whose retrieval found a chunk a passed
-answer cites (the words the variant swapped). `query_expand` reads it as
+Learned from query variants whose retrieval found a chunk a passed answer cites
+(the words the variant swapped). `SynonymLearner` also learns the gated, revertible
+term map of learned retrieval from confirmed pairs (`orchestration.learning`),
+which ``lambdarag feedback learn --qrels`` feeds. `query_expand` reads it as
 ``ctx.resources["synonyms"]``; `skills.lexical.expand_tokens` appends it to BM25
 query tokens inside `bm25_search`.
 """
@@ -157,9 +158,3 @@ def synonym_learner(backend: Any, **params: Any) -> SynonymLearner:
     lex = backend.lexical
     df = np.diff(lex.tf.tocsc().indptr)
     return SynonymLearner({t: int(df[j]) for t, j in lex.vocab.items() if j < len(df)}, lex.size, **params)
-
-
-def learn_qrels(lexicon: Lexicon, backend: Any, queries: Iterable[tuple[str, Sequence[str]]]) -> int:
-    """Learns synonyms from labelled query–document pairs into the lexicon; returns the pairs added."""
-    learned = synonym_learner(backend).learn(qrels_pairs(backend, queries))
-    return lexicon.add(learned, "qrels")

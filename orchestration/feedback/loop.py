@@ -4,7 +4,8 @@ A thin loop over one store per job under ``knowledge/<index>/feedback/``
 (relocated with LAMBDARAG_HOME; `orchestration.feedback.files` has the write
 discipline): the query log and gap list (append-only JSONL), the query cache
 (`cache`), learned synonyms (`lexicon`), classification rules (`rules`), routing
-statistics (`routing`) and the write-back journal (`journal`).
+statistics (`routing`), the write-back journal (`journal`) and the confirmed
+question → chunk pairs learned retrieval is built from (`confirmations`).
 
 - ``query_log.jsonl``: one record per query (rewrite, type, strategy, per-retriever
   top lists, rerank top, answer, citations, verdict, tokens, cost, latency per step,
@@ -28,8 +29,9 @@ from skills.generate import REFUSAL
 from ..config import AgentConfig, FeedbackConfig
 from ..knowledge import KnowledgeBase
 from .cache import QueryCache, scope_of
+from .confirmations import Confirmations
 from .files import JsonlLog, now
-from .journal import WriteBackJournal
+from .journal import WIKI_PAGES, WriteBackJournal, cited_sources
 from .lexicon import Lexicon
 from .routing import RoutingStats
 from .rules import RuleBook
@@ -74,6 +76,7 @@ class FeedbackLoop:
         self.rules = RuleBook(self.dir / "classification_rules.json", config.min_samples)
         self.routing = RoutingStats(self.dir / "routing_stats.json", config, seed)
         self.journal = WriteBackJournal(self.dir / "learned.json", config.min_sources, kb)
+        self.confirmations = Confirmations(self.dir)
 
     def version(self) -> str:
         """Returns the knowledge version cache keys carry: index + graph (from the KB) + learned rules and synonyms."""
@@ -107,6 +110,7 @@ class FeedbackLoop:
             learned["rule"] = rule
         if ok:
             self.lexicon.learn_from_answer(state)
+            self.confirm_answer(query_id, state, user)
             item = self.journal.write_back(query_id, state, ctx)
             if item:
                 learned["write_back"] = {"entities": len(item["entities"]), "relations": len(item["relations"]),
@@ -115,6 +119,15 @@ class FeedbackLoop:
         if self.cache.remember(result["rewritten_query"], user, {**cacheable, "query_id": query_id}, self.version()):
             learned["cached"] = True
         return learned
+
+    def confirm_answer(self, query_id: str, state: State, user: Optional[User]) -> Optional[dict[str, Any]]:
+        """Returns the confirmation, at the weaker `answer` weight, of the chunks a passed answer cites over
+        ≥ minSources corpus sources (None below that)."""
+        chunks = [c.chunk_id for c in state.citations if c.chunk_id and not c.source.startswith(WIKI_PAGES)]
+        if len(cited_sources(state)) < self.config.min_sources or not chunks:
+            return None
+        return self.confirmations.add("answer", [(state.original_query or state.query, chunks)], scope=scope_of(user),
+                                      query_id=query_id)
 
     def stats(self) -> dict[str, Any]:
         """Returns a summary: queries logged, torn log lines skipped, cache size and hits, routing stats,
@@ -126,6 +139,7 @@ class FeedbackLoop:
                 "learned_items": len(live), "learned_entities": sum(len(i["entities"]) for i in live),
                 "learned_relations": sum(len(i["relations"]) for i in live),
                 "rules": len(self.rules.rules()), "synonym_terms": len(self.lexicon.synonyms()),
+                "confirmed_pairs": len(self.confirmations.pairs()),
                 "gaps": sum(1 for _ in self.gaps), "routing": self.routing.store.read().get("types", {})}
 
 
