@@ -6,6 +6,8 @@ Routes:
   POST /api/search   {"query", "history"?, "index"?} → the answer view as JSON
   POST /api/ask      the same request → Server-Sent Events: `result` (everything but the answer),
                      then `answer` events carrying the answer text in chunks, then `done`.
+  POST /api/feedback {"query_id", "chunk_id", "verdict": "up"|"down", "index"?} → the confirmation
+                     (👍) or rejection (👎) of a cited chunk, revertible with `lambdarag feedback revert`.
 
 What streams: the search runs to completion before the first byte is sent (the
 pipeline produces its answer in one piece), so errors still get a proper status
@@ -27,7 +29,10 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field
 
 from lambdarag.errors import ConfigError, DeadlineExceeded, LambdaRAGError, QueryError
-from orchestration.search_unified import ConfigArg, SearchResult, resolve_config, search
+from orchestration.feedback import open_feedback
+from orchestration.knowledge import open_knowledge
+from orchestration.learning import confirm_logged
+from orchestration.search_unified import ConfigArg, SearchResult, providers, resolve_config, search
 
 STATIC = Path(__file__).resolve().parent / "static"
 MAX_BODY_BYTES = 64 * 1024
@@ -118,6 +123,16 @@ def waterfall(spans: list[dict]) -> list[dict]:
     return rows[:MAX_SPANS]
 
 
+class FeedbackRequest(BaseModel):
+    """The body of /api/feedback: a 👍 or 👎 on one cited chunk of a logged answer."""
+
+    model_config = ConfigDict(extra="forbid")
+    query_id: str = Field(min_length=1, max_length=64)
+    chunk_id: str = Field(min_length=1, max_length=1000)
+    verdict: Literal["up", "down"]
+    index: Optional[str] = Field(default=None, pattern=r"^[\w-]{1,64}$")
+
+
 def answer_view(r: SearchResult) -> dict[str, Any]:
     """Returns what the page shows of a search result (a JSON-able dict)."""
     relations = [{"head": x["head"], "relation": x["relation"], "tail": x["tail"], "source": x.get("source", "")}
@@ -130,7 +145,7 @@ def answer_view(r: SearchResult) -> dict[str, Any]:
         "citations": cited_chunks(r.citations, r.hits), "relations": relations,
         "relations_total": len(r.relations), "waterfall": waterfall(r.trace.get("spans", [])),
         "latency_ms": r.latency_ms, "cost": r.cost, "fallbacks": r.fallbacks, "index": r.index,
-        "from_cache": r.from_cache,
+        "from_cache": r.from_cache, "query_id": r.query_id,
     }
 
 
@@ -208,6 +223,21 @@ def create_app(config: ConfigArg = None, index: Optional[str] = None) -> FastAPI
             return view
         return StreamingResponse(answer_events(view), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-store"})
+
+    @app.post("/api/feedback")
+    def feedback(body: FeedbackRequest):
+        cfg = resolve_config(config)
+        embedder = providers(cfg)["embedder"]
+        try:
+            kb = open_knowledge(cfg, body.index or index, embedder=embedder)
+            loop = open_feedback(cfg, kb)
+            if loop is None:
+                return error_response(409, "feedback is switched off (config or LAMBDARAG_FEEDBACK)")
+            item = confirm_logged(loop, kb.index, embedder, body.query_id, body.chunk_id,
+                                  "confirm" if body.verdict == "up" else "reject")
+        except LambdaRAGError as e:
+            return error_response(400, str(e))
+        return {"id": item["id"], "origin": item["origin"], "weight": item["weight"]}
 
     return app
 

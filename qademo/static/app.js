@@ -97,8 +97,27 @@ function renderCitations(citations) {
     if (c.origin === "quote") body.title = "quoted by the answer (not a retrieved chunk)";
     const details = el("details", { id: "cite-" + i }, summary, body);
     details.dataset.key = citationKey(c.source, c.section);
-    list.append(el("li", {}, details));
+    const item = el("li", {}, details);
+    if (queryId && c.chunk_id) item.append(vote(c.chunk_id, "up", "👍"), vote(c.chunk_id, "down", "👎"));
+    list.append(item);
   });
+}
+
+let queryId = "";
+
+// A 👍/👎 button that confirms or rejects one cited chunk for this answer's question (POST /api/feedback).
+function vote(chunkId, verdict, label) {
+  const button = el("button", { type: "button", className: "vote" }, label);
+  button.dataset.verdict = verdict;
+  button.addEventListener("click", async () => {
+    const r = await fetch("/api/feedback", {
+      method: "POST", headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ query_id: queryId, chunk_id: chunkId, verdict: verdict }),
+    });
+    button.disabled = true;
+    button.title = r.ok ? "recorded" : (await r.json()).error || "not recorded";
+  });
+  return button;
 }
 
 // Rewrites the streamed answer so each [来源: …] marker becomes a button that opens its citation.
@@ -254,6 +273,7 @@ async function ask(event) {
         $("result").hidden = false;
         renderTags(view);
         renderFallbacks(view.fallbacks);
+        queryId = view.query_id || "";
         renderCitations(view.citations);
         renderGraph(view.relations, view.relations_total, view.entities);
         renderWaterfall(view.waterfall, view.latency_ms.total);
