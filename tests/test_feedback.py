@@ -299,3 +299,25 @@ def test_an_answer_from_wiki_pages_alone_is_checked_without_crashing():
                                           text="国务院交通运输主管部门主管全国船员管理工作。"),))
     verdict = verdict_of(state, None)
     assert verdict is not None and verdict.passed
+
+
+def test_thumbs_on_a_citation_confirm_or_reject_that_chunk_and_revert_undoes_it(kb):
+    from fastapi.testclient import TestClient
+
+    from qademo.app import create_app
+
+    make, _, fb = kb
+    config, path = make()
+    client = TestClient(create_app(config))
+    view = client.post("/api/search", json={"query": COMPARE_Q}).json()
+    chunk = next(c["chunk_id"] for c in view["citations"] if c["chunk_id"])
+    before = FeedbackLoop(config.orchestration.feedback, fb).confirmations.items()
+    r = client.post("/api/feedback", json={"query_id": view["query_id"], "chunk_id": chunk, "verdict": "down"})
+    assert r.status_code == 200 and r.json()["origin"] == "reject" and r.json()["weight"] < 0
+    item = FeedbackLoop(config.orchestration.feedback, fb).confirmations.items()[r.json()["id"]]
+    assert item["query_id"] == view["query_id"] and item["pairs"][0]["chunks"] == [chunk]
+    assert set(FeedbackLoop(config.orchestration.feedback, fb).confirmations.items()) - set(before) == {item["id"]}
+    assert main(["feedback", "revert", item["id"], "--config", str(path)]) == 0
+    assert FeedbackLoop(config.orchestration.feedback, fb).confirmations.items()[item["id"]]["reverted"]
+    bad = client.post("/api/feedback", json={"query_id": "nope", "chunk_id": chunk, "verdict": "up"})
+    assert bad.status_code == 400 and "no query 'nope'" in bad.json()["error"]
