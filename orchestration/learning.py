@@ -18,8 +18,10 @@ from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 import numpy as np
 
 from lambdarag import Par, RetrievalPlan, State, Term, appended
+from lambdarag.state import PUBLIC
 from lambdarag.errors import LambdaRAGError
 from skills import build as build_skill
+from skills.learned import learned_signals
 from skills.store.learned import SIGNALS, LearnedIndex, LearnedParams, Nearest, Pair, score_matrix
 
 from .feedback.confirmations import Confirmations
@@ -51,7 +53,7 @@ def retrieval_term(kind: str, learned: bool = True) -> Term:
 
 
 class CorpusView:
-    """What learning needs from an index: id → chunk ids, and each chunk's BM25 tokens (for the term map)."""
+    """What learning needs from an index: document or chunk id → chunk ids, and the term map over its BM25."""
 
     def __init__(self, backend: Any) -> None:
         self.backend = backend
@@ -146,19 +148,6 @@ def ndcg10_many(ids: Sequence[str], matrix: np.ndarray, weights: np.ndarray, rel
     return gains / ideal if ideal else np.zeros(weights.shape[1])
 
 
-def signals_of(learned: LearnedIndex, backend: Any, query: str, vector: np.ndarray,
-               base: Sequence[tuple[str, float]], depth: int = FIT_DEPTH) -> tuple[float, dict[str, dict]]:
-    """Returns the nearest past question's cosine and every signal (at the params' sharpness), gate ignored."""
-    near = learned.nearest(vector)
-    tokens = backend.tokenizer(query)
-    signals = {"neighbours": learned.neighbour_scores(near, vector), "expansion": learned.expansion_scores(tokens),
-               "prior": learned.prior_scores([c for c, _ in base])}
-    expanded = learned.expand(tokens)
-    if expanded:
-        signals["terms"] = {c.id: s for c, s in backend.bm25(expanded, depth)}
-    return near.best, signals
-
-
 def fit(view: CorpusView, pairs: Sequence[Pair], vectors: np.ndarray, base: Callable[[str], list],
         folds: int = 5, seed: int = 0, unseen_loss: float = UNSEEN_LOSS) -> tuple[LearnedParams, dict[str, Any]]:
     """Returns the params that maximise out-of-fold nDCG@10 over `pairs`, and the fit's report.
@@ -202,11 +191,12 @@ def fit_rows(view: CorpusView, pairs: Sequence[Pair], vectors: np.ndarray, base:
         for q in (q for q in questions if fold_of[q] == f):
             vec = vectors[first[q]]
             ranked = base(q)
-            best, signals = signals_of(learned, view.backend, q, vec, ranked)
             near = learned.nearest(vec)
+            signals = learned_signals(learned, view.backend, q, vec, near, [c for c, _ in ranked], PUBLIC, {},
+                                      FIT_DEPTH)
             mats = {(k, s): score_matrix(ranked, {**signals, "neighbours": learned.neighbour_scores(
                 Nearest(near.rows[:k], near.sims[:k]), vec, s)}) for k, s in NEIGHBOURING}
-            rows.append((best, not (relevant[q] & taught), ndcg10([c for c, _ in ranked], relevant[q]), mats,
+            rows.append((near.best, not (relevant[q] & taught), ndcg10([c for c, _ in ranked], relevant[q]), mats,
                          relevant[q]))
     return rows
 

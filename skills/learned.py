@@ -1,37 +1,33 @@
 """The `learned_boost` skill: fused hits re-ranked with what the index learned from confirmed questions."""
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
-from lambdarag import Term, Tool
+from lambdarag import Term, Tool, User
 
 from .dense import query_vector
 from .registry import skill
 from .store.corpus import to_hits
-from .store.learned import LearnedIndex, rank, score_matrix
+from .store.learned import LearnedIndex, Nearest, rank, score_matrix
 
 
-def learned_signals(learned: LearnedIndex, state: Any, ctx: Any, filters: Mapping[str, Any]) -> Any:
-    """Returns the signals of `learned` for the state's query (None when the gate stays closed).
+def learned_signals(learned: LearnedIndex, backend: Any, query: str, vector: Any, near: Nearest,
+                    fused: Sequence[str], user: User, filters: Mapping[str, Any], depth: int) -> dict[str, dict]:
+    """Returns every signal of `learned` for a query (gate not applied): chunk → raw score per signal name.
 
     Every chunk a signal names passes the same permission and metadata checks
     as an index search, so a confirmation never makes a chunk reachable to a
-    user who may not read it.
+    user who may not read it. `fused` are the chunks already retrieved (the
+    prior ranks only those); `depth` is the term-mapped BM25 search's.
     """
-    vector = query_vector(ctx, state.query)
-    near = learned.nearest(vector)
-    if not learned.opened(near):
-        return None
-    backend = ctx.resource("index")
-    tokens = backend.tokenizer(state.query)
+    tokens = backend.tokenizer(query)
     signals = {"neighbours": learned.neighbour_scores(near, vector), "expansion": learned.expansion_scores(tokens),
-               "prior": learned.prior_scores([h.chunk_id for h in state.hits])}
+               "prior": learned.prior_scores(fused)}
+    for name in ("neighbours", "expansion", "prior"):
+        signals[name] = {c: s for c, s in signals[name].items() if readable(backend, c, user, filters)}
     expanded = learned.expand(tokens)
     if expanded:
-        found = backend.bm25(expanded, state.plan.bm25_top_k, user=state.user, filters=filters)
-        signals["terms"] = {c.id: s for c, s in found}
-    for name in ("neighbours", "expansion", "prior"):
-        signals[name] = {c: s for c, s in signals[name].items() if readable(backend, c, state.user, filters)}
+        signals["terms"] = {c.id: s for c, s in backend.bm25(expanded, depth, user=user, filters=filters)}
     return signals
 
 
@@ -65,13 +61,16 @@ def learned_boost(config: Mapping[str, Any]) -> Term:
         learned = ctx.resources.get("learned")
         if learned is None or learned.empty:
             return {"hits": state.hits}
-        signals = learned_signals(learned, state, ctx, filters)
-        if signals is None:
+        vector = query_vector(ctx, state.query)
+        near = learned.nearest(vector)
+        if not learned.opened(near):
             return {"hits": state.hits}
+        backend = ctx.resource("index")
+        signals = learned_signals(learned, backend, state.query, vector, near, [h.chunk_id for h in state.hits],
+                                  state.user, filters, state.plan.bm25_top_k)
         ids, matrix = score_matrix([(h.chunk_id, h.score) for h in state.hits], signals)
         order = rank(ids, matrix, learned.params.vector())[:state.plan.fused_top_k]
         have = {h.chunk_id: h for h in state.hits}
-        backend = ctx.resource("index")
         out = []
         for cid, score in order:
             hit = have.get(cid) or to_hits([(backend.chunk(cid), 0.0)], "learned")[0]
