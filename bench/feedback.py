@@ -7,14 +7,18 @@ growth (each learned item traced back to its query-log record), cache hit rate o
 passes 2 and 3, and the routing statistics.
 Needs: lambdarag index --corpus ../shared/data/maritime --name maritime
 
-Part 2 (STARD): BM25 over the 58.6k articles (index `stard_bm25`, built once, no
-vectors needed for this lever). 5-fold cross-validation on train.jsonl: synonyms are
-learned (`SynonymLearner`) from four folds' question–article pairs and expand the
-BM25 query tokens (`expand_tokens`) of the fifth fold's questions. Recall@10/100 and
-MRR@10 with and without, overall and split into "seen" questions (a relevant article
-also answers a question of the learning folds) and "unseen" ones.
+Part 2 (STARD): learned retrieval (`orchestration.learning`) on the 58.6k articles
+(index `stard` with the precomputed vectors). 5-fold cross-validation on
+train.jsonl: the question→article pairs of four folds are learned (params and
+gate fitted by `fit`, itself cross-validated inside those folds) and the fifth
+fold is ranked by the product's eval terms, hybrid without and with
+`learned_boost`, in the same run. MRR@10, R@10/100, nDCG@10 and latency, overall
+and split into "seen" questions (a relevant article also answers a question of
+the learning folds) and "unseen" ones; store sizes for all 1,235 pairs.
+Needs: lambdarag index --corpus ../shared/data/stard/corpus.jsonl --name stard
+       --vectors ../shared/data/stard/embeddings --no-wiki
 
-Usage: python bench/feedback.py [--skip-maritime] [--skip-stard]
+Usage: python bench/feedback.py [--skip-maritime] [--skip-stard] [--limit N]
 """
 from __future__ import annotations
 
@@ -30,10 +34,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from bench.machine import machine_facts  # noqa: E402
 STARD = ROOT.parent / "shared" / "data" / "stard"
 QUESTIONS = ROOT / "tests" / "data" / "maritime_questions.jsonl"
 OUT = ROOT / "bench" / "results" / "feedback.json"
 FOLDS = 5
+BOUNDS = {"hybrid+learned": 0.005, "hybrid+learned_unbounded": 1.0}
+"""Learned systems compared: the product's fit (unseen questions may lose ≤ 0.005 nDCG@10 in the inner CV)
+and the same fit without that bound (best overall nDCG@10)."""
 PASSES = 3
 
 
@@ -97,65 +105,145 @@ def maritime() -> dict:
             "routing": stats["routing"], "gaps": stats["gaps"], "queries_logged": stats["queries"]}
 
 
-def rank_docs(backend, tokens, k=100) -> dict[str, float]:
-    found = backend.bm25(tokens, k)
-    out: dict[str, float] = {}
-    for rank, (chunk, _) in enumerate(found):
-        out.setdefault(chunk.doc_id, float(k - rank))
-    return out or {"<none>": 0.0}
-
-
-def stard() -> dict:
-    """Returns BM25 metrics with and without learned synonyms, 5-fold cross-validated on STARD train."""
+def stard(limit: int = 0) -> dict:
+    """Returns hybrid metrics and latency with and without learned retrieval, 5-fold cross-validated on STARD train."""
+    import numpy as np
     from ranx import Qrels, Run, evaluate
 
-    from orchestration.feedback import qrels_pairs, synonym_learner
-    from skills.lexical import expand_tokens
-    from skills.store.index import build_index
+    from lambdarag import Context, RetrievalPlan, State
+    from orchestration.feedback.confirmations import embed_batches
+    from orchestration.learning import (CorpusView, base_ranking, build_learned, choose, fit_rows,
+                                        retrieval_term)
+    from skills.dense import forget_query_vectors
+    from skills.store.index import open_index
+    from skills.store.learned import Pair
+    from skills.store.vectors import default_embedder
 
-    start = time.perf_counter()
-    backend = build_index(STARD / "corpus.jsonl", "stard_bm25", dense=False, progress=True)
-    built = time.perf_counter() - start
+    backend = open_index("stard")
+    if not backend.has_dense:
+        raise SystemExit("the stard index needs vectors: lambdarag index --corpus ../shared/data/stard/corpus.jsonl "
+                         "--name stard --vectors ../shared/data/stard/embeddings --no-wiki")
+    embedder = default_embedder()
+    view = CorpusView(backend)
     queries = [json.loads(x) for x in (STARD / "train.jsonl").read_text(encoding="utf-8").splitlines() if x.strip()]
+    queries = queries[:limit] if limit else queries
+    chunks = {q["qid"]: view.chunk_ids(q["relevant"]) for q in queries}
+    start = time.perf_counter()
+    vectors = embed_batches(embedder, [q["query"] for q in queries])
+    embed_s = time.perf_counter() - start
+    row = {q["qid"]: i for i, q in enumerate(queries)}
     fold_of = {q["qid"]: i % FOLDS for i, q in enumerate(queries)}
-    runs = {"bm25": {}, "bm25+synonyms": {}}
-    seen: dict[str, bool] = {}
-    learned_sizes, expanded = [], 0
+    unlearned = base_ranking(backend, embedder)
+    memo: dict[str, list] = {}
+
+    def base(query: str) -> list:
+        if query not in memo:
+            memo[query] = unlearned(query)
+        return memo[query]
+
+    plan = RetrievalPlan(bm25_top_k=100, dense_top_k=100, fused_top_k=100)
+    terms = {"hybrid": retrieval_term("hybrid", learned=False)}
+    terms.update({name: retrieval_term("hybrid") for name in BOUNDS})
+    runs: dict[str, dict] = {name: {} for name in terms}
+    latency: dict[str, list] = {name: [] for name in terms}
+    seen, opened, fits = {}, {name: {} for name in BOUNDS}, []
     for fold in range(FOLDS):
-        train = [q for q in queries if fold_of[q["qid"]] != fold]
+        learn = [q for q in queries if fold_of[q["qid"]] != fold]
         test = [q for q in queries if fold_of[q["qid"]] == fold]
-        synonyms = {t: list(alts) for t, alts in synonym_learner(backend).learn(
-            qrels_pairs(backend, [(q["query"], q["relevant"]) for q in train])).items()}
-        learned_sizes.append(len(synonyms))
-        answered = {r for q in train for r in q["relevant"]}
+        pairs = [Pair(q["query"], chunks[q["qid"]]) for q in learn]
+        pair_vectors = vectors[[row[q["qid"]] for q in learn]]
+        started = time.perf_counter()
+        rows = fit_rows(view, pairs, pair_vectors, base)
+        contexts = {"hybrid": Context(embedder=embedder, resources={"index": backend})}
+        models = {}
+        for name, bound in BOUNDS.items():
+            params, report = choose(rows, bound)
+            models[name] = build_learned(view, pairs, pair_vectors, params)
+            contexts[name] = Context(embedder=embedder, resources={"index": backend, "learned": models[name]})
+            fits.append({"fold": fold, "system": name, "fit_s": round(time.perf_counter() - started, 1),
+                         **params.to_dict(), "report": report})
+            print(json.dumps(fits[-1], ensure_ascii=False), flush=True)
+        taught = {c for q in learn for c in chunks[q["qid"]]}
         for q in test:
-            tokens = backend.tokenizer(q["query"])
-            more = expand_tokens(tokens, synonyms)
-            expanded += len(more) > len(tokens)
-            runs["bm25"][q["qid"]] = rank_docs(backend, tokens)
-            runs["bm25+synonyms"][q["qid"]] = rank_docs(backend, more)
-            seen[q["qid"]] = any(r in answered for r in q["relevant"])
-    qrels = {q["qid"]: {r: 1 for r in q["relevant"]} for q in queries}
-    metrics = ["recall@10", "recall@100", "mrr@10"]
-    out = {"queries": len(queries), "folds": FOLDS, "index_build_s": round(built, 1),
-           "synonym_terms_per_fold": learned_sizes, "queries_expanded": expanded}
-    for subset, keep in (("all", lambda q: True), ("seen", lambda q: seen[q]), ("unseen", lambda q: not seen[q])):
+            seen[q["qid"]] = bool(set(chunks[q["qid"]]) & taught)
+            for name, model in models.items():
+                opened[name][q["qid"]] = model.opened(model.nearest(vectors[row[q["qid"]]]))
+            for name, term in terms.items():
+                forget_query_vectors()
+                t = time.perf_counter()
+                state = term.run(State.of(q["query"], plan=plan), contexts[name])
+                latency[name].append((time.perf_counter() - t) * 1000)
+                runs[name][q["qid"]] = {h.chunk_id: float(100 - i) for i, h in enumerate(state.hits)} or {"-": 0.0}
+    qrels = {q["qid"]: {c: 1 for c in chunks[q["qid"]]} for q in queries}
+    metrics = ["mrr@10", "recall@10", "recall@100", "ndcg@10"]
+    out = {"queries": len(queries), "folds": FOLDS, "query_embedding_s": round(embed_s, 1), "fits": fits,
+           "latency_ms": {name: {"p50": round(float(np.percentile(v, 50)), 2),
+                                 "p95": round(float(np.percentile(v, 95)), 2)} for name, v in latency.items()}}
+    subsets = (("all", lambda q: True), ("seen", lambda q: seen[q]), ("unseen", lambda q: not seen[q]))
+    for subset, keep in subsets:
         ids = [q for q in qrels if keep(q)]
-        out[subset] = {"n": len(ids)}
+        out[subset] = {"n": len(ids), "gate_open": {name: sum(o[q] for q in ids) for name, o in opened.items()}}
         for name, run in runs.items():
             scores = evaluate(Qrels({q: qrels[q] for q in ids}), Run({q: run[q] for q in ids}), metrics)
             out[subset][name] = {k: round(float(v), 4) for k, v in scores.items()}
+    out["gain_mrr@10"] = {name: round(out["all"][name]["mrr@10"] / out["all"]["hybrid"]["mrr@10"], 3)
+                          for name in BOUNDS}
+    out["stores"] = store_sizes(view, [Pair(q["query"], chunks[q["qid"]]) for q in queries], vectors, fits[0])
     return out
+
+
+def store_sizes(view, pairs, vectors, last_fit) -> dict:
+    """Returns the on-disk and in-memory sizes of the learned stores for all pairs, and the lazy build time."""
+    import numpy as np
+
+    from orchestration.feedback.confirmations import Confirmations
+    from orchestration.learning import build_learned
+    from skills.store.learned import LearnedParams
+
+    home = Path(tempfile.mkdtemp(prefix="learned-sizes-"))
+    conf = Confirmations(home)
+    conf.add("qrels", [(p.query, p.chunks) for p in pairs])
+    conf.save_params(LearnedParams.from_dict(last_fit), last_fit["report"])
+    np.savez(conf.vectors_path, **{f"q{i}": v for i, v in enumerate(vectors)})
+    start = time.perf_counter()
+    learned = build_learned(view, pairs, vectors, LearnedParams.from_dict(last_fit))
+    built = time.perf_counter() - start
+    sizes = {"pairs": len(pairs), "build_s": round(built, 2), **learned.size(),
+             "files_bytes": {p.name: p.stat().st_size for p in sorted(home.iterdir()) if p.suffix != ".lock"}}
+    shutil.rmtree(home)
+    return sizes
+
+
+def readme_rows(stard: dict) -> str:
+    """Returns the README table rows of the STARD learned-retrieval result (`python bench/feedback.py --readme`)."""
+    def cell(subset: str, name: str) -> str:
+        m = stard[subset][name]
+        return f"MRR@10 {m['mrr@10']:.3f}, R@100 {m['recall@100']:.3f}, nDCG@10 {m['ndcg@10']:.3f}"
+
+    rows = []
+    for name in ("hybrid", *BOUNDS):
+        lat = stard["latency_ms"][name]
+        rows.append(f"| {name}, STARD 5-fold (seen {stard['seen']['n']} / unseen {stard['unseen']['n']}) "
+                    f"| `bench/feedback.py` | all: {cell('all', name)}; unseen: nDCG@10 "
+                    f"{stard['unseen'][name]['ndcg@10']:.3f}; p50 {lat['p50']} ms |")
+    return "\n".join(rows)
 
 
 def main() -> dict:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--skip-maritime", action="store_true")
     p.add_argument("--skip-stard", action="store_true")
+    p.add_argument("--limit", type=int, default=0, help="STARD: first N train questions only (0 = all)")
+    p.add_argument("--readme", action="store_true", help="print the README rows of the stored STARD result and stop")
     args = p.parse_args()
     result = json.loads(OUT.read_text(encoding="utf-8")) if OUT.exists() else {}
+    if args.readme:
+        print(readme_rows(result["stard"]))
+        sys.exit(0)
     if not args.skip_stard:
-        result["stard"] = stard()
+        before = machine_facts()
+        result["stard"] = {"machine_before": before, **stard(args.limit), "machine_after": machine_facts(),
+                           "note": "shared 2-core machine, loaded by other engineers' jobs (see loadavg)"}
     if not args.skip_maritime:
         result["maritime"] = maritime()
     result["measured"] = time.strftime("%Y-%m-%d %H:%M")
