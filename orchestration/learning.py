@@ -27,9 +27,9 @@ from skills.store.learned import SIGNALS, LearnedIndex, LearnedParams, Nearest, 
 from .feedback.confirmations import Confirmations
 
 FIT_DEPTH = 100
-GRID = {"neighbours": (0.0, 1.0, 2.0, 4.0), "expansion": (0.0, 1.0, 2.0), "terms": (0.0, 1.0, 2.0, 4.0),
+GRID = {"neighbours": (0.0, 1.0, 2.0, 4.0, 8.0), "expansion": (0.0, 1.0, 2.0), "terms": (0.0, 1.0, 2.0, 4.0),
         "prior": (0.0, 1.0, 2.0, 4.0)}
-NEIGHBOURING = ((5, 20.0), (5, 100.0), (20, 20.0), (20, 100.0))
+NEIGHBOURING = ((5, 10.0), (5, 30.0), (20, 10.0), (20, 30.0))
 """(neighbours, sharpness) settings tried: few close neighbours or many with a soft fall-off."""
 GATE_QUANTILES = np.linspace(0.0, 0.95, 20)
 UNSEEN_LOSS = 0.005

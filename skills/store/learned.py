@@ -15,7 +15,9 @@ How a query uses it (`score_matrix` + `rank`, shared by the `learned_boost` term
 and the fitter so both rank alike): if the nearest past question's cosine is below
 ``params.gate`` nothing changes. Otherwise each chunk's score is its fused score
 standardised over the fused list (minus the list's minimum, so absent = 0) plus
-Σ weight · signal, every signal scaled to [0, 1] by its maximum.
+Σ weight · signal: neighbours and prior are absolute (in [0, 1], so how close
+the past questions are and how popular a chunk is carry over), the lexical
+signals are scaled by their per-query maximum.
 """
 from __future__ import annotations
 
@@ -27,7 +29,9 @@ import numpy as np
 from .bm25 import Bm25Index
 
 SIGNALS = ("neighbours", "expansion", "terms", "prior")
-DEFAULT_WEIGHTS = {"neighbours": 4.0, "expansion": 0.0, "terms": 1.0, "prior": 0.0}
+RELATIVE = ("expansion", "terms")
+"""Signals scaled by their own maximum per query (BM25 scores have no fixed scale); the others are in [0, 1]."""
+DEFAULT_WEIGHTS = {"neighbours": 8.0, "expansion": 0.0, "terms": 1.0, "prior": 0.0}
 """Before any fit: a confirmed near question (cosine ≥ the default gate) moves its chunks up strongly."""
 EXPANSION_TOP = 20
 
@@ -47,7 +51,7 @@ class LearnedParams:
 
     weights: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
     gate: float = 0.9
-    sharpness: float = 40.0
+    sharpness: float = 10.0
     neighbours: int = 5
     terms_per_word: int = 2
 
@@ -129,9 +133,11 @@ class LearnedIndex:
 
     def neighbour_scores(self, near: Nearest, vector: np.ndarray, sharpness: Optional[float] = None
                          ) -> dict[str, float]:
-        """Returns chunk → Σ weight·exp(sharpness·(cos − best cos)) over the near questions (and rejections).
+        """Returns chunk → Σ weight·exp(sharpness·(cos − 1)) over the near questions (and rejections).
 
-        A rejected pair as close as the nearest confirmed question subtracts from its chunks.
+        The score keeps how close the past questions are, so a far neighbour
+        moves its chunks little; a rejected pair as close as the nearest
+        confirmed question subtracts from its chunks.
         """
         sharpness = self.params.sharpness if sharpness is None else sharpness
         out: dict[str, float] = {}
@@ -139,7 +145,7 @@ class LearnedIndex:
         rows = list(near.rows) + [i for i in np.flatnonzero(~self.positive) if sims[i] >= near.best - 0.02]
         for i in rows:
             pair = self.pairs[i]
-            value = pair.weight * float(np.exp(sharpness * (min(sims[i], near.best) - near.best)))
+            value = pair.weight * float(np.exp(sharpness * (min(sims[i], near.best) - 1.0)))
             for c in pair.chunks:
                 out[c] = out.get(c, 0.0) + value
         return {c: s for c, s in out.items() if s > 0}
@@ -152,8 +158,9 @@ class LearnedIndex:
         return {self.field_chunks[r]: float(s) for r, s in zip(rows, scores) if s > 0}
 
     def prior_scores(self, chunk_ids: Sequence[str]) -> dict[str, float]:
-        """Returns chunk → log(1 + confirmation weight) for the given (already retrieved) chunks."""
-        return {c: float(np.log1p(self.popularity[c])) for c in chunk_ids if self.popularity.get(c, 0) > 0}
+        """Returns chunk → log(1 + confirmation weight) / log(1 + the largest) for the given (retrieved) chunks."""
+        top = np.log1p(max(self.popularity.values(), default=0.0))
+        return {c: float(np.log1p(self.popularity[c]) / top) for c in chunk_ids if self.popularity.get(c, 0) > 0}
 
     def expand(self, tokens: Sequence[str]) -> Optional[list[str]]:
         """Returns the query tokens with their mapped statute words appended, or None when no word maps."""
@@ -180,7 +187,7 @@ def score_matrix(base: Sequence[tuple[str, float]], signals: Mapping[str, Mappin
         m[:len(base), 0] = (s - s.min()) / std
     for j, name in enumerate(SIGNALS, 1):
         values = signals.get(name) or {}
-        top = max(values.values(), default=0.0)
+        top = max(values.values(), default=0.0) if name in RELATIVE else 1.0
         if top > 0:
             for c, v in values.items():
                 m[col[c], j] = v / top
