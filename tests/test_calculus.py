@@ -281,7 +281,7 @@ def test_a_failing_branch_is_named():
 def test_deadline_stops_a_slow_parallel_branch():
     slow = Tool("slow", lambda s: (time.sleep(0.5), {"x": 1})[1], writes=["x"], effect="io")
     ctx = Context().with_timeout(0.05)
-    with pytest.raises(DeadlineExceeded, match=r"branches 1 \(slow\)"):
+    with pytest.raises(DeadlineExceeded, match=r"branch 1 \(slow\) was running"):
         Par(append_tool("a"), slow).run(START, ctx)
     ctx = Context().with_timeout(0.05)
     with pytest.raises(DeadlineExceeded, match=r"branch 0 \(slow\) was running"):
@@ -345,3 +345,17 @@ def test_a_tool_with_a_fallback_retries_a_provider_failure_once_then_degrades():
     with pytest.raises(CompositionError, match="Tool 'remote': fallback 'local' writes \\['answer'\\] but the Tool "
                                                "writes \\['hits'\\]"):
         Tool("remote", flaky, writes=["hits"], fallback=local)
+
+
+def test_every_span_but_the_root_has_a_parent_and_the_root_is_the_wall_time():
+    from orchestration.search_unified import search
+
+    started = time.perf_counter()
+    r = search("海上交通安全法与水污染防治法在船舶管理方面有何异同？")
+    wall = (time.perf_counter() - started) * 1000
+    spans = r.trace["spans"]
+    assert spans[0]["parent"] is None and all(s["parent"] is not None for s in spans[1:])
+    ids = {s["id"] for s in spans}
+    assert all(s["parent"] in ids for s in spans[1:])
+    assert r.trace["total_ms"] == pytest.approx(wall, rel=0.10)
+    assert sum(s["duration_ms"] for s in spans if s["parent"] == 0) <= r.trace["total_ms"] * 1.01
