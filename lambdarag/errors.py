@@ -51,6 +51,10 @@ class ProviderHTTPError(ProviderError):
     """The endpoint answered with an HTTP error status."""
 
 
+class ProviderBadReply(ProviderError):
+    """The endpoint answered 200 with a body that is not JSON or not in the API's schema."""
+
+
 class InvalidOutput(ProviderError):
     """The LLM answered, but its reply does not validate against the term's output model."""
 

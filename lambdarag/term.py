@@ -17,7 +17,9 @@ calculus applied to a query's `State`:
 * **effects.** Atoms are ``pure`` (no I/O), ``io`` (indexes, files, HTTP other
   than LLMs) or ``llm``. ``effect_signature()`` composes them: sequence
   ``a · b``, parallel ``(a ∥ b)``, choice ``(a | b)``.
-* **cost.** ``cost_bound(model)`` is a static worst-case cost of one run.
+* **cost.** ``cost_bound(model)`` is a static worst-case cost of one run's
+  per-call prices; LLM token prices are charged in the trace as they occur and
+  are not part of the bound (a prompt's rendered length is unknown beforehand).
 * **errors.** Wiring mistakes raise `CompositionError` at construction or when
   closed; failures while running raise `TermError` subclasses naming the term.
 

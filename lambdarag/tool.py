@@ -17,12 +17,12 @@ ATTEMPTS = 2  # a provider call and one retry, for Tool and Lam alike
 
 
 def wants_context(fn: Callable[..., Any]) -> bool:
-    """Returns whether `fn` takes a second (context) argument."""
+    """Returns whether `fn` takes a second, required (context) argument; ``def f(s, top=3)`` does not."""
     params = [
         p for p in inspect.signature(fn).parameters.values()
         if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
     ]
-    return len(params) >= 2
+    return len(params) >= 2 and params[1].default is inspect.Parameter.empty
 
 
 def atom_form(name: str, reads: frozenset[str]) -> str:
@@ -123,8 +123,11 @@ class Tool(Atom):
     def effect_signature(self) -> str:
         return self.effect
 
+    def _call_cost(self, model: "CostModel") -> float:
+        return self.cost if self.cost is not None else model.call_cost(self.name, self.effect)
+
     def _cost(self, model: "CostModel") -> float:
-        call = self.cost if self.cost is not None else model.call_cost(self.name, self.effect)
+        call = self._call_cost(model)
         return call if self.fallback is None else ATTEMPTS * call + self.fallback._cost(model)
 
     def _eval(self, state: State, ctx: "Context", path: Path) -> State:
@@ -132,6 +135,7 @@ class Tool(Atom):
 
         failures = []
         for attempt in range(1, (ATTEMPTS if self.fallback is not None else 1) + 1):
+            ctx.trace.add_cost(path, self._call_cost(ctx.cost_model))  # charged per attempt that ran
             try:
                 out = self.fn(state, ctx) if self._with_ctx else self.fn(state)
             except ProviderError as e:
@@ -139,7 +143,6 @@ class Tool(Atom):
                     raise
                 failures.append(f"attempt {attempt}: {e}")
                 continue
-            ctx.trace.add_cost(path, self._cost(ctx.cost_model))
             return apply_writes(self, state, out, path)
         return self._degrade(state, ctx, path, "; ".join(failures))
 
