@@ -27,6 +27,10 @@ class BranchError(TermError):
     """A branch of `Par` or `Map` failed; the message names the branch."""
 
 
+class UndeclaredRead(TermError):
+    """A term read a State field it does not declare in `reads=` or `optional=`."""
+
+
 class DeadlineExceeded(TermError):
     """The context's deadline passed before the named term could finish."""
 

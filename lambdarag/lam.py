@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Un
 from pydantic import BaseModel, ValidationError
 
 from .errors import CompositionError, InvalidOutput, ProviderError, ProviderTimeout
-from .state import State
+from .state import ReadView, State
 from .term import Path, Term
 from .tool import ATTEMPTS, Atom
 
@@ -131,7 +131,7 @@ class Lam(Atom):
 
     def _writes_of(self, value: Any, state: State) -> Mapping[str, Any]:
         if self.parse is not None:
-            return self.parse(value, state)
+            return self.parse(value, ReadView(state, self._visible, self.name))
         if self.output is str:
             return {next(iter(self._writes)): value}
         return {f: getattr(value, f) for f in self._writes}

@@ -124,17 +124,19 @@ def execute(term: Term, state: State, ctx: Context, path: Path = ()) -> State:
     if ctx.deadline is not None and time.monotonic() > ctx.deadline:
         raise DeadlineExceeded(f"deadline passed before term {term.name!r} (path: {show_path(path)})",
                                term=term.name, path=show_path(path))
-    with ctx.trace.span(name=term.name, kind=KINDS.get(type(term).__name__, type(term).__name__.lower()),
-                        effect=term.effect_signature(), path=show_path(path)) as span:
-        try:
-            return term._eval(state, ctx, path)
-        except LambdaRAGError as e:
-            span.error = span.error or str(e)
-            raise
-        except Exception as e:
-            span.error = f"{type(e).__name__}: {e}"
-            raise TermError(f"term {term.name!r} failed (path: {show_path(path)}): {type(e).__name__}: {e}",
-                            term=term.name, path=show_path(path)) from e
+    span, token = ctx.trace.open(name=term.name, kind=KINDS.get(type(term).__name__, type(term).__name__.lower()),
+                                 effect=term.effect_signature(), path=show_path(path))
+    try:
+        return term._eval(state, ctx, path)
+    except LambdaRAGError as e:
+        span.error = span.error or str(e)
+        raise
+    except Exception as e:
+        span.error = f"{type(e).__name__}: {e}"
+        raise TermError(f"term {term.name!r} failed (path: {show_path(path)}): {type(e).__name__}: {e}",
+                        term=term.name, path=show_path(path)) from e
+    finally:
+        ctx.trace.close(span, token)
 
 
 POOL_THREADS = 64

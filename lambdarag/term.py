@@ -71,8 +71,9 @@ class Term:
         return ()
 
     def close(self, available: Iterable[str] = INITIAL_FIELDS) -> "Term":
-        """Returns self after checking that every free read is in `available`."""
+        """Returns self after checking that every free read is in `available` and no branch needs a sibling's write."""
         have = frozenset(available)
+        self.check_branches(have)
         for field, path in self.free_reads().items():
             if field not in have:
                 raise CompositionError(
@@ -81,6 +82,15 @@ class Term:
                     f"Put a term that writes {field!r} before it, or pass it in the initial state."
                 )
         return self
+
+    def check_branches(self, available: frozenset[str]) -> None:
+        """Rejects a concurrent or alternative branch that reads a field only a sibling writes.
+
+        `available` is what the state holds when this term starts; combinators
+        pass each sub-term what it holds at its own start.
+        """
+        for child in self.children():
+            child.check_branches(available)
 
     # -- printing -------------------------------------------------------
     def lambda_form(self) -> str:

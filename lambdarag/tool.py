@@ -5,7 +5,7 @@ import inspect
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional
 
 from .errors import CompositionError, ProviderError
-from .state import State
+from .state import ReadView, State
 from .term import EFFECTS, Path, Term
 
 if TYPE_CHECKING:
@@ -40,13 +40,14 @@ def field_set(term: str, what: str, fields: Iterable[str]) -> frozenset[str]:
 class Atom(Term):
     """Base of the atomic terms (`Tool`, `Lam`): declared reads, writes and optional reads, printed by name."""
 
-    __slots__ = ("_reads", "_writes", "optional", "fallback")
+    __slots__ = ("_reads", "_writes", "optional", "fallback", "_visible")
 
     def _declare(self, name: str, reads: Iterable[str], writes: Iterable[str], optional: Iterable[str],
                  fallback: Optional[Term]) -> None:
         self._reads = field_set(name, "reads", reads)
         self._writes = field_set(name, "writes", writes)
         self.optional = field_set(name, "optional", optional)
+        self._visible = self._reads | self.optional
         self.fallback = fallback
         if fallback is None:
             return
@@ -134,10 +135,11 @@ class Tool(Atom):
         from .runtime import apply_writes
 
         failures = []
+        view = ReadView(state, self._visible, self.name)
         for attempt in range(1, (ATTEMPTS if self.fallback is not None else 1) + 1):
             ctx.trace.add_cost(path, self._call_cost(ctx.cost_model))  # charged per attempt that ran
             try:
-                out = self.fn(state, ctx) if self._with_ctx else self.fn(state)
+                out = self.fn(view, ctx) if self._with_ctx else self.fn(view)
             except ProviderError as e:
                 if self.fallback is None:
                     raise

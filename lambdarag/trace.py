@@ -10,7 +10,7 @@ import json
 import threading
 import time
 from contextlib import contextmanager
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterator, Optional
 
@@ -52,9 +52,8 @@ class Trace:
     def spans(self) -> list[Span]:
         return list(self._spans)
 
-    @contextmanager
-    def span(self, *, name: str, kind: str, effect: str, path: str) -> Iterator[Span]:
-        """Returns a span started now whose parent is the current span; it is the current one until it ends."""
+    def open(self, *, name: str, kind: str, effect: str, path: str) -> tuple[Span, Token]:
+        """Returns a span started now, child of the current span, made current; pass both to `close`."""
         current = CURRENT_SPAN.get()
         parent = current[1] if current is not None and current[0] is self else None
         with self._lock:
@@ -62,17 +61,26 @@ class Trace:
             self._spans.append(span)
             self._by_path[path] = span
             self._running.add(span.id)
-        token = CURRENT_SPAN.set((self, span.id))
-        try:
-            yield span
-        finally:
-            CURRENT_SPAN.reset(token)
-            span.duration_ms = self._elapsed(span)
-            self._running.discard(span.id)
+        return span, CURRENT_SPAN.set((self, span.id))
+
+    def close(self, span: Span, token: Token) -> None:
+        """Ends `span` and makes its parent current again."""
+        CURRENT_SPAN.reset(token)
+        span.duration_ms = (time.perf_counter() - self._t0) * 1000 - span.start_ms
+        self._running.discard(span.id)
 
     def _elapsed(self, span: Span) -> float:
         """Returns a span's duration; for one still running, its duration so far."""
         return (time.perf_counter() - self._t0) * 1000 - span.start_ms if span.id in self._running else span.duration_ms
+
+    @contextmanager
+    def span(self, *, name: str, kind: str, effect: str, path: str) -> Iterator[Span]:
+        """Returns a span that is current for the body of the ``with`` (`open` and `close` around it)."""
+        span, token = self.open(name=name, kind=kind, effect=effect, path=path)
+        try:
+            yield span
+        finally:
+            self.close(span, token)
 
     def _span_at(self, path: tuple[str, ...]) -> Optional[Span]:
         return self._by_path.get(" › ".join(path))
@@ -84,6 +92,8 @@ class Trace:
             span.notes.update(notes)
 
     def add_cost(self, path: tuple[str, ...], cost: float, tokens: int = 0) -> None:
+        if not cost and not tokens:
+            return
         span = self._span_at(path)
         if span is not None:
             span.cost += cost

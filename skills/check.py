@@ -95,6 +95,6 @@ def citation_check(config: Mapping[str, Any]) -> Term:
     """Returns the citation checker writing `verdict`; offline by bigram overlap (config ``threshold``, default 0.5)."""
     threshold = float(config.get("threshold", SUPPORT))
     offline = Tool("citation_overlap", lambda s: {"verdict": check_overlap(s, threshold)},
-                   reads=["answer", "hits", "plan"], writes=["verdict"])
+                   reads=["answer", "hits", "plan"], optional=["wiki_pages"], writes=["verdict"])
     return Lam("citation_check", PROMPT, output=CheckOutput, reads=["answer", "context", "hits", "plan"],
-               writes=["verdict"], parse=_from_llm, fallback=offline, max_tokens=800)
+               optional=["wiki_pages"], writes=["verdict"], parse=_from_llm, fallback=offline, max_tokens=800)

@@ -198,7 +198,7 @@ def embedding_search(config: Mapping[str, Any]) -> Term:
 
     Reads `plan.dense_top_k` (config `top_k` overrides); permission and
     metadata filters apply inside the index search. `candidates` is extended,
-    not declared as a read (an accumulator that starts empty). When an
+    an optional read (an accumulator that starts empty). When an
     embedding endpoint fails twice, `dense_unavailable` adds no list, so the
     pipeline goes on with lexical retrieval and the trace says why.
     """
@@ -211,6 +211,8 @@ def embedding_search(config: Mapping[str, Any]) -> Term:
         ranked = RankedList(retriever="dense", query=state.query, hits=to_hits(found, "dense"))
         return {"candidates": state.candidates + (ranked,)}
 
-    skip = Tool("dense_unavailable", lambda state: {"candidates": state.candidates}, writes=["candidates"])
-    return Tool("embedding_search", run, reads=["query", "user", "plan"], writes=["candidates"], effect="io",
+    skip = Tool("dense_unavailable", lambda state: {"candidates": state.candidates},
+                optional=["candidates"], writes=["candidates"])
+    return Tool("embedding_search", run, reads=["query", "user", "plan"], optional=["candidates"],
+                writes=["candidates"], effect="io",
                 fallback=skip)

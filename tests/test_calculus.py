@@ -118,13 +118,37 @@ def test_overlapping_par_writes_need_a_merge():
         Par(bm25, rerank)
 
 
-def test_branch_reading_a_sibling_write_fails_at_construction():
+def test_branch_reading_a_sibling_write_fails_when_closed():
     ranker = Tool("rerank", lambda s: {}, reads=["original_query", "hits"], writes=["ranked"])
     with pytest.raises(CompositionError, match="branch 1 term 'rerank' reads field 'hits', which only branch 0"):
-        Par(bm25, ranker)
+        Par(bm25, ranker).close()
     cond = Tool("ok", lambda s: {"ok": True}, writes=["ok"])
     with pytest.raises(CompositionError, match="If: branch 1 term 'rerank'"):
-        If(cond, bm25, ranker)
+        If(cond, bm25, ranker).close()
+
+
+def test_branches_may_read_what_an_earlier_term_wrote_even_if_a_sibling_rewrites_it():
+    pre = Tool("pre", lambda s: {"answer": "a"}, reads=["query"], writes=["answer"])
+    x = Tool("x", lambda s: {"answer": s.answer + "x"}, reads=["answer"], writes=["answer"])
+    y = Tool("y", lambda s: {"context": s.answer + "y"}, reads=["answer"], writes=["context"])
+    out = (pre >> Par(x, y)).run("q")
+    assert (out.answer, out.context) == ("ax", "ay")
+
+
+def test_reading_an_undeclared_field_names_the_term_and_the_field():
+    count = Tool("count", lambda s: {"answer": str(len(s.hits))}, reads=["query"], writes=["answer"])
+    with pytest.raises(TermError, match="term 'count' read field 'hits', which it does not declare"):
+        count.run("q")
+    counted = Tool("count", lambda s: {"answer": str(len(s.hits))}, reads=["query"], optional=["hits"],
+                   writes=["answer"])
+    assert counted.run("q").answer == "0"
+
+
+def test_a_tool_gets_the_context_only_through_a_required_second_parameter():
+    def top(s, k=3):
+        return {"answer": str(k)}
+
+    assert Tool("top", top, reads=["query"], writes=["answer"]).run("q").answer == "3"
 
 
 def test_registering_a_pattern_closes_it():
@@ -252,7 +276,7 @@ def test_guard_is_bounded_and_reports_exhaustion():
 
 
 def test_map_runs_per_element_and_merges_in_order():
-    search = Tool("search", lambda s: {"candidates": s.candidates + (RankedList(retriever="bm25", query=s.query),)},
+    search = Tool("search", lambda s: {"candidates": (RankedList(retriever="bm25", query=s.query),)},
                   reads=["query"], writes=["candidates"], effect="io")
     variants = tuple(Variant(text=t, kind="multi_query") for t in ("甲", "乙", "丙"))
     m = Map(search, over="variants", pick="text")
@@ -263,7 +287,7 @@ def test_map_runs_per_element_and_merges_in_order():
 
 
 def test_map_is_bounded():
-    search = Tool("search", lambda s: {"candidates": s.candidates + (RankedList(retriever="x", query=s.query),)},
+    search = Tool("search", lambda s: {"candidates": (RankedList(retriever="x", query=s.query),)},
                   reads=["query"], writes=["candidates"])
     ctx = Context()
     out = Map(search, over="variants", pick="text", limit=2).run(
