@@ -6,7 +6,7 @@ concurrency and the deadlines.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Sequence, get_origin
 
 from .errors import CompositionError, TermError
 from .state import INITIAL_FIELDS, State
@@ -214,6 +214,20 @@ def _check_siblings(owner: str, branches: Sequence[Term], available: frozenset[s
         b.check_branches(available)
 
 
+def _check_merge_fields(owner: str, fields: frozenset[str], written: frozenset[str]) -> None:
+    """Rejects a merge naming fields no branch writes (a typo, or a branch that changed)."""
+    unwritten = sorted(fields - written)
+    if unwritten:
+        raise CompositionError(f"{owner}: the merge names {unwritten}, which no branch writes; branches write "
+                               f"{', '.join(sorted(written)) or 'nothing'}")
+
+
+def _is_tuple_field(name: str) -> bool:
+    """Returns whether the State field `name` holds a tuple (extra fields count as such)."""
+    info = State.model_fields.get(name)
+    return info is None or get_origin(info.annotation) is tuple
+
+
 class Par(Term):
     """Returns a term that runs its branches concurrently on the same state and merges their writes.
 
@@ -232,6 +246,7 @@ class Par(Term):
         self.merge = merge
         self.name = "par"
         merged = merge.fields if merge else frozenset()
+        _check_merge_fields(f"Par({', '.join(b.lambda_form() for b in self.branches)})", merged, self.writes())
         seen: dict[str, int] = {}
         for i, b in enumerate(self.branches):
             for field in sorted(b.writes()):
@@ -552,6 +567,14 @@ class Map(Term):
         if width < 1 or limit < 1:
             raise CompositionError(f"Map: width and limit must be >= 1, got width={width}, limit={limit}")
         self.over, self.bind, self.pick = over, bind, pick
+        if merge is None:
+            not_tuples = sorted(f for f in term.writes() if not _is_tuple_field(f))
+            if not_tuples:
+                raise CompositionError(
+                    f"Map({term.lambda_form()}): writes {not_tuples}, which are not tuple fields; the default "
+                    f"merge only appends tuples, so pass merge=... saying how the elements' values combine")
+        else:
+            _check_merge_fields(f"Map({term.lambda_form()})", merge.fields, term.writes())
         self.merge = merge or appended(*sorted(term.writes()))
         self.width, self.limit = width, limit
         self.name = "map"

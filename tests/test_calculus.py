@@ -383,3 +383,22 @@ def test_every_span_but_the_root_has_a_parent_and_the_root_is_the_wall_time():
     assert all(s["parent"] in ids for s in spans[1:])
     assert r.trace["total_ms"] == pytest.approx(wall, rel=0.10)
     assert sum(s["duration_ms"] for s in spans if s["parent"] == 0) <= r.trace["total_ms"] * 1.01
+
+
+def test_merges_name_written_fields_and_strings_need_an_explicit_merge():
+    a = Tool("a", lambda s: {"candidates": ()}, reads=["query"], writes=["candidates"])
+    b = Tool("b", lambda s: {"candidates": ()}, reads=["query"], writes=["candidates"])
+    with pytest.raises(CompositionError, match=r"the merge names \['hits'\], which no branch writes"):
+        Par(a, b, merge=appended("candidates", "hits"))
+    with pytest.raises(CompositionError, match=r"writes \['answer'\], which are not tuple fields"):
+        Map(append_tool("x"), over="variants")
+
+
+def test_appended_keeps_a_branch_that_replaced_the_tuple():
+    base = State.of("q", candidates=(RankedList(retriever="base", query="q"),))
+    fresh = Tool("fresh", lambda s: {"candidates": (RankedList(retriever="fresh", query="q"),)},
+                 reads=["query"], writes=["candidates"])
+    kept = Tool("kept", lambda s: {"candidates": s.candidates + (RankedList(retriever="kept", query="q"),)},
+                reads=["query", "candidates"], writes=["candidates"])
+    out = Par(fresh, kept, merge=appended("candidates")).run(base)
+    assert [c.retriever for c in out.candidates] == ["base", "fresh", "kept"]
