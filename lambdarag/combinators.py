@@ -614,7 +614,9 @@ class Map(Term):
 
         items = tuple(getattr(state, self.over) or ())
         if len(items) > self.limit:
-            ctx.trace.note(path, truncated=f"{len(items)} elements, ran the first {self.limit}")
+            cut = f"{len(items)} elements, ran the first {self.limit}"
+            ctx.trace.note(path, truncated=cut)
+            ctx.trace.mark_fallback(path, f"truncated over {self.over!r}: {cut} (limit)")
             items = items[: self.limit]
         if not items:
             return state

@@ -99,6 +99,12 @@ class Trace:
             span.cost += cost
             span.tokens += tokens
 
+    def mark_current(self, reason: str) -> None:
+        """Records on the span being run that it degraded and why (for a term's own fallback path)."""
+        current = CURRENT_SPAN.get()
+        if current is not None and current[0] is self:
+            self._spans[current[1]].fallback = reason
+
     def mark_fallback(self, path: tuple[str, ...], reason: str) -> None:
         span = self._span_at(path)
         if span is not None:

@@ -294,6 +294,7 @@ def test_map_is_bounded():
         State.of("q", variants=tuple(Variant(text=str(i)) for i in range(5))), ctx)
     assert len(out.candidates) == 2
     assert "truncated" in next(s for s in ctx.trace.spans if s.kind == "map").notes
+    assert any("truncated over 'variants'" in f["reason"] for f in ctx.trace.fallbacks())
 
 
 def test_a_failing_branch_is_named():
