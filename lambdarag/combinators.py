@@ -486,7 +486,7 @@ class Guard(Term):
     ) -> None:
         self.generate = _need_term("Guard", "generate", generate)
         self.check = _need_term("Guard", "check", check)
-        if not isinstance(retry, int) or not 0 <= retry <= 10:
+        if isinstance(retry, bool) or not isinstance(retry, int) or not 0 <= retry <= 10:
             raise CompositionError(f"Guard: retry must be an integer in 0..10, got {retry!r}")
         if accept is _verdict_passed and "verdict" not in check.writes():
             raise CompositionError(

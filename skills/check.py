@@ -31,6 +31,8 @@ def detail(status: str, cite: str, claim: str) -> str:
 
 def check_overlap(state: State, threshold: float = SUPPORT) -> Verdict:
     """Returns the offline verdict: each claim cited, each citation in the context, each cited chunk covering its claim."""
+    if not state.answer.strip():
+        return Verdict(passed=False, details=("empty: the answer is empty; there is nothing to check",))
     hits = citable(state)
     lines = []
     for claim, markers in claims(state.answer):

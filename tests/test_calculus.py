@@ -403,3 +403,9 @@ def test_appended_keeps_a_branch_that_replaced_the_tuple():
                 reads=["query", "candidates"], writes=["candidates"])
     out = Par(fresh, kept, merge=appended("candidates")).run(base)
     assert [c.retriever for c in out.candidates] == ["base", "fresh", "kept"]
+
+
+def test_guard_retry_must_be_a_count_not_a_flag():
+    chk = Tool("check", lambda s: {"verdict": Verdict(passed=True)}, writes=["verdict"])
+    with pytest.raises(CompositionError, match="retry must be an integer in 0..10, got True"):
+        Guard(append_tool("a"), chk, retry=True)
