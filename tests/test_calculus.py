@@ -375,6 +375,7 @@ def test_a_tool_with_a_fallback_retries_a_provider_failure_once_then_degrades():
 def test_every_span_but_the_root_has_a_parent_and_the_root_is_the_wall_time():
     from orchestration.search_unified import search
 
+    search("船员条例由哪个部门主管？")  # opens (and caches) the demo knowledge base outside the measured query
     started = time.perf_counter()
     r = search("海上交通安全法与水污染防治法在船舶管理方面有何异同？")
     wall = (time.perf_counter() - started) * 1000
