@@ -1,12 +1,18 @@
-"""Micro-benchmark: the runner's overhead per term (median of many runs), against calling the functions directly."""
+"""Micro-benchmark: the runner's overhead per term (median of many runs), against calling the functions directly.
+
+Writes bench/results/runner.json with the machine's facts; the budget is 10 µs per term.
+"""
 from __future__ import annotations
 
 import json
 import statistics
-import sys
 import time
+from pathlib import Path
 
+from bench.machine import machine_facts
 from lambdarag import Compose, Context, State, Tool
+
+RESULT = Path(__file__).resolve().parent / "results" / "runner.json"
 
 N_TERMS, RUNS = 20, 300
 
@@ -28,10 +34,12 @@ def main() -> dict:
     d, r = statistics.median(direct), statistics.median(runner)
     result = {"terms": N_TERMS, "runs": RUNS, "direct_us_per_term": round(d / N_TERMS * 1e6, 2),
               "runner_us_per_term": round(r / N_TERMS * 1e6, 2),
-              "overhead_us_per_term": round((r - d) / N_TERMS * 1e6, 2)}
+              "overhead_us_per_term": round((r - d) / N_TERMS * 1e6, 2), "budget_us_per_term": 10,
+              "machine": machine_facts()}
     return result
 
 
 if __name__ == "__main__":
-    json.dump(main(), sys.stdout, indent=1)
-    print()
+    out = main()
+    RESULT.write_text(json.dumps(out, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    print(json.dumps(out, ensure_ascii=False, indent=1))

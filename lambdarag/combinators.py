@@ -6,7 +6,7 @@ concurrency and the deadlines.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Sequence, get_origin
 
 from .errors import CompositionError, TermError
 from .state import INITIAL_FIELDS, State
@@ -120,6 +120,11 @@ class Compose(Term):
             written |= t.writes()
         return out
 
+    def check_branches(self, available: frozenset[str]) -> None:
+        for t in self.terms:
+            t.check_branches(available)
+            available = available | t.writes()
+
     def lambda_form(self) -> str:
         return " >> ".join(t.lambda_form() for t in self.terms)
 
@@ -174,7 +179,11 @@ class Merge:
 
 
 def appended(*fields: str) -> Merge:
-    """Returns a merge for tuple fields that branches extend: base + what each branch appended."""
+    """Returns a merge for tuple fields that branches extend: the base, then what each branch added, in order.
+
+    A branch that kept the base as its prefix added what follows it; a branch
+    that returned a fresh tuple added all of it (nothing is dropped).
+    """
 
     def merge(base: State, results: Sequence[State]) -> Mapping[str, Any]:
         out: dict[str, Any] = {}
@@ -182,25 +191,41 @@ def appended(*fields: str) -> Merge:
             start = tuple(getattr(base, field, ()) or ())
             value = list(start)
             for r in results:
-                value.extend(tuple(getattr(r, field, ()) or ())[len(start):])
+                mine = tuple(getattr(r, field, ()) or ())
+                value.extend(mine[len(start):] if mine[:len(start)] == start else mine)
             out[field] = tuple(value)
         return out
 
     return Merge("appended", fields, merge)
 
 
-def _check_siblings(owner: str, branches: Sequence[Term]) -> None:
-    """Rejects a branch that reads a field only a sibling branch writes (it cannot see it)."""
+def _check_siblings(owner: str, branches: Sequence[Term], available: frozenset[str]) -> None:
+    """Rejects a branch that reads a field only a sibling branch writes (it cannot see it), then checks inside each."""
     for i, b in enumerate(branches):
         own = b.writes()
         for field, path in b.free_reads().items():
             for j, other in enumerate(branches):
-                if j != i and field in other.writes() and field not in own and field not in INITIAL_FIELDS:
+                if j != i and field in other.writes() and field not in own and field not in available:
                     raise CompositionError(
                         f"{owner}: branch {i} term {path[-1]!r} reads field {field!r}, which only branch {j} "
                         f"({other.lambda_form()}) writes (path: {show_path(path)}); branches do not see each "
                         f"other's writes. Compute {field!r} before the {owner.split('(')[0]}."
                     )
+        b.check_branches(available)
+
+
+def _check_merge_fields(owner: str, fields: frozenset[str], written: frozenset[str]) -> None:
+    """Rejects a merge naming fields no branch writes (a typo, or a branch that changed)."""
+    unwritten = sorted(fields - written)
+    if unwritten:
+        raise CompositionError(f"{owner}: the merge names {unwritten}, which no branch writes; branches write "
+                               f"{', '.join(sorted(written)) or 'nothing'}")
+
+
+def _is_tuple_field(name: str) -> bool:
+    """Returns whether the State field `name` holds a tuple (extra fields count as such)."""
+    info = State.model_fields.get(name)
+    return info is None or get_origin(info.annotation) is tuple
 
 
 class Par(Term):
@@ -221,6 +246,7 @@ class Par(Term):
         self.merge = merge
         self.name = "par"
         merged = merge.fields if merge else frozenset()
+        _check_merge_fields(f"Par({', '.join(b.lambda_form() for b in self.branches)})", merged, self.writes())
         seen: dict[str, int] = {}
         for i, b in enumerate(self.branches):
             for field in sorted(b.writes()):
@@ -231,7 +257,6 @@ class Par(Term):
                         f"e.g. Par(..., merge=appended({field!r}))"
                     )
                 seen.setdefault(field, i)
-        _check_siblings("Par", self.branches)
 
     def children(self) -> tuple[Term, ...]:
         return self.branches
@@ -241,6 +266,9 @@ class Par(Term):
 
     def free_reads(self) -> dict[str, Path]:
         return merged_reads(prefixed(b.free_reads(), f"Par[{i}]") for i, b in enumerate(self.branches))
+
+    def check_branches(self, available: frozenset[str]) -> None:
+        _check_siblings("Par", self.branches, available)
 
     def lambda_form(self) -> str:
         return f"Par({', '.join(b.lambda_form() for b in self.branches)})"
@@ -292,7 +320,6 @@ class If(Term):
             raise CompositionError(f"If: cond {cond.lambda_form()!r} does not write the deciding field {on!r}")
         self.field = on or _sole_write("If", cond)
         self.name = "if"
-        _check_siblings("If", (self.then_, self.else_))
 
     def children(self) -> tuple[Term, ...]:
         return (self.cond, self.then_, self.else_)
@@ -305,6 +332,10 @@ class If(Term):
         branches = merged_reads([prefixed(self.then_.free_reads(), "If.then"), prefixed(self.else_.free_reads(), "If.else")])
         rest = {f: p for f, p in branches.items() if f not in after}
         return merged_reads([prefixed(self.cond.free_reads(), "If.cond"), rest])
+
+    def check_branches(self, available: frozenset[str]) -> None:
+        self.cond.check_branches(available)
+        _check_siblings("If", (self.then_, self.else_), available | self.cond.writes())
 
     def lambda_form(self) -> str:
         return f"If({self.cond.lambda_form()}, {self.then_.lambda_form()}, {self.else_.lambda_form()})"
@@ -360,7 +391,6 @@ class Route(Term):
         self.default = _need_term("Route", "default", default) if default is not None else None
         self.label = label or _sole_write("Route", classifier)
         self.name = "route"
-        _check_siblings("Route", self._alternatives())
 
     def _alternatives(self) -> tuple[Term, ...]:
         return tuple(t for _, t in self.routes) + ((self.default,) if self.default else ())
@@ -377,6 +407,10 @@ class Route(Term):
         own = {} if self.label in after else {self.label: ("Route",)}
         return merged_reads([prefixed(self.classifier.free_reads(), "Route.classifier"), own,
                              {f: p for f, p in alts.items() if f not in after}])
+
+    def check_branches(self, available: frozenset[str]) -> None:
+        self.classifier.check_branches(available)
+        _check_siblings("Route", self._alternatives(), available | self.classifier.writes())
 
     def _labelled(self) -> list[tuple[str, Term]]:
         return list(self.routes) + ([("default", self.default)] if self.default else [])
@@ -452,7 +486,7 @@ class Guard(Term):
     ) -> None:
         self.generate = _need_term("Guard", "generate", generate)
         self.check = _need_term("Guard", "check", check)
-        if not isinstance(retry, int) or not 0 <= retry <= 10:
+        if isinstance(retry, bool) or not isinstance(retry, int) or not 0 <= retry <= 10:
             raise CompositionError(f"Guard: retry must be an integer in 0..10, got {retry!r}")
         if accept is _verdict_passed and "verdict" not in check.writes():
             raise CompositionError(
@@ -471,6 +505,9 @@ class Guard(Term):
 
     def free_reads(self) -> dict[str, Path]:
         return Compose(self.generate, self.check).free_reads()
+
+    def check_branches(self, available: frozenset[str]) -> None:
+        Compose(self.generate, self.check).check_branches(available)
 
     def lambda_form(self) -> str:
         return f"Guard({self.generate.lambda_form()}, {self.check.lambda_form()}, retry={self.retry})"
@@ -530,6 +567,14 @@ class Map(Term):
         if width < 1 or limit < 1:
             raise CompositionError(f"Map: width and limit must be >= 1, got width={width}, limit={limit}")
         self.over, self.bind, self.pick = over, bind, pick
+        if merge is None:
+            not_tuples = sorted(f for f in term.writes() if not _is_tuple_field(f))
+            if not_tuples:
+                raise CompositionError(
+                    f"Map({term.lambda_form()}): writes {not_tuples}, which are not tuple fields; the default "
+                    f"merge only appends tuples, so pass merge=... saying how the elements' values combine")
+        else:
+            _check_merge_fields(f"Map({term.lambda_form()})", merge.fields, term.writes())
         self.merge = merge or appended(*sorted(term.writes()))
         self.width, self.limit = width, limit
         self.name = "map"
@@ -549,6 +594,9 @@ class Map(Term):
         inner = {f: p for f, p in prefixed(self.term.free_reads(), f"Map[{self.over}]").items() if f != self.bind}
         return merged_reads([{self.over: ("Map",)}, inner])
 
+    def check_branches(self, available: frozenset[str]) -> None:
+        self.term.check_branches(available | {self.bind})
+
     def lambda_form(self) -> str:
         return f"Map({self.term.lambda_form()}, over={self.over})"
 
@@ -566,7 +614,9 @@ class Map(Term):
 
         items = tuple(getattr(state, self.over) or ())
         if len(items) > self.limit:
-            ctx.trace.note(path, truncated=f"{len(items)} elements, ran the first {self.limit}")
+            cut = f"{len(items)} elements, ran the first {self.limit}"
+            ctx.trace.note(path, truncated=cut)
+            ctx.trace.mark_fallback(path, f"truncated over {self.over!r}: {cut} (limit)")
             items = items[: self.limit]
         if not items:
             return state

@@ -27,6 +27,10 @@ class BranchError(TermError):
     """A branch of `Par` or `Map` failed; the message names the branch."""
 
 
+class UndeclaredRead(TermError):
+    """A term read a State field it does not declare in `reads=` or `optional=`."""
+
+
 class DeadlineExceeded(TermError):
     """The context's deadline passed before the named term could finish."""
 
@@ -49,6 +53,10 @@ class ProviderTimeout(ProviderError):
 
 class ProviderHTTPError(ProviderError):
     """The endpoint answered with an HTTP error status."""
+
+
+class ProviderBadReply(ProviderError):
+    """The endpoint answered 200 with a body that is not JSON or not in the API's schema."""
 
 
 class InvalidOutput(ProviderError):

@@ -2,14 +2,15 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 import string
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Union
 
 from pydantic import BaseModel, ValidationError
 
-from .errors import CompositionError, InvalidOutput, ProviderError
-from .state import State
+from .errors import CompositionError, InvalidOutput, ProviderError, ProviderTimeout
+from .state import ReadView, State
 from .term import Path, Term
 from .tool import ATTEMPTS, Atom
 
@@ -111,8 +112,13 @@ class Lam(Atom):
         return "llm"
 
     def _cost(self, model: "CostModel") -> float:
-        call = model.call_cost(self.name, "llm") + model.tokens_cost(self.max_tokens + len(self.prompt))
-        return ATTEMPTS * call + self.fallback._cost(model)
+        """Returns the per-call prices of both attempts and the fallback.
+
+        Token prices are left out: the rendered prompt's length is unknown
+        before the run, so no honest bound exists; the trace charges the tokens
+        each reply reports.
+        """
+        return ATTEMPTS * model.call_cost(self.name, "llm") + self.fallback._cost(model)
 
     def messages(self, state: State) -> list[dict[str, str]]:
         """Returns the chat messages for `state`: the rendered prompt, plus the JSON schema if structured."""
@@ -125,7 +131,7 @@ class Lam(Atom):
 
     def _writes_of(self, value: Any, state: State) -> Mapping[str, Any]:
         if self.parse is not None:
-            return self.parse(value, state)
+            return self.parse(value, ReadView(state, self._visible, self.name))
         if self.output is str:
             return {next(iter(self._writes)): value}
         return {f: getattr(value, f) for f in self._writes}
@@ -138,15 +144,19 @@ class Lam(Atom):
             failures = []
             for attempt in range(1, ATTEMPTS + 1):
                 try:
+                    wait = ctx.call_timeout("llm", getattr(ctx.llm, "timeout", math.inf))
+                    ctx.trace.add_cost(path, ctx.cost_model.call_cost(self.name, "llm"))
                     reply = ctx.llm.complete(self.messages(state), json_mode=self.output is not str,
-                                             max_tokens=self.max_tokens)
-                    ctx.trace.add_cost(path, ctx.cost_model.call_cost(self.name, "llm")
-                                       + ctx.cost_model.tokens_cost(reply.tokens), reply.tokens)
+                                             max_tokens=self.max_tokens, timeout=wait)
+                    ctx.trace.add_cost(path, ctx.cost_model.tokens_cost(reply.tokens), reply.tokens)
                     value = parse_reply(reply.text, self.output)
                     ctx.trace.note(path, attempts=attempt, path_taken="llm")
                     return apply_writes(self, state, self._writes_of(value, state), path)
                 except ProviderError as e:
                     failures.append(f"attempt {attempt}: {e}")
+                    timed_out = isinstance(e, ProviderTimeout)
+            if timed_out:  # a hanging endpoint would eat the deadline of every later Lam: skip it from now on
+                ctx.down.setdefault("llm", f"it timed out in {self.name!r}")
             reason = "; ".join(failures)
         return self._degrade(state, ctx, path, reason)
 

@@ -1,22 +1,26 @@
 """The one runner: closes a term, checks the budget, executes it with tracing, concurrency and deadlines."""
 from __future__ import annotations
 
+import contextvars
 import threading
 import time
-from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Any, Mapping, Optional, Sequence, Union
 
 from pydantic import TypeAdapter, ValidationError
 
 from .cost import CostModel
-from .errors import BranchError, BudgetExceeded, CompositionError, DeadlineExceeded, LambdaRAGError, TermError
+from .errors import (BranchError, BudgetExceeded, CompositionError, DeadlineExceeded, LambdaRAGError, ProviderTimeout,
+                     TermError)
 from .state import INITIAL_FIELDS, State
 from .term import Path, Term, show_path
 from .trace import Trace
 
 KINDS = {"Tool": "tool", "Lam": "lam"}
+RESERVE_SHARE = 0.25
+"""The share of a deadline no provider call may use: what the fallbacks and the rest of the pipeline need."""
 
 
 @dataclass
@@ -37,15 +41,38 @@ class Context:
     budget_fallback: Optional[Term] = None
     cost_model: CostModel = field(default_factory=CostModel)
     trace: Trace = field(default_factory=Trace)
+    reserve: float = 0.0
+    down: dict[str, str] = field(default_factory=dict)
+    """Providers that timed out in this run, with why: later calls skip them and take their fallbacks."""
 
-    def with_timeout(self, seconds: float) -> "Context":
-        """Returns self with a deadline `seconds` from now."""
-        self.deadline = time.monotonic() + seconds
-        return self
+    def with_timeout(self, seconds: float, reserve: Optional[float] = None) -> "Context":
+        """Returns a copy of this context with a deadline `seconds` from now.
+
+        `reserve` seconds of it are kept from provider calls for the fallbacks
+        and the terms after them (default: a quarter of `seconds`).
+        """
+        return replace(self, deadline=time.monotonic() + seconds,
+                       reserve=seconds * RESERVE_SHARE if reserve is None else reserve)
 
     def remaining(self) -> Optional[float]:
         """Returns seconds left before the deadline (None when there is none)."""
         return None if self.deadline is None else self.deadline - time.monotonic()
+
+    def call_timeout(self, provider: str, configured: float) -> float:
+        """Returns how long one call to `provider` may wait: its timeout, capped at the time left minus the reserve.
+
+        Raises `ProviderTimeout` (a provider failure, so the caller degrades)
+        when the provider timed out earlier in this run or no time is left.
+        """
+        if provider in self.down:
+            raise ProviderTimeout(f"{provider} skipped: {self.down[provider]}")
+        left = self.remaining()
+        if left is None:
+            return configured
+        wait = min(configured, left - self.reserve)
+        if wait <= 0:
+            raise ProviderTimeout(f"{provider} skipped: {left:.1f}s left, {self.reserve:.1f}s kept for fallbacks")
+        return wait
 
     def resource(self, name: str) -> Any:
         """Returns the named resource, or fails naming the ones that exist."""
@@ -86,18 +113,19 @@ def apply_writes(term: Term, state: State, updates: Mapping[str, Any], path: Pat
     return state.model_copy(update=clean)
 
 
-def execute(term: Term, state: State, ctx: Context, path: Path = (), parent: Optional[int] = None) -> State:
+def execute(term: Term, state: State, ctx: Context, path: Path = ()) -> State:
     """Returns the state after one term, recording its span; every execution goes through here.
 
     `path` is where the term sits (its parent's path plus a position label); the
-    term's own name is appended to it.
+    term's own name is appended to it. The span's parent is the span current in
+    this context (see `lambdarag.trace`).
     """
     path = (*path, term.name)
     if ctx.deadline is not None and time.monotonic() > ctx.deadline:
         raise DeadlineExceeded(f"deadline passed before term {term.name!r} (path: {show_path(path)})",
                                term=term.name, path=show_path(path))
-    span = ctx.trace.open(name=term.name, kind=KINDS.get(type(term).__name__, type(term).__name__.lower()),
-                          effect=term.effect_signature(), path=show_path(path), parent=parent)
+    span, token = ctx.trace.open(name=term.name, kind=KINDS.get(type(term).__name__, type(term).__name__.lower()),
+                                 effect=term.effect_signature(), path=show_path(path))
     try:
         return term._eval(state, ctx, path)
     except LambdaRAGError as e:
@@ -108,14 +136,65 @@ def execute(term: Term, state: State, ctx: Context, path: Path = (), parent: Opt
         raise TermError(f"term {term.name!r} failed (path: {show_path(path)}): {type(e).__name__}: {e}",
                         term=term.name, path=show_path(path)) from e
     finally:
-        ctx.trace.finish(span)
+        ctx.trace.close(span, token)
 
 
 POOL_THREADS = 64
 _POOL = ThreadPoolExecutor(max_workers=POOL_THREADS, thread_name_prefix="lambdarag")
 """One process-wide pool: threads are reused, so engines that keep per-thread state (OpenMP teams in the
-embedder, faiss) are not rebuilt for every `Par`; fan-outs nested deeper than 64 waiting branches would
-wait on each other until the context's deadline."""
+embedder, faiss) are not rebuilt for every `Par`. Nothing ever waits for a pool job that has not started
+(see `FanOut`), so fan-outs nest to any depth and any number of queries share the pool without deadlock."""
+
+
+class FanOut:
+    """The jobs of one fan-out, claimed one at a time by the calling thread and up to `width - 1` helpers.
+
+    A helper is a pool job that claims jobs until none is left; one that starts
+    late finds none and returns. The caller claims jobs too and then waits only
+    for jobs a helper has claimed, which are running, never for queued pool
+    work: a full pool slows a fan-out down (the caller runs its jobs itself)
+    but cannot deadlock it. Each job runs in a copy of the caller's
+    `contextvars` context, so its spans get the caller's span as parent.
+    """
+
+    def __init__(self, jobs: Sequence[tuple[Term, State, Path]], ctx: Context) -> None:
+        self.jobs, self.ctx = jobs, ctx
+        self.results: list[Any] = [None] * len(jobs)
+        self.errors: dict[int, BaseException] = {}
+        self.claimed = 0
+        self.running: set[int] = set()
+        self.overran: set[int] = set()
+        self.cond = threading.Condition()
+        self.vars = contextvars.copy_context()
+
+    def _claim(self) -> Optional[int]:
+        with self.cond:
+            if self.errors or self.overran or self.claimed >= len(self.jobs):
+                return None
+            self.claimed += 1
+            self.running.add(self.claimed - 1)
+            return self.claimed - 1
+
+    def work(self) -> None:
+        """Runs unclaimed jobs until none is left or one has failed."""
+        while (i := self._claim()) is not None:
+            term, state, path = self.jobs[i]
+            try:
+                self.results[i] = self.vars.copy().run(execute, term, state, self.ctx, path)
+            except Exception as e:  # reported by the caller, naming the branch
+                with self.cond:
+                    self.errors[i] = e
+            finally:
+                with self.cond:
+                    self.running.discard(i)
+                    if self.ctx.deadline is not None and time.monotonic() > self.ctx.deadline:
+                        self.overran.add(i)
+                    self.cond.notify_all()
+
+    def wait(self) -> bool:
+        """Returns whether every claimed job ended (or one failed) before the deadline."""
+        with self.cond:
+            return self.cond.wait_for(lambda: self.errors or not self.running, timeout=self.ctx.remaining())
 
 
 def concurrently(
@@ -123,45 +202,30 @@ def concurrently(
 ) -> list[State]:
     """Returns the states of jobs run in parallel threads, in job order, at most `width` at a time.
 
-    The first job runs in the calling thread, the others in the pool; a deadline
-    that passes during the first job is reported when it returns (no thread can
-    be interrupted), and the others are waited for no longer than the deadline.
-    The first failing branch is reported by its index and term.
+    The calling thread runs jobs itself (the first one always: one thread
+    hand-off fewer per Par), helpers from the pool run the rest (`FanOut`).
+    A deadline that passes while the caller runs a job is reported when it
+    returns (no thread can be interrupted); jobs running elsewhere are waited
+    for no longer than the deadline. The first failing branch is reported by
+    its index and term.
     """
-    parent_span = ctx.trace._span_at(jobs[0][2][:-1]) if jobs else None
-    parent = parent_span.id if parent_span else None
-    gate = threading.BoundedSemaphore(width or len(jobs))
-
-    def job(term: Term, state: State, path: Path) -> State:
-        with gate:
-            return execute(term, state, ctx, path, parent)
-
-    # The caller's thread runs the first job itself: one thread hand-off fewer per Par (STARD hybrid p50 32 → 27 ms).
-    futures = [_POOL.submit(job, t, s, p) for t, s, p in jobs[1:]]
-    first: Future = Future()
-    try:
-        first.set_result(job(*jobs[0]))
-    except Exception as e:  # reported below like any other branch
-        first.set_exception(e)
-    futures.insert(0, first)
-    if ctx.deadline is not None and time.monotonic() > ctx.deadline and first.exception() is None:
-        raise DeadlineExceeded(f"{owner}: deadline passed while branch 0 ({jobs[0][0].lambda_form()}) was running",
-                               term=owner)
-    done, pending = wait(futures, timeout=ctx.remaining(), return_when=FIRST_EXCEPTION)
-    for f in pending:
-        f.cancel()
-    for i, f in enumerate(futures):
-        if f in done and f.exception() is not None:
-            err = f.exception()
-            term = jobs[i][0]
-            if isinstance(err, DeadlineExceeded):
-                raise err
-            raise BranchError(f"{owner}: branch {i} ({term.lambda_form()}) failed: {err}",
-                              term=term.name, path=show_path(jobs[i][2])) from err
-    if pending:
-        late = ", ".join(f"{i} ({jobs[i][0].lambda_form()})" for i, f in enumerate(futures) if f in pending)
-        raise DeadlineExceeded(f"{owner}: deadline passed while branches {late} were running", term=owner)
-    return [f.result() for f in futures]
+    fan = FanOut(jobs, ctx)
+    for _ in range(min(width or len(jobs), len(jobs)) - 1):
+        _POOL.submit(fan.work)
+    fan.work()
+    if not fan.wait() or (fan.overran and not fan.errors):
+        late = sorted(fan.running | fan.overran)
+        which = ", ".join(f"{i} ({jobs[i][0].lambda_form()})" for i in late)
+        raise DeadlineExceeded(f"{owner}: deadline passed while branch{'es' if len(late) > 1 else ''} {which} "
+                               f"{'were' if len(late) > 1 else 'was'} running", term=owner)
+    if fan.errors:
+        i = min(fan.errors)
+        err, term = fan.errors[i], jobs[i][0]
+        if isinstance(err, DeadlineExceeded):
+            raise err
+        raise BranchError(f"{owner}: branch {i} ({term.lambda_form()}) failed: {err}",
+                          term=term.name, path=show_path(jobs[i][2])) from err
+    return fan.results
 
 
 def run(term: Term, query: Union[str, State], ctx: Optional[Context] = None) -> State:

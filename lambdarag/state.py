@@ -203,3 +203,26 @@ class State(BaseModel):
     def given(self) -> frozenset[str]:
         """Returns the fields this state was given explicitly (the run's available fields)."""
         return frozenset(self.model_fields_set) | frozenset(self.__pydantic_extra__ or {})
+
+
+class ReadView:
+    """Returns the fields of a state that a term declares reading; any other field raises `UndeclaredRead`.
+
+    What an atom's function receives instead of the `State`, so that its
+    declared reads are the whole truth about what it depends on.
+    """
+
+    __slots__ = ("_state", "_visible", "_term")
+
+    def __init__(self, state: "State", visible: frozenset[str], term: str) -> None:
+        self._state, self._visible, self._term = state, visible, term
+
+    def __getattr__(self, field: str) -> Any:
+        if field in self._visible:
+            return getattr(self._state, field)
+        from .errors import UndeclaredRead
+
+        raise UndeclaredRead(
+            f"term {self._term!r} read field {field!r}, which it does not declare; declared reads: "
+            f"{', '.join(sorted(self._visible)) or 'none'}. Add {field!r} to reads= (or optional= if an "
+            f"earlier term may not write it).", term=self._term)

@@ -17,7 +17,9 @@ calculus applied to a query's `State`:
 * **effects.** Atoms are ``pure`` (no I/O), ``io`` (indexes, files, HTTP other
   than LLMs) or ``llm``. ``effect_signature()`` composes them: sequence
   ``a · b``, parallel ``(a ∥ b)``, choice ``(a | b)``.
-* **cost.** ``cost_bound(model)`` is a static worst-case cost of one run.
+* **cost.** ``cost_bound(model)`` is a static worst-case cost of one run's
+  per-call prices; LLM token prices are charged in the trace as they occur and
+  are not part of the bound (a prompt's rendered length is unknown beforehand).
 * **errors.** Wiring mistakes raise `CompositionError` at construction or when
   closed; failures while running raise `TermError` subclasses naming the term.
 
@@ -69,8 +71,9 @@ class Term:
         return ()
 
     def close(self, available: Iterable[str] = INITIAL_FIELDS) -> "Term":
-        """Returns self after checking that every free read is in `available`."""
+        """Returns self after checking that every free read is in `available` and no branch needs a sibling's write."""
         have = frozenset(available)
+        self.check_branches(have)
         for field, path in self.free_reads().items():
             if field not in have:
                 raise CompositionError(
@@ -79,6 +82,15 @@ class Term:
                     f"Put a term that writes {field!r} before it, or pass it in the initial state."
                 )
         return self
+
+    def check_branches(self, available: frozenset[str]) -> None:
+        """Rejects a concurrent or alternative branch that reads a field only a sibling writes.
+
+        `available` is what the state holds when this term starts; combinators
+        pass each sub-term what it holds at its own start.
+        """
+        for child in self.children():
+            child.check_branches(available)
 
     # -- printing -------------------------------------------------------
     def lambda_form(self) -> str:

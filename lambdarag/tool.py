@@ -5,7 +5,7 @@ import inspect
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional
 
 from .errors import CompositionError, ProviderError
-from .state import State
+from .state import ReadView, State
 from .term import EFFECTS, Path, Term
 
 if TYPE_CHECKING:
@@ -17,12 +17,12 @@ ATTEMPTS = 2  # a provider call and one retry, for Tool and Lam alike
 
 
 def wants_context(fn: Callable[..., Any]) -> bool:
-    """Returns whether `fn` takes a second (context) argument."""
+    """Returns whether `fn` takes a second, required (context) argument; ``def f(s, top=3)`` does not."""
     params = [
         p for p in inspect.signature(fn).parameters.values()
         if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
     ]
-    return len(params) >= 2
+    return len(params) >= 2 and params[1].default is inspect.Parameter.empty
 
 
 def atom_form(name: str, reads: frozenset[str]) -> str:
@@ -40,13 +40,14 @@ def field_set(term: str, what: str, fields: Iterable[str]) -> frozenset[str]:
 class Atom(Term):
     """Base of the atomic terms (`Tool`, `Lam`): declared reads, writes and optional reads, printed by name."""
 
-    __slots__ = ("_reads", "_writes", "optional", "fallback")
+    __slots__ = ("_reads", "_writes", "optional", "fallback", "_visible")
 
     def _declare(self, name: str, reads: Iterable[str], writes: Iterable[str], optional: Iterable[str],
                  fallback: Optional[Term]) -> None:
         self._reads = field_set(name, "reads", reads)
         self._writes = field_set(name, "writes", writes)
         self.optional = field_set(name, "optional", optional)
+        self._visible = self._reads | self.optional
         self.fallback = fallback
         if fallback is None:
             return
@@ -123,23 +124,27 @@ class Tool(Atom):
     def effect_signature(self) -> str:
         return self.effect
 
+    def _call_cost(self, model: "CostModel") -> float:
+        return self.cost if self.cost is not None else model.call_cost(self.name, self.effect)
+
     def _cost(self, model: "CostModel") -> float:
-        call = self.cost if self.cost is not None else model.call_cost(self.name, self.effect)
+        call = self._call_cost(model)
         return call if self.fallback is None else ATTEMPTS * call + self.fallback._cost(model)
 
     def _eval(self, state: State, ctx: "Context", path: Path) -> State:
         from .runtime import apply_writes
 
         failures = []
+        view = ReadView(state, self._visible, self.name)
         for attempt in range(1, (ATTEMPTS if self.fallback is not None else 1) + 1):
+            ctx.trace.add_cost(path, self._call_cost(ctx.cost_model))  # charged per attempt that ran
             try:
-                out = self.fn(state, ctx) if self._with_ctx else self.fn(state)
+                out = self.fn(view, ctx) if self._with_ctx else self.fn(view)
             except ProviderError as e:
                 if self.fallback is None:
                     raise
                 failures.append(f"attempt {attempt}: {e}")
                 continue
-            ctx.trace.add_cost(path, self._cost(ctx.cost_model))
             return apply_writes(self, state, out, path)
         return self._degrade(state, ctx, path, "; ".join(failures))
 

@@ -1,13 +1,22 @@
-"""The trace: one span per term execution, safe to write from concurrent branches."""
+"""The trace: one span per term execution, safe to write from concurrent branches.
+
+The span being run is carried in a `contextvars` variable, so a span opened
+anywhere below it (in a pool thread too, when the fan-out copies the context)
+gets it as its parent: every span but the root has one.
+"""
 from __future__ import annotations
 
 import json
 import threading
 import time
+from contextlib import contextmanager
+from contextvars import ContextVar, Token
 from dataclasses import asdict, dataclass, field
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 ATOMS = ("tool", "lam")
+CURRENT_SPAN: ContextVar[Optional[tuple["Trace", int]]] = ContextVar("lambdarag_span", default=None)
+"""The trace and id of the span being run in this thread or task."""
 
 
 @dataclass
@@ -37,21 +46,41 @@ class Trace:
         self._by_path: dict[str, Span] = {}
         self._lock = threading.Lock()
         self._t0 = time.perf_counter()
+        self._running: set[int] = set()
 
     @property
     def spans(self) -> list[Span]:
         return list(self._spans)
 
-    def open(self, *, name: str, kind: str, effect: str, path: str, parent: Optional[int]) -> Span:
-        """Returns a new span, started now."""
+    def open(self, *, name: str, kind: str, effect: str, path: str) -> tuple[Span, Token]:
+        """Returns a span started now, child of the current span, made current; pass both to `close`."""
+        current = CURRENT_SPAN.get()
+        parent = current[1] if current is not None and current[0] is self else None
         with self._lock:
             span = Span(len(self._spans), parent, name, kind, effect, path, (time.perf_counter() - self._t0) * 1000)
             self._spans.append(span)
             self._by_path[path] = span
-        return span
+            self._running.add(span.id)
+        return span, CURRENT_SPAN.set((self, span.id))
 
-    def finish(self, span: Span) -> None:
+    def close(self, span: Span, token: Token) -> None:
+        """Ends `span` and makes its parent current again."""
+        CURRENT_SPAN.reset(token)
         span.duration_ms = (time.perf_counter() - self._t0) * 1000 - span.start_ms
+        self._running.discard(span.id)
+
+    def _elapsed(self, span: Span) -> float:
+        """Returns a span's duration; for one still running, its duration so far."""
+        return (time.perf_counter() - self._t0) * 1000 - span.start_ms if span.id in self._running else span.duration_ms
+
+    @contextmanager
+    def span(self, *, name: str, kind: str, effect: str, path: str) -> Iterator[Span]:
+        """Returns a span that is current for the body of the ``with`` (`open` and `close` around it)."""
+        span, token = self.open(name=name, kind=kind, effect=effect, path=path)
+        try:
+            yield span
+        finally:
+            self.close(span, token)
 
     def _span_at(self, path: tuple[str, ...]) -> Optional[Span]:
         return self._by_path.get(" › ".join(path))
@@ -63,10 +92,18 @@ class Trace:
             span.notes.update(notes)
 
     def add_cost(self, path: tuple[str, ...], cost: float, tokens: int = 0) -> None:
+        if not cost and not tokens:
+            return
         span = self._span_at(path)
         if span is not None:
             span.cost += cost
             span.tokens += tokens
+
+    def mark_current(self, reason: str) -> None:
+        """Records on the span being run that it degraded and why (for a term's own fallback path)."""
+        current = CURRENT_SPAN.get()
+        if current is not None and current[0] is self:
+            self._spans[current[1]].fallback = reason
 
     def mark_fallback(self, path: tuple[str, ...], reason: str) -> None:
         span = self._span_at(path)
@@ -82,9 +119,8 @@ class Trace:
         return out
 
     def total_ms(self) -> float:
-        """Returns the wall time of the outermost span."""
-        roots = [s for s in self._spans if s.parent is None]
-        return round(sum(s.duration_ms for s in roots), 3)
+        """Returns the wall time of the root (first) span; 0 before any span ran."""
+        return round(self._elapsed(self._spans[0]), 3) if self._spans else 0.0
 
     def total_cost(self) -> float:
         return round(sum(s.cost for s in self._spans), 6)
@@ -101,7 +137,7 @@ class Trace:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "spans": [asdict(s) for s in self._spans],
+            "spans": [{**asdict(s), "duration_ms": self._elapsed(s)} for s in self._spans],
             "latency_ms": self.latency_breakdown(),
             "total_ms": self.total_ms(),
             "cost": self.total_cost(),

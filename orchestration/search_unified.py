@@ -202,6 +202,16 @@ def search(query: str, *, index: Optional[str] = None, user: Optional[User] = No
         if loop else {}
     ctx = Context(**prov, resources={**kb.resources(), **learned},
                   cost_model=cost_model(cfg)).with_timeout(cfg.limits.timeout_seconds)
+    with ctx.trace.span(name="search", kind="query", effect="", path="search"):
+        return answer(text, turns, user, cfg, kb, loop, ctx, fallbacks)
+
+
+def answer(text: str, turns: tuple[Message, ...], user: Optional[User], cfg: AgentConfig, kb: KnowledgeBase,
+           loop: Optional[FeedbackLoop], ctx: Context, fallbacks: list[dict[str, str]]) -> SearchResult:
+    """Returns the result of `search` once providers, knowledge and context are set up: the root span's body.
+
+    The root span starts with the query's deadline, after the (cached) knowledge base is open.
+    """
     started = time.perf_counter()
     rewritten, unrewritten = standalone(text, turns, ctx)
     fallbacks += unrewritten

@@ -31,6 +31,8 @@ def detail(status: str, cite: str, claim: str) -> str:
 
 def check_overlap(state: State, threshold: float = SUPPORT) -> Verdict:
     """Returns the offline verdict: each claim cited, each citation in the context, each cited chunk covering its claim."""
+    if not state.answer.strip():
+        return Verdict(passed=False, details=("empty: the answer is empty; there is nothing to check",))
     hits = citable(state)
     lines = []
     for claim, markers in claims(state.answer):
@@ -95,6 +97,6 @@ def citation_check(config: Mapping[str, Any]) -> Term:
     """Returns the citation checker writing `verdict`; offline by bigram overlap (config ``threshold``, default 0.5)."""
     threshold = float(config.get("threshold", SUPPORT))
     offline = Tool("citation_overlap", lambda s: {"verdict": check_overlap(s, threshold)},
-                   reads=["answer", "hits", "plan"], writes=["verdict"])
+                   reads=["answer", "hits", "plan"], optional=["wiki_pages"], writes=["verdict"])
     return Lam("citation_check", PROMPT, output=CheckOutput, reads=["answer", "context", "hits", "plan"],
-               writes=["verdict"], parse=_from_llm, fallback=offline, max_tokens=800)
+               optional=["wiki_pages"], writes=["verdict"], parse=_from_llm, fallback=offline, max_tokens=800)

@@ -105,10 +105,11 @@ def assemble(state: State) -> dict[str, str]:
 def assemble_context(config: Mapping[str, Any]) -> Term:
     """Returns the pure term that writes `context` from hits, relations and wiki pages under the plan's budgets.
 
-    Relations and wiki pages are used when present but not declared reads, so
-    the term closes after a plain retriever that writes only `hits`.
+    Relations and wiki pages are optional reads, used when present, so the
+    term closes after a plain retriever that writes only `hits`.
     """
-    return Tool("assemble_context", assemble, reads=["hits", "plan"], writes=["context"])
+    return Tool("assemble_context", assemble, reads=["hits", "plan"], optional=["relations", "wiki_pages"],
+                writes=["context"])
 
 
 def resolve(source: str, section: str, hits: Sequence[Hit]) -> Optional[Hit]:

@@ -45,7 +45,7 @@ def embedding_search(config: Mapping[str, Any]) -> Term:
 
     Reads `plan.dense_top_k` (config `top_k` overrides); permission and
     metadata filters apply inside the index search. `candidates` is extended,
-    not declared as a read (an accumulator that starts empty). When the index
+an optional read (an accumulator that starts empty). When the index
     has no vectors (built with --no-dense) or an embedding endpoint fails
     twice, the fallback `dense_as_lexical` appends the BM25 ranking instead
     and the trace records why.
@@ -67,6 +67,7 @@ def embedding_search(config: Mapping[str, Any]) -> Term:
         ranked = RankedList(retriever="bm25", query=state.query, hits=to_hits(found, "bm25"))
         return {"candidates": state.candidates + (ranked,)}
 
-    fallback = Tool("dense_as_lexical", lexical, reads=["query", "user", "plan"], writes=["candidates"], effect="io")
-    return Tool("embedding_search", run, reads=["query", "user", "plan"], writes=["candidates"], effect="io",
-                fallback=fallback)
+    fallback = Tool("dense_as_lexical", lexical, reads=["query", "user", "plan"], optional=["candidates"],
+                    writes=["candidates"], effect="io")
+    return Tool("embedding_search", run, reads=["query", "user", "plan"], optional=["candidates"],
+                writes=["candidates"], effect="io", fallback=fallback)

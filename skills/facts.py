@@ -113,6 +113,7 @@ PROMPT = """从下面这段带引用的回答中抽取知识：
 def fact_extract(config: Mapping[str, Any]) -> Term:
     """Returns the fact extractor writing `facts` (a `Facts` record); offline it uses the wiki compile rules."""
     offline = Tool("fact_rules", lambda s, ctx: {"facts": rule_facts(s, ctx.resources.get("graph"))},
-                   reads=["answer", "citations", "hits", "plan"], writes=["facts"])
+                   reads=["answer", "citations", "hits", "plan"], optional=["wiki_pages"], writes=["facts"])
     return Lam("fact_extract", PROMPT, output=FactOutput, reads=["answer", "citations", "hits", "plan"],
+               optional=["wiki_pages"],
                writes=["facts"], parse=_from_llm, fallback=offline, max_tokens=800)

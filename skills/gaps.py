@@ -68,10 +68,10 @@ def sufficient(config: Mapping[str, Any]) -> Term:
     """Returns the term writing `sufficient`: whether the wiki pages answer the question (config ``threshold``)."""
     threshold = float(config.get("threshold", COVERAGE))
     offline = Tool("wiki_coverage", lambda s: {"sufficient": is_sufficient(coverage(s), threshold)},
-                   reads=["original_query", "wiki_pages"], writes=["sufficient"])
+                   reads=["original_query", "wiki_pages"], optional=["entities"], writes=["sufficient"])
     prompt = "判断下面的知识库页面是否足以完整回答问题（问题涉及的每个实体和每个方面都有依据）。\n\n" + PAGES
     return Lam("sufficient", prompt, output=SufficiencyOutput, reads=["original_query", "wiki_pages"],
-               writes=["sufficient"], fallback=offline, max_tokens=50)
+               optional=["entities"], writes=["sufficient"], fallback=offline, max_tokens=50)
 
 
 def _missing_from_llm(out: MissingOutput, state: State) -> dict[str, Any]:
@@ -82,8 +82,8 @@ def _missing_from_llm(out: MissingOutput, state: State) -> dict[str, Any]:
 def missing_topics(config: Mapping[str, Any]) -> Term:
     """Returns the term writing `missing`: the question's entities and aspects the wiki pages do not cover."""
     offline = Tool("wiki_gaps", lambda s: {"missing": coverage(s).missing},
-                   reads=["original_query", "wiki_pages"], writes=["missing"])
+                   reads=["original_query", "wiki_pages"], optional=["entities"], writes=["missing"])
     prompt = ("列出回答下面的问题还缺少哪些主题：问题涉及、但知识库页面没有覆盖的实体或方面，"
               "每项写成一个可用于检索的简短查询。都已覆盖时返回空列表。\n\n" + PAGES)
     return Lam("missing_topics", prompt, output=MissingOutput, reads=["original_query", "wiki_pages"],
-               writes=["missing"], parse=_missing_from_llm, fallback=offline, max_tokens=200)
+               optional=["entities"], writes=["missing"], parse=_missing_from_llm, fallback=offline, max_tokens=200)

@@ -216,14 +216,15 @@ PROMPT = """你是海事法律法规知识库助手。请严格遵守：
 def answer_generate(config: Mapping[str, Any]) -> Term:
     """Returns ``assemble_context >> answer_generate``: a cited answer from the context, extractive offline.
 
-    `query_type`, `entities` and `wiki_pages` are used when an earlier term
-    wrote them but are not declared reads, so the term closes after any retriever.
+    `query_type`, `entities` and `wiki_pages` are optional reads, used when an
+    earlier term wrote them, so the term closes after any retriever.
     """
+    optional = ["query_type", "entities", "wiki_pages"]
     offline = Tool("extractive_answer", extractive_answer,
-                   reads=["original_query", "hits", "plan"],
+                   reads=["original_query", "hits", "plan"], optional=optional,
                    writes=["answer", "citations"])
     lam = Lam("answer_generate", PROMPT, output=AnswerOutput,
-              reads=["original_query", "context", "hits", "plan"],
+              reads=["original_query", "context", "hits", "plan"], optional=optional,
               writes=["answer", "citations"], parse=_from_llm, fallback=offline,
               max_tokens=int(config.get("max_tokens", 1024)))
     return assemble_context(config) >> lam

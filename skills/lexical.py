@@ -27,8 +27,8 @@ def bm25_search(config: Mapping[str, Any]) -> Term:
     the user may read; config `filters` maps chunk fields to allowed values.
     Learned synonyms (`ctx.resources["synonyms"]`, term → [synonyms]) are
     appended to the query's tokens.
-    `candidates` is extended, not declared as a read: it is an accumulator
-    whose initial value is empty, so a pipeline may start with this term.
+    `candidates` is an optional read: an accumulator whose initial value is
+    empty, so a pipeline may start with this term.
     """
     filters = dict(config.get("filters") or {})
 
@@ -40,4 +40,5 @@ def bm25_search(config: Mapping[str, Any]) -> Term:
         ranked = RankedList(retriever="bm25", query=state.query, hits=to_hits(found, "bm25"))
         return {"candidates": state.candidates + (ranked,)}
 
-    return Tool("bm25_search", run, reads=["query", "user", "plan"], writes=["candidates"], effect="io")
+    return Tool("bm25_search", run, reads=["query", "user", "plan"], optional=["candidates"],
+                writes=["candidates"], effect="io")

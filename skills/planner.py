@@ -244,7 +244,7 @@ def query_expand(config: Mapping[str, Any]) -> Term:
 
     Config: ``synonyms`` (term → [synonyms], merged with the ``synonyms``
     resource, i.e. learned ones). A failure while planning leaves only the
-    original query, marked in `query_plan`.
+    original query, marked in `query_plan` and as the span's fallback.
     """
     configured = dict(config.get("synonyms", {}))
 
@@ -253,6 +253,7 @@ def query_expand(config: Mapping[str, Any]) -> Term:
         try:
             variants = rule_variants(state, synonyms, ctx.resources.get("graph"))
         except Exception as e:  # a broken resource must not stop retrieval: fall back to the original query
+            ctx.trace.mark_current(f"query planning failed ({type(e).__name__}: {e}); searched the original query")
             return {"variants": with_original(state, ()),
                     "query_plan": QueryPlan(source="original", fallback=True, reason=f"{type(e).__name__}: {e}")}
         return {"variants": with_original(state, variants), "query_plan": QueryPlan(source="rules")}

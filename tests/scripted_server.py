@@ -1,7 +1,8 @@
 """A real OpenAI-compatible HTTP server on 127.0.0.1 whose replies a test scripts in advance.
 
 Each scripted reply is consumed by one request: a chat text, an HTTP status,
-or a delay longer than the client's timeout. Requests are kept so tests can
+a delay longer than the client's timeout, a hang until the server stops, or a
+200 response whose body is not JSON. Requests are kept so tests can
 assert what the client sent (e.g. that the prompt carries the context).
 """
 from __future__ import annotations
@@ -17,12 +18,17 @@ from typing import Any, Optional
 
 @dataclass
 class Reply:
-    """One scripted answer: `text` as the chat content, or an HTTP `status`, after `delay` seconds."""
+    """One scripted answer: `text` as the chat content, or an HTTP `status`, after `delay` seconds.
+
+    `hang` never answers (until the server stops); `raw` is sent as a 200 body that is not JSON.
+    """
 
     text: str = ""
     status: int = 200
     delay: float = 0.0
     body: Optional[dict[str, Any]] = None
+    hang: bool = False
+    raw: Optional[str] = None
 
 
 @dataclass
@@ -30,6 +36,7 @@ class ScriptedServer:
     replies: deque = field(default_factory=deque)
     requests: list = field(default_factory=list)
     default: Optional[Reply] = None
+    stopped: threading.Event = field(default_factory=threading.Event)
 
     def script(self, *replies: Reply) -> None:
         self.replies.extend(replies)
@@ -49,8 +56,8 @@ def _handler(server: ScriptedServer):
         def log_message(self, *args):  # keep test output quiet
             pass
 
-        def _send(self, status: int, obj: Any) -> None:
-            data = json.dumps(obj, ensure_ascii=False).encode()
+        def _send(self, status: int, obj: Any, raw: Optional[str] = None) -> None:
+            data = (raw if raw is not None else json.dumps(obj, ensure_ascii=False)).encode()
             try:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
@@ -67,6 +74,12 @@ def _handler(server: ScriptedServer):
             reply = server.next_reply()
             if reply.delay:
                 time.sleep(reply.delay)
+            if reply.hang:
+                server.stopped.wait()
+                return
+            if reply.raw is not None:
+                self._send(200, None, reply.raw)
+                return
             if reply.status != 200:
                 self._send(reply.status, {"error": {"message": reply.text or "scripted error", "type": "server_error"}})
                 return
@@ -96,5 +109,6 @@ class Running:
         self._thread.start()
 
     def stop(self) -> None:
+        self.script.stopped.set()
         self._httpd.shutdown()
         self._httpd.server_close()

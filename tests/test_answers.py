@@ -29,3 +29,11 @@ def test_every_demo_answer_cites_only_retrieved_chunks():
         shown = {h["chunk_id"] for h in r.hits} | {h["source"] for h in r.hits}
         for c in r.citations:
             assert c["chunk_id"] in shown or c["source"].startswith("entities/") or c["source"] in shown, (q, c)
+
+
+def test_an_empty_answer_fails_the_offline_check():
+    from lambdarag import State
+    from skills.check import check_overlap
+
+    verdict = check_overlap(State.of("船员条例由哪个部门主管？", answer="  "))
+    assert not verdict.passed and verdict.details[0].startswith("empty")

@@ -118,13 +118,37 @@ def test_overlapping_par_writes_need_a_merge():
         Par(bm25, rerank)
 
 
-def test_branch_reading_a_sibling_write_fails_at_construction():
+def test_branch_reading_a_sibling_write_fails_when_closed():
     ranker = Tool("rerank", lambda s: {}, reads=["original_query", "hits"], writes=["ranked"])
     with pytest.raises(CompositionError, match="branch 1 term 'rerank' reads field 'hits', which only branch 0"):
-        Par(bm25, ranker)
+        Par(bm25, ranker).close()
     cond = Tool("ok", lambda s: {"ok": True}, writes=["ok"])
     with pytest.raises(CompositionError, match="If: branch 1 term 'rerank'"):
-        If(cond, bm25, ranker)
+        If(cond, bm25, ranker).close()
+
+
+def test_branches_may_read_what_an_earlier_term_wrote_even_if_a_sibling_rewrites_it():
+    pre = Tool("pre", lambda s: {"answer": "a"}, reads=["query"], writes=["answer"])
+    x = Tool("x", lambda s: {"answer": s.answer + "x"}, reads=["answer"], writes=["answer"])
+    y = Tool("y", lambda s: {"context": s.answer + "y"}, reads=["answer"], writes=["context"])
+    out = (pre >> Par(x, y)).run("q")
+    assert (out.answer, out.context) == ("ax", "ay")
+
+
+def test_reading_an_undeclared_field_names_the_term_and_the_field():
+    count = Tool("count", lambda s: {"answer": str(len(s.hits))}, reads=["query"], writes=["answer"])
+    with pytest.raises(TermError, match="term 'count' read field 'hits', which it does not declare"):
+        count.run("q")
+    counted = Tool("count", lambda s: {"answer": str(len(s.hits))}, reads=["query"], optional=["hits"],
+                   writes=["answer"])
+    assert counted.run("q").answer == "0"
+
+
+def test_a_tool_gets_the_context_only_through_a_required_second_parameter():
+    def top(s, k=3):
+        return {"answer": str(k)}
+
+    assert Tool("top", top, reads=["query"], writes=["answer"]).run("q").answer == "3"
 
 
 def test_registering_a_pattern_closes_it():
@@ -252,7 +276,7 @@ def test_guard_is_bounded_and_reports_exhaustion():
 
 
 def test_map_runs_per_element_and_merges_in_order():
-    search = Tool("search", lambda s: {"candidates": s.candidates + (RankedList(retriever="bm25", query=s.query),)},
+    search = Tool("search", lambda s: {"candidates": (RankedList(retriever="bm25", query=s.query),)},
                   reads=["query"], writes=["candidates"], effect="io")
     variants = tuple(Variant(text=t, kind="multi_query") for t in ("甲", "乙", "丙"))
     m = Map(search, over="variants", pick="text")
@@ -263,13 +287,14 @@ def test_map_runs_per_element_and_merges_in_order():
 
 
 def test_map_is_bounded():
-    search = Tool("search", lambda s: {"candidates": s.candidates + (RankedList(retriever="x", query=s.query),)},
+    search = Tool("search", lambda s: {"candidates": (RankedList(retriever="x", query=s.query),)},
                   reads=["query"], writes=["candidates"])
     ctx = Context()
     out = Map(search, over="variants", pick="text", limit=2).run(
         State.of("q", variants=tuple(Variant(text=str(i)) for i in range(5))), ctx)
     assert len(out.candidates) == 2
     assert "truncated" in next(s for s in ctx.trace.spans if s.kind == "map").notes
+    assert any("truncated over 'variants'" in f["reason"] for f in ctx.trace.fallbacks())
 
 
 def test_a_failing_branch_is_named():
@@ -281,7 +306,7 @@ def test_a_failing_branch_is_named():
 def test_deadline_stops_a_slow_parallel_branch():
     slow = Tool("slow", lambda s: (time.sleep(0.5), {"x": 1})[1], writes=["x"], effect="io")
     ctx = Context().with_timeout(0.05)
-    with pytest.raises(DeadlineExceeded, match=r"branches 1 \(slow\)"):
+    with pytest.raises(DeadlineExceeded, match=r"branch 1 \(slow\) was running"):
         Par(append_tool("a"), slow).run(START, ctx)
     ctx = Context().with_timeout(0.05)
     with pytest.raises(DeadlineExceeded, match=r"branch 0 \(slow\) was running"):
@@ -345,3 +370,43 @@ def test_a_tool_with_a_fallback_retries_a_provider_failure_once_then_degrades():
     with pytest.raises(CompositionError, match="Tool 'remote': fallback 'local' writes \\['answer'\\] but the Tool "
                                                "writes \\['hits'\\]"):
         Tool("remote", flaky, writes=["hits"], fallback=local)
+
+
+def test_every_span_but_the_root_has_a_parent_and_the_root_is_the_wall_time():
+    from orchestration.search_unified import search
+
+    search("船员条例由哪个部门主管？")  # opens (and caches) the demo knowledge base outside the measured query
+    started = time.perf_counter()
+    r = search("海上交通安全法与水污染防治法在船舶管理方面有何异同？")
+    wall = (time.perf_counter() - started) * 1000
+    spans = r.trace["spans"]
+    assert spans[0]["parent"] is None and all(s["parent"] is not None for s in spans[1:])
+    ids = {s["id"] for s in spans}
+    assert all(s["parent"] in ids for s in spans[1:])
+    assert r.trace["total_ms"] == pytest.approx(wall, rel=0.10)
+    assert sum(s["duration_ms"] for s in spans if s["parent"] == 0) <= r.trace["total_ms"] * 1.01
+
+
+def test_merges_name_written_fields_and_strings_need_an_explicit_merge():
+    a = Tool("a", lambda s: {"candidates": ()}, reads=["query"], writes=["candidates"])
+    b = Tool("b", lambda s: {"candidates": ()}, reads=["query"], writes=["candidates"])
+    with pytest.raises(CompositionError, match=r"the merge names \['hits'\], which no branch writes"):
+        Par(a, b, merge=appended("candidates", "hits"))
+    with pytest.raises(CompositionError, match=r"writes \['answer'\], which are not tuple fields"):
+        Map(append_tool("x"), over="variants")
+
+
+def test_appended_keeps_a_branch_that_replaced_the_tuple():
+    base = State.of("q", candidates=(RankedList(retriever="base", query="q"),))
+    fresh = Tool("fresh", lambda s: {"candidates": (RankedList(retriever="fresh", query="q"),)},
+                 reads=["query"], writes=["candidates"])
+    kept = Tool("kept", lambda s: {"candidates": s.candidates + (RankedList(retriever="kept", query="q"),)},
+                reads=["query", "candidates"], writes=["candidates"])
+    out = Par(fresh, kept, merge=appended("candidates")).run(base)
+    assert [c.retriever for c in out.candidates] == ["base", "fresh", "kept"]
+
+
+def test_guard_retry_must_be_a_count_not_a_flag():
+    chk = Tool("check", lambda s: {"verdict": Verdict(passed=True)}, writes=["verdict"])
+    with pytest.raises(CompositionError, match="retry must be an integer in 0..10, got True"):
+        Guard(append_tool("a"), chk, retry=True)

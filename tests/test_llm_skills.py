@@ -307,9 +307,12 @@ def test_broken_graph_leaves_the_original_query_marked():
         def find_entities(self, text):
             raise RuntimeError("graph file unreadable")
 
-    s = query_expand({}).run("海上交通安全法对船长有什么规定", Context(resources={"graph": Broken()}))
+    ctx = Context(resources={"graph": Broken()})
+    s = query_expand({}).run("海上交通安全法对船长有什么规定", ctx)
     assert kinds(s) == [("original", "海上交通安全法对船长有什么规定")]
     assert s.query_plan.fallback and "graph file unreadable" in s.query_plan.reason
+    assert any("graph file unreadable" in f["reason"] and f["term"] == "query_expand_rules"
+               for f in ctx.trace.fallbacks())
 
 
 def test_llm_planner_uses_history_and_keeps_the_original(llm_server):

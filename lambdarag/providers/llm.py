@@ -6,7 +6,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
-from ..errors import ConfigError, ProviderError, ProviderHTTPError, ProviderTimeout
+from ..errors import ConfigError, ProviderBadReply, ProviderError, ProviderHTTPError, ProviderTimeout
 
 ENV_BASE_URL = ("LAMBDARAG_LLM_BASE_URL", "OPENAI_BASE_URL")
 ENV_MODEL = ("LAMBDARAG_LLM_MODEL",)
@@ -36,17 +36,27 @@ class Completion:
 
 @contextmanager
 def provider_errors(what: str, base_url: str, timeout: float):
-    """Returns a context that turns the `openai` package's exceptions into LambdaRAG provider errors."""
+    """Returns a context that turns every failure of a provider call into a LambdaRAG `ProviderError`.
+
+    Wrap the call and the reading of its reply: a 200 body that is not JSON, or
+    JSON of the wrong shape, fails there with ValueError/TypeError/… and
+    becomes `ProviderBadReply`, so the term degrades instead of crashing.
+    """
     import openai as oa
 
     try:
         yield
+    except ProviderError:
+        raise
     except oa.APITimeoutError as e:
         raise ProviderTimeout(f"{what} at {base_url} timed out after {timeout:g}s") from e
     except oa.APIStatusError as e:
         raise ProviderHTTPError(f"{what} at {base_url} answered HTTP {e.status_code}") from e
     except oa.APIConnectionError as e:
         raise ProviderError(f"cannot reach {what} at {base_url}: {e}") from e
+    except (oa.APIResponseValidationError, ValueError, TypeError, AttributeError, KeyError, IndexError) as e:
+        raise ProviderBadReply(f"{what} at {base_url} answered with an unreadable body: "
+                               f"{type(e).__name__}: {e}") from e
 
 
 class OpenAIChat:
@@ -74,23 +84,24 @@ class OpenAIChat:
             return None
         return cls(base_url, first_env(ENV_MODEL) or "default", first_env(ENV_API_KEY), timeout)
 
-    def complete(self, messages: list[dict[str, str]], *, json_mode: bool = False,
-                 max_tokens: int = 512, temperature: float = 0.0) -> Completion:
-        """Returns the model's reply to `messages`."""
+    def complete(self, messages: list[dict[str, str]], *, json_mode: bool = False, max_tokens: int = 512,
+                 temperature: float = 0.0, timeout: Optional[float] = None) -> Completion:
+        """Returns the model's reply to `messages`, waiting at most `timeout` seconds (default: the client's)."""
+        wait = self.timeout if timeout is None else min(timeout, self.timeout)
         kwargs: dict[str, Any] = {"model": self.model, "messages": messages,
-                                  "max_tokens": max_tokens, "temperature": temperature}
+                                  "max_tokens": max_tokens, "temperature": temperature, "timeout": wait}
         if json_mode:
             kwargs["response_format"] = {"type": "json_object"}
-        with provider_errors("LLM", self.base_url, self.timeout):
+        with provider_errors("LLM", self.base_url, wait):
             reply = self._client.chat.completions.create(**kwargs)
-        if not reply.choices:
-            raise ProviderError(f"LLM at {self.base_url} returned no choices")
-        usage = reply.usage
-        return Completion(
-            text=reply.choices[0].message.content or "",
-            prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
-            completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
-        )
+            if not reply.choices:
+                raise ProviderBadReply(f"LLM at {self.base_url} returned no choices")
+            usage = reply.usage
+            return Completion(
+                text=reply.choices[0].message.content or "",
+                prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+                completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
+            )
 
     def __repr__(self) -> str:
         return f"OpenAIChat(base_url={self.base_url!r}, model={self.model!r})"
