@@ -97,19 +97,14 @@ def maritime() -> dict:
             "routing": stats["routing"], "gaps": stats["gaps"], "queries_logged": stats["queries"]}
 
 
-def rank_docs(backend, tokens, k=100) -> dict[str, float]:
-    found = backend.bm25(tokens, k)
-    out: dict[str, float] = {}
-    for rank, (chunk, _) in enumerate(found):
-        out.setdefault(chunk.doc_id, float(k - rank))
-    return out or {"<none>": 0.0}
+def rank_docs(backend, tokens, k=100) -> list[str]:
+    return list(dict.fromkeys(chunk.doc_id for chunk, _ in backend.bm25(tokens, k)))
 
 
 def stard() -> dict:
     """Returns BM25 metrics with and without learned synonyms, 5-fold cross-validated on STARD train."""
-    from ranx import Qrels, Run, evaluate
-
     from orchestration.feedback import qrels_pairs, synonym_learner
+    from orchestration.metrics import evaluate
     from skills.lexical import expand_tokens
     from skills.index import build_index
 
@@ -143,7 +138,7 @@ def stard() -> dict:
         ids = [q for q in qrels if keep(q)]
         out[subset] = {"n": len(ids)}
         for name, run in runs.items():
-            scores = evaluate(Qrels({q: qrels[q] for q in ids}), Run({q: run[q] for q in ids}), metrics)
+            scores = evaluate({q: qrels[q] for q in ids}, run, metrics)
             out[subset][name] = {k: round(float(v), 4) for k, v in scores.items()}
     return out
 

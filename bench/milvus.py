@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from lambdarag import Hit, RankedList  # noqa: E402
+from orchestration import metrics  # noqa: E402
 from skills.backend import LocalBackend  # noqa: E402
 from skills.corpus import read_corpus  # noqa: E402
 from skills.dense import default_embedder, read_vectors_dir  # noqa: E402
@@ -35,10 +36,7 @@ DEPTH = 100
 
 
 def evaluate(qrels: dict, run: dict) -> dict:
-    from ranx import Qrels, Run, evaluate as ranx_evaluate
-
-    run = {q: (r or {"<none>": 0.0}) for q, r in run.items()}
-    return {k: round(float(v), 4) for k, v in ranx_evaluate(Qrels(qrels), Run(run), METRICS).items()}
+    return {k: round(v, 4) for k, v in metrics.evaluate(qrels, run, METRICS).items()}
 
 
 def ranked(name: str, found) -> RankedList:
@@ -126,7 +124,7 @@ def main() -> None:
         for name, found in (("local_bm25", ids(lb)), ("milvus_bm25", ids(mb)), ("local_dense", ids(ld)),
                             ("milvus_dense", ids(md)), ("local_rrf", [h.chunk_id for h in lf]),
                             ("milvus_rrf_client", [h.chunk_id for h in mf]), ("milvus_rrf_engine", ids(me))):
-            runs[name][qid] = {cid: float(len(found) - i) for i, cid in enumerate(found)}
+            runs[name][qid] = found
     qrels = {q["qid"]: {r: 1 for r in q["relevant"]} for q in queries}
     result["quality"] = {n: evaluate(qrels, runs[n]) for n in names}
     result["latency_ms"] = {n: {"p50": pct(lat[n], 50), "p95": pct(lat[n], 95)} for n in names}

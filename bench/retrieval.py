@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from lambdarag import Hit, RankedList  # noqa: E402
+from orchestration import metrics  # noqa: E402
 from skills.backend import LocalBackend  # noqa: E402
 from skills.corpus import read_corpus  # noqa: E402
 from skills.dense import default_embedder, read_vectors_dir  # noqa: E402
@@ -35,16 +36,12 @@ def rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def evaluate(qrels: dict, run: dict, metrics=METRICS) -> dict:
-    from ranx import Qrels, Run, evaluate as ranx_evaluate
-
-    run = {q: (r or {"<none>": 0.0}) for q, r in run.items()}
-    out = ranx_evaluate(Qrels(qrels), Run(run), metrics)
-    return {k: round(float(v), 4) for k, v in (out.items() if isinstance(out, dict) else [(metrics[0], out)])}
+def evaluate(qrels: dict, run: dict, names=METRICS) -> dict:
+    return {k: round(v, 4) for k, v in metrics.evaluate(qrels, run, names).items()}
 
 
 def as_run(lists: dict) -> dict:
-    return {q: {h.chunk_id: float(len(hits) - i) for i, h in enumerate(hits)} for q, hits in lists.items()}
+    return {q: [h.chunk_id for h in hits] for q, hits in lists.items()}
 
 
 def ranked(name: str, found) -> RankedList:

@@ -80,11 +80,11 @@ def retriever_term(kind: str):
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    """Runs every query through one retriever and prints ranking metrics (ranx) and latency."""
+    """Runs every query through one retriever and prints ranking metrics and latency."""
     import numpy as np
-    from ranx import Qrels, Run, evaluate
 
     from lambdarag import Context, RetrievalPlan, State
+    from orchestration.metrics import evaluate
     from skills.backends import open_backend
 
     queries = read_queries(args.queries)
@@ -96,20 +96,16 @@ def cmd_eval(args: argparse.Namespace) -> int:
     term = retriever_term(args.retriever)
     plan = RetrievalPlan(bm25_top_k=args.k, dense_top_k=args.k, fused_top_k=args.k)
     ctx = Context(resources={"index": backend})
-    run_dict, qrels, latency = {}, {}, []
+    run, qrels, latency = {}, {}, []
     for q in queries:
         start = time.perf_counter()
         state = term.run(State.of(q["query"], plan=plan), ctx)
         latency.append((time.perf_counter() - start) * 1000)
         hits = state.hits if args.retriever == "hybrid" else state.candidates[-1].hits
-        ranked: dict[str, float] = {}
-        for rank, h in enumerate(hits):
-            key = h.chunk_id if chunk_level else Path(doc_of.get(h.chunk_id, h.chunk_id)).name
-            ranked.setdefault(key, float(len(hits) - rank))
-        run_dict[q["qid"]] = ranked or {"<none>": 0.0}
+        run[q["qid"]] = [h.chunk_id if chunk_level else Path(doc_of.get(h.chunk_id, h.chunk_id)).name for h in hits]
         qrels[q["qid"]] = {r if chunk_level else Path(r).name: 1 for r in q["relevant"]}
-    metrics = evaluate(Qrels(qrels), Run(run_dict), ["recall@10", "recall@100", "mrr@10", "ndcg@10"])
-    out = {"metrics": {k: round(float(v), 4) for k, v in metrics.items()},
+    metrics = evaluate(qrels, run, ["recall@10", "recall@100", "mrr@10", "ndcg@10"])
+    out = {"metrics": {k: round(v, 4) for k, v in metrics.items()},
            "latency_ms": {"p50": round(float(np.percentile(latency, 50)), 2),
                           "p95": round(float(np.percentile(latency, 95)), 2)},
            "n_queries": len(queries)}
