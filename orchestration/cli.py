@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 import time
 from pathlib import Path
@@ -145,7 +146,8 @@ def print_result(r, explain: bool) -> None:
     print()
     steps = ", ".join(f"{k} {v:.0f}ms" for k, v in r.latency_ms.items() if k != "total")
     print(f"latency {r.latency_ms['total']:.0f}ms: {steps}")
-    print(f"cost {r.cost:.4f}; fallbacks: {len(r.fallbacks)}")
+    named = f" ({', '.join(dict.fromkeys(f['term'] for f in r.fallbacks))}; --explain says why)" if r.fallbacks else ""
+    print(f"cost {r.cost:.4f}; fallbacks: {len(r.fallbacks)}{named}")
     if explain:
         print("\nplan:", json.dumps(r.plan, ensure_ascii=False, default=str))
         for f in r.fallbacks:
@@ -157,10 +159,13 @@ def print_result(r, explain: bool) -> None:
 def cmd_ask(args: argparse.Namespace) -> int:
     """Answers one question through search_unified.search and prints it (or its JSON)."""
     from lambdarag import User
-    from orchestration.search_unified import search
+    from orchestration.knowledge import open_knowledge
+    from orchestration.search_unified import providers, resolve_config, search
 
+    config = resolve_config(args.config)
+    open_knowledge(config, args.index, embedder=providers(config)["embedder"], progress=True)
     user = User(id="cli", departments=tuple(args.department or ()), security_level=args.security_level)
-    result = search(" ".join(args.question), index=args.index, user=user, config=args.config)
+    result = search(" ".join(args.question), index=args.index, user=user, config=config)
     if args.json:
         print(result.model_dump_json(indent=1))
     else:
@@ -172,7 +177,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     """Serves the demo web app (qademo) with uvicorn until interrupted, after opening the index it searches."""
     import uvicorn
 
-    from orchestration.knowledge import open_knowledge
+    from orchestration.knowledge import open_knowledge, warm_up
     from orchestration.search_unified import providers, resolve_config
     from qademo.app import create_app
 
@@ -180,7 +185,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise UsageError(f"--port {args.port} is not a TCP port (1-65535)")
     config = resolve_config(args.config)
     print(f"opening index {args.index or config.retrieval.index!r}…", file=sys.stderr)
-    open_knowledge(config, args.index, embedder=providers(config)["embedder"])
+    embedder = providers(config)["embedder"]
+    warm_up(open_knowledge(config, args.index, embedder=embedder, progress=True).index, embedder)
     uvicorn.run(create_app(config, args.index), host=args.host, port=args.port, log_level="info")
     return 0
 
@@ -260,6 +266,7 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="lambdarag", description="Retrieval-augmented QA as composable terms.")
     p.add_argument("--config", type=Path, default=None,
                    help="agent-config.yml for every command (its retrieval.backend picks local or milvus)")
+    p.add_argument("-v", "--verbose", action="store_true", help="show the log messages of lambdarag and its libraries")
     sub = p.add_subparsers(dest="command", required=True)
     ix = sub.add_parser("index", help="build or update a named index from a corpus folder or JSONL file")
     ix.add_argument("--corpus", required=True, type=Path)
@@ -312,6 +319,7 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Runs the command line; returns the exit status."""
     args = parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(name)s: %(message)s")
     try:
         return COMMANDS[args.command](args)
     except USER_ERRORS as e:

@@ -37,6 +37,7 @@ from lambdarag.state import Record
 from lambdarag.errors import LambdaRAGError, StoreCorrupt
 
 from .registry import skill
+from .tokenize import base_dictionary
 
 SCHEMA = 1
 PRC = "中华人民共和国"
@@ -596,6 +597,7 @@ def keywords(text: str, k: int) -> list[str]:
     """Returns up to `k` TF-IDF noun keywords of `text` (jieba)."""
     import jieba.analyse
 
+    base_dictionary()   # quiet, and shared with the tokenizers
     return [w for w in jieba.analyse.extract_tags(text, topK=k, allowPOS=NOUNS) if len(w) >= 2]
 
 
