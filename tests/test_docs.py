@@ -60,3 +60,9 @@ def test_quick_start_ask_runs():
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.startswith("[compare] strategy: graph_retrieval+fusion_search")
     assert "[来源: " in out.stdout and "Building prefix dict" not in out.stderr
+
+
+def test_readme_benchmark_table_equals_the_result_files():
+    from bench import report
+
+    assert report.in_readme(README) == report.table(), "regenerate with: python bench/report.py"
