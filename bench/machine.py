@@ -7,7 +7,11 @@ import os
 import platform
 from pathlib import Path
 
-RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def results_dir() -> Path:
+    """Returns where results go: $LAMBDARAG_BENCH_RESULTS (tests keep the committed files), else bench/results."""
+    return Path(os.environ.get("LAMBDARAG_BENCH_RESULTS") or Path(__file__).resolve().parent / "results")
 
 
 def cpu_model() -> str:
@@ -30,7 +34,7 @@ def facts() -> dict:
 
 def write(name: str, result: dict, out: Path | None = None) -> Path:
     """Writes `result` with a "machine" entry to bench/results/<name>.json (or `out`) and returns the path."""
-    path = Path(out) if out else RESULTS / f"{name}.json"
+    path = Path(out) if out else results_dir() / f"{name}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({**result, "machine": facts()}, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     return path
