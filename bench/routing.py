@@ -19,6 +19,7 @@ from pathlib import Path
 
 os.environ.setdefault("LAMBDARAG_FEEDBACK", "off")  # measure routing as configured, without learning between questions
 
+from bench.machine import write
 from lambdarag import Context, State
 from orchestration.config import load_config
 from orchestration.knowledge import open_knowledge
@@ -124,8 +125,5 @@ if __name__ == "__main__":
     ap.add_argument("--config", default=None)
     args = ap.parse_args()
     out = main(args.index, args.config)
-    text = json.dumps(out, ensure_ascii=False, indent=1)
-    name = "routing.json" if args.index == INDEX else f"routing-{args.index}.json"
-    (ROOT / "bench" / "results").mkdir(parents=True, exist_ok=True)
-    (ROOT / "bench" / "results" / name).write_text(text + "\n", encoding="utf-8")
-    sys.stdout.write(text + "\n")
+    write("routing" if args.index == INDEX else f"routing-{args.index}", out)
+    sys.stdout.write(json.dumps(out, ensure_ascii=False, indent=1) + "\n")

@@ -1,18 +1,17 @@
-"""Micro-benchmark: the runner's overhead per term (median of many runs), against calling the functions directly.
-
-Writes bench/results/runner.json with the machine's facts; the budget is 10 µs per term.
-"""
+"""Micro-benchmark: the runner's overhead per term (median of many runs), against calling the functions directly."""
 from __future__ import annotations
 
 import json
 import statistics
+import sys
 import time
+
 from pathlib import Path
 
-from bench.machine import machine_facts
-from lambdarag import Compose, Context, State, Tool
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-RESULT = Path(__file__).resolve().parent / "results" / "runner.json"
+from bench.machine import write  # noqa: E402
+from lambdarag import Compose, Context, State, Tool  # noqa: E402
 
 N_TERMS, RUNS = 20, 300
 
@@ -34,12 +33,11 @@ def main() -> dict:
     d, r = statistics.median(direct), statistics.median(runner)
     result = {"terms": N_TERMS, "runs": RUNS, "direct_us_per_term": round(d / N_TERMS * 1e6, 2),
               "runner_us_per_term": round(r / N_TERMS * 1e6, 2),
-              "overhead_us_per_term": round((r - d) / N_TERMS * 1e6, 2), "budget_us_per_term": 10,
-              "machine": machine_facts()}
+              "overhead_us_per_term": round((r - d) / N_TERMS * 1e6, 2)}
+    write("runner", result)
     return result
 
 
 if __name__ == "__main__":
-    out = main()
-    RESULT.write_text(json.dumps(out, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    print(json.dumps(out, ensure_ascii=False, indent=1))
+    json.dump(main(), sys.stdout, indent=1)
+    print()

@@ -24,9 +24,10 @@ answer = Lam("answer_generate", "资料：\n{hits}\n问题：{original_query}\n�
              reads=["original_query", "hits"], writes=["answer"], fallback=extractive)
 
 # -- the six lines ------------------------------------------------------------
-pipeline = Par(bm25, dense, merge=appended("candidates")) >> rrf >> answer
-print(pipeline)                       # λq. Par(bm25_search, embedding_search) >> rrf_merge >> answer_generate(q, _)
-print(pipeline.effect_signature())    # (io ∥ io) · pure · llm
-print(pipeline.cost_bound())          # 0.004: two LLM attempts at most, the rest is free
-ctx = Context()                       # no LLM configured: answer_generate falls back to extract_first
-print(pipeline.run("船长有什么权力？", ctx).answer, ctx.trace.latency_breakdown(), ctx.trace.fallbacks(), sep="\n")
+if __name__ == "__main__":
+    pipeline = Par(bm25, dense, merge=appended("candidates")) >> rrf >> answer
+    print(pipeline)                       # λq. Par(bm25_search, embedding_search) >> rrf_merge >> answer_generate(q, _)
+    print(pipeline.effect_signature())    # (io ∥ io) · pure · llm
+    print(pipeline.cost_bound())          # 0.004: two LLM attempts at most, the rest is free
+    ctx = Context()                       # no LLM configured: answer_generate falls back to extract_first
+    print(pipeline.run("船长有什么权力？", ctx).answer, ctx.trace.latency_breakdown(), ctx.trace.fallbacks(), sep="\n")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 import time
 from pathlib import Path
@@ -67,16 +68,16 @@ def read_queries(path: Path) -> list[dict]:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    """Runs every query through one retriever and prints ranking metrics (ranx) and latency.
+    """Runs every query through one retriever and prints ranking metrics and latency.
 
     What the index learned (confirmed questions, `orchestration.learning`) applies unless --no-learned.
     """
     import numpy as np
-    from ranx import Qrels, Run, evaluate
 
     from lambdarag import Context, RetrievalPlan, State
     from orchestration.feedback import feedback_dir
     from orchestration.learning import open_learned, retrieval_term
+    from orchestration.metrics import evaluate
     from skills.store.index import open_backend
     from skills.store.vectors import default_embedder
 
@@ -90,20 +91,16 @@ def cmd_eval(args: argparse.Namespace) -> int:
     term = retrieval_term(args.retriever, learned=learned is not None)
     plan = RetrievalPlan(bm25_top_k=args.k, dense_top_k=args.k, fused_top_k=args.k)
     ctx = Context(resources={"index": backend, **({"learned": learned} if learned else {})})
-    run_dict, qrels, latency = {}, {}, []
+    run, qrels, latency = {}, {}, []
     for q in queries:
         start = time.perf_counter()
         state = term.run(State.of(q["query"], plan=plan), ctx)
         latency.append((time.perf_counter() - start) * 1000)
         hits = state.hits if args.retriever == "hybrid" or learned else state.candidates[-1].hits
-        ranked: dict[str, float] = {}
-        for rank, h in enumerate(hits):
-            key = h.chunk_id if chunk_level else Path(doc_of.get(h.chunk_id, h.chunk_id)).name
-            ranked.setdefault(key, float(len(hits) - rank))
-        run_dict[q["qid"]] = ranked or {"<none>": 0.0}
+        run[q["qid"]] = [h.chunk_id if chunk_level else Path(doc_of.get(h.chunk_id, h.chunk_id)).name for h in hits]
         qrels[q["qid"]] = {r if chunk_level else Path(r).name: 1 for r in q["relevant"]}
-    metrics = evaluate(Qrels(qrels), Run(run_dict), ["recall@10", "recall@100", "mrr@10", "ndcg@10"])
-    out = {"metrics": {k: round(float(v), 4) for k, v in metrics.items()},
+    metrics = evaluate(qrels, run, ["recall@10", "recall@100", "mrr@10", "ndcg@10"])
+    out = {"metrics": {k: round(v, 4) for k, v in metrics.items()},
            "latency_ms": {"p50": round(float(np.percentile(latency, 50)), 2),
                           "p95": round(float(np.percentile(latency, 95)), 2)},
            "n_queries": len(queries)}
@@ -143,7 +140,8 @@ def print_result(r, explain: bool) -> None:
     print()
     steps = ", ".join(f"{k} {v:.0f}ms" for k, v in r.latency_ms.items() if k != "total")
     print(f"latency {r.latency_ms['total']:.0f}ms: {steps}")
-    print(f"cost {r.cost:.4f}; fallbacks: {len(r.fallbacks)}")
+    named = f" ({', '.join(dict.fromkeys(f['term'] for f in r.fallbacks))}; --explain says why)" if r.fallbacks else ""
+    print(f"cost {r.cost:.4f}; fallbacks: {len(r.fallbacks)}{named}")
     if explain:
         print("\nplan:", json.dumps(r.plan, ensure_ascii=False, default=str))
         for f in r.fallbacks:
@@ -155,10 +153,13 @@ def print_result(r, explain: bool) -> None:
 def cmd_ask(args: argparse.Namespace) -> int:
     """Answers one question through search_unified.search and prints it (or its JSON)."""
     from lambdarag import User
-    from orchestration.search_unified import search
+    from orchestration.knowledge import open_knowledge
+    from orchestration.search_unified import providers, resolve_config, search
 
+    config = resolve_config(args.config)
+    open_knowledge(config, args.index, embedder=providers(config)["embedder"], progress=True)
     user = User(id="cli", departments=tuple(args.department or ()), security_level=args.security_level)
-    result = search(" ".join(args.question), index=args.index, user=user, config=args.config)
+    result = search(" ".join(args.question), index=args.index, user=user, config=config)
     if args.json:
         print(result.model_dump_json(indent=1))
     else:
@@ -187,14 +188,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
     """Serves a web app (default: the qademo demo, see --app) with uvicorn, after opening its index."""
     import uvicorn
 
-    from orchestration.knowledge import open_knowledge
+    from orchestration.knowledge import open_knowledge, warm_up
     from orchestration.search_unified import providers, resolve_config
 
     if not 0 < args.port < 65536:
         raise UsageError(f"--port {args.port} is not a TCP port (1-65535)")
     config = resolve_config(args.config)
     print(f"opening index {args.index or config.retrieval.index!r}…", file=sys.stderr)
-    open_knowledge(config, args.index, embedder=providers(config)["embedder"])
+    embedder = providers(config)["embedder"]
+    warm_up(open_knowledge(config, args.index, embedder=embedder, progress=True).index, embedder)
     create_app = app_factory(args.app)
     uvicorn.run(create_app(config, args.index), host=args.host, port=args.port, log_level="info")
     return 0
@@ -304,6 +306,7 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="lambdarag", description="Retrieval-augmented QA as composable terms.")
     p.add_argument("--config", type=Path, default=None,
                    help="agent-config.yml for every command (its retrieval.backend picks local or milvus)")
+    p.add_argument("-v", "--verbose", action="store_true", help="show the log messages of lambdarag and its libraries")
     sub = p.add_subparsers(dest="command", required=True)
     ix = sub.add_parser("index", help="build or update a named index from a corpus folder or JSONL file")
     ix.add_argument("--corpus", required=True, type=Path)
@@ -361,6 +364,7 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Runs the command line; returns the exit status."""
     args = parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(name)s: %(message)s")
     try:
         return COMMANDS[args.command](args)
     except USER_ERRORS as e:

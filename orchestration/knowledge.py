@@ -1,6 +1,7 @@
 """A knowledge base: a built index with its entity graph and wiki, opened once per process."""
 from __future__ import annotations
 
+import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,6 +12,7 @@ from skills.store.graph import EntityGraph
 from skills.store.index import backend_exists, build_backend, knowledge_root, open_backend
 from skills.store.wiki import WikiStore
 from skills.wiki import compile_wiki
+from skills.store.tokenize import cache_dictionary_in
 
 from .config import ROOT, AgentConfig
 
@@ -62,8 +64,12 @@ def wiki_dir_for(config: AgentConfig, name: str) -> Path:
     return knowledge_root() / name / "wiki"
 
 
-def open_knowledge(config: AgentConfig, name: Optional[str] = None, *, embedder: Any = None) -> KnowledgeBase:
-    """Returns the knowledge base `name` (default: the configured index), building the default one on first use."""
+def open_knowledge(config: AgentConfig, name: Optional[str] = None, *, embedder: Any = None,
+                   progress: bool = False) -> KnowledgeBase:
+    """Returns the knowledge base `name` (default: the configured index), building the default one on first use.
+
+    With `progress`, building says so on stderr and shows progress bars.
+    """
     name = name or config.retrieval.index
     dense = config.retrieval.skills.embedding.enabled
     backend = config.retrieval.backend.model_dump()
@@ -72,6 +78,7 @@ def open_knowledge(config: AgentConfig, name: Optional[str] = None, *, embedder:
         if key in _OPEN:
             return _OPEN[key]
         notes: list[str] = []
+        cache_dictionary_in(knowledge_root())
         default = name == config.retrieval.index
         index = None
         if default and not backend_exists(backend, name):
@@ -84,30 +91,34 @@ def open_knowledge(config: AgentConfig, name: Optional[str] = None, *, embedder:
                     raise
                 notes.append(f"rebuilt index {name!r} from {config.retrieval.corpus}: {e}")
         if index is None:
+            if progress:
+                print(f"building index {name!r} from {config.retrieval.corpus} on first use "
+                      f"(once; about a minute on 2 cores)…", file=sys.stderr)
             index = build_backend(backend, ROOT / config.retrieval.corpus, name, embedder=embedder, dense=dense,
-                                  progress=False)
+                                  progress=progress)
         wiki_dir = wiki_dir_for(config, name)
         if name == config.retrieval.index and not (wiki_dir / "relations.json").is_file():
-            compile_wiki(ROOT / config.retrieval.corpus, wiki_dir, progress=False)
+            compile_wiki(ROOT / config.retrieval.corpus, wiki_dir, progress=progress)
         graph = wiki = None
         if (wiki_dir / "relations.json").is_file():
             graph = EntityGraph.load(wiki_dir / "relations.json")
             wiki = WikiStore(wiki_dir)
         else:
             notes.append(f"no compiled wiki for index {name!r} (lambdarag compile-wiki); graph and wiki skills fall back")
-        warm_up(index, embedder)
         kb = KnowledgeBase(name, index, graph, wiki, wiki_dir if graph else None, tuple(notes))
         _OPEN[key] = kb
         return kb
 
 
 def warm_up(index: Any, embedder: Any) -> None:
-    """Loads jieba's dictionaries and the embedding model now, once per process, so that the first question's
-    step latencies measure the steps rather than their lazy initialisation."""
+    """Loads jieba's dictionaries and the embedding model now, so that a server's first question's step
+    latencies measure the steps rather than their lazy initialisation (a one-shot `ask` skips it)."""
     import jieba.analyse
 
     from skills.sentences import keywords
+    from skills.store.tokenize import base_dictionary
 
+    base_dictionary()
     jieba.analyse.extract_tags("预热", allowPOS=("n",))
     keywords("预热")
     index.tokenizer("预热")

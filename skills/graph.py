@@ -9,6 +9,7 @@ from lambdarag import Lam, Relation, Term, Tool, Variant
 
 from .registry import skill
 from .store.graph import EntityGraph, short_name
+from .store.tokenize import base_dictionary
 
 
 class EntityList(BaseModel):
@@ -29,6 +30,7 @@ def keywords(text: str, k: int) -> list[str]:
     """Returns up to `k` TF-IDF noun keywords of `text` (jieba)."""
     import jieba.analyse
 
+    base_dictionary()   # quiet, and shared with the tokenizers
     return [w for w in jieba.analyse.extract_tags(text, topK=k, allowPOS=NOUNS) if len(w) >= 2]
 
 

@@ -1,4 +1,10 @@
-"""Shared fixtures: a scripted OpenAI-compatible server and paths to the shared data."""
+"""Shared fixtures: a scripted OpenAI-compatible server, the bundled real-data fixture and the full corpora.
+
+Tests read the small fixture in tests/fixtures/ (real statutes and STARD articles, shipped in the
+repository). A test that needs the full corpora carries `@pytest.mark.needs_shared`: without
+them it skips with a reason naming LAMBDARAG_SHARED, and fails instead when the env var CI is set,
+so CI keeps running every test.
+"""
 from __future__ import annotations
 
 import os
@@ -10,14 +16,31 @@ import pytest
 from tests.scripted_server import Running
 
 ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "tests" / "fixtures"
+MARITIME = FIXTURES / "maritime"
+STARD = FIXTURES / "stard"
 SHARED = Path(os.environ.get("LAMBDARAG_SHARED", ROOT.parent / "shared"))
-LAWS = SHARED / "data" / "laws"
-MARITIME = SHARED / "data" / "maritime"
-STARD = SHARED / "data" / "stard"
+FULL = SHARED / "data"
+LAWS, FULL_MARITIME, FULL_STARD = FULL / "laws", FULL / "maritime", FULL / "stard"
 
 # Searches in tests must not learn into the repo's wiki/ and knowledge/; tests of the
 # feedback loop switch it back on with a temporary LAMBDARAG_HOME and wiki dir.
 os.environ.setdefault("LAMBDARAG_FEEDBACK", "off")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "needs_shared: needs the full corpora in $LAMBDARAG_SHARED/data "
+                            "(default ../shared); skipped without them, failed when CI is set")
+
+
+def pytest_runtest_setup(item):
+    if item.get_closest_marker("needs_shared") is None or all(d.is_dir() for d in (LAWS, FULL_MARITIME, FULL_STARD)):
+        return
+    reason = (f"needs the full corpora: set LAMBDARAG_SHARED to the directory holding data/{{laws,maritime,stard}} "
+              f"({SHARED} has not got them)")
+    if os.environ.get("CI"):
+        pytest.fail(f"CI is set and the test {reason}", pytrace=False)
+    pytest.skip(reason)
 
 
 @pytest.fixture

@@ -20,8 +20,10 @@ def test_bench_lists_the_scripts_of_the_bench_folder():
     assert {"runner", "retrieval", "graph", "routing"} <= set(benchmarks())
 
 
-def test_bench_runs_a_script_and_prints_its_json(capsys):
+def test_bench_runs_a_script_and_prints_its_json(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("LAMBDARAG_BENCH_RESULTS", str(tmp_path))
     assert main(["bench", "runner"]) == 0
+    assert "machine" in json.loads((tmp_path / "runner.json").read_text())
     out = json.loads(capsys.readouterr().out)
     assert out["terms"] == 20 and out["runner_us_per_term"] > 0
 

@@ -25,3 +25,44 @@ def test_six_line_example_prints_what_the_readme_says():
     assert out[2] == "0.004"
     for line in out[:2]:
         assert line in README
+
+
+def python_blocks() -> list[str]:
+    """Returns the README's ```python blocks, in order."""
+    return re.findall(r"```python\n(.*?)```", README, re.S)
+
+
+def expected_prints(code: str) -> list[str]:
+    """Returns the comment of each `print(…)  # value` line: the value up to two spaces; "…" ends a prefix."""
+    return [m.group(1).split("  ")[0] for m in re.finditer(r"^print\(.*\)\s+# (.*)$", code, re.M)]
+
+
+def test_every_readme_python_block_runs_as_written_and_prints_what_its_comments_say():
+    code = "\n".join(python_blocks())
+    assert code, "README has no python blocks"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stderr[-3000:]
+    printed = out.stdout.splitlines()
+    expected = expected_prints(code)
+    assert len(printed) == len(expected), printed
+    for line, comment in zip(printed, expected):
+        if comment.endswith("…"):
+            assert line.startswith(comment[:-1]), (line, comment)
+        else:
+            assert line == comment
+
+
+def test_quick_start_ask_runs():
+    (command,) = re.findall(r"lambdarag (ask \"[^\"]+\")", README.split("```python")[0])
+    question = command[len('ask "'):-1]
+    out = subprocess.run([sys.executable, "-m", "orchestration.cli", "ask", question], cwd=ROOT,
+                         capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.startswith("[compare] strategy: graph_retrieval+fusion_search")
+    assert "[来源: " in out.stdout and "Building prefix dict" not in out.stderr
+
+
+def test_readme_benchmark_table_equals_the_result_files():
+    from bench import report
+
+    assert report.in_readme(README) == report.table(), "regenerate with: python bench/report.py"

@@ -100,3 +100,17 @@ def test_bm25_search_appends_learned_synonyms_to_the_query(tmp_path):
     learned = search.run("船员", Context(resources={"index": backend, "synonyms": {"船员": ["海员"]}}))
     assert plain.candidates[0].hits == ()
     assert [h.source for h in learned.candidates[0].hits] == ["a.md"]
+
+
+def test_stored_dictionary_tokenizes_like_the_loaded_one(tmp_path, monkeypatch):
+    from skills import tokenize
+
+    monkeypatch.setattr(tokenize, "_CACHE_DIR", tmp_path)
+    text = read_corpus(MARITIME / "行政法").chunks[5].text
+    words = ["船舶污染监督管理", "海事管理机构职责"]
+    stored, loaded = Tokenizer(user_words=words), Tokenizer(user_words=words)
+    loaded._tokenized = tokenize.STORED_LIMIT + 1
+    assert stored(text) == loaded(text) and stored("船舶污染监督管理由谁负责") == loaded("船舶污染监督管理由谁负责")
+    assert isinstance(stored._jieba.FREQ, tokenize.StoredFrequencies) and isinstance(loaded._jieba.FREQ, dict)
+    stored(text * (tokenize.STORED_LIMIT // len(text) + 1))       # past the limit the whole dictionary loads
+    assert isinstance(stored._engine().FREQ, dict) and stored(text) == loaded(text)

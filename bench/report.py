@@ -1,0 +1,159 @@
+"""Generates the README's benchmark table from bench/results/*.json: python bench/report.py [--check].
+
+Each row reads one result file; a missing file or key shows as "not measured: run …", so the
+README never states a number the files do not hold. --check exits 1 when the README differs.
+"""
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+from typing import Callable, Optional
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "bench" / "results"
+README = ROOT / "README.md"
+START, END = "<!-- bench-table:start -->", "<!-- bench-table:end -->"
+
+
+def load(name: str) -> Optional[dict]:
+    path = RESULTS / f"{name}.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def runner(r: dict) -> str:
+    return (f"{r['overhead_us_per_term']} µs per term over calling the {r['terms']} functions directly "
+            f"({r['runner_us_per_term']} vs {r['direct_us_per_term']} µs)")
+
+
+def bm25_speed(r: dict) -> str:
+    b = r["bm25_vs_rank_bm25"]
+    return (f"p50 {b['ours_p50_ms']} ms vs {b['rank_bm25_p50_ms']} ms ({b['speedup_p50']}×), "
+            f"equal top-10 scores on {b['top10_scores_equal']} queries")
+
+
+def stard_quality(r: dict) -> str:
+    names = [("BM25", "bm25"), ("dense", "dense"), ("equal RRF", "rrf_equal_weights"),
+             ("hybrid z-score (5-fold CV weight)", "hybrid_zscore_cv")]
+    ndcg = ", ".join(f"{label} {r[key]['ndcg@10']:.3f}" for label, key in names)
+    mrr = " / ".join(f"{r[key]['mrr@10']:.3f}" for _, key in names)
+    hybrid = (f"hybrid_search (as search() runs it) {r['hybrid_search_latency_ms']['p50']} ms"
+              if "hybrid_search_latency_ms" in r else "hybrid_search not timed yet: rerun `bench/retrieval.py`")
+    return (f"{r['n_queries']} questions; nDCG@10: {ndcg}; MRR@10 {mrr}; p50 BM25 {r['bm25_vs_rank_bm25']['ours_p50_ms']} ms, "
+            f"dense (with query embedding) {r['dense_latency_ms']['p50']} ms, {hybrid}")
+
+
+def build(r: dict) -> str:
+    return f"{r['build']['seconds']} s for {r['build']['chunks']} chunks with imported vectors, peak RSS {r['build']['peak_rss_mb']} MB"
+
+
+def graph(r: dict) -> str:
+    return (f"{r['documents']} documents in {r['compile_s']} s (unchanged recompile {r['recompile_unchanged_s']} s), "
+            f"{r['entities']} entities, {r['relations']} relations; entity match ≤ {max(r['find_entities_ms'].values())} ms; "
+            f"2-hop walk ≤ {max(r['walk_2hop_20nodes_ms'].values())} ms")
+
+
+def routing(r: dict) -> str:
+    recall, temporal = r["doc_recall@5"]["overall"], r["temporal_right_version_first"]
+    return (f"{r['questions']} questions: routing accuracy {r['routing_accuracy']:.2f}; document recall@5 routed "
+            f"{recall['routed']:.3f} vs BM25 {recall['bm25']:.3f} vs hybrid {recall['hybrid']:.3f}; temporal right "
+            f"version first: routed {temporal['routed']:.2f}, BM25 {temporal['bm25']:.2f}, hybrid {temporal['hybrid']:.2f}")
+
+
+def feedback(r: dict) -> str:
+    s = r["stard"]
+
+    def change(part: str, metric: str) -> str:
+        return f"{s[part]['bm25'][metric]:.3f} → {s[part]['bm25+synonyms'][metric]:.3f}"
+    return (f"BM25 R@10 {change('all', 'recall@10')}, MRR@10 {change('all', 'mrr@10')}; the gain is on the "
+            f"{s['seen']['n']} questions whose relevant articles other folds had seen (R@10 {change('seen', 'recall@10')}); "
+            f"on the {s['unseen']['n']} unseen ones R@10 {change('unseen', 'recall@10')}")
+
+
+def milvus(r: dict) -> str:
+    q, lat = r["quality"], r["latency_ms"]
+    return (f"R@10 BM25 {q['milvus_bm25']['recall@10']:.3f} vs {q['local_bm25']['recall@10']:.3f}, dense "
+            f"{q['milvus_dense']['recall@10']:.3f} vs {q['local_dense']['recall@10']:.3f}; p50 BM25 "
+            f"{lat['milvus_bm25']['p50']:.0f} vs {lat['local_bm25']['p50']:.0f} ms, dense {lat['milvus_dense']['p50']:.0f} "
+            f"vs {lat['local_dense']['p50']:.0f} ms (Milvus vs local)")
+
+
+def cli(r: dict) -> str:
+    return (f"median {r['median_s']} s wall of {r['runs']} runs ({r['median_cpu_s']} s CPU); "
+            f"{'no library log lines' if r['quiet'] else 'library log lines printed'}")
+
+
+ROWS: list[tuple[str, str, str, Callable[[dict], str]]] = [
+    ("runner overhead", "runner", "bench/runner.py", runner),
+    ("BM25 vs rank-bm25, STARD 58.6k articles", "retrieval", "bench/retrieval.py", bm25_speed),
+    ("STARD train (`lambdarag eval` metrics)", "retrieval", "bench/retrieval.py", stard_quality),
+    ("index build, STARD", "retrieval", "bench/retrieval.py", build),
+    ("wiki compile, whole laws folder", "graph", "bench/graph.py", graph),
+    ("routing, labelled maritime questions (rules tuned on them)", "routing", "bench/routing.py", routing),
+    ("routing, whole laws folder, BM25 only", "routing-laws",
+     "bench/routing.py --index laws --config bench/no-dense.yml", routing),
+    ("learned synonyms, STARD 5-fold", "feedback", "bench/feedback.py", feedback),
+    ("Milvus (milvus-lite) vs local, STARD", "milvus", "bench/milvus.py", milvus),
+    ("`lambdarag ask` on the built demo index, fresh process", "cli", "bench/cli.py", cli),
+]
+
+
+def measured(r: dict) -> str:
+    m = r.get("machine")
+    if not isinstance(m, dict):
+        return "no machine facts: rerun"
+    return f"{m['date'][:10]}, {m['cores']} cores, load {m['loadavg'][0]}"
+
+
+def table() -> str:
+    """Returns the markdown table of every row, each from its result file."""
+    lines = ["| what | script | result | measured |", "|---|---|---|---|"]
+    for what, name, script, fmt in ROWS:
+        r = load(name)
+        try:
+            text, when = (fmt(r), measured(r)) if r else (f"not measured: run `{script}`", "—")
+        except KeyError as e:
+            text, when = f"not measured ({name}.json lacks {e}): run `{script}`", measured(r)
+        lines.append(f"| {what} | `{script}` | {text} | {when} |")
+    return "\n".join(lines) + "\n"
+
+
+def stale() -> list[str]:
+    """Returns the result files that lack machine facts or a field the table needs (they need a rerun)."""
+    out = []
+    for _, name, script, fmt in ROWS:
+        r = load(name)
+        if r is None or not isinstance(r.get("machine"), dict) or "not timed yet" in _safe(fmt, r):
+            out.append(f"{name}.json ({script})")
+    return sorted(set(out))
+
+
+def _safe(fmt: Callable[[dict], str], r: dict) -> str:
+    try:
+        return fmt(r)
+    except KeyError:
+        return "not timed yet"
+
+
+def in_readme(text: str) -> Optional[str]:
+    """Returns the table between the README's bench-table markers (None without markers)."""
+    m = re.search(re.escape(START) + r"\n(.*?)" + re.escape(END), text, re.S)
+    return m.group(1) if m else None
+
+
+def main(argv: list[str]) -> int:
+    text = README.read_text(encoding="utf-8")
+    current = in_readme(text)
+    if current is None:
+        print(f"README.md lacks the {START} … {END} markers", file=sys.stderr)
+        return 1
+    if "--check" in argv:
+        return 0 if current == table() else 1
+    README.write_text(text.replace(START + "\n" + current + END, START + "\n" + table() + END), encoding="utf-8")
+    print("needs a rerun:", ", ".join(stale()) or "none")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
