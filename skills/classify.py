@@ -8,7 +8,7 @@ in force).
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+import threading
 from typing import Any, Iterable, Literal, Mapping, Optional
 
 from pydantic import BaseModel, Field
@@ -152,10 +152,24 @@ def _exemplars(config: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-@lru_cache(maxsize=8)
+_CLASSIFIERS: dict[tuple[tuple[tuple[str, str], ...], str], ExemplarClassifier] = {}
+_CLASSIFIERS_LOCK = threading.Lock()
+
+
 def exemplar_classifier(extra: tuple[tuple[str, str], ...] = (), embedder: Any = None) -> ExemplarClassifier:
-    """Returns the learned classifier over the shipped exemplars plus `extra` (vectors cached per user, by text)."""
-    return ExemplarClassifier(shipped_exemplars() + extra, embedder or default_embedder(), exemplar_cache())
+    """Returns the learned classifier over the shipped exemplars plus `extra` (vectors cached per user, by text).
+
+    Kept per (extra exemplars, model name), not per embedder object: search() makes a new embedder
+    object per question, and refitting per question would cost more than the classification.
+    """
+    embedder = embedder or default_embedder()
+    key = (extra, embedder.name)
+    with _CLASSIFIERS_LOCK:
+        if key not in _CLASSIFIERS:
+            if len(_CLASSIFIERS) >= 8:
+                _CLASSIFIERS.clear()
+            _CLASSIFIERS[key] = ExemplarClassifier(shipped_exemplars() + extra, embedder, exemplar_cache())
+        return _CLASSIFIERS[key]
 
 
 def learned_classify(query: str, config: Mapping[str, Any], ctx: Any = None) -> Optional[Classification]:
