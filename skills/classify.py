@@ -156,13 +156,14 @@ _CLASSIFIERS: dict[tuple[tuple[tuple[str, str], ...], str], ExemplarClassifier] 
 _CLASSIFIERS_LOCK = threading.Lock()
 
 
-def exemplar_classifier(extra: tuple[tuple[str, str], ...] = (), embedder: Any = None) -> ExemplarClassifier:
+def exemplar_classifier(extra: tuple[tuple[str, str], ...] = ()) -> ExemplarClassifier:
     """Returns the learned classifier over the shipped exemplars plus `extra` (vectors cached per user, by text).
 
-    Kept per (extra exemplars, model name), not per embedder object: search() makes a new embedder
-    object per question, and refitting per question would cost more than the classification.
+    It always embeds with the bundled model, whatever retrieval is configured with: the classifier is
+    fitted on that model's vectors, and a failing embedding endpoint must not break classification.
+    Kept per extra exemplars, as refitting per question would cost more than the classification.
     """
-    embedder = embedder or default_embedder()
+    embedder = default_embedder()
     key = (extra, embedder.name)
     with _CLASSIFIERS_LOCK:
         if key not in _CLASSIFIERS:
@@ -172,11 +173,11 @@ def exemplar_classifier(extra: tuple[tuple[str, str], ...] = (), embedder: Any =
         return _CLASSIFIERS[key]
 
 
-def learned_classify(query: str, config: Mapping[str, Any], ctx: Any = None) -> Optional[Classification]:
+def learned_classify(query: str, config: Mapping[str, Any]) -> Optional[Classification]:
     """Returns the learned classifier's decision, or None when the config switches it off (``learned: false``)."""
     if not config.get("learned", True):
         return None
-    kind, p = exemplar_classifier(_exemplars(config), getattr(ctx, "embedder", None)).classify(query)
+    kind, p = exemplar_classifier(_exemplars(config)).classify(query)
     return Classification(type=kind, entities=query_entities(query), confidence=round(p, 3), stage="exemplars")
 
 
@@ -186,8 +187,8 @@ def rules_then_default(config: Mapping[str, Any]) -> Term:
     default, rules = _default_type(config), _rules(config)
     _exemplars(config)
 
-    def decide(state: State, ctx: Any) -> dict[str, Any]:
-        found = rule_classify(state.query, rules) or learned_classify(state.query, config, ctx)
+    def decide(state: State) -> dict[str, Any]:
+        found = rule_classify(state.query, rules) or learned_classify(state.query, config)
         if found is None:
             found = Classification(type=default, entities=query_entities(state.query), confidence=0.3, stage="default")
         return _as_fields(found)
@@ -219,10 +220,10 @@ def classify(config: Mapping[str, Any]) -> Term:
     rules = _rules(config)
     _exemplars(config)
 
-    def try_rules(state: State, ctx: Any) -> dict[str, Any]:
+    def try_rules(state: State) -> dict[str, Any]:
         found = rule_classify(state.query, rules)
         if found is None:
-            learned = learned_classify(state.query, config, ctx)
+            learned = learned_classify(state.query, config)
             found = learned if learned is not None and learned.confidence >= SURE else None
         return {"rule_classification": found}
 
