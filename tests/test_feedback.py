@@ -207,13 +207,21 @@ def test_a_correction_becomes_a_rule_the_classifier_uses(kb, capsys):
     make, _, fb = kb
     config, path = make()
     query = "琼州海峡定线制"
-    assert search(query, config=config).query_type != "temporal"
-    assert main(["feedback", "correct", "--query", query, "--type", "temporal", "--config", str(path)]) == 0
+    wanted = "compare" if search(query, config=config).query_type != "compare" else "synthesis"
+    assert main(["feedback", "correct", "--query", query, "--type", wanted, "--config", str(path)]) == 0
     r = search(query, config=config)
-    assert (r.query_type, r.classification["stage"], r.from_cache) == ("temporal", "learned", False)
+    assert (r.query_type, r.classification["stage"], r.from_cache) == (wanted, "learned", False)
     assert main(["feedback", "correct", "--query", query, "--type", "temporal", "--pattern", "([",
                  "--config", str(path)]) == 2
     assert "bad pattern" in capsys.readouterr().err
+
+
+def test_a_correction_becomes_an_exemplar_of_the_learned_classifier(tmp_path):
+    from orchestration.config import FeedbackConfig
+
+    loop = FeedbackLoop(FeedbackConfig(), tmp_path)
+    loop.correct("琼州海峡定线制", "temporal", pattern="定线制")
+    assert loop.rules.exemplars() == [{"query": "琼州海峡定线制", "type": "temporal"}]
 
 
 def test_agreeing_llm_classifications_become_a_rule(tmp_path):

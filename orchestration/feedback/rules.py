@@ -23,8 +23,16 @@ class RuleBook:
         """Returns the learned classification rules as the classify skill takes them: [{pattern, type}]."""
         return [{"pattern": r["pattern"], "type": r["type"]} for r in self.store.read().get("rules", [])]
 
+    def exemplars(self) -> list[dict[str, str]]:
+        """Returns the corrected questions as labelled exemplars for the learned classifier: [{query, type}]."""
+        return [{"query": r["query"], "type": r["type"]} for r in self.store.read().get("rules", [])
+                if r.get("origin") == "correction"]
+
     def correct(self, query: str, query_type: str, pattern: Optional[str] = None) -> dict[str, str]:
-        """Returns the rule learned from a correction: `pattern` (default: the query itself) → `query_type`."""
+        """Returns the rule learned from a correction: `pattern` (default: the query itself) → `query_type`.
+
+        The corrected question also becomes an exemplar of the learned classifier, so similar questions follow it.
+        """
         from skills.classify import learned_rule
 
         rule = {"pattern": pattern or re.escape(query.strip().rstrip("?？。!！ ")), "type": query_type}

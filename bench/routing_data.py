@@ -1,0 +1,72 @@
+"""The routing question set (bench/data/routing/{dev,test}.jsonl): loading, validation against the laws folder, split.
+
+A record: qid, query, type, relevant (paths inside the laws folder), articles (path → 第X条 labels
+that answer it, where the answer is one article), for compare `named` (each named statute, all must
+be found), for temporal `right_version` (must rank first in its family) and `wrong_versions`.
+  python bench/routing_data.py      # validates both halves against ../shared/data/laws
+"""
+from __future__ import annotations
+
+import json
+import random
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "bench" / "data" / "routing"
+LAWS = ROOT.parent / "shared" / "data" / "laws"
+TYPES = ("fact", "compare", "relation", "synthesis", "temporal")
+SEED = 16
+
+
+def load(half: str) -> list[dict]:
+    """Returns the records of one half ('dev' or 'test')."""
+    path = DATA / f"{half}.jsonl"
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def problems(records: list[dict], laws: Path = LAWS) -> list[str]:
+    """Returns what is wrong with the records: unknown type, missing file or article, incomplete compare/temporal."""
+    out: list[str] = []
+    seen: set[str] = set()
+    for r in records:
+        where = f"{r.get('qid')}: "
+        if r.get("qid") in seen:
+            out.append(where + "duplicate qid")
+        seen.add(r.get("qid"))
+        if r.get("type") not in TYPES:
+            out.append(where + f"type {r.get('type')!r} is not one of {TYPES}")
+        paths = list(r.get("relevant", [])) + list(r.get("named", [])) + list(r.get("wrong_versions", []))
+        out += [where + f"no file {p}" for p in paths if not (laws / p).is_file()]
+        for path, labels in r.get("articles", {}).items():
+            if path not in r.get("relevant", []):
+                out.append(where + f"article file {path} is not relevant")
+            elif (laws / path).is_file():
+                text = (laws / path).read_text(encoding="utf-8")
+                out += [where + f"{path} has no {a}" for a in labels
+                        if not re.search(rf"^(?:\*\*)?{a}(?:\*\*)?[\s\u3000]", text, re.M)]
+        if r.get("type") == "compare" and len(r.get("named", [])) < 2:
+            out.append(where + "compare needs at least two named statutes")
+        if r.get("type") == "temporal" and (r.get("right_version") not in r.get("relevant", [])
+                                           or not r.get("wrong_versions")):
+            out.append(where + "temporal needs right_version among relevant and wrong_versions")
+    return out
+
+
+def split(records: list[dict], seed: int = SEED) -> tuple[list[dict], list[dict]]:
+    """Returns (dev, test): each type shuffled with `seed`, its first half (rounded down) to dev."""
+    rng = random.Random(seed)
+    dev, test = [], []
+    for kind in TYPES:
+        group = [r for r in records if r["type"] == kind]
+        rng.shuffle(group)
+        dev += group[:len(group) // 2]
+        test += group[len(group) // 2:]
+    return dev, test
+
+
+if __name__ == "__main__":
+    found = problems(load("dev") + load("test"))
+    sys.stdout.write("\n".join(found) + "\n" if found else "ok\n")
+    sys.exit(1 if found else 0)

