@@ -1,0 +1,68 @@
+"""`side_search`: retrieval inside each statute a question names, with every side guaranteed a place in the evidence.
+
+A comparison of two laws answered from one ranking often gets five chunks of
+the better-matching law and none of the other. Here each named side (see
+`skills.statutes`) is searched on its own, restricted to its document, once
+per compared aspect (see `skills.aspects`), and the sides' best chunks are
+interleaved ahead of the question's own ranking.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from lambdarag import Hit, RankedList, Term, Tool
+
+from .dense import query_vector
+from .fusion import DEFAULT_ZSCORE_WEIGHTS, zscore
+from .corpus import to_hits
+from .aspects import aspects_of
+from .registry import skill
+from .statutes import Side, aspect_query
+
+
+def side_ranking(backend: Any, side: Side, aspect: str, vector: Any, user: Any, k: int) -> tuple[Hit, ...]:
+    """Returns one side's chunks for the aspect: BM25 and dense (when indexed) inside its document, z-score fused."""
+    where = {"source": side.source}
+    lists = [RankedList(retriever="bm25", query=aspect, hits=to_hits(backend.bm25(aspect, k, user=user, filters=where),
+                                                                      "bm25"))]
+    if vector is not None:
+        lists.append(RankedList(retriever="dense", query=aspect,
+                                hits=to_hits(backend.dense(vector, k, user=user, filters=where), "dense")))
+    return zscore(lists, DEFAULT_ZSCORE_WEIGHTS, top=k)
+
+
+def interleave(per_side: Sequence[Sequence[Hit]], rest: Sequence[Hit], take: int) -> tuple[Hit, ...]:
+    """Returns the sides' first `take` hits round-robin, then `rest`, each chunk once, scored by final rank."""
+    order: list[Hit] = []
+    seen: set[str] = set()
+    for rank in range(take):
+        for hits in per_side:
+            if rank < len(hits) and hits[rank].chunk_id not in seen:
+                seen.add(hits[rank].chunk_id)
+                order.append(hits[rank].model_copy(update={"ranks": {**hits[rank].ranks, "side": rank + 1}}))
+    order += [h for h in rest if h.chunk_id not in seen]
+    n = len(order)
+    return tuple(h.model_copy(update={"score": float(n - i)}) for i, h in enumerate(order))
+
+
+@skill("side_search")
+def side_search(config: Mapping[str, Any]) -> Term:
+    """Returns a term putting each named side's best chunk per compared aspect ahead of `hits`.
+
+    Reads `sides` (from `name_statutes`); with fewer than two sides it keeps
+    `hits` as they are, since there is nothing to balance. Config `per_side`
+    (default 1) is how many chunks per side and aspect go first.
+    """
+    take, k = int(config.get("per_side", 1)), int(config.get("top_k", 8))
+
+    def run(state, ctx):
+        if len(state.sides) < 2:
+            return {"hits": state.hits}
+        backend = ctx.resource("index")
+        asked = aspect_query(state.query, state.sides)
+        vector = query_vector(ctx, asked) if getattr(backend, "has_dense", False) else None
+        ranked = [side_ranking(backend, side, f"{asked} {' '.join(cues)}", vector, state.user, k)
+                  for _, cues in aspects_of(state.query) for side in state.sides]
+        return {"hits": interleave(ranked, state.hits, take)}
+
+    return Tool("side_search", run, reads=["query", "sides", "hits", "user"], writes=["hits"], effect="io")
