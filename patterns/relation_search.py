@@ -1,0 +1,19 @@
+"""relation_search: λq. hybrid retrieval >> fusion >> edge_search — the typed edges asked about, each with its article."""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from lambdarag import Term
+
+from .hybrid_search import fuse, retrieve
+from .registry import enabled, pattern, skill
+
+
+@pattern("relation_search")
+def relation_search(settings: Mapping[str, Any]) -> Term:
+    """Returns retrieval for who-governs-what questions: graph edges of the asked type first, then the question's ranking.
+
+    With the graph off it is hybrid retrieval.
+    """
+    body = retrieve(settings) >> fuse(settings, "relation_search")
+    return body >> skill(settings, "edge_search") if enabled(settings, "graph") else body
