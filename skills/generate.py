@@ -19,6 +19,7 @@ from lambdarag.errors import InvalidOutput
 
 from .classify import RULES, query_entities
 from .context import assemble_context, cited, citable, drop_markers, marker
+from .layouts import laid_out
 from .registry import skill
 from .sentences import STOPWORDS, keywords, split_sentences, strip_label
 
@@ -149,6 +150,9 @@ def extractive_answer(state: State) -> dict[str, Any]:
     """Returns an extractive, cited answer from the context hits, or a refusal that names what is missing."""
     # Documents before wiki pages: a page quotes its sources, and the source itself is the better citation.
     hits = tuple(sorted(citable(state), key=lambda h: h.kind == "wiki"))
+    layout = laid_out(state, hits)
+    if layout is not None:
+        return layout
     query = state.original_query
     sentences = candidate_sentences(hits)
     lines: list[str] = []
@@ -170,8 +174,9 @@ def extractive_answer(state: State) -> dict[str, Any]:
         gaps = missing_words(query, hits) or [s.label for s in subs]
         return {"answer": f"{REFUSAL}。现有资料中缺少：{'、'.join(gaps)}。", "citations": ()}
     answer = "根据现有资料：\n" + "\n".join(lines)
-    if unanswered:
-        answer += f"\n以下方面现有资料中未找到依据：{'、'.join(unanswered)}。"
+    absent = [w for label in unanswered for w in missing_words(label, hits)]
+    if absent:  # only what the evidence really lacks, never a word it contains
+        answer += f"\n以下方面现有资料中未找到依据：{'、'.join(dict.fromkeys(absent))}。"
     citations, _ = cited(answer, hits)
     return {"answer": answer, "citations": citations}
 
@@ -220,7 +225,7 @@ def answer_generate(config: Mapping[str, Any]) -> Term:
     wrote them but are not declared reads, so the term closes after any retriever.
     """
     offline = Tool("extractive_answer", extractive_answer,
-                   reads=["original_query", "hits", "plan"],
+                   reads=["original_query", "hits", "plan"], optional=["query_type", "sides", "relations"],
                    writes=["answer", "citations"])
     lam = Lam("answer_generate", PROMPT, output=AnswerOutput,
               reads=["original_query", "context", "hits", "plan"],
