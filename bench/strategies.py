@@ -63,11 +63,17 @@ def plain_terms() -> dict[str, Any]:
 
 
 def before_config(cfg):
-    """Returns `cfg` with main's routing table and equal-RRF fusion in every pattern."""
+    """Returns `cfg` as main shipped it: its routing table, equal-RRF fusion in every pattern, the overlap reranker on."""
+    from orchestration.config import PatternConfig
+    from patterns import REGISTRY
+
     routing = cfg.orchestration.routing.model_copy(update=BEFORE)
-    patterns = {n: p.model_copy(update={"merge": "rrf"}) for n, p in cfg.patterns.items()}
+    patterns = {n: cfg.patterns.get(n, PatternConfig()).model_copy(update={"merge": "rrf"}) for n in REGISTRY}
+    skills = cfg.retrieval.skills.model_copy(update={"rerank": cfg.retrieval.skills.rerank.model_copy(
+        update={"enabled": True, "backend": "local"})})
     return cfg.model_copy(update={"orchestration": cfg.orchestration.model_copy(update={"routing": routing}),
-                                  "patterns": patterns})
+                                  "patterns": patterns,
+                                  "retrieval": cfg.retrieval.model_copy(update={"skills": skills})})
 
 
 def machine() -> dict[str, Any]:

@@ -27,13 +27,19 @@ CUES: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
     (re.compile(r"依据|上位法|根据哪|依照哪|为实施|为了实施"), ("依据",)),
     (re.compile(r"主管|负责|管理|监管|监督|归哪|归谁|谁管|哪个部门|哪些部门|哪个机关|哪些机关|由谁|谁来"), ("主管",)),
 )
-ASKING = frozenset("部门 机关 机构 哪个 哪些 负责 主管 管理 监督 领导 上级 依据 法律 制定 谁 设 归".split())
+ASKING = frozenset("部门 机关 机构 哪个 哪些 负责 主管 管理 监督 领导 上级 依据 法律 制定 谁 设 归 各地 全国 地方".split())
 """Words of the question that name the relation rather than what it is about."""
 
 
 def asked_relations(query: str) -> tuple[str, ...]:
     """Returns the relation types a question's cues ask about, in order of the cues found."""
     return tuple(dict.fromkeys(r for pattern, rels in CUES if pattern.search(query) for r in rels))
+
+
+def is_law(source: str) -> bool:
+    """Returns whether a document is a law (审计法), not a regulation, measure or interpretation (…办法, …条例)."""
+    name = source.rsplit("/", 1)[-1].split("(")[0]
+    return name.endswith("法") and not name.endswith("办法")
 
 
 class EdgeTable:
@@ -44,10 +50,14 @@ class EdgeTable:
         for rec in records:
             self.by_type.setdefault(rec.relation, []).append(rec)
 
-    def best(self, query: str, types: Sequence[str], user: Any = None, limit: int = 3,
-             threshold: float = 0.6) -> list[tuple[float, Any]]:
-        """Returns up to `limit` (score, edge) of the asked types covering at least `threshold` of the topic words."""
-        words = [w for w in keywords(query) if w not in ASKING and not any(a in w for a in ("哪", "谁"))] \
+    def best(self, query: str, types: Sequence[str], user: Any = None, limit: int = 2,
+             threshold: float = 0.75) -> list[tuple[float, Any]]:
+        """Returns up to `limit` (score, edge) of the asked types covering at least `threshold` of the topic words.
+
+        Edges naming an entity of the question win over the others; among equals
+        an edge stated by a law (…法) beats one from a regulation or interpretation.
+        """
+        words = [w for w in keywords(query) if not any(a in w for a in ASKING) and "哪" not in w] \
             or list(keywords(query))
         total = sum(len(w) for w in words) or 1
         scored = []
@@ -59,7 +69,10 @@ class EdgeTable:
                     score += 0.2
                 if score >= threshold and rec.visible_to(user):
                     scored.append((score - 0.01 * rank, rec))
-        scored.sort(key=lambda p: (-p[0], len(p[1].description)))
+        named = [p for p in scored if p[1].head in query or p[1].tail in query]
+        scored = named or scored  # an edge of the entity the question names beats any other
+        scored.sort(key=lambda p: p[1].source, reverse=True)  # newest version first among equals (…(2023-07-20).md)
+        scored.sort(key=lambda p: (-p[0], not is_law(p[1].source), len(p[1].description)))
         out, seen = [], set()
         for score, rec in scored:
             key = (rec.head, rec.relation, rec.tail)
@@ -104,9 +117,12 @@ def article_hit(backend: Any, rec: Any, query: str, user: Any) -> Optional[Hit]:
 def edge_search(config: Mapping[str, Any]) -> Term:
     """Returns a term putting the edges that answer a relation question first in `relations`, their articles in `hits`.
 
+    The edges' articles alternate with the question's ranking at the top of
+    `hits` (config `limit`: edges, default 2).
+
     Without a graph, or when no cue names a relation type, `hits` and `relations` stay as they are.
     """
-    limit = int(config.get("limit", 3))
+    limit = int(config.get("limit", 2))
 
     def run(state, ctx):
         graph = ctx.resources.get("graph")
@@ -118,7 +134,8 @@ def edge_search(config: Mapping[str, Any]) -> Term:
         evidence = [h for h in (article_hit(backend, rec, state.query, state.user) for _, rec in found) if h]
         edges = tuple(rec.to_relation() for _, rec in found)
         rest = tuple(r for r in state.relations if r not in edges)
-        return {"hits": interleave([evidence], state.hits, len(evidence)), "relations": edges + rest}
+        # alternate with the question's own ranking: an edge's article is strong evidence, not a certainty
+        return {"hits": interleave([evidence, state.hits], state.hits, len(evidence)), "relations": edges + rest}
 
     return Tool("edge_search", run, reads=["query", "hits", "user"], optional=["relations"],
                 writes=["hits", "relations"], effect="io")

@@ -171,8 +171,9 @@ def extractive_answer(state: State) -> dict[str, Any]:
     for label, group in groups:
         lines += ([f"关于「{label}」："] if len(groups) > 1 else []) + group
     if not lines:
-        gaps = missing_words(query, hits) or [s.label for s in subs]
-        return {"answer": f"{REFUSAL}。现有资料中缺少：{'、'.join(gaps)}。", "citations": ()}
+        gaps = missing_words(query, hits)  # never name as missing what the evidence contains
+        lack = f"现有资料中缺少：{'、'.join(gaps)}。" if gaps else "现有资料中没有直接回答该问题的条文。"
+        return {"answer": f"{REFUSAL}。{lack}", "citations": ()}
     answer = "根据现有资料：\n" + "\n".join(lines)
     absent = [w for label in unanswered for w in missing_words(label, hits)]
     if absent:  # only what the evidence really lacks, never a word it contains

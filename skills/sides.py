@@ -10,25 +10,22 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from lambdarag import Hit, RankedList, Term, Tool
+from lambdarag import Hit, Term, Tool
 
-from .dense import query_vector
-from .fusion import DEFAULT_ZSCORE_WEIGHTS, zscore
-from .corpus import to_hits
 from .aspects import aspects_of
+from .corpus import to_hits
 from .registry import skill
 from .statutes import Side, aspect_query
 
 
-def side_ranking(backend: Any, side: Side, aspect: str, vector: Any, user: Any, k: int) -> tuple[Hit, ...]:
-    """Returns one side's chunks for the aspect: BM25 and dense (when indexed) inside its document, z-score fused."""
-    where = {"source": side.source}
-    lists = [RankedList(retriever="bm25", query=aspect, hits=to_hits(backend.bm25(aspect, k, user=user, filters=where),
-                                                                      "bm25"))]
-    if vector is not None:
-        lists.append(RankedList(retriever="dense", query=aspect,
-                                hits=to_hits(backend.dense(vector, k, user=user, filters=where), "dense")))
-    return zscore(lists, DEFAULT_ZSCORE_WEIGHTS, top=k)
+def side_ranking(backend: Any, side: Side, aspect: str, user: Any, k: int) -> tuple[Hit, ...]:
+    """Returns one side's chunks for the aspect: BM25 inside its document.
+
+    Lexical only: within one statute the aspect's cue words (主管, 罚款, 适用本法)
+    pick the article, and a filtered approximate dense search over the whole
+    index is slow and misses rows when the filter keeps a few hundred of them.
+    """
+    return to_hits(backend.bm25(aspect, k, user=user, filters={"source": side.source}), "bm25")
 
 
 def interleave(per_side: Sequence[Sequence[Hit]], rest: Sequence[Hit], take: int) -> tuple[Hit, ...]:
@@ -60,8 +57,7 @@ def side_search(config: Mapping[str, Any]) -> Term:
             return {"hits": state.hits}
         backend = ctx.resource("index")
         asked = aspect_query(state.query, state.sides)
-        vector = query_vector(ctx, asked) if getattr(backend, "has_dense", False) else None
-        ranked = [side_ranking(backend, side, f"{asked} {' '.join(cues)}", vector, state.user, k)
+        ranked = [side_ranking(backend, side, f"{asked} {' '.join(cues)}", state.user, k)
                   for _, cues in aspects_of(state.query) for side in state.sides]
         return {"hits": interleave(ranked, state.hits, take)}
 

@@ -26,8 +26,30 @@ from .sentences import bigrams
 QUOTED = re.compile(r"《([^《》]{2,60})》")
 MIN_COVER = 0.8
 """Share of a title's weighted bigrams the question must contain for a paraphrase to name it."""
+STEM_END = re.compile(r"$|[和与跟同及、，,。？?的在对两]|机构|机关|部门")
+"""What may follow a law's name without 法 for it to name the law (拍卖和…, 海关在…)."""
 LOOSE_COVER = ((0.5, 4), (0.35, 6))
 """For loose matching: (share, characters) pairs — a lower share suffices when a longer stretch of the title is quoted."""
+
+
+def abbreviations(title: str) -> list[str]:
+    """Returns the customary short forms of a law's title: 刑事诉讼法 → 刑诉法, 招标投标法 → 招投标法."""
+    stem = title[:-1] if title.endswith("法") else ""
+    if len(stem) != 4:
+        return []
+    return [stem[0] + stem[2:] + "法"] if stem[1] == stem[3] else [stem[0] + stem[2] + "法"]
+
+
+def unique(pairs: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    """Returns the (name, title) pairs whose name belongs to one title only (an ambiguous short form names none)."""
+    owners: dict[str, set[str]] = {}
+    for name, t in pairs:
+        owners.setdefault(name, set()).add(t.family)
+    return [(name, t) for name, t in pairs if len(owners[name]) == 1 and len(name) >= 2]
+
+
+def longest_first(pairs: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    return sorted(pairs, key=lambda p: -len(p[0]))
 
 
 def longest_common(text: str, title: str) -> tuple[int, int]:
@@ -75,7 +97,10 @@ class StatuteNames:
                 df[g] = df.get(g, 0) + 1
         n = len(self.titles) or 1
         self.idf = {g: math.log((n + 1) / (c + 0.5)) for g, c in df.items()}
-        self.exact = sorted(((t.title, t) for t in self.titles if len(t.title) >= 3), key=lambda p: -len(p[0]))
+        self.exact = longest_first([(t.title, t) for t in self.titles if len(t.title) >= 3]
+                                   + unique([(a, t) for t in self.titles for a in abbreviations(t.title)]))
+        self.stems = longest_first(unique([(name[:-1], t) for t in self.titles for name in [t.title, *abbreviations(t.title)]
+                                           if name.endswith("法") and len(name) >= 3]))
 
     def cover(self, title: Title, grams: frozenset[str]) -> float:
         """Returns the idf-weighted share of the title's bigrams that `grams` contains."""
@@ -86,13 +111,16 @@ class StatuteNames:
         """Returns the statutes `query` names, in order of mention: exact titles, 《quoted》 names, then paraphrases.
 
         `loose` (for questions that set named things side by side) also accepts
-        a paraphrase that repeats a long enough stretch of the title
-        (海事法院受理案件范围的规定 for 最高人民法院关于海事法院受理案件范围的规定).
+        a law's name without 法 (拍卖 for 拍卖法) and a paraphrase that repeats a
+        long enough stretch of the title (海事法院受理案件范围的规定 for
+        最高人民法院关于海事法院受理案件范围的规定).
         """
         found: dict[str, tuple[int, Side]] = {}
         rest = query
-        for name, t in self.exact:
+        for name, t in self.exact + (self.stems if loose else []):
             at = rest.find(name)
+            if at >= 0 and name in dict(self.stems) and not STEM_END.match(rest, at + len(name)):
+                continue  # 渔业 in 渔业船舶检验 is part of a longer name, not 渔业法
             if at >= 0 and t.family not in found:
                 found[t.family] = (at, Side(name=name, title=t.title, source=t.source, family=t.family))
                 rest = rest[:at] + "，" * len(name) + rest[at + len(name):]
