@@ -5,7 +5,7 @@ from typing import Any, Mapping
 
 from lambdarag import Par, Term, appended
 
-from .registry import enabled, params, pattern, skill
+from .registry import enabled, params, pattern, reranks, skill
 
 
 def retrieve(settings: Mapping[str, Any]) -> Term:
@@ -35,7 +35,7 @@ def fusion(settings: Mapping[str, Any], name: str) -> Term:
 def fuse(settings: Mapping[str, Any], name: str) -> Term:
     """Returns the pattern's fusion, then rerank if enabled."""
     merged = fusion(settings, name)
-    return merged >> skill(settings, "rerank") if enabled(settings, "rerank") else merged
+    return merged >> skill(settings, "rerank") if reranks(settings) else merged
 
 
 @pattern("hybrid_search")

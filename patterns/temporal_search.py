@@ -6,7 +6,7 @@ from typing import Any, Mapping
 from lambdarag import Term
 
 from .hybrid_search import fusion, retrieve
-from .registry import enabled, pattern, skill
+from .registry import pattern, reranks, skill
 
 
 @pattern("temporal_search")
@@ -18,4 +18,4 @@ def temporal_search(settings: Mapping[str, Any]) -> Term:
     """
     body = (skill(settings, "extract_time_range") >> retrieve(settings)
             >> fusion(settings, "temporal_search") >> skill(settings, "time_filter"))
-    return body >> skill(settings, "rerank") if enabled(settings, "rerank") else body
+    return body >> skill(settings, "rerank") if reranks(settings) else body
