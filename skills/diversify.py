@@ -22,6 +22,10 @@ GENERIC_TOPICS = frozenset("法律 法规 规定 制度 体系 管理 保护 相
                            "保障 依据 概况 概述 汇总 梳理 总结 国家".split())
 
 
+SPECIFIC = 16
+"""A topic word found in more titles than this is too common to name a statute."""
+
+
 def per_document(hits: Sequence[Hit], cap: int = 1) -> tuple[Hit, ...]:
     """Returns `hits` reordered so that each document's first `cap` chunks come before any document's next ones."""
     rounds: list[list[Hit]] = []
@@ -49,10 +53,11 @@ def topic_search(config: Mapping[str, Any]) -> Term:
     """Returns a term putting, for each topic word of the question, the best chunk of a statute titled by it first.
 
     A topic names a statute when the statute's (newest) title contains the
-    word; the shortest such title wins (森林 → 森林法 before 森林法实施条例).
-    At most `limit` statutes (default 6) are added.
+    word; the shortest such title wins (森林 → 森林法 before 森林法实施条例). A
+    word in the titles of more than `specific` statutes (船舶, 管理) names none.
+    At most `limit` statutes (default 6) are added, alternating with `hits`.
     """
-    limit = int(config.get("limit", 6))
+    limit, specific = int(config.get("limit", 6)), int(config.get("specific", SPECIFIC))
 
     def run(state, ctx):
         backend = ctx.resource("index")
@@ -61,12 +66,13 @@ def topic_search(config: Mapping[str, Any]) -> Term:
         for word in keywords(state.query):
             if word in GENERIC_TOPICS or len(chosen) >= limit:
                 continue
-            titled = sorted((t for t in names.titles if word in t.title and t.family not in chosen),
-                            key=lambda t: (len(t.title), t.title))
-            if titled:
+            titled = sorted((t for t in names.titles if word in t.title), key=lambda t: (len(t.title), t.title))
+            if titled and len(titled) <= specific and titled[0].family not in chosen:
                 chosen[titled[0].family] = titled[0].source
-        found = [to_hits(backend.bm25(state.query, 1, user=state.user, filters={"source": source}), "topic")
-                 for source in chosen.values()]
-        return {"hits": interleave([f for f in found if f], state.hits, 1)}
+        found = [f for f in (to_hits(backend.bm25(state.query, 1, user=state.user, filters={"source": source}), "topic")
+                             for source in chosen.values()) if f]
+        # alternate with the question's ranking: a title word is a strong hint, not a certainty
+        topical = tuple(h for f in found for h in f)
+        return {"hits": interleave([topical, state.hits], state.hits, len(topical))}
 
     return Tool("topic_search", run, reads=["query", "hits", "user"], writes=["hits"], effect="io")
