@@ -15,10 +15,14 @@ DEFAULT_ASPECTS = ("立法目的", "适用范围", "主管部门")
 """The aspects of a comparison that names none (异同？区别？)."""
 
 
+def named_aspects(query: str) -> list[tuple[str, tuple[str, ...]]]:
+    """Returns (aspect, statement cues) for each aspect the question asks about by name."""
+    return [(name, cues) for name, ask, cues in ASPECTS if ask.search(query)]
+
+
 def aspects_of(query: str) -> list[tuple[str, tuple[str, ...]]]:
     """Returns (aspect, statement cues) the question compares on; the defaults when it names none."""
-    named = [(name, cues) for name, ask, cues in ASPECTS if ask.search(query)]
-    return named or [(name, cues) for name, _, cues in ASPECTS if name in DEFAULT_ASPECTS]
+    return named_aspects(query) or [(name, cues) for name, _, cues in ASPECTS if name in DEFAULT_ASPECTS]
 
 
 def without_aspects(words: tuple[str, ...]) -> list[str]:

@@ -14,7 +14,7 @@ from typing import Any, Optional, Sequence
 
 from lambdarag import Hit, State
 
-from .aspects import aspects_of, without_aspects
+from .aspects import aspects_of, named_aspects, without_aspects
 from .context import cited, marker
 from .edges import asked_relations
 from .sentences import STOPWORDS, covered, keywords, split_sentences, strip_label
@@ -79,7 +79,10 @@ def compare_answer(state: State, hits: Sequence[Hit]) -> Optional[dict[str, Any]
     topic = [w for w in without_aspects(keywords(query)) if not any(w in s.name or w in s.title for s in sides)]
     lines: list[str] = []
     used: set[str] = set()
-    for aspect, cues in aspects_of(query):
+    # an aspect the question names (主管部门), else its own topic (船舶管理), else the default aspects
+    label = "".join(topic) if "".join(topic) in query else "、".join(topic)
+    aspects = named_aspects(query) or ([(label, tuple(topic))] if topic else aspects_of(query))
+    for aspect, cues in aspects:
         found = []
         for side in sides:
             own = [h for h in hits if h.source == side.source]
