@@ -62,3 +62,21 @@ def side_search(config: Mapping[str, Any]) -> Term:
         return {"hits": interleave(ranked, state.hits, take)}
 
     return Tool("side_search", run, reads=["query", "sides", "hits", "user"], writes=["hits"], effect="io")
+
+
+def named_first(hits: Sequence[Hit], sides: Sequence[Side]) -> tuple[Hit, ...]:
+    """Returns `hits` with the chunks of the named statutes first (each group keeps its order), scored by final rank."""
+    named = {side.source for side in sides}
+    order = [h for h in hits if h.source in named] + [h for h in hits if h.source not in named]
+    return tuple(h.model_copy(update={"score": float(len(order) - i)}) for i, h in enumerate(order))
+
+
+@skill("named_first")
+def named_first_skill(config: Mapping[str, Any]) -> Term:
+    """Returns a term moving the chunks of the statutes the question names (`sides`) to the front of `hits`.
+
+    A question about one statute (船舶登记条例由哪个部门主管？) is answered from that
+    statute before any other that happens to match its words.
+    """
+    return Tool("named_first", lambda state: {"hits": named_first(state.hits, state.sides)},
+                reads=["hits", "sides"], writes=["hits"], effect="pure")
