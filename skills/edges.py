@@ -118,11 +118,12 @@ def edge_search(config: Mapping[str, Any]) -> Term:
     """Returns a term putting the edges that answer a relation question first in `relations`, their articles in `hits`.
 
     The edges' articles alternate with the question's ranking at the top of
-    `hits` (config `limit`: edges, default 2).
+    `hits` (config `limit`: edges, default 2); up to `context` (default 10)
+    other relations of the entities the question names follow the edges.
 
     Without a graph, or when no cue names a relation type, `hits` and `relations` stay as they are.
     """
-    limit = int(config.get("limit", 2))
+    limit, context = int(config.get("limit", 2)), int(config.get("context", 10))
 
     def run(state, ctx):
         graph = ctx.resources.get("graph")
@@ -133,7 +134,10 @@ def edge_search(config: Mapping[str, Any]) -> Term:
         backend = ctx.resource("index")
         evidence = [h for h in (article_hit(backend, rec, state.query, state.user) for _, rec in found) if h]
         edges = tuple(rec.to_relation() for _, rec in found)
-        rest = tuple(r for r in state.relations if r not in edges)
+        # then the other facts about what the question names, so the answer and the page can show its neighbourhood
+        named = [rec.to_relation() for name in graph.find_entities(state.query, user=state.user)[:3]
+                 for rec in graph.neighbors(name, direction="both", user=state.user)][:context]
+        rest = tuple(dict.fromkeys(r for r in (*state.relations, *named) if r not in edges))
         # alternate with the question's own ranking: an edge's article is strong evidence, not a certainty
         return {"hits": interleave([evidence, state.hits], state.hits, len(evidence)), "relations": edges + rest}
 
