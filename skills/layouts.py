@@ -87,10 +87,10 @@ def compare_answer(state: State, hits: Sequence[Hit]) -> Optional[dict[str, Any]
         for side in sides:
             own = [h for h in hits if h.source == side.source]
             found.append(best_sentence(own, topic, cues, frozenset(used)))
-        lines.append(f"【{aspect}】")
+        lines.append(f"【{aspect}】：")
         for side, got in zip(sides, found):
             if got is None or got[2] <= 0:
-                lines.append(f"- 《{side.title}》：所检索到的条文未直接规定{aspect}。")
+                lines.append(f"以下方面现有资料中未找到依据：《{side.title}》关于{aspect}的规定。")
             else:
                 used.add(got[0])
                 lines.append(f"- 《{side.title}》：{line(got[0], got[1])}")
@@ -127,11 +127,15 @@ def synthesis_answer(state: State, hits: Sequence[Hit]) -> Optional[dict[str, An
 def relation_answer(state: State, hits: Sequence[Hit]) -> Optional[dict[str, Any]]:
     """Returns each edge of an asked type (甲 —关系→ 乙) followed by the article stating it, or None without such edges."""
     asked = asked_relations(state.original_query)
-    edges = [r for r in state.relations if r.relation in asked][:3]
+    first: dict[tuple[str, str, str], Any] = {}
+    for r in state.relations:
+        if r.relation in asked:
+            first.setdefault((r.head, r.relation, r.tail), r)  # each fact once, from its best-ranked edge
+    edges = list(first.values())[:3]
     lines: list[str] = []
     for rel in edges:
         stating = [h for h in hits if h.source == rel.source and (not rel.section or h.section == rel.section)]
-        lines.append(f"- {rel.head} —{rel.relation}→ {rel.tail}")
+        lines.append(f"- {rel.head} —{rel.relation}→ {rel.tail}：")
         got = best_sentence(stating, keywords(rel.description) or (rel.head, rel.tail), (rel.head, rel.tail))
         if got is not None:
             lines.append(f"  依据：{line(got[0], got[1])}")

@@ -87,6 +87,7 @@ def test_compare_puts_every_named_statute_in_the_top_five_and_answers_per_aspect
     assert "行政法/海上交通安全法(2021-04-29).md" in top and "行政法/水污染防治法(2017-06-27).md" in top
     answer = out.answer
     assert "【主管部门】" in answer and "【法律责任】" in answer
+    assert out.verdict is not None and out.verdict.passed, out.verdict
     for block in answer.split("【")[1:]:
         assert re.search(r"^- (相同|不同)：.*\[来源: ", block, re.M), block
         assert "《海上交通安全法》" in block and "《水污染防治法》" in block
@@ -96,7 +97,7 @@ def test_compare_puts_every_named_statute_in_the_top_five_and_answers_per_aspect
 def test_relation_answer_states_the_edge_then_its_article(routes):
     out = routes("各地海关向谁负责，上级机关是哪个？", "relation")
     lines = out.answer.splitlines()
-    edge = next(i for i, ln in enumerate(lines) if "海关 —上级→ 海关总署" in ln)
+    edge = next(i for i, ln in enumerate(lines) if "海关 —上级→ 海关总署：" in ln)
     assert lines[edge + 1].startswith("  依据：") and "海关法(2021-04-29).md#第三条" in lines[edge + 1]
     assert top_documents(out)[0] == "行政法/海关法(2021-04-29).md"
 
