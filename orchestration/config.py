@@ -99,7 +99,7 @@ class PatternConfig(Section):
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow", frozen=True)
     skills: tuple[str, ...] = ()
-    merge: Literal["rrf", "score"] = "rrf"
+    merge: Literal["rrf", "score"] = "score"  # z-score fusion: best measured (bench/results/strategies-dev.json)
     rrf_k: int = Field(60, ge=1)
     query_expansion: bool = True
     expansion_count: int = Field(3, ge=0, le=10)

@@ -102,7 +102,7 @@ def disabled_components(config: AgentConfig, kb: KnowledgeBase) -> list[dict[str
             "graph": "graph patterns search the question alone", "wiki": "wiki_deep searches the question alone",
             "bm25": "dense retrieval only"}
     for name, effect in what.items():
-        if not getattr(s, name).enabled:
+        if not getattr(s, name).enabled and not (name == "rerank" and s.rerank.backend == "http"):
             out.append({"term": name, "path": "config", "reason": f"{name} disabled in config: {effect}"})
     if config.llm.base_url is None:
         out.append({"term": "llm", "path": "config", "reason": "no LLM configured: every Lam runs its offline fallback"})

@@ -1,11 +1,11 @@
-"""hybrid_search: λq. Par(bm25_search, embedding_search) >> rrf_merge >> rerank(q, _)."""
+"""hybrid_search: λq. Par(bm25_search, embedding_search) >> score_fusion >> rerank(q, _)."""
 from __future__ import annotations
 
 from typing import Any, Mapping
 
 from lambdarag import Par, Term, appended
 
-from .registry import enabled, params, pattern, skill
+from .registry import enabled, params, pattern, reranks, skill
 
 
 def retrieve(settings: Mapping[str, Any]) -> Term:
@@ -21,17 +21,24 @@ def retrieve(settings: Mapping[str, Any]) -> Term:
 FUSERS = {"rrf": "rrf_merge", "score": "score_fusion"}
 
 
-def fuse(settings: Mapping[str, Any], name: str) -> Term:
-    """Returns the pattern's fusion (``merge: rrf`` with k and weights, or ``merge: score``), the learned boost
-    (a no-op until the index has learned), then rerank if enabled."""
+def fusion(settings: Mapping[str, Any], name: str) -> Term:
+    """Returns the pattern's fusion: ``merge: score`` (z-scores, the default) or ``merge: rrf`` with k and weights.
+
+    Z-score fusion is the default because it beat equal-weight RRF on the
+    routing benchmark's dev half (bench/results/strategies-dev.json).
+    """
     p = params(settings, name)
-    fuser = FUSERS.get(p.get("merge", "rrf"), "rrf_merge")
-    merged = skill(settings, fuser, k=p.get("rrf_k", 60), weights=p.get("weights") or {}) \
-        >> skill(settings, "learned_boost")
-    return merged >> skill(settings, "rerank") if enabled(settings, "rerank") else merged
+    fuser = FUSERS.get(p.get("merge", "score"), "score_fusion")
+    return skill(settings, fuser, k=p.get("rrf_k", 60), weights=p.get("weights") or {})
+
+
+def fuse(settings: Mapping[str, Any], name: str) -> Term:
+    """Returns the pattern's fusion, the learned boost (a no-op until the index has learned), then rerank if enabled."""
+    merged = fusion(settings, name) >> skill(settings, "learned_boost")
+    return merged >> skill(settings, "rerank") if reranks(settings) else merged
 
 
 @pattern("hybrid_search")
 def hybrid_search(settings: Mapping[str, Any]) -> Term:
-    """Returns lexical and dense retrieval run concurrently, fused by RRF and reranked."""
+    """Returns lexical and dense retrieval run concurrently, fused (z-scores by default) and reranked if enabled."""
     return retrieve(settings) >> fuse(settings, "hybrid_search")

@@ -42,6 +42,16 @@ def enabled(settings: Mapping[str, Any], component: str) -> bool:
     return bool(settings.get("skills", {}).get(component, {}).get("enabled", True))
 
 
+def reranks(settings: Mapping[str, Any]) -> bool:
+    """Returns whether patterns rerank: when switched on, or when a rerank endpoint is configured (backend http).
+
+    The local overlap reranker is off by default because it lowered recall on
+    every question type (bench/results/strategies-dev.json); an endpoint is used whenever one is configured.
+    """
+    section = settings.get("skills", {}).get("rerank", {})
+    return enabled(settings, "rerank") or section.get("backend") == "http"
+
+
 def params(settings: Mapping[str, Any], name: str) -> Mapping[str, Any]:
     """Returns the parameters of the named pattern."""
     return settings.get("patterns", {}).get(name, {})

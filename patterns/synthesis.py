@@ -1,4 +1,4 @@
-"""synthesis: λq. fan_out_merge(wiki_deep, graph_retrieval, fusion_search) >> Guard(answer_generate, citation_check)."""
+"""synthesis: λq. fan_out_merge(wiki_deep, graph_retrieval, fusion_search) >> topic_search >> diversify >> Guard(answer_generate, citation_check)."""
 from __future__ import annotations
 
 from typing import Any, Mapping
@@ -11,6 +11,12 @@ from .registry import REGISTRY, pattern, skill
 
 @pattern("synthesis")
 def synthesis(settings: Mapping[str, Any]) -> Term:
-    """Returns three strategies run concurrently, their evidence fused, and a reviewed, cited answer."""
+    """Returns three strategies run concurrently, their evidence fused and spread over documents, and a reviewed answer.
+
+    The statutes whose titles name the question's topics join the evidence,
+    and hits are ordered so that the first ones come from different documents.
+    """
     branches = [REGISTRY.build(name, settings) for name in ("wiki_deep", "graph_retrieval", "fusion_search")]
-    return fan_out_merge(*branches) >> review(skill(settings, "answer_generate"), skill(settings, "citation_check"))
+    spread = skill(settings, "topic_search") >> skill(settings, "diversify")
+    return (fan_out_merge(*branches) >> spread
+            >> review(skill(settings, "answer_generate"), skill(settings, "citation_check")))

@@ -2,8 +2,8 @@
 from .registry import REGISTRY, build, skill
 
 # Importing a skill module registers its skills.
-from . import dense, fusion, learned, lexical, rerank, temporal  # noqa: F401,E402  retrieval
-from . import graph, wiki  # noqa: F401,E402  entity graph and wiki
+from . import dense, diversify, fusion, learned, lexical, rerank, sides, statutes, temporal  # noqa: F401,E402  retrieval
+from . import edges, graph, wiki  # noqa: F401,E402  entity graph and wiki
 from . import faq  # noqa: F401,E402  FAQ direct answers
 from . import check, classify, context, facts, gaps, generate, planner  # noqa: F401,E402  LLM skills
 

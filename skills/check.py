@@ -36,7 +36,8 @@ def check_overlap(state: State, threshold: float = SUPPORT) -> Verdict:
     hits = citable(state)
     lines = []
     for claim, markers in claims(state.answer):
-        if REFUSAL in claim or claim.startswith(("根据现有资料：", "以下方面", "缺少")):
+        # a 相同/不同 statement compares the cited lines above it, each checked on its own
+        if REFUSAL in claim or claim.startswith(("根据现有资料：", "以下方面", "缺少", "相同：", "不同：")):
             continue
         if not markers:
             lines.append(detail("missing", "", claim))

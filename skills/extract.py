@@ -3,7 +3,8 @@
 Rules read what Chinese statutes state in fixed forms: the title, header lines
 (``2021年4月29日 第十三届全国人民代表大会常务委员会第二十八次会议修订``,
 ``国务院令第561号公布``), the legal basis (``根据《…》，制定本条例`` → 依据),
-competent authorities (``国务院交通运输主管部门主管全国…工作`` → 主管),
+competent authorities (``国务院交通运输主管部门主管全国…工作`` → 主管), agency → agency
+relations (上级, 隶属, 设立, 监督指导; see `skills.hierarchy`),
 《…》 citations (→ 引用) and chapter titles (→ 涉及). The LLM path returns the
 same records, validated, with relative dates made absolute from the
 document's own date. `fact_extract` reuses `extract_relations`/`extract_entities`.
@@ -22,8 +23,9 @@ from lambdarag.lam import parse_reply
 
 from .store.corpus import Document
 from .store.graph import EntityRecord, Event, Label, RelationRecord, Version, short_name
+from .hierarchy import agency_relations
 
-RULES_VERSION = 1   # bump when the rules change so that incremental compiles redo every document
+RULES_VERSION = 2   # bump when the rules change so that incremental compiles redo every document
 
 # relation types
 ISSUER, BASIS, AUTHORITY, CITES, TOPIC = "发布机构", "依据", "主管", "引用", "涉及"
@@ -209,6 +211,8 @@ def extract_document(doc: Document) -> DocFacts:
                 continue
             rel(AUTHORITY, name, where, (agency + m.group("verb") + obj)[:160], head=agency)
             facts.entities.append(EntityRecord(name=agency, type="agency", sources=src))
+        for head, relation, tail, text in agency_relations(line):
+            rel(relation, tail, where, text, head=head, tail_type="agency")
         for q in QUOTED.findall(line):
             target = short_name(q)
             if target not in family_names and target not in basis_done and entity_type(target) != "topic":

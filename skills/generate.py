@@ -19,6 +19,7 @@ from lambdarag.errors import InvalidOutput
 
 from .classify import RULES, query_entities
 from .context import assemble_context, cited, citable, drop_markers, marker
+from .layouts import laid_out
 from .registry import skill
 from .sentences import STOPWORDS, keywords, split_sentences, strip_label
 
@@ -149,6 +150,9 @@ def extractive_answer(state: State) -> dict[str, Any]:
     """Returns an extractive, cited answer from the context hits, or a refusal that names what is missing."""
     # Documents before wiki pages: a page quotes its sources, and the source itself is the better citation.
     hits = tuple(sorted(citable(state), key=lambda h: h.kind == "wiki"))
+    layout = laid_out(state, hits)
+    if layout is not None:
+        return layout
     query = state.original_query
     sentences = candidate_sentences(hits)
     lines: list[str] = []
@@ -167,11 +171,13 @@ def extractive_answer(state: State) -> dict[str, Any]:
     for label, group in groups:
         lines += ([f"关于「{label}」："] if len(groups) > 1 else []) + group
     if not lines:
-        gaps = missing_words(query, hits) or [s.label for s in subs]
-        return {"answer": f"{REFUSAL}。现有资料中缺少：{'、'.join(gaps)}。", "citations": ()}
+        gaps = missing_words(query, hits)  # never name as missing what the evidence contains
+        lack = f"现有资料中缺少：{'、'.join(gaps)}。" if gaps else "现有资料中没有直接回答该问题的条文。"
+        return {"answer": f"{REFUSAL}。{lack}", "citations": ()}
     answer = "根据现有资料：\n" + "\n".join(lines)
-    if unanswered:
-        answer += f"\n以下方面现有资料中未找到依据：{'、'.join(unanswered)}。"
+    absent = [w for label in unanswered for w in missing_words(label, hits)]
+    if absent:  # only what the evidence really lacks, never a word it contains
+        answer += f"\n以下方面现有资料中未找到依据：{'、'.join(dict.fromkeys(absent))}。"
     citations, _ = cited(answer, hits)
     return {"answer": answer, "citations": citations}
 
@@ -219,7 +225,7 @@ def answer_generate(config: Mapping[str, Any]) -> Term:
     `query_type`, `entities` and `wiki_pages` are optional reads, used when an
     earlier term wrote them, so the term closes after any retriever.
     """
-    optional = ["query_type", "entities", "wiki_pages"]
+    optional = ["query_type", "entities", "wiki_pages", "sides", "relations"]
     offline = Tool("extractive_answer", extractive_answer,
                    reads=["original_query", "hits", "plan"], optional=optional,
                    writes=["answer", "citations"])

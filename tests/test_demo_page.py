@@ -26,9 +26,9 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
 ANSWER_TIMEOUT_MS = 120_000
 
 ROUTES = [
-    ("船长在保障海上生命安全和防治船舶污染方面有什么权力？", "fact", "keyword_search"),
-    ("海上交通安全法与水污染防治法在船舶管理方面有何异同？", "compare", "graph_retrieval+fusion_search"),
-    ("船员条例由哪个部门主管？", "relation", "graph_retrieval+wiki_deep"),
+    ("船长在保障海上生命安全和防治船舶污染方面有什么权力？", "fact", "hybrid_search"),
+    ("海上交通安全法与水污染防治法在船舶管理方面有何异同？", "compare", "compare_search"),
+    ("船员条例由哪个部门主管？", "relation", "relation_search"),
     ("梳理船员管理法规体系", "synthesis", "synthesis"),
     ("海洋环境保护法最新版本是哪一年修订的？", "temporal", "temporal_search"),
 ]

@@ -61,7 +61,7 @@ def test_oversized_body_is_refused_before_parsing(client):
 
 def test_search_view_has_everything_the_page_draws(relation_view):
     v = relation_view
-    assert (v["query"], v["query_type"], v["strategy"]) == (RELATION_QUESTION, "relation", "graph_retrieval+wiki_deep")
+    assert (v["query"], v["query_type"], v["strategy"]) == (RELATION_QUESTION, "relation", "relation_search")
     assert v["expression"] and v["effect_signature"] and v["answer"]
     assert v["entities"] == ["船员条例"]
     assert v["citations"] and all(c["text"] for c in v["citations"] if c["origin"] == "chunk")
@@ -70,7 +70,7 @@ def test_search_view_has_everything_the_page_draws(relation_view):
     assert v["relations_total"] >= len(v["relations"])
     names = [row["name"] for row in v["waterfall"]]
     assert names[:3] == ["classify_rules", "adopt_rules", "retrieval_plan"]
-    assert "graph_retrieval" in names and "compose" not in names and "par" not in names
+    assert "relation_search" in names and "edge_search" in names and "compose" not in names and "par" not in names
     for row in v["waterfall"]:
         assert row["start_ms"] >= 0 and row["duration_ms"] >= 0 and row["depth"] >= 0
     assert any(f["term"] == "llm" for f in v["fallbacks"])

@@ -1,0 +1,21 @@
+"""compare_search: λq. name_statutes >> hybrid retrieval >> fusion >> side_search — every named statute in the evidence."""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from lambdarag import Term
+
+from .hybrid_search import fuse, retrieve
+from .registry import params, pattern, skill
+
+
+@pattern("compare_search")
+def compare_search(settings: Mapping[str, Any]) -> Term:
+    """Returns retrieval for a comparison: the question's own ranking, with each named side's best chunks first.
+
+    Each statute the question names is resolved to its document and searched
+    alone for the compared aspect, so no side can be crowded out by the other.
+    """
+    p = params(settings, "compare_search")
+    return (skill(settings, "name_statutes", loose=True) >> retrieve(settings) >> fuse(settings, "compare_search")
+            >> skill(settings, "side_search", per_side=p.get("per_side", 1)))

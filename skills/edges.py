@@ -1,0 +1,146 @@
+"""`edge_search`: the typed graph edges a relation question asks about, with the article stating each as evidence.
+
+A question's cue picks the relation types (受谁领导 → 上级/隶属, 哪个部门设的 → 设立,
+由谁主管 → 主管, 依据哪部法律 → 依据); among the graph's edges of those types the
+ones whose ends and stated text cover most of the question's words win. Their
+articles go first into `hits` and the edges first into `relations`, so the
+answer can state the edge and cite the article.
+"""
+from __future__ import annotations
+
+import re
+import threading
+import weakref
+from typing import Any, Iterable, Mapping, Optional, Sequence
+
+from lambdarag import Hit, Term, Tool
+
+from .store.corpus import to_hits
+from .registry import skill
+from .sentences import keywords
+from .sides import interleave
+
+CUES: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
+    (re.compile(r"上级|受谁领导|谁领导|领导|向谁负责|隶属|直属"), ("上级", "隶属")),
+    (re.compile(r"设的|设立|设置|谁设"), ("设立",)),
+    (re.compile(r"监督指导|指导"), ("监督指导", "主管")),
+    (re.compile(r"依据|上位法|根据哪|依照哪|为实施|为了实施"), ("依据",)),
+    (re.compile(r"主管|负责|管理|监管|监督|归哪|归谁|谁管|哪个部门|哪些部门|哪个机关|哪些机关|由谁|谁来"), ("主管",)),
+)
+ASKING = frozenset("部门 机关 机构 哪个 哪些 负责 主管 管理 监督 领导 上级 依据 法律 制定 谁 设 归 各地 全国 地方".split())
+"""Words of the question that name the relation rather than what it is about."""
+
+
+def asked_relations(query: str) -> tuple[str, ...]:
+    """Returns the relation types a question's cues ask about, in order of the cues found."""
+    return tuple(dict.fromkeys(r for pattern, rels in CUES if pattern.search(query) for r in rels))
+
+
+def is_law(source: str) -> bool:
+    """Returns whether a document is a law (审计法), not a regulation, measure or interpretation (…办法, …条例)."""
+    name = source.rsplit("/", 1)[-1].split("(")[0]
+    return name.endswith("法") and not name.endswith("办法")
+
+
+class EdgeTable:
+    """The graph's relations grouped by type, for matching questions against."""
+
+    def __init__(self, records: Iterable[Any]) -> None:
+        self.by_type: dict[str, list[Any]] = {}
+        for rec in records:
+            self.by_type.setdefault(rec.relation, []).append(rec)
+
+    def best(self, query: str, types: Sequence[str], user: Any = None, limit: int = 2,
+             threshold: float = 0.75) -> list[tuple[float, Any]]:
+        """Returns up to `limit` (score, edge) of the asked types covering at least `threshold` of the topic words.
+
+        Edges naming an entity of the question win over the others; among equals
+        an edge stated by a law (…法) beats one from a regulation or interpretation.
+        """
+        words = [w for w in keywords(query) if not any(a in w for a in ASKING) and "哪" not in w] \
+            or list(keywords(query))
+        total = sum(len(w) for w in words) or 1
+        scored = []
+        for rank, kind in enumerate(types):
+            for rec in self.by_type.get(kind, ()):
+                text = f"{rec.head}{rec.tail}{rec.description}"
+                score = sum(len(w) for w in words if w in text) / total
+                if rec.head in query or rec.tail in query:
+                    score += 0.2
+                if score >= threshold and rec.visible_to(user):
+                    scored.append((score - 0.01 * rank, rec))
+        named = [p for p in scored if p[1].head in query or p[1].tail in query]
+        scored = named or scored  # an edge of the entity the question names beats any other
+        scored.sort(key=lambda p: p[1].source, reverse=True)  # newest version first among equals (…(2023-07-20).md)
+        scored.sort(key=lambda p: (-p[0], not is_law(p[1].source), len(p[1].description)))
+        out, seen = [], set()
+        for score, rec in scored:
+            key = (rec.head, rec.relation, rec.tail)
+            if key not in seen:
+                seen.add(key)
+                out.append((score, rec))
+            if len(out) == limit:
+                break
+        return out
+
+
+_TABLES: "weakref.WeakKeyDictionary[Any, tuple[int, EdgeTable]]" = weakref.WeakKeyDictionary()
+_LOCK = threading.Lock()
+
+
+def edge_table(graph: Any) -> EdgeTable:
+    """Returns the edge table of `graph`, rebuilt when its number of edges changes."""
+    size = graph.g.number_of_edges()
+    with _LOCK:
+        cached = _TABLES.get(graph)
+        if cached is not None and cached[0] == size:
+            return cached[1]
+    table = EdgeTable(graph.records())
+    with _LOCK:
+        _TABLES[graph] = (size, table)
+    return table
+
+
+def article_hit(backend: Any, rec: Any, query: str, user: Any) -> Optional[Hit]:
+    """Returns the chunk of the article that states an edge, else the best chunk of its document for the question."""
+    try:
+        chunk = backend.chunk(f"{rec.source}#{rec.section}")
+        if user is None or user.may_read(chunk.department, chunk.security_level):
+            return to_hits([(chunk, 1.0)], "graph")[0]
+    except KeyError:
+        pass
+    found = to_hits(backend.bm25(query, 1, user=user, filters={"source": rec.source}), "graph")
+    return found[0] if found else None
+
+
+@skill("edge_search")
+def edge_search(config: Mapping[str, Any]) -> Term:
+    """Returns a term putting the edges that answer a relation question first in `relations`, their articles in `hits`.
+
+    The edges' articles alternate with the question's ranking at the top of
+    `hits` (config `limit`: edges, default 2); up to `context` (default 10)
+    other relations of the entities the question names follow the edges.
+
+    Without a graph, or when no cue names a relation type, `hits` and `relations` stay as they are.
+    """
+    limit, context = int(config.get("limit", 2)), int(config.get("context", 10))
+
+    def run(state, ctx):
+        graph = ctx.resources.get("graph")
+        types = asked_relations(state.query)
+        if graph is None or not types:
+            return {"hits": state.hits, "relations": state.relations}
+        found = edge_table(graph).best(state.query, types, state.user, limit)
+        backend = ctx.resource("index")
+        evidence = [h for h in (article_hit(backend, rec, state.query, state.user) for _, rec in found) if h]
+        edges = tuple(rec.to_relation() for _, rec in found)
+        # then the other facts about what the question names, so the answer and the page can show its neighbourhood
+        named = [rec.to_relation() for name in graph.find_entities(state.query, user=state.user)[:3]
+                 for rec in graph.neighbors(name, direction="both", user=state.user)][:context]
+        rest = tuple(dict.fromkeys(r for r in (*state.relations, *named) if r not in edges))
+        # alternate with the question's own ranking: an edge's article is strong evidence, not a certainty
+        return {"hits": interleave([evidence, state.hits], state.hits, len(evidence)), "relations": edges + rest}
+
+    return Tool("edge_search", run, reads=["query", "hits", "user"], optional=["relations"],
+                writes=["hits", "relations"], effect="io")
+

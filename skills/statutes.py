@@ -1,0 +1,187 @@
+"""Statutes named in a question, resolved to the indexed documents that are them.
+
+A question names a statute by its full title (中华人民共和国海上交通安全法), its
+short title (海上交通安全法), in 《quotes》, or by a paraphrase of a long title
+(最高法关于船舶碰撞纠纷的规定). Names are matched exactly first, then by how much
+of a title's distinctive character bigrams (weighted by rarity among all
+titles, so 最高人民法院关于…若干问题的规定 counts for little) the question
+contains. Each named statute resolves to its current (newest) version.
+"""
+from __future__ import annotations
+
+import math
+import re
+import threading
+import weakref
+from dataclasses import dataclass
+from typing import Any, Mapping, Optional, Sequence
+
+from lambdarag import Term, Tool
+from lambdarag.state import Record
+
+from .store.graph import short_name
+from .registry import skill
+from .sentences import bigrams
+
+QUOTED = re.compile(r"《([^《》]{2,60})》")
+MIN_COVER = 0.8
+"""Share of a title's weighted bigrams the question must contain for a paraphrase to name it."""
+STEM_END = re.compile(r"$|[和与跟同及、，,。？?的在对两]|机构|机关|部门")
+"""What may follow a law's name without 法 for it to name the law (拍卖和…, 海关在…)."""
+LOOSE_COVER = ((0.5, 4), (0.35, 6))
+"""For loose matching: (share, characters) pairs — a lower share suffices when a longer stretch of the title is quoted."""
+
+
+def abbreviations(title: str) -> list[str]:
+    """Returns the customary short forms of a law's title: 刑事诉讼法 → 刑诉法, 招标投标法 → 招投标法."""
+    stem = title[:-1] if title.endswith("法") else ""
+    if len(stem) != 4:
+        return []
+    return [stem[0] + stem[2:] + "法"] if stem[1] == stem[3] else [stem[0] + stem[2] + "法"]
+
+
+def unique(pairs: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    """Returns the (name, title) pairs whose name belongs to one title only (an ambiguous short form names none)."""
+    owners: dict[str, set[str]] = {}
+    for name, t in pairs:
+        owners.setdefault(name, set()).add(t.family)
+    return [(name, t) for name, t in pairs if len(owners[name]) == 1 and len(name) >= 2]
+
+
+def longest_first(pairs: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    return sorted(pairs, key=lambda p: -len(p[0]))
+
+
+def longest_common(text: str, title: str) -> tuple[int, int]:
+    """Returns (start in `text`, length) of the longest stretch of `text` that occurs in `title`."""
+    best = (0, 0)
+    for i in range(len(text)):
+        j = i + best[1] + 1
+        while j <= len(text) and text[i:j] in title:
+            best = (i, j - i)
+            j += 1
+    return best
+
+
+class Side(Record):
+    """One statute a question names: the name as written, the title it resolved to, and its document."""
+
+    name: str
+    title: str
+    source: str
+    family: str = ""
+
+
+@dataclass(frozen=True)
+class Title:
+    family: str
+    title: str
+    source: str          # the newest version's document
+    grams: frozenset[str]
+
+
+class StatuteNames:
+    """The titles of an index's documents, each family once (newest version), ready for matching."""
+
+    def __init__(self, documents: Mapping[str, Mapping[str, Any]]) -> None:
+        newest: dict[str, Mapping[str, Any]] = {}
+        for meta in documents.values():
+            family = str(meta.get("family") or meta.get("title") or "")
+            if family and (family not in newest or (meta.get("date") or "") > (newest[family].get("date") or "")):
+                newest[family] = meta
+        self.titles = [Title(f, short_name(str(m.get("title") or f)), str(m.get("source") or ""),
+                             bigrams(short_name(str(m.get("title") or f)))) for f, m in newest.items()]
+        df: dict[str, int] = {}
+        for t in self.titles:
+            for g in t.grams:
+                df[g] = df.get(g, 0) + 1
+        n = len(self.titles) or 1
+        self.idf = {g: math.log((n + 1) / (c + 0.5)) for g, c in df.items()}
+        self.exact = longest_first([(t.title, t) for t in self.titles if len(t.title) >= 3]
+                                   + unique([(a, t) for t in self.titles for a in abbreviations(t.title)]))
+        self.stems = longest_first(unique([(name[:-1], t) for t in self.titles for name in [t.title, *abbreviations(t.title)]
+                                           if name.endswith("法") and len(name) >= 3]))
+
+    def cover(self, title: Title, grams: frozenset[str]) -> float:
+        """Returns the idf-weighted share of the title's bigrams that `grams` contains."""
+        total = sum(self.idf[g] for g in title.grams) or 1.0
+        return sum(self.idf[g] for g in title.grams & grams) / total
+
+    def named(self, query: str, limit: int = 4, loose: bool = False) -> tuple[Side, ...]:
+        """Returns the statutes `query` names, in order of mention: exact titles, 《quoted》 names, then paraphrases.
+
+        `loose` (for questions that set named things side by side) also accepts
+        a law's name without 法 (拍卖 for 拍卖法) and a paraphrase that repeats a
+        long enough stretch of the title (海事法院受理案件范围的规定 for
+        最高人民法院关于海事法院受理案件范围的规定).
+        """
+        found: dict[str, tuple[int, Side]] = {}
+        rest = query
+        for name, t in self.exact + (self.stems if loose else []):
+            at = rest.find(name)
+            if at >= 0 and name in dict(self.stems) and not STEM_END.match(rest, at + len(name)):
+                continue  # 渔业 in 渔业船舶检验 is part of a longer name, not 渔业法
+            if at >= 0 and t.family not in found:
+                found[t.family] = (at, Side(name=name, title=t.title, source=t.source, family=t.family))
+                rest = rest[:at] + "，" * len(name) + rest[at + len(name):]
+        for m in QUOTED.finditer(rest):
+            best = self._best(bigrams(m.group(1)), exclude=found)
+            if best:
+                found[best.family] = (m.start(), Side(name=m.group(1), title=best.title, source=best.source,
+                                                      family=best.family))
+        grams = bigrams(rest)
+        scored = sorted(((self.cover(t, grams), t) for t in self.titles if t.family not in found and len(t.grams) >= 3),
+                        key=lambda p: -p[0])
+        taken: list[tuple[int, int]] = []
+        for score, t in scored:
+            if score < (LOOSE_COVER[-1][0] if loose else MIN_COVER) or len(found) >= limit:
+                break
+            at, size = longest_common(rest, t.title)
+            if not (score >= MIN_COVER or (loose and any(score >= c and size >= n for c, n in LOOSE_COVER))):
+                continue
+            if any(at < end and start < at + size for start, end in taken):
+                continue  # that phrase already names a better-matching statute
+            taken.append((at, at + size))
+            found[t.family] = (at, Side(name=rest[at:at + size], title=t.title, source=t.source, family=t.family))
+        return tuple(side for _, side in sorted(found.values(), key=lambda p: p[0]))[:limit]
+
+    def _best(self, grams: frozenset[str], exclude: Mapping[str, Any]) -> Optional[Title]:
+        scored = [(self.cover(t, grams) * len(t.grams & grams) / max(len(grams), 1), t) for t in self.titles
+                  if t.family not in exclude]
+        score, best = max(scored, key=lambda p: p[0], default=(0.0, None))
+        return best if score >= MIN_COVER / 2 else None
+
+
+_NAMES: "weakref.WeakKeyDictionary[Any, tuple[str, StatuteNames]]" = weakref.WeakKeyDictionary()
+_LOCK = threading.Lock()
+
+
+def statute_names(index: Any) -> StatuteNames:
+    """Returns the title table of `index`, rebuilt only when the index's fingerprint changes."""
+    stamp = index.fingerprint()
+    with _LOCK:
+        cached = _NAMES.get(index)
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+    names = StatuteNames(index.documents())
+    with _LOCK:
+        _NAMES[index] = (stamp, names)
+    return names
+
+
+def aspect_query(query: str, sides: Sequence[Side]) -> str:
+    """Returns the question without the statute names, i.e. the aspect every side is searched for."""
+    for side in sides:
+        query = query.replace(side.name, " ")
+    return query.strip() or query
+
+
+@skill("name_statutes")
+def name_statutes(config: Mapping[str, Any]) -> Term:
+    """Returns a term writing `sides`: the statutes the question names, each resolved to its newest document (config: limit, loose)."""
+    limit, loose = int(config.get("limit", 4)), bool(config.get("loose", False))
+
+    def run(state, ctx):
+        return {"sides": statute_names(ctx.resource("index")).named(state.query, limit, loose)}
+
+    return Tool("name_statutes", run, reads=["query"], writes=["sides"], effect="io")
