@@ -20,8 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-from skills.corpus import read_corpus
-from skills.index import knowledge_root
+from skills.store.corpus import read_corpus
+from skills.store.index import knowledge_root
 
 ROOT = Path(__file__).resolve().parents[1]
 STARD = ROOT.parent / "shared" / "data" / "stard"

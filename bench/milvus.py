@@ -24,12 +24,12 @@ sys.path.insert(0, str(ROOT))
 from bench.machine import write  # noqa: E402
 from lambdarag import Hit, RankedList  # noqa: E402
 from orchestration import metrics  # noqa: E402
-from skills.backend import LocalBackend  # noqa: E402
-from skills.corpus import read_corpus  # noqa: E402
-from skills.dense import default_embedder, read_vectors_dir  # noqa: E402
+from skills.store.local import LocalBackend  # noqa: E402
+from skills.store.corpus import read_corpus  # noqa: E402
+from skills.store.vectors import default_embedder, read_vectors_dir  # noqa: E402
 from skills.fusion import rrf  # noqa: E402
-from skills.milvus import MilvusBackend  # noqa: E402
-from skills.tokenize import Tokenizer  # noqa: E402
+from skills.store.milvus import MilvusBackend  # noqa: E402
+from skills.store.tokenize import Tokenizer  # noqa: E402
 
 STARD = ROOT.parent / "shared" / "data" / "stard"
 METRICS = ["recall@10", "recall@100", "mrr@10", "ndcg@10"]

@@ -25,11 +25,11 @@ from orchestration.config import load_config  # noqa: E402
 from orchestration.router import settings_of  # noqa: E402
 from patterns import build as build_pattern  # noqa: E402
 from orchestration import metrics  # noqa: E402
-from skills.backend import LocalBackend  # noqa: E402
-from skills.corpus import read_corpus  # noqa: E402
-from skills.dense import default_embedder, read_vectors_dir  # noqa: E402
+from skills.store.local import LocalBackend  # noqa: E402
+from skills.store.corpus import read_corpus  # noqa: E402
+from skills.store.vectors import default_embedder, read_vectors_dir  # noqa: E402
 from skills.fusion import rrf, zscore  # noqa: E402
-from skills.tokenize import Tokenizer  # noqa: E402
+from skills.store.tokenize import Tokenizer  # noqa: E402
 
 STARD = ROOT.parent / "shared" / "data" / "stard"
 METRICS = ["recall@10", "recall@100", "mrr@10", "ndcg@10"]

@@ -37,7 +37,7 @@ from orchestration.cli import retriever_term  # noqa: E402
 from orchestration.config import load_config  # noqa: E402
 from orchestration.knowledge import open_knowledge  # noqa: E402
 from orchestration.search_unified import providers, search  # noqa: E402
-from skills.index import knowledge_root  # noqa: E402
+from skills.store.index import knowledge_root  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 K = 5

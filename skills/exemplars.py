@@ -18,7 +18,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from .dense import VectorCache, text_key
+from .store.vectors import VectorCache, text_key
 
 EXEMPLARS = Path(__file__).parent / "data" / "classify_exemplars.jsonl"
 TYPES: tuple[str, ...] = ("fact", "compare", "relation", "synthesis", "temporal")

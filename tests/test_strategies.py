@@ -25,7 +25,7 @@ SLICE = ["行政法/海上交通安全法(2021-04-29).md", "行政法/水污染�
 @pytest.fixture(scope="module")
 def routes(tmp_path_factory):
     """Returns (config, run) where run(question, type) runs that type's route on an index of the slice."""
-    from skills.index import build_index
+    from skills.store.index import build_index
     from skills.wiki import compile_wiki
 
     home = tmp_path_factory.mktemp("home")
