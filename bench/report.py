@@ -54,21 +54,30 @@ def graph(r: dict) -> str:
             f"2-hop walk ≤ {max(r['walk_2hop_20nodes_ms'].values())} ms")
 
 
-def routing(r: dict) -> str:
-    recall, temporal = r["doc_recall@5"]["overall"], r["temporal_right_version_first"]
-    return (f"{r['questions']} questions: routing accuracy {r['routing_accuracy']:.2f}; document recall@5 routed "
-            f"{recall['routed']:.3f} vs BM25 {recall['bm25']:.3f} vs hybrid {recall['hybrid']:.3f}; temporal right "
-            f"version first: routed {temporal['routed']:.2f}, BM25 {temporal['bm25']:.2f}, hybrid {temporal['hybrid']:.2f}")
+def routing_half(half: str) -> Callable[[dict], str]:
+    """Returns the formatter of one half (dev: tuned on; test: frozen) of the laws-folder routing benchmark."""
+    def fmt(r: dict) -> str:
+        h = r[half]
+        recall = {k: h[k]["overall"]["recall@5"] for k in ("routed", "bm25", "dense", "hybrid")}
+        return (f"{h['questions']} questions: type accuracy {h['type_accuracy']['overall']:.3f}; doc recall@5 routed "
+                f"{recall['routed']:.3f} vs BM25 {recall['bm25']:.3f}, dense {recall['dense']:.3f}, hybrid "
+                f"{recall['hybrid']:.3f}; temporal right version first routed "
+                f"{h['temporal_right_version_first']['routed']:.2f}; compare both statutes in top 5 routed "
+                f"{h['compare_all_named_in_top5']['routed']:.2f}")
+    return fmt
 
 
 def feedback(r: dict) -> str:
     s = r["stard"]
 
-    def change(part: str, metric: str) -> str:
-        return f"{s[part]['bm25'][metric]:.3f} → {s[part]['bm25+synonyms'][metric]:.3f}"
-    return (f"BM25 R@10 {change('all', 'recall@10')}, MRR@10 {change('all', 'mrr@10')}; the gain is on the "
-            f"{s['seen']['n']} questions whose relevant articles other folds had seen (R@10 {change('seen', 'recall@10')}); "
-            f"on the {s['unseen']['n']} unseen ones R@10 {change('unseen', 'recall@10')}")
+    def row(part: str, system: str) -> str:
+        m = s[part][system]
+        return f"MRR@10 {m['mrr@10']:.3f}, R@100 {m['recall@100']:.3f}, nDCG@10 {m['ndcg@10']:.3f}"
+    return (f"{s['all']['n']} questions, hybrid → learned (as shipped): {row('all', 'hybrid')} → "
+            f"{row('all', 'hybrid+learned')}; seen {s['seen']['n']}: nDCG@10 {s['seen']['hybrid']['ndcg@10']:.3f} → "
+            f"{s['seen']['hybrid+learned']['ndcg@10']:.3f}; unseen {s['unseen']['n']}: nDCG@10 "
+            f"{s['unseen']['hybrid']['ndcg@10']:.3f} → {s['unseen']['hybrid+learned']['ndcg@10']:.3f}; p50 "
+            f"{s['latency_ms']['hybrid']['p50']} → {s['latency_ms']['hybrid+learned']['p50']} ms")
 
 
 def milvus(r: dict) -> str:
@@ -90,20 +99,21 @@ ROWS: list[tuple[str, str, str, Callable[[dict], str]]] = [
     ("STARD train (`lambdarag eval` metrics)", "retrieval", "bench/retrieval.py", stard_quality),
     ("index build, STARD", "retrieval", "bench/retrieval.py", build),
     ("wiki compile, whole laws folder", "graph", "bench/graph.py", graph),
-    ("routing, labelled maritime questions (rules tuned on them)", "routing", "bench/routing.py", routing),
-    ("routing, whole laws folder, BM25 only", "routing-laws",
-     "bench/routing.py --index laws --config bench/no-dense.yml", routing),
-    ("learned synonyms, STARD 5-fold", "feedback", "bench/feedback.py", feedback),
+    ("routing, laws folder, frozen TEST half, before tuning", "routing-baseline", "bench/routing.py",
+     routing_half("test")),
+    ("routing, laws folder, frozen TEST half, new classifier (strategies not yet rerun)", "routing", "bench/routing.py", routing_half("test")),
+    ("routing, laws folder, DEV half (tuned on), new classifier (strategies not yet rerun)", "routing", "bench/routing.py", routing_half("dev")),
+    ("learned retrieval, STARD 5-fold CV", "feedback", "bench/feedback.py", feedback),
     ("Milvus (milvus-lite) vs local, STARD", "milvus", "bench/milvus.py", milvus),
     ("`lambdarag ask` on the built demo index, fresh process", "cli", "bench/cli.py", cli),
 ]
 
 
 def measured(r: dict) -> str:
-    m = r.get("machine")
+    m = r.get("machine") or (r.get("stard") or {}).get("machine_after")
     if not isinstance(m, dict):
         return "no machine facts: rerun"
-    return f"{m['date'][:10]}, {m['cores']} cores, load {m['loadavg'][0]}"
+    return f"{m['date'][:10]}, {m['cores']} cores, load {(m.get('loadavg') or m.get('load_average'))[0]}"
 
 
 def table() -> str:
@@ -124,7 +134,7 @@ def stale() -> list[str]:
     out = []
     for _, name, script, fmt in ROWS:
         r = load(name)
-        if r is None or not isinstance(r.get("machine"), dict) or "not timed yet" in _safe(fmt, r):
+        if r is None or measured(r).startswith("no machine") or "not timed yet" in _safe(fmt, r):
             out.append(f"{name}.json ({script})")
     return sorted(set(out))
 
