@@ -58,7 +58,7 @@ def test_quick_start_ask_runs():
     out = subprocess.run([sys.executable, "-m", "orchestration.cli", "ask", question], cwd=ROOT,
                          capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, out.stderr[-3000:]
-    assert out.stdout.startswith("[compare] strategy: graph_retrieval+fusion_search")
+    assert out.stdout.startswith("[compare] strategy: compare_search")
     assert "[来源: " in out.stdout and "Building prefix dict" not in out.stderr
 
 
