@@ -222,7 +222,7 @@ def test_a_correction_becomes_an_exemplar_of_the_learned_classifier(tmp_path):
     from orchestration.config import FeedbackConfig
 
     loop = FeedbackLoop(FeedbackConfig(), tmp_path)
-    loop.correct("琼州海峡定线制", "temporal", pattern="定线制")
+    loop.rules.correct("琼州海峡定线制", "temporal", pattern="定线制")
     assert loop.rules.exemplars() == [{"query": "琼州海峡定线制", "type": "temporal"}]
 
 

@@ -14,7 +14,7 @@ from skills.store.corpus import read_corpus
 from skills.store.local import LocalBackend
 from skills.store.tokenize import Tokenizer
 from skills.store.vectors import default_embedder, read_vectors_dir
-from tests.conftest import STARD
+from tests.conftest import FULL_STARD as STARD
 
 LAWS = {"最高人民法院关于审理民间借贷案件适用法律若干问题的规定", "商业银行法"}
 LOANS = range(660, 701)          # 民法典 articles on loan contracts
@@ -25,7 +25,7 @@ OTHER = ("借款人不按照约定的借款用途使用借款，贷款人可以�
 PLAN = RetrievalPlan(bm25_top_k=50, dense_top_k=50, fused_top_k=50)
 LEGAL = User(id="legal", departments=("法务部",), security_level=1)
 
-pytestmark = pytest.mark.skipif(not (STARD / "corpus.jsonl").is_file(), reason="needs ../shared/data/stard")
+pytestmark = pytest.mark.needs_shared   # its loan slice comes from the full STARD corpus
 
 
 def in_slice(record: dict) -> bool:

@@ -103,7 +103,7 @@ def test_bm25_search_appends_learned_synonyms_to_the_query(tmp_path):
 
 
 def test_stored_dictionary_tokenizes_like_the_loaded_one(tmp_path, monkeypatch):
-    from skills import tokenize
+    from skills.store import tokenize
 
     monkeypatch.setattr(tokenize, "_CACHE_DIR", tmp_path)
     text = read_corpus(MARITIME / "行政法").chunks[5].text
