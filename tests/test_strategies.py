@@ -17,6 +17,8 @@ from skills.sentences import split_sentences
 from skills.statutes import StatuteNames
 from tests.conftest import LAWS
 
+pytestmark = pytest.mark.needs_shared   # its slice spans statutes beyond the shipped fixture
+
 SLICE = ["行政法/海上交通安全法(2021-04-29).md", "行政法/水污染防治法(2017-06-27).md", "行政法/海关法(2021-04-29).md",
          "经济法/审计法(2021-10-23).md", "经济法/森林法(2019-12-28).md", "经济法/草原法(2021-04-29).md",
          "行政法/土地管理法(2019-08-26).md", "经济法/矿产资源法(2009-08-27).md", "经济法/矿产资源法(2024-11-08).md"]
