@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Se
 
 from .errors import CompositionError, TermError
 from .state import INITIAL_FIELDS, State
+from .runtime import apply_writes, concurrently, execute
 from .term import Path, Term, merged_reads, prefixed, show_path
 
 if TYPE_CHECKING:
@@ -138,8 +139,6 @@ class Compose(Term):
         return sum(t._cost(model) for t in self.terms)
 
     def _eval(self, state: State, ctx: "Context", path: Path) -> State:
-        from .runtime import execute
-
         for i, t in enumerate(self.terms):
             state = execute(t, state, ctx, (*path, f"Compose[{i}]"))
         return state
@@ -283,8 +282,6 @@ class Par(Term):
         return sum(b._cost(model) for b in self.branches)
 
     def _eval(self, state: State, ctx: "Context", path: Path) -> State:
-        from .runtime import apply_writes, concurrently
-
         results = concurrently(
             [(b, state, (*path, f"Par[{i}]")) for i, b in enumerate(self.branches)], ctx, owner=self.lambda_form()
         )
@@ -350,8 +347,6 @@ class If(Term):
         return self.cond._cost(model) + max(self.then_._cost(model), self.else_._cost(model))
 
     def _eval(self, state: State, ctx: "Context", path: Path) -> State:
-        from .runtime import execute
-
         state = execute(self.cond, state, ctx, (*path, "If.cond"))
         taken = bool(getattr(state, self.field))
         ctx.trace.note(path, branch="then" if taken else "else")
@@ -448,8 +443,6 @@ class Route(Term):
         )
 
     def _eval(self, state: State, ctx: "Context", path: Path) -> State:
-        from .runtime import execute
-
         state = execute(self.classifier, state, ctx, (*path, "Route.classifier"))
         name, term = self.choose(getattr(state, self.label))
         ctx.trace.note(path, route=name, expression=term.expanded_form())
@@ -470,6 +463,9 @@ def _verdict_passed(state: State) -> bool:
 class Guard(Term):
     """Returns a term that runs ``generate >> check`` until the check passes, at most ``retry + 1`` times.
 
+    A retry runs `generate` on the state the failed check returned, so it can
+    repair what the verdict names; a Guard that retries must therefore have a
+    generator that sees (reads or optionally reads) what the check writes.
     The final verdict (``passed`` or ``exhausted``) and the number of attempts
     are recorded in the trace. By default the check must write ``verdict``.
     """
@@ -496,6 +492,12 @@ class Guard(Term):
         self.retry = retry
         self.accept = accept
         self.name = "guard"
+        if retry and not check.writes() & generate.sees():
+            shown = "'verdict'" if accept is _verdict_passed else " or ".join(map(repr, sorted(check.writes())))
+            raise CompositionError(
+                f"{self.lambda_form()}: generate {generate.lambda_form()!r} cannot see the check's {shown}, so a "
+                f"retry would repeat the answer the check rejected; add {shown} to its optional= reads "
+                f"(or use retry=0)")
 
     def children(self) -> tuple[Term, ...]:
         return (self.generate, self.check)
@@ -523,8 +525,6 @@ class Guard(Term):
         return (self.retry + 1) * (self.generate._cost(model) + self.check._cost(model))
 
     def _eval(self, state: State, ctx: "Context", path: Path) -> State:
-        from .runtime import execute
-
         for attempt in range(1, self.retry + 2):
             out = execute(self.generate, state, ctx, (*path, f"Guard.generate#{attempt}"))
             out = execute(self.check, out, ctx, (*path, f"Guard.check#{attempt}"))
@@ -610,8 +610,6 @@ class Map(Term):
         return self.limit * self.term._cost(model)
 
     def _eval(self, state: State, ctx: "Context", path: Path) -> State:
-        from .runtime import apply_writes, concurrently
-
         items = tuple(getattr(state, self.over) or ())
         if len(items) > self.limit:
             cut = f"{len(items)} elements, ran the first {self.limit}"
@@ -672,8 +670,6 @@ class Named(Term):
         return self.body._cost(model)
 
     def _eval(self, state: State, ctx: "Context", path: Path) -> State:
-        from .runtime import execute
-
         return execute(self.body, state, ctx, path)
 
     def _key(self) -> tuple[Any, ...]:

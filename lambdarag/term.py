@@ -50,7 +50,7 @@ def show_path(path: Path) -> str:
 class Term:
     """Base of every term; subclasses are small immutable values (see module docstring)."""
 
-    __slots__ = ()
+    __slots__ = ("_closed_over",)
     name: str
 
     # -- dataflow -------------------------------------------------------
@@ -70,9 +70,15 @@ class Term:
         """Returns the direct sub-terms."""
         return ()
 
+    def sees(self) -> frozenset[str]:
+        """Returns every field some atom inside may read at run time (declared or ``optional=``)."""
+        return frozenset().union(*(c.sees() for c in self.children()))
+
     def close(self, available: Iterable[str] = INITIAL_FIELDS) -> "Term":
         """Returns self after checking that every free read is in `available` and no branch needs a sibling's write."""
         have = frozenset(available)
+        if getattr(self, "_closed_over", None) == have:  # terms are immutable: a run re-closes over the same fields
+            return self
         self.check_branches(have)
         for field, path in self.free_reads().items():
             if field not in have:
@@ -81,6 +87,7 @@ class Term:
                     f"(path: {show_path(path)}); available at the start: {', '.join(sorted(have))}. "
                     f"Put a term that writes {field!r} before it, or pass it in the initial state."
                 )
+        self._closed_over = have
         return self
 
     def check_branches(self, available: frozenset[str]) -> None:

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional
 
 from .errors import CompositionError, ProviderError
 from .state import ReadView, State
+from .runtime import apply_writes, execute
 from .term import EFFECTS, Path, Term
 
 if TYPE_CHECKING:
@@ -64,8 +65,6 @@ class Atom(Term):
 
     def _degrade(self, state: State, ctx: "Context", path: Path, reason: str) -> State:
         """Returns the state the fallback computes, recording why it ran."""
-        from .runtime import apply_writes, execute
-
         ctx.trace.mark_fallback(path, reason)
         ctx.trace.note(path, path_taken="fallback")
         out = execute(self.fallback, state, ctx, path)
@@ -73,6 +72,9 @@ class Atom(Term):
 
     def writes(self) -> frozenset[str]:
         return self._writes
+
+    def sees(self) -> frozenset[str]:
+        return self._visible | (self.fallback.sees() if self.fallback is not None else frozenset())
 
     def free_reads(self) -> dict[str, Path]:
         return {field: (self.name,) for field in sorted(self._reads)}
@@ -132,8 +134,6 @@ class Tool(Atom):
         return call if self.fallback is None else ATTEMPTS * call + self.fallback._cost(model)
 
     def _eval(self, state: State, ctx: "Context", path: Path) -> State:
-        from .runtime import apply_writes
-
         failures = []
         view = ReadView(state, self._visible, self.name)
         for attempt in range(1, (ATTEMPTS if self.fallback is not None else 1) + 1):

@@ -13,8 +13,9 @@ from skills import build as build_skill
 
 from .config import QUERY_TYPES, AgentConfig
 
-# Types whose answers the seed reviews with citation_check (compare and synthesis span several documents).
-REVIEWED = frozenset({"compare", "synthesis"})
+# Types whose answers the seed reviews with citation_check: compare and synthesis span several documents, and a
+# fact answer is cheap to check (one offline overlap pass) while a wrong number in it is the costliest mistake.
+REVIEWED = frozenset({"compare", "synthesis", "fact"})
 
 
 def settings_of(config: AgentConfig) -> dict[str, Any]:
@@ -31,7 +32,7 @@ def cost_model(config: AgentConfig) -> CostModel:
 
 
 def answer_stage(config: AgentConfig, query_type: str) -> Term:
-    """Returns answer generation, reviewed by citation_check for multi-document types."""
+    """Returns answer generation, reviewed by citation_check (a retry repairs what it rejects) for `REVIEWED` types."""
     answer = build_skill("answer_generate", {})
     if query_type in REVIEWED:
         return review(answer, build_skill("citation_check", {}), retry=1)

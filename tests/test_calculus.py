@@ -175,15 +175,15 @@ def test_state_is_never_mutated():
 
 # -- the seed's five routes: lambda forms and effect signatures ----------------
 
-def atom(name, reads, writes, effect):
-    return Tool(name, lambda s: {}, reads=reads, writes=writes, effect=effect)
+def atom(name, reads, writes, effect, optional=()):
+    return Tool(name, lambda s: {}, reads=reads, writes=writes, effect=effect, optional=optional)
 
 
 entity_extract = atom("entity_extract", ["query"], ["entities"], "llm")
 graph_walk = atom("graph_walk", ["entities"], ["relations"], "io")
 graph_expand = atom("graph_expand", ["query", "relations"], ["variants"], "pure")
 fusion = atom("fusion_search", ["variants"], ["hits"], "io")
-gen = atom("answer_generate", ["original_query", "hits"], ["answer"], "llm")
+gen = atom("answer_generate", ["original_query", "hits"], ["answer"], "llm", optional=["verdict"])
 check = atom("citation_check", ["answer", "hits"], ["verdict"], "llm")
 wiki = atom("wiki_page_read", ["query"], ["wiki_pages"], "io")
 lookup = atom("relation_lookup", ["entities"], ["relations"], "io")
@@ -255,7 +255,8 @@ def test_if_takes_the_branch_its_condition_wrote():
 
 def test_guard_retries_until_the_check_passes_and_records_the_verdict():
     calls = []
-    gen_ = Tool("gen", lambda s: (calls.append(1), {"answer": f"v{len(calls)}"})[1], writes=["answer"], effect="llm")
+    gen_ = Tool("gen", lambda s: (calls.append(1), {"answer": f"v{len(calls)}"})[1], writes=["answer"],
+                optional=["verdict"], effect="llm")
     chk = Tool("check", lambda s: {"verdict": Verdict(passed=s.answer == "v3")}, reads=["answer"], writes=["verdict"])
     ctx = Context()
     out = Guard(gen_, chk, retry=5).run("q", ctx)
@@ -265,7 +266,7 @@ def test_guard_retries_until_the_check_passes_and_records_the_verdict():
 
 
 def test_guard_is_bounded_and_reports_exhaustion():
-    gen_ = Tool("gen", lambda s: {"answer": "bad"}, writes=["answer"])
+    gen_ = Tool("gen", lambda s: {"answer": "bad"}, writes=["answer"], optional=["verdict"])
     chk = Tool("check", lambda s: {"verdict": Verdict(passed=False)}, reads=["answer"], writes=["verdict"])
     ctx = Context()
     out = Guard(gen_, chk, retry=1).run("q", ctx)
@@ -317,7 +318,7 @@ def test_deadline_stops_a_slow_parallel_branch():
 
 def test_cost_bound_is_static_and_counts_retries_and_fanout():
     model = CostModel(per_effect={"pure": 0, "io": 0.001, "llm": 0.01})
-    gen_ = Tool("gen", lambda s: {"answer": ""}, writes=["answer"], effect="llm")
+    gen_ = Tool("gen", lambda s: {"answer": ""}, writes=["answer"], optional=["verdict"], effect="llm")
     chk = Tool("check", lambda s: {"verdict": Verdict(passed=True)}, writes=["verdict"], effect="llm")
     search = Tool("search", lambda s: {"candidates": ()}, reads=["query"], writes=["candidates"], effect="io")
     pipeline = Map(search, over="variants", limit=4) >> Guard(gen_, chk, retry=2)
@@ -410,3 +411,22 @@ def test_guard_retry_must_be_a_count_not_a_flag():
     chk = Tool("check", lambda s: {"verdict": Verdict(passed=True)}, writes=["verdict"])
     with pytest.raises(CompositionError, match="retry must be an integer in 0..10, got True"):
         Guard(append_tool("a"), chk, retry=True)
+
+
+def test_a_guard_whose_generator_cannot_see_the_verdict_is_refused():
+    blind = Tool("gen", lambda s: {"answer": "same"}, reads=["query"], writes=["answer"])
+    chk = Tool("check", lambda s: {"verdict": Verdict(passed=False)}, reads=["answer"], writes=["verdict"])
+    with pytest.raises(CompositionError, match=r"Guard\(gen, check, retry=1\): generate 'gen' cannot see the "
+                                               r"check's 'verdict'"):
+        Guard(blind, chk, retry=1)
+    Guard(blind, chk, retry=0)  # no retry, nothing to repair
+
+
+def test_a_guard_retry_sees_the_failed_verdict_and_can_change_its_answer():
+    def gen_(s):
+        return {"answer": "fixed" if s.verdict is not None and "too short" in s.verdict.details else "x"}
+
+    chk = Tool("check", lambda s: {"verdict": Verdict(passed=len(s.answer) > 1, details=("too short",))},
+               reads=["answer"], writes=["verdict"])
+    out = Guard(Tool("gen", gen_, reads=["query"], optional=["verdict"], writes=["answer"]), chk, retry=1).run("q")
+    assert out.answer == "fixed" and out.verdict.passed
