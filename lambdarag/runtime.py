@@ -7,7 +7,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Any, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Mapping, Optional, Sequence, TypeVar, Union
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -18,7 +18,7 @@ from .state import INITIAL_FIELDS, State
 from .term import Path, Term, show_path
 from .trace import Trace
 
-KINDS = {"Tool": "tool", "Lam": "lam"}
+T = TypeVar("T")
 RESERVE_SHARE = 0.25
 """The share of a deadline no provider call may use: what the fallbacks and the rest of the pipeline need."""
 
@@ -74,6 +74,22 @@ class Context:
             raise ProviderTimeout(f"{provider} skipped: {left:.1f}s left, {self.reserve:.1f}s kept for fallbacks")
         return wait
 
+    def call_provider(self, provider: str, client: Any, call: Callable[[Optional[float]], T]) -> T:
+        """Returns ``call(timeout)``: an HTTP `client` (one with a ``timeout``) gets `call_timeout`, an in-process one None.
+
+        A timeout marks `provider` down for the rest of the run, so later calls
+        skip it and their terms take their fallbacks at once.
+        """
+        configured = getattr(client, "timeout", None)
+        if configured is None:
+            return call(None)
+        wait = self.call_timeout(provider, configured)
+        try:
+            return call(wait)
+        except ProviderTimeout as e:
+            self.down.setdefault(provider, f"it timed out: {e}")
+            raise
+
     def resource(self, name: str) -> Any:
         """Returns the named resource, or fails naming the ones that exist."""
         try:
@@ -91,7 +107,7 @@ def _adapter(field_name: str) -> Optional[TypeAdapter]:
 
 def apply_writes(term: Term, state: State, updates: Mapping[str, Any], path: Path) -> State:
     """Returns the next state from a term's writes, rejecting undeclared or ill-typed fields."""
-    if not isinstance(updates, Mapping):
+    if type(updates) is not dict and not isinstance(updates, Mapping):  # the common case skips the ABC check
         raise TermError(
             f"term {term.name!r} returned {type(updates).__name__}; it must return a mapping of the fields it "
             f"writes ({', '.join(sorted(term.writes()))})", term=term.name, path=show_path(path))
@@ -113,6 +129,12 @@ def apply_writes(term: Term, state: State, updates: Mapping[str, Any], path: Pat
     return state.model_copy(update=clean)
 
 
+@lru_cache(maxsize=None)
+def _kind(cls: type) -> str:
+    """Returns the span kind of a term class: ``tool``, ``lam``, ``compose``, ``par``, …"""
+    return cls.__name__.lower()
+
+
 def execute(term: Term, state: State, ctx: Context, path: Path = ()) -> State:
     """Returns the state after one term, recording its span; every execution goes through here.
 
@@ -124,8 +146,8 @@ def execute(term: Term, state: State, ctx: Context, path: Path = ()) -> State:
     if ctx.deadline is not None and time.monotonic() > ctx.deadline:
         raise DeadlineExceeded(f"deadline passed before term {term.name!r} (path: {show_path(path)})",
                                term=term.name, path=show_path(path))
-    span, token = ctx.trace.open(name=term.name, kind=KINDS.get(type(term).__name__, type(term).__name__.lower()),
-                                 effect=term.effect_signature(), path=show_path(path))
+    span, token = ctx.trace.open(name=term.name, kind=_kind(type(term)), effect=term.effect_signature(),
+                                 path=show_path(path))
     try:
         return term._eval(state, ctx, path)
     except LambdaRAGError as e:

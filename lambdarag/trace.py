@@ -19,7 +19,7 @@ CURRENT_SPAN: ContextVar[Optional[tuple["Trace", int]]] = ContextVar("lambdarag_
 """The trace and id of the span being run in this thread or task."""
 
 
-@dataclass
+@dataclass(slots=True)
 class Span:
     """One term execution: what ran, where in the pipeline, how long, what it cost, what went wrong."""
 

@@ -52,7 +52,8 @@ def learned_boost(config: Mapping[str, Any]) -> Term:
 
     Without a learned index, or when the query's nearest past question is below
     the fitted gate, the hits pass through unchanged — the same ranking as
-    without learning. Keeps `plan.fused_top_k` hits; config `filters` as in
+    without learning; so they do, visibly in the trace, when the embedding
+    endpoint fails (fallback `hits_unboosted`). Keeps `plan.fused_top_k` hits; config `filters` as in
     `bm25_search`.
     """
     filters = dict(config.get("filters") or {})
@@ -78,4 +79,6 @@ def learned_boost(config: Mapping[str, Any]) -> Term:
             out.append(hit.model_copy(update={"score": score, "scores": {**hit.scores, **learned_scores}}))
         return {"hits": tuple(out)}
 
-    return Tool("learned_boost", run, reads=["query", "user", "plan", "hits"], writes=["hits"], effect="io")
+    unboosted = Tool("hits_unboosted", lambda s: {"hits": s.hits}, reads=["hits"], writes=["hits"])
+    return Tool("learned_boost", run, reads=["query", "user", "plan", "hits"], writes=["hits"], effect="io",
+                fallback=unboosted)
