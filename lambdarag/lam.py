@@ -67,6 +67,7 @@ class Lam(Atom):
     """
 
     __slots__ = ("name", "prompt", "output", "parse", "system", "max_tokens")
+    effect = "llm"
 
     def __init__(
         self,

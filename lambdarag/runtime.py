@@ -126,7 +126,7 @@ def apply_writes(term: Term, state: State, updates: Mapping[str, Any], path: Pat
             raise TermError(
                 f"term {term.name!r} wrote an invalid value to field {key!r}: {first['msg']} "
                 f"at {'.'.join(map(str, first['loc'])) or key}", term=term.name, path=show_path(path)) from None
-    return state.model_copy(update=clean)
+    return state.updated(clean)
 
 
 @lru_cache(maxsize=None)

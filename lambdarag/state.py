@@ -9,7 +9,7 @@ patterns can carry their own data.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Literal, Optional
+from typing import Any, Literal, Mapping, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -199,6 +199,27 @@ class State(BaseModel):
     def of(cls, query: str, **fields: Any) -> "State":
         """Returns a fresh state for `query`, with `original_query` set to it."""
         return cls(query=query, original_query=fields.pop("original_query", query), **fields)
+
+    def updated(self, values: Mapping[str, Any]) -> "State":
+        """Returns a copy with `values` (already validated) set: `model_copy(update=...)` without its generic copying.
+
+        The runner builds every next state here, so it is kept lean; the extra
+        fields' dict is shared, which is safe because states are frozen.
+        """
+        cls = type(self)
+        new = cls.__new__(cls)
+        fields = cls.__pydantic_fields__  # `model_fields` is a computed property, slow on this path
+        extra = self.__pydantic_extra__
+        keys = values.keys()
+        if not keys <= fields.keys():
+            extra = {**(extra or {}), **{k: v for k, v in values.items() if k not in fields}}
+            values = {k: v for k, v in values.items() if k in fields}
+        setattr_ = object.__setattr__
+        setattr_(new, "__dict__", {**self.__dict__, **values})
+        setattr_(new, "__pydantic_extra__", extra)
+        setattr_(new, "__pydantic_fields_set__", self.__pydantic_fields_set__ | keys)
+        setattr_(new, "__pydantic_private__", self.__pydantic_private__)
+        return new
 
     def given(self) -> frozenset[str]:
         """Returns the fields this state was given explicitly (the run's available fields)."""

@@ -38,6 +38,12 @@ if TYPE_CHECKING:
     from .runtime import Context
 
 EFFECTS = ("pure", "io", "llm")
+"""The atom effects, weakest first: an LLM call is I/O, I/O is more than pure computation."""
+
+
+def strongest(effects: Iterable[str]) -> str:
+    """Returns the join of `effects` in the order of `EFFECTS` (``pure`` for none)."""
+    return max(effects, key=EFFECTS.index, default="pure")
 
 Path = tuple[str, ...]
 
@@ -69,6 +75,10 @@ class Term:
     def children(self) -> tuple["Term", ...]:
         """Returns the direct sub-terms."""
         return ()
+
+    def effects(self) -> frozenset[str]:
+        """Returns every atom effect one run may have, fallbacks included."""
+        return frozenset().union(*(c.effects() for c in self.children()))
 
     def sees(self) -> frozenset[str]:
         """Returns every field some atom inside may read at run time (declared or ``optional=``)."""

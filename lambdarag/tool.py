@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional
 from .errors import CompositionError, ProviderError
 from .state import ReadView, State
 from .runtime import apply_writes, execute
-from .term import EFFECTS, Path, Term
+from .term import EFFECTS, Path, Term, strongest
 
 if TYPE_CHECKING:
     from .cost import CostModel
@@ -73,6 +73,9 @@ class Atom(Term):
     def writes(self) -> frozenset[str]:
         return self._writes
 
+    def effects(self) -> frozenset[str]:
+        return frozenset({self.effect}) | (self.fallback.effects() if self.fallback is not None else frozenset())
+
     def sees(self) -> frozenset[str]:
         return self._visible | (self.fallback.sees() if self.fallback is not None else frozenset())
 
@@ -96,7 +99,7 @@ class Tool(Atom):
         upper = Tool("upper", lambda s: {"query": s.query.upper()}, reads=["query"], writes=["query"])
     """
 
-    __slots__ = ("name", "fn", "effect", "cost", "_with_ctx")
+    __slots__ = ("name", "fn", "effect", "cost", "_with_ctx", "_signature")
 
     def __init__(
         self,
@@ -122,9 +125,11 @@ class Tool(Atom):
         self.effect = effect
         self.cost = cost
         self._with_ctx = wants_context(fn)
+        self._signature = strongest(self.effects())
 
     def effect_signature(self) -> str:
-        return self.effect
+        """Returns the stronger of its own and its fallback's effects: a cheap effect never hides a costly fallback."""
+        return self._signature
 
     def _call_cost(self, model: "CostModel") -> float:
         return self.cost if self.cost is not None else model.call_cost(self.name, self.effect)
@@ -136,8 +141,10 @@ class Tool(Atom):
     def _eval(self, state: State, ctx: "Context", path: Path) -> State:
         failures = []
         view = ReadView(state, self._visible, self.name)
+        cost = self._call_cost(ctx.cost_model)
         for attempt in range(1, (ATTEMPTS if self.fallback is not None else 1) + 1):
-            ctx.trace.add_cost(path, self._call_cost(ctx.cost_model))  # charged per attempt that ran
+            if cost:
+                ctx.trace.add_cost(path, cost)  # charged per attempt that ran
             try:
                 out = self.fn(view, ctx) if self._with_ctx else self.fn(view)
             except ProviderError as e:

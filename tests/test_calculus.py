@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lambdarag import (Compose, Context, CostModel, Guard, Identity, If, Map, Named, Par, RankedList, Route,
+from lambdarag import (Compose, Context, CostModel, Guard, Identity, If, Lam, Map, Named, Par, RankedList, Route,
                        State, Tool, Variant, Verdict, appended)
 from lambdarag.errors import BranchError, BudgetExceeded, CompositionError, DeadlineExceeded, TermError
 
@@ -430,3 +430,12 @@ def test_a_guard_retry_sees_the_failed_verdict_and_can_change_its_answer():
                reads=["answer"], writes=["verdict"])
     out = Guard(Tool("gen", gen_, reads=["query"], optional=["verdict"], writes=["answer"]), chk, retry=1).run("q")
     assert out.answer == "fixed" and out.verdict.passed
+
+
+def test_a_tool_prints_the_stronger_of_its_own_and_its_fallbacks_effect():
+    asks = Lam("ask", "{query}", reads=["query"], writes=["answer"],
+               fallback=Tool("quote", lambda s: {"answer": s.query}, reads=["query"], writes=["answer"]))
+    cheap = Tool("cheap", lambda s: {"answer": ""}, reads=["query"], writes=["answer"], fallback=asks)
+    assert cheap.effect_signature() == "llm" and cheap.effects() == {"pure", "llm"}
+    assert (cheap >> Tool("t", lambda s: {}, effect="io")).effect_signature() == "llm · io"
+    assert Tool("plain", lambda s: {}, effect="io").effect_signature() == "io"
