@@ -53,7 +53,7 @@ class IdentityTerm(Term):
     def free_reads(self) -> dict[str, Path]:
         return {}
 
-    def lambda_form(self) -> str:
+    def form(self, expand: bool = False) -> str:
         return "identity"
 
     def effect_signature(self) -> str:
@@ -126,11 +126,8 @@ class Compose(Term):
             t.check_branches(available)
             available = available | t.writes()
 
-    def lambda_form(self) -> str:
-        return " >> ".join(t.lambda_form() for t in self.terms)
-
-    def expanded_form(self) -> str:
-        return " >> ".join(t.expanded_form() for t in self.terms)
+    def form(self, expand: bool = False) -> str:
+        return " >> ".join(t.form(expand) for t in self.terms)
 
     def effect_signature(self) -> str:
         return " · ".join(t.effect_signature() for t in self.terms)
@@ -269,11 +266,8 @@ class Par(Term):
     def check_branches(self, available: frozenset[str]) -> None:
         _check_siblings("Par", self.branches, available)
 
-    def lambda_form(self) -> str:
-        return f"Par({', '.join(b.lambda_form() for b in self.branches)})"
-
-    def expanded_form(self) -> str:
-        return f"Par({', '.join(b.expanded_form() for b in self.branches)})"
+    def form(self, expand: bool = False) -> str:
+        return f"Par({', '.join(b.form(expand) for b in self.branches)})"
 
     def effect_signature(self) -> str:
         return f"({' ∥ '.join(_wrap(b.effect_signature()) for b in self.branches)})"
@@ -334,11 +328,8 @@ class If(Term):
         self.cond.check_branches(available)
         _check_siblings("If", (self.then_, self.else_), available | self.cond.writes())
 
-    def lambda_form(self) -> str:
-        return f"If({self.cond.lambda_form()}, {self.then_.lambda_form()}, {self.else_.lambda_form()})"
-
-    def expanded_form(self) -> str:
-        return f"If({self.cond.expanded_form()}, {self.then_.expanded_form()}, {self.else_.expanded_form()})"
+    def form(self, expand: bool = False) -> str:
+        return f"If({self.cond.form(expand)}, {self.then_.form(expand)}, {self.else_.form(expand)})"
 
     def effect_signature(self) -> str:
         return f"{self.cond.effect_signature()} · ({self.then_.effect_signature()} | {self.else_.effect_signature()})"
@@ -410,16 +401,10 @@ class Route(Term):
     def _labelled(self) -> list[tuple[str, Term]]:
         return list(self.routes) + ([("default", self.default)] if self.default else [])
 
-    def lambda_form(self) -> str:
-        return self._form(lambda t: t.lambda_form())
-
-    def expanded_form(self) -> str:
-        return self._form(lambda t: t.lambda_form())
-
-    def _form(self, show: Callable[[Term], str]) -> str:
-        table = ", ".join(f"{k}: {show(t)}" for k, t in self.routes)
-        default = f", default={show(self.default)}" if self.default else ""
-        return f"Route({show(self.classifier)}, {{{table}}}{default})"
+    def form(self, expand: bool = False) -> str:
+        table = ", ".join(f"{k}: {t.form(expand)}" for k, t in self.routes)
+        default = f", default={self.default.form(expand)}" if self.default else ""
+        return f"Route({self.classifier.form(expand)}, {{{table}}}{default})"
 
     def effect_signature(self) -> str:
         alts = list(dict.fromkeys(t.effect_signature() for t in self._alternatives()))
@@ -445,7 +430,7 @@ class Route(Term):
     def _eval(self, state: State, ctx: "Context", path: Path) -> State:
         state = execute(self.classifier, state, ctx, (*path, "Route.classifier"))
         name, term = self.choose(getattr(state, self.label))
-        ctx.trace.note(path, route=name, expression=term.expanded_form())
+        ctx.trace.note(path, route=name, expression=term.form(expand=True))
         return execute(term, state, ctx, (*path, f"Route[{name}]"))
 
     def _key(self) -> tuple[Any, ...]:
@@ -511,11 +496,8 @@ class Guard(Term):
     def check_branches(self, available: frozenset[str]) -> None:
         Compose(self.generate, self.check).check_branches(available)
 
-    def lambda_form(self) -> str:
-        return f"Guard({self.generate.lambda_form()}, {self.check.lambda_form()}, retry={self.retry})"
-
-    def expanded_form(self) -> str:
-        return f"Guard({self.generate.expanded_form()}, {self.check.expanded_form()}, retry={self.retry})"
+    def form(self, expand: bool = False) -> str:
+        return f"Guard({self.generate.form(expand)}, {self.check.form(expand)}, retry={self.retry})"
 
     def effect_signature(self) -> str:
         body = f"{self.generate.effect_signature()} · {self.check.effect_signature()}"
@@ -597,11 +579,8 @@ class Map(Term):
     def check_branches(self, available: frozenset[str]) -> None:
         self.term.check_branches(available | {self.bind})
 
-    def lambda_form(self) -> str:
-        return f"Map({self.term.lambda_form()}, over={self.over})"
-
-    def expanded_form(self) -> str:
-        return f"Map({self.term.expanded_form()}, over={self.over})"
+    def form(self, expand: bool = False) -> str:
+        return f"Map({self.term.form(expand)}, over={self.over})"
 
     def effect_signature(self) -> str:
         return f"({_wrap(self.term.effect_signature())} ∥ …)"
@@ -657,11 +636,8 @@ class Named(Term):
     def free_reads(self) -> dict[str, Path]:
         return prefixed(self.body.free_reads(), self.name)
 
-    def lambda_form(self) -> str:
-        return self.name
-
-    def expanded_form(self) -> str:
-        return self.body.expanded_form()
+    def form(self, expand: bool = False) -> str:
+        return self.body.form(expand) if expand else self.name
 
     def effect_signature(self) -> str:
         return self.body.effect_signature()

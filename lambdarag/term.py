@@ -110,13 +110,13 @@ class Term:
             child.check_branches(available)
 
     # -- printing -------------------------------------------------------
-    def lambda_form(self) -> str:
-        """Returns the body of the lambda form, without the leading ``λq.``."""
+    def form(self, expand: bool = False) -> str:
+        """Returns the body of the lambda form, without the leading ``λq.``; `expand` prints named patterns' bodies."""
         raise NotImplementedError
 
-    def expanded_form(self) -> str:
-        """Returns the lambda form with named patterns expanded (see `Named`)."""
-        return self.lambda_form()
+    def lambda_form(self) -> str:
+        """Returns the short lambda form (named patterns by name), as error messages show a term."""
+        return self.form()
 
     def effect_signature(self) -> str:
         """Returns the effect algebra of one run, e.g. ``llm · io · (io ∥ io) · llm``."""
@@ -132,7 +132,7 @@ class Term:
         raise NotImplementedError
 
     def __str__(self) -> str:
-        return f"λq. {self.expanded_form()}"
+        return f"λq. {self.form(expand=True)}"
 
     # -- running --------------------------------------------------------
     def _eval(self, state: State, ctx: "Context", path: Path) -> State:

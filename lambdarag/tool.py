@@ -82,7 +82,7 @@ class Atom(Term):
     def free_reads(self) -> dict[str, Path]:
         return {field: (self.name,) for field in sorted(self._reads)}
 
-    def lambda_form(self) -> str:
+    def form(self, expand: bool = False) -> str:
         return atom_form(self.name, self._reads)
 
 

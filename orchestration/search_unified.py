@@ -244,7 +244,7 @@ def answer(text: str, turns: tuple[Message, ...], user: Optional[User], cfg: Age
         relations=[r.model_dump() for r in out.relations],
         query_type=out.query_type or "default",
         classification=classification.model_dump() if hasattr(classification, "model_dump") else {},
-        strategy=strategy, expression=tail.expanded_form(),
+        strategy=strategy, expression=tail.form(expand=True),
         effect_signature=tail.effect_signature(), plan=out.plan.model_dump(),
         latency_ms=latency, cost=ctx.trace.total_cost(),
         fallbacks=fallbacks + ctx.trace.fallbacks(), trace=ctx.trace.to_dict(), index=kb.name,

@@ -227,7 +227,8 @@ def test_route_prints_table_and_choice_of_effects():
     classify = Tool("classify", lambda s: {"query_type": "fact"}, reads=["query"], writes=["query_type"])
     routes = {k: Named(k, v[0]) for k, v in SEED_ROUTES.items()}
     r = Route(classify, routes, default=routes["fact"])
-    assert str(r).startswith("λq. Route(classify, {fact: fact, compare: compare,")
+    assert r.lambda_form().startswith("Route(classify, {fact: fact, compare: compare,")
+    assert str(r).startswith("λq. Route(classify, {fact: bm25_search >> answer_generate(q, _), compare: ")
     assert r.effect_signature().startswith("pure · (io · llm | llm · io · pure · io")
 
 
@@ -439,3 +440,12 @@ def test_a_tool_prints_the_stronger_of_its_own_and_its_fallbacks_effect():
     assert cheap.effect_signature() == "llm" and cheap.effects() == {"pure", "llm"}
     assert (cheap >> Tool("t", lambda s: {}, effect="io")).effect_signature() == "llm · io"
     assert Tool("plain", lambda s: {}, effect="io").effect_signature() == "io"
+
+
+def test_every_combinator_prints_through_one_form_method_and_route_expands_its_routes():
+    classify = Tool("classify", lambda s: {"query_type": "a"}, reads=["query"], writes=["query_type"])
+    named = Named("pattern_a", append_tool("a") >> append_tool("b"), available={"answer"})
+    r = Route(classify, {"a": named}, default=Named("pattern_d", append_tool("d"), available={"answer"}))
+    assert r.lambda_form() == r.form() == "Route(classify, {a: pattern_a}, default=pattern_d)"
+    assert str(r) == "λq. Route(classify, {a: a >> b}, default=d)"
+    assert not any("expanded_form" in vars(cls) for cls in (Compose, Par, If, Route, Guard, Map, Named))
