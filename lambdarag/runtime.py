@@ -14,7 +14,7 @@ from pydantic import TypeAdapter, ValidationError
 from .cost import CostModel
 from .errors import (BranchError, BudgetExceeded, CompositionError, DeadlineExceeded, LambdaRAGError, ProviderTimeout,
                      TermError)
-from .state import INITIAL_FIELDS, State
+from .state import EXTRA_FIELDS, INITIAL_FIELDS, State, undeclared
 from .term import Path, Term, show_path
 from .trace import Trace
 
@@ -100,9 +100,14 @@ class Context:
 
 
 @lru_cache(maxsize=None)
-def _adapter(field_name: str) -> Optional[TypeAdapter]:
+def _builtin_adapter(field_name: str) -> Optional[TypeAdapter]:
     info = State.model_fields.get(field_name)
     return TypeAdapter(info.annotation) if info is not None else None
+
+
+def _adapter(field_name: str) -> Optional[TypeAdapter]:
+    """Returns the validator of a built-in or declared extra field, None for an undeclared one."""
+    return _builtin_adapter(field_name) or EXTRA_FIELDS.get(field_name)
 
 
 def apply_writes(term: Term, state: State, updates: Mapping[str, Any], path: Path) -> State:
@@ -119,8 +124,11 @@ def apply_writes(term: Term, state: State, updates: Mapping[str, Any], path: Pat
                 f"term {term.name!r} wrote field {key!r}, which it does not declare; declared writes: "
                 f"{', '.join(sorted(allowed)) or 'none'}", term=term.name, path=show_path(path))
         adapter = _adapter(key)
+        if adapter is None:
+            raise TermError(f"term {term.name!r} wrote field {key!r}: {undeclared(key)}", term=term.name,
+                            path=show_path(path))
         try:
-            clean[key] = adapter.validate_python(value) if adapter else value
+            clean[key] = adapter.validate_python(value)
         except ValidationError as e:
             first = e.errors()[0]
             raise TermError(

@@ -3,15 +3,16 @@
 `State` is what flows through a pipeline: every term reads some fields and
 returns new values for others; the runner builds the next `State` and never
 mutates the old one. Sequences are tuples so that nothing inside a state can
-be changed in place either. Extra, user-defined fields are allowed so that new
-patterns can carry their own data.
+be changed in place either. Extra, user-defined fields carry new patterns' own
+data; each is declared once with its type (`extra_field`), so a typo in a
+field name fails instead of passing silently.
 """
 from __future__ import annotations
 
 import datetime as dt
 from typing import Any, Literal, Mapping, Optional
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
 INITIAL_FIELDS: frozenset[str] = frozenset({"query", "original_query", "history", "user", "plan"})
 """Fields every run starts with; a closed pipeline may read only these before writing.
@@ -170,8 +171,32 @@ class RetrievalPlan(Record):
     reason: str = "default"
 
 
+EXTRA_FIELDS: dict[str, TypeAdapter] = {}
+"""User-defined State fields, declared with `extra_field`, each with the type its values are validated against."""
+
+
+def extra_field(name: str, annotation: Any) -> None:
+    """Declares a user-defined State field and its type, so terms may read and write it (call at import time).
+
+    Declaring a field twice with the same type is harmless; a built-in field or another type is an error.
+    """
+    if name in State.__pydantic_fields__:
+        raise ValueError(f"extra_field: {name!r} is a built-in State field")
+    adapter = EXTRA_FIELDS.get(name)
+    if adapter is not None and adapter.core_schema != TypeAdapter(annotation).core_schema:
+        raise ValueError(f"extra_field: {name!r} is already declared with another type")
+    EXTRA_FIELDS.setdefault(name, TypeAdapter(annotation))
+
+
+def undeclared(name: str) -> str:
+    """Returns why `name` cannot be a State field, for errors naming the term or constructor at fault."""
+    known = ", ".join(sorted(EXTRA_FIELDS)) or "none"
+    return (f"State has no field {name!r} (declared extra fields: {known}); declare it with "
+            f"lambdarag.extra_field({name!r}, <type>) in the module that writes it")
+
+
 class State(BaseModel):
-    """One query's working state; frozen, with user-defined extra fields allowed."""
+    """One query's working state; frozen, with user-defined fields declared by `extra_field`."""
 
     model_config = ConfigDict(frozen=True, extra="allow", arbitrary_types_allowed=True)
 
@@ -194,6 +219,16 @@ class State(BaseModel):
     answer: str = ""
     citations: tuple[Citation, ...] = ()
     verdict: Optional[Verdict] = None
+
+    @model_validator(mode="after")
+    def _declared_extras(self) -> "State":
+        """Rejects an undeclared extra field and validates declared ones (construction only, not the runner's path)."""
+        for name, value in (self.__pydantic_extra__ or {}).items():
+            adapter = EXTRA_FIELDS.get(name)
+            if adapter is None:
+                raise ValueError(undeclared(name))
+            self.__pydantic_extra__[name] = adapter.validate_python(value)
+        return self
 
     @classmethod
     def of(cls, query: str, **fields: Any) -> "State":

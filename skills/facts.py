@@ -12,7 +12,7 @@ from typing import Any, Mapping, Optional
 
 from pydantic import BaseModel, Field
 
-from lambdarag import Hit, Lam, Relation, State, Term, Tool
+from lambdarag import Hit, Lam, Relation, State, Term, Tool, extra_field
 from lambdarag.state import Record
 
 from .context import citable, claims, resolve
@@ -28,6 +28,9 @@ class Facts(Record):
     relations: tuple[Relation, ...] = ()
     sources: tuple[str, ...] = ()
     origin: str = "rule"
+
+
+extra_field("facts", Optional[Facts])
 
 
 def _as_document(hit: Hit, text: str) -> Document:

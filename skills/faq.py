@@ -21,7 +21,7 @@ import threading
 import unicodedata
 from typing import Any, Callable, Mapping, Sequence
 
-from lambdarag import Citation, State, Term, Tool, Verdict
+from lambdarag import Citation, State, Term, Tool, Verdict, extra_field
 from lambdarag.providers.reranker import OverlapReranker
 
 from .store.corpus import Chunk, to_hits
@@ -32,6 +32,9 @@ Scorer = Callable[[str, Sequence[str]], list[float]]
 """``score(query, documents)``: one relevance per document, higher is better."""
 
 FAQ_KIND = "faq"
+extra_field("faq_hit", bool)
+extra_field("answer_path", str)
+extra_field("answer_reason", str)
 _NOISE = re.compile(r"[\W_]+")
 _TABLES: dict[tuple[int, int], dict[str, tuple[Chunk, ...]]] = {}
 _LOCK = threading.Lock()

@@ -13,7 +13,7 @@ from typing import Any, Iterable, Literal, Mapping, Optional, Sequence
 
 from pydantic import BaseModel, Field
 
-from lambdarag import Lam, Message, State, Term, Tool, Variant
+from lambdarag import Lam, Message, State, Term, Tool, Variant, extra_field
 from lambdarag.errors import InvalidOutput
 from lambdarag.state import Record
 
@@ -63,6 +63,9 @@ class QueryPlan(Record):
     source: Literal["llm", "rules", "original"]
     fallback: bool = False
     reason: str = ""
+
+
+extra_field("query_plan", Optional[QueryPlan])
 
 
 def clean(query: str) -> str:

@@ -5,14 +5,18 @@ import json
 import random
 import threading
 import time
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lambdarag import (Compose, Context, CostModel, Guard, Identity, If, Lam, Map, Named, Par, RankedList, Route,
-                       State, Tool, Variant, Verdict, appended)
+                       State, Tool, Variant, Verdict, appended, extra_field)
 from lambdarag.errors import BranchError, BudgetExceeded, CompositionError, DeadlineExceeded, TermError
+
+for _name in ("x", "y", "z", "left", "right"):  # the fields these tests invent
+    extra_field(_name, Any)
 
 
 def append_tool(name: str, effect: str = "pure") -> Tool:
@@ -449,3 +453,19 @@ def test_every_combinator_prints_through_one_form_method_and_route_expands_its_r
     assert r.lambda_form() == r.form() == "Route(classify, {a: pattern_a}, default=pattern_d)"
     assert str(r) == "λq. Route(classify, {a: a >> b}, default=d)"
     assert not any("expanded_form" in vars(cls) for cls in (Compose, Par, If, Route, Guard, Map, Named))
+
+
+def test_extra_state_fields_must_be_declared_and_are_validated():
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="State has no field 'anwser'"):
+        State.of("q", anwser="typo")
+    typo = Tool("typo", lambda s: {"anwser": "x"}, writes=["anwser"])
+    with pytest.raises(TermError, match="term 'typo' wrote field 'anwser': State has no field 'anwser'"):
+        typo.run("q")
+    extra_field("score_note", int)
+    with pytest.raises(TermError, match="term 'bad' wrote an invalid value to field 'score_note'"):
+        Tool("bad", lambda s: {"score_note": "many"}, writes=["score_note"]).run("q")
+    assert Tool("good", lambda s: {"score_note": 3}, writes=["score_note"]).run("q").score_note == 3
+    with pytest.raises(ValueError, match="'score_note' is already declared with another type"):
+        extra_field("score_note", str)

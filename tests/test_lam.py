@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel
 
-from lambdarag import Context, Lam, State, Tool
+from lambdarag import Context, Lam, State, Tool, extra_field
 from lambdarag.errors import CompositionError
 from lambdarag.providers.llm import OpenAIChat
 from tests.scripted_server import Reply
@@ -13,6 +13,10 @@ from tests.scripted_server import Reply
 class Kind(BaseModel):
     type: str
     confidence: float
+
+
+extra_field("type", str)
+extra_field("confidence", float)
 
 
 fallback = Tool("rules", lambda s: {"type": "fact", "confidence": 0.5}, reads=["query"], writes=["type", "confidence"])
