@@ -46,6 +46,8 @@ class Trace:
         self._by_path: dict[str, Span] = {}
         self._ids = itertools.count()  # next() and list.append are atomic: concurrent branches need no lock
         self._t0 = time.perf_counter()
+        self.started_ns = time.time_ns()
+        """Wall-clock time of `start_ms` 0, for exporters that need absolute timestamps."""
         self._running: set[int] = set()
 
     @property
