@@ -110,7 +110,8 @@ def stard(limit: int = 0) -> dict:
     import numpy as np
     from ranx import Qrels, Run, evaluate
 
-    from lambdarag import Context, RetrievalPlan, State
+    from lambdarag import Context, State
+    from skills.store.records import RetrievalPlan
     from orchestration.feedback.confirmations import embed_batches
     from orchestration.learning import (CorpusView, base_ranking, build_learned, choose, fit_rows,
                                         retrieval_term)

@@ -32,7 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from machine import facts as machine  # noqa: E402
 from routing_data import TYPES, load  # noqa: E402
 
-from lambdarag import Context, RetrievalPlan, State  # noqa: E402
+from lambdarag import Context, State  # noqa: E402
+from skills.store.records import RetrievalPlan
 from orchestration.cli import retriever_term  # noqa: E402
 from orchestration.config import load_config  # noqa: E402
 from orchestration.knowledge import open_knowledge  # noqa: E402

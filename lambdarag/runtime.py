@@ -74,18 +74,20 @@ class Context:
             raise ProviderTimeout(f"{provider} skipped: {left:.1f}s left, {self.reserve:.1f}s kept for fallbacks")
         return wait
 
-    def call_provider(self, provider: str, client: Any, call: Callable[[Optional[float]], T]) -> T:
-        """Returns ``call(timeout)``: an HTTP `client` (one with a ``timeout``) gets `call_timeout`, an in-process one None.
+    def call_provider(self, provider: str, method: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Returns ``method(*args, **kwargs)`` of a provider client, capped by the deadline when it is an HTTP one.
 
-        A timeout marks `provider` down for the rest of the run, so later calls
-        skip it and their terms take their fallbacks at once.
+        A client with a ``timeout`` attribute (an HTTP endpoint) is also passed
+        ``timeout=`` `call_timeout`, and a timeout marks `provider` down for the
+        rest of the run, so later calls skip it and their terms take their
+        fallbacks at once; an in-process client is called as it is.
         """
-        configured = getattr(client, "timeout", None)
+        configured = getattr(getattr(method, "__self__", None), "timeout", None)
         if configured is None:
-            return call(None)
+            return method(*args, **kwargs)
         wait = self.call_timeout(provider, configured)
         try:
-            return call(wait)
+            return method(*args, timeout=wait, **kwargs)
         except ProviderTimeout as e:
             self.down.setdefault(provider, f"it timed out: {e}")
             raise
@@ -106,8 +108,8 @@ def _builtin_adapter(field_name: str) -> Optional[TypeAdapter]:
 
 
 def _adapter(field_name: str) -> Optional[TypeAdapter]:
-    """Returns the validator of a built-in or declared extra field, None for an undeclared one."""
-    return _builtin_adapter(field_name) or EXTRA_FIELDS.get(field_name)
+    """Returns the validator of a declared (extra or domain) or built-in field, None for an undeclared one."""
+    return EXTRA_FIELDS.get(field_name) or _builtin_adapter(field_name)
 
 
 def apply_writes(term: Term, state: State, updates: Mapping[str, Any], path: Path) -> State:

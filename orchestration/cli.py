@@ -74,7 +74,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     """
     import numpy as np
 
-    from lambdarag import Context, RetrievalPlan, State
+    from lambdarag import Context, State
+    from skills.store.records import RetrievalPlan
     from orchestration.feedback import feedback_dir
     from orchestration.learning import open_learned, retrieval_term
     from orchestration.metrics import evaluate

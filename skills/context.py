@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping, Optional, Sequence
 
-from lambdarag import Citation, Hit, State, Term, Tool, WikiPage
+from lambdarag import State, Term, Tool
+from .store.records import Citation, Hit, WikiPage
 
 from .registry import skill
 from .sentences import split_sentences

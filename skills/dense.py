@@ -5,7 +5,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from lambdarag import RankedList, Term, Tool
+from lambdarag import Term, Tool
+from .store.records import RankedList
 from lambdarag.errors import ProviderError
 
 from .registry import skill
@@ -24,7 +25,7 @@ def query_vector(ctx: Any, text: str) -> np.ndarray:
     key = (id(embedder), text)
     vector = _RECENT.get(key)
     if vector is None:
-        vector = ctx.call_provider("embedding", embedder, lambda t: embedder.embed([text], kind="query", timeout=t))[0]
+        vector = ctx.call_provider("embedding", embedder.embed, [text], kind="query")[0]
         _RECENT[key] = vector
         while len(_RECENT) > RECENT_VECTORS:
             _RECENT.pop(next(iter(_RECENT)))

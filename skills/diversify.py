@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from lambdarag import Hit, Term, Tool
+from lambdarag import Term, Tool
+from .store.records import Hit
 
 from .store.corpus import to_hits
 from .registry import skill

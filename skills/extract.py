@@ -18,7 +18,7 @@ from typing import Any, Optional, Union
 
 from pydantic import BaseModel, Field
 
-from lambdarag import Relation
+from .store.records import Relation
 from lambdarag.lam import parse_reply
 
 from .store.corpus import Document

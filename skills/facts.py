@@ -12,7 +12,8 @@ from typing import Any, Mapping, Optional
 
 from pydantic import BaseModel, Field
 
-from lambdarag import Hit, Lam, Relation, State, Term, Tool, extra_field
+from lambdarag import Lam, State, Term, Tool, extra_field
+from .store.records import Hit, Relation
 from lambdarag.state import Record
 
 from .context import citable, claims, resolve

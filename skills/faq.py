@@ -21,7 +21,8 @@ import threading
 import unicodedata
 from typing import Any, Callable, Mapping, Sequence
 
-from lambdarag import Citation, State, Term, Tool, Verdict, extra_field
+from lambdarag import State, Term, Tool, Verdict, extra_field
+from .store.records import Citation
 from lambdarag.providers.reranker import OverlapReranker
 
 from .store.corpus import Chunk, to_hits

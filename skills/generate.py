@@ -14,7 +14,8 @@ from typing import Any, Mapping, Optional, Sequence
 
 from pydantic import BaseModel, Field
 
-from lambdarag import Hit, Lam, State, Term, Tool, Verdict
+from lambdarag import Lam, State, Term, Tool, Verdict
+from .store.records import Hit
 from lambdarag.errors import InvalidOutput
 
 from .classify import RULES, query_entities

@@ -5,7 +5,8 @@ from typing import Any, Mapping, Optional
 
 from pydantic import BaseModel, Field
 
-from lambdarag import Lam, Relation, Term, Tool, Variant
+from lambdarag import Lam, Term, Tool
+from .store.records import Relation, Variant
 
 from .registry import skill
 from .store.graph import EntityGraph, short_name

@@ -13,7 +13,8 @@ from typing import Any, Iterable, Literal, Mapping, Optional, Sequence
 
 from pydantic import BaseModel, Field
 
-from lambdarag import Lam, Message, State, Term, Tool, Variant, extra_field
+from lambdarag import Lam, Message, State, Term, Tool, extra_field
+from .store.records import Variant
 from lambdarag.errors import InvalidOutput
 from lambdarag.state import Record
 

@@ -45,5 +45,4 @@ def rerank(config: Mapping[str, Any]) -> Term:
 def provider_scores(ctx: Any, local: Any) -> Callable[[str, Sequence[str]], list[float]]:
     """Returns ``score(query, documents)`` by `ctx.reranker` (else `local`), each call capped by the deadline."""
     reranker = ctx.reranker or local
-    return lambda query, documents: ctx.call_provider(
-        "rerank", reranker, lambda t: reranker.scores(query, documents, timeout=t))
+    return lambda query, documents: ctx.call_provider("rerank", reranker.scores, query, documents)

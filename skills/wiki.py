@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Union
 
-from lambdarag import Term, Tool, WikiPage
+from lambdarag import Term, Tool
+from .store.records import WikiPage
 from lambdarag.errors import ProviderError, StoreCorrupt
 
 from .store.corpus import Document, read_corpus

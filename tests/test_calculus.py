@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lambdarag import (Compose, Context, CostModel, Guard, Identity, If, Lam, Map, Named, Par, RankedList, Route,
-                       State, Tool, Variant, Verdict, appended, extra_field)
+from lambdarag import Compose, Context, CostModel, Guard, Identity, If, Lam, Map, Named, Par, Route, State, Tool, Verdict, appended, extra_field
+from skills.store.records import RankedList, Variant
 from lambdarag.errors import BranchError, BudgetExceeded, CompositionError, DeadlineExceeded, TermError
 
 for _name in ("x", "y", "z", "left", "right"):  # the fields these tests invent

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from lambdarag import Hit, RetrievalPlan, State, User
+from lambdarag import State, User
+from skills.store.records import Hit, RetrievalPlan
 from lambdarag.providers.reranker import OverlapReranker
 from orchestration.config import DEFAULT_CONFIG, parse_config
 from orchestration.plan import PlanConfig, build_retrieval_plan, detect_intent

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from lambdarag import Citation, Context, State, User, Verdict
+from lambdarag import Context, State, User, Verdict
+from skills.store.records import Citation
 from lambdarag.errors import LambdaRAGError, StoreCorrupt
 from skills.classify import rule_classify
 from orchestration import knowledge
@@ -301,7 +302,8 @@ def test_show_of_an_unknown_item_names_the_known_ones(tmp_path):
 
 
 def test_an_answer_from_wiki_pages_alone_is_checked_without_crashing():
-    from lambdarag import State, WikiPage
+    from lambdarag import State
+    from skills.store.records import WikiPage
     from orchestration.feedback import verdict_of
 
     state = State.of("船员条例由哪个部门主管？", answer="国务院交通运输主管部门主管全国船员管理工作。[来源: entities/船员条例.md]",

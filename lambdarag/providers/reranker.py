@@ -11,8 +11,8 @@ class Reranker(Protocol):
 
     name: str
 
-    def scores(self, query: str, documents: Sequence[str], *, timeout: Optional[float] = None) -> list[float]:
-        """Returns the scores; an HTTP reranker waits at most `timeout` seconds."""
+    def scores(self, query: str, documents: Sequence[str]) -> list[float]:
+        """Returns the scores; an HTTP reranker has a ``timeout`` and also takes ``timeout=`` (seconds)."""
         ...
 
 
@@ -31,8 +31,8 @@ class OverlapReranker:
 
     name = "overlap"
 
-    def scores(self, query: str, documents: Sequence[str], *, timeout: Optional[float] = None) -> list[float]:
-        q = _bigrams(query)  # in-process: `timeout` does not apply
+    def scores(self, query: str, documents: Sequence[str]) -> list[float]:
+        q = _bigrams(query)
         if not q:
             return [0.0] * len(documents)
         return [len(q & _bigrams(d)) / len(q) for d in documents]

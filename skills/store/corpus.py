@@ -582,7 +582,7 @@ def read_corpus(root: Union[str, Path], *, progress: bool = False, cap: int = 80
 
 def to_hits(found: Iterable[tuple[Chunk, float]], retriever: str) -> tuple:
     """Returns `Hit`s for (chunk, score) pairs in rank order, recording the retriever's rank and score."""
-    from lambdarag import Hit
+    from .records import Hit
 
     return tuple(
         Hit(chunk_id=c.id, text=c.text, score=float(score), source=c.source, title=c.title, section=c.section,

@@ -30,7 +30,8 @@ import networkx as nx
 from filelock import FileLock
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from lambdarag import Relation, User
+from lambdarag import User
+from .records import Relation
 from lambdarag.state import Record
 from lambdarag.errors import LambdaRAGError, StoreCorrupt
 
@@ -108,7 +109,7 @@ class RelationRecord(Relation):
         return user is None or user.may_read(self.department, self.security_level)
 
     def to_relation(self) -> Relation:
-        """Returns the `lambdarag.Relation` a State carries (without storage-only fields)."""
+        """Returns the `skills.store.records.Relation` a State carries (without storage-only fields)."""
         return Relation(**self.model_dump(include=set(Relation.model_fields)))
 
 

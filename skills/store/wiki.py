@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional, Union
 
-from lambdarag import User, WikiPage
+from lambdarag import User
+from .records import WikiPage
 
 from .graph import Label, short_name
 
