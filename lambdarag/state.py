@@ -69,6 +69,8 @@ class Verdict(Record):
 
     passed: bool
     details: tuple[str, ...] = ()
+    rejected: tuple[str, ...] = ()
+    """The items the check rejected, verbatim (e.g. an answer's claims), so a retry can repair exactly those."""
 
 
 EXTRA_FIELDS: dict[str, TypeAdapter] = {}

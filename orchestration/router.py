@@ -14,7 +14,8 @@ from skills import build as build_skill
 from .config import QUERY_TYPES, AgentConfig
 
 # Types whose answers the seed reviews with citation_check: compare and synthesis span several documents, and a
-# fact answer is cheap to check (one offline overlap pass) while a wrong number in it is the costliest mistake.
+# wrong number in a fact answer is the costliest mistake (offline the check is one overlap pass; with an LLM it is
+# one more call per fact question).
 REVIEWED = frozenset({"compare", "synthesis", "fact"})
 
 

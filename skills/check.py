@@ -34,22 +34,26 @@ def check_overlap(state: State, threshold: float = SUPPORT) -> Verdict:
     if not state.answer.strip():
         return Verdict(passed=False, details=("empty: the answer is empty; there is nothing to check",))
     hits = citable(state)
-    lines = []
+    lines, rejected = [], []
     for claim, markers in claims(state.answer):
         # a 相同/不同 statement compares the cited lines above it, each checked on its own
         if REFUSAL in claim or claim.startswith(("根据现有资料：", "以下方面", "缺少", "相同：", "不同：")):
             continue
         if not markers:
             lines.append(detail("missing", "", claim))
+            rejected.append(claim)
         for m in markers:
             hit = resolve(m.group(1), m.group(2) or "", hits)
             if hit is None:
-                lines.append(detail("missing", m.group(0), claim))
+                status = "missing"
             else:
                 share = max(covered(claim, hit.text), covered(claim, hit.title + hit.text))
-                lines.append(detail("supported" if share >= threshold else "unsupported", m.group(0), claim))
+                status = "supported" if share >= threshold else "unsupported"
+            lines.append(detail(status, m.group(0), claim))
+            if status != "supported":
+                rejected.append(claim)
     passed = all(line.startswith("supported") for line in lines)
-    return Verdict(passed=passed, details=tuple(lines))
+    return Verdict(passed=passed, details=tuple(lines), rejected=tuple(dict.fromkeys(rejected)))
 
 
 class CitationJudgement(BaseModel):
@@ -71,13 +75,18 @@ def _from_llm(out: CheckOutput, state: State) -> dict[str, Any]:
     hits = citable(state)
     offline = check_overlap(state)
     lines = [line for line in offline.details if line.startswith("missing")]
+    claim_of = {m.group(0): claim for claim, ms in claims(state.answer) for m in ms}
+    rejected = [claim for claim, ms in claims(state.answer) if not ms]  # uncited claims stay missing
     for item in out.items:
         marker_hit = next((resolve(m.group(1), m.group(2) or "", hits)
                            for _, ms in claims(item.citation) for m in ms), None)
         status = item.status if marker_hit is not None else "missing"
         lines.append(detail(status, item.citation, item.reason))
+        if status != "supported" and item.citation in claim_of:
+            rejected.append(claim_of[item.citation])
     passed = bool(lines) and all(line.startswith("supported") for line in lines)
-    return {"verdict": Verdict(passed=passed, details=tuple(dict.fromkeys(lines)))}
+    return {"verdict": Verdict(passed=passed, details=tuple(dict.fromkeys(lines)),
+                               rejected=tuple(dict.fromkeys(rejected)))}
 
 
 PROMPT = """请逐条核查下面回答中的引用。对回答里每一个 [来源: …] 标注，判断它所在的句子是否能由该来源在【参考资料】中的原文直接支持：

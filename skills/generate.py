@@ -14,7 +14,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 from pydantic import BaseModel, Field
 
-from lambdarag import Lam, State, Term, Tool, Verdict
+from lambdarag import Lam, State, Term, Tool
 from .store.records import Hit
 from lambdarag.errors import InvalidOutput
 
@@ -147,17 +147,6 @@ def missing_words(query: str, hits: Sequence[Hit]) -> list[str]:
     return [w for w in keywords(query) if w not in text]
 
 
-def rejected_claims(verdict: Optional[Verdict]) -> tuple[str, ...]:
-    """Returns the claims a failed verdict rejects, from its ``status | marker | claim`` lines (see `skills.check`).
-
-    A claim is cut to the length the check records, so it is a prefix of the sentence it came from.
-    """
-    if verdict is None or verdict.passed:
-        return ()
-    parts = (line.split(" | ", 2) for line in verdict.details)
-    return tuple(p[2].strip() for p in parts if len(p) == 3 and p[0] != "supported" and p[2].strip())
-
-
 def extractive_answer(state: State) -> dict[str, Any]:
     """Returns an extractive, cited answer from the context hits, or a refusal that names what is missing.
 
@@ -169,10 +158,8 @@ def extractive_answer(state: State) -> dict[str, Any]:
     if layout is not None:
         return layout
     query = state.original_query
-    rejected = rejected_claims(state.verdict)
-    sentences = candidate_sentences(hits)
-    if rejected:
-        sentences = [c for c in sentences if not c[0].rstrip("；;，,").startswith(rejected)]
+    rejected = frozenset(state.verdict.rejected) if state.verdict and not state.verdict.passed else frozenset()
+    sentences = [c for c in candidate_sentences(hits) if c[0].rstrip("；;，,") not in rejected]
     lines: list[str] = []
     unanswered: list[str] = []
     used: set[str] = set()

@@ -361,6 +361,7 @@ def test_an_offline_retry_drops_the_sentences_the_check_rejected():
     reviewed = Guard(answer_generate({}), citation_check({}), retry=1)
     first = (answer_generate({}) >> citation_check({})).run(State.of(LIMITATION_Q, hits=_split_article()))
     assert not first.verdict.passed and "航次租船合同" in first.answer  # quoted from the chunk its marker misses
+    assert any("航次租船合同" in claim for claim in first.verdict.rejected)  # the claim itself, not a parsed line
     ctx = Context()
     out = reviewed.run(State.of(LIMITATION_Q, hits=_split_article()), ctx)
     assert out.verdict.passed and out.answer != first.answer
