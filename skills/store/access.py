@@ -27,6 +27,10 @@ class Label(Record):
         return user is None or user.may_read(self.department, self.security_level)
 
 
+HIDDEN = Label(security_level=1 << 30)
+"""The label of a source nothing describes: nobody may read it (unknown provenance fails closed)."""
+
+
 def visible(sources: Iterable[str], labels: Mapping[str, Label], user: Optional[User]) -> bool:
     """Returns whether an item derived from `sources` is visible: every one is readable (an unknown source is not)."""
     if user is None:

@@ -9,7 +9,7 @@ from typing import Any, Optional, Union
 
 from lambdarag import User, WikiPage
 
-from .access import Label, attested, visible
+from .access import HIDDEN, Label, attested, visible
 from .graph import short_name
 
 HEADER = re.compile(r"^<!-- wiki (\{.*\}) -->$")
@@ -43,10 +43,6 @@ class Page:
         kept = [line for i, line in enumerate(self.text.splitlines())
                 if i not in derived or visible(derived[i], self.labels, user)]
         return "\n".join(without_empty_sections(kept)) + "\n"
-
-
-HIDDEN = Label(security_level=1 << 30)
-"""The label of a source the page header does not describe: nobody may read it."""
 
 
 def without_empty_sections(lines: list[str]) -> list[str]:
