@@ -12,6 +12,7 @@ from orchestration.feedback import FeedbackLoop
 from orchestration.feedback.files import JsonlLog
 from orchestration.knowledge import KnowledgeBase
 from skills import build
+from skills.store.corpus import read_corpus
 from skills.store.graph import EntityGraph
 from skills.store.wiki import WikiStore
 from skills.wiki import compile_wiki
@@ -147,3 +148,38 @@ def test_p1_an_llm_relation_whose_cited_text_never_names_its_head_is_refused(tmp
     assert any("交通运输部" in r and "names" in r for r in reasons)
     prompts = [r["body"]["messages"][-1]["content"] for r in llm_server.script.requests]
     assert len(prompts) == 2 and "第一条 为了加强海上交通管理" in prompts[1]    # the entailment prompt shows the text
+
+
+# -- access metadata -------------------------------------------------------------------------------------------
+def test_l5_a_misspelt_access_key_or_bad_level_fails_the_file_with_its_line(tmp_path):
+    docs = tmp_path / "docs"
+    write(docs, "a.md", "---\ntitle: 内部办法\ndepartments: 法规处\n---\n# 内部办法\n\n第一条 内部规定。\n")
+    write(docs, "b.md", "---\nsecurityLevel: 2\n---\n# 另一办法\n\n第一条 内部规定。\n")
+    write(docs, "c.md", "---\nsecurity_level: -1\n---\n# 第三办法\n\n第一条 内部规定。\n")
+    write(docs, "d.jsonl", '{"id": "r1", "text": "内部记录", "security_level": "high"}\n'
+                           '{"id": "r2", "text": "内部记录", "Department": "法规处"}\n')
+    write(docs, "e.md", "---\ndepartment: 法规处\nsecurity_level: 2\n---\n# 正确办法\n\n第一条 内部规定。\n")
+    write(docs, "f.md", "# 公开办法\n\n第一条 公开规定。\n")
+    corpus = read_corpus(docs)
+    problems = {(path, line): message for path, line, message in corpus.problems}
+    assert set(problems) == {("a.md", 3), ("b.md", 2), ("c.md", 2), ("d.jsonl", 1), ("d.jsonl", 2)}
+    assert "'departments'" in problems["a.md", 3] and "'securityLevel'" in problems["b.md", 2]
+    assert "≥ 0" in problems["c.md", 2] and "'Department'" in problems["d.jsonl", 2]
+    assert sorted(d.source for d in corpus.documents) == ["e.md", "f.md"]
+
+
+def test_l5_index_prints_restricted_labels_and_strict_fails_the_run(tmp_path, monkeypatch, capsys):
+    from orchestration.cli import main
+
+    monkeypatch.setenv("LAMBDARAG_HOME", str(tmp_path / "home"))
+    docs = tmp_path / "docs"
+    write(docs, "e.md", "---\ndepartment: 法规处\nsecurity_level: 2\n---\n# 正确办法\n\n第一条 内部规定。\n")
+    write(docs, "f.md", "# 公开办法\n\n第一条 公开规定。\n")
+    assert main(["index", "--corpus", str(docs), "--name", "t", "--no-dense", "--no-wiki"]) == 0
+    assert "restricted: 1 of 2 documents (department=法规处: 1, security_level=2: 1)" in capsys.readouterr().out
+    write(docs, "a.md", "---\ndepartments: 法规处\n---\n# 内部办法\n\n第一条 内部规定。\n")
+    assert main(["index", "--corpus", str(docs), "--name", "t", "--no-dense", "--no-wiki", "--strict"]) == 2
+    err = [line for line in capsys.readouterr().err.replace("\r", "\n").splitlines()
+           if line.startswith(("skipped", "lambdarag"))]
+    assert err[0].startswith("skipped a.md:2: unknown access key 'departments'")
+    assert err[-1].startswith("lambdarag index: --strict: 1 file(s)") and "a.md:2:" in err[-1]
