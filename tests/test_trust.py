@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
+
 from lambdarag import Citation, Context, Hit, RetrievalPlan, State, User, Verdict
 from lambdarag.providers.llm import OpenAIChat
 from orchestration.config import FeedbackConfig
@@ -12,7 +14,9 @@ from orchestration.feedback import FeedbackLoop
 from orchestration.feedback.files import JsonlLog
 from orchestration.knowledge import KnowledgeBase
 from skills import build
-from skills.store.corpus import read_corpus
+from skills.store.corpus import Chunk, Document, read_corpus
+from skills.store.local import LocalBackend
+from skills.store.tokenize import Tokenizer
 from skills.store.graph import EntityGraph
 from skills.store.wiki import WikiStore
 from skills.wiki import compile_wiki
@@ -183,3 +187,40 @@ def test_l5_index_prints_restricted_labels_and_strict_fails_the_run(tmp_path, mo
            if line.startswith(("skipped", "lambdarag"))]
     assert err[0].startswith("skipped a.md:2: unknown access key 'departments'")
     assert err[-1].startswith("lambdarag index: --strict: 1 file(s)") and "a.md:2:" in err[-1]
+
+
+# -- claim-level citation check --------------------------------------------------------------------------------
+class FlatEmbedder:
+    name, dim = "flat", 4
+
+    def embed(self, texts, *, kind="passage"):
+        return np.ones((len(texts), 4), dtype=np.float32) / 2
+
+
+def one_chunk_index(hit: Hit) -> LocalBackend:
+    """Returns a local index holding one public chunk (flat vectors, so dense search finds it too)."""
+    doc = Document(id=hit.source, source=hit.source, title=hit.title, text=hit.text, kind="statute")
+    chunk = Chunk(id=hit.chunk_id, doc_id=doc.id, text=hit.text, source=hit.source, title=hit.title,
+                  section=hit.section)
+    backend = LocalBackend(Tokenizer(), model="flat")
+    backend.add([doc], [chunk], np.ones((1, 4), dtype=np.float32) / 2)
+    return backend
+
+
+def test_e3_an_invented_sentence_with_a_real_citation_is_removed_on_the_fact_route(llm_server):
+    from orchestration.config import load_config
+    from orchestration.router import choose
+
+    marker = "[来源: docs/海上交通安全法(2021-04-29).md#第一条]"
+    answer = {"answer": f"为了加强海上交通管理，维护海上交通秩序，制定本法{marker}。"
+                        f"违反本法的船长一律处以一百万元罚款并终身禁止驾驶船舶{marker}。", "sufficient": True}
+    llm_server.script.default = Reply(text=json.dumps(answer, ensure_ascii=False))
+    fact = choose(load_config(None), "fact").term
+    ctx = Context(llm=OpenAIChat(llm_server.url, "m", timeout=5), embedder=FlatEmbedder(),
+                  resources={"index": one_chunk_index(PUBLIC_LAW)})
+    out = fact.run(State.of("海上交通安全法的立法目的是什么", plan=RetrievalPlan()), ctx)
+    assert "加强海上交通管理" in out.answer and "一百万元" not in out.answer
+    assert [c.chunk_id for c in out.citations] == ["p#1"] and out.verdict.passed
+    reasons = [f["reason"] for f in ctx.trace.fallbacks() if f["term"] == "claim_check"]
+    assert len(reasons) == 1 and "一百万元" in reasons[0]
+    assert fact.lambda_form().endswith("citation_check, retry=1) >> claim_check")
