@@ -170,9 +170,10 @@ def cmd_ask(args: argparse.Namespace) -> int:
     """Answers one question through search_unified.search and prints it (or its JSON)."""
     from lambdarag import User
     from orchestration.knowledge import open_knowledge
-    from orchestration.search_unified import providers, resolve_config, search
+    from orchestration.search_unified import check_query, providers, resolve_config, search
 
     config = resolve_config(args.config)
+    check_query(" ".join(args.question), config)     # a bad question fails before an index is built
     open_knowledge(config, args.index, embedder=providers(config)["embedder"], progress=True)
     user = User(id="cli", departments=tuple(args.department or ()), security_level=args.security_level)
     result = search(" ".join(args.question), index=args.index, user=user, config=config)

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from lambdarag import Citation, Context, Hit, RetrievalPlan, State, User, Verdict
 from lambdarag.providers.llm import OpenAIChat
@@ -224,3 +225,44 @@ def test_e3_an_invented_sentence_with_a_real_citation_is_removed_on_the_fact_rou
     reasons = [f["reason"] for f in ctx.trace.fallbacks() if f["term"] == "claim_check"]
     assert len(reasons) == 1 and "一百万元" in reasons[0]
     assert fact.lambda_form().endswith("citation_check, retry=1) >> claim_check")
+
+
+# -- queries and history ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("query, history, message", [
+    ("船员条例？", "hello", "history must be a list of {role, content} messages, got str"),
+    ("船员条例？", [{"role": "robot", "content": "x"}], "history[0].role must be one of user, assistant, system, "
+                                                        "got 'robot'"),
+    ("船员条例？", [{"role": "user", "content": 3}], "history[0].content must be text, got int"),
+    ("船员条例？", [{"role": "user", "content": "x", "name": "y"}], "history[0] has unknown field(s) name; a turn has role and content"),
+    ("船员条例？", [["user", "x"]], "history[0] must be a {role, content} object, got list"),
+    ("船员条例？", [{"role": "user", "content": "长" * 22000}],
+     "query and history are 22005 characters long; the limit is 22000 (limits.maxQueryChars + "
+     "limits.maxHistoryChars)"),
+    (42, None, "query must be text, got int"),
+    ("  ", None, "query is empty; ask a question such as 船员条例由哪个部门主管？"),
+])
+def test_bad_queries_and_histories_raise_one_line_query_errors(query, history, message):
+    from lambdarag.errors import QueryError
+    from orchestration.search_unified import search
+
+    with pytest.raises(QueryError) as e:
+        search(query, history=history)
+    assert str(e.value) == message
+
+
+def test_lone_surrogates_are_replaced_before_any_store_sees_them():
+    from orchestration.config import load_config
+    from orchestration.search_unified import check_history, check_query
+
+    config = load_config(None)
+    assert check_query("船员\ud800条例", config) == "船员\ufffd条例"
+    turns = check_history([{"role": "user", "content": "\udc80问"}], "q", config)
+    assert turns[0].content == "\ufffd问" and turns[0].content.encode("utf-8")
+
+
+def test_cli_reports_a_bad_question_in_one_line_with_exit_2(capsys):
+    from orchestration.cli import main
+
+    assert main(["ask", "   "]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "lambdarag ask: query is empty; ask a question such as 船员条例由哪个部门主管？"]
