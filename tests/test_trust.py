@@ -91,7 +91,7 @@ PUBLIC_LAW = Hit(chunk_id="p#1", source="docs/海上交通安全法(2021-04-29).
 
 def learning_loop(tmp_path: Path) -> FeedbackLoop:
     """Returns a feedback loop over an empty graph and wiki in `tmp_path` (two cited documents needed)."""
-    kb = KnowledgeBase("t", None, EntityGraph(), None, tmp_path / "wiki")
+    kb = KnowledgeBase("t", one_chunk_index(PUBLIC_LAW), EntityGraph(), None, tmp_path / "wiki")
     return FeedbackLoop(FeedbackConfig(min_sources=2), tmp_path / "feedback", kb)
 
 
@@ -266,3 +266,18 @@ def test_cli_reports_a_bad_question_in_one_line_with_exit_2(capsys):
     assert main(["ask", "   "]) == 2
     assert capsys.readouterr().err.strip().splitlines() == [
         "lambdarag ask: query is empty; ask a question such as 船员条例由哪个部门主管？"]
+
+
+def test_synonyms_are_learned_only_from_answers_everyone_may_read(tmp_path):
+    from lambdarag import RankedList
+
+    secret = PUBLIC_LAW.model_copy(update={"chunk_id": "s#1", "security_level": 2})
+    for hit, learned in ((secret, set()), (PUBLIC_LAW, {"船长"})):
+        loop = learning_loop(tmp_path / hit.chunk_id)
+        state = answered(f"为了加强海上交通管理[来源: {hit.source}#{hit.section}]。", hit).model_copy(update={
+            "original_query": "船长有什么权力", "candidates": (RankedList(retriever="bm25", query="船舶负责人有什么权力",
+                                                                        hits=(hit,)),)})
+        result = {"query": state.query, "rewritten_query": state.query, "query_type": "fact", "strategy": "s",
+                  "answer": state.answer, "latency_ms": {"total": 1.0}}
+        loop.record(result, state, Context())
+        assert set(loop.lexicon.synonyms()) == learned
