@@ -37,6 +37,10 @@ def cmd_index(args: argparse.Namespace) -> int:
     corpus = read_corpus(args.corpus, progress=True)
     for path, line, message in corpus.problems:
         print(f"skipped {path}:{line}: {message}", file=sys.stderr)
+    if args.strict and corpus.problems:
+        raise UsageError(f"--strict: {len(corpus.problems)} file(s) or record(s) failed validation; "
+                         f"first: {':'.join(map(str, corpus.problems[0]))}")
+    print(restricted_summary(corpus.documents))
     start = time.perf_counter()
     backend = build_backend(backend_settings(args), corpus, args.name, vectors_dir=args.vectors,
                             dense=not args.no_dense, progress=True)
@@ -49,6 +53,18 @@ def cmd_index(args: argparse.Namespace) -> int:
           f"dense={'yes' if backend.has_dense else 'no'}, fingerprint {backend.fingerprint()}, "
           f"{time.perf_counter() - start:.1f}s → {index_dir(args.name)}")
     return 0
+
+
+def restricted_summary(documents: Sequence[Any]) -> str:
+    """Returns how many documents carry access labels, and how many carry each label."""
+    from collections import Counter
+
+    restricted = [d for d in documents if d.department or d.security_level]
+    labels = Counter(label for d in restricted for label in (f"department={d.department}" if d.department else "",
+                                                             f"security_level={d.security_level}"
+                                                             if d.security_level else "") if label)
+    shown = ", ".join(f"{label}: {n}" for label, n in sorted(labels.items()))
+    return f"restricted: {len(restricted)} of {len(documents)} documents" + (f" ({shown})" if shown else "")
 
 
 def read_queries(path: Path) -> list[dict]:
@@ -155,9 +171,10 @@ def cmd_ask(args: argparse.Namespace) -> int:
     """Answers one question through search_unified.search and prints it (or its JSON)."""
     from lambdarag import User
     from orchestration.knowledge import open_knowledge
-    from orchestration.search_unified import providers, resolve_config, search
+    from orchestration.search_unified import check_query, providers, resolve_config, search
 
     config = resolve_config(args.config)
+    check_query(" ".join(args.question), config)     # a bad question fails before an index is built
     open_knowledge(config, args.index, embedder=providers(config)["embedder"], progress=True)
     user = User(id="cli", departments=tuple(args.department or ()), security_level=args.security_level)
     result = search(" ".join(args.question), index=args.index, user=user, config=config)
@@ -315,6 +332,8 @@ def parser() -> argparse.ArgumentParser:
     ix.add_argument("--vectors", type=Path, help="directory of precomputed vectors (vectors.f16.npy, ids.txt)")
     ix.add_argument("--no-dense", action="store_true", help="BM25 only, no embeddings")
     ix.add_argument("--no-wiki", action="store_true", help="skip compiling the entity graph and wiki")
+    ix.add_argument("--strict", action="store_true",
+                    help="fail the run (exit 2) when any file or record fails validation, e.g. a misspelt access key")
     ev = sub.add_parser("eval", help="ranking metrics of a retriever on a query file")
     ev.add_argument("--index", required=True)
     ev.add_argument("--queries", required=True, type=Path)

@@ -170,6 +170,7 @@ class CostConfig(Section):
 
 class LimitsConfig(Section):
     max_query_chars: int = Field(2000, ge=1)
+    max_history_chars: int = Field(20000, ge=0)
     timeout_seconds: float = Field(60.0, gt=0)
 
 

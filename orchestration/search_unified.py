@@ -1,9 +1,10 @@
 """`search(query)`: classify, plan, route, run and explain one question — the entry point of every surface."""
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Optional, Sequence, Union, get_args
 
 from pydantic import BaseModel, ConfigDict
 
@@ -24,6 +25,7 @@ from .plan import DIRECT_INTENTS, build_retrieval_plan, detect_intent
 from .router import RouteChoice, cost_model, route_table
 
 ConfigArg = Union[AgentConfig, str, Path, None]
+ROLES = get_args(Message.model_fields["role"].annotation)
 _CONFIGS: dict[tuple[str, int], AgentConfig] = {}
 
 
@@ -67,17 +69,58 @@ def resolve_config(config: ConfigArg) -> AgentConfig:
     return _CONFIGS[key]
 
 
+LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def clean(text: str) -> str:
+    """Returns `text` with lone surrogates (which no encoder accepts) replaced by U+FFFD, before any store sees it."""
+    return LONE_SURROGATE.sub("\ufffd", text)
+
+
 def check_query(query: Any, config: AgentConfig) -> str:
-    """Returns the stripped query, or raises `QueryError` for empty, non-text or oversized input."""
+    """Returns the stripped, cleaned query, or raises `QueryError` for empty, non-text or oversized input."""
     if not isinstance(query, str):
         raise QueryError(f"query must be text, got {type(query).__name__}")
-    text = query.strip()
+    text = clean(query).strip()
     if not text:
         raise QueryError("query is empty; ask a question such as 船员条例由哪个部门主管？")
     limit = config.limits.max_query_chars
     if len(text) > limit:
         raise QueryError(f"query is {len(text)} characters long; the limit is {limit} (limits.maxQueryChars)")
     return text
+
+
+def check_history(history: Any, text: str, config: AgentConfig) -> tuple[Message, ...]:
+    """Returns the earlier turns as cleaned messages, or raises `QueryError` naming the bad turn and field.
+
+    `history` is a list of `Message`s or ``{"role", "content"}`` objects (role
+    user, assistant or system); the query and the history together stay within
+    limits.maxQueryChars + limits.maxHistoryChars.
+    """
+    if history is None:
+        return ()
+    if not isinstance(history, (list, tuple)):
+        raise QueryError(f"history must be a list of {{role, content}} messages, got {type(history).__name__}")
+    turns = []
+    for i, m in enumerate(history):
+        m = m.model_dump() if isinstance(m, Message) else m
+        if not isinstance(m, dict):
+            raise QueryError(f"history[{i}] must be a {{role, content}} object, got {type(m).__name__}")
+        role, content = m.get("role"), m.get("content")
+        unknown = sorted(map(str, set(m) - {"role", "content"}))
+        if unknown:
+            raise QueryError(f"history[{i}] has unknown field(s) {', '.join(unknown)}; a turn has role and content")
+        if role not in ROLES:
+            raise QueryError(f"history[{i}].role must be one of {', '.join(ROLES)}, got {role!r}")
+        if not isinstance(content, str):
+            raise QueryError(f"history[{i}].content must be text, got {type(content).__name__}")
+        turns.append(Message(role=role, content=clean(content)))
+    total, limit = len(text) + sum(len(t.content) for t in turns), \
+        config.limits.max_query_chars + config.limits.max_history_chars
+    if total > limit:
+        raise QueryError(f"query and history are {total} characters long; the limit is {limit} "
+                         f"(limits.maxQueryChars + limits.maxHistoryChars)")
+    return tuple(turns)
 
 
 def providers(config: AgentConfig) -> dict[str, Any]:
@@ -193,7 +236,9 @@ def search(query: str, *, index: Optional[str] = None, user: Optional[User] = No
     """
     cfg = resolve_config(config)
     text = check_query(query, cfg)
-    turns = tuple(m if isinstance(m, Message) else Message(**m) for m in (history or ()))
+    turns = check_history(history, text, cfg)
+    if user is not None and not isinstance(user, User):
+        raise QueryError(f"user must be a lambdarag.User, got {type(user).__name__}")
     prov = providers(cfg)
     kb = open_knowledge(cfg, index, embedder=prov["embedder"])
     fallbacks = disabled_components(cfg, kb)

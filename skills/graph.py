@@ -79,7 +79,7 @@ def relation_lookup(config: Mapping[str, Any]) -> Term:
         graph: EntityGraph = ctx.resource("graph")
         out: dict[tuple[str, str, str], Relation] = {}
         for name in state.entities:
-            for rel in graph.version_relations(name):
+            for rel in graph.version_relations(name, state.user):
                 out.setdefault((rel.head, rel.relation, rel.tail), rel)
             for rec in graph.neighbors(name, direction="both", user=state.user):
                 out.setdefault((rec.head, rec.relation, rec.tail), rec.to_relation())

@@ -20,7 +20,8 @@ from typing import Any, Optional
 class Reply:
     """One scripted answer: `text` as the chat content, or an HTTP `status`, after `delay` seconds.
 
-    `hang` never answers (until the server stops); `raw` is sent as a 200 body that is not JSON.
+    `hang` never answers (until the server stops); `raw` is sent as a 200 body that is not JSON;
+    `echo` answers with the request's whole prompt (`echo_text`).
     """
 
     text: str = ""
@@ -29,6 +30,7 @@ class Reply:
     body: Optional[dict[str, Any]] = None
     hang: bool = False
     raw: Optional[str] = None
+    echo: bool = False
 
 
 @dataclass
@@ -47,6 +49,48 @@ class ScriptedServer:
         if self.default is not None:
             return self.default
         return Reply(status=500, text="script exhausted")
+
+
+SCHEMA_LEAD = "JSON Schema 的 JSON 对象，不要输出其他内容：\n"
+"""What `Lam.messages` puts before the JSON schema of a structured output."""
+
+
+def echo_text(messages: list[dict[str, str]]) -> str:
+    """Returns the whole prompt back: as is for a text output, else as a JSON object of the prompt's schema whose
+    every string is the prompt (so the echoed text reaches whatever field the caller keeps)."""
+    prompt = "\n".join(m.get("content", "") for m in messages)
+    head, lead, schema = prompt.rpartition(SCHEMA_LEAD)
+    if not lead:
+        return prompt
+    spec = json.loads(schema)
+    return json.dumps(fill(spec, spec.get("$defs", {}), head), ensure_ascii=False)
+
+
+def fill(schema: dict, defs: dict, text: str) -> Any:
+    """Returns a value valid for `schema` with every string set to `text` (cut to maxLength)."""
+    if "$ref" in schema:
+        return fill(defs[schema["$ref"].rsplit("/", 1)[-1]], defs, text)
+    if "const" in schema:
+        return schema["const"]
+    if "enum" in schema:
+        return schema["enum"][0]
+    for key in ("anyOf", "oneOf", "allOf"):
+        if key in schema:
+            return fill(next((s for s in schema[key] if s.get("type") != "null"), schema[key][0]), defs, text)
+    kind = schema.get("type", "string")
+    if kind == "object":
+        return {k: fill(v, defs, text) for k, v in schema.get("properties", {}).items()}
+    if kind == "array":
+        return [fill(schema.get("items", {}), defs, text)] if schema.get("maxItems", 1) else []
+    if kind == "integer":
+        return max(1, schema.get("minimum", 1))
+    if kind == "number":
+        return schema.get("minimum", 0.5)
+    if kind == "boolean":
+        return True
+    if kind == "null":
+        return None
+    return text[:schema.get("maxLength", len(text))]
 
 
 def _handler(server: ScriptedServer):
@@ -86,11 +130,12 @@ def _handler(server: ScriptedServer):
             if reply.body is not None:
                 self._send(200, reply.body)
                 return
+            text = echo_text(body.get("messages", [])) if reply.echo else reply.text
             self._send(200, {
                 "id": "chatcmpl-test", "object": "chat.completion", "created": int(time.time()),
                 "model": body.get("model", "scripted"),
                 "choices": [{"index": 0, "finish_reason": "stop",
-                             "message": {"role": "assistant", "content": reply.text}}],
+                             "message": {"role": "assistant", "content": text}}],
                 "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
             })
 

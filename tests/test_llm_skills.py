@@ -305,7 +305,7 @@ def test_synonyms_and_graph_neighbours_expand_within_the_count():
 
 def test_broken_graph_leaves_the_original_query_marked():
     class Broken:
-        def find_entities(self, text):
+        def find_entities(self, text, user=None):
             raise RuntimeError("graph file unreadable")
 
     ctx = Context(resources={"graph": Broken()})

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
 from lambdarag import Context, State, User
+from lambdarag.state import PUBLIC
 from skills import build as build_skill
 from skills.generate import REFUSAL
 
@@ -43,6 +44,12 @@ def succeeded(state: State) -> bool:
     """Returns whether a run answered: it cites, does not refuse, and its citation check passed."""
     return bool(state.citations) and REFUSAL not in state.answer and state.verdict is not None \
         and state.verdict.passed
+
+
+def everyone_may_read(state: State) -> bool:
+    """Returns whether every chunk the answer cites is public, so that what it teaches may be shown to anyone."""
+    cited = {c.chunk_id for c in state.citations}
+    return all(PUBLIC.may_read(h.department, h.security_level) for h in state.hits if h.chunk_id in cited)
 
 
 def disabled_by_env() -> bool:
@@ -109,7 +116,8 @@ class FeedbackLoop:
         if rule:
             learned["rule"] = rule
         if ok:
-            self.lexicon.learn_from_answer(state)
+            if everyone_may_read(state):     # the synonym map is shared by every user and has no scope
+                self.lexicon.learn_from_answer(state)
             self.confirm_answer(query_id, state, user)
             item = self.journal.write_back(query_id, state, ctx)
             if item:
