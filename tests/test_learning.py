@@ -12,9 +12,10 @@ import pytest
 from lambdarag import Context, RetrievalPlan, State, User
 from orchestration.cli import main
 from orchestration.feedback import feedback_dir
-from orchestration.learning import Confirmations, learn_pairs, open_learned, retrieval_term
+from orchestration.learning import CLOSED, Confirmations, learn_pairs, open_learned, retrieval_term
 from skills.store.corpus import read_corpus
 from skills.store.index import open_index
+from skills.store.learned import GATE_FEATURES
 from skills.store.local import LocalBackend
 from skills.store.tokenize import Tokenizer
 from skills.store.vectors import default_embedder, read_vectors_dir
@@ -112,3 +113,14 @@ def test_learning_switched_off_never_opens_the_learned_stores(corpus, tmp_path, 
     assert json.loads(capsys.readouterr().out.splitlines()[-1])["n_queries"] == 30
     with pytest.raises(AssertionError, match="learned stores were opened"):
         main(argv)
+
+
+def test_fit_over_the_confirmed_questions_never_does_worse_than_no_learning(corpus, tmp_path):
+    backend = backend_of(corpus)
+    questions = [json.loads(x) for x in (STARD / "train.jsonl").read_text(encoding="utf-8").splitlines() if x.strip()]
+    _, report = learn_pairs(tmp_path, backend, default_embedder(), "qrels",
+                            [(q["query"], q["relevant"]) for q in questions])
+    assert report["fitted"] and report["questions"] == len(questions) == 30
+    assert report["ndcg10_learned"] >= report["ndcg10_unlearned"]     # a closed gate is always one of the choices
+    params = Confirmations(tmp_path).params()
+    assert params.gate == CLOSED or len(params.gate_weights) in (0, len(GATE_FEATURES))
