@@ -66,9 +66,9 @@ def learned_boost(config: Mapping[str, Any]) -> Term:
     """Returns a term re-ranking `hits` by the learned signals of `ctx.resources["learned"]` (see skills.store.learned).
 
     Without a learned index, or when the fitted gate stays closed (no close
-    past question, or too little predicted gain), the hits pass through unchanged — the same ranking as
-    without learning. Keeps `plan.fused_top_k` hits; config `filters` as in
-    `bm25_search`.
+    past question, or too little predicted gain), the hits pass through
+    unchanged — the same ranking as without learning. Keeps `plan.fused_top_k`
+    hits; config `filters` as in `bm25_search`.
     """
     filters = dict(config.get("filters") or {})
 
