@@ -164,6 +164,21 @@ def test_hot_queries_are_cached_per_permission_scope_and_version(kb):
     assert log[0]["retrieval"] and log[0]["rerank_top5"] and log[0]["latency_ms"]["total"] > 0
 
 
+def test_a_confirm_reject_or_revert_drops_the_cached_answers_it_could_change(kb):
+    make, _, fb = kb
+    config, path = make(cacheAfter=1)
+    first = search(RELATION_Q, config=config)
+    assert search(RELATION_Q, config=config).from_cache
+    chunk = first.hits[-1]["chunk_id"]
+    for action in ("confirm", "reject"):
+        assert main(["feedback", action, first.query_id, chunk, "--config", str(path)]) == 0
+        assert not search(RELATION_Q, config=config).from_cache     # the learned stores changed: answered afresh
+        assert search(RELATION_Q, config=config).from_cache         # and cached again under the new version
+    item = next(iter(FeedbackLoop(config.orchestration.feedback, fb).confirmations.items()))
+    assert main(["feedback", "revert", item, "--config", str(path)]) == 0
+    assert not search(RELATION_Q, config=config).from_cache
+
+
 def test_cache_is_lru_bounded_and_keys_never_cross_scopes(tmp_path):
     from orchestration.config import FeedbackConfig
 

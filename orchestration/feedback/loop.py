@@ -86,8 +86,15 @@ class FeedbackLoop:
         self.confirmations = Confirmations(self.dir)
 
     def version(self) -> str:
-        """Returns the knowledge version cache keys carry: index + graph (from the KB) + learned rules and synonyms."""
-        learned = json.dumps([self.rules.rules(), self.lexicon.synonyms()], sort_keys=True, ensure_ascii=False)
+        """Returns the knowledge version cache keys carry: index + graph (from the KB) + learned rules, synonyms
+        and confirmations.
+
+        A confirm, reject, revert or refit can re-rank any question (the term
+        map, prior and gate are shared by all), so each makes every cached answer
+        unreachable: the confirmations enter by their generation, a small file.
+        """
+        learned = json.dumps([self.rules.rules(), self.lexicon.synonyms(), self.confirmations.generation()],
+                             sort_keys=True, ensure_ascii=False)
         return f"{self.kb.version() if self.kb else '-'}:{hashlib.sha1(learned.encode()).hexdigest()[:12]}"
 
     def record(self, result: Mapping[str, Any], state: Optional[State], ctx: Optional[Context],
