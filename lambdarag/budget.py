@@ -70,7 +70,7 @@ class LLMBudget:
                       "seconds": 0.0}
             if calls + keep_calls >= lim.max_calls:
                 why = f"{calls} of {lim.max_calls} LLM calls spent" + (", 1 kept for the answer" if keep_calls else "")
-            elif allowed < lim.min_call_seconds:
+            elif own < min(lim.min_call_seconds, wait):
                 why = (f"{max(own, 0):.1f}s of the LLM budget left for class {cls!r} "
                        f"(< {lim.min_call_seconds:g}s per call; {lim.seconds:.0f}s in all)")
             else:

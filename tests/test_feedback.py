@@ -131,7 +131,7 @@ def test_a_failed_citation_check_or_too_few_sources_writes_nothing(kb):
     assert loop.journal.write_back("q-one", one_source, Context()) is None
     result = {"query": RELATION_Q, "rewritten_query": RELATION_Q, "query_type": "relation", "strategy": "s",
               "answer": failed.answer, "latency_ms": {"total": 1.0}}
-    learned = loop.record(result, failed, Context())
+    learned = loop.record(result, failed)
     assert "write_back" not in learned and snapshot(wiki) == before and loop.journal.items() == {}
     logged = JsonlLog(fb / "query_log.jsonl").records()
     assert logged[-1]["success"] is False and logged[-1]["verdict"]["passed"] is False
