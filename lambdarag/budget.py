@@ -53,7 +53,8 @@ class LLMBudget:
     def admit(self, term: str, query_type: Optional[str], wait: float) -> float:
         """Returns how long `term`'s call may wait (at most `wait`), or raises `BudgetSkipped` saying why not.
 
-        Call `spent` with the returned ticket's seconds once the call ended.
+        The whole wait counts as spent until `spent` records what the call took, so
+        calls admitted concurrently (in `Par` branches) cannot overdraw the budget.
         """
         cls = self.classes.get(term, self.default_class)
         lim = self.limits_for(query_type)
@@ -67,7 +68,7 @@ class LLMBudget:
                 own = min(own, lim.shares.get(cls, 0.0) * lim.seconds - self._spent(cls)[1])
             allowed = min(wait, own)
             record = {"term": term, "class": cls, "route": query_type or "unclassified", "wait_s": round(allowed, 2),
-                      "seconds": 0.0}
+                      "seconds": allowed}   # committed until `spent` records what the call took
             if calls + keep_calls >= lim.max_calls:
                 why = f"{calls} of {lim.max_calls} LLM calls spent" + (", 1 kept for the answer" if keep_calls else "")
             elif own < min(lim.min_call_seconds, wait):
@@ -76,7 +77,7 @@ class LLMBudget:
             else:
                 self.records.append({**record, "decision": "called"})
                 return allowed
-            self.records.append({**record, "decision": "skipped", "reason": why})
+            self.records.append({**record, "seconds": 0.0, "decision": "skipped", "reason": why})
         raise BudgetSkipped(f"LLM budget: {why}; ran the offline path without calling")
 
     def spent(self, term: str, started: float) -> None:

