@@ -202,7 +202,9 @@ def search(query: str, *, index: Optional[str] = None, user: Optional[User] = No
     demo corpus on first use); `user` carries access labels; `history` holds
     earlier turns (OpenAI-style messages, oldest first); `config` is a path or
     an `AgentConfig` (default: agent-config.yml). `latency_ms.total` runs from
-    this call to its return (opening the knowledge base included, as "setup").
+    this call to its return (opening the knowledge base included, as "setup");
+    the deadline starts once it is open, so building an index on first use
+    cannot make the query fail.
     """
     started = time.perf_counter()
     cfg = resolve_config(config)
@@ -216,7 +218,7 @@ def search(query: str, *, index: Optional[str] = None, user: Optional[User] = No
     learned = {"synonyms": loop.lexicon.synonyms(), "learned": open_learned(loop.dir, kb.index, prov["embedder"])} \
         if loop else {}
     ctx = Context(**prov, resources={**kb.resources(), **learned}, llm_budget=llm_budget(cfg),
-                  cost_model=cost_model(cfg)).with_timeout(cfg.limits.timeout_seconds - (time.perf_counter() - started))
+                  cost_model=cost_model(cfg)).with_timeout(cfg.limits.timeout_seconds)
     setup = (time.perf_counter() - started) * 1000
     with ctx.trace.span(name="search", kind="query", effect="", path="search"):
         result = answer(text, turns, user, cfg, kb, loop, ctx, fallbacks)

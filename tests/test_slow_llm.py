@@ -11,15 +11,9 @@ import yaml
 from orchestration.config import DEFAULT_CONFIG, parse_config
 from orchestration.search_unified import search
 from tests.scripted_server import slow
+from tests.test_degradation import QUESTIONS
 
 BASE = yaml.safe_load(DEFAULT_CONFIG.read_text(encoding="utf-8"))
-QUESTIONS = {
-    "fact": "船长在保障海上生命安全和防治船舶污染方面有什么权力？",
-    "compare": "海上交通安全法与水污染防治法在船舶管理方面有何异同？",
-    "relation": "船员条例由哪个部门主管？",
-    "synthesis": "梳理船员管理法规体系",
-    "temporal": "海洋环境保护法最新版本是哪一年修订的？",
-}
 SLOW_REPLY = json.dumps({"type": "fact", "confidence": 0.9, "answer": "根据资料" * 20}, ensure_ascii=False)
 """What the slow model would say if it had time: ~100 tokens, 50 s at 2 tokens/s."""
 
