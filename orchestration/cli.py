@@ -189,7 +189,10 @@ def cmd_ask(args: argparse.Namespace) -> int:
     else:
         print_result(result, args.explain)
     sys.stdout.flush()
-    drain(config.orchestration.feedback.background_seconds)
+    if not drain(0):
+        limit = config.orchestration.feedback.background_seconds
+        print(f"learning from this answer in the background (at most {limit:g}s)…", file=sys.stderr)
+        drain(limit)
     return EXIT_SERVICE if result.degraded else 0
 
 
