@@ -90,11 +90,12 @@ class LLMBudget:
         """Returns the budget and how it was spent: calls made and skipped, seconds per class."""
         with self._lock:
             calls, seconds = self._spent()
+            lim = self.limits_for(self.records[-1]["route"] if self.records else None)
             classes: dict[str, float] = {}
             for r in self.records:
                 if r["decision"] == "called":
                     classes[r["class"]] = round(classes.get(r["class"], 0.0) + r["seconds"], 3)
-            return {"max_calls": self.limits.max_calls, "seconds": round(self.limits.seconds, 2),
+            return {"max_calls": lim.max_calls, "seconds": round(lim.seconds, 2),
                     "calls": calls, "spent_s": round(seconds, 3), "by_class_s": classes,
                     "skipped": sum(1 for r in self.records if r["decision"] == "skipped"),
                     "steps": [dict(r) for r in self.records]}

@@ -48,7 +48,9 @@ def test_routes_have_their_own_limits():
     b = llm_budget(config)
     with pytest.raises(BudgetSkipped, match="0 of 1 LLM calls spent, 1 kept"):
         b.admit("query_expand", "fact", 5.0)
+    assert b.report()["max_calls"] == 1
     assert b.admit("query_expand", "compare", 5.0) > 0
+    assert b.report()["max_calls"] == 3
     assert llm_budget(parse_config("limits: {timeoutSeconds: 10}")) is None   # offline: no budget
 
 
