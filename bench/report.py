@@ -95,6 +95,13 @@ def cli(r: dict) -> str:
             f"{'no library log lines' if r['quiet'] else 'library log lines printed'}")
 
 
+def slow_llm(r: dict) -> str:
+    q = r["questions"]
+    per = "; ".join(f"{k} {v['wall_s']} s, {v['llm_calls']} call{'s' * (v['llm_calls'] != 1)}" for k, v in q.items())
+    return (f"limits.timeoutSeconds {r['timeout_s']:g} s, llm.timeout {r['llm_timeout_s']:g} s, "
+            f"{r['tokens_per_second']:g} tokens/s: {per}; all answered in time: {r['within_timeout']}")
+
+
 ROWS: list[tuple[str, str, str, Callable[[dict], str]]] = [
     ("runner overhead", "runner", "bench/runner.py", runner),
     ("BM25 vs rank-bm25, STARD 58.6k articles", "retrieval", "bench/retrieval.py", bm25_speed),
@@ -110,6 +117,7 @@ ROWS: list[tuple[str, str, str, Callable[[dict], str]]] = [
     ("learned retrieval, STARD 5-fold CV", "feedback", "bench/feedback.py", feedback),
     ("Milvus (milvus-lite) vs local, STARD", "milvus", "bench/milvus.py", milvus),
     ("`lambdarag ask` on the built demo index, fresh process", "cli", "bench/cli.py", cli),
+    ("five question types, scripted 2 tokens/s model, default config", "slow-llm-60s", "bench/slow_llm.py", slow_llm),
 ]
 
 

@@ -44,6 +44,8 @@ class Context:
     reserve: float = 0.0
     down: dict[str, str] = field(default_factory=dict)
     """Providers that timed out in this run, with why: later calls skip them and take their fallbacks."""
+    llm_budget: Any = None
+    """The query's `lambdarag.budget.LLMBudget` (None: LLM calls are bounded by the deadline alone)."""
 
     def with_timeout(self, seconds: float, reserve: Optional[float] = None) -> "Context":
         """Returns a copy of this context with a deadline `seconds` from now.

@@ -1,7 +1,9 @@
 """The `lambdarag` command line: one small function per subcommand, found through `COMMANDS`.
 
-User errors (bad paths, unknown index, bad query files) print one line and
-exit with status 2, without a traceback.
+Exit status: 0 answered; 2 a user error (bad paths, unknown index, bad query
+files, bad config), printed as one line without a traceback; 3 a deadline or
+provider failure: no answer in time, or an answer degraded because a
+configured LLM or endpoint failed (`ask --json` still prints that answer).
 """
 from __future__ import annotations
 
@@ -13,9 +15,11 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
-from lambdarag.errors import LambdaRAGError
+from lambdarag.errors import DeadlineExceeded, LambdaRAGError, ProviderError
 
 USER_ERRORS = (LambdaRAGError, FileNotFoundError, PermissionError, IsADirectoryError)
+SERVICE_ERRORS = (DeadlineExceeded, ProviderError)
+EXIT_USER, EXIT_SERVICE = 2, 3
 
 
 class UsageError(LambdaRAGError):
@@ -132,18 +136,25 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def cmd_compile_wiki(args: argparse.Namespace) -> int:
-    """Compiles (incrementally) the wiki pages and relations.json of a corpus and prints what changed."""
-    from lambdarag.providers.llm import OpenAIChat
+    """Compiles (incrementally) the wiki pages and relations.json of a corpus and prints what changed.
+
+    --llm uses the `llm` section of --config (LAMBDARAG_LLM_* override it), its timeout included.
+    """
+    from orchestration.config import load_config
+    from orchestration.search_unified import chat
     from skills.wiki import compile_wiki
 
-    llm = OpenAIChat.from_env() if args.llm else None
+    llm = chat(load_config(args.config)) if args.llm else None
+    if args.llm and llm is None:
+        raise UsageError("compile-wiki --llm: no LLM configured; set llm.baseUrl (and llm.model) in the --config "
+                         "file or LAMBDARAG_LLM_BASE_URL")
     start = time.perf_counter()
     r = compile_wiki(args.corpus, args.wiki, llm=llm, progress=True)
     print(f"wiki {args.wiki}: {r.documents} documents ({len(r.added)} added, {len(r.changed)} changed, "
           f"{len(r.removed)} removed), {r.pages_written} pages written, {r.pages_deleted} deleted, "
           f"{r.entities} entities, {r.relations} relations, {time.perf_counter() - start:.1f}s")
     for failure in r.llm_failures:
-        print(f"LLM extraction failed, rules kept: {failure}", file=sys.stderr)
+        print(f"LLM extraction failed, rules kept (retried next run): {failure}", file=sys.stderr)
     return 0
 
 
@@ -161,6 +172,14 @@ def print_result(r, explain: bool) -> None:
     print(f"cost {r.cost:.4f}; fallbacks: {len(r.fallbacks)}{named}")
     if explain:
         print("\nplan:", json.dumps(r.plan, ensure_ascii=False, default=str))
+        if r.llm_budget:
+            b = r.llm_budget
+            print(f"LLM budget: {b['calls']} of {b['max_calls']} calls, {b['spent_s']:.1f}s of {b['seconds']:.0f}s "
+                  f"({', '.join(f'{k} {v:.1f}s' for k, v in b['by_class_s'].items()) or 'nothing spent'}), "
+                  f"{b['skipped']} skipped")
+            for step in b["steps"]:
+                print(f"  {step['decision']:<7} {step['term']} [{step['class']}] {step['seconds']:.1f}s "
+                      f"of {step['wait_s']:.1f}s{(': ' + step['reason']) if 'reason' in step else ''}")
         for f in r.fallbacks:
             print(f"fallback {f['term']}: {f['reason']}")
         for span in r.trace["spans"]:
@@ -168,8 +187,13 @@ def print_result(r, explain: bool) -> None:
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
-    """Answers one question through search_unified.search and prints it (or its JSON)."""
+    """Answers one question through search_unified.search and prints it (or its JSON).
+
+    Returns 3 when the answer is degraded (a configured LLM failed); then waits, at most
+    orchestration.feedback.backgroundSeconds, for the feedback worker to finish learning from it.
+    """
     from lambdarag import User
+    from orchestration.feedback.worker import drain
     from orchestration.knowledge import open_knowledge
     from orchestration.search_unified import check_query, providers, resolve_config, search
 
@@ -182,7 +206,12 @@ def cmd_ask(args: argparse.Namespace) -> int:
         print(result.model_dump_json(indent=1))
     else:
         print_result(result, args.explain)
-    return 0
+    sys.stdout.flush()
+    if not drain(0):
+        limit = config.orchestration.feedback.background_seconds
+        print(f"learning from this answer in the background (at most {limit:g}s)…", file=sys.stderr)
+        drain(limit)
+    return EXIT_SERVICE if result.degraded else 0
 
 
 DEMO_APP = "qademo.app:create_app"
@@ -353,7 +382,9 @@ def parser() -> argparse.ArgumentParser:
     cw = sub.add_parser("compile-wiki", help="build or update wiki/entities/*.md and relations.json from a corpus")
     cw.add_argument("--corpus", required=True, type=Path)
     cw.add_argument("--wiki", default=Path("wiki"), type=Path)
-    cw.add_argument("--llm", action="store_true", help="also extract with the LLM configured in the environment")
+    cw.add_argument("--llm", action="store_true",
+                    help="also extract with the LLM of the config's llm section (or LAMBDARAG_LLM_BASE_URL)")
+    cw.add_argument("--config", default=argparse.SUPPRESS, type=Path, help="agent-config.yml to use")
     sv = sub.add_parser("serve", help="run the demo web app (question page with trace, citations and subgraph)")
     sv.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
     sv.add_argument("--port", type=int, default=8000)
@@ -387,10 +418,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(name)s: %(message)s")
     try:
         return COMMANDS[args.command](args)
+    except SERVICE_ERRORS as e:
+        print(f"lambdarag {args.command}: {e}", file=sys.stderr)
+        return EXIT_SERVICE
     except USER_ERRORS as e:
         message = str(e) if isinstance(e, LambdaRAGError) else f"{e.strerror}: {e.filename}"
         print(f"lambdarag {args.command}: {message}", file=sys.stderr)
-        return 2
+        return EXIT_USER
 
 
 if __name__ == "__main__":

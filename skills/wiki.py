@@ -95,7 +95,8 @@ def compile_wiki(corpus_root: Union[str, Path], wiki_dir: Union[str, Path], *, l
 
     Rules always run; with an `llm`, its validated relations are merged in
     (origin ``llm``). An LLM failure on a document keeps that document's rule
-    output and is listed in the report.
+    output, is listed in the report and marked in the manifest, so the next
+    compile with an LLM extracts that document again.
     """
     wiki = Path(wiki_dir)
     corpus = read_corpus(corpus_root, progress=progress)
@@ -106,7 +107,8 @@ def compile_wiki(corpus_root: Union[str, Path], wiki_dir: Union[str, Path], *, l
     hashes = {s: doc_hash(d, llm is not None) for s, d in docs.items()}
     report = CompileReport(documents=len(docs))
     report.added = sorted(s for s in docs if s not in known)
-    report.changed = sorted(s for s in docs if s in known and known[s]["hash"] != hashes[s])
+    report.changed = sorted(s for s in docs if s in known and (
+        known[s]["hash"] != hashes[s] or (llm is not None and known[s].get("llm_failed"))))
     report.removed = sorted(s for s in known if s not in docs)
     graph = EntityGraph.load(wiki / "relations.json", missing_ok=True)
     if report.noop and (wiki / "relations.json").exists():
@@ -125,12 +127,13 @@ def compile_wiki(corpus_root: Union[str, Path], wiki_dir: Union[str, Path], *, l
         doc = docs[source]
         facts = extract_document(doc)
         touched |= apply_facts(graph, facts)
+        known[source] = {"hash": hashes[source], "entity": facts.entity}
         if llm is not None:
             try:
                 touched |= apply_facts(graph, llm_extract(doc, llm))
             except ProviderError as e:
                 report.llm_failures.append(f"{source}: {e}")
-        known[source] = {"hash": hashes[source], "entity": facts.entity}
+                known[source]["llm_failed"] = str(e)[:200]
     pages = set(touched)
     for name in touched:
         if name in graph.g:

@@ -1,9 +1,12 @@
 """A real OpenAI-compatible HTTP server on 127.0.0.1 whose replies a test scripts in advance.
 
 Each scripted reply is consumed by one request: a chat text, an HTTP status,
-a delay longer than the client's timeout, a hang until the server stops, or a
-200 response whose body is not JSON. Requests are kept so tests can
+a delay longer than the client's timeout, a hang until the server stops, a
+200 response whose body is not JSON, or a slow model. Requests are kept so tests can
 assert what the client sent (e.g. that the prompt carries the context).
+
+Failure modes of real small models (`echo_schema`, `cut_json`, `overflow`,
+`slow`) build the replies a llama.cpp server sends in those cases.
 """
 from __future__ import annotations
 
@@ -31,6 +34,8 @@ class Reply:
     hang: bool = False
     raw: Optional[str] = None
     echo: bool = False
+    tokens_per_second: Optional[float] = None
+    """Generate like a slow model: one token per character of `text`, at this rate (streamed when asked)."""
 
 
 @dataclass
@@ -39,6 +44,10 @@ class ScriptedServer:
     requests: list = field(default_factory=list)
     default: Optional[Reply] = None
     stopped: threading.Event = field(default_factory=threading.Event)
+
+    def chat_requests(self) -> list[dict[str, Any]]:
+        """Returns the bodies of the chat requests received so far."""
+        return [r["body"] for r in self.requests if r["path"].endswith("/chat/completions")]
 
     def script(self, *replies: Reply) -> None:
         self.replies.extend(replies)
@@ -117,7 +126,7 @@ def _handler(server: ScriptedServer):
             server.requests.append({"path": self.path, "body": body})
             reply = server.next_reply()
             if reply.delay:
-                time.sleep(reply.delay)
+                server.stopped.wait(reply.delay)
             if reply.hang:
                 server.stopped.wait()
                 return
@@ -130,16 +139,70 @@ def _handler(server: ScriptedServer):
             if reply.body is not None:
                 self._send(200, reply.body)
                 return
-            text = echo_text(body.get("messages", [])) if reply.echo else reply.text
+            text, finish = echo_text(body.get("messages", [])) if reply.echo else reply.text, "stop"
+            if reply.tokens_per_second:
+                limit = int(body.get("max_tokens") or len(text))
+                text, finish = (text[:limit], "length") if len(text) > limit else (text, "stop")
+                if body.get("stream"):
+                    self._stream(text, finish, reply.tokens_per_second)
+                    return
+                if server.stopped.wait(len(text) / reply.tokens_per_second):
+                    return
             self._send(200, {
                 "id": "chatcmpl-test", "object": "chat.completion", "created": int(time.time()),
                 "model": body.get("model", "scripted"),
-                "choices": [{"index": 0, "finish_reason": "stop",
+                "choices": [{"index": 0, "finish_reason": finish,
                              "message": {"role": "assistant", "content": text}}],
                 "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
             })
 
+        def _stream(self, text: str, finish: str, rate: float) -> None:
+            """Sends `text` as server-sent chat chunks, one character per 1/`rate` seconds."""
+            try:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                for i, ch in enumerate(text):
+                    if server.stopped.wait(1 / rate):
+                        return
+                    last = i == len(text) - 1
+                    chunk = {"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": int(time.time()),
+                             "model": "scripted", "choices": [{"index": 0, "delta": {"content": ch},
+                                                               "finish_reason": finish if last else None}]}
+                    self.wfile.write(f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n".encode())
+                    self.wfile.flush()
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.wfile.flush()
+                self.close_connection = True
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+
     return Handler
+
+
+def echo_schema(schema: dict[str, Any]) -> Reply:
+    """Returns the reply of a model that answers with the JSON schema it was asked to fill."""
+    return Reply(text=json.dumps(schema, ensure_ascii=False))
+
+
+def cut_json(obj: dict[str, Any], keep: float = 0.5) -> Reply:
+    """Returns a reply cut at max_tokens: the first `keep` of `obj`'s JSON, with finish_reason "length"."""
+    text = json.dumps(obj, ensure_ascii=False)
+    return Reply(body={"id": "chatcmpl-test", "object": "chat.completion", "created": 0, "model": "scripted",
+                       "choices": [{"index": 0, "finish_reason": "length",
+                                    "message": {"role": "assistant", "content": text[:int(len(text) * keep)]}}],
+                       "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}})
+
+
+def overflow(n_ctx: int = 8192) -> Reply:
+    """Returns llama.cpp's HTTP 400 for a prompt longer than the model's context."""
+    return Reply(status=400, text=f"the request exceeds the available context size ({n_ctx} tokens), "
+                                  f"try increasing it")
+
+
+def slow(text: str, tokens_per_second: float = 2.0) -> Reply:
+    """Returns the reply of a slow model generating `text` (one token per character) at `tokens_per_second`."""
+    return Reply(text=text, tokens_per_second=tokens_per_second)
 
 
 class Running:

@@ -219,4 +219,4 @@ def test_direct_reply_intents_answer_without_retrieval(faq_index, query, intent)
     reply = getattr(PlanConfig().direct_reply, intent)
     assert (r.answer_path, r.strategy, r.answer) == ("direct_reply", "direct_reply", reply)
     assert r.hits == [] and r.citations == [] and r.plan["retrieve"] is False
-    assert r.expression == "direct_reply" and set(r.latency_ms) == {"retrieval_plan", "direct_reply", "total"}
+    assert r.expression == "direct_reply" and set(r.latency_ms) == {"setup", "retrieval_plan", "direct_reply", "total"}

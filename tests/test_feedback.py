@@ -24,6 +24,7 @@ from orchestration.learning import open_learned
 from orchestration.search_unified import search, unified_term
 from orchestration.router import route_table
 from orchestration.feedback.files import JsonlLog, JsonStore
+from tests.scripted_server import Reply
 
 BASE = yaml.safe_load(DEFAULT_CONFIG.read_text(encoding="utf-8"))
 RELATION_Q = "船员条例由哪个部门主管？"
@@ -132,7 +133,7 @@ def test_a_failed_citation_check_or_too_few_sources_writes_nothing(kb):
     assert loop.journal.write_back("q-one", one_source, Context()) is None
     result = {"query": RELATION_Q, "rewritten_query": RELATION_Q, "query_type": "relation", "strategy": "s",
               "answer": failed.answer, "latency_ms": {"total": 1.0}}
-    learned = loop.record(result, failed, Context())
+    learned = loop.record(result, failed)
     assert "write_back" not in learned and snapshot(wiki) == before and loop.journal.items() == {}
     logged = JsonlLog(fb / "query_log.jsonl").records()
     assert logged[-1]["success"] is False and logged[-1]["verdict"]["passed"] is False
@@ -348,3 +349,42 @@ def test_thumbs_on_a_citation_confirm_or_reject_that_chunk_and_revert_undoes_it(
     assert FeedbackLoop(config.orchestration.feedback, fb).confirmations.items()[item["id"]]["reverted"]
     bad = client.post("/api/feedback", json={"query_id": "nope", "chunk_id": chunk, "verdict": "up"})
     assert bad.status_code == 400 and "no query 'nope'" in bad.json()["error"]
+
+
+def with_llm(config, url: str):
+    """Returns `config` with its llm section pointing at `url`."""
+    return config.model_copy(update={"llm": config.llm.model_copy(update={"base_url": url, "model": "m",
+                                                                          "timeout": 2.0})})
+
+
+def test_enabling_an_llm_never_serves_the_offline_cached_answer_and_degraded_answers_are_not_cached(kb, llm_server):
+    make, wiki, fb = kb
+    config, _ = make(cacheAfter=1)
+    search(COMPARE_Q, config=config)
+    assert search(COMPARE_Q, config=config).from_cache
+    llm_server.script.default = Reply(status=500)
+    online = with_llm(config, llm_server.url)
+    for _ in range(2):
+        r = search(COMPARE_Q, config=online)
+        assert not r.from_cache and r.degraded
+        assert not any("no LLM configured" in f["reason"] for f in r.fallbacks)
+        assert any("answered HTTP 500" in f["reason"] for f in r.fallbacks if f["term"] == "answer_generate")
+
+
+def test_the_llm_side_of_learning_runs_after_the_result_in_the_background(kb, llm_server):
+    from orchestration.feedback.worker import drain
+
+    make, wiki, fb = kb
+    config, _ = make(minSources=1)
+    drop_relation(config, "国家海事管理机构", "主管", "船员条例")
+    llm_server.script.default = Reply(status=500)
+    r = search(RELATION_Q, config=with_llm(config, llm_server.url))
+    assert r.citations and r.query_id
+    assert not {"citation_check", "fact_extract"} & {s["name"] for s in r.trace["spans"]}
+    assert drain(60)
+    job = JsonlLog(fb / "background.jsonl").records()[-1]
+    assert job["query_id"] == r.query_id and "error" not in job
+    ran = {s["name"]: s for s in job["trace"]["spans"]}
+    assert "answered HTTP 500" in ran["fact_extract"]["fallback"]
+    item = json.loads((fb / "learned.json").read_text(encoding="utf-8"))["items"][r.query_id]
+    assert ("国家海事管理机构", "主管", "船员条例") in {(x["head"], x["relation"], x["tail"]) for x in item["relations"]}

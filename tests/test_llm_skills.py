@@ -116,7 +116,7 @@ def test_llm_answer_prompt_carries_the_context_and_bogus_citations_are_dropped(l
     assert ctx.trace.fallbacks() == []
 
 
-@pytest.mark.parametrize("first", [Reply(text="no json"), Reply(status=500), Reply(delay=1.5),
+@pytest.mark.parametrize("first", [Reply(text="no json"), Reply(status=500),
                                    Reply(text='{"answer": "船长很厉害[来源: 民法典#第一条]"}')])
 def test_llm_answer_one_bad_reply_is_retried(llm_server, first):
     llm_server.script.script(first, Reply(text=GOOD))

@@ -280,5 +280,5 @@ def test_synonyms_are_learned_only_from_answers_everyone_may_read(tmp_path):
                                                                         hits=(hit,)),)})
         result = {"query": state.query, "rewritten_query": state.query, "query_type": "fact", "strategy": "s",
                   "answer": state.answer, "latency_ms": {"total": 1.0}}
-        loop.record(result, state, Context())
+        loop.record(result, state)
         assert set(loop.lexicon.synonyms()) == learned
