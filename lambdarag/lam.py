@@ -11,6 +11,7 @@ from pydantic import BaseModel, ValidationError
 
 from .errors import CompositionError, InvalidOutput, ProviderError, ProviderTimeout
 from .state import ReadView, State
+from .stream import Attempt, FieldText, live
 from .term import Path, Term
 from .tool import ATTEMPTS, Atom
 
@@ -64,9 +65,12 @@ class Lam(Atom):
     `parse(output, state)` maps the
     validated output to the fields written; by default a model's fields of the
     same names are written, or the text itself to the single written field.
+    `stream` names the written text field that streams (the answer term's):
+    on a streaming run its text is emitted as tokens while the model writes it
+    (see `lambdarag.stream`), or sentence by sentence from the fallback.
     """
 
-    __slots__ = ("name", "prompt", "output", "parse", "system", "max_tokens")
+    __slots__ = ("name", "prompt", "output", "parse", "system", "max_tokens", "stream")
 
     def __init__(
         self,
@@ -81,6 +85,7 @@ class Lam(Atom):
         parse: Optional[Callable[[Any, State], Mapping[str, Any]]] = None,
         system: str = "",
         max_tokens: int = 512,
+        stream: Optional[str] = None,
     ) -> None:
         self.name = name
         self.prompt = prompt
@@ -91,10 +96,13 @@ class Lam(Atom):
         self.parse = parse
         self.system = system
         self.max_tokens = max_tokens
+        self.stream = stream
         self._check()
 
     def _check(self) -> None:
         name = self.name
+        if self.stream is not None and self.stream not in self._writes:
+            raise CompositionError(f"Lam {name!r}: stream={self.stream!r} must be one of its writes {sorted(self._writes)}")
         placeholders = {f for _, f, _, _ in string.Formatter().parse(self.prompt) if f}
         unknown = {p.split(".")[0].split("[")[0] for p in placeholders} - self._reads - self.optional
         if unknown:
@@ -139,29 +147,56 @@ class Lam(Atom):
     def _eval(self, state: State, ctx: "Context", path: Path) -> State:
         from .runtime import apply_writes
 
+        sink = live() if self.stream else None
         reason = "no LLM configured"
         if ctx.llm is not None:
             failures = []
             for attempt in range(1, ATTEMPTS + 1):
+                streaming = Attempt(sink, self.stream, state, ctx, path) if sink is not None else None
                 try:
                     wait = ctx.call_timeout("llm", getattr(ctx.llm, "timeout", math.inf))
                     ctx.trace.add_cost(path, ctx.cost_model.call_cost(self.name, "llm"))
-                    reply = ctx.llm.complete(self.messages(state), json_mode=self.output is not str,
-                                             max_tokens=self.max_tokens, timeout=wait)
+                    reply = self._ask(ctx, state, wait, streaming)
                     ctx.trace.add_cost(path, ctx.cost_model.tokens_cost(reply.tokens), reply.tokens)
                     value = parse_reply(reply.text, self.output)
                     ctx.trace.note(path, attempts=attempt, path_taken="llm")
-                    return apply_writes(self, state, self._writes_of(value, state), path)
+                    out = apply_writes(self, state, self._writes_of(value, state), path)
+                    if streaming is not None:
+                        self._settle(streaming, out)
+                    return out
                 except ProviderError as e:
                     failures.append(f"attempt {attempt}: {e}")
                     timed_out = isinstance(e, ProviderTimeout)
+                    if streaming is not None:
+                        streaming.retract(f"attempt {attempt}: {e}")
             if timed_out:  # a hanging endpoint would eat the deadline of every later Lam: skip it from now on
                 ctx.down.setdefault("llm", f"it timed out in {self.name!r}")
             reason = "; ".join(failures)
-        return self._degrade(state, ctx, path, reason)
+        out = self._degrade(state, ctx, path, reason)
+        if sink is not None:
+            Attempt(sink, self.stream, state, ctx, path).replay(getattr(out, self.stream))
+        return out
+
+    def _ask(self, ctx: "Context", state: State, wait: float, streaming: Optional[Attempt]) -> Any:
+        """Returns the model's reply; with a streaming attempt, its text is fed to it as the model writes it."""
+        json_mode = self.output is not str
+        messages = self.messages(state)
+        if streaming is None or not hasattr(ctx.llm, "stream"):
+            return ctx.llm.complete(messages, json_mode=json_mode, max_tokens=self.max_tokens, timeout=wait)
+        decode = FieldText(self.stream).feed if json_mode else str
+        return ctx.llm.stream(messages, lambda chunk: streaming.feed(decode(chunk)), json_mode=json_mode,
+                              max_tokens=self.max_tokens, timeout=wait)
+
+    def _settle(self, streaming: Attempt, out: State) -> None:
+        """Ends a streamed attempt; when validation rewrote the text, retracts it and streams the final text."""
+        streaming.finish()
+        final = getattr(out, self.stream)
+        if streaming.raw != final:
+            streaming.retract(f"{self.name}: the text was rewritten after validation")
+            Attempt(streaming.sink, self.stream, streaming.state, streaming.ctx, streaming.path).replay(final)
 
     def _key(self) -> tuple[Any, ...]:
-        return (self.name, self.prompt, self.output, self._reads, self._writes, self.fallback, self.parse)
+        return (self.name, self.prompt, self.output, self._reads, self._writes, self.fallback, self.parse, self.stream)
 
     def __repr__(self) -> str:
         return f"Lam({self.name!r}, reads={sorted(self._reads)}, writes={sorted(self._writes)}, fallback={self.fallback!r})"

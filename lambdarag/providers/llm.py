@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import os
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from ..errors import ConfigError, ProviderBadReply, ProviderError, ProviderHTTPError, ProviderTimeout
 
@@ -102,6 +103,42 @@ class OpenAIChat:
                 prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
                 completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
             )
+
+    def stream(self, messages: list[dict[str, str]], on_text: Callable[[str], None], *, json_mode: bool = False,
+               max_tokens: int = 512, temperature: float = 0.0, timeout: Optional[float] = None) -> Completion:
+        """Returns the model's reply to `messages`, calling `on_text` with each piece as it arrives (``stream=True``).
+
+        The whole reply must arrive within `timeout` seconds (default: the
+        client's), not only each piece. An exception from `on_text` (the
+        consumer went away) closes the HTTP response, which cancels the request.
+        """
+        wait = self.timeout if timeout is None else min(timeout, self.timeout)
+        kwargs: dict[str, Any] = {"model": self.model, "messages": messages, "max_tokens": max_tokens,
+                                  "temperature": temperature, "timeout": wait, "stream": True,
+                                  "stream_options": {"include_usage": True}}
+        if json_mode:
+            kwargs["response_format"] = {"type": "json_object"}
+        until = time.monotonic() + wait
+        parts: list[str] = []
+        usage, chunks = None, 0
+        with provider_errors("LLM", self.base_url, wait):
+            response = self._client.chat.completions.create(**kwargs)
+            try:
+                for chunk in response:
+                    chunks += 1
+                    usage = chunk.usage or usage
+                    piece = chunk.choices[0].delta.content if chunk.choices else None
+                    if piece:
+                        parts.append(piece)
+                        on_text(piece)
+                    if time.monotonic() > until:
+                        raise ProviderTimeout(f"LLM at {self.base_url} streamed for over {wait:g}s")
+            finally:
+                response.close()
+            if not chunks:
+                raise ProviderBadReply(f"LLM at {self.base_url} answered with an unreadable body: no stream events")
+        return Completion(text="".join(parts), prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+                          completion_tokens=getattr(usage, "completion_tokens", 0) or 0)
 
     def __repr__(self) -> str:
         return f"OpenAIChat(base_url={self.base_url!r}, model={self.model!r})"
