@@ -153,3 +153,12 @@ def test_markup_in_the_query_is_shown_as_text_and_never_runs(page):
     assert page.text_content("#asked") == attack
     assert page.evaluate("window.__pwned") is None
     assert page.locator("#result script, #result img").count() == 0
+
+
+def test_evidence_is_shown_before_the_answer_arrives(page):
+    ask(page, "海上交通安全法与水污染防治法在船舶管理方面有何异同？")
+    evidence = page.locator("#evidence li")
+    assert evidence.count() >= 3
+    assert page.get_attribute("#evidence", "data-tokens-before") == "0"  # no answer text had arrived yet
+    assert page.text_content("#answer").strip()
+    assert "海上交通安全法" in " ".join(evidence.all_text_contents())
