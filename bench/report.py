@@ -93,6 +93,14 @@ def cli(r: dict) -> str:
             f"{'no library log lines' if r['quiet'] else 'library log lines printed'}")
 
 
+def stream_latency(mode: str) -> Callable[[dict], str]:
+    """Returns the formatter of time to first evidence / first token / result per route, offline or scripted LLM."""
+    def fmt(r: dict) -> str:
+        return "; ".join(f"{route} {t['hits_ms']:.0f} / {t['token_ms']:.0f} / {t['result_ms']:.0f} ms"
+                         for route, t in r[mode].items())
+    return fmt
+
+
 ROWS: list[tuple[str, str, str, Callable[[dict], str]]] = [
     ("runner overhead", "runner", "bench/runner.py", runner),
     ("BM25 vs rank-bm25, STARD 58.6k articles", "retrieval", "bench/retrieval.py", bm25_speed),
@@ -106,6 +114,10 @@ ROWS: list[tuple[str, str, str, Callable[[dict], str]]] = [
     ("learned retrieval, STARD 5-fold CV", "feedback", "bench/feedback.py", feedback),
     ("Milvus (milvus-lite) vs local, STARD", "milvus", "bench/milvus.py", milvus),
     ("`lambdarag ask` on the built demo index, fresh process", "cli", "bench/cli.py", cli),
+    ("streaming, offline: first evidence / first token / result", "stream", "bench/stream.py",
+     stream_latency("offline")),
+    ("streaming, scripted LLM at 40 tokens/s: first evidence / first token / result", "stream", "bench/stream.py",
+     stream_latency("scripted_llm")),
 ]
 
 
