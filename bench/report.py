@@ -102,6 +102,14 @@ def slow_llm(r: dict) -> str:
             f"{r['tokens_per_second']:g} tokens/s: {per}; all answered in time: {r['within_timeout']}")
 
 
+def stream_latency(mode: str) -> Callable[[dict], str]:
+    """Returns the formatter of time to first evidence / first token / result per route, offline or scripted LLM."""
+    def fmt(r: dict) -> str:
+        return "; ".join(f"{route} {t['hits_ms']:.0f} / {t['token_ms']:.0f} / {t['result_ms']:.0f} ms"
+                         for route, t in r[mode].items())
+    return fmt
+
+
 ROWS: list[tuple[str, str, str, Callable[[dict], str]]] = [
     ("runner overhead", "runner", "bench/runner.py", runner),
     ("BM25 vs rank-bm25, STARD 58.6k articles", "retrieval", "bench/retrieval.py", bm25_speed),
@@ -118,6 +126,10 @@ ROWS: list[tuple[str, str, str, Callable[[dict], str]]] = [
     ("Milvus (milvus-lite) vs local, STARD", "milvus", "bench/milvus.py", milvus),
     ("`lambdarag ask` on the built demo index, fresh process", "cli", "bench/cli.py", cli),
     ("five question types, scripted 2 tokens/s model, default config", "slow-llm-60s", "bench/slow_llm.py", slow_llm),
+    ("streaming, offline: first evidence / first token / result", "stream", "bench/stream.py",
+     stream_latency("offline")),
+    ("streaming, scripted LLM at 40 tokens/s: first evidence / first token / result", "stream", "bench/stream.py",
+     stream_latency("scripted_llm")),
 ]
 
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Se
 from .errors import CompositionError, TermError
 from .state import INITIAL_FIELDS, State
 from .runtime import apply_writes, concurrently, execute
+from .stream import GATE, Checked, Retract, live
 from .term import Path, Term, merged_reads, prefixed, show_path
 
 if TYPE_CHECKING:
@@ -507,10 +508,29 @@ class Guard(Term):
         return (self.retry + 1) * (self.generate._cost(model) + self.check._cost(model))
 
     def _eval(self, state: State, ctx: "Context", path: Path) -> State:
+        """Runs the attempts; on a streaming main path each verdict is emitted and a rejected attempt retracted.
+
+        Under ``checked_only`` this Guard's check is the gate that releases the
+        generator's text unit by unit (see `lambdarag.stream`).
+        """
+        sink = live()
         for attempt in range(1, self.retry + 2):
-            out = execute(self.generate, state, ctx, (*path, f"Guard.generate#{attempt}"))
+            gate = GATE.set((self.check, self.accept))
+            try:
+                out = execute(self.generate, state, ctx, (*path, f"Guard.generate#{attempt}"))
+            finally:
+                GATE.reset(gate)
             out = execute(self.check, out, ctx, (*path, f"Guard.check#{attempt}"))
-            if self.accept(out):
+            passed, last = self.accept(out), attempt == self.retry + 1
+            if sink is not None:
+                verdict = getattr(out, "verdict", None)
+                details = tuple(verdict.details) if verdict is not None else ()
+                number = sink.last_attempt()
+                sink.emit(Checked(number, passed, details, final=passed or last))
+                if not passed and not last:
+                    sink.emit(Retract(number, sink.streamed.get(number, ""),
+                                      "; ".join(details) or f"{self.check.lambda_form()} rejected the attempt"))
+            if passed:
                 ctx.trace.note(path, verdict="passed", attempts=attempt)
                 return out
             state = out

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ValidationError
 
 from .errors import BudgetSkipped, CompositionError, ContextOverflow, InvalidOutput, ProviderError, ProviderTimeout
 from .state import ReadView, State
+from .stream import Attempt, FieldText, Sink, live
 from .term import Path, Term
 from .tool import ATTEMPTS, Atom, field_set
 
@@ -102,9 +103,12 @@ class Lam(Atom):
     `parse(output, state)` maps the
     validated output to the fields written; by default a model's fields of the
     same names are written, or the text itself to the single written field.
+    `stream` names the written text field that streams (the answer term's):
+    on a streaming run its text is emitted as tokens while the model writes it
+    (see `lambdarag.stream`), or sentence by sentence from the fallback.
     """
 
-    __slots__ = ("name", "prompt", "output", "parse", "system", "max_tokens", "required")
+    __slots__ = ("name", "prompt", "output", "parse", "system", "max_tokens", "required", "stream")
     effect = "llm"
 
     def __init__(
@@ -121,6 +125,7 @@ class Lam(Atom):
         system: str = "",
         max_tokens: int = 512,
         required: Iterable[str] = (),
+        stream: Optional[str] = None,
     ) -> None:
         self.name = name
         self.prompt = prompt
@@ -132,10 +137,13 @@ class Lam(Atom):
         self.system = system
         self.max_tokens = max_tokens
         self.required = field_set(name, "required", required)
+        self.stream = stream
         self._check()
 
     def _check(self) -> None:
         name = self.name
+        if self.stream is not None and self.stream not in self._writes:
+            raise CompositionError(f"Lam {name!r}: stream={self.stream!r} must be one of its writes {sorted(self._writes)}")
         placeholders = {f for _, f, _, _ in string.Formatter().parse(self.prompt) if f}
         unknown = {p.split(".")[0].split("[")[0] for p in placeholders} - self._reads - self.optional
         if unknown:
@@ -193,15 +201,19 @@ class Lam(Atom):
     def _eval(self, state: State, ctx: "Context", path: Path) -> State:
         from .runtime import apply_writes
 
+        sink = live() if self.stream else None
         reason = "no LLM configured"
         if ctx.llm is not None:
             failures: list[str] = []
             share = 1.0
             for attempt in range(1, ATTEMPTS + 1):
                 try:
-                    value = self._ask(state, ctx, path, share)
+                    value, streaming = self._ask(state, ctx, path, share, sink)
                     ctx.trace.note(path, attempts=attempt, path_taken="llm")
-                    return apply_writes(self, state, self._writes_of(value, state), path)
+                    out = apply_writes(self, state, self._writes_of(value, state), path)
+                    if streaming is not None:
+                        self._settle(streaming, out)
+                    return out
                 except BudgetSkipped as e:
                     failures.append(str(e))
                     break
@@ -211,33 +223,62 @@ class Lam(Atom):
                         break   # the same prompt would wait as long again
                     share = 0.5 if isinstance(e, ContextOverflow) else share
             reason = "; ".join(failures)
-        return self._degrade(state, ctx, path, reason)
+        out = self._degrade(state, ctx, path, reason)
+        if sink is not None:
+            Attempt(sink, self.stream, state, ctx, path).replay(getattr(out, self.stream))
+        return out
 
-    def _ask(self, state: State, ctx: "Context", path: Path, share: float) -> Any:
-        """Returns the validated output of one call; raises a `ProviderError` for any failure."""
+    def _ask(self, state: State, ctx: "Context", path: Path, share: float,
+             sink: Optional[Sink]) -> tuple[Any, Optional[Attempt]]:
+        """Returns the validated output of one call and, on a streaming run, its attempt (text fed as the model
+        writes it); raises a `ProviderError` for any failure, after retracting what the attempt released."""
         configured = getattr(ctx.llm, "timeout", math.inf)
         wait = ctx.call_timeout("llm", configured)
         if ctx.llm_budget is not None:
             wait = ctx.llm_budget.admit(self.name, getattr(state, "query_type", None), wait)
         ctx.trace.add_cost(path, ctx.cost_model.call_cost(self.name, "llm"))
+        streaming = Attempt(sink, self.stream, state, ctx, path) if sink is not None else None
         started = time.monotonic()
         try:
-            reply = ctx.llm.complete(self.messages(state, share), schema=self.schema(),
-                                     max_tokens=self.max_tokens, timeout=wait)
-        except ProviderTimeout:
-            if wait >= configured:  # the endpoint hangs: it would eat the deadline of every later Lam
-                ctx.down.setdefault("llm", f"it timed out in {self.name!r}")
+            try:
+                reply = self._call(ctx, self.messages(state, share), wait, streaming)
+            except ProviderTimeout:
+                if wait >= configured:  # the endpoint hangs: it would eat the deadline of every later Lam
+                    ctx.down.setdefault("llm", f"it timed out in {self.name!r}")
+                raise
+            finally:
+                if ctx.llm_budget is not None:
+                    ctx.llm_budget.spent(self.name, started)
+            ctx.trace.add_cost(path, ctx.cost_model.tokens_cost(reply.tokens), reply.tokens)
+            if getattr(reply, "finish_reason", "stop") == "length":
+                raise InvalidOutput(f"LLM reply was cut at max_tokens={self.max_tokens} (finish_reason: length)")
+            return parse_reply(reply.text, self.output, self.required), streaming
+        except ProviderError as e:
+            if streaming is not None:
+                streaming.retract(str(e))
             raise
-        finally:
-            if ctx.llm_budget is not None:
-                ctx.llm_budget.spent(self.name, started)
-        ctx.trace.add_cost(path, ctx.cost_model.tokens_cost(reply.tokens), reply.tokens)
-        if getattr(reply, "finish_reason", "stop") == "length":
-            raise InvalidOutput(f"LLM reply was cut at max_tokens={self.max_tokens} (finish_reason: length)")
-        return parse_reply(reply.text, self.output, self.required)
+
+    def _call(self, ctx: "Context", messages: list[dict[str, str]], wait: float, streaming: Optional[Attempt]) -> Any:
+        """Returns the model's reply; with a streaming attempt (and a client that streams), its text is fed to the
+        attempt as the model writes it."""
+        schema = self.schema()
+        if streaming is None or not hasattr(ctx.llm, "stream"):
+            return ctx.llm.complete(messages, schema=schema, max_tokens=self.max_tokens, timeout=wait)
+        decode = FieldText(self.stream).feed if schema is not None else str
+        return ctx.llm.stream(messages, lambda chunk: streaming.feed(decode(chunk)), schema=schema,
+                              max_tokens=self.max_tokens, timeout=wait)
+
+    def _settle(self, streaming: Attempt, out: State) -> None:
+        """Ends a streamed attempt; when validation rewrote the text, retracts it and streams the final text."""
+        streaming.finish()
+        final = getattr(out, self.stream)
+        if streaming.raw != final:
+            streaming.retract(f"{self.name}: the text was rewritten after validation")
+            Attempt(streaming.sink, self.stream, streaming.state, streaming.ctx, streaming.path).replay(final)
 
     def _key(self) -> tuple[Any, ...]:
-        return (self.name, self.prompt, self.output, self._reads, self._writes, self.fallback, self.parse, self.required)
+        return (self.name, self.prompt, self.output, self._reads, self._writes, self.fallback, self.parse,
+                self.required, self.stream)
 
     def __repr__(self) -> str:
         return f"Lam({self.name!r}, reads={sorted(self._reads)}, writes={sorted(self._writes)}, fallback={self.fallback!r})"

@@ -1,7 +1,6 @@
 """The one runner: closes a term, checks the budget, executes it with tracing, concurrency and deadlines."""
 from __future__ import annotations
 
-import contextvars
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -15,6 +14,7 @@ from .cost import CostModel
 from .errors import (BranchError, BudgetExceeded, CompositionError, DeadlineExceeded, LambdaRAGError, ProviderTimeout,
                      TermError)
 from .state import EXTRA_FIELDS, INITIAL_FIELDS, State, undeclared
+from .stream import Step, branch_context, check_cancelled, live
 from .term import Path, Term, show_path
 from .trace import Trace
 
@@ -155,13 +155,21 @@ def execute(term: Term, state: State, ctx: Context, path: Path = ()) -> State:
     this context (see `lambdarag.trace`).
     """
     path = (*path, term.name)
+    check_cancelled(f"term {term.name!r} (path: {show_path(path)})")
     if ctx.deadline is not None and time.monotonic() > ctx.deadline:
         raise DeadlineExceeded(f"deadline passed before term {term.name!r} (path: {show_path(path)})",
                                term=term.name, path=show_path(path))
     span, token = ctx.trace.open(name=term.name, kind=_kind(type(term)), effect=term.effect_signature(),
                                  path=show_path(path))
+    sink = live()
+    watched = sink is not None and term.name in sink.watch
     try:
-        return term._eval(state, ctx, path)
+        if watched:
+            sink.emit(Step(term.name, "start", state))
+        out = term._eval(state, ctx, path)
+        if watched:
+            sink.emit(Step(term.name, "end", out))
+        return out
     except LambdaRAGError as e:
         span.error = span.error or str(e)
         raise
@@ -188,7 +196,8 @@ class FanOut:
     for jobs a helper has claimed, which are running, never for queued pool
     work: a full pool slows a fan-out down (the caller runs its jobs itself)
     but cannot deadlock it. Each job runs in a copy of the caller's
-    `contextvars` context, so its spans get the caller's span as parent.
+    `contextvars` context, so its spans get the caller's span as parent; it
+    is marked a branch, so an answer term inside it does not stream tokens.
     """
 
     def __init__(self, jobs: Sequence[tuple[Term, State, Path]], ctx: Context) -> None:
@@ -199,7 +208,7 @@ class FanOut:
         self.running: set[int] = set()
         self.overran: set[int] = set()
         self.cond = threading.Condition()
-        self.vars = contextvars.copy_context()
+        self.vars = branch_context()
 
     def _claim(self) -> Optional[int]:
         with self.cond:

@@ -14,6 +14,8 @@ from contextvars import ContextVar, Token
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterator, Optional
 
+from .stream import FallbackTaken, emit
+
 ATOMS = ("tool", "lam")
 CURRENT_SPAN: ContextVar[Optional[tuple["Trace", "Span"]]] = ContextVar("lambdarag_span", default=None)
 """The trace and the span being run in this thread or task."""
@@ -104,12 +106,18 @@ class Trace:
         """Records on the span being run that it degraded and why (for a term's own fallback path)."""
         current = CURRENT_SPAN.get()
         if current is not None and current[0] is self:
-            current[1].fallback = reason
+            self._record_fallback(current[1], reason)
 
     def mark_fallback(self, path: tuple[str, ...], reason: str) -> None:
         span = self._span_at(path)
         if span is not None:
-            span.fallback = reason
+            self._record_fallback(span, reason)
+
+    @staticmethod
+    def _record_fallback(span: Span, reason: str) -> None:
+        """Records the fallback on its span and tells a stream's consumer, if one listens."""
+        span.fallback = reason
+        emit(FallbackTaken(span.name, span.path, reason))
 
     def latency_breakdown(self) -> dict[str, float]:
         """Returns milliseconds per step (tools and LLM terms), summed by name, in order of first run."""

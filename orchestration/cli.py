@@ -201,7 +201,10 @@ def cmd_ask(args: argparse.Namespace) -> int:
     check_query(" ".join(args.question), config)     # a bad question fails before an index is built
     open_knowledge(config, args.index, embedder=providers(config)["embedder"], progress=True)
     user = User(id="cli", departments=tuple(args.department or ()), security_level=args.security_level)
-    result = search(" ".join(args.question), index=args.index, user=user, config=config)
+    question = " ".join(args.question)
+    if args.stream:
+        return stream_answer(question, args, user, config)
+    result = search(question, index=args.index, user=user, config=config)
     if args.json:
         print(result.model_dump_json(indent=1))
     else:
@@ -212,6 +215,39 @@ def cmd_ask(args: argparse.Namespace) -> int:
         print(f"learning from this answer in the background (at most {limit:g}s)…", file=sys.stderr)
         drain(limit)
     return EXIT_SERVICE if result.degraded else 0
+
+
+def stream_answer(question: str, args: argparse.Namespace, user, config) -> int:
+    """Prints the events of answering `question` as they come: one JSON line each with --json, else for people.
+
+    For people: the route, the evidence, the answer as it is written (a
+    retracted attempt is announced and the retry printed afresh), the
+    citations and latency at the end.
+    """
+    from orchestration.events import event_json
+    from orchestration.search_unified import search_stream
+
+    for event in search_stream(question, index=args.index, user=user, config=config, checked_only=args.checked_only):
+        if args.json:
+            print(json.dumps(event_json(event), ensure_ascii=False), flush=True)
+        elif event.kind == "classified":
+            print(f"[{event.query_type}] strategy: {event.strategy}\nλq. {event.expression}\n", flush=True)
+        elif event.kind == "hits":
+            print(f"evidence ({len(event.hits)}):")
+            for h in event.hits[:8]:
+                print(f"  {h['source']}#{h['section']}  {h['text'][:60]}")
+            print(flush=True)
+        elif event.kind == "token":
+            print(event.text, end="", flush=True)
+        elif event.kind == "retract":
+            print(f"\n[attempt {event.attempt} retracted: {event.reason[:120]}]\n", flush=True)
+        elif event.kind == "result":
+            r = event.result
+            print("\n\ncitations:")
+            for c in r.citations:
+                print(f"  [来源: {c['source']}#{c.get('section', '')}]")
+            print(f"latency {r.latency_ms['total']:.0f}ms; cost {r.cost:.4f}; fallbacks: {len(r.fallbacks)}")
+    return 0
 
 
 DEMO_APP = "qademo.app:create_app"
@@ -377,6 +413,10 @@ def parser() -> argparse.ArgumentParser:
         ask.add_argument("--config", default=argparse.SUPPRESS, type=Path, help="agent-config.yml to use")
         ask.add_argument("--json", action="store_true", help="print the whole SearchResult as JSON")
         ask.add_argument("--explain", action="store_true", help="also print the plan, the fallbacks and the trace")
+        ask.add_argument("--stream", action="store_true",
+                         help="print evidence, then the answer as it is written, then citations (--json: one event per line)")
+        ask.add_argument("--checked-only", action="store_true",
+                         help="with --stream: release the answer claim by claim once its citation is verified")
         ask.add_argument("--department", action="append", help="a department the asking user belongs to")
         ask.add_argument("--security-level", type=int, default=0)
     cw = sub.add_parser("compile-wiki", help="build or update wiki/entities/*.md and relations.json from a corpus")

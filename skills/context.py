@@ -145,6 +145,24 @@ def cited(text: str, hits: Sequence[Hit]) -> tuple[tuple[Citation, ...], tuple[s
     return tuple(good.values()), tuple(dict.fromkeys(bad))
 
 
+_UNIT_END = re.compile(r"\n|(?:%s\s*)+[。；;，,、]*(?=[^\s\[。；;，,、])" % MARKER.pattern)
+
+
+def claim_units(text: str) -> tuple[list[str], str]:
+    """Returns the complete claims of streamed `text` and the unfinished rest; the pieces join back to `text`.
+
+    A claim ends at a line end, or after its group of citation markers once
+    the next claim has begun, so each piece holds exactly one of the claims
+    `claims` finds in the whole answer, with the same markers: a check run on
+    one piece judges it as it judges that claim in the whole.
+    """
+    units, start = [], 0
+    for m in _UNIT_END.finditer(text):
+        units.append(text[start:m.end()])
+        start = m.end()
+    return units, text[start:]
+
+
 def claims(text: str) -> list[tuple[str, tuple[re.Match[str], ...]]]:
     """Returns the claims of an answer, each with the markers that follow it.
 

@@ -243,5 +243,5 @@ def answer_generate(config: Mapping[str, Any]) -> Term:
     lam = Lam("answer_generate", PROMPT, output=AnswerOutput,
               reads=["original_query", "context", "hits", "plan"], optional=optional,
               writes=["answer", "citations"], parse=_from_llm, fallback=offline,
-              max_tokens=int(config.get("max_tokens", 1024)))
+              max_tokens=int(config.get("max_tokens", 1024)), stream="answer")
     return assemble_context(config) >> lam

@@ -7,6 +7,11 @@ assert what the client sent (e.g. that the prompt carries the context).
 
 Failure modes of real small models (`echo_schema`, `cut_json`, `overflow`,
 `slow`) build the replies a llama.cpp server sends in those cases.
+
+A request with ``stream: true`` gets its text as Server-Sent Events, `piece`
+characters per chunk at `rate` chunks per second (0: all at once); a client
+that hangs up mid-stream is counted in `disconnects`. `route`, when set,
+picks the reply for a request body before the queue is consulted.
 """
 from __future__ import annotations
 
@@ -16,7 +21,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 
 @dataclass
@@ -36,6 +41,10 @@ class Reply:
     echo: bool = False
     tokens_per_second: Optional[float] = None
     """Generate like a slow model: one token per character of `text`, at this rate (streamed when asked)."""
+    rate: float = 0.0
+    """Chunks per second of a streamed reply (0: all at once)."""
+    piece: int = 2
+    """Characters per streamed chunk."""
 
 
 @dataclass
@@ -44,6 +53,10 @@ class ScriptedServer:
     requests: list = field(default_factory=list)
     default: Optional[Reply] = None
     stopped: threading.Event = field(default_factory=threading.Event)
+    route: Optional[Callable[[dict], Optional[Reply]]] = None
+    disconnects: int = 0
+    chunks_sent: int = 0
+    hung_up: threading.Event = field(default_factory=threading.Event)
 
     def chat_requests(self) -> list[dict[str, Any]]:
         """Returns the bodies of the chat requests received so far."""
@@ -52,7 +65,10 @@ class ScriptedServer:
     def script(self, *replies: Reply) -> None:
         self.replies.extend(replies)
 
-    def next_reply(self) -> Reply:
+    def next_reply(self, body: Optional[dict] = None) -> Reply:
+        routed = self.route(body or {}) if self.route is not None else None
+        if routed is not None:
+            return routed
         if self.replies:
             return self.replies.popleft()
         if self.default is not None:
@@ -120,11 +136,38 @@ def _handler(server: ScriptedServer):
             except (BrokenPipeError, ConnectionResetError):
                 pass
 
+        def _stream(self, text: str, finish: str, piece: int, rate: float, model: str) -> None:
+            """Sends `text` as chat-completion chunks, `piece` characters each, `rate` per second (0: at once)."""
+            self.close_connection = True
+            base = {"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": int(time.time()), "model": model}
+            pieces = [text[i:i + piece] for i in range(0, len(text), piece)]
+            chunks = [{**base, "choices": [{"index": 0, "delta": {"content": p}, "finish_reason": None}]}
+                      for p in pieces]
+            chunks.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+            chunks.append({**base, "choices": [], "usage": {"prompt_tokens": 11, "completion_tokens": len(pieces),
+                                                           "total_tokens": 11 + len(pieces)}})
+            try:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                for chunk in chunks:
+                    self.wfile.write(f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n".encode())
+                    self.wfile.flush()
+                    server.chunks_sent += 1
+                    if rate and server.stopped.wait(1 / rate):
+                        return
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError):
+                server.disconnects += 1
+                server.hung_up.set()
+
         def do_POST(self):
             length = int(self.headers.get("Content-Length") or 0)
             body = json.loads(self.rfile.read(length) or b"{}")
             server.requests.append({"path": self.path, "body": body})
-            reply = server.next_reply()
+            reply = server.next_reply(body)
             if reply.delay:
                 server.stopped.wait(reply.delay)
             if reply.hang:
@@ -140,14 +183,16 @@ def _handler(server: ScriptedServer):
                 self._send(200, reply.body)
                 return
             text, finish = echo_text(body.get("messages", [])) if reply.echo else reply.text, "stop"
+            piece, rate = reply.piece, reply.rate
             if reply.tokens_per_second:
                 limit = int(body.get("max_tokens") or len(text))
                 text, finish = (text[:limit], "length") if len(text) > limit else (text, "stop")
-                if body.get("stream"):
-                    self._stream(text, finish, reply.tokens_per_second)
+                piece, rate = 1, reply.tokens_per_second
+                if not body.get("stream") and server.stopped.wait(len(text) / rate):
                     return
-                if server.stopped.wait(len(text) / reply.tokens_per_second):
-                    return
+            if body.get("stream"):
+                self._stream(text, finish, piece, rate, body.get("model", "scripted"))
+                return
             self._send(200, {
                 "id": "chatcmpl-test", "object": "chat.completion", "created": int(time.time()),
                 "model": body.get("model", "scripted"),
@@ -155,27 +200,6 @@ def _handler(server: ScriptedServer):
                              "message": {"role": "assistant", "content": text}}],
                 "usage": {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18},
             })
-
-        def _stream(self, text: str, finish: str, rate: float) -> None:
-            """Sends `text` as server-sent chat chunks, one character per 1/`rate` seconds."""
-            try:
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.end_headers()
-                for i, ch in enumerate(text):
-                    if server.stopped.wait(1 / rate):
-                        return
-                    last = i == len(text) - 1
-                    chunk = {"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": int(time.time()),
-                             "model": "scripted", "choices": [{"index": 0, "delta": {"content": ch},
-                                                               "finish_reason": finish if last else None}]}
-                    self.wfile.write(f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n".encode())
-                    self.wfile.flush()
-                self.wfile.write(b"data: [DONE]\n\n")
-                self.wfile.flush()
-                self.close_connection = True
-            except (BrokenPipeError, ConnectionResetError):
-                pass
 
     return Handler
 

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from ..errors import ConfigError, ContextOverflow, ProviderBadReply, ProviderError, ProviderHTTPError, ProviderTimeout
 
@@ -99,13 +100,15 @@ class OpenAIChat:
         return cls(base_url, first_env(ENV_MODEL) or "default", first_env(ENV_API_KEY), timeout)
 
     def complete(self, messages: list[dict[str, str]], *, json_mode: bool = False, schema: Optional[dict] = None,
-                 max_tokens: int = 512, temperature: float = 0.0, timeout: Optional[float] = None) -> Completion:
+                 max_tokens: int = 512, temperature: float = 0.0, timeout: Optional[float] = None,
+                 on_text: Optional[Callable[[str], None]] = None) -> Completion:
         """Returns the model's reply to `messages`, waiting at most `timeout` seconds (default: the client's).
 
         With a `schema` (a JSON schema dict) the reply is constrained to it when
         the endpoint supports JSON-schema response formats (llama.cpp, vLLM,
         OpenAI); an endpoint that refuses one with a 400 is asked again at once
-        in JSON mode, and in JSON mode from then on.
+        in JSON mode, and in JSON mode from then on. With `on_text` the reply
+        is streamed (see `stream`).
         """
         wait = self.timeout if timeout is None else min(timeout, self.timeout)
         kwargs: dict[str, Any] = {"model": self.model, "messages": messages,
@@ -114,17 +117,29 @@ class OpenAIChat:
             kwargs["response_format"] = {"type": "json_schema",
                                          "json_schema": {"name": schema.get("title", "output"), "schema": schema}}
             try:
-                return self._create(kwargs, wait)
+                return self._create(kwargs, wait, on_text)
             except ProviderHTTPError as e:
                 if isinstance(e, ContextOverflow) or not NO_SCHEMA.search(str(e)):
                     raise
                 _SCHEMA_UNSUPPORTED.add(self.base_url)
         if json_mode or schema is not None:
             kwargs["response_format"] = {"type": "json_object"}
-        return self._create(kwargs, wait)
+        return self._create(kwargs, wait, on_text)
 
-    def _create(self, kwargs: dict[str, Any], wait: float) -> Completion:
+    def stream(self, messages: list[dict[str, str]], on_text: Callable[[str], None], **options: Any) -> Completion:
+        """Returns the model's reply to `messages` (options as `complete`), calling `on_text` with each piece as it
+        arrives (``stream=True``).
+
+        The whole reply must arrive within the timeout, not only each piece. An
+        exception from `on_text` (the consumer went away) closes the HTTP
+        response, which cancels the request.
+        """
+        return self.complete(messages, on_text=on_text, **options)
+
+    def _create(self, kwargs: dict[str, Any], wait: float, on_text: Optional[Callable[[str], None]]) -> Completion:
         with provider_errors("LLM", self.base_url, wait):
+            if on_text is not None:
+                return self._streamed(kwargs, wait, on_text)
             reply = self._client.chat.completions.create(**kwargs)
             if not reply.choices:
                 raise ProviderBadReply(f"LLM at {self.base_url} returned no choices")
@@ -135,6 +150,31 @@ class OpenAIChat:
                 completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
                 finish_reason=reply.choices[0].finish_reason or "stop",
             )
+
+    def _streamed(self, kwargs: dict[str, Any], wait: float, on_text: Callable[[str], None]) -> Completion:
+        """Returns the reply of a ``stream=True`` request, feeding `on_text` piece by piece within `wait` seconds."""
+        until = time.monotonic() + wait
+        parts: list[str] = []
+        usage, chunks, finish = None, 0, "stop"
+        response = self._client.chat.completions.create(**kwargs, stream=True,
+                                                        stream_options={"include_usage": True})
+        try:
+            for chunk in response:
+                chunks += 1
+                usage = chunk.usage or usage
+                choice = chunk.choices[0] if chunk.choices else None
+                if choice is not None and choice.delta.content:
+                    parts.append(choice.delta.content)
+                    on_text(choice.delta.content)
+                finish = (choice.finish_reason if choice is not None else None) or finish
+                if time.monotonic() > until:
+                    raise ProviderTimeout(f"LLM at {self.base_url} streamed for over {wait:g}s")
+        finally:
+            response.close()
+        if not chunks:
+            raise ProviderBadReply(f"LLM at {self.base_url} answered with an unreadable body: no stream events")
+        return Completion(text="".join(parts), prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+                          completion_tokens=getattr(usage, "completion_tokens", 0) or 0, finish_reason=finish)
 
     def __repr__(self) -> str:
         return f"OpenAIChat(base_url={self.base_url!r}, model={self.model!r})"
