@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("LAMBDARAG_FEEDBACK", "off")   # measure the query, not what it teaches
 
 from bench.machine import write  # noqa: E402
-from orchestration.search_unified import search  # noqa: E402
+from orchestration.search_unified import chat, search  # noqa: E402
 from tests.scripted_server import Running, slow  # noqa: E402
 from tests.test_slow_llm import QUESTIONS, SLOW_REPLY, slow_config  # noqa: E402
 
@@ -28,8 +28,9 @@ def main(timeout: float | None = None) -> dict:
     server.script.default = slow(SLOW_REPLY, tokens_per_second=RATE)
     try:
         config = slow_config(server.url, **({"timeoutSeconds": timeout} if timeout else {}))
-        for question in QUESTIONS.values():   # knowledge and models load outside the timings
+        for question in QUESTIONS.values():   # knowledge, models and the LLM client load outside the timings
             search(question)
+        chat(config)
         rows = {}
         for kind, question in QUESTIONS.items():
             start = time.perf_counter()

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ValidationError
 
 from .errors import BudgetSkipped, CompositionError, ContextOverflow, InvalidOutput, ProviderError, ProviderTimeout
 from .state import ReadView, State
-from .stream import Attempt, FieldText, Sink, live
+from .stream import Attempt, FieldText, Sink, live_text
 from .term import Path, Term
 from .tool import ATTEMPTS, Atom, field_set
 
@@ -201,7 +201,7 @@ class Lam(Atom):
     def _eval(self, state: State, ctx: "Context", path: Path) -> State:
         from .runtime import apply_writes
 
-        sink = live() if self.stream else None
+        sink = live_text() if self.stream else None
         reason = "no LLM configured"
         if ctx.llm is not None:
             failures: list[str] = []

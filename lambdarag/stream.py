@@ -118,13 +118,16 @@ class Sink:
 
     `watch` names the terms whose start and end are reported as `Step`;
     `units` splits streamed text into what ``checked_only`` releases; `gate`
-    is the check used when no `Guard` encloses the answer term.
+    is the check used when no `Guard` encloses the answer term. Without
+    `tokens` no text is streamed (a drained `search` wants only the result, and
+    a plain LLM request keeps its exact timeout).
     """
 
     watch: frozenset[str] = frozenset()
     checked_only: bool = False
     units: Callable[[str], tuple[list[str], str]] = lines
     gate: Optional[tuple["Term", Callable[[State], bool]]] = None
+    tokens: bool = True
     events: "queue.SimpleQueue[Any]" = field(default_factory=queue.SimpleQueue)
     cancelled: threading.Event = field(default_factory=threading.Event)
     attempts: int = 0
@@ -154,6 +157,12 @@ def live() -> Optional[Sink]:
     """Returns the sink when this code runs on a streaming main path (not in a Par/Map branch), else None."""
     sink = SINK.get()
     return None if sink is None or BRANCH.get() else sink
+
+
+def live_text() -> Optional[Sink]:
+    """Returns the sink when text streams here as tokens: a streaming main path whose consumer wants them."""
+    sink = live()
+    return sink if sink is not None and sink.tokens else None
 
 
 def emit(event: Any) -> None:

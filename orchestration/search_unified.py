@@ -1,6 +1,7 @@
 """`search(query)`: classify, plan, route, run and explain one question — the entry point of every surface."""
 from __future__ import annotations
 
+import functools
 import re
 import time
 from pathlib import Path
@@ -137,8 +138,15 @@ def chat(config: AgentConfig) -> Optional[OpenAIChat]:
     """Returns the chat client of the config's `llm` section (its timeout included), or None when offline."""
     llm_cfg = config.llm
     key = llm_cfg.api_key()
-    return OpenAIChat(llm_cfg.base_url, llm_cfg.model or "default", key.get_secret_value() if key else None,
-                      llm_cfg.timeout) if llm_cfg.base_url else None
+    return chat_client(llm_cfg.base_url, llm_cfg.model or "default", key.get_secret_value() if key else None,
+                       llm_cfg.timeout) if llm_cfg.base_url else None
+
+
+@functools.lru_cache(maxsize=16)
+def chat_client(base_url: str, model: str, api_key: Optional[str], timeout: float) -> OpenAIChat:
+    """Returns one shared client per endpoint setting: a query reuses its connections instead of paying for a new
+    client (and, the first time, the openai import) inside its latency."""
+    return OpenAIChat(base_url, model, api_key, timeout)
 
 
 def providers(config: AgentConfig) -> dict[str, Any]:
@@ -253,9 +261,10 @@ def search(query: str, *, index: Optional[str] = None, user: Optional[User] = No
     this call to its return (opening the knowledge base included, as "setup");
     the deadline starts once it is open, so building an index on first use
     cannot make the query fail. It is `search_stream` drained: the same run,
-    with its events before the result dropped.
+    with its events before the result dropped, and no token streaming (so an
+    LLM call is one plain request, timed out exactly).
     """
-    for event in search_stream(query, index=index, user=user, history=history, config=config):
+    for event in streamed(query, index, user, history, config, checked_only=False, tokens=False):
         if isinstance(event, Finished):
             return event.result
     raise LambdaRAGError(f"search of {query!r} ended without a result")  # the stream always ends with one
@@ -285,10 +294,12 @@ async def asearch_stream(query: str, *, index: Optional[str] = None, user: Optio
 
 
 def streamed(query: str, index: Optional[str], user: Optional[User],
-             history: Optional[Sequence[Union[Message, dict]]], config: ConfigArg, checked_only: bool) -> Stream:
-    """Returns the stream of one search: the run in a worker thread, its events in a sink."""
+             history: Optional[Sequence[Union[Message, dict]]], config: ConfigArg, checked_only: bool,
+             tokens: bool = True) -> Stream:
+    """Returns the stream of one search: the run in a worker thread, its events in a sink (`tokens`: whether the
+    answer's text streams)."""
     gate = (build_skill("citation_check", {}), lambda s: bool(s.verdict and s.verdict.passed))
-    sink = Sink(checked_only=checked_only, units=claim_units, gate=gate)
+    sink = Sink(checked_only=checked_only, units=claim_units, gate=gate, tokens=tokens)
     return Stream(lambda: run_search(query, index, user, history, config, sink), sink)
 
 

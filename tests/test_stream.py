@@ -186,7 +186,8 @@ def test_only_the_main_path_streams_not_par_branches():
 def test_a_guard_retracts_on_the_calculus_level_with_a_real_stream(llm_server):
     llm_server.script.script(Reply(text="第一稿。", rate=10.0, piece=1), Reply(text="第二稿。", rate=10.0, piece=1))
     offline = Tool("echo", lambda s: {"answer": "离线。"}, reads=["query"], writes=["answer"])
-    lam = Lam("say", "{query}", reads=["query"], writes=["answer"], fallback=offline, stream="answer")
+    lam = Lam("say", "{query}", reads=["query"], optional=["verdict"], writes=["answer"], fallback=offline,
+              stream="answer")
     check = Tool("check", lambda s: {"verdict": Verdict(passed="第二" in s.answer, details=(s.answer,))},
                  reads=["answer"], writes=["verdict"])
     ctx = Context(llm=OpenAIChat(llm_server.url, "m"))
