@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from lambdarag import Context, Lam, State, Tool
+from lambdarag import Context, Lam, State, Tool, extra_field
 from lambdarag.providers.llm import OpenAIChat
 from skills import build
 from skills.graph import EntityList
@@ -15,6 +15,8 @@ QUERY = "船员条例和海上交通安全法对船长职责的规定有何不�
 class Topics(BaseModel):
     topics: list[str] = []
 
+
+extra_field("topics", list[str])
 
 keep = Tool("rules", lambda s: {"topics": ["规则"]}, reads=["query", "context"], writes=["topics"])
 topics = Lam("topics", "资料：{context}\n问题：{query}", output=Topics, reads=["query", "context"], writes=["topics"],
