@@ -2,7 +2,8 @@
 
 Routes:
   GET  /             the page (qademo/static/index.html, plain HTML+JS+CSS, no build step, no CDN)
-  GET  /api/info     the default index and the query length limit, for the page's form
+  GET  /api/info     the default index, the built indexes and the query length limit, for the page's form
+  GET  /favicon.ico  the page's icon (an SVG), so browsers asking for it get no 404
   POST /api/search   {"query", "history"?, "index"?} → the answer view as JSON
   POST /api/ask      the same request → Server-Sent Events: `result` (everything but the answer),
                      then `answer` events carrying the answer text in chunks, then `done`.
@@ -33,6 +34,7 @@ from orchestration.feedback import open_feedback
 from orchestration.knowledge import open_knowledge
 from orchestration.learning import confirm_logged
 from orchestration.search_unified import ConfigArg, SearchResult, providers, resolve_config, search
+from skills.store.index import built_indexes
 
 STATIC = Path(__file__).resolve().parent / "static"
 MAX_BODY_BYTES = 64 * 1024
@@ -206,11 +208,16 @@ def create_app(config: ConfigArg = None, index: Optional[str] = None) -> FastAPI
     def page() -> FileResponse:
         return FileResponse(STATIC / "index.html")
 
+    @app.get("/favicon.ico", include_in_schema=False)
+    def favicon() -> FileResponse:
+        return FileResponse(STATIC / "favicon.svg", media_type="image/svg+xml")
+
     @app.get("/api/info")
     def info() -> dict[str, Any]:
         cfg = resolve_config(config)
-        return {"index": index or cfg.retrieval.index, "max_query_chars": cfg.limits.max_query_chars,
-                "max_turns": MAX_TURNS}
+        default = index or cfg.retrieval.index
+        return {"index": default, "indexes": sorted({default, *built_indexes()}),
+                "max_query_chars": cfg.limits.max_query_chars, "max_turns": MAX_TURNS}
 
     @app.post("/api/search")
     def search_json(body: AskRequest):

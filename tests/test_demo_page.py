@@ -153,3 +153,52 @@ def test_markup_in_the_query_is_shown_as_text_and_never_runs(page):
     assert page.text_content("#asked") == attack
     assert page.evaluate("window.__pwned") is None
     assert page.locator("#result script, #result img").count() == 0
+
+
+def test_the_turn_count_counts_questions_not_messages(page):
+    page.check("#follow-up")
+    ask(page, "船员条例由哪个部门主管？")
+    expect(page.locator("#turns")).to_have_text("1")
+    ask(page, "它的上位法是什么？")
+    expect(page.locator("#turns")).to_have_text("2")
+    page.click("#reset")
+    expect(page.locator("#turns")).to_have_text("0")
+
+
+def test_an_error_hides_the_previous_result(page):
+    ask(page, "船员条例由哪个部门主管？")
+    assert page.locator("#result").is_visible()
+    ask(page, "   ")
+    assert page.locator("#error").is_visible()
+    assert page.locator("#result").is_hidden()
+
+
+def test_at_420_px_the_waterfall_bars_get_the_width_of_the_page(browser, base_url):
+    context = browser.new_context(viewport={"width": 420, "height": 900}, locale="zh-CN")
+    p = context.new_page()
+    p.goto(base_url)
+    ask(p, "船员条例由哪个部门主管？")
+    tracks = p.eval_on_selector_all("#waterfall .wf-track", "els => els.map(e => e.getBoundingClientRect().width)")
+    names = p.eval_on_selector_all("#waterfall .wf-name", "els => els.map(e => e.getBoundingClientRect().width)")
+    scroll = p.evaluate("document.documentElement.scrollWidth")
+    context.close()
+    assert tracks and min(tracks) > 0.7 * 420 and min(names) > 150
+    assert scroll <= 420
+
+
+def test_the_index_picker_lists_the_built_indexes_and_asks_the_chosen_one(page):
+    from skills.store.index import built_indexes
+
+    options = page.locator("#index-picker option").all_text_contents()
+    assert options == sorted({"demo", *built_indexes()})
+    assert page.input_value("#index-picker") == "demo"
+    sent = []
+    page.on("request", lambda r: sent.append(r.post_data_json) if r.url.endswith("/api/ask") else None)
+    ask(page, "船员条例由哪个部门主管？")
+    assert sent and sent[0]["index"] == "demo"
+
+
+def test_the_favicon_is_served(page, base_url):
+    response = page.request.get(base_url + "/favicon.ico")
+    assert response.status == 200 and response.headers["content-type"].startswith("image/svg+xml")
+    assert page.locator("link[rel=icon]").get_attribute("href") == "/favicon.ico"

@@ -26,9 +26,11 @@ function short(text, n) {
   return text.length > n ? text.slice(0, n - 1) + "…" : text;
 }
 
+// Shows the error and hides the previous result, so that nothing under the banner looks like its answer.
 function showError(message) {
   $("error").textContent = message;
   $("error").hidden = false;
+  $("result").hidden = true;
 }
 
 // Reads an event stream from a fetch response and calls onEvent(name, data) for each event.
@@ -112,7 +114,7 @@ function vote(chunkId, verdict, label) {
   button.addEventListener("click", async () => {
     const r = await fetch("/api/feedback", {
       method: "POST", headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ query_id: queryId, chunk_id: chunkId, verdict: verdict }),
+      body: JSON.stringify({ query_id: queryId, chunk_id: chunkId, verdict: verdict, index: chosenIndex() }),
     });
     button.disabled = true;
     button.title = r.ok ? "recorded" : (await r.json()).error || "not recorded";
@@ -243,14 +245,30 @@ function renderWaterfall(rows, totalMs) {
   }
 }
 
+// A turn is one question with its answer: count the questions, not the messages.
 function renderTurns() {
-  $("turns").textContent = String(history.length);
+  $("turns").textContent = String(history.filter((m) => m.role === "user").length);
+}
+
+function chosenIndex() {
+  return $("index-picker").value || undefined;
+}
+
+// Lists the built indexes; choosing another one starts a new conversation (earlier turns were about the old one).
+function renderIndexes(names, current) {
+  const picker = $("index-picker");
+  picker.replaceChildren(...names.map((n) => el("option", { value: n, selected: n === current }, n)));
+  picker.addEventListener("change", () => {
+    $("index-name").textContent = picker.value;
+    history = [];
+    renderTurns();
+  });
 }
 
 async function ask(event) {
   event.preventDefault();
   const query = $("query").value;
-  const body = { query };
+  const body = { query, index: chosenIndex() };
   if ($("follow-up").checked && history.length) body.history = history.slice(-maxTurns);
   $("error").hidden = true;
   $("ask").disabled = true;
@@ -310,6 +328,7 @@ async function init() {
   try {
     const info = await (await fetch("/api/info")).json();
     $("index-name").textContent = info.index;
+    renderIndexes(info.indexes || [info.index], info.index);
     $("query").maxLength = info.max_query_chars;
     maxTurns = info.max_turns;
   } catch (_) {
