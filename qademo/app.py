@@ -135,6 +135,22 @@ class FeedbackRequest(BaseModel):
     index: Optional[str] = Field(default=None, pattern=r"^[\w-]{1,64}$")
 
 
+def compare_sides(graph: Any, entities: list[str], per_side: int = 6) -> tuple[list[str], list[dict]]:
+    """Returns the compared entities the graph knows and, for each, up to `per_side` relations touching it.
+
+    A compare route reads no relations itself; drawing each side's own edges shows both sides
+    and no entity that is not a side or a direct neighbour of one.
+    """
+    sides = [c for c in dict.fromkeys(graph.resolve(e) for e in entities) if c][:2]
+    seen, relations = set(), []
+    for side in sides:
+        mine = [x for x in graph.neighbors(side, direction="both") if (x.head, x.relation, x.tail) not in seen]
+        for x in sorted(mine, key=lambda x: -x.confidence)[:per_side]:
+            seen.add((x.head, x.relation, x.tail))
+            relations.append({"head": x.head, "relation": x.relation, "tail": x.tail, "source": x.source})
+    return sides, relations
+
+
 def answer_view(r: SearchResult) -> dict[str, Any]:
     """Returns what the page shows of a search result (a JSON-able dict)."""
     relations = [{"head": x["head"], "relation": x["relation"], "tail": x["tail"], "source": x.get("source", "")}
@@ -147,7 +163,7 @@ def answer_view(r: SearchResult) -> dict[str, Any]:
         "citations": cited_chunks(r.citations, r.hits), "relations": relations,
         "relations_total": len(r.relations), "waterfall": waterfall(r.trace.get("spans", [])),
         "latency_ms": r.latency_ms, "cost": r.cost, "fallbacks": r.fallbacks, "index": r.index,
-        "from_cache": r.from_cache, "query_id": r.query_id,
+        "from_cache": r.from_cache, "query_id": r.query_id, "sides": [],
     }
 
 
@@ -202,7 +218,13 @@ def create_app(config: ConfigArg = None, index: Optional[str] = None) -> FastAPI
             return error_response(504, str(e))
         except LambdaRAGError as e:
             return error_response(500, str(e))
-        return answer_view(r)
+        view = answer_view(r)
+        if r.query_type == "compare" and not view["relations"]:
+            graph = open_knowledge(resolve_config(config), r.index).graph
+            if graph is not None:
+                view["sides"], view["relations"] = compare_sides(graph, view["entities"])
+                view["relations_total"] = len(view["relations"])
+        return view
 
     @app.get("/", include_in_schema=False)
     def page() -> FileResponse:

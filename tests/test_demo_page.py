@@ -202,3 +202,41 @@ def test_the_favicon_is_served(page, base_url):
     response = page.request.get(base_url + "/favicon.ico")
     assert response.status == 200 and response.headers["content-type"].startswith("image/svg+xml")
     assert page.locator("link[rel=icon]").get_attribute("href") == "/favicon.ico"
+
+
+LABEL_BOXES = """root => {
+  const box = (t) => { const b = t.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; };
+  return [[...root.querySelectorAll('.edge text')].map(box), [...root.querySelectorAll('.node text')].map(box)];
+}"""
+
+
+def overlapping(a, b) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+# A hub with eight neighbours, each also related to the next: the short ring edges end beside node labels.
+CROWDED = [{"head": "中华人民共和国船员条例", "relation": "主管部门", "tail": f"第{i}个海事管理机构"} for i in range(8)] + \
+          [{"head": f"第{i}个海事管理机构", "relation": "上级机关", "tail": f"第{(i + 1) % 8}个海事管理机构"} for i in range(8)]
+
+
+@pytest.mark.parametrize("question", ["船员条例由哪个部门主管？", "海商法和海上交通安全法有什么区别？", None],
+                         ids=["relation", "compare", "crowded"])
+def test_edge_labels_cover_no_node_label(page, question):
+    if question:
+        ask(page, question)
+    else:   # drawn directly: no corpus question yields this many relations among neighbours
+        page.evaluate("([rels]) => { document.getElementById('result').hidden = false; "
+                      "renderGraph(rels, rels.length, ['船员条例'], []); }", [CROWDED])
+    edges, nodes = page.eval_on_selector("#graph svg", LABEL_BOXES)
+    assert edges and nodes
+    assert not [(e, n) for e in edges for n in nodes if overlapping(e, n)]
+
+
+def test_a_compare_subgraph_shows_both_sides_and_only_their_neighbours(page):
+    ask(page, "海商法和海上交通安全法有什么区别？")
+    hubs = page.locator("#graph svg .hub title").all_text_contents()
+    assert len(hubs) == 2 and {"海商法", "海上交通安全法"} <= {h.removeprefix("中华人民共和国") for h in hubs}
+    edges = page.locator("#graph svg .edge title").all_text_contents()
+    assert edges and all(any(h in e for h in hubs) for e in edges)
+    for node in page.locator("#graph svg .node title").all_text_contents():
+        assert node in hubs or any(node in e and any(h in e for h in hubs) for e in edges), node

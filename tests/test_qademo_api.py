@@ -122,6 +122,14 @@ def test_info_lists_every_built_index_and_the_default(tmp_path, monkeypatch):
     assert info["index"] == "demo" and info["indexes"] == ["demo", "maritime", "stard"]
 
 
+def test_a_compare_view_carries_both_sides_and_only_relations_touching_them(client):
+    view = client.post("/api/search", json={"query": "海商法和海上交通安全法有什么区别？"}).json()
+    assert view["query_type"] == "compare" and len(view["sides"]) == 2
+    assert view["relations"] and all({r["head"], r["tail"]} & set(view["sides"]) for r in view["relations"])
+    for side in view["sides"]:
+        assert any(side in (r["head"], r["tail"]) for r in view["relations"]), side
+
+
 def test_favicon_is_served_not_404(client):
     r = client.get("/favicon.ico")
     assert r.status_code == 200 and r.headers["content-type"].startswith("image/svg+xml")
