@@ -135,11 +135,15 @@ class FeedbackRequest(BaseModel):
     index: Optional[str] = Field(default=None, pattern=r"^[\w-]{1,64}$")
 
 
-def compare_sides(graph: Any, entities: list[str], per_side: int = 6) -> tuple[list[str], list[dict]]:
-    """Returns the compared entities the graph knows and, for each, up to `per_side` relations touching it.
+GRAPH_TYPES = ("compare", "relation")   # question types whose answer the page explains with the entity graph
 
-    A compare route reads no relations itself; drawing each side's own edges shows both sides
-    and no entity that is not a side or a direct neighbour of one.
+
+def compare_sides(graph: Any, entities: list[str], per_side: int = 6) -> tuple[list[str], list[dict]]:
+    """Returns the (first two) named entities the graph knows and, for each, up to `per_side` relations touching it.
+
+    A compare route reads no relations itself, and a relation route may find none on its path;
+    drawing each named entity's own edges shows every side and no entity that is not a side or a
+    direct neighbour of one.
     """
     sides = [c for c in dict.fromkeys(graph.resolve(e) for e in entities) if c][:2]
     seen, relations = set(), []
@@ -163,7 +167,7 @@ def answer_view(r: SearchResult) -> dict[str, Any]:
         "citations": cited_chunks(r.citations, r.hits), "relations": relations,
         "relations_total": len(r.relations), "waterfall": waterfall(r.trace.get("spans", [])),
         "latency_ms": r.latency_ms, "cost": r.cost, "fallbacks": r.fallbacks, "index": r.index,
-        "from_cache": r.from_cache, "query_id": r.query_id, "sides": [],
+        "from_cache": r.from_cache, "query_id": r.query_id, "sides": [], "not_in_graph": [],
     }
 
 
@@ -219,11 +223,12 @@ def create_app(config: ConfigArg = None, index: Optional[str] = None) -> FastAPI
         except LambdaRAGError as e:
             return error_response(500, str(e))
         view = answer_view(r)
-        if r.query_type == "compare" and not view["relations"]:
+        if r.query_type in GRAPH_TYPES and not view["relations"]:
             graph = open_knowledge(resolve_config(config), r.index).graph
             if graph is not None:
                 view["sides"], view["relations"] = compare_sides(graph, view["entities"])
                 view["relations_total"] = len(view["relations"])
+                view["not_in_graph"] = [e for e in view["entities"] if graph.resolve(e) is None]
         return view
 
     @app.get("/", include_in_schema=False)

@@ -240,3 +240,9 @@ def test_a_compare_subgraph_shows_both_sides_and_only_their_neighbours(page):
     assert edges and all(any(h in e for h in hubs) for e in edges)
     for node in page.locator("#graph svg .node title").all_text_contents():
         assert node in hubs or any(node in e and any(h in e for h in hubs) for e in edges), node
+
+
+def test_a_relation_question_about_an_entity_the_graph_lacks_says_so(page):
+    ask(page, "上海海事局的上级机关是谁？")
+    note = page.locator("#graph .note").first.text_content()
+    assert "上海海事局" in note and "no entity relations" not in note

@@ -130,6 +130,12 @@ def test_a_compare_view_carries_both_sides_and_only_relations_touching_them(clie
         assert any(side in (r["head"], r["tail"]) for r in view["relations"]), side
 
 
+def test_a_relation_view_without_relations_names_the_entities_the_graph_lacks(client):
+    view = client.post("/api/search", json={"query": "上海海事局的上级机关是谁？"}).json()
+    assert view["query_type"] == "relation" and view["relations"] == []
+    assert "上海海事局" in view["not_in_graph"]
+
+
 def test_favicon_is_served_not_404(client):
     r = client.get("/favicon.ico")
     assert r.status_code == 200 and r.headers["content-type"].startswith("image/svg+xml")

@@ -154,13 +154,15 @@ function linkMarkers(answer, citations) {
 // best-connected one): the hub's neighbours come first, then the best-connected others; nodes sit on an
 // ellipse in order of first appearance, so the same relations always give the same drawing. A compare
 // answer has two hubs (its sides), side by side, and only their neighbours around them.
-function renderGraph(relations, total, entities, sides) {
+function renderGraph(relations, total, entities, sides, missing) {
   const box = $("graph");
   box.replaceChildren();
+  const unknown = (missing || []).length ? "the entity graph has no " + missing.join("、") : "";
   if (relations.length === 0) {
-    box.append(el("p", { className: "note" }, "this strategy used no entity relations"));
+    box.append(el("p", { className: "note" }, unknown || "this strategy used no entity relations"));
     return;
   }
+  if (unknown) box.append(el("p", { className: "note" }, unknown));
   const MAX_NODES = 9, MAX_EDGES = 14, W = 460, H = 320;
   const unique = new Map();
   for (const r of relations) {
@@ -321,7 +323,7 @@ async function ask(event) {
         renderFallbacks(view.fallbacks);
         queryId = view.query_id || "";
         renderCitations(view.citations);
-        renderGraph(view.relations, view.relations_total, view.entities, view.sides);
+        renderGraph(view.relations, view.relations_total, view.entities, view.sides, view.not_in_graph);
         renderWaterfall(view.waterfall, view.latency_ms.total);
         $("answer").replaceChildren();
         $("status").textContent = "answer arriving…";
