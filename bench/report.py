@@ -93,6 +93,13 @@ def cli(r: dict) -> str:
             f"{'no library log lines' if r['quiet'] else 'library log lines printed'}")
 
 
+def install(r: dict) -> str:
+    v = r["variants"]
+    core, before = v["core"], v["core + ranx (before the eval split)"]
+    return (f"{core['seconds']} s, {core['packages']} packages; with ranx in the core as before the eval split "
+            f"{before['seconds']} s, {before['packages']} packages (no pip cache)")
+
+
 ROWS: list[tuple[str, str, str, Callable[[dict], str]]] = [
     ("runner overhead", "runner", "bench/runner.py", runner),
     ("BM25 vs rank-bm25, STARD 58.6k articles", "retrieval", "bench/retrieval.py", bm25_speed),
@@ -106,6 +113,7 @@ ROWS: list[tuple[str, str, str, Callable[[dict], str]]] = [
     ("learned retrieval, STARD 5-fold CV", "feedback", "bench/feedback.py", feedback),
     ("Milvus (milvus-lite) vs local, STARD", "milvus", "bench/milvus.py", milvus),
     ("`lambdarag ask` on the built demo index, fresh process", "cli", "bench/cli.py", cli),
+    ("`pip install -e .` into a fresh venv", "install", "bench/install.py", install),
 ]
 
 
