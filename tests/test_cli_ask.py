@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("networkx", "scipy", "faiss", "openai", "pkg_resources")
 
@@ -40,3 +42,13 @@ def test_the_fallback_line_names_the_fallbacks():
     out = ask("船长有什么权力？")
     line = next(l for l in out.stdout.splitlines() if "fallbacks:" in l)
     assert re.search(r"fallbacks: [1-9]\d* \(\w+(, \w+)*; --explain says why\)$", line), line
+
+
+@pytest.mark.slow
+def test_the_first_ask_says_it_is_building_the_demo_index_and_shows_progress(tmp_path):
+    env = {**os.environ, "LAMBDARAG_FEEDBACK": "off", "LAMBDARAG_HOME": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-m", "orchestration.cli", "ask", "船长有什么权力？"], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=1800)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "building index 'demo'" in out.stderr and re.search(r"embed \d+ passages: 100%", out.stderr)
+    assert out.stdout.startswith("[fact]")
