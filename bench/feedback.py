@@ -110,11 +110,14 @@ def stard(limit: int = 0) -> dict:
     import numpy as np
     from ranx import Qrels, Run, evaluate
 
-    from lambdarag import Context, RetrievalPlan, State
+    from lambdarag import Context, State
+    from lambdarag.state import PUBLIC
+    from skills.store.records import RetrievalPlan
     from orchestration.feedback.confirmations import embed_batches
     from orchestration.learning import (CorpusView, base_ranking, build_learned, choose, fit_rows,
                                         retrieval_term)
     from skills.dense import forget_query_vectors
+    from skills.learned import gated_signals
     from skills.store.index import open_index
     from skills.store.learned import Pair
     from skills.store.vectors import default_embedder
@@ -167,7 +170,8 @@ def stard(limit: int = 0) -> dict:
         for q in test:
             seen[q["qid"]] = bool(set(chunks[q["qid"]]) & taught)
             for name, model in models.items():
-                opened[name][q["qid"]] = model.opened(model.nearest(vectors[row[q["qid"]]]))
+                opened[name][q["qid"]] = gated_signals(model, backend, q["query"], vectors[row[q["qid"]]],
+                                                       base(q["query"]), PUBLIC, {}, plan.bm25_top_k) is not None
             for name, term in terms.items():
                 forget_query_vectors()
                 t = time.perf_counter()

@@ -22,7 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.machine import write  # noqa: E402
-from lambdarag import Hit, RankedList  # noqa: E402
+from skills.store.records import RankedList  # noqa: E402
+from skills.store.records import Hit
 from orchestration import metrics  # noqa: E402
 from skills.store.local import LocalBackend  # noqa: E402
 from skills.store.corpus import read_corpus  # noqa: E402

@@ -77,7 +77,9 @@ def feedback(r: dict) -> str:
             f"{row('all', 'hybrid+learned')}; seen {s['seen']['n']}: nDCG@10 {s['seen']['hybrid']['ndcg@10']:.3f} → "
             f"{s['seen']['hybrid+learned']['ndcg@10']:.3f}; unseen {s['unseen']['n']}: nDCG@10 "
             f"{s['unseen']['hybrid']['ndcg@10']:.3f} → {s['unseen']['hybrid+learned']['ndcg@10']:.3f}; p50 "
-            f"{s['latency_ms']['hybrid']['p50']} → {s['latency_ms']['hybrid+learned']['p50']} ms")
+            f"{s['latency_ms']['hybrid']['p50']} → {s['latency_ms']['hybrid+learned']['p50']} ms; without the "
+            f"unseen bound: {row('all', 'hybrid+learned_unbounded')}, unseen nDCG@10 "
+            f"{s['unseen']['hybrid+learned_unbounded']['ndcg@10']:.3f}")
 
 
 def milvus(r: dict) -> str:
@@ -100,6 +102,21 @@ def install(r: dict) -> str:
             f"{before['seconds']} s, {before['packages']} packages (no pip cache)")
 
 
+def slow_llm(r: dict) -> str:
+    q = r["questions"]
+    per = "; ".join(f"{k} {v['wall_s']} s, {v['llm_calls']} call{'s' * (v['llm_calls'] != 1)}" for k, v in q.items())
+    return (f"limits.timeoutSeconds {r['timeout_s']:g} s, llm.timeout {r['llm_timeout_s']:g} s, "
+            f"{r['tokens_per_second']:g} tokens/s: {per}; all answered in time: {r['within_timeout']}")
+
+
+def stream_latency(mode: str) -> Callable[[dict], str]:
+    """Returns the formatter of time to first evidence / first token / result per route, offline or scripted LLM."""
+    def fmt(r: dict) -> str:
+        return "; ".join(f"{route} {t['hits_ms']:.0f} / {t['token_ms']:.0f} / {t['result_ms']:.0f} ms"
+                         for route, t in r[mode].items())
+    return fmt
+
+
 ROWS: list[tuple[str, str, str, Callable[[dict], str]]] = [
     ("runner overhead", "runner", "bench/runner.py", runner),
     ("BM25 vs rank-bm25, STARD 58.6k articles", "retrieval", "bench/retrieval.py", bm25_speed),
@@ -108,12 +125,19 @@ ROWS: list[tuple[str, str, str, Callable[[dict], str]]] = [
     ("wiki compile, whole laws folder", "graph", "bench/graph.py", graph),
     ("routing, laws folder, frozen TEST half, before tuning", "routing-baseline", "bench/routing.py",
      routing_half("test")),
-    ("routing, laws folder, frozen TEST half, new classifier (strategies not yet rerun)", "routing", "bench/routing.py", routing_half("test")),
-    ("routing, laws folder, DEV half (tuned on), new classifier (strategies not yet rerun)", "routing", "bench/routing.py", routing_half("dev")),
+    ("routing, laws folder, frozen TEST half, learned classifier + merged strategies", "routing", "bench/routing.py",
+     routing_half("test")),
+    ("routing, laws folder, DEV half (tuned on), learned classifier + merged strategies", "routing", "bench/routing.py",
+     routing_half("dev")),
     ("learned retrieval, STARD 5-fold CV", "feedback", "bench/feedback.py", feedback),
     ("Milvus (milvus-lite) vs local, STARD", "milvus", "bench/milvus.py", milvus),
     ("`lambdarag ask` on the built demo index, fresh process", "cli", "bench/cli.py", cli),
     ("`pip install -e .` into a fresh venv", "install", "bench/install.py", install),
+    ("five question types, scripted 2 tokens/s model, default config", "slow-llm-60s", "bench/slow_llm.py", slow_llm),
+    ("streaming, offline: first evidence / first token / result", "stream", "bench/stream.py",
+     stream_latency("offline")),
+    ("streaming, scripted LLM at 40 tokens/s: first evidence / first token / result", "stream", "bench/stream.py",
+     stream_latency("scripted_llm")),
 ]
 
 

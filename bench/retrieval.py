@@ -20,7 +20,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.machine import write  # noqa: E402
-from lambdarag import Context, Hit, RankedList, RetrievalPlan, State  # noqa: E402
+from lambdarag import Context, State  # noqa: E402
+from skills.store.records import Hit, RankedList, RetrievalPlan
 from orchestration.config import load_config  # noqa: E402
 from orchestration.router import settings_of  # noqa: E402
 from patterns import build as build_pattern  # noqa: E402

@@ -26,7 +26,8 @@ from typing import Any
 
 os.environ.setdefault("LAMBDARAG_FEEDBACK", "off")
 
-from lambdarag import Context, Par, RetrievalPlan, State, appended
+from lambdarag import Context, Par, State, appended
+from skills.store.records import RetrievalPlan
 from orchestration.config import load_config
 from orchestration.knowledge import open_knowledge
 from orchestration.plan import build_retrieval_plan, detect_intent

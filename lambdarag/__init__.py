@@ -9,16 +9,14 @@ from .combinators import Compose, Guard, Identity, If, Map, Merge, Named, Par, R
 from .cost import CostModel
 from .lam import Lam
 from .runtime import Context, run
-from .state import (INITIAL_FIELDS, Citation, Hit, Message, RankedList, Relation, RetrievalPlan, State,
-                    TimeRange, User, Variant, Verdict, WikiPage)
+from .state import INITIAL_FIELDS, Message, State, User, Verdict, extra_field
 from .term import Term
 from .tool import Tool
 from .trace import Span, Trace
 
 __all__ = [
     "State", "Context", "Tool", "Lam", "Compose", "Par", "If", "Route", "Guard", "Map", "Identity", "Named",
-    "Merge", "appended", "Term", "CostModel", "Trace", "Span", "run", "INITIAL_FIELDS",
-    "Hit", "RankedList", "Variant", "TimeRange", "Relation", "WikiPage", "Citation", "Verdict", "Message",
-    "User", "RetrievalPlan",
+    "Merge", "appended", "extra_field", "Term", "CostModel", "Trace", "Span", "run", "INITIAL_FIELDS",
+    "Verdict", "Message", "User",
 ]
 __version__ = "0.1.0"

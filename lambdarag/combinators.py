@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Se
 
 from .errors import CompositionError, TermError
 from .state import INITIAL_FIELDS, State
+from .runtime import apply_writes, concurrently, execute
+from .stream import GATE, Checked, Retract, live
 from .term import Path, Term, merged_reads, prefixed, show_path
 
 if TYPE_CHECKING:
@@ -52,7 +54,7 @@ class IdentityTerm(Term):
     def free_reads(self) -> dict[str, Path]:
         return {}
 
-    def lambda_form(self) -> str:
+    def form(self, expand: bool = False) -> str:
         return "identity"
 
     def effect_signature(self) -> str:
@@ -125,11 +127,8 @@ class Compose(Term):
             t.check_branches(available)
             available = available | t.writes()
 
-    def lambda_form(self) -> str:
-        return " >> ".join(t.lambda_form() for t in self.terms)
-
-    def expanded_form(self) -> str:
-        return " >> ".join(t.expanded_form() for t in self.terms)
+    def form(self, expand: bool = False) -> str:
+        return " >> ".join(t.form(expand) for t in self.terms)
 
     def effect_signature(self) -> str:
         return " · ".join(t.effect_signature() for t in self.terms)
@@ -138,8 +137,6 @@ class Compose(Term):
         return sum(t._cost(model) for t in self.terms)
 
     def _eval(self, state: State, ctx: "Context", path: Path) -> State:
-        from .runtime import execute
-
         for i, t in enumerate(self.terms):
             state = execute(t, state, ctx, (*path, f"Compose[{i}]"))
         return state
@@ -270,11 +267,8 @@ class Par(Term):
     def check_branches(self, available: frozenset[str]) -> None:
         _check_siblings("Par", self.branches, available)
 
-    def lambda_form(self) -> str:
-        return f"Par({', '.join(b.lambda_form() for b in self.branches)})"
-
-    def expanded_form(self) -> str:
-        return f"Par({', '.join(b.expanded_form() for b in self.branches)})"
+    def form(self, expand: bool = False) -> str:
+        return f"Par({', '.join(b.form(expand) for b in self.branches)})"
 
     def effect_signature(self) -> str:
         return f"({' ∥ '.join(_wrap(b.effect_signature()) for b in self.branches)})"
@@ -283,8 +277,6 @@ class Par(Term):
         return sum(b._cost(model) for b in self.branches)
 
     def _eval(self, state: State, ctx: "Context", path: Path) -> State:
-        from .runtime import apply_writes, concurrently
-
         results = concurrently(
             [(b, state, (*path, f"Par[{i}]")) for i, b in enumerate(self.branches)], ctx, owner=self.lambda_form()
         )
@@ -337,11 +329,8 @@ class If(Term):
         self.cond.check_branches(available)
         _check_siblings("If", (self.then_, self.else_), available | self.cond.writes())
 
-    def lambda_form(self) -> str:
-        return f"If({self.cond.lambda_form()}, {self.then_.lambda_form()}, {self.else_.lambda_form()})"
-
-    def expanded_form(self) -> str:
-        return f"If({self.cond.expanded_form()}, {self.then_.expanded_form()}, {self.else_.expanded_form()})"
+    def form(self, expand: bool = False) -> str:
+        return f"If({self.cond.form(expand)}, {self.then_.form(expand)}, {self.else_.form(expand)})"
 
     def effect_signature(self) -> str:
         return f"{self.cond.effect_signature()} · ({self.then_.effect_signature()} | {self.else_.effect_signature()})"
@@ -350,8 +339,6 @@ class If(Term):
         return self.cond._cost(model) + max(self.then_._cost(model), self.else_._cost(model))
 
     def _eval(self, state: State, ctx: "Context", path: Path) -> State:
-        from .runtime import execute
-
         state = execute(self.cond, state, ctx, (*path, "If.cond"))
         taken = bool(getattr(state, self.field))
         ctx.trace.note(path, branch="then" if taken else "else")
@@ -415,16 +402,10 @@ class Route(Term):
     def _labelled(self) -> list[tuple[str, Term]]:
         return list(self.routes) + ([("default", self.default)] if self.default else [])
 
-    def lambda_form(self) -> str:
-        return self._form(lambda t: t.lambda_form())
-
-    def expanded_form(self) -> str:
-        return self._form(lambda t: t.lambda_form())
-
-    def _form(self, show: Callable[[Term], str]) -> str:
-        table = ", ".join(f"{k}: {show(t)}" for k, t in self.routes)
-        default = f", default={show(self.default)}" if self.default else ""
-        return f"Route({show(self.classifier)}, {{{table}}}{default})"
+    def form(self, expand: bool = False) -> str:
+        table = ", ".join(f"{k}: {t.form(expand)}" for k, t in self.routes)
+        default = f", default={self.default.form(expand)}" if self.default else ""
+        return f"Route({self.classifier.form(expand)}, {{{table}}}{default})"
 
     def effect_signature(self) -> str:
         alts = list(dict.fromkeys(t.effect_signature() for t in self._alternatives()))
@@ -448,11 +429,9 @@ class Route(Term):
         )
 
     def _eval(self, state: State, ctx: "Context", path: Path) -> State:
-        from .runtime import execute
-
         state = execute(self.classifier, state, ctx, (*path, "Route.classifier"))
         name, term = self.choose(getattr(state, self.label))
-        ctx.trace.note(path, route=name, expression=term.expanded_form())
+        ctx.trace.note(path, route=name, expression=term.form(expand=True))
         return execute(term, state, ctx, (*path, f"Route[{name}]"))
 
     def _key(self) -> tuple[Any, ...]:
@@ -470,6 +449,9 @@ def _verdict_passed(state: State) -> bool:
 class Guard(Term):
     """Returns a term that runs ``generate >> check`` until the check passes, at most ``retry + 1`` times.
 
+    A retry runs `generate` on the state the failed check returned, so it can
+    repair what the verdict names; a Guard that retries must therefore have a
+    generator that sees (reads or optionally reads) what the check writes.
     The final verdict (``passed`` or ``exhausted``) and the number of attempts
     are recorded in the trace. By default the check must write ``verdict``.
     """
@@ -496,6 +478,12 @@ class Guard(Term):
         self.retry = retry
         self.accept = accept
         self.name = "guard"
+        if retry and not check.writes() & generate.sees():
+            shown = "'verdict'" if accept is _verdict_passed else " or ".join(map(repr, sorted(check.writes())))
+            raise CompositionError(
+                f"{self.lambda_form()}: generate {generate.lambda_form()!r} cannot see the check's {shown}, so a "
+                f"retry would repeat the answer the check rejected; add {shown} to its optional= reads "
+                f"(or use retry=0)")
 
     def children(self) -> tuple[Term, ...]:
         return (self.generate, self.check)
@@ -509,11 +497,8 @@ class Guard(Term):
     def check_branches(self, available: frozenset[str]) -> None:
         Compose(self.generate, self.check).check_branches(available)
 
-    def lambda_form(self) -> str:
-        return f"Guard({self.generate.lambda_form()}, {self.check.lambda_form()}, retry={self.retry})"
-
-    def expanded_form(self) -> str:
-        return f"Guard({self.generate.expanded_form()}, {self.check.expanded_form()}, retry={self.retry})"
+    def form(self, expand: bool = False) -> str:
+        return f"Guard({self.generate.form(expand)}, {self.check.form(expand)}, retry={self.retry})"
 
     def effect_signature(self) -> str:
         body = f"{self.generate.effect_signature()} · {self.check.effect_signature()}"
@@ -523,12 +508,29 @@ class Guard(Term):
         return (self.retry + 1) * (self.generate._cost(model) + self.check._cost(model))
 
     def _eval(self, state: State, ctx: "Context", path: Path) -> State:
-        from .runtime import execute
+        """Runs the attempts; on a streaming main path each verdict is emitted and a rejected attempt retracted.
 
+        Under ``checked_only`` this Guard's check is the gate that releases the
+        generator's text unit by unit (see `lambdarag.stream`).
+        """
+        sink = live()
         for attempt in range(1, self.retry + 2):
-            out = execute(self.generate, state, ctx, (*path, f"Guard.generate#{attempt}"))
+            gate = GATE.set((self.check, self.accept))
+            try:
+                out = execute(self.generate, state, ctx, (*path, f"Guard.generate#{attempt}"))
+            finally:
+                GATE.reset(gate)
             out = execute(self.check, out, ctx, (*path, f"Guard.check#{attempt}"))
-            if self.accept(out):
+            passed, last = self.accept(out), attempt == self.retry + 1
+            if sink is not None:
+                verdict = getattr(out, "verdict", None)
+                details = tuple(verdict.details) if verdict is not None else ()
+                number = sink.last_attempt()
+                sink.emit(Checked(number, passed, details, final=passed or last))
+                if not passed and not last:
+                    sink.emit(Retract(number, sink.streamed.get(number, ""),
+                                      "; ".join(details) or f"{self.check.lambda_form()} rejected the attempt"))
+            if passed:
                 ctx.trace.note(path, verdict="passed", attempts=attempt)
                 return out
             state = out
@@ -597,11 +599,8 @@ class Map(Term):
     def check_branches(self, available: frozenset[str]) -> None:
         self.term.check_branches(available | {self.bind})
 
-    def lambda_form(self) -> str:
-        return f"Map({self.term.lambda_form()}, over={self.over})"
-
-    def expanded_form(self) -> str:
-        return f"Map({self.term.expanded_form()}, over={self.over})"
+    def form(self, expand: bool = False) -> str:
+        return f"Map({self.term.form(expand)}, over={self.over})"
 
     def effect_signature(self) -> str:
         return f"({_wrap(self.term.effect_signature())} ∥ …)"
@@ -610,8 +609,6 @@ class Map(Term):
         return self.limit * self.term._cost(model)
 
     def _eval(self, state: State, ctx: "Context", path: Path) -> State:
-        from .runtime import apply_writes, concurrently
-
         items = tuple(getattr(state, self.over) or ())
         if len(items) > self.limit:
             cut = f"{len(items)} elements, ran the first {self.limit}"
@@ -659,11 +656,8 @@ class Named(Term):
     def free_reads(self) -> dict[str, Path]:
         return prefixed(self.body.free_reads(), self.name)
 
-    def lambda_form(self) -> str:
-        return self.name
-
-    def expanded_form(self) -> str:
-        return self.body.expanded_form()
+    def form(self, expand: bool = False) -> str:
+        return self.body.form(expand) if expand else self.name
 
     def effect_signature(self) -> str:
         return self.body.effect_signature()
@@ -672,8 +666,6 @@ class Named(Term):
         return self.body._cost(model)
 
     def _eval(self, state: State, ctx: "Context", path: Path) -> State:
-        from .runtime import execute
-
         return execute(self.body, state, ctx, path)
 
     def _key(self) -> tuple[Any, ...]:

@@ -55,12 +55,20 @@ class ProviderHTTPError(ProviderError):
     """The endpoint answered with an HTTP error status."""
 
 
+class ContextOverflow(ProviderHTTPError):
+    """The endpoint refused the prompt as longer than the model's context (HTTP 400); retry with less context."""
+
+
 class ProviderBadReply(ProviderError):
     """The endpoint answered 200 with a body that is not JSON or not in the API's schema."""
 
 
 class InvalidOutput(ProviderError):
     """The LLM answered, but its reply does not validate against the term's output model."""
+
+
+class BudgetSkipped(ProviderError):
+    """The query's LLM budget (calls or time) cannot cover this call; the term runs its offline path uncalled."""
 
 
 class QueryError(LambdaRAGError):

@@ -5,14 +5,16 @@ import json
 import math
 import re
 import string
+import time
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Union
 
 from pydantic import BaseModel, ValidationError
 
-from .errors import CompositionError, InvalidOutput, ProviderError, ProviderTimeout
+from .errors import BudgetSkipped, CompositionError, ContextOverflow, InvalidOutput, ProviderError, ProviderTimeout
 from .state import ReadView, State
+from .stream import Attempt, FieldText, Sink, live_text
 from .term import Path, Term
-from .tool import ATTEMPTS, Atom
+from .tool import ATTEMPTS, Atom, field_set
 
 if TYPE_CHECKING:
     from .cost import CostModel
@@ -35,8 +37,17 @@ def render(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
-def parse_reply(text: str, output: Output) -> Any:
-    """Returns the reply validated against `output`, or raises `InvalidOutput` saying why."""
+SCHEMA_KEYS = frozenset({"properties", "$defs", "$schema", "required", "additionalProperties"})
+"""Keys of a JSON schema: a reply object holding them (and no output field) echoes the schema instead of filling it."""
+
+
+def parse_reply(text: str, output: Output, required: Iterable[str] = ()) -> Any:
+    """Returns the reply validated against `output`, or raises `InvalidOutput` saying why.
+
+    A structured reply fails when it is not one JSON object, echoes the schema,
+    carries keys `output` does not declare, leaves a `required` field empty, or
+    does not validate.
+    """
     if output is str:
         if not text.strip():
             raise InvalidOutput("LLM returned an empty reply")
@@ -46,11 +57,35 @@ def parse_reply(text: str, output: Output) -> Any:
     if start < 0 or end <= start:
         raise InvalidOutput(f"LLM reply is not a JSON object: {text[:80]!r}")
     try:
-        return output.model_validate_json(body[start:end + 1])  # type: ignore[union-attr]
+        data = json.loads(body[start:end + 1])
+    except ValueError as e:
+        raise InvalidOutput(f"LLM reply is not valid JSON ({e}): {text[:80]!r}") from None
+    fields = {f.alias or name for name, f in output.model_fields.items()}  # type: ignore[union-attr]
+    if not isinstance(data, dict):
+        raise InvalidOutput(f"LLM reply is not a JSON object: {text[:80]!r}")
+    unknown = sorted(set(data) - fields)
+    if unknown and SCHEMA_KEYS & set(unknown):
+        raise InvalidOutput(f"LLM reply echoes the JSON schema of {output.__name__} instead of filling it")
+    if unknown:
+        raise InvalidOutput(f"LLM reply carries keys {output.__name__} does not have: {', '.join(unknown)}")
+    try:
+        value = output.model_validate(data)  # type: ignore[union-attr]
     except ValidationError as e:
         first = e.errors()[0]
         raise InvalidOutput(f"LLM reply does not match {output.__name__}: {first['msg']} at "
                             f"{'.'.join(map(str, first['loc'])) or 'root'}") from None
+    empty = [f for f in required if not getattr(value, f)]
+    if empty:
+        raise InvalidOutput(f"LLM reply leaves {', '.join(empty)} empty, which {output.__name__} requires")
+    return value
+
+
+def shrink_longest(values: dict[str, str], share: float) -> dict[str, str]:
+    """Returns `values` with the longest one cut to `share` of its length (a context that overflowed the model)."""
+    if share >= 1 or not values:
+        return values
+    longest = max(values, key=lambda k: len(values[k]))
+    return {**values, longest: values[longest][:int(len(values[longest]) * share)]}
 
 
 class Lam(Atom):
@@ -59,14 +94,22 @@ class Lam(Atom):
     The prompt is a `str.format` template over the fields the term reads. With
     no LLM configured the `fallback` term runs; with one configured, a timeout,
     HTTP error or invalid reply is retried once and then the fallback runs. The
-    trace records the reason either way. `optional` fields may appear in the
+    trace records the reason either way. A timeout is not retried (the same
+    prompt would wait as long again), a context overflow is retried once with
+    the longest prompt field halved, and a reply cut at `max_tokens` is invalid.
+    With a budget in the context (`lambdarag.budget`) a call it cannot cover is
+    not made. `required` output fields must be non-empty. `optional` fields may appear in the
     prompt without being checked when the term is closed (as for `Tool`).
     `parse(output, state)` maps the
     validated output to the fields written; by default a model's fields of the
     same names are written, or the text itself to the single written field.
+    `stream` names the written text field that streams (the answer term's):
+    on a streaming run its text is emitted as tokens while the model writes it
+    (see `lambdarag.stream`), or sentence by sentence from the fallback.
     """
 
-    __slots__ = ("name", "prompt", "output", "parse", "system", "max_tokens")
+    __slots__ = ("name", "prompt", "output", "parse", "system", "max_tokens", "required", "stream")
+    effect = "llm"
 
     def __init__(
         self,
@@ -81,6 +124,8 @@ class Lam(Atom):
         parse: Optional[Callable[[Any, State], Mapping[str, Any]]] = None,
         system: str = "",
         max_tokens: int = 512,
+        required: Iterable[str] = (),
+        stream: Optional[str] = None,
     ) -> None:
         self.name = name
         self.prompt = prompt
@@ -91,10 +136,14 @@ class Lam(Atom):
         self.parse = parse
         self.system = system
         self.max_tokens = max_tokens
+        self.required = field_set(name, "required", required)
+        self.stream = stream
         self._check()
 
     def _check(self) -> None:
         name = self.name
+        if self.stream is not None and self.stream not in self._writes:
+            raise CompositionError(f"Lam {name!r}: stream={self.stream!r} must be one of its writes {sorted(self._writes)}")
         placeholders = {f for _, f, _, _ in string.Formatter().parse(self.prompt) if f}
         unknown = {p.split(".")[0].split("[")[0] for p in placeholders} - self._reads - self.optional
         if unknown:
@@ -102,7 +151,12 @@ class Lam(Atom):
         if self.parse is None:
             if self.output is str and len(self._writes) != 1:
                 raise CompositionError(f"Lam {name!r}: a text output needs exactly one written field or parse=...")
-            if self.output is not str:
+        if self.output is not str:
+            unknown = self.required - set(self.output.model_fields)  # type: ignore[union-attr]
+            if unknown:
+                raise CompositionError(f"Lam {name!r}: required {sorted(unknown)} are not fields of "
+                                       f"{self.output.__name__}")
+            if self.parse is None:
                 missing = self._writes - set(self.output.model_fields)  # type: ignore[union-attr]
                 if missing:
                     raise CompositionError(
@@ -120,12 +174,20 @@ class Lam(Atom):
         """
         return ATTEMPTS * model.call_cost(self.name, "llm") + self.fallback._cost(model)
 
-    def messages(self, state: State) -> list[dict[str, str]]:
-        """Returns the chat messages for `state`: the rendered prompt, plus the JSON schema if structured."""
-        text = self.prompt.format_map({f: render(getattr(state, f, None)) for f in self._reads | self.optional})
+    def schema(self) -> Optional[dict[str, Any]]:
+        """Returns the JSON schema of a structured output (None for text)."""
+        return None if self.output is str else self.output.model_json_schema()  # type: ignore[union-attr]
+
+    def messages(self, state: State, share: float = 1.0) -> list[dict[str, str]]:
+        """Returns the chat messages for `state`: the rendered prompt, plus the JSON schema if structured.
+
+        `share` < 1 cuts the longest field to that share (a retry after a context overflow).
+        """
+        values = shrink_longest({f: render(getattr(state, f, None)) for f in self._reads | self.optional}, share)
+        text = self.prompt.format_map(values)
         if self.output is not str:
-            schema = json.dumps(self.output.model_json_schema(), ensure_ascii=False)  # type: ignore[union-attr]
-            text += f"\n\n只输出一个符合以下 JSON Schema 的 JSON 对象，不要输出其他内容：\n{schema}"
+            schema = json.dumps(self.schema(), ensure_ascii=False)
+            text += f"\n\n只输出一个符合以下 JSON Schema 的 JSON 对象（填入内容，不要照抄 Schema），不要输出其他内容：\n{schema}"
         msgs = [{"role": "system", "content": self.system}] if self.system else []
         return msgs + [{"role": "user", "content": text}]
 
@@ -139,29 +201,84 @@ class Lam(Atom):
     def _eval(self, state: State, ctx: "Context", path: Path) -> State:
         from .runtime import apply_writes
 
+        sink = live_text() if self.stream else None
         reason = "no LLM configured"
         if ctx.llm is not None:
-            failures = []
+            failures: list[str] = []
+            share = 1.0
             for attempt in range(1, ATTEMPTS + 1):
                 try:
-                    wait = ctx.call_timeout("llm", getattr(ctx.llm, "timeout", math.inf))
-                    ctx.trace.add_cost(path, ctx.cost_model.call_cost(self.name, "llm"))
-                    reply = ctx.llm.complete(self.messages(state), json_mode=self.output is not str,
-                                             max_tokens=self.max_tokens, timeout=wait)
-                    ctx.trace.add_cost(path, ctx.cost_model.tokens_cost(reply.tokens), reply.tokens)
-                    value = parse_reply(reply.text, self.output)
+                    value, streaming = self._ask(state, ctx, path, share, sink)
                     ctx.trace.note(path, attempts=attempt, path_taken="llm")
-                    return apply_writes(self, state, self._writes_of(value, state), path)
+                    out = apply_writes(self, state, self._writes_of(value, state), path)
+                    if streaming is not None:
+                        self._settle(streaming, out)
+                    return out
+                except BudgetSkipped as e:
+                    failures.append(str(e))
+                    break
                 except ProviderError as e:
                     failures.append(f"attempt {attempt}: {e}")
-                    timed_out = isinstance(e, ProviderTimeout)
-            if timed_out:  # a hanging endpoint would eat the deadline of every later Lam: skip it from now on
-                ctx.down.setdefault("llm", f"it timed out in {self.name!r}")
+                    if isinstance(e, ProviderTimeout):
+                        break   # the same prompt would wait as long again
+                    share = 0.5 if isinstance(e, ContextOverflow) else share
             reason = "; ".join(failures)
-        return self._degrade(state, ctx, path, reason)
+        out = self._degrade(state, ctx, path, reason)
+        if sink is not None:
+            Attempt(sink, self.stream, state, ctx, path).replay(getattr(out, self.stream))
+        return out
+
+    def _ask(self, state: State, ctx: "Context", path: Path, share: float,
+             sink: Optional[Sink]) -> tuple[Any, Optional[Attempt]]:
+        """Returns the validated output of one call and, on a streaming run, its attempt (text fed as the model
+        writes it); raises a `ProviderError` for any failure, after retracting what the attempt released."""
+        configured = getattr(ctx.llm, "timeout", math.inf)
+        wait = ctx.call_timeout("llm", configured)
+        if ctx.llm_budget is not None:
+            wait = ctx.llm_budget.admit(self.name, getattr(state, "query_type", None), wait)
+        ctx.trace.add_cost(path, ctx.cost_model.call_cost(self.name, "llm"))
+        streaming = Attempt(sink, self.stream, state, ctx, path) if sink is not None else None
+        started = time.monotonic()
+        try:
+            try:
+                reply = self._call(ctx, self.messages(state, share), wait, streaming)
+            except ProviderTimeout:
+                if wait >= configured:  # the endpoint hangs: it would eat the deadline of every later Lam
+                    ctx.down.setdefault("llm", f"it timed out in {self.name!r}")
+                raise
+            finally:
+                if ctx.llm_budget is not None:
+                    ctx.llm_budget.spent(self.name, started)
+            ctx.trace.add_cost(path, ctx.cost_model.tokens_cost(reply.tokens), reply.tokens)
+            if getattr(reply, "finish_reason", "stop") == "length":
+                raise InvalidOutput(f"LLM reply was cut at max_tokens={self.max_tokens} (finish_reason: length)")
+            return parse_reply(reply.text, self.output, self.required), streaming
+        except ProviderError as e:
+            if streaming is not None:
+                streaming.retract(str(e))
+            raise
+
+    def _call(self, ctx: "Context", messages: list[dict[str, str]], wait: float, streaming: Optional[Attempt]) -> Any:
+        """Returns the model's reply; with a streaming attempt (and a client that streams), its text is fed to the
+        attempt as the model writes it."""
+        schema = self.schema()
+        if streaming is None or not hasattr(ctx.llm, "stream"):
+            return ctx.llm.complete(messages, schema=schema, max_tokens=self.max_tokens, timeout=wait)
+        decode = FieldText(self.stream).feed if schema is not None else str
+        return ctx.llm.stream(messages, lambda chunk: streaming.feed(decode(chunk)), schema=schema,
+                              max_tokens=self.max_tokens, timeout=wait)
+
+    def _settle(self, streaming: Attempt, out: State) -> None:
+        """Ends a streamed attempt; when validation rewrote the text, retracts it and streams the final text."""
+        streaming.finish()
+        final = getattr(out, self.stream)
+        if streaming.raw != final:
+            streaming.retract(f"{self.name}: the text was rewritten after validation")
+            Attempt(streaming.sink, self.stream, streaming.state, streaming.ctx, streaming.path).replay(final)
 
     def _key(self) -> tuple[Any, ...]:
-        return (self.name, self.prompt, self.output, self._reads, self._writes, self.fallback, self.parse)
+        return (self.name, self.prompt, self.output, self._reads, self._writes, self.fallback, self.parse,
+                self.required, self.stream)
 
     def __repr__(self) -> str:
         return f"Lam({self.name!r}, reads={sorted(self._reads)}, writes={sorted(self._writes)}, fallback={self.fallback!r})"

@@ -1,24 +1,24 @@
 """The one runner: closes a term, checks the budget, executes it with tracing, concurrency and deadlines."""
 from __future__ import annotations
 
-import contextvars
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Any, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Mapping, Optional, Sequence, TypeVar, Union
 
 from pydantic import TypeAdapter, ValidationError
 
 from .cost import CostModel
 from .errors import (BranchError, BudgetExceeded, CompositionError, DeadlineExceeded, LambdaRAGError, ProviderTimeout,
                      TermError)
-from .state import INITIAL_FIELDS, State
+from .state import EXTRA_FIELDS, INITIAL_FIELDS, State, undeclared
+from .stream import Step, branch_context, check_cancelled, live
 from .term import Path, Term, show_path
 from .trace import Trace
 
-KINDS = {"Tool": "tool", "Lam": "lam"}
+T = TypeVar("T")
 RESERVE_SHARE = 0.25
 """The share of a deadline no provider call may use: what the fallbacks and the rest of the pipeline need."""
 
@@ -44,6 +44,8 @@ class Context:
     reserve: float = 0.0
     down: dict[str, str] = field(default_factory=dict)
     """Providers that timed out in this run, with why: later calls skip them and take their fallbacks."""
+    llm_budget: Any = None
+    """The query's `lambdarag.budget.LLMBudget` (None: LLM calls are bounded by the deadline alone)."""
 
     def with_timeout(self, seconds: float, reserve: Optional[float] = None) -> "Context":
         """Returns a copy of this context with a deadline `seconds` from now.
@@ -74,6 +76,24 @@ class Context:
             raise ProviderTimeout(f"{provider} skipped: {left:.1f}s left, {self.reserve:.1f}s kept for fallbacks")
         return wait
 
+    def call_provider(self, provider: str, method: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Returns ``method(*args, **kwargs)`` of a provider client, capped by the deadline when it is an HTTP one.
+
+        A client with a ``timeout`` attribute (an HTTP endpoint) is also passed
+        ``timeout=`` `call_timeout`, and a timeout marks `provider` down for the
+        rest of the run, so later calls skip it and their terms take their
+        fallbacks at once; an in-process client is called as it is.
+        """
+        configured = getattr(getattr(method, "__self__", None), "timeout", None)
+        if configured is None:
+            return method(*args, **kwargs)
+        wait = self.call_timeout(provider, configured)
+        try:
+            return method(*args, timeout=wait, **kwargs)
+        except ProviderTimeout as e:
+            self.down.setdefault(provider, f"it timed out: {e}")
+            raise
+
     def resource(self, name: str) -> Any:
         """Returns the named resource, or fails naming the ones that exist."""
         try:
@@ -84,14 +104,19 @@ class Context:
 
 
 @lru_cache(maxsize=None)
-def _adapter(field_name: str) -> Optional[TypeAdapter]:
+def _builtin_adapter(field_name: str) -> Optional[TypeAdapter]:
     info = State.model_fields.get(field_name)
     return TypeAdapter(info.annotation) if info is not None else None
 
 
+def _adapter(field_name: str) -> Optional[TypeAdapter]:
+    """Returns the validator of a declared (extra or domain) or built-in field, None for an undeclared one."""
+    return EXTRA_FIELDS.get(field_name) or _builtin_adapter(field_name)
+
+
 def apply_writes(term: Term, state: State, updates: Mapping[str, Any], path: Path) -> State:
     """Returns the next state from a term's writes, rejecting undeclared or ill-typed fields."""
-    if not isinstance(updates, Mapping):
+    if type(updates) is not dict and not isinstance(updates, Mapping):  # the common case skips the ABC check
         raise TermError(
             f"term {term.name!r} returned {type(updates).__name__}; it must return a mapping of the fields it "
             f"writes ({', '.join(sorted(term.writes()))})", term=term.name, path=show_path(path))
@@ -103,14 +128,23 @@ def apply_writes(term: Term, state: State, updates: Mapping[str, Any], path: Pat
                 f"term {term.name!r} wrote field {key!r}, which it does not declare; declared writes: "
                 f"{', '.join(sorted(allowed)) or 'none'}", term=term.name, path=show_path(path))
         adapter = _adapter(key)
+        if adapter is None:
+            raise TermError(f"term {term.name!r} wrote field {key!r}: {undeclared(key)}", term=term.name,
+                            path=show_path(path))
         try:
-            clean[key] = adapter.validate_python(value) if adapter else value
+            clean[key] = adapter.validate_python(value)
         except ValidationError as e:
             first = e.errors()[0]
             raise TermError(
                 f"term {term.name!r} wrote an invalid value to field {key!r}: {first['msg']} "
                 f"at {'.'.join(map(str, first['loc'])) or key}", term=term.name, path=show_path(path)) from None
-    return state.model_copy(update=clean)
+    return state.updated(clean)
+
+
+@lru_cache(maxsize=None)
+def _kind(cls: type) -> str:
+    """Returns the span kind of a term class: ``tool``, ``lam``, ``compose``, ``par``, …"""
+    return cls.__name__.lower()
 
 
 def execute(term: Term, state: State, ctx: Context, path: Path = ()) -> State:
@@ -121,13 +155,21 @@ def execute(term: Term, state: State, ctx: Context, path: Path = ()) -> State:
     this context (see `lambdarag.trace`).
     """
     path = (*path, term.name)
+    check_cancelled(f"term {term.name!r} (path: {show_path(path)})")
     if ctx.deadline is not None and time.monotonic() > ctx.deadline:
         raise DeadlineExceeded(f"deadline passed before term {term.name!r} (path: {show_path(path)})",
                                term=term.name, path=show_path(path))
-    span, token = ctx.trace.open(name=term.name, kind=KINDS.get(type(term).__name__, type(term).__name__.lower()),
-                                 effect=term.effect_signature(), path=show_path(path))
+    span, token = ctx.trace.open(name=term.name, kind=_kind(type(term)), effect=term.effect_signature(),
+                                 path=show_path(path))
+    sink = live()
+    watched = sink is not None and term.name in sink.watch
     try:
-        return term._eval(state, ctx, path)
+        if watched:
+            sink.emit(Step(term.name, "start", state))
+        out = term._eval(state, ctx, path)
+        if watched:
+            sink.emit(Step(term.name, "end", out))
+        return out
     except LambdaRAGError as e:
         span.error = span.error or str(e)
         raise
@@ -154,7 +196,8 @@ class FanOut:
     for jobs a helper has claimed, which are running, never for queued pool
     work: a full pool slows a fan-out down (the caller runs its jobs itself)
     but cannot deadlock it. Each job runs in a copy of the caller's
-    `contextvars` context, so its spans get the caller's span as parent.
+    `contextvars` context, so its spans get the caller's span as parent; it
+    is marked a branch, so an answer term inside it does not stream tokens.
     """
 
     def __init__(self, jobs: Sequence[tuple[Term, State, Path]], ctx: Context) -> None:
@@ -165,7 +208,7 @@ class FanOut:
         self.running: set[int] = set()
         self.overran: set[int] = set()
         self.cond = threading.Condition()
-        self.vars = contextvars.copy_context()
+        self.vars = branch_context()
 
     def _claim(self) -> Optional[int]:
         with self.cond:

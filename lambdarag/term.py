@@ -38,6 +38,12 @@ if TYPE_CHECKING:
     from .runtime import Context
 
 EFFECTS = ("pure", "io", "llm")
+"""The atom effects, weakest first: an LLM call is I/O, I/O is more than pure computation."""
+
+
+def strongest(effects: Iterable[str]) -> str:
+    """Returns the join of `effects` in the order of `EFFECTS` (``pure`` for none)."""
+    return max(effects, key=EFFECTS.index, default="pure")
 
 Path = tuple[str, ...]
 
@@ -50,7 +56,7 @@ def show_path(path: Path) -> str:
 class Term:
     """Base of every term; subclasses are small immutable values (see module docstring)."""
 
-    __slots__ = ()
+    __slots__ = ("_closed_over",)
     name: str
 
     # -- dataflow -------------------------------------------------------
@@ -70,9 +76,19 @@ class Term:
         """Returns the direct sub-terms."""
         return ()
 
+    def effects(self) -> frozenset[str]:
+        """Returns every atom effect one run may have, fallbacks included."""
+        return frozenset().union(*(c.effects() for c in self.children()))
+
+    def sees(self) -> frozenset[str]:
+        """Returns every field some atom inside may read at run time (declared or ``optional=``)."""
+        return frozenset().union(*(c.sees() for c in self.children()))
+
     def close(self, available: Iterable[str] = INITIAL_FIELDS) -> "Term":
         """Returns self after checking that every free read is in `available` and no branch needs a sibling's write."""
         have = frozenset(available)
+        if getattr(self, "_closed_over", None) == have:  # terms are immutable: a run re-closes over the same fields
+            return self
         self.check_branches(have)
         for field, path in self.free_reads().items():
             if field not in have:
@@ -81,6 +97,7 @@ class Term:
                     f"(path: {show_path(path)}); available at the start: {', '.join(sorted(have))}. "
                     f"Put a term that writes {field!r} before it, or pass it in the initial state."
                 )
+        self._closed_over = have
         return self
 
     def check_branches(self, available: frozenset[str]) -> None:
@@ -93,13 +110,13 @@ class Term:
             child.check_branches(available)
 
     # -- printing -------------------------------------------------------
-    def lambda_form(self) -> str:
-        """Returns the body of the lambda form, without the leading ``λq.``."""
+    def form(self, expand: bool = False) -> str:
+        """Returns the body of the lambda form, without the leading ``λq.``; `expand` prints named patterns' bodies."""
         raise NotImplementedError
 
-    def expanded_form(self) -> str:
-        """Returns the lambda form with named patterns expanded (see `Named`)."""
-        return self.lambda_form()
+    def lambda_form(self) -> str:
+        """Returns the short lambda form (named patterns by name), as error messages show a term."""
+        return self.form()
 
     def effect_signature(self) -> str:
         """Returns the effect algebra of one run, e.g. ``llm · io · (io ∥ io) · llm``."""
@@ -115,7 +132,7 @@ class Term:
         raise NotImplementedError
 
     def __str__(self) -> str:
-        return f"λq. {self.expanded_form()}"
+        return f"λq. {self.form(expand=True)}"
 
     # -- running --------------------------------------------------------
     def _eval(self, state: State, ctx: "Context", path: Path) -> State:

@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional
 
 from .errors import CompositionError, ProviderError
 from .state import ReadView, State
-from .term import EFFECTS, Path, Term
+from .runtime import apply_writes, execute
+from .term import EFFECTS, Path, Term, strongest
 
 if TYPE_CHECKING:
     from .cost import CostModel
@@ -64,8 +65,6 @@ class Atom(Term):
 
     def _degrade(self, state: State, ctx: "Context", path: Path, reason: str) -> State:
         """Returns the state the fallback computes, recording why it ran."""
-        from .runtime import apply_writes, execute
-
         ctx.trace.mark_fallback(path, reason)
         ctx.trace.note(path, path_taken="fallback")
         out = execute(self.fallback, state, ctx, path)
@@ -74,10 +73,16 @@ class Atom(Term):
     def writes(self) -> frozenset[str]:
         return self._writes
 
+    def effects(self) -> frozenset[str]:
+        return frozenset({self.effect}) | (self.fallback.effects() if self.fallback is not None else frozenset())
+
+    def sees(self) -> frozenset[str]:
+        return self._visible | (self.fallback.sees() if self.fallback is not None else frozenset())
+
     def free_reads(self) -> dict[str, Path]:
         return {field: (self.name,) for field in sorted(self._reads)}
 
-    def lambda_form(self) -> str:
+    def form(self, expand: bool = False) -> str:
         return atom_form(self.name, self._reads)
 
 
@@ -94,7 +99,7 @@ class Tool(Atom):
         upper = Tool("upper", lambda s: {"query": s.query.upper()}, reads=["query"], writes=["query"])
     """
 
-    __slots__ = ("name", "fn", "effect", "cost", "_with_ctx")
+    __slots__ = ("name", "fn", "effect", "cost", "_with_ctx", "_signature")
 
     def __init__(
         self,
@@ -120,9 +125,11 @@ class Tool(Atom):
         self.effect = effect
         self.cost = cost
         self._with_ctx = wants_context(fn)
+        self._signature = strongest(self.effects())
 
     def effect_signature(self) -> str:
-        return self.effect
+        """Returns the stronger of its own and its fallback's effects: a cheap effect never hides a costly fallback."""
+        return self._signature
 
     def _call_cost(self, model: "CostModel") -> float:
         return self.cost if self.cost is not None else model.call_cost(self.name, self.effect)
@@ -132,12 +139,12 @@ class Tool(Atom):
         return call if self.fallback is None else ATTEMPTS * call + self.fallback._cost(model)
 
     def _eval(self, state: State, ctx: "Context", path: Path) -> State:
-        from .runtime import apply_writes
-
         failures = []
         view = ReadView(state, self._visible, self.name)
+        cost = self._call_cost(ctx.cost_model)
         for attempt in range(1, (ATTEMPTS if self.fallback is not None else 1) + 1):
-            ctx.trace.add_cost(path, self._call_cost(ctx.cost_model))  # charged per attempt that ran
+            if cost:
+                ctx.trace.add_cost(path, cost)  # charged per attempt that ran
             try:
                 out = self.fn(view, ctx) if self._with_ctx else self.fn(view)
             except ProviderError as e:

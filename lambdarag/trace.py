@@ -6,20 +6,22 @@ gets it as its parent: every span but the root has one.
 """
 from __future__ import annotations
 
+import itertools
 import json
-import threading
 import time
 from contextlib import contextmanager
 from contextvars import ContextVar, Token
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterator, Optional
 
+from .stream import FallbackTaken, emit
+
 ATOMS = ("tool", "lam")
-CURRENT_SPAN: ContextVar[Optional[tuple["Trace", int]]] = ContextVar("lambdarag_span", default=None)
-"""The trace and id of the span being run in this thread or task."""
+CURRENT_SPAN: ContextVar[Optional[tuple["Trace", "Span"]]] = ContextVar("lambdarag_span", default=None)
+"""The trace and the span being run in this thread or task."""
 
 
-@dataclass
+@dataclass(slots=True)
 class Span:
     """One term execution: what ran, where in the pipeline, how long, what it cost, what went wrong."""
 
@@ -44,8 +46,10 @@ class Trace:
     def __init__(self) -> None:
         self._spans: list[Span] = []
         self._by_path: dict[str, Span] = {}
-        self._lock = threading.Lock()
+        self._ids = itertools.count()  # next() and list.append are atomic: concurrent branches need no lock
         self._t0 = time.perf_counter()
+        self.started_ns = time.time_ns()
+        """Wall-clock time of `start_ms` 0, for exporters that need absolute timestamps."""
         self._running: set[int] = set()
 
     @property
@@ -55,13 +59,12 @@ class Trace:
     def open(self, *, name: str, kind: str, effect: str, path: str) -> tuple[Span, Token]:
         """Returns a span started now, child of the current span, made current; pass both to `close`."""
         current = CURRENT_SPAN.get()
-        parent = current[1] if current is not None and current[0] is self else None
-        with self._lock:
-            span = Span(len(self._spans), parent, name, kind, effect, path, (time.perf_counter() - self._t0) * 1000)
-            self._spans.append(span)
-            self._by_path[path] = span
-            self._running.add(span.id)
-        return span, CURRENT_SPAN.set((self, span.id))
+        parent = current[1].id if current is not None and current[0] is self else None
+        span = Span(next(self._ids), parent, name, kind, effect, path, (time.perf_counter() - self._t0) * 1000)
+        self._spans.append(span)
+        self._by_path[path] = span
+        self._running.add(span.id)
+        return span, CURRENT_SPAN.set((self, span))
 
     def close(self, span: Span, token: Token) -> None:
         """Ends `span` and makes its parent current again."""
@@ -103,12 +106,18 @@ class Trace:
         """Records on the span being run that it degraded and why (for a term's own fallback path)."""
         current = CURRENT_SPAN.get()
         if current is not None and current[0] is self:
-            self._spans[current[1]].fallback = reason
+            self._record_fallback(current[1], reason)
 
     def mark_fallback(self, path: tuple[str, ...], reason: str) -> None:
         span = self._span_at(path)
         if span is not None:
-            span.fallback = reason
+            self._record_fallback(span, reason)
+
+    @staticmethod
+    def _record_fallback(span: Span, reason: str) -> None:
+        """Records the fallback on its span and tells a stream's consumer, if one listens."""
+        span.fallback = reason
+        emit(FallbackTaken(span.name, span.path, reason))
 
     def latency_breakdown(self) -> dict[str, float]:
         """Returns milliseconds per step (tools and LLM terms), summed by name, in order of first run."""

@@ -1,7 +1,9 @@
 """The `lambdarag` command line: one small function per subcommand, found through `COMMANDS`.
 
-User errors (bad paths, unknown index, bad query files) print one line and
-exit with status 2, without a traceback.
+Exit status: 0 answered; 2 a user error (bad paths, unknown index, bad query
+files, bad config), printed as one line without a traceback; 3 a deadline or
+provider failure: no answer in time, or an answer degraded because a
+configured LLM or endpoint failed (`ask --json` still prints that answer).
 """
 from __future__ import annotations
 
@@ -13,9 +15,11 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
-from lambdarag.errors import LambdaRAGError
+from lambdarag.errors import DeadlineExceeded, LambdaRAGError, ProviderError
 
 USER_ERRORS = (LambdaRAGError, FileNotFoundError, PermissionError, IsADirectoryError)
+SERVICE_ERRORS = (DeadlineExceeded, ProviderError)
+EXIT_USER, EXIT_SERVICE = 2, 3
 
 
 class UsageError(LambdaRAGError):
@@ -37,6 +41,10 @@ def cmd_index(args: argparse.Namespace) -> int:
     corpus = read_corpus(args.corpus, progress=True)
     for path, line, message in corpus.problems:
         print(f"skipped {path}:{line}: {message}", file=sys.stderr)
+    if args.strict and corpus.problems:
+        raise UsageError(f"--strict: {len(corpus.problems)} file(s) or record(s) failed validation; "
+                         f"first: {':'.join(map(str, corpus.problems[0]))}")
+    print(restricted_summary(corpus.documents))
     start = time.perf_counter()
     backend = build_backend(backend_settings(args), corpus, args.name, vectors_dir=args.vectors,
                             dense=not args.no_dense, progress=True)
@@ -49,6 +57,18 @@ def cmd_index(args: argparse.Namespace) -> int:
           f"dense={'yes' if backend.has_dense else 'no'}, fingerprint {backend.fingerprint()}, "
           f"{time.perf_counter() - start:.1f}s → {index_dir(args.name)}")
     return 0
+
+
+def restricted_summary(documents: Sequence[Any]) -> str:
+    """Returns how many documents carry access labels, and how many carry each label."""
+    from collections import Counter
+
+    restricted = [d for d in documents if d.department or d.security_level]
+    labels = Counter(label for d in restricted for label in (f"department={d.department}" if d.department else "",
+                                                             f"security_level={d.security_level}"
+                                                             if d.security_level else "") if label)
+    shown = ", ".join(f"{label}: {n}" for label, n in sorted(labels.items()))
+    return f"restricted: {len(restricted)} of {len(documents)} documents" + (f" ({shown})" if shown else "")
 
 
 def read_queries(path: Path) -> list[dict]:
@@ -74,7 +94,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     """
     import numpy as np
 
-    from lambdarag import Context, RetrievalPlan, State
+    from lambdarag import Context, State
+    from skills.store.records import RetrievalPlan
     from orchestration.feedback import feedback_dir
     from orchestration.learning import open_learned, retrieval_term
     from orchestration.metrics import evaluate
@@ -115,18 +136,25 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def cmd_compile_wiki(args: argparse.Namespace) -> int:
-    """Compiles (incrementally) the wiki pages and relations.json of a corpus and prints what changed."""
-    from lambdarag.providers.llm import OpenAIChat
+    """Compiles (incrementally) the wiki pages and relations.json of a corpus and prints what changed.
+
+    --llm uses the `llm` section of --config (LAMBDARAG_LLM_* override it), its timeout included.
+    """
+    from orchestration.config import load_config
+    from orchestration.search_unified import chat
     from skills.wiki import compile_wiki
 
-    llm = OpenAIChat.from_env() if args.llm else None
+    llm = chat(load_config(args.config)) if args.llm else None
+    if args.llm and llm is None:
+        raise UsageError("compile-wiki --llm: no LLM configured; set llm.baseUrl (and llm.model) in the --config "
+                         "file or LAMBDARAG_LLM_BASE_URL")
     start = time.perf_counter()
     r = compile_wiki(args.corpus, args.wiki, llm=llm, progress=True)
     print(f"wiki {args.wiki}: {r.documents} documents ({len(r.added)} added, {len(r.changed)} changed, "
           f"{len(r.removed)} removed), {r.pages_written} pages written, {r.pages_deleted} deleted, "
           f"{r.entities} entities, {r.relations} relations, {time.perf_counter() - start:.1f}s")
     for failure in r.llm_failures:
-        print(f"LLM extraction failed, rules kept: {failure}", file=sys.stderr)
+        print(f"LLM extraction failed, rules kept (retried next run): {failure}", file=sys.stderr)
     return 0
 
 
@@ -144,6 +172,14 @@ def print_result(r, explain: bool) -> None:
     print(f"cost {r.cost:.4f}; fallbacks: {len(r.fallbacks)}{named}")
     if explain:
         print("\nplan:", json.dumps(r.plan, ensure_ascii=False, default=str))
+        if r.llm_budget:
+            b = r.llm_budget
+            print(f"LLM budget: {b['calls']} of {b['max_calls']} calls, {b['spent_s']:.1f}s of {b['seconds']:.0f}s "
+                  f"({', '.join(f'{k} {v:.1f}s' for k, v in b['by_class_s'].items()) or 'nothing spent'}), "
+                  f"{b['skipped']} skipped")
+            for step in b["steps"]:
+                print(f"  {step['decision']:<7} {step['term']} [{step['class']}] {step['seconds']:.1f}s "
+                      f"of {step['wait_s']:.1f}s{(': ' + step['reason']) if 'reason' in step else ''}")
         for f in r.fallbacks:
             print(f"fallback {f['term']}: {f['reason']}")
         for span in r.trace["spans"]:
@@ -151,19 +187,66 @@ def print_result(r, explain: bool) -> None:
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
-    """Answers one question through search_unified.search and prints it (or its JSON)."""
+    """Answers one question through search_unified.search and prints it (or its JSON).
+
+    Returns 3 when the answer is degraded (a configured LLM failed); then waits, at most
+    orchestration.feedback.backgroundSeconds, for the feedback worker to finish learning from it.
+    """
     from lambdarag import User
+    from orchestration.feedback.worker import drain
     from orchestration.knowledge import open_knowledge
-    from orchestration.search_unified import providers, resolve_config, search
+    from orchestration.search_unified import check_query, providers, resolve_config, search
 
     config = resolve_config(args.config)
+    check_query(" ".join(args.question), config)     # a bad question fails before an index is built
     open_knowledge(config, args.index, embedder=providers(config)["embedder"], progress=True)
     user = User(id="cli", departments=tuple(args.department or ()), security_level=args.security_level)
-    result = search(" ".join(args.question), index=args.index, user=user, config=config)
+    question = " ".join(args.question)
+    if args.stream:
+        return stream_answer(question, args, user, config)
+    result = search(question, index=args.index, user=user, config=config)
     if args.json:
         print(result.model_dump_json(indent=1))
     else:
         print_result(result, args.explain)
+    sys.stdout.flush()
+    if not drain(0):
+        limit = config.orchestration.feedback.background_seconds
+        print(f"learning from this answer in the background (at most {limit:g}s)…", file=sys.stderr)
+        drain(limit)
+    return EXIT_SERVICE if result.degraded else 0
+
+
+def stream_answer(question: str, args: argparse.Namespace, user, config) -> int:
+    """Prints the events of answering `question` as they come: one JSON line each with --json, else for people.
+
+    For people: the route, the evidence, the answer as it is written (a
+    retracted attempt is announced and the retry printed afresh), the
+    citations and latency at the end.
+    """
+    from orchestration.events import event_json
+    from orchestration.search_unified import search_stream
+
+    for event in search_stream(question, index=args.index, user=user, config=config, checked_only=args.checked_only):
+        if args.json:
+            print(json.dumps(event_json(event), ensure_ascii=False), flush=True)
+        elif event.kind == "classified":
+            print(f"[{event.query_type}] strategy: {event.strategy}\nλq. {event.expression}\n", flush=True)
+        elif event.kind == "hits":
+            print(f"evidence ({len(event.hits)}):")
+            for h in event.hits[:8]:
+                print(f"  {h['source']}#{h['section']}  {h['text'][:60]}")
+            print(flush=True)
+        elif event.kind == "token":
+            print(event.text, end="", flush=True)
+        elif event.kind == "retract":
+            print(f"\n[attempt {event.attempt} retracted: {event.reason[:120]}]\n", flush=True)
+        elif event.kind == "result":
+            r = event.result
+            print("\n\ncitations:")
+            for c in r.citations:
+                print(f"  [来源: {c['source']}#{c.get('section', '')}]")
+            print(f"latency {r.latency_ms['total']:.0f}ms; cost {r.cost:.4f}; fallbacks: {len(r.fallbacks)}")
     return 0
 
 
@@ -314,6 +397,8 @@ def parser() -> argparse.ArgumentParser:
     ix.add_argument("--vectors", type=Path, help="directory of precomputed vectors (vectors.f16.npy, ids.txt)")
     ix.add_argument("--no-dense", action="store_true", help="BM25 only, no embeddings")
     ix.add_argument("--no-wiki", action="store_true", help="skip compiling the entity graph and wiki")
+    ix.add_argument("--strict", action="store_true",
+                    help="fail the run (exit 2) when any file or record fails validation, e.g. a misspelt access key")
     ev = sub.add_parser("eval", help="ranking metrics of a retriever on a query file")
     ev.add_argument("--index", required=True)
     ev.add_argument("--queries", required=True, type=Path)
@@ -328,12 +413,18 @@ def parser() -> argparse.ArgumentParser:
         ask.add_argument("--config", default=argparse.SUPPRESS, type=Path, help="agent-config.yml to use")
         ask.add_argument("--json", action="store_true", help="print the whole SearchResult as JSON")
         ask.add_argument("--explain", action="store_true", help="also print the plan, the fallbacks and the trace")
+        ask.add_argument("--stream", action="store_true",
+                         help="print evidence, then the answer as it is written, then citations (--json: one event per line)")
+        ask.add_argument("--checked-only", action="store_true",
+                         help="with --stream: release the answer claim by claim once its citation is verified")
         ask.add_argument("--department", action="append", help="a department the asking user belongs to")
         ask.add_argument("--security-level", type=int, default=0)
     cw = sub.add_parser("compile-wiki", help="build or update wiki/entities/*.md and relations.json from a corpus")
     cw.add_argument("--corpus", required=True, type=Path)
     cw.add_argument("--wiki", default=Path("wiki"), type=Path)
-    cw.add_argument("--llm", action="store_true", help="also extract with the LLM configured in the environment")
+    cw.add_argument("--llm", action="store_true",
+                    help="also extract with the LLM of the config's llm section (or LAMBDARAG_LLM_BASE_URL)")
+    cw.add_argument("--config", default=argparse.SUPPRESS, type=Path, help="agent-config.yml to use")
     sv = sub.add_parser("serve", help="run the demo web app (question page with trace, citations and subgraph)")
     sv.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
     sv.add_argument("--port", type=int, default=8000)
@@ -367,10 +458,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(name)s: %(message)s")
     try:
         return COMMANDS[args.command](args)
+    except SERVICE_ERRORS as e:
+        print(f"lambdarag {args.command}: {e}", file=sys.stderr)
+        return EXIT_SERVICE
     except USER_ERRORS as e:
         message = str(e) if isinstance(e, LambdaRAGError) else f"{e.strerror}: {e.filename}"
         print(f"lambdarag {args.command}: {message}", file=sys.stderr)
-        return 2
+        return EXIT_USER
 
 
 if __name__ == "__main__":

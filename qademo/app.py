@@ -5,16 +5,18 @@ Routes:
   GET  /api/info     the default index, the built indexes and the query length limit, for the page's form
   GET  /favicon.ico  the page's icon (an SVG), so browsers asking for it get no 404
   POST /api/search   {"query", "history"?, "index"?} → the answer view as JSON
-  POST /api/ask      the same request → Server-Sent Events: `result` (everything but the answer),
-                     then `answer` events carrying the answer text in chunks, then `done`.
+  POST /api/ask      the same request → Server-Sent Events as the search runs (`search_stream`):
+                     `evidence` (the hits, as soon as retrieval ends), `answer` ({text, attempt}: the answer as
+                     it is written), `retract` ({attempt, reason}: an attempt withdrawn, its retry follows),
+                     then `result` (the whole answer view) and `done`.
   POST /api/feedback {"query_id", "chunk_id", "verdict": "up"|"down", "index"?} → the confirmation
                      (👍) or rejection (👎) of a cited chunk, revertible with `lambdarag feedback revert`.
 
-What streams: the search runs to completion before the first byte is sent (the
-pipeline produces its answer in one piece), so errors still get a proper status
-(unusable query or unknown index → 400 with a one-line message). Only the
-delivery of the answer text is chunked, so the page fills the answer in as it
-arrives rather than all at once.
+What streams: the search's first event is awaited before the first byte is
+sent, so errors still get a proper status (unusable query or unknown index →
+400 with a one-line message); from then on the page sees the evidence, then
+the answer as the model writes it. A client that hangs up closes the stream,
+which cancels the search and its LLM request.
 """
 from __future__ import annotations
 
@@ -33,14 +35,14 @@ from lambdarag.errors import ConfigError, DeadlineExceeded, LambdaRAGError, Quer
 from orchestration.feedback import open_feedback
 from orchestration.knowledge import open_knowledge
 from orchestration.learning import confirm_logged
-from orchestration.search_unified import ConfigArg, SearchResult, providers, resolve_config, search
+from orchestration.search_unified import ConfigArg, SearchResult, providers, resolve_config, search, search_stream
 from skills.store.index import built_indexes
 
 STATIC = Path(__file__).resolve().parent / "static"
 MAX_BODY_BYTES = 64 * 1024
 MAX_TURNS, MAX_TURN_CHARS = 20, 4000
 MAX_RELATIONS, MAX_SPANS = 40, 300
-ANSWER_CHUNK_CHARS = 24
+MAX_EVIDENCE = 12
 WATERFALL_KINDS = ("named", "lam", "tool")
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -175,18 +177,64 @@ def error_response(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status)
 
 
+def failure(e: LambdaRAGError) -> JSONResponse:
+    """Returns the response for a search that failed before answering: 400 for the request's fault, 504 past the deadline."""
+    status = 400 if isinstance(e, (QueryError, ConfigError)) else 504 if isinstance(e, DeadlineExceeded) else 500
+    return error_response(status, str(e))
+
+
 def sse(event: str, data: Any) -> str:
     """Returns one Server-Sent Event; JSON data never contains a raw newline, so one `data:` line suffices."""
     return f"event: {event}\ndata: {json.dumps(jsonable_encoder(data), ensure_ascii=False)}\n\n"
 
 
-def answer_events(view: dict[str, Any]) -> Iterator[str]:
-    """Yields the SSE stream of one answered question: the result without the answer, the answer in chunks, done."""
-    answer = view["answer"]
-    yield sse("result", {k: v for k, v in view.items() if k != "answer"})
-    for i in range(0, len(answer), ANSWER_CHUNK_CHARS):
-        yield sse("answer", {"text": answer[i:i + ANSWER_CHUNK_CHARS]})
-    yield sse("done", {"chars": len(answer)})
+def evidence_view(hits: list[dict]) -> list[dict]:
+    """Returns the hits as the page's evidence list shows them (place, title, a clipped text)."""
+    return [{"source": h["source"], "section": h["section"], "title": h["title"], "text": h["text"][:200]}
+            for h in hits[:MAX_EVIDENCE]]
+
+
+def page_view(r: SearchResult, config: ConfigArg) -> dict[str, Any]:
+    """Returns the answer view the page shows: for a compare or relation answer whose route found no relations,
+    the two sides and their relations are taken from the entity graph."""
+    view = answer_view(r)
+    if r.query_type in GRAPH_TYPES and not view["relations"]:
+        graph = open_knowledge(resolve_config(config), r.index).graph
+        if graph is not None:
+            view["sides"], view["relations"] = compare_sides(graph, view["entities"])
+            view["relations_total"] = len(view["relations"])
+            view["not_in_graph"] = [e for e in view["entities"] if graph.resolve(e) is None]
+    return view
+
+
+def stream_events(first: Any, rest: Iterator[Any], config: ConfigArg) -> Iterator[str]:
+    """Yields the SSE stream of one question from its search events: evidence, answer pieces, retractions, result, done.
+
+    A failure after the first byte can no longer change the status: it is sent as a `failed` event.
+    """
+    try:
+        if first is not None:
+            yield from event_sse(first, config)
+        for event in rest:
+            yield from event_sse(event, config)
+    except LambdaRAGError as e:
+        yield sse("failed", {"error": str(e)})
+    finally:
+        rest.close()
+
+
+def event_sse(event: Any, config: ConfigArg) -> Iterator[str]:
+    """Yields the SSE of one search event that the page shows (others are left out)."""
+    if event.kind == "hits":
+        yield sse("evidence", {"hits": evidence_view(event.hits), "total": len(event.hits)})
+    elif event.kind == "token":
+        yield sse("answer", {"text": event.text, "attempt": event.attempt})
+    elif event.kind == "retract":
+        yield sse("retract", {"attempt": event.attempt, "reason": event.reason[:300]})
+    elif event.kind == "result":
+        view = page_view(event.result, config)
+        yield sse("result", view)
+        yield sse("done", {"chars": len(view["answer"])})
 
 
 def create_app(config: ConfigArg = None, index: Optional[str] = None) -> FastAPI:
@@ -216,20 +264,9 @@ def create_app(config: ConfigArg = None, index: Optional[str] = None) -> FastAPI
         try:
             r = search(body.query, index=body.index or index, history=[t.model_dump() for t in body.history],
                        config=config)
-        except (QueryError, ConfigError) as e:
-            return error_response(400, str(e))
-        except DeadlineExceeded as e:
-            return error_response(504, str(e))
         except LambdaRAGError as e:
-            return error_response(500, str(e))
-        view = answer_view(r)
-        if r.query_type in GRAPH_TYPES and not view["relations"]:
-            graph = open_knowledge(resolve_config(config), r.index).graph
-            if graph is not None:
-                view["sides"], view["relations"] = compare_sides(graph, view["entities"])
-                view["relations_total"] = len(view["relations"])
-                view["not_in_graph"] = [e for e in view["entities"] if graph.resolve(e) is None]
-        return view
+            return failure(e)
+        return page_view(r, config)
 
     @app.get("/", include_in_schema=False)
     def page() -> FileResponse:
@@ -251,11 +288,14 @@ def create_app(config: ConfigArg = None, index: Optional[str] = None) -> FastAPI
         return answer(body)
 
     @app.post("/api/ask")
-    def search_stream(body: AskRequest):
-        view = answer(body)
-        if isinstance(view, JSONResponse):
-            return view
-        return StreamingResponse(answer_events(view), media_type="text/event-stream",
+    def ask_stream(body: AskRequest):
+        events = search_stream(body.query, index=body.index or index,
+                               history=[t.model_dump() for t in body.history], config=config)
+        try:
+            first = next(events, None)
+        except LambdaRAGError as e:
+            return failure(e)
+        return StreamingResponse(stream_events(first, events, config), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-store"})
 
     @app.post("/api/feedback")

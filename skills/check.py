@@ -8,13 +8,14 @@ that points outside the context.
 """
 from __future__ import annotations
 
+import re
 from typing import Any, Literal, Mapping
 
 from pydantic import BaseModel, Field
 
 from lambdarag import Lam, State, Term, Tool, Verdict
 
-from .context import claims, citable, resolve
+from .context import MARKER, cited, claims, citable, resolve
 from .generate import REFUSAL
 from .registry import skill
 from .sentences import covered
@@ -29,27 +30,44 @@ def detail(status: str, cite: str, claim: str) -> str:
     return f"{status} | {cite or '无引用'} | {claim[:60]}"
 
 
+def exempt(claim: str) -> bool:
+    """Returns whether a claim states nothing to check: a refusal, a lead-in, or a 相同/不同 line comparing the
+    cited lines above it (each checked on its own)."""
+    return REFUSAL in claim or claim.startswith(("根据现有资料：", "以下方面", "缺少", "相同：", "不同："))
+
+
+def supports(claim: str, hit: Hit, threshold: float = SUPPORT) -> bool:
+    """Returns whether the cited chunk covers the claim (bigram share of its text, or of title + text)."""
+    return max(covered(claim, hit.text), covered(claim, hit.title + hit.text)) >= threshold
+
+
 def check_overlap(state: State, threshold: float = SUPPORT) -> Verdict:
     """Returns the offline verdict: each claim cited, each citation in the context, each cited chunk covering its claim."""
-    if not state.answer.strip():
+    return check_answer(state.answer, citable(state), threshold)
+
+
+def check_answer(answer: str, hits: tuple[Hit, ...], threshold: float = SUPPORT) -> Verdict:
+    """Returns `check_overlap`'s verdict on an answer given what it may cite."""
+    if not answer.strip():
         return Verdict(passed=False, details=("empty: the answer is empty; there is nothing to check",))
-    hits = citable(state)
-    lines = []
-    for claim, markers in claims(state.answer):
-        # a 相同/不同 statement compares the cited lines above it, each checked on its own
-        if REFUSAL in claim or claim.startswith(("根据现有资料：", "以下方面", "缺少", "相同：", "不同：")):
+    lines, rejected = [], []
+    for claim, markers in claims(answer):
+        if exempt(claim):
             continue
         if not markers:
             lines.append(detail("missing", "", claim))
+            rejected.append(claim)
         for m in markers:
             hit = resolve(m.group(1), m.group(2) or "", hits)
             if hit is None:
-                lines.append(detail("missing", m.group(0), claim))
+                status = "missing"
             else:
-                share = max(covered(claim, hit.text), covered(claim, hit.title + hit.text))
-                lines.append(detail("supported" if share >= threshold else "unsupported", m.group(0), claim))
+                status = "supported" if supports(claim, hit, threshold) else "unsupported"
+            lines.append(detail(status, m.group(0), claim))
+            if status != "supported":
+                rejected.append(claim)
     passed = all(line.startswith("supported") for line in lines)
-    return Verdict(passed=passed, details=tuple(lines))
+    return Verdict(passed=passed, details=tuple(lines), rejected=tuple(dict.fromkeys(rejected)))
 
 
 class CitationJudgement(BaseModel):
@@ -71,13 +89,18 @@ def _from_llm(out: CheckOutput, state: State) -> dict[str, Any]:
     hits = citable(state)
     offline = check_overlap(state)
     lines = [line for line in offline.details if line.startswith("missing")]
+    claim_of = {m.group(0): claim for claim, ms in claims(state.answer) for m in ms}
+    rejected = [claim for claim, ms in claims(state.answer) if not ms]  # uncited claims stay missing
     for item in out.items:
         marker_hit = next((resolve(m.group(1), m.group(2) or "", hits)
                            for _, ms in claims(item.citation) for m in ms), None)
         status = item.status if marker_hit is not None else "missing"
         lines.append(detail(status, item.citation, item.reason))
+        if status != "supported" and item.citation in claim_of:
+            rejected.append(claim_of[item.citation])
     passed = bool(lines) and all(line.startswith("supported") for line in lines)
-    return {"verdict": Verdict(passed=passed, details=tuple(dict.fromkeys(lines)))}
+    return {"verdict": Verdict(passed=passed, details=tuple(dict.fromkeys(lines)),
+                               rejected=tuple(dict.fromkeys(rejected)))}
 
 
 PROMPT = """请逐条核查下面回答中的引用。对回答里每一个 [来源: …] 标注，判断它所在的句子是否能由该来源在【参考资料】中的原文直接支持：
@@ -101,3 +124,55 @@ def citation_check(config: Mapping[str, Any]) -> Term:
                    reads=["answer", "hits", "plan"], optional=["wiki_pages"], writes=["verdict"])
     return Lam("citation_check", PROMPT, output=CheckOutput, reads=["answer", "context", "hits", "plan"],
                optional=["wiki_pages"], writes=["verdict"], parse=_from_llm, fallback=offline, max_tokens=800)
+
+
+SENTENCE = re.compile(r"[^。！？!?；;\n]*(?:[。！？!?；;]+|$)")
+
+
+def pruned(state: State, threshold: float = SUPPORT) -> tuple[str, tuple[str, ...]]:
+    """Returns the answer without the sentences none of whose citations supports them, and those sentences.
+
+    A sentence here is what ends at 。！？； or a line end, with the markers inside
+    it; one that cites nothing is left for the verdict to report.
+    """
+    hits = citable(state)
+    lines, removed = [], []
+    for line in state.answer.splitlines():
+        kept = ""
+        for sentence in SENTENCE.findall(line):
+            markers = list(MARKER.finditer(sentence))
+            claim = MARKER.sub("", sentence).strip().lstrip("-*• ").strip(" 。；;，,、")
+            found = [resolve(m.group(1), m.group(2) or "", hits) for m in markers]
+            if markers and claim and not exempt(claim) \
+                    and not any(h is not None and supports(claim, h, threshold) for h in found):
+                removed.append(sentence.strip())
+                continue
+            kept += sentence
+        if kept.strip(" -*•") or not line.strip(" -*•"):
+            lines.append(kept)
+    return "\n".join(lines).strip(), tuple(removed)
+
+
+def check_claims(state: State, ctx: Any, threshold: float = SUPPORT) -> dict[str, Any]:
+    """Returns the answer with unsupported sentences removed (a refusal when none is left), its citations and
+    verdict; each removed sentence is recorded as this span's fallback."""
+    answer, removed = pruned(state, threshold)
+    hits = citable(state)
+    if not removed:     # a judge's verdict (the LLM's) stands when nothing was removed
+        return {"answer": state.answer, "citations": state.citations,
+                "verdict": state.verdict or check_answer(state.answer, hits, threshold)}
+    citations, _ = cited(answer, hits)
+    if not citations:
+        answer, citations = f"{REFUSAL}。现有资料不支持生成的回答。", ()
+    ctx.trace.mark_current(f"removed {len(removed)} sentence(s) their citations do not support: "
+                           + " | ".join(r[:60] for r in removed))
+    return {"answer": answer, "citations": citations, "verdict": check_answer(answer, hits, threshold)}
+
+
+@skill("claim_check")
+def claim_check(config: Mapping[str, Any]) -> Term:
+    """Returns the term removing every answer sentence its citations do not support (listed in the fallbacks)."""
+    threshold = float(config.get("threshold", SUPPORT))
+    return Tool("claim_check", lambda s, ctx: check_claims(s, ctx, threshold),
+                reads=["answer", "citations", "hits", "plan"], optional=["wiki_pages", "verdict"],
+                writes=["answer", "citations", "verdict"])

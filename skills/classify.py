@@ -13,7 +13,7 @@ from typing import Any, Iterable, Literal, Mapping, Optional
 
 from pydantic import BaseModel, Field
 
-from lambdarag import If, Lam, State, Term, Tool
+from lambdarag import If, Lam, State, Term, Tool, extra_field
 from lambdarag.errors import ConfigError
 from lambdarag.state import Record
 
@@ -55,6 +55,10 @@ class Classification(Record):
     confidence: float = 0.0
     stage: Literal["learned", "rules", "exemplars", "llm", "default"] = "rules"
     rule: str = ""
+
+
+extra_field("classification", Classification)
+extra_field("rule_classification", Optional[Classification])
 
 
 class LLMClassification(BaseModel):

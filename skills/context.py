@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping, Optional, Sequence
 
-from lambdarag import Citation, Hit, State, Term, Tool, WikiPage
+from lambdarag import State, Term, Tool
+from .store.records import Citation, Hit, WikiPage
 
 from .registry import skill
 from .sentences import split_sentences
@@ -142,6 +143,24 @@ def cited(text: str, hits: Sequence[Hit]) -> tuple[tuple[Citation, ...], tuple[s
                 good[hit.chunk_id] = Citation(source=hit.source, section=hit.section, chunk_id=hit.chunk_id,
                                               quote=claim[:120])
     return tuple(good.values()), tuple(dict.fromkeys(bad))
+
+
+_UNIT_END = re.compile(r"\n|(?:%s\s*)+[。；;，,、]*(?=[^\s\[。；;，,、])" % MARKER.pattern)
+
+
+def claim_units(text: str) -> tuple[list[str], str]:
+    """Returns the complete claims of streamed `text` and the unfinished rest; the pieces join back to `text`.
+
+    A claim ends at a line end, or after its group of citation markers once
+    the next claim has begun, so each piece holds exactly one of the claims
+    `claims` finds in the whole answer, with the same markers: a check run on
+    one piece judges it as it judges that claim in the whole.
+    """
+    units, start = [], 0
+    for m in _UNIT_END.finditer(text):
+        units.append(text[start:m.end()])
+        start = m.end()
+    return units, text[start:]
 
 
 def claims(text: str) -> list[tuple[str, tuple[re.Match[str], ...]]]:

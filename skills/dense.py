@@ -5,7 +5,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from lambdarag import RankedList, Term, Tool
+from lambdarag import Term, Tool
+from .store.records import RankedList
 from lambdarag.errors import ProviderError
 
 from .registry import skill
@@ -17,13 +18,14 @@ def query_vector(ctx: Any, text: str) -> np.ndarray:
     """Returns the query embedding from `ctx.embedder` (the bundled model when none is set).
 
     The last few vectors are kept per embedder, so terms of one query that each
-    need its vector (dense search, the learned gate) embed it once.
+    need its vector (dense search, the learned gate) embed it once. An
+    embedding endpoint waits no longer than the deadline allows (`Context.call_provider`).
     """
     embedder = ctx.embedder or default_embedder()
     key = (id(embedder), text)
     vector = _RECENT.get(key)
     if vector is None:
-        vector = embedder.embed([text], kind="query")[0]
+        vector = ctx.call_provider("embedding", embedder.embed, [text], kind="query")[0]
         _RECENT[key] = vector
         while len(_RECENT) > RECENT_VECTORS:
             _RECENT.pop(next(iter(_RECENT)))

@@ -1,17 +1,26 @@
-"""Evidence that spans documents: the statutes whose titles name the question's topics, and per-document caps.
+"""Evidence that spans documents: statutes titled by the question's topics or matching it as a whole, per-document caps.
 
 A survey question (森林、草原、矿产、土地这些自然资源是怎么依法管理的？) is answered by
 several laws, each named by one of its topics; one ranking tends to return
 five chunks of whichever law matches best. `topic_search` adds, for each topic
-word, the best chunk of the statute whose title carries it; `diversify` then
-orders hits so that the first ones come from different documents.
+word, the best chunk of the statute whose title carries it; `document_search`
+adds the statutes most of whose best articles match the question (a field's
+laws rarely carry its name: 知识产权 → 专利法, 商标法, 著作权法); `diversify` then
+orders hits so that the first ones come from different documents, statutes
+before the regulations and interpretations below them.
+
+Measured on the dev half of bench/data/routing (synthesis doc recall@5 0.53 →
+0.73; the ranking by a statute's 3 best of 200 dense chunks was stable for 100–400).
 """
 from __future__ import annotations
 
+import re
 from typing import Any, Mapping, Sequence
 
-from lambdarag import Hit, Term, Tool
+from lambdarag import Term, Tool
+from .store.records import Hit
 
+from .dense import query_vector
 from .store.corpus import to_hits
 from .registry import skill
 from .sentences import keywords
@@ -26,26 +35,41 @@ SPECIFIC = 16
 """A topic word found in more titles than this is too common to name a statute."""
 
 
-def per_document(hits: Sequence[Hit], cap: int = 1) -> tuple[Hit, ...]:
-    """Returns `hits` reordered so that each document's first `cap` chunks come before any document's next ones."""
+LOWER_RANKS = re.compile(r"(条例|办法|规定|细则|解释|意见|批复|通知|答复|规范|决定)$|^(最高人民法院|最高人民检察院|国务院关于)")
+"""Titles of instruments below a statute (法律): regulations, rules and judicial interpretations."""
+
+
+def rank_of(hit: Hit) -> int:
+    """Returns 0 for a statute (法律), 1 for a lower-ranked instrument (条例, 办法, 司法解释, …), by its title."""
+    return int(bool(LOWER_RANKS.search(hit.title or "")))
+
+
+def per_document(hits: Sequence[Hit], cap: int = 1, statutes_first: bool = False) -> tuple[Hit, ...]:
+    """Returns `hits` reordered so that each document's first `cap` chunks come before any document's next ones.
+
+    Versions of one statute share its title and count as one document. With
+    `statutes_first`, each round lists statutes before lower-ranked instruments
+    (a survey of a field is answered by its laws first, then their regulations).
+    """
     rounds: list[list[Hit]] = []
     seen: dict[str, int] = {}
     for h in hits:
-        n = seen.get(h.source, 0)
-        seen[h.source] = n + 1
+        key = h.title or h.source
+        n = seen.get(key, 0)
+        seen[key] = n + 1
         while len(rounds) <= n // cap:
             rounds.append([])
         rounds[n // cap].append(h)
-    ordered = [h for r in rounds for h in r]
+    ordered = [h for r in rounds for h in (sorted(r, key=rank_of) if statutes_first else r)]
     return tuple(h.model_copy(update={"score": float(len(ordered) - i)}) for i, h in enumerate(ordered))
 
 
 @skill("diversify")
 def diversify(config: Mapping[str, Any]) -> Term:
-    """Returns a term ordering `hits` so the first ones span documents (config `cap`: chunks per document per round)."""
-    cap = int(config.get("cap", 1))
-    return Tool("diversify", lambda state: {"hits": per_document(state.hits, cap)}, reads=["hits"], writes=["hits"],
-                effect="pure")
+    """Returns a term ordering `hits` so the first ones span documents (config `cap`, `statutes_first`: see per_document)."""
+    cap, statutes_first = int(config.get("cap", 1)), bool(config.get("statutes_first", False))
+    return Tool("diversify", lambda state: {"hits": per_document(state.hits, cap, statutes_first)}, reads=["hits"],
+                writes=["hits"], effect="pure")
 
 
 @skill("topic_search")
@@ -76,3 +100,37 @@ def topic_search(config: Mapping[str, Any]) -> Term:
         return {"hits": interleave([topical, state.hits], state.hits, len(topical))}
 
     return Tool("topic_search", run, reads=["query", "hits", "user"], writes=["hits"], effect="io")
+
+
+def by_document(hits: Sequence[Hit], depth: int = 3, statutes_only: bool = True) -> tuple[Hit, ...]:
+    """Returns each document's best chunk, documents ordered by the sum of their `depth` best chunk scores.
+
+    A document that matches a topic in many articles outranks one that matches
+    it once; versions of a statute share its title and count as one document.
+    """
+    chunks: dict[str, list[Hit]] = {}
+    for h in hits:
+        if not (statutes_only and rank_of(h)):
+            chunks.setdefault(h.title or h.source, []).append(h)
+    total = {key: sum(sorted((h.score for h in own), reverse=True)[:depth]) for key, own in chunks.items()}
+    return tuple(chunks[key][0] for key in sorted(chunks, key=lambda key: -total[key]))
+
+
+@skill("document_search")
+def document_search(config: Mapping[str, Any]) -> Term:
+    """Returns a term alternating whole-document matches of the question with `hits`.
+
+    Searches `top_k` chunks (default 200) densely (BM25 on an index without
+    vectors), ranks statutes by their `depth` best chunks (see by_document) and
+    interleaves each statute's best chunk with the question's ranking.
+    """
+    k, depth = int(config.get("top_k", 200)), int(config.get("depth", 3))
+
+    def run(state, ctx):
+        backend = ctx.resource("index")
+        found = backend.dense(query_vector(ctx, state.query), k, user=state.user) if backend.has_dense \
+            else backend.bm25(state.query, k, user=state.user)
+        documents = by_document(to_hits(found, "document"), depth)
+        return {"hits": interleave([documents, state.hits], state.hits, len(documents))}
+
+    return Tool("document_search", run, reads=["query", "hits", "user"], writes=["hits"], effect="io")

@@ -13,7 +13,8 @@ import threading
 import weakref
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
-from lambdarag import Hit, Term, Tool
+from lambdarag import Term, Tool
+from .store.records import Hit
 
 from .store.corpus import to_hits
 from .registry import skill

@@ -12,16 +12,18 @@ document's own date. `fact_extract` reuses `extract_relations`/`extract_entities
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
 from pydantic import BaseModel, Field
 
-from lambdarag import Relation
+from lambdarag.errors import InvalidOutput
 from lambdarag.lam import parse_reply
 
 from .store.corpus import Document
+from .store.records import Relation
 from .store.graph import EntityRecord, Event, Label, RelationRecord, Version, short_name
 from .hierarchy import agency_relations
 
@@ -312,9 +314,14 @@ def llm_extract(doc: Document, llm: Any, *, max_chars: int = 6000, max_tokens: i
         full=f"{d.year}年{d.month}月{d.day}日" if d else "发布日期", last=d.year - 1 if d else "发布年份-1",
         recent=d.year - 3 if d else "发布年份-3", year=d.year if d else "发布年份")
     schema = LLMExtraction.model_json_schema()
-    prompt += f"\n\n只输出一个符合以下 JSON Schema 的 JSON 对象：\n{schema}"
-    reply = llm.complete([{"role": "user", "content": prompt}], json_mode=True, max_tokens=max_tokens)
+    prompt += f"\n\n只输出一个符合以下 JSON Schema 的 JSON 对象（填入内容，不要照抄 Schema）：\n" \
+              f"{json.dumps(schema, ensure_ascii=False)}"
+    reply = llm.complete([{"role": "user", "content": prompt}], schema=schema, max_tokens=max_tokens)
+    if reply.finish_reason == "length":
+        raise InvalidOutput(f"LLM reply was cut at max_tokens={max_tokens} (finish_reason: length)")
     out: LLMExtraction = parse_reply(reply.text, LLMExtraction)
+    if not (out.entities or out.relations):
+        raise InvalidOutput("LLM reply names no entities and no relations")
     name = short_name(doc.title or doc.family)
     src = {doc.source: Label(department=doc.department, security_level=doc.security_level)}
     facts = DocFacts(source=doc.source, entity=name)

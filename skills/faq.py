@@ -19,15 +19,23 @@ from __future__ import annotations
 import re
 import threading
 import unicodedata
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
-from lambdarag import Citation, State, Term, Tool, Verdict
+from lambdarag import State, Term, Tool, Verdict, extra_field
+from .store.records import Citation
 from lambdarag.providers.reranker import OverlapReranker
 
 from .store.corpus import Chunk, to_hits
 from .registry import skill
+from .rerank import provider_scores
+
+Scorer = Callable[[str, Sequence[str]], list[float]]
+"""``score(query, documents)``: one relevance per document, higher is better."""
 
 FAQ_KIND = "faq"
+extra_field("faq_hit", bool)
+extra_field("answer_path", str)
+extra_field("answer_reason", str)
 _NOISE = re.compile(r"[\W_]+")
 _TABLES: dict[tuple[int, int], dict[str, tuple[Chunk, ...]]] = {}
 _LOCK = threading.Lock()
@@ -70,13 +78,16 @@ def has_faq(index: Any) -> bool:
     return bool(faq_table(index))
 
 
-def scored(query: str, chunks: Sequence[Chunk], reranker: Any, shortlist: int) -> list[tuple[Chunk, float]]:
-    """Returns the `shortlist` best candidates by forward relevance, scored as min(forward, backward), best first."""
+def scored(query: str, chunks: Sequence[Chunk], score: Scorer, shortlist: int) -> list[tuple[Chunk, float]]:
+    """Returns the `shortlist` best candidates by forward relevance, scored as min(forward, backward), best first.
+
+    `score(query, documents)` is a reranker's relevance (see `skills.rerank.provider_scores`).
+    """
     if not chunks:
         return []
-    forward = reranker.scores(query, [question_of(c) for c in chunks])
+    forward = score(query, [question_of(c) for c in chunks])
     best = sorted(range(len(chunks)), key=lambda i: -forward[i])[:shortlist]
-    out = [(chunks[i], min(float(forward[i]), float(reranker.scores(question_of(chunks[i]), [query])[0])))
+    out = [(chunks[i], min(float(forward[i]), float(score(question_of(chunks[i]), [query])[0])))
            for i in best]
     return sorted(out, key=lambda pair: -pair[1])
 
@@ -97,7 +108,7 @@ def not_answered(reason: str) -> dict[str, Any]:
     return {"faq_hit": False, "answer_path": "route", "answer_reason": reason}
 
 
-def decide(state: State, index: Any, reranker: Any, shortlist: int) -> dict[str, Any]:
+def decide(state: State, index: Any, score: Scorer, shortlist: int) -> dict[str, Any]:
     """Returns the writes of the FAQ step for `state`: a direct answer, or the reason the route must answer."""
     plan, user = state.plan, state.user
     query = state.original_query or state.query
@@ -108,7 +119,7 @@ def decide(state: State, index: Any, reranker: Any, shortlist: int) -> dict[str,
     if exact is not None:
         return answered(exact, 1.0, "faq_exact", f"exact match of FAQ question 「{question_of(exact)}」")
     found = [c for c, _ in index.bm25(query, plan.faq_top_k, user=user, filters={"kind": FAQ_KIND})]
-    ranked = scored(query, found, reranker, shortlist)
+    ranked = scored(query, found, score, shortlist)
     if not ranked:
         return not_answered("no FAQ entry shares a word with the question")
     chunk, score = ranked[0]
@@ -134,10 +145,10 @@ def faq_direct_answer(config: Mapping[str, Any]) -> Term:
     writes = ["faq_hit", "answer_path", "answer_reason", "answer", "citations", "hits", "verdict"]
 
     def run(state: State, ctx: Any) -> dict[str, Any]:
-        return decide(state, ctx.resource("index"), ctx.reranker or local, shortlist)
+        return decide(state, ctx.resource("index"), provider_scores(ctx, local), shortlist)
 
     def run_local(state: State, ctx: Any) -> dict[str, Any]:
-        return decide(state, ctx.resource("index"), local, shortlist)
+        return decide(state, ctx.resource("index"), local.scores, shortlist)
 
     return Tool("faq_direct_answer", run, reads=reads, writes=writes, effect="io",
                 fallback=Tool("faq_local_rerank", run_local, reads=reads, writes=writes, effect="io"))

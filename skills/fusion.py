@@ -9,7 +9,8 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 
 import numpy as np
 
-from lambdarag import Hit, RankedList, Term, Tool
+from lambdarag import Term, Tool
+from .store.records import Hit, RankedList
 
 from .registry import skill
 

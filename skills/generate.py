@@ -14,7 +14,8 @@ from typing import Any, Mapping, Optional, Sequence
 
 from pydantic import BaseModel, Field
 
-from lambdarag import Hit, Lam, State, Term, Tool
+from lambdarag import Lam, State, Term, Tool
+from .store.records import Hit
 from lambdarag.errors import InvalidOutput
 
 from .classify import RULES, query_entities
@@ -147,14 +148,18 @@ def missing_words(query: str, hits: Sequence[Hit]) -> list[str]:
 
 
 def extractive_answer(state: State) -> dict[str, Any]:
-    """Returns an extractive, cited answer from the context hits, or a refusal that names what is missing."""
+    """Returns an extractive, cited answer from the context hits, or a refusal that names what is missing.
+
+    After a failed check (a `Guard` retry) the sentences the verdict rejected are not quoted again.
+    """
     # Documents before wiki pages: a page quotes its sources, and the source itself is the better citation.
     hits = tuple(sorted(citable(state), key=lambda h: h.kind == "wiki"))
     layout = laid_out(state, hits)
     if layout is not None:
         return layout
     query = state.original_query
-    sentences = candidate_sentences(hits)
+    rejected = frozenset(state.verdict.rejected) if state.verdict and not state.verdict.passed else frozenset()
+    sentences = [c for c in candidate_sentences(hits) if c[0].rstrip("；;，,") not in rejected]
     lines: list[str] = []
     unanswered: list[str] = []
     used: set[str] = set()
@@ -210,6 +215,10 @@ PROMPT = """你是海事法律法规知识库助手。请严格遵守：
 3. 涉及数字、日期、期限、金额、比例时，必须与资料原文完全一致。
 4. 问题有多个方面（例如比较两部法律）时，逐一分点回答。
 5. 资料不足以回答时，answer 写"根据现有资料无法回答该问题"，sufficient 填 false，并在 missing 中列出缺少的资料或方面。
+6. 若下面给出了【上一次回答的核查结果】且未通过，删去或改正其中未被支持（unsupported）或缺少出处（missing）的句子，不要重复它们。
+
+【上一次回答的核查结果】
+{verdict}
 
 【参考资料】
 {context}
@@ -223,14 +232,16 @@ def answer_generate(config: Mapping[str, Any]) -> Term:
     """Returns ``assemble_context >> answer_generate``: a cited answer from the context, extractive offline.
 
     `query_type`, `entities` and `wiki_pages` are optional reads, used when an
-    earlier term wrote them, so the term closes after any retriever.
+    earlier term wrote them, so the term closes after any retriever. `verdict`
+    is read too: under a `Guard`, a retry repairs what the check rejected (the
+    prompt shows the failed verdict; offline, the rejected sentences are dropped).
     """
-    optional = ["query_type", "entities", "wiki_pages", "sides", "relations"]
+    optional = ["query_type", "entities", "wiki_pages", "sides", "relations", "verdict"]
     offline = Tool("extractive_answer", extractive_answer,
                    reads=["original_query", "hits", "plan"], optional=optional,
                    writes=["answer", "citations"])
     lam = Lam("answer_generate", PROMPT, output=AnswerOutput,
               reads=["original_query", "context", "hits", "plan"], optional=optional,
               writes=["answer", "citations"], parse=_from_llm, fallback=offline,
-              max_tokens=int(config.get("max_tokens", 1024)))
+              max_tokens=int(config.get("max_tokens", 1024)), stream="answer")
     return assemble_context(config) >> lam

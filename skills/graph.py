@@ -5,10 +5,12 @@ from typing import Any, Mapping, Optional
 
 from pydantic import BaseModel, Field
 
-from lambdarag import Lam, Relation, Term, Tool, Variant
+from lambdarag import Lam, Term, Tool
+from lambdarag.errors import InvalidOutput
 
 from .registry import skill
 from .store.graph import EntityGraph, short_name
+from .store.records import Relation, Variant
 from .store.tokenize import base_dictionary
 
 
@@ -49,11 +51,14 @@ def entity_extract(config: Mapping[str, Any]) -> Term:
         return {"entities": tuple(found)}
 
     def parse(out: EntityList, state) -> dict:
-        return {"entities": tuple(dict.fromkeys(short_name(e) for e in out.entities if e.strip()))}
+        found = tuple(dict.fromkeys(short_name(e) for e in out.entities if e.strip()))
+        if not found:   # blank names: the rules' entities stay
+            raise InvalidOutput("LLM reply names only blank entities")
+        return {"entities": found}
 
     fallback = Tool("entity_match", match, reads=["query", "user"], writes=["entities"], effect="io")
     return Lam("entity_extract", ENTITY_PROMPT, output=EntityList, reads=["query", "user"], writes=["entities"],
-               fallback=fallback, parse=parse, max_tokens=200)
+               fallback=fallback, parse=parse, max_tokens=200, required=["entities"])
 
 
 @skill("graph_walk")
@@ -78,7 +83,7 @@ def relation_lookup(config: Mapping[str, Any]) -> Term:
         graph: EntityGraph = ctx.resource("graph")
         out: dict[tuple[str, str, str], Relation] = {}
         for name in state.entities:
-            for rel in graph.version_relations(name):
+            for rel in graph.version_relations(name, state.user):
                 out.setdefault((rel.head, rel.relation, rel.tail), rel)
             for rec in graph.neighbors(name, direction="both", user=state.user):
                 out.setdefault((rec.head, rec.relation, rec.tail), rec.to_relation())

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
-from lambdarag import Hit, State
+from lambdarag import State
+from .store.records import Hit
 
 from .aspects import aspects_of, named_aspects, without_aspects
 from .context import cited, marker

@@ -1,14 +1,14 @@
 """The `learned_boost` skill: fused hits re-ranked with what the index learned from confirmed questions."""
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 from lambdarag import Term, Tool, User
 
 from .dense import query_vector
 from .registry import skill
 from .store.corpus import to_hits
-from .store.learned import LearnedIndex, Nearest, rank, score_matrix
+from .store.learned import LearnedIndex, Nearest, gate_features, rank, score_matrix
 
 
 def learned_signals(learned: LearnedIndex, backend: Any, query: str, vector: Any, near: Nearest,
@@ -31,6 +31,21 @@ def learned_signals(learned: LearnedIndex, backend: Any, query: str, vector: Any
     return signals
 
 
+def gated_signals(learned: LearnedIndex, backend: Any, query: str, vector: Any, base: Sequence[tuple[str, float]],
+                  user: User, filters: Mapping[str, Any], depth: int) -> Optional[dict[str, dict]]:
+    """Returns the signals of `learned_signals` when the gate opens for this query, else None (rank unchanged).
+
+    `base` is the unlearned ranking (chunk id, fused score), best first.
+    """
+    if learned.empty:
+        return None
+    near = learned.nearest(vector)
+    if not learned.opened(near):
+        return None
+    signals = learned_signals(learned, backend, query, vector, near, [c for c, _ in base], user, filters, depth)
+    return signals if learned.admits(gate_features(near, signals["neighbours"], base)) else None
+
+
 def readable(backend: Any, chunk_id: str, user: Any, filters: Mapping[str, Any]) -> bool:
     """Returns whether `user` may see the chunk and it passes `filters` (an unknown chunk is not readable)."""
     try:
@@ -50,10 +65,11 @@ def readable(backend: Any, chunk_id: str, user: Any, filters: Mapping[str, Any])
 def learned_boost(config: Mapping[str, Any]) -> Term:
     """Returns a term re-ranking `hits` by the learned signals of `ctx.resources["learned"]` (see skills.store.learned).
 
-    Without a learned index, or when the query's nearest past question is below
-    the fitted gate, the hits pass through unchanged — the same ranking as
-    without learning. Keeps `plan.fused_top_k` hits; config `filters` as in
-    `bm25_search`.
+    Without a learned index, or when the fitted gate stays closed (no close
+    past question, or too little predicted gain), the hits pass through
+    unchanged — the same ranking as without learning; so they do, visibly in
+    the trace, when the embedding endpoint fails (fallback `hits_unboosted`).
+    Keeps `plan.fused_top_k` hits; config `filters` as in `bm25_search`.
     """
     filters = dict(config.get("filters") or {})
 
@@ -61,14 +77,13 @@ def learned_boost(config: Mapping[str, Any]) -> Term:
         learned = ctx.resources.get("learned")
         if learned is None or learned.empty:
             return {"hits": state.hits}
-        vector = query_vector(ctx, state.query)
-        near = learned.nearest(vector)
-        if not learned.opened(near):
-            return {"hits": state.hits}
         backend = ctx.resource("index")
-        signals = learned_signals(learned, backend, state.query, vector, near, [h.chunk_id for h in state.hits],
-                                  state.user, filters, state.plan.bm25_top_k)
-        ids, matrix = score_matrix([(h.chunk_id, h.score) for h in state.hits], signals)
+        base = [(h.chunk_id, h.score) for h in state.hits]
+        signals = gated_signals(learned, backend, state.query, query_vector(ctx, state.query), base, state.user,
+                                filters, state.plan.bm25_top_k)
+        if signals is None:
+            return {"hits": state.hits}
+        ids, matrix = score_matrix(base, signals)
         order = rank(ids, matrix, learned.params.vector())[:state.plan.fused_top_k]
         have = {h.chunk_id: h for h in state.hits}
         out = []
@@ -78,4 +93,6 @@ def learned_boost(config: Mapping[str, Any]) -> Term:
             out.append(hit.model_copy(update={"score": score, "scores": {**hit.scores, **learned_scores}}))
         return {"hits": tuple(out)}
 
-    return Tool("learned_boost", run, reads=["query", "user", "plan", "hits"], writes=["hits"], effect="io")
+    unboosted = Tool("hits_unboosted", lambda s: {"hits": s.hits}, reads=["hits"], writes=["hits"])
+    return Tool("learned_boost", run, reads=["query", "user", "plan", "hits"], writes=["hits"], effect="io",
+                fallback=unboosted)

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from lambdarag import RankedList, Term, Tool
+from lambdarag import Term, Tool
+from .store.records import RankedList
 
 from .registry import skill
 from .store.corpus import to_hits

@@ -13,7 +13,8 @@ from typing import Any, Iterable, Literal, Mapping, Optional, Sequence
 
 from pydantic import BaseModel, Field
 
-from lambdarag import Lam, Message, State, Term, Tool, Variant
+from lambdarag import Lam, Message, State, Term, Tool, User, extra_field
+from .store.records import Variant
 from lambdarag.errors import InvalidOutput
 from lambdarag.state import Record
 
@@ -63,6 +64,9 @@ class QueryPlan(Record):
     source: Literal["llm", "rules", "original"]
     fallback: bool = False
     reason: str = ""
+
+
+extra_field("query_plan", Optional[QueryPlan])
 
 
 def clean(query: str) -> str:
@@ -161,26 +165,12 @@ def synonym_variants(query: str, synonyms: Mapping[str, Sequence[str]]) -> list[
     return out
 
 
-def _neighbour(item: Any, entity: str) -> Optional[str]:
-    """Returns the other end of a graph neighbour item (a name, a tuple, or a relation-like object)."""
-    if isinstance(item, str):
-        return item
-    if isinstance(item, (tuple, list)):
-        names = [x for x in item if isinstance(x, str) and x != entity]
-        return names[1] if len(names) > 1 else (names[0] if names else None)
-    for a, b in (("head", "tail"), ("source", "target")):
-        if hasattr(item, a) and hasattr(item, b):
-            return getattr(item, b) if getattr(item, a) == entity else getattr(item, a)
-    return None
-
-
-def graph_terms(query: str, graph: Any, limit: int = 6) -> list[str]:
-    """Returns names adjacent in the entity graph to the entities `query` mentions, nearest first."""
+def graph_terms(query: str, graph: Any, user: Optional[User], limit: int = 6) -> list[str]:
+    """Returns names adjacent in the entity graph to the entities `query` mentions, nearest first, as `user` sees it."""
     terms: list[str] = []
-    for found in graph.find_entities(query):
-        entity = found if isinstance(found, str) else getattr(found, "name", str(found))
-        for item in graph.neighbors(entity):
-            name = _neighbour(item, entity)
+    for entity in graph.find_entities(query, user=user):
+        for rel in graph.neighbors(entity, user=user):
+            name = rel.tail
             if name and name not in query and name not in terms:
                 terms.append(name)
     return terms[:limit]
@@ -194,7 +184,7 @@ def rule_variants(state: State, synonyms: Mapping[str, Sequence[str]], graph: An
     if state.plan.expand_query:
         out += [Variant(text=t, kind="multi_query") for t in synonym_variants(standalone, synonyms)]
         if graph is not None:
-            terms = graph_terms(standalone, graph)
+            terms = graph_terms(standalone, graph, state.user)
             if terms:
                 out.append(Variant(text=f"{standalone} {' '.join(terms)}", kind="expansion"))
         laws = query_entities(standalone)
@@ -258,7 +248,7 @@ def query_expand(config: Mapping[str, Any]) -> Term:
                     "query_plan": QueryPlan(source="original", fallback=True, reason=f"{type(e).__name__}: {e}")}
         return {"variants": with_original(state, variants), "query_plan": QueryPlan(source="rules")}
 
-    rules = Tool("query_expand_rules", plan, reads=["query", "original_query", "history", "plan"],
+    rules = Tool("query_expand_rules", plan, reads=["query", "original_query", "history", "plan", "user"],
                  writes=["variants", "query_plan"])
-    return Lam("query_expand", PROMPT, output=PlanOutput, reads=["query", "original_query", "history", "plan"],
+    return Lam("query_expand", PROMPT, output=PlanOutput, reads=["query", "original_query", "history", "plan", "user"],
                writes=["variants", "query_plan"], parse=_from_llm, fallback=rules, max_tokens=400)

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from lambdarag import Hit, Term, Tool
+from lambdarag import Term, Tool
+from .store.records import Hit
 
 from .aspects import aspects_of
 from .store.corpus import to_hits
@@ -46,14 +47,16 @@ def interleave(per_side: Sequence[Sequence[Hit]], rest: Sequence[Hit], take: int
 def side_search(config: Mapping[str, Any]) -> Term:
     """Returns a term putting each named side's best chunk per compared aspect ahead of `hits`.
 
-    Reads `sides` (from `name_statutes`); with fewer than two sides it keeps
-    `hits` as they are, since there is nothing to balance. Config `per_side`
-    (default 1) is how many chunks per side and aspect go first.
+    Reads `sides` (from `name_statutes`); with no side it keeps `hits` as
+    they are. One side (仲裁法里的仲裁跟劳动争议仲裁…, where only 仲裁法 resolves) still
+    goes first: the other side's words tend to dominate the ranking and push
+    out the one statute the question names. Config `per_side` (default 1) is
+    how many chunks per side and aspect go first.
     """
     take, k = int(config.get("per_side", 1)), int(config.get("top_k", 8))
 
     def run(state, ctx):
-        if len(state.sides) < 2:
+        if not state.sides:
             return {"hits": state.hits}
         backend = ctx.resource("index")
         asked = aspect_query(state.query, state.sides)

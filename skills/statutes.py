@@ -16,7 +16,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence
 
-from lambdarag import Term, Tool
+from lambdarag import Term, Tool, extra_field
 from lambdarag.state import Record
 
 from .store.graph import short_name
@@ -70,6 +70,9 @@ class Side(Record):
     title: str
     source: str
     family: str = ""
+
+
+extra_field("sides", tuple[Side, ...])
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,8 @@ import datetime as dt
 import re
 from typing import Any, Callable, Mapping, Optional, Sequence
 
-from lambdarag import Hit, Term, TimeRange, Tool, User
+from lambdarag import Term, Tool, User
+from .store.records import Hit, TimeRange
 
 from .registry import skill
 

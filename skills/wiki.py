@@ -17,13 +17,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Union
 
-from lambdarag import Term, Tool, WikiPage
+from lambdarag import Term, Tool
+from .store.records import WikiPage
 from lambdarag.errors import ProviderError, StoreCorrupt
 
 from .store.corpus import Document, read_corpus
 from .extract import RULES_VERSION, DocFacts, extract_document, llm_extract
 from .store.files import write_atomic, write_text
-from .store.graph import EntityGraph, EntityRecord, Label
+from .store.graph import EntityGraph, EntityRecord
 from .store.wiki import WikiStore
 from .registry import skill
 
@@ -94,7 +95,8 @@ def compile_wiki(corpus_root: Union[str, Path], wiki_dir: Union[str, Path], *, l
 
     Rules always run; with an `llm`, its validated relations are merged in
     (origin ``llm``). An LLM failure on a document keeps that document's rule
-    output and is listed in the report.
+    output, is listed in the report and marked in the manifest, so the next
+    compile with an LLM extracts that document again.
     """
     wiki = Path(wiki_dir)
     corpus = read_corpus(corpus_root, progress=progress)
@@ -105,7 +107,8 @@ def compile_wiki(corpus_root: Union[str, Path], wiki_dir: Union[str, Path], *, l
     hashes = {s: doc_hash(d, llm is not None) for s, d in docs.items()}
     report = CompileReport(documents=len(docs))
     report.added = sorted(s for s in docs if s not in known)
-    report.changed = sorted(s for s in docs if s in known and known[s]["hash"] != hashes[s])
+    report.changed = sorted(s for s in docs if s in known and (
+        known[s]["hash"] != hashes[s] or (llm is not None and known[s].get("llm_failed"))))
     report.removed = sorted(s for s in known if s not in docs)
     graph = EntityGraph.load(wiki / "relations.json", missing_ok=True)
     if report.noop and (wiki / "relations.json").exists():
@@ -124,12 +127,13 @@ def compile_wiki(corpus_root: Union[str, Path], wiki_dir: Union[str, Path], *, l
         doc = docs[source]
         facts = extract_document(doc)
         touched |= apply_facts(graph, facts)
+        known[source] = {"hash": hashes[source], "entity": facts.entity}
         if llm is not None:
             try:
                 touched |= apply_facts(graph, llm_extract(doc, llm))
             except ProviderError as e:
                 report.llm_failures.append(f"{source}: {e}")
-        known[source] = {"hash": hashes[source], "entity": facts.entity}
+                known[source]["llm_failed"] = str(e)[:200]
     pages = set(touched)
     for name in touched:
         if name in graph.g:
@@ -154,28 +158,35 @@ def compile_wiki(corpus_root: Union[str, Path], wiki_dir: Union[str, Path], *, l
 
 
 def render_page(graph: EntityGraph, name: str) -> str:
-    """Returns the markdown page of one entity: what it is, versions, dates, duties, related entities, sources."""
+    """Returns the markdown page of one entity: what it is, versions, dates, duties, related entities, sources.
+
+    The first line is an HTML comment holding the entity's attesting sources,
+    every source's access labels, and per body line the sources it was
+    derived from (`WikiStore` shows a line only if all of them are readable).
+    """
     rec: EntityRecord = graph.g.nodes[name]["record"]
     labels = {s: lab.model_dump() for s, lab in sorted(rec.sources.items())}
     out_edges = sorted(graph.neighbors(name, direction="out"), key=lambda r: (r.relation, r.tail, r.source))
     in_edges = sorted(graph.neighbors(name, direction="in"), key=lambda r: (r.relation, r.head, r.source))
     for r in out_edges + in_edges:
-        labels.setdefault(r.source, Label(department=r.department, security_level=r.security_level).model_dump())
-    head = {"entity": name, "type": rec.type, "aliases": list(rec.aliases), "sources": labels}
-    lines = [f"<!-- wiki {json.dumps(head, ensure_ascii=False)} -->", f"# {name}", "",
-             f"类型：{TYPE_NAMES.get(rec.type, rec.type)}"]
+        labels.setdefault(r.source, r.label().model_dump())
+    body: list[tuple[str, tuple[str, ...]]] = [(f"# {name}", ()), ("", ()),
+                                              (f"类型：{TYPE_NAMES.get(rec.type, rec.type)}", ())]
     if rec.aliases:
-        lines.append(f"别名：{'、'.join(rec.aliases)}")
+        body.append((f"别名：{'、'.join(rec.aliases)}", tuple(sorted(rec.sources))))
     if rec.versions:
-        lines += ["", "## 版本"]
+        body += [("", ()), ("## 版本", ())]
+        by_date = {v.date: v.source for v in rec.versions}
         for v in reversed(rec.versions):
             mark = "（现行）" if v.current else ""
             prev = f"，取代 {v.supersedes} 版" if v.supersedes else ""
-            lines.append(f"- {v.date or '日期不详'}{mark}{prev} [来源: {v.source}]")
+            # the newest version's mark and the superseded date come from the other versions' sources too
+            also = tuple(x.source for x in rec.versions) if v.current else (by_date.get(v.supersedes, v.source),)
+            body.append((f"- {v.date or '日期不详'}{mark}{prev} [来源: {v.source}]", (v.source, *also)))
         newest = rec.versions[-1]   # its header lines repeat the history of the older versions
         if newest.events:
-            lines += ["", "## 制定与修订"]
-            lines += [f"- {e.date} {e.note} [来源: {newest.source}]" for e in newest.events]
+            body += [("", ()), ("## 制定与修订", ())]
+            body += [(f"- {e.date} {e.note} [来源: {newest.source}]", (newest.source,)) for e in newest.events]
     sections = [("主管与职责", [r for r in in_edges if r.relation == "主管"], "head"),
                 ("发布机构", [r for r in out_edges if r.relation == "发布机构"], "tail"),
                 ("立法依据", [r for r in out_edges if r.relation == "依据"], "tail"),
@@ -189,14 +200,18 @@ def render_page(graph: EntityGraph, name: str) -> str:
     for title, rels, end in sections:
         if not rels:
             continue
-        lines += ["", f"## {title}"]
+        body += [("", ()), (f"## {title}", ())]
         for r in rels:
             if end == "both":
-                lines.append(f"- [[{r.head}]] --{r.relation}--> [[{r.tail}]]：{r.description} "
-                             f"[来源: {r.source}#{r.section}]")
+                body.append((f"- [[{r.head}]] --{r.relation}--> [[{r.tail}]]：{r.description} "
+                             f"[来源: {r.source}#{r.section}]", (r.source,)))
             else:
-                lines.append(f"- [[{getattr(r, end)}]] {r.section}：{r.description} [来源: {r.source}#{r.section}]")
-    lines += ["", "## 来源"] + [f"- {s} [来源: {s}]" for s in sorted(rec.sources)]
+                body.append((f"- [[{getattr(r, end)}]] {r.section}：{r.description} [来源: {r.source}#{r.section}]",
+                             (r.source,)))
+    body += [("", ()), ("## 来源", ())] + [(f"- {s} [来源: {s}]", (s,)) for s in sorted(rec.sources)]
+    head = {"entity": name, "type": rec.type, "aliases": list(rec.aliases), "attested": sorted(rec.sources),
+            "sources": labels, "lines": {str(i): list(dict.fromkeys(src)) for i, (_, src) in enumerate(body) if src}}
+    lines = [f"<!-- wiki {json.dumps(head, ensure_ascii=False)} -->"] + [text for text, _ in body]
     return "\n".join(lines) + "\n"
 
 

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from lambdarag import State, TimeRange, User
+from lambdarag import State, User
+from skills.store.records import TimeRange
 from lambdarag.errors import ConfigError
 from skills import build
 from skills.store.local import LocalBackend
@@ -88,7 +89,7 @@ def test_chunks_round_trip_with_their_metadata(demo, kind):
 
 
 def test_engine_hybrid_equals_client_side_rrf(demo):
-    from lambdarag import Hit, RankedList
+    from skills.store.records import Hit, RankedList
     from skills.fusion import rrf
 
     milvus, query = demo["milvus"], "船舶污染海洋环境怎么处罚"

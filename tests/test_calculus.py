@@ -5,14 +5,18 @@ import json
 import random
 import threading
 import time
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lambdarag import (Compose, Context, CostModel, Guard, Identity, If, Map, Named, Par, RankedList, Route,
-                       State, Tool, Variant, Verdict, appended)
+from lambdarag import Compose, Context, CostModel, Guard, Identity, If, Lam, Map, Named, Par, Route, State, Tool, Verdict, appended, extra_field
+from skills.store.records import RankedList, Variant
 from lambdarag.errors import BranchError, BudgetExceeded, CompositionError, DeadlineExceeded, TermError
+
+for _name in ("x", "y", "z", "left", "right"):  # the fields these tests invent
+    extra_field(_name, Any)
 
 
 def append_tool(name: str, effect: str = "pure") -> Tool:
@@ -175,15 +179,15 @@ def test_state_is_never_mutated():
 
 # -- the seed's five routes: lambda forms and effect signatures ----------------
 
-def atom(name, reads, writes, effect):
-    return Tool(name, lambda s: {}, reads=reads, writes=writes, effect=effect)
+def atom(name, reads, writes, effect, optional=()):
+    return Tool(name, lambda s: {}, reads=reads, writes=writes, effect=effect, optional=optional)
 
 
 entity_extract = atom("entity_extract", ["query"], ["entities"], "llm")
 graph_walk = atom("graph_walk", ["entities"], ["relations"], "io")
 graph_expand = atom("graph_expand", ["query", "relations"], ["variants"], "pure")
 fusion = atom("fusion_search", ["variants"], ["hits"], "io")
-gen = atom("answer_generate", ["original_query", "hits"], ["answer"], "llm")
+gen = atom("answer_generate", ["original_query", "hits"], ["answer"], "llm", optional=["verdict"])
 check = atom("citation_check", ["answer", "hits"], ["verdict"], "llm")
 wiki = atom("wiki_page_read", ["query"], ["wiki_pages"], "io")
 lookup = atom("relation_lookup", ["entities"], ["relations"], "io")
@@ -227,7 +231,8 @@ def test_route_prints_table_and_choice_of_effects():
     classify = Tool("classify", lambda s: {"query_type": "fact"}, reads=["query"], writes=["query_type"])
     routes = {k: Named(k, v[0]) for k, v in SEED_ROUTES.items()}
     r = Route(classify, routes, default=routes["fact"])
-    assert str(r).startswith("λq. Route(classify, {fact: fact, compare: compare,")
+    assert r.lambda_form().startswith("Route(classify, {fact: fact, compare: compare,")
+    assert str(r).startswith("λq. Route(classify, {fact: bm25_search >> answer_generate(q, _), compare: ")
     assert r.effect_signature().startswith("pure · (io · llm | llm · io · pure · io")
 
 
@@ -255,7 +260,8 @@ def test_if_takes_the_branch_its_condition_wrote():
 
 def test_guard_retries_until_the_check_passes_and_records_the_verdict():
     calls = []
-    gen_ = Tool("gen", lambda s: (calls.append(1), {"answer": f"v{len(calls)}"})[1], writes=["answer"], effect="llm")
+    gen_ = Tool("gen", lambda s: (calls.append(1), {"answer": f"v{len(calls)}"})[1], writes=["answer"],
+                optional=["verdict"], effect="llm")
     chk = Tool("check", lambda s: {"verdict": Verdict(passed=s.answer == "v3")}, reads=["answer"], writes=["verdict"])
     ctx = Context()
     out = Guard(gen_, chk, retry=5).run("q", ctx)
@@ -265,7 +271,7 @@ def test_guard_retries_until_the_check_passes_and_records_the_verdict():
 
 
 def test_guard_is_bounded_and_reports_exhaustion():
-    gen_ = Tool("gen", lambda s: {"answer": "bad"}, writes=["answer"])
+    gen_ = Tool("gen", lambda s: {"answer": "bad"}, writes=["answer"], optional=["verdict"])
     chk = Tool("check", lambda s: {"verdict": Verdict(passed=False)}, reads=["answer"], writes=["verdict"])
     ctx = Context()
     out = Guard(gen_, chk, retry=1).run("q", ctx)
@@ -317,7 +323,7 @@ def test_deadline_stops_a_slow_parallel_branch():
 
 def test_cost_bound_is_static_and_counts_retries_and_fanout():
     model = CostModel(per_effect={"pure": 0, "io": 0.001, "llm": 0.01})
-    gen_ = Tool("gen", lambda s: {"answer": ""}, writes=["answer"], effect="llm")
+    gen_ = Tool("gen", lambda s: {"answer": ""}, writes=["answer"], optional=["verdict"], effect="llm")
     chk = Tool("check", lambda s: {"verdict": Verdict(passed=True)}, writes=["verdict"], effect="llm")
     search = Tool("search", lambda s: {"candidates": ()}, reads=["query"], writes=["candidates"], effect="io")
     pipeline = Map(search, over="variants", limit=4) >> Guard(gen_, chk, retry=2)
@@ -410,3 +416,56 @@ def test_guard_retry_must_be_a_count_not_a_flag():
     chk = Tool("check", lambda s: {"verdict": Verdict(passed=True)}, writes=["verdict"])
     with pytest.raises(CompositionError, match="retry must be an integer in 0..10, got True"):
         Guard(append_tool("a"), chk, retry=True)
+
+
+def test_a_guard_whose_generator_cannot_see_the_verdict_is_refused():
+    blind = Tool("gen", lambda s: {"answer": "same"}, reads=["query"], writes=["answer"])
+    chk = Tool("check", lambda s: {"verdict": Verdict(passed=False)}, reads=["answer"], writes=["verdict"])
+    with pytest.raises(CompositionError, match=r"Guard\(gen, check, retry=1\): generate 'gen' cannot see the "
+                                               r"check's 'verdict'"):
+        Guard(blind, chk, retry=1)
+    Guard(blind, chk, retry=0)  # no retry, nothing to repair
+
+
+def test_a_guard_retry_sees_the_failed_verdict_and_can_change_its_answer():
+    def gen_(s):
+        return {"answer": "fixed" if s.verdict is not None and "too short" in s.verdict.details else "x"}
+
+    chk = Tool("check", lambda s: {"verdict": Verdict(passed=len(s.answer) > 1, details=("too short",))},
+               reads=["answer"], writes=["verdict"])
+    out = Guard(Tool("gen", gen_, reads=["query"], optional=["verdict"], writes=["answer"]), chk, retry=1).run("q")
+    assert out.answer == "fixed" and out.verdict.passed
+
+
+def test_a_tool_prints_the_stronger_of_its_own_and_its_fallbacks_effect():
+    asks = Lam("ask", "{query}", reads=["query"], writes=["answer"],
+               fallback=Tool("quote", lambda s: {"answer": s.query}, reads=["query"], writes=["answer"]))
+    cheap = Tool("cheap", lambda s: {"answer": ""}, reads=["query"], writes=["answer"], fallback=asks)
+    assert cheap.effect_signature() == "llm" and cheap.effects() == {"pure", "llm"}
+    assert (cheap >> Tool("t", lambda s: {}, effect="io")).effect_signature() == "llm · io"
+    assert Tool("plain", lambda s: {}, effect="io").effect_signature() == "io"
+
+
+def test_every_combinator_prints_through_one_form_method_and_route_expands_its_routes():
+    classify = Tool("classify", lambda s: {"query_type": "a"}, reads=["query"], writes=["query_type"])
+    named = Named("pattern_a", append_tool("a") >> append_tool("b"), available={"answer"})
+    r = Route(classify, {"a": named}, default=Named("pattern_d", append_tool("d"), available={"answer"}))
+    assert r.lambda_form() == r.form() == "Route(classify, {a: pattern_a}, default=pattern_d)"
+    assert str(r) == "λq. Route(classify, {a: a >> b}, default=d)"
+    assert not any("expanded_form" in vars(cls) for cls in (Compose, Par, If, Route, Guard, Map, Named))
+
+
+def test_extra_state_fields_must_be_declared_and_are_validated():
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="State has no field 'anwser'"):
+        State.of("q", anwser="typo")
+    typo = Tool("typo", lambda s: {"anwser": "x"}, writes=["anwser"])
+    with pytest.raises(TermError, match="term 'typo' wrote field 'anwser': State has no field 'anwser'"):
+        typo.run("q")
+    extra_field("score_note", int)
+    with pytest.raises(TermError, match="term 'bad' wrote an invalid value to field 'score_note'"):
+        Tool("bad", lambda s: {"score_note": "many"}, writes=["score_note"]).run("q")
+    assert Tool("good", lambda s: {"score_note": 3}, writes=["score_note"]).run("q").score_note == 3
+    with pytest.raises(ValueError, match="'score_note' is already declared with another type"):
+        extra_field("score_note", str)

@@ -7,9 +7,11 @@ A full-page screenshot lands in test-artifacts/demo.png (git-ignored).
 """
 from __future__ import annotations
 
+import json
 import socket
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,8 @@ import uvicorn
 from playwright.sync_api import expect, sync_playwright
 
 from qademo.app import create_app
+from tests.scripted_server import Reply
+from tests.test_search import config_with
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTIFACTS = ROOT / "test-artifacts"
@@ -40,11 +44,11 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def base_url():
-    """Yields the URL of the demo app served by uvicorn in a thread on a free local port."""
+@contextmanager
+def serving(app):
+    """Yields the URL of `app` served by uvicorn in a thread on a free local port."""
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(), host="127.0.0.1", port=port, log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
@@ -54,6 +58,13 @@ def base_url():
     yield f"http://127.0.0.1:{port}"
     server.should_exit = True
     thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def base_url():
+    """Yields the URL of the demo app (offline, default config)."""
+    with serving(create_app()) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
@@ -69,13 +80,18 @@ def browser():
 @pytest.fixture
 def page(browser, base_url):
     """Yields a fresh page on the demo; fails the test if the page logged a script error (e.g. a CSP violation)."""
+    yield from open_page(browser, base_url)
+
+
+def open_page(browser, url: str):
+    """Yields a fresh page on the demo at `url`, then checks that it logged no script error."""
     context = browser.new_context(viewport={"width": 1200, "height": 900}, locale="zh-CN")
     p = context.new_page()
     problems: list[str] = []
     p.on("pageerror", lambda e: problems.append(f"page error: {e}"))
     p.on("console", lambda m: problems.append(m.text) if m.type == "error"
          and not m.text.startswith("Failed to load resource") else None)
-    p.goto(base_url)
+    p.goto(url)
     expect(p.locator("#index-name")).to_have_text("demo")
     yield p
     context.close()
@@ -246,3 +262,39 @@ def test_a_relation_question_about_an_entity_the_graph_lacks_says_so(page):
     ask(page, "上海海事局的上级机关是谁？")
     note = page.locator("#graph .note").first.text_content()
     assert "上海海事局" in note and "no entity relations" not in note
+
+
+def test_evidence_is_shown_before_the_answer_arrives(page):
+    ask(page, "海上交通安全法与水污染防治法在船舶管理方面有何异同？")
+    evidence = page.locator("#evidence li")
+    assert evidence.count() >= 3
+    assert page.get_attribute("#evidence", "data-tokens-before") == "0"  # no answer text had arrived yet
+    assert page.text_content("#answer").strip()
+    assert "海上交通安全法" in " ".join(evidence.all_text_contents())
+
+
+def test_a_retracted_attempt_is_struck_through_and_the_retry_streams_in(browser, llm_server):
+    good = "船长负责管理和指挥船舶[来源: 海上交通安全法(2021-04-29).md#第三十八条]。"
+    verdicts = iter(["unsupported", "supported"])
+
+    def route(body):
+        prompt = body["messages"][-1]["content"]
+        if "知识库助手" in prompt:
+            return Reply(text=json.dumps({"answer": good, "sufficient": True}, ensure_ascii=False), rate=15, piece=2)
+        if "请逐条核查" in prompt:
+            items = [{"citation": "[来源: 海上交通安全法(2021-04-29).md#第三十八条]", "status": next(verdicts)}]
+            return Reply(text=json.dumps({"items": items}, ensure_ascii=False))
+        return Reply(status=500)
+
+    llm_server.script.route = route
+    config = config_with(llm__baseUrl=llm_server.url, llm__model="m", llm__timeout=20, limits__timeoutSeconds=120)
+    with serving(create_app(config)) as url:
+        for p in open_page(browser, url):
+            p.fill("#query", "海上交通安全法与水污染防治法在船舶管理方面有何异同？")
+            p.click("#ask")
+            expect(p.locator("#evidence li").first).to_be_visible(timeout=ANSWER_TIMEOUT_MS)
+            expect(p.locator("#retracted del")).to_have_text(good, timeout=ANSWER_TIMEOUT_MS)
+            expect(p.locator("#ask")).to_be_enabled(timeout=ANSWER_TIMEOUT_MS)
+            assert p.text_content("#answer") == good
+            assert "unsupported" in p.text_content("#retracted .why")
+            assert p.get_attribute("#evidence", "data-tokens-before") == "0"  # evidence came before any answer text

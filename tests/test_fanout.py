@@ -5,7 +5,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from lambdarag import Context, Map, Par, RankedList, State, Tool, Variant, appended
+from lambdarag import Context, Map, Par, State, Tool, appended
+from skills.store.records import RankedList, Variant
 
 COMPARE = "海上交通安全法与水污染防治法在船舶管理方面有何异同？"
 

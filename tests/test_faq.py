@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from lambdarag import Hit, RetrievalPlan, State, User
+from lambdarag import State, User
+from skills.store.records import Hit, RetrievalPlan
 from lambdarag.providers.reranker import OverlapReranker
 from orchestration.config import DEFAULT_CONFIG, parse_config
 from orchestration.plan import PlanConfig, build_retrieval_plan, detect_intent
@@ -131,7 +132,7 @@ def backend(tmp_path_factory):
 
 def run_faq(backend, query, user=User(), **plan):
     state = State.of(query, user=user, plan=RetrievalPlan(**{"faq_direct_threshold": 0.72, **plan}))
-    return decide(state, backend, OverlapReranker(), 3)
+    return decide(state, backend, OverlapReranker().scores, 3)
 
 
 def test_normalised_questions_match_exactly_across_width_case_and_punctuation():
@@ -171,10 +172,10 @@ def test_no_demo_question_is_answered_by_a_demo_faq():
     config = PlanConfig()
     for q in queries:
         plan = build_retrieval_plan(q, detect_intent(q), config)
-        assert decide(State.of(q, plan=plan), b, OverlapReranker(), 3)["faq_hit"] is False, q
+        assert decide(State.of(q, plan=plan), b, OverlapReranker().scores, 3)["faq_hit"] is False, q
     asked = faqs[3].meta["question"]
     plan = build_retrieval_plan(asked, detect_intent(asked), config)
-    assert decide(State.of(asked, plan=plan), b, OverlapReranker(), 3)["answer"] == faqs[3].meta["answer"]
+    assert decide(State.of(asked, plan=plan), b, OverlapReranker().scores, 3)["answer"] == faqs[3].meta["answer"]
 
 
 # --- search() end to end ---------------------------------------------------------------------
@@ -218,4 +219,4 @@ def test_direct_reply_intents_answer_without_retrieval(faq_index, query, intent)
     reply = getattr(PlanConfig().direct_reply, intent)
     assert (r.answer_path, r.strategy, r.answer) == ("direct_reply", "direct_reply", reply)
     assert r.hits == [] and r.citations == [] and r.plan["retrieve"] is False
-    assert r.expression == "direct_reply" and set(r.latency_ms) == {"retrieval_plan", "direct_reply", "total"}
+    assert r.expression == "direct_reply" and set(r.latency_ms) == {"setup", "retrieval_plan", "direct_reply", "total"}

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from lambdarag import Citation, Context, State, User, Verdict
+from lambdarag import Context, State, User, Verdict
+from skills.store.records import Citation
 from lambdarag.errors import LambdaRAGError, StoreCorrupt
 from skills.classify import rule_classify
 from orchestration import knowledge
@@ -23,6 +24,7 @@ from orchestration.learning import open_learned
 from orchestration.search_unified import search, unified_term
 from orchestration.router import route_table
 from orchestration.feedback.files import JsonlLog, JsonStore
+from tests.scripted_server import Reply
 
 BASE = yaml.safe_load(DEFAULT_CONFIG.read_text(encoding="utf-8"))
 RELATION_Q = "船员条例由哪个部门主管？"
@@ -131,7 +133,7 @@ def test_a_failed_citation_check_or_too_few_sources_writes_nothing(kb):
     assert loop.journal.write_back("q-one", one_source, Context()) is None
     result = {"query": RELATION_Q, "rewritten_query": RELATION_Q, "query_type": "relation", "strategy": "s",
               "answer": failed.answer, "latency_ms": {"total": 1.0}}
-    learned = loop.record(result, failed, Context())
+    learned = loop.record(result, failed)
     assert "write_back" not in learned and snapshot(wiki) == before and loop.journal.items() == {}
     logged = JsonlLog(fb / "query_log.jsonl").records()
     assert logged[-1]["success"] is False and logged[-1]["verdict"]["passed"] is False
@@ -161,6 +163,21 @@ def test_hot_queries_are_cached_per_permission_scope_and_version(kb):
     log = JsonlLog(fb / "query_log.jsonl").records()
     assert [r["from_cache"] for r in log] == [False, False, True, False, False]
     assert log[0]["retrieval"] and log[0]["rerank_top5"] and log[0]["latency_ms"]["total"] > 0
+
+
+def test_a_confirm_reject_or_revert_drops_the_cached_answers_it_could_change(kb):
+    make, _, fb = kb
+    config, path = make(cacheAfter=1)
+    first = search(RELATION_Q, config=config)
+    assert search(RELATION_Q, config=config).from_cache
+    chunk = first.hits[-1]["chunk_id"]
+    for action in ("confirm", "reject"):
+        assert main(["feedback", action, first.query_id, chunk, "--config", str(path)]) == 0
+        assert not search(RELATION_Q, config=config).from_cache     # the learned stores changed: answered afresh
+        assert search(RELATION_Q, config=config).from_cache         # and cached again under the new version
+    item = next(iter(FeedbackLoop(config.orchestration.feedback, fb).confirmations.items()))
+    assert main(["feedback", "revert", item, "--config", str(path)]) == 0
+    assert not search(RELATION_Q, config=config).from_cache
 
 
 def test_cache_is_lru_bounded_and_keys_never_cross_scopes(tmp_path):
@@ -301,7 +318,8 @@ def test_show_of_an_unknown_item_names_the_known_ones(tmp_path):
 
 
 def test_an_answer_from_wiki_pages_alone_is_checked_without_crashing():
-    from lambdarag import State, WikiPage
+    from lambdarag import State
+    from skills.store.records import WikiPage
     from orchestration.feedback import verdict_of
 
     state = State.of("船员条例由哪个部门主管？", answer="国务院交通运输主管部门主管全国船员管理工作。[来源: entities/船员条例.md]",
@@ -331,3 +349,42 @@ def test_thumbs_on_a_citation_confirm_or_reject_that_chunk_and_revert_undoes_it(
     assert FeedbackLoop(config.orchestration.feedback, fb).confirmations.items()[item["id"]]["reverted"]
     bad = client.post("/api/feedback", json={"query_id": "nope", "chunk_id": chunk, "verdict": "up"})
     assert bad.status_code == 400 and "no query 'nope'" in bad.json()["error"]
+
+
+def with_llm(config, url: str):
+    """Returns `config` with its llm section pointing at `url`."""
+    return config.model_copy(update={"llm": config.llm.model_copy(update={"base_url": url, "model": "m",
+                                                                          "timeout": 2.0})})
+
+
+def test_enabling_an_llm_never_serves_the_offline_cached_answer_and_degraded_answers_are_not_cached(kb, llm_server):
+    make, wiki, fb = kb
+    config, _ = make(cacheAfter=1)
+    search(COMPARE_Q, config=config)
+    assert search(COMPARE_Q, config=config).from_cache
+    llm_server.script.default = Reply(status=500)
+    online = with_llm(config, llm_server.url)
+    for _ in range(2):
+        r = search(COMPARE_Q, config=online)
+        assert not r.from_cache and r.degraded
+        assert not any("no LLM configured" in f["reason"] for f in r.fallbacks)
+        assert any("answered HTTP 500" in f["reason"] for f in r.fallbacks if f["term"] == "answer_generate")
+
+
+def test_the_llm_side_of_learning_runs_after_the_result_in_the_background(kb, llm_server):
+    from orchestration.feedback.worker import drain
+
+    make, wiki, fb = kb
+    config, _ = make(minSources=1)
+    drop_relation(config, "国家海事管理机构", "主管", "船员条例")
+    llm_server.script.default = Reply(status=500)
+    r = search(RELATION_Q, config=with_llm(config, llm_server.url))
+    assert r.citations and r.query_id
+    assert not {"citation_check", "fact_extract"} & {s["name"] for s in r.trace["spans"]}
+    assert drain(60)
+    job = JsonlLog(fb / "background.jsonl").records()[-1]
+    assert job["query_id"] == r.query_id and "error" not in job
+    ran = {s["name"]: s for s in job["trace"]["spans"]}
+    assert "answered HTTP 500" in ran["fact_extract"]["fallback"]
+    item = json.loads((fb / "learned.json").read_text(encoding="utf-8"))["items"][r.query_id]
+    assert ("国家海事管理机构", "主管", "船员条例") in {(x["head"], x["relation"], x["tail"]) for x in item["relations"]}

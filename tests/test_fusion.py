@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from lambdarag import Context, Hit, RankedList, RetrievalPlan, State
+from lambdarag import Context, State
+from skills.store.records import Hit, RankedList, RetrievalPlan
 from skills import build
 from skills.fusion import merge, rrf, zscore
 

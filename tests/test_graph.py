@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from lambdarag import Context, RetrievalPlan, State, User
+from lambdarag import Context, State, User
+from skills.store.records import RetrievalPlan
 from lambdarag.errors import StoreCorrupt
 from skills import build
 from skills.store.graph import EntityGraph, EntityRecord, Label, RelationRecord

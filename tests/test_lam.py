@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel
 
-from lambdarag import Context, Lam, State, Tool
+from lambdarag import Context, Lam, State, Tool, extra_field
 from lambdarag.errors import CompositionError
 from lambdarag.providers.llm import OpenAIChat
 from tests.scripted_server import Reply
@@ -13,6 +13,10 @@ from tests.scripted_server import Reply
 class Kind(BaseModel):
     type: str
     confidence: float
+
+
+extra_field("type", str)
+extra_field("confidence", float)
 
 
 fallback = Tool("rules", lambda s: {"type": "fact", "confidence": 0.5}, reads=["query"], writes=["type", "confidence"])
@@ -31,7 +35,8 @@ def test_valid_json_is_validated_and_written(llm_server):
     assert (out.type, out.confidence) == ("compare", 0.9)
     sent = llm_server.script.requests[0]["body"]
     assert "甲法和乙法有何异同？" in sent["messages"][-1]["content"]
-    assert sent["response_format"] == {"type": "json_object"}
+    assert sent["response_format"]["type"] == "json_schema"
+    assert sent["response_format"]["json_schema"]["schema"] == Kind.model_json_schema()
     span = next(s for s in ctx.trace.spans if s.name == "classify")
     assert span.fallback is None and span.tokens == 18 and span.notes["attempts"] == 1
 
@@ -54,11 +59,12 @@ def test_schema_violation_twice_takes_the_fallback_with_reason(llm_server):
     assert "attempt 2:" in reason
 
 
-def test_timeout_retries_then_falls_back(llm_server):
+def test_timeout_is_not_retried_and_falls_back(llm_server):
     llm_server.script.script(Reply(delay=1.0, text="{}"), Reply(delay=1.0, text="{}"))
     ctx = ctx_for(llm_server.url, timeout=0.2)
     assert classify.run("q", ctx).type == "fact"
-    assert ctx.trace.fallbacks()[0]["reason"].count("timed out after 0.2s") == 2
+    assert ctx.trace.fallbacks()[0]["reason"].count("timed out after 0.2s") == 1
+    assert len(llm_server.script.requests) == 1
 
 
 def test_http_500_retries_then_falls_back(llm_server):

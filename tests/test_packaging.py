@@ -30,7 +30,8 @@ def imported_modules() -> dict[str, str]:
 
 def test_every_runtime_import_is_declared():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    declared = project["dependencies"] + project["optional-dependencies"]["milvus"]
+    extras = project["optional-dependencies"]
+    declared = project["dependencies"] + extras["milvus"] + extras["otel"]
     names = {re.split(r"[<>=\[ ;]", d)[0].lower().replace("_", "-") for d in declared}
     dists = packages_distributions()
     missing = {}

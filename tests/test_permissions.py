@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from lambdarag import Context, Par, RetrievalPlan, State, User, appended
+from lambdarag import Context, Par, State, User, appended
+from skills.store.records import RetrievalPlan
 from skills import build
 from skills.store.local import LocalBackend
 from skills.store.corpus import Chunk, Document

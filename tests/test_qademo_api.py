@@ -79,16 +79,17 @@ def test_search_view_has_everything_the_page_draws(relation_view):
     assert "hits" not in v and "trace" not in v
 
 
-def test_stream_sends_the_result_then_the_answer_in_chunks(client, relation_view):
+def test_stream_sends_evidence_then_the_answer_as_written_then_the_result(client, relation_view):
     r = client.post("/api/ask", json={"query": RELATION_QUESTION})
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")
     stream = events(r.text)
     names = [name for name, _ in stream]
-    assert names[0] == "result" and names[-1] == "done" and set(names[1:-1]) == {"answer"}
-    head = stream[0][1]
-    assert "answer" not in head and head["strategy"] == relation_view["strategy"]
+    assert names[0] == "evidence" and names[-2:] == ["result", "done"] and set(names[1:-2]) == {"answer"}
+    assert stream[0][1]["hits"] and all("source" in h for h in stream[0][1]["hits"])
+    result = stream[-2][1]
+    assert result["strategy"] == relation_view["strategy"]
     answer = "".join(data["text"] for name, data in stream if name == "answer")
-    assert answer == relation_view["answer"] and len(names) > 3
+    assert answer == relation_view["answer"] == result["answer"] and len(names) > 3
     assert stream[-1][1] == {"chars": len(answer)}
 
 

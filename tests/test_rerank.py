@@ -7,7 +7,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from lambdarag import Context, Hit, RetrievalPlan, State
+from lambdarag import Context, State
+from skills.store.records import Hit, RetrievalPlan
 from lambdarag.providers.reranker import HTTPReranker
 from skills import build
 

@@ -5,7 +5,8 @@ import datetime as dt
 
 import pytest
 
-from lambdarag import Context, State, TimeRange
+from lambdarag import Context, State
+from skills.store.records import TimeRange
 from skills import build
 from skills.store.local import LocalBackend
 from skills.store.corpus import read_corpus

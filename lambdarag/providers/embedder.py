@@ -22,7 +22,9 @@ class Embedder(Protocol):
     name: str
     dim: int
 
-    def embed(self, texts: Sequence[str], *, kind: str = "passage") -> "np.ndarray": ...
+    def embed(self, texts: Sequence[str], *, kind: str = "passage") -> "np.ndarray":
+        """Returns one row per text; an HTTP embedder has a ``timeout`` and also takes ``timeout=`` (seconds)."""
+        ...
 
 
 def _normalised(matrix: "np.ndarray") -> "np.ndarray":
@@ -100,18 +102,20 @@ class OpenAIEmbedder:
 
         self.base_url, self.model, self.dim, self.batch_size, self.timeout = base_url, model, dim, batch_size, timeout
         self.name = f"openai:{model}"
-        self._client = openai.OpenAI(base_url=base_url, api_key=api_key or "not-needed", timeout=timeout, max_retries=1)
+        # no client retries: the calling term retries once and then takes its fallback, visibly in the trace
+        self._client = openai.OpenAI(base_url=base_url, api_key=api_key or "not-needed", timeout=timeout, max_retries=0)
 
-    def embed(self, texts: Sequence[str], *, kind: str = "passage") -> "np.ndarray":
+    def embed(self, texts: Sequence[str], *, kind: str = "passage", timeout: Optional[float] = None) -> "np.ndarray":
         import numpy as np
 
         _check_kind(kind)
+        wait = self.timeout if timeout is None else min(timeout, self.timeout)
         rows: list[list[float]] = []
         for i in range(0, len(texts), self.batch_size):
             batch = list(texts[i:i + self.batch_size])
-            with provider_errors("embedding endpoint", self.base_url, self.timeout):
+            with provider_errors("embedding endpoint", self.base_url, wait):
                 reply = self._client.embeddings.create(model=self.model, input=batch, encoding_format="float",
-                                                       extra_body={"input_type": kind})
+                                                       extra_body={"input_type": kind}, timeout=wait)
             rows.extend(d.embedding for d in sorted(reply.data, key=lambda d: d.index))
         if not rows:
             return np.zeros((0, self.dim), dtype=np.float32)

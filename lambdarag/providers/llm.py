@@ -2,15 +2,23 @@
 from __future__ import annotations
 
 import os
+import re
+import time
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
-from ..errors import ConfigError, ProviderBadReply, ProviderError, ProviderHTTPError, ProviderTimeout
+from ..errors import ConfigError, ContextOverflow, ProviderBadReply, ProviderError, ProviderHTTPError, ProviderTimeout
 
 ENV_BASE_URL = ("LAMBDARAG_LLM_BASE_URL", "OPENAI_BASE_URL")
 ENV_MODEL = ("LAMBDARAG_LLM_MODEL",)
 ENV_API_KEY = ("LAMBDARAG_LLM_API_KEY", "OPENAI_API_KEY")
+OVERFLOW = re.compile(r"context|too long|maximum.*tokens|n_ctx", re.I)
+"""How a 400 says the prompt exceeds the model's context (OpenAI, vLLM, llama.cpp wordings)."""
+NO_SCHEMA = re.compile(r"response_format|json_schema|not supported|unsupported", re.I)
+"""How a 400 says the endpoint cannot constrain output to a JSON schema."""
+_SCHEMA_UNSUPPORTED: set[str] = set()
+"""Endpoints (base URLs) that refused a JSON-schema response format in this process: asked in JSON mode since."""
 
 
 def first_env(names: Sequence[str]) -> Optional[str]:
@@ -28,6 +36,8 @@ class Completion:
     text: str
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    finish_reason: str = "stop"
+    """"length" when the reply was cut at max_tokens (then a structured reply is incomplete)."""
 
     @property
     def tokens(self) -> int:
@@ -50,6 +60,11 @@ def provider_errors(what: str, base_url: str, timeout: float):
         raise
     except oa.APITimeoutError as e:
         raise ProviderTimeout(f"{what} at {base_url} timed out after {timeout:g}s") from e
+    except oa.BadRequestError as e:
+        if OVERFLOW.search(str(e)):
+            raise ContextOverflow(f"{what} at {base_url} refused the prompt as too long for the model's context "
+                                  f"(HTTP 400: {e.message[:160]})") from e
+        raise ProviderHTTPError(f"{what} at {base_url} answered HTTP 400: {e.message[:160]}") from e
     except oa.APIStatusError as e:
         raise ProviderHTTPError(f"{what} at {base_url} answered HTTP {e.status_code}") from e
     except oa.APIConnectionError as e:
@@ -84,15 +99,47 @@ class OpenAIChat:
             return None
         return cls(base_url, first_env(ENV_MODEL) or "default", first_env(ENV_API_KEY), timeout)
 
-    def complete(self, messages: list[dict[str, str]], *, json_mode: bool = False, max_tokens: int = 512,
-                 temperature: float = 0.0, timeout: Optional[float] = None) -> Completion:
-        """Returns the model's reply to `messages`, waiting at most `timeout` seconds (default: the client's)."""
+    def complete(self, messages: list[dict[str, str]], *, json_mode: bool = False, schema: Optional[dict] = None,
+                 max_tokens: int = 512, temperature: float = 0.0, timeout: Optional[float] = None,
+                 on_text: Optional[Callable[[str], None]] = None) -> Completion:
+        """Returns the model's reply to `messages`, waiting at most `timeout` seconds (default: the client's).
+
+        With a `schema` (a JSON schema dict) the reply is constrained to it when
+        the endpoint supports JSON-schema response formats (llama.cpp, vLLM,
+        OpenAI); an endpoint that refuses one with a 400 is asked again at once
+        in JSON mode, and in JSON mode from then on. With `on_text` the reply
+        is streamed (see `stream`).
+        """
         wait = self.timeout if timeout is None else min(timeout, self.timeout)
         kwargs: dict[str, Any] = {"model": self.model, "messages": messages,
                                   "max_tokens": max_tokens, "temperature": temperature, "timeout": wait}
-        if json_mode:
+        if schema is not None and self.base_url not in _SCHEMA_UNSUPPORTED:
+            kwargs["response_format"] = {"type": "json_schema",
+                                         "json_schema": {"name": schema.get("title", "output"), "schema": schema}}
+            try:
+                return self._create(kwargs, wait, on_text)
+            except ProviderHTTPError as e:
+                if isinstance(e, ContextOverflow) or not NO_SCHEMA.search(str(e)):
+                    raise
+                _SCHEMA_UNSUPPORTED.add(self.base_url)
+        if json_mode or schema is not None:
             kwargs["response_format"] = {"type": "json_object"}
+        return self._create(kwargs, wait, on_text)
+
+    def stream(self, messages: list[dict[str, str]], on_text: Callable[[str], None], **options: Any) -> Completion:
+        """Returns the model's reply to `messages` (options as `complete`), calling `on_text` with each piece as it
+        arrives (``stream=True``).
+
+        The whole reply must arrive within the timeout, not only each piece. An
+        exception from `on_text` (the consumer went away) closes the HTTP
+        response, which cancels the request.
+        """
+        return self.complete(messages, on_text=on_text, **options)
+
+    def _create(self, kwargs: dict[str, Any], wait: float, on_text: Optional[Callable[[str], None]]) -> Completion:
         with provider_errors("LLM", self.base_url, wait):
+            if on_text is not None:
+                return self._streamed(kwargs, wait, on_text)
             reply = self._client.chat.completions.create(**kwargs)
             if not reply.choices:
                 raise ProviderBadReply(f"LLM at {self.base_url} returned no choices")
@@ -101,7 +148,33 @@ class OpenAIChat:
                 text=reply.choices[0].message.content or "",
                 prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
                 completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
+                finish_reason=reply.choices[0].finish_reason or "stop",
             )
+
+    def _streamed(self, kwargs: dict[str, Any], wait: float, on_text: Callable[[str], None]) -> Completion:
+        """Returns the reply of a ``stream=True`` request, feeding `on_text` piece by piece within `wait` seconds."""
+        until = time.monotonic() + wait
+        parts: list[str] = []
+        usage, chunks, finish = None, 0, "stop"
+        response = self._client.chat.completions.create(**kwargs, stream=True,
+                                                        stream_options={"include_usage": True})
+        try:
+            for chunk in response:
+                chunks += 1
+                usage = chunk.usage or usage
+                choice = chunk.choices[0] if chunk.choices else None
+                if choice is not None and choice.delta.content:
+                    parts.append(choice.delta.content)
+                    on_text(choice.delta.content)
+                finish = (choice.finish_reason if choice is not None else None) or finish
+                if time.monotonic() > until:
+                    raise ProviderTimeout(f"LLM at {self.base_url} streamed for over {wait:g}s")
+        finally:
+            response.close()
+        if not chunks:
+            raise ProviderBadReply(f"LLM at {self.base_url} answered with an unreadable body: no stream events")
+        return Completion(text="".join(parts), prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+                          completion_tokens=getattr(usage, "completion_tokens", 0) or 0, finish_reason=finish)
 
     def __repr__(self) -> str:
         return f"OpenAIChat(base_url={self.base_url!r}, model={self.model!r})"

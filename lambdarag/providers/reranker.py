@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Optional, Protocol, Sequence
 
-from ..errors import ConfigError, ProviderError, ProviderHTTPError, ProviderTimeout
+from ..errors import ConfigError, ProviderBadReply, ProviderError, ProviderHTTPError, ProviderTimeout
 
 
 class Reranker(Protocol):
@@ -11,7 +11,9 @@ class Reranker(Protocol):
 
     name: str
 
-    def scores(self, query: str, documents: Sequence[str]) -> list[float]: ...
+    def scores(self, query: str, documents: Sequence[str]) -> list[float]:
+        """Returns the scores; an HTTP reranker has a ``timeout`` and also takes ``timeout=`` (seconds)."""
+        ...
 
 
 def _bigrams(text: str) -> set[str]:
@@ -45,17 +47,18 @@ class HTTPReranker:
         self.base_url, self.model, self.api_key, self.timeout = base_url.rstrip("/"), model, api_key, timeout
         self.name = f"http:{model}"
 
-    def scores(self, query: str, documents: Sequence[str]) -> list[float]:
+    def scores(self, query: str, documents: Sequence[str], *, timeout: Optional[float] = None) -> list[float]:
         import httpx
 
         if not documents:
             return []
+        wait = self.timeout if timeout is None else min(timeout, self.timeout)
         headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
         body = {"model": self.model, "query": query, "documents": list(documents), "top_n": len(documents)}
         try:
-            reply = httpx.post(f"{self.base_url}/rerank", json=body, headers=headers, timeout=self.timeout)
+            reply = httpx.post(f"{self.base_url}/rerank", json=body, headers=headers, timeout=wait)
         except httpx.TimeoutException as e:
-            raise ProviderTimeout(f"rerank endpoint {self.base_url} timed out") from e
+            raise ProviderTimeout(f"rerank endpoint {self.base_url} timed out after {wait:g}s") from e
         except httpx.HTTPError as e:
             raise ProviderError(f"cannot reach rerank endpoint {self.base_url}: {e}") from e
         if reply.status_code >= 400:
@@ -66,5 +69,5 @@ class HTTPReranker:
             for r in results:
                 out[int(r["index"])] = float(r["relevance_score"])
         except (ValueError, KeyError, IndexError, TypeError) as e:
-            raise ProviderError(f"rerank endpoint {self.base_url} returned an unexpected body: {e}") from e
+            raise ProviderBadReply(f"rerank endpoint {self.base_url} returned an unexpected body: {e}") from e
         return out

@@ -10,7 +10,12 @@ Stores (beside the other feedback stores, same write discipline, `files`):
 - ``question_vectors.npz``: embeddings of confirmed questions by text digest, so
   rebuilding the learned index never re-embeds;
 - ``learned_params.json``: signal weights and gate fitted by cross-validation
-  (`orchestration.learning.fit`), with the fit's report.
+  (`orchestration.learning.fit`), with the fit's report;
+- ``learned_generation.json``: a counter bumped by every explicit change (an item
+  of origin qrels / confirm / reject, a revert, a refit), which the query cache's
+  version carries, so such a change retires the cached answers it could change.
+  An ``answer`` item does not bump it: it confirms what was just answered, and
+  otherwise every answer would empty the cache.
 
 Scope is recorded, not used to widen access: retrieval filters every learned
 chunk by the asking user's labels, so a confirmation never makes a restricted
@@ -42,6 +47,7 @@ class Confirmations:
         self.store = JsonStore(self.dir / "confirmations.json")
         self.params_store = JsonStore(self.dir / "learned_params.json")
         self.vectors_path = self.dir / "question_vectors.npz"
+        self.generation_store = JsonStore(self.dir / "learned_generation.json")
 
     def add(self, origin: str, pairs: Iterable[tuple[str, Sequence[str]]], *, scope: str = "|0",
             query_id: Optional[str] = None) -> dict[str, Any]:
@@ -54,6 +60,8 @@ class Confirmations:
         item = {"id": f"{origin}-{uuid.uuid4().hex[:10]}", "origin": origin, "weight": ORIGIN_WEIGHT[origin],
                 "time": now(), "scope": scope, "query_id": query_id, "pairs": kept, "reverted": False}
         self.store.update(lambda data: data.setdefault("items", {}).__setitem__(item["id"], item))
+        if origin != "answer":
+            self.bump()
         return item
 
     def items(self) -> dict[str, dict[str, Any]]:
@@ -70,6 +78,7 @@ class Confirmations:
         if item["reverted"]:
             raise LambdaRAGError(f"feedback revert: confirmation {item_id!r} was already reverted")
         self.store.update(lambda data: data["items"][item_id].update(reverted=True, reverted_at=now()))
+        self.bump()
         return self.items()[item_id]
 
     def pairs(self) -> list[Pair]:
@@ -84,6 +93,14 @@ class Confirmations:
 
     def save_params(self, params: LearnedParams, report: Mapping[str, Any]) -> None:
         self.params_store.update(lambda data: data.update(params=params.to_dict(), report=dict(report), time=now()))
+        self.bump()
+
+    def generation(self) -> int:
+        """Returns how many explicit changes the learned stores have had (see the module docstring)."""
+        return int(self.generation_store.read().get("generation", 0))
+
+    def bump(self) -> None:
+        self.generation_store.update(lambda data: data.update(generation=data.get("generation", 0) + 1))
 
     def stamp(self) -> tuple:
         """Returns what changes whenever the learned index must be rebuilt (file modification times)."""

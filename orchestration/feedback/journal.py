@@ -15,19 +15,20 @@ import hashlib
 import json
 import re
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 from lambdarag import Context, State
 from lambdarag.errors import LambdaRAGError
 from skills import build as build_skill
 from skills.store.files import write_text
-from skills.store.graph import EntityGraph, EntityRecord, Label, RelationRecord
+from skills.store.access import HIDDEN, Label
+from skills.store.graph import EntityGraph, EntityRecord, RelationRecord
 from skills.store.wiki import WikiStore
 from skills.wiki import page_file, render_page
 
 from ..knowledge import KnowledgeBase
 from .cache import normalise
-from .files import JsonStore, lock_for, now
+from .files import JsonlLog, JsonStore, lock_for, now
 
 EXTRACTOR_CONFIDENCE = {"rule": 0.6, "llm": 0.5}
 """Confidence of a learned relation by extractor: below compiled facts (1.0), so graph walks prefer those."""
@@ -54,7 +55,9 @@ class WriteBackJournal:
         if kb is None or kb.graph is None or kb.wiki_dir is None or len(sources) < self.min_sources \
                 or state.verdict is None or not state.verdict.passed:
             return None
-        facts = build_skill("fact_extract", {}).run(state, ctx or Context(resources=kb.resources())).facts
+        extract = build_skill("fact_extract", {}) >> build_skill("fact_support", {})
+        facts = extract.run(state, ctx or Context(resources=kb.resources())).facts
+        self.log_rejections(query_id, facts.rejected)
         wiki_dir: Path = kb.wiki_dir
         analysis = wiki_dir / "analyses" / f"{hashlib.sha1(normalise(state.query).encode()).hexdigest()[:12]}.md"
         labels = {h.source: Label(department=h.department, security_level=h.security_level) for h in state.hits}
@@ -87,14 +90,16 @@ class WriteBackJournal:
     def _add_facts(graph: EntityGraph, facts: Any, prov: dict[str, Any],
                    labels: Mapping[str, Label]) -> tuple[list[str], list[dict[str, Any]]]:
         """Adds the facts the graph does not hold yet; returns the new entity names and relation records."""
-        def entity(name: str, sources: Iterable[str]) -> Optional[str]:
-            if graph.resolve(name) is not None or noisy(graph, name):
+        def entity(name: str) -> Optional[str]:
+            # an entity derives from the cited chunks that name it, never from everything the answer cited
+            sources = [s for s in facts.attested.get(name, ()) if s in prov["sources"]]
+            if not sources or graph.resolve(name) is not None or noisy(graph, name):
                 return None
             graph.add_entity(EntityRecord(name=name, origin="feedback", provenance=prov, wiki_page=page_file(name),
-                                          sources={s: labels.get(s, Label()) for s in sources}))
+                                          sources={s: labels.get(s, HIDDEN) for s in sources}))
             return name
 
-        entities = [n for n in (entity(e, prov["sources"]) for e in facts.entities) if n]
+        entities = [n for n in (entity(e) for e in facts.entities) if n]
         relations = []
         for r in facts.relations:
             if r.source not in prov["sources"]:      # learned only from cited corpus documents, never from wiki pages
@@ -102,14 +107,20 @@ class WriteBackJournal:
             head, tail = (graph.resolve(x) or x for x in (r.head, r.tail))
             if head == tail or any(x.relation == r.relation and x.tail == tail for x in graph.neighbors(head)):
                 continue
-            entities += [n for n in (entity(x, [r.source]) for x in (head, tail)) if n]
-            label = labels.get(r.source, Label())
+            entities += [n for n in (entity(x) for x in (head, tail)) if n]
+            label = labels.get(r.source, HIDDEN)
             rec = graph.add_relation(RelationRecord(
                 head=head, relation=r.relation, tail=tail, source=r.source, section=r.section,
                 description=r.description, origin="feedback", confidence=min(r.confidence, prov["confidence"]),
                 provenance=prov, department=label.department, security_level=label.security_level))
             relations.append(rec.model_dump())
         return list(dict.fromkeys(entities)), relations
+
+    def log_rejections(self, query_id: str, rejected: Sequence[str]) -> None:
+        """Appends each fact write-back refused, with its reason, to ``rejected.jsonl`` beside the journal."""
+        log = JsonlLog(self.store.path.parent / "rejected.jsonl")
+        for reason in rejected:
+            log.append({"query_id": query_id, "time": now(), "reason": reason})
 
     def items(self) -> dict[str, dict[str, Any]]:
         """Returns every learned item by id (reverted ones included, marked)."""

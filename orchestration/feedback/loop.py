@@ -11,6 +11,8 @@ question → chunk pairs learned retrieval is built from (`confirmations`).
   top lists, rerank top, answer, citations, verdict, tokens, cost, latency per step,
   fallbacks, whether it came from the cache).
 - ``gaps.jsonl``: questions retrieval found nothing for — the wiki's to-do list.
+- ``background.jsonl``: one record per job the feedback worker ran after a result was
+  returned (`worker`), with its trace.
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
 from lambdarag import Context, State, User
+from lambdarag.state import PUBLIC
 from skills import build as build_skill
 from skills.generate import REFUSAL
 
@@ -35,6 +38,7 @@ from .journal import WIKI_PAGES, WriteBackJournal, cited_sources
 from .lexicon import Lexicon
 from .routing import RoutingStats
 from .rules import RuleBook
+from .worker import submit
 
 OFF = ("0", "off", "false", "no")
 
@@ -43,6 +47,12 @@ def succeeded(state: State) -> bool:
     """Returns whether a run answered: it cites, does not refuse, and its citation check passed."""
     return bool(state.citations) and REFUSAL not in state.answer and state.verdict is not None \
         and state.verdict.passed
+
+
+def everyone_may_read(state: State) -> bool:
+    """Returns whether every chunk the answer cites is public, so that what it teaches may be shown to anyone."""
+    cited = {c.chunk_id for c in state.citations}
+    return all(PUBLIC.may_read(h.department, h.security_level) for h in state.hits if h.chunk_id in cited)
 
 
 def disabled_by_env() -> bool:
@@ -60,17 +70,20 @@ def open_feedback(config: AgentConfig, kb: KnowledgeBase) -> Optional["FeedbackL
     """Returns the loop of a knowledge base, or None when feedback is off (config or LAMBDARAG_FEEDBACK)."""
     if not config.orchestration.feedback.enabled or disabled_by_env():
         return None
-    return FeedbackLoop(config.orchestration.feedback, feedback_dir(kb.name), kb)
+    llm = config.llm
+    provider = f"{llm.base_url}|{llm.model or 'default'}" if llm.base_url else "offline"
+    return FeedbackLoop(config.orchestration.feedback, feedback_dir(kb.name), kb, provider=provider)
 
 
 class FeedbackLoop:
     """The learning stores of one knowledge base, and the one step that feeds them an answered query."""
 
     def __init__(self, config: FeedbackConfig, directory: Path, kb: Optional[KnowledgeBase] = None,
-                 seed: str = "lambdarag") -> None:
-        self.config, self.dir, self.kb = config, Path(directory), kb
+                 seed: str = "lambdarag", provider: str = "offline") -> None:
+        self.config, self.dir, self.kb, self.provider = config, Path(directory), kb, provider
         self.log = JsonlLog(self.dir / "query_log.jsonl")
         self.gaps = JsonlLog(self.dir / "gaps.jsonl")
+        self.background = JsonlLog(self.dir / "background.jsonl")
         self.cache = QueryCache(self.dir / "query_cache.json", config.cache_size, config.cache_after)
         self.lexicon = Lexicon(self.dir / "synonym_map.json")
         self.rules = RuleBook(self.dir / "classification_rules.json", config.min_samples)
@@ -79,24 +92,36 @@ class FeedbackLoop:
         self.confirmations = Confirmations(self.dir)
 
     def version(self) -> str:
-        """Returns the knowledge version cache keys carry: index + graph (from the KB) + learned rules and synonyms."""
-        learned = json.dumps([self.rules.rules(), self.lexicon.synonyms()], sort_keys=True, ensure_ascii=False)
+        """Returns the version cache keys carry: index + graph (from the KB) + learned rules, synonyms and
+        confirmations + the LLM provider (base URL and model, or offline).
+
+        A confirm, reject, revert or refit can re-rank any question (the term
+        map, prior and gate are shared by all), so each makes every cached answer
+        unreachable: the confirmations enter by their generation, a small file.
+        The provider enters so enabling an LLM never serves an offline answer.
+        """
+        learned = json.dumps([self.rules.rules(), self.lexicon.synonyms(), self.confirmations.generation(),
+                              self.provider], sort_keys=True, ensure_ascii=False)
         return f"{self.kb.version() if self.kb else '-'}:{hashlib.sha1(learned.encode()).hexdigest()[:12]}"
 
-    def record(self, result: Mapping[str, Any], state: Optional[State], ctx: Optional[Context],
-               user: Optional[User] = None) -> dict[str, Any]:
+    def record(self, result: Mapping[str, Any], state: Optional[State], llm: Any = None,
+               user: Optional[User] = None, final: bool = True) -> dict[str, Any]:
         """Returns what was learned from one answered query after logging it and updating every store.
 
         `result` is the SearchResult as a dict (it gets a ``query_id``); `state`
-        and `ctx` are the run's final state and context (None for a cache hit).
+        is the run's final state (None for a cache hit). Only rules run here: with
+        an `llm`, the support check and the write-back's fact extraction run
+        later in the feedback worker (``write_back: "queued"``). A result that is
+        not `final` (an LLM step degraded) is never cached.
         """
         query_id = result.get("query_id") or f"q{dt.datetime.now(dt.timezone.utc):%Y%m%d%H%M%S}-{uuid.uuid4().hex[:8]}"
         learned: dict[str, Any] = {"query_id": query_id}
+        checked = state
         if state is not None and state.verdict is None and state.answer:
-            state = state.model_copy(update={"verdict": verdict_of(state, ctx)})
-        ok = state is not None and succeeded(state)
-        self.log.append(log_record(query_id, result, state, user, ok))
-        if state is None:
+            checked = state.model_copy(update={"verdict": verdict_of(state, None)})
+        ok = checked is not None and succeeded(checked)
+        self.log.append(log_record(query_id, result, checked, user, ok))
+        if state is None or checked is None:
             return learned
         if not state.hits:
             self.gaps.append({"query_id": query_id, "time": now(), "query": result["query"],
@@ -109,16 +134,35 @@ class FeedbackLoop:
         if rule:
             learned["rule"] = rule
         if ok:
-            self.lexicon.learn_from_answer(state)
-            self.confirm_answer(query_id, state, user)
-            item = self.journal.write_back(query_id, state, ctx)
-            if item:
-                learned["write_back"] = {"entities": len(item["entities"]), "relations": len(item["relations"]),
-                                         "analysis": item["analysis"]}
+            if everyone_may_read(checked):     # the synonym map is shared by every user and has no scope
+                self.lexicon.learn_from_answer(checked)
+            self.confirm_answer(query_id, checked, user)
+            if llm is None:
+                item = self.journal.write_back(query_id, checked, None)
+                if item:
+                    learned["write_back"] = summary(item)
+            else:
+                self.learn_later(query_id, state, llm)
+                learned["write_back"] = "queued"
         cacheable = {k: v for k, v in result.items() if k not in ("trace", "from_cache")}
-        if self.cache.remember(result["rewritten_query"], user, {**cacheable, "query_id": query_id}, self.version()):
+        if final and self.cache.remember(result["rewritten_query"], user, {**cacheable, "query_id": query_id},
+                                         self.version()):
             learned["cached"] = True
         return learned
+
+    def learn_later(self, query_id: str, state: State, llm: Any) -> None:
+        """Queues the LLM side of learning from `state`: its support check, then the write-back if it passed."""
+        def job(ctx: Context) -> dict[str, Any]:
+            checked = state if state.verdict is not None else \
+                state.model_copy(update={"verdict": verdict_of(state, ctx)})
+            if not checked.verdict.passed:
+                return {"verdict": "failed", "write_back": None}
+            item = self.journal.write_back(query_id, checked, ctx)
+            return {"verdict": "passed", "write_back": item and summary(item), "fallbacks": ctx.trace.fallbacks()}
+
+        submit(job, name="write_back", query_id=query_id, llm=llm,
+               resources=self.kb.resources() if self.kb else {}, seconds=self.config.background_seconds,
+               log=self.background)
 
     def confirm_answer(self, query_id: str, state: State, user: Optional[User]) -> Optional[dict[str, Any]]:
         """Returns the confirmation, at the weaker `answer` weight, of the chunks a passed answer cites over
@@ -141,6 +185,11 @@ class FeedbackLoop:
                 "rules": len(self.rules.rules()), "synonym_terms": len(self.lexicon.synonyms()),
                 "confirmed_pairs": len(self.confirmations.pairs()),
                 "gaps": sum(1 for _ in self.gaps), "routing": self.routing.store.read().get("types", {})}
+
+
+def summary(item: Mapping[str, Any]) -> dict[str, Any]:
+    """Returns what a write-back added, as reported to the caller: counts and the analysis page."""
+    return {"entities": len(item["entities"]), "relations": len(item["relations"]), "analysis": item["analysis"]}
 
 
 def verdict_of(state: State, ctx: Optional[Context]):

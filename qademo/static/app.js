@@ -315,21 +315,44 @@ async function ask(event) {
       $("status").textContent = "";
       return;
     }
+    const attempts = new Map();  // attempt number → its span in #answer, until it is retracted
+    let tokens = 0;
+    $("result").hidden = false;
+    $("asked").textContent = query;
+    for (const id of ["evidence", "retracted", "answer"]) $(id).replaceChildren();
     await readEvents(response, (name, data) => {
-      if (name === "result") {
+      if (name === "evidence") {
+        $("evidence").dataset.tokensBefore = String(tokens);
+        for (const h of data.hits) {
+          $("evidence").append(el("li", {}, el("span", { className: "place" }, `${h.source}#${h.section}`),
+                                  short(h.text, 80)));
+        }
+        $("status").textContent = "answer arriving…";
+      } else if (name === "answer") {
+        tokens += 1;
+        if (!attempts.has(data.attempt)) {
+          attempts.set(data.attempt, el("span", { className: "attempt" }));
+          $("answer").append(attempts.get(data.attempt));
+        }
+        attempts.get(data.attempt).append(data.text);
+      } else if (name === "retract") {
+        const span = attempts.get(data.attempt);
+        const struck = el("del", {}, span ? span.textContent : "");
+        if (span) span.remove();
+        attempts.delete(data.attempt);
+        $("retracted").append(struck, el("span", { className: "why" }, `retracted: ${short(data.reason, 160)}`));
+      } else if (name === "result") {
         view = data;
-        $("result").hidden = false;
+        answer = view.answer;
         renderTags(view);
         renderFallbacks(view.fallbacks);
         queryId = view.query_id || "";
         renderCitations(view.citations);
         renderGraph(view.relations, view.relations_total, view.entities, view.sides, view.not_in_graph);
         renderWaterfall(view.waterfall, view.latency_ms.total);
-        $("answer").replaceChildren();
-        $("status").textContent = "answer arriving…";
-      } else if (name === "answer") {
-        answer += data.text;
-        $("answer").append(data.text);
+      } else if (name === "failed") {
+        showError(data.error);
+        $("status").textContent = "";
       } else if (name === "done") {
         linkMarkers(answer, view.citations);
         $("status").textContent = "";

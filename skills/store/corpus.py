@@ -138,12 +138,42 @@ def split_front_matter(text: str) -> tuple[dict, str, int]:
     raise Malformed(1, "front matter opened with --- is never closed")
 
 
-def access_labels(meta: dict, line: int = 1) -> tuple[Optional[str], int]:
-    """Returns (department, security_level) from metadata, rejecting a non-integer level."""
+ACCESS_LIKE = re.compile(r"depart|dept|secur|clearance|classif|confiden|secret|access|permission|visib|level"
+                         r"|部门|密级|权限|保密|级别", re.IGNORECASE)
+"""Keys that look like access labels: a misspelt one would silently leave its document public."""
+
+
+def front_matter_lines(text: str) -> dict[str, int]:
+    """Returns the 1-based line of each top-level key of a markdown file's front matter."""
+    lines = text.split("\n")
+    if not lines or lines[0].strip() != "---":
+        return {}
+    out: dict[str, int] = {}
+    for n, line in enumerate(lines[1:], 2):
+        if line.strip() in ("---", "..."):
+            break
+        m = re.match(r"^([^\s#:][^:]*?)\s*:", line)
+        if m:
+            out.setdefault(m.group(1).strip("'\""), n)
+    return out
+
+
+def access_labels(meta: dict, line: int = 1, lines: Optional[dict[str, int]] = None) -> tuple[Optional[str], int]:
+    """Returns (department, security_level) from metadata; raises `Malformed` at the key's line for a key that
+    looks like an access key but is none, a department that is not one name, or a level that is not an integer ≥ 0."""
+    lines = lines or {}
+    for key in meta:
+        if key not in ACCESS_KEYS and ACCESS_LIKE.search(str(key)):
+            raise Malformed(lines.get(key, line), f"unknown access key {key!r}: the access keys are "
+                                                  f"{' and '.join(ACCESS_KEYS)} (a misspelt key would make the "
+                                                  f"document public)")
     department = meta.get("department")
+    if department is not None and not isinstance(department, (str, int)):
+        raise Malformed(lines.get("department", line), f"department must be one name, got {department!r}")
     level = meta.get("security_level", 0)
-    if isinstance(level, bool) or not isinstance(level, (int, str)) or not str(level).strip().lstrip("-").isdigit():
-        raise Malformed(line, f"security_level must be an integer, got {level!r}")
+    if isinstance(level, bool) or not isinstance(level, (int, str)) or not str(level).strip().isdigit():
+        raise Malformed(lines.get("security_level", line),
+                        f"security_level must be an integer ≥ 0, got {level!r}")
     return (str(department) if department not in (None, "") else None), int(level)
 
 
@@ -171,7 +201,7 @@ def read_markdown(path: Path, root: Path) -> Document:
         if not isinstance(extra, dict):
             raise Malformed(1, f"sidecar {side.name} must hold a JSON object")
         meta = {**meta, **extra}
-    department, level = access_labels(meta)
+    department, level = access_labels(meta, lines=front_matter_lines(raw.replace("\r\n", "\n")))
     body = EMPTY_HEADING_RE.sub("", COMMENT_RE.sub("", body))
     if not body.strip():
         raise Malformed(0, "no text")
@@ -582,7 +612,7 @@ def read_corpus(root: Union[str, Path], *, progress: bool = False, cap: int = 80
 
 def to_hits(found: Iterable[tuple[Chunk, float]], retriever: str) -> tuple:
     """Returns `Hit`s for (chunk, score) pairs in rank order, recording the retriever's rank and score."""
-    from lambdarag import Hit
+    from .records import Hit
 
     return tuple(
         Hit(chunk_id=c.id, text=c.text, score=float(score), source=c.source, title=c.title, section=c.section,

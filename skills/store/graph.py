@@ -29,10 +29,12 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator, Literal, Optional, Un
 from filelock import FileLock
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from lambdarag import Relation, User
+from lambdarag import User
+from .records import Relation
 from lambdarag.state import Record
 from lambdarag.errors import LambdaRAGError, StoreCorrupt
 
+from .access import Label, attested, visible
 from .files import write_atomic
 
 if TYPE_CHECKING:
@@ -41,17 +43,6 @@ if TYPE_CHECKING:
 SCHEMA = 1
 PRC = "中华人民共和国"
 ORIGINS = ("rule", "llm", "feedback")
-
-
-class Label(Record):
-    """Access labels of one source document."""
-
-    department: Optional[str] = None
-    security_level: int = 0
-
-    def visible_to(self, user: Optional[User]) -> bool:
-        """Returns whether `user` may read the document (no user: everything is visible)."""
-        return user is None or user.may_read(self.department, self.security_level)
 
 
 class Event(Record):
@@ -89,8 +80,8 @@ class EntityRecord(Record):
     provenance: dict[str, Any] = Field(default_factory=dict)
 
     def visible_to(self, user: Optional[User]) -> bool:
-        """Returns whether some source of this entity is readable (entities with no source are public)."""
-        return not self.sources or any(label.visible_to(user) for label in self.sources.values())
+        """Returns whether some source attests this entity to `user` (`EntityGraph.visible` also asks its relations)."""
+        return attested(self.sources, user)
 
 
 class RelationRecord(Relation):
@@ -106,11 +97,15 @@ class RelationRecord(Relation):
         """Returns the identity of this fact: the same fact from the same place and origin is one edge."""
         return "\x1f".join((self.head, self.relation, self.tail, self.source, self.section, self.origin))
 
+    def label(self) -> Label:
+        return Label(department=self.department, security_level=self.security_level)
+
     def visible_to(self, user: Optional[User]) -> bool:
-        return user is None or user.may_read(self.department, self.security_level)
+        """Returns whether `user` may see this fact: it is derived from its one source."""
+        return self.label().visible_to(user)
 
     def to_relation(self) -> Relation:
-        """Returns the `lambdarag.Relation` a State carries (without storage-only fields)."""
+        """Returns the `skills.store.records.Relation` a State carries (without storage-only fields)."""
         return Relation(**self.model_dump(include=set(Relation.model_fields)))
 
 
@@ -456,13 +451,34 @@ class EntityGraph:
         """Returns the reverse lookup: relations pointing at `name`."""
         return self.neighbors(name, relation, "in", user)
 
-    def version_relations(self, name: str) -> list[Relation]:
-        """Returns the version chain of an entity as ``name(old) --新版本--> name(new)`` relations."""
+    def visible(self, name: str, user: Optional[User]) -> bool:
+        """Returns whether `user` may know the entity: a readable source names it, or (none recorded) a readable
+        relation does; an entity with neither was added by hand and is public."""
+        rec: EntityRecord = self.g.nodes[name]["record"]
+        if rec.sources or user is None:
+            return rec.visible_to(user)
+        edges = [d["record"] for _, _, d in self.g.in_edges(name, data=True)]
+        edges += [d["record"] for _, _, d in self.g.out_edges(name, data=True)]
+        return not edges or any(r.visible_to(user) for r in edges)
+
+    def versions(self, name: str, user: Optional[User] = None) -> tuple[Version, ...]:
+        """Returns the versions of an entity whose source `user` may read, chained among themselves."""
+        rec = self.entity(name)
+        if rec is None or not self.visible(rec.name, user):
+            return ()
+        if user is None:
+            return rec.versions
+        shown = rec.model_copy(update={"versions": tuple(v for v in rec.versions
+                                                         if visible([v.source], rec.sources, user))})
+        return self._with_version_chain(shown).versions
+
+    def version_relations(self, name: str, user: Optional[User] = None) -> list[Relation]:
+        """Returns the version chain `user` may see as ``name(old) --新版本--> name(new)`` relations."""
         rec = self.entity(name)
         if rec is None:
             return []
         out = []
-        for v in rec.versions:
+        for v in self.versions(name, user):
             if v.supersedes:
                 out.append(Relation(head=f"{rec.name}({v.supersedes})", relation="新版本", tail=f"{rec.name}({v.date})",
                                     source=v.source, description=f"{v.date} 版取代 {v.supersedes} 版"
@@ -501,7 +517,7 @@ class EntityGraph:
                 if canonical is None:
                     continue
                 rec = self.g.nodes[canonical]["record"]
-                if (wanted is None or rec.type in wanted) and rec.visible_to(user):
+                if (wanted is None or rec.type in wanted) and self.visible(canonical, user):
                     found.append((i, i + n, canonical))
                     step = n
                     break
@@ -520,7 +536,7 @@ class EntityGraph:
              user: Optional[User] = None) -> Walk:
         """Returns the breadth-first neighbourhood of `seeds` (both edge directions), bounded by hops and nodes."""
         start = [c for c in dict.fromkeys(self.resolve(s) for s in seeds) if c]
-        start = [s for s in start if self.g.nodes[s]["record"].visible_to(user)][:max_nodes]
+        start = [s for s in start if self.visible(s, user)][:max_nodes]
         paths: dict[str, tuple[RelationRecord, ...]] = {s: () for s in start}
         queue = deque((s, 0) for s in start)
         truncated = False
@@ -555,7 +571,7 @@ class EntityGraph:
 
     def subgraph(self, entities: Iterable[str], user: Optional[User] = None) -> Walk:
         """Returns the named entities and the relations among them."""
-        nodes = tuple(c for c in dict.fromkeys(self.resolve(e) for e in entities) if c)
+        nodes = tuple(c for c in dict.fromkeys(self.resolve(e) for e in entities) if c and self.visible(c, user))
         return Walk(nodes=nodes, relations=self._among(nodes, user), paths={})
 
     def shortest_path(self, a: str, b: str, user: Optional[User] = None) -> list[Relation]:

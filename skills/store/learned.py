@@ -13,7 +13,9 @@ A `LearnedIndex` is built from the live confirmed pairs of one index and holds:
 
 How a query uses it (`score_matrix` + `rank`, shared by the `learned_boost` term
 and the fitter so both rank alike): if the nearest past question's cosine is below
-``params.gate`` nothing changes. Otherwise each chunk's score is its fused score
+``params.gate``, or the gate's linear model (`gate_features` · ``params.gate_weights``,
+the nDCG@10 gain learning is predicted to bring) is below ``params.margin``,
+nothing changes. Otherwise each chunk's score is its fused score
 standardised over the fused list (minus the list's minimum, so absent = 0) plus
 Σ weight · signal: neighbours and prior are absolute (in [0, 1], so how close
 the past questions are and how popular a chunk is carry over), the lexical
@@ -34,6 +36,9 @@ RELATIVE = ("expansion", "terms")
 DEFAULT_WEIGHTS = {"neighbours": 8.0, "expansion": 0.0, "terms": 1.0, "prior": 0.0}
 """Before any fit: a confirmed near question (cosine ≥ the default gate) moves its chunks up strongly."""
 EXPANSION_TOP = 20
+GATE_FEATURES = ("nearest", "nearest_gap", "near_mean", "concentration", "base_rank", "base_margin", "intercept")
+"""What the gate reads (`gate_features`): how close and how unanimous the past questions are, and how the
+unlearned ranking already places their best chunk; a question unlike any past one gets a low predicted gain."""
 
 
 @dataclass(frozen=True)
@@ -47,22 +52,27 @@ class Pair:
 
 @dataclass(frozen=True)
 class LearnedParams:
-    """Signal weights and the gate (min cosine of the nearest past question) that learning applies with."""
+    """Signal weights and the gate learning applies with: a floor on the nearest past question's cosine and,
+    once fitted, a linear model of the gain (`gate_weights` over `GATE_FEATURES`) that must reach `margin`."""
 
     weights: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
     gate: float = 0.9
     sharpness: float = 10.0
     neighbours: int = 5
     terms_per_word: int = 2
+    gate_weights: tuple[float, ...] = ()
+    margin: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return {"weights": dict(self.weights), "gate": self.gate, "sharpness": self.sharpness,
-                "neighbours": self.neighbours, "terms_per_word": self.terms_per_word}
+                "neighbours": self.neighbours, "terms_per_word": self.terms_per_word,
+                "gate_weights": list(self.gate_weights), "margin": self.margin}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "LearnedParams":
-        known = {k: data[k] for k in ("weights", "gate", "sharpness", "neighbours", "terms_per_word") if k in data}
-        return cls(**known)
+        known = {k: data[k] for k in ("weights", "gate", "sharpness", "neighbours", "terms_per_word", "margin")
+                 if k in data}
+        return cls(**known, gate_weights=tuple(data.get("gate_weights") or ()))
 
     def vector(self) -> np.ndarray:
         """Returns the weights in `score_matrix` column order: base (1), then each signal."""
@@ -128,8 +138,13 @@ class LearnedIndex:
         return Nearest(top, sims[top].astype(np.float64))
 
     def opened(self, near: Nearest) -> bool:
-        """Returns whether the gate lets learning act: the nearest past question is at least `params.gate` close."""
+        """Returns whether the cosine floor lets learning act: the nearest past question is `params.gate` close."""
         return bool(near.best >= self.params.gate)
+
+    def admits(self, features: np.ndarray) -> bool:
+        """Returns whether the gate's model predicts a gain of at least `params.margin` (always, before a fit)."""
+        w = self.params.gate_weights
+        return not w or float(np.dot(features, w)) >= self.params.margin
 
     def neighbour_scores(self, near: Nearest, vector: np.ndarray, sharpness: Optional[float] = None
                          ) -> dict[str, float]:
@@ -167,6 +182,24 @@ class LearnedIndex:
         per = self.params.terms_per_word
         extra = [s for t in tokens for s in self.term_map.get(t, ())[:per] if s not in tokens]
         return list(tokens) + list(dict.fromkeys(extra)) if extra else None
+
+
+def gate_features(near: Nearest, neighbours: Mapping[str, float], base: Sequence[tuple[str, float]]
+                  ) -> np.ndarray:
+    """Returns the `GATE_FEATURES` of a query from its nearest past questions, their chunks' scores and the
+    unlearned ranking (chunk id, fused score), best first."""
+    sims = near.sims
+    best = float(sims[0]) if len(sims) else -1.0
+    total = sum(neighbours.values())
+    top = max(neighbours, key=neighbours.__getitem__) if neighbours else None
+    ids = [c for c, _ in base]
+    scores = np.array([v for _, v in base], dtype=np.float64)
+    spread = scores.std() if len(scores) > 1 else 0.0
+    return np.array([best, best - float(sims[1]) if len(sims) > 1 else 0.0,
+                     float(sims.mean()) if len(sims) else -1.0,
+                     max(neighbours.values()) / total if total > 0 else 0.0,
+                     1.0 / (1 + ids.index(top)) if top in ids else 0.0,
+                     (scores[0] - scores[1]) / spread if spread > 1e-12 else 0.0, 1.0])
 
 
 def score_matrix(base: Sequence[tuple[str, float]], signals: Mapping[str, Mapping[str, float]]

@@ -7,35 +7,56 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional, Union
 
-from lambdarag import User, WikiPage
+from lambdarag import User
+from .records import WikiPage
 
-from .graph import Label, short_name
+from .access import HIDDEN, Label, attested, visible
+from .graph import short_name
 
-SOURCE_TAG = re.compile(r"\[来源: ([^\]#]+)(?:#[^\]]*)?\]")
 HEADER = re.compile(r"^<!-- wiki (\{.*\}) -->$")
 
 
 @dataclass
 class Page:
+    """One compiled page: its text, and the structured sources of the entity and of each line (from the header)."""
+
     entity: str
     path: str
     text: str
     aliases: tuple[str, ...]
     labels: dict[str, Label]
+    attested: tuple[str, ...] = ()
+    lines: Optional[dict[int, tuple[str, ...]]] = None    # None: a page compiled before lines carried sources
 
     def visible_text(self, user: Optional[User]) -> str:
-        """Returns the page with lines from sources `user` may not read removed ('' if none is readable)."""
+        """Returns the page with every line derived from a source `user` may not read removed ('' if hidden)."""
         if user is None:
             return self.text
-        if self.labels and not any(lab.visible_to(user) for lab in self.labels.values()):
+        if self.lines is None:      # no per-line sources recorded: all or nothing
+            return self.text if visible(self.labels, self.labels, user) else ""
+        derived = self.lines
+        if self.attested:
+            known = attested({s: self.labels.get(s, HIDDEN) for s in self.attested}, user)
+        else:
+            known = not derived or any(visible(src, self.labels, user) for src in derived.values())
+        if not known:
             return ""
-        kept = []
-        for line in self.text.splitlines():
-            tags = SOURCE_TAG.findall(line)
-            if tags and not any(self.labels.get(s, Label()).visible_to(user) for s in tags):
-                continue
-            kept.append(line)
-        return "\n".join(kept) + "\n"
+        kept = [line for i, line in enumerate(self.text.splitlines())
+                if i not in derived or visible(derived[i], self.labels, user)]
+        return "\n".join(without_empty_sections(kept)) + "\n"
+
+
+def without_empty_sections(lines: list[str]) -> list[str]:
+    """Returns the lines minus ``## `` headings (and the blank line before them) whose items were all removed."""
+    out: list[str] = []
+    for i, line in enumerate(lines):
+        if line.startswith("## ") and (i + 1 == len(lines) or not lines[i + 1].strip()
+                                       or lines[i + 1].startswith("## ")):
+            if out and not out[-1].strip():
+                out.pop()
+            continue
+        out.append(line)
+    return out
 
 
 class WikiStore:
@@ -58,9 +79,12 @@ class WikiStore:
                 if not m:
                     continue
                 head = json.loads(m.group(1))
+                lines = head.get("lines")
                 page = Page(entity=head["entity"], path=path.relative_to(self.dir).as_posix(),
                             text=text.split("\n", 1)[1], aliases=tuple(head.get("aliases", ())),
-                            labels={s: Label(**lab) for s, lab in head.get("sources", {}).items()})
+                            labels={s: Label(**lab) for s, lab in head.get("sources", {}).items()},
+                            attested=tuple(head.get("attested", ())),
+                            lines=None if lines is None else {int(i): tuple(src) for i, src in lines.items()})
                 self._pages[page.entity] = page
                 for form in (page.entity, *page.aliases):
                     self._names.setdefault(form, page.entity)

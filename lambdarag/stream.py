@@ -1,0 +1,365 @@
+"""Streaming: the events a run emits while it runs, the sink that carries them, and the release rules.
+
+A run streams when a `Sink` is current (the `SINK` contextvar). The runtime
+and the terms emit to it; nothing else changes, so a run with a sink returns
+the same state as one without. The rules (README "Streaming"):
+
+* Only the main path streams tokens: `Par`/`Map` branches run with `BRANCH`
+  set, so an answer term inside a branch runs as a plain call.
+* Every run of a streaming answer term is an *attempt* with a number. Its
+  `token` events are provisional until a passing `verdict` for that attempt
+  (or the end of the run when nothing checks it). An attempt that fails —
+  an invalid LLM reply, a check that rejects it — is withdrawn with a
+  `retract` naming it and the reason; the retry streams afresh under a new
+  number. When a term rewrites the streamed text after validation, the
+  attempt is retracted and the final text streamed, so the tokens left
+  standing always spell the answer the run returns.
+* With ``checked_only`` tokens are held and released one unit at a time (a
+  claim with its citations, or a line: `Sink.units`), each once the gate —
+  the enclosing `Guard`'s check, else the sink's `gate` — accepts that unit
+  alone. A unit it rejects is never released.
+* `Sink.cancel()` (the consumer went away) makes the next term boundary or
+  streamed chunk raise `Cancelled`; the LLM request is closed with it.
+"""
+from __future__ import annotations
+
+import contextvars
+import queue
+import re
+import threading
+from contextvars import ContextVar
+from dataclasses import asdict, dataclass, field, is_dataclass
+from typing import TYPE_CHECKING, Any, AsyncIterator, Callable, ClassVar, Iterator, Optional
+
+from .errors import LambdaRAGError
+from .state import State
+
+if TYPE_CHECKING:
+    from .runtime import Context
+    from .term import Path, Term
+
+
+class Cancelled(LambdaRAGError):
+    """The consumer of a stream went away; the run stops at the next term boundary or streamed chunk."""
+
+
+@dataclass(frozen=True)
+class Token:
+    """A piece of the answer text as it streams, provisional until its attempt's check passes."""
+
+    kind: ClassVar[str] = "token"
+    text: str
+    attempt: int
+
+
+@dataclass(frozen=True)
+class Checked:
+    """The verdict of a `Guard`'s check on one attempt."""
+
+    kind: ClassVar[str] = "verdict"
+    attempt: int
+    passed: bool
+    details: tuple[str, ...] = ()
+    final: bool = False
+    """True when no retry follows (passed, or retries ran out)."""
+
+
+@dataclass(frozen=True)
+class Retract:
+    """An attempt withdrawn: its tokens no longer stand; `text` is what it had streamed."""
+
+    kind: ClassVar[str] = "retract"
+    attempt: int
+    text: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class FallbackTaken:
+    """A term degraded to its fallback (or the run to a cheaper pattern), with why."""
+
+    kind: ClassVar[str] = "fallback"
+    term: str
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Step:
+    """A watched term started or ended on the main path, with the state at that moment (for the layer above)."""
+
+    kind: ClassVar[str] = "step"
+    term: str
+    phase: str
+    state: State
+
+
+def event_dict(event: Any) -> dict[str, Any]:
+    """Returns an event as a JSON-able dict with its `kind` first."""
+    body = asdict(event) if is_dataclass(event) else dict(event)
+    return {"kind": event.kind, **body}
+
+
+SINK: ContextVar[Optional["Sink"]] = ContextVar("lambdarag_sink", default=None)
+BRANCH: ContextVar[bool] = ContextVar("lambdarag_branch", default=False)
+GATE: ContextVar[Optional[tuple["Term", Callable[[State], bool]]]] = ContextVar("lambdarag_gate", default=None)
+"""The check (and its acceptance test) that releases units under ``checked_only``: set by the enclosing `Guard`."""
+
+
+def lines(text: str) -> tuple[list[str], str]:
+    """Returns the complete lines of streamed `text` (each with its newline) and the unfinished rest."""
+    parts = text.split("\n")
+    return [p + "\n" for p in parts[:-1]], parts[-1]
+
+
+@dataclass
+class Sink:
+    """Where a run's events go: a thread-safe queue read by the stream's consumer.
+
+    `watch` names the terms whose start and end are reported as `Step`;
+    `units` splits streamed text into what ``checked_only`` releases; `gate`
+    is the check used when no `Guard` encloses the answer term. Without
+    `tokens` no text is streamed (a drained `search` wants only the result, and
+    a plain LLM request keeps its exact timeout).
+    """
+
+    watch: frozenset[str] = frozenset()
+    checked_only: bool = False
+    units: Callable[[str], tuple[list[str], str]] = lines
+    gate: Optional[tuple["Term", Callable[[State], bool]]] = None
+    tokens: bool = True
+    events: "queue.SimpleQueue[Any]" = field(default_factory=queue.SimpleQueue)
+    cancelled: threading.Event = field(default_factory=threading.Event)
+    attempts: int = 0
+    streamed: dict[int, str] = field(default_factory=dict)
+    relay: Optional[Callable[[Step], Any]] = None
+    """Turns a `Step` into the event the layer above reports (or None); steps are never passed on as they are."""
+
+    def emit(self, event: Any) -> None:
+        if isinstance(event, Step):
+            event = self.relay(event) if self.relay is not None else None
+            if event is None:
+                return
+        self.events.put(event)
+
+    def cancel(self) -> None:
+        self.cancelled.set()
+
+    def check_cancelled(self, where: str) -> None:
+        if self.cancelled.is_set():
+            raise Cancelled(f"stream closed by its consumer; stopped at {where}")
+
+    def last_attempt(self) -> int:
+        return self.attempts
+
+
+def live() -> Optional[Sink]:
+    """Returns the sink when this code runs on a streaming main path (not in a Par/Map branch), else None."""
+    sink = SINK.get()
+    return None if sink is None or BRANCH.get() else sink
+
+
+def live_text() -> Optional[Sink]:
+    """Returns the sink when text streams here as tokens: a streaming main path whose consumer wants them."""
+    sink = live()
+    return sink if sink is not None and sink.tokens else None
+
+
+def emit(event: Any) -> None:
+    """Sends `event` to the current sink, if any (from branches too: fallbacks matter wherever they happen)."""
+    sink = SINK.get()
+    if sink is not None:
+        sink.emit(event)
+
+
+def check_cancelled(where: str) -> None:
+    """Raises `Cancelled` when the current stream's consumer has gone away."""
+    sink = SINK.get()
+    if sink is not None:
+        sink.check_cancelled(where)
+
+
+def branch_context() -> contextvars.Context:
+    """Returns a copy of the current contextvars for a Par/Map branch: same sink, token streaming off."""
+    ctx = contextvars.copy_context()
+    ctx.run(BRANCH.set, True)
+    return ctx
+
+
+class Attempt:
+    """One run of a streaming answer term: numbers it, releases its text as tokens, retracts it if it fails.
+
+    `field` is the state field the text will land in; the gate (under
+    ``checked_only``) checks a state with that field set to one unit.
+    """
+
+    def __init__(self, sink: Sink, field: str, state: State, ctx: "Context", path: "Path") -> None:
+        sink.attempts += 1
+        self.sink, self.field, self.state, self.ctx, self.path = sink, field, state, ctx, path
+        self.number = sink.attempts
+        self.text = ""
+        self.raw = ""
+        self.held = ""
+        self.gate = (GATE.get() or sink.gate) if sink.checked_only else None
+
+    def feed(self, text: str) -> None:
+        """Streams `text` (a delta of the field's value), held back unit by unit under ``checked_only``."""
+        self.sink.check_cancelled(f"term {self.path[-1]!r}")
+        if not text:
+            return
+        self.raw += text
+        if not self.sink.checked_only:
+            self._release(text)
+            return
+        units, self.held = self.sink.units(self.held + text)
+        for unit in units:
+            self._release_checked(unit)
+
+    def finish(self) -> None:
+        """Flushes the last unit (under ``checked_only``)."""
+        if self.held:
+            self._release_checked(self.held)
+            self.held = ""
+
+    def _release(self, text: str) -> None:
+        self.text += text
+        self.sink.streamed[self.number] = self.text
+        self.sink.emit(Token(text, self.number))
+
+    def _release_checked(self, unit: str) -> None:
+        if not unit.strip():
+            self._release(unit)
+            return
+        if self.gate is None:
+            return  # nothing can verify it: only the final result carries it
+        from .runtime import execute
+
+        check, accept = self.gate
+        out = execute(check, self.state.model_copy(update={self.field: unit}), self.ctx, (*self.path, "gate"))
+        if accept(out):
+            self._release(unit)
+
+    def retract(self, reason: str) -> None:
+        """Withdraws this attempt when it released anything."""
+        if self.text:
+            self.sink.emit(Retract(self.number, self.text, reason))
+
+    def replay(self, text: str) -> None:
+        """Streams the whole of `text` in sentences (for text produced in one piece, e.g. an offline fallback)."""
+        for piece in sentences(text):
+            self.feed(piece)
+        self.finish()
+
+
+_SENTENCE = re.compile(r"(?<=[。！？!?；;\n])")
+
+
+def sentences(text: str) -> list[str]:
+    """Returns `text` cut after each sentence end or newline; the pieces join back to `text`."""
+    return [p for p in _SENTENCE.split(text) if p]
+
+
+class FieldText:
+    """Returns, chunk by chunk, the decoded text of one string field of a JSON object being streamed.
+
+    ``FieldText("answer").feed('{"answer": "船员')`` returns ``"船员"``; text
+    before the key and after the closing quote is ignored; escapes split
+    across chunks wait for their end.
+    """
+
+    _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+
+    def __init__(self, name: str) -> None:
+        self.key = re.compile(r'"%s"\s*:\s*"' % re.escape(name))
+        self.raw = ""
+        self.pos: Optional[int] = None
+        self.done = False
+
+    def feed(self, chunk: str) -> str:
+        self.raw += chunk
+        if self.done:
+            return ""
+        if self.pos is None:
+            m = self.key.search(self.raw)
+            if m is None:
+                return ""
+            self.pos = m.end()
+        out, raw, i = [], self.raw, self.pos
+        while i < len(raw):
+            c = raw[i]
+            if c == '"':
+                self.done = True
+                i += 1
+                break
+            if c != "\\":
+                out.append(c)
+                i += 1
+                continue
+            if i + 1 >= len(raw):
+                break
+            e = raw[i + 1]
+            if e == "u":
+                if i + 6 > len(raw):
+                    break
+                out.append(chr(int(raw[i + 2:i + 6], 16)))
+                i += 6
+            else:
+                out.append(self._ESCAPES.get(e, e))
+                i += 2
+        self.pos = i
+        return "".join(out)
+
+
+class Stream:
+    """Returns the events `body()` emits to `sink` while it runs in a worker thread; iterate it sync or async.
+
+    `body` runs with the sink current, in a copy of the caller's contextvars;
+    its exception is raised to the consumer after the events before it.
+    Leaving the loop early (closing the generator, an async task cancelled)
+    cancels the run (`Sink.cancel`).
+    """
+
+    _DONE = object()
+
+    def __init__(self, body: Callable[[], Any], sink: Sink) -> None:
+        self.body, self.sink = body, sink
+        self.failure: list[BaseException] = []
+        self.thread: Optional[threading.Thread] = None
+
+    def _start(self) -> None:
+        def work() -> None:
+            SINK.set(self.sink)
+            try:
+                self.body()
+            except BaseException as e:  # handed to the consumer, raised there
+                self.failure.append(e)
+            finally:
+                self.sink.emit(self._DONE)
+
+        self.thread = threading.Thread(target=contextvars.copy_context().run, args=(work,), daemon=True,
+                                       name="lambdarag-stream")
+        self.thread.start()
+
+    def _end(self) -> None:
+        if self.failure:
+            raise self.failure[0]
+
+    def __iter__(self) -> Iterator[Any]:
+        self._start()
+        try:
+            while (event := self.sink.events.get()) is not self._DONE:
+                yield event
+        finally:
+            self.sink.cancel()
+        self._end()
+
+    async def __aiter__(self) -> AsyncIterator[Any]:
+        import asyncio
+
+        self._start()
+        try:
+            while (event := await asyncio.to_thread(self.sink.events.get)) is not self._DONE:
+                yield event
+        finally:
+            self.sink.cancel()
+        self._end()

@@ -1,0 +1,135 @@
+"""The events `search_stream` yields: what the calculus streams (tokens, verdicts, retractions, fallbacks) plus
+the query's own milestones (classified, plan, hits, result), in the order they happen.
+
+Every event carries only what the final `SearchResult` may carry: hits are
+the permission-filtered hits the result holds, tokens are the answer text.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Optional, Union
+
+from lambdarag import State
+from lambdarag.stream import Checked, FallbackTaken, Retract, Sink, Step, Token, event_dict
+
+if TYPE_CHECKING:
+    from .search_unified import SearchResult
+
+ANSWER_TERM = "answer_generate"
+"""The answer term whose start means retrieval has finished: its input's hits are the evidence."""
+
+
+@dataclass(frozen=True)
+class Classified:
+    """The question's type and the route it takes: strategy, lambda expression, effect signature."""
+
+    kind: ClassVar[str] = "classified"
+    query_type: str
+    strategy: str
+    expression: str
+    effect_signature: str
+    classification: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Planned:
+    """The frozen retrieval plan of the query."""
+
+    kind: ClassVar[str] = "plan"
+    plan: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """The hits retrieval produced, sent as soon as the answer term starts (before its first token)."""
+
+    kind: ClassVar[str] = "hits"
+    hits: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Finished:
+    """The last event: the same `SearchResult` that `search()` returns."""
+
+    kind: ClassVar[str] = "result"
+    result: "SearchResult"
+
+
+Event = Union[Classified, Planned, Evidence, Token, Checked, Retract, FallbackTaken, Finished]
+
+
+def event_json(event: Event) -> dict[str, Any]:
+    """Returns an event as a JSON-able dict with its `kind` first (the result as `SearchResult.model_dump()`)."""
+    if isinstance(event, Finished):
+        return {"kind": event.kind, "result": event.result.model_dump(mode="json")}
+    return event_dict(event)
+
+
+def hit_record(h) -> dict[str, Any]:
+    """Returns a hit as the result and the `hits` event show it."""
+    return {"chunk_id": h.chunk_id, "source": h.source, "title": h.title, "section": h.section, "date": h.date,
+            "kind": h.kind, "score": round(h.score, 6), "ranks": h.ranks, "text": h.text}
+
+
+class Announcer:
+    """Turns the steps a run reports into the query's milestones, and fills in the ones a run skipped.
+
+    `follow` says how to describe a classification (the route the table
+    gives the type). A run that classifies nothing (a direct
+    reply, a cached answer) or retrieves nothing (an FAQ answer) still
+    yields `classified` and `hits` before its `result`; one whose answer
+    term streamed no token gets the answer as tokens then.
+    """
+
+    def __init__(self, sink: Sink) -> None:
+        self.sink = sink
+        self.describe: Optional[Callable[[Optional[str], Any], Classified]] = None
+        self.sent: set[str] = set()
+        sink.watch = frozenset({"retrieval_plan", ANSWER_TERM})
+        sink.relay = self.relay
+
+    def follow(self, describe: Callable[[Optional[str], Any], Classified]) -> None:
+        """Reports `classified` when the plan starts (classification has ended), as `describe(type, record)` says."""
+        self.describe = describe
+
+    def emit(self, event: Event) -> None:
+        """Emits a milestone once."""
+        if self._once(event) is not None:
+            self.sink.emit(event)
+
+    def relay(self, step: Step) -> Optional[Event]:
+        state: State = step.state
+        if step.term == "retrieval_plan" and step.phase == "start" and self.describe is not None:
+            return self._once(self.describe(state.query_type, getattr(state, "classification", None)))
+        if step.term == "retrieval_plan" and step.phase == "end":
+            return self._once(Planned(plan=state.plan.model_dump(mode="json")))
+        if step.term == ANSWER_TERM and step.phase == "start":
+            return self._once(Evidence(hits=[hit_record(h) for h in state.hits]))
+        return None
+
+    def _once(self, event: Event) -> Optional[Event]:
+        if event.kind in self.sent:
+            return None
+        self.sent.add(event.kind)
+        return event
+
+    def finish(self, result: "SearchResult") -> None:
+        """Emits the milestones the run skipped, the answer as tokens if none streamed, then the result."""
+        self.emit(Classified(result.query_type, result.strategy, result.expression, result.effect_signature,
+                             result.classification))
+        if result.plan:
+            self.emit(Planned(plan=result.plan))
+        self.emit(Evidence(hits=result.hits))
+        if self.sink.attempts == 0 and not self.sink.checked_only and result.answer:
+            self.sink.attempts += 1
+            self.sink.emit(Token(result.answer, self.sink.attempts))
+        self.sink.emit(Finished(result))
+
+
+def classification_dict(classification: Any) -> dict[str, Any]:
+    """Returns the classifier's record as a dict (empty when nothing classified)."""
+    return classification.model_dump() if hasattr(classification, "model_dump") else {}
+
+
+__all__ = ["Event", "Classified", "Planned", "Evidence", "Finished", "Token", "Checked", "Retract", "FallbackTaken",
+           "event_json", "hit_record", "Announcer", "classification_dict"]

@@ -1,0 +1,129 @@
+"""The domain records a retrieval pipeline's State holds: hits, ranked lists, variants, relations, citations, the plan.
+
+They live on the skills' ground floor (the stores build them too); the
+calculus only knows their fields by name, typed generically, and this module
+declares their types (`lambdarag.extra_field`), so a term writing ``hits`` is
+validated as strictly as before.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from typing import Literal, Optional
+
+from pydantic import Field
+
+from lambdarag.state import Record, extra_field
+
+
+class Hit(Record):
+    """One retrieved chunk with its score and per-retriever provenance."""
+
+    chunk_id: str
+    text: str
+    score: float = 0.0
+    source: str = ""
+    title: str = ""
+    section: str = ""
+    date: Optional[str] = None
+    family: str = ""
+    kind: str = "text"
+    department: Optional[str] = None
+    security_level: int = 0
+    ranks: dict[str, int] = Field(default_factory=dict)
+    scores: dict[str, float] = Field(default_factory=dict)
+
+
+class RankedList(Record):
+    """The ranked output of one retriever for one query string."""
+
+    retriever: str
+    query: str
+    hits: tuple[Hit, ...] = ()
+
+
+class Variant(Record):
+    """A query variant produced by the planner; the original query is kind 'original'."""
+
+    text: str
+    kind: Literal["original", "rewrite", "multi_query", "hyde", "step_back", "expansion"] = "original"
+
+
+class TimeRange(Record):
+    """The time a question is about: newest version, a point in time, or a span."""
+
+    latest: bool = False
+    as_of: Optional[dt.date] = None
+    start: Optional[dt.date] = None
+    end: Optional[dt.date] = None
+
+
+class Relation(Record):
+    """A typed edge of the entity graph with where it came from."""
+
+    head: str
+    relation: str
+    tail: str
+    source: str = ""
+    section: str = ""
+    description: str = ""
+    origin: str = "rule"
+    confidence: float = 1.0
+
+
+class WikiPage(Record):
+    """A compiled wiki page read for a question."""
+
+    entity: str
+    path: str
+    text: str
+    score: float = 0.0
+
+
+class Citation(Record):
+    """A `[来源: source#section]` marker in the answer, resolved to a context chunk."""
+
+    source: str
+    section: str = ""
+    chunk_id: str = ""
+    quote: str = ""
+
+
+class RetrievalPlan(Record):
+    """Every per-query tunable the patterns read; built by the orchestrator, frozen.
+
+    `reason` records each adjustment made while building the plan.
+    """
+
+    bm25_top_k: int = 20
+    dense_top_k: int = 20
+    fused_top_k: int = 30
+    final_top_k: int = 6
+    max_context_chars: int = 6000
+    max_chunk_chars: int = 800
+    min_score: float = 0.0
+    expand_query: bool = True
+    expansion_count: int = 3
+    rerank: bool = True
+    prefer_tables: bool = False
+    faq_first: bool = False
+    faq_direct_threshold: float = 0.92
+    allow_similar_faq: bool = True
+    retrieve: bool = True
+    direct_reply: str = ""
+    intent: str = "knowledge"
+    risk: str = ""
+    max_hops: int = 2
+    max_nodes: int = 20
+    faq_top_k: int = 20
+    query_type: Optional[str] = None
+    short_query: bool = False
+    time_range: Optional[TimeRange] = None
+    reason: str = "default"
+
+
+for _field, _type in (("variants", tuple[Variant, ...]), ("time_range", Optional[TimeRange]),
+                      ("candidates", tuple[RankedList, ...]), ("hits", tuple[Hit, ...]),
+                      ("relations", tuple[Relation, ...]), ("wiki_pages", tuple[WikiPage, ...]),
+                      ("citations", tuple[Citation, ...])):
+    extra_field(_field, _type)
+extra_field("plan", RetrievalPlan, default=RetrievalPlan())

@@ -1,0 +1,41 @@
+"""Synthesis evidence across documents: statutes before their regulations, one entry per statute, whole-document scores."""
+from __future__ import annotations
+
+from skills.store.records import Hit
+from skills.diversify import by_document, per_document, rank_of
+
+
+def hit(source: str, title: str, section: str, score: float) -> Hit:
+    return Hit(chunk_id=f"{source}#{section}", text=section, score=score, source=source, title=title, section=section)
+
+
+FOREST = "中华人民共和国森林法"
+FOREST_RULES = "中华人民共和国森林法实施条例"
+INTERPRETATION = "最高人民法院关于审理破坏森林资源刑事案件适用法律若干问题的解释"
+GRASS = "中华人民共和国草原法"
+
+
+def test_rank_of_tells_statutes_from_lower_instruments():
+    assert rank_of(hit("a.md", FOREST, "第一条", 1)) == 0
+    assert rank_of(hit("b.md", FOREST_RULES, "第一条", 1)) == 1
+    assert rank_of(hit("c.md", INTERPRETATION, "第一条", 1)) == 1
+
+
+def test_statutes_first_puts_every_statute_ahead_of_regulations_and_versions_count_once():
+    hits = [hit("经济法/森林法(2019-12-28).md", FOREST, "第一条", 9), hit("经济法/森林法(2009-08-27).md", FOREST, "第二条", 8),
+            hit("行政法规/森林法实施条例(2018-03-19).md", FOREST_RULES, "第一条", 7),
+            hit("司法解释/破坏森林资源.md", INTERPRETATION, "第一条", 6),
+            hit("经济法/草原法(2021-04-29).md", GRASS, "第一条", 5)]
+    plain = [h.source for h in per_document(hits)]
+    assert plain[:4] == [hits[0].source, hits[2].source, hits[3].source, hits[4].source]  # old version waits a round
+    first = [h.title for h in per_document(hits, statutes_first=True)][:4]
+    assert first == [FOREST, GRASS, FOREST_RULES, INTERPRETATION]
+
+
+def test_by_document_ranks_statutes_by_their_best_chunks_and_keeps_each_ones_best():
+    hits = [hit("a.md", FOREST, "第三条", 0.95), hit("b.md", GRASS, "第一条", 0.90), hit("b.md", GRASS, "第九条", 0.89),
+            hit("b.md", GRASS, "第十条", 0.88), hit("c.md", FOREST_RULES, "第一条", 0.99)]
+    ranked = by_document(hits, depth=3)
+    assert [(h.title, h.section) for h in ranked] == [(GRASS, "第一条"), (FOREST, "第三条")]
+    assert [h.title for h in by_document(hits, depth=1)] == [FOREST, GRASS]
+    assert [h.title for h in by_document(hits, depth=1, statutes_only=False)][0] == FOREST_RULES
