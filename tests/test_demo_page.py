@@ -171,6 +171,99 @@ def test_markup_in_the_query_is_shown_as_text_and_never_runs(page):
     assert page.locator("#result script, #result img").count() == 0
 
 
+def test_the_turn_count_counts_questions_not_messages(page):
+    page.check("#follow-up")
+    ask(page, "船员条例由哪个部门主管？")
+    expect(page.locator("#turns")).to_have_text("1")
+    ask(page, "它的上位法是什么？")
+    expect(page.locator("#turns")).to_have_text("2")
+    page.click("#reset")
+    expect(page.locator("#turns")).to_have_text("0")
+
+
+def test_an_error_hides_the_previous_result(page):
+    ask(page, "船员条例由哪个部门主管？")
+    assert page.locator("#result").is_visible()
+    ask(page, "   ")
+    assert page.locator("#error").is_visible()
+    assert page.locator("#result").is_hidden()
+
+
+def test_at_420_px_the_waterfall_bars_get_the_width_of_the_page(browser, base_url):
+    context = browser.new_context(viewport={"width": 420, "height": 900}, locale="zh-CN")
+    p = context.new_page()
+    p.goto(base_url)
+    ask(p, "船员条例由哪个部门主管？")
+    tracks = p.eval_on_selector_all("#waterfall .wf-track", "els => els.map(e => e.getBoundingClientRect().width)")
+    names = p.eval_on_selector_all("#waterfall .wf-name", "els => els.map(e => e.getBoundingClientRect().width)")
+    scroll = p.evaluate("document.documentElement.scrollWidth")
+    context.close()
+    assert tracks and min(tracks) > 0.7 * 420 and min(names) > 150
+    assert scroll <= 420
+
+
+def test_the_index_picker_lists_the_built_indexes_and_asks_the_chosen_one(page):
+    from skills.store.index import built_indexes
+
+    options = page.locator("#index-picker option").all_text_contents()
+    assert options == sorted({"demo", *built_indexes()})
+    assert page.input_value("#index-picker") == "demo"
+    sent = []
+    page.on("request", lambda r: sent.append(r.post_data_json) if r.url.endswith("/api/ask") else None)
+    ask(page, "船员条例由哪个部门主管？")
+    assert sent and sent[0]["index"] == "demo"
+
+
+def test_the_favicon_is_served(page, base_url):
+    response = page.request.get(base_url + "/favicon.ico")
+    assert response.status == 200 and response.headers["content-type"].startswith("image/svg+xml")
+    assert page.locator("link[rel=icon]").get_attribute("href") == "/favicon.ico"
+
+
+LABEL_BOXES = """root => {
+  const box = (t) => { const b = t.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; };
+  return [[...root.querySelectorAll('.edge text')].map(box), [...root.querySelectorAll('.node text')].map(box)];
+}"""
+
+
+def overlapping(a, b) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+# A hub with eight neighbours, each also related to the next: the short ring edges end beside node labels.
+CROWDED = [{"head": "中华人民共和国船员条例", "relation": "主管部门", "tail": f"第{i}个海事管理机构"} for i in range(8)] + \
+          [{"head": f"第{i}个海事管理机构", "relation": "上级机关", "tail": f"第{(i + 1) % 8}个海事管理机构"} for i in range(8)]
+
+
+@pytest.mark.parametrize("question", ["船员条例由哪个部门主管？", "海商法和海上交通安全法有什么区别？", None],
+                         ids=["relation", "compare", "crowded"])
+def test_edge_labels_cover_no_node_label(page, question):
+    if question:
+        ask(page, question)
+    else:   # drawn directly: no corpus question yields this many relations among neighbours
+        page.evaluate("([rels]) => { document.getElementById('result').hidden = false; "
+                      "renderGraph(rels, rels.length, ['船员条例'], []); }", [CROWDED])
+    edges, nodes = page.eval_on_selector("#graph svg", LABEL_BOXES)
+    assert edges and nodes
+    assert not [(e, n) for e in edges for n in nodes if overlapping(e, n)]
+
+
+def test_a_compare_subgraph_shows_both_sides_and_only_their_neighbours(page):
+    ask(page, "海商法和海上交通安全法有什么区别？")
+    hubs = page.locator("#graph svg .hub title").all_text_contents()
+    assert len(hubs) == 2 and {"海商法", "海上交通安全法"} <= {h.removeprefix("中华人民共和国") for h in hubs}
+    edges = page.locator("#graph svg .edge title").all_text_contents()
+    assert edges and all(any(h in e for h in hubs) for e in edges)
+    for node in page.locator("#graph svg .node title").all_text_contents():
+        assert node in hubs or any(node in e and any(h in e for h in hubs) for e in edges), node
+
+
+def test_a_relation_question_about_an_entity_the_graph_lacks_says_so(page):
+    ask(page, "上海海事局的上级机关是谁？")
+    note = page.locator("#graph .note").first.text_content()
+    assert "上海海事局" in note and "no entity relations" not in note
+
+
 def test_evidence_is_shown_before_the_answer_arrives(page):
     ask(page, "海上交通安全法与水污染防治法在船舶管理方面有何异同？")
     evidence = page.locator("#evidence li")

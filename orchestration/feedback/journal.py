@@ -162,12 +162,12 @@ def cited_sources(state: State) -> tuple[str, ...]:
 def noisy(graph: EntityGraph, name: str) -> bool:
     """Returns whether a new name is a phrase rather than a name: a known entity with words glued in front, or
     (unless it is titled like a law) a span holding function words (都由海事管理机构, 条例规定国务院…部门)."""
-    import jieba
+    from skills.store.tokenize import import_jieba
 
     spans = graph.spans(name)
     if spans and spans[-1][1] == len(name) and spans[-1][0] > 0:
         return True
-    return not LAW_TITLE.search(name) and bool(FUNCTION_WORDS & set(jieba.lcut(name)))
+    return not LAW_TITLE.search(name) and bool(FUNCTION_WORDS & set(import_jieba().lcut(name)))
 
 
 def render_into(graph: EntityGraph, wiki_dir: Path, name: str) -> None:

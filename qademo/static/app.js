@@ -26,9 +26,11 @@ function short(text, n) {
   return text.length > n ? text.slice(0, n - 1) + "…" : text;
 }
 
+// Shows the error and hides the previous result, so that nothing under the banner looks like its answer.
 function showError(message) {
   $("error").textContent = message;
   $("error").hidden = false;
+  $("result").hidden = true;
 }
 
 // Reads an event stream from a fetch response and calls onEvent(name, data) for each event.
@@ -112,7 +114,7 @@ function vote(chunkId, verdict, label) {
   button.addEventListener("click", async () => {
     const r = await fetch("/api/feedback", {
       method: "POST", headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ query_id: queryId, chunk_id: chunkId, verdict: verdict }),
+      body: JSON.stringify({ query_id: queryId, chunk_id: chunkId, verdict: verdict, index: chosenIndex() }),
     });
     button.disabled = true;
     button.title = r.ok ? "recorded" : (await r.json()).error || "not recorded";
@@ -150,14 +152,17 @@ function linkMarkers(answer, citations) {
 
 // Draws head -relation-> tail edges around a hub (the question's first entity in the graph, else the
 // best-connected one): the hub's neighbours come first, then the best-connected others; nodes sit on an
-// ellipse in order of first appearance, so the same relations always give the same drawing.
-function renderGraph(relations, total, entities) {
+// ellipse in order of first appearance, so the same relations always give the same drawing. A compare
+// answer has two hubs (its sides), side by side, and only their neighbours around them.
+function renderGraph(relations, total, entities, sides, missing) {
   const box = $("graph");
   box.replaceChildren();
+  const unknown = (missing || []).length ? "the entity graph has no " + missing.join("、") : "";
   if (relations.length === 0) {
-    box.append(el("p", { className: "note" }, "this strategy used no entity relations"));
+    box.append(el("p", { className: "note" }, unknown || "this strategy used no entity relations"));
     return;
   }
+  if (unknown) box.append(el("p", { className: "note" }, unknown));
   const MAX_NODES = 9, MAX_EDGES = 14, W = 460, H = 320;
   const unique = new Map();
   for (const r of relations) {
@@ -172,15 +177,20 @@ function renderGraph(relations, total, entities) {
   const byDegree = (a, b) => degree.get(b) - degree.get(a) || order.indexOf(a) - order.indexOf(b);
   const asked = (entities || []).map((e) => order.find((n) => n === e) || order.find((n) => n.includes(e)))
     .find((n) => n !== undefined);
-  const hub = asked || [...order].sort(byDegree)[0];
-  const near = new Set([...unique.values()].flatMap((r) => (r.head === hub ? [r.tail] : r.tail === hub ? [r.head] : [])));
-  const ranked = [hub, ...[...near].sort(byDegree), ...order.filter((n) => n !== hub && !near.has(n)).sort(byDegree)];
+  const hubs = (sides || []).filter((n) => degree.has(n)).length === 2 ? sides
+    : [asked || [...order].sort(byDegree)[0]];
+  const hub = hubs[0];
+  const isHub = (n) => hubs.includes(n);
+  const near = new Set([...unique.values()].flatMap((r) => (isHub(r.head) ? [r.tail] : isHub(r.tail) ? [r.head] : [])));
+  const others = hubs.length > 1 ? [] : order.filter((n) => !isHub(n) && !near.has(n)).sort(byDegree);
+  const ranked = [...hubs, ...[...near].filter((n) => !isHub(n)).sort(byDegree), ...others];
   const shown = new Set(ranked.slice(0, MAX_NODES));
-  const touchesHub = (r) => (r.head === hub || r.tail === hub ? 0 : 1);
+  const touchesHub = (r) => (isHub(r.head) || isHub(r.tail) ? 0 : 1);
   const edges = [...unique.values()].filter((r) => shown.has(r.head) && shown.has(r.tail))
     .sort((a, b) => touchesHub(a) - touchesHub(b)).slice(0, MAX_EDGES);
-  const ring = order.filter((n) => shown.has(n) && n !== hub);
-  const pos = new Map([[hub, [W / 2, H / 2]]]);
+  const ring = order.filter((n) => shown.has(n) && !isHub(n));
+  const pos = new Map(hubs.length > 1 ? [[hubs[0], [W / 3, H / 2]], [hubs[1], [(2 * W) / 3, H / 2]]]
+    : [[hub, [W / 2, H / 2]]]);
   ring.forEach((n, i) => {
     const a = -Math.PI / 2 + (2 * Math.PI * i) / ring.length;
     pos.set(n, [W / 2 + (W / 2 - 70) * Math.cos(a), H / 2 + (H / 2 - 34) * Math.sin(a)]);
@@ -202,23 +212,45 @@ function renderGraph(relations, total, entities) {
     const g = svg("g", { class: "edge" });
     g.append(svg("title", {}, `${r.head} —${r.relation}→ ${r.tail}${r.source ? " (" + r.source + ")" : ""}`));
     g.append(svg("line", { x1, y1, x2, y2, "marker-end": "url(#arrow)" }));
-    g.append(svg("text", { x: x1 + (x2 - x1) * 0.55, y: y1 + (y2 - y1) * 0.55 - 3 + k * 12,
-                           "text-anchor": "middle" }, short(r.relation, 8)));
+    const label = svg("text", { "text-anchor": "middle" }, short(r.relation, 8));
+    label.dataset.line = JSON.stringify([x1, y1, x2, y2, k]);
+    g.append(label);
     root.append(g);
   }
-  for (const n of [hub, ...ring]) {
+  for (const n of [...hubs, ...ring]) {
     const [x, y] = pos.get(n);
-    const g = svg("g", { class: n === hub ? "node hub" : "node" });
+    const g = svg("g", { class: isHub(n) ? "node hub" : "node" });
     g.append(svg("title", {}, n));
-    g.append(svg("circle", { cx: x, cy: y, r: n === hub ? 9 : 7 }));
+    g.append(svg("circle", { cx: x, cy: y, r: isHub(n) ? 9 : 7 }));
     g.append(svg("text", { x, y: y + (y > H / 2 ? 21 : -12), "text-anchor": "middle" }, short(n, 12)));
     root.append(g);
   }
   box.append(root);
+  placeEdgeLabels(root);
   const hidden = total - edges.length;
   if (hidden > 0) {
     box.append(el("p", { className: "note" },
                   `${edges.length} of ${total} relations drawn (duplicates and the least connected entities left out)`));
+  }
+}
+
+// Puts each edge label by its line where it covers no node label (and no label placed before it):
+// the middle first, then points nearer either end, then the same a line above or below; the middle if
+// nothing is free. The measuring needs the drawing in the page.
+const LABEL_SPOTS = [0, -12, 12].flatMap((dy) => [0.5, 0.4, 0.6, 0.3, 0.7, 0.2, 0.8].map((t) => [t, dy]));
+
+function placeEdgeLabels(root) {
+  const boxes = [...root.querySelectorAll(".node text")].map((t) => t.getBBox());
+  const overlaps = (a) => boxes.some((b) => a.x < b.x + b.width && b.x < a.x + a.width
+                                            && a.y < b.y + b.height && b.y < a.y + a.height);
+  for (const label of root.querySelectorAll(".edge text")) {
+    const [x1, y1, x2, y2, k] = JSON.parse(label.dataset.line);
+    const put = ([t, dy]) => {
+      label.setAttribute("x", x1 + (x2 - x1) * t);
+      label.setAttribute("y", y1 + (y2 - y1) * t - 3 + k * 12 + dy);
+    };
+    if (!LABEL_SPOTS.some((spot) => { put(spot); return !overlaps(label.getBBox()); })) put(LABEL_SPOTS[0]);
+    boxes.push(label.getBBox());
   }
 }
 
@@ -243,14 +275,30 @@ function renderWaterfall(rows, totalMs) {
   }
 }
 
+// A turn is one question with its answer: count the questions, not the messages.
 function renderTurns() {
-  $("turns").textContent = String(history.length);
+  $("turns").textContent = String(history.filter((m) => m.role === "user").length);
+}
+
+function chosenIndex() {
+  return $("index-picker").value || undefined;
+}
+
+// Lists the built indexes; choosing another one starts a new conversation (earlier turns were about the old one).
+function renderIndexes(names, current) {
+  const picker = $("index-picker");
+  picker.replaceChildren(...names.map((n) => el("option", { value: n, selected: n === current }, n)));
+  picker.addEventListener("change", () => {
+    $("index-name").textContent = picker.value;
+    history = [];
+    renderTurns();
+  });
 }
 
 async function ask(event) {
   event.preventDefault();
   const query = $("query").value;
-  const body = { query };
+  const body = { query, index: chosenIndex() };
   if ($("follow-up").checked && history.length) body.history = history.slice(-maxTurns);
   $("error").hidden = true;
   $("ask").disabled = true;
@@ -300,7 +348,7 @@ async function ask(event) {
         renderFallbacks(view.fallbacks);
         queryId = view.query_id || "";
         renderCitations(view.citations);
-        renderGraph(view.relations, view.relations_total, view.entities);
+        renderGraph(view.relations, view.relations_total, view.entities, view.sides, view.not_in_graph);
         renderWaterfall(view.waterfall, view.latency_ms.total);
       } else if (name === "failed") {
         showError(data.error);
@@ -333,6 +381,7 @@ async function init() {
   try {
     const info = await (await fetch("/api/info")).json();
     $("index-name").textContent = info.index;
+    renderIndexes(info.indexes || [info.index], info.index);
     $("query").maxLength = info.max_query_chars;
     maxTurns = info.max_turns;
   } catch (_) {

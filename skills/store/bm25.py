@@ -2,7 +2,9 @@
 
 The index keeps raw term counts (a sparse docs × terms matrix) and derives idf
 and length norms from them, so adding or removing documents only changes
-counts. A query touches only the postings of its terms.
+counts. A query touches only the postings of its terms. The counts are kept as
+plain CSR arrays and scored with numpy alone: scipy is imported only to add or
+drop documents, so opening a built index and querying it do not pay its import.
 """
 from __future__ import annotations
 
@@ -22,16 +24,26 @@ class Bm25Index:
     """
 
     def __init__(self, k1: float = 1.5, b: float = 0.75, epsilon: float = 0.25) -> None:
-        from scipy import sparse
-
         self.k1, self.b, self.epsilon = k1, b, epsilon
         self.vocab: dict[str, int] = {}
-        self.tf = sparse.csr_matrix((0, 0), dtype=np.int32)
+        self._csr = (np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32), np.zeros(1, dtype=np.int32), (0, 0))
         self._ready = False
 
     @property
     def size(self) -> int:
-        return self.tf.shape[0]
+        return self._csr[3][0]
+
+    @property
+    def tf(self):
+        """Returns the docs × terms counts as a scipy CSR matrix."""
+        from scipy import sparse
+
+        data, indices, indptr, shape = self._csr
+        return sparse.csr_matrix((data, indices, indptr), shape=shape)
+
+    @tf.setter
+    def tf(self, matrix) -> None:
+        self._csr = (matrix.data, matrix.indices, matrix.indptr, tuple(matrix.shape))
 
     def params(self) -> dict:
         return {"k1": self.k1, "b": self.b, "epsilon": self.epsilon}
@@ -64,11 +76,13 @@ class Bm25Index:
     def _prepare(self) -> None:
         if self._ready:
             return
-        n = self.size
-        self.doc_len = np.asarray(self.tf.sum(axis=1)).ravel().astype(np.float64)
+        data, indices, indptr, (n, terms) = self._csr
+        row = np.repeat(np.arange(n), np.diff(indptr))
+        self.doc_len = np.bincount(row, weights=data, minlength=n).astype(np.float64)
         self.avgdl = self.doc_len.sum() / n if n else 0.0
-        self.csc = self.tf.tocsc()
-        df = np.diff(self.csc.indptr)
+        order = np.argsort(indices, kind="stable")  # CSR → CSC: postings per term, rows ascending
+        df = np.bincount(indices, minlength=terms)
+        self.postings = (np.concatenate([[0], np.cumsum(df)]), row[order], data[order])
         present = df > 0
         idf = np.log(n - df + 0.5) - np.log(df + 0.5)
         mean = idf[present].mean() if present.any() else 0.0
@@ -81,11 +95,12 @@ class Bm25Index:
 
     def _postings(self, token: str) -> Optional[tuple[np.ndarray, np.ndarray]]:
         j = self.vocab.get(token)
-        if j is None or j >= self.csc.shape[1]:
+        starts, rows_of, counts = self.postings
+        if j is None or j >= len(starts) - 1:
             return None
-        lo, hi = self.csc.indptr[j], self.csc.indptr[j + 1]
-        rows = self.csc.indices[lo:hi]
-        tf = self.csc.data[lo:hi].astype(np.float64)
+        lo, hi = starts[j], starts[j + 1]
+        rows = rows_of[lo:hi]
+        tf = counts[lo:hi].astype(np.float64)
         return rows, self.idf[j] * (tf * (self.k1 + 1) / (tf + self.norm[rows]))
 
     def scores(self, tokens: Sequence[str]) -> np.ndarray:
@@ -132,20 +147,18 @@ class Bm25Index:
         terms = [""] * len(self.vocab)
         for t, j in self.vocab.items():
             terms[j] = t
-        tf = self.tf
+        data, indices, indptr, shape = self._csr
         counts = io.BytesIO()
-        np.savez(counts, data=tf.data, indices=tf.indices, indptr=tf.indptr, shape=np.array(tf.shape))
+        np.savez(counts, data=data, indices=indices, indptr=indptr, shape=np.array(shape))
         meta = json.dumps({"params": self.params(), "terms": terms}, ensure_ascii=False).encode("utf-8")
         return meta, counts.getvalue()
 
     @classmethod
     def from_dump(cls, meta: bytes, counts: bytes) -> "Bm25Index":
         """Returns the index `dump` described."""
-        from scipy import sparse
-
         info = json.loads(meta.decode("utf-8"))
         index = cls(**info["params"])
         index.vocab = {t: j for j, t in enumerate(info["terms"])}
         z = np.load(io.BytesIO(counts))
-        index.tf = sparse.csr_matrix((z["data"], z["indices"], z["indptr"]), shape=tuple(z["shape"]))
+        index._csr = (z["data"], z["indices"], z["indptr"], tuple(int(x) for x in z["shape"]))
         return index

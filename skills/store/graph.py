@@ -24,9 +24,8 @@ import json
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Literal, Optional, Union
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Literal, Optional, Union
 
-import networkx as nx
 from filelock import FileLock
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -37,6 +36,9 @@ from lambdarag.errors import LambdaRAGError, StoreCorrupt
 
 from .access import Label, attested, visible
 from .files import write_atomic
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 SCHEMA = 1
 PRC = "中华人民共和国"
@@ -175,8 +177,9 @@ class EntityGraph:
 
     def __init__(self, path: Union[str, Path, None] = None) -> None:
         self.path = Path(path) if path else None
-        self.g = nx.MultiDiGraph()
-        self._names: dict[str, str] = {}            # any surface form → canonical name
+        self._g: Optional["nx.MultiDiGraph"] = None
+        self._pending: Optional[GraphFile] = None     # read by `load`, put into the graph on first use
+        self._surface: dict[str, str] = {}           # any surface form → canonical name
         self._matcher: Optional[dict[str, tuple[int, ...]]] = None
         self._base_entities: dict[str, EntityRecord] = {}
         self._base_relations: dict[str, RelationRecord] = {}
@@ -193,10 +196,31 @@ class EntityGraph:
                 return graph
             raise LambdaRAGError(f"{p}: no such relations file; compile the wiki first (lambdarag compile-wiki)")
         raw = p.read_bytes()
-        graph._fill(read_store(p))
+        graph._pending = read_store(p)
         graph._base_digest = hashlib.sha256(raw).hexdigest()
-        graph._mark_clean()
         return graph
+
+    @property
+    def g(self) -> "nx.MultiDiGraph":
+        """Returns the networkx graph, built on first use.
+
+        Importing networkx takes 0.25 s or more, so a question whose route never reads the graph
+        (and a knowledge base that only opens it) does not pay for it.
+        """
+        if self._g is None:
+            import networkx as nx
+
+            self._g = nx.MultiDiGraph()
+            if self._pending is not None:
+                store, self._pending = self._pending, None
+                self._fill(store)
+                self._mark_clean()
+        return self._g
+
+    @property
+    def _names(self) -> dict[str, str]:
+        self.g  # building the graph fills the surface forms
+        return self._surface
 
     def _fill(self, store: GraphFile) -> None:
         self.g.clear()
@@ -340,7 +364,7 @@ class EntityGraph:
         """Removes an entity and every relation touching it."""
         if name in self.g:
             self.g.remove_node(name)
-            self._names = {k: v for k, v in self._names.items() if v != name}
+            self._surface = {k: v for k, v in self._names.items() if v != name}
             self._matcher = None
 
     def remove_by_provenance(self, **match: Any) -> int:
@@ -555,6 +579,8 @@ class EntityGraph:
         ca, cb = self.resolve(a), self.resolve(b)
         if not ca or not cb or ca == cb:
             return []
+        import networkx as nx
+
         view = nx.subgraph_view(self.g, filter_edge=lambda u, v, k: self.g.edges[u, v, k]["record"].visible_to(user))
         try:
             nodes = nx.shortest_path(view.to_undirected(as_view=True), ca, cb)

@@ -42,6 +42,12 @@ def index_dir(name: str) -> Path:
     return knowledge_root() / name / "index"
 
 
+def built_indexes() -> list[str]:
+    """Returns the names of the local indexes built under the knowledge root, sorted."""
+    root = knowledge_root()
+    return sorted(p.parent.parent.name for p in root.glob("*/index/manifest.json")) if root.is_dir() else []
+
+
 def open_index(name: str) -> LocalBackend:
     """Returns the built index `name`, or fails naming the indexes that exist (or, if damaged, how to rebuild it).
 
@@ -49,9 +55,8 @@ def open_index(name: str) -> LocalBackend:
     """
     directory = index_dir(name)
     if not has_manifest(directory):
-        root = knowledge_root()
-        have = sorted(p.parent.parent.name for p in root.glob("*/index/manifest.json")) if root.is_dir() else []
-        raise ConfigError(f"no index named {name!r} under {root}; built indexes: {', '.join(have) or 'none'} "
+        have = built_indexes()
+        raise ConfigError(f"no index named {name!r} under {knowledge_root()}; built indexes: {', '.join(have) or 'none'} "
                           f"(build one with: lambdarag index --corpus PATH --name {name})")
     try:
         with index_lock(directory, timeout=0):

@@ -34,7 +34,11 @@ def text_key(text: str) -> str:
 
 
 class DenseIndex:
-    """Returns the nearest vectors by inner product: exact (flat) up to `ann_threshold`, HNSW above."""
+    """Returns the nearest vectors by inner product: exact (numpy) up to `ann_threshold`, faiss HNSW above.
+
+    Exact search is one matrix-vector product, as fast in numpy as in faiss's flat index, and
+    it spares a one-shot question faiss's import (0.1–0.3 s).
+    """
 
     def __init__(self, vectors: np.ndarray, ann_threshold: int = ANN_THRESHOLD) -> None:
         self.vectors = np.ascontiguousarray(vectors, dtype=np.float32)
@@ -54,17 +58,13 @@ class DenseIndex:
                 # One query at a time gains nothing from OpenMP; on a 2-core machine its threads fight the
                 # embedder's and double dense latency (bench/retrieval.py: p50 36 ms → 19 ms on STARD).
                 faiss.omp_set_num_threads(int(os.environ.get("LAMBDARAG_FAISS_THREADS", "1")))
-                n, d = self.vectors.shape
-                index = faiss.IndexHNSWFlat(d, 32, faiss.METRIC_INNER_PRODUCT) if n > self.ann_threshold \
-                    else faiss.IndexFlatIP(d)
+                index = faiss.IndexHNSWFlat(self.dim, 32, faiss.METRIC_INNER_PRODUCT)
                 index.add(self.vectors)
                 self._index = index
             return self._index
 
     def search(self, vector: np.ndarray, k: int, allowed: Optional[np.ndarray] = None) -> tuple[np.ndarray, np.ndarray]:
-        """Returns (rows, scores) of the k nearest rows, best first; `allowed` masks rows out inside faiss."""
-        import faiss
-
+        """Returns (rows, scores) of the k nearest rows, best first (ties: earlier row); `allowed` masks rows out."""
         n = len(self.vectors)
         if n == 0 or k <= 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
@@ -72,11 +72,15 @@ class DenseIndex:
         if query.shape[1] != self.dim:
             raise ConfigError(f"embedding_search: query vector has {query.shape[1]} dimensions, the index "
                               f"{self.dim}; embed queries with the model the index was built with")
+        if allowed is not None and not allowed.any():
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
+        if n <= self.ann_threshold:
+            return self._exact(query[0], k, allowed)
+        import faiss
+
         index = self._faiss()
         params = None
         if allowed is not None:
-            if not allowed.any():
-                return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
             bits = np.packbits(allowed, bitorder="little")
             selector = faiss.IDSelectorBitmap(n, faiss.swig_ptr(bits))
             params = (faiss.SearchParametersHNSW(sel=selector) if isinstance(index, faiss.IndexHNSWFlat)
@@ -84,6 +88,19 @@ class DenseIndex:
         scores, rows = index.search(query, min(k, n), params=params)
         keep = rows[0] >= 0
         return rows[0][keep].astype(np.int64), scores[0][keep]
+
+    def _exact(self, query: np.ndarray, k: int, allowed: Optional[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        scores = self.vectors @ query
+        rows = np.arange(len(scores))
+        if allowed is not None:
+            rows = np.flatnonzero(allowed)
+            scores = scores[rows]
+        if len(rows) > k:
+            part = np.argpartition(-scores, k - 1)[:k]
+            part = np.flatnonzero(scores >= scores[part].min())   # every row tied with the k-th, for the tie-break
+            rows, scores = rows[part], scores[part]
+        order = np.lexsort((rows, -scores))[:k]
+        return rows[order].astype(np.int64), scores[order].astype(np.float32)
 
 
 class VectorCache:
