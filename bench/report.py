@@ -105,8 +105,9 @@ def install(r: dict) -> str:
 def slow_llm(r: dict) -> str:
     q = r["questions"]
     per = "; ".join(f"{k} {v['wall_s']} s, {v['llm_calls']} call{'s' * (v['llm_calls'] != 1)}" for k, v in q.items())
+    model = f"{r['tokens_per_second']:g} tokens/s" if "tokens_per_second" in r else f"model {r['model']}"
     return (f"limits.timeoutSeconds {r['timeout_s']:g} s, llm.timeout {r['llm_timeout_s']:g} s, "
-            f"{r['tokens_per_second']:g} tokens/s: {per}; all answered in time: {r['within_timeout']}")
+            f"{model}: {per}; all answered in time: {r['within_timeout']}")
 
 
 def stream_latency(mode: str) -> Callable[[dict], str]:
@@ -134,6 +135,8 @@ ROWS: list[tuple[str, str, str, Callable[[dict], str]]] = [
     ("`lambdarag ask` on the built demo index, fresh process", "cli", "bench/cli.py", cli),
     ("`pip install -e .` into a fresh venv", "install", "bench/install.py", install),
     ("five question types, scripted 2 tokens/s model, default config", "slow-llm-60s", "bench/slow_llm.py", slow_llm),
+    ("five question types, real SmolLM2-135M (llama.cpp, CPU), default config", "real-llm-60s", "bench/slow_llm.py",
+     slow_llm),
     ("streaming, offline: first evidence / first token / result", "stream", "bench/stream.py",
      stream_latency("offline")),
     ("streaming, scripted LLM at 40 tokens/s: first evidence / first token / result", "stream", "bench/stream.py",

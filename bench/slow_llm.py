@@ -1,8 +1,9 @@
-"""The five question types against a scripted local model generating ~2 tokens/s: wall time, LLM calls, fallbacks.
+"""The five question types against a slow local model: wall time, LLM calls, fallbacks.
 
-python bench/slow_llm.py [--timeout SECONDS]  (default: limits.timeoutSeconds of agent-config.yml). A stand-in
-for a real small model (scripts/local-llm.sh): the scripted server answers at the rate of SmolLM2-135M on a
-loaded 2-core machine, so every LLM step must fit the budget or fall back in time.
+python bench/slow_llm.py [--timeout SECONDS] [--url URL --model NAME]  (timeout default: limits.timeoutSeconds
+of agent-config.yml). Without --url a scripted server stands in for a real small model, answering at ~2 tokens/s
+(SmolLM2-135M on a loaded 2-core machine) and writes slow-llm-<timeout>s.json; with --url the real endpoint
+(e.g. scripts/local-llm.sh) is asked and real-llm-<timeout>s.json is written.
 """
 from __future__ import annotations
 
@@ -23,11 +24,14 @@ from tests.test_slow_llm import QUESTIONS, SLOW_REPLY, slow_config  # noqa: E402
 RATE = 2.0
 
 
-def main(timeout: float | None = None) -> dict:
-    server = Running()
-    server.script.default = slow(SLOW_REPLY, tokens_per_second=RATE)
+def main(timeout: float | None = None, url: str | None = None, model: str | None = None) -> dict:
+    server = None if url else Running()
+    if server is not None:
+        server.script.default = slow(SLOW_REPLY, tokens_per_second=RATE)
     try:
-        config = slow_config(server.url, **({"timeoutSeconds": timeout} if timeout else {}))
+        config = slow_config(url or server.url, **({"timeoutSeconds": timeout} if timeout else {}))
+        if model:
+            config = config.model_copy(update={"llm": config.llm.model_copy(update={"model": model})})
         for question in QUESTIONS.values():   # knowledge, models and the LLM client load outside the timings
             search(question)
         chat(config)
@@ -42,18 +46,23 @@ def main(timeout: float | None = None) -> dict:
                           "degraded": r.degraded, "query_type": r.query_type,
                           "fallbacks": sorted({f["term"] for f in r.fallbacks})}
     finally:
-        server.stop()
-    result = {"tokens_per_second": RATE, "timeout_s": config.limits.timeout_seconds,
+        if server is not None:
+            server.stop()
+    source = {"model": config.llm.model, "endpoint": "real"} if url else {"tokens_per_second": RATE}
+    result = {**source, "timeout_s": config.limits.timeout_seconds,
               "llm_timeout_s": config.llm.timeout, "questions": rows,
               "max_wall_s": max(r["wall_s"] for r in rows.values()),
               "within_timeout": all(r["wall_s"] <= config.limits.timeout_seconds for r in rows.values())}
-    write(f"slow-llm-{int(config.limits.timeout_seconds)}s", result)
+    write(f"{'real' if url else 'slow'}-llm-{int(config.limits.timeout_seconds)}s", result)
     return result
 
 
 if __name__ == "__main__":
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--timeout", type=float, default=None, help="limits.timeoutSeconds (default: the config's)")
+    p.add_argument("--url", default=None, help="a real OpenAI-compatible endpoint instead of the scripted one")
+    p.add_argument("--model", default=None, help="the model name to ask the endpoint for")
     import json
 
-    print(json.dumps(main(p.parse_args().timeout), ensure_ascii=False, indent=1))
+    args = p.parse_args()
+    print(json.dumps(main(args.timeout, args.url, args.model), ensure_ascii=False, indent=1))
