@@ -162,7 +162,7 @@ class Lam(Atom):
                     raise CompositionError(
                         f"Lam {name!r}: output {self.output.__name__} has no fields {sorted(missing)}; pass parse=...")
 
-    def effect_signature(self) -> str:
+    def _effect_signature(self) -> str:
         return "llm"
 
     def _cost(self, model: "CostModel") -> float:

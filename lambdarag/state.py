@@ -11,7 +11,7 @@ declares the types of the `DOMAIN_FIELDS` here.
 """
 from __future__ import annotations
 
-from typing import Any, Literal, Mapping, Optional
+from typing import Any, Callable, Literal, Mapping, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
@@ -77,6 +77,8 @@ EXTRA_FIELDS: dict[str, TypeAdapter] = {}
 """Declared State field types: user-defined fields and the `DOMAIN_FIELDS`, validated against them."""
 DEFAULTS: dict[str, Any] = {}
 """Declared defaults of `DOMAIN_FIELDS` (e.g. the default plan)."""
+_VALIDATORS: dict[str, Callable[[Any], Any]] = {}
+"""Each field's validate function, looked up once: a declaration (`extra_field`) drops the field's entry."""
 
 
 def extra_field(name: str, annotation: Any, *, default: Any = None) -> None:
@@ -92,6 +94,7 @@ def extra_field(name: str, annotation: Any, *, default: Any = None) -> None:
     if adapter is not None and adapter.core_schema != TypeAdapter(annotation).core_schema:
         raise ValueError(f"extra_field: {name!r} is already declared with another type")
     EXTRA_FIELDS.setdefault(name, TypeAdapter(annotation))
+    _VALIDATORS.pop(name, None)
     if default is not None and name in DOMAIN_FIELDS:
         DEFAULTS.setdefault(name, default)
 
@@ -101,6 +104,22 @@ def undeclared(name: str) -> str:
     known = ", ".join(sorted(EXTRA_FIELDS)) or "none"
     return (f"State has no field {name!r} (declared extra fields: {known}); declare it with "
             f"lambdarag.extra_field({name!r}, <type>) in the module that writes it")
+
+
+def validator(name: str) -> Optional[Callable[[Any], Any]]:
+    """Returns the function validating a value of field `name` (declared or built-in), None for an undeclared field.
+
+    It is the type's core validator, called directly: the runner validates
+    every write, and `TypeAdapter.validate_python` costs several times more.
+    """
+    check = _VALIDATORS.get(name)
+    if check is None:
+        info = State.__pydantic_fields__.get(name)
+        adapter = EXTRA_FIELDS.get(name) or (TypeAdapter(info.annotation) if info is not None else None)
+        if adapter is None:
+            return None
+        check = _VALIDATORS[name] = adapter.validator.validate_python
+    return check
 
 
 class State(BaseModel):

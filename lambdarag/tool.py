@@ -99,7 +99,7 @@ class Tool(Atom):
         upper = Tool("upper", lambda s: {"query": s.query.upper()}, reads=["query"], writes=["query"])
     """
 
-    __slots__ = ("name", "fn", "effect", "cost", "_with_ctx", "_signature")
+    __slots__ = ("name", "fn", "effect", "cost", "_with_ctx")
 
     def __init__(
         self,
@@ -125,11 +125,10 @@ class Tool(Atom):
         self.effect = effect
         self.cost = cost
         self._with_ctx = wants_context(fn)
-        self._signature = strongest(self.effects())
 
-    def effect_signature(self) -> str:
+    def _effect_signature(self) -> str:
         """Returns the stronger of its own and its fallback's effects: a cheap effect never hides a costly fallback."""
-        return self._signature
+        return strongest(self.effects())
 
     def _call_cost(self, model: "CostModel") -> float:
         return self.cost if self.cost is not None else model.call_cost(self.name, self.effect)
