@@ -11,6 +11,7 @@ declares the types of the `DOMAIN_FIELDS` here.
 """
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Any, Callable, Literal, Mapping, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
@@ -196,16 +197,27 @@ class ReadView:
     """Returns the fields of a state that a term declares reading; any other field raises `UndeclaredRead`.
 
     What an atom's function receives instead of the `State`, so that its
-    declared reads are the whole truth about what it depends on.
+    declared reads are the whole truth about what it depends on. Each atom has
+    its own view class (`of`), whose visible fields are properties reading the
+    state in C (`operator.attrgetter`): a declared read costs a lookup, not a
+    Python call.
     """
 
-    __slots__ = ("_state", "_visible", "_term")
+    __slots__ = ("_state",)
+    _visible: frozenset[str] = frozenset()
+    _term: str = ""
 
-    def __init__(self, state: "State", visible: frozenset[str], term: str) -> None:
-        self._state, self._visible, self._term = state, visible, term
+    def __init__(self, state: "State") -> None:
+        self._state = state
+
+    @classmethod
+    def of(cls, term: str, visible: frozenset[str]) -> type["ReadView"]:
+        """Returns the view class of the atom `term`, which may read the `visible` fields."""
+        body: dict[str, Any] = {f: property(attrgetter(f"_state.{f}")) for f in visible}
+        return type(f"ReadView[{term}]", (cls,), {"__slots__": (), "_visible": visible, "_term": term, **body})
 
     def __getattr__(self, field: str) -> Any:
-        if field in self._visible:
+        if field in self._visible:  # a visible extra field the state lacks: the state's own AttributeError
             return getattr(self._state, field)
         from .errors import UndeclaredRead
 

@@ -41,7 +41,7 @@ def field_set(term: str, what: str, fields: Iterable[str]) -> frozenset[str]:
 class Atom(Term):
     """Base of the atomic terms (`Tool`, `Lam`): declared reads, writes and optional reads, printed by name."""
 
-    __slots__ = ("_reads", "_writes", "optional", "fallback", "_visible")
+    __slots__ = ("_reads", "_writes", "optional", "fallback", "_visible", "_view")
 
     def _declare(self, name: str, reads: Iterable[str], writes: Iterable[str], optional: Iterable[str],
                  fallback: Optional[Term]) -> None:
@@ -49,6 +49,7 @@ class Atom(Term):
         self._writes = field_set(name, "writes", writes)
         self.optional = field_set(name, "optional", optional)
         self._visible = self._reads | self.optional
+        self._view = ReadView.of(name, self._visible)
         self.fallback = fallback
         if fallback is None:
             return
@@ -139,7 +140,7 @@ class Tool(Atom):
 
     def _eval(self, state: State, ctx: "Context", path: Path) -> State:
         failures = []
-        view = ReadView(state, self._visible, self.name)
+        view = self._view(state)
         cost = self._call_cost(ctx.cost_model)
         for attempt in range(1, (ATTEMPTS if self.fallback is not None else 1) + 1):
             if cost:
