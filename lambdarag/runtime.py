@@ -135,7 +135,7 @@ def execute(term: Term, state: State, ctx: Context, path: Path = ()) -> State:
     `path` is where the term sits (its parent's path plus a position label); the
     term's own name is appended to it. The span's parent is the span current in
     this context (see `lambdarag.trace`). This runs once per term of every run,
-    so it looks the sink up once and builds error text only when it raises.
+    so it looks the sink up once and prints paths only when it raises.
     """
     path = (*path, term.name)
     sink = SINK.get()
@@ -144,8 +144,7 @@ def execute(term: Term, state: State, ctx: Context, path: Path = ()) -> State:
     if ctx.deadline is not None and time.monotonic() > ctx.deadline:
         raise DeadlineExceeded(f"deadline passed before term {term.name!r} (path: {show_path(path)})",
                                term=term.name, path=show_path(path))
-    span, token = ctx.trace.open(name=term.name, kind=term.kind, effect=term.effect_signature(),
-                                 path=show_path(path))
+    span, token = ctx.trace.open(name=term.name, kind=term.kind, effect=term.effect_signature(), path=path)
     watched = sink is not None and term.name in sink.watch and not BRANCH.get()
     try:
         if watched:
