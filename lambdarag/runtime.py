@@ -9,10 +9,10 @@ from typing import Any, Callable, Mapping, Optional, Sequence, TypeVar, Union
 
 from pydantic import ValidationError
 
-from .cost import CostModel
+from .cost import DEFAULT_COSTS, CostModel
 from .errors import (BranchError, BudgetExceeded, CompositionError, DeadlineExceeded, LambdaRAGError, ProviderTimeout,
                      TermError)
-from .state import INITIAL_FIELDS, State, undeclared, validator
+from .state import INITIAL_FIELDS, VALIDATORS, State, undeclared
 from .stream import BRANCH, SINK, Step, branch_context
 from .term import Path, Term, show_path
 from .trace import Trace
@@ -38,7 +38,7 @@ class Context:
     deadline: Optional[float] = None
     budget: Optional[float] = None
     budget_fallback: Optional[Term] = None
-    cost_model: CostModel = field(default_factory=CostModel)
+    cost_model: CostModel = DEFAULT_COSTS
     trace: Trace = field(default_factory=Trace)
     reserve: float = 0.0
     down: dict[str, str] = field(default_factory=dict)
@@ -115,7 +115,7 @@ def apply_writes(term: Term, state: State, updates: Mapping[str, Any], path: Pat
             raise TermError(
                 f"term {term.name!r} wrote field {key!r}, which it does not declare; declared writes: "
                 f"{', '.join(sorted(allowed)) or 'none'}", term=term.name, path=show_path(path))
-        check = validator(key)
+        check = VALIDATORS[key]
         if check is None:
             raise TermError(f"term {term.name!r} wrote field {key!r}: {undeclared(key)}", term=term.name,
                             path=show_path(path))

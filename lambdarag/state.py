@@ -78,8 +78,6 @@ EXTRA_FIELDS: dict[str, TypeAdapter] = {}
 """Declared State field types: user-defined fields and the `DOMAIN_FIELDS`, validated against them."""
 DEFAULTS: dict[str, Any] = {}
 """Declared defaults of `DOMAIN_FIELDS` (e.g. the default plan)."""
-_VALIDATORS: dict[str, Callable[[Any], Any]] = {}
-"""Each field's validate function, looked up once: a declaration (`extra_field`) drops the field's entry."""
 
 
 def extra_field(name: str, annotation: Any, *, default: Any = None) -> None:
@@ -95,7 +93,7 @@ def extra_field(name: str, annotation: Any, *, default: Any = None) -> None:
     if adapter is not None and adapter.core_schema != TypeAdapter(annotation).core_schema:
         raise ValueError(f"extra_field: {name!r} is already declared with another type")
     EXTRA_FIELDS.setdefault(name, TypeAdapter(annotation))
-    _VALIDATORS.pop(name, None)
+    VALIDATORS.pop(name, None)
     if default is not None and name in DOMAIN_FIELDS:
         DEFAULTS.setdefault(name, default)
 
@@ -107,20 +105,24 @@ def undeclared(name: str) -> str:
             f"lambdarag.extra_field({name!r}, <type>) in the module that writes it")
 
 
-def validator(name: str) -> Optional[Callable[[Any], Any]]:
-    """Returns the function validating a value of field `name` (declared or built-in), None for an undeclared field.
+class Validators(dict):
+    """Returns, by field name, the function validating a value of that (declared or built-in) field; None if undeclared.
 
-    It is the type's core validator, called directly: the runner validates
-    every write, and `TypeAdapter.validate_python` costs several times more.
+    Each is the type's core validator, looked up once and called directly: the
+    runner validates every write, and `TypeAdapter.validate_python` costs
+    several times more. `extra_field` drops a field's entry when it declares it.
     """
-    check = _VALIDATORS.get(name)
-    if check is None:
+
+    def __missing__(self, name: str) -> Optional[Callable[[Any], Any]]:
         info = State.__pydantic_fields__.get(name)
         adapter = EXTRA_FIELDS.get(name) or (TypeAdapter(info.annotation) if info is not None else None)
         if adapter is None:
-            return None
-        check = _VALIDATORS[name] = adapter.validator.validate_python
-    return check
+            return None  # not kept: the field may be declared later
+        check = self[name] = adapter.validator.validate_python
+        return check
+
+
+VALIDATORS = Validators()
 
 
 class State(BaseModel):

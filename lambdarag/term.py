@@ -140,9 +140,9 @@ class Term:
 
     def cost_bound(self, model: "CostModel | None" = None) -> float:
         """Returns the worst-case cost of one run under `model` (default prices if None)."""
-        from .cost import CostModel
+        from .cost import DEFAULT_COSTS
 
-        return self._cost(model or CostModel())
+        return self._cost(model or DEFAULT_COSTS)
 
     def _cost(self, model: "CostModel") -> float:
         raise NotImplementedError

@@ -139,10 +139,10 @@ class Tool(Atom):
         return call if self.fallback is None else ATTEMPTS * call + self.fallback._cost(model)
 
     def _eval(self, state: State, ctx: "Context", path: Path) -> State:
-        failures = []
         view = self._view(state)
         cost = self._call_cost(ctx.cost_model)
-        for attempt in range(1, (ATTEMPTS if self.fallback is not None else 1) + 1):
+        failures: list[str] = []
+        while True:
             if cost:
                 ctx.trace.add_cost(path, cost)  # charged per attempt that ran
             try:
@@ -150,10 +150,11 @@ class Tool(Atom):
             except ProviderError as e:
                 if self.fallback is None:
                     raise
-                failures.append(f"attempt {attempt}: {e}")
+                failures.append(f"attempt {len(failures) + 1}: {e}")
+                if len(failures) == ATTEMPTS:
+                    return self._degrade(state, ctx, path, "; ".join(failures))
                 continue
             return apply_writes(self, state, out, path)
-        return self._degrade(state, ctx, path, "; ".join(failures))
 
     def _key(self) -> tuple[Any, ...]:
         return (self.name, self.fn, self._reads, self._writes, self.optional, self.effect, self.cost, self.fallback)
