@@ -57,7 +57,7 @@ class IdentityTerm(Term):
     def form(self, expand: bool = False) -> str:
         return "identity"
 
-    def effect_signature(self) -> str:
+    def _effect_signature(self) -> str:
         return "pure"
 
     def _cost(self, model: "CostModel") -> float:
@@ -84,7 +84,7 @@ class Compose(Term):
     ``Compose(t)`` is ``t``.
     """
 
-    __slots__ = ("terms", "name")
+    __slots__ = ("terms", "name", "_labels")
 
     def __new__(cls, *terms: Term) -> Term:  # type: ignore[misc]
         flat: list[Term] = []
@@ -101,6 +101,7 @@ class Compose(Term):
         self = super().__new__(cls)
         self.terms = tuple(flat)
         self.name = "compose"
+        self._labels = tuple(f"Compose[{i}]" for i in range(len(flat)))  # path segments, built once
         return self
 
     def __init__(self, *terms: Term) -> None:
@@ -130,15 +131,15 @@ class Compose(Term):
     def form(self, expand: bool = False) -> str:
         return " >> ".join(t.form(expand) for t in self.terms)
 
-    def effect_signature(self) -> str:
+    def _effect_signature(self) -> str:
         return " · ".join(t.effect_signature() for t in self.terms)
 
     def _cost(self, model: "CostModel") -> float:
         return sum(t._cost(model) for t in self.terms)
 
     def _eval(self, state: State, ctx: "Context", path: Path) -> State:
-        for i, t in enumerate(self.terms):
-            state = execute(t, state, ctx, (*path, f"Compose[{i}]"))
+        for t, label in zip(self.terms, self._labels):
+            state = execute(t, state, ctx, (*path, label))
         return state
 
     def _key(self) -> tuple[Any, ...]:
@@ -270,7 +271,7 @@ class Par(Term):
     def form(self, expand: bool = False) -> str:
         return f"Par({', '.join(b.form(expand) for b in self.branches)})"
 
-    def effect_signature(self) -> str:
+    def _effect_signature(self) -> str:
         return f"({' ∥ '.join(_wrap(b.effect_signature()) for b in self.branches)})"
 
     def _cost(self, model: "CostModel") -> float:
@@ -332,7 +333,7 @@ class If(Term):
     def form(self, expand: bool = False) -> str:
         return f"If({self.cond.form(expand)}, {self.then_.form(expand)}, {self.else_.form(expand)})"
 
-    def effect_signature(self) -> str:
+    def _effect_signature(self) -> str:
         return f"{self.cond.effect_signature()} · ({self.then_.effect_signature()} | {self.else_.effect_signature()})"
 
     def _cost(self, model: "CostModel") -> float:
@@ -407,7 +408,7 @@ class Route(Term):
         default = f", default={self.default.form(expand)}" if self.default else ""
         return f"Route({self.classifier.form(expand)}, {{{table}}}{default})"
 
-    def effect_signature(self) -> str:
+    def _effect_signature(self) -> str:
         alts = list(dict.fromkeys(t.effect_signature() for t in self._alternatives()))
         choice = alts[0] if len(alts) == 1 else f"({' | '.join(alts)})"
         return f"{self.classifier.effect_signature()} · {choice}"
@@ -500,7 +501,7 @@ class Guard(Term):
     def form(self, expand: bool = False) -> str:
         return f"Guard({self.generate.form(expand)}, {self.check.form(expand)}, retry={self.retry})"
 
-    def effect_signature(self) -> str:
+    def _effect_signature(self) -> str:
         body = f"{self.generate.effect_signature()} · {self.check.effect_signature()}"
         return f"({body}){{1,{self.retry + 1}}}"
 
@@ -602,7 +603,7 @@ class Map(Term):
     def form(self, expand: bool = False) -> str:
         return f"Map({self.term.form(expand)}, over={self.over})"
 
-    def effect_signature(self) -> str:
+    def _effect_signature(self) -> str:
         return f"({_wrap(self.term.effect_signature())} ∥ …)"
 
     def _cost(self, model: "CostModel") -> float:
@@ -659,7 +660,7 @@ class Named(Term):
     def form(self, expand: bool = False) -> str:
         return self.body.form(expand) if expand else self.name
 
-    def effect_signature(self) -> str:
+    def _effect_signature(self) -> str:
         return self.body.effect_signature()
 
     def _cost(self, model: "CostModel") -> float:

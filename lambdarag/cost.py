@@ -19,3 +19,7 @@ class CostModel(BaseModel):
 
     def tokens_cost(self, tokens: int) -> float:
         return self.per_1k_tokens * tokens / 1000.0
+
+
+DEFAULT_COSTS = CostModel()
+"""The default prices, one shared instance (a `CostModel` is frozen): a context is made per run."""

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Un
 from pydantic import BaseModel, ValidationError
 
 from .errors import BudgetSkipped, CompositionError, ContextOverflow, InvalidOutput, ProviderError, ProviderTimeout
-from .state import ReadView, State
+from .state import State
 from .stream import Attempt, FieldText, Sink, live_text
 from .term import Path, Term
 from .tool import ATTEMPTS, Atom, field_set
@@ -162,7 +162,7 @@ class Lam(Atom):
                     raise CompositionError(
                         f"Lam {name!r}: output {self.output.__name__} has no fields {sorted(missing)}; pass parse=...")
 
-    def effect_signature(self) -> str:
+    def _effect_signature(self) -> str:
         return "llm"
 
     def _cost(self, model: "CostModel") -> float:
@@ -193,7 +193,7 @@ class Lam(Atom):
 
     def _writes_of(self, value: Any, state: State) -> Mapping[str, Any]:
         if self.parse is not None:
-            return self.parse(value, ReadView(state, self._visible, self.name))
+            return self.parse(value, self._view(state))
         if self.output is str:
             return {next(iter(self._writes)): value}
         return {f: getattr(value, f) for f in self._writes}

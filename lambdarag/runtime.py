@@ -5,16 +5,15 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 from typing import Any, Callable, Mapping, Optional, Sequence, TypeVar, Union
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ValidationError
 
-from .cost import CostModel
+from .cost import DEFAULT_COSTS, CostModel
 from .errors import (BranchError, BudgetExceeded, CompositionError, DeadlineExceeded, LambdaRAGError, ProviderTimeout,
                      TermError)
-from .state import EXTRA_FIELDS, INITIAL_FIELDS, State, undeclared
-from .stream import Step, branch_context, check_cancelled, live
+from .state import INITIAL_FIELDS, VALIDATORS, State, undeclared
+from .stream import BRANCH, SINK, Step, branch_context
 from .term import Path, Term, show_path
 from .trace import Trace
 
@@ -39,7 +38,7 @@ class Context:
     deadline: Optional[float] = None
     budget: Optional[float] = None
     budget_fallback: Optional[Term] = None
-    cost_model: CostModel = field(default_factory=CostModel)
+    cost_model: CostModel = DEFAULT_COSTS
     trace: Trace = field(default_factory=Trace)
     reserve: float = 0.0
     down: dict[str, str] = field(default_factory=dict)
@@ -103,17 +102,6 @@ class Context:
             raise LambdaRAGError(f"resource {name!r} is not in the context; available: {have}") from None
 
 
-@lru_cache(maxsize=None)
-def _builtin_adapter(field_name: str) -> Optional[TypeAdapter]:
-    info = State.model_fields.get(field_name)
-    return TypeAdapter(info.annotation) if info is not None else None
-
-
-def _adapter(field_name: str) -> Optional[TypeAdapter]:
-    """Returns the validator of a declared (extra or domain) or built-in field, None for an undeclared one."""
-    return EXTRA_FIELDS.get(field_name) or _builtin_adapter(field_name)
-
-
 def apply_writes(term: Term, state: State, updates: Mapping[str, Any], path: Path) -> State:
     """Returns the next state from a term's writes, rejecting undeclared or ill-typed fields."""
     if type(updates) is not dict and not isinstance(updates, Mapping):  # the common case skips the ABC check
@@ -127,12 +115,12 @@ def apply_writes(term: Term, state: State, updates: Mapping[str, Any], path: Pat
             raise TermError(
                 f"term {term.name!r} wrote field {key!r}, which it does not declare; declared writes: "
                 f"{', '.join(sorted(allowed)) or 'none'}", term=term.name, path=show_path(path))
-        adapter = _adapter(key)
-        if adapter is None:
+        check = VALIDATORS[key]
+        if check is None:
             raise TermError(f"term {term.name!r} wrote field {key!r}: {undeclared(key)}", term=term.name,
                             path=show_path(path))
         try:
-            clean[key] = adapter.validate_python(value)
+            clean[key] = check(value)
         except ValidationError as e:
             first = e.errors()[0]
             raise TermError(
@@ -141,28 +129,23 @@ def apply_writes(term: Term, state: State, updates: Mapping[str, Any], path: Pat
     return state.updated(clean)
 
 
-@lru_cache(maxsize=None)
-def _kind(cls: type) -> str:
-    """Returns the span kind of a term class: ``tool``, ``lam``, ``compose``, ``par``, …"""
-    return cls.__name__.lower()
-
-
 def execute(term: Term, state: State, ctx: Context, path: Path = ()) -> State:
     """Returns the state after one term, recording its span; every execution goes through here.
 
     `path` is where the term sits (its parent's path plus a position label); the
     term's own name is appended to it. The span's parent is the span current in
-    this context (see `lambdarag.trace`).
+    this context (see `lambdarag.trace`). This runs once per term of every run,
+    so it looks the sink up once and prints paths only when it raises.
     """
     path = (*path, term.name)
-    check_cancelled(f"term {term.name!r} (path: {show_path(path)})")
+    sink = SINK.get()
+    if sink is not None and sink.cancelled.is_set():
+        sink.check_cancelled(f"term {term.name!r} (path: {show_path(path)})")
     if ctx.deadline is not None and time.monotonic() > ctx.deadline:
         raise DeadlineExceeded(f"deadline passed before term {term.name!r} (path: {show_path(path)})",
                                term=term.name, path=show_path(path))
-    span, token = ctx.trace.open(name=term.name, kind=_kind(type(term)), effect=term.effect_signature(),
-                                 path=show_path(path))
-    sink = live()
-    watched = sink is not None and term.name in sink.watch
+    span, token = ctx.trace.open(name=term.name, kind=term.kind, effect=term.effect_signature(), path=path)
+    watched = sink is not None and term.name in sink.watch and not BRANCH.get()
     try:
         if watched:
             sink.emit(Step(term.name, "start", state))
@@ -175,8 +158,8 @@ def execute(term: Term, state: State, ctx: Context, path: Path = ()) -> State:
         raise
     except Exception as e:
         span.error = f"{type(e).__name__}: {e}"
-        raise TermError(f"term {term.name!r} failed (path: {show_path(path)}): {type(e).__name__}: {e}",
-                        term=term.name, path=show_path(path)) from e
+        raise TermError(f"term {term.name!r} failed (path: {span.path}): {type(e).__name__}: {e}",
+                        term=term.name, path=span.path) from e
     finally:
         ctx.trace.close(span, token)
 

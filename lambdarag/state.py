@@ -11,7 +11,8 @@ declares the types of the `DOMAIN_FIELDS` here.
 """
 from __future__ import annotations
 
-from typing import Any, Literal, Mapping, Optional
+from operator import attrgetter
+from typing import Any, Callable, Literal, Mapping, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
@@ -92,6 +93,7 @@ def extra_field(name: str, annotation: Any, *, default: Any = None) -> None:
     if adapter is not None and adapter.core_schema != TypeAdapter(annotation).core_schema:
         raise ValueError(f"extra_field: {name!r} is already declared with another type")
     EXTRA_FIELDS.setdefault(name, TypeAdapter(annotation))
+    VALIDATORS.pop(name, None)
     if default is not None and name in DOMAIN_FIELDS:
         DEFAULTS.setdefault(name, default)
 
@@ -101,6 +103,26 @@ def undeclared(name: str) -> str:
     known = ", ".join(sorted(EXTRA_FIELDS)) or "none"
     return (f"State has no field {name!r} (declared extra fields: {known}); declare it with "
             f"lambdarag.extra_field({name!r}, <type>) in the module that writes it")
+
+
+class Validators(dict):
+    """Returns, by field name, the function validating a value of that (declared or built-in) field; None if undeclared.
+
+    Each is the type's core validator, looked up once and called directly: the
+    runner validates every write, and `TypeAdapter.validate_python` costs
+    several times more. `extra_field` drops a field's entry when it declares it.
+    """
+
+    def __missing__(self, name: str) -> Optional[Callable[[Any], Any]]:
+        info = State.__pydantic_fields__.get(name)
+        adapter = EXTRA_FIELDS.get(name) or (TypeAdapter(info.annotation) if info is not None else None)
+        if adapter is None:
+            return None  # not kept: the field may be declared later
+        check = self[name] = adapter.validator.validate_python
+        return check
+
+
+VALIDATORS = Validators()
 
 
 class State(BaseModel):
@@ -177,16 +199,27 @@ class ReadView:
     """Returns the fields of a state that a term declares reading; any other field raises `UndeclaredRead`.
 
     What an atom's function receives instead of the `State`, so that its
-    declared reads are the whole truth about what it depends on.
+    declared reads are the whole truth about what it depends on. Each atom has
+    its own view class (`of`), whose visible fields are properties reading the
+    state in C (`operator.attrgetter`): a declared read costs a lookup, not a
+    Python call.
     """
 
-    __slots__ = ("_state", "_visible", "_term")
+    __slots__ = ("_state",)
+    _visible: frozenset[str] = frozenset()
+    _term: str = ""
 
-    def __init__(self, state: "State", visible: frozenset[str], term: str) -> None:
-        self._state, self._visible, self._term = state, visible, term
+    def __init__(self, state: "State") -> None:
+        self._state = state
+
+    @classmethod
+    def of(cls, term: str, visible: frozenset[str]) -> type["ReadView"]:
+        """Returns the view class of the atom `term`, which may read the `visible` fields."""
+        body: dict[str, Any] = {f: property(attrgetter(f"_state.{f}")) for f in visible}
+        return type(f"ReadView[{term}]", (cls,), {"__slots__": (), "_visible": visible, "_term": term, **body})
 
     def __getattr__(self, field: str) -> Any:
-        if field in self._visible:
+        if field in self._visible:  # a visible extra field the state lacks: the state's own AttributeError
             return getattr(self._state, field)
         from .errors import UndeclaredRead
 

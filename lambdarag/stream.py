@@ -172,13 +172,6 @@ def emit(event: Any) -> None:
         sink.emit(event)
 
 
-def check_cancelled(where: str) -> None:
-    """Raises `Cancelled` when the current stream's consumer has gone away."""
-    sink = SINK.get()
-    if sink is not None:
-        sink.check_cancelled(where)
-
-
 def branch_context() -> contextvars.Context:
     """Returns a copy of the current contextvars for a Par/Map branch: same sink, token streaming off."""
     ctx = contextvars.copy_context()

@@ -28,7 +28,7 @@ passed on to ``b``.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Union
+from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Mapping, Union
 
 from .errors import CompositionError
 from .state import INITIAL_FIELDS, State
@@ -56,8 +56,14 @@ def show_path(path: Path) -> str:
 class Term:
     """Base of every term; subclasses are small immutable values (see module docstring)."""
 
-    __slots__ = ("_closed_over",)
+    __slots__ = ("_closed_over", "_signature")
     name: str
+    kind: ClassVar[str] = "term"
+    """The span kind of the class: ``tool``, ``lam``, ``compose``, ``par``, … (its name in lower case)."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.kind = cls.__name__.lower()
 
     # -- dataflow -------------------------------------------------------
     def reads(self) -> frozenset[str]:
@@ -119,14 +125,24 @@ class Term:
         return self.form()
 
     def effect_signature(self) -> str:
-        """Returns the effect algebra of one run, e.g. ``llm · io · (io ∥ io) · llm``."""
+        """Returns the effect algebra of one run, e.g. ``llm · io · (io ∥ io) · llm``.
+
+        Computed once: terms are immutable, and every span records it.
+        """
+        try:
+            return self._signature
+        except AttributeError:
+            self._signature = signature = self._effect_signature()
+            return signature
+
+    def _effect_signature(self) -> str:
         raise NotImplementedError
 
     def cost_bound(self, model: "CostModel | None" = None) -> float:
         """Returns the worst-case cost of one run under `model` (default prices if None)."""
-        from .cost import CostModel
+        from .cost import DEFAULT_COSTS
 
-        return self._cost(model or CostModel())
+        return self._cost(model or DEFAULT_COSTS)
 
     def _cost(self, model: "CostModel") -> float:
         raise NotImplementedError

@@ -41,7 +41,7 @@ def field_set(term: str, what: str, fields: Iterable[str]) -> frozenset[str]:
 class Atom(Term):
     """Base of the atomic terms (`Tool`, `Lam`): declared reads, writes and optional reads, printed by name."""
 
-    __slots__ = ("_reads", "_writes", "optional", "fallback", "_visible")
+    __slots__ = ("_reads", "_writes", "optional", "fallback", "_visible", "_view")
 
     def _declare(self, name: str, reads: Iterable[str], writes: Iterable[str], optional: Iterable[str],
                  fallback: Optional[Term]) -> None:
@@ -49,6 +49,7 @@ class Atom(Term):
         self._writes = field_set(name, "writes", writes)
         self.optional = field_set(name, "optional", optional)
         self._visible = self._reads | self.optional
+        self._view = ReadView.of(name, self._visible)
         self.fallback = fallback
         if fallback is None:
             return
@@ -99,7 +100,7 @@ class Tool(Atom):
         upper = Tool("upper", lambda s: {"query": s.query.upper()}, reads=["query"], writes=["query"])
     """
 
-    __slots__ = ("name", "fn", "effect", "cost", "_with_ctx", "_signature")
+    __slots__ = ("name", "fn", "effect", "cost", "_with_ctx")
 
     def __init__(
         self,
@@ -125,11 +126,10 @@ class Tool(Atom):
         self.effect = effect
         self.cost = cost
         self._with_ctx = wants_context(fn)
-        self._signature = strongest(self.effects())
 
-    def effect_signature(self) -> str:
+    def _effect_signature(self) -> str:
         """Returns the stronger of its own and its fallback's effects: a cheap effect never hides a costly fallback."""
-        return self._signature
+        return strongest(self.effects())
 
     def _call_cost(self, model: "CostModel") -> float:
         return self.cost if self.cost is not None else model.call_cost(self.name, self.effect)
@@ -139,10 +139,10 @@ class Tool(Atom):
         return call if self.fallback is None else ATTEMPTS * call + self.fallback._cost(model)
 
     def _eval(self, state: State, ctx: "Context", path: Path) -> State:
-        failures = []
-        view = ReadView(state, self._visible, self.name)
+        view = self._view(state)
         cost = self._call_cost(ctx.cost_model)
-        for attempt in range(1, (ATTEMPTS if self.fallback is not None else 1) + 1):
+        failures: list[str] = []
+        while True:
             if cost:
                 ctx.trace.add_cost(path, cost)  # charged per attempt that ran
             try:
@@ -150,10 +150,11 @@ class Tool(Atom):
             except ProviderError as e:
                 if self.fallback is None:
                     raise
-                failures.append(f"attempt {attempt}: {e}")
+                failures.append(f"attempt {len(failures) + 1}: {e}")
+                if len(failures) == ATTEMPTS:
+                    return self._degrade(state, ctx, path, "; ".join(failures))
                 continue
             return apply_writes(self, state, out, path)
-        return self._degrade(state, ctx, path, "; ".join(failures))
 
     def _key(self) -> tuple[Any, ...]:
         return (self.name, self.fn, self._reads, self._writes, self.optional, self.effect, self.cost, self.fallback)

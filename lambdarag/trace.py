@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Iterator, Optional
 
 from .stream import FallbackTaken, emit
+from .term import Path, show_path
 
 ATOMS = ("tool", "lam")
 CURRENT_SPAN: ContextVar[Optional[tuple["Trace", "Span"]]] = ContextVar("lambdarag_span", default=None)
@@ -30,7 +31,8 @@ class Span:
     name: str
     kind: str
     effect: str
-    path: str
+    at: Path
+    """Where the term sits: names and position labels from the root; `path` prints it (only when read)."""
     start_ms: float
     duration_ms: float = 0.0
     cost: float = 0.0
@@ -39,13 +41,24 @@ class Span:
     error: Optional[str] = None
     notes: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def path(self) -> str:
+        """Returns where the term sits as errors and the serialised trace print it: ``compose › Compose[0] › t``."""
+        return show_path(self.at)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Returns the span as JSON-able fields, with `path` printed in place of `at`."""
+        out = asdict(self)
+        out["path"] = show_path(out.pop("at"))
+        return out
+
 
 class Trace:
     """Returns spans recorded while running a term; JSON-serialisable via `to_dict`."""
 
     def __init__(self) -> None:
         self._spans: list[Span] = []
-        self._by_path: dict[str, Span] = {}
+        self._by_path: dict[Path, Span] = {}
         self._ids = itertools.count()  # next() and list.append are atomic: concurrent branches need no lock
         self._t0 = time.perf_counter()
         self.started_ns = time.time_ns()
@@ -56,8 +69,12 @@ class Trace:
     def spans(self) -> list[Span]:
         return list(self._spans)
 
-    def open(self, *, name: str, kind: str, effect: str, path: str) -> tuple[Span, Token]:
-        """Returns a span started now, child of the current span, made current; pass both to `close`."""
+    def open(self, *, name: str, kind: str, effect: str, path: Path) -> tuple[Span, Token]:
+        """Returns a span started now, child of the current span, made current; pass both to `close`.
+
+        `path` is the tuple of names and position labels down to the term (its
+        own name last), as the runtime passes it to terms.
+        """
         current = CURRENT_SPAN.get()
         parent = current[1].id if current is not None and current[0] is self else None
         span = Span(next(self._ids), parent, name, kind, effect, path, (time.perf_counter() - self._t0) * 1000)
@@ -77,7 +94,7 @@ class Trace:
         return (time.perf_counter() - self._t0) * 1000 - span.start_ms if span.id in self._running else span.duration_ms
 
     @contextmanager
-    def span(self, *, name: str, kind: str, effect: str, path: str) -> Iterator[Span]:
+    def span(self, *, name: str, kind: str, effect: str, path: Path) -> Iterator[Span]:
         """Returns a span that is current for the body of the ``with`` (`open` and `close` around it)."""
         span, token = self.open(name=name, kind=kind, effect=effect, path=path)
         try:
@@ -85,19 +102,16 @@ class Trace:
         finally:
             self.close(span, token)
 
-    def _span_at(self, path: tuple[str, ...]) -> Optional[Span]:
-        return self._by_path.get(" › ".join(path))
-
-    def note(self, path: tuple[str, ...], **notes: Any) -> None:
+    def note(self, path: Path, **notes: Any) -> None:
         """Attaches notes (branch taken, verdict, truncation, …) to the span at `path`."""
-        span = self._span_at(path)
+        span = self._by_path.get(path)
         if span is not None:
             span.notes.update(notes)
 
-    def add_cost(self, path: tuple[str, ...], cost: float, tokens: int = 0) -> None:
+    def add_cost(self, path: Path, cost: float, tokens: int = 0) -> None:
         if not cost and not tokens:
             return
-        span = self._span_at(path)
+        span = self._by_path.get(path)
         if span is not None:
             span.cost += cost
             span.tokens += tokens
@@ -108,8 +122,8 @@ class Trace:
         if current is not None and current[0] is self:
             self._record_fallback(current[1], reason)
 
-    def mark_fallback(self, path: tuple[str, ...], reason: str) -> None:
-        span = self._span_at(path)
+    def mark_fallback(self, path: Path, reason: str) -> None:
+        span = self._by_path.get(path)
         if span is not None:
             self._record_fallback(span, reason)
 
@@ -146,7 +160,7 @@ class Trace:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "spans": [{**asdict(s), "duration_ms": self._elapsed(s)} for s in self._spans],
+            "spans": [{**s.to_dict(), "duration_ms": self._elapsed(s)} for s in self._spans],
             "latency_ms": self.latency_breakdown(),
             "total_ms": self.total_ms(),
             "cost": self.total_cost(),

@@ -312,8 +312,8 @@ def run_search(query: str, index: Optional[str], user: Optional[User],
     """
     started = time.perf_counter()
     trace = Trace()
-    with trace.span(name="search", kind="query", effect="", path="search"):
-        with trace.span(name="setup", kind="setup", effect="", path="search › setup"):
+    with trace.span(name="search", kind="query", effect="", path=("search",)):
+        with trace.span(name="setup", kind="setup", effect="", path=("search", "setup")):
             cfg = resolve_config(config)
             text = check_query(query, cfg)
             turns = check_history(history, text, cfg)
@@ -403,7 +403,7 @@ def answer(text: str, turns: tuple[Message, ...], user: Optional[User], cfg: Age
     )
     if loop is None:
         return result
-    with ctx.trace.span(name="feedback", kind="feedback", effect="", path="search › feedback") as span:
+    with ctx.trace.span(name="feedback", kind="feedback", effect="", path=("search", "feedback")) as span:
         recorded = loop.record({**result.model_dump(), "route_reason": chosen.reason}, out, ctx.llm, user,
                                final=not llm_failed)
     # the trace is read again so that it, and the latency breakdown, include what recording the query cost

@@ -29,7 +29,7 @@ def submit(job: Callable[[Context], Any], *, name: str, query_id: str, llm: Any,
         ctx = Context(llm=llm, resources=dict(resources)).with_timeout(seconds)
         record: dict[str, Any] = {"query_id": query_id, "job": name, "queued": queued, "started": now()}
         try:
-            with ctx.trace.span(name=name, kind="feedback", effect="llm", path=name):
+            with ctx.trace.span(name=name, kind="feedback", effect="llm", path=(name,)):
                 record["result"] = job(ctx)
         except Exception as e:  # a background failure is logged; it never reaches the finished query
             record["error"] = f"{type(e).__name__}: {e}"
