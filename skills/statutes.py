@@ -5,7 +5,9 @@ short title (海上交通安全法), in 《quotes》, or by a paraphrase of a lo
 (最高法关于船舶碰撞纠纷的规定). Names are matched exactly first, then by how much
 of a title's distinctive character bigrams (weighted by rarity among all
 titles, so 最高人民法院关于…若干问题的规定 counts for little) the question
-contains. Each named statute resolves to its current (newest) version.
+contains; where things are set side by side, also by a contraction of a title
+(武警 for 人民武装警察法, 劳动争议仲裁 for 劳动争议调解仲裁法). Each named statute
+resolves to its current (newest) version.
 """
 from __future__ import annotations
 
@@ -30,6 +32,12 @@ STEM_END = re.compile(r"$|[和与跟同及、，,。？?的在对两]|机构|机
 """What may follow a law's name without 法 for it to name the law (拍卖和…, 海关在…)."""
 LOOSE_COVER = ((0.5, 4), (0.35, 6))
 """For loose matching: (share, characters) pairs — a lower share suffices when a longer stretch of the title is quoted."""
+SIDE_BY_SIDE = re.compile(r"以及|还是|和|与|跟|同|及|、|或")
+"""Words that set two named things side by side: a contraction is looked for on either side of one."""
+NOT_NAME_EDGE = frozenset("的地得在对里了是有把被从向为于之等上中下都也还这那其各两")
+"""Characters a statute's contraction neither starts nor ends with (武警的 is 武警 followed by 的)."""
+CONTRACTION_CHARS = (2, 8)
+"""Shortest and longest contraction tried, in characters."""
 
 
 def abbreviations(title: str) -> list[str]:
@@ -38,6 +46,23 @@ def abbreviations(title: str) -> list[str]:
     if len(stem) != 4:
         return []
     return [stem[0] + stem[2:] + "法"] if stem[1] == stem[3] else [stem[0] + stem[2] + "法"]
+
+
+def contraction(name: str, title: str) -> bool:
+    """Returns whether `name` is `title` with characters left out (武警 of 人民武装警察法, 个税 of 个人所得税法).
+
+    A stretch of the title as written is not a contraction (exact and stem
+    matching decide those), and the kept characters must lie close together:
+    within twice the name's length plus one.
+    """
+    if name in title:
+        return False
+    first, at = title.find(name[0]), -1
+    for ch in name:
+        at = title.find(ch, at + 1)
+        if at < 0:
+            return False
+    return at - first < 2 * len(name) + 1
 
 
 def unique(pairs: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
@@ -146,7 +171,46 @@ class StatuteNames:
                 continue  # that phrase already names a better-matching statute
             taken.append((at, at + size))
             found[t.family] = (at, Side(name=rest[at:at + size], title=t.title, source=t.source, family=t.family))
+        if loose and len(found) < limit:
+            for at, side in self._contractions(rest, found):
+                found.setdefault(side.family, (at, side))
         return tuple(side for _, side in sorted(found.values(), key=lambda p: p[0]))[:limit]
+
+    def _contractions(self, rest: str, found: Mapping[str, Any]) -> list[tuple[int, Side]]:
+        """Returns the statutes named by a contraction next to a side-by-side word (人民警察和武警 → 人民武装警察法).
+
+        On each side of 和/与/跟/…, a whole word is tried: a run of characters
+        reaching from that word to punctuation or a particle (武警 in 和武警的职责),
+        neither starting nor ending with a particle; the longest run that
+        contracts exactly one shortest title wins, unless a title as short or
+        shorter carries the run as written; a tie between equally short titles
+        (反法: 反垄断法, 反洗钱法, …) names none.
+        """
+        out: list[tuple[int, Side]] = []
+        low, high = CONTRACTION_CHARS
+        for m in SIDE_BY_SIDE.finditer(rest):
+            before = re.search(r"[\u4e00-\u9fff]*$", rest[:m.start()]).group()
+            after = re.match(r"[\u4e00-\u9fff]*", rest[m.end():]).group()
+            sizes = range(high, low - 1, -1)
+            for runs in ([(m.start() - n, before[-n:]) for n in sizes if n == len(before) or
+                          (n < len(before) and before[-n - 1] in NOT_NAME_EDGE)],
+                         [(m.end(), after[:n]) for n in sizes if n == len(after) or
+                          (n < len(after) and after[n] in NOT_NAME_EDGE)]):
+                side = next(filter(None, (self._contracted(name, at, found) for at, name in runs)), None)
+                if side:
+                    out.append(side)
+        return out
+
+    def _contracted(self, name: str, at: int, found: Mapping[str, Any]) -> Optional[tuple[int, Side]]:
+        """Returns (`at`, the side) when `name` contracts exactly one shortest title not yet found, else None."""
+        if name[0] in NOT_NAME_EDGE or name[-1] in NOT_NAME_EDGE:
+            return None
+        fits = sorted((t for t in self.titles if t.family not in found and contraction(name, t.title)),
+                      key=lambda t: len(t.title))
+        written = min((len(t.title) for t in self.titles if name in t.title), default=math.inf)
+        if not fits or len(fits[0].title) >= written or (len(fits) > 1 and len(fits[0].title) == len(fits[1].title)):
+            return None  # 矿产 is a word of 矿产资源法 before it is a contraction of 煤矿安全生产条例
+        return at, Side(name=name, title=fits[0].title, source=fits[0].source, family=fits[0].family)
 
     def _best(self, grams: frozenset[str], exclude: Mapping[str, Any]) -> Optional[Title]:
         scored = [(self.cover(t, grams) * len(t.grams & grams) / max(len(grams), 1), t) for t in self.titles

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from skills.store.records import Hit
-from skills.diversify import by_document, per_document, rank_of
+from skills.diversify import by_document, per_document, rank_of, statutes_ahead
 
 
 def hit(source: str, title: str, section: str, score: float) -> Hit:
@@ -39,3 +39,19 @@ def test_by_document_ranks_statutes_by_their_best_chunks_and_keeps_each_ones_bes
     assert [(h.title, h.section) for h in ranked] == [(GRASS, "第一条"), (FOREST, "第三条")]
     assert [h.title for h in by_document(hits, depth=1)] == [FOREST, GRASS]
     assert [h.title for h in by_document(hits, depth=1, statutes_only=False)][0] == FOREST_RULES
+
+
+def test_statutes_go_ahead_within_the_window_one_version_each_unless_the_question_names_the_instrument():
+    rules, old, new = ("行政法规/森林法实施条例(2018-03-19).md", FOREST_RULES, "第一条", 9), \
+        ("经济法/森林法(2009-08-27).md", FOREST, "第二条", 8), ("经济法/森林法(2019-12-28).md", FOREST, "第三条", 7)
+    hits = [hit(*rules), hit(*old), hit(*new), hit("司法解释/破坏森林资源.md", INTERPRETATION, "第一条", 6),
+            hit("经济法/草原法(2021-04-29).md", GRASS, "第一条", 5), hit("经济法/草原法(2021-04-29).md", GRASS, "第二条", 4)]
+    out = statutes_ahead(hits, window=3, query="砍树要办什么手续？")
+    assert [(h.source, h.section) for h in out] == [(old[0], "第二条"), (rules[0], "第一条"),
+                                                     ("司法解释/破坏森林资源.md", "第一条"),
+                                                     ("经济法/草原法(2021-04-29).md", "第一条"),
+                                                     ("经济法/草原法(2021-04-29).md", "第二条"), (new[0], "第三条")]
+    assert [h.score for h in out] == sorted((h.score for h in out), reverse=True)
+    named = statutes_ahead(hits, window=3, query="森林法实施条例对采伐许可怎么规定？")
+    assert named[0].title == FOREST_RULES  # the instrument the question names keeps its place
+    assert [h.source for h in statutes_ahead(hits, window=1)][:2] == [rules[0], old[0]]  # outside the window, order stands

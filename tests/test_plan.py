@@ -217,7 +217,8 @@ def test_complete_plan_carries_every_field_and_the_reason():
 def test_query_types_set_their_defaults_first():
     query = "船舶登记管理与船员管理的制度安排"
     plans = {t: build_retrieval_plan(query, "knowledge", CONFIG, query_type=t) for t in QUERY_TYPES}
-    assert plans["fact"].bm25_top_k < plans["relation"].bm25_top_k < plans["compare"].bm25_top_k \
+    # fact fuses two lists by z-scores, which need a deep enough pool: its recall is not the narrowest
+    assert plans["fact"].bm25_top_k <= plans["relation"].bm25_top_k < plans["compare"].bm25_top_k \
         < plans["synthesis"].bm25_top_k
     assert plans["fact"].max_context_chars < plans["compare"].max_context_chars \
         < plans["synthesis"].max_context_chars
@@ -335,8 +336,8 @@ def test_config_reads_camel_case_yaml_and_keeps_per_entry_defaults():
     ({"topK": 3}, "topK", "Extra inputs are not permitted"),
     ({"risk": {"pricing": {"treshold": 0.9}}}, "risk.pricing.treshold", "Extra inputs are not permitted"),
     ({"risk": {"legal": {}}}, "risk.legal", "Extra inputs are not permitted"),
-    ({"types": {"fact": {"docTopK": 25}}}, "types.fact",
-     "wideDocTopK (20) must be at least docTopK (25)"),
+    ({"types": {"fact": {"docTopK": 35}}}, "types.fact",
+     "wideDocTopK (30) must be at least docTopK (35)"),
     ({"baseThreshold": 1.2}, "baseThreshold", "less than or equal to 1"),
 ])
 def test_config_errors_name_the_key(data, where, what):

@@ -41,3 +41,11 @@ def test_unknown_names_list_the_registered_ones():
         skills.build("bm26_search")
     with pytest.raises(ConfigError, match=r"cost.fallback: unknown pattern 'cheap'; valid patterns: compare_search, fusion_search"):
         parse_config("cost:\n  fallback: cheap\n")
+
+
+def test_a_patterns_own_camel_case_parameters_reach_it_in_snake_case():
+    cfg = parse_config("patterns:\n  hybrid_search:\n    statutesAhead: 0\n  compare_search:\n    perSide: 2\n")
+    settings = settings_of(cfg)
+    assert settings["patterns"]["compare_search"]["per_side"] == 2
+    assert "statutes_ahead" not in str(patterns.build("hybrid_search", settings))
+    assert "statutes_ahead" in str(patterns.build("hybrid_search", SETTINGS))

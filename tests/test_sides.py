@@ -5,7 +5,7 @@ import pytest
 
 from lambdarag import Context, State
 from skills import build
-from skills.statutes import Side
+from skills.statutes import Side, StatuteNames
 from skills.store.corpus import to_hits
 from tests.conftest import MARITIME
 
@@ -31,3 +31,26 @@ def test_a_single_named_side_goes_ahead_of_a_ranking_without_it(backend):
     out = build("side_search", {}).run(state, Context(resources={"index": backend}))
     assert out.hits[0].source == PORT
     assert {h.source for h in out.hits[1:]} >= {FISHERY}
+
+
+def titles(*names: str) -> dict[str, dict[str, str]]:
+    """Returns an index's document table holding one statute per title."""
+    return {name: {"source": f"法/{name}.md", "title": name, "family": name} for name in names}
+
+
+def test_a_side_named_by_a_contraction_resolves_when_sides_are_compared():
+    names = StatuteNames(titles("人民警察法", "人民武装警察法", "仲裁法", "劳动争议调解仲裁法", "个人所得税法", "企业所得税法",
+                                "最高人民法院关于经劳动争议仲裁裁决的纠纷准予撤诉后劳动争议仲裁裁决从何时起生效的解释"))
+    assert [s.title for s in names.named("人民警察和武警的职责有什么区别？", loose=True)] == ["人民警察法", "人民武装警察法"]
+    assert [(s.name, s.title) for s in names.named("仲裁法里的仲裁跟劳动争议仲裁有什么不同？", loose=True)] == \
+        [("仲裁法", "仲裁法"), ("劳动争议仲裁", "劳动争议调解仲裁法")]
+    assert [s.title for s in names.named("个税和企业所得税法有什么不同", loose=True)] == ["个人所得税法", "企业所得税法"]
+    assert [s.title for s in names.named("人民警察和武警的职责有什么区别？")] == []  # exact matching only without loose
+
+
+def test_a_word_or_an_ambiguous_contraction_names_no_statute():
+    names = StatuteNames(titles("矿产资源法", "煤矿安全生产条例", "森林法", "反垄断法", "反洗钱法", "商标法",
+                                "律师法", "互联网上网服务营业场所管理条例"))
+    assert [s.title for s in names.named("森林和矿产的保护有什么不同？", loose=True)] == ["森林法"]  # not 煤矿安全生产条例
+    assert [s.title for s in names.named("反法和商标法有什么关系", loose=True)] == ["商标法"]
+    assert [s.title for s in names.named("律师事务所和律师协会有什么区别", loose=True)] == []
