@@ -150,3 +150,23 @@ def test_the_gate_opens_on_the_lower_confidence_bound_of_the_gain_so_an_uncertai
     Confirmations(tmp_path).save_params(replace(gated, caution=0.0), {})
     assert ranking(backend, tmp_path, FAR) != unlearned[FAR]              # the gain alone would have let it through
 
+
+def test_the_term_mapped_search_runs_only_when_the_gate_opens_and_its_signal_has_weight(corpus, tmp_path,
+                                                                                          monkeypatch):
+    backend = backend_of(corpus)
+    questions = [json.loads(x) for x in (STARD / "train.jsonl").read_text(encoding="utf-8").splitlines() if x.strip()]
+    learn_pairs(tmp_path, backend, default_embedder(), "qrels", [(q["query"], q["relevant"]) for q in questions],
+                refit=False)
+    question = "商业银行对注册资本有什么要求？"                           # '要求' is in the learned term map
+    assert open_learned(tmp_path, backend, default_embedder()).expand(backend.tokenizer(question))
+    searches, bm25 = [], backend.bm25
+    monkeypatch.setattr(backend, "bm25", lambda tokens, *a, **kw: searches.append(tokens) or bm25(tokens, *a, **kw))
+    weights = {"neighbours": 8.0, "expansion": 0.0, "terms": 1.0, "prior": 0.0}
+    never = (0.0,) * (len(GATE_FEATURES) - 1) + (-1.0,)                   # predicted gain −1: the gate stays closed
+    for params, extra in ((LearnedParams(weights=weights, gate=-1.0, gate_weights=never), 0),
+                          (LearnedParams(weights={**weights, "terms": 0.0}, gate=-1.0), 0),
+                          (LearnedParams(weights=weights, gate=-1.0), 1)):
+        Confirmations(tmp_path).save_params(params, {})
+        searches.clear()
+        ranking(backend, tmp_path, question)
+        assert len(searches) == 1 + extra, params
