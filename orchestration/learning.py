@@ -24,7 +24,7 @@ from lambdarag.errors import LambdaRAGError
 from skills import build as build_skill
 from skills.learned import learned_signals
 from skills.store.learned import (DEFAULT_WEIGHTS, SIGNALS, LearnedIndex, LearnedParams, Nearest, Pair, gate_features,
-                                  score_matrix)
+                                  lower_bound, score_matrix)
 
 from .feedback.confirmations import Confirmations
 
@@ -34,8 +34,11 @@ GRID = {"neighbours": (0.0, 1.0, 2.0, 4.0, 8.0), "expansion": (0.0, 1.0, 2.0), "
 NEIGHBOURING = ((5, 10.0), (5, 30.0), (20, 10.0), (20, 30.0))
 """(neighbours, sharpness) settings tried: few close neighbours or many with a soft fall-off."""
 GATE_QUANTILES = np.linspace(0.0, 0.95, 20)
-MARGINS = (None, 0.0, 0.01, 0.02, 0.05)
-"""Gain margins the gate's model is tried with (nDCG@10 it must predict); None fits no model."""
+CAUTIONS = (None, 0.0, 0.5, 1.0, 1.5, 2.0)
+"""How many predicted errors the gate's predicted gain must clear (its lower confidence bound above zero);
+None fits no model."""
+ERROR_SCALE = float(np.sqrt(np.pi / 2))
+"""Mean absolute error → standard deviation, for normal errors: the error model predicts |residual| × this."""
 RIDGE = 1.0
 CLOSED = 1.01
 """A cosine floor no question reaches: what the fit returns when no setting keeps unseen questions safe."""
@@ -163,7 +166,9 @@ def fit(view: CorpusView, pairs: Sequence[Pair], vectors: np.ndarray, base: Call
     built from the others (`fit_rows`). The gate is fitted with the weights: a
     question whose nearest past question is below the cosine floor, or whose
     predicted gain (a ridge model over `GATE_FEATURES`, fitted on the same
-    out-of-fold rows) is below the margin, keeps its unlearned ranking. Among
+    out-of-fold rows) less `caution` times its predicted error (a second ridge
+    model, of the first one's out-of-fold residuals) is not above zero, keeps
+    its unlearned ranking. Among
     settings that cost the held-out questions with never-confirmed chunks at
     most `unseen_loss` nDCG@10 on average, the best overall wins (`choose`);
     if none does, the gate stays closed.
@@ -241,7 +246,8 @@ def gain_model(features: np.ndarray, gains: np.ndarray) -> np.ndarray:
 
 
 def predicted_gains(features: np.ndarray, gains: np.ndarray, folds: int = 5) -> np.ndarray:
-    """Returns each question's gain predicted by a `gain_model` fitted on the other folds (questions × columns)."""
+    """Returns each question's gain (or error) predicted by a `gain_model` fitted on the other folds
+    (questions × columns)."""
     out = np.zeros_like(gains)
     fold = np.arange(len(features)) % folds
     for f in range(folds):
@@ -253,35 +259,42 @@ def choose(rows: Sequence[Row], unseen_loss: float = UNSEEN_LOSS) -> tuple[Learn
     """Returns the best params on `fit_rows` output under the unseen-loss bound, and the report.
 
     Searched jointly: neighbour settings, signal weights, the cosine floor and
-    the gain margin of the gate (None = no gain model). Gains are predicted
-    out of fold, so the margin is chosen on predictions the model did not fit.
+    the gate's caution (None = no gain model). Gains and their errors are
+    predicted out of fold, so the caution is chosen on predictions the models
+    did not fit: a question unlike those the gain model was fitted on gets a
+    large predicted error and keeps its unlearned ranking.
     """
     best_sims = np.array([r.nearest for r in rows])
     unseen = np.array([r.unseen for r in rows])
     base_scores = np.array([r.base for r in rows])
     gates = sorted({round(float(g), 4) for g in np.quantile(best_sims, GATE_QUANTILES)})
     closed = np.zeros(len(rows), dtype=bool)                 # learning never acts: the fallback if nothing is safe
-    choice, top = (*NEIGHBOURING[0], dict(DEFAULT_WEIGHTS), CLOSED, None, (), closed), float(base_scores.mean())
+    choice, top = (*NEIGHBOURING[0], dict(DEFAULT_WEIGHTS), CLOSED, None, (), (), closed), float(base_scores.mean())
     combos = list(itertools.product(*(GRID[name] for name in SIGNALS)))
     weights = np.array([[1.0, *c] for c in combos]).T           # (1 + signals) × combos
     for k, s in NEIGHBOURING:
         learned = np.stack([ndcg10_many(*r.mats[k, s][:2], weights, r.relevant) for r in rows])   # questions × combos
         features = np.stack([r.mats[k, s][2] for r in rows])
-        predicted = predicted_gains(features, learned - base_scores[:, None])
-        for gate, margin in itertools.product(gates, MARGINS):
-            admitted = np.ones_like(learned, dtype=bool) if margin is None else predicted >= margin
+        gains = learned - base_scores[:, None]
+        predicted = predicted_gains(features, gains)
+        errors = np.abs(gains - predicted) * ERROR_SCALE
+        spread = predicted_gains(features, errors)
+        for gate, caution in itertools.product(gates, CAUTIONS):
+            admitted = np.ones_like(learned, dtype=bool) if caution is None else \
+                lower_bound(predicted, spread, caution) > 0.0
             used = np.where((best_sims >= gate)[:, None] & admitted, learned, base_scores[:, None])
             loss = (used[unseen] - base_scores[unseen, None]).mean(axis=0) if unseen.any() else np.zeros(len(combos))
             score = np.where(loss >= -unseen_loss, used.mean(axis=0), -1.0)
             j = int(np.argmax(score))
             if score[j] > top:
-                model = () if margin is None else tuple(
-                    gain_model(features, (learned[:, j] - base_scores)[:, None])[:, 0].round(6).tolist())
-                top, choice = float(score[j]), (k, s, dict(zip(SIGNALS, combos[j])), gate, margin, model,
+                model, error = ((), ()) if caution is None else (
+                    tuple(gain_model(features, gains[:, [j]])[:, 0].round(6).tolist()),
+                    tuple(gain_model(features, errors[:, [j]])[:, 0].round(6).tolist()))
+                top, choice = float(score[j]), (k, s, dict(zip(SIGNALS, combos[j])), gate, caution, model, error,
                                                 (best_sims >= gate) & admitted[:, j])
-    k, sharp, chosen, gate, margin, model, opened = choice
+    k, sharp, chosen, gate, caution, model, error, opened = choice
     params = LearnedParams(weights=chosen, gate=gate, sharpness=sharp, neighbours=k, gate_weights=model,
-                           margin=0.0 if margin is None else margin)
+                           gate_spread=error, caution=0.0 if caution is None else caution)
     report = {"questions": len(rows), "fitted": True, "unseen_loss_bound": unseen_loss,
               "ndcg10_unlearned": round(float(base_scores.mean()), 4), "ndcg10_learned": round(top, 4),
               "gate_open_share": round(float(opened.mean()), 3), "unseen_questions": int(unseen.sum()),

@@ -8,24 +8,30 @@ from lambdarag import Term, Tool, User
 from .dense import query_vector
 from .registry import skill
 from .store.corpus import to_hits
-from .store.learned import LearnedIndex, Nearest, gate_features, rank, score_matrix
+from .store.learned import SIGNALS, LearnedIndex, Nearest, gate_features, rank, score_matrix
 
 
 def learned_signals(learned: LearnedIndex, backend: Any, query: str, vector: Any, near: Nearest,
-                    fused: Sequence[str], user: User, filters: Mapping[str, Any], depth: int) -> dict[str, dict]:
-    """Returns every signal of `learned` for a query (gate not applied): chunk → raw score per signal name.
+                    fused: Sequence[str], user: User, filters: Mapping[str, Any], depth: int,
+                    names: Sequence[str] = SIGNALS) -> dict[str, dict]:
+    """Returns the signals `names` of `learned` for a query (gate not applied): chunk → raw score per signal name.
 
     Every chunk a signal names passes the same permission and metadata checks
     as an index search, so a confirmation never makes a chunk reachable to a
     user who may not read it. `fused` are the chunks already retrieved (the
     prior ranks only those); `depth` is the term-mapped BM25 search's.
     """
-    tokens = backend.tokenizer(query)
-    signals = {"neighbours": learned.neighbour_scores(near, vector), "expansion": learned.expansion_scores(tokens),
-               "prior": learned.prior_scores(fused)}
-    for name in ("neighbours", "expansion", "prior"):
-        signals[name] = {c: s for c, s in signals[name].items() if readable(backend, c, user, filters)}
-    expanded = learned.expand(tokens)
+    tokens = backend.tokenizer(query) if {"expansion", "terms"} & set(names) else []
+    signals = {}
+    if "neighbours" in names:
+        signals["neighbours"] = learned.neighbour_scores(near, vector)
+    if "expansion" in names:
+        signals["expansion"] = learned.expansion_scores(tokens)
+    if "prior" in names:
+        signals["prior"] = learned.prior_scores(fused)
+    for name, values in signals.items():
+        signals[name] = {c: s for c, s in values.items() if readable(backend, c, user, filters)}
+    expanded = learned.expand(tokens) if "terms" in names else None
     if expanded:
         signals["terms"] = {c.id: s for c, s in backend.bm25(expanded, depth, user=user, filters=filters)}
     return signals
@@ -35,15 +41,22 @@ def gated_signals(learned: LearnedIndex, backend: Any, query: str, vector: Any, 
                   user: User, filters: Mapping[str, Any], depth: int) -> Optional[dict[str, dict]]:
     """Returns the signals of `learned_signals` when the gate opens for this query, else None (rank unchanged).
 
-    `base` is the unlearned ranking (chunk id, fused score), best first.
+    `base` is the unlearned ranking (chunk id, fused score), best first. The
+    gate reads only the neighbour signal, so the others (the term-mapped BM25
+    search costs most) are computed only once it opens, and only those the
+    fitted params weigh: a signal of weight 0 cannot move the ranking.
     """
     if learned.empty:
         return None
     near = learned.nearest(vector)
     if not learned.opened(near):
         return None
-    signals = learned_signals(learned, backend, query, vector, near, [c for c, _ in base], user, filters, depth)
-    return signals if learned.admits(gate_features(near, signals["neighbours"], base)) else None
+    args = (learned, backend, query, vector, near, [c for c, _ in base], user, filters, depth)
+    neighbours = learned_signals(*args, names=("neighbours",))["neighbours"]
+    if not learned.admits(gate_features(near, neighbours, base)):
+        return None
+    weighed = [n for n in SIGNALS if n != "neighbours" and learned.params.weights.get(n, 0.0)]
+    return {"neighbours": neighbours, **learned_signals(*args, names=weighed)}
 
 
 def readable(backend: Any, chunk_id: str, user: Any, filters: Mapping[str, Any]) -> bool:

@@ -16,7 +16,7 @@ from orchestration.learning import CLOSED, Confirmations, learn_pairs, open_lear
 from skills.store.corpus import read_corpus
 from skills.store.records import RetrievalPlan
 from skills.store.index import open_index
-from skills.store.learned import GATE_FEATURES
+from skills.store.learned import GATE_FEATURES, LearnedParams
 from skills.store.local import LocalBackend
 from skills.store.tokenize import Tokenizer
 from skills.store.vectors import default_embedder, read_vectors_dir
@@ -28,7 +28,7 @@ ANSWER = "最高人民法院关于审理民间借贷案件适用法律若干问�
 OTHER = ("金融借款合同的生效时间如何确定？", "民法典@2020-05-28#502")      # another train question
 PLAN = RetrievalPlan(bm25_top_k=50, dense_top_k=50, fused_top_k=50)
 LEGAL = User(id="legal", departments=("法务部",), security_level=1)
-
+FAR = "商业银行的注册资本最低限额是多少？"              # nearest fixture question: cosine 0.86 (the paraphrase: 0.96)
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +77,7 @@ def test_confirmation_lifts_its_document_for_a_paraphrase_and_revert_restores_th
 
 def test_a_question_far_from_every_confirmed_one_ranks_as_without_learning(corpus, tmp_path):
     backend = backend_of(corpus)
-    question = "商业银行的注册资本最低限额是多少？"
+    question = FAR
     unlearned = ranking(backend, tmp_path, question)
     learn_pairs(tmp_path, backend, default_embedder(), "confirm", [(CONFIRMED, [ANSWER])], refit=False)
     assert ranking(backend, tmp_path, question) == unlearned
@@ -125,3 +125,48 @@ def test_fit_over_the_confirmed_questions_never_does_worse_than_no_learning(corp
     assert report["ndcg10_learned"] >= report["ndcg10_unlearned"]     # a closed gate is always one of the choices
     params = Confirmations(tmp_path).params()
     assert params.gate == CLOSED or len(params.gate_weights) in (0, len(GATE_FEATURES))
+    assert len(params.gate_spread) == len(params.gate_weights)          # the error model comes with the gain model
+
+
+def test_the_gate_opens_on_the_lower_confidence_bound_of_the_gain_so_an_uncertain_far_question_stays_unlearned(
+        corpus, tmp_path):
+    backend = backend_of(corpus)
+    questions = [json.loads(x) for x in (STARD / "train.jsonl").read_text(encoding="utf-8").splitlines() if x.strip()]
+    assert CONFIRMED in {q["query"] for q in questions}
+    unlearned = {q: ranking(backend, tmp_path, q) for q in (PARAPHRASE, FAR)}
+    learn_pairs(tmp_path, backend, default_embedder(), "qrels", [(q["query"], q["relevant"]) for q in questions],
+                refit=False)
+    nearest = [0.0] * len(GATE_FEATURES)
+    nearest[GATE_FEATURES.index("nearest")] = 1.0
+    gain = [0.0] * (len(GATE_FEATURES) - 1) + [0.08]                     # the same predicted gain for every query
+    error = [-x for x in nearest[:-1]] + [1.0]                            # predicted error: 1 − nearest cosine
+    gated = LearnedParams(gate=0.8, gate_weights=tuple(gain), gate_spread=tuple(error), caution=1.0)
+
+    Confirmations(tmp_path).save_params(gated, {})
+    assert ranking(backend, tmp_path, FAR) == unlearned[FAR]              # 0.08 − 1 × 0.14 < 0: closed
+    near = ranking(backend, tmp_path, PARAPHRASE)                         # 0.08 − 1 × 0.04 > 0: open
+    assert near != unlearned[PARAPHRASE] and position(near, ANSWER) < min(5, position(unlearned[PARAPHRASE], ANSWER))
+
+    Confirmations(tmp_path).save_params(replace(gated, caution=0.0), {})
+    assert ranking(backend, tmp_path, FAR) != unlearned[FAR]              # the gain alone would have let it through
+
+
+def test_the_term_mapped_search_runs_only_when_the_gate_opens_and_its_signal_has_weight(corpus, tmp_path,
+                                                                                          monkeypatch):
+    backend = backend_of(corpus)
+    questions = [json.loads(x) for x in (STARD / "train.jsonl").read_text(encoding="utf-8").splitlines() if x.strip()]
+    learn_pairs(tmp_path, backend, default_embedder(), "qrels", [(q["query"], q["relevant"]) for q in questions],
+                refit=False)
+    question = "商业银行对注册资本有什么要求？"                           # '要求' is in the learned term map
+    assert open_learned(tmp_path, backend, default_embedder()).expand(backend.tokenizer(question))
+    searches, bm25 = [], backend.bm25
+    monkeypatch.setattr(backend, "bm25", lambda tokens, *a, **kw: searches.append(tokens) or bm25(tokens, *a, **kw))
+    weights = {"neighbours": 8.0, "expansion": 0.0, "terms": 1.0, "prior": 0.0}
+    never = (0.0,) * (len(GATE_FEATURES) - 1) + (-1.0,)                   # predicted gain −1: the gate stays closed
+    for params, extra in ((LearnedParams(weights=weights, gate=-1.0, gate_weights=never), 0),
+                          (LearnedParams(weights={**weights, "terms": 0.0}, gate=-1.0), 0),
+                          (LearnedParams(weights=weights, gate=-1.0), 1)):
+        Confirmations(tmp_path).save_params(params, {})
+        searches.clear()
+        ranking(backend, tmp_path, question)
+        assert len(searches) == 1 + extra, params

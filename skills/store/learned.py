@@ -13,9 +13,10 @@ A `LearnedIndex` is built from the live confirmed pairs of one index and holds:
 
 How a query uses it (`score_matrix` + `rank`, shared by the `learned_boost` term
 and the fitter so both rank alike): if the nearest past question's cosine is below
-``params.gate``, or the gate's linear model (`gate_features` · ``params.gate_weights``,
-the nDCG@10 gain learning is predicted to bring) is below ``params.margin``,
-nothing changes. Otherwise each chunk's score is its fused score
+``params.gate``, or the lower confidence bound of the gain the gate's linear models
+predict (`gate_features` · ``params.gate_weights``, the nDCG@10 gain, minus
+``params.caution`` × `gate_features` · ``params.gate_spread``, the expected size of
+that prediction's error) is not above zero, nothing changes. Otherwise each chunk's score is its fused score
 standardised over the fused list (minus the list's minimum, so absent = 0) plus
 Σ weight · signal: neighbours and prior are absolute (in [0, 1], so how close
 the past questions are and how popular a chunk is carry over), the lexical
@@ -53,7 +54,8 @@ class Pair:
 @dataclass(frozen=True)
 class LearnedParams:
     """Signal weights and the gate learning applies with: a floor on the nearest past question's cosine and,
-    once fitted, a linear model of the gain (`gate_weights` over `GATE_FEATURES`) that must reach `margin`."""
+    once fitted, linear models (over `GATE_FEATURES`) of the gain (`gate_weights`) and of its prediction error
+    (`gate_spread`); the gain less `caution` errors must stay above zero."""
 
     weights: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
     gate: float = 0.9
@@ -61,18 +63,21 @@ class LearnedParams:
     neighbours: int = 5
     terms_per_word: int = 2
     gate_weights: tuple[float, ...] = ()
-    margin: float = 0.0
+    gate_spread: tuple[float, ...] = ()
+    caution: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return {"weights": dict(self.weights), "gate": self.gate, "sharpness": self.sharpness,
                 "neighbours": self.neighbours, "terms_per_word": self.terms_per_word,
-                "gate_weights": list(self.gate_weights), "margin": self.margin}
+                "gate_weights": list(self.gate_weights), "gate_spread": list(self.gate_spread),
+                "caution": self.caution}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "LearnedParams":
-        known = {k: data[k] for k in ("weights", "gate", "sharpness", "neighbours", "terms_per_word", "margin")
+        known = {k: data[k] for k in ("weights", "gate", "sharpness", "neighbours", "terms_per_word", "caution")
                  if k in data}
-        return cls(**known, gate_weights=tuple(data.get("gate_weights") or ()))
+        return cls(**known, gate_weights=tuple(data.get("gate_weights") or ()),
+                   gate_spread=tuple(data.get("gate_spread") or ()))
 
     def vector(self) -> np.ndarray:
         """Returns the weights in `score_matrix` column order: base (1), then each signal."""
@@ -142,9 +147,12 @@ class LearnedIndex:
         return bool(near.best >= self.params.gate)
 
     def admits(self, features: np.ndarray) -> bool:
-        """Returns whether the gate's model predicts a gain of at least `params.margin` (always, before a fit)."""
-        w = self.params.gate_weights
-        return not w or float(np.dot(features, w)) >= self.params.margin
+        """Returns whether the gate's lower confidence bound of the gain is above zero (always, before a fit)."""
+        p = self.params
+        if not p.gate_weights:
+            return True
+        spread = float(np.dot(features, p.gate_spread)) if p.gate_spread else 0.0
+        return float(lower_bound(float(np.dot(features, p.gate_weights)), spread, p.caution)) > 0.0
 
     def neighbour_scores(self, near: Nearest, vector: np.ndarray, sharpness: Optional[float] = None
                          ) -> dict[str, float]:
@@ -182,6 +190,11 @@ class LearnedIndex:
         per = self.params.terms_per_word
         extra = [s for t in tokens for s in self.term_map.get(t, ())[:per] if s not in tokens]
         return list(tokens) + list(dict.fromkeys(extra)) if extra else None
+
+
+def lower_bound(gain: Any, spread: Any, caution: float) -> Any:
+    """Returns the predicted gain less `caution` predicted errors (a linear error model below zero counts as 0)."""
+    return gain - caution * np.maximum(spread, 0.0)
 
 
 def gate_features(near: Nearest, neighbours: Mapping[str, float], base: Sequence[tuple[str, float]]
