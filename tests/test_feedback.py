@@ -18,6 +18,7 @@ from orchestration.cli import main
 from orchestration.config import DEFAULT_CONFIG, ROOT, parse_config
 from skills.lexical import expand_tokens
 from skills.store.vectors import default_embedder
+from skills.wiki import compile_wiki
 from orchestration.feedback import (FeedbackLoop, SynonymLearner, normalise,
                                     routing_scores, scope_of, variant_pairs)
 from orchestration.learning import open_learned
@@ -44,6 +45,8 @@ def kb(home, tmp_path, monkeypatch):
     monkeypatch.setenv("LAMBDARAG_FEEDBACK", "on")
     wiki = tmp_path / "wiki"
     shutil.copytree(ROOT / "wiki", wiki, ignore=shutil.ignore_patterns("*.lock", "*.bak"))
+    if not (wiki / "relations.json").is_file():   # a fresh clone: compile what the first search would (not feedback)
+        compile_wiki(ROOT / BASE["retrieval"]["corpus"], wiki)
     shutil.rmtree(home / "demo" / "feedback", ignore_errors=True)
     knowledge.forget()
 

@@ -131,7 +131,7 @@ class Bm25Index:
             return np.zeros(0, dtype=np.int64), np.zeros(0)
         rows = np.sort(np.concatenate(touched))
         # deduplicate by hand: np.unique imports numpy.ma (0.1 s of a fresh `ask`) to test for masked arrays
-        rows = rows[np.concatenate(([True], rows[1:] != rows[:-1]))]
+        rows = rows[np.concatenate((rows[:1] == rows[:1], rows[1:] != rows[:-1]))]
         if allowed is not None:
             rows = rows[allowed[rows]]
         scores = acc[rows]
