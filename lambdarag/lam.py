@@ -240,23 +240,20 @@ class Lam(Atom):
         streaming = Attempt(sink, self.stream, state, ctx, path) if sink is not None else None
         started = time.monotonic()
         try:
-            try:
-                reply = self._call(ctx, self.messages(state, share), wait, streaming)
-            except ProviderTimeout:
-                if wait >= configured:  # the endpoint hangs: it would eat the deadline of every later Lam
-                    ctx.down.setdefault("llm", f"it timed out in {self.name!r}")
-                raise
-            finally:
-                if ctx.llm_budget is not None:
-                    ctx.llm_budget.spent(self.name, started)
+            reply = self._call(ctx, self.messages(state, share), wait, streaming)
             ctx.trace.add_cost(path, ctx.cost_model.tokens_cost(reply.tokens), reply.tokens)
             if getattr(reply, "finish_reason", "stop") == "length":
                 raise InvalidOutput(f"LLM reply was cut at max_tokens={self.max_tokens} (finish_reason: length)")
             return parse_reply(reply.text, self.output, self.required), streaming
         except ProviderError as e:
+            if isinstance(e, ProviderTimeout) and wait >= configured:
+                ctx.down.setdefault("llm", f"it timed out in {self.name!r}")  # a hanging endpoint eats every deadline
             if streaming is not None:
                 streaming.retract(str(e))
             raise
+        finally:
+            if ctx.llm_budget is not None:
+                ctx.llm_budget.spent(self.name, started)
 
     def _call(self, ctx: "Context", messages: list[dict[str, str]], wait: float, streaming: Optional[Attempt]) -> Any:
         """Returns the model's reply; with a streaming attempt (and a client that streams), its text is fed to the

@@ -298,7 +298,8 @@ def streamed(query: str, index: Optional[str], user: Optional[User],
              tokens: bool = True) -> Stream:
     """Returns the stream of one search: the run in a worker thread, its events in a sink (`tokens`: whether the
     answer's text streams)."""
-    gate = (build_skill("citation_check", {}), lambda s: bool(s.verdict and s.verdict.passed))
+    # the gate that releases claims when no Guard encloses the answer term; only `checked_only` reads it
+    gate = (build_skill("citation_check", {}), lambda s: bool(s.verdict and s.verdict.passed)) if checked_only else None
     sink = Sink(checked_only=checked_only, units=claim_units, gate=gate, tokens=tokens)
     return Stream(lambda: run_search(query, index, user, history, config, sink), sink)
 

@@ -41,7 +41,9 @@ def ask_all(llm_server, config) -> dict[str, tuple[float, object]]:
 def check(results: dict[str, tuple[float, object]], timeout: float) -> None:
     for kind, (wall, r) in results.items():
         assert r.answer and r.query_type == kind, kind
-        assert wall <= timeout, f"{kind}: {wall:.1f}s > limits.timeoutSeconds {timeout}"
+        # the deadline bounds the query once its knowledge base is open (README "Deadline"); setup is outside it
+        under_deadline = wall - r.latency_ms["setup"] / 1000
+        assert under_deadline <= timeout, f"{kind}: {under_deadline:.1f}s > limits.timeoutSeconds {timeout}"
         assert abs(r.latency_ms["total"] / 1000 - wall) <= 0.1 * wall, (kind, r.latency_ms["total"], wall)
         lam_fallbacks = [f for f in r.fallbacks if f["term"] in {s["term"] for s in r.llm_budget["steps"]}]
         assert lam_fallbacks and r.llm_budget["calls"] <= r.llm_budget["max_calls"], kind
