@@ -92,9 +92,8 @@ TYPE_DEFAULTS: dict[str, TypeDefaults] = {
     "default": TypeDefaults(),
     # One clause answers a fact: short context, no variants. Recall is not
     # narrow: the fact route fuses BM25 and dense by z-scores, which standardise
-    # over each list, and over 12 candidates they ranked worse (dev half of
-    # bench/data/routing, fused doc nDCG@5 0.721 at 12 vs 0.736 at 30) and left
-    # FAQ-first plans fewer than five documents to rank.
+    # over each list, and over 12 candidates they ranked worse on the dev half of
+    # bench/data/routing and left FAQ-first plans fewer than five documents to rank.
     "fact": TypeDefaults(doc_top_k=30, wide_doc_top_k=30, final_top_k=4, max_context_chars=4000,
                          expand_query=False),
     # Both sides of a comparison must be found.

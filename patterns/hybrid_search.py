@@ -44,8 +44,8 @@ def hybrid_search(settings: Mapping[str, Any]) -> Term:
 
     Parameter ``statutes_ahead`` (default 8, 0 = off) is the number of first
     documents among which statutes go before regulations and interpretations,
-    one version each (see skills.diversify.statutes_ahead): on the dev half of
-    bench/data/routing it raised fused doc nDCG@5 of fact questions 0.842 → 0.943.
+    one version each (see skills.diversify.statutes_ahead); tuned on the dev half
+    of bench/data/routing, measured in bench/results/routing.json.
     """
     window = int(params(settings, "hybrid_search").get("statutes_ahead", 8))
     fused = retrieve(settings) >> fuse(settings, "hybrid_search")

@@ -11,8 +11,8 @@ before the regulations and interpretations below them. `statutes_ahead` keeps
 a single ranking's order but lets, among its first documents, the laws go
 before the instruments below them (the fact route's last step).
 
-Measured on the dev half of bench/data/routing (synthesis doc recall@5 0.53 →
-0.73; the ranking by a statute's 3 best of 200 dense chunks was stable for 100–400).
+Tuned on the dev half of bench/data/routing only; bench/results/routing.json holds
+what it measures on both halves.
 """
 from __future__ import annotations
 
