@@ -7,7 +7,7 @@
 """
 from .combinators import Compose, Guard, Identity, If, Map, Merge, Named, Par, Route, appended
 from .cost import CostModel
-from .lam import Lam
+from .lam import Lam, Reply
 from .runtime import Context, run
 from .state import INITIAL_FIELDS, Message, State, User, Verdict, extra_field
 from .term import Term
@@ -15,7 +15,7 @@ from .tool import Tool
 from .trace import Span, Trace
 
 __all__ = [
-    "State", "Context", "Tool", "Lam", "Compose", "Par", "If", "Route", "Guard", "Map", "Identity", "Named",
+    "State", "Context", "Tool", "Lam", "Reply", "Compose", "Par", "If", "Route", "Guard", "Map", "Identity", "Named",
     "Merge", "appended", "extra_field", "Term", "CostModel", "Trace", "Span", "run", "INITIAL_FIELDS",
     "Verdict", "Message", "User",
 ]

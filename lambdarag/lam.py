@@ -8,7 +8,7 @@ import string
 import time
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Union
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from .errors import BudgetSkipped, CompositionError, ContextOverflow, InvalidOutput, ProviderError, ProviderTimeout
 from .state import State
@@ -19,6 +19,15 @@ from .tool import ATTEMPTS, Atom, field_set
 if TYPE_CHECKING:
     from .cost import CostModel
     from .runtime import Context
+
+
+
+class Reply(BaseModel):
+    """Base of an LLM's structured reply. Its validator and schema are built on first use, not at import:
+    offline runs never ask an LLM, so a CLI question does not pay for the schemas of every LLM skill."""
+
+    model_config = ConfigDict(defer_build=True)
+
 
 Output = Union[type[BaseModel], type[str]]
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.S)

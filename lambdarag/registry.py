@@ -1,10 +1,14 @@
 """A named registry of term factories ``(config) -> Term``, used for skills and for patterns.
 
 Config validation, error messages listing valid choices, and the CLI read the
-registry; nothing keeps a second hand-written list.
+registry; nothing keeps a second hand-written list. A registry may know where
+a name is registered (`homes`: name → module) without importing that module:
+the module is imported the first time the name is built, so a process loads
+only the skills its routes run.
 """
 from __future__ import annotations
 
+import importlib
 from typing import Any, Callable, Iterator, Mapping
 
 from .errors import ConfigError
@@ -16,8 +20,9 @@ Factory = Callable[[Mapping[str, Any]], Term]
 class Registry(Mapping[str, Factory]):
     """Returns factories by name; `register(name)` is the decorator that adds one."""
 
-    def __init__(self, kind: str) -> None:
+    def __init__(self, kind: str, homes: Mapping[str, str] | None = None) -> None:
         self.kind = kind
+        self.homes = dict(homes or {})
         self._factories: dict[str, Factory] = {}
 
     def register(self, name: str) -> Callable[[Factory], Factory]:
@@ -32,16 +37,23 @@ class Registry(Mapping[str, Factory]):
     def build(self, name: str, config: Mapping[str, Any] | None = None) -> Term:
         """Returns the named term built from `config`, or fails listing the valid names."""
         try:
-            factory = self._factories[name]
+            factory = self[name]
         except KeyError:
             raise ConfigError(f"unknown {self.kind} {name!r}; valid {self.kind}s: {', '.join(sorted(self))}") from None
         return factory(dict(config or {}))
 
     def __getitem__(self, name: str) -> Factory:
+        if name not in self._factories and name in self.homes:
+            importlib.import_module(self.homes[name])   # registers `name`
+            if name not in self._factories:
+                raise ConfigError(f"{self.kind} {name!r}: its module {self.homes[name]} does not register it")
         return self._factories[name]
 
+    def __contains__(self, name: object) -> bool:
+        return name in self._factories or name in self.homes
+
     def __iter__(self) -> Iterator[str]:
-        return iter(self._factories)
+        return iter(dict.fromkeys([*self.homes, *self._factories]))
 
     def __len__(self) -> int:
-        return len(self._factories)
+        return len(dict.fromkeys([*self.homes, *self._factories]))

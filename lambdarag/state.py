@@ -28,9 +28,10 @@ layer (skills.store.records) declares their types with `extra_field`, so the cal
 
 
 class Record(BaseModel):
-    """Base of the frozen records held in a `State`."""
+    """Base of the frozen records held in a `State`. A record type's validator is built when it is first used,
+    so a process pays only for the records its routes produce (an offline fact question builds no graph records)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class Message(Record):

@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from typing import Any, Literal, Mapping
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from lambdarag import Lam, State, Term, Tool, Verdict
+from lambdarag import Lam, Reply, State, Term, Tool, Verdict
 
 from .context import MARKER, cited, claims, citable, resolve
 from .generate import REFUSAL
@@ -70,7 +70,7 @@ def check_answer(answer: str, hits: tuple[Hit, ...], threshold: float = SUPPORT)
     return Verdict(passed=passed, details=tuple(lines), rejected=tuple(dict.fromkeys(rejected)))
 
 
-class CitationJudgement(BaseModel):
+class CitationJudgement(Reply):
     """The model's judgement of one citation."""
 
     citation: str
@@ -78,7 +78,7 @@ class CitationJudgement(BaseModel):
     reason: str = ""
 
 
-class CheckOutput(BaseModel):
+class CheckOutput(Reply):
     """What the check prompt asks the model to return."""
 
     items: list[CitationJudgement] = Field(default_factory=list)

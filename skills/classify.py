@@ -11,9 +11,9 @@ import re
 import threading
 from typing import Any, Iterable, Literal, Mapping, Optional
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from lambdarag import If, Lam, State, Term, Tool, extra_field
+from lambdarag import If, Lam, Reply, State, Term, Tool, extra_field
 from lambdarag.errors import ConfigError
 from lambdarag.state import Record
 
@@ -61,7 +61,7 @@ extra_field("classification", Classification)
 extra_field("rule_classification", Optional[Classification])
 
 
-class LLMClassification(BaseModel):
+class LLMClassification(Reply):
     """What the classification prompt asks the model to return."""
 
     type: QueryType

@@ -17,10 +17,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from lambdarag.errors import InvalidOutput
-from lambdarag.lam import parse_reply
+from lambdarag.lam import Reply, parse_reply
 
 from .store.corpus import Document
 from .store.records import Relation
@@ -264,12 +264,12 @@ def normalise_time(text: str, date: Optional[str]) -> str:
 
 
 # -- LLM extraction ------------------------------------------------------------
-class LLMEntity(BaseModel):
+class LLMEntity(Reply):
     name: str = Field(min_length=1, max_length=60)
     type: str = "topic"
 
 
-class LLMRelation(BaseModel):
+class LLMRelation(Reply):
     head: str = Field(min_length=1, max_length=60)
     relation: str = Field(min_length=1, max_length=12)
     tail: str = Field(min_length=1, max_length=60)
@@ -277,7 +277,7 @@ class LLMRelation(BaseModel):
     section: str = ""
 
 
-class LLMExtraction(BaseModel):
+class LLMExtraction(Reply):
     """What the LLM must return for one document."""
 
     entities: list[LLMEntity] = Field(default_factory=list, max_length=60)

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from lambdarag import Lam, State, Term, Tool, extra_field
+from lambdarag import Lam, Reply, State, Term, Tool, extra_field
 from .store.records import Hit, Relation
 from lambdarag.state import Record
 
@@ -79,7 +79,7 @@ def rule_facts(state: State, graph: Optional[Any] = None) -> Facts:
     return Facts(entities=tuple(entities), relations=tuple(relations.values()), sources=tuple(cited_ids))
 
 
-class FactRelation(BaseModel):
+class FactRelation(Reply):
     """One relation as the prompt asks for it, with the citation it rests on."""
 
     head: str
@@ -88,7 +88,7 @@ class FactRelation(BaseModel):
     citation: str = Field(description="回答中支持该关系的 [来源: …] 标注，原样照抄")
 
 
-class FactOutput(BaseModel):
+class FactOutput(Reply):
     """What the fact prompt asks the model to return."""
 
     entities: list[str] = Field(default_factory=list)
@@ -156,7 +156,7 @@ def supported_facts(state: State) -> Facts:
                                     "attested": attested, "rejected": tuple(rejected)})
 
 
-class Entailed(BaseModel):
+class Entailed(Reply):
     """What the entailment prompt asks the model to return: the numbers of the relations the text states."""
 
     supported: list[int] = Field(default_factory=list)

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from lambdarag import Lam, State, Term, Tool
+from lambdarag import Lam, Reply, State, Term, Tool
 from lambdarag.state import Record
 
 from .classify import query_entities
@@ -48,11 +48,11 @@ def is_sufficient(c: Coverage, threshold: float) -> bool:
     return bool(c.entities or c.keywords) and not any(e in c.missing for e in c.entities) and c.share >= threshold
 
 
-class SufficiencyOutput(BaseModel):
+class SufficiencyOutput(Reply):
     sufficient: bool
 
 
-class MissingOutput(BaseModel):
+class MissingOutput(Reply):
     missing: list[str] = Field(default_factory=list)
 
 

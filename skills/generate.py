@@ -12,9 +12,9 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from lambdarag import Lam, State, Term, Tool
+from lambdarag import Lam, Reply, State, Term, Tool
 from .store.records import Hit
 from lambdarag.errors import InvalidOutput
 
@@ -187,7 +187,7 @@ def extractive_answer(state: State) -> dict[str, Any]:
     return {"answer": answer, "citations": citations}
 
 
-class AnswerOutput(BaseModel):
+class AnswerOutput(Reply):
     """What the answer prompt asks the model to return."""
 
     answer: str = Field(min_length=1)

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from lambdarag import Lam, Term, Tool
+from lambdarag import Lam, Reply, Term, Tool
 from lambdarag.errors import InvalidOutput
 
 from .registry import skill
@@ -14,7 +14,7 @@ from .store.records import Relation, Variant
 from .store.tokenize import base_dictionary
 
 
-class EntityList(BaseModel):
+class EntityList(Reply):
     """The LLM's answer for entity_extract."""
 
     entities: list[str] = Field(default_factory=list, max_length=12)

@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable, Literal, Mapping, Optional, Sequence
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from lambdarag import Lam, Message, State, Term, Tool, User, extra_field
+from lambdarag import Lam, Message, Reply, State, Term, Tool, User, extra_field
 from .store.records import Variant
 from lambdarag.errors import InvalidOutput
 from lambdarag.state import Record
@@ -45,14 +45,14 @@ _LAW_NAME = re.compile(r"(?:法|条例|细则|办法|公约|解释|规定)$")
 FOLLOW_UP_MAX_CHARS = 20
 
 
-class PlannedVariant(BaseModel):
+class PlannedVariant(Reply):
     """One variant as the planning prompt asks the model to return it."""
 
     text: str = Field(min_length=2)
     kind: Literal["rewrite", "multi_query", "hyde", "step_back"]
 
 
-class PlanOutput(BaseModel):
+class PlanOutput(Reply):
     """What the planning prompt asks the model to return."""
 
     variants: list[PlannedVariant]

@@ -18,6 +18,13 @@ import json, sys
 from orchestration.cli import main
 sys.argv = ["lambdarag", "ask", sys.argv[1]]
 code = main()
+from lambdarag import Reply
+def subclasses(cls):
+    for sub in cls.__subclasses__():
+        yield sub
+        yield from subclasses(sub)
+replies = list(subclasses(Reply))
+print(json.dumps([len(replies), [c.__name__ for c in replies if c.__pydantic_complete__]]), file=sys.stderr)
 print(json.dumps([m for m in {heavy} if m in sys.modules]), file=sys.stderr)
 sys.exit(code)
 """
@@ -36,6 +43,13 @@ def test_a_fact_question_loads_no_graph_sparse_ann_or_llm_library():
     assert out.stdout.startswith("[fact]"), out.stdout
     assert json.loads(out.stderr.strip().splitlines()[-1]) == []
     assert "Building prefix dict" not in out.stderr
+
+
+def test_an_offline_question_builds_no_llm_reply_schema():
+    out = ask("船长有什么权力？")
+    assert out.returncode == 0, out.stderr[-3000:]
+    loaded, built = json.loads(out.stderr.strip().splitlines()[-2])
+    assert loaded >= 10 and built == []   # every LLM skill's reply type is loaded, none is built
 
 
 def test_the_fallback_line_names_the_fallbacks():

@@ -49,3 +49,24 @@ def test_a_patterns_own_camel_case_parameters_reach_it_in_snake_case():
     assert settings["patterns"]["compare_search"]["per_side"] == 2
     assert "statutes_ahead" not in str(patterns.build("hybrid_search", settings))
     assert "statutes_ahead" in str(patterns.build("hybrid_search", SETTINGS))
+
+
+def test_each_skill_lives_where_the_registry_says_and_no_skill_lacks_a_home():
+    import importlib
+
+    from skills.registry import HOMES
+
+    for module in sorted(set(HOMES.values())):
+        importlib.import_module(module)
+    registered = {name: factory.__module__ for name, factory in skills.REGISTRY._factories.items()}
+    assert registered == HOMES
+
+
+def test_importing_skills_loads_no_skill_module_until_a_skill_is_built():
+    import subprocess
+    import sys
+
+    code = ("import sys, skills; before = sorted(m for m in sys.modules if m.startswith('skills.') and m != 'skills.registry');"
+            " skills.build('bm25_search'); print(before, 'skills.lexical' in sys.modules, 'skills.extract' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["[]", "True", "False"]

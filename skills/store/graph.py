@@ -110,9 +110,9 @@ class RelationRecord(Relation):
 
 
 class GraphFile(BaseModel):
-    """The on-disk form of the graph (schema 1)."""
+    """The on-disk form of the graph (schema 1); its validator is built when a graph is first read or saved."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
 
     schema_: Literal[1] = Field(SCHEMA, alias="schema")
     entities: dict[str, EntityRecord] = Field(default_factory=dict)
