@@ -116,11 +116,10 @@ def stard(limit: int = 0) -> dict:
     from orchestration.feedback.confirmations import embed_batches
     from orchestration.learning import (CorpusView, base_ranking, build_learned, choose, fit_rows,
                                         retrieval_term)
-    from skills.dense import forget_query_vectors
     from skills.learned import gated_signals
     from skills.store.index import open_index
     from skills.store.learned import Pair
-    from skills.store.vectors import default_embedder
+    from skills.store.vectors import default_embedder, forget_query_vectors
 
     backend = open_index("stard")
     if not backend.has_dense:

@@ -11,34 +11,17 @@ from lambdarag.errors import ProviderError
 
 from .registry import skill
 from .store.corpus import to_hits
-from .store.vectors import default_embedder
+from .store.vectors import default_embedder, recent_query_vector
 
 
 def query_vector(ctx: Any, text: str) -> np.ndarray:
-    """Returns the query embedding from `ctx.embedder` (the bundled model when none is set).
-
-    The last few vectors are kept per embedder, so terms of one query that each
-    need its vector (dense search, the learned gate) embed it once. An
-    embedding endpoint waits no longer than the deadline allows (`Context.call_provider`).
+    """Returns the query embedding from `ctx.embedder` (the bundled model when none is set), embedded once per
+    question (`recent_query_vector`). An embedding endpoint waits no longer than the deadline allows
+    (`Context.call_provider`).
     """
     embedder = ctx.embedder or default_embedder()
-    key = (id(embedder), text)
-    vector = _RECENT.get(key)
-    if vector is None:
-        vector = ctx.call_provider("embedding", embedder.embed, [text], kind="query")[0]
-        _RECENT[key] = vector
-        while len(_RECENT) > RECENT_VECTORS:
-            _RECENT.pop(next(iter(_RECENT)))
-    return vector
-
-
-def forget_query_vectors() -> None:
-    """Drops the kept query vectors (a benchmark timing embedding calls it between runs)."""
-    _RECENT.clear()
-
-
-RECENT_VECTORS = 64
-_RECENT: dict[tuple[int, str], np.ndarray] = {}
+    return recent_query_vector(embedder, text,
+                               lambda: ctx.call_provider("embedding", embedder.embed, [text], kind="query")[0])
 
 
 @skill("embedding_search")

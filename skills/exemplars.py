@@ -22,7 +22,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from .store.files import write_replace
-from .store.vectors import VectorCache, text_key
+from .store.vectors import VectorCache, recent_query_vector, text_key
 
 EXEMPLARS = Path(__file__).parent / "data" / "classify_exemplars.jsonl"
 TYPES: tuple[str, ...] = ("fact", "compare", "relation", "synthesis", "temporal")
@@ -147,6 +147,7 @@ class ExemplarClassifier:
     def classify(self, query: str) -> tuple[str, float]:
         """Returns (type, probability) for `query`."""
         vocabulary, w, b = self.model()
-        x = self.features(self.embedder.embed([query], kind="query"), [query], vocabulary)
+        vector = recent_query_vector(self.embedder, query, lambda: self.embedder.embed([query], kind="query")[0])
+        x = self.features(vector[None, :], [query], vocabulary)
         p = _softmax(x @ w + b)[0]
         return TYPES[int(p.argmax())], float(p.max())

@@ -172,3 +172,23 @@ def test_the_api_key_never_reaches_results_or_traces(dead_url, monkeypatch):
     assert any("cannot reach LLM" in f["reason"] for f in r.fallbacks)
     assert "sk-test-secret-4711" not in r.model_dump_json()
     assert "sk-test-secret-4711" not in repr(cfg) and "sk-test-secret-4711" not in cfg.model_dump_json()
+
+
+def test_a_question_is_embedded_once_though_the_classifier_and_dense_search_both_read_its_vector(monkeypatch):
+    from skills.store.vectors import default_embedder, forget_query_vectors
+
+    embedder = default_embedder()
+    queries = []
+    real = embedder.embed
+
+    def counting(texts, *, kind="passage"):
+        queries.extend(t for t in texts if kind == "query")
+        return real(texts, kind=kind)
+
+    monkeypatch.setattr(embedder, "embed", counting)
+    forget_query_vectors()
+    question = "船长在保障海上生命安全方面有什么权力？"
+    r = search(question, config=config_with(orchestration__feedback__enabled=False))
+    assert r.query_type == "fact" and r.classification["stage"] == "exemplars"
+    assert "embedding_search" in r.latency_ms
+    assert queries.count(question) == 1

@@ -15,7 +15,7 @@ import re
 import threading
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -198,6 +198,34 @@ def embed_passages(texts: Sequence[str], embedder: Any, cache: Optional[VectorCa
     matrix = np.array(out, dtype=np.float32).reshape(len(out), dim)
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     return matrix / np.maximum(norms, 1e-12)
+
+
+def recent_query_vector(embedder: Any, text: str, embed: Callable[[], np.ndarray]) -> np.ndarray:
+    """Returns `embed()`, remembered for the last few (embedder, query) pairs.
+
+    The classifier, dense search and the learned gate of one question each need
+    its vector; they embed it once.
+    """
+    key = (id(embedder), getattr(embedder, "name", ""), text)
+    vector = _RECENT.get(key)
+    if vector is None:
+        vector = embed()
+        with _RECENT_LOCK:
+            _RECENT[key] = vector
+            while len(_RECENT) > RECENT_VECTORS:
+                _RECENT.pop(next(iter(_RECENT)))
+    return vector
+
+
+def forget_query_vectors() -> None:
+    """Drops the remembered query vectors (a benchmark timing embedding calls it between runs)."""
+    with _RECENT_LOCK:
+        _RECENT.clear()
+
+
+RECENT_VECTORS = 64
+_RECENT: dict[tuple[int, str, str], np.ndarray] = {}
+_RECENT_LOCK = threading.Lock()
 
 
 @lru_cache(maxsize=1)
