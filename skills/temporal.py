@@ -11,6 +11,7 @@ import re
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from lambdarag import Term, Tool, User
+from lambdarag.errors import ConfigError
 from .store.records import Hit, TimeRange
 
 from .registry import skill
@@ -84,6 +85,9 @@ def extract_time_range(query: str, today: Optional[dt.date] = None) -> Optional[
 
 Versions = Mapping[str, Sequence[tuple[str, str]]]
 """family → [(date YYYY-MM-DD, doc id), …] of its dated versions."""
+LATEST = TimeRange(latest=True)
+UNDATED: Mapping[str, Optional[TimeRange]] = {"all": None, "latest": LATEST}
+"""time_filter's `undated` choices: which versions a question that names no time keeps."""
 
 
 def in_force(dates: Sequence[str], window: TimeRange) -> set[str]:
@@ -137,7 +141,7 @@ def time_filter_hits(hits: Sequence[Hit], window: Optional[TimeRange], versions:
     return tuple(out)
 
 
-def _index_versions(backend: Any, hits: Sequence[Hit]) -> Versions:
+def index_versions(backend: Any, hits: Sequence[Hit]) -> Versions:
     families = {h.family for h in hits if h.family}
     out: dict[str, list[tuple[str, str]]] = {}
     for doc_id, meta in backend.documents().items():
@@ -183,20 +187,36 @@ def extract_time_range_skill(config: Mapping[str, Any]) -> Term:
     return Tool("extract_time_range", run, reads=["query"], writes=["time_range"], effect="pure")
 
 
+def current_versions(backend: Any, hits: Sequence[Hit], window: Optional[TimeRange]) -> tuple[Hit, ...]:
+    """Returns the hits of the versions in force in `window`, or of the newest versions when it is None; others go.
+
+    A statute answers an undated question in its current text: two versions
+    share most articles word for word, so without this the older one ranks
+    as often as the newer (identical vectors tie).
+    """
+    return time_filter_hits(hits, window or LATEST, index_versions(backend, hits))
+
+
 @skill("time_filter")
 def time_filter(config: Mapping[str, Any]) -> Term:
     """Returns a term keeping the `hits` in force in `time_range` (newest version for "latest").
 
     Versions come from the index (resource "index") when the context has one,
     else from the hits themselves; an out-of-force article is swapped for the
-    same article of the in-force version when the index holds it.
+    same article of the in-force version when the index holds it. Config
+    `undated: latest` keeps the newest versions when the question names no
+    time (one version per statute); by default such a question keeps them all.
     """
+    choice = config.get("undated", "all")
+    if choice not in UNDATED:
+        raise ConfigError(f"time_filter.undated must be one of {', '.join(UNDATED)}, got {choice!r}")
+    undated = UNDATED[choice]
 
     def run(state, ctx):
-        backend = ctx.resources.get("index")
+        backend, window = ctx.resources.get("index"), state.time_range or undated
         if backend is None:
-            return {"hits": time_filter_hits(state.hits, state.time_range, _hit_versions(state.hits))}
-        return {"hits": time_filter_hits(state.hits, state.time_range, _index_versions(backend, state.hits),
+            return {"hits": time_filter_hits(state.hits, window, _hit_versions(state.hits))}
+        return {"hits": time_filter_hits(state.hits, window, index_versions(backend, state.hits),
                                          _counterpart_in(backend, state.user))}
 
     return Tool("time_filter", run, reads=["hits", "time_range", "user"], writes=["hits"],
