@@ -23,6 +23,8 @@ YEAR = re.compile(r"(\d{4})\s*年(?!\s*\d{1,2}\s*月)")
 RELATIVE_YEAR = {"前年": -2, "去年": -1, "上一年": -1, "今年": 0, "本年": 0, "当年": 0}
 BEFORE = re.compile(r"^\s*(?:以前|之前|前)")
 AFTER = re.compile(r"^\s*(?:以后|之后|以来|后)")
+EDITION = re.compile(r"^\s*(?:的)?(?:版|修订|修改|修正)(?!前|之前|以前)")
+"""What names a version by the time it was made (2022年版, 2024年修订的, 2023年修改后): the one in force when that time ends."""
 
 
 def _month_end(year: int, month: int) -> dt.date:
@@ -33,7 +35,9 @@ def extract_time_range(query: str, today: Optional[dt.date] = None) -> Optional[
     """Returns the time a question asks about, or None when it names none.
 
     Dates (2023年10月24日, 2023-10-24) give a point; 2019年 / 2019年3月 / 去年 a
-    span, opened by 以前/之前 (ends there) or 以后/以来 (starts there); 最新,
+    span, opened by 以前/之前 (ends there) or 以后/以来 (starts there), or its
+    last day when it names an edition (2022年版, 2024年修订的: in a year with two
+    versions in force, the one made that year); 最新,
     现行, 最近 … ask for the newest version. Relative years count from `today`.
     """
     today = today or dt.date.today()
@@ -50,6 +54,8 @@ def extract_time_range(query: str, today: Optional[dt.date] = None) -> Optional[
             spans.append((None, end))
         elif AFTER.match(after):
             spans.append((start, None))
+        elif EDITION.match(after):
+            spans.append((end, end))
         else:
             spans.append((start, end))
 
