@@ -67,8 +67,23 @@ def per_document(hits: Sequence[Hit], cap: int = 1, statutes_first: bool = False
         while len(rounds) <= n // cap:
             rounds.append([])
         rounds[n // cap].append(h)
-    ordered = [h for r in rounds for h in (sorted(r, key=rank_of) if statutes_first else r)]
-    return tuple(h.model_copy(update={"score": float(len(ordered) - i)}) for i, h in enumerate(ordered))
+    return rescored([h for r in rounds for h in (sorted(r, key=rank_of) if statutes_first else r)])
+
+
+def best_versions(hits: Sequence[Hit]) -> tuple[list[Hit], list[Hit]]:
+    """Returns (the hits of each statute's best-ranked version, the hits of its other versions), each in rank order."""
+    best: dict[str, str] = {}
+    kept: list[Hit] = []
+    other_versions: list[Hit] = []
+    for h in hits:
+        first = best.setdefault(h.title or h.source, h.source)
+        (kept if first == h.source else other_versions).append(h)
+    return kept, other_versions
+
+
+def rescored(hits: Sequence[Hit]) -> tuple[Hit, ...]:
+    """Returns `hits` scored by their final rank (the first scores highest)."""
+    return tuple(h.model_copy(update={"score": float(len(hits) - i)}) for i, h in enumerate(hits))
 
 
 def statutes_ahead(hits: Sequence[Hit], window: int, query: str = "") -> tuple[Hit, ...]:
@@ -79,20 +94,14 @@ def statutes_ahead(hits: Sequence[Hit], window: int, query: str = "") -> tuple[H
     as a statute. Versions of one statute take one place: only the
     best-ranked version stays in the window, the others' chunks follow all hits.
     """
-    best: dict[str, str] = {}
-    kept: list[Hit] = []
-    other_versions: list[Hit] = []
-    for h in hits:
-        first = best.setdefault(h.title or h.source, h.source)
-        (kept if first == h.source else other_versions).append(h)
+    kept, other_versions = best_versions(hits)
     ahead = set(list(dict.fromkeys(h.source for h in kept))[:window])
 
     def lower(h: Hit) -> bool:
         return bool(rank_of(h)) and short_name(h.title or "") not in query
 
-    ordered = sorted((h for h in kept if h.source in ahead), key=lower) + \
-        [h for h in kept if h.source not in ahead] + other_versions
-    return tuple(h.model_copy(update={"score": float(len(ordered) - i)}) for i, h in enumerate(ordered))
+    return rescored(sorted((h for h in kept if h.source in ahead), key=lower) +
+                    [h for h in kept if h.source not in ahead] + other_versions)
 
 
 @skill("statutes_ahead")
@@ -101,6 +110,17 @@ def statutes_ahead_skill(config: Mapping[str, Any]) -> Term:
     window = int(config.get("window", 8))
     return Tool("statutes_ahead", lambda state: {"hits": statutes_ahead(state.hits, window, state.query)},
                 reads=["hits", "query"], writes=["hits"], effect="pure")
+
+
+@skill("one_version")
+def one_version(config: Mapping[str, Any]) -> Term:
+    """Returns a term keeping `hits` in order but moving every statute's other versions after all of them.
+
+    Two versions of one statute share most articles, so both tend to rank and
+    take two of the first places; the best-ranked version keeps its place.
+    """
+    return Tool("one_version", lambda state: {"hits": rescored([h for part in best_versions(state.hits) for h in part])},
+                reads=["hits"], writes=["hits"], effect="pure")
 
 
 @skill("diversify")

@@ -111,3 +111,12 @@ def test_a_statute_found_only_by_its_purpose_article_joins_and_both_signals_add_
     assert [(h.title, h.section) for h in ranked][:3] == [(GRASS, "第五条"), (FOREST, "第三条"),
                                                           ("中华人民共和国矿产资源法", "第一条")]
     assert ranked[-1].title == "中华人民共和国土地管理法"
+
+
+def test_one_version_moves_a_statutes_other_versions_after_every_other_hit():
+    hits = (hit("经济法/森林法(2019-12-28).md", FOREST, "第一条", 9), hit("经济法/森林法(2009-08-27).md", FOREST, "第一条", 8),
+            hit("经济法/草原法(2021-04-29).md", GRASS, "第二条", 7), hit("经济法/森林法(2019-12-28).md", FOREST, "第五条", 6))
+    out = build("one_version", {}).run(State.of("森林法和草原法有什么不同？", hits=hits), Context()).hits
+    assert [(h.source, h.section) for h in out] == [(hits[0].source, "第一条"), (hits[2].source, "第二条"),
+                                                     (hits[3].source, "第五条"), (hits[1].source, "第一条")]
+    assert [h.score for h in out] == [4.0, 3.0, 2.0, 1.0]
