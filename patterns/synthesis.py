@@ -1,4 +1,4 @@
-"""synthesis: λq. fan_out_merge(wiki_deep, graph_retrieval, fusion_search) >> topic_search >> document_search >> diversify >> Guard(answer_generate, citation_check)."""
+"""synthesis: λq. extract_time_range >> fan_out_merge(wiki_deep, graph_retrieval, fusion_search) >> document_search >> topic_search >> time_filter >> diversify >> Guard(answer_generate, citation_check)."""
 from __future__ import annotations
 
 from typing import Any, Mapping
@@ -11,15 +11,17 @@ from .registry import REGISTRY, pattern, skill
 
 @pattern("synthesis")
 def synthesis(settings: Mapping[str, Any]) -> Term:
-    """Returns three strategies run concurrently, their evidence fused and spread over documents, and a reviewed answer.
+    """Returns three strategies run concurrently, their evidence led by whole statutes, one version each, spread over documents.
 
-    The statutes whose titles name the question's topics and those whose
-    articles match it most as a whole join the evidence; hits are ordered so
-    that the first ones come from different statutes, statutes before their
+    The statutes that match the question as a whole and by their purpose go
+    first, alternating with those whose titles name the question's topics;
+    every statute answers in its current version unless the question names a
+    time (then in the version in force then); hits are ordered so that the
+    first ones come from different statutes, statutes before their
     regulations and interpretations.
     """
     branches = [REGISTRY.build(name, settings) for name in ("wiki_deep", "graph_retrieval", "fusion_search")]
-    spread = (skill(settings, "topic_search") >> skill(settings, "document_search")
-              >> skill(settings, "diversify", statutes_first=True))
-    return (fan_out_merge(*branches) >> spread
+    spread = (skill(settings, "document_search") >> skill(settings, "topic_search")
+              >> skill(settings, "time_filter", undated="latest") >> skill(settings, "diversify", statutes_first=True))
+    return (skill(settings, "extract_time_range") >> fan_out_merge(*branches) >> spread
             >> review(skill(settings, "answer_generate"), skill(settings, "citation_check")))

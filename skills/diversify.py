@@ -20,15 +20,17 @@ import re
 from typing import Any, Mapping, Sequence
 
 from lambdarag import Term, Tool
-from .store.records import Hit
+from .store.records import Hit, RankedList
 
 from .dense import query_vector
+from .fusion import zscore
 from .store.corpus import to_hits
 from .store.graph import short_name
 from .registry import skill
 from .sentences import keywords
 from .sides import interleave
 from .statutes import statute_names
+from .temporal import current_versions
 
 GENERIC_TOPICS = frozenset("法律 法规 规定 制度 体系 管理 保护 相关 领域 法律制度 立法 依法 规章 条例 哪些 有关 权益 监管 "
                            "保障 依据 概况 概述 汇总 梳理 总结 国家".split())
@@ -40,6 +42,8 @@ SPECIFIC = 16
 
 LOWER_RANKS = re.compile(r"(条例|办法|规定|细则|解释|意见|批复|通知|答复|规范|决定)$|^(最高人民法院|最高人民检察院|国务院关于)")
 """Titles of instruments below a statute (法律): regulations, rules and judicial interpretations."""
+PURPOSE = "第一条"
+"""The section of a statute that states its purpose (为了…，制定本法)."""
 
 
 def rank_of(hit: Hit) -> int:
@@ -63,8 +67,23 @@ def per_document(hits: Sequence[Hit], cap: int = 1, statutes_first: bool = False
         while len(rounds) <= n // cap:
             rounds.append([])
         rounds[n // cap].append(h)
-    ordered = [h for r in rounds for h in (sorted(r, key=rank_of) if statutes_first else r)]
-    return tuple(h.model_copy(update={"score": float(len(ordered) - i)}) for i, h in enumerate(ordered))
+    return rescored([h for r in rounds for h in (sorted(r, key=rank_of) if statutes_first else r)])
+
+
+def best_versions(hits: Sequence[Hit]) -> tuple[list[Hit], list[Hit]]:
+    """Returns (the hits of each statute's best-ranked version, the hits of its other versions), each in rank order."""
+    best: dict[str, str] = {}
+    kept: list[Hit] = []
+    other_versions: list[Hit] = []
+    for h in hits:
+        first = best.setdefault(h.title or h.source, h.source)
+        (kept if first == h.source else other_versions).append(h)
+    return kept, other_versions
+
+
+def rescored(hits: Sequence[Hit]) -> tuple[Hit, ...]:
+    """Returns `hits` scored by their final rank (the first scores highest)."""
+    return tuple(h.model_copy(update={"score": float(len(hits) - i)}) for i, h in enumerate(hits))
 
 
 def statutes_ahead(hits: Sequence[Hit], window: int, query: str = "") -> tuple[Hit, ...]:
@@ -75,20 +94,14 @@ def statutes_ahead(hits: Sequence[Hit], window: int, query: str = "") -> tuple[H
     as a statute. Versions of one statute take one place: only the
     best-ranked version stays in the window, the others' chunks follow all hits.
     """
-    best: dict[str, str] = {}
-    kept: list[Hit] = []
-    other_versions: list[Hit] = []
-    for h in hits:
-        first = best.setdefault(h.title or h.source, h.source)
-        (kept if first == h.source else other_versions).append(h)
+    kept, other_versions = best_versions(hits)
     ahead = set(list(dict.fromkeys(h.source for h in kept))[:window])
 
     def lower(h: Hit) -> bool:
         return bool(rank_of(h)) and short_name(h.title or "") not in query
 
-    ordered = sorted((h for h in kept if h.source in ahead), key=lower) + \
-        [h for h in kept if h.source not in ahead] + other_versions
-    return tuple(h.model_copy(update={"score": float(len(ordered) - i)}) for i, h in enumerate(ordered))
+    return rescored(sorted((h for h in kept if h.source in ahead), key=lower) +
+                    [h for h in kept if h.source not in ahead] + other_versions)
 
 
 @skill("statutes_ahead")
@@ -97,6 +110,17 @@ def statutes_ahead_skill(config: Mapping[str, Any]) -> Term:
     window = int(config.get("window", 8))
     return Tool("statutes_ahead", lambda state: {"hits": statutes_ahead(state.hits, window, state.query)},
                 reads=["hits", "query"], writes=["hits"], effect="pure")
+
+
+@skill("one_version")
+def one_version(config: Mapping[str, Any]) -> Term:
+    """Returns a term keeping `hits` in order but moving every statute's other versions after all of them.
+
+    Two versions of one statute share most articles, so both tend to rank and
+    take two of the first places; the best-ranked version keeps its place.
+    """
+    return Tool("one_version", lambda state: {"hits": rescored([h for part in best_versions(state.hits) for h in part])},
+                reads=["hits"], writes=["hits"], effect="pure")
 
 
 @skill("diversify")
@@ -138,7 +162,7 @@ def topic_search(config: Mapping[str, Any]) -> Term:
 
 
 def by_document(hits: Sequence[Hit], depth: int = 3, statutes_only: bool = True) -> tuple[Hit, ...]:
-    """Returns each document's best chunk, documents ordered by the sum of their `depth` best chunk scores.
+    """Returns each document's best chunk scored by the sum of its `depth` best chunk scores, best document first.
 
     A document that matches a topic in many articles outranks one that matches
     it once; versions of a statute share its title and count as one document.
@@ -148,24 +172,51 @@ def by_document(hits: Sequence[Hit], depth: int = 3, statutes_only: bool = True)
         if not (statutes_only and rank_of(h)):
             chunks.setdefault(h.title or h.source, []).append(h)
     total = {key: sum(sorted((h.score for h in own), reverse=True)[:depth]) for key, own in chunks.items()}
-    return tuple(chunks[key][0] for key in sorted(chunks, key=lambda key: -total[key]))
+    return tuple(chunks[key][0].model_copy(update={"score": total[key]})
+                 for key in sorted(chunks, key=lambda key: -total[key]))
+
+
+def by_match_and_purpose(found: Sequence[Hit], purposes: Sequence[Hit], depth: int = 3) -> tuple[Hit, ...]:
+    """Returns each statute's best chunk, statutes ordered by z-scores of how they match as a whole plus their purpose.
+
+    `found` ranks statutes by their `depth` best chunks (see by_document),
+    `purposes` by their purpose article (第一条: 为了…，制定本法), which says in
+    one sentence what field the whole law governs; the two are standardised and
+    added (skills.fusion.zscore), a statute missing from one list counting as
+    its last. A statute found only by its purpose is represented by that article.
+    """
+    whole = by_document(found, depth)
+    best = {h.title or h.source: h for h in whole}
+    purpose = tuple(best.get(h.title or h.source, h).model_copy(update={"score": h.score})
+                    for h in by_document(purposes, 1))
+    return zscore([RankedList(retriever="whole", query="", hits=whole),
+                   RankedList(retriever="purpose", query="", hits=purpose)])
 
 
 @skill("document_search")
 def document_search(config: Mapping[str, Any]) -> Term:
-    """Returns a term alternating whole-document matches of the question with `hits`.
+    """Returns a term putting the statutes that match the question as a whole, in their current version, ahead of `hits`.
 
-    Searches `top_k` chunks (default 200) densely (BM25 on an index without
-    vectors), ranks statutes by their `depth` best chunks (see by_document) and
-    interleaves each statute's best chunk with the question's ranking.
+    Searches `top_k` chunks (default 200) and the `purposes` (default 100)
+    purpose articles densely (BM25 on an index without vectors), keeps the
+    versions in force when the question is dated, else the newest (see
+    skills.temporal.current_versions), ranks statutes by by_match_and_purpose
+    and puts each one's best chunk ahead of the question's chunk ranking: on the
+    dev half of bench/data/routing the chunk ranking alone finds fewer of a
+    survey's statutes than either document ranking (bench/results/routing.json).
     """
-    k, depth = int(config.get("top_k", 200)), int(config.get("depth", 3))
+    k, depth, purposes = int(config.get("top_k", 200)), int(config.get("depth", 3)), int(config.get("purposes", 100))
 
     def run(state, ctx):
         backend = ctx.resource("index")
-        found = backend.dense(query_vector(ctx, state.query), k, user=state.user) if backend.has_dense \
-            else backend.bm25(state.query, k, user=state.user)
-        documents = by_document(to_hits(found, "document"), depth)
-        return {"hits": interleave([documents, state.hits], state.hits, len(documents))}
+        vector = query_vector(ctx, state.query) if backend.has_dense else None
 
-    return Tool("document_search", run, reads=["query", "hits", "user"], writes=["hits"], effect="io")
+        def current(n: int, filters=None) -> tuple[Hit, ...]:
+            found = backend.dense(vector, n, user=state.user, filters=filters) if vector is not None \
+                else backend.bm25(state.query, n, user=state.user, filters=filters)
+            return current_versions(backend, to_hits(found, "document"), state.time_range)
+
+        documents = by_match_and_purpose(current(k), current(purposes, {"section": PURPOSE}), depth)
+        return {"hits": interleave([documents], state.hits, len(documents))}
+
+    return Tool("document_search", run, reads=["query", "hits", "user", "time_range"], writes=["hits"], effect="io")

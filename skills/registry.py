@@ -17,7 +17,7 @@ _MODULES = {
     "rerank": ("rerank",),
     "statutes": ("name_statutes",),
     "sides": ("side_search", "named_first"),
-    "diversify": ("statutes_ahead", "diversify", "topic_search", "document_search"),
+    "diversify": ("statutes_ahead", "one_version", "diversify", "topic_search", "document_search"),
     "temporal": ("extract_time_range", "time_filter"),
     "edges": ("edge_search",),
     "graph": ("entity_extract", "graph_walk", "relation_lookup", "graph_expand"),

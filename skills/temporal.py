@@ -11,6 +11,7 @@ import re
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from lambdarag import Term, Tool, User
+from lambdarag.errors import ConfigError
 from .store.records import Hit, TimeRange
 
 from .registry import skill
@@ -22,6 +23,8 @@ YEAR = re.compile(r"(\d{4})\s*年(?!\s*\d{1,2}\s*月)")
 RELATIVE_YEAR = {"前年": -2, "去年": -1, "上一年": -1, "今年": 0, "本年": 0, "当年": 0}
 BEFORE = re.compile(r"^\s*(?:以前|之前|前)")
 AFTER = re.compile(r"^\s*(?:以后|之后|以来|后)")
+EDITION = re.compile(r"^\s*(?:的)?(?:版|修订|修改|修正)(?!前|之前|以前)")
+"""What names a version by the time it was made (2022年版, 2024年修订的, 2023年修改后): the one in force when that time ends."""
 
 
 def _month_end(year: int, month: int) -> dt.date:
@@ -32,7 +35,9 @@ def extract_time_range(query: str, today: Optional[dt.date] = None) -> Optional[
     """Returns the time a question asks about, or None when it names none.
 
     Dates (2023年10月24日, 2023-10-24) give a point; 2019年 / 2019年3月 / 去年 a
-    span, opened by 以前/之前 (ends there) or 以后/以来 (starts there); 最新,
+    span, opened by 以前/之前 (ends there) or 以后/以来 (starts there), or its
+    last day when it names an edition (2022年版, 2024年修订的: in a year with two
+    versions in force, the one made that year); 最新,
     现行, 最近 … ask for the newest version. Relative years count from `today`.
     """
     today = today or dt.date.today()
@@ -49,6 +54,8 @@ def extract_time_range(query: str, today: Optional[dt.date] = None) -> Optional[
             spans.append((None, end))
         elif AFTER.match(after):
             spans.append((start, None))
+        elif EDITION.match(after):
+            spans.append((end, end))
         else:
             spans.append((start, end))
 
@@ -84,6 +91,9 @@ def extract_time_range(query: str, today: Optional[dt.date] = None) -> Optional[
 
 Versions = Mapping[str, Sequence[tuple[str, str]]]
 """family → [(date YYYY-MM-DD, doc id), …] of its dated versions."""
+LATEST = TimeRange(latest=True)
+UNDATED: Mapping[str, Optional[TimeRange]] = {"all": None, "latest": LATEST}
+"""time_filter's `undated` choices: which versions a question that names no time keeps."""
 
 
 def in_force(dates: Sequence[str], window: TimeRange) -> set[str]:
@@ -137,7 +147,7 @@ def time_filter_hits(hits: Sequence[Hit], window: Optional[TimeRange], versions:
     return tuple(out)
 
 
-def _index_versions(backend: Any, hits: Sequence[Hit]) -> Versions:
+def index_versions(backend: Any, hits: Sequence[Hit]) -> Versions:
     families = {h.family for h in hits if h.family}
     out: dict[str, list[tuple[str, str]]] = {}
     for doc_id, meta in backend.documents().items():
@@ -183,20 +193,36 @@ def extract_time_range_skill(config: Mapping[str, Any]) -> Term:
     return Tool("extract_time_range", run, reads=["query"], writes=["time_range"], effect="pure")
 
 
+def current_versions(backend: Any, hits: Sequence[Hit], window: Optional[TimeRange]) -> tuple[Hit, ...]:
+    """Returns the hits of the versions in force in `window`, or of the newest versions when it is None; others go.
+
+    A statute answers an undated question in its current text: two versions
+    share most articles word for word, so without this the older one ranks
+    as often as the newer (identical vectors tie).
+    """
+    return time_filter_hits(hits, window or LATEST, index_versions(backend, hits))
+
+
 @skill("time_filter")
 def time_filter(config: Mapping[str, Any]) -> Term:
     """Returns a term keeping the `hits` in force in `time_range` (newest version for "latest").
 
     Versions come from the index (resource "index") when the context has one,
     else from the hits themselves; an out-of-force article is swapped for the
-    same article of the in-force version when the index holds it.
+    same article of the in-force version when the index holds it. Config
+    `undated: latest` keeps the newest versions when the question names no
+    time (one version per statute); by default such a question keeps them all.
     """
+    choice = config.get("undated", "all")
+    if choice not in UNDATED:
+        raise ConfigError(f"time_filter.undated must be one of {', '.join(UNDATED)}, got {choice!r}")
+    undated = UNDATED[choice]
 
     def run(state, ctx):
-        backend = ctx.resources.get("index")
+        backend, window = ctx.resources.get("index"), state.time_range or undated
         if backend is None:
-            return {"hits": time_filter_hits(state.hits, state.time_range, _hit_versions(state.hits))}
-        return {"hits": time_filter_hits(state.hits, state.time_range, _index_versions(backend, state.hits),
+            return {"hits": time_filter_hits(state.hits, window, _hit_versions(state.hits))}
+        return {"hits": time_filter_hits(state.hits, window, index_versions(backend, state.hits),
                                          _counterpart_in(backend, state.user))}
 
     return Tool("time_filter", run, reads=["hits", "time_range", "user"], writes=["hits"],

@@ -1,8 +1,17 @@
 """Synthesis evidence across documents: statutes before their regulations, one entry per statute, whole-document scores."""
 from __future__ import annotations
 
-from skills.store.records import Hit
-from skills.diversify import by_document, per_document, rank_of, statutes_ahead
+import datetime as dt
+
+import pytest
+
+from lambdarag import Context, State
+from lambdarag.errors import ConfigError
+from skills import build
+from skills.diversify import by_document, by_match_and_purpose, per_document, rank_of, statutes_ahead
+from skills.store.corpus import to_hits
+from skills.store.records import Hit, TimeRange
+from tests.conftest import MARITIME
 
 
 def hit(source: str, title: str, section: str, score: float) -> Hit:
@@ -55,3 +64,59 @@ def test_statutes_go_ahead_within_the_window_one_version_each_unless_the_questio
     named = statutes_ahead(hits, window=3, query="森林法实施条例对采伐许可怎么规定？")
     assert named[0].title == FOREST_RULES  # the instrument the question names keeps its place
     assert [h.source for h in statutes_ahead(hits, window=1)][:2] == [rules[0], old[0]]  # outside the window, order stands
+
+
+@pytest.fixture(scope="module")
+def maritime(tmp_path_factory):
+    """Returns a BM25 index of the shipped maritime statutes, two of them in two versions."""
+    from skills.store.index import build_index
+
+    mp = pytest.MonkeyPatch()
+    mp.setenv("LAMBDARAG_HOME", str(tmp_path_factory.mktemp("home")))
+    yield build_index(MARITIME, "versions", dense=False, progress=False)
+    mp.undo()
+
+
+MARINE_OLD, MARINE_NEW = "行政法/海洋环境保护法(2017-11-04).md", "行政法/海洋环境保护法(2023-10-24).md"
+
+
+@pytest.mark.parametrize("time_range, version", [(None, MARINE_NEW), (TimeRange(as_of=dt.date(2020, 5, 1)), MARINE_OLD)])
+def test_document_search_brings_each_statute_in_one_version_the_current_one_unless_the_question_is_dated(
+        maritime, time_range, version):
+    question = "海洋环境保护和防治船舶污染的法律有哪些？"
+    out = build("document_search", {}).run(State.of(question, hits=(), time_range=time_range),
+                                           Context(resources={"index": maritime}))
+    marine = {h.source for h in out.hits if h.family == "海洋环境保护法"}
+    assert marine == {version}
+    assert len({h.title for h in out.hits}) == len(out.hits)   # one entry per statute
+
+
+def test_undated_questions_keep_the_newest_version_only_when_the_filter_is_asked_to(maritime):
+    hits = to_hits(maritime.bm25("船舶 污染 海洋环境", 40), "bm25")
+    assert {MARINE_OLD, MARINE_NEW} <= {h.source for h in hits}
+    ctx = Context(resources={"index": maritime})
+    latest = build("time_filter", {"undated": "latest"}).run(State.of("防治船舶污染", hits=hits, time_range=None), ctx).hits
+    assert MARINE_NEW in {h.source for h in latest} and MARINE_OLD not in {h.source for h in latest}
+    assert build("time_filter", {}).run(State.of("防治船舶污染", hits=hits, time_range=None), ctx).hits == hits
+    with pytest.raises(ConfigError, match="time_filter.undated must be one of all, latest, got 'newest'"):
+        build("time_filter", {"undated": "newest"})
+
+
+def test_a_statute_found_only_by_its_purpose_article_joins_and_both_signals_add_up():
+    whole = [hit("a.md", FOREST, "第三条", 0.9), hit("a.md", FOREST, "第九条", 0.9), hit("b.md", GRASS, "第五条", 0.8),
+             hit("d.md", "中华人民共和国土地管理法", "第八条", 0.1)]
+    purposes = [hit("c.md", "中华人民共和国矿产资源法", "第一条", 0.9), hit("b.md", GRASS, "第一条", 0.85),
+                hit("a.md", FOREST, "第一条", 0.2)]
+    ranked = by_match_and_purpose(whole, purposes, depth=3)
+    assert [(h.title, h.section) for h in ranked][:3] == [(GRASS, "第五条"), (FOREST, "第三条"),
+                                                          ("中华人民共和国矿产资源法", "第一条")]
+    assert ranked[-1].title == "中华人民共和国土地管理法"
+
+
+def test_one_version_moves_a_statutes_other_versions_after_every_other_hit():
+    hits = (hit("经济法/森林法(2019-12-28).md", FOREST, "第一条", 9), hit("经济法/森林法(2009-08-27).md", FOREST, "第一条", 8),
+            hit("经济法/草原法(2021-04-29).md", GRASS, "第二条", 7), hit("经济法/森林法(2019-12-28).md", FOREST, "第五条", 6))
+    out = build("one_version", {}).run(State.of("森林法和草原法有什么不同？", hits=hits), Context()).hits
+    assert [(h.source, h.section) for h in out] == [(hits[0].source, "第一条"), (hits[2].source, "第二条"),
+                                                     (hits[3].source, "第五条"), (hits[1].source, "第一条")]
+    assert [h.score for h in out] == [4.0, 3.0, 2.0, 1.0]

@@ -116,3 +116,15 @@ def test_synthesis_spans_documents_without_repeated_or_cut_sentences(routes):
     for claim in claims:
         assert claim.endswith(("。", "；", "！", "？")), claim
         assert all(s.endswith(("。", "；", "！", "？", ";")) for s in split_sentences(claim)), claim
+
+
+@pytest.mark.parametrize("question, kept, dropped", [
+    ("森林、草原、矿产、土地这些自然资源是怎么依法管理的？", "经济法/矿产资源法(2024-11-08).md", "经济法/矿产资源法(2009-08-27).md"),
+    ("2015年的时候，森林、矿产这些自然资源是怎么依法管理的？", "经济法/矿产资源法(2009-08-27).md",
+     "经济法/矿产资源法(2024-11-08).md")])
+def test_synthesis_evidence_holds_each_statute_in_its_current_version_unless_the_question_is_dated(
+        routes, question, kept, dropped):
+    out = routes(question, "synthesis")
+    sources = {h.source for h in out.hits}
+    assert kept in sources and dropped not in sources
+    assert kept in top_documents(out)

@@ -25,6 +25,9 @@ TODAY = dt.date(2024, 6, 1)
     ("去年的规定", TimeRange(start=dt.date(2023, 1, 1), end=dt.date(2023, 12, 31))),
     ("2017年以前", TimeRange(end=dt.date(2017, 12, 31))),
     ("2018年以来有哪些变化", TimeRange(start=dt.date(2018, 1, 1))),
+    ("2022年版道路运输条例", TimeRange(as_of=dt.date(2022, 12, 31))),
+    ("矿产资源法2024年修订以后探矿权怎么取得", TimeRange(as_of=dt.date(2024, 12, 31))),
+    ("2023年修订前的规定", TimeRange(start=dt.date(2023, 1, 1), end=dt.date(2023, 12, 31))),
     ("船舶登记需要什么材料", None),
 ])
 def test_extract_time_range(query, expected):
@@ -75,3 +78,9 @@ def test_old_article_is_swapped_for_the_same_article_of_the_newest_version(marit
 def test_no_time_range_keeps_hits(maritime):
     hits = run(maritime, "国际海运条例 无船承运业务", None)
     assert {h.date for h in hits} == {"2019-03-02", "2023-07-20"}
+
+
+def test_an_edition_named_by_its_year_is_the_version_made_that_year_not_the_one_it_replaced(maritime):
+    query = "2023年版国际海运条例对无船承运业务怎么规定？"
+    hits = run(maritime, "国际海运条例 无船承运业务", extract_time_range(query, TODAY))
+    assert {h.date for h in hits if h.family == "国际海运条例"} == {"2023-07-20"}   # 2019's was in force until July
