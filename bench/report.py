@@ -78,8 +78,8 @@ def feedback(r: dict) -> str:
             f"{s['seen']['hybrid+learned']['ndcg@10']:.3f}; unseen {s['unseen']['n']}: nDCG@10 "
             f"{s['unseen']['hybrid']['ndcg@10']:.3f} → {s['unseen']['hybrid+learned']['ndcg@10']:.3f}, R@100 "
             f"{s['unseen']['hybrid']['recall@100']:.3f} → {s['unseen']['hybrid+learned']['recall@100']:.3f}; top 10 "
-            f"learned for {s['all']['gate_open']['hybrid+learned']} (unseen {s['unseen']['gate_open']['hybrid+learned']}), "
-            f"the other questions' learning only below rank 10; p50 "
+            f"learned for {s['all']['gate_open']['hybrid+learned']} (unseen "
+            f"{s['unseen']['gate_open']['hybrid+learned']}), the other questions' learning only below rank 10; p50 "
             f"{s['latency_ms']['hybrid']['p50']} → {s['latency_ms']['hybrid+learned']['p50']} ms; without the "
             f"unseen bound: {row('all', 'hybrid+learned_unbounded')}, unseen nDCG@10 "
             f"{s['unseen']['hybrid+learned_unbounded']['ndcg@10']:.3f}")

@@ -23,7 +23,7 @@ from lambdarag.state import PUBLIC
 from lambdarag.errors import LambdaRAGError
 from skills import build as build_skill
 from skills.learned import learned_signals
-from skills.store.learned import (DEFAULT_WEIGHTS, HEAD, SIGNALS, LearnedIndex, LearnedParams, Nearest, Pair, gate_features,
+from skills.store.learned import (DEFAULT_WEIGHTS, SIGNALS, LearnedIndex, LearnedParams, Nearest, Pair, gate_features,
                                   lower_bound, score_matrix)
 
 from .feedback.confirmations import Confirmations

@@ -17,11 +17,11 @@ and the fitter so both rank alike): if the nearest past question's cosine is bel
 predict (`gate_features` · ``params.gate_weights``, the nDCG@10 gain, minus
 ``params.caution`` × `gate_features` · ``params.gate_spread``, the expected size of
 that prediction's error) is not above zero, the top `HEAD` stays the unlearned one;
-only the candidates after it are re-ranked by ``params.tail`` (`arrange`). Otherwise each chunk's score is its fused score
-standardised over the fused list (minus the list's minimum, so absent = 0) plus
-Σ weight · signal: neighbours and prior are absolute (in [0, 1], so how close
-the past questions are and how popular a chunk is carry over), the lexical
-signals are scaled by their per-query maximum.
+only the candidates after it are re-ranked by ``params.tail`` (`arrange`). Otherwise
+each chunk's score is its fused score standardised over the fused list (minus the
+list's minimum, so absent = 0) plus Σ weight · signal: neighbours and prior are
+absolute (in [0, 1], so how close the past questions are and how popular a chunk
+is carry over), the lexical signals are scaled by their per-query maximum.
 """
 from __future__ import annotations
 
