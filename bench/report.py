@@ -76,7 +76,10 @@ def feedback(r: dict) -> str:
     return (f"{s['all']['n']} questions, hybrid → learned (as shipped): {row('all', 'hybrid')} → "
             f"{row('all', 'hybrid+learned')}; seen {s['seen']['n']}: nDCG@10 {s['seen']['hybrid']['ndcg@10']:.3f} → "
             f"{s['seen']['hybrid+learned']['ndcg@10']:.3f}; unseen {s['unseen']['n']}: nDCG@10 "
-            f"{s['unseen']['hybrid']['ndcg@10']:.3f} → {s['unseen']['hybrid+learned']['ndcg@10']:.3f}; p50 "
+            f"{s['unseen']['hybrid']['ndcg@10']:.3f} → {s['unseen']['hybrid+learned']['ndcg@10']:.3f}, R@100 "
+            f"{s['unseen']['hybrid']['recall@100']:.3f} → {s['unseen']['hybrid+learned']['recall@100']:.3f}; top 10 "
+            f"learned for {s['all']['gate_open']['hybrid+learned']} (unseen "
+            f"{s['unseen']['gate_open']['hybrid+learned']}), the other questions' learning only below rank 10; p50 "
             f"{s['latency_ms']['hybrid']['p50']} → {s['latency_ms']['hybrid+learned']['p50']} ms; without the "
             f"unseen bound: {row('all', 'hybrid+learned_unbounded')}, unseen nDCG@10 "
             f"{s['unseen']['hybrid+learned_unbounded']['ndcg@10']:.3f}")

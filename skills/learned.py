@@ -8,7 +8,7 @@ from lambdarag import Term, Tool, User
 from .dense import query_vector
 from .registry import skill
 from .store.corpus import to_hits
-from .store.learned import SIGNALS, LearnedIndex, Nearest, gate_features, rank, score_matrix
+from .store.learned import SIGNALS, LearnedIndex, Nearest, arrange, gate_features, score_matrix
 
 
 def learned_signals(learned: LearnedIndex, backend: Any, query: str, vector: Any, near: Nearest,
@@ -38,25 +38,30 @@ def learned_signals(learned: LearnedIndex, backend: Any, query: str, vector: Any
 
 
 def gated_signals(learned: LearnedIndex, backend: Any, query: str, vector: Any, base: Sequence[tuple[str, float]],
-                  user: User, filters: Mapping[str, Any], depth: int) -> Optional[dict[str, dict]]:
-    """Returns the signals of `learned_signals` when the gate opens for this query, else None (rank unchanged).
+                  user: User, filters: Mapping[str, Any], depth: int) -> Optional[tuple[dict[str, dict], bool]]:
+    """Returns the signals the ranking needs and whether the gate opens for this query, or None (rank unchanged).
 
     `base` is the unlearned ranking (chunk id, fused score), best first. The
     gate reads only the neighbour signal, so the others (the term-mapped BM25
-    search costs most) are computed only once it opens, and only those the
-    fitted params weigh: a signal of weight 0 cannot move the ranking.
+    search costs most) are computed only for the weights that apply — the
+    head's once the gate opens, the tail's (`LearnedParams.tail`) always — and
+    only when non-zero: a signal of weight 0 cannot move the ranking.
     """
     if learned.empty:
         return None
+    p = learned.params
     near = learned.nearest(vector)
-    if not learned.opened(near):
+    opened = learned.opened(near)
+    if not opened and not p.tail:
         return None
     args = (learned, backend, query, vector, near, [c for c, _ in base], user, filters, depth)
     neighbours = learned_signals(*args, names=("neighbours",))["neighbours"]
-    if not learned.admits(gate_features(near, neighbours, base)):
+    opened = opened and learned.admits(gate_features(near, neighbours, base, learned.pairs[near.rows[0]].chunks))
+    if not opened and not p.tail:
         return None
-    weighed = [n for n in SIGNALS if n != "neighbours" and learned.params.weights.get(n, 0.0)]
-    return {"neighbours": neighbours, **learned_signals(*args, names=weighed)}
+    used = (p.tail, p.weights) if opened else (p.tail,)
+    weighed = [n for n in SIGNALS if n != "neighbours" and any(w.get(n, 0.0) for w in used)]
+    return {"neighbours": neighbours, **learned_signals(*args, names=weighed)}, opened
 
 
 def readable(backend: Any, chunk_id: str, user: Any, filters: Mapping[str, Any]) -> bool:
@@ -78,10 +83,13 @@ def readable(backend: Any, chunk_id: str, user: Any, filters: Mapping[str, Any])
 def learned_boost(config: Mapping[str, Any]) -> Term:
     """Returns a term re-ranking `hits` by the learned signals of `ctx.resources["learned"]` (see skills.store.learned).
 
-    Without a learned index, or when the fitted gate stays closed (no close
-    past question, or too little predicted gain), the hits pass through
-    unchanged — the same ranking as without learning; so they do, visibly in
-    the trace, when the embedding endpoint fails (fallback `hits_unboosted`).
+    Without a learned index the hits pass through unchanged; when the fitted
+    gate stays closed (no close past question, or too little predicted gain)
+    the top `HEAD` hits stay exactly the unlearned ones and only the fitted
+    tail re-ranks the candidates after them (`arrange`), so past questions can
+    widen recall but never displace the top of the list. The hits pass through
+    unchanged, visibly in the trace, when the embedding endpoint fails
+    (fallback `hits_unboosted`).
     Keeps `plan.fused_top_k` hits; config `filters` as in `bm25_search`.
     """
     filters = dict(config.get("filters") or {})
@@ -92,12 +100,13 @@ def learned_boost(config: Mapping[str, Any]) -> Term:
             return {"hits": state.hits}
         backend = ctx.resource("index")
         base = [(h.chunk_id, h.score) for h in state.hits]
-        signals = gated_signals(learned, backend, state.query, query_vector(ctx, state.query), base, state.user,
-                                filters, state.plan.bm25_top_k)
-        if signals is None:
+        gated = gated_signals(learned, backend, state.query, query_vector(ctx, state.query), base, state.user,
+                              filters, state.plan.bm25_top_k)
+        if gated is None:
             return {"hits": state.hits}
+        signals, opened = gated
         ids, matrix = score_matrix(base, signals)
-        order = rank(ids, matrix, learned.params.vector())[:state.plan.fused_top_k]
+        order = arrange(base, ids, matrix, learned.params, opened)[:state.plan.fused_top_k]
         have = {h.chunk_id: h for h in state.hits}
         out = []
         for cid, score in order:

@@ -16,7 +16,7 @@ from orchestration.learning import CLOSED, Confirmations, learn_pairs, open_lear
 from skills.store.corpus import read_corpus
 from skills.store.records import RetrievalPlan
 from skills.store.index import open_index
-from skills.store.learned import GATE_FEATURES, LearnedParams
+from skills.store.learned import GATE_FEATURES, HEAD, SIGNALS, LearnedParams
 from skills.store.local import LocalBackend
 from skills.store.tokenize import Tokenizer
 from skills.store.vectors import default_embedder, read_vectors_dir
@@ -83,6 +83,21 @@ def test_a_question_far_from_every_confirmed_one_ranks_as_without_learning(corpu
     assert ranking(backend, tmp_path, question) == unlearned
 
 
+def test_a_closed_gate_keeps_the_unlearned_top_and_only_the_tail_takes_in_past_answers(corpus, tmp_path):
+    backend = backend_of(corpus)
+    unlearned = ranking(backend, tmp_path, PARAPHRASE)
+    assert HEAD < position(unlearned, ANSWER) < len(unlearned)
+    learn_pairs(tmp_path, backend, default_embedder(), "confirm", [(CONFIRMED, [ANSWER])], refit=False)
+    closed = LearnedParams(gate=CLOSED, tail={"neighbours": 8.0})
+    Confirmations(tmp_path).save_params(closed, {})
+    tailed = ranking(backend, tmp_path, PARAPHRASE)
+    assert tailed[:HEAD] == unlearned[:HEAD]                              # ids and scores of the top, exactly
+    assert position(tailed, ANSWER) == HEAD                               # the confirmed answer heads the tail
+    assert len(tailed) == len(unlearned) and [s for _, s in tailed] == sorted((s for _, s in tailed), reverse=True)
+    Confirmations(tmp_path).save_params(replace(closed, tail={}), {})
+    assert ranking(backend, tmp_path, PARAPHRASE) == unlearned            # no tail: nothing moves at all
+
+
 def test_a_restricted_confirmed_document_never_reaches_a_user_without_access(corpus, tmp_path):
     backend = backend_of(corpus, restricted=ANSWER)
     learn_pairs(tmp_path, backend, default_embedder(), "confirm", [(CONFIRMED, [ANSWER])], refit=False,
@@ -124,6 +139,8 @@ def test_fit_over_the_confirmed_questions_never_does_worse_than_no_learning(corp
     assert report["fitted"] and report["questions"] == len(questions) == 30
     assert report["ndcg10_learned"] >= report["ndcg10_unlearned"]     # a closed gate is always one of the choices
     params = Confirmations(tmp_path).params()
+    assert report["recall100_tail"] >= report["recall100_unlearned"]   # an empty tail is always one of the choices
+    assert set(params.tail) <= set(SIGNALS) - {"terms"}                  # the tail never costs an index search
     assert params.gate == CLOSED or len(params.gate_weights) in (0, len(GATE_FEATURES))
     assert len(params.gate_spread) == len(params.gate_weights)          # the error model comes with the gain model
 
@@ -163,7 +180,9 @@ def test_the_term_mapped_search_runs_only_when_the_gate_opens_and_its_signal_has
     monkeypatch.setattr(backend, "bm25", lambda tokens, *a, **kw: searches.append(tokens) or bm25(tokens, *a, **kw))
     weights = {"neighbours": 8.0, "expansion": 0.0, "terms": 1.0, "prior": 0.0}
     never = (0.0,) * (len(GATE_FEATURES) - 1) + (-1.0,)                   # predicted gain −1: the gate stays closed
+    tail = {"neighbours": 8.0, "expansion": 1.0, "prior": 1.0}
     for params, extra in ((LearnedParams(weights=weights, gate=-1.0, gate_weights=never), 0),
+                          (LearnedParams(weights=weights, gate=-1.0, gate_weights=never, tail=tail), 0),
                           (LearnedParams(weights={**weights, "terms": 0.0}, gate=-1.0), 0),
                           (LearnedParams(weights=weights, gate=-1.0), 1)):
         Confirmations(tmp_path).save_params(params, {})

@@ -16,11 +16,12 @@ and the fitter so both rank alike): if the nearest past question's cosine is bel
 ``params.gate``, or the lower confidence bound of the gain the gate's linear models
 predict (`gate_features` · ``params.gate_weights``, the nDCG@10 gain, minus
 ``params.caution`` × `gate_features` · ``params.gate_spread``, the expected size of
-that prediction's error) is not above zero, nothing changes. Otherwise each chunk's score is its fused score
-standardised over the fused list (minus the list's minimum, so absent = 0) plus
-Σ weight · signal: neighbours and prior are absolute (in [0, 1], so how close
-the past questions are and how popular a chunk is carry over), the lexical
-signals are scaled by their per-query maximum.
+that prediction's error) is not above zero, the top `HEAD` stays the unlearned one;
+only the candidates after it are re-ranked by ``params.tail`` (`arrange`). Otherwise
+each chunk's score is its fused score standardised over the fused list (minus the
+list's minimum, so absent = 0) plus Σ weight · signal: neighbours and prior are
+absolute (in [0, 1], so how close the past questions are and how popular a chunk
+is carry over), the lexical signals are scaled by their per-query maximum.
 """
 from __future__ import annotations
 
@@ -37,9 +38,14 @@ RELATIVE = ("expansion", "terms")
 DEFAULT_WEIGHTS = {"neighbours": 8.0, "expansion": 0.0, "terms": 1.0, "prior": 0.0}
 """Before any fit: a confirmed near question (cosine ≥ the default gate) moves its chunks up strongly."""
 EXPANSION_TOP = 20
-GATE_FEATURES = ("nearest", "nearest_gap", "near_mean", "concentration", "base_rank", "base_margin", "intercept")
-"""What the gate reads (`gate_features`): how close and how unanimous the past questions are, and how the
-unlearned ranking already places their best chunk; a question unlike any past one gets a low predicted gain."""
+GATE_FEATURES = ("nearest", "nearest_gap", "near_mean", "concentration", "base_rank", "base_margin", "agree_top10",
+                 "agree_top100", "nearest_in_top10", "intercept")
+"""What the gate reads (`gate_features`): how close and how unanimous the past questions are, and how far the
+unlearned ranking already agrees with their chunks (share of the neighbour signal on its top 10 and top 100; whether
+the nearest question's chunks are in its top 10); a question unlike any past one gets a low predicted gain."""
+HEAD = 10
+"""Ranks only an open gate may change: the tail (`LearnedParams.tail`) re-ranks what follows them, so a question
+whose gate stays closed keeps its unlearned top `HEAD` exactly while its recall still gains from past questions."""
 
 
 @dataclass(frozen=True)
@@ -55,7 +61,8 @@ class Pair:
 class LearnedParams:
     """Signal weights and the gate learning applies with: a floor on the nearest past question's cosine and,
     once fitted, linear models (over `GATE_FEATURES`) of the gain (`gate_weights`) and of its prediction error
-    (`gate_spread`); the gain less `caution` errors must stay above zero."""
+    (`gate_spread`); the gain less `caution` errors must stay above zero. `tail` weighs the signals that rank
+    the candidates after the top `HEAD`, gate open or not (empty: the tail keeps its order)."""
 
     weights: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
     gate: float = 0.9
@@ -65,23 +72,25 @@ class LearnedParams:
     gate_weights: tuple[float, ...] = ()
     gate_spread: tuple[float, ...] = ()
     caution: float = 0.0
+    tail: Mapping[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {"weights": dict(self.weights), "gate": self.gate, "sharpness": self.sharpness,
                 "neighbours": self.neighbours, "terms_per_word": self.terms_per_word,
                 "gate_weights": list(self.gate_weights), "gate_spread": list(self.gate_spread),
-                "caution": self.caution}
+                "caution": self.caution, "tail": dict(self.tail)}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "LearnedParams":
-        known = {k: data[k] for k in ("weights", "gate", "sharpness", "neighbours", "terms_per_word", "caution")
+        known = {k: data[k] for k in ("weights", "gate", "sharpness", "neighbours", "terms_per_word", "caution", "tail")
                  if k in data}
         return cls(**known, gate_weights=tuple(data.get("gate_weights") or ()),
                    gate_spread=tuple(data.get("gate_spread") or ()))
 
-    def vector(self) -> np.ndarray:
-        """Returns the weights in `score_matrix` column order: base (1), then each signal."""
-        return np.array([1.0] + [float(self.weights.get(s, 0.0)) for s in SIGNALS])
+    def vector(self, weights: Optional[Mapping[str, float]] = None) -> np.ndarray:
+        """Returns `weights` (default: the head's) in `score_matrix` column order: base (1), then each signal."""
+        weights = self.weights if weights is None else weights
+        return np.array([1.0] + [float(weights.get(s, 0.0)) for s in SIGNALS])
 
 
 @dataclass(frozen=True)
@@ -197,22 +206,26 @@ def lower_bound(gain: Any, spread: Any, caution: float) -> Any:
     return gain - caution * np.maximum(spread, 0.0)
 
 
-def gate_features(near: Nearest, neighbours: Mapping[str, float], base: Sequence[tuple[str, float]]
-                  ) -> np.ndarray:
-    """Returns the `GATE_FEATURES` of a query from its nearest past questions, their chunks' scores and the
-    unlearned ranking (chunk id, fused score), best first."""
+def gate_features(near: Nearest, neighbours: Mapping[str, float], base: Sequence[tuple[str, float]],
+                  nearest_chunks: Sequence[str]) -> np.ndarray:
+    """Returns the `GATE_FEATURES` of a query from its nearest past questions, their chunks' scores, the
+    unlearned ranking (chunk id, fused score), best first, and the chunks the nearest question confirmed."""
     sims = near.sims
     best = float(sims[0]) if len(sims) else -1.0
     total = sum(neighbours.values())
     top = max(neighbours, key=neighbours.__getitem__) if neighbours else None
-    ids = [c for c, _ in base]
+    place = {c: i for i, (c, _) in enumerate(base)}
     scores = np.array([v for _, v in base], dtype=np.float64)
     spread = scores.std() if len(scores) > 1 else 0.0
+
+    def agree(depth: int) -> float:
+        return sum(v for c, v in neighbours.items() if place.get(c, depth) < depth) / total if total > 0 else 0.0
     return np.array([best, best - float(sims[1]) if len(sims) > 1 else 0.0,
                      float(sims.mean()) if len(sims) else -1.0,
                      max(neighbours.values()) / total if total > 0 else 0.0,
-                     1.0 / (1 + ids.index(top)) if top in ids else 0.0,
-                     (scores[0] - scores[1]) / spread if spread > 1e-12 else 0.0, 1.0])
+                     1.0 / (1 + place[top]) if top in place else 0.0,
+                     (scores[0] - scores[1]) / spread if spread > 1e-12 else 0.0,
+                     agree(HEAD), agree(100), float(any(place.get(c, HEAD) < HEAD for c in nearest_chunks)), 1.0])
 
 
 def score_matrix(base: Sequence[tuple[str, float]], signals: Mapping[str, Mapping[str, float]]
@@ -245,3 +258,15 @@ def rank(ids: Sequence[str], matrix: np.ndarray, weights: np.ndarray) -> list[tu
     scores = matrix @ weights
     order = np.argsort(-scores, kind="stable")
     return [(ids[i], float(scores[i])) for i in order]
+
+
+def arrange(base: Sequence[tuple[str, float]], ids: Sequence[str], matrix: np.ndarray, params: LearnedParams,
+            opened: bool) -> list[tuple[str, float]]:
+    """Returns (chunk id, score) best first: the top `HEAD` by the head weights if the gate `opened`, else the
+    unlearned top `HEAD` of `base` with its scores; then the other candidates of `score_matrix` (`ids`, `matrix`)
+    by ``params.tail`` (in unlearned order when it is empty), their scores shifted below the head's."""
+    head = rank(ids, matrix, params.vector())[:HEAD] if opened else list(base[:HEAD])
+    taken = {c for c, _ in head}
+    rest = [(c, s) for c, s in rank(ids, matrix, params.vector(params.tail)) if c not in taken]
+    shift = max(0.0, rest[0][1] - head[-1][1] + 1e-6) if head and rest else 0.0
+    return head + [(c, s - shift) for c, s in rest]
