@@ -18,7 +18,13 @@ the learning folds) and "unseen" ones; store sizes for all 1,235 pairs.
 Needs: lambdarag index --corpus ../shared/data/stard/corpus.jsonl --name stard
        --vectors ../shared/data/stard/embeddings --no-wiki
 
-Usage: python bench/feedback.py [--skip-maritime] [--skip-stard] [--limit N]
+Part 3 (`--latency-only`, minutes instead of the full run): p50/p95 wall and CPU
+time of hybrid and hybrid+learned on fold 0's held-out questions, both timed in
+one interleaved loop with the query embedding included; the learned index is
+fold 0's, with the params the last full run fitted (fitted now when
+feedback.json has none). Writes bench/results/stard-latency.json.
+
+Usage: python bench/feedback.py [--skip-maritime] [--skip-stard] [--limit N] [--latency-only]
 """
 from __future__ import annotations
 
@@ -38,6 +44,7 @@ from bench.machine import facts as machine_facts  # noqa: E402
 STARD = ROOT.parent / "shared" / "data" / "stard"
 QUESTIONS = ROOT / "tests" / "data" / "maritime_questions.jsonl"
 OUT = ROOT / "bench" / "results" / "feedback.json"
+LATENCY = "stard-latency"
 FOLDS = 5
 BOUNDS = {"hybrid+learned": 0.005, "hybrid+learned_unbounded": 1.0}
 """Learned systems compared: the product's fit (unseen questions may lose ≤ 0.005 nDCG@10, plus one standard
@@ -106,31 +113,49 @@ def maritime() -> dict:
             "routing": stats["routing"], "gaps": stats["gaps"], "queries_logged": stats["queries"]}
 
 
-def stard(limit: int = 0) -> dict:
-    """Returns hybrid metrics and latency with and without learned retrieval, 5-fold cross-validated on STARD train."""
-    import numpy as np
-    from ranx import Qrels, Run, evaluate
-
-    from lambdarag import Context, State
-    from lambdarag.state import PUBLIC
-    from skills.store.records import RetrievalPlan
-    from orchestration.feedback.confirmations import embed_batches
-    from orchestration.learning import (CorpusView, base_ranking, build_learned, choose, fit_rows,
-                                        retrieval_term)
-    from skills.learned import gated_signals
+def open_stard(limit: int) -> tuple:
+    """Returns the stard index, the embedder, its `CorpusView`, the first `limit` train questions (0: all) and
+    their relevant chunk ids by qid."""
+    from orchestration.learning import CorpusView
     from skills.store.index import open_index
-    from skills.store.learned import Pair
-    from skills.store.vectors import default_embedder, forget_query_vectors
+    from skills.store.vectors import default_embedder
 
     backend = open_index("stard")
     if not backend.has_dense:
         raise SystemExit("the stard index needs vectors: lambdarag index --corpus ../shared/data/stard/corpus.jsonl "
                          "--name stard --vectors ../shared/data/stard/embeddings --no-wiki")
-    embedder = default_embedder()
     view = CorpusView(backend)
     queries = [json.loads(x) for x in (STARD / "train.jsonl").read_text(encoding="utf-8").splitlines() if x.strip()]
     queries = queries[:limit] if limit else queries
-    chunks = {q["qid"]: view.chunk_ids(q["relevant"]) for q in queries}
+    return backend, default_embedder(), view, queries, {q["qid"]: view.chunk_ids(q["relevant"]) for q in queries}
+
+
+def timed(term, query: str, plan, ctx) -> tuple:
+    """Returns the state of one retrieval run with its query embedding (kept vectors are dropped first), and its
+    wall and CPU milliseconds."""
+    from lambdarag import State
+    from skills.store.vectors import forget_query_vectors
+
+    forget_query_vectors()
+    wall, cpu = time.perf_counter(), time.process_time()
+    state = term.run(State.of(query, plan=plan), ctx)
+    return state, (time.perf_counter() - wall) * 1000, (time.process_time() - cpu) * 1000
+
+
+def stard(limit: int = 0) -> dict:
+    """Returns hybrid metrics and latency with and without learned retrieval, 5-fold cross-validated on STARD train."""
+    import numpy as np
+    from ranx import Qrels, Run, evaluate
+
+    from lambdarag import Context
+    from lambdarag.state import PUBLIC
+    from skills.store.records import RetrievalPlan
+    from orchestration.feedback.confirmations import embed_batches
+    from orchestration.learning import base_ranking, build_learned, choose, fit_rows, retrieval_term
+    from skills.learned import gated_signals
+    from skills.store.learned import Pair
+
+    backend, embedder, view, queries, chunks = open_stard(limit)
     start = time.perf_counter()
     vectors = embed_batches(embedder, [q["query"] for q in queries])
     embed_s = time.perf_counter() - start
@@ -174,10 +199,8 @@ def stard(limit: int = 0) -> dict:
                                       {}, plan.bm25_top_k)
                 opened[name][q["qid"]] = gated is not None and gated[1]
             for name, term in terms.items():
-                forget_query_vectors()
-                t = time.perf_counter()
-                state = term.run(State.of(q["query"], plan=plan), contexts[name])
-                latency[name].append((time.perf_counter() - t) * 1000)
+                state, wall, _ = timed(term, q["query"], plan, contexts[name])
+                latency[name].append(wall)
                 runs[name][q["qid"]] = {h.chunk_id: float(100 - i) for i, h in enumerate(state.hits)} or {"-": 0.0}
     qrels = {q["qid"]: {c: 1 for c in chunks[q["qid"]]} for q in queries}
     metrics = ["mrr@10", "recall@10", "recall@100", "ndcg@10"]
@@ -195,6 +218,59 @@ def stard(limit: int = 0) -> dict:
                           for name in BOUNDS}
     out["stores"] = store_sizes(view, [Pair(q["query"], chunks[q["qid"]]) for q in queries], vectors, fits[0])
     return out
+
+
+def latency(limit: int = 0) -> dict:
+    """Returns p50/p95 wall and CPU ms of hybrid and hybrid+learned on fold 0's held-out questions, timed in one
+    interleaved loop (which system goes first alternates), with fold 0's learned index."""
+    import numpy as np
+
+    from lambdarag import Context
+    from skills.store.records import RetrievalPlan
+    from orchestration.feedback.confirmations import embed_batches
+    from orchestration.learning import base_ranking, build_learned, choose, fit_rows, retrieval_term
+    from skills.store.learned import LearnedParams, Pair
+
+    before = machine_facts()
+    backend, embedder, view, queries, chunks = open_stard(limit)
+    learn = [q for i, q in enumerate(queries) if i % FOLDS]
+    test = [q for i, q in enumerate(queries) if not i % FOLDS]
+    pairs = [Pair(q["query"], chunks[q["qid"]]) for q in learn]
+    vectors = embed_batches(embedder, [q["query"] for q in learn])
+    full = json.loads(OUT.read_text(encoding="utf-8")).get("stard", {}) if OUT.exists() and not limit else {}
+    stored = [f for f in full.get("fits", ()) if f["fold"] == 0 and f["system"] == "hybrid+learned"]
+    if stored:
+        params, source = LearnedParams.from_dict(stored[0]), f"fold 0's fit stored in {OUT.name}"
+    else:
+        params, _ = choose(fit_rows(view, pairs, vectors, base_ranking(backend, embedder)), BOUNDS["hybrid+learned"])
+        source = "fitted now on folds 1-4"
+    model = build_learned(view, pairs, vectors, params)
+    plan = RetrievalPlan(bm25_top_k=100, dense_top_k=100, fused_top_k=100)
+    systems = {"hybrid": (retrieval_term("hybrid", learned=False),
+                          Context(embedder=embedder, resources={"index": backend})),
+               "hybrid+learned": (retrieval_term("hybrid"),
+                                  Context(embedder=embedder, resources={"index": backend, "learned": model}))}
+    for q in test[:3]:                           # warm-up: tokenizer dictionary, first embedding
+        for term, ctx in systems.values():
+            timed(term, q["query"], plan, ctx)
+    wall: dict[str, list] = {name: [] for name in systems}
+    cpu: dict[str, list] = {name: [] for name in systems}
+    reranked = 0
+    for i, q in enumerate(test):
+        ranked = {}
+        for name in (list(systems) if i % 2 else list(systems)[::-1]):
+            term, ctx = systems[name]
+            state, w, c = timed(term, q["query"], plan, ctx)
+            wall[name].append(w)
+            cpu[name].append(c)
+            ranked[name] = [h.chunk_id for h in state.hits]
+        reranked += ranked["hybrid"] != ranked["hybrid+learned"]
+    return {"questions": len(test), "learned_from": len(learn), "params": source, "learned_reranked": reranked,
+            "latency_ms": {name: {"p50": round(float(np.percentile(wall[name], 50)), 2),
+                                  "p95": round(float(np.percentile(wall[name], 95)), 2),
+                                  "cpu_p50": round(float(np.percentile(cpu[name], 50)), 2)} for name in systems},
+            "machine_before": before,
+            "note": "wall and process CPU time per query, query embedding included; shared 2-core machine (see loadavg)"}
 
 
 def store_sizes(view, pairs, vectors, last_fit) -> dict:
@@ -240,7 +316,13 @@ def main() -> dict:
     p.add_argument("--skip-stard", action="store_true")
     p.add_argument("--limit", type=int, default=0, help="STARD: first N train questions only (0 = all)")
     p.add_argument("--readme", action="store_true", help="print the README rows of the stored STARD result and stop")
+    p.add_argument("--latency-only", action="store_true",
+                   help=f"time hybrid and hybrid+learned on fold 0 only; write bench/results/{LATENCY}.json")
     args = p.parse_args()
+    if args.latency_only:
+        from bench.machine import write
+
+        return json.loads(write(LATENCY, latency(args.limit)).read_text(encoding="utf-8"))
     result = json.loads(OUT.read_text(encoding="utf-8")) if OUT.exists() else {}
     if args.readme:
         print(readme_rows(result["stard"]))

@@ -85,6 +85,14 @@ def feedback(r: dict) -> str:
             f"{s['unseen']['hybrid+learned_unbounded']['ndcg@10']:.3f}")
 
 
+def stard_latency(r: dict) -> str:
+    lat = r["latency_ms"]
+    return (f"{r['questions']} held-out questions, query embedding included: p50 / p95 hybrid "
+            f"{lat['hybrid']['p50']} / {lat['hybrid']['p95']} ms, hybrid+learned {lat['hybrid+learned']['p50']} / "
+            f"{lat['hybrid+learned']['p95']} ms (CPU p50 {lat['hybrid']['cpu_p50']} / "
+            f"{lat['hybrid+learned']['cpu_p50']} ms)")
+
+
 def milvus(r: dict) -> str:
     q, lat = r["quality"], r["latency_ms"]
     return (f"R@10 BM25 {q['milvus_bm25']['recall@10']:.3f} vs {q['local_bm25']['recall@10']:.3f}, dense "
@@ -134,6 +142,7 @@ ROWS: list[tuple[str, str, str, Callable[[dict], str]]] = [
     ("routing, laws folder, DEV half (tuned on), learned classifier + merged strategies", "routing", "bench/routing.py",
      routing_half("dev")),
     ("learned retrieval, STARD 5-fold CV", "feedback", "bench/feedback.py", feedback),
+    ("hybrid search latency, STARD fold 0", "stard-latency", "bench/feedback.py --latency-only", stard_latency),
     ("Milvus (milvus-lite) vs local, STARD", "milvus", "bench/milvus.py", milvus),
     ("`lambdarag ask` on the built demo index, fresh process", "cli", "bench/cli.py", cli),
     ("`pip install -e .` into a fresh venv", "install", "bench/install.py", install),

@@ -12,7 +12,7 @@ declares the types of the `DOMAIN_FIELDS` here.
 from __future__ import annotations
 
 from operator import attrgetter
-from typing import Any, Callable, Literal, Mapping, Optional
+from typing import Any, Callable, Literal, Mapping, Optional, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
@@ -27,11 +27,43 @@ DOMAIN_FIELDS: frozenset[str] = frozenset({"plan", "variants", "time_range", "ca
 layer (skills.store.records) declares their types with `extra_field`, so the calculus imports no domain record."""
 
 
+R = TypeVar("R", bound="Record")
+
+
 class Record(BaseModel):
     """Base of the frozen records held in a `State`. A record type's validator is built when it is first used,
     so a process pays only for the records its routes produce (an offline fact question builds no graph records)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+
+    @classmethod
+    def trusted(cls: type[R], values: dict[str, Any]) -> R:
+        """Returns a record of `values` (every field, each already of its type) without validating them.
+
+        For records built by the hundred per query from typed sources (a search's
+        hits from the index's chunks): validation costs several times the build.
+        """
+        if values.keys() != cls.__pydantic_fields__.keys():
+            given, fields = set(values), set(cls.__pydantic_fields__)
+            raise TypeError(f"{cls.__name__}.trusted: missing {sorted(fields - given)}, unknown {sorted(given - fields)}")
+        return assembled(cls, values, set(values), None, None)
+
+    def updated(self: R, values: Mapping[str, Any]) -> R:
+        """Returns a copy with `values` (already of the fields' types) set: `model_copy(update=...)` without its
+        generic copying, for records re-scored by the hundred per query (fused and re-ranked hits)."""
+        return assembled(type(self), {**self.__dict__, **values}, self.__pydantic_fields_set__ | values.keys(),
+                         None, None)
+
+
+def assembled(cls: type, values: dict, fields_set: set, extra: Optional[dict], private: Optional[dict]) -> Any:
+    """Returns an instance of the pydantic model `cls` with these attributes set as they are (no validation)."""
+    new = cls.__new__(cls)
+    setattr_ = object.__setattr__
+    setattr_(new, "__dict__", values)
+    setattr_(new, "__pydantic_extra__", extra)
+    setattr_(new, "__pydantic_fields_set__", fields_set)
+    setattr_(new, "__pydantic_private__", private)
+    return new
 
 
 class Message(Record):
@@ -176,20 +208,14 @@ class State(BaseModel):
         The runner builds every next state here, so it is kept lean; the extra
         fields' dict is shared, which is safe because states are frozen.
         """
-        cls = type(self)
-        new = cls.__new__(cls)
-        fields = cls.__pydantic_fields__  # `model_fields` is a computed property, slow on this path
+        fields = type(self).__pydantic_fields__  # `model_fields` is a computed property, slow on this path
         extra = self.__pydantic_extra__
         keys = values.keys()
         if not keys <= fields.keys():
             extra = {**(extra or {}), **{k: v for k, v in values.items() if k not in fields}}
             values = {k: v for k, v in values.items() if k in fields}
-        setattr_ = object.__setattr__
-        setattr_(new, "__dict__", {**self.__dict__, **values})
-        setattr_(new, "__pydantic_extra__", extra)
-        setattr_(new, "__pydantic_fields_set__", self.__pydantic_fields_set__ | keys)
-        setattr_(new, "__pydantic_private__", self.__pydantic_private__)
-        return new
+        return assembled(type(self), {**self.__dict__, **values}, self.__pydantic_fields_set__ | keys, extra,
+                         self.__pydantic_private__)
 
     def given(self) -> frozenset[str]:
         """Returns the fields this state was given explicitly (the run's available fields)."""

@@ -34,21 +34,22 @@ def _combine(lists: Sequence[RankedList], contribution: Callable[[int, list[Hit]
     base: dict[str, Hit] = {}
     prov: dict[str, tuple[dict, dict]] = {}
     for i, ranked in enumerate(lists):
+        name = ranked.retriever
         hits = _unique(ranked.hits)
         for rank, (h, value) in enumerate(zip(hits, contribution(i, hits)), 1):
-            total[h.chunk_id] = total.get(h.chunk_id, 0.0) + value
-            if h.chunk_id not in base:
-                base[h.chunk_id] = h
-                prov[h.chunk_id] = ({}, {})
-            ranks, scores = prov[h.chunk_id]
-            if ranked.retriever not in ranks or rank < ranks[ranked.retriever]:
-                ranks[ranked.retriever], scores[ranked.retriever] = rank, h.scores.get(ranked.retriever, h.score)
-    order = sorted(total, key=lambda cid: -total[cid])  # stable: ties keep first-seen order
-    out = []
-    for cid in order[:top] if top else order:
-        ranks, scores = prov[cid]
-        out.append(base[cid].model_copy(update={"score": total[cid], "ranks": ranks, "scores": scores}))
-    return tuple(out)
+            cid = h.chunk_id
+            if cid in base:
+                total[cid] += value
+                ranks, scores = prov[cid]
+            else:
+                total[cid] = 0.0 + value
+                base[cid] = h
+                prov[cid] = ranks, scores = {}, {}
+            if name not in ranks or rank < ranks[name]:
+                ranks[name], scores[name] = rank, h.scores.get(name, h.score)
+    order = sorted(total, key=total.__getitem__, reverse=True)  # stable: ties keep first-seen order
+    return tuple(base[cid].updated({"score": total[cid], "ranks": prov[cid][0], "scores": prov[cid][1]})
+                 for cid in (order[:top] if top else order))
 
 
 def rrf(lists: Sequence[RankedList], k: float = 60, weights: Weights = None, top: Optional[int] = None) -> tuple[Hit, ...]:
@@ -70,17 +71,15 @@ def zscore(lists: Sequence[RankedList], weights: Weights = None, top: Optional[i
     top hit is, which rank fusion throws away.
     """
     w = dict(weights or {})
-    stats = []
-    for ranked in lists:
-        s = np.array([h.scores.get(ranked.retriever, h.score) for h in _unique(ranked.hits)], dtype=np.float64)
-        mean, std = (s.mean(), s.std()) if len(s) else (0.0, 1.0)
-        std = std if std > 1e-12 else 1.0
-        stats.append((mean, std, ((s.min() - mean) / std) if len(s) else 0.0))
 
     def contribution(i: int, hits: list[Hit]) -> list[float]:
-        mean, std, floor = stats[i]
-        weight = w.get(lists[i].retriever, 1.0)
-        return [weight * ((h.scores.get(lists[i].retriever, h.score) - mean) / std - floor) for h in hits]
+        name = lists[i].retriever
+        s = np.array([h.scores.get(name, h.score) for h in hits], dtype=np.float64)
+        if not len(s):
+            return []
+        mean, std = s.mean(), s.std()
+        std = std if std > 1e-12 else 1.0
+        return (w.get(name, 1.0) * ((s - mean) / std - (s.min() - mean) / std)).tolist()
 
     return _combine(lists, contribution, top)
 

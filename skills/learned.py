@@ -112,7 +112,7 @@ def learned_boost(config: Mapping[str, Any]) -> Term:
         for cid, score in order:
             hit = have.get(cid) or to_hits([(backend.chunk(cid), 0.0)], "learned")[0]
             learned_scores = {n: round(v[cid], 6) for n, v in signals.items() if cid in v}
-            out.append(hit.model_copy(update={"score": score, "scores": {**hit.scores, **learned_scores}}))
+            out.append(hit.updated({"score": score, "scores": {**hit.scores, **learned_scores}}))
         return {"hits": tuple(out)}
 
     unboosted = Tool("hits_unboosted", lambda s: {"hits": s.hits}, reads=["hits"], writes=["hits"])

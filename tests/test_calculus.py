@@ -169,6 +169,18 @@ def test_tool_rejects_undeclared_and_ill_typed_writes():
         wrong.run("q")
 
 
+def test_trusted_and_updated_records_equal_validated_ones_and_stay_frozen():
+    trusted = Verdict.trusted({"passed": False, "details": ("no citation",), "rejected": ("a claim",)})
+    assert trusted == Verdict(passed=False, details=("no citation",), rejected=("a claim",))
+    assert trusted.model_fields_set == {"passed", "details", "rejected"}
+    with pytest.raises(TypeError, match=r"Verdict.trusted: missing \['rejected'\], unknown \['score'\]"):
+        Verdict.trusted({"passed": True, "details": (), "score": 1.0})
+    passed = trusted.updated({"passed": True})
+    assert passed == trusted.model_copy(update={"passed": True}) and trusted.passed is False
+    with pytest.raises(Exception):
+        passed.passed = False  # frozen
+
+
 def test_state_is_never_mutated():
     s0 = START
     s1 = append_tool("a").run(s0)

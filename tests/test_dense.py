@@ -105,3 +105,14 @@ def test_exact_search_returns_what_faiss_flat_index_returns():
         rows, _ = DenseIndex(vectors).search(query, 10, allowed=allowed)
         kept = np.flatnonzero(allowed)
         assert rows.tolist() == kept[np.argsort(-(vectors[kept] @ query), kind="stable")[:10]].tolist()
+
+
+def test_a_passage_stored_twice_scores_the_same_at_every_row_so_the_earlier_row_wins():
+    rng = np.random.default_rng(3)
+    vectors = rng.standard_normal((7, 384)).astype(np.float32)
+    vectors[[1, 2, 4, 5, 6]] = vectors[0]          # one passage at five more rows (BLAS gemv scored them apart)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    query = (vectors[0] + 0.5 * vectors[3]).astype(np.float32)
+    rows, scores = DenseIndex(vectors).search(query, 4)
+    assert rows.tolist() == [0, 1, 2, 4] and len(set(scores.tolist())) == 1
+

