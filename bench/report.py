@@ -67,6 +67,12 @@ def routing_half(half: str) -> Callable[[dict], str]:
     return fmt
 
 
+def statute_names(r: dict) -> str:
+    worst = min(r["per_form"], key=lambda form: r["per_form"][form]["right"])
+    return (f"{r['questions']} synthetic compare questions over {r['statutes']} statutes: both named statutes and "
+            f"no other resolved {r['right']:.3f} (weakest form, {worst}: {r['per_form'][worst]['right']:.3f})")
+
+
 def feedback(r: dict) -> str:
     s = r["stard"]
 
@@ -141,6 +147,8 @@ ROWS: list[tuple[str, str, str, Callable[[dict], str]]] = [
      routing_half("test")),
     ("routing, laws folder, DEV half (tuned on), learned classifier + merged strategies", "routing", "bench/routing.py",
      routing_half("dev")),
+    ("compare statute names, every laws title by full, short, 《quoted》, abbreviated and stem name", "statute-names",
+     "bench/statute_names.py", statute_names),
     ("learned retrieval, STARD 5-fold CV", "feedback", "bench/feedback.py", feedback),
     ("hybrid search latency, STARD fold 0", "stard-latency", "bench/feedback.py --latency-only", stard_latency),
     ("Milvus (milvus-lite) vs local, STARD", "milvus", "bench/milvus.py", milvus),

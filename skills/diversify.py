@@ -17,10 +17,10 @@ what it measures on both halves.
 from __future__ import annotations
 
 import re
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 from lambdarag import Term, Tool
-from .store.records import Hit, RankedList
+from .store.records import Hit, RankedList, TimeRange
 
 from .dense import query_vector
 from .fusion import zscore
@@ -30,7 +30,7 @@ from .registry import skill
 from .sentences import keywords
 from .sides import interleave
 from .statutes import statute_names
-from .temporal import current_versions
+from .temporal import LATEST, current_versions, extract_time_range, in_force
 
 GENERIC_TOPICS = frozenset("法律 法规 规定 制度 体系 管理 保护 相关 领域 法律制度 立法 依法 规章 条例 哪些 有关 权益 监管 "
                            "保障 依据 概况 概述 汇总 梳理 总结 国家".split())
@@ -70,15 +70,35 @@ def per_document(hits: Sequence[Hit], cap: int = 1, statutes_first: bool = False
     return rescored([h for r in rounds for h in (sorted(r, key=rank_of) if statutes_first else r)])
 
 
-def best_versions(hits: Sequence[Hit]) -> tuple[list[Hit], list[Hit]]:
-    """Returns (the hits of each statute's best-ranked version, the hits of its other versions), each in rank order."""
-    best: dict[str, str] = {}
-    kept: list[Hit] = []
+def best_versions(hits: Sequence[Hit], window: Optional[TimeRange] = None) -> tuple[list[Hit], list[Hit]]:
+    """Returns (the hits of each statute's version in force, the hits of its other versions), each in rank order.
+
+    Of the ranked versions of a statute, the one in force in `window` (the
+    newest when it is None) stays, and its first chunk takes the place of the
+    statute's best-ranked chunk: two versions share most articles word for
+    word, their chunks tie, and a tie goes to whichever row came first (often
+    the older file). Hits without a date keep the best-ranked version.
+    """
+    dates: dict[str, dict[str, str]] = {}
+    first: dict[str, int] = {}
+    for i, h in enumerate(hits):
+        key = h.title or h.source
+        first.setdefault(key, i)
+        if h.date:
+            dates.setdefault(key, {}).setdefault(h.date, h.source)
+    chosen = {key: by_date[max(in_force(list(by_date), window or LATEST))] for key, by_date in dates.items()}
+    kept: list[tuple[int, int, Hit]] = []
     other_versions: list[Hit] = []
-    for h in hits:
-        first = best.setdefault(h.title or h.source, h.source)
-        (kept if first == h.source else other_versions).append(h)
-    return kept, other_versions
+    for i, h in enumerate(hits):
+        key = h.title or h.source
+        source = chosen.setdefault(key, h.source)
+        if source != h.source:
+            other_versions.append(h)
+        elif key in first:
+            kept.append((first.pop(key), -1, h))  # the chosen version's first chunk stands where the statute ranked
+        else:
+            kept.append((i, i, h))
+    return [h for *_, h in sorted(kept, key=lambda k: k[:2])], other_versions
 
 
 def rescored(hits: Sequence[Hit]) -> tuple[Hit, ...]:
@@ -86,15 +106,17 @@ def rescored(hits: Sequence[Hit]) -> tuple[Hit, ...]:
     return tuple(h.model_copy(update={"score": float(len(hits) - i)}) for i, h in enumerate(hits))
 
 
-def statutes_ahead(hits: Sequence[Hit], window: int, query: str = "") -> tuple[Hit, ...]:
+def statutes_ahead(hits: Sequence[Hit], window: int, query: str = "",
+                   time_range: Optional[TimeRange] = None) -> tuple[Hit, ...]:
     """Returns `hits` with, among their first `window` documents, statutes' chunks ahead of lower-ranked instruments'.
 
     A question is answered by a law before the regulations and judicial
     interpretations below it; an instrument the question names by title counts
-    as a statute. Versions of one statute take one place: only the
-    best-ranked version stays in the window, the others' chunks follow all hits.
+    as a statute. Versions of one statute take one place: only the version in
+    force in `time_range` (the newest when None) stays, where the statute first
+    ranked; the others' chunks follow all hits (see best_versions).
     """
-    kept, other_versions = best_versions(hits)
+    kept, other_versions = best_versions(hits, time_range)
     ahead = set(list(dict.fromkeys(h.source for h in kept))[:window])
 
     def lower(h: Hit) -> bool:
@@ -108,8 +130,11 @@ def statutes_ahead(hits: Sequence[Hit], window: int, query: str = "") -> tuple[H
 def statutes_ahead_skill(config: Mapping[str, Any]) -> Term:
     """Returns a term putting statutes ahead within the first `window` documents of `hits` (config `window`, default 8)."""
     window = int(config.get("window", 8))
-    return Tool("statutes_ahead", lambda state: {"hits": statutes_ahead(state.hits, window, state.query)},
-                reads=["hits", "query"], writes=["hits"], effect="pure")
+
+    def run(state):
+        return {"hits": statutes_ahead(state.hits, window, state.query, extract_time_range(state.query))}
+
+    return Tool("statutes_ahead", run, reads=["hits", "query"], writes=["hits"], effect="pure")
 
 
 @skill("one_version")
@@ -117,10 +142,14 @@ def one_version(config: Mapping[str, Any]) -> Term:
     """Returns a term keeping `hits` in order but moving every statute's other versions after all of them.
 
     Two versions of one statute share most articles, so both tend to rank and
-    take two of the first places; the best-ranked version keeps its place.
+    take two of the first places; the version in force (the newest unless the
+    question is dated) takes the statute's place.
     """
-    return Tool("one_version", lambda state: {"hits": rescored([h for part in best_versions(state.hits) for h in part])},
-                reads=["hits"], writes=["hits"], effect="pure")
+    def run(state):
+        kept, other_versions = best_versions(state.hits, extract_time_range(state.query))
+        return {"hits": rescored(kept + other_versions)}
+
+    return Tool("one_version", run, reads=["hits", "query"], writes=["hits"], effect="pure")
 
 
 @skill("diversify")

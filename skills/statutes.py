@@ -125,7 +125,7 @@ class StatuteNames:
                 df[g] = df.get(g, 0) + 1
         n = len(self.titles) or 1
         self.idf = {g: math.log((n + 1) / (c + 0.5)) for g, c in df.items()}
-        self.exact = longest_first([(t.title, t) for t in self.titles if len(t.title) >= 3]
+        self.exact = longest_first([(t.title, t) for t in self.titles if len(t.title) >= 2]
                                    + unique([(a, t) for t in self.titles for a in abbreviations(t.title)]))
         self.stems = longest_first(unique([(name[:-1], t) for t in self.titles for name in [t.title, *abbreviations(t.title)]
                                            if name.endswith("法") and len(name) >= 3]))

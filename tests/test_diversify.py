@@ -120,3 +120,17 @@ def test_one_version_moves_a_statutes_other_versions_after_every_other_hit():
     assert [(h.source, h.section) for h in out] == [(hits[0].source, "第一条"), (hits[2].source, "第二条"),
                                                      (hits[3].source, "第五条"), (hits[1].source, "第一条")]
     assert [h.score for h in out] == [4.0, 3.0, 2.0, 1.0]
+
+
+@pytest.mark.parametrize("question, version", [("船舶污染海洋环境要担什么责任？", MARINE_NEW),
+                                               ("2020年船舶污染海洋环境要担什么责任？", MARINE_OLD)])
+@pytest.mark.parametrize("step", ["statutes_ahead", "one_version"])
+def test_a_statute_stands_in_its_version_in_force_where_its_tied_older_version_ranked(maritime, question, version, step):
+    hits = to_hits(maritime.bm25("船舶 污染 海洋环境", 40), "bm25")
+    marine = [h for h in hits if h.family == "海洋环境保护法"]
+    assert {MARINE_OLD, MARINE_NEW} <= {h.source for h in marine}
+    tied = sorted(marine, key=lambda h: h.source != MARINE_OLD) + [h for h in hits if h not in marine]  # old row first
+    out = build(step, {}).run(State.of(question, hits=tuple(tied)), Context()).hits
+    assert out[0].source == version
+    assert [h.source for h in out if h.family == "海洋环境保护法"][0] == version
+    assert len(out) == len(tied) and [h.score for h in out] == sorted((h.score for h in out), reverse=True)

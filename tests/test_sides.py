@@ -54,3 +54,13 @@ def test_a_word_or_an_ambiguous_contraction_names_no_statute():
     assert [s.title for s in names.named("森林和矿产的保护有什么不同？", loose=True)] == ["森林法"]  # not 煤矿安全生产条例
     assert [s.title for s in names.named("反法和商标法有什么关系", loose=True)] == ["商标法"]
     assert [s.title for s in names.named("律师事务所和律师协会有什么区别", loose=True)] == []
+
+
+def test_a_two_character_title_names_its_statute_beside_a_longer_one_that_contains_its_characters():
+    names = StatuteNames(titles("中华人民共和国刑法", "中华人民共和国刑事诉讼法", "中华人民共和国宪法", "宪法修正案（1988年）",
+                                "中华人民共和国水法", "中华人民共和国水污染防治法"))
+    for question, named in [("刑事诉讼法和刑法在法律责任方面有何不同？", ["刑事诉讼法", "刑法"]),
+                            ("《中华人民共和国宪法》与宪法修正案（1988年）有什么区别？", ["宪法", "宪法修正案（1988年）"]),
+                            ("水法的罚则跟水污染防治法的罚则比，哪个更重？", ["水法", "水污染防治法"])]:
+        assert [s.title for s in names.named(question, loose=True)] == named
+        assert [s.title for s in names.named(question)] == named
