@@ -58,3 +58,14 @@ def dead_url():
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     return f"http://127.0.0.1:{port}/v1"
+
+
+@pytest.fixture(scope="module")
+def maritime_bm25(tmp_path_factory):
+    """Returns a BM25-only index of the shipped maritime statutes (two of them in two versions), one per test module."""
+    from skills.store.index import build_index
+
+    mp = pytest.MonkeyPatch()
+    mp.setenv("LAMBDARAG_HOME", str(tmp_path_factory.mktemp("home")))
+    yield build_index(MARITIME, "maritime-bm25", dense=False, progress=False)
+    mp.undo()

@@ -11,7 +11,6 @@ from skills import build
 from skills.diversify import by_document, by_match_and_purpose, per_document, rank_of, statutes_ahead
 from skills.store.corpus import to_hits
 from skills.store.records import Hit, TimeRange
-from tests.conftest import MARITIME
 
 
 def hit(source: str, title: str, section: str, score: float) -> Hit:
@@ -66,35 +65,24 @@ def test_statutes_go_ahead_within_the_window_one_version_each_unless_the_questio
     assert [h.source for h in statutes_ahead(hits, window=1)][:2] == [rules[0], old[0]]  # outside the window, order stands
 
 
-@pytest.fixture(scope="module")
-def maritime(tmp_path_factory):
-    """Returns a BM25 index of the shipped maritime statutes, two of them in two versions."""
-    from skills.store.index import build_index
-
-    mp = pytest.MonkeyPatch()
-    mp.setenv("LAMBDARAG_HOME", str(tmp_path_factory.mktemp("home")))
-    yield build_index(MARITIME, "versions", dense=False, progress=False)
-    mp.undo()
-
-
 MARINE_OLD, MARINE_NEW = "行政法/海洋环境保护法(2017-11-04).md", "行政法/海洋环境保护法(2023-10-24).md"
 
 
 @pytest.mark.parametrize("time_range, version", [(None, MARINE_NEW), (TimeRange(as_of=dt.date(2020, 5, 1)), MARINE_OLD)])
 def test_document_search_brings_each_statute_in_one_version_the_current_one_unless_the_question_is_dated(
-        maritime, time_range, version):
+        maritime_bm25, time_range, version):
     question = "海洋环境保护和防治船舶污染的法律有哪些？"
     out = build("document_search", {}).run(State.of(question, hits=(), time_range=time_range),
-                                           Context(resources={"index": maritime}))
+                                           Context(resources={"index": maritime_bm25}))
     marine = {h.source for h in out.hits if h.family == "海洋环境保护法"}
     assert marine == {version}
     assert len({h.title for h in out.hits}) == len(out.hits)   # one entry per statute
 
 
-def test_undated_questions_keep_the_newest_version_only_when_the_filter_is_asked_to(maritime):
-    hits = to_hits(maritime.bm25("船舶 污染 海洋环境", 40), "bm25")
+def test_undated_questions_keep_the_newest_version_only_when_the_filter_is_asked_to(maritime_bm25):
+    hits = to_hits(maritime_bm25.bm25("船舶 污染 海洋环境", 40), "bm25")
     assert {MARINE_OLD, MARINE_NEW} <= {h.source for h in hits}
-    ctx = Context(resources={"index": maritime})
+    ctx = Context(resources={"index": maritime_bm25})
     latest = build("time_filter", {"undated": "latest"}).run(State.of("防治船舶污染", hits=hits, time_range=None), ctx).hits
     assert MARINE_NEW in {h.source for h in latest} and MARINE_OLD not in {h.source for h in latest}
     assert build("time_filter", {}).run(State.of("防治船舶污染", hits=hits, time_range=None), ctx).hits == hits
@@ -125,8 +113,8 @@ def test_one_version_moves_a_statutes_other_versions_after_every_other_hit():
 @pytest.mark.parametrize("question, version", [("船舶污染海洋环境要担什么责任？", MARINE_NEW),
                                                ("2020年船舶污染海洋环境要担什么责任？", MARINE_OLD)])
 @pytest.mark.parametrize("step", ["statutes_ahead", "one_version"])
-def test_a_statute_stands_in_its_version_in_force_where_its_tied_older_version_ranked(maritime, question, version, step):
-    hits = to_hits(maritime.bm25("船舶 污染 海洋环境", 40), "bm25")
+def test_a_statute_stands_in_its_version_in_force_where_its_tied_older_version_ranked(maritime_bm25, question, version, step):
+    hits = to_hits(maritime_bm25.bm25("船舶 污染 海洋环境", 40), "bm25")
     marine = [h for h in hits if h.family == "海洋环境保护法"]
     assert {MARINE_OLD, MARINE_NEW} <= {h.source for h in marine}
     tied = sorted(marine, key=lambda h: h.source != MARINE_OLD) + [h for h in hits if h not in marine]  # old row first
