@@ -126,15 +126,20 @@ def statutes_ahead(hits: Sequence[Hit], window: int, query: str = "",
                     [h for h in kept if h.source not in ahead] + other_versions)
 
 
+def question_window(state: Any) -> Optional[TimeRange]:
+    """Returns the time the question names: the `time_range` an earlier step extracted, else read from the query."""
+    return state.time_range or extract_time_range(state.query)
+
+
 @skill("statutes_ahead")
 def statutes_ahead_skill(config: Mapping[str, Any]) -> Term:
     """Returns a term putting statutes ahead within the first `window` documents of `hits` (config `window`, default 8)."""
     window = int(config.get("window", 8))
 
     def run(state):
-        return {"hits": statutes_ahead(state.hits, window, state.query, extract_time_range(state.query))}
+        return {"hits": statutes_ahead(state.hits, window, state.query, question_window(state))}
 
-    return Tool("statutes_ahead", run, reads=["hits", "query"], writes=["hits"], effect="pure")
+    return Tool("statutes_ahead", run, reads=["hits", "query"], optional=["time_range"], writes=["hits"], effect="pure")
 
 
 @skill("one_version")
@@ -146,10 +151,10 @@ def one_version(config: Mapping[str, Any]) -> Term:
     question is dated) takes the statute's place.
     """
     def run(state):
-        kept, other_versions = best_versions(state.hits, extract_time_range(state.query))
+        kept, other_versions = best_versions(state.hits, question_window(state))
         return {"hits": rescored(kept + other_versions)}
 
-    return Tool("one_version", run, reads=["hits", "query"], writes=["hits"], effect="pure")
+    return Tool("one_version", run, reads=["hits", "query"], optional=["time_range"], writes=["hits"], effect="pure")
 
 
 @skill("diversify")

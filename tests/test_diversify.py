@@ -122,3 +122,14 @@ def test_a_statute_stands_in_its_version_in_force_where_its_tied_older_version_r
     assert out[0].source == version
     assert [h.source for h in out if h.family == "海洋环境保护法"][0] == version
     assert len(out) == len(tied) and [h.score for h in out] == sorted((h.score for h in out), reverse=True)
+
+
+@pytest.mark.parametrize("step", ["statutes_ahead", "one_version"])
+def test_a_time_an_earlier_step_extracted_chooses_the_version_as_the_question_would(maritime_bm25, step):
+    from skills.temporal import extract_time_range
+
+    hits = to_hits(maritime_bm25.bm25("船舶 污染 海洋环境", 40), "bm25")
+    window = extract_time_range("2020年船舶污染海洋环境要担什么责任？")
+    state = State.of("船舶污染海洋环境要担什么责任？", hits=hits, time_range=window)
+    out = build(step, {}).run(state, Context()).hits
+    assert [h.source for h in out if h.family == "海洋环境保护法"][0] == MARINE_OLD
