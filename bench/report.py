@@ -73,6 +73,13 @@ def statute_names(r: dict) -> str:
             f"no other resolved {r['right']:.3f} (weakest form, {worst}: {r['per_form'][worst]['right']:.3f})")
 
 
+def route_latency(r: dict) -> str:
+    cells = ", ".join(f"{t} {r['baseline'][t]['route_median_ms']} → {r['current'][t]['route_median_ms']} ms "
+                      f"({r['ratio'][t]}×)" for t in r["ratio"])
+    return (f"{r['questions']} questions, {r['rounds']} alternating rounds, baseline {r['baseline_commit']} → this tree, "
+            f"each type on its own route: {cells}")
+
+
 def feedback(r: dict) -> str:
     s = r["stard"]
 
@@ -147,6 +154,8 @@ ROWS: list[tuple[str, str, str, Callable[[dict], str]]] = [
      routing_half("test")),
     ("routing, laws folder, DEV half (tuned on), learned classifier + merged strategies", "routing", "bench/routing.py",
      routing_half("dev")),
+    ("route latency, same run: code before the routing work vs now", "route-latency", "bench/route_latency.py",
+     route_latency),
     ("compare statute names, every laws title by full, short, 《quoted》, abbreviated and stem name", "statute-names",
      "bench/statute_names.py", statute_names),
     ("learned retrieval, STARD 5-fold CV", "feedback", "bench/feedback.py", feedback),
