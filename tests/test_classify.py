@@ -48,6 +48,7 @@ def test_surveys_listing_fields_or_asking_for_laws_are_synthesis():
     for query in ("空气、水、土壤、垃圾、噪音污染分别由哪些法律来管？", "妇女、老人、残疾人的权益分别由哪些法律保障？"):
         assert rule_classify(query).type == "synthesis", query
     assert rule_classify("外国人入境签证由哪些部门负责签发和管理？").type == "relation"
+    assert rule_classify("船舶、设施、人员的检查由哪个部门负责？").type == "relation"   # a list, but a body is asked for
 
 
 @pytest.mark.slow
