@@ -197,8 +197,8 @@ def question_window(state: Any) -> Optional[TimeRange]:
 
 @skill("statutes_ahead")
 def statutes_ahead_skill(config: Mapping[str, Any]) -> Term:
-    """Returns a term putting statutes ahead within the first `window` documents of `hits` (config `window`, default 8)."""
-    window = int(config.get("window", 8))
+    """Returns a term putting statutes ahead within the first `window` documents of `hits` (config `window`, default 12)."""
+    window = int(config.get("window", 12))
 
     def run(state):
         return {"hits": statutes_ahead(state.hits, window, state.query, question_window(state))}
