@@ -250,9 +250,10 @@ def topic_search(config: Mapping[str, Any]) -> Term:
             if word in GENERIC_TOPICS or len(chosen) >= limit:
                 continue
             named = titled_by(word, names.titles, specific)
-            # a listed field no law is titled by goes to the law that keeps naming it, before a regulation's title
+            # a field no law is titled by goes to the law that keeps naming it, before a regulation's title; of
+            # words naming no title at all, only listed ones are fields (分别, 来管 are not)
             field = field_law(backend, word, state.user) \
-                if word in listed and (named is None or title_rank(named.title)) else None
+                if (named is None and word in listed) or (named is not None and title_rank(named.title)) else None
             if field is not None:
                 family = field.family or field.title or field.source
                 if family not in chosen:

@@ -73,3 +73,10 @@ def test_topic_search_puts_a_listed_fields_law_and_a_titled_law_first(laws_slice
     state = term.run(State.of("幼儿园、电影、垃圾，这些方面的法律有哪些？", hits=()), Context(resources={"index": laws_slice}))
     # before: 幼儿园 and 电影 went to the regulations titled by them, 垃圾 to no statute
     assert [h.source for h in state.hits[:3]] == [PRESCHOOL, FILM_LAW, SOLID_WASTE]
+
+
+@pytest.mark.needs_shared
+def test_a_word_only_regulations_are_titled_by_names_its_field_law_even_unlisted(laws_slice):
+    out = build("topic_search", {}).run(State.of("从幼儿园到上学，孩子相关的法律有哪些？", hits=()),
+                                        Context(resources={"index": laws_slice}))
+    assert out.hits[0].source == PRESCHOOL   # before: 幼儿园管理条例, the regulation titled by it
