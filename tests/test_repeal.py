@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import shutil
 
 import pytest
 
@@ -12,7 +11,7 @@ from skills.repeal import repealed_families, unrepealed
 from skills.store.corpus import to_hits
 from skills.store.records import TimeRange
 from skills.temporal import LATEST
-from tests.conftest import LAWS
+from tests.conftest import laws_slice
 
 NOISE_OLD = "行政法/环境噪声污染防治法(2018-12-29).md"
 NOISE_NEW = "行政法/噪声污染防治法(2021-12-24).md"
@@ -28,15 +27,8 @@ def index(tmp_path_factory):
     """Returns a BM25-only index of SLICE, copied from the full laws folder."""
     from skills.store.index import build_index
 
-    home = tmp_path_factory.mktemp("home")
-    corpus = home / "corpus"
-    for rel in SLICE:
-        (corpus / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(LAWS / rel, corpus / rel)
-    mp = pytest.MonkeyPatch()
-    mp.setenv("LAMBDARAG_HOME", str(home))
-    yield build_index(corpus, "repeal", dense=False, progress=False)
-    mp.undo()
+    with laws_slice(tmp_path_factory, SLICE) as (_, corpus):
+        yield build_index(corpus, "repeal", dense=False, progress=False)
 
 
 def test_the_repealing_clause_of_a_successor_marks_the_statute_it_replaced(index):

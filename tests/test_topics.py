@@ -1,15 +1,13 @@
 """Survey topics on a slice of real statutes: a topic word names a law before a regulation, a listed field its law."""
 from __future__ import annotations
 
-import shutil
-
 import pytest
 
 from lambdarag import Context, State
 from skills import build
 from skills.diversify import field_law, listed_words, titled_by
 from skills.statutes import StatuteNames
-from tests.conftest import LAWS
+from tests.conftest import laws_slice
 
 SOLID_WASTE = "行政法/固体废物污染环境防治法(2020-04-29).md"
 PRESCHOOL = "行政法/学前教育法(2024-11-08).md"
@@ -43,24 +41,16 @@ def test_a_topic_word_names_a_law_before_a_shorter_regulation_titled_by_it():
 
 
 @pytest.fixture(scope="module")
-def laws_slice(tmp_path_factory):
+def index(tmp_path_factory):
     """Returns a BM25-only index of SLICE, copied from the full laws folder."""
     from skills.store.index import build_index
 
-    home = tmp_path_factory.mktemp("home")
-    corpus = home / "corpus"
-    for rel in SLICE:
-        (corpus / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(LAWS / rel, corpus / rel)
-    mp = pytest.MonkeyPatch()
-    mp.setenv("LAMBDARAG_HOME", str(home))
-    yield build_index(corpus, "topics", dense=False, progress=False)
-    mp.undo()
+    with laws_slice(tmp_path_factory, SLICE) as (_, corpus):
+        yield build_index(corpus, "topics", dense=False, progress=False)
 
 
 @pytest.mark.needs_shared
-def test_a_listed_field_names_the_law_whose_articles_keep_mentioning_it(laws_slice):
-    index = laws_slice
+def test_a_listed_field_names_the_law_whose_articles_keep_mentioning_it(index):
     assert field_law(index, "垃圾").source == SOLID_WASTE        # 30 articles; 大气污染防治法 8
     assert field_law(index, "幼儿园").source == PRESCHOOL         # the regulation titled by it is not a law
     assert field_law(index, "工资") is None                        # 公务员法 11 articles, 劳动法 7: no law dominates
@@ -68,15 +58,15 @@ def test_a_listed_field_names_the_law_whose_articles_keep_mentioning_it(laws_sli
 
 
 @pytest.mark.needs_shared
-def test_topic_search_puts_a_listed_fields_law_and_a_titled_law_first(laws_slice):
+def test_topic_search_puts_a_listed_fields_law_and_a_titled_law_first(index):
     term = build("topic_search", {})
-    state = term.run(State.of("幼儿园、电影、垃圾，这些方面的法律有哪些？", hits=()), Context(resources={"index": laws_slice}))
+    state = term.run(State.of("幼儿园、电影、垃圾，这些方面的法律有哪些？", hits=()), Context(resources={"index": index}))
     # before: 幼儿园 and 电影 went to the regulations titled by them, 垃圾 to no statute
     assert [h.source for h in state.hits[:3]] == [PRESCHOOL, FILM_LAW, SOLID_WASTE]
 
 
 @pytest.mark.needs_shared
-def test_a_word_only_regulations_are_titled_by_names_its_field_law_even_unlisted(laws_slice):
+def test_a_word_only_regulations_are_titled_by_names_its_field_law_even_unlisted(index):
     out = build("topic_search", {}).run(State.of("从幼儿园到上学，孩子相关的法律有哪些？", hits=()),
-                                        Context(resources={"index": laws_slice}))
+                                        Context(resources={"index": index}))
     assert out.hits[0].source == PRESCHOOL   # before: 幼儿园管理条例, the regulation titled by it
