@@ -92,6 +92,21 @@ def listed_words(query: str) -> list[str]:
     return list(dict.fromkeys(words))
 
 
+def listed_statutes(names: Any, query: str, listed: Sequence[str], limit: int) -> list[tuple[str, str]]:
+    """Returns (family, source) of the statutes the question names among the things it lists, in order of mention.
+
+    A listed thing is often a statute's short name, stem or contraction
+    (村委会、居委会 → 村民委员会组织法, 城市居民委员会组织法; 农机 → 农业机械化促进法),
+    which no single title word finds; the compare resolver does
+    (skills.statutes). Only names that are, or hold, a listed word count: the
+    rest of the question names no statute it surveys (怎么立法的 is not 立法法).
+    """
+    if not listed:
+        return []
+    return [(side.family, side.source) for side in names.named(query, limit=limit, loose=True)
+            if any(word in side.name or side.name in word for word in listed)]
+
+
 def field_law(backend: Any, word: str, user: Any = None, least: int = FIELD_ARTICLES) -> Optional[Hit]:
     """Returns the best chunk of the law whose articles mention `word` most, if at least `least` do, else None.
 
@@ -231,12 +246,16 @@ def diversify(config: Mapping[str, Any]) -> Term:
 
 @skill("topic_search")
 def topic_search(config: Mapping[str, Any]) -> Term:
-    """Returns a term putting, for each topic word of the question, the best chunk of a statute titled by it first.
+    """Returns a term putting, for each topic of the question, the best chunk of the statute it names first.
 
-    A topic names a statute when the statute's (newest) title contains the
-    word; the shortest such title wins (森林 → 森林法 before 森林法实施条例). A
-    word in the titles of more than `specific` statutes (船舶, 管理) names none.
-    At most `limit` statutes (default 6) are added, alternating with `hits`.
+    Statutes named among the things the question lists come first
+    (listed_statutes); then each topic word names the statute whose (newest)
+    title contains it, laws before lower instruments, then the shortest title
+    (titled_by: 森林 → 森林法 before 森林法实施条例; a word in the titles of more
+    than `specific` statutes, 船舶 or 管理, names none); a listed word no law is
+    titled by, or a word only regulations are, names the law whose articles
+    keep mentioning it (field_law). At most `limit` statutes (default 6) are
+    added, alternating with `hits`.
     """
     limit, specific = int(config.get("limit", 6)), int(config.get("specific", SPECIFIC))
 
@@ -246,6 +265,8 @@ def topic_search(config: Mapping[str, Any]) -> Term:
         chosen: dict[str, Optional[str]] = {}  # family → source to search, or None when field_law found its chunk
         fields: dict[str, Hit] = {}
         listed = listed_words(state.query)
+        for family, source in listed_statutes(names, state.query, listed, limit):
+            chosen.setdefault(family, source)
         for word in keywords(state.query):
             if word in GENERIC_TOPICS or len(chosen) >= limit:
                 continue

@@ -5,17 +5,20 @@ import pytest
 
 from lambdarag import Context, State
 from skills import build
-from skills.diversify import field_law, listed_words, titled_by
-from skills.statutes import StatuteNames
+from skills.diversify import field_law, listed_statutes, listed_words, titled_by
+from skills.statutes import StatuteNames, statute_names
 from tests.conftest import laws_slice
 
 SOLID_WASTE = "行政法/固体废物污染环境防治法(2020-04-29).md"
 PRESCHOOL = "行政法/学前教育法(2024-11-08).md"
 FILM_LAW = "行政法/电影产业促进法(2016-11-07).md"
+VILLAGERS = "宪法相关法/村民委员会组织法(2018-12-29).md"
+RESIDENTS = "宪法相关法/城市居民委员会组织法(2018-12-29).md"
 SLICE = [SOLID_WASTE, "行政法/大气污染防治法(2018-10-26).md", "行政法/水污染防治法(2017-06-27).md",
          "行政法/海洋环境保护法(2023-10-24).md", PRESCHOOL, "社会法/未成年人保护法(2024-04-26).md",
          "行政法规/幼儿园管理条例(1989-09-11).md", FILM_LAW, "行政法规/电影管理条例(2001-12-25).md",
-         "行政法/公务员法(2018-12-29).md", "社会法/劳动法(2018-12-29).md", "社会法/劳动合同法(2012-12-28).md"]
+         "行政法/公务员法(2018-12-29).md", "社会法/劳动法(2018-12-29).md", "社会法/劳动合同法(2012-12-28).md",
+         VILLAGERS, RESIDENTS, "宪法相关法/立法法(2023-03-13).md"]
 
 
 @pytest.mark.parametrize("query, words", [
@@ -70,3 +73,14 @@ def test_a_word_only_regulations_are_titled_by_names_its_field_law_even_unlisted
     out = build("topic_search", {}).run(State.of("从幼儿园到上学，孩子相关的法律有哪些？", hits=()),
                                         Context(resources={"index": index}))
     assert out.hits[0].source == PRESCHOOL   # before: 幼儿园管理条例, the regulation titled by it
+
+
+@pytest.mark.needs_shared
+def test_statutes_named_by_contraction_among_listed_things_go_first_and_unlisted_names_do_not(index):
+    names = statute_names(index)
+    query = "村委会、居委会、农村集体经济组织的法律规定汇总"
+    assert [source for _, source in listed_statutes(names, query, listed_words(query), 6)] == [VILLAGERS, RESIDENTS]
+    out = build("topic_search", {}).run(State.of(query, hits=()), Context(resources={"index": index}))
+    assert [h.source for h in out.hits[:2]] == [VILLAGERS, RESIDENTS]   # before: 居委会 is in no title
+    query = "幼儿园、电影这些方面是怎么立法的？"
+    assert listed_statutes(names, query, listed_words(query), 6) == []   # 立法 is not listed: not 立法法
