@@ -12,7 +12,8 @@ The baseline needs its own index of the laws folder, built by its own code (the 
   git worktree add /work/wt-base e0524d0      # the code routing-baseline.json measured
   cd /work/wt-base && lambdarag index --corpus ../shared/data/laws --name laws \
       --vectors <this tree>/knowledge/laws/stard-vectors
-Run: python bench/route_latency.py --baseline /work/wt-base [--rounds 3] → bench/results/route-latency.json
+Run: python bench/route_latency.py --baseline /work/wt-base [--rounds 3] [--name route-latency]
+     → bench/results/NAME.json
 """
 from __future__ import annotations
 
@@ -86,6 +87,8 @@ def main() -> dict:
     ap.add_argument("--baseline", type=Path, required=True, help="checkout of the baseline code with its laws index")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--halves", default="dev,test")
+    ap.add_argument("--name", default="route-latency",
+                    help="result file bench/results/NAME.json (another name keeps an A/B of a branch apart)")
     args = ap.parse_args()
     questions = [{"qid": r["qid"], "query": r["query"], "type": r["type"]}
                  for half in args.halves.split(",") for r in load(half)]
@@ -105,7 +108,7 @@ def main() -> dict:
               "baseline_commit": baseline_commit, "baseline": base, "current": cur, "ratio": ratios,
               "limit": LIMIT, "within_limit": all(r <= LIMIT for r in ratios.values()),
               "loadavg_before": load_before}
-    write("route-latency", result)
+    write(args.name, result)
     return result
 
 

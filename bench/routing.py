@@ -1,6 +1,7 @@
 """Routing benchmark over the whole laws folder: does routed search() beat one plain retriever?
 
-For each half of bench/data/routing (dev: may be tuned on; test: frozen, report only) it measures,
+For each half of bench/data/routing (dev and dev2: may be tuned on; test: frozen, report only; dev2
+was written after dev saturated, so its first run measures generalisation) it measures,
 per question type and overall, document recall@5 and nDCG@5 of routed `search()` (its hits) and of
 the three retrievers `lambdarag eval` uses (bm25, dense, hybrid = both then score fusion), plus type
 accuracy, temporal right-version-first rate, compare all-named-statutes-in-top-5 rate and median
@@ -12,7 +13,7 @@ Needs a dense index of the laws folder (see bench/data/routing/README.md):
   lambdarag index --corpus ../shared/data/laws --name laws --vectors knowledge/laws/stard-vectors
 Run:
   python -m orchestration.cli bench routing [--index laws] [--config agent-config.yml]
-        [--halves dev,test] [--out bench/results/routing.json]
+        [--halves dev,dev2,test] [--out bench/results/routing.json]
 """
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ os.environ.setdefault("LAMBDARAG_FEEDBACK", "off")  # measure routing as configu
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from machine import facts as machine  # noqa: E402
-from routing_data import TYPES, load  # noqa: E402
+from routing_data import HALVES, TYPES, load  # noqa: E402
 
 from lambdarag import Context, State  # noqa: E402
 from orchestration.config import load_config  # noqa: E402
@@ -175,7 +176,7 @@ def warm_up(index: str, cfg) -> None:
         search(q["query"], index=index, config=patient)
 
 
-def main(index: str = "laws", config: str | None = None, halves: tuple[str, ...] = ("dev", "test")) -> dict:
+def main(index: str = "laws", config: str | None = None, halves: tuple[str, ...] = HALVES) -> dict:
     cfg = load_config(config)
     prov = providers(cfg)
     kb = open_knowledge(cfg, index, embedder=prov["embedder"])
@@ -193,9 +194,7 @@ def main(index: str = "laws", config: str | None = None, halves: tuple[str, ...]
 def summary(result: dict) -> str:
     """Returns the recall@5 table per half, type and system, as printed lines."""
     lines = []
-    for half in ("dev", "test"):
-        if half not in result:
-            continue
+    for half in (h for h in result if h in HALVES):
         r = result[half]
         lines.append(f"{half} ({r['questions']} q) recall@5 / nDCG@5   type accuracy {r['type_accuracy']['overall']}")
         for t in ("overall",) + TYPES:
@@ -214,7 +213,8 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--index", default="laws", help="built index over ../shared/data/laws with vectors (default laws)")
     ap.add_argument("--config", default=None, help="agent config (default agent-config.yml)")
-    ap.add_argument("--halves", default="dev,test", help="which halves to run, comma-separated (default dev,test)")
+    ap.add_argument("--halves", default=",".join(HALVES),
+                    help=f"which halves to run, comma-separated, of {','.join(HALVES)} (default all)")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "routing.json", help="result file")
     args = ap.parse_args()
     out = main(args.index, args.config, tuple(args.halves.split(",")))

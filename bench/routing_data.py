@@ -1,9 +1,9 @@
-"""The routing question set (bench/data/routing/{dev,test}.jsonl): loading, validation against the laws folder, split.
+"""The routing question set (bench/data/routing/{dev,dev2,test}.jsonl): loading, validation against the laws folder, split.
 
 A record: qid, query, type, relevant (paths inside the laws folder), articles (path → 第X条 labels
 that answer it, where the answer is one article), for compare `named` (each named statute, all must
 be found), for temporal `right_version` (must rank first in its family) and `wrong_versions`.
-  python bench/routing_data.py      # validates both halves against ../shared/data/laws
+  python bench/routing_data.py      # validates every half against ../shared/data/laws
 """
 from __future__ import annotations
 
@@ -17,11 +17,12 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "bench" / "data" / "routing"
 LAWS = ROOT.parent / "shared" / "data" / "laws"
 TYPES = ("fact", "compare", "relation", "synthesis", "temporal")
+HALVES = ("dev", "dev2", "test")  # dev2: written after tuning on dev, before tuning on it
 SEED = 16
 
 
 def load(half: str) -> list[dict]:
-    """Returns the records of one half ('dev' or 'test')."""
+    """Returns the records of one half (one of HALVES)."""
     path = DATA / f"{half}.jsonl"
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
@@ -67,6 +68,6 @@ def split(records: list[dict], seed: int = SEED) -> tuple[list[dict], list[dict]
 
 
 if __name__ == "__main__":
-    found = problems(load("dev") + load("test"))
+    found = problems([r for half in HALVES for r in load(half)])
     sys.stdout.write("\n".join(found) + "\n" if found else "ok\n")
     sys.exit(1 if found else 0)

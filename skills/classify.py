@@ -24,15 +24,21 @@ from .registry import skill
 QueryType = Literal["fact", "compare", "relation", "synthesis", "temporal"]
 TYPES: tuple[str, ...] = ("fact", "compare", "relation", "synthesis", "temporal")
 
-# Ordered: the first type whose cue fires wins. Each cue was kept only if, on the dev half of the
-# routing questions (bench/data/routing/dev.jsonl), it fires on at least two questions and every one
-# is of its type; tests/test_classify.py re-measures that. What the cues leave open goes to the
-# learned classifier (skills/exemplars.py), then to the LLM.
+ENUMERATION = r"[^、，。？?]+、[^、，。？?]+、"
+"""Three or more things listed with 、 (森林、草原、矿产): a survey across the laws of each, unless compared."""
+
+# Ordered: the first group whose cue fires decides (a type may have two groups of unequal strength).
+# Each cue was kept only if, on the dev halves of the routing questions (bench/data/routing/dev.jsonl
+# and dev2.jsonl), it decides at least two questions and every one is of its type; tests/test_classify.py
+# re-measures that. What the cues leave open goes to the learned classifier (skills/exemplars.py), then
+# to the LLM.
 CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
     ("compare", 0.9, ("异同", "区别", "不同")),
     ("temporal", 0.85, ("最新", "修订后", r"\d{4}\s*年(?:版|时|的|适用|修订|修正|以前|之前|以后|起)")),
-    ("synthesis", 0.85, ("梳理", "汇总", r"(?:有|涉及|包括)哪些[^，。？?]{0,6}(?:法律|法规|规定|规章|司法解释|制度)")),
-    ("relation", 0.85, ("由谁", "谁负责", "哪个(?:部门|机关|机构|单位)", "由哪")),
+    ("synthesis", 0.85, ("梳理", "汇总", r"(?:有|涉及|包括)哪些[^，。？?]{0,6}(?:法律|法规|规定|规章|司法解释|制度)",
+                         "哪些(?:法律|法规)")),
+    ("relation", 0.85, ("由谁", "谁负责", "哪个(?:部门|机关|机构|单位)", "由哪(?!些法)")),  # 由哪些法律管: laws, not a body
+    ("synthesis", 0.8, (ENUMERATION,)),  # after relation: 船舶、设施、人员由哪个部门检查 asks for a body
     ("fact", 0.7, ("多少", "几年", "有效期")),
 )
 RULES: tuple[tuple[str, float, re.Pattern[str]], ...] = tuple(

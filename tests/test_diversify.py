@@ -65,6 +65,21 @@ def test_statutes_go_ahead_within_the_window_one_version_each_unless_the_questio
     assert [h.source for h in statutes_ahead(hits, window=1)][:2] == [rules[0], old[0]]  # outside the window, order stands
 
 
+def test_a_law_ranked_behind_seven_lower_instruments_still_goes_ahead_by_default():
+    # the hybrid ranking of 单位让加班，加班费至少按工资的多少给？ (dev2 f2-06) over the laws folder: 劳动法 is the
+    # 9th document, so the old window of 8 left it out of the top 5
+    lower = ["关于工资总额组成的规定", "最高人民法院关于审理劳动争议案件适用法律问题的解释（一）",
+             "最高人民法院关于审理劳动争议案件适用法律若干问题的解释（三）", "最高人民法院关于审理涉船员纠纷案件若干问题的规定",
+             "国家机关、事业单位贯彻《国务院关于职工工作时间的规定》的实施办法", "劳动保障监察条例", "工资支付暂行规定"]
+    hits = [hit("社会法/劳动合同法(2012-12-28).md", "中华人民共和国劳动合同法", "第三十一条", 20)]
+    hits += [hit(f"行政法规/{t}.md", t, "第九条", 19 - i) for i, t in enumerate(lower)]
+    hits += [hit("社会法/劳动法(2018-12-29).md", "中华人民共和国劳动法", "第四十四条", 10)]
+    out = build("statutes_ahead", {}).run(State.of("单位让加班，加班费至少按工资的多少给？", hits=tuple(hits)))
+    assert [h.source for h in out.hits[:2]] == ["社会法/劳动合同法(2012-12-28).md", "社会法/劳动法(2018-12-29).md"]
+    assert build("statutes_ahead", {"window": 8}).run(
+        State.of("单位让加班，加班费至少按工资的多少给？", hits=tuple(hits))).hits[-1].title == "中华人民共和国劳动法"
+
+
 MARINE_OLD, MARINE_NEW = "行政法/海洋环境保护法(2017-11-04).md", "行政法/海洋环境保护法(2023-10-24).md"
 
 

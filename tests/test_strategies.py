@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,7 @@ from orchestration.router import choose
 from skills.hierarchy import agency_relations
 from skills.sentences import split_sentences
 from skills.statutes import StatuteNames
-from tests.conftest import LAWS
+from tests.conftest import laws_slice
 
 pytestmark = pytest.mark.needs_shared   # its slice spans statutes beyond the shipped fixture
 
@@ -30,29 +29,22 @@ def routes(tmp_path_factory):
     from skills.store.index import build_index
     from skills.wiki import compile_wiki
 
-    home = tmp_path_factory.mktemp("home")
-    corpus = home / "corpus"
-    for rel in SLICE:
-        (corpus / rel).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(LAWS / rel, corpus / rel)
-    mp = pytest.MonkeyPatch()
-    mp.setenv("LAMBDARAG_HOME", str(home))
-    build_index(corpus, "slice", dense=False, progress=False)
-    compile_wiki(corpus, home / "slice" / "wiki", progress=False)
-    cfg = load_config(None)
-    skills = cfg.retrieval.skills.model_copy(update={"embedding": cfg.retrieval.skills.embedding.model_copy(
-        update={"enabled": False})})
-    cfg = cfg.model_copy(update={"retrieval": cfg.retrieval.model_copy(update={"skills": skills})})
-    kb = open_knowledge(cfg, "slice")
+    with laws_slice(tmp_path_factory, SLICE) as (home, corpus):
+        build_index(corpus, "slice", dense=False, progress=False)
+        compile_wiki(corpus, home / "slice" / "wiki", progress=False)
+        cfg = load_config(None)
+        skills = cfg.retrieval.skills.model_copy(update={"embedding": cfg.retrieval.skills.embedding.model_copy(
+            update={"enabled": False})})
+        cfg = cfg.model_copy(update={"retrieval": cfg.retrieval.model_copy(update={"skills": skills})})
+        kb = open_knowledge(cfg, "slice")
 
-    def run(question: str, kind: str) -> State:
-        plan = build_retrieval_plan(question, "knowledge", cfg.orchestration.plan, query_type=kind)
-        state = State.of(question, plan=plan, query_type=kind)
-        return choose(cfg, kind).term.run(state, Context(resources=kb.resources()))
+        def run(question: str, kind: str) -> State:
+            plan = build_retrieval_plan(question, "knowledge", cfg.orchestration.plan, query_type=kind)
+            state = State.of(question, plan=plan, query_type=kind)
+            return choose(cfg, kind).term.run(state, Context(resources=kb.resources()))
 
-    yield run
-    forget("slice")
-    mp.undo()
+        yield run
+        forget("slice")
 
 
 def top_documents(state: State, k: int = 5) -> list[str]:
