@@ -14,6 +14,10 @@ The baseline needs its own index of the laws folder, built by its own code (the 
       --vectors <this tree>/knowledge/laws/stard-vectors
 Run: python bench/route_latency.py --baseline /work/wt-base [--rounds 3] [--name route-latency]
      → bench/results/NAME.json
+One strategy's own cost, before and after, whatever the types are routed to (a type that moved to another
+strategy, as fact moved from keyword_search to hybrid_search, is compared with that strategy's old cost):
+  python bench/route_latency.py --baseline /work/wt-base --types fact --route hybrid_search \
+      --name route-latency-hybrid
 """
 from __future__ import annotations
 
@@ -33,32 +37,40 @@ from routing_data import TYPES, load  # noqa: E402
 
 LIMIT = 1.5
 CHILD = """
-import json, sys, time
+import json, os, sys, tempfile, time, yaml
 from orchestration.search_unified import search
 questions = json.load(sys.stdin)
+config = None
+if os.environ.get("BENCH_ROUTE"):
+    data = yaml.safe_load(open("agent-config.yml", encoding="utf-8"))
+    data["orchestration"]["routing"] = {t: os.environ["BENCH_ROUTE"] for t in data["orchestration"]["routing"]}
+    config = tempfile.mktemp(suffix=".yml")
+    open(config, "w", encoding="utf-8").write(yaml.safe_dump(data, allow_unicode=True))
 for q in questions:
-    search(q["query"], index="laws")
+    search(q["query"], index="laws", config=config)
 out = []
 for q in questions:
     start = time.perf_counter()
-    r = search(q["query"], index="laws")
+    r = search(q["query"], index="laws", config=config)
     out.append({"qid": q["qid"], "type": r.query_type, "strategy": r.strategy,
                 "wall_ms": (time.perf_counter() - start) * 1000})
 print(json.dumps(out))
 """
-"""The timed child: answers every question once to warm up, then once timed; prints one JSON list."""
+"""The timed child: answers every question once to warm up, then once timed; prints one JSON list. With
+BENCH_ROUTE set, the tree's own config routes every type to that strategy."""
 
 
-def run_tree(tree: Path, questions: list[dict]) -> list[dict]:
-    """Returns one timed pass over `questions` by the code in `tree` (a fresh process, feedback off)."""
-    env = {**os.environ, "PYTHONPATH": str(tree), "LAMBDARAG_FEEDBACK": "off"}
+def run_tree(tree: Path, questions: list[dict], route: str = "") -> list[dict]:
+    """Returns one timed pass over `questions` by the code in `tree` (a fresh process, feedback off), every
+    question sent to `route` when one is named."""
+    env = {**os.environ, "PYTHONPATH": str(tree), "LAMBDARAG_FEEDBACK": "off", "BENCH_ROUTE": route}
     env.pop("LAMBDARAG_HOME", None)
     out = subprocess.run([sys.executable, "-c", CHILD], cwd=tree, env=env, input=json.dumps(questions),
                          capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def medians(passes: list[list[dict]], types: dict[str, str]) -> dict:
+def medians(passes: list[list[dict]], types: dict[str, str], route: str = "") -> dict:
     """Returns per type its route, the route's median over the questions classified as their own type, how many
     those were, and the median over all the type's questions; each question counts with its median over passes.
     """
@@ -67,7 +79,7 @@ def medians(passes: list[list[dict]], types: dict[str, str]) -> dict:
     for timed in passes:
         for row in timed:
             per_question[row["qid"]].append(row["wall_ms"])
-            if row["type"] == types[row["qid"]]:
+            if (row["strategy"] == route) if route else row["type"] == types[row["qid"]]:
                 on_route[row["qid"]] = row["strategy"]
     out = {}
     for t in TYPES:
@@ -87,11 +99,14 @@ def main() -> dict:
     ap.add_argument("--baseline", type=Path, required=True, help="checkout of the baseline code with its laws index")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--halves", default="dev,test")
+    ap.add_argument("--types", default=",".join(TYPES), help="question types to time")
+    ap.add_argument("--route", default="", help="send every question to this strategy in both trees (one route's "
+                    "cost before and after, whatever the types are routed to)")
     ap.add_argument("--name", default="route-latency",
                     help="result file bench/results/NAME.json (another name keeps an A/B of a branch apart)")
     args = ap.parse_args()
     questions = [{"qid": r["qid"], "query": r["query"], "type": r["type"]}
-                 for half in args.halves.split(",") for r in load(half)]
+                 for half in args.halves.split(",") for r in load(half) if r["type"] in args.types.split(",")]
     types = {q["qid"]: q["type"] for q in questions}
     trees = {"baseline": args.baseline.resolve(), "current": ROOT}
     passes: dict[str, list] = {"baseline": [], "current": []}
@@ -99,12 +114,12 @@ def main() -> dict:
     for i in range(args.rounds):
         order = ("baseline", "current") if i % 2 == 0 else ("current", "baseline")
         for name in order:
-            passes[name].append(run_tree(trees[name], questions))
-    base, cur = medians(passes["baseline"], types), medians(passes["current"], types)
+            passes[name].append(run_tree(trees[name], questions, args.route))
+    base, cur = medians(passes["baseline"], types, args.route), medians(passes["current"], types, args.route)
     ratios = {t: round(cur[t]["route_median_ms"] / base[t]["route_median_ms"], 2) for t in cur if t in base}
     baseline_commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=trees["baseline"],
                                      capture_output=True, text=True).stdout.strip()
-    result = {"questions": len(questions), "halves": args.halves, "rounds": args.rounds,
+    result = {"questions": len(questions), "halves": args.halves, "rounds": args.rounds, "route": args.route or None,
               "baseline_commit": baseline_commit, "baseline": base, "current": cur, "ratio": ratios,
               "limit": LIMIT, "within_limit": all(r <= LIMIT for r in ratios.values()),
               "loadavg_before": load_before}
