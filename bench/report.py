@@ -76,8 +76,9 @@ def statute_names(r: dict) -> str:
 def route_latency(r: dict) -> str:
     cells = ", ".join(f"{t} {r['baseline'][t]['route_median_ms']} → {r['current'][t]['route_median_ms']} ms "
                       f"({r['ratio'][t]}×)" for t in r["ratio"])
+    where = f"every question sent to {r['route']}" if r.get("route") else "each type on its own route"
     return (f"{r['questions']} questions, {r['rounds']} alternating rounds, baseline {r['baseline_commit']} → this tree, "
-            f"each type on its own route: {cells}")
+            f"{where}: {cells}")
 
 
 def feedback(r: dict) -> str:
@@ -158,6 +159,8 @@ ROWS: list[tuple[str, str, str, Callable[[dict], str]]] = [
      routing_half("dev2")),
     ("route latency, same run: code before the routing work vs now", "route-latency", "bench/route_latency.py",
      route_latency),
+    ("route latency, same run: the strategy fact moved to, before vs now", "route-latency-hybrid",
+     "bench/route_latency.py --route hybrid_search", route_latency),
     ("compare statute names, every laws title by full, short, 《quoted》, abbreviated and stem name", "statute-names",
      "bench/statute_names.py", statute_names),
     ("learned retrieval, STARD 5-fold CV", "feedback", "bench/feedback.py", feedback),
