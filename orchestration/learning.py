@@ -263,8 +263,9 @@ def question_rows(view: CorpusView, learned: LearnedIndex, questions: Sequence[t
         for k, s in NEIGHBOURING:
             nk = Nearest(near.rows[:k], near.sims[:k])
             neighbours = learned.neighbour_scores(nk, vec, s)
-            mats[k, s] = (*score_matrix(ranked, {**signals, "neighbours": neighbours}),
-                          gate_features(nk, neighbours, ranked, learned.pairs[near.rows[0]].chunks))
+            ids, matrix = score_matrix(ranked, {**signals, "neighbours": neighbours})
+            nearest_chunks = learned.pairs[near.rows[0]].chunks
+            mats[k, s] = (ids, matrix, gate_features(nk, neighbours, ranked, nearest_chunks, matrix))
         rows.append(Row(near.best, not (relevant & taught), ndcg10([c for c, _ in ranked], relevant), mats,
                         relevant))
     return rows

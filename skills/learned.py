@@ -9,7 +9,7 @@ from .dense import query_vector
 from .fusion import DEFAULT_ZSCORE_WEIGHTS
 from .registry import skill
 from .store.corpus import to_hits
-from .store.learned import SIGNALS, LearnedIndex, Nearest, arrange, gate_features, score_matrix
+from .store.learned import GATE_SIGNALS, SIGNALS, LearnedIndex, Nearest, arrange, gate_features, score_matrix
 
 
 def learned_signals(learned: LearnedIndex, backend: Any, query: str, vector: Any, near: Nearest,
@@ -49,10 +49,11 @@ def gated_signals(learned: LearnedIndex, backend: Any, query: str, vector: Any, 
 
     `base` is the unlearned ranking (chunk id, fused score), best first, and
     `lexical` the BM25 list it was fused from (chunk → score). The
-    gate reads only the neighbour signal, so the others (the term-mapped BM25
-    search costs most) are computed only for the weights that apply — the
-    head's once the gate opens, the tail's (`LearnedParams.tail`) always — and
-    only when non-zero: a signal of weight 0 cannot move the ranking.
+    gate reads only the `GATE_SIGNALS` (past the cosine floor, and only once
+    a gain model is fitted), so the others (the term-mapped BM25 search costs
+    most) are computed only for the weights that apply — the head's once the
+    gate opens, the tail's (`LearnedParams.tail`) always — and only when
+    non-zero: a signal of weight 0 cannot move the ranking.
     """
     if learned.empty:
         return None
@@ -62,13 +63,18 @@ def gated_signals(learned: LearnedIndex, backend: Any, query: str, vector: Any, 
     if not opened and not p.tail:
         return None
     args = (learned, backend, query, vector, near, [c for c, _ in base], user, filters, depth)
-    neighbours = learned_signals(*args, names=("neighbours",))["neighbours"]
-    opened = opened and learned.admits(gate_features(near, neighbours, base, learned.pairs[near.rows[0]].chunks))
+    modelled = opened and bool(p.gate_weights)
+    signals = learned_signals(*args, names=GATE_SIGNALS if modelled else ("neighbours",), lexical=lexical)
+    if modelled:
+        features = gate_features(near, signals["neighbours"], base, learned.pairs[near.rows[0]].chunks,
+                                 score_matrix(base, signals)[1])
+        opened = learned.admits(features)
     if not opened and not p.tail:
         return None
     used = (p.tail, p.weights) if opened else (p.tail,)
-    weighed = [n for n in SIGNALS if n != "neighbours" and any(w.get(n, 0.0) for w in used)]
-    return {"neighbours": neighbours, **learned_signals(*args, names=weighed, lexical=lexical)}, opened
+    signals = {n: v for n, v in signals.items() if n == "neighbours" or any(w.get(n, 0.0) for w in used)}
+    weighed = [n for n in SIGNALS if n not in signals and n != "neighbours" and any(w.get(n, 0.0) for w in used)]
+    return {**signals, **learned_signals(*args, names=weighed, lexical=lexical)}, opened
 
 
 def lexical_list(candidates: Sequence[Any], query: str) -> dict[str, float]:

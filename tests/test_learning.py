@@ -183,6 +183,22 @@ def test_the_gate_opens_on_the_lower_confidence_bound_of_the_gain_so_an_uncertai
     assert ranking(backend, tmp_path, FAR) != unlearned[FAR]              # the gain alone would have let it through
 
 
+def test_the_gate_reads_the_field_lift_and_a_gain_model_over_other_features_keeps_the_gate_closed(corpus, tmp_path):
+    backend = backend_of(corpus)
+    unlearned = {q: ranking(backend, tmp_path, q) for q in (PARAPHRASE, FAR)}
+    learn_pairs(tmp_path, backend, default_embedder(), "confirm", [(CONFIRMED, [ANSWER])], refit=False)
+    lift = [0.0] * len(GATE_FEATURES)
+    lift[GATE_FEATURES.index("field_max")], lift[-1] = 1.0, -1e-9     # predicted gain > 0 iff a chunk's field lifts
+    weights = {name: 1.0 if name in ("neighbours", "field") else 0.0 for name in SIGNALS}
+    gated = LearnedParams(weights=weights, gate=-1.0, gate_weights=tuple(lift), gate_spread=(0.0,) * len(lift))
+    Confirmations(tmp_path).save_params(gated, {})
+    assert ranking(backend, tmp_path, FAR) == unlearned[FAR]             # shares no word with the confirmed question
+    assert position(ranking(backend, tmp_path, PARAPHRASE), ANSWER) < position(unlearned[PARAPHRASE], ANSWER)
+    stale = replace(gated, gate_weights=tuple(lift[1:]), gate_spread=tuple(lift[1:]))   # fitted before a feature came
+    Confirmations(tmp_path).save_params(stale, {})
+    assert ranking(backend, tmp_path, PARAPHRASE) == unlearned[PARAPHRASE]
+
+
 def test_the_term_mapped_search_runs_only_when_the_gate_opens_and_its_signal_has_weight(corpus, tmp_path,
                                                                                           monkeypatch):
     backend = backend_of(corpus)

@@ -45,10 +45,16 @@ DEFAULT_WEIGHTS = {"neighbours": 8.0, "expansion": 0.0, "terms": 1.0, "prior": 0
 """Before any fit: a confirmed near question (cosine ≥ the default gate) moves its chunks up strongly."""
 EXPANSION_TOP = 20
 GATE_FEATURES = ("nearest", "nearest_gap", "near_mean", "concentration", "base_rank", "base_margin", "agree_top10",
-                 "agree_top100", "nearest_in_top10", "intercept")
+                 "agree_top100", "nearest_in_top10", "neighbours_max", "field_max", "field_top10", "prior_max",
+                 "intercept")
 """What the gate reads (`gate_features`): how close and how unanimous the past questions are, and how far the
 unlearned ranking already agrees with their chunks (share of the neighbour signal on its top 10 and top 100; whether
-the nearest question's chunks are in its top 10); a question unlike any past one gets a low predicted gain."""
+the nearest question's chunks are in its top 10); how strong the gate's signals are (the largest neighbour, field
+and prior scores, and the share of the field's lift on the unlearned top 10). A question unlike any past one gets
+a low predicted gain; with the signal strengths an ad hoc 5-fold study on STARD train gained 0.007 MRR@10 at less
+loss on unseen questions."""
+GATE_SIGNALS = ("neighbours", "field", "prior")
+"""The signals `gate_features` reads: computed before the gate decides."""
 HEAD = 10
 """Ranks only an open gate may change: the tail (`LearnedParams.tail`) re-ranks what follows them, so a question
 whose gate stays closed keeps its unlearned top `HEAD` exactly while its recall still gains from past questions."""
@@ -166,6 +172,8 @@ class LearnedIndex:
         p = self.params
         if not p.gate_weights:
             return True
+        if len(p.gate_weights) != len(features):      # fitted over other features: unreadable until the next fit
+            return False
         spread = float(np.dot(features, p.gate_spread)) if p.gate_spread else 0.0
         return float(lower_bound(float(np.dot(features, p.gate_weights)), spread, p.caution)) > 0.0
 
@@ -237,9 +245,10 @@ def lower_bound(gain: Any, spread: Any, caution: float) -> Any:
 
 
 def gate_features(near: Nearest, neighbours: Mapping[str, float], base: Sequence[tuple[str, float]],
-                  nearest_chunks: Sequence[str]) -> np.ndarray:
+                  nearest_chunks: Sequence[str], matrix: np.ndarray) -> np.ndarray:
     """Returns the `GATE_FEATURES` of a query from its nearest past questions, their chunks' scores, the
-    unlearned ranking (chunk id, fused score), best first, and the chunks the nearest question confirmed."""
+    unlearned ranking (chunk id, fused score), best first, the chunks the nearest question confirmed, and the
+    `score_matrix` of that ranking with (at least) the `GATE_SIGNALS`."""
     sims = near.sims
     best = float(sims[0]) if len(sims) else -1.0
     total = sum(neighbours.values())
@@ -255,7 +264,19 @@ def gate_features(near: Nearest, neighbours: Mapping[str, float], base: Sequence
                      max(neighbours.values()) / total if total > 0 else 0.0,
                      1.0 / (1 + place[top]) if top in place else 0.0,
                      (scores[0] - scores[1]) / spread if spread > 1e-12 else 0.0,
-                     agree(HEAD), agree(100), float(any(place.get(c, HEAD) < HEAD for c in nearest_chunks)), 1.0])
+                     agree(HEAD), agree(100), float(any(place.get(c, HEAD) < HEAD for c in nearest_chunks)),
+                     *signal_strengths(matrix), 1.0])
+
+
+def signal_strengths(matrix: np.ndarray) -> tuple[float, float, float, float]:
+    """Returns the largest neighbour, field and prior columns of a `score_matrix` and the share of the field's
+    positive lift on its first `HEAD` rows (the unlearned top 10)."""
+    if not len(matrix):
+        return 0.0, 0.0, 0.0, 0.0
+    column = {name: matrix[:, 1 + SIGNALS.index(name)] for name in GATE_SIGNALS}
+    lift = np.maximum(column["field"], 0.0)
+    return (float(column["neighbours"].max()), float(lift.max()),
+            float(lift[:HEAD].sum() / lift.sum()) if lift.sum() > 0 else 0.0, float(column["prior"].max()))
 
 
 def score_matrix(base: Sequence[tuple[str, float]], signals: Mapping[str, Mapping[str, float]]
