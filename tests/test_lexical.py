@@ -67,6 +67,43 @@ def test_add_and_remove_equal_a_fresh_build():
     assert np.allclose(index.scores(["a", "b", "c", "d"]), BM25Okapi(fresh).get_scores(["a", "b", "c", "d"]))
 
 
+def expanded_reference(docs, rows, extra):
+    """Returns rank_bm25 over `docs` with `extra[i]` appended to row `rows[i]`, keeping the original idf and average
+    length (a term new to the corpus gets the idf of its frequency among the expanded rows)."""
+    from collections import Counter
+    ref = BM25Okapi(docs)
+    for r, more in zip(rows, extra):
+        ref.doc_freqs[r] = Counter(docs[r] + more)
+        ref.doc_len[r] = len(docs[r]) + len(more)
+    for t in {t for more in extra for t in more} - set(ref.idf):
+        df = sum(t in more for more in extra)
+        ref.idf[t] = np.log(len(docs) - df + 0.5) - np.log(df + 0.5)
+    return ref
+
+
+def test_scores_with_extra_terms_equal_rank_bm25_on_the_expanded_rows():
+    docs = [["a", "b", "a"], ["a", "c"], ["a", "d", "e"], ["b", "b", "f"], ["a"], ["c", "e"]]
+    rows, extra = [3, 1, 5], [["c", "q", "q"], [], ["a", "q", "z"]]      # q, z: words no document holds
+    ours = build(docs)
+    for query in (["a"], ["q", "b"], ["z", "c", "c"], ["e", "f", "x"], []):
+        ref = expanded_reference(docs, rows, extra).get_scores(query)[rows]
+        assert np.allclose(ours.scores_with(query, np.array(rows), build(extra)), ref, rtol=1e-12, atol=1e-12)
+
+
+def test_scores_with_questions_appended_rank_real_statutes_as_a_rebuilt_index_does():
+    corpus = read_corpus(MARITIME / "行政法")
+    tok = Tokenizer()
+    docs = [tok(searchable_text(c)) for c in corpus.chunks]
+    questions = ["船舶漏油把海水弄脏了要赔多少钱", "海警什么时候可以开枪", "进出境的船要接受谁的检查"]
+    rows = np.array([3, 10, 20])
+    extra = [tok(q) for q in questions]
+    rebuilt = build([d + extra[list(rows).index(i)] if i in rows else d for i, d in enumerate(docs)])
+    for q in questions:
+        ours = build(docs).scores_with(tok(q), rows, build(extra))
+        exact = rebuilt.scores(tok(q))[rows]
+        assert np.allclose(ours, exact, rtol=0.02) and list(np.argsort(-ours)) == list(np.argsort(-exact))
+
+
 def test_allowed_mask_removes_rows():
     index = build([["a"], ["a", "b"], ["b"]])
     rows, _ = index.top(["a", "b"], 5, allowed=np.array([True, False, True]))

@@ -21,6 +21,7 @@ import numpy as np
 from lambdarag import User
 from lambdarag.errors import ConfigError
 
+from .bm25 import Bm25Index
 from .corpus import Chunk, Document
 from .tokenize import Tokenizer
 
@@ -96,6 +97,12 @@ class IndexBackend(ABC):
     @abstractmethod
     def has_dense(self) -> bool:
         """Whether `dense` can answer (vectors were indexed)."""
+
+    def bm25_expanded(self, tokens: Sequence[str], chunk_ids: Sequence[str], extra: Bm25Index
+                      ) -> Optional[np.ndarray]:
+        """Returns the BM25 scores of `chunk_ids` for `tokens` were row i of `extra`'s terms part of chunk i's text,
+        or None when this engine cannot score a changed text (`Bm25Index.scores_with`)."""
+        return None
 
 
 def doc_meta(doc: Document) -> dict:

@@ -113,6 +113,45 @@ class Bm25Index:
                 out[p[0]] += p[1]
         return out
 
+    def counts(self, token: str) -> Optional[tuple[np.ndarray, np.ndarray]]:
+        """Returns (rows ascending, term counts) of the documents holding `token`, or None when none does."""
+        self._prepare()
+        j = self.vocab.get(token)
+        starts, rows_of, counts = self.postings
+        if j is None or j >= len(starts) - 1 or starts[j] == starts[j + 1]:
+            return None
+        return rows_of[starts[j]:starts[j + 1]], counts[starts[j]:starts[j + 1]]
+
+    def scores_with(self, tokens: Sequence[str], rows: np.ndarray, extra: "Bm25Index") -> np.ndarray:
+        """Returns the scores `rows` would have if row i's text also held the terms of `extra`'s row i.
+
+        What BM25 document expansion scores (words of other texts appended to a
+        few documents) without rebuilding the index: idf and the average length
+        stay the index's, which a few expanded rows barely move; a term the
+        index lacks gets the idf its document frequency in `extra` would give.
+        """
+        self._prepare()
+        extra._prepare()
+        rows = np.asarray(rows, dtype=np.int64)
+        added = extra.doc_len if extra.size else np.zeros(len(rows))
+        norm = self.k1 * (1 - self.b + self.b * (self.doc_len[rows] + added) / self.avgdl)
+        out = np.zeros(len(rows))
+        for t in tokens:
+            tf = np.zeros(len(rows))
+            more = extra.counts(t) if extra.size else None
+            if more is not None:
+                tf[more[0]] += more[1]
+            held = self.counts(t)
+            if held is not None:
+                at = np.minimum(np.searchsorted(held[0], rows), len(held[0]) - 1)
+                tf += np.where(held[0][at] == rows, held[1][at], 0)
+                idf = self.idf[self.vocab[t]]
+            else:
+                df = np.count_nonzero(tf)
+                idf = np.log(self.size - df + 0.5) - np.log(df + 0.5)
+            out += idf * (tf * (self.k1 + 1) / (tf + norm))
+        return out
+
     def top(self, tokens: Sequence[str], k: int, allowed: Optional[np.ndarray] = None) -> tuple[np.ndarray, np.ndarray]:
         """Returns (rows, scores) of the k best documents containing a query term, best first.
 

@@ -128,6 +128,9 @@ class LocalBackend(IndexBackend):
         rows, scores = self.lexical.top(tokens, k, self.allowed(user, filters))
         return [(self._chunks[r], float(s)) for r, s in zip(rows, scores)]
 
+    def bm25_expanded(self, tokens: Sequence[str], chunk_ids: Sequence[str], extra: Bm25Index) -> np.ndarray:
+        return self.lexical.scores_with(tokens, np.array([self._row[c] for c in chunk_ids], dtype=np.int64), extra)
+
     def dense(self, vector: np.ndarray, k: int, user: Optional[User] = None,
               filters: Optional[Mapping[str, Any]] = None) -> list[Scored]:
         if self._dense is None:
