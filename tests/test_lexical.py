@@ -9,7 +9,7 @@ from rank_bm25 import BM25Okapi
 from skills.store.corpus import read_corpus, searchable_text
 from skills.store.bm25 import Bm25Index
 from skills.store.tokenize import Tokenizer
-from tests.conftest import MARITIME
+from tests.conftest import MARITIME, STARD
 
 WORDS = list("abcdefgh")
 
@@ -56,6 +56,32 @@ def test_real_statutes_match_rank_bm25_and_top_k_is_the_best():
         assert np.allclose(ours.scores(tokens), expected, rtol=1e-9)
         rows, scores = ours.top(tokens, 10)
         assert np.allclose(scores, np.sort(expected)[::-1][:10])
+
+
+def test_top_k_of_real_questions_is_rank_bm25s_best_with_ties_to_the_earlier_row():
+    """Top-k on the STARD fixture (200 articles, 30 real questions), with and without a permission mask: every
+    returned score is rank_bm25's for that row, scores never rise, equal scores keep row order, and no touched
+    article left out beats the last one returned."""
+    import json
+
+    tok = Tokenizer()
+    articles = [json.loads(x) for x in (STARD / "corpus.jsonl").read_text(encoding="utf-8").splitlines()]
+    docs = [tok(a["title"] + "\n" + a["text"]) for a in articles]
+    ref, ours = BM25Okapi(docs), build(docs)
+    allowed = np.arange(len(docs)) % 3 != 0
+    questions = [json.loads(x)["query"] for x in (STARD / "train.jsonl").read_text(encoding="utf-8").splitlines()]
+    for q in questions:
+        tokens = tok(q)
+        expected = ref.get_scores(tokens)
+        for k, mask in ((10, None), (5, allowed), (len(docs), None)):
+            rows, scores = ours.top(tokens, k, mask)
+            touched = [i for i, d in enumerate(docs) if set(d) & set(tokens) and (mask is None or mask[i])]
+            assert len(rows) == min(k, len(touched)) and set(rows) <= set(touched)
+            assert np.allclose(scores, expected[rows], rtol=1e-9, atol=1e-12)
+            assert np.array_equal(scores, ours.scores(tokens)[rows])             # top and scores agree bit for bit
+            assert all(a > b or (a == b and r < s) for a, b, r, s in zip(scores, scores[1:], rows, rows[1:]))
+            left_out = set(touched) - set(rows)
+            assert not left_out or expected[list(left_out)].max() <= scores[-1] + 1e-9
 
 
 def test_add_and_remove_equal_a_fresh_build():

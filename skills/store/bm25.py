@@ -5,6 +5,11 @@ and length norms from them, so adding or removing documents only changes
 counts. A query touches only the postings of its terms. The counts are kept as
 plain CSR arrays and scored with numpy alone: scipy is imported only to add or
 drop documents, so opening a built index and querying it do not pay its import.
+Each posting's weight (its term's idf times the length-normalised count) is
+derived once when the index opens or changes, so a query only gathers and adds
+weights; they are computed by the same float operations a per-query formula
+would use, so scores are bit-for-bit those of scoring at query time. The raw
+counts stay beside the weights: scoring expanded documents (`scores_with`) needs them.
 """
 from __future__ import annotations
 
@@ -13,6 +18,8 @@ import json
 from typing import Optional, Sequence
 
 import numpy as np
+
+from .topk import top_k
 
 
 class Bm25Index:
@@ -82,7 +89,6 @@ class Bm25Index:
         self.avgdl = self.doc_len.sum() / n if n else 0.0
         order = np.argsort(indices, kind="stable")  # CSR → CSC: postings per term, rows ascending
         df = np.bincount(indices, minlength=terms)
-        self.postings = (np.concatenate([[0], np.cumsum(df)]), row[order], data[order])
         present = df > 0
         idf = np.log(n - df + 0.5) - np.log(df + 0.5)
         mean = idf[present].mean() if present.any() else 0.0
@@ -91,17 +97,20 @@ class Bm25Index:
         self.idf = idf
         with np.errstate(divide="ignore", invalid="ignore"):
             self.norm = self.k1 * (1 - self.b + self.b * self.doc_len / self.avgdl)
+        rows, counts = row[order], data[order]
+        tf = counts.astype(np.float64)
+        weights = idf[np.repeat(np.arange(terms), df)] * (tf * (self.k1 + 1) / (tf + self.norm[rows]))
+        self.postings = (np.concatenate([[0], np.cumsum(df)]), rows, weights, counts)
         self._ready = True
 
     def _postings(self, token: str) -> Optional[tuple[np.ndarray, np.ndarray]]:
+        """Returns the rows containing `token` (ascending) and its BM25 weight in each, or None for an unknown term."""
         j = self.vocab.get(token)
-        starts, rows_of, counts = self.postings
+        starts, rows, weights, _ = self.postings
         if j is None or j >= len(starts) - 1:
             return None
         lo, hi = starts[j], starts[j + 1]
-        rows = rows_of[lo:hi]
-        tf = counts[lo:hi].astype(np.float64)
-        return rows, self.idf[j] * (tf * (self.k1 + 1) / (tf + self.norm[rows]))
+        return rows[lo:hi], weights[lo:hi]
 
     def scores(self, tokens: Sequence[str]) -> np.ndarray:
         """Returns the score of every document (what `BM25Okapi.get_scores` returns)."""
@@ -117,7 +126,7 @@ class Bm25Index:
         """Returns (rows ascending, term counts) of the documents holding `token`, or None when none does."""
         self._prepare()
         j = self.vocab.get(token)
-        starts, rows_of, counts = self.postings
+        starts, rows_of, _, counts = self.postings
         if j is None or j >= len(starts) - 1 or starts[j] == starts[j + 1]:
             return None
         return rows_of[starts[j]:starts[j + 1]], counts[starts[j]:starts[j + 1]]
@@ -160,28 +169,18 @@ class Bm25Index:
         """
         self._prepare()
         acc = np.zeros(self.size)
-        touched = []
+        touched = np.zeros(self.size, dtype=bool)   # a mask, not a sort of the postings: common terms touch most rows
         for t in tokens:
             p = self._postings(t)
             if p is not None:
                 acc[p[0]] += p[1]
-                touched.append(p[0])
-        if not touched or k <= 0:
-            return np.zeros(0, dtype=np.int64), np.zeros(0)
-        rows = np.sort(np.concatenate(touched))
-        # deduplicate by hand: np.unique imports numpy.ma (0.1 s of a fresh `ask`) to test for masked arrays
-        rows = rows[np.concatenate((rows[:1] == rows[:1], rows[1:] != rows[:-1]))]
+                touched[p[0]] = True
         if allowed is not None:
-            rows = rows[allowed[rows]]
-        scores = acc[rows]
-        if len(rows) > k:
-            part = np.argpartition(-scores, k - 1)[:k]
-            # keep every row tied with the k-th score so the tie-break by row is exact
-            cutoff = scores[part].min()
-            part = np.flatnonzero(scores >= cutoff)
-            rows, scores = rows[part], scores[part]
-        order = np.lexsort((rows, -scores))[:k]
-        return rows[order], scores[order]
+            touched &= allowed
+        rows = np.flatnonzero(touched)
+        if not len(rows) or k <= 0:
+            return np.zeros(0, dtype=np.int64), np.zeros(0)
+        return top_k(rows, acc[rows], k)
 
     def dump(self) -> tuple[bytes, bytes]:
         """Returns the vocabulary (JSON) and the counts (npz) as bytes, for the index to write in one generation."""

@@ -22,6 +22,7 @@ import numpy as np
 from lambdarag.errors import ConfigError
 
 from .files import clean_temp, write_replace
+from .topk import top_k
 
 
 ANN_THRESHOLD = 200_000
@@ -97,12 +98,8 @@ class DenseIndex:
         if allowed is not None:
             rows = np.flatnonzero(allowed)
             scores = scores[rows]
-        if len(rows) > k:
-            part = np.argpartition(-scores, k - 1)[:k]
-            part = np.flatnonzero(scores >= scores[part].min())   # every row tied with the k-th, for the tie-break
-            rows, scores = rows[part], scores[part]
-        order = np.lexsort((rows, -scores))[:k]
-        return rows[order].astype(np.int64), scores[order].astype(np.float32)
+        rows, scores = top_k(rows, scores, k)
+        return rows.astype(np.int64), scores.astype(np.float32)
 
 
 class VectorCache:
