@@ -7,10 +7,6 @@ from lambdarag import Par, Term, appended
 
 from .registry import enabled, params, pattern, reranks, skill
 
-STATUTES_AHEAD = 12
-"""Documents among which statutes go first: 8 left a law ranked 9th behind seven regulations and interpretations
-(加班费 → 劳动法, dev2 of bench/data/routing); 12 changed no dev answer (bench/results/routing.json)."""
-
 
 def retrieve(settings: Mapping[str, Any]) -> Term:
     """Returns the enabled retrievers, in parallel when both are on (each appends to `candidates`)."""
@@ -46,11 +42,14 @@ def fuse(settings: Mapping[str, Any], name: str) -> Term:
 def hybrid_search(settings: Mapping[str, Any]) -> Term:
     """Returns lexical and dense retrieval run concurrently, fused (z-scores by default), reranked if enabled, statutes ahead.
 
-    Parameter ``statutes_ahead`` (default 12, 0 = off) is the number of first
-    documents among which statutes go before regulations and interpretations,
-    one version each (see skills.diversify.statutes_ahead); tuned on the dev half
-    of bench/data/routing, measured in bench/results/routing.json.
+    Parameter ``statutes_ahead`` (0 = off; unset: the skill's default,
+    skills.diversify.STATUTES_AHEAD) is the number of first documents among
+    which statutes go before regulations and interpretations, one version each
+    (see skills.diversify.statutes_ahead); tuned on the dev sets of
+    bench/data/routing, measured in bench/results/routing.json.
     """
-    window = int(params(settings, "hybrid_search").get("statutes_ahead", STATUTES_AHEAD))
+    window = params(settings, "hybrid_search").get("statutes_ahead")
     fused = retrieve(settings) >> fuse(settings, "hybrid_search")
-    return fused >> skill(settings, "statutes_ahead", window=window) if window else fused
+    if window is None:
+        return fused >> skill(settings, "statutes_ahead")
+    return fused >> skill(settings, "statutes_ahead", window=int(window)) if int(window) else fused

@@ -9,11 +9,10 @@ answer can state the edge and cite the article.
 from __future__ import annotations
 
 import re
-import threading
-import weakref
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from lambdarag import Term, Tool
+from .store.derived import PerObject
 from .store.records import Hit
 
 from .store.corpus import to_hits
@@ -85,21 +84,9 @@ class EdgeTable:
         return out
 
 
-_TABLES: "weakref.WeakKeyDictionary[Any, tuple[int, EdgeTable]]" = weakref.WeakKeyDictionary()
-_LOCK = threading.Lock()
-
-
-def edge_table(graph: Any) -> EdgeTable:
-    """Returns the edge table of `graph`, rebuilt when its number of edges changes."""
-    size = graph.g.number_of_edges()
-    with _LOCK:
-        cached = _TABLES.get(graph)
-        if cached is not None and cached[0] == size:
-            return cached[1]
-    table = EdgeTable(graph.records())
-    with _LOCK:
-        _TABLES[graph] = (size, table)
-    return table
+edge_table: PerObject[EdgeTable] = PerObject(lambda graph: EdgeTable(graph.records()),
+                                              stamp=lambda graph: graph.g.number_of_edges())
+"""Returns the edge table of a graph, rebuilt when its number of edges changes."""
 
 
 def article_hit(backend: Any, rec: Any, query: str, user: Any) -> Optional[Hit]:

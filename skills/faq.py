@@ -17,7 +17,6 @@ finds the candidates, with the user's permissions applied inside the index.
 from __future__ import annotations
 
 import re
-import threading
 import unicodedata
 from typing import Any, Callable, Mapping, Sequence
 
@@ -26,6 +25,7 @@ from .store.records import Citation
 from lambdarag.providers.reranker import OverlapReranker
 
 from .store.corpus import Chunk, to_hits
+from .store.derived import PerObject
 from .registry import skill
 from .rerank import provider_scores
 
@@ -37,8 +37,6 @@ extra_field("faq_hit", bool)
 extra_field("answer_path", str)
 extra_field("answer_reason", str)
 _NOISE = re.compile(r"[\W_]+")
-_TABLES: dict[tuple[int, int], dict[str, tuple[Chunk, ...]]] = {}
-_LOCK = threading.Lock()
 
 
 def normalise(text: str) -> str:
@@ -56,21 +54,18 @@ def answer_of(chunk: Chunk) -> str:
     return str(chunk.meta.get("answer") or chunk.text.split("\n", 1)[-1]).strip()
 
 
-def faq_table(index: Any) -> Mapping[str, tuple[Chunk, ...]]:
-    """Returns normalised question → the FAQ chunks asking it, built once per index object and version."""
-    key = (id(index), index.version)
-    with _LOCK:
-        table = _TABLES.get(key)
-        if table is None:
-            table = {}
-            for chunk in index.chunks():
-                if chunk.kind == FAQ_KIND:
-                    q = normalise(question_of(chunk))
-                    table[q] = table.get(q, ()) + (chunk,)
-            for stale in [k for k in _TABLES if k[0] == key[0]]:
-                del _TABLES[stale]
-            _TABLES[key] = table
+def questions_of(index: Any) -> Mapping[str, tuple[Chunk, ...]]:
+    """Returns normalised question → the FAQ chunks of `index` asking it."""
+    table: dict[str, tuple[Chunk, ...]] = {}
+    for chunk in index.chunks():
+        if chunk.kind == FAQ_KIND:
+            q = normalise(question_of(chunk))
+            table[q] = table.get(q, ()) + (chunk,)
     return table
+
+
+faq_table: PerObject[Mapping[str, tuple[Chunk, ...]]] = PerObject(questions_of)
+"""Returns questions_of(index), built once per index object and version."""
 
 
 def has_faq(index: Any) -> bool:

@@ -9,19 +9,15 @@ which version on; `repeals(index)` reads every such clause of an index once.
 from __future__ import annotations
 
 import re
-import threading
-import weakref
 from typing import Any, Optional, Sequence
 
+from .store.derived import PerObject
 from .store.graph import short_name
 from .store.records import Hit, TimeRange
 
 REPEALING = re.compile(r"((?:《[^《》]{2,80}》[、，,和及与]?)+)同时废止")
 """A repealing clause: 《A》、《B》同时废止 (the law's closing article)."""
 NAMED = re.compile(r"《([^《》]{2,80})》")
-
-_REPEALS: "weakref.WeakKeyDictionary[Any, tuple[str, dict[str, str]]]" = weakref.WeakKeyDictionary()
-_LOCK = threading.Lock()
 
 
 def repealed_families(index: Any) -> dict[str, str]:
@@ -54,17 +50,8 @@ def repealed_families(index: Any) -> dict[str, str]:
     return out
 
 
-def repeals(index: Any) -> dict[str, str]:
-    """Returns repealed_families(index), computed again only when the index's fingerprint changes."""
-    stamp = index.fingerprint()
-    with _LOCK:
-        cached = _REPEALS.get(index)
-        if cached is not None and cached[0] == stamp:
-            return cached[1]
-    found = repealed_families(index)
-    with _LOCK:
-        _REPEALS[index] = (stamp, found)
-    return found
+repeals: PerObject[dict[str, str]] = PerObject(repealed_families)
+"""Returns repealed_families(index), computed again only when the index changes."""
 
 
 def unrepealed(hits: Sequence[Hit], window: Optional[TimeRange], repealed: dict[str, str]) -> tuple[Hit, ...]:

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import math
 import re
-import threading
-import weakref
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence
 
 from lambdarag import Term, Tool, extra_field
 from lambdarag.state import Record
 
+from .store.derived import PerObject
 from .store.graph import short_name
 from .registry import skill
 from .sentences import bigrams
@@ -219,21 +218,8 @@ class StatuteNames:
         return best if score >= MIN_COVER / 2 else None
 
 
-_NAMES: "weakref.WeakKeyDictionary[Any, tuple[str, StatuteNames]]" = weakref.WeakKeyDictionary()
-_LOCK = threading.Lock()
-
-
-def statute_names(index: Any) -> StatuteNames:
-    """Returns the title table of `index`, rebuilt only when the index's fingerprint changes."""
-    stamp = index.fingerprint()
-    with _LOCK:
-        cached = _NAMES.get(index)
-        if cached is not None and cached[0] == stamp:
-            return cached[1]
-    names = StatuteNames(index.documents())
-    with _LOCK:
-        _NAMES[index] = (stamp, names)
-    return names
+statute_names: PerObject[StatuteNames] = PerObject(lambda index: StatuteNames(index.documents()))
+"""Returns the title table of an index, rebuilt when the index changes."""
 
 
 def aspect_query(query: str, sides: Sequence[Side]) -> str:
