@@ -44,8 +44,9 @@ config = None
 if os.environ.get("BENCH_ROUTE"):
     data = yaml.safe_load(open("agent-config.yml", encoding="utf-8"))
     data["orchestration"]["routing"] = {t: os.environ["BENCH_ROUTE"] for t in data["orchestration"]["routing"]}
-    config = tempfile.mktemp(suffix=".yml")
-    open(config, "w", encoding="utf-8").write(yaml.safe_dump(data, allow_unicode=True))
+    with tempfile.NamedTemporaryFile("w", suffix=".yml", encoding="utf-8", delete=False) as written:
+        written.write(yaml.safe_dump(data, allow_unicode=True))
+    config = written.name
 for q in questions:
     search(q["query"], index="laws", config=config)
 out = []
