@@ -197,8 +197,8 @@ def stard(limit: int = 0) -> dict:
             seen[q["qid"]] = bool(set(chunks[q["qid"]]) & taught)
             for name, model in models.items():
                 unlearned_q = base(q["query"])
-                gated = gated_signals(model, backend, q["query"], vectors[row[q["qid"]]], unlearned_q.fused, PUBLIC,
-                                      {}, plan.bm25_top_k, unlearned_q.lexical)
+                gated = gated_signals(model, backend, q["query"], vectors[row[q["qid"]]], unlearned_q.fused,
+                                      view.family, PUBLIC, {}, plan.bm25_top_k, unlearned_q.lexical)
                 opened[name][q["qid"]] = gated is not None and gated[1]
             for name, term in terms.items():
                 state, wall, _ = timed(term, q["query"], plan, contexts[name])

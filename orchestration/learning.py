@@ -30,12 +30,12 @@ from .feedback.confirmations import Confirmations
 
 FIT_DEPTH = 100
 GRID = {"neighbours": (0.0, 1.0, 2.0, 4.0, 8.0), "expansion": (0.0, 1.0), "terms": (0.0, 1.0, 2.0, 4.0),
-        "prior": (0.0, 1.0, 2.0, 4.0), "field": (0.0, 0.5, 1.0)}
+        "prior": (0.0, 1.0, 2.0, 4.0), "field": (0.0, 0.5, 1.0), "families": (0.0, 2.0, 4.0, 8.0)}
 """Head weights tried; "field" 1 scores a chunk as if its confirmed questions were part of its text (an ad hoc
 5-fold study on STARD train: +0.015 MRR@10 over the best mix without it, and half the loss on unseen questions),
 which leaves the separately searched "expansion" little to add."""
 TAIL_GRID = {"neighbours": (0.0, 1.0, 2.0, 4.0, 8.0, 16.0), "expansion": (0.0, 1.0, 2.0), "terms": (0.0,),
-             "prior": (0.0, 1.0, 2.0), "field": (0.0, 1.0)}
+             "prior": (0.0, 1.0, 2.0), "field": (0.0, 1.0), "families": (0.0, 2.0, 4.0)}
 """Tail weights tried (`LearnedParams.tail`, fitted for recall@100): only signals read from the learned stores
 (and the main index's term counts of the confirmed chunks), so a closed gate never costs an extra index search."""
 NEIGHBOURING = ((5, 10.0), (5, 30.0), (20, 10.0), (20, 30.0))
@@ -76,12 +76,14 @@ def retrieval_term(kind: str, learned: bool = True) -> Term:
 
 
 class CorpusView:
-    """What learning needs from an index: document or chunk id → chunk ids, and the term map over its BM25."""
+    """What learning needs from an index: document or chunk id → chunk ids, chunk id → family, and the term map
+    over its BM25."""
 
     def __init__(self, backend: Any) -> None:
         self.backend = backend
         self.rows: dict[str, list[int]] = {}
         self.ids = [c.id for c in backend.chunks()]
+        self.family = {c.id: c.family for c in backend.chunks() if c.family}
         for i, c in enumerate(backend.chunks()):
             self.rows.setdefault(c.id, []).append(i)
             if c.doc_id != c.id:
@@ -106,7 +108,8 @@ def build_learned(view: CorpusView, pairs: Sequence[Pair], vectors: np.ndarray, 
                   ) -> LearnedIndex:
     """Returns the learned index of `pairs` (with their question vectors, in order) over `view`'s index."""
     tok = view.backend.tokenizer
-    return LearnedIndex(pairs, vectors, [tok(p.query) for p in pairs], view.term_map(pairs), params)
+    families = {c: view.family[c] for p in pairs if p.weight > 0 for c in p.chunks if c in view.family}
+    return LearnedIndex(pairs, vectors, [tok(p.query) for p in pairs], view.term_map(pairs), params, families)
 
 
 _LOCK = threading.Lock()
@@ -257,13 +260,14 @@ def question_rows(view: CorpusView, learned: LearnedIndex, questions: Sequence[t
     for q, vec, relevant in questions:
         ranked, lexical = base(q)
         near = learned.nearest(vec)
-        signals = learned_signals(learned, view.backend, q, vec, near, [c for c, _ in ranked], PUBLIC, {},
-                                  FIT_DEPTH, lexical=lexical)
+        fused = {c: view.family.get(c, "") for c, _ in ranked}
+        signals = learned_signals(learned, view.backend, q, vec, near, fused, PUBLIC, {}, FIT_DEPTH, lexical=lexical)
         mats = {}
         for k, s in NEIGHBOURING:
             nk = Nearest(near.rows[:k], near.sims[:k])
             neighbours = learned.neighbour_scores(nk, vec, s)
-            ids, matrix = score_matrix(ranked, {**signals, "neighbours": neighbours})
+            families = learned.family_scores(nk, fused, lambda c: True, s)
+            ids, matrix = score_matrix(ranked, {**signals, "neighbours": neighbours, "families": families})
             nearest_chunks = learned.pairs[near.rows[0]].chunks
             mats[k, s] = (ids, matrix, gate_features(nk, neighbours, ranked, nearest_chunks, matrix))
         rows.append(Row(near.best, not (relevant & taught), ndcg10([c for c, _ in ranked], relevant), mats,

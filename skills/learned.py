@@ -13,14 +13,15 @@ from .store.learned import GATE_SIGNALS, SIGNALS, LearnedIndex, Nearest, arrange
 
 
 def learned_signals(learned: LearnedIndex, backend: Any, query: str, vector: Any, near: Nearest,
-                    fused: Sequence[str], user: User, filters: Mapping[str, Any], depth: int,
+                    fused: Mapping[str, str], user: User, filters: Mapping[str, Any], depth: int,
                     names: Sequence[str] = SIGNALS, lexical: Optional[Mapping[str, float]] = None) -> dict[str, dict]:
     """Returns the signals `names` of `learned` for a query (gate not applied): chunk → raw score per signal name.
 
     Every chunk a signal names passes the same permission and metadata checks
     as an index search, so a confirmation never makes a chunk reachable to a
-    user who may not read it. `fused` are the chunks already retrieved (the
-    prior ranks only those); `depth` is the term-mapped BM25 search's;
+    user who may not read it (nor lends its family to "families"). `fused` are
+    the chunks already retrieved, with their families (prior and families rank
+    only those); `depth` is the term-mapped BM25 search's;
     `lexical` is the unlearned BM25 list (chunk → score) the fused list came from
     ("field" needs it).
     """
@@ -31,7 +32,9 @@ def learned_signals(learned: LearnedIndex, backend: Any, query: str, vector: Any
     if "expansion" in names:
         signals["expansion"] = learned.expansion_scores(tokens)
     if "prior" in names:
-        signals["prior"] = learned.prior_scores(fused)
+        signals["prior"] = learned.prior_scores(list(fused))
+    if "families" in names:
+        signals["families"] = learned.family_scores(near, fused, lambda c: readable(backend, c, user, filters))
     if "field" in names:
         signals["field"] = learned.field_scores(backend, tokens, lexical or {}, DEFAULT_ZSCORE_WEIGHTS["bm25"])
     for name, values in signals.items():
@@ -43,12 +46,12 @@ def learned_signals(learned: LearnedIndex, backend: Any, query: str, vector: Any
 
 
 def gated_signals(learned: LearnedIndex, backend: Any, query: str, vector: Any, base: Sequence[tuple[str, float]],
-                  user: User, filters: Mapping[str, Any], depth: int, lexical: Optional[Mapping[str, float]] = None
-                  ) -> Optional[tuple[dict[str, dict], bool]]:
+                  families: Mapping[str, str], user: User, filters: Mapping[str, Any], depth: int,
+                  lexical: Optional[Mapping[str, float]] = None) -> Optional[tuple[dict[str, dict], bool]]:
     """Returns the signals the ranking needs and whether the gate opens for this query, or None (rank unchanged).
 
-    `base` is the unlearned ranking (chunk id, fused score), best first, and
-    `lexical` the BM25 list it was fused from (chunk → score). The
+    `base` is the unlearned ranking (chunk id, fused score), best first, with
+    `families` (chunk id → `Chunk.family`), and `lexical` the BM25 list it was fused from (chunk → score). The
     gate reads only the `GATE_SIGNALS` (past the cosine floor, and only once
     a gain model is fitted), so the others (the term-mapped BM25 search costs
     most) are computed only for the weights that apply — the head's once the
@@ -62,7 +65,7 @@ def gated_signals(learned: LearnedIndex, backend: Any, query: str, vector: Any, 
     opened = learned.opened(near)
     if not opened and not p.tail:
         return None
-    args = (learned, backend, query, vector, near, [c for c, _ in base], user, filters, depth)
+    args = (learned, backend, query, vector, near, {c: families.get(c, "") for c, _ in base}, user, filters, depth)
     modelled = opened and bool(p.gate_weights)
     signals = learned_signals(*args, names=GATE_SIGNALS if modelled else ("neighbours",), lexical=lexical)
     if modelled:
@@ -119,8 +122,9 @@ def learned_boost(config: Mapping[str, Any]) -> Term:
             return {"hits": state.hits}
         backend = ctx.resource("index")
         base = [(h.chunk_id, h.score) for h in state.hits]
-        gated = gated_signals(learned, backend, state.query, query_vector(ctx, state.query), base, state.user,
-                              filters, state.plan.bm25_top_k, lexical_list(state.candidates, state.query))
+        gated = gated_signals(learned, backend, state.query, query_vector(ctx, state.query), base,
+                              {h.chunk_id: h.family for h in state.hits}, state.user, filters, state.plan.bm25_top_k,
+                              lexical_list(state.candidates, state.query))
         if gated is None:
             return {"hits": state.hits}
         signals, opened = gated

@@ -90,6 +90,40 @@ def test_the_field_signal_ranks_a_confirmed_article_as_if_its_question_were_part
         < position(plain, ANSWER)
 
 
+def only(signal: str, weight: float = 4.0) -> LearnedParams:
+    """Returns params that weigh one signal and open the gate for every question."""
+    return LearnedParams(weights={name: weight if name == signal else 0.0 for name in SIGNALS}, gate=-1.0)
+
+
+def test_the_families_signal_lifts_the_unconfirmed_articles_of_the_statute_that_answered_the_near_question(
+        corpus, tmp_path):
+    backend, embedder = backend_of(corpus), default_embedder()
+    family = backend.chunk(ANSWER).family
+    plain = ranking(backend, tmp_path, PARAPHRASE)
+    learn_pairs(tmp_path, backend, embedder, "confirm", [(CONFIRMED, [ANSWER])], refit=False)
+    Confirmations(tmp_path).save_params(only("families"), {})
+    learned = ranking(backend, tmp_path, PARAPHRASE)
+    kin = [c for c, _ in plain if backend.chunk(c).family == family and c != ANSWER]
+    others = [c for c, _ in plain if backend.chunk(c).family != family]
+    assert kin and others
+    assert all(position(learned, c) <= position(plain, c) for c in kin)
+    assert sum(position(learned, c) < position(plain, c) for c in kin) >= 3   # never confirmed, lifted by their statute
+    assert [c for c, _ in learned if c in set(others)] == others         # every other statute keeps its order
+    assert [c for c, _ in learned if c in set(kin)] == kin               # one lift for the whole family
+
+
+def test_a_restricted_confirmed_document_lends_its_statute_no_lift_for_a_user_without_access(corpus, tmp_path):
+    backend = backend_of(corpus, restricted=ANSWER)
+    plain, plain_legal = ranking(backend, tmp_path, PARAPHRASE), ranking(backend, tmp_path, PARAPHRASE, LEGAL)
+    learn_pairs(tmp_path, backend, default_embedder(), "confirm", [(CONFIRMED, [ANSWER])], refit=False,
+                scope="法务部|1")
+    Confirmations(tmp_path).save_params(only("families"), {})
+    assert [c for c, _ in ranking(backend, tmp_path, PARAPHRASE)] == [c for c, _ in plain]
+    lifted = ranking(backend, tmp_path, PARAPHRASE, LEGAL)                # who may read it gets the lift
+    kin = [c for c, _ in plain_legal if backend.chunk(c).family == backend.chunk(ANSWER).family]
+    assert sum(position(lifted, c) < position(plain_legal, c) for c in kin) >= 3
+
+
 def test_a_question_far_from_every_confirmed_one_ranks_as_without_learning(corpus, tmp_path):
     backend = backend_of(corpus)
     question = FAR

@@ -11,6 +11,10 @@ A `LearnedIndex` is built from the live confirmed pairs of one index and holds:
   this small field and never the main index;
 - the term map: layperson word → statute words, learned from the same pairs;
 - the popularity prior: summed confirmation weight per chunk;
+- the family of each confirmed chunk (`Chunk.family`, e.g. its statute), so a
+  retrieved chunk can be scored by how many near past questions its family
+  answered ("families") — a signal that also helps questions whose own chunk
+  was never confirmed;
 - `LearnedParams`: signal weights and the gate, fitted by cross-validation.
 
 How a query uses it (`score_matrix` + `rank`, shared by the `learned_boost` term
@@ -21,27 +25,27 @@ predict (`gate_features` · ``params.gate_weights``, the nDCG@10 gain, minus
 that prediction's error) is not above zero, the top `HEAD` stays the unlearned one;
 only the candidates after it are re-ranked by ``params.tail`` (`arrange`). Otherwise
 each chunk's score is its fused score standardised over the fused list (minus the
-list's minimum, so absent = 0) plus Σ weight · signal: neighbours and prior are
-absolute (in [0, 1], so how close the past questions are and how popular a chunk
-is carry over), the lexical signals are scaled by their per-query maximum, and
+list's minimum, so absent = 0) plus Σ weight · signal: neighbours, prior and
+families are absolute (so how close the past questions are and how popular a
+chunk or its family is carry over), the lexical signals are scaled by their per-query maximum, and
 "field" is the change of the fused score itself (so weight 1 ranks as if the
 confirmed questions were part of their chunks' text).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 import numpy as np
 
 from .bm25 import Bm25Index
 
-SIGNALS = ("neighbours", "expansion", "terms", "prior", "field")
+SIGNALS = ("neighbours", "expansion", "terms", "prior", "field", "families")
 RELATIVE = ("expansion", "terms")
 """Signals scaled by their own maximum per query (BM25 scores have no fixed scale)."""
 FUSED = ("field",)
 """Signals in fused-score units, standardised like the unlearned score; the others are in [0, 1]."""
-DEFAULT_WEIGHTS = {"neighbours": 8.0, "expansion": 0.0, "terms": 1.0, "prior": 0.0, "field": 0.0}
+DEFAULT_WEIGHTS = {"neighbours": 8.0, "expansion": 0.0, "terms": 1.0, "prior": 0.0, "field": 0.0, "families": 0.0}
 """Before any fit: a confirmed near question (cosine ≥ the default gate) moves its chunks up strongly."""
 EXPANSION_TOP = 20
 GATE_FEATURES = ("nearest", "nearest_gap", "near_mean", "concentration", "base_rank", "base_margin", "agree_top10",
@@ -121,8 +125,10 @@ class LearnedIndex:
     """The learned stores retrieval reads (see the module docstring); immutable once built."""
 
     def __init__(self, pairs: Sequence[Pair], vectors: np.ndarray, tokens: Sequence[Sequence[str]],
-                 term_map: Mapping[str, Sequence[str]], params: LearnedParams) -> None:
+                 term_map: Mapping[str, Sequence[str]], params: LearnedParams,
+                 families: Optional[Mapping[str, str]] = None) -> None:
         self.pairs, self.params = list(pairs), params
+        self.families = dict(families or {})
         self.term_map = {t: list(alts) for t, alts in term_map.items()}
         v = np.asarray(vectors, dtype=np.float32).reshape(len(self.pairs), -1) if self.pairs \
             else np.zeros((0, 1), dtype=np.float32)
@@ -195,6 +201,27 @@ class LearnedIndex:
             for c in pair.chunks:
                 out[c] = out.get(c, 0.0) + value
         return {c: s for c, s in out.items() if s > 0}
+
+    def family_scores(self, near: Nearest, candidates: Mapping[str, str], may_read: Callable[[str], bool],
+                      sharpness: Optional[float] = None) -> dict[str, float]:
+        """Returns candidate chunk → the share of the near past questions, weighted as in `neighbour_scores`, whose
+        confirmed chunks the reader may read include one of its family (`candidates`: chunk → family).
+
+        Past questions rarely share an article with a new one but often its
+        statute, so this lifts a retrieved article whose law answered the
+        closest questions, whether or not the article itself was ever confirmed.
+        """
+        sharpness = self.params.sharpness if sharpness is None else sharpness
+        share: dict[str, float] = {}
+        total = 0.0
+        for i, sim in zip(near.rows, near.sims):
+            value = float(np.exp(sharpness * (sim - 1.0)))
+            total += value
+            for f in {self.families[c] for c in self.pairs[i].chunks if c in self.families and may_read(c)}:
+                share[f] = share.get(f, 0.0) + value
+        if total <= 0 or not share:
+            return {}
+        return {c: share[f] / total for c, f in candidates.items() if f in share}
 
     def expansion_scores(self, tokens: Sequence[str]) -> dict[str, float]:
         """Returns chunk → BM25 score of the query against the chunk's confirmed questions (top `EXPANSION_TOP`)."""
