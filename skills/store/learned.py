@@ -143,6 +143,7 @@ class LearnedIndex:
                 field_tokens.setdefault(c, []).extend(toks)
                 self.popularity[c] = self.popularity.get(c, 0.0) + pair.weight
         self.field_chunks = list(field_tokens)
+        self.field_row = {c: i for i, c in enumerate(self.field_chunks)}
         self.expansion = Bm25Index()
         if self.field_chunks:
             self.expansion.add([field_tokens[c] for c in self.field_chunks])
@@ -247,12 +248,12 @@ class LearnedIndex:
             return {}
         s = np.fromiter(lexical.values(), dtype=np.float64)
         low, spread = s.min(), (s.std() if s.std() > 1e-12 else 1.0)
-        out = {}
-        for c, new in zip(self.field_chunks, scores):
-            change = max(float(new), low) - max(lexical.get(c, low), low)
-            if change:
-                out[c] = weight * change / spread
-        return out
+        before = np.full(len(self.field_chunks), low)
+        for c, v in lexical.items():
+            if c in self.field_row:
+                before[self.field_row[c]] = max(v, low)
+        change = np.maximum(np.asarray(scores, dtype=np.float64), low) - before
+        return {self.field_chunks[i]: weight * float(change[i]) / spread for i in np.flatnonzero(change)}
 
     def prior_scores(self, chunk_ids: Sequence[str]) -> dict[str, float]:
         """Returns chunk → log(1 + confirmation weight) / log(1 + the largest) for the given (retrieved) chunks."""
