@@ -273,10 +273,14 @@ def latency(limit: int = 0) -> dict:
             cpu[name].append(c)
             ranked[name] = [h.chunk_id for h in state.hits]
         reranked += ranked["hybrid"] != ranked["hybrid+learned"]
+    added = np.subtract(wall["hybrid+learned"], wall["hybrid"])
     return {"questions": len(test), "learned_from": len(learn), "params": source, "learned_reranked": reranked,
             "latency_ms": {name: {"p50": round(float(np.percentile(wall[name], 50)), 2),
                                   "p95": round(float(np.percentile(wall[name], 95)), 2),
                                   "cpu_p50": round(float(np.percentile(cpu[name], 50)), 2)} for name in systems},
+            "learned_adds_ms": {"p50": round(float(np.percentile(added, 50)), 2),
+                                "p95": round(float(np.percentile(added, 95)), 2),
+                                "note": "per question, the same question's two runs side by side"},
             "machine_before": before,
             "note": "wall and process CPU time per query, query embedding included; shared 2-core machine (see loadavg)"}
 

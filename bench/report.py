@@ -104,7 +104,8 @@ def stard_latency(r: dict) -> str:
     return (f"{r['questions']} held-out questions, query embedding included: p50 / p95 hybrid "
             f"{lat['hybrid']['p50']} / {lat['hybrid']['p95']} ms, hybrid+learned {lat['hybrid+learned']['p50']} / "
             f"{lat['hybrid+learned']['p95']} ms (CPU p50 {lat['hybrid']['cpu_p50']} / "
-            f"{lat['hybrid+learned']['cpu_p50']} ms)")
+            f"{lat['hybrid+learned']['cpu_p50']} ms)" + (f"; learning adds {r['learned_adds_ms']['p50']} ms per question "
+                                                          f"(median of paired runs)" if "learned_adds_ms" in r else ""))
 
 
 def milvus(r: dict) -> str:
