@@ -24,7 +24,11 @@ one interleaved loop with the query embedding included; the learned index is
 fold 0's, with the params the last full run fitted (fitted now when
 feedback.json has none). Writes bench/results/stard-latency.json.
 
-Usage: python bench/feedback.py [--skip-maritime] [--skip-stard] [--limit N] [--latency-only]
+Part 4 (`--partition SEED`): part 2 again with the questions shuffled into other folds,
+to show how much the result owes to one split. Writes
+bench/results/feedback-partition-SEED.json.
+
+Usage: python bench/feedback.py [--skip-maritime] [--skip-stard] [--limit N] [--latency-only] [--partition SEED]
 """
 from __future__ import annotations
 
@@ -149,8 +153,9 @@ def timed(term, query: str, plan, ctx) -> tuple:
     return state, (time.perf_counter() - wall) * 1000, (time.process_time() - cpu) * 1000
 
 
-def stard(limit: int = 0) -> dict:
-    """Returns hybrid metrics and latency with and without learned retrieval, 5-fold cross-validated on STARD train."""
+def stard(limit: int = 0, partition: int = 0) -> dict:
+    """Returns hybrid metrics and latency with and without learned retrieval, 5-fold cross-validated on STARD train
+    (question i in fold i mod 5, or, with a `partition` seed, in fold p_i mod 5 of that seed's permutation p)."""
     import numpy as np
     from ranx import Qrels, Run, evaluate
 
@@ -167,7 +172,8 @@ def stard(limit: int = 0) -> dict:
     vectors = embed_batches(embedder, [q["query"] for q in queries])
     embed_s = time.perf_counter() - start
     row = {q["qid"]: i for i, q in enumerate(queries)}
-    fold_of = {q["qid"]: i % FOLDS for i, q in enumerate(queries)}
+    place = np.random.default_rng(partition).permutation(len(queries)) if partition else range(len(queries))
+    fold_of = {q["qid"]: int(n) % FOLDS for q, n in zip(queries, place)}
     unlearned = base_ranking(backend, embedder)
     memo: dict[str, Any] = {}
 
@@ -330,7 +336,16 @@ def main() -> dict:
     p.add_argument("--readme", action="store_true", help="print the README rows of the stored STARD result and stop")
     p.add_argument("--latency-only", action="store_true",
                    help=f"time hybrid and hybrid+learned on fold 0 only; write bench/results/{LATENCY}.json")
+    p.add_argument("--partition", type=int, default=0,
+                   help="STARD part only, its folds from this seed's shuffle instead of question order; "
+                        "writes bench/results/feedback-partition-SEED.json")
     args = p.parse_args()
+    if args.partition:
+        from bench.machine import write
+
+        before = machine_facts()
+        result = {"machine_before": before, "partition_seed": args.partition, **stard(args.limit, args.partition)}
+        return json.loads(write(f"feedback-partition-{args.partition}", result).read_text(encoding="utf-8"))
     if args.latency_only:
         from bench.machine import write
 

@@ -99,6 +99,14 @@ def feedback(r: dict) -> str:
             f"{s['unseen']['hybrid+learned_unbounded']['ndcg@10']:.3f}")
 
 
+def feedback_partition(r: dict) -> str:
+    a, u = r["all"], r["unseen"]
+    return (f"folds from seed {r['partition_seed']}'s shuffle: hybrid → learned MRR@10 {a['hybrid']['mrr@10']:.3f} → "
+            f"{a['hybrid+learned']['mrr@10']:.3f}, R@100 {a['hybrid']['recall@100']:.3f} → "
+            f"{a['hybrid+learned']['recall@100']:.3f}; unseen {u['n']}: nDCG@10 {u['hybrid']['ndcg@10']:.3f} → "
+            f"{u['hybrid+learned']['ndcg@10']:.3f}")
+
+
 def stard_latency(r: dict) -> str:
     lat = r["latency_ms"]
     return (f"{r['questions']} held-out questions, query embedding included: p50 / p95 hybrid "
@@ -165,6 +173,10 @@ ROWS: list[tuple[str, str, str, Callable[[dict], str]]] = [
     ("compare statute names, every laws title by full, short, 《quoted》, abbreviated and stem name", "statute-names",
      "bench/statute_names.py", statute_names),
     ("learned retrieval, STARD 5-fold CV", "feedback", "bench/feedback.py", feedback),
+    ("learned retrieval, STARD 5-fold CV, another split", "feedback-partition-1", "bench/feedback.py --partition 1",
+     feedback_partition),
+    ("learned retrieval, STARD 5-fold CV, a third split", "feedback-partition-2", "bench/feedback.py --partition 2",
+     feedback_partition),
     ("hybrid search latency, STARD fold 0", "stard-latency", "bench/feedback.py --latency-only", stard_latency),
     ("Milvus (milvus-lite) vs local, STARD", "milvus", "bench/milvus.py", milvus),
     ("`lambdarag ask` on the built demo index, fresh process", "cli", "bench/cli.py", cli),
