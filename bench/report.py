@@ -81,12 +81,15 @@ def route_latency(r: dict) -> str:
             f"{where}: {cells}")
 
 
+def ranking_cells(m: dict) -> str:
+    return f"MRR@10 {m['mrr@10']:.3f}, R@100 {m['recall@100']:.3f}, nDCG@10 {m['ndcg@10']:.3f}"
+
+
 def feedback(r: dict) -> str:
     s = r["stard"]
 
     def row(part: str, system: str) -> str:
-        m = s[part][system]
-        return f"MRR@10 {m['mrr@10']:.3f}, R@100 {m['recall@100']:.3f}, nDCG@10 {m['ndcg@10']:.3f}"
+        return ranking_cells(s[part][system])
     return (f"{s['all']['n']} questions, hybrid → learned (as shipped): {row('all', 'hybrid')} → "
             f"{row('all', 'hybrid+learned')}; seen {s['seen']['n']}: nDCG@10 {s['seen']['hybrid']['ndcg@10']:.3f} → "
             f"{s['seen']['hybrid+learned']['ndcg@10']:.3f}; unseen {s['unseen']['n']}: nDCG@10 "
@@ -100,11 +103,10 @@ def feedback(r: dict) -> str:
 
 
 def feedback_partition(r: dict) -> str:
-    a, u = r["all"], r["unseen"]
-    return (f"folds from seed {r['partition_seed']}'s shuffle: hybrid → learned MRR@10 {a['hybrid']['mrr@10']:.3f} → "
-            f"{a['hybrid+learned']['mrr@10']:.3f}, R@100 {a['hybrid']['recall@100']:.3f} → "
-            f"{a['hybrid+learned']['recall@100']:.3f}; unseen {u['n']}: nDCG@10 {u['hybrid']['ndcg@10']:.3f} → "
-            f"{u['hybrid+learned']['ndcg@10']:.3f}")
+    unseen = r["unseen"]
+    return (f"folds from seed {r['partition_seed']}'s shuffle: hybrid → learned: {ranking_cells(r['all']['hybrid'])} → "
+            f"{ranking_cells(r['all']['hybrid+learned'])}; unseen {unseen['n']}: nDCG@10 "
+            f"{unseen['hybrid']['ndcg@10']:.3f} → {unseen['hybrid+learned']['ndcg@10']:.3f}")
 
 
 def stard_latency(r: dict) -> str:
