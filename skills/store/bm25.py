@@ -103,14 +103,18 @@ class Bm25Index:
         self.postings = (np.concatenate([[0], np.cumsum(df)]), rows, weights, counts)
         self._ready = True
 
-    def _postings(self, token: str) -> Optional[tuple[np.ndarray, np.ndarray]]:
-        """Returns the rows containing `token` (ascending) and its BM25 weight in each, or None for an unknown term."""
+    def _span(self, token: str) -> Optional[slice]:
+        """Returns where `token`'s postings lie in the posting arrays, or None when no document holds it."""
         j = self.vocab.get(token)
-        starts, rows, weights, _ = self.postings
-        if j is None or j >= len(starts) - 1:
+        starts = self.postings[0]
+        if j is None or j >= len(starts) - 1 or starts[j] == starts[j + 1]:
             return None
-        lo, hi = starts[j], starts[j + 1]
-        return rows[lo:hi], weights[lo:hi]
+        return slice(starts[j], starts[j + 1])
+
+    def _postings(self, token: str) -> Optional[tuple[np.ndarray, np.ndarray]]:
+        """Returns the rows containing `token` (ascending) and its BM25 weight in each, or None when none does."""
+        span = self._span(token)
+        return None if span is None else (self.postings[1][span], self.postings[2][span])
 
     def scores(self, tokens: Sequence[str]) -> np.ndarray:
         """Returns the score of every document (what `BM25Okapi.get_scores` returns)."""
@@ -125,11 +129,8 @@ class Bm25Index:
     def counts(self, token: str) -> Optional[tuple[np.ndarray, np.ndarray]]:
         """Returns (rows ascending, term counts) of the documents holding `token`, or None when none does."""
         self._prepare()
-        j = self.vocab.get(token)
-        starts, rows_of, _, counts = self.postings
-        if j is None or j >= len(starts) - 1 or starts[j] == starts[j + 1]:
-            return None
-        return rows_of[starts[j]:starts[j + 1]], counts[starts[j]:starts[j + 1]]
+        span = self._span(token)
+        return None if span is None else (self.postings[1][span], self.postings[3][span])
 
     def scores_with(self, tokens: Sequence[str], rows: np.ndarray, extra: "Bm25Index") -> np.ndarray:
         """Returns the scores `rows` would have if row i's text also held the terms of `extra`'s row i.
