@@ -83,9 +83,10 @@ class CorpusView:
     def __init__(self, backend: Any) -> None:
         self.backend = backend
         self.rows: dict[str, list[int]] = {}
-        self.ids = [c.id for c in backend.chunks()]
-        self.family = {c.id: c.family for c in backend.chunks() if c.family}
-        for i, c in enumerate(backend.chunks()):
+        chunks = backend.chunks()                  # once: a Milvus backend reads its whole collection for it
+        self.ids = [c.id for c in chunks]
+        self.family = {c.id: c.family for c in chunks if c.family}
+        for i, c in enumerate(chunks):
             self.rows.setdefault(c.id, []).append(i)
             if c.doc_id != c.id:
                 self.rows.setdefault(c.doc_id, []).append(i)
