@@ -15,12 +15,18 @@ class CompositionError(LambdaRAGError):
 
 
 class TermError(LambdaRAGError):
-    """A term failed while running; names the term and its path in the pipeline."""
+    """A term failed while running; names the term and its path in the pipeline.
 
-    def __init__(self, message: str, *, term: str = "", path: str = "") -> None:
+    `internal` is true when the term raised an exception outside this hierarchy: a fault in the
+    code (ours or a plugin's), not in the query, which the CLI reports with the service exit code
+    and a server as 500 for that request alone.
+    """
+
+    def __init__(self, message: str, *, term: str = "", path: str = "", internal: bool = False) -> None:
         super().__init__(message)
         self.term = term
         self.path = path
+        self.internal = internal
 
 
 class BranchError(TermError):

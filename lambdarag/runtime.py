@@ -159,7 +159,7 @@ def execute(term: Term, state: State, ctx: Context, path: Path = ()) -> State:
     except Exception as e:
         span.error = f"{type(e).__name__}: {e}"
         raise TermError(f"term {term.name!r} failed (path: {span.path}): {type(e).__name__}: {e}",
-                        term=term.name, path=span.path) from e
+                        term=term.name, path=span.path, internal=True) from e
     finally:
         ctx.trace.close(span, token)
 
@@ -250,7 +250,8 @@ def concurrently(
         if isinstance(err, DeadlineExceeded):
             raise err
         raise BranchError(f"{owner}: branch {i} ({term.lambda_form()}) failed: {err}",
-                          term=term.name, path=show_path(jobs[i][2])) from err
+                          term=term.name, path=show_path(jobs[i][2]),
+                          internal=not isinstance(err, LambdaRAGError) or getattr(err, "internal", False)) from err
     return fan.results
 
 

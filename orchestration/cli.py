@@ -12,6 +12,7 @@ import json
 import logging
 import sys
 import time
+import traceback
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
@@ -462,9 +463,22 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"lambdarag {args.command}: {e}", file=sys.stderr)
         return EXIT_SERVICE
     except USER_ERRORS as e:
+        if getattr(e, "internal", False):
+            return internal_fault(args, e)
         message = str(e) if isinstance(e, LambdaRAGError) else f"{e.strerror}: {e.filename}"
         print(f"lambdarag {args.command}: {message}", file=sys.stderr)
         return EXIT_USER
+    except Exception as e:  # a fault outside any term
+        return internal_fault(args, e)
+
+
+def internal_fault(args: argparse.Namespace, e: BaseException) -> int:
+    """Reports a fault in the code (not in the input) in one line, with the traceback under -v; returns EXIT_SERVICE."""
+    if args.verbose:
+        traceback.print_exception(e)
+    print(f"lambdarag {args.command}: internal error (a bug, not your input; -v shows the traceback): "
+          f"{e if isinstance(e, LambdaRAGError) else f'{type(e).__name__}: {e}'}", file=sys.stderr)
+    return EXIT_SERVICE
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import threading
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -166,6 +167,22 @@ def read_store(path: Path) -> GraphFile:
         raise StoreCorrupt(f"{path}: invalid record at {where}: {first['msg']}; the file was left unchanged") from None
 
 
+def put_entity(g: "nx.MultiDiGraph", names: dict[str, str], rec: EntityRecord) -> None:
+    """Adds (or replaces) an entity node and its surface forms."""
+    g.add_node(rec.name, record=rec)
+    for form in EntityGraph.surface_forms(rec):
+        names.setdefault(form, rec.name)
+    names[rec.name] = rec.name
+
+
+def put_relation(g: "nx.MultiDiGraph", names: dict[str, str], rec: RelationRecord) -> None:
+    """Adds a relation edge, creating missing end entities with the relation's origin and provenance."""
+    for end in (rec.head, rec.tail):
+        if end not in g:
+            put_entity(g, names, EntityRecord(name=end, origin=rec.origin, provenance=rec.provenance))
+    g.add_edge(rec.head, rec.tail, key=rec.key(), record=rec)
+
+
 class EntityGraph:
     """Entities and typed relations with provenance; see the module docstring for persistence.
 
@@ -184,6 +201,7 @@ class EntityGraph:
         self._base_entities: dict[str, EntityRecord] = {}
         self._base_relations: dict[str, RelationRecord] = {}
         self._base_digest: Optional[str] = None
+        self._building = threading.Lock()
 
     # -- persistence -------------------------------------------------------
     @classmethod
@@ -202,19 +220,19 @@ class EntityGraph:
 
     @property
     def g(self) -> "nx.MultiDiGraph":
-        """Returns the networkx graph, built on first use.
+        """Returns the networkx graph, built on first use, once, under a lock.
 
         Importing networkx takes 0.25 s or more, so a question whose route never reads the graph
-        (and a knowledge base that only opens it) does not pay for it.
+        (and a knowledge base that only opens it) does not pay for it. Concurrent `Par` branches and
+        requests share one graph: the first builds it while the others wait, and a failed build
+        keeps the stored records, so the next use tries again.
         """
         if self._g is None:
-            import networkx as nx
-
-            self._g = nx.MultiDiGraph()
-            if self._pending is not None:
-                store, self._pending = self._pending, None
-                self._fill(store)
-                self._mark_clean()
+            with self._building:
+                if self._g is None:
+                    self._fill(self._pending or GraphFile())
+                    self._pending = None
+                    self._mark_clean()
         return self._g
 
     @property
@@ -223,13 +241,17 @@ class EntityGraph:
         return self._surface
 
     def _fill(self, store: GraphFile) -> None:
-        self.g.clear()
-        self._names.clear()
-        self._matcher = None
+        """Replaces the graph and its surface forms by `store`'s, built aside and swapped in whole,
+        so a concurrent reader sees the old graph or the new one, never a half-built one."""
+        import networkx as nx
+
+        g: "nx.MultiDiGraph" = nx.MultiDiGraph()
+        names: dict[str, str] = {}
         for rec in store.entities.values():
-            self._put_entity(rec)
+            put_entity(g, names, rec)
         for rel in store.relations:
-            self._put_relation(rel)
+            put_relation(g, names, rel)
+        self._g, self._surface, self._matcher = g, names, None
 
     def _mark_clean(self) -> None:
         self._base_entities = {n: d["record"] for n, d in self.g.nodes(data=True)}
@@ -284,17 +306,12 @@ class EntityGraph:
 
     # -- building ------------------------------------------------------------
     def _put_entity(self, rec: EntityRecord) -> None:
-        self.g.add_node(rec.name, record=rec)
-        for form in self.surface_forms(rec):
-            self._names.setdefault(form, rec.name)
-        self._names[rec.name] = rec.name
+        put_entity(self.g, self._names, rec)
         self._matcher = None
 
     def _put_relation(self, rec: RelationRecord) -> None:
-        for end in (rec.head, rec.tail):
-            if end not in self.g:
-                self._put_entity(EntityRecord(name=end, origin=rec.origin, provenance=rec.provenance))
-        self.g.add_edge(rec.head, rec.tail, key=rec.key(), record=rec)
+        put_relation(self.g, self._names, rec)
+        self._matcher = None
 
     @staticmethod
     def surface_forms(rec: EntityRecord) -> set[str]:
@@ -489,7 +506,7 @@ class EntityGraph:
     def _lengths(self) -> dict[str, tuple[int, ...]]:
         if self._matcher is None:
             by_first: dict[str, set[int]] = {}
-            for form in self._names:
+            for form in list(self._names):   # a snapshot: a writer may add names meanwhile
                 by_first.setdefault(form[0], set()).add(len(form))
             self._matcher = {c: tuple(sorted(ls, reverse=True)) for c, ls in by_first.items()}
         return self._matcher

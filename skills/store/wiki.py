@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional, Union
@@ -59,6 +60,28 @@ def without_empty_sections(lines: list[str]) -> list[str]:
     return out
 
 
+def read_pages(wiki_dir: Path) -> tuple[dict[str, str], dict[str, Page]]:
+    """Returns (surface form → entity, entity → page) for the entity pages under `wiki_dir`."""
+    names: dict[str, str] = {}
+    pages: dict[str, Page] = {}
+    for path in sorted((wiki_dir / "entities").glob("*.md")):
+        text = path.read_text(encoding="utf-8")
+        m = HEADER.match(text.split("\n", 1)[0])
+        if not m:
+            continue
+        head = json.loads(m.group(1))
+        lines = head.get("lines")
+        page = Page(entity=head["entity"], path=path.relative_to(wiki_dir).as_posix(),
+                    text=text.split("\n", 1)[1], aliases=tuple(head.get("aliases", ())),
+                    labels={s: Label(**lab) for s, lab in head.get("sources", {}).items()},
+                    attested=tuple(head.get("attested", ())),
+                    lines=None if lines is None else {int(i): tuple(src) for i, src in lines.items()})
+        pages[page.entity] = page
+        for form in (page.entity, *page.aliases):
+            names.setdefault(form, page.entity)
+    return names, pages
+
+
 class WikiStore:
     """Returns wiki pages by entity name (any alias) or by BM25 over page text, filtered by the reader's rights."""
 
@@ -67,27 +90,15 @@ class WikiStore:
         self._tokenizer = tokenizer
         self._pages: Optional[dict[str, Page]] = None
         self._names: dict[str, str] = {}
-        self._index: Any = None
-        self._order: list[str] = []
+        self._search: Optional[tuple[list[str], Any]] = None   # (page order, BM25 over their text)
+        self._building = threading.Lock()
 
     def pages(self) -> dict[str, Page]:
+        """Returns the pages by entity, read on first use, once, under a lock (concurrent readers share them)."""
         if self._pages is None:
-            self._pages = {}
-            for path in sorted((self.dir / "entities").glob("*.md")):
-                text = path.read_text(encoding="utf-8")
-                m = HEADER.match(text.split("\n", 1)[0])
-                if not m:
-                    continue
-                head = json.loads(m.group(1))
-                lines = head.get("lines")
-                page = Page(entity=head["entity"], path=path.relative_to(self.dir).as_posix(),
-                            text=text.split("\n", 1)[1], aliases=tuple(head.get("aliases", ())),
-                            labels={s: Label(**lab) for s, lab in head.get("sources", {}).items()},
-                            attested=tuple(head.get("attested", ())),
-                            lines=None if lines is None else {int(i): tuple(src) for i, src in lines.items()})
-                self._pages[page.entity] = page
-                for form in (page.entity, *page.aliases):
-                    self._names.setdefault(form, page.entity)
+            with self._building:
+                if self._pages is None:
+                    self._names, self._pages = read_pages(self.dir)
         return self._pages
 
     def read(self, name: str, user: Optional[User] = None) -> Optional[WikiPage]:
@@ -105,21 +116,29 @@ class WikiStore:
         pages = self.pages()
         if not pages:
             return []
-        if self._index is None:
-            from .bm25 import Bm25Index
-            from .tokenize import default_tokenizer
-
-            self._tokenizer = self._tokenizer or default_tokenizer()
-            self._order = sorted(pages)
-            self._index = Bm25Index()
-            self._index.add([self._tokenizer(f"{n} {pages[n].text}") for n in self._order])
-        scores = self._index.scores(self._tokenizer(query))
+        order, index = self._ranker(pages)
+        scores = index.scores(self._tokenizer(query))
         out = []
         for i in scores.argsort()[::-1]:
             if scores[i] <= 0 or len(out) >= k:
                 break
-            page = pages[self._order[i]]
+            page = pages[order[i]]
             text = page.visible_text(user)
             if text:
                 out.append(WikiPage(entity=page.entity, path=page.path, text=text, score=float(scores[i])))
         return out
+
+    def _ranker(self, pages: dict[str, Page]) -> tuple[list[str], Any]:
+        """Returns the page order and a BM25 index over their text, built on first search, once, under a lock."""
+        if self._search is None:
+            with self._building:
+                if self._search is None:
+                    from .bm25 import Bm25Index
+                    from .tokenize import default_tokenizer
+
+                    self._tokenizer = self._tokenizer or default_tokenizer()
+                    order = sorted(pages)
+                    index = Bm25Index()
+                    index.add([self._tokenizer(f"{n} {pages[n].text}") for n in order])
+                    self._search = (order, index)
+        return self._search
