@@ -2,18 +2,13 @@
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
-import sys
-import time
-from pathlib import Path
 
 import httpx
 import pytest
 
 from orchestration.cli import benchmarks, main
+from tests.conftest import serve_process
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_bench_lists_the_scripts_of_the_bench_folder():
@@ -51,24 +46,8 @@ def test_usage_errors_exit_2_with_one_line(capsys, argv, message):
 
 
 def test_serve_answers_http_on_the_given_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "orchestration.cli", "serve", "--port", str(port)], cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert proc.poll() is None, proc.stderr.read()
-            try:
-                info = httpx.get(f"http://127.0.0.1:{port}/api/info", timeout=2).json()
-                break
-            except httpx.TransportError:
-                assert time.monotonic() < deadline, "lambdarag serve did not answer within 60 s"
-                time.sleep(0.2)
+    with serve_process() as url:
+        info = httpx.get(f"{url}/api/info", timeout=2).json()
         assert info["index"] == "demo"
-        page = httpx.get(f"http://127.0.0.1:{port}/", timeout=5)
+        page = httpx.get(f"{url}/", timeout=5)
         assert page.status_code == 200 and "LambdaRAG" in page.text
-    finally:
-        proc.terminate()
-        proc.wait(timeout=20)

@@ -8,6 +8,7 @@ import threading
 import time
 from pathlib import Path
 
+import httpx
 import networkx as nx
 import pytest
 from fastapi.testclient import TestClient
@@ -20,7 +21,7 @@ from skills.store import wiki as wiki_module
 from skills.store.graph import EntityGraph
 from skills.store.wiki import WikiStore
 from skills.wiki import compile_wiki
-from tests.conftest import MARITIME
+from tests.conftest import MARITIME, serve_process
 
 READERS = 8
 
@@ -153,3 +154,17 @@ def test_the_server_answers_a_fault_with_500_for_that_request_alone(monkeypatch)
     assert failed.status_code == 500 and "Traceback" not in failed.text
     monkeypatch.setattr(EntityGraph, "find_entities", find)
     assert client.post("/api/search", json=question).status_code == 200
+
+
+GRAPH_QUESTIONS = ("船长的权力有哪些？", "船员条例由哪个部门主管？", "梳理船员管理法规体系",
+                   "海上交通安全法与水污染防治法在船舶管理方面有何异同？", "船长有什么权力？")
+
+
+def test_a_fresh_server_answers_concurrent_graph_questions_without_a_failure():
+    with serve_process() as url:
+        def client():
+            with httpx.Client(timeout=120) as http:
+                return [http.post(f"{url}/api/search", json={"query": q}).status_code for q in GRAPH_QUESTIONS]
+
+        statuses = [code for codes in concurrently(client) for code in codes]
+    assert statuses == [200] * (READERS * len(GRAPH_QUESTIONS))
