@@ -5,12 +5,12 @@
 >>> str(Compose(a))
 'λq. a'
 """
-from .combinators import Compose, Guard, Identity, If, Map, Merge, Named, Par, Route, appended
+from .combinators import Guard, If, Map, Merge, Named, Par, Route, appended
 from .cost import CostModel
 from .lam import Lam, Reply
-from .runtime import Context, run
+from .runtime import Context
 from .state import INITIAL_FIELDS, Message, State, User, Verdict, extra_field
-from .term import Term
+from .term import Compose, Identity, Term, run
 from .tool import Tool
 from .trace import Span, Trace
 

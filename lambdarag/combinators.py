@@ -1,4 +1,4 @@
-"""The combinators: `Identity`, `Compose` (``>>``), `Par`, `If`, `Route`, `Guard`, `Map`, `Named`.
+"""The combinators over `Identity` and `Compose` (``>>``, in `lambdarag.term`): `Par`, `If`, `Route`, `Guard`, `Map`, `Named`.
 
 Each is a small immutable value: constructors normalise and check wiring,
 `_eval` says what one run does, and the runtime does the tracing, the
@@ -10,21 +10,14 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Se
 
 from .errors import CompositionError, TermError
 from .state import INITIAL_FIELDS, State
+from .paths import Path, merged_reads, prefixed, show_path
 from .runtime import apply_writes, concurrently, execute
-from .stream import GATE, Checked, Retract, live
-from .term import Path, Term, merged_reads, prefixed, show_path
+from .stream import GATE, Checked, Gate, Retract, live
+from .term import Compose, Identity, Term, need_term
 
 if TYPE_CHECKING:
     from .cost import CostModel
     from .runtime import Context
-
-
-def _need_term(owner: str, what: str, value: Any) -> "Term":
-    if not isinstance(value, Term):
-        raise CompositionError(
-            f"{owner}: {what} must be a Term (wrap functions with Tool(name, fn, ...)), got {type(value).__name__}"
-        )
-    return value
 
 
 def _wrap(sig: str) -> str:
@@ -40,113 +33,6 @@ def _sole_write(owner: str, term: Term) -> str:
             f"it writes {sorted(fields) or 'none'}"
         )
     return next(iter(fields))
-
-
-class IdentityTerm(Term):
-    """The term that returns its input state unchanged."""
-
-    __slots__ = ()
-    name = "identity"
-
-    def writes(self) -> frozenset[str]:
-        return frozenset()
-
-    def free_reads(self) -> dict[str, Path]:
-        return {}
-
-    def form(self, expand: bool = False) -> str:
-        return "identity"
-
-    def _effect_signature(self) -> str:
-        return "pure"
-
-    def _cost(self, model: "CostModel") -> float:
-        return 0.0
-
-    def _eval(self, state: State, ctx: "Context", path: Path) -> State:
-        return state
-
-    def _key(self) -> tuple[Any, ...]:
-        return ()
-
-    def __repr__(self) -> str:
-        return "Identity"
-
-
-Identity = IdentityTerm()
-
-
-class Compose(Term):
-    """Returns a term that runs its terms in sequence, each on the state the previous returned.
-
-    ``Compose(a, b, c)`` is ``λq. c(b(a(q)))``, written ``a >> b >> c``. Nested
-    compositions flatten, `Identity` drops out, ``Compose()`` is `Identity` and
-    ``Compose(t)`` is ``t``.
-    """
-
-    __slots__ = ("terms", "name", "_labels")
-
-    def __new__(cls, *terms: Term) -> Term:  # type: ignore[misc]
-        flat: list[Term] = []
-        for i, t in enumerate(terms):
-            _need_term("Compose", f"argument {i}", t)
-            if isinstance(t, Compose):
-                flat.extend(t.terms)
-            elif t is not Identity:
-                flat.append(t)
-        if not flat:
-            return Identity
-        if len(flat) == 1:
-            return flat[0]
-        self = super().__new__(cls)
-        self.terms = tuple(flat)
-        self.name = "compose"
-        self._labels = tuple(f"Compose[{i}]" for i in range(len(flat)))  # path segments, built once
-        return self
-
-    def __init__(self, *terms: Term) -> None:
-        """Construction happens in `__new__` so that it can return `Identity` or a lone term."""
-
-    def children(self) -> tuple[Term, ...]:
-        return self.terms
-
-    def writes(self) -> frozenset[str]:
-        return frozenset().union(*(t.writes() for t in self.terms))
-
-    def free_reads(self) -> dict[str, Path]:
-        written: set[str] = set()
-        out: dict[str, Path] = {}
-        for i, t in enumerate(self.terms):
-            for field, path in prefixed(t.free_reads(), f"Compose[{i}]").items():
-                if field not in written:
-                    out.setdefault(field, path)
-            written |= t.writes()
-        return out
-
-    def check_branches(self, available: frozenset[str]) -> None:
-        for t in self.terms:
-            t.check_branches(available)
-            available = available | t.writes()
-
-    def form(self, expand: bool = False) -> str:
-        return " >> ".join(t.form(expand) for t in self.terms)
-
-    def _effect_signature(self) -> str:
-        return " · ".join(t.effect_signature() for t in self.terms)
-
-    def _cost(self, model: "CostModel") -> float:
-        return sum(t._cost(model) for t in self.terms)
-
-    def _eval(self, state: State, ctx: "Context", path: Path) -> State:
-        for t, label in zip(self.terms, self._labels):
-            state = execute(t, state, ctx, (*path, label))
-        return state
-
-    def _key(self) -> tuple[Any, ...]:
-        return self.terms
-
-    def __repr__(self) -> str:
-        return f"Compose({', '.join(map(repr, self.terms))})"
 
 
 class Merge:
@@ -239,7 +125,7 @@ class Par(Term):
         if len(branches) < 2:
             raise CompositionError(f"Par needs at least two branches, got {len(branches)}")
         for i, b in enumerate(branches):
-            _need_term("Par", f"branch {i}", b)
+            need_term("Par", f"branch {i}", b)
         self.branches = tuple(branches)
         self.merge = merge
         self.name = "par"
@@ -306,9 +192,9 @@ class If(Term):
     __slots__ = ("cond", "then_", "else_", "field", "name")
 
     def __init__(self, cond: Term, then_: Term, else_: Term = Identity, *, on: Optional[str] = None) -> None:
-        self.cond = _need_term("If", "cond", cond)
-        self.then_ = _need_term("If", "then_", then_)
-        self.else_ = _need_term("If", "else_", else_)
+        self.cond = need_term("If", "cond", cond)
+        self.then_ = need_term("If", "then_", then_)
+        self.else_ = need_term("If", "else_", else_)
         if on is not None and on not in cond.writes():
             raise CompositionError(f"If: cond {cond.lambda_form()!r} does not write the deciding field {on!r}")
         self.field = on or _sole_write("If", cond)
@@ -372,11 +258,11 @@ class Route(Term):
         *,
         label: Optional[str] = None,
     ) -> None:
-        self.classifier = _need_term("Route", "classifier", classifier)
+        self.classifier = need_term("Route", "classifier", classifier)
         if not routes:
             raise CompositionError("Route needs at least one route")
-        self.routes = tuple((str(k), _need_term("Route", f"route {k!r}", v)) for k, v in routes.items())
-        self.default = _need_term("Route", "default", default) if default is not None else None
+        self.routes = tuple((str(k), need_term("Route", f"route {k!r}", v)) for k, v in routes.items())
+        self.default = need_term("Route", "default", default) if default is not None else None
         self.label = label or _sole_write("Route", classifier)
         self.name = "route"
 
@@ -447,6 +333,12 @@ def _verdict_passed(state: State) -> bool:
     return bool(verdict is not None and verdict.passed)
 
 
+def gate_of(check: Term, accept: Callable[[State], bool] = _verdict_passed) -> Gate:
+    """Returns the stream gate that runs `check` on a state holding one unit of text and applies `accept`
+    (default: the verdict passed) to what it returns."""
+    return lambda state, ctx, path: accept(execute(check, state, ctx, path))
+
+
 class Guard(Term):
     """Returns a term that runs ``generate >> check`` until the check passes, at most ``retry + 1`` times.
 
@@ -467,8 +359,8 @@ class Guard(Term):
         *,
         accept: Callable[[State], bool] = _verdict_passed,
     ) -> None:
-        self.generate = _need_term("Guard", "generate", generate)
-        self.check = _need_term("Guard", "check", check)
+        self.generate = need_term("Guard", "generate", generate)
+        self.check = need_term("Guard", "check", check)
         if isinstance(retry, bool) or not isinstance(retry, int) or not 0 <= retry <= 10:
             raise CompositionError(f"Guard: retry must be an integer in 0..10, got {retry!r}")
         if accept is _verdict_passed and "verdict" not in check.writes():
@@ -516,7 +408,7 @@ class Guard(Term):
         """
         sink = live()
         for attempt in range(1, self.retry + 2):
-            gate = GATE.set((self.check, self.accept))
+            gate = GATE.set(gate_of(self.check, self.accept))
             try:
                 out = execute(self.generate, state, ctx, (*path, f"Guard.generate#{attempt}"))
             finally:
@@ -566,7 +458,7 @@ class Map(Term):
         width: int = 4,
         limit: int = 16,
     ) -> None:
-        self.term = _need_term("Map", "term", term)
+        self.term = need_term("Map", "term", term)
         if width < 1 or limit < 1:
             raise CompositionError(f"Map: width and limit must be >= 1, got width={width}, limit={limit}")
         self.over, self.bind, self.pick = over, bind, pick
@@ -642,7 +534,7 @@ class Named(Term):
 
     def __init__(self, name: str, body: Term, *, available: Iterable[str] = INITIAL_FIELDS) -> None:
         self.name = name
-        self.body = _need_term(f"pattern {name!r}", "body", body)
+        self.body = need_term(f"pattern {name!r}", "body", body)
         try:
             body.close(available)
         except CompositionError as e:

@@ -13,7 +13,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from .errors import BudgetSkipped, CompositionError, ContextOverflow, InvalidOutput, ProviderError, ProviderTimeout
 from .state import State
 from .stream import Attempt, FieldText, Sink, live_text
-from .term import Path, Term
+from .paths import Path
+from .term import Term
 from .tool import ATTEMPTS, Atom, field_set
 
 if TYPE_CHECKING:

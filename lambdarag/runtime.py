@@ -5,17 +5,20 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Mapping, Optional, Sequence, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence, TypeVar
 
 from pydantic import ValidationError
 
 from .cost import DEFAULT_COSTS, CostModel
-from .errors import (BranchError, BudgetExceeded, CompositionError, DeadlineExceeded, LambdaRAGError, ProviderTimeout,
+from .errors import (BranchError, DeadlineExceeded, LambdaRAGError, ProviderTimeout,
                      TermError)
-from .state import INITIAL_FIELDS, VALIDATORS, State, undeclared
+from .state import VALIDATORS, State, undeclared
+from .paths import Path, show_path
 from .stream import BRANCH, SINK, Step, branch_context
-from .term import Path, Term, show_path
 from .trace import Trace
+
+if TYPE_CHECKING:
+    from .term import Term
 
 T = TypeVar("T")
 RESERVE_SHARE = 0.25
@@ -253,27 +256,3 @@ def concurrently(
                           term=term.name, path=show_path(jobs[i][2]),
                           internal=not isinstance(err, LambdaRAGError) or getattr(err, "internal", False)) from err
     return fan.results
-
-
-def run(term: Term, query: Union[str, State], ctx: Optional[Context] = None) -> State:
-    """Returns the state after running `term` closed over what the initial state provides."""
-    if not isinstance(term, Term):
-        raise CompositionError(f"run: expected a Term, got {type(term).__name__}")
-    ctx = ctx or Context()
-    state = State.of(query) if isinstance(query, str) else query
-    if not isinstance(state, State):
-        raise CompositionError(f"run: expected a query string or a State, got {type(query).__name__}")
-    term.close(INITIAL_FIELDS | state.given())
-    if ctx.budget is not None:
-        bound = term.cost_bound(ctx.cost_model)
-        if bound > ctx.budget:
-            if ctx.budget_fallback is None:
-                raise BudgetExceeded(f"cost bound {bound:.4f} of {term.lambda_form()} exceeds the budget "
-                                     f"{ctx.budget:.4f} and no fallback is configured")
-            fallback = ctx.budget_fallback
-            fallback.close(INITIAL_FIELDS | state.given())
-            out = execute(fallback, state, ctx)
-            ctx.trace.mark_fallback((fallback.name,), f"budget: cost bound {bound:.4f} > {ctx.budget:.4f}; "
-                                                       f"ran {fallback.lambda_form()} instead")
-            return out
-    return execute(term, state, ctx)

@@ -36,7 +36,7 @@ from .state import State
 
 if TYPE_CHECKING:
     from .runtime import Context
-    from .term import Path, Term
+    from .paths import Path
 
 
 class Cancelled(LambdaRAGError):
@@ -102,8 +102,11 @@ def event_dict(event: Any) -> dict[str, Any]:
 
 SINK: ContextVar[Optional["Sink"]] = ContextVar("lambdarag_sink", default=None)
 BRANCH: ContextVar[bool] = ContextVar("lambdarag_branch", default=False)
-GATE: ContextVar[Optional[tuple["Term", Callable[[State], bool]]]] = ContextVar("lambdarag_gate", default=None)
-"""The check (and its acceptance test) that releases units under ``checked_only``: set by the enclosing `Guard`."""
+Gate = Callable[[State, "Context", "Path"], bool]
+"""Says whether one unit of streamed text may be released: given the state with the unit in the streamed field,
+it runs a check (`lambdarag.combinators.gate` builds one from a check term), so this module runs no term itself."""
+GATE: ContextVar[Optional[Gate]] = ContextVar("lambdarag_gate", default=None)
+"""The gate that releases units under ``checked_only``: set by the enclosing `Guard`."""
 
 
 def lines(text: str) -> tuple[list[str], str]:
@@ -126,7 +129,7 @@ class Sink:
     watch: frozenset[str] = frozenset()
     checked_only: bool = False
     units: Callable[[str], tuple[list[str], str]] = lines
-    gate: Optional[tuple["Term", Callable[[State], bool]]] = None
+    gate: Optional[Gate] = None
     tokens: bool = True
     events: "queue.SimpleQueue[Any]" = field(default_factory=queue.SimpleQueue)
     cancelled: threading.Event = field(default_factory=threading.Event)
@@ -225,11 +228,7 @@ class Attempt:
             return
         if self.gate is None:
             return  # nothing can verify it: only the final result carries it
-        from .runtime import execute
-
-        check, accept = self.gate
-        out = execute(check, self.state.model_copy(update={self.field: unit}), self.ctx, (*self.path, "gate"))
-        if accept(out):
+        if self.gate(self.state.model_copy(update={self.field: unit}), self.ctx, (*self.path, "gate")):
             self._release(unit)
 
     def retract(self, reason: str) -> None:

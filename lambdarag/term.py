@@ -24,18 +24,21 @@ calculus applied to a query's `State`:
   closed; failures while running raise `TermError` subclasses naming the term.
 
 Operator table: ``a >> b`` is ``Compose(a, b)``: the state ``a`` returns is
-passed on to ``b``.
+passed on to ``b``. `Compose` and `Identity` live here, beside the operator that
+builds them, and so does `run`, which closes a term and hands it to the runtime:
+the runtime below knows terms only by their methods, so no import runs upwards.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Mapping, Union
+from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Optional, Union
 
-from .errors import CompositionError
+from .errors import BudgetExceeded, CompositionError
+from .paths import Path, prefixed, show_path
+from .runtime import Context, execute
 from .state import INITIAL_FIELDS, State
 
 if TYPE_CHECKING:
     from .cost import CostModel
-    from .runtime import Context
 
 EFFECTS = ("pure", "io", "llm")
 """The atom effects, weakest first: an LLM call is I/O, I/O is more than pure computation."""
@@ -44,14 +47,6 @@ EFFECTS = ("pure", "io", "llm")
 def strongest(effects: Iterable[str]) -> str:
     """Returns the join of `effects` in the order of `EFFECTS` (``pure`` for none)."""
     return max(effects, key=EFFECTS.index, default="pure")
-
-Path = tuple[str, ...]
-
-
-def show_path(path: Path) -> str:
-    """Returns a path of terms as printed in error messages."""
-    return " › ".join(path)
-
 
 class Term:
     """Base of every term; subclasses are small immutable values (see module docstring)."""
@@ -157,8 +152,6 @@ class Term:
 
     def run(self, query: Union[str, State], ctx: "Context | None" = None) -> State:
         """Returns the state after running this term on a query or a state."""
-        from .runtime import run
-
         return run(self, query, ctx)
 
     async def arun(self, query: Union[str, State], ctx: "Context | None" = None) -> State:
@@ -168,8 +161,6 @@ class Term:
         return await asyncio.to_thread(self.run, query, ctx)
 
     def __rshift__(self, other: "Term") -> "Term":
-        from .combinators import Compose
-
         return Compose(self, other)
 
     # -- structural equality -------------------------------------------
@@ -183,15 +174,141 @@ class Term:
         return hash((type(self).__name__, self._key()))
 
 
-def merged_reads(parts: Iterable[Mapping[str, Path]]) -> dict[str, Path]:
-    """Returns the union of free-read maps, keeping the first path seen for a field."""
-    out: dict[str, Path] = {}
-    for part in parts:
-        for field, path in part.items():
-            out.setdefault(field, path)
-    return out
+def need_term(owner: str, what: str, value: Any) -> "Term":
+    """Returns `value` if it is a term, else fails naming the combinator and the argument."""
+    if not isinstance(value, Term):
+        raise CompositionError(
+            f"{owner}: {what} must be a Term (wrap functions with Tool(name, fn, ...)), got {type(value).__name__}"
+        )
+    return value
 
 
-def prefixed(reads: Mapping[str, Path], segment: str) -> dict[str, Path]:
-    """Returns free reads with `segment` put in front of every path."""
-    return {field: (segment, *path) for field, path in reads.items()}
+class IdentityTerm(Term):
+    """The term that returns its input state unchanged."""
+
+    __slots__ = ()
+    name = "identity"
+
+    def writes(self) -> frozenset[str]:
+        return frozenset()
+
+    def free_reads(self) -> dict[str, Path]:
+        return {}
+
+    def form(self, expand: bool = False) -> str:
+        return "identity"
+
+    def _effect_signature(self) -> str:
+        return "pure"
+
+    def _cost(self, model: "CostModel") -> float:
+        return 0.0
+
+    def _eval(self, state: State, ctx: "Context", path: Path) -> State:
+        return state
+
+    def _key(self) -> tuple[Any, ...]:
+        return ()
+
+    def __repr__(self) -> str:
+        return "Identity"
+
+
+Identity = IdentityTerm()
+
+
+class Compose(Term):
+    """Returns a term that runs its terms in sequence, each on the state the previous returned.
+
+    ``Compose(a, b, c)`` is ``λq. c(b(a(q)))``, written ``a >> b >> c``. Nested
+    compositions flatten, `Identity` drops out, ``Compose()`` is `Identity` and
+    ``Compose(t)`` is ``t``.
+    """
+
+    __slots__ = ("terms", "name", "_labels")
+
+    def __new__(cls, *terms: Term) -> Term:  # type: ignore[misc]
+        flat: list[Term] = []
+        for i, t in enumerate(terms):
+            need_term("Compose", f"argument {i}", t)
+            if isinstance(t, Compose):
+                flat.extend(t.terms)
+            elif t is not Identity:
+                flat.append(t)
+        if not flat:
+            return Identity
+        if len(flat) == 1:
+            return flat[0]
+        self = super().__new__(cls)
+        self.terms = tuple(flat)
+        self.name = "compose"
+        self._labels = tuple(f"Compose[{i}]" for i in range(len(flat)))  # path segments, built once
+        return self
+
+    def __init__(self, *terms: Term) -> None:
+        """Construction happens in `__new__` so that it can return `Identity` or a lone term."""
+
+    def children(self) -> tuple[Term, ...]:
+        return self.terms
+
+    def writes(self) -> frozenset[str]:
+        return frozenset().union(*(t.writes() for t in self.terms))
+
+    def free_reads(self) -> dict[str, Path]:
+        written: set[str] = set()
+        out: dict[str, Path] = {}
+        for i, t in enumerate(self.terms):
+            for field, path in prefixed(t.free_reads(), f"Compose[{i}]").items():
+                if field not in written:
+                    out.setdefault(field, path)
+            written |= t.writes()
+        return out
+
+    def check_branches(self, available: frozenset[str]) -> None:
+        for t in self.terms:
+            t.check_branches(available)
+            available = available | t.writes()
+
+    def form(self, expand: bool = False) -> str:
+        return " >> ".join(t.form(expand) for t in self.terms)
+
+    def _effect_signature(self) -> str:
+        return " · ".join(t.effect_signature() for t in self.terms)
+
+    def _cost(self, model: "CostModel") -> float:
+        return sum(t._cost(model) for t in self.terms)
+
+    def _eval(self, state: State, ctx: "Context", path: Path) -> State:
+        for t, label in zip(self.terms, self._labels):
+            state = execute(t, state, ctx, (*path, label))
+        return state
+
+    def _key(self) -> tuple[Any, ...]:
+        return self.terms
+
+    def __repr__(self) -> str:
+        return f"Compose({', '.join(map(repr, self.terms))})"
+
+
+def run(term: Term, query: Union[str, State], ctx: Optional[Context] = None) -> State:
+    """Returns the state after running `term` closed over what the initial state provides."""
+    if not isinstance(term, Term):
+        raise CompositionError(f"run: expected a Term, got {type(term).__name__}")
+    ctx = ctx or Context()
+    state = State.of(query) if isinstance(query, str) else query
+    if not isinstance(state, State):
+        raise CompositionError(f"run: expected a query string or a State, got {type(query).__name__}")
+    term.close(INITIAL_FIELDS | state.given())
+    if ctx.budget is not None:
+        bound = term.cost_bound(ctx.cost_model)
+        if bound > ctx.budget:
+            if ctx.budget_fallback is None:
+                raise BudgetExceeded(f"cost bound {bound:.4f} of {term.lambda_form()} exceeds the budget "
+                                     f"{ctx.budget:.4f} and no fallback is configured")
+            fallback = ctx.budget_fallback
+            fallback.close(INITIAL_FIELDS | state.given())
+            out = execute(fallback, state, ctx)
+            ctx.trace.mark_fallback((fallback.name,), f"budget: cost bound {bound:.4f} > {ctx.budget:.4f}; "
+                                                       f"ran {fallback.lambda_form()} instead")
+            return out
+    return execute(term, state, ctx)

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional
 from .errors import CompositionError, ProviderError
 from .state import ReadView, State
 from .runtime import apply_writes, execute
-from .term import EFFECTS, Path, Term, strongest
+from .paths import Path
+from .term import EFFECTS, Term, strongest
 
 if TYPE_CHECKING:
     from .cost import CostModel

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Iterator, Optional
 
 from .stream import FallbackTaken, emit
-from .term import Path, show_path
+from .paths import Path, show_path
 
 ATOMS = ("tool", "lam")
 CURRENT_SPAN: ContextVar[Optional[tuple["Trace", "Span"]]] = ContextVar("lambdarag_span", default=None)

