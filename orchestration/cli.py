@@ -271,6 +271,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     """Serves a web app (default: the qademo demo, see --app) with uvicorn, after opening its index."""
     import uvicorn
 
+    from orchestration.http_limits import trusting
     from orchestration.knowledge import open_knowledge, warm_up
     from orchestration.search_unified import providers, resolve_config
 
@@ -281,7 +282,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     embedder = providers(config)["embedder"]
     warm_up(open_knowledge(config, args.index, embedder=embedder, progress=True).index, embedder)
     create_app = app_factory(args.app)
-    uvicorn.run(create_app(config, args.index), host=args.host, port=args.port, log_level="info")
+    app = trusting(create_app(config, args.index), config, args.host)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="info")
     return 0
 
 

@@ -29,6 +29,7 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from pydantic import BaseModel, ConfigDict, Field
 
 from lambdarag.errors import ConfigError, DeadlineExceeded, LambdaRAGError, QueryError
@@ -239,20 +240,23 @@ def event_sse(event: Any, config: ConfigArg) -> Iterator[str]:
 
 def create_app(config: ConfigArg = None, index: Optional[str] = None) -> FastAPI:
     """Returns the demo ASGI app searching with `config` (default agent-config.yml) and `index` unless a request names one."""
-    app = FastAPI(title="LambdaRAG demo", docs_url=None, redoc_url=None, openapi_url=None)
+    # max_body_size counts the bytes as they arrive (chunked bodies, lying Content-Lengths): orchestration.http_limits
+    app = FastAPI(title="LambdaRAG demo", docs_url=None, redoc_url=None, openapi_url=None,
+                  max_body_size=MAX_BODY_BYTES)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
     @app.middleware("http")
     async def guard(request: Request, call_next):
-        length = request.headers.get("content-length", "0" if request.method in ("GET", "HEAD") else "")
-        if not length.isdigit():
-            response = error_response(411, "a request body needs a Content-Length header")
-        elif int(length) > MAX_BODY_BYTES:
-            response = error_response(413, f"request body over {MAX_BODY_BYTES} bytes")
-        else:
-            response = await call_next(request)
+        response = await call_next(request)
         response.headers.update(SECURITY_HEADERS)
         return response
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        """A body that passed the cap while arriving gets the app's error shape; one whose Content-Length
+        declares more gets Starlette's plain "Content Too Large" before the route runs."""
+        too_large = f"{exc.detail}: request body over {MAX_BODY_BYTES} bytes" if exc.status_code == 413 else None
+        return error_response(exc.status_code, too_large or str(exc.detail))
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
