@@ -6,9 +6,11 @@ import hashlib
 import json
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable, Iterator, Optional, Union
+
+from .instructions import instruction_phrases
 
 
 @dataclass(frozen=True)
@@ -70,8 +72,8 @@ BRACKETS = "()（）[]【】《》〈〉<>〔〕{}「」『』"
 FAMILY_DROP = re.compile(rf"中华人民共和国|[\s\u3000、{re.escape(BRACKETS)}]")
 
 
-CHUNKER_VERSION = "2"
-"""Bump when chunking changes (e.g. table rows, FAQ pairs), so that indexes re-chunk unchanged files."""
+CHUNKER_VERSION = "3"
+"""Bump when chunking changes (e.g. table rows, FAQ pairs, instruction flags), so that indexes re-chunk unchanged files."""
 
 
 def content_digest(text: str) -> str:
@@ -649,6 +651,13 @@ def corpus_files(root: Path, exclude: Iterable[str] = DEFAULT_EXCLUDE) -> tuple[
     return out, problems
 
 
+def flag_instructions(chunk: Chunk) -> Chunk:
+    """Returns the chunk with the instruction-like phrases of its text, if any, in ``meta["instructions"]``
+    (`store.instructions`: such a chunk is shown flagged, never quoted offline, never support for a claim)."""
+    found = instruction_phrases(chunk.text)
+    return replace(chunk, meta={**chunk.meta, "instructions": list(found)}) if found else chunk
+
+
 def read_corpus(root: Union[str, Path], *, progress: bool = False, cap: int = 800,
                 exclude: Iterable[str] = DEFAULT_EXCLUDE) -> Corpus:
     """Returns the corpus under `root` (a folder of markdown/JSONL files, or one file).
@@ -688,7 +697,7 @@ def read_corpus(root: Union[str, Path], *, progress: bool = False, cap: int = 80
             continue
         corpus.documents.append(doc)
     for doc in corpus.documents:
-        pieces = chunk_document(doc, cap)
+        pieces = [flag_instructions(c) for c in chunk_document(doc, cap)]
         if not pieces:
             corpus.problems.append((doc.source, 0, "no chunkable text"))
         corpus.chunks.extend(pieces)
@@ -706,6 +715,7 @@ def to_hits(found: Iterable[tuple[Chunk, float]], retriever: str) -> tuple:
     return tuple(
         Hit.trusted({"chunk_id": c.id, "text": c.text, "score": float(score), "source": c.source, "title": c.title,
                      "section": c.section, "date": c.date, "family": c.family, "kind": c.kind,
-                     "department": c.department, "security_level": c.security_level, "ranks": {retriever: rank},
+                     "department": c.department, "security_level": c.security_level,
+                     "instructions": tuple(c.meta.get("instructions", ())), "ranks": {retriever: rank},
                      "scores": {retriever: float(score)}})
         for rank, (c, score) in enumerate(found, 1))
