@@ -158,10 +158,11 @@ def pruned(state: State, threshold: float = SUPPORT) -> tuple[str, tuple[str, ..
     """Returns the answer without its refuted pieces (`PIECE`, `refuted`), and those pieces.
 
     A line whose claims are all exempt (a refusal and what it lacks) is kept whole; a stored answer whose
-    verdict passed keeps its uncited sentences.
+    verdict passed keeps its uncited sentences; an answer no check has judged is judged deterministically.
     """
     hits = citable(state)
-    doubted = frozenset(state.verdict.rejected) if state.verdict and not state.verdict.passed else frozenset()
+    verdict = state.verdict or check_answer(state.answer, hits, threshold)    # unchecked: the deterministic one
+    doubted = frozenset(verdict.rejected) if not verdict.passed else frozenset()
     lines, removed = [], []
     for line in state.answer.splitlines():
         if all(exempt(claim) for claim, _ in claims(line)):
@@ -187,7 +188,8 @@ def restream(state: State, ctx: Any, answer: str, reason: str) -> None:
     number = sink.last_attempt()
     if sink.streamed.get(number):
         sink.emit(Retract(number, sink.streamed[number], reason))
-    Attempt(sink, "answer", state.model_copy(update={"answer": answer}), ctx, ("claim_check",)).replay(answer)
+    checked = State(**{f: getattr(state, f) for f in ("hits", "plan", "wiki_pages", "context")}, answer=answer)
+    Attempt(sink, "answer", checked, ctx, ("claim_check",)).replay(answer)
 
 
 def check_claims(state: State, ctx: Any, threshold: float = SUPPORT) -> dict[str, Any]:
@@ -214,5 +216,5 @@ def claim_check(config: Mapping[str, Any]) -> Term:
     (listed in the fallbacks)."""
     threshold = float(config.get("threshold", SUPPORT))
     return Tool("claim_check", lambda s, ctx: check_claims(s, ctx, threshold),
-                reads=["answer", "citations", "hits", "plan"], optional=["wiki_pages", "verdict"],
+                reads=["answer", "citations", "hits", "plan"], optional=["wiki_pages", "verdict", "context"],
                 writes=["answer", "citations", "verdict"])

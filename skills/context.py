@@ -202,7 +202,7 @@ def claims(text: str) -> list[tuple[str, tuple[re.Match[str], ...]]]:
                 out.append((claim, tuple(pending)))
                 pending = []
             if between.strip(" 。；;，,、"):
-                claim = between.strip().lstrip("-*• ").strip()
+                claim = between.strip().lstrip("-*• 。；;，,、").strip()
             pending.append(m)
             start = m.end()
         if pending:
