@@ -89,7 +89,7 @@ def check_answer(answer: str, hits: tuple[Hit, ...], threshold: float = SUPPORT,
             if status != "supported":
                 rejected.append(claim)
     passed = all(line.startswith("supported") for line in lines)
-    return Verdict(passed=passed, details=tuple(dict.fromkeys(lines)), rejected=tuple(dict.fromkeys(rejected)))
+    return Verdict(passed=passed, details=tuple(lines), rejected=tuple(dict.fromkeys(rejected)))
 
 
 class CitationJudgement(Reply):

@@ -11,24 +11,14 @@ from pathlib import Path
 import pytest
 
 from orchestration.cli import main
-from orchestration.knowledge import forget
 from skills.store.corpus import read_corpus
 from skills.store.index import index_dir, open_index
 from skills.wiki import compile_wiki
 from tests.conftest import MARITIME
-from tests.test_crash_safety import run_child
+from tests.test_crash_safety import home, run_child  # noqa: F401  (home is a fixture)
 
 STATUTE = "行政法规/国际海运条例(2019-03-02).md"
 GOOD = {"id": "good-1", "title": "引航规定", "text": "引航员应当持有有效的引航员适任证书。"}
-
-
-@pytest.fixture
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("LAMBDARAG_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("LAMBDARAG_FEEDBACK", "off")
-    forget()
-    yield tmp_path
-    forget()
 
 
 def jsonl(path: Path, *lines: str) -> None:

@@ -10,6 +10,7 @@ answer and never counts as support for a claim.
 from __future__ import annotations
 
 import re
+import unicodedata
 
 INSTRUCTION = re.compile(
     r"忽略(?:以上|上述|之前|前面|先前|前文|所有|全部|其他)|(?:无视|不要理会|忘记|忘掉)(?:以上|上述|之前|前面|前文|所有)"
@@ -22,14 +23,24 @@ INSTRUCTION = re.compile(
     re.IGNORECASE)
 
 
+HIDDEN = re.compile(r"[\u00ad\u200b-\u200f\u2060-\u2064\ufeff]|(?<=[\u4e00-\u9fff])[ \t\u3000]+(?=[\u4e00-\u9fff])")
+"""What hides an order from a pattern without changing how it reads: zero-width characters, soft hyphens, and
+spaces between Chinese characters (忽 略 以 上)."""
+
+
+def normalised(text: str) -> str:
+    """Returns `text` as orders are matched: NFKC (full-width letters folded) without `HIDDEN` characters."""
+    return HIDDEN.sub("", unicodedata.normalize("NFKC", text))
+
+
 def instruction_phrases(text: str) -> tuple[str, ...]:
-    """Returns the instruction-like phrases of `text`, each once, in order (empty for plain statements)."""
-    return tuple(dict.fromkeys(m.group().strip() for m in INSTRUCTION.finditer(text)))
+    """Returns the instruction-like phrases of `text` (normalised), each once, in order (empty for statements)."""
+    return tuple(dict.fromkeys(m.group().strip() for m in INSTRUCTION.finditer(normalised(text))))
 
 
 def instruction_like(text: str) -> bool:
     """Returns whether `text` reads like an instruction to the system rather than a statement."""
-    return INSTRUCTION.search(text) is not None
+    return INSTRUCTION.search(normalised(text)) is not None
 
 
 def flagged(hit) -> tuple[str, ...]:
