@@ -99,7 +99,7 @@ def compile_wiki(corpus_root: Union[str, Path], wiki_dir: Union[str, Path], *, l
     compile with an LLM extracts that document again.
     """
     wiki = Path(wiki_dir)
-    for folder in (wiki, wiki / "entities"):    # temp files of a compile or write-back killed mid-write
+    for folder in (wiki, wiki / "entities", wiki / "analyses"):   # temp files of a compile or write-back killed mid-write
         if folder.is_dir():
             clean_temp(folder, older_than=ORPHAN_AGE)
     corpus = read_corpus(corpus_root, progress=progress)

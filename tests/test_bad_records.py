@@ -153,3 +153,16 @@ def test_temp_files_a_killed_compile_left_in_the_wiki_are_removed_by_the_next_ru
     compile_wiki(corpus, wiki, progress=False)
     assert orphans(wiki) == [] and orphans(wiki / "entities") == [live.name]
     assert (wiki / "relations.json").is_file()
+
+
+def test_a_killed_classifier_fit_leaves_no_temp_file_after_the_next_fit(tmp_path):
+    import numpy as np
+
+    from skills.exemplars import read_fit, write_fit
+
+    stale = tmp_path / ".fit.npz.k1ll3d.tmp"
+    stale.write_bytes(b"half a fit")
+    old = time.time() - 120
+    os.utime(stale, (old, old))
+    write_fit(tmp_path / "fit.npz", ({"fact": 0}, np.zeros((1, 2)), np.zeros(1)))
+    assert orphans(tmp_path) == [] and read_fit(tmp_path / "fit.npz") is not None
