@@ -42,6 +42,10 @@ def cmd_index(args: argparse.Namespace) -> int:
     corpus = read_corpus(args.corpus, progress=True)
     for path, line, message in corpus.problems:
         print(f"skipped {path}:{line}: {message}", file=sys.stderr)
+    for chunk in corpus.chunks:
+        if chunk.meta.get("instructions"):
+            print(f"flagged {chunk.source}#{chunk.section}: reads like an instruction to the system "
+                  f"({', '.join(chunk.meta['instructions'])}); indexed, never quoted, never support", file=sys.stderr)
     if args.strict and corpus.problems:
         raise UsageError(f"--strict: {len(corpus.problems)} file(s) or record(s) failed validation; "
                          f"first: {':'.join(map(str, corpus.problems[0]))}")
@@ -171,8 +175,14 @@ def print_result(r, explain: bool) -> None:
     print(f"latency {r.latency_ms['total']:.0f}ms: {steps}")
     named = f" ({', '.join(dict.fromkeys(f['term'] for f in r.fallbacks))}; --explain says why)" if r.fallbacks else ""
     print(f"cost {r.cost:.4f}; fallbacks: {len(r.fallbacks)}{named}")
+    if r.degraded:
+        print("warning: degraded answer (a failed LLM step or a failed final check; --explain says which)")
     if explain:
         print("\nplan:", json.dumps(r.plan, ensure_ascii=False, default=str))
+        for h in r.hits:
+            if h.get("instructions"):
+                print(f"flagged {h['source']}#{h['section']}: reads like an instruction to the system "
+                      f"({', '.join(h['instructions'])}); never quoted, never support")
         if r.llm_budget:
             b = r.llm_budget
             print(f"LLM budget: {b['calls']} of {b['max_calls']} calls, {b['spent_s']:.1f}s of {b['seconds']:.0f}s "
@@ -190,7 +200,8 @@ def print_result(r, explain: bool) -> None:
 def cmd_ask(args: argparse.Namespace) -> int:
     """Answers one question through search_unified.search and prints it (or its JSON).
 
-    Returns 3 when the answer is degraded (a configured LLM failed); then waits, at most
+    Returns 3 when the answer is degraded (a configured LLM failed, or the final check failed the answer); then
+    waits, at most
     orchestration.feedback.backgroundSeconds, for the feedback worker to finish learning from it.
     """
     from lambdarag import User
@@ -228,7 +239,10 @@ def stream_answer(question: str, args: argparse.Namespace, user, config) -> int:
     from orchestration.events import event_json
     from orchestration.search_unified import search_stream
 
+    degraded = False
     for event in search_stream(question, index=args.index, user=user, config=config, checked_only=args.checked_only):
+        if event.kind == "result":
+            degraded = event.result.degraded
         if args.json:
             print(json.dumps(event_json(event), ensure_ascii=False), flush=True)
         elif event.kind == "classified":
@@ -248,7 +262,7 @@ def stream_answer(question: str, args: argparse.Namespace, user, config) -> int:
             for c in r.citations:
                 print(f"  [来源: {c['source']}#{c.get('section', '')}]")
             print(f"latency {r.latency_ms['total']:.0f}ms; cost {r.cost:.4f}; fallbacks: {len(r.fallbacks)}")
-    return 0
+    return EXIT_SERVICE if degraded else 0
 
 
 DEMO_APP = "qademo.app:create_app"
@@ -272,6 +286,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     """Serves a web app (default: the qademo demo, see --app) with uvicorn, after opening its index."""
     import uvicorn
 
+    from orchestration.http_limits import trusting
     from orchestration.knowledge import open_knowledge, warm_up
     from orchestration.search_unified import providers, resolve_config
 
@@ -282,7 +297,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     embedder = providers(config)["embedder"]
     warm_up(open_knowledge(config, args.index, embedder=embedder, progress=True).index, embedder)
     create_app = app_factory(args.app)
-    uvicorn.run(create_app(config, args.index), host=args.host, port=args.port, log_level="info")
+    app = trusting(create_app(config, args.index), config, args.host)
+    uvicorn.run(app, host=args.host, port=args.port, log_level="info")
     return 0
 
 

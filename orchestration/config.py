@@ -8,6 +8,7 @@ environment; secrets are never echoed back (`SecretStr`).
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any, Literal, Optional, Union
 
@@ -214,6 +215,24 @@ class LimitsConfig(Section):
     timeout_seconds: float = Field(60.0, gt=0)
 
 
+HOST_PATTERN = r"^(\*|(\*\.)?[A-Za-z0-9_.:\[\]-]+)$"
+
+
+class ServerConfig(Section):
+    """What `lambdarag serve` answers: the Host names served besides the bound host, localhost and 127.0.0.1
+    (a name, ``*.example.org``, or ``*`` for any; `orchestration.http_limits`)."""
+
+    trusted_hosts: list[str] = []
+
+    @field_validator("trusted_hosts")
+    @classmethod
+    def _host_names(cls, hosts: list[str]) -> list[str]:
+        for host in hosts:
+            if not re.match(HOST_PATTERN, host):
+                raise ValueError(f"{host!r} is not a host name, *.domain or *")
+        return hosts
+
+
 class AgentConfig(Section):
     """The whole of `agent-config.yml`."""
 
@@ -223,6 +242,7 @@ class AgentConfig(Section):
     cost: CostConfig = CostConfig()
     llm: LLMConfig = LLMConfig()
     limits: LimitsConfig = LimitsConfig()
+    server: ServerConfig = ServerConfig()
 
     @field_validator("patterns")
     @classmethod

@@ -66,9 +66,10 @@ def event_json(event: Event) -> dict[str, Any]:
 
 
 def hit_record(h) -> dict[str, Any]:
-    """Returns a hit as the result and the `hits` event show it."""
+    """Returns a hit as the result and the `hits` event show it (with its `instructions` when it holds any)."""
+    flags = {"instructions": list(h.instructions)} if h.instructions else {}
     return {"chunk_id": h.chunk_id, "source": h.source, "title": h.title, "section": h.section, "date": h.date,
-            "kind": h.kind, "score": round(h.score, 6), "ranks": h.ranks, "text": h.text}
+            "kind": h.kind, "score": round(h.score, 6), "ranks": h.ranks, "text": h.text, **flags}
 
 
 class Announcer:

@@ -67,7 +67,8 @@ class SearchResult(BaseModel):
     llm_budget: dict[str, Any] = {}
     """How the query's LLM budget was spent: calls made and skipped, seconds per priority class (empty offline)."""
     degraded: bool = False
-    """Whether a configured LLM failed or timed out on a step, so the step's offline path answered instead."""
+    """Whether a configured LLM failed or timed out on a step, so the step's offline path answered instead, or the
+    final check failed the answer (sentences removed, or a failed verdict; `fallbacks` says which)."""
 
 
 def resolve_config(config: ConfigArg) -> AgentConfig:
@@ -388,6 +389,9 @@ def answer(text: str, turns: tuple[Message, ...], user: Optional[User], cfg: Age
     strategy = {"route": chosen.strategy, "direct_reply": "direct_reply"}.get(path, "faq_direct_answer")
     latency = {**ctx.trace.latency_breakdown(), "total": round(total, 3)}
     llm_failed = [s.fallback for s in ctx.trace.spans if s.kind == "lam" and s.fallback and ctx.llm is not None]
+    failed_check = final_check_failure(out, ctx.trace)
+    if failed_check:
+        fallbacks.append({"term": "claim_check", "path": "degraded", "reason": failed_check})
     result = SearchResult(
         query=text, rewritten_query=rewritten, answer=out.answer,
         citations=[c.model_dump() for c in out.citations],
@@ -401,16 +405,27 @@ def answer(text: str, turns: tuple[Message, ...], user: Optional[User], cfg: Age
         fallbacks=fallbacks + ctx.trace.fallbacks(), trace=ctx.trace.to_dict(), index=kb.name,
         answer_path=path, answer_reason=getattr(out, "answer_reason", ""),
         llm_budget=ctx.llm_budget.report() if ctx.llm_budget is not None else {},
-        degraded=any(not r.startswith(BUDGET) for r in llm_failed),
+        degraded=any(not r.startswith(BUDGET) for r in llm_failed) or bool(failed_check),
     )
     if loop is None:
         return result
     with ctx.trace.span(name="feedback", kind="feedback", effect="", path=("search", "feedback")) as span:
         recorded = loop.record({**result.model_dump(), "route_reason": chosen.reason}, out, ctx.llm, user,
-                               final=not llm_failed)
+                               final=not llm_failed and not failed_check)
     # the trace is read again so that it, and the latency breakdown, include what recording the query cost
     return result.model_copy(update={"query_id": recorded["query_id"], "trace": ctx.trace.to_dict(),
                                      "latency_ms": {**latency, "feedback": round(span.duration_ms, 3)}})
+
+
+def final_check_failure(out: State, trace: Trace) -> str:
+    """Returns why the final check failed the answer as it was generated — claim_check removed sentences, or its
+    verdict did not pass — or "" when it passed (the result is then not degraded on this account)."""
+    removed = [s.fallback for s in trace.spans if s.name == "claim_check" and s.fallback]
+    if removed:
+        return f"the final check failed the answer: {removed[-1]}"
+    if out.verdict is not None and not out.verdict.passed:
+        return "the final check failed the answer: " + "; ".join(out.verdict.details[:3])
+    return ""
 
 
 def cached_result(loop: FeedbackLoop, text: str, rewritten: str, user: Optional[User]) -> Optional[SearchResult]:

@@ -5,10 +5,11 @@ Routes:
   GET  /api/info     the default index, the built indexes and the query length limit, for the page's form
   GET  /favicon.ico  the page's icon (an SVG), so browsers asking for it get no 404
   POST /api/search   {"query", "history"?, "index"?} → the answer view as JSON
-  POST /api/ask      the same request → Server-Sent Events as the search runs (`search_stream`):
-                     `evidence` (the hits, as soon as retrieval ends), `answer` ({text, attempt}: the answer as
-                     it is written), `retract` ({attempt, reason}: an attempt withdrawn, its retry follows),
-                     then `result` (the whole answer view) and `done`.
+  POST /api/ask      the same request (and "checked_only"?) → Server-Sent Events as the search runs
+                     (`search_stream`): `evidence` (the hits, as soon as retrieval ends), `answer` ({text, attempt}:
+                     the answer as it is written, unchecked until `result`), `retract` ({attempt, reason}: an
+                     attempt withdrawn), then `result` (the whole, checked answer view; `degraded` and `warning`
+                     when the final check failed it) and `done`.
   POST /api/feedback {"query_id", "chunk_id", "verdict": "up"|"down", "index"?} → the confirmation
                      (👍) or rejection (👎) of a cited chunk, revertible with `lambdarag feedback revert`.
 
@@ -29,6 +30,7 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from pydantic import BaseModel, ConfigDict, Field
 
 from lambdarag.errors import ConfigError, DeadlineExceeded, LambdaRAGError, QueryError
@@ -67,6 +69,8 @@ class AskRequest(BaseModel):
     query: str = Field(max_length=MAX_BODY_BYTES)
     history: list[Turn] = Field(default_factory=list, max_length=MAX_TURNS)
     index: Optional[str] = Field(default=None, pattern=r"^[\w-]{1,64}$")
+    checked_only: bool = False
+    """/api/ask: release the answer claim by claim once the check accepts each (README "Streaming")."""
 
 
 def cited_chunks(citations: list[dict], hits: list[dict]) -> list[dict]:
@@ -170,7 +174,17 @@ def answer_view(r: SearchResult) -> dict[str, Any]:
         "relations_total": len(r.relations), "waterfall": waterfall(r.trace.get("spans", [])),
         "latency_ms": r.latency_ms, "cost": r.cost, "fallbacks": r.fallbacks, "index": r.index,
         "from_cache": r.from_cache, "query_id": r.query_id, "sides": [], "not_in_graph": [],
+        "degraded": r.degraded, "warning": warning(r),
     }
+
+
+def warning(r: SearchResult) -> str:
+    """Returns what the page's warning says about a degraded answer (empty when it is not degraded)."""
+    if not r.degraded:
+        return ""
+    why = next((f["reason"] for f in r.fallbacks if f["term"] == "claim_check" and f["path"] == "degraded"),
+               "a configured LLM step failed and its offline path answered")
+    return f"This answer is degraded: {why[:300]}"
 
 
 def error_response(status: int, message: str) -> JSONResponse:
@@ -190,8 +204,8 @@ def sse(event: str, data: Any) -> str:
 
 def evidence_view(hits: list[dict]) -> list[dict]:
     """Returns the hits as the page's evidence list shows them (place, title, a clipped text)."""
-    return [{"source": h["source"], "section": h["section"], "title": h["title"], "text": h["text"][:200]}
-            for h in hits[:MAX_EVIDENCE]]
+    return [{"source": h["source"], "section": h["section"], "title": h["title"], "text": h["text"][:200],
+             "instructions": h.get("instructions", [])} for h in hits[:MAX_EVIDENCE]]
 
 
 def page_view(r: SearchResult, config: ConfigArg) -> dict[str, Any]:
@@ -239,20 +253,23 @@ def event_sse(event: Any, config: ConfigArg) -> Iterator[str]:
 
 def create_app(config: ConfigArg = None, index: Optional[str] = None) -> FastAPI:
     """Returns the demo ASGI app searching with `config` (default agent-config.yml) and `index` unless a request names one."""
-    app = FastAPI(title="LambdaRAG demo", docs_url=None, redoc_url=None, openapi_url=None)
+    # max_body_size counts the bytes as they arrive (chunked bodies, lying Content-Lengths): orchestration.http_limits
+    app = FastAPI(title="LambdaRAG demo", docs_url=None, redoc_url=None, openapi_url=None,
+                  max_body_size=MAX_BODY_BYTES)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
     @app.middleware("http")
     async def guard(request: Request, call_next):
-        length = request.headers.get("content-length", "0" if request.method in ("GET", "HEAD") else "")
-        if not length.isdigit():
-            response = error_response(411, "a request body needs a Content-Length header")
-        elif int(length) > MAX_BODY_BYTES:
-            response = error_response(413, f"request body over {MAX_BODY_BYTES} bytes")
-        else:
-            response = await call_next(request)
+        response = await call_next(request)
         response.headers.update(SECURITY_HEADERS)
         return response
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        """A body that passed the cap while arriving gets the app's error shape; one whose Content-Length
+        declares more gets Starlette's plain "Content Too Large" before the route runs."""
+        too_large = f"{exc.detail}: request body over {MAX_BODY_BYTES} bytes" if exc.status_code == 413 else None
+        return error_response(exc.status_code, too_large or str(exc.detail))
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -290,7 +307,8 @@ def create_app(config: ConfigArg = None, index: Optional[str] = None) -> FastAPI
     @app.post("/api/ask")
     def ask_stream(body: AskRequest):
         events = search_stream(body.query, index=body.index or index,
-                               history=[t.model_dump() for t in body.history], config=config)
+                               history=[t.model_dump() for t in body.history], config=config,
+                               checked_only=body.checked_only)
         try:
             first = next(events, None)
         except LambdaRAGError as e:

@@ -21,7 +21,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from .store.files import write_replace
+from .store.files import ORPHAN_AGE, clean_temp, write_replace
 from .store.vectors import VectorCache, recent_query_vector, text_key
 
 EXEMPLARS = Path(__file__).parent / "data" / "classify_exemplars.jsonl"
@@ -82,6 +82,7 @@ def write_fit(path: Path, model: tuple[dict[str, int], np.ndarray, np.ndarray]) 
     buf = io.BytesIO()
     np.savez(buf, vocabulary=np.array(sorted(vocabulary, key=vocabulary.get), dtype=str), w=w, b=b)
     path.parent.mkdir(parents=True, exist_ok=True)
+    clean_temp(path.parent, older_than=ORPHAN_AGE)      # a fit killed mid-write left its temp file behind
     write_replace(path, buf.getvalue())
 
 

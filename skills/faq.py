@@ -55,10 +55,11 @@ def answer_of(chunk: Chunk) -> str:
 
 
 def questions_of(index: Any) -> Mapping[str, tuple[Chunk, ...]]:
-    """Returns normalised question → the FAQ chunks of `index` asking it."""
+    """Returns normalised question → the FAQ chunks of `index` asking it (one that gives orders to the system,
+    `store.instructions`, is never a stored answer)."""
     table: dict[str, tuple[Chunk, ...]] = {}
     for chunk in index.chunks():
-        if chunk.kind == FAQ_KIND:
+        if chunk.kind == FAQ_KIND and not chunk.meta.get("instructions"):
             q = normalise(question_of(chunk))
             table[q] = table.get(q, ()) + (chunk,)
     return table

@@ -1,4 +1,4 @@
-"""Whether cited text states a fact: the offline support test of write-back, and what counts as an instruction.
+"""Whether cited text states a fact: the offline support test of write-back (instructions: `store.instructions`).
 
 A relation is supported by a cited chunk when one of its sentences names both
 ends (the cited document itself counts as named: 本条例 is its title) and the
@@ -8,27 +8,17 @@ quote anything, but it cannot order the loop to learn.
 """
 from __future__ import annotations
 
-import re
 from typing import Iterable, Optional
 
 from .sentences import split_sentences
 from .store.graph import PRC, short_name
+from .store.instructions import instruction_like
 from .store.records import Hit, Relation
 
-INSTRUCTION = re.compile(
-    r"忽略(?:以上|上述|之前|前面|先前|所有|全部)|(?:无视|不要理会)(?:以上|上述|之前)|(?:以上|上述|之前的?)(?:所有)?指令"
-    r"|(?:请|立即|必须)?(?:写入|记住|存入|添加)(?:以下|如下|下列)?(?:知识|关系|事实|内容)?[:：]|系统提示|你现在是|扮演"
-    r"|ignore (?:all |the )?(?:previous|above|prior)|disregard (?:all |the )?(?:previous|above)|system prompt"
-    r"|you are now|new instructions?", re.IGNORECASE)
 CUES = {"主管": ("主管", "负责", "管理", "监督"), "依据": ("根据", "依据", "依照"),
         "发布机构": ("通过", "公布", "发布", "批准", "制定", "修订", "修正"), "引用": ("《",),
         "涉及": ("",), "规定": ("规定", "应当", "不得", "可以")}
 """Words one of which a sentence must contain to state a relation of that type (any other type: its own name)."""
-
-
-def instruction_like(text: str) -> bool:
-    """Returns whether `text` reads like an instruction to the system rather than a statement of law."""
-    return bool(INSTRUCTION.search(text))
 
 
 def evidence(hit: Hit) -> list[str]:

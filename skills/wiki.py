@@ -23,7 +23,7 @@ from lambdarag.errors import ProviderError, StoreCorrupt
 
 from .store.corpus import Document, read_corpus
 from .extract import RULES_VERSION, DocFacts, extract_document, llm_extract
-from .store.files import write_atomic, write_text
+from .store.files import ORPHAN_AGE, clean_temp, write_atomic, write_text
 from .store.graph import EntityGraph, EntityRecord
 from .store.wiki import WikiStore
 from .registry import skill
@@ -99,6 +99,9 @@ def compile_wiki(corpus_root: Union[str, Path], wiki_dir: Union[str, Path], *, l
     compile with an LLM extracts that document again.
     """
     wiki = Path(wiki_dir)
+    for folder in (wiki, wiki / "entities", wiki / "analyses"):   # temp files of a compile or write-back killed mid-write
+        if folder.is_dir():
+            clean_temp(folder, older_than=ORPHAN_AGE)
     corpus = read_corpus(corpus_root, progress=progress)
     manifest_path = wiki / "manifest.json"
     manifest = read_manifest(manifest_path)

@@ -298,7 +298,7 @@ function renderIndexes(names, current) {
 async function ask(event) {
   event.preventDefault();
   const query = $("query").value;
-  const body = { query, index: chosenIndex() };
+  const body = { query, index: chosenIndex(), checked_only: $("checked-only").checked };
   if ($("follow-up").checked && history.length) body.history = history.slice(-maxTurns);
   $("error").hidden = true;
   $("ask").disabled = true;
@@ -319,20 +319,27 @@ async function ask(event) {
     let tokens = 0;
     $("result").hidden = false;
     $("asked").textContent = query;
-    for (const id of ["evidence", "retracted", "answer"]) $(id).replaceChildren();
+    for (const id of ["evidence", "retracted", "answer", "warning"]) $(id).replaceChildren();
+    $("warning").hidden = true;
+    $("unchecked-note").hidden = true;
     await readEvents(response, (name, data) => {
       if (name === "evidence") {
         $("evidence").dataset.tokensBefore = String(tokens);
         for (const h of data.hits) {
-          $("evidence").append(el("li", {}, el("span", { className: "place" }, `${h.source}#${h.section}`),
-                                  short(h.text, 80)));
+          const item = el("li", {}, el("span", { className: "place" }, `${h.source}#${h.section}`), short(h.text, 80));
+          if (h.instructions && h.instructions.length) {   // text that gives orders: shown, never quoted or trusted
+            item.classList.add("flagged");
+            item.prepend(el("span", { className: "flag" }, `instruction-like text (${h.instructions.join(", ")})`));
+          }
+          $("evidence").append(item);
         }
         $("status").textContent = "answer arriving…";
       } else if (name === "answer") {
         tokens += 1;
-        if (!attempts.has(data.attempt)) {
-          attempts.set(data.attempt, el("span", { className: "attempt" }));
+        if (!attempts.has(data.attempt)) {   // provisional until the result: marked as not yet checked
+          attempts.set(data.attempt, el("span", { className: "attempt unchecked", title: "not yet checked" }));
           $("answer").append(attempts.get(data.attempt));
+          $("unchecked-note").hidden = false;
         }
         attempts.get(data.attempt).append(data.text);
       } else if (name === "retract") {
@@ -344,6 +351,12 @@ async function ask(event) {
       } else if (name === "result") {
         view = data;
         answer = view.answer;
+        $("unchecked-note").hidden = true;
+        for (const span of attempts.values()) span.classList.remove("unchecked");
+        if (view.degraded) {
+          $("warning").textContent = view.warning;
+          $("warning").hidden = false;
+        }
         renderTags(view);
         renderFallbacks(view.fallbacks);
         queryId = view.query_id || "";

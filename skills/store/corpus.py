@@ -1,12 +1,16 @@
 """Corpus ingestion: markdown folders and JSONL records → documents → structure-aware chunks."""
 from __future__ import annotations
 
+import datetime
 import hashlib
 import json
+import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable, Iterator, Optional, Union
+
+from .instructions import instruction_phrases
 
 
 @dataclass(frozen=True)
@@ -68,8 +72,8 @@ BRACKETS = "()（）[]【】《》〈〉<>〔〕{}「」『』"
 FAMILY_DROP = re.compile(rf"中华人民共和国|[\s\u3000、{re.escape(BRACKETS)}]")
 
 
-CHUNKER_VERSION = "2"
-"""Bump when chunking changes (e.g. table rows, FAQ pairs), so that indexes re-chunk unchanged files."""
+CHUNKER_VERSION = "3"
+"""Bump when chunking changes (e.g. table rows, FAQ pairs, instruction flags), so that indexes re-chunk unchanged files."""
 
 
 def content_digest(text: str) -> str:
@@ -114,6 +118,51 @@ class Malformed(ValueError):
     def __init__(self, line: int, message: str) -> None:
         super().__init__(message)
         self.line = line
+
+
+LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
+ISO_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+def check_unicode(value: object, where: str, line: int) -> None:
+    """Raises `Malformed` when a string in `value` (or in its lists and mappings) holds a lone surrogate, which
+    no encoder accepts: the record is skipped rather than crashing the store that writes it."""
+    if isinstance(value, str):
+        m = LONE_SURROGATE.search(value)
+        if m:
+            raise Malformed(line, f"{where} holds a lone surrogate U+{ord(m.group()):04X} at character "
+                                  f"{m.start()} (not valid Unicode)")
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            check_unicode(k, f"{where} key", line)
+            check_unicode(v, f"{where}.{k}" if where else str(k), line)
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            check_unicode(v, f"{where}[{i}]", line)
+
+
+def text_of(meta: dict, key: str, line: int) -> Optional[str]:
+    """Returns the string under `key` (None when absent or null); raises `Malformed` for any other type, so a
+    number or a list is never silently turned into text."""
+    value = meta.get(key)
+    if value is None or isinstance(value, str):
+        return value
+    raise Malformed(line, f"{key} must be a string, got {type(value).__name__} {value!r:.40}")
+
+
+def version_date(value: object, line: int) -> Optional[str]:
+    """Returns a version date as YYYY-MM-DD (from a string or a YAML date); raises `Malformed` for anything else
+    (``not-a-date``, 2021-02-30, a number), so an unparseable date is never kept."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, (datetime.date, datetime.datetime)):
+        return value.isoformat()[:10]
+    if isinstance(value, str) and ISO_DATE_RE.match(value.strip()):
+        try:
+            return datetime.date.fromisoformat(value.strip()).isoformat()
+        except ValueError:
+            pass
+    raise Malformed(line, f"date must be a calendar date YYYY-MM-DD, got {value!r:.40}")
 
 
 def split_front_matter(text: str) -> tuple[dict, str, int]:
@@ -177,9 +226,11 @@ def access_labels(meta: dict, line: int = 1, lines: Optional[dict[str, int]] = N
     return (str(department) if department not in (None, "") else None), int(level)
 
 
-def _sidecar(path: Path) -> Optional[Path]:
+def _sidecar(path: Path, root: Path) -> Optional[Path]:
     for candidate in (path.with_name(path.name + ".meta.json"), path.with_suffix(".meta.json")):
         if candidate.is_file():
+            if link_problem(candidate, root):
+                raise Malformed(0, f"sidecar {candidate.name}: {link_problem(candidate, root)}")
             return candidate
     return None
 
@@ -192,7 +243,7 @@ def read_markdown(path: Path, root: Path) -> Document:
     except UnicodeDecodeError as e:
         raise Malformed(0, f"not UTF-8 text: {e.reason} at byte {e.start}") from None
     meta, body, skipped = split_front_matter(raw.replace("\r\n", "\n"))
-    side = _sidecar(path)
+    side = _sidecar(path, root)
     if side is not None:
         try:
             extra = json.loads(side.read_text(encoding="utf-8"))
@@ -201,7 +252,10 @@ def read_markdown(path: Path, root: Path) -> Document:
         if not isinstance(extra, dict):
             raise Malformed(1, f"sidecar {side.name} must hold a JSON object")
         meta = {**meta, **extra}
-    department, level = access_labels(meta, lines=front_matter_lines(raw.replace("\r\n", "\n")))
+    keys = front_matter_lines(raw.replace("\r\n", "\n"))
+    department, level = access_labels(meta, lines=keys)
+    check_unicode(meta, "", 1)
+    named = {k: text_of(meta, k, keys.get(k, 1)) for k in ("title", "family", "kind")}
     body = EMPTY_HEADING_RE.sub("", COMMENT_RE.sub("", body))
     if not body.strip():
         raise Malformed(0, "no text")
@@ -214,7 +268,7 @@ def read_markdown(path: Path, root: Path) -> Document:
         if m and len(m.group(1)) == 1:
             title, start = m.group(2).strip(), i + 1
         break
-    title = str(meta.get("title") or title or _title_from_name(path.name))
+    title = named["title"] or title or _title_from_name(path.name)
     headers = []
     for line in lines[start:]:
         s = line.strip()
@@ -227,25 +281,15 @@ def read_markdown(path: Path, root: Path) -> Document:
             headers.append(s)
     text = "\n".join(lines[start:]).strip("\n")
     is_statute = any(ARTICLE_RE.match(l.strip()) for l in lines[start:])
-    date = str(meta["date"]) if meta.get("date") else date_of(path.name, headers)
+    date = version_date(meta.get("date"), keys.get("date", 1)) or date_of(path.name, headers)
     rest = {k: v for k, v in meta.items() if k not in ACCESS_KEYS + ("title", "date", "family", "kind")}
     return Document(
         id=rel, source=rel, title=title, text=text, date=date,
-        family=str(meta.get("family") or family_of(title)),
-        kind=str(meta.get("kind") or ("statute" if is_statute else "markdown")),
+        family=named["family"] or family_of(title),
+        kind=named["kind"] or ("statute" if is_statute else "markdown"),
         headers=tuple(headers), department=department, security_level=level,
         meta={**rest, "digest": content_digest(raw), "body_line": skipped + 1},
     )
-
-
-def faq_pair(record: dict) -> Optional[tuple[str, str]]:
-    """Returns (question, answer) of a FAQ record, or None when the record has neither key.
-
-    A record with only one of the two is still a FAQ record (reported as lacking the other).
-    """
-    if "question" not in record and "answer" not in record:
-        return None
-    return str(record.get("question") or "").strip(), str(record.get("answer") or "").strip()
 
 
 def read_records(path: Path, root: Path) -> Iterator[Union[Document, Problem]]:
@@ -261,6 +305,9 @@ def read_records(path: Path, root: Path) -> Iterator[Union[Document, Problem]]:
     except UnicodeDecodeError as e:
         yield (rel, 0, f"not UTF-8 text: {e.reason} at byte {e.start}")
         return
+    except OSError as e:
+        yield (rel, 0, f"cannot read: {e.strerror or e}")
+        return
     seen: set[str] = set()
     for n, line in enumerate(lines, 1):
         if not line.strip():
@@ -273,33 +320,45 @@ def read_records(path: Path, root: Path) -> Iterator[Union[Document, Problem]]:
         if not isinstance(record, dict):
             yield (rel, n, "a record must be a JSON object")
             continue
-        pair = faq_pair(record)
-        required = ("question", "answer") if pair is not None else ("id", "text")
-        missing = [k for k in required if not str(record.get(k, "")).strip()]
-        if missing:
-            yield (rel, n, f"{'FAQ ' if pair is not None else ''}record lacks {' and '.join(missing)}")
-            continue
-        rid = str(record.get("id") or f"{rel}#{pair[0]}")
-        if rid in seen:
-            yield (rel, n, f"duplicate record id {rid!r}")
-            continue
         try:
-            department, level = access_labels(record, n)
+            doc = record_document(record, rel, n, line)
         except Malformed as e:
-            yield (rel, n, str(e))
+            rid = record.get("id")
+            named = isinstance(rid, str) and rid.strip() and not LONE_SURROGATE.search(rid)
+            yield (rel, n, f"record {rid!r}: {e}" if named else str(e))
             continue
-        seen.add(rid)
-        title = str(record.get("title") or "").strip() or (Path(rel).stem if pair else f"{Path(rel).stem} {rid}")
-        rest = {k: v for k, v in record.items() if k not in ("id", "title", "text", "date", "family") + ACCESS_KEYS}
-        if pair:
-            rest.update(question=pair[0], answer=pair[1])
-        yield Document(
-            id=rid, source=f"{rel}:{n}", title=title, text="\n".join(pair) if pair else str(record["text"]),
-            date=str(record["date"]) if record.get("date") else None,
-            family=str(record.get("family") or family_of(str(record.get("law") or title))),
-            kind="faq" if pair else str(record.get("kind") or "record"), department=department, security_level=level,
-            meta={**rest, "digest": content_digest(line)},
-        )
+        if doc.id in seen:
+            yield (rel, n, f"duplicate record id {doc.id!r}")
+            continue
+        seen.add(doc.id)
+        yield doc
+
+
+def record_document(record: dict, rel: str, n: int, line: str) -> Document:
+    """Returns the document of one JSONL record (line `n` of file `rel`); raises `Malformed` for a record lacking
+    its text, with a field of the wrong type, an unparseable date, bad access labels or invalid Unicode."""
+    check_unicode(record, "", n)
+    faq = "question" in record or "answer" in record
+    required = ("question", "answer") if faq else ("id", "text")
+    fields = {k: text_of(record, k, n) for k in ("id", "text", "title", "family", "kind", "law", "question",
+                                                  "answer", "article", "section")}
+    missing = [k for k in required if not (fields[k] or "").strip()]
+    if missing:
+        raise Malformed(n, f"{'FAQ ' if faq else ''}record lacks {' and '.join(missing)}")
+    pair = (fields["question"].strip(), fields["answer"].strip()) if faq else None
+    rid = fields["id"] if fields["id"] and fields["id"].strip() else f"{rel}#{pair[0]}"
+    department, level = access_labels(record, n)
+    date = version_date(record.get("date"), n)
+    title = (fields["title"] or "").strip() or (Path(rel).stem if pair else f"{Path(rel).stem} {rid}")
+    rest = {k: v for k, v in record.items() if k not in ("id", "title", "text", "date", "family") + ACCESS_KEYS}
+    if pair:
+        rest.update(question=pair[0], answer=pair[1])
+    return Document(
+        id=rid, source=f"{rel}:{n}", title=title, text="\n".join(pair) if pair else fields["text"], date=date,
+        family=fields["family"] or family_of(fields["law"] or title),
+        kind="faq" if pair else fields["kind"] or "record", department=department, security_level=level,
+        meta={**rest, "digest": content_digest(line)},
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -550,19 +609,53 @@ class Corpus:
         return h.hexdigest()
 
 
-def corpus_files(root: Path, exclude: Iterable[str] = DEFAULT_EXCLUDE) -> list[Path]:
-    """Returns the markdown and JSONL files under `root` (or `root` itself), sorted, skipping hidden and index dirs."""
+def link_problem(path: Path, root: Path) -> Optional[str]:
+    """Returns why the symlink `path` is not followed — it dangles, loops, or leads outside the corpus folder
+    `root` — or None when it is no link or stays inside (a `passwd.md → /etc/passwd` link is never read)."""
+    if not path.is_symlink():
+        return None
+    try:
+        target = path.resolve(strict=True)
+    except FileNotFoundError:
+        return f"symlink to {os.readlink(path)!r} dangles (its target does not exist)"
+    except (RuntimeError, OSError):
+        return "symlink loops (it leads back to itself)"
+    if not target.is_relative_to(root.resolve()):
+        return "symlink leads outside the corpus folder"
+    return None
+
+
+def corpus_files(root: Path, exclude: Iterable[str] = DEFAULT_EXCLUDE) -> tuple[list[Path], list[Problem]]:
+    """Returns the markdown and JSONL files under `root` (or `root` itself), sorted, skipping hidden and index dirs,
+    and a problem for each symlink not followed (dangling, looping, leading outside `root`, or to a folder)."""
     if root.is_file():
-        return [root]
+        return [root], []
     skip = set(exclude)
-    out = []
+    out, problems = [], []
     for path in sorted(root.rglob("*")):
         parts = path.relative_to(root).parts
         if any(p.startswith(".") or p == "index" for p in parts[:-1]) or path.name.startswith("."):
             continue
+        rel = path.relative_to(root).as_posix()
+        if LONE_SURROGATE.search(rel):      # bytes that are not UTF-8, which no store can write
+            problems.append((rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace"), 0,
+                             "file name is not valid UTF-8"))
+            continue
+        if path.is_symlink():
+            why = link_problem(path, root) or ("symlink to a folder is not followed" if path.is_dir() else None)
+            if why:
+                problems.append((rel, 0, why))
+                continue
         if path.is_file() and path.name not in skip and path.suffix.lower() in MARKDOWN_SUFFIXES + (".jsonl",):
             out.append(path)
-    return out
+    return out, problems
+
+
+def flag_instructions(chunk: Chunk) -> Chunk:
+    """Returns the chunk with the instruction-like phrases of its text, if any, in ``meta["instructions"]``
+    (`store.instructions`: such a chunk is shown flagged, never quoted offline, never support for a claim)."""
+    found = instruction_phrases(chunk.text)
+    return replace(chunk, meta={**chunk.meta, "instructions": list(found)}) if found else chunk
 
 
 def read_corpus(root: Union[str, Path], *, progress: bool = False, cap: int = 800,
@@ -579,7 +672,8 @@ def read_corpus(root: Union[str, Path], *, progress: bool = False, cap: int = 80
         raise ConfigError(f"read_corpus: corpus path {str(root)!r} does not exist")
     base = root.parent if root.is_file() else root
     corpus = Corpus(root=str(root))
-    files = corpus_files(root, exclude)
+    files, links = corpus_files(root, exclude)
+    corpus.problems.extend(links)
     if progress:
         from tqdm import tqdm
 
@@ -603,7 +697,7 @@ def read_corpus(root: Union[str, Path], *, progress: bool = False, cap: int = 80
             continue
         corpus.documents.append(doc)
     for doc in corpus.documents:
-        pieces = chunk_document(doc, cap)
+        pieces = [flag_instructions(c) for c in chunk_document(doc, cap)]
         if not pieces:
             corpus.problems.append((doc.source, 0, "no chunkable text"))
         corpus.chunks.extend(pieces)
@@ -621,6 +715,7 @@ def to_hits(found: Iterable[tuple[Chunk, float]], retriever: str) -> tuple:
     return tuple(
         Hit.trusted({"chunk_id": c.id, "text": c.text, "score": float(score), "source": c.source, "title": c.title,
                      "section": c.section, "date": c.date, "family": c.family, "kind": c.kind,
-                     "department": c.department, "security_level": c.security_level, "ranks": {retriever: rank},
+                     "department": c.department, "security_level": c.security_level,
+                     "instructions": tuple(c.meta.get("instructions", ())), "ranks": {retriever: rank},
                      "scores": {retriever: float(score)}})
         for rank, (c, score) in enumerate(found, 1))

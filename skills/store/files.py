@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import time
 from pathlib import Path
 
 
@@ -45,9 +46,16 @@ def write_text(path: Path, text: str) -> None:
     write_replace(path, text.encode("utf-8"))
 
 
-def clean_temp(directory: Path) -> list[Path]:
-    """Returns the temp files (``.<name>.*.tmp``) removed from `directory`; hold the directory's lock."""
-    gone = [p for p in directory.glob(".*.tmp") if p.is_file()]
+ORPHAN_AGE = 60.0
+"""Seconds after which a temp file has no live writer: `write_replace` renames its file within a second."""
+
+
+def clean_temp(directory: Path, older_than: float = 0.0) -> list[Path]:
+    """Returns the temp files (``.<name>.*.tmp``) removed from `directory`: hold the directory's lock, or pass
+    `older_than` (e.g. `ORPHAN_AGE`) where writers take no common lock, so only a killed writer's files go."""
+    cutoff = time.time() - older_than
+    gone = [p for p in directory.glob(".*.tmp") if p.is_file() and not p.is_symlink()
+            and (not older_than or p.stat().st_mtime < cutoff)]
     for path in gone:
         path.unlink(missing_ok=True)
     return gone

@@ -29,6 +29,8 @@ class Hit(Record):
     kind: str = "text"
     department: Optional[str] = None
     security_level: int = 0
+    instructions: tuple[str, ...] = ()
+    """Instruction-like phrases of the chunk's text, found at index time (`store.instructions`)."""
     ranks: dict[str, int] = Field(default_factory=dict)
     scores: dict[str, float] = Field(default_factory=dict)
 
