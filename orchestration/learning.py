@@ -381,22 +381,6 @@ def learn_pairs(directory: Path, backend: Any, embedder: Any, origin: str,
     return item, refit_learned(directory, backend, embedder) if refit else None
 
 
-def confirm_logged(loop: Any, backend: Any, embedder: Any, query_id: str, chunk_id: str, origin: str = "confirm"
-                   ) -> dict[str, Any]:
-    """Returns the confirmation (or rejection) of `chunk_id` for the logged question `query_id`, with its scope."""
-    record = next((r for r in loop.log if r.get("query_id") == query_id), None)
-    if record is None:
-        raise LambdaRAGError(f"feedback {origin}: no query {query_id!r} in {loop.log.path}")
-    try:
-        backend.chunk(chunk_id)
-    except KeyError:
-        raise LambdaRAGError(f"feedback {origin}: chunk {chunk_id!r} is not in the index") from None
-    item, _ = learn_pairs(loop.dir, backend, embedder, origin, [(record["rewritten_query"] or record["query"],
-                                                                  [chunk_id])],
-                          refit=False, scope=record["scope"], query_id=query_id)
-    return item
-
-
 def refit_learned(directory: Path, backend: Any, embedder: Any) -> dict[str, Any]:
     """Returns the report of fitting the learned params on the live confirmations, after saving them."""
     conf = Confirmations(directory)
