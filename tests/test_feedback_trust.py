@@ -225,3 +225,21 @@ def test_no_confirmation_lifts_a_chunk_plain_retrieval_did_not_return_into_anyon
             ranked = learned_ranking(backend, tmp_path, query, user)
             assert poison not in ranked[:HEAD] and poison in ranked      # the learned tail takes it in, below 10
     assert learned_ranking(backend, tmp_path, QUESTION).index(deep) < HEAD   # what retrieval found may rise
+
+
+def test_files_holding_answers_or_chunks_are_0600_in_0700_folders(setup, home):
+    config, path = setup()
+    for user in (PORT, PORT, PUBLIC):
+        result = search(SECRET_QUESTION, index=NAME, user=user, config=config)
+    chunk = next(c["chunk_id"] for c in result.citations if c.get("chunk_id"))
+    assert main(["feedback", "confirm", result.query_id, chunk, "--index", NAME, "--config", str(path)]) == 0
+    root = home / NAME
+    held = [p for p in root.rglob("*") if p.is_file() and not p.name.endswith(".lock")]
+    names = {p.name for p in held}
+    assert {"query_log.jsonl", "query_cache.json", "confirmations.json", "votes.json", "relations.json"} <= names
+    assert any(n.startswith("chunks.") for n in names) and any(p.parent.name == "entities" for p in held)
+    assert {p.relative_to(root).as_posix(): oct(p.stat().st_mode & 0o777) for p in held
+            if p.stat().st_mode & 0o077} == {}
+    folders = {p.parent for p in held}
+    assert {p.relative_to(home).as_posix(): oct(p.stat().st_mode & 0o777) for p in folders
+            if p.stat().st_mode & 0o077} == {}
