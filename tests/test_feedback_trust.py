@@ -46,17 +46,16 @@ PLAN = RetrievalPlan(bm25_top_k=45, dense_top_k=45, fused_top_k=45)
 def home(tmp_path_factory):
     """Yields the knowledge root holding index `trust`: the maritime fixture plus the restricted rules."""
     root = tmp_path_factory.mktemp("trust-home")
-    mp = pytest.MonkeyPatch()
-    mp.setenv("LAMBDARAG_HOME", str(root))
-    mp.setenv("LAMBDARAG_FEEDBACK", "on")
     corpus = root / "corpus"
     shutil.copytree(MARITIME, corpus)
     (corpus / SECRET).parent.mkdir(parents=True)
     (corpus / SECRET).write_text(RULES, encoding="utf-8")
-    assert main(["index", "--corpus", str(corpus), "--name", NAME, "--no-dense", "--strict"]) == 0
-    yield root
-    knowledge.forget()
-    mp.undo()
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("LAMBDARAG_HOME", str(root))
+        env.setenv("LAMBDARAG_FEEDBACK", "on")
+        assert main(["index", "--corpus", str(corpus), "--name", NAME, "--no-dense", "--strict"]) == 0
+        yield root
+        knowledge.forget()
 
 
 @pytest.fixture
