@@ -83,3 +83,12 @@ class QueryError(LambdaRAGError):
 
 class StoreCorrupt(LambdaRAGError):
     """A persisted store (e.g. wiki/relations.json) cannot be read; names the file and position. The file is left as is."""
+
+
+class FeedbackRefused(LambdaRAGError):
+    """A vote broke the feedback trust boundary (not an answer shown to this caller, a chunk it did not cite or show,
+    a chunk the caller may not read); the message names the rule and echoes nothing the caller sent."""
+
+
+class FeedbackRateLimited(FeedbackRefused):
+    """A source sent more votes than `orchestration.feedback.votes.rateLimit` allows in its window."""

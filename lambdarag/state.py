@@ -78,24 +78,39 @@ class User(Record):
 
     A document labelled with a department is visible only to users of that
     department; a document's security level must not exceed the user's.
+    `all_access` marks the operator's principal (`User.operator()`), which reads
+    everything; no other user does, and a missing user is `PUBLIC`, never that.
     """
 
     id: str = "anonymous"
     departments: tuple[str, ...] = ()
     security_level: int = 0
+    all_access: bool = False
+
+    @classmethod
+    def operator(cls, id: str = "operator") -> "User":
+        """Returns the all-access principal of an operator (the CLI's compile, feedback and maintenance work)."""
+        return cls(id=id, all_access=True)
 
     def may_read(self, department: Optional[str], security_level: int) -> bool:
         """Returns whether a document with these labels is visible to this user."""
+        if self.all_access:
+            return True
         if security_level > self.security_level:
             return False
         return department is None or department in self.departments
 
     def scope(self) -> str:
         """Returns a stable key of this user's rights (for caches)."""
+        if self.all_access:
+            return "*"
         return f"{self.security_level}:{','.join(sorted(self.departments))}"
 
 
 PUBLIC = User()
+"""Who a missing user is: no department, level 0."""
+ALL_ACCESS = User.operator()
+"""The operator's principal: reads every document (pass it explicitly; nothing defaults to it)."""
 
 
 class Verdict(Record):

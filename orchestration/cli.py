@@ -357,6 +357,8 @@ def cmd_feedback(args: argparse.Namespace) -> int:
         return 0
     if args.action in ("learn", "confirm", "reject", "fit"):
         return teach(args, loop, name)
+    if args.action in ("review", "approve"):
+        return review(args, loop)
     if args.action == "correct":
         if not (args.query and args.type):
             raise UsageError("feedback correct needs --query Q and --type T")
@@ -369,7 +371,9 @@ def cmd_feedback(args: argparse.Namespace) -> int:
 
 def teach(args: argparse.Namespace, loop, name: str) -> int:
     """Records confirmations (learn --qrels, confirm, reject) or refits the learned retrieval of an index (fit)."""
-    from orchestration.learning import confirm_logged, learn_pairs, refit_learned
+    from lambdarag.state import ALL_ACCESS
+    from orchestration.feedback.votes import Voter
+    from orchestration.learning import learn_pairs, refit_learned
     from skills.store.index import open_index
     from skills.store.vectors import default_embedder
 
@@ -386,11 +390,26 @@ def teach(args: argparse.Namespace, loop, name: str) -> int:
     else:
         if not (args.id and args.chunk):
             raise UsageError(f"feedback {args.action} needs QUERY_ID CHUNK_ID (query ids: lambdarag feedback stats)")
-        item = confirm_logged(loop, backend, embedder, args.id, args.chunk, args.action)
+        vote = loop.votes.cast(loop.log, backend, Voter("cli", ALL_ACCESS), args.id, args.chunk, args.action)
         report = None
-        print(f"{args.action}ed {args.chunk} for query {args.id} as {item['id']}")
+        print(f"{args.action}ed {args.chunk} for query {args.id} as {vote['confirmation']}")
     if report is not None:
         print(json.dumps(report, ensure_ascii=False))
+    return 0
+
+
+def review(args: argparse.Namespace, loop) -> int:
+    """Lists the votes waiting for an operator (review) or applies one of them (approve VOTE_ID)."""
+    if args.action == "approve":
+        if not args.id:
+            raise UsageError("feedback approve needs a VOTE_ID (see: lambdarag feedback review)")
+        vote = loop.votes.approve(args.id)
+        print(f"approved {vote['id']}: {vote['verdict']} {vote['chunk']} for {vote['question']!r} as "
+              f"{vote['confirmation']} (revert: lambdarag feedback revert {vote['confirmation']})")
+        return 0
+    for vote in loop.votes.pending():
+        print(f"{vote['id']}  {vote['verdict']:<7} {vote['chunk']}  from {vote['source']} ({vote['user']}, "
+              f"{'trusted' if vote['trusted'] else 'untrusted'}) {vote['time']}  {vote['question']}")
     return 0
 
 
@@ -454,10 +473,10 @@ def parser() -> argparse.ArgumentParser:
     bn.add_argument("name", help="benchmark name: the stem of a bench/*.py file")
     bn.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the benchmark script")
     fb = sub.add_parser("feedback", help="inspect, revert and teach what the feedback loop learned")
-    fb.add_argument("action", choices=["list", "show", "revert", "learn", "confirm", "reject", "fit", "correct",
-                                       "stats"])
+    fb.add_argument("action", choices=["list", "show", "revert", "learn", "confirm", "reject", "review", "approve",
+                                       "fit", "correct", "stats"])
     fb.add_argument("id", nargs="?", help="learned item or confirmation id for show / revert; QUERY_ID for "
-                                          "confirm / reject")
+                                          "confirm / reject; VOTE_ID for approve")
     fb.add_argument("chunk", nargs="?", help="confirm / reject: the CHUNK_ID the answer of QUERY_ID cited")
     fb.add_argument("--index", default=None, help="whose feedback (default: retrieval.index of the config)")
     fb.add_argument("--config", default=None, type=Path, help="agent-config.yml to use")

@@ -140,6 +140,21 @@ class RoutingConfig(Section):
         return value
 
 
+class VoteConfig(Section):
+    """Who may teach retrieval with 👍/👎 (`orchestration.feedback.votes`): a vote of anyone but an operator waits
+    for review unless enough distinct sources agree."""
+
+    trusted_users: tuple[str, ...] = ()
+    """User ids whose votes count toward `trusted_agreement` (the demo page's callers are anonymous)."""
+    trusted_agreement: int = Field(2, ge=1)
+    """Distinct trusted users casting the same vote on the same question and chunk apply it without review."""
+    anonymous_agreement: int = Field(0, ge=0)
+    """The same for other sources (client addresses); 0: their votes wait for an operator's approval."""
+    rate_limit: int = Field(20, ge=1)
+    """Votes (refused ones included) one source may send per `rate_window_seconds`."""
+    rate_window_seconds: float = Field(3600.0, gt=0)
+
+
 class FeedbackConfig(Section):
     enabled: bool = True
     min_sources: int = Field(2, ge=1)
@@ -149,6 +164,7 @@ class FeedbackConfig(Section):
     min_samples: int = Field(5, ge=1)
     background_seconds: float = Field(120.0, gt=0)
     """Time limit of the LLM work (write-back fact extraction) run after a query's result is returned."""
+    votes: VoteConfig = VoteConfig()
 
 
 class OrchestrationConfig(Section):

@@ -220,13 +220,15 @@ def fit(view: CorpusView, pairs: Sequence[Pair], vectors: np.ndarray, base: Call
 
 class Row(NamedTuple):
     """One question ranked out of fold: nearest cosine, whether its chunks were never confirmed, unlearned
-    nDCG@10, {(neighbours, sharpness): (candidate ids, score matrix, gate features)}, relevant chunks."""
+    nDCG@10, {(neighbours, sharpness): (candidate ids, score matrix, gate features)}, relevant chunks, and how
+    many candidates plain retrieval returned (the first rows: only they may reach the top 10, `arrange`)."""
 
     nearest: float
     unseen: bool
     base: float
     mats: dict
     relevant: set
+    plain: int
 
 
 def fit_rows(view: CorpusView, pairs: Sequence[Pair], vectors: np.ndarray, base: Callable[[str], Unlearned],
@@ -273,7 +275,7 @@ def question_rows(view: CorpusView, learned: LearnedIndex, questions: Sequence[t
             nearest_chunks = learned.pairs[near.rows[0]].chunks
             mats[k, s] = (ids, matrix, gate_features(nk, neighbours, ranked, nearest_chunks, matrix))
         rows.append(Row(near.best, not (relevant & taught), ndcg10([c for c, _ in ranked], relevant), mats,
-                        relevant))
+                        relevant, len(ranked)))
     return rows
 
 
@@ -312,7 +314,7 @@ def choose(rows: Sequence[Row], unseen_loss: float = UNSEEN_LOSS) -> tuple[Learn
     combos = list(itertools.product(*(GRID[name] for name in SIGNALS)))
     weights = np.array([[1.0, *c] for c in combos]).T           # (1 + signals) × combos
     for k, s in NEIGHBOURING:
-        learned = np.stack([ndcg10_many(*r.mats[k, s][:2], weights, r.relevant) for r in rows])   # questions × combos
+        learned = np.stack([ndcg10_many(*head_rows(r, k, s), weights, r.relevant) for r in rows])  # questions × combos
         features = np.stack([r.mats[k, s][2] for r in rows])
         gains = learned - base_scores[:, None]
         predicted = predicted_gains(features, gains)
@@ -345,6 +347,12 @@ def choose(rows: Sequence[Row], unseen_loss: float = UNSEEN_LOSS) -> tuple[Learn
     return params, report
 
 
+def head_rows(row: Row, k: int, sharpness: float) -> tuple[Sequence[str], np.ndarray]:
+    """Returns the candidate ids and score matrix rows of `row` that may take the top 10: plain retrieval's."""
+    ids, matrix = row.mats[k, sharpness][:2]
+    return ids[:row.plain], matrix[:row.plain]
+
+
 def upper_loss(losses: np.ndarray) -> np.ndarray:
     """Returns each column's mean loss plus `LOSS_CONFIDENCE` standard errors of that mean (questions × columns)."""
     return losses.mean(axis=0) + LOSS_CONFIDENCE * losses.std(axis=0) / np.sqrt(len(losses))
@@ -371,22 +379,6 @@ def learn_pairs(directory: Path, backend: Any, embedder: Any, origin: str,
         raise LambdaRAGError(f"feedback {origin}: none of the ids names a chunk or document of the index")
     item = Confirmations(directory).add(origin, mapped, **provenance)
     return item, refit_learned(directory, backend, embedder) if refit else None
-
-
-def confirm_logged(loop: Any, backend: Any, embedder: Any, query_id: str, chunk_id: str, origin: str = "confirm"
-                   ) -> dict[str, Any]:
-    """Returns the confirmation (or rejection) of `chunk_id` for the logged question `query_id`, with its scope."""
-    record = next((r for r in loop.log if r.get("query_id") == query_id), None)
-    if record is None:
-        raise LambdaRAGError(f"feedback {origin}: no query {query_id!r} in {loop.log.path}")
-    try:
-        backend.chunk(chunk_id)
-    except KeyError:
-        raise LambdaRAGError(f"feedback {origin}: chunk {chunk_id!r} is not in the index") from None
-    item, _ = learn_pairs(loop.dir, backend, embedder, origin, [(record["rewritten_query"] or record["query"],
-                                                                  [chunk_id])],
-                          refit=False, scope=record["scope"], query_id=query_id)
-    return item
 
 
 def refit_learned(directory: Path, backend: Any, embedder: Any) -> dict[str, Any]:

@@ -10,8 +10,14 @@ Routes:
                      the answer as it is written, unchecked until `result`), `retract` ({attempt, reason}: an
                      attempt withdrawn), then `result` (the whole, checked answer view; `degraded` and `warning`
                      when the final check failed it) and `done`.
-  POST /api/feedback {"query_id", "chunk_id", "verdict": "up"|"down", "index"?} → the confirmation
-                     (👍) or rejection (👎) of a cited chunk, revertible with `lambdarag feedback revert`.
+  POST /api/feedback {"query_id", "chunk_id", "verdict": "up"|"down", "index"?} → a vote confirming (👍) or
+                     rejecting (👎) a chunk the answer cited or showed to this caller; it waits for an
+                     operator's review (`lambdarag feedback review|approve`) unless enough sources agree
+                     (`orchestration.feedback.votes`). Anything else is refused (400, 429 past the source's
+                     rate limit) without echoing what was sent.
+
+Every route reads as the app's `user` (default `PUBLIC`: the page has no login), and so does every store it
+reads, the entity graph of the compare view included.
 
 What streams: the search's first event is awaited before the first byte is
 sent, so errors still get a proper status (unusable query or unknown index →
@@ -33,10 +39,12 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from pydantic import BaseModel, ConfigDict, Field
 
-from lambdarag.errors import ConfigError, DeadlineExceeded, LambdaRAGError, QueryError
+from lambdarag import User
+from lambdarag.errors import ConfigError, DeadlineExceeded, FeedbackRateLimited, LambdaRAGError, QueryError
+from lambdarag.state import PUBLIC
 from orchestration.feedback import open_feedback
 from orchestration.knowledge import open_knowledge
-from orchestration.learning import confirm_logged
+from orchestration.feedback.votes import SHOWN_HITS, Voter, weight_of
 from orchestration.search_unified import ConfigArg, SearchResult, providers, resolve_config, search, search_stream
 from skills.store.index import built_indexes
 
@@ -44,7 +52,7 @@ STATIC = Path(__file__).resolve().parent / "static"
 MAX_BODY_BYTES = 64 * 1024
 MAX_TURNS, MAX_TURN_CHARS = 20, 4000
 MAX_RELATIONS, MAX_SPANS = 40, 300
-MAX_EVIDENCE = 12
+MAX_EVIDENCE = SHOWN_HITS      # the evidence a vote may name as shown (besides the citations)
 WATERFALL_KINDS = ("named", "lam", "tool")
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -135,7 +143,7 @@ class FeedbackRequest(BaseModel):
     """The body of /api/feedback: a 👍 or 👎 on one cited chunk of a logged answer."""
 
     model_config = ConfigDict(extra="forbid")
-    query_id: str = Field(min_length=1, max_length=64)
+    query_id: str = Field(pattern=r"^[\w-]{1,64}$")
     chunk_id: str = Field(min_length=1, max_length=1000)
     verdict: Literal["up", "down"]
     index: Optional[str] = Field(default=None, pattern=r"^[\w-]{1,64}$")
@@ -144,17 +152,19 @@ class FeedbackRequest(BaseModel):
 GRAPH_TYPES = ("compare", "relation")   # question types whose answer the page explains with the entity graph
 
 
-def compare_sides(graph: Any, entities: list[str], per_side: int = 6) -> tuple[list[str], list[dict]]:
-    """Returns the (first two) named entities the graph knows and, for each, up to `per_side` relations touching it.
+def compare_sides(graph: Any, entities: list[str], user: User, per_side: int = 6) -> tuple[list[str], list[dict]]:
+    """Returns the (first two) named entities the graph shows `user` and, for each, up to `per_side` relations
+    touching it that `user` may see.
 
     A compare route reads no relations itself, and a relation route may find none on its path;
     drawing each named entity's own edges shows every side and no entity that is not a side or a
     direct neighbour of one.
     """
-    sides = [c for c in dict.fromkeys(graph.resolve(e) for e in entities) if c][:2]
+    sides = [c for c in dict.fromkeys(graph.resolve(e) for e in entities) if c and graph.visible(c, user)][:2]
     seen, relations = set(), []
     for side in sides:
-        mine = [x for x in graph.neighbors(side, direction="both") if (x.head, x.relation, x.tail) not in seen]
+        mine = [x for x in graph.neighbors(side, direction="both", user=user)
+                if (x.head, x.relation, x.tail) not in seen]
         for x in sorted(mine, key=lambda x: -x.confidence)[:per_side]:
             seen.add((x.head, x.relation, x.tail))
             relations.append({"head": x.head, "relation": x.relation, "tail": x.tail, "source": x.source})
@@ -208,36 +218,37 @@ def evidence_view(hits: list[dict]) -> list[dict]:
              "instructions": h.get("instructions", [])} for h in hits[:MAX_EVIDENCE]]
 
 
-def page_view(r: SearchResult, config: ConfigArg) -> dict[str, Any]:
-    """Returns the answer view the page shows: for a compare or relation answer whose route found no relations,
-    the two sides and their relations are taken from the entity graph."""
+def page_view(r: SearchResult, config: ConfigArg, user: User) -> dict[str, Any]:
+    """Returns the answer view the page shows `user`: for a compare or relation answer whose route found no
+    relations, the two sides and their relations are taken from the entity graph, as far as `user` may see it."""
     view = answer_view(r)
     if r.query_type in GRAPH_TYPES and not view["relations"]:
         graph = open_knowledge(resolve_config(config), r.index).graph
         if graph is not None:
-            view["sides"], view["relations"] = compare_sides(graph, view["entities"])
+            view["sides"], view["relations"] = compare_sides(graph, view["entities"], user)
             view["relations_total"] = len(view["relations"])
-            view["not_in_graph"] = [e for e in view["entities"] if graph.resolve(e) is None]
+            view["not_in_graph"] = [e for e in view["entities"]
+                                    if (found := graph.resolve(e)) is None or not graph.visible(found, user)]
     return view
 
 
-def stream_events(first: Any, rest: Iterator[Any], config: ConfigArg) -> Iterator[str]:
+def stream_events(first: Any, rest: Iterator[Any], config: ConfigArg, user: User) -> Iterator[str]:
     """Yields the SSE stream of one question from its search events: evidence, answer pieces, retractions, result, done.
 
     A failure after the first byte can no longer change the status: it is sent as a `failed` event.
     """
     try:
         if first is not None:
-            yield from event_sse(first, config)
+            yield from event_sse(first, config, user)
         for event in rest:
-            yield from event_sse(event, config)
+            yield from event_sse(event, config, user)
     except LambdaRAGError as e:
         yield sse("failed", {"error": str(e)})
     finally:
         rest.close()
 
 
-def event_sse(event: Any, config: ConfigArg) -> Iterator[str]:
+def event_sse(event: Any, config: ConfigArg, user: User) -> Iterator[str]:
     """Yields the SSE of one search event that the page shows (others are left out)."""
     if event.kind == "hits":
         yield sse("evidence", {"hits": evidence_view(event.hits), "total": len(event.hits)})
@@ -246,13 +257,14 @@ def event_sse(event: Any, config: ConfigArg) -> Iterator[str]:
     elif event.kind == "retract":
         yield sse("retract", {"attempt": event.attempt, "reason": event.reason[:300]})
     elif event.kind == "result":
-        view = page_view(event.result, config)
+        view = page_view(event.result, config, user)
         yield sse("result", view)
         yield sse("done", {"chars": len(view["answer"])})
 
 
-def create_app(config: ConfigArg = None, index: Optional[str] = None) -> FastAPI:
-    """Returns the demo ASGI app searching with `config` (default agent-config.yml) and `index` unless a request names one."""
+def create_app(config: ConfigArg = None, index: Optional[str] = None, user: User = PUBLIC) -> FastAPI:
+    """Returns the demo ASGI app searching with `config` (default agent-config.yml) and `index` unless a request
+    names one, as `user` (every caller of the page is that user)."""
     # max_body_size counts the bytes as they arrive (chunked bodies, lying Content-Lengths): orchestration.http_limits
     app = FastAPI(title="LambdaRAG demo", docs_url=None, redoc_url=None, openapi_url=None,
                   max_body_size=MAX_BODY_BYTES)
@@ -280,10 +292,10 @@ def create_app(config: ConfigArg = None, index: Optional[str] = None) -> FastAPI
     def answer(body: AskRequest) -> dict[str, Any] | JSONResponse:
         try:
             r = search(body.query, index=body.index or index, history=[t.model_dump() for t in body.history],
-                       config=config)
+                       user=user, config=config)
         except LambdaRAGError as e:
             return failure(e)
-        return page_view(r, config)
+        return page_view(r, config, user)
 
     @app.get("/", include_in_schema=False)
     def page() -> FileResponse:
@@ -307,29 +319,31 @@ def create_app(config: ConfigArg = None, index: Optional[str] = None) -> FastAPI
     @app.post("/api/ask")
     def ask_stream(body: AskRequest):
         events = search_stream(body.query, index=body.index or index,
-                               history=[t.model_dump() for t in body.history], config=config,
+                               history=[t.model_dump() for t in body.history], user=user, config=config,
                                checked_only=body.checked_only)
         try:
             first = next(events, None)
         except LambdaRAGError as e:
             return failure(e)
-        return StreamingResponse(stream_events(first, events, config), media_type="text/event-stream",
+        return StreamingResponse(stream_events(first, events, config, user), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-store"})
 
     @app.post("/api/feedback")
-    def feedback(body: FeedbackRequest):
+    def feedback(body: FeedbackRequest, request: Request):
         cfg = resolve_config(config)
-        embedder = providers(cfg)["embedder"]
+        voter = Voter(f"web:{request.client.host if request.client else '-'}", user)
         try:
-            kb = open_knowledge(cfg, body.index or index, embedder=embedder)
+            kb = open_knowledge(cfg, body.index or index, embedder=providers(cfg)["embedder"])
             loop = open_feedback(cfg, kb)
             if loop is None:
                 return error_response(409, "feedback is switched off (config or LAMBDARAG_FEEDBACK)")
-            item = confirm_logged(loop, kb.index, embedder, body.query_id, body.chunk_id,
-                                  "confirm" if body.verdict == "up" else "reject")
+            vote = loop.votes.cast(loop.log, kb.index, voter, body.query_id, body.chunk_id,
+                                   "confirm" if body.verdict == "up" else "reject")
+        except FeedbackRateLimited as e:
+            return error_response(429, str(e))
         except LambdaRAGError as e:
             return error_response(400, str(e))
-        return {"id": item["id"], "origin": item["origin"], "weight": item["weight"]}
+        return {"id": vote["id"], "origin": vote["verdict"], "status": vote["status"], "weight": weight_of(vote)}
 
     return app
 

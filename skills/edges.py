@@ -12,6 +12,7 @@ import re
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from lambdarag import Term, Tool
+from .store.access import principal
 from .store.derived import PerObject
 from .store.records import Hit
 
@@ -93,7 +94,7 @@ def article_hit(backend: Any, rec: Any, query: str, user: Any) -> Optional[Hit]:
     """Returns the chunk of the article that states an edge, else the best chunk of its document for the question."""
     try:
         chunk = backend.chunk(f"{rec.source}#{rec.section}")
-        if user is None or user.may_read(chunk.department, chunk.security_level):
+        if principal(user).may_read(chunk.department, chunk.security_level):
             return to_hits([(chunk, 1.0)], "graph")[0]
     except KeyError:
         pass

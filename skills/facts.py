@@ -14,7 +14,7 @@ from pydantic import Field
 
 from lambdarag import Lam, Reply, State, Term, Tool, extra_field
 from .store.records import Hit, Relation
-from lambdarag.state import Record
+from lambdarag.state import ALL_ACCESS, Record
 
 from .context import citable, claims, resolve
 from .support import attesting, unsupported
@@ -44,10 +44,11 @@ def _as_document(hit: Hit, text: str) -> Document:
 
 
 def _known(graph: Any, relation: Relation) -> bool:
+    """Returns whether the graph holds the fact already, from any source (an answer to `rule_facts`, not shown)."""
     if graph is None:
         return False
     return any(getattr(r, "tail", None) == relation.tail and getattr(r, "relation", None) == relation.relation
-               for r in graph.neighbors(relation.head))
+               for r in graph.neighbors(relation.head, user=ALL_ACCESS))
 
 
 def rule_facts(state: State, graph: Optional[Any] = None) -> Facts:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Mapping, Union
 
 from lambdarag import Term, Tool
+from lambdarag.state import ALL_ACCESS
 from .store.records import WikiPage
 from lambdarag.errors import ProviderError, StoreCorrupt
 
@@ -169,8 +170,10 @@ def render_page(graph: EntityGraph, name: str) -> str:
     """
     rec: EntityRecord = graph.g.nodes[name]["record"]
     labels = {s: lab.model_dump() for s, lab in sorted(rec.sources.items())}
-    out_edges = sorted(graph.neighbors(name, direction="out"), key=lambda r: (r.relation, r.tail, r.source))
-    in_edges = sorted(graph.neighbors(name, direction="in"), key=lambda r: (r.relation, r.head, r.source))
+    # the page holds every line, each with its sources; the reader's rights filter it when it is read
+    out_edges = sorted(graph.neighbors(name, direction="out", user=ALL_ACCESS),
+                       key=lambda r: (r.relation, r.tail, r.source))
+    in_edges = sorted(graph.neighbors(name, direction="in", user=ALL_ACCESS), key=lambda r: (r.relation, r.head, r.source))
     for r in out_edges + in_edges:
         labels.setdefault(r.source, r.label().model_dump())
     body: list[tuple[str, tuple[str, ...]]] = [(f"# {name}", ()), ("", ()),

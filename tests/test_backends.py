@@ -127,7 +127,7 @@ def labelled(milvus_uri):
 
 
 users = st.builds(User, departments=st.lists(st.sampled_from(DEPTS[1:]), max_size=3).map(tuple),
-                  security_level=st.integers(0, 3))
+                  security_level=st.integers(0, 3)) | st.just(User.operator())
 filters = st.one_of(st.just({}), st.builds(lambda f: {"family": f}, st.lists(st.sampled_from(["f0", "f1", "f2"]), max_size=2)),
                     st.builds(lambda d: {"department": d}, st.lists(st.sampled_from(DEPTS), min_size=1, max_size=2)))
 

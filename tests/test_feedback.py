@@ -332,7 +332,7 @@ def test_an_answer_from_wiki_pages_alone_is_checked_without_crashing():
     assert verdict is not None and verdict.passed
 
 
-def test_thumbs_on_a_citation_confirm_or_reject_that_chunk_and_revert_undoes_it(kb):
+def test_thumbs_on_a_citation_wait_for_review_then_approve_confirms_that_chunk_and_revert_undoes_it(kb, capsys):
     from fastapi.testclient import TestClient
 
     from qademo.app import create_app
@@ -344,14 +344,24 @@ def test_thumbs_on_a_citation_confirm_or_reject_that_chunk_and_revert_undoes_it(
     chunk = next(c["chunk_id"] for c in view["citations"] if c["chunk_id"])
     before = FeedbackLoop(config.orchestration.feedback, fb).confirmations.items()
     r = client.post("/api/feedback", json={"query_id": view["query_id"], "chunk_id": chunk, "verdict": "down"})
-    assert r.status_code == 200 and r.json()["origin"] == "reject" and r.json()["weight"] < 0
-    item = FeedbackLoop(config.orchestration.feedback, fb).confirmations.items()[r.json()["id"]]
+    assert r.status_code == 200 and r.json()["origin"] == "reject" and r.json()["status"] == "pending"
+    assert r.json()["weight"] is None
+    assert FeedbackLoop(config.orchestration.feedback, fb).confirmations.items() == before   # nothing learned yet
+    assert main(["feedback", "review", "--config", str(path)]) == 0
+    listed = capsys.readouterr().out
+    assert r.json()["id"] in listed and chunk in listed and "untrusted" in listed
+    assert main(["feedback", "approve", r.json()["id"], "--config", str(path)]) == 0
+    loop = FeedbackLoop(config.orchestration.feedback, fb)
+    item_id = loop.votes.store.read()["votes"][r.json()["id"]]["confirmation"]
+    item = loop.confirmations.items()[item_id]
+    assert item["origin"] == "reject" and item["weight"] < 0
     assert item["query_id"] == view["query_id"] and item["pairs"][0]["chunks"] == [chunk]
-    assert set(FeedbackLoop(config.orchestration.feedback, fb).confirmations.items()) - set(before) == {item["id"]}
+    assert set(loop.confirmations.items()) - set(before) == {item["id"]} and not loop.votes.pending()
     assert main(["feedback", "revert", item["id"], "--config", str(path)]) == 0
     assert FeedbackLoop(config.orchestration.feedback, fb).confirmations.items()[item["id"]]["reverted"]
     bad = client.post("/api/feedback", json={"query_id": "nope", "chunk_id": chunk, "verdict": "up"})
-    assert bad.status_code == 400 and "no query 'nope'" in bad.json()["error"]
+    assert bad.status_code == 400 and "nope" not in bad.json()["error"]
+    assert bad.json()["error"] == "feedback confirm: the query id names no answer logged for this caller"
 
 
 def with_llm(config, url: str):

@@ -174,6 +174,37 @@ def test_l5_a_misspelt_access_key_or_bad_level_fails_the_file_with_its_line(tmp_
     assert sorted(d.source for d in corpus.documents) == ["e.md", "f.md"]
 
 
+def test_l5_the_access_section_has_a_schema_and_any_unknown_key_in_it_fails_the_file(tmp_path, monkeypatch, capsys):
+    from orchestration.cli import main
+    from skills.store.index import open_index
+
+    docs = tmp_path / "docs"
+    write(docs, "ok.md", "---\ntitle: 内部办法\naccess:\n  department: 法规处\n  security_level: 2\n---\n"
+                         "# 内部办法\n\n第一条 内部巡查规定。\n")
+    write(docs, "odd.md", "---\ntitle: 另一办法\naccess:\n  department: 法规处\n  分类: 机密\n---\n"
+                          "# 另一办法\n\n第一条 机密巡查规定。\n")
+    write(docs, "both.md", "---\nsecurity_level: 1\naccess:\n  security_level: 2\n---\n# 第三办法\n\n第一条 巡查。\n")
+    write(docs, "flat.md", "---\naccess: 机密\n---\n# 第四办法\n\n第一条 巡查。\n")
+    write(docs, "r.jsonl", '{"id": "r1", "text": "机密巡查记录", "access": {"security_level": 1, "tier": "x"}}\n'
+                           '{"id": "r2", "text": "内部巡查记录", "access": {"security_level": "2"}}\n')
+    corpus = read_corpus(docs)
+    problems = {(path, line): message for path, line, message in corpus.problems}
+    assert set(problems) == {("odd.md", 3), ("both.md", 2), ("flat.md", 2), ("r.jsonl", 1)}
+    assert problems["odd.md", 3].startswith("unknown access key access.分类: the access keys are department and")
+    assert "'security_level' is given both" in problems["both.md", 2] and "got str" in problems["flat.md", 2]
+    assert "access.tier" in problems["r.jsonl", 1]
+    labels = {d.source: (d.department, d.security_level) for d in corpus.documents}
+    assert labels == {"ok.md": ("法规处", 2), "r.jsonl:2": (None, 2)}
+    assert all("access" not in d.meta for d in corpus.documents)
+    monkeypatch.setenv("LAMBDARAG_HOME", str(tmp_path / "home"))
+    assert main(["index", "--corpus", str(docs), "--name", "t", "--no-dense", "--no-wiki"]) == 0
+    assert "skipped odd.md:3: unknown access key access.分类" in capsys.readouterr().err
+    index = open_index("t")
+    assert {c.source for c, _ in index.bm25("机密 内部 巡查", 10, user=User.operator())} == {"ok.md", "r.jsonl:2"}
+    assert not index.bm25("机密 内部 巡查", 10)                       # refused, not indexed as public
+    assert main(["index", "--corpus", str(docs), "--name", "t", "--no-dense", "--no-wiki", "--strict"]) == 2
+
+
 def test_l5_index_prints_restricted_labels_and_strict_fails_the_run(tmp_path, monkeypatch, capsys):
     from orchestration.cli import main
 

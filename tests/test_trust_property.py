@@ -4,7 +4,8 @@ prompt and the feedback loop learning from privileged users first — never show
 
 Each restricted document carries its own marker (RESTRICTED-<random>) in its path, title, articles, an
 injected instruction and a FAQ answer; a user may see a marker only when they may read its document. One
-hypothesis example builds one corpus (index + wiki) and checks three to four users on it; every call checked
+hypothesis example builds one corpus (index + wiki) and checks three to four users on it, then every store and graph
+reader without a user and with the public user, and the demo page as its anonymous caller; every call checked
 counts as one case (`CASES`).
 """
 from __future__ import annotations
@@ -185,6 +186,49 @@ def skills_directly(kb: Any, server: Running, user: User, query: str, hidden: li
     check("wiki search", [p.text for p in wiki.search(query, 5, user)], user, hidden)
 
 
+def every_reader(kb: Any, query: str, hidden: list[Secret], user: Optional[User]) -> None:
+    """Calls every store and graph reader the page and the skills reach, as `user` (None or the public user): no
+    restricted marker may come back either way (a missing user is the public, never everyone)."""
+    from qademo.app import compare_sides
+
+    public = User()
+    graph, wiki, index = kb.graph, kb.wiki, kb.index
+    names = [rec.name for rec in graph.entities()]
+    for text in (query, "船员条例", "海上交通安全法 船舶检查", *names):
+        found = graph.find_entities(text, user=user)
+        check("find_entities (no user)" if user is None else "find_entities", found, public, hidden)
+        check("spans", graph.spans(text, user=user), public, hidden)
+        check("walk", graph.walk(found, user=user), public, hidden)
+        check("subgraph", graph.subgraph(found, user=user), public, hidden)
+        check("compare_sides", compare_sides(graph, found, user or public), public, hidden)
+    for rec in graph.entities():
+        if graph.visible(rec.name, user):
+            check("visible entity", rec.name, public, hidden)
+        check("neighbors", graph.neighbors(rec.name, direction="both", user=user), public, hidden)
+        check("incoming", graph.incoming(rec.name, user=user), public, hidden)
+        check("versions", graph.versions(rec.name, user), public, hidden)
+        check("version_relations", graph.version_relations(rec.name, user), public, hidden)
+        page = wiki.read(rec.name, user)
+        check("wiki read", page.text if page else "", public, hidden)
+    for a, b in zip(names, names[1:]):
+        check("shortest_path", graph.shortest_path(a, b, user=user), public, hidden)
+    check("wiki search", [p.text for p in wiki.search(query, 5, user)], public, hidden)
+    check("wiki page text", [p.visible_text(user) for p in wiki.pages().values()], public, hidden)
+    check("bm25", [c for c, _ in index.bm25(query, 50, user=user)], public, hidden)
+
+
+def anonymous_page(config: Any, name: str, query: str, hidden: list[Secret]) -> None:
+    """Asks through the demo app as its anonymous caller: the JSON view and the answer stream."""
+    from fastapi.testclient import TestClient
+
+    from qademo.app import create_app
+
+    client = TestClient(create_app(config, name))
+    for endpoint in ("/api/search", "/api/ask"):
+        r = client.post(endpoint, json={"query": query})
+        check(f"page {endpoint}", r.text, User(), hidden)
+
+
 def through_search(config: Any, name: str, user: User, query: str, hidden: list[Secret]) -> None:
     """Asks through search() (twice, so the cache answers the second time) and with a follow-up history."""
     for history in (None, None, [{"role": "user", "content": query}, {"role": "assistant", "content": "好的"}]):
@@ -202,6 +246,9 @@ def run_property(world: Any, hidden: list[Secret], crowd: list[User], picks: lis
         query = QUERIES[pick % len(QUERIES)]
         through_search(config, name, user, query, hidden)
         skills_directly(kb, server, user, query, hidden)
+    for user in (None, User()):
+        every_reader(kb, QUERIES[picks[0] % len(QUERIES)], hidden, user)
+    anonymous_page(config, name, QUERIES[picks[-1] % len(QUERIES)], hidden)
     knowledge.forget(name)
 
 

@@ -3,7 +3,8 @@
 Stores (beside the other feedback stores, same write discipline, `files`):
 
 - ``confirmations.json``: items by id, each with its origin (``qrels`` labelled
-  pairs, ``confirm`` / ``reject`` from a person, ``answer`` from a passed citation
+  pairs, ``confirm`` / ``reject`` from a person (an operator's vote, or a page vote
+  approved or agreed on, `votes`), ``answer`` from a passed citation
   check over ≥ minSources sources), weight (`ORIGIN_WEIGHT`), time, the asker's
   permission scope, the query-log id it came from, its (question, chunk ids)
   pairs, and whether it was reverted;

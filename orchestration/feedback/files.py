@@ -6,6 +6,7 @@ temp file in the same folder, fsync, ``os.replace``), so a crash mid-write
 leaves the previous version. A JSONL line is appended with one ``write`` of
 the complete line under the lock (after a newline if a crash left a fragment);
 a reader skips and counts lines that are not a JSON record instead of failing.
+Files are created 0600 in 0700 folders: the log and stores hold answers, which may quote restricted text.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from typing import Any, Callable, Iterator, Union
 from filelock import FileLock
 
 from lambdarag.errors import StoreCorrupt
-from skills.store.files import write_replace
+from skills.store.files import private_dir, write_replace
 
 LOCK_TIMEOUT = 60.0
 
@@ -56,7 +57,7 @@ class JsonStore:
 
         Temp files of this store that a killed writer left are removed first (only lock holders write them).
         """
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(self.path.parent)
         with lock_for(self.path):
             for orphan in self.path.parent.glob(f".{self.path.name}.*.tmp"):   # left by a writer killed mid-write
                 orphan.unlink(missing_ok=True)
@@ -80,10 +81,11 @@ class JsonlLog:
         starts with a newline, so the record is never glued to the fragment.
         """
         line = (json.dumps(record, ensure_ascii=False, default=str) + "\n").encode("utf-8")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(self.path.parent)
         with lock_for(self.path):
-            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
             try:
+                os.fchmod(fd, 0o600)          # a log an older version created world-readable is narrowed too
                 end = os.lseek(fd, 0, os.SEEK_END)
                 if end and os.pread(fd, 1, end - 1) != b"\n":
                     line = b"\n" + line

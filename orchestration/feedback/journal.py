@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
 from lambdarag import Context, State
+from lambdarag.state import ALL_ACCESS
 from lambdarag.errors import LambdaRAGError
 from skills import build as build_skill
 from skills.store.files import write_text
@@ -105,7 +106,7 @@ class WriteBackJournal:
             if r.source not in prov["sources"]:      # learned only from cited corpus documents, never from wiki pages
                 continue
             head, tail = (graph.resolve(x) or x for x in (r.head, r.tail))
-            if head == tail or any(x.relation == r.relation and x.tail == tail for x in graph.neighbors(head)):
+            if head == tail or any(x.relation == r.relation and x.tail == tail for x in graph.neighbors(head, user=ALL_ACCESS)):
                 continue
             entities += [n for n in (entity(x) for x in (head, tail)) if n]
             label = labels.get(r.source, HIDDEN)
@@ -164,7 +165,7 @@ def noisy(graph: EntityGraph, name: str) -> bool:
     (unless it is titled like a law) a span holding function words (都由海事管理机构, 条例规定国务院…部门)."""
     from skills.store.tokenize import import_jieba
 
-    spans = graph.spans(name)
+    spans = graph.spans(name, user=ALL_ACCESS)
     if spans and spans[-1][1] == len(name) and spans[-1][0] > 0:
         return True
     return not LAW_TITLE.search(name) and bool(FUNCTION_WORDS & set(import_jieba().lcut(name)))

@@ -4,12 +4,14 @@ A thin loop over one store per job under ``knowledge/<index>/feedback/``
 (relocated with LAMBDARAG_HOME; `orchestration.feedback.files` has the write
 discipline): the query log and gap list (append-only JSONL), the query cache
 (`cache`), learned synonyms (`lexicon`), classification rules (`rules`), routing
-statistics (`routing`), the write-back journal (`journal`) and the confirmed
-question → chunk pairs learned retrieval is built from (`confirmations`).
+statistics (`routing`), the write-back journal (`journal`), the confirmed
+question → chunk pairs learned retrieval is built from (`confirmations`) and the
+votes on cited chunks waiting for review or applied (`votes`).
 
 - ``query_log.jsonl``: one record per query (rewrite, type, strategy, per-retriever
-  top lists, rerank top, answer, citations, verdict, tokens, cost, latency per step,
-  fallbacks, whether it came from the cache).
+  top lists, rerank top, answer, citations, the chunk ids it cited and showed — what
+  a vote may name, `votes` —, verdict, tokens, cost, latency per step, fallbacks,
+  whether it came from the cache).
 - ``gaps.jsonl``: questions retrieval found nothing for — the wiki's to-do list.
 - ``background.jsonl``: one record per job the feedback worker ran after a result was
   returned (`worker`), with its trace.
@@ -38,6 +40,7 @@ from .journal import WIKI_PAGES, WriteBackJournal, cited_sources
 from .lexicon import Lexicon
 from .routing import RoutingStats
 from .rules import RuleBook
+from .votes import Votes, shown_chunks
 from .worker import submit
 
 OFF = ("0", "off", "false", "no")
@@ -90,6 +93,7 @@ class FeedbackLoop:
         self.routing = RoutingStats(self.dir / "routing_stats.json", config, seed)
         self.journal = WriteBackJournal(self.dir / "learned.json", config.min_sources, kb)
         self.confirmations = Confirmations(self.dir)
+        self.votes = Votes(self.dir, config.votes, self.confirmations)
 
     def version(self) -> str:
         """Returns the version cache keys carry: index + graph (from the KB) + learned rules, synonyms and
@@ -183,7 +187,7 @@ class FeedbackLoop:
                 "learned_items": len(live), "learned_entities": sum(len(i["entities"]) for i in live),
                 "learned_relations": sum(len(i["relations"]) for i in live),
                 "rules": len(self.rules.rules()), "synonym_terms": len(self.lexicon.synonyms()),
-                "confirmed_pairs": len(self.confirmations.pairs()),
+                "confirmed_pairs": len(self.confirmations.pairs()), "pending_votes": len(self.votes.pending()),
                 "gaps": sum(1 for _ in self.gaps), "routing": self.routing.store.read().get("types", {})}
 
 
@@ -215,6 +219,7 @@ def log_record(query_id: str, result: Mapping[str, Any], state: Optional[State],
               "route_reason": result.get("route_reason"),
               "index": result.get("index"), "scope": scope_of(user), "from_cache": bool(result.get("from_cache")),
               "answer": result["answer"], "citations": [c.get("source") for c in result.get("citations", [])],
+              **dict(zip(("cited_chunks", "shown_chunks"), shown_chunks(result))),
               "success": ok, "cost": result.get("cost", 0.0), "tokens": trace.get("tokens", 0),
               "latency_ms": result.get("latency_ms", {}), "fallbacks": result.get("fallbacks", [])}
     if state is not None:

@@ -117,7 +117,9 @@ function vote(chunkId, verdict, label) {
       body: JSON.stringify({ query_id: queryId, chunk_id: chunkId, verdict: verdict, index: chosenIndex() }),
     });
     button.disabled = true;
-    button.title = r.ok ? "recorded" : (await r.json()).error || "not recorded";
+    const reply = await r.json();
+    button.title = !r.ok ? reply.error || "not recorded"
+      : reply.status === "pending" ? "recorded; it counts once an operator approves it" : "recorded";
   });
   return button;
 }

@@ -7,13 +7,28 @@ readable by the user (`visible`). Sources travel as structured records
 different in one respect: each document that names it attests it on its own,
 so it is visible when ONE of its attesting sources is (`attested`); what it is
 said to be, by whom and when, is a derived item again.
+
+Every check fails closed: a missing user is `PUBLIC` (`principal`), never
+"everything"; an operator who needs everything passes `ALL_ACCESS`.
+
+A document's labels are read by one schema (`labels_of`): either an ``access``
+mapping whose keys must be ``department`` and ``security_level`` (any other key
+is refused, naming it), or those two keys at the top of the metadata.
 """
 from __future__ import annotations
 
-from typing import Iterable, Mapping, Optional
+import re
+from typing import Any, Iterable, Mapping, Optional
 
 from lambdarag import User
-from lambdarag.state import Record
+from lambdarag.state import PUBLIC, Record
+
+ACCESS_SECTION = "access"
+ACCESS_KEYS = ("department", "security_level")
+ACCESS_LIKE = re.compile(r"depart|dept|secur|clearance|classif|confiden|secret|access|permission|visib|level"
+                         r"|部门|密级|权限|保密|级别", re.IGNORECASE)
+"""Top-level keys that look like access labels but are none: refused, since a misspelt one would leave its document
+public (inside an ``access`` section every unknown key is refused, whatever its name)."""
 
 
 class Label(Record):
@@ -23,21 +38,72 @@ class Label(Record):
     security_level: int = 0
 
     def visible_to(self, user: Optional[User]) -> bool:
-        """Returns whether `user` may read the document (no user: everything is visible)."""
-        return user is None or user.may_read(self.department, self.security_level)
+        """Returns whether `user` may read the document (no user: the public may)."""
+        return principal(user).may_read(self.department, self.security_level)
 
 
 HIDDEN = Label(security_level=1 << 30)
-"""The label of a source nothing describes: nobody may read it (unknown provenance fails closed)."""
+"""The label of a source nothing describes: nobody but an operator may read it (unknown provenance fails closed)."""
+
+
+class AccessLabelError(ValueError):
+    """A document's access labels break the schema; `key` names the metadata key at fault."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(message)
+        self.key = key
+
+
+def principal(user: Optional[User]) -> User:
+    """Returns who a check is for: `user`, or `PUBLIC` when there is none."""
+    return PUBLIC if user is None else user
 
 
 def visible(sources: Iterable[str], labels: Mapping[str, Label], user: Optional[User]) -> bool:
-    """Returns whether an item derived from `sources` is visible: every one is readable (an unknown source is not)."""
-    if user is None:
+    """Returns whether an item derived from `sources` is visible: every one is readable (an unknown source is not,
+    except to an operator)."""
+    user = principal(user)
+    if user.all_access:
         return True
     return all(s in labels and labels[s].visible_to(user) for s in sources)
 
 
 def attested(labels: Mapping[str, Label], user: Optional[User]) -> bool:
-    """Returns whether some attesting source is readable (an item with no recorded source attests nothing)."""
-    return user is None or any(label.visible_to(user) for label in labels.values())
+    """Returns whether some attesting source is readable (an item with no recorded source attests nothing, except
+    to an operator)."""
+    user = principal(user)
+    return user.all_access or any(label.visible_to(user) for label in labels.values())
+
+
+def labels_of(meta: Mapping[str, Any]) -> Label:
+    """Returns the access labels in a document's metadata, or raises `AccessLabelError` naming the key at fault:
+    an unknown key in the ``access`` section (or, at the top, a key that looks like an access label), both forms at
+    once, a department that is not one name, or a level that is not an integer ≥ 0."""
+    section = meta.get(ACCESS_SECTION)
+    flat = [k for k in ACCESS_KEYS if k in meta]
+    if section is not None:
+        if not isinstance(section, Mapping):
+            raise AccessLabelError(ACCESS_SECTION, f"{ACCESS_SECTION} must be a mapping of "
+                                                   f"{' and '.join(ACCESS_KEYS)}, got {type(section).__name__}")
+        if flat:
+            raise AccessLabelError(flat[0], f"access key {flat[0]!r} is given both at the top and in the "
+                                            f"{ACCESS_SECTION} section; give each label once")
+        unknown = [str(k) for k in section if k not in ACCESS_KEYS]
+        if unknown:
+            raise AccessLabelError(ACCESS_SECTION, f"unknown access key {ACCESS_SECTION}.{unknown[0]}: the access "
+                                                   f"keys are {' and '.join(ACCESS_KEYS)}")
+        labels, prefix = section, f"{ACCESS_SECTION}."
+    else:
+        for key in meta:
+            if key not in ACCESS_KEYS and ACCESS_LIKE.search(str(key)):
+                raise AccessLabelError(str(key), f"unknown access key {key!r}: the access keys are "
+                                                 f"{' and '.join(ACCESS_KEYS)} (a misspelt key would make the "
+                                                 f"document public)")
+        labels, prefix = meta, ""
+    department = labels.get("department")
+    if department is not None and not isinstance(department, (str, int)) or isinstance(department, bool):
+        raise AccessLabelError("department", f"{prefix}department must be one name, got {department!r}")
+    level = labels.get("security_level", 0)
+    if isinstance(level, bool) or not isinstance(level, (int, str)) or not str(level).strip().isdigit():
+        raise AccessLabelError("security_level", f"{prefix}security_level must be an integer ≥ 0, got {level!r}")
+    return Label(department=str(department) if department not in (None, "") else None, security_level=int(level))

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable, Iterator, Optional, Union
 
+from .access import ACCESS_KEYS, ACCESS_SECTION, AccessLabelError, labels_of
 from .instructions import instruction_phrases
 
 
@@ -57,7 +58,8 @@ Problem = tuple[str, int, str]
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 DEFAULT_EXCLUDE = ("README.md", "SOURCE.md")
-ACCESS_KEYS = ("department", "security_level")
+LABEL_KEYS = ACCESS_KEYS + (ACCESS_SECTION,)
+"""Metadata keys that hold access labels (`access.labels_of` reads them), not kept as other metadata."""
 
 _NUM = "一二三四五六七八九十百千零〇两0-9０-９"
 ARTICLE_RE = re.compile(rf"^(第[{_NUM}]+条(?:之[一二三四五六七八九十]+)?)(?:[\s\u3000]+(.*)|$)")
@@ -187,11 +189,6 @@ def split_front_matter(text: str) -> tuple[dict, str, int]:
     raise Malformed(1, "front matter opened with --- is never closed")
 
 
-ACCESS_LIKE = re.compile(r"depart|dept|secur|clearance|classif|confiden|secret|access|permission|visib|level"
-                         r"|部门|密级|权限|保密|级别", re.IGNORECASE)
-"""Keys that look like access labels: a misspelt one would silently leave its document public."""
-
-
 def front_matter_lines(text: str) -> dict[str, int]:
     """Returns the 1-based line of each top-level key of a markdown file's front matter."""
     lines = text.split("\n")
@@ -208,22 +205,13 @@ def front_matter_lines(text: str) -> dict[str, int]:
 
 
 def access_labels(meta: dict, line: int = 1, lines: Optional[dict[str, int]] = None) -> tuple[Optional[str], int]:
-    """Returns (department, security_level) from metadata; raises `Malformed` at the key's line for a key that
-    looks like an access key but is none, a department that is not one name, or a level that is not an integer ≥ 0."""
-    lines = lines or {}
-    for key in meta:
-        if key not in ACCESS_KEYS and ACCESS_LIKE.search(str(key)):
-            raise Malformed(lines.get(key, line), f"unknown access key {key!r}: the access keys are "
-                                                  f"{' and '.join(ACCESS_KEYS)} (a misspelt key would make the "
-                                                  f"document public)")
-    department = meta.get("department")
-    if department is not None and not isinstance(department, (str, int)):
-        raise Malformed(lines.get("department", line), f"department must be one name, got {department!r}")
-    level = meta.get("security_level", 0)
-    if isinstance(level, bool) or not isinstance(level, (int, str)) or not str(level).strip().isdigit():
-        raise Malformed(lines.get("security_level", line),
-                        f"security_level must be an integer ≥ 0, got {level!r}")
-    return (str(department) if department not in (None, "") else None), int(level)
+    """Returns (department, security_level) from metadata by the access schema (`access.labels_of`); raises
+    `Malformed` at the line of the key at fault."""
+    try:
+        label = labels_of(meta)
+    except AccessLabelError as e:
+        raise Malformed((lines or {}).get(e.key, line), str(e)) from None
+    return label.department, label.security_level
 
 
 def _sidecar(path: Path, root: Path) -> Optional[Path]:
@@ -282,7 +270,7 @@ def read_markdown(path: Path, root: Path) -> Document:
     text = "\n".join(lines[start:]).strip("\n")
     is_statute = any(ARTICLE_RE.match(l.strip()) for l in lines[start:])
     date = version_date(meta.get("date"), keys.get("date", 1)) or date_of(path.name, headers)
-    rest = {k: v for k, v in meta.items() if k not in ACCESS_KEYS + ("title", "date", "family", "kind")}
+    rest = {k: v for k, v in meta.items() if k not in LABEL_KEYS + ("title", "date", "family", "kind")}
     return Document(
         id=rel, source=rel, title=title, text=text, date=date,
         family=named["family"] or family_of(title),
@@ -350,7 +338,7 @@ def record_document(record: dict, rel: str, n: int, line: str) -> Document:
     department, level = access_labels(record, n)
     date = version_date(record.get("date"), n)
     title = (fields["title"] or "").strip() or (Path(rel).stem if pair else f"{Path(rel).stem} {rid}")
-    rest = {k: v for k, v in record.items() if k not in ("id", "title", "text", "date", "family") + ACCESS_KEYS}
+    rest = {k: v for k, v in record.items() if k not in ("id", "title", "text", "date", "family") + LABEL_KEYS}
     if pair:
         rest.update(question=pair[0], answer=pair[1])
     return Document(

@@ -4,6 +4,10 @@
 it over the target with `os.replace` and fsyncs the directory, so a reader
 sees the old file or the new one. Temp files are named ``.<name>.*.tmp``;
 `clean_temp` removes those a killed writer left behind.
+
+What these files hold — chunks, answers, learned state, wiki pages — may be
+restricted text, so every file written here is 0600 (`mkstemp`'s mode) and its
+folder 0700 (`private_dir`).
 """
 from __future__ import annotations
 
@@ -13,15 +17,34 @@ import time
 from pathlib import Path
 
 
+def private_dir(directory: Path) -> Path:
+    """Returns `directory` after creating it, and any missing parent, for its owner only (0700), or narrowing an
+    existing one of ours to that."""
+    directory = Path(directory)
+    missing = []
+    while not directory.exists() and directory != directory.parent:
+        missing.append(directory)
+        directory = directory.parent
+    for d in reversed(missing):
+        d.mkdir(mode=0o700, exist_ok=True)
+    leaf = missing[0] if missing else directory
+    info = leaf.stat()
+    if info.st_mode & 0o077 and info.st_uid == os.getuid():
+        os.chmod(leaf, info.st_mode & 0o700)
+    return leaf
+
+
 def write_atomic(path: Path, data: bytes) -> None:
     """Writes `data` to `path` atomically, keeping the previous file as ``<name>.bak``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(path.parent)
     if path.exists():
         write_replace(path.with_name(path.name + ".bak"), path.read_bytes())
     write_replace(path, data)
 
 
 def write_replace(path: Path, data: bytes) -> None:
+    """Replaces `path` by a file holding `data` (0600, in a 0700 folder), by write-rename."""
+    private_dir(path.parent)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as f:
@@ -42,7 +65,6 @@ def write_replace(path: Path, data: bytes) -> None:
 
 def write_text(path: Path, text: str) -> None:
     """Writes `text` (UTF-8) to `path` by write-rename, creating the directory."""
-    path.parent.mkdir(parents=True, exist_ok=True)
     write_replace(path, text.encode("utf-8"))
 
 

@@ -35,7 +35,7 @@ from .records import Relation
 from lambdarag.state import Record
 from lambdarag.errors import LambdaRAGError, StoreCorrupt
 
-from .access import Label, attested, visible
+from .access import Label, attested, principal, visible
 from .files import write_atomic
 
 if TYPE_CHECKING:
@@ -185,6 +185,11 @@ def put_relation(g: "nx.MultiDiGraph", names: dict[str, str], rec: RelationRecor
 
 class EntityGraph:
     """Entities and typed relations with provenance; see the module docstring for persistence.
+
+    Every reading method that takes a `user` shows only what that user may
+    see; a missing user is the public (`skills.store.access.principal`). The
+    raw accessors (`entity`, `entities`, `records`, `resolve`) are the store's
+    own and check nothing: callers showing their output filter with `visible`.
 
     >>> g = EntityGraph()
     >>> _ = g.add_relation(RelationRecord(head="条例", relation="依据", tail="法"))
@@ -453,7 +458,8 @@ class EntityGraph:
 
     def neighbors(self, name: str, relation: Optional[str] = None, direction: str = "out",
                   user: Optional[User] = None) -> list[RelationRecord]:
-        """Returns the relations leaving (``out``), entering (``in``) or touching (``both``) an entity."""
+        """Returns the relations leaving (``out``), entering (``in``) or touching (``both``) an entity that `user`
+        may see (no user: the public; an operator passes `ALL_ACCESS`)."""
         canonical = self.resolve(name)
         if canonical is None:
             return []
@@ -472,7 +478,8 @@ class EntityGraph:
         """Returns whether `user` may know the entity: a readable source names it, or (none recorded) a readable
         relation does; an entity with neither was added by hand and is public."""
         rec: EntityRecord = self.g.nodes[name]["record"]
-        if rec.sources or user is None:
+        user = principal(user)
+        if rec.sources or user.all_access:
             return rec.visible_to(user)
         edges = [d["record"] for _, _, d in self.g.in_edges(name, data=True)]
         edges += [d["record"] for _, _, d in self.g.out_edges(name, data=True)]
@@ -483,7 +490,7 @@ class EntityGraph:
         rec = self.entity(name)
         if rec is None or not self.visible(rec.name, user):
             return ()
-        if user is None:
+        if principal(user).all_access:
             return rec.versions
         shown = rec.model_copy(update={"versions": tuple(v for v in rec.versions
                                                          if visible([v.source], rec.sources, user))})

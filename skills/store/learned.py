@@ -344,9 +344,16 @@ def arrange(base: Sequence[tuple[str, float]], ids: Sequence[str], matrix: np.nd
             opened: bool) -> list[tuple[str, float]]:
     """Returns (chunk id, score) best first: the top `HEAD` by the head weights if the gate `opened`, else the
     unlearned top `HEAD` of `base` with its scores; then the other candidates of `score_matrix` (`ids`, `matrix`)
-    by ``params.tail`` (in unlearned order when it is empty), their scores shifted below the head's."""
-    head = rank(ids, matrix, params.vector())[:HEAD] if opened else list(base[:HEAD])
+    by ``params.tail`` (in unlearned order when it is empty), their scores shifted below the head's.
+
+    Only chunks of `base` (what plain retrieval returned, the first rows of `ids`) may take the top `HEAD`: a
+    chunk that learned signals alone brought in ranks after them, and is left out when `base` is shorter than
+    `HEAD`, so no confirmation can put a chunk plain retrieval did not return into the top 10.
+    """
+    plain = len(base)
+    head = rank(ids[:plain], matrix[:plain], params.vector())[:HEAD] if opened else list(base[:HEAD])
     taken = {c for c, _ in head}
-    rest = [(c, s) for c, s in rank(ids, matrix, params.vector(params.tail)) if c not in taken]
+    rest = [(c, s) for c, s in rank(ids, matrix, params.vector(params.tail)) if c not in taken] \
+        if len(head) == HEAD else []
     shift = max(0.0, rest[0][1] - head[-1][1] + 1e-6) if head and rest else 0.0
     return head + [(c, s - shift) for c, s in rest]

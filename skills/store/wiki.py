@@ -11,7 +11,7 @@ from typing import Any, Optional, Union
 from lambdarag import User
 from .records import WikiPage
 
-from .access import HIDDEN, Label, attested, visible
+from .access import HIDDEN, Label, attested, principal, visible
 from .graph import short_name
 
 HEADER = re.compile(r"^<!-- wiki (\{.*\}) -->$")
@@ -30,8 +30,9 @@ class Page:
     lines: Optional[dict[int, tuple[str, ...]]] = None    # None: a page compiled before lines carried sources
 
     def visible_text(self, user: Optional[User]) -> str:
-        """Returns the page with every line derived from a source `user` may not read removed ('' if hidden)."""
-        if user is None:
+        """Returns the page with every line derived from a source `user` may not read removed ('' if hidden; no
+        user: the public)."""
+        if principal(user).all_access:
             return self.text
         if self.lines is None:      # no per-line sources recorded: all or nothing
             return self.text if visible(self.labels, self.labels, user) else ""
