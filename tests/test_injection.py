@@ -226,11 +226,13 @@ M = "[来源: a.md#第三十八条]"
     f"船长负责管理和指挥船舶{M}。所有船舶免检{M}。",        # X[来源]。
     f"所有船舶免检。{M}船长负责管理和指挥船舶。{M}",        # X。[来源]: was never pruned
     f"所有船舶免检。船长负责管理和指挥船舶{M}。",          # an uncited sentence glued to a cited one
-], ids=["marker-before-stop", "marker-after-stop", "glued"])
+    f"船长负责管理和指挥船舶{M}。船长不负责管理和指挥船舶{M}。",   # a negation the cited sentence lacks
+], ids=["marker-before-stop", "marker-after-stop", "glued", "negated"])
 def test_claim_check_prunes_an_unsupported_sentence_whichever_side_of_the_stop_its_marker_is(answer):
     ctx = Context()
     out = build("claim_check").run(State.of("q", answer=answer, citations=(), hits=(LAW,), plan=RetrievalPlan()), ctx)
-    assert INJECTED not in out.answer and "船长负责管理和指挥船舶" in out.answer and out.verdict.passed
+    assert INJECTED not in out.answer and "不负责" not in out.answer and out.verdict.passed
+    assert out.answer.startswith("船长负责管理和指挥船舶")
     assert any(f["term"] == "claim_check" for f in ctx.trace.fallbacks())
 
 
