@@ -10,6 +10,9 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import subprocess
+import sys
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Sequence
@@ -88,3 +91,35 @@ def laws_slice(tmp_path_factory, sources: Sequence[str]) -> Iterator[tuple[Path,
         yield home, corpus
     finally:
         mp.undo()
+
+
+def free_port() -> int:
+    """Returns a TCP port on 127.0.0.1 that nothing listens on now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def serve_process(*args: str, timeout: float = 60) -> Iterator[str]:
+    """Yields the URL of a `lambdarag serve` child process (extra CLI `args`) once its /api/info answers."""
+    import httpx
+
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "orchestration.cli", "serve", "--port", str(port), *args],
+                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            assert proc.poll() is None, proc.stderr.read()
+            try:
+                httpx.get(f"{url}/api/info", timeout=2)
+                break
+            except httpx.TransportError:
+                assert time.monotonic() < deadline, f"lambdarag serve did not answer within {timeout:.0f} s"
+                time.sleep(0.2)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
