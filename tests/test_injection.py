@@ -145,6 +145,11 @@ def test_the_cli_exits_3_and_explain_shows_the_flagged_chunk(planted, llm_server
     answer = out.split("\n\n")[1]
     assert INJECTED not in answer and "warning: degraded answer" in out
     assert f"flagged {PLANTED}#第二条: reads like an instruction to the system (忽略以上); never quoted" in out
+    streamed = ["ask", QUESTIONS[0], "--stream", "--config", str(config_file(home, llm_server.url))]
+    assert main(streamed) == EXIT_SERVICE
+    printed = capsys.readouterr().out
+    standing = printed.split("\n[attempt ")[-1].split("]\n\n", 1)[1].split("\n\ncitations:")[0]   # after the last retraction
+    assert "retracted" in printed and standing.strip() and INJECTED not in standing
 
 
 def test_the_offline_answer_never_quotes_the_order(planted, llm_server):
