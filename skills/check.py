@@ -22,7 +22,7 @@ from lambdarag.stream import Attempt, Retract, live_text
 from .context import FENCE_NOTE, MARKER, cited, claims, citable, resolve
 from .generate import REFUSAL
 from .registry import skill
-from .sentences import bigrams, covered
+from .sentences import bigrams, covered, split_sentences
 from .store.instructions import flagged
 from .store.records import Hit
 
@@ -43,16 +43,30 @@ def exempt(claim: str) -> bool:
     return REFUSAL in claim or claim.startswith(("根据现有资料：", "以下方面", "缺少", "相同：", "不同："))
 
 
+NEGATION = re.compile(r"不|未|没有|禁止|免")
+"""Words that turn a statement into its opposite: 船长不负责… shares nearly every bigram with 船长负责…"""
+
+
+def adds_negation(part: str, hit: Hit) -> bool:
+    """Returns whether `part` negates while the chunk sentence closest to it does not (船长不负责… cited to
+    船长负责…); a paraphrase may swap 不得 for 禁止, so any negation word in that sentence will do."""
+    if not NEGATION.search(part):
+        return False
+    best = max(split_sentences(hit.text) or [hit.text], key=lambda s: covered(part, s))
+    return not NEGATION.search(best)
+
+
 def supports(claim: str, hit: Hit, threshold: float = SUPPORT) -> bool:
     """Returns whether the cited chunk covers every sentence of the claim (bigram share of its text, or of
-    title + text); a chunk holding instruction-like text supports nothing.
+    title + text) without a negation its source lacks; a chunk holding instruction-like text supports nothing.
 
     Sentence by sentence, so an uncited sentence glued to a cited one (X。Y[来源: …]) needs support of its own.
     """
     if flagged(hit):
         return False
     parts = [p for p in _SENTENCE_END.split(claim) if bigrams(p)] or [claim]
-    return all(max(covered(p, hit.text), covered(p, hit.title + hit.text)) >= threshold for p in parts)
+    return all(max(covered(p, hit.text), covered(p, hit.title + hit.text)) >= threshold and not adds_negation(p, hit)
+               for p in parts)
 
 
 def status_of(claim: str, m: re.Match[str], hits: Sequence[Hit], threshold: float = SUPPORT) -> Status:

@@ -4,10 +4,6 @@ from __future__ import annotations
 
 import json
 import socket
-import subprocess
-import sys
-import time
-from pathlib import Path
 from typing import Iterator
 
 import httpx
@@ -16,8 +12,8 @@ import pytest
 from orchestration.config import parse_config
 from orchestration.http_limits import trusted_hosts
 from qademo.app import MAX_BODY_BYTES
+from tests.conftest import ROOT, serve_process
 
-ROOT = Path(__file__).resolve().parents[1]
 DEPLOYED = "rag.example.org"
 BODY = b'{"query": "' + b"x" * (1024 * 1024) + b'"}'      # 1 MB
 
@@ -28,26 +24,8 @@ def port(tmp_path_factory) -> Iterator[int]:
     config = tmp_path_factory.mktemp("serve") / "agent-config.yml"
     config.write_text((ROOT / "agent-config.yml").read_text(encoding="utf-8")
                       + f"\nserver:\n  trustedHosts: [{DEPLOYED}]\n", encoding="utf-8")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        free = s.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, "-m", "orchestration.cli", "serve", "--port", str(free),
-                             "--config", str(config)], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            text=True)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert proc.poll() is None, proc.stderr.read()
-            try:
-                httpx.get(f"http://127.0.0.1:{free}/api/info", timeout=2)
-                break
-            except httpx.TransportError:
-                assert time.monotonic() < deadline, "lambdarag serve did not answer within 60 s"
-                time.sleep(0.2)
-        yield free
-    finally:
-        proc.terminate()
-        proc.wait(timeout=20)
+    with serve_process("--config", str(config)) as url:
+        yield int(url.rsplit(":", 1)[1])
 
 
 def chunked(head: bytes, body: bytes, piece: int = 16 * 1024) -> Iterator[bytes]:

@@ -145,6 +145,11 @@ def test_the_cli_exits_3_and_explain_shows_the_flagged_chunk(planted, llm_server
     answer = out.split("\n\n")[1]
     assert INJECTED not in answer and "warning: degraded answer" in out
     assert f"flagged {PLANTED}#第二条: reads like an instruction to the system (忽略以上); never quoted" in out
+    streamed = ["ask", QUESTIONS[0], "--stream", "--config", str(config_file(home, llm_server.url))]
+    assert main(streamed) == EXIT_SERVICE
+    printed = capsys.readouterr().out
+    standing = printed.split("\n[attempt ")[-1].split("]\n\n", 1)[1].split("\n\ncitations:")[0]   # after the last retraction
+    assert "retracted" in printed and standing.strip() and INJECTED not in standing
 
 
 def test_the_offline_answer_never_quotes_the_order(planted, llm_server):
@@ -226,11 +231,13 @@ M = "[来源: a.md#第三十八条]"
     f"船长负责管理和指挥船舶{M}。所有船舶免检{M}。",        # X[来源]。
     f"所有船舶免检。{M}船长负责管理和指挥船舶。{M}",        # X。[来源]: was never pruned
     f"所有船舶免检。船长负责管理和指挥船舶{M}。",          # an uncited sentence glued to a cited one
-], ids=["marker-before-stop", "marker-after-stop", "glued"])
+    f"船长负责管理和指挥船舶{M}。船长不负责管理和指挥船舶{M}。",   # a negation the cited sentence lacks
+], ids=["marker-before-stop", "marker-after-stop", "glued", "negated"])
 def test_claim_check_prunes_an_unsupported_sentence_whichever_side_of_the_stop_its_marker_is(answer):
     ctx = Context()
     out = build("claim_check").run(State.of("q", answer=answer, citations=(), hits=(LAW,), plan=RetrievalPlan()), ctx)
-    assert INJECTED not in out.answer and "船长负责管理和指挥船舶" in out.answer and out.verdict.passed
+    assert INJECTED not in out.answer and "不负责" not in out.answer and out.verdict.passed
+    assert out.answer.startswith("船长负责管理和指挥船舶")
     assert any(f["term"] == "claim_check" for f in ctx.trace.fallbacks())
 
 
