@@ -158,6 +158,10 @@ def test_anonymous_sources_never_agree_by_default_and_trusted_users_do(setup):
                                                            (True, "applied")]
     assert len(loop_of(config).votes.pending()) == 1               # the untrusted vote still waits
 
+    config, _ = setup(trustedUsers=["anonymous"], trustedAgreement=1)    # the anonymous user is never trusted
+    client = TestClient(create_app(config, NAME))
+    assert vote(client, ask(client, QUESTION)["query_id"], chunk).json()["status"] == "pending"
+
 
 def test_a_restricted_chunk_is_confirmed_only_by_a_caller_who_may_read_it(setup):
     config, path = setup()
