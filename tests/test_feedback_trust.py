@@ -158,6 +158,10 @@ def test_anonymous_sources_never_agree_by_default_and_trusted_users_do(setup):
                                                            (True, "applied")]
     assert len(loop_of(config).votes.pending()) == 1               # the untrusted vote still waits
 
+    config, _ = setup(trustedUsers=["anonymous"], trustedAgreement=1)    # the anonymous user is never trusted
+    client = TestClient(create_app(config, NAME))
+    assert vote(client, ask(client, QUESTION)["query_id"], chunk).json()["status"] == "pending"
+
 
 def test_a_restricted_chunk_is_confirmed_only_by_a_caller_who_may_read_it(setup):
     config, path = setup()
@@ -210,8 +214,9 @@ def learned_ranking(backend, directory, query: str, user: User = PUBLIC) -> list
     return [h.chunk_id for h in retrieval_term("bm25").run(State.of(query, plan=PLAN, user=user), ctx).hits]
 
 
-def test_no_confirmation_lifts_a_chunk_plain_retrieval_did_not_return_into_anyones_top_10(maritime_bm25, tmp_path):
-    backend = maritime_bm25
+def test_no_confirmation_lifts_a_chunk_plain_retrieval_did_not_return_into_anyones_top_10(setup, tmp_path):
+    config, _ = setup()
+    backend = knowledge.open_knowledge(config, NAME).index
     plain = learned_ranking(backend, tmp_path, QUESTION)
     poison = next(c.id for c in backend.chunks() if "渔业法(" in c.source and c.id not in plain)
     deep = plain[-1]                                            # returned by plain retrieval, far below the top 10
@@ -220,7 +225,7 @@ def test_no_confirmation_lifts_a_chunk_plain_retrieval_did_not_return_into_anyon
     strong = {name: 8.0 if name == "neighbours" else 0.0 for name in SIGNALS}
     Confirmations(tmp_path).save_params(LearnedParams(weights=strong, gate=-1.0, tail={"neighbours": 8.0}), {})
     for query in (QUESTION, PARAPHRASE):
-        for user in (PUBLIC, ALL_ACCESS):
+        for user in (PUBLIC, PORT, ALL_ACCESS):
             ranked = learned_ranking(backend, tmp_path, query, user)
             assert poison not in ranked[:HEAD] and poison in ranked      # the learned tail takes it in, below 10
     assert learned_ranking(backend, tmp_path, QUESTION).index(deep) < HEAD   # what retrieval found may rise

@@ -33,6 +33,7 @@ from typing import Any, Mapping, Optional
 
 from lambdarag import User
 from lambdarag.errors import FeedbackRateLimited, FeedbackRefused
+from lambdarag.state import PUBLIC
 
 from ..config import VoteConfig
 from .cache import normalise, scope_of
@@ -92,12 +93,16 @@ class Votes:
         vote = {"id": f"vote-{uuid.uuid4().hex[:10]}", "query_id": query_id,
                 "question": record.get("rewritten_query") or record["query"], "chunk": chunk_id, "verdict": verdict,
                 "source": voter.source, "user": voter.user.id, "scope": record.get("scope", ""),
-                "trusted": voter.operator or voter.user.id in self.config.trusted_users, "time": now(),
+                "trusted": voter.operator or self.trusts(voter.user), "time": now(),
                 "status": "pending", "confirmation": None}
         self.store.update(lambda data: data.setdefault("votes", {}).__setitem__(vote["id"], vote))
         agreeing = [vote] if voter.operator else self.agreeing(vote)
         return self.apply(agreeing, by="operator" if voter.operator else "agreement")[vote["id"]] if agreeing \
             else vote
+
+    def trusts(self, user: User) -> bool:
+        """Returns whether votes of `user` count toward `trusted_agreement` (never the anonymous user's)."""
+        return user.id != PUBLIC.id and user.id in self.config.trusted_users
 
     def count_attempt(self, source: str) -> None:
         """Counts one vote of `source`, or raises `FeedbackRateLimited` when its window is full."""
