@@ -20,9 +20,10 @@ Factory = Callable[[Mapping[str, Any]], Term]
 class Registry(Mapping[str, Factory]):
     """Returns factories by name; `register(name)` is the decorator that adds one."""
 
-    def __init__(self, kind: str, homes: Mapping[str, str] | None = None) -> None:
+    def __init__(self, kind: str, homes: Mapping[str, str] | None = None, *, declares: bool = True) -> None:
         self.kind = kind
         self.homes = dict(homes or {})
+        self.declares = declares
         self._factories: dict[str, Factory] = {}
 
     def register(self, name: str) -> Callable[[Factory], Factory]:
@@ -34,13 +35,21 @@ class Registry(Mapping[str, Factory]):
 
         return add
 
-    def build(self, name: str, config: Mapping[str, Any] | None = None) -> Term:
-        """Returns the named term built from `config`, or fails listing the valid names."""
+    def build(self, name: str, config: Mapping[str, Any] | None = None, *,
+              params: Mapping[str, Any] | None = None) -> Term:
+        """Returns the named term built from `config`, or fails listing the valid names.
+
+        With `declares`, the term is marked as built here (`Term.declared`), so
+        it prints as ``name(params)`` — `params` are the keys of `config` given
+        explicitly (default: all of it) — and can be read back from that form.
+        """
         try:
             factory = self[name]
         except KeyError:
             raise ConfigError(f"unknown {self.kind} {name!r}; valid {self.kind}s: {', '.join(sorted(self))}") from None
-        return factory(dict(config or {}))
+        config = dict(config or {})
+        term = factory(config)
+        return term.declared(name, config if params is None else params, config) if self.declares else term
 
     def __getitem__(self, name: str) -> Factory:
         if name not in self._factories and name in self.homes:

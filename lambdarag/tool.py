@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional
 from .errors import CompositionError, ProviderError
 from .state import ReadView, State
 from .runtime import apply_writes, execute
-from .term import EFFECTS, Path, Term, strongest
+from .term import EFFECTS, Path, Term, read_mark, strongest
 
 if TYPE_CHECKING:
     from .cost import CostModel
@@ -28,7 +28,8 @@ def wants_context(fn: Callable[..., Any]) -> bool:
 
 def atom_form(name: str, reads: frozenset[str]) -> str:
     """Returns how an atom prints: ``name(q, _)`` when it also reads the original query."""
-    return f"{name}(q, _)" if "original_query" in reads and len(reads) > 1 else name
+    mark = read_mark(reads)
+    return f"{name}({', '.join(mark)})" if mark else name
 
 
 def field_set(term: str, what: str, fields: Iterable[str]) -> frozenset[str]:
@@ -83,7 +84,7 @@ class Atom(Term):
     def free_reads(self) -> dict[str, Path]:
         return {field: (self.name,) for field in sorted(self._reads)}
 
-    def form(self, expand: bool = False) -> str:
+    def _form(self, expand: bool) -> str:
         return atom_form(self.name, self._reads)
 
 

@@ -377,7 +377,26 @@ def teach(args: argparse.Namespace, loop, name: str) -> int:
     return 0
 
 
-COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {"feedback": cmd_feedback,
+def cmd_check(args: argparse.Namespace) -> int:
+    """Validates a config without running a query: prints the plugins it loaded and each route's λ-form,
+    effect signature and cost bound (exit 2 with the first error)."""
+    from orchestration.config import config_path, load_config
+    from orchestration.declared import check_declared
+
+    path = config_path(args.config)
+    config = load_config(path)
+    print(f"{path}: ok; plugins: {', '.join(config.plugins) or 'none'}")
+    declared = [name for name, p in config.patterns.items() if p.expr is not None]
+    if declared:
+        print(f"declared patterns: {', '.join(declared)}")
+    text = path.read_text(encoding="utf-8")
+    for r in check_declared(config, text, str(path), lambda loc: None):
+        budget = f"; over budgetPerQuery, {r.over_budget}" if r.over_budget else ""
+        print(f"\n{r.query_type}: {r.strategy}\n  λq. {r.form}\n  effects {r.effects}; cost bound {r.cost:.4f}{budget}")
+    return 0
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {"feedback": cmd_feedback, "check": cmd_check,
                                                             "index": cmd_index, "eval": cmd_eval,
                                                             "compile-wiki": cmd_compile_wiki,
                                                             "ask": cmd_ask, "search": cmd_ask,
@@ -436,6 +455,8 @@ def parser() -> argparse.ArgumentParser:
                                     "arguments after NAME go to the script.")
     bn.add_argument("name", help="benchmark name: the stem of a bench/*.py file")
     bn.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the benchmark script")
+    ck = sub.add_parser("check", help="validate a config: plugins, declared patterns, each route's λ-form and cost")
+    ck.add_argument("--config", default=argparse.SUPPRESS, type=Path, help="agent-config.yml to check")
     fb = sub.add_parser("feedback", help="inspect, revert and teach what the feedback loop learned")
     fb.add_argument("action", choices=["list", "show", "revert", "learn", "confirm", "reject", "fit", "correct",
                                        "stats"])

@@ -9,7 +9,7 @@ from typing import Any, Mapping, Optional
 from pydantic.alias_generators import to_snake
 
 from lambdarag import CostModel, Term
-from patterns import REGISTRY as PATTERNS
+from patterns import build as build_pattern
 from patterns import fan_out_merge, review
 from skills import build as build_skill
 
@@ -26,6 +26,7 @@ def settings_of(config: AgentConfig) -> dict[str, Any]:
     return {
         "skills": config.retrieval.skills.model_dump(),
         "patterns": {name: {to_snake(k): v for k, v in p.model_dump().items()} for name, p in config.patterns.items()},
+        "declared": {name: p.expr for name, p in config.patterns.items() if p.expr is not None},
     }
 
 
@@ -59,7 +60,7 @@ class RouteChoice:
 
 def strategy_term(names: tuple[str, ...], settings: Mapping[str, Any]) -> Term:
     """Returns one pattern, or several fanned out concurrently and merged by RRF."""
-    built = [PATTERNS.build(n, settings) for n in names]
+    built = [build_pattern(n, settings) for n in names]
     return built[0] if len(built) == 1 else fan_out_merge(*built)
 
 
@@ -73,7 +74,7 @@ def choose(config: AgentConfig, query_type: str, strategies: Optional[tuple[str,
     bound = term.cost_bound(cost_model(config))
     budget = config.cost.budget_per_query
     if bound > budget:
-        cheap = with_answer(PATTERNS.build(config.cost.fallback, settings))
+        cheap = with_answer(build_pattern(config.cost.fallback, settings))
         return RouteChoice(query_type, config.cost.fallback, cheap, reason,
                            fallback=f"budget: {strategy} costs up to {bound:.4f} > budgetPerQuery {budget:.4f}; "
                                     f"ran {config.cost.fallback} instead")
