@@ -292,7 +292,11 @@ class Parser:
         generate = self.seq()
         self.take(",", "after Guard's generator")
         check = self.seq()
-        options = self.options("Guard", ("retry",))
+        options = self.options("Guard", ("retry", "accept"))
+        if "accept" in options:
+            key = options["accept"][0]
+            raise DeclarationError(f"column {key.column}: Guard's accept= is a Python function; a declared Guard "
+                                   f"accepts the check's passing verdict", column=key.column)
         return Guard(generate, check, retry=options["retry"][1] if "retry" in options else 1)
 
     def map(self) -> Term:
