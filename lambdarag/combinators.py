@@ -707,8 +707,11 @@ class Named(Term):
         return prefixed(self.body.free_reads(), self.name)
 
     def _form(self, expand: bool) -> str:
-        """Returns the name, or expanded the body with the patterns inside it by name (so it can be read back)."""
-        return self.body.form() if expand else self.name
+        return self.body.form(expand) if expand else self.name
+
+    def __str__(self) -> str:
+        """Returns ``λq.`` and the body with the patterns inside it by name: the form a declaration reads back."""
+        return f"λq. {self.body.form()}"
 
     def _effect_signature(self) -> str:
         return self.body.effect_signature()

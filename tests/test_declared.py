@@ -153,7 +153,8 @@ def test_a_module_not_listed_under_plugins_is_never_imported(tmp_path):
     out = cli("check", "--config", str(config))
     assert out.returncode == 0, out.stderr
     assert (tmp_path / "imported.marker").exists()
-    assert "plugins: marker_plugin" in out.stdout and "fact: mine\n  λq. hybrid_search >> marker_skill >> Guard(" in out.stdout
+    assert "plugins: marker_plugin" in out.stdout and "fact: mine\n  λq. Par(bm25_search, embedding_search) >> " in out.stdout
+    assert ">> statutes_ahead >> marker_skill >> Guard(" in out.stdout
 
 
 def test_a_plugin_that_fails_to_import_is_named_with_its_yaml_line(tmp_path):
