@@ -123,9 +123,10 @@ def test_a_route_over_budget_is_reported_when_the_config_loads(caplog):
            "keyword_search instead" in caplog.text
 
 
-def cli(*args: str, cwd=ROOT) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "orchestration.cli", *args], cwd=cwd, capture_output=True,
-                          text=True, timeout=600, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+def cli(*args: str, path: str = "") -> subprocess.CompletedProcess:
+    """Runs the CLI; `path` is put on the Python path too (so a module there could be imported by name)."""
+    return subprocess.run([sys.executable, "-m", "orchestration.cli", *args], cwd=ROOT, capture_output=True,
+                          text=True, timeout=600, env={"PYTHONPATH": f"{ROOT}:{path}", "PATH": "/usr/bin:/bin"})
 
 
 MARKER_PLUGIN = """\
@@ -144,11 +145,15 @@ def test_a_module_not_listed_under_plugins_is_never_imported(tmp_path):
     (tmp_path / "marker_plugin.py").write_text(MARKER_PLUGIN)
     config = tmp_path / "c.yml"
     declaration = "patterns:\n  mine:\n    expr: hybrid_search >> marker_skill\norchestration:\n  routing:\n    fact: mine\n"
-    config.write_text(declaration)
-    out = cli("check", "--config", str(config))
-    assert out.returncode == 2 and "Traceback" not in out.stderr
-    assert "line 3: patterns.mine.expr: column 28: unknown skill or pattern 'marker_skill'" in out.stderr
-    assert not (tmp_path / "imported.marker").exists()
+    for text, error in [(declaration, "line 3: patterns.mine.expr: column 28: unknown skill or pattern 'marker_skill'"),
+                        (declaration.replace("marker_skill", "marker_plugin"), "unknown skill or pattern 'marker_plugin'"),
+                        (declaration.replace("fact: mine", "fact: marker_plugin"),
+                         "line 6: orchestration.routing.fact: unknown pattern 'marker_plugin'")]:
+        config.write_text(text)
+        out = cli("check", "--config", str(config), path=str(tmp_path))  # importable, yet never imported
+        assert out.returncode == 2 and "Traceback" not in out.stderr
+        assert error in out.stderr
+        assert not (tmp_path / "imported.marker").exists()
     config.write_text("plugins: [marker_plugin]\n" + declaration)
     out = cli("check", "--config", str(config))
     assert out.returncode == 0, out.stderr
@@ -207,3 +212,25 @@ def test_the_readme_section_runs_as_written_on_the_demo():
         else:
             assert out.stdout.startswith(comment.strip() + " "), out.stdout[:200]
             assert "[来源: " in out.stdout
+
+
+def test_a_misspelt_skill_in_the_readme_config_exits_2_naming_the_line_and_the_valid_skills(tmp_path):
+    import shutil
+
+    shutil.copy(ROOT / "examples" / "my_plugin.py", tmp_path)
+    text = (ROOT / "examples" / "my-pipeline.yml").read_text(encoding="utf-8")
+    (tmp_path / "typo.yml").write_text(text.replace(">> per_source(limit=2)", ">> per_sorce(limit=2)"))
+    out = cli("check", "--config", str(tmp_path / "typo.yml"))
+    assert out.returncode == 2 and out.stdout == ""
+    (line,) = out.stderr.splitlines()
+    column = text.splitlines()[4].index("per_source(limit=2)") + 1
+    assert line.startswith(f"lambdarag check: {tmp_path / 'typo.yml'}: line 5: patterns.lean_search.expr: column "
+                           f"{column}: unknown skill or pattern 'per_sorce'; valid patterns: compare_search, ")
+    assert ", side_by_side, " in line and "; valid skills: answer_generate, " in line and ", per_source, " in line
+
+
+def test_a_declared_pipeline_reading_a_field_nothing_writes_fails_when_the_config_loads():
+    with pytest.raises(ConfigError, match=r"^cfg.yml: line 3: patterns.lean.expr: pattern 'lean': term 'rerank' reads "
+                                          r"field 'hits', which no earlier term writes \(path: Compose\[1\] › "
+                                          r"rerank\)"):
+        parse_config("patterns:\n  lean:\n    expr: bm25_search >> rerank\n", "cfg.yml")
