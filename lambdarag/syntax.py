@@ -43,7 +43,7 @@ class Token(NamedTuple):
     column: int  # 1-based
 
 
-_TOKEN = re.compile(r"""\s*(?:(?P<string>"(?:[^"\\]|\\.)*")|(?P<number>-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)
+_TOKEN = re.compile(r"""(?:(?P<string>"(?:[^"\\]|\\.)*")|(?P<number>-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)
                         |(?P<python>‹[^›]*›)|(?P<op>>>|[(){}\[\],:=])|(?P<name>[^\W\d]\w*))""", re.X)
 WORDS = {"true": True, "false": False, "null": None}
 
@@ -60,10 +60,9 @@ def tokens(text: str) -> list[Token]:
         if pos == len(text):
             return out + [Token("end", "", pos + 1)]
         m = _TOKEN.match(text, pos)
-        if m is None or m.end() == pos:
+        if m is None:
             raise DeclarationError(f"column {pos + 1}: unexpected {text[pos]!r}", column=pos + 1)
-        kind = m.lastgroup or "op"
-        out.append(Token(kind, m.group(kind), m.start(kind) + 1))
+        out.append(Token(m.lastgroup, m.group(), pos + 1))
         pos = m.end()
 
 

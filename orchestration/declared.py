@@ -89,14 +89,14 @@ class RouteReport:
     over_budget: Optional[str]
 
 
-def check_declared(config: Any, text: str, source: str, where: Where) -> list[RouteReport]:
-    """Builds every declared pattern and every route, so wiring and cost errors surface at load; returns the routes.
+def check_declared(config: Any, text: str, source: str, where: Where) -> None:
+    """Builds every declared pattern and every route, so wiring and cost errors surface at load.
 
-    A route over ``cost.budgetPerQuery`` is logged (and runs ``cost.fallback``).
+    A route over ``cost.budgetPerQuery`` is logged (it runs ``cost.fallback``).
     """
     from patterns import build as build_pattern
 
-    from .router import cost_model, route_table, settings_of
+    from .router import settings_of
 
     settings = settings_of(config)
     for name in settings["declared"]:
@@ -104,20 +104,24 @@ def check_declared(config: Any, text: str, source: str, where: Where) -> list[Ro
             build_pattern(name, settings)
         except DeclarationError as e:
             line, start = expr_column(text, name)
-            column = start + e.column
-            message = str(e).replace(f"column {e.column}:", f"column {column}:", 1)
+            message = str(e).replace(f"column {e.column}:", f"column {start + e.column}:", 1)
             raise ConfigError(at(source, line, f"patterns.{name}.expr", message)) from None
         except (ConfigError, CompositionError) as e:
             raise ConfigError(at(source, where(("patterns", name, "expr")), f"patterns.{name}.expr", str(e))) from None
     try:
-        table = route_table(config)
+        reports = route_reports(config)
     except (ConfigError, CompositionError) as e:
         raise ConfigError(at(source, where(("orchestration", "routing")), "orchestration.routing", str(e))) from None
+    for r in reports:
+        if r.over_budget:
+            log.warning("%s: route %s: %s", source, r.query_type, r.over_budget)
+
+
+def route_reports(config: Any) -> list[RouteReport]:
+    """Returns every route of `config` (each query type and `default`) as `lambdarag check` prints it."""
+    from .router import cost_model, route_table
+
     model = cost_model(config)
-    reports = []
-    for query_type, choice in table.items():
-        if choice.fallback:
-            log.warning("%s: route %s: %s", source, query_type, choice.fallback)
-        reports.append(RouteReport(query_type, choice.strategy, choice.term.form(expand=True),
-                                   choice.term.effect_signature(), choice.term.cost_bound(model), choice.fallback))
-    return reports
+    return [RouteReport(query_type, choice.strategy, choice.term.form(expand=True), choice.term.effect_signature(),
+                        choice.term.cost_bound(model), choice.fallback)
+            for query_type, choice in route_table(config).items()]

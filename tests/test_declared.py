@@ -40,6 +40,7 @@ def test_parameters_print_in_yaml_spelling_and_make_a_different_term():
 
 
 @pytest.mark.parametrize("text, message", [
+    ("bm25_search >> ;", "column 16: unexpected ';'"),
     ("bm25_search >>", "column 15: expected a skill, a pattern, Identity or a combinator (Par, If, Route, Guard, "
                        "Map), found the end"),
     ("Par(bm25_search, embedding_search >> score_fusion", "column 50: expected ')' to close Par, found the end"),
@@ -121,6 +122,15 @@ def test_a_route_over_budget_is_reported_when_the_config_loads(caplog):
     parse_config("cost:\n  budgetPerQuery: 0.001\n", "cheap.yml")
     assert "cheap.yml: route default: budget: hybrid_search costs up to 0.0162 > budgetPerQuery 0.0010; ran " \
            "keyword_search instead" in caplog.text
+
+
+def test_check_prints_a_route_over_budget_with_what_runs_instead(tmp_path):
+    (tmp_path / "cheap.yml").write_text("cost:\n  budgetPerQuery: 0.001\n")
+    out = cli("check", "--config", str(tmp_path / "cheap.yml"))
+    assert out.returncode == 0
+    assert "\ndefault: keyword_search\n  λq. bm25_search >> rrf_merge(k=60) >> Guard(" in out.stdout
+    assert "  over cost.budgetPerQuery: budget: hybrid_search costs up to 0.0162 > budgetPerQuery 0.0010; ran " \
+           "keyword_search instead\n" in out.stdout
 
 
 def cli(*args: str, path: str = "") -> subprocess.CompletedProcess:
