@@ -381,15 +381,15 @@ def cmd_check(args: argparse.Namespace) -> int:
     """Validates a config without running a query: prints the plugins it loaded and each route's λ-form,
     effect signature and cost bound (exit 2 with the first error)."""
     from orchestration.config import config_path, load_config
-    from orchestration.declared import route_reports
+    from orchestration.router import route_reports
 
     path = config_path(args.config)
-    config = load_config(path)  # imports the plugins, builds and checks every declared pattern and route
+    config = load_config(path)  # imports the plugins, builds every declared pattern
     print(f"{path}: ok; plugins: {', '.join(config.plugins) or 'none'}")
     declared = [name for name, p in config.patterns.items() if p.expr is not None]
     if declared:
         print(f"declared patterns: {', '.join(declared)}")
-    for r in route_reports(config):
+    for r in route_reports(config, str(path)):
         print(f"\n{r.query_type}: {r.strategy}\n  λq. {r.form}\n  effects {r.effects}; cost bound {r.cost:.4f}")
         if r.over_budget:
             print(f"  over cost.budgetPerQuery: {r.over_budget}")

@@ -13,7 +13,7 @@ from typing import Any, Literal, Optional, Union
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, ValidationInfo, field_validator
-from pydantic.alias_generators import to_camel
+from pydantic.alias_generators import to_camel, to_snake
 
 from lambdarag.errors import ConfigError
 
@@ -255,6 +255,20 @@ class AgentConfig(Section):
         return self.model_copy(update={"llm": llm})
 
 
+def settings_of(config: AgentConfig) -> dict[str, Any]:
+    """Returns the plain mapping patterns are built from (component sections, pattern parameters, snake_case, and
+    the patterns declared by ``expr:``).
+
+    A pattern's own parameters are extra keys of its section and keep their
+    YAML spelling (perSide), so they are converted here, like the declared ones.
+    """
+    return {
+        "skills": config.retrieval.skills.model_dump(),
+        "patterns": {name: {to_snake(k): v for k, v in p.model_dump().items()} for name, p in config.patterns.items()},
+        "declared": {name: p.expr for name, p in config.patterns.items() if p.expr is not None},
+    }
+
+
 def _line_of(text: str, loc: tuple[Any, ...]) -> Optional[int]:
     """Returns the 1-based YAML line of the node at `loc`, if it can be found."""
     try:
@@ -285,7 +299,7 @@ def parse_config(text: str, source: str = "<string>") -> AgentConfig:
         raise ConfigError(f"{source}:{where} is not valid YAML: {getattr(e, 'problem', e)}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: the top level must be a mapping, got {type(data).__name__}")
-    from .declared import check_declared, declared_names, import_plugins
+    from .declared import check_expressions, declared_names, import_plugins
 
     def where(loc: tuple[Any, ...]) -> Optional[int]:
         return _line_of(text, loc)
@@ -304,7 +318,7 @@ def parse_config(text: str, source: str = "<string>") -> AgentConfig:
             msg = f"unknown key {loc[-1]!r}"
         more = f" (and {len(e.errors()) - 1} more problems)" if len(e.errors()) > 1 else ""
         raise ConfigError(f"{source}:{f' line {line}:' if line else ''} {path}: {msg}{more}") from None
-    check_declared(config, text, source, where)
+    check_expressions(settings_of(config), text, source, where)
     return config
 
 

@@ -1,4 +1,4 @@
-"""Pipelines declared in agent-config.yml: the `plugins:` allowlist imported, `expr:` patterns and routes checked at load.
+"""Pipelines declared in agent-config.yml: the `plugins:` allowlist imported, `expr:` patterns built at load.
 
 Only the modules listed under ``plugins:`` are imported (from the config's
 folder or the Python path); a name in an expression or a route is looked up in
@@ -8,16 +8,13 @@ expression's error also names its column.
 from __future__ import annotations
 
 import importlib
-import logging
 import re
 import sys
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Mapping, Optional
 
 from lambdarag.errors import CompositionError, ConfigError, DeclarationError
 
-log = logging.getLogger(__name__)
 MODULE = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 Where = Callable[[tuple[Any, ...]], Optional[int]]
 """Returns the YAML line of a config path (`orchestration.config._line_of` over the file's text)."""
@@ -77,28 +74,11 @@ def expr_column(text: str, name: str) -> tuple[Optional[int], int]:
     return node.start_mark.line + 1, node.start_mark.column + quoted
 
 
-@dataclass(frozen=True)
-class RouteReport:
-    """One route as `lambdarag check` prints it: its strategy, λ-form, effects, cost bound and any downgrade."""
-
-    query_type: str
-    strategy: str
-    form: str
-    effects: str
-    cost: float
-    over_budget: Optional[str]
-
-
-def check_declared(config: Any, text: str, source: str, where: Where) -> None:
-    """Builds every declared pattern and every route, so wiring and cost errors surface at load.
-
-    A route over ``cost.budgetPerQuery`` is logged (it runs ``cost.fallback``).
-    """
+def check_expressions(settings: Mapping[str, Any], text: str, source: str, where: Where) -> None:
+    """Builds every pattern declared by ``expr:``, so syntax, unknown names and wiring (free reads, overlapping
+    `Par` writes, a `Guard` whose generator cannot see the verdict) fail at load, naming the YAML line."""
     from patterns import build as build_pattern
 
-    from .router import settings_of
-
-    settings = settings_of(config)
     for name in settings["declared"]:
         try:
             build_pattern(name, settings)
@@ -108,20 +88,3 @@ def check_declared(config: Any, text: str, source: str, where: Where) -> None:
             raise ConfigError(at(source, line, f"patterns.{name}.expr", message)) from None
         except (ConfigError, CompositionError) as e:
             raise ConfigError(at(source, where(("patterns", name, "expr")), f"patterns.{name}.expr", str(e))) from None
-    try:
-        reports = route_reports(config)
-    except (ConfigError, CompositionError) as e:
-        raise ConfigError(at(source, where(("orchestration", "routing")), "orchestration.routing", str(e))) from None
-    for r in reports:
-        if r.over_budget:
-            log.warning("%s: route %s: %s", source, r.query_type, r.over_budget)
-
-
-def route_reports(config: Any) -> list[RouteReport]:
-    """Returns every route of `config` (each query type and `default`) as `lambdarag check` prints it."""
-    from .router import cost_model, route_table
-
-    model = cost_model(config)
-    return [RouteReport(query_type, choice.strategy, choice.term.form(expand=True), choice.term.effect_signature(),
-                        choice.term.cost_bound(model), choice.fallback)
-            for query_type, choice in route_table(config).items()]

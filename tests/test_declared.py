@@ -118,8 +118,11 @@ def test_a_declared_name_may_not_shadow_a_registered_pattern():
         parse_config("patterns:\n  hybrid_search:\n    expr: bm25_search >> rrf_merge\n")
 
 
-def test_a_route_over_budget_is_reported_when_the_config_loads(caplog):
-    parse_config("cost:\n  budgetPerQuery: 0.001\n", "cheap.yml")
+def test_a_route_over_budget_is_reported_when_the_config_is_loaded_for_answering(tmp_path, caplog):
+    from orchestration.search_unified import resolve_config
+
+    (tmp_path / "cheap.yml").write_text("cost:\n  budgetPerQuery: 0.001\n")
+    resolve_config(tmp_path / "cheap.yml")
     assert "cheap.yml: route default: budget: hybrid_search costs up to 0.0162 > budgetPerQuery 0.0010; ran " \
            "keyword_search instead" in caplog.text
 
@@ -244,3 +247,12 @@ def test_a_declared_pipeline_reading_a_field_nothing_writes_fails_when_the_confi
                                           r"field 'hits', which no earlier term writes \(path: Compose\[1\] › "
                                           r"rerank\)"):
         parse_config("patterns:\n  lean:\n    expr: bm25_search >> rerank\n", "cfg.yml")
+
+
+def test_a_route_whose_answer_stage_lacks_a_field_fails_check_naming_the_route(tmp_path):
+    config = tmp_path / "c.yml"
+    config.write_text("patterns:\n  dates:\n    expr: extract_time_range\norchestration:\n  routing:\n    fact: dates\n")
+    out = cli("check", "--config", str(config))
+    assert out.returncode == 2
+    assert out.stderr.startswith(f"lambdarag check: {config}: orchestration.routing.fact (dates): term "), out.stderr
+    assert "reads field 'hits', which no earlier term writes" in out.stderr
