@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from pydantic.alias_generators import to_snake
+from pydantic.alias_generators import to_camel, to_snake
 
 from lambdarag import Merge, Named, Term
 from lambdarag.errors import ConfigError
@@ -100,7 +100,13 @@ class Names:
                 return Named(name, parse(declared[name], Names(self.settings, (*self.within, name))))
             return REGISTRY.build(name, self.settings)
         if name in SKILLS:
-            return skill(self.settings, name, **{to_snake(k): v for k, v in given.items()})
+            params = {to_snake(k): v for k, v in given.items()}
+            valid = SKILLS.parameters(name)
+            unknown = [k for k, snake in zip(given, params) if snake not in valid]
+            if unknown:
+                have = ", ".join(sorted(to_camel(k) for k in valid)) or "none"
+                raise ConfigError(f"skill {name!r} has no parameter {unknown[0]!r}; its parameters: {have}")
+            return skill(self.settings, name, **params)
         raise ConfigError(f"unknown skill or pattern {name!r}; valid patterns: "
                           f"{', '.join(sorted({*REGISTRY, *declared}))}; valid skills: {', '.join(sorted(SKILLS))}")
 

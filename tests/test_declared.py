@@ -44,6 +44,11 @@ def test_parameters_print_in_yaml_spelling_and_make_a_different_term():
     ("bm25_search >>", "column 15: expected a skill, a pattern, Identity or a combinator (Par, If, Route, Guard, "
                        "Map), found the end"),
     ("Par(bm25_search, embedding_search >> score_fusion", "column 50: expected ')' to close Par, found the end"),
+    ("bm25_search(topk=30)", "column 1: skill 'bm25_search' has no parameter 'topk'; its parameters: filters, topK"),
+    ("statutes_ahead(window=12, cap=2)", "column 1: skill 'statutes_ahead' has no parameter 'cap'; its parameters: "
+                                         "window"),
+    ("statutes_ahead(window=twelve)", "column 1: statutes_ahead: bad parameter value (invalid literal for int() "
+                                      "with base 10: 'twelve')"),
     ("bm26_search", "column 1: unknown skill or pattern 'bm26_search'; valid patterns: compare_search, "),
     ("bm25_search(q, _)", "column 1: bm25_search(q, _) marks a term that reads the original query, and bm25_search "
                           "does not; write bm25_search"),
