@@ -20,6 +20,10 @@ calculus applied to a query's `State`:
 * **cost.** ``cost_bound(model)`` is a static worst-case cost of one run's
   per-call prices; LLM token prices are charged in the trace as they occur and
   are not part of the bound (a prompt's rendered length is unknown beforehand).
+* **printing.** ``str(term)`` is the lambda form; a term a registry built
+  prints as ``name(param=value)`` and equals any term built by the same name
+  and config, so `lambdarag.syntax.parse` reads a printed form back; a part
+  built from a Python function prints inside ``‹…›`` and cannot be read back.
 * **errors.** Wiring mistakes raise `CompositionError` at construction or when
   closed; failures while running raise `TermError` subclasses naming the term.
 
