@@ -11,8 +11,8 @@ def retriever(name, score):
     def search(s):
         ranked = sorted(DOCS.items(), key=lambda kv: -score(s.query, kv[1]))
         hits = tuple(Hit(chunk_id=k, text=v, source=k) for k, v in ranked)
-        return {"candidates": (RankedList(retriever=name, query=s.query, hits=hits),)}  # Par's merge appends it
-    return Tool(name, search, reads=["query"], writes=["candidates"], effect="io")
+        return {"candidates": s.candidates + (RankedList(retriever=name, query=s.query, hits=hits),)}
+    return Tool(name, search, reads=["query"], optional=["candidates"], writes=["candidates"], effect="io")
 
 
 bm25 = retriever("bm25_search", lambda q, d: sum(c in d for c in q))

@@ -6,6 +6,7 @@ concurrency and the deadlines.
 """
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Sequence, get_origin
 
 from .errors import CompositionError, TermError
@@ -13,7 +14,7 @@ from .state import INITIAL_FIELDS, State
 from .paths import Path, merged_reads, prefixed, show_path
 from .runtime import apply_writes, concurrently, execute
 from .stream import GATE, Checked, Gate, Retract, live
-from .term import Compose, Identity, Term, need_term
+from .term import Compose, Identity, Term, frozen, need_term, show_value
 
 if TYPE_CHECKING:
     from .cost import CostModel
@@ -40,23 +41,38 @@ class Merge:
 
     `fn(base, results)` gets the state before the branches and each branch's
     resulting state, in branch order, and returns the merged field values.
+    `params` (JSON-able) say what `fn` is built from: a merge with params is
+    declarable (``merge=name(k=v)``) and equals one of the same name, fields
+    and params; without, it is a Python function, compared by identity.
     """
 
-    __slots__ = ("name", "fields", "fn")
+    __slots__ = ("name", "fields", "fn", "params")
 
-    def __init__(self, name: str, fields: Iterable[str], fn: Callable[[State, Sequence[State]], Mapping[str, Any]]):
+    def __init__(self, name: str, fields: Iterable[str], fn: Callable[[State, Sequence[State]], Mapping[str, Any]],
+                 params: Optional[Mapping[str, Any]] = None):
         self.name = name
         self.fields = frozenset(fields)
         self.fn = fn
+        self.params = None if params is None else dict(params)
 
     def __call__(self, base: State, results: Sequence[State]) -> Mapping[str, Any]:
         return self.fn(base, results)
 
+    def _key(self) -> tuple[Any, ...]:
+        return (self.name, self.fields, self.fn if self.params is None else frozen(self.params))
+
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Merge) and (self.name, self.fields, self.fn) == (other.name, other.fields, other.fn)
+        return isinstance(other, Merge) and self._key() == other._key()
 
     def __hash__(self) -> int:
         return hash((self.name, self.fields))
+
+    def form(self) -> str:
+        """Returns the merge as the lambda form prints it: ``name(k=v)``, or ``‹name›`` for a Python function."""
+        if self.params is None:
+            return f"‹{self.name}›"
+        args = ", ".join(f"{k}={show_value(v)}" for k, v in self.params.items())
+        return f"{self.name}({args})" if args else self.name
 
     def __repr__(self) -> str:
         return f"{self.name}({', '.join(sorted(self.fields))})"
@@ -68,6 +84,13 @@ def appended(*fields: str) -> Merge:
     A branch that kept the base as its prefix added what follows it; a branch
     that returned a fresh tuple added all of it (nothing is dropped).
     """
+    ordered = tuple(sorted(set(fields)))
+    return Merge("appended", ordered, _appending(ordered), {"fields": list(ordered)})
+
+
+@functools.lru_cache(maxsize=None)
+def _appending(fields: tuple[str, ...]) -> Callable[[State, Sequence[State]], Mapping[str, Any]]:
+    """Returns the merge function of `appended` (one per field set: `Merge` equality compares params)."""
 
     def merge(base: State, results: Sequence[State]) -> Mapping[str, Any]:
         out: dict[str, Any] = {}
@@ -80,7 +103,24 @@ def appended(*fields: str) -> Merge:
             out[field] = tuple(value)
         return out
 
-    return Merge("appended", fields, merge)
+    return merge
+
+
+def implied_merge(branches: Sequence[Term]) -> Optional[Merge]:
+    """Returns the merge a declaration leaves unwritten: `appended` over the fields several branches write,
+    when every branch writing such a field also reads it (extends an accumulator such as `candidates`).
+
+    ``Par(bm25_search, embedding_search)`` thus means what it says; any other
+    shared write needs an explicit ``merge=``. None when no field is shared or not all are accumulators.
+    """
+    writers: dict[str, list[Term]] = {}
+    for b in branches:
+        for field in b.writes():
+            writers.setdefault(field, []).append(b)
+    shared = sorted(f for f, ws in writers.items() if len(ws) > 1)
+    if not shared or not all(_is_tuple_field(f) and all(f in w.sees() for w in writers[f]) for f in shared):
+        return None
+    return appended(*shared)
 
 
 def _check_siblings(owner: str, branches: Sequence[Term], available: frozenset[str]) -> None:
@@ -154,8 +194,9 @@ class Par(Term):
     def check_branches(self, available: frozenset[str]) -> None:
         _check_siblings("Par", self.branches, available)
 
-    def form(self, expand: bool = False) -> str:
-        return f"Par({', '.join(b.form(expand) for b in self.branches)})"
+    def _form(self, expand: bool) -> str:
+        merge = "" if self.merge == implied_merge(self.branches) else f", merge={self.merge.form()}"
+        return f"Par({', '.join(b.form(expand) for b in self.branches)}{merge})"
 
     def _effect_signature(self) -> str:
         return f"({' ∥ '.join(_wrap(b.effect_signature()) for b in self.branches)})"
@@ -216,8 +257,9 @@ class If(Term):
         self.cond.check_branches(available)
         _check_siblings("If", (self.then_, self.else_), available | self.cond.writes())
 
-    def form(self, expand: bool = False) -> str:
-        return f"If({self.cond.form(expand)}, {self.then_.form(expand)}, {self.else_.form(expand)})"
+    def _form(self, expand: bool) -> str:
+        on = "" if len(self.cond.writes()) == 1 else f", on={self.field}"
+        return f"If({self.cond.form(expand)}, {self.then_.form(expand)}, {self.else_.form(expand)}{on})"
 
     def _effect_signature(self) -> str:
         return f"{self.cond.effect_signature()} · ({self.then_.effect_signature()} | {self.else_.effect_signature()})"
@@ -289,10 +331,11 @@ class Route(Term):
     def _labelled(self) -> list[tuple[str, Term]]:
         return list(self.routes) + ([("default", self.default)] if self.default else [])
 
-    def form(self, expand: bool = False) -> str:
+    def _form(self, expand: bool) -> str:
         table = ", ".join(f"{k}: {t.form(expand)}" for k, t in self.routes)
         default = f", default={self.default.form(expand)}" if self.default else ""
-        return f"Route({self.classifier.form(expand)}, {{{table}}}{default})"
+        label = "" if len(self.classifier.writes()) == 1 else f", label={self.label}"
+        return f"Route({self.classifier.form(expand)}, {{{table}}}{default}{label})"
 
     def _effect_signature(self) -> str:
         alts = list(dict.fromkeys(t.effect_signature() for t in self._alternatives()))
@@ -390,8 +433,9 @@ class Guard(Term):
     def check_branches(self, available: frozenset[str]) -> None:
         Compose(self.generate, self.check).check_branches(available)
 
-    def form(self, expand: bool = False) -> str:
-        return f"Guard({self.generate.form(expand)}, {self.check.form(expand)}, retry={self.retry})"
+    def _form(self, expand: bool) -> str:
+        accept = "" if self.accept is _verdict_passed else f", accept=‹{getattr(self.accept, '__name__', 'function')}›"
+        return f"Guard({self.generate.form(expand)}, {self.check.form(expand)}, retry={self.retry}{accept})"
 
     def _effect_signature(self) -> str:
         body = f"{self.generate.effect_signature()} · {self.check.effect_signature()}"
@@ -492,8 +536,13 @@ class Map(Term):
     def check_branches(self, available: frozenset[str]) -> None:
         self.term.check_branches(available | {self.bind})
 
-    def form(self, expand: bool = False) -> str:
-        return f"Map({self.term.form(expand)}, over={self.over})"
+    def _form(self, expand: bool) -> str:
+        given = {"bind": (self.bind, "query"), "pick": (self.pick, None), "width": (self.width, 4),
+                 "limit": (self.limit, 16)}
+        extra = "".join(f", {k}={show_value(v)}" for k, (v, default) in given.items() if v != default)
+        if self.merge != appended(*self.term.writes()):
+            extra += f", merge={self.merge.form()}"
+        return f"Map({self.term.form(expand)}, over={self.over}{extra})"
 
     def _effect_signature(self) -> str:
         return f"({_wrap(self.term.effect_signature())} ∥ …)"
@@ -549,8 +598,12 @@ class Named(Term):
     def free_reads(self) -> dict[str, Path]:
         return prefixed(self.body.free_reads(), self.name)
 
-    def form(self, expand: bool = False) -> str:
+    def _form(self, expand: bool) -> str:
         return self.body.form(expand) if expand else self.name
+
+    def __str__(self) -> str:
+        """Returns ``λq.`` and the body with the patterns inside it by name: the form a declaration reads back."""
+        return f"λq. {self.body.form()}"
 
     def _effect_signature(self) -> str:
         return self.body.effect_signature()

@@ -49,6 +49,14 @@ class ConfigError(LambdaRAGError):
     """Configuration is missing or invalid; the message names the key and the valid choices."""
 
 
+class DeclarationError(ConfigError):
+    """A declared expression (``expr:``) does not parse or build; `column` is where, 1-based in the expression."""
+
+    def __init__(self, message: str, *, column: int = 1) -> None:
+        super().__init__(message)
+        self.column = column
+
+
 class ProviderError(LambdaRAGError):
     """An LLM, embedding or rerank endpoint failed or is misconfigured."""
 

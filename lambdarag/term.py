@@ -20,6 +20,10 @@ calculus applied to a query's `State`:
 * **cost.** ``cost_bound(model)`` is a static worst-case cost of one run's
   per-call prices; LLM token prices are charged in the trace as they occur and
   are not part of the bound (a prompt's rendered length is unknown beforehand).
+* **printing.** ``str(term)`` is the lambda form; a term a registry built
+  prints as ``name(param=value)`` and equals any term built by the same name
+  and config, so `lambdarag.syntax.parse` reads a printed form back; a part
+  built from a Python function prints inside ``‹…›`` and cannot be read back.
 * **errors.** Wiring mistakes raise `CompositionError` at construction or when
   closed; failures while running raise `TermError` subclasses naming the term.
 
@@ -30,7 +34,8 @@ the runtime below knows terms only by their methods, so no import runs upwards.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Optional, Union
+import json
+from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Mapping, NamedTuple, Optional, Union
 
 from .errors import BudgetExceeded, CompositionError
 from .paths import Path, prefixed, show_path
@@ -51,7 +56,7 @@ def strongest(effects: Iterable[str]) -> str:
 class Term:
     """Base of every term; subclasses are small immutable values (see module docstring)."""
 
-    __slots__ = ("_closed_over", "_signature")
+    __slots__ = ("_closed_over", "_signature", "_origin")
     name: str
     kind: ClassVar[str] = "term"
     """The span kind of the class: ``tool``, ``lam``, ``compose``, ``par``, … (its name in lower case)."""
@@ -110,9 +115,31 @@ class Term:
         for child in self.children():
             child.check_branches(available)
 
+    # -- declaration ----------------------------------------------------
+    def declared(self, name: str, params: Mapping[str, Any], config: Mapping[str, Any]) -> "Term":
+        """Returns self marked as the registry's `name` built from `config`, of which `params` were given explicitly.
+
+        A declared term prints as ``name(param=value, …)`` and equals any term
+        declared with the same name and config, so the printed form can be read
+        back (`lambdarag.syntax`); its functions are built afresh on every build.
+        """
+        self._origin = Origin(name, dict(params), frozen(config))
+        return self
+
+    def origin(self) -> "Origin | None":
+        """Returns how a registry built this term (None for a term built in Python)."""
+        return getattr(self, "_origin", None)
+
     # -- printing -------------------------------------------------------
     def form(self, expand: bool = False) -> str:
-        """Returns the body of the lambda form, without the leading ``λq.``; `expand` prints named patterns' bodies."""
+        """Returns the body of the lambda form, without the leading ``λq.``; `expand` prints named patterns' bodies.
+
+        A term a registry built prints as its declaration, ``name(q, _, param=value)``.
+        """
+        origin = self.origin()
+        return self._form(expand) if origin is None else origin.form(self.reads())
+
+    def _form(self, expand: bool) -> str:
         raise NotImplementedError
 
     def lambda_form(self) -> str:
@@ -167,11 +194,68 @@ class Term:
     def _key(self) -> tuple[Any, ...]:
         raise NotImplementedError
 
+    def _identity(self) -> tuple[Any, ...]:
+        origin = self.origin()
+        return self._key() if origin is None else ("declared", origin.name, origin.config)
+
     def __eq__(self, other: object) -> bool:
-        return type(self) is type(other) and self._key() == other._key()  # type: ignore[attr-defined]
+        return type(self) is type(other) and self._identity() == other._identity()  # type: ignore[attr-defined]
 
     def __hash__(self) -> int:
-        return hash((type(self).__name__, self._key()))
+        return hash((type(self).__name__, self._identity()))
+
+
+def frozen(value: Any) -> Any:
+    """Returns a hashable copy of a JSON-like value (mappings as sorted item tuples, sequences as tuples)."""
+    if isinstance(value, Mapping):
+        return tuple(sorted((str(k), frozen(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return tuple(frozen(v) for v in value)
+    if isinstance(value, (set, frozenset)):
+        return tuple(sorted(map(repr, value)))
+    try:
+        hash(value)
+    except TypeError:
+        return repr(value)
+    return value
+
+
+def show_value(value: Any) -> str:
+    """Returns a parameter value as the lambda form prints it: JSON, with identifier-like strings bare.
+
+    A value JSON cannot write (a Python object) prints inside ``‹…›``, which marks
+    a form that cannot be read back.
+    """
+    if isinstance(value, str):
+        return value if value.isidentifier() and value not in ("true", "false", "null") else json.dumps(value, ensure_ascii=False)
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{show_value(str(k))}: {show_value(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(show_value(v) for v in value) + "]"
+    if value is None or isinstance(value, (bool, int, float)):
+        return json.dumps(value)
+    return f"‹{type(value).__name__}›"
+
+
+def read_mark(reads: Iterable[str]) -> list[str]:
+    """Returns ``["q", "_"]`` when a term reads the original query besides other fields (printed ``name(q, _)``)."""
+    fields = frozenset(reads)
+    return ["q", "_"] if "original_query" in fields and len(fields) > 1 else []
+
+
+class Origin(NamedTuple):
+    """How a registry built a term: its name, the parameters given explicitly (printed), the whole config (compared)."""
+
+    name: str
+    params: dict[str, Any]
+    config: Any
+
+    def form(self, reads: Iterable[str]) -> str:
+        """Returns ``name``, or ``name(q, _, key=value, …)`` with the read mark and the explicit parameters."""
+        from pydantic.alias_generators import to_camel
+
+        args = read_mark(reads) + [f"{to_camel(k)}={show_value(v)}" for k, v in self.params.items()]
+        return f"{self.name}({', '.join(args)})" if args else self.name
 
 
 def need_term(owner: str, what: str, value: Any) -> "Term":
@@ -195,7 +279,7 @@ class IdentityTerm(Term):
     def free_reads(self) -> dict[str, Path]:
         return {}
 
-    def form(self, expand: bool = False) -> str:
+    def _form(self, expand: bool) -> str:
         return "identity"
 
     def _effect_signature(self) -> str:
@@ -221,7 +305,7 @@ class Compose(Term):
     """Returns a term that runs its terms in sequence, each on the state the previous returned.
 
     ``Compose(a, b, c)`` is ``λq. c(b(a(q)))``, written ``a >> b >> c``. Nested
-    compositions flatten, `Identity` drops out, ``Compose()`` is `Identity` and
+    compositions flatten (not a registry's skill that is a sequence), `Identity` drops out, ``Compose()`` is `Identity` and
     ``Compose(t)`` is ``t``.
     """
 
@@ -231,7 +315,7 @@ class Compose(Term):
         flat: list[Term] = []
         for i, t in enumerate(terms):
             need_term("Compose", f"argument {i}", t)
-            if isinstance(t, Compose):
+            if isinstance(t, Compose) and t.origin() is None:  # a skill built as a sequence stays one step
                 flat.extend(t.terms)
             elif t is not Identity:
                 flat.append(t)
@@ -269,7 +353,7 @@ class Compose(Term):
             t.check_branches(available)
             available = available | t.writes()
 
-    def form(self, expand: bool = False) -> str:
+    def _form(self, expand: bool) -> str:
         return " >> ".join(t.form(expand) for t in self.terms)
 
     def _effect_signature(self) -> str:

@@ -8,7 +8,7 @@ from .errors import CompositionError, ProviderError
 from .state import ReadView, State
 from .runtime import apply_writes, execute
 from .paths import Path
-from .term import EFFECTS, Term, strongest
+from .term import EFFECTS, Term, read_mark, strongest
 
 if TYPE_CHECKING:
     from .cost import CostModel
@@ -29,7 +29,8 @@ def wants_context(fn: Callable[..., Any]) -> bool:
 
 def atom_form(name: str, reads: frozenset[str]) -> str:
     """Returns how an atom prints: ``name(q, _)`` when it also reads the original query."""
-    return f"{name}(q, _)" if "original_query" in reads and len(reads) > 1 else name
+    mark = read_mark(reads)
+    return f"{name}({', '.join(mark)})" if mark else name
 
 
 def field_set(term: str, what: str, fields: Iterable[str]) -> frozenset[str]:
@@ -84,7 +85,7 @@ class Atom(Term):
     def free_reads(self) -> dict[str, Path]:
         return {field: (self.name,) for field in sorted(self._reads)}
 
-    def form(self, expand: bool = False) -> str:
+    def _form(self, expand: bool) -> str:
         return atom_form(self.name, self._reads)
 
 

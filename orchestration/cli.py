@@ -413,7 +413,26 @@ def review(args: argparse.Namespace, loop) -> int:
     return 0
 
 
-COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {"feedback": cmd_feedback,
+def cmd_check(args: argparse.Namespace) -> int:
+    """Validates a config without running a query: prints the plugins it loaded and each route's λ-form,
+    effect signature and cost bound (exit 2 with the first error)."""
+    from orchestration.config import config_path, load_config
+    from orchestration.router import route_reports
+
+    path = config_path(args.config)
+    config = load_config(path)  # imports the plugins, builds every declared pattern
+    print(f"{path}: ok; plugins: {', '.join(config.plugins) or 'none'}")
+    declared = [name for name, p in config.patterns.items() if p.expr is not None]
+    if declared:
+        print(f"declared patterns: {', '.join(declared)}")
+    for r in route_reports(config, str(path)):
+        print(f"\n{r.query_type}: {r.strategy}\n  λq. {r.form}\n  effects {r.effects}; cost bound {r.cost:.4f}")
+        if r.over_budget:
+            print(f"  over cost.budgetPerQuery: {r.over_budget}")
+    return 0
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {"feedback": cmd_feedback, "check": cmd_check,
                                                             "index": cmd_index, "eval": cmd_eval,
                                                             "compile-wiki": cmd_compile_wiki,
                                                             "ask": cmd_ask, "search": cmd_ask,
@@ -472,6 +491,8 @@ def parser() -> argparse.ArgumentParser:
                                     "arguments after NAME go to the script.")
     bn.add_argument("name", help="benchmark name: the stem of a bench/*.py file")
     bn.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the benchmark script")
+    ck = sub.add_parser("check", help="validate a config: plugins, declared patterns, each route's λ-form and cost")
+    ck.add_argument("--config", default=argparse.SUPPRESS, type=Path, help="agent-config.yml to check")
     fb = sub.add_parser("feedback", help="inspect, revert and teach what the feedback loop learned")
     fb.add_argument("action", choices=["list", "show", "revert", "learn", "confirm", "reject", "review", "approve",
                                        "fit", "correct", "stats"])

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any, Literal, Optional, Union
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
-from pydantic.alias_generators import to_camel
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, ValidationInfo, field_validator
+from pydantic.alias_generators import to_camel, to_snake
 
 from lambdarag.errors import ConfigError
 
@@ -25,12 +25,13 @@ DEFAULT_CONFIG = ROOT / "agent-config.yml"
 QUERY_TYPES = ("fact", "compare", "relation", "synthesis", "temporal")
 
 
-def known_pattern(name: str) -> str:
-    """Returns `name` if it is a registered pattern, else fails listing the registered ones."""
+def known_pattern(name: str, info: Optional[ValidationInfo] = None) -> str:
+    """Returns `name` if it is a registered pattern or one the YAML declares (``expr:``), else fails listing them."""
     from patterns import REGISTRY
 
-    if name not in REGISTRY:
-        raise ValueError(f"unknown pattern {name!r}; valid patterns: {', '.join(sorted(REGISTRY))}")
+    declared = (info.context or {}).get("declared", frozenset()) if info is not None else frozenset()
+    if name not in REGISTRY and name not in declared:
+        raise ValueError(f"unknown pattern {name!r}; valid patterns: {', '.join(sorted({*REGISTRY, *declared}))}")
     return name
 
 
@@ -96,9 +97,14 @@ class RetrievalConfig(Section):
 
 
 class PatternConfig(Section):
-    """Parameters of one pattern; which keys a pattern reads is documented in its module."""
+    """Parameters of one pattern; which keys a pattern reads is documented in its module.
+
+    `expr` declares a new pattern as a lambda form over the registered skills
+    and patterns (`lambdarag.syntax`), e.g. ``Par(bm25_search, embedding_search) >> score_fusion``.
+    """
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="allow", frozen=True)
+    expr: Optional[str] = None
     skills: tuple[str, ...] = ()
     merge: Literal["rrf", "score"] = "score"  # z-score fusion: best measured (bench/results/strategies-dev.json)
     rrf_k: int = Field(60, ge=1)
@@ -134,9 +140,9 @@ class RoutingConfig(Section):
 
     @field_validator(*QUERY_TYPES, "default")
     @classmethod
-    def _known_patterns(cls, value: Targets) -> Targets:
+    def _known_patterns(cls, value: Targets, info: ValidationInfo) -> Targets:
         for name in (value,) if isinstance(value, str) else value:
-            known_pattern(name)
+            known_pattern(name, info)
         return value
 
 
@@ -183,8 +189,8 @@ class CostConfig(Section):
 
     @field_validator("fallback")
     @classmethod
-    def _known_fallback(cls, name: str) -> str:
-        return known_pattern(name)
+    def _known_fallback(cls, name: str, info: ValidationInfo) -> str:
+        return known_pattern(name, info)
 
 
 PRIORITY_CLASSES = ("answer", "classification", "expansion", "extraction")
@@ -252,6 +258,8 @@ class ServerConfig(Section):
 class AgentConfig(Section):
     """The whole of `agent-config.yml`."""
 
+    plugins: tuple[str, ...] = ()
+    """Modules imported before the registries are read, so the skills and patterns they register can be named."""
     retrieval: RetrievalConfig = RetrievalConfig()
     patterns: dict[str, PatternConfig] = {}
     orchestration: OrchestrationConfig = OrchestrationConfig()
@@ -262,9 +270,13 @@ class AgentConfig(Section):
 
     @field_validator("patterns")
     @classmethod
-    def _known_pattern_sections(cls, value: dict[str, PatternConfig]) -> dict[str, PatternConfig]:
-        for name in value:
-            known_pattern(name)
+    def _known_pattern_sections(cls, value: dict[str, PatternConfig], info: ValidationInfo) -> dict[str, PatternConfig]:
+        from patterns import REGISTRY
+
+        for name, section in value.items():
+            if section.expr is not None and name in REGISTRY:
+                raise ValueError(f"{name!r} is a registered pattern; declare the expression under a new name")
+            known_pattern(name, info)
         return value
 
     def pattern(self, name: str) -> PatternConfig:
@@ -277,6 +289,20 @@ class AgentConfig(Section):
             "base_url": os.environ.get("LAMBDARAG_LLM_BASE_URL"),
             "model": os.environ.get("LAMBDARAG_LLM_MODEL")}.items() if v})
         return self.model_copy(update={"llm": llm})
+
+
+def settings_of(config: AgentConfig) -> dict[str, Any]:
+    """Returns the plain mapping patterns are built from (component sections, pattern parameters, snake_case, and
+    the patterns declared by ``expr:``).
+
+    A pattern's own parameters are extra keys of its section and keep their
+    YAML spelling (perSide), so they are converted here, like the declared ones.
+    """
+    return {
+        "skills": config.retrieval.skills.model_dump(),
+        "patterns": {name: {to_snake(k): v for k, v in p.model_dump().items()} for name, p in config.patterns.items()},
+        "declared": {name: p.expr for name, p in config.patterns.items() if p.expr is not None},
+    }
 
 
 def _line_of(text: str, loc: tuple[Any, ...]) -> Optional[int]:
@@ -309,8 +335,15 @@ def parse_config(text: str, source: str = "<string>") -> AgentConfig:
         raise ConfigError(f"{source}:{where} is not valid YAML: {getattr(e, 'problem', e)}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: the top level must be a mapping, got {type(data).__name__}")
+    from .declared import check_expressions, declared_names, import_plugins
+
+    def where(loc: tuple[Any, ...]) -> Optional[int]:
+        return _line_of(text, loc)
+
+    folder = Path(source).resolve().parent if source != "<string>" else None
+    import_plugins(data.get("plugins"), folder, where, source)
     try:
-        return AgentConfig.model_validate(data).with_env()
+        config = AgentConfig.model_validate(data, context={"declared": declared_names(data)}).with_env()
     except ValidationError as e:
         err = e.errors()[0]
         loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith(("function-", "literal["))))
@@ -321,6 +354,8 @@ def parse_config(text: str, source: str = "<string>") -> AgentConfig:
             msg = f"unknown key {loc[-1]!r}"
         more = f" (and {len(e.errors()) - 1} more problems)" if len(e.errors()) > 1 else ""
         raise ConfigError(f"{source}:{f' line {line}:' if line else ''} {path}: {msg}{more}") from None
+    check_expressions(settings_of(config), text, source, where)
+    return config
 
 
 def config_path(path: Union[str, Path, None] = None) -> Path:

@@ -6,27 +6,14 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
-from pydantic.alias_generators import to_snake
-
 from lambdarag import CostModel, Term
-from patterns import REGISTRY as PATTERNS
+from lambdarag.errors import CompositionError, ConfigError
+from patterns import build as build_pattern
 from patterns import fan_out_merge, review
 from skills import build as build_skill
 
-from .config import QUERY_TYPES, AgentConfig
+from .config import QUERY_TYPES, AgentConfig, settings_of
 
-
-
-def settings_of(config: AgentConfig) -> dict[str, Any]:
-    """Returns the plain mapping patterns are built from (component sections and pattern parameters, snake_case).
-
-    A pattern's own parameters are extra keys of its section and keep their
-    YAML spelling (perSide), so they are converted here, like the declared ones.
-    """
-    return {
-        "skills": config.retrieval.skills.model_dump(),
-        "patterns": {name: {to_snake(k): v for k, v in p.model_dump().items()} for name, p in config.patterns.items()},
-    }
 
 
 def cost_model(config: AgentConfig) -> CostModel:
@@ -59,7 +46,7 @@ class RouteChoice:
 
 def strategy_term(names: tuple[str, ...], settings: Mapping[str, Any]) -> Term:
     """Returns one pattern, or several fanned out concurrently and merged by RRF."""
-    built = [PATTERNS.build(n, settings) for n in names]
+    built = [build_pattern(n, settings) for n in names]
     return built[0] if len(built) == 1 else fan_out_merge(*built)
 
 
@@ -73,7 +60,7 @@ def choose(config: AgentConfig, query_type: str, strategies: Optional[tuple[str,
     bound = term.cost_bound(cost_model(config))
     budget = config.cost.budget_per_query
     if bound > budget:
-        cheap = with_answer(PATTERNS.build(config.cost.fallback, settings))
+        cheap = with_answer(build_pattern(config.cost.fallback, settings))
         return RouteChoice(query_type, config.cost.fallback, cheap, reason,
                            fallback=f"budget: {strategy} costs up to {bound:.4f} > budgetPerQuery {budget:.4f}; "
                                     f"ran {config.cost.fallback} instead")
@@ -111,3 +98,30 @@ def route_table(config: AgentConfig,
         while len(_TABLES) > 32:
             _TABLES.popitem(last=False)
     return table
+
+
+@dataclass(frozen=True)
+class RouteReport:
+    """One route as `lambdarag check` prints it: its strategy, λ-form, effects, cost bound and any downgrade."""
+
+    query_type: str
+    strategy: str
+    form: str
+    effects: str
+    cost: float
+    over_budget: Optional[str]
+
+
+def route_reports(config: AgentConfig, source: str) -> list[RouteReport]:
+    """Returns every route of `config` (each query type and `default`), each closed over the initial fields, so a
+    free read fails here, naming the config file `source` and the route, and not at its first question."""
+    model = cost_model(config)
+    reports = []
+    for query_type, choice in route_table(config).items():
+        try:
+            choice.term.close()
+        except CompositionError as e:
+            raise ConfigError(f"{source}: orchestration.routing.{query_type} ({choice.strategy}): {e}") from None
+        reports.append(RouteReport(query_type, choice.strategy, choice.term.form(expand=True),
+                                   choice.term.effect_signature(), choice.term.cost_bound(model), choice.fallback))
+    return reports

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import logging
 import re
 import time
 from pathlib import Path
@@ -28,8 +29,9 @@ from .knowledge import KnowledgeBase, open_knowledge
 from .learning import open_learned
 from .llm_budget import fit_context, llm_budget
 from .plan import DIRECT_INTENTS, build_retrieval_plan, detect_intent
-from .router import RouteChoice, cost_model, route_table
+from .router import RouteChoice, cost_model, route_reports, route_table
 
+log = logging.getLogger(__name__)
 ConfigArg = Union[AgentConfig, str, Path, None]
 ROLES = get_args(Message.model_fields["role"].annotation)
 BUDGET = "LLM budget:"
@@ -78,7 +80,11 @@ def resolve_config(config: ConfigArg) -> AgentConfig:
     path = config_path(config)
     key = (str(path.resolve()), path.stat().st_mtime_ns if path.is_file() else 0)
     if key not in _CONFIGS:
-        _CONFIGS[key] = load_config(path)
+        config = load_config(path)
+        for r in route_reports(config, str(path)):   # cost bounds and closed routes, before the first question
+            if r.over_budget:
+                log.warning("%s: route %s: %s", path, r.query_type, r.over_budget)
+        _CONFIGS[key] = config
     return _CONFIGS[key]
 
 

@@ -29,6 +29,11 @@ def fan_out_merge(*terms: Term, k: int = 60) -> Term:
     branch order; `hits` lists are fused by reciprocal rank; any other shared
     field keeps the first branch's value that differs from the input's.
     """
+    return Par(*terms, merge=fused(terms, k=k))
+
+
+def fused(terms: Sequence[Term], k: int = 60) -> Merge:
+    """Returns the merge of `fan_out_merge` over `terms` (declared as ``merge=fan_out_merge(k=60)``)."""
     from skills.store.records import RankedList
     from skills.fusion import rrf
 
@@ -47,7 +52,7 @@ def fan_out_merge(*terms: Term, k: int = 60) -> Term:
                 out[field] = next((v for v in values if v != getattr(base, field)), getattr(base, field))
         return out
 
-    return Par(*terms, merge=Merge("fan_out_merge", shared, merge))
+    return Merge("fan_out_merge", shared, merge, {"k": k})
 
 
 def map_reduce(split: Term, process: Term, reduce: Term, *, over: str, bind: str = "query",

@@ -29,7 +29,8 @@ def fusion(settings: Mapping[str, Any], name: str) -> Term:
     """
     p = params(settings, name)
     fuser = FUSERS.get(p.get("merge", "score"), "score_fusion")
-    return skill(settings, fuser, k=p.get("rrf_k", 60), weights=p.get("weights") or {})
+    extra = {"k": p.get("rrf_k", 60)} if fuser == "rrf_merge" else {}  # z-score fusion has no k
+    return skill(settings, fuser, **extra, **({"weights": p["weights"]} if p.get("weights") else {}))
 
 
 def fuse(settings: Mapping[str, Any], name: str) -> Term:

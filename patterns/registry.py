@@ -7,13 +7,18 @@ orchestration layer's schema.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
-from lambdarag import Named, Term
+from pydantic.alias_generators import to_camel, to_snake
+
+from lambdarag import Merge, Named, Term
+from lambdarag.errors import ConfigError
 from lambdarag.registry import Registry
+from lambdarag.syntax import parse
+from skills import REGISTRY as SKILLS
 from skills import build as build_skill
 
-REGISTRY = Registry("pattern")
+REGISTRY = Registry("pattern", declares=False)  # a pattern is declared by its `Named` wrapper
 
 # Which component section of the config a skill reads; skills not listed read none.
 COMPONENT = {
@@ -60,9 +65,54 @@ def params(settings: Mapping[str, Any], name: str) -> Mapping[str, Any]:
 def skill(settings: Mapping[str, Any], name: str, **extra: Any) -> Term:
     """Returns the named skill built with its component's config section plus `extra`."""
     section = dict(settings.get("skills", {}).get(COMPONENT.get(name, ""), {}))
-    return build_skill(name, {**section, **extra})
+    return build_skill(name, {**section, **extra}, params=extra)
 
 
 def build(name: str, settings: Mapping[str, Any]) -> Term:
-    """Returns the named pattern built from `settings`."""
+    """Returns the named pattern built from `settings`: declared there by ``expr:`` (``settings["declared"]``), else
+    registered."""
+    declared = settings.get("declared", {})
+    if name in declared:
+        return Named(name, parse(declared[name], Names(settings, within=(name,))))
     return REGISTRY.build(name, settings)
+
+
+MERGES = ("appended", "fan_out_merge")
+
+
+class Names:
+    """Resolves the names of a declared expression (`lambdarag.syntax.Resolver`): patterns (declared in
+    `settings` or registered), then skills built as patterns build them, then the merges."""
+
+    def __init__(self, settings: Mapping[str, Any], within: tuple[str, ...] = ()) -> None:
+        self.settings = settings
+        self.within = within  # the declared patterns being built, to refuse a cycle
+
+    def term(self, name: str, given: Mapping[str, Any]) -> Term:
+        declared = self.settings.get("declared", {})
+        if name in declared or name in REGISTRY:
+            if given:
+                raise ConfigError(f"pattern {name!r} takes no parameters in an expression; set them under "
+                                  f"patterns.{name} of the config")
+            if name in self.within:
+                raise ConfigError(f"pattern {name!r} is declared in terms of itself ({' → '.join(self.within)} → {name})")
+            if name in declared:
+                return Named(name, parse(declared[name], Names(self.settings, (*self.within, name))))
+            return REGISTRY.build(name, self.settings)
+        if name in SKILLS:
+            params = {to_snake(k): v for k, v in given.items()}
+            valid = SKILLS.parameters(name)
+            unknown = [k for k, snake in zip(given, params) if snake not in valid]
+            if unknown:
+                have = ", ".join(sorted(to_camel(k) for k in valid)) or "none"
+                raise ConfigError(f"skill {name!r} has no parameter {unknown[0]!r}; its parameters: {have}")
+            return skill(self.settings, name, **params)
+        raise ConfigError(f"unknown skill or pattern {name!r}; valid patterns: "
+                          f"{', '.join(sorted({*REGISTRY, *declared}))}; valid skills: {', '.join(sorted(SKILLS))}")
+
+    def merge(self, name: str, given: Mapping[str, Any], branches: Sequence[Term]) -> Merge:
+        if name != "fan_out_merge":
+            raise ConfigError(f"unknown merge {name!r}; valid merges: {', '.join(MERGES)}")
+        from .generic import fused
+
+        return fused(branches, **given)

@@ -3,17 +3,10 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from lambdarag import Identity, If, Map, Term, Tool
-from skills.store.records import Variant
+from lambdarag import Identity, If, Map, Term
 
 from .hybrid_search import fuse, retrieve
 from .registry import enabled, params, pattern, skill
-
-
-def missing_as_variants(state) -> dict:
-    """Returns the original question plus one query per missing topic, for gap filling."""
-    topics = tuple(Variant(text=f"{state.original_query} {t}", kind="multi_query") for t in state.missing)
-    return {"variants": (Variant(text=state.original_query),) + topics}
 
 
 @pattern("wiki_deep")
@@ -24,8 +17,7 @@ def wiki_deep(settings: Mapping[str, Any]) -> Term:
     fusion retrieval on the question.
     """
     search = Map(retrieve(settings), over="variants", bind="query", pick="text", width=2) >> fuse(settings, "wiki_deep")
-    gap_fill = Tool("gap_topics", missing_as_variants, reads=["original_query"], optional=["missing"],
-                    writes=["variants"]) >> search
+    gap_fill = skill(settings, "gap_topics") >> search
     if not enabled(settings, "wiki"):
         return gap_fill
     fill = gap_fill if params(settings, "wiki_deep").get("gap_fill", True) else Identity

@@ -16,6 +16,7 @@ from lambdarag.state import Record
 from .classify import query_entities
 from .registry import skill
 from .sentences import keywords
+from .store.records import Variant
 
 COVERAGE = 0.6
 """Share of the question's terms the pages must contain (named entities are always required); below 1
@@ -87,3 +88,14 @@ def missing_topics(config: Mapping[str, Any]) -> Term:
               "每项写成一个可用于检索的简短查询。都已覆盖时返回空列表。\n\n" + PAGES)
     return Lam("missing_topics", prompt, output=MissingOutput, reads=["original_query", "wiki_pages"],
                optional=["entities"], writes=["missing"], parse=_missing_from_llm, fallback=offline, max_tokens=200)
+
+
+@skill("gap_topics")
+def gap_topics(config: Mapping[str, Any]) -> Term:
+    """Returns a term writing the original question plus one query per `missing` topic to `variants`, for gap filling."""
+
+    def run(state):
+        topics = tuple(Variant(text=f"{state.original_query} {t}", kind="multi_query") for t in state.missing)
+        return {"variants": (Variant(text=state.original_query),) + topics}
+
+    return Tool("gap_topics", run, reads=["original_query"], optional=["missing"], writes=["variants"])

@@ -28,7 +28,7 @@ _MODULES = {
     "generate": ("answer_generate",),
     "check": ("citation_check", "claim_check"),
     "facts": ("fact_extract", "fact_support"),
-    "gaps": ("sufficient", "missing_topics"),
+    "gaps": ("sufficient", "missing_topics", "gap_topics"),
     "planner": ("query_expand",),
 }
 HOMES = {name: f"skills.{module}" for module, names in _MODULES.items() for name in names}

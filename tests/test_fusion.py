@@ -47,7 +47,7 @@ def test_zscore_uses_score_gaps():
 
 def test_rrf_merge_skill_reads_candidates_writes_fused_top_k():
     term = build("rrf_merge", {"k": 60})
-    assert str(term) == "λq. rrf_merge"
+    assert str(term) == "λq. rrf_merge(k=60)"
     state = State.of("q", plan=RetrievalPlan(fused_top_k=2),
                      candidates=(ranked("bm25", ["a", "b", "c"]), ranked("dense", ["c", "b"])))
     out = term.run(state, Context())
