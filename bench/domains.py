@@ -17,7 +17,8 @@ wiki as `lambdarag index` builds them) under $LAMBDARAG_HOME.
 Run:
   apt-get install debian-reference-en debian-reference-zh-cn debian-faq-zh-cn
   python bench/domains.py [--corpora reference-en,faq-zh-cn,reference-zh-cn] [--halves dev,test]
-                          [--config agent-config.yml] [--name domain]   → bench/results/NAME-<corpus>.json
+                          [--config agent-config.yml] [--tag TAG]   → bench/results/domain-<corpus>[-TAG].json
+The "before" measurement (the code before the domain profiles) is tagged: --tag before.
 """
 from __future__ import annotations
 
@@ -125,7 +126,7 @@ def run_half(questions: list[dict], index: str, configs: dict) -> dict:
         overall = {m: mean([x for t in scores[system].values() for x in t[m]]) for m in METRICS}
         out[system] = {"overall": overall, "per_type": per_type, "crashes": len(crashes[system]),
                        "strategies": dict(strategies[system])}
-    classified = sum(confusion[t].values() for t in confusion)
+    classified = sum(sum(c.values()) for c in confusion.values())
     out["type_accuracy"] = {"overall": round(sum(confusion[t][t] for t in confusion) / classified, 3)
                             if classified else float("nan")} | {
         t: round(confusion[t][t] / sum(confusion[t].values()), 3) for t in TYPES if t in confusion}
@@ -176,10 +177,10 @@ if __name__ == "__main__":
     ap.add_argument("--corpora", default=",".join(CORPORA), help=f"comma-separated, of {','.join(CORPORA)}")
     ap.add_argument("--halves", default=",".join(HALVES), help="dev,test (default both)")
     ap.add_argument("--config", default=None, help="agent config (default agent-config.yml)")
-    ap.add_argument("--name", default="domain", help="result files are bench/results/NAME-<corpus>.json")
+    ap.add_argument("--tag", default="", help="result files are bench/results/domain-<corpus>-TAG.json (default no tag)")
     args = ap.parse_args()
     for c in args.corpora.split(","):
         out = main(c, args.config, tuple(args.halves.split(",")))
-        path = ROOT / "bench" / "results" / f"{args.name}-{c}.json"
+        path = ROOT / "bench" / "results" / f"domain-{c}{'-' + args.tag if args.tag else ''}.json"
         path.write_text(json.dumps(out, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
         sys.stdout.write(summary(c, out))
