@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from debian_docs import default_out  # noqa: E402
-from routing_data import TYPES, split  # noqa: E402,F401  (split: the same per-type seeded split as routing)
+from routing_data import TYPES, record_problems, split  # noqa: E402,F401  (split: the routing split, per type, seeded)
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "bench" / "data" / "domains"
@@ -49,11 +49,7 @@ def problems(records: list[dict], files: set[str], folder: Path | None = None) -
     seen: set[str] = set()
     for r in records:
         where = f"{r.get('qid')}: "
-        if r.get("qid") in seen:
-            out.append(where + "duplicate qid")
-        seen.add(r.get("qid"))
-        if r.get("type") not in TYPES:
-            out.append(where + f"type {r.get('type')!r} is not one of {TYPES}")
+        out += record_problems(r, seen)
         if r.get("lang") not in LANGS:
             out.append(where + f"lang {r.get('lang')!r} is not one of {LANGS}")
         relevant, evidence = r.get("relevant", []), r.get("evidence", {})
