@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import html
 import json
 import os
 import re
@@ -234,10 +233,15 @@ def convert(name: str) -> tuple[Source, dict[str, str]]:
                    key=page_order)
     if not pages:
         raise SystemExit(f"no {source.pattern}: apt-get install {source.package}")
+    return source, markdown_files([p.read_text(encoding="utf-8") for p in pages], source.split)
+
+
+def markdown_files(pages: list[str], split: int) -> dict[str, str]:
+    """Returns the markdown files (file name → text) of HTML pages in reading order, links between them resolved."""
     sections: list[Section] = []
     for chapter, page in enumerate(pages):
-        parser = DocBookMarkdown(source.split, chapter)
-        parser.feed(page.read_text(encoding="utf-8"))
+        parser = DocBookMarkdown(split, chapter)
+        parser.feed(page)
         parser.close()
         sections += [s for s in parser.sections if s.title and len(s.lines) > 1]
     names: dict[int, str] = {}
@@ -250,8 +254,8 @@ def convert(name: str) -> tuple[Source, dict[str, str]]:
         body = "\n".join(s.lines)
         body = re.sub(LINK.format("([^\x00]*)"), lambda m: where.get(m.group(1), ""), body)
         body = re.sub(r"\[([^\]\n]*)\]\(\)", r"\1", body)  # a link whose target is outside the corpus: its text
-        files[names[i]] = html.unescape(re.sub(r"\n{3,}", "\n\n", body)).strip() + "\n"
-    return source, files
+        files[names[i]] = re.sub(r"\n{3,}", "\n\n", body).strip() + "\n"
+    return files
 
 
 def page_order(path: Path) -> tuple[int, str]:

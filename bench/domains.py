@@ -43,7 +43,6 @@ from orchestration.cli import main as cli  # noqa: E402
 from orchestration.config import RoutingConfig, load_config  # noqa: E402
 from orchestration.knowledge import open_knowledge  # noqa: E402
 from orchestration.search_unified import providers, search  # noqa: E402
-from skills.store.index import index_dir  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SYSTEMS = {"routed": None, "hybrid": "hybrid_search", "bm25": "keyword_search"}
@@ -74,8 +73,8 @@ def system_config(cfg, pattern: str | None):
 
 
 def prepare(corpus: str) -> tuple[str, dict]:
-    """Converts the corpus when its folder is missing or differs from the labelled manifest, builds its index
-    when missing, and returns the index name and the corpus manifest."""
+    """Converts the corpus when its folder is missing or differs from the labelled manifest, builds or updates
+    its index (`lambdarag index`: unchanged files are reused), and returns the index name and the manifest."""
     folder, want = default_out(corpus), manifest(corpus)
     have = folder.with_suffix(".json")
     if not have.is_file() or json.loads(have.read_text(encoding="utf-8"))["sha256"] != want["sha256"]:
@@ -84,8 +83,7 @@ def prepare(corpus: str) -> tuple[str, dict]:
             raise SystemExit(f"{corpus}: the installed {got['package']} {got['version']} does not convert to the "
                              f"files the questions were labelled on ({want['version']})")
     name = f"domain-{corpus}"
-    if not index_dir(name).is_dir():
-        cli(["index", "--corpus", str(folder), "--name", name])
+    cli(["index", "--corpus", str(folder), "--name", name])
     return name, want
 
 
