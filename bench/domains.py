@@ -18,7 +18,9 @@ Run:
   apt-get install debian-reference-en debian-reference-zh-cn debian-faq-zh-cn
   python bench/domains.py [--corpora reference-en,faq-zh-cn,reference-zh-cn] [--halves dev,test]
                           [--config agent-config.yml] [--tag TAG]   → bench/results/domain-<corpus>[-TAG].json
-The "before" measurement (the code before the domain profiles) is tagged: --tag before.
+The "before" measurement (the code before the domain profiles) is tagged: --tag before. A run after changes
+to chunking or to what an index records needs a fresh $LAMBDARAG_HOME: an index is reused while its files'
+digests, tokenizer and model are unchanged.
 """
 from __future__ import annotations
 
