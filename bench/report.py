@@ -67,6 +67,33 @@ def routing_half(half: str) -> Callable[[dict], str]:
     return fmt
 
 
+def domain_half(half: str) -> Callable[[dict], str]:
+    """Returns the formatter of one half (dev: tuned on; test: frozen) of a non-statute corpus (bench/domains.py)."""
+    def fmt(r: dict) -> str:
+        h = r[half]
+        cells = {label: h[s]["overall"] for s, label in (("routed", "routed"), ("hybrid", "hybrid"), ("bm25", "BM25"))}
+        ranks = ", ".join(f"{s} {m['recall@5']:.3f} / {m['mrr@5']:.3f}" for s, m in cells.items())
+        return (f"{r['corpus']['package']} {r['corpus']['version']}, {h['questions']} questions: type accuracy "
+                f"{h['type_accuracy']['overall']:.3f}; doc recall@5 / MRR@5 {ranks}; answers cite a right file routed "
+                f"{cells['routed']['cites_answer']:.2f} (hybrid {cells['hybrid']['cites_answer']:.2f}), in the "
+                f"question's language {cells['routed']['answer_language']:.2f}; crashes routed {h['routed']['crashes']}, "
+                f"hybrid {h['hybrid']['crashes']}, BM25 {h['bm25']['crashes']}")
+    return fmt
+
+
+def domain_rows() -> list[tuple[str, str, str, Callable[[dict], str]]]:
+    """Returns the rows of the non-statute corpora: before the domain work (both halves) and after (frozen test)."""
+    rows = []
+    for corpus in ("reference-en", "reference-zh-cn", "faq-zh-cn"):
+        script = f"bench/domains.py --corpora {corpus}"
+        rows += [(f"non-statute corpus {corpus}, frozen TEST half, before the domain profiles", f"domain-{corpus}-before",
+                  f"{script} --tag before", domain_half("test")),
+                 (f"non-statute corpus {corpus}, DEV half, before the domain profiles", f"domain-{corpus}-before",
+                  f"{script} --tag before", domain_half("dev")),
+                 (f"non-statute corpus {corpus}, frozen TEST half", f"domain-{corpus}", script, domain_half("test"))]
+    return rows
+
+
 def statute_names(r: dict) -> str:
     worst = min(r["per_form"], key=lambda form: r["per_form"][form]["right"])
     return (f"{r['questions']} synthetic compare questions over {r['statutes']} statutes: both named statutes and "
@@ -190,6 +217,7 @@ ROWS: list[tuple[str, str, str, Callable[[dict], str]]] = [
      stream_latency("offline")),
     ("streaming, scripted LLM at 40 tokens/s: first evidence / first token / result", "stream", "bench/stream.py",
      stream_latency("scripted_llm")),
+    *domain_rows(),
 ]
 
 

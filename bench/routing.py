@@ -164,15 +164,16 @@ def index_facts(index: str, kb) -> dict:
             "imported_vectors": imported}
 
 
-def warm_up(index: str, cfg) -> None:
-    """Runs one dev question per type untimed, without a deadline, so lazy loads are not measured.
+def warm_up(index: str, cfg, questions: list[dict] | None = None) -> None:
+    """Runs one question per type (of `questions`, default the dev half) untimed, without a deadline, so lazy
+    loads are not measured.
 
     The first query loads the wiki's page index, the graph's name matcher and
     the classifier's exemplars (a minute on a busy machine), which would
     otherwise exceed the query deadline and count in one route's latency.
     """
     patient = cfg.model_copy(update={"limits": cfg.limits.model_copy(update={"timeout_seconds": 3600.0})})
-    for q in {q["type"]: q for q in load("dev")}.values():
+    for q in {q["type"]: q for q in (questions or load("dev"))}.values():
         search(q["query"], index=index, config=patient)
 
 

@@ -27,17 +27,24 @@ def load(half: str) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
+def record_problems(r: dict, seen: set) -> list[str]:
+    """Returns a question record's duplicate qid (adding it to `seen`) and unknown type, the checks every set shares."""
+    where, out = f"{r.get('qid')}: ", []
+    if r.get("qid") in seen:
+        out.append(where + "duplicate qid")
+    seen.add(r.get("qid"))
+    if r.get("type") not in TYPES:
+        out.append(where + f"type {r.get('type')!r} is not one of {TYPES}")
+    return out
+
+
 def problems(records: list[dict], laws: Path = LAWS) -> list[str]:
     """Returns what is wrong with the records: unknown type, missing file or article, incomplete compare/temporal."""
     out: list[str] = []
     seen: set[str] = set()
     for r in records:
         where = f"{r.get('qid')}: "
-        if r.get("qid") in seen:
-            out.append(where + "duplicate qid")
-        seen.add(r.get("qid"))
-        if r.get("type") not in TYPES:
-            out.append(where + f"type {r.get('type')!r} is not one of {TYPES}")
+        out += record_problems(r, seen)
         paths = list(r.get("relevant", [])) + list(r.get("named", [])) + list(r.get("wrong_versions", []))
         out += [where + f"no file {p}" for p in paths if not (laws / p).is_file()]
         for path, labels in r.get("articles", {}).items():

@@ -1,0 +1,303 @@
+"""Converts an installed Debian documentation package (DocBook HTML) into a folder of markdown files.
+
+These are the non-statute corpora of bench/domains.py: real text nobody on the project wrote,
+installable offline from the Debian archive. One markdown file per section of the split level
+(a Debian Reference section such as 3.2, a FAQ question such as 1.2), plus one for the text a
+chapter holds before its first section; deeper headings stay `##`/`###` lines inside the file,
+`<pre>` becomes fenced code, tables become markdown tables and links inside the document point
+at the markdown file that holds their target. The output is deterministic (sorted inputs,
+no dates), and `<out>.json` next to the folder records the package, its version and every
+file's sha256.
+  apt-get install debian-reference-en debian-reference-zh-cn debian-faq-zh-cn
+  python bench/debian_docs.py reference-en [--out DIR]   # default $LAMBDARAG_HOME/corpora/reference-en
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Source:
+    """One Debian package's HTML documents and how they split into markdown files."""
+
+    package: str
+    pattern: str      # glob of the HTML files, in reading order when sorted
+    split: int        # heading level that starts a new file (2: h2 sections)
+    language: str     # BCP 47 tag of the text
+
+
+SOURCES = {
+    "reference-en": Source("debian-reference-en", "/usr/share/debian-reference/[pca][hrp]*.en.html", 2, "en"),
+    "reference-zh-cn": Source("debian-reference-zh-cn", "/usr/share/debian-reference/[pca][hrp]*.zh-cn.html", 2,
+                              "zh-CN"),
+    "faq-zh-cn": Source("debian-faq-zh-cn", "/usr/share/doc/debian/FAQ/zh-cn/*.zh-cn.html", 2, "zh-CN"),
+}
+SKIPPED = {"navheader", "navfooter", "toc", "list-of-tables", "list-of-figures", "list-of-examples"}
+BLOCKS = {"p", "li", "dt", "dd", "div", "blockquote", "ul", "ol", "dl", "table", "title"}
+NUMBER = re.compile(r"^(?:(?:Chapter|Appendix)\s+\S+\.|第\s*\S+\s*章|附录\s*\S+[.．]?|[\dA-Z]+(?:\.\d+)*\.)\s*")
+LINK = "\x00{}\x00"
+
+
+@dataclass
+class Section:
+    """One output file: its number (01.02), heading and markdown lines, and the anchors it holds."""
+
+    number: str
+    title: str
+    lines: list[str]
+    anchors: set[str]
+
+
+def chapter_number(heading: str, fallback: int) -> int:
+    """Returns the chapter number a chapter heading states ('Chapter 3. …', '第 3 章 …'), else `fallback`."""
+    m = re.match(r"^(?:Chapter\s+|第\s*)(\d+)", heading)
+    return int(m.group(1)) if m else fallback
+
+
+def slug(title: str, limit: int = 40) -> str:
+    """Returns a file-name-safe form of a title that keeps letters of any script: 'Systemd init' → 'systemd-init'."""
+    text = re.sub(r"[^\w]+", "-", title.lower(), flags=re.UNICODE).strip("-_")
+    return text[:limit].rstrip("-_") or "section"
+
+
+class DocBookMarkdown(HTMLParser):
+    """Turns one DocBook XSL HTML page into Sections: headings, paragraphs, lists, tables, code and links."""
+
+    def __init__(self, split: int, chapter: int):
+        super().__init__(convert_charrefs=True)
+        self.split, self.chapter = split, chapter
+        self.sections: list[Section] = []
+        self.skip_depth = 0        # >0 inside a skipped div subtree (navigation, table of contents)
+        self.div_stack: list[bool] = []
+        self.heading: int | None = None
+        self.pre = 0
+        self.buf: list[str] = []
+        self.list_depth = 0
+        self.row: list[str] | None = None
+        self.rows_in_table = 0
+        self.cell: list[str] | None = None
+        self.href: list[str | None] = []
+        self.in_head = False
+        self.heading_anchors: set[str] = set()
+        self.count = 0             # split-level sections so far, numbers the ones whose heading has none
+        self.pending = ""          # the bullet of a list item whose first line is not written yet
+
+    # -- output helpers
+    def current(self) -> Section:
+        if not self.sections:
+            self.sections.append(Section(f"{self.chapter:02d}.00", "", [], set()))
+        return self.sections[-1]
+
+    def text(self) -> str:
+        out = "".join(self.buf)
+        self.buf = []
+        return out if self.pre else re.sub(r"\s+", " ", out).strip()
+
+    def flush(self) -> None:
+        line = self.text()
+        if line:
+            indent = "  " * self.list_depth if self.list_depth else ""
+            self.current().lines.append((self.pending or indent) + line)
+            self.pending = ""
+
+    def emit(self, s: str) -> None:
+        (self.cell if self.cell is not None else self.buf).append(s)
+
+    # -- parser callbacks
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "head":
+            self.in_head = True
+        if tag == "div":
+            skip = bool(SKIPPED & set((a.get("class") or "").split()))
+            self.div_stack.append(skip)
+            self.skip_depth += skip
+        if self.skip_depth or self.in_head:
+            return
+        if a.get("id"):
+            (self.heading_anchors if self.heading is not None else self.current().anchors).add(a["id"])
+        if re.fullmatch(r"h[1-6]", tag):
+            self.flush()
+            self.heading = int(tag[1])
+        elif tag == "pre":
+            self.flush()
+            self.pre += 1
+        elif tag == "br":
+            self.emit("\n" if self.pre else " ")
+        elif tag in ("ul", "ol"):
+            self.flush()
+            self.list_depth += 1
+        elif tag == "li":
+            self.flush()
+            self.pending = "  " * (self.list_depth - 1) + "- "
+        elif tag == "table":
+            self.flush()
+            self.rows_in_table = 0
+        elif tag == "tr":
+            self.row = []
+        elif tag in ("td", "th"):
+            self.cell = []
+        elif tag == "a":
+            self.href.append(a.get("href"))
+            if a.get("href") and not self.pre:
+                self.emit("[")
+        elif tag in BLOCKS:
+            self.flush()
+
+    def handle_endtag(self, tag):
+        if tag == "head":
+            self.in_head = False
+        if tag == "div":
+            skip = self.div_stack.pop() if self.div_stack else False
+            self.skip_depth -= skip
+            if skip:
+                return
+        if self.skip_depth or self.in_head:
+            return
+        if re.fullmatch(r"h[1-6]", tag) and self.heading is not None:
+            self.end_heading(int(tag[1]), self.text())
+        elif tag == "pre":
+            code = self.text().strip("\n")
+            self.pre -= 1
+            if code:
+                self.current().lines += ["```", *code.split("\n"), "```"]
+        elif tag in ("ul", "ol"):
+            self.flush()
+            self.list_depth -= 1
+        elif tag in ("td", "th") and self.cell is not None:
+            if self.row is not None:
+                self.row.append(re.sub(r"\s+", " ", "".join(self.cell)).strip().replace("|", "\\|"))
+            self.cell = None
+        elif tag == "tr" and self.row is not None:
+            if any(self.row):
+                self.current().lines.append("| " + " | ".join(self.row) + " |")
+                if self.rows_in_table == 0:
+                    self.current().lines.append("|" + "---|" * len(self.row))
+                self.rows_in_table += 1
+            self.row = None
+        elif tag == "a":
+            href = self.href.pop() if self.href else None
+            if href and not self.pre:
+                self.emit(f"]({self.target(href)})")
+        elif tag in BLOCKS or tag == "li":
+            self.flush()
+
+    def handle_data(self, data):
+        if self.skip_depth or self.in_head:
+            return
+        self.emit(data)
+
+    def target(self, href: str) -> str:
+        """Returns an external link as is and a link into the document as a placeholder resolved later."""
+        if re.match(r"^[a-z]+:", href):
+            return href
+        return LINK.format(href.split("#", 1)[-1] if "#" in href else href)
+
+    def end_heading(self, level: int, title: str) -> None:
+        """Starts a new Section at the split level or above (numbered from the heading), else writes a ## line."""
+        self.heading, anchors, self.heading_anchors = None, self.heading_anchors, set()
+        title = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", title).strip()
+        bare = NUMBER.sub("", title).strip() or title
+        if not bare:
+            self.current().anchors |= anchors
+            return
+        if level < self.split:
+            self.chapter = chapter_number(title, self.chapter)
+            number = f"{self.chapter:02d}.00"
+        elif level == self.split:
+            self.count += 1
+            m = re.match(r"^(\d+)\.(\d+)\.", title)
+            number = f"{int(m.group(1)):02d}.{int(m.group(2)):02d}" if m else f"{self.chapter:02d}.{self.count:02d}"
+        else:
+            self.current().lines.append("#" * (level - self.split + 1) + " " + bare)
+            self.current().anchors |= anchors
+            return
+        if self.sections and not self.sections[-1].lines and not self.sections[-1].title:
+            anchors |= self.sections.pop().anchors
+        self.sections.append(Section(number, bare, [f"# {bare}"], anchors))
+
+
+def convert(name: str) -> tuple[Source, dict[str, str]]:
+    """Returns the source of corpus `name` and its markdown files (file name → text), links resolved."""
+    source = SOURCES[name]
+    pages = sorted((p for p in Path("/").glob(source.pattern.lstrip("/")) if not p.name.startswith("index.")),
+                   key=page_order)
+    if not pages:
+        raise SystemExit(f"no {source.pattern}: apt-get install {source.package}")
+    return source, markdown_files([p.read_text(encoding="utf-8") for p in pages], source.split)
+
+
+def markdown_files(pages: list[str], split: int) -> dict[str, str]:
+    """Returns the markdown files (file name → text) of HTML pages in reading order, links between them resolved."""
+    sections: list[Section] = []
+    for chapter, page in enumerate(pages):
+        parser = DocBookMarkdown(split, chapter)
+        parser.feed(page)
+        parser.close()
+        sections += [s for s in parser.sections if s.title and len(s.lines) > 1]
+    names: dict[int, str] = {}
+    for i, s in enumerate(sections):
+        base = f"{s.number}-{slug(s.title)}"
+        names[i] = base + ".md" if base + ".md" not in names.values() else f"{base}-{i}.md"
+    where = {a: names[i] for i, s in enumerate(sections) for a in s.anchors}
+    files = {}
+    for i, s in enumerate(sections):
+        body = "\n".join(s.lines)
+        body = re.sub(LINK.format("([^\x00]*)"), lambda m: where.get(m.group(1), ""), body)
+        body = re.sub(r"\[([^\]\n]*)\]\(\)", r"\1", body)  # a link whose target is outside the corpus: its text
+        files[names[i]] = re.sub(r"\n{3,}", "\n\n", body).strip() + "\n"
+    return files
+
+
+def page_order(path: Path) -> tuple[int, str]:
+    """Returns the reading order of a page: the preface first, chapters in name order, appendices last."""
+    stem = path.name.split(".")[0]
+    return (0 if stem.startswith("pr") else 2 if stem.startswith("ap") else 1, stem)
+
+
+def package_version(package: str) -> str:
+    """Returns the installed version of a Debian package (dpkg-query), or raises SystemExit when it is missing."""
+    run = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", package], capture_output=True, text=True)
+    if run.returncode or not run.stdout:
+        raise SystemExit(f"package {package} is not installed: apt-get install {package}")
+    return run.stdout
+
+
+def write(name: str, out: Path) -> dict:
+    """Writes corpus `name` as markdown files under `out` (replacing what is there) and returns its manifest."""
+    source, files = convert(name)
+    out.mkdir(parents=True, exist_ok=True)
+    for old in out.glob("*.md"):
+        if old.name not in files:
+            old.unlink()
+    for fname, text in files.items():
+        (out / fname).write_text(text, encoding="utf-8")
+    manifest = {"corpus": name, "package": source.package, "version": package_version(source.package),
+                "language": source.language, "from": source.pattern, "files": len(files),
+                "sha256": {f: hashlib.sha256(t.encode()).hexdigest() for f, t in files.items()}}
+    out.with_suffix(".json").write_text(json.dumps(manifest, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    return manifest
+
+
+def default_out(name: str) -> Path:
+    """Returns $LAMBDARAG_HOME/corpora/<name> (~/.lambdarag when unset)."""
+    home = Path(os.environ.get("LAMBDARAG_HOME", Path.home() / ".lambdarag"))
+    return home / "corpora" / name
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("corpus", choices=sorted(SOURCES))
+    ap.add_argument("--out", type=Path, default=None, help="output folder (default $LAMBDARAG_HOME/corpora/<corpus>)")
+    args = ap.parse_args()
+    m = write(args.corpus, args.out or default_out(args.corpus))
+    sys.stdout.write(f"{m['files']} files from {m['package']} {m['version']} → {args.out or default_out(args.corpus)}\n")

@@ -1,0 +1,87 @@
+"""The non-statute question sets (bench/data/domains/<corpus>/{dev,test}.jsonl): loading, validation, split.
+
+A record: qid, query, type (one of routing_data.TYPES), lang (en | zh), relevant (markdown file
+names of the corpus that bench/debian_docs.py writes), evidence (file → a verbatim passage of that
+file that answers the question; every relevant file has one), for compare `named` (the two or more
+things compared, each as written in the query). `<corpus>/manifest.json` is the converter's manifest
+of the corpus the questions were labelled on (package version and every file's sha256).
+  python bench/domain_data.py [CORPUS_ROOT]   # validates every corpus built under CORPUS_ROOT
+                                              # (default $LAMBDARAG_HOME/corpora)
+"""
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from debian_docs import default_out  # noqa: E402
+from routing_data import TYPES, record_problems, split  # noqa: E402,F401  (split: the routing split, per type, seeded)
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "bench" / "data" / "domains"
+CORPORA = ("reference-en", "reference-zh-cn", "faq-zh-cn")
+HALVES = ("dev", "test")
+LANGS = ("en", "zh")
+SEED = 29
+
+
+def load(corpus: str, half: str) -> list[dict]:
+    """Returns the records of one half (dev or test) of one corpus's questions."""
+    path = DATA / corpus / f"{half}.jsonl"
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def manifest(corpus: str) -> dict:
+    """Returns the manifest of the corpus the questions were labelled on (debian_docs.write's output)."""
+    return json.loads((DATA / corpus / "manifest.json").read_text(encoding="utf-8"))
+
+
+def flat(text: str) -> str:
+    """Returns text with every run of whitespace as one space, so a quote may cross a line break."""
+    return re.sub(r"\s+", " ", text)
+
+
+def problems(records: list[dict], files: set[str], folder: Path | None = None) -> list[str]:
+    """Returns what is wrong with the records against a corpus's file names (and its text, given its folder)."""
+    out: list[str] = []
+    seen: set[str] = set()
+    for r in records:
+        where = f"{r.get('qid')}: "
+        out += record_problems(r, seen)
+        if r.get("lang") not in LANGS:
+            out.append(where + f"lang {r.get('lang')!r} is not one of {LANGS}")
+        relevant, evidence = r.get("relevant", []), r.get("evidence", {})
+        if not relevant:
+            out.append(where + "no relevant file")
+        out += [where + f"no file {f}" for f in relevant if f not in files]
+        out += [where + f"relevant {f} has no evidence" for f in relevant if f not in evidence]
+        out += [where + f"evidence file {f} is not relevant" for f in evidence if f not in relevant]
+        if folder is not None:
+            for f, quote in evidence.items():
+                if (folder / f).is_file() and flat(quote) not in flat((folder / f).read_text(encoding="utf-8")):
+                    out.append(where + f"{f} does not contain {quote!r}")
+        if r.get("type") == "synthesis" and len(relevant) < 2:
+            out.append(where + "synthesis needs at least two relevant files")
+        if r.get("type") == "compare":
+            named = r.get("named", [])
+            if len(named) < 2:
+                out.append(where + "compare needs at least two named things")
+            out += [where + f"named {n!r} is not in the query" for n in named
+                    if n.lower() not in r.get("query", "").lower()]
+    return out
+
+
+def check(corpus: str, corpus_root: Path | None = None) -> list[str]:
+    """Returns the problems of both halves of a corpus, quotes included when the corpus is built there."""
+    folder = (corpus_root / corpus) if corpus_root else default_out(corpus)
+    records = [r for half in HALVES for r in load(corpus, half)]
+    return problems(records, set(manifest(corpus)["sha256"]), folder if folder.is_dir() else None)
+
+
+if __name__ == "__main__":
+    root = Path(sys.argv[1]) if len(sys.argv) > 1 else None
+    found = [f"{c} {p}" for c in CORPORA if (DATA / c).is_dir() for p in check(c, root)]
+    sys.stdout.write("\n".join(found) + "\n" if found else "ok\n")
+    sys.exit(1 if found else 0)

@@ -1,0 +1,65 @@
+"""The non-statute question sets validate: labels name real corpus files, passages are verbatim, halves are the split."""
+import shutil
+import subprocess
+from collections import Counter
+
+import pytest
+
+from bench import debian_docs, domain_data
+
+
+def records(corpus):
+    return [r for half in domain_data.HALVES for r in domain_data.load(corpus, half)]
+
+
+@pytest.mark.parametrize("corpus", domain_data.CORPORA)
+def test_labels_name_files_of_the_manifest(corpus):
+    files = set(domain_data.manifest(corpus)["sha256"])
+    assert domain_data.problems(records(corpus), files) == []
+
+
+@pytest.mark.parametrize("corpus", domain_data.CORPORA)
+def test_forty_questions_eight_per_type_and_the_halves_are_the_seeded_split(corpus):
+    rows = records(corpus)
+    assert len(rows) >= 40 and min(Counter(r["type"] for r in rows).values()) >= 8
+    dev, test = domain_data.split(sorted(rows, key=lambda r: r["qid"]), domain_data.SEED)
+    assert {r["qid"] for r in dev} == {r["qid"] for r in domain_data.load(corpus, "dev")}
+    assert {r["qid"] for r in test} == {r["qid"] for r in domain_data.load(corpus, "test")}
+    assert {r["lang"] for r in rows} == {"en" if corpus.endswith("-en") else "zh"}
+
+
+def test_problems_name_what_is_wrong():
+    files = {"a.md", "b.md"}
+    bad = [{"qid": "x", "query": "how do apt and dpkg differ", "type": "compare", "lang": "en",
+            "relevant": ["a.md", "c.md"], "evidence": {"a.md": "apt"}, "named": ["apt", "rpm"]},
+           {"qid": "x", "query": "q", "type": "survey", "lang": "fr", "relevant": ["b.md"], "evidence": {"b.md": "q"}}]
+    found = domain_data.problems(bad, files)
+    assert "x: no file c.md" in found and "x: relevant c.md has no evidence" in found
+    assert "x: named 'rpm' is not in the query" in found and "x: duplicate qid" in found
+    assert any("type 'survey'" in p for p in found) and any("lang 'fr'" in p for p in found)
+
+
+def test_a_passage_missing_from_its_file_is_reported(tmp_path):
+    (tmp_path / "a.md").write_text("# Links\nA hard link is a duplicate\nname for a file.\n", encoding="utf-8")
+    good = {"qid": "f", "query": "q", "type": "fact", "lang": "en", "relevant": ["a.md"],
+            "evidence": {"a.md": "a duplicate name for"}}
+    assert domain_data.problems([good], {"a.md"}, tmp_path) == []
+    assert domain_data.problems([good | {"evidence": {"a.md": "a symlink"}}], {"a.md"}, tmp_path) == [
+        "f: a.md does not contain 'a symlink'"]
+
+
+def installed(package):
+    return shutil.which("dpkg-query") and subprocess.run(["dpkg-query", "-W", package], capture_output=True).returncode == 0
+
+
+@pytest.mark.parametrize("corpus", domain_data.CORPORA)
+def test_the_converter_reproduces_the_labelled_corpus_and_every_passage_is_in_it(corpus, tmp_path):
+    package = debian_docs.SOURCES[corpus].package
+    if not installed(package):
+        pytest.skip(f"{package} is not installed (apt-get install {package})")
+    got = debian_docs.write(corpus, tmp_path / corpus)
+    want = domain_data.manifest(corpus)
+    if got["version"] != want["version"]:
+        pytest.skip(f"{package} {got['version']} installed, the questions were labelled on {want['version']}")
+    assert got["sha256"] == want["sha256"]
+    assert domain_data.problems(records(corpus), set(got["sha256"]), tmp_path / corpus) == []
