@@ -38,11 +38,12 @@ from routing_data import TYPES, load  # noqa: E402
 LIMIT = 1.5
 CHILD = """
 import json, os, sys, tempfile, time, yaml
+from orchestration.config import config_path
 from orchestration.search_unified import search
 questions = json.load(sys.stdin)
 config = None
 if os.environ.get("BENCH_ROUTE"):
-    data = yaml.safe_load(open("agent-config.yml", encoding="utf-8"))
+    data = yaml.safe_load(open(config_path(), encoding="utf-8"))
     data["orchestration"]["routing"] = {t: os.environ["BENCH_ROUTE"] for t in data["orchestration"]["routing"]}
     with tempfile.NamedTemporaryFile("w", suffix=".yml", encoding="utf-8", delete=False) as written:
         written.write(yaml.safe_dump(data, allow_unicode=True))
