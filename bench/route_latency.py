@@ -11,7 +11,7 @@ over all questions of the type is kept beside it. Feedback is off in both (no an
 The baseline needs its own index of the laws folder, built by its own code (the format changed):
   git worktree add /work/wt-base e0524d0      # the code routing-baseline.json measured
   cd /work/wt-base && lambdarag index --corpus ../shared/data/laws --name laws \
-      --vectors <this tree>/knowledge/laws/stard-vectors
+      --vectors <data home>/laws/stard-vectors
 Run: python bench/route_latency.py --baseline /work/wt-base [--rounds 3] [--name route-latency]
      → bench/results/NAME.json
 One strategy's own cost, before and after, whatever the types are routed to (a type that moved to another
