@@ -535,7 +535,8 @@ def parser() -> argparse.ArgumentParser:
         ask.add_argument("--security-level", type=int, default=0)
     cw = sub.add_parser("compile-wiki", help="build or update wiki/entities/*.md and relations.json from a corpus")
     cw.add_argument("--corpus", required=True, type=Path)
-    cw.add_argument("--wiki", default=Path("wiki"), type=Path)
+    cw.add_argument("--wiki", required=True, type=Path, help="folder to write the pages into (an index keeps its "
+                    "own in <data home>/<name>/wiki)")
     cw.add_argument("--llm", action="store_true",
                     help="also extract with the LLM of the config's llm section (or LAMBDARAG_LLM_BASE_URL)")
     cw.add_argument("--config", default=argparse.SUPPRESS, type=Path, help="agent-config.yml to use")
