@@ -78,19 +78,20 @@ def cmd_where(args: argparse.Namespace) -> int:
     """Prints where LambdaRAG reads its configuration and demo from, and where it writes (the data home)."""
     import os
 
-    from orchestration.config import DEMO_DOCS, config_source
+    from orchestration.config import DEMO_DOCS, config_source, load_config
     from orchestration.feedback import feedback_dir
+    from orchestration.knowledge import wiki_dir_for
     from skills.store.home import cache_root, data_home
     from skills.store.index import built_indexes, index_dir
 
     path, found = config_source(args.config)
-    home = data_home()
+    config, home = load_config(path), data_home()
     print(f"config      {path}  ({found})")
     print(f"data home   {home}  ({'$LAMBDARAG_HOME' if os.environ.get('LAMBDARAG_HOME') else 'user data folder'})")
     print(f"caches      {cache_root()}")
     print(f"demo docs   {DEMO_DOCS}  (read only)")
     for name in built_indexes():
-        print(f"index {name:<10} {index_dir(name)}; feedback {feedback_dir(name)}; wiki {home / name / 'wiki'}")
+        print(f"index {name:<10} {index_dir(name)}; feedback {feedback_dir(name)}; wiki {wiki_dir_for(config, name)}")
     return 0
 
 

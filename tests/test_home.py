@@ -69,6 +69,7 @@ def test_every_location_is_under_one_data_home(tmp_path, monkeypatch, capsys):
     out = capsys.readouterr().out
     assert f"data home   {tmp_path / 'mine'}  ($LAMBDARAG_HOME)" in out
     assert f"index m          {tmp_path / 'mine' / 'm' / 'index'}" in out and "(packaged default)" in out
+    assert f"wiki {tmp_path / 'mine' / 'm' / 'wiki'}" in out
 
 
 def test_an_index_in_the_checkouts_old_knowledge_folder_opens_untouched_with_a_notice(tmp_path, monkeypatch, capsys):
