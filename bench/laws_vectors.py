@@ -8,8 +8,8 @@ is embedded by `lambdarag index`, or, with --zero-rest (when the machine is too 
 zero vector: dense retrieval then never returns it, and meta.json says how many chunks that is.
 The STARD passage text is "<full title>第X条\\n<text>", ours "<title>\\n第X条 <text>": same words,
 slightly different framing, recorded in the routing result.
-  python bench/laws_vectors.py [--zero-rest]    # → knowledge/laws/stard-vectors
-  lambdarag index --corpus ../shared/data/laws --name laws --vectors knowledge/laws/stard-vectors
+  python bench/laws_vectors.py [--zero-rest]    # → <data home>/laws/stard-vectors (lambdarag where)
+  lambdarag index --corpus ../shared/data/laws --name laws --vectors <data home>/laws/stard-vectors
 """
 from __future__ import annotations
 

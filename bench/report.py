@@ -159,10 +159,16 @@ def cli(r: dict) -> str:
 
 
 def install(r: dict) -> str:
-    v = r["variants"]
-    core, before = v["core"], v["core + ranx (before the eval split)"]
-    return (f"{core['seconds']} s, {core['packages']} packages; with ranx in the core as before the eval split "
-            f"{before['seconds']} s, {before['packages']} packages (no pip cache)")
+    return (f"wheel built in {r['wheel_build_s']} s; cold install {r['install_s']} s, {r['packages']} packages, "
+            f"{r['venv_mb']:.0f} MB (no pip cache); first `ask` {r['first_ask_s']} s (builds the demo index and the "
+            f"classifier's exemplar vectors, {r['data_home_mb']:.0f} MB data home), second {r['second_ask_s']} s")
+
+
+def eval_routed(r: dict) -> str:
+    m, same = r["eval"]["metrics"], r["versus_routing_json"]
+    return (f"{r['eval']['n_queries']} questions: routed recall@5 {m['recall@5']:.3f} (bench/routing.py "
+            f"{same['recall@5']['routing_py']:.3f}), MRR@5 {m['mrr@5']:.3f}, type accuracy {m['type_accuracy']:.3f}; "
+            f"every per-type recall@5 and type accuracy equal to routing.py's to 3 decimals: {r['all_equal']}")
 
 
 def slow_llm(r: dict) -> str:
@@ -209,7 +215,8 @@ ROWS: list[tuple[str, str, str, Callable[[dict], str]]] = [
     ("hybrid search latency, STARD fold 0", "stard-latency", "bench/feedback.py --latency-only", stard_latency),
     ("Milvus (milvus-lite) vs local, STARD", "milvus", "bench/milvus.py", milvus),
     ("`lambdarag ask` on the built demo index, fresh process", "cli", "bench/cli.py", cli),
-    ("`pip install -e .` into a fresh venv", "install", "bench/install.py", install),
+    ("the wheel into a fresh venv, then `lambdarag ask` with an empty HOME", "install", "bench/install.py", install),
+    ("`lambdarag eval --routed`, laws folder, frozen TEST half", "eval-routed", "bench/eval_routed.py", eval_routed),
     ("five question types, scripted 2 tokens/s model, default config", "slow-llm-60s", "bench/slow_llm.py", slow_llm),
     ("five question types, real SmolLM2-135M (llama.cpp, CPU), default config", "real-llm-60s", "bench/slow_llm.py",
      slow_llm),

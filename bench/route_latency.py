@@ -11,7 +11,7 @@ over all questions of the type is kept beside it. Feedback is off in both (no an
 The baseline needs its own index of the laws folder, built by its own code (the format changed):
   git worktree add /work/wt-base e0524d0      # the code routing-baseline.json measured
   cd /work/wt-base && lambdarag index --corpus ../shared/data/laws --name laws \
-      --vectors <this tree>/knowledge/laws/stard-vectors
+      --vectors <data home>/laws/stard-vectors
 Run: python bench/route_latency.py --baseline /work/wt-base [--rounds 3] [--name route-latency]
      → bench/results/NAME.json
 One strategy's own cost, before and after, whatever the types are routed to (a type that moved to another
@@ -38,11 +38,12 @@ from routing_data import TYPES, load  # noqa: E402
 LIMIT = 1.5
 CHILD = """
 import json, os, sys, tempfile, time, yaml
+from orchestration.config import config_path
 from orchestration.search_unified import search
 questions = json.load(sys.stdin)
 config = None
 if os.environ.get("BENCH_ROUTE"):
-    data = yaml.safe_load(open("agent-config.yml", encoding="utf-8"))
+    data = yaml.safe_load(open(config_path(), encoding="utf-8"))
     data["orchestration"]["routing"] = {t: os.environ["BENCH_ROUTE"] for t in data["orchestration"]["routing"]}
     with tempfile.NamedTemporaryFile("w", suffix=".yml", encoding="utf-8", delete=False) as written:
         written.write(yaml.safe_dump(data, allow_unicode=True))

@@ -10,7 +10,7 @@ Documents count by file name (a statute filed in two folders is one document).
 
 Needs a dense index of the laws folder (see bench/data/routing/README.md):
   python bench/laws_vectors.py
-  lambdarag index --corpus ../shared/data/laws --name laws --vectors knowledge/laws/stard-vectors
+  lambdarag index --corpus ../shared/data/laws --name laws --vectors <data home>/laws/stard-vectors
 Run:
   python -m orchestration.cli bench routing [--index laws] [--config agent-config.yml]
         [--halves dev,dev2,test] [--out bench/results/routing.json]
@@ -160,7 +160,7 @@ def index_facts(index: str, kb) -> dict:
     return {"name": index, "chunks": len(kb.index.chunks()), "dense": bool(kb.index.has_dense),
             "graph": kb.graph is not None, "wiki": kb.wiki is not None,
             "built_with": f"python bench/laws_vectors.py{' --zero-rest' if zero else ''}; lambdarag index --corpus "
-                          f"../shared/data/laws --name {index} --vectors knowledge/{index}/stard-vectors; {rest}",
+                          f"../shared/data/laws --name {index} --vectors <data home>/{index}/stard-vectors; {rest}",
             "imported_vectors": imported}
 
 

@@ -58,10 +58,54 @@ def cmd_index(args: argparse.Namespace) -> int:
         from skills.wiki import compile_wiki
 
         compile_wiki(args.corpus, knowledge_root() / args.name / "wiki", progress=True)
+    if not args.no_dense:
+        prepare_classifier()
     print(f"index {args.name!r}: {len(backend.documents())} documents, {len(backend.chunks())} chunks, "
           f"dense={'yes' if backend.has_dense else 'no'}, fingerprint {backend.fingerprint()}, "
           f"{time.perf_counter() - start:.1f}s → {index_dir(args.name)}")
     return 0
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    """Writes the packaged, commented agent-config.yml into DIR (default: the working folder) for the user to edit."""
+    from orchestration.config import CONFIG_NAME, DEFAULT_CONFIG
+
+    target = args.dir / CONFIG_NAME
+    if target.exists():
+        raise UsageError(f"{target} already exists; edit it, or remove it to start again")
+    args.dir.mkdir(parents=True, exist_ok=True)
+    target.write_text(DEFAULT_CONFIG.read_text(encoding="utf-8"), encoding="utf-8")
+    print(f"wrote {target}: commands run in {args.dir.resolve()} use it (elsewhere: --config or LAMBDARAG_CONFIG)")
+    return 0
+
+
+def cmd_where(args: argparse.Namespace) -> int:
+    """Prints where LambdaRAG reads its configuration and demo from, and where it writes (the data home)."""
+    import os
+
+    from orchestration.config import DEMO_DOCS, config_source, load_config
+    from orchestration.feedback import feedback_dir
+    from orchestration.knowledge import wiki_dir_for
+    from skills.store.home import cache_root, data_home
+    from skills.store.index import built_indexes, index_dir
+
+    path, found = config_source(args.config)
+    config, home = load_config(path), data_home()
+    print(f"config      {path}  ({found})")
+    print(f"data home   {home}  ({'$LAMBDARAG_HOME' if os.environ.get('LAMBDARAG_HOME') else 'user data folder'})")
+    print(f"caches      {cache_root()}")
+    print(f"demo docs   {DEMO_DOCS}  (read only)")
+    for name in built_indexes():
+        print(f"index {name:<10} {index_dir(name)}; feedback {feedback_dir(name)}; wiki {wiki_dir_for(config, name)}")
+    return 0
+
+
+def prepare_classifier() -> None:
+    """Embeds the question classifier's exemplars now, with a progress bar, unless the data home has them cached,
+    so that the first question is not the one that waits for them."""
+    from skills.classify import exemplar_classifier
+
+    exemplar_classifier().model(progress=True)
 
 
 def restricted_summary(documents: Sequence[Any]) -> str:
@@ -77,37 +121,67 @@ def restricted_summary(documents: Sequence[Any]) -> str:
 
 
 def read_queries(path: Path) -> list[dict]:
-    """Returns the evaluation queries of a JSONL file of {"qid", "query", "relevant": [ids]}."""
+    """Returns the evaluation queries of a JSONL file of {"qid", "query", "relevant": [ids], optional "type"}."""
+    from orchestration.config import QUERY_TYPES
+
     queries = []
     for n, line in enumerate(Path(path).read_text(encoding="utf-8").split("\n"), 1):
         if not line.strip():
             continue
         try:
             q = json.loads(line)
-            queries.append({"qid": str(q["qid"]), "query": str(q["query"]), "relevant": [str(r) for r in q["relevant"]]})
+            queries.append({"qid": str(q["qid"]), "query": str(q["query"]), "relevant": [str(r) for r in q["relevant"]],
+                            **({"type": str(q["type"])} if "type" in q else {})})
         except (ValueError, KeyError, TypeError) as e:
             raise UsageError(f"{path}:{n}: expected {{\"qid\", \"query\", \"relevant\": [ids]}} ({e})") from None
+        if queries[-1].get("type", QUERY_TYPES[0]) not in QUERY_TYPES:
+            raise UsageError(f"{path}:{n}: type {queries[-1]['type']!r} is not one of {', '.join(QUERY_TYPES)}")
     if not queries:
         raise UsageError(f"{path}: no queries")
     return queries
 
 
-def cmd_eval(args: argparse.Namespace) -> int:
-    """Runs every query through one retriever and prints ranking metrics and latency.
+EVAL_METRICS = ["recall@5", "mrr@5", "recall@10", "recall@100", "mrr@10", "ndcg@10"]
 
-    What the index learned (confirmed questions, `orchestration.learning`) applies unless --no-learned.
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    """Runs every query through one retriever, or the whole routed pipeline (--routed), and prints ranking
+    metrics (per question type when the queries carry a `type`), type accuracy (routed) and latency.
+
+    `relevant` holds chunk ids (file#section) or documents: when any id is a chunk id of the index the
+    rankings are scored by chunk, else by document file name (a statute filed in two folders is one
+    document). What the index learned applies to a retriever unless --no-learned; --routed answers with
+    feedback off, so it neither learns from nor applies learning to its own questions.
     """
     import numpy as np
 
+    queries = read_queries(args.queries)
+    ranked, routed_as, latency, chunk_level = (routed_rankings if args.routed else retriever_rankings)(args, queries)
+    out = scored(queries, ranked, routed_as, chunk_level)
+    out["latency_ms"] = {"p50": round(float(np.percentile(latency, 50)), 2),
+                         "p95": round(float(np.percentile(latency, 95)), 2)}
+    if args.json:
+        print(json.dumps(out, ensure_ascii=False))
+        return 0
+    print(f"{'routed' if args.routed else args.retriever} on {args.index!r}, {len(queries)} queries")
+    for name, value in out["metrics"].items():
+        print(f"  {name:<13} {value:.4f}")
+    for kind, m in out.get("per_type", {}).items():
+        cells = "  ".join(f"{k} {v:.3f}" for k, v in m.items() if k != "n")
+        print(f"  {kind:<10} ({m['n']:>3})  {cells}")
+    print(f"  latency p50 {out['latency_ms']['p50']} ms, p95 {out['latency_ms']['p95']} ms")
+    return 0
+
+
+def retriever_rankings(args: argparse.Namespace, queries: list[dict]):
+    """Returns (qid → ranked ids, {}, latencies in ms, chunk level) of one plain retriever."""
     from lambdarag import Context, State
-    from skills.store.records import RetrievalPlan
     from orchestration.feedback import feedback_dir
     from orchestration.learning import open_learned, retrieval_term
-    from orchestration.metrics import evaluate
     from skills.store.index import open_backend
+    from skills.store.records import RetrievalPlan
     from skills.store.vectors import default_embedder
 
-    queries = read_queries(args.queries)
     backend = open_backend(backend_settings(args), args.index)
     if args.retriever != "bm25" and not backend.has_dense:
         raise UsageError(f"index {args.index!r} has no vectors; --retriever {args.retriever} needs a dense index")
@@ -117,27 +191,59 @@ def cmd_eval(args: argparse.Namespace) -> int:
     term = retrieval_term(args.retriever, learned=learned is not None)
     plan = RetrievalPlan(bm25_top_k=args.k, dense_top_k=args.k, fused_top_k=args.k)
     ctx = Context(resources={"index": backend, **({"learned": learned} if learned else {})})
-    run, qrels, latency = {}, {}, []
+    ranked, latency = {}, []
     for q in queries:
         start = time.perf_counter()
         state = term.run(State.of(q["query"], plan=plan), ctx)
         latency.append((time.perf_counter() - start) * 1000)
         hits = state.hits if args.retriever == "hybrid" or learned else state.candidates[-1].hits
-        run[q["qid"]] = [h.chunk_id if chunk_level else Path(doc_of.get(h.chunk_id, h.chunk_id)).name for h in hits]
-        qrels[q["qid"]] = {r if chunk_level else Path(r).name: 1 for r in q["relevant"]}
-    metrics = evaluate(qrels, run, ["recall@10", "recall@100", "mrr@10", "ndcg@10"])
-    out = {"metrics": {k: round(v, 4) for k, v in metrics.items()},
-           "latency_ms": {"p50": round(float(np.percentile(latency, 50)), 2),
-                          "p95": round(float(np.percentile(latency, 95)), 2)},
-           "n_queries": len(queries)}
-    if args.json:
-        print(json.dumps(out))
-    else:
-        print(f"{args.retriever} on {args.index!r}, {len(queries)} queries")
-        for name, value in out["metrics"].items():
-            print(f"  {name:<11} {value:.4f}")
-        print(f"  latency p50 {out['latency_ms']['p50']} ms, p95 {out['latency_ms']['p95']} ms")
-    return 0
+        ranked[q["qid"]] = [h.chunk_id if chunk_level else Path(doc_of.get(h.chunk_id, h.chunk_id)).name for h in hits]
+    return ranked, {}, latency, chunk_level
+
+
+def routed_rankings(args: argparse.Namespace, queries: list[dict]):
+    """Returns (qid → ranked ids, qid → type it was routed as, latencies in ms, chunk level) of search() itself."""
+    from orchestration.knowledge import open_knowledge
+    from orchestration.search_unified import providers, resolve_config, search
+
+    config = resolve_config(args.config)
+    off = config.orchestration.model_copy(update={"feedback": config.orchestration.feedback.model_copy(
+        update={"enabled": False})})
+    config = config.model_copy(update={"orchestration": off})
+    kb = open_knowledge(config, args.index, embedder=providers(config)["embedder"], progress=True)
+    chunk_ids = {c.id for c in kb.index.chunks()}
+    chunk_level = any(r in chunk_ids for q in queries for r in q["relevant"])
+    patient = config.model_copy(update={"limits": config.limits.model_copy(update={"timeout_seconds": 3600.0})})
+    for q in {q.get("type"): q for q in queries}.values():   # the routes' lazy loads (graph, wiki) not under a deadline
+        search(q["query"], index=args.index, config=patient)
+    ranked, routed_as, latency = {}, {}, []
+    for q in queries:
+        r = search(q["query"], index=args.index, config=config)
+        latency.append(r.latency_ms["total"])
+        routed_as[q["qid"]] = r.query_type
+        ranked[q["qid"]] = [h["chunk_id"] if chunk_level else Path(h["source"]).name for h in r.hits]
+    return ranked, routed_as, latency, chunk_level
+
+
+def scored(queries: list[dict], ranked: dict, routed_as: dict, chunk_level: bool) -> dict:
+    """Returns the metrics overall and per question type (when the queries carry one), with type accuracy if routed."""
+    from orchestration.metrics import evaluate
+
+    qrels = {q["qid"]: {r if chunk_level else Path(r).name: 1 for r in q["relevant"]} for q in queries}
+
+    def of(group: list[dict]) -> dict:
+        m = {k: round(v, 4) for k, v in evaluate({q["qid"]: qrels[q["qid"]] for q in group}, ranked,
+                                                  EVAL_METRICS).items()}
+        if routed_as and all("type" in q for q in group):
+            m["type_accuracy"] = round(sum(routed_as[q["qid"]] == q["type"] for q in group) / len(group), 4)
+        return m
+
+    out = {"metrics": of(queries), "n_queries": len(queries), "level": "chunk" if chunk_level else "document"}
+    types = dict.fromkeys(q["type"] for q in queries if "type" in q)
+    if types:
+        out["per_type"] = {t: {**of([q for q in queries if q.get("type") == t]),
+                               "n": sum(q.get("type") == t for q in queries)} for t in types}
+    return out
 
 
 def cmd_compile_wiki(args: argparse.Namespace) -> int:
@@ -212,6 +318,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     config = resolve_config(args.config)
     check_query(" ".join(args.question), config)     # a bad question fails before an index is built
     open_knowledge(config, args.index, embedder=providers(config)["embedder"], progress=True)
+    prepare_classifier()
     user = User(id="cli", departments=tuple(args.department or ()), security_level=args.security_level)
     question = " ".join(args.question)
     if args.stream:
@@ -433,6 +540,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {"feedback": cmd_feedback, "check": cmd_check,
+                                                            "init": cmd_init, "where": cmd_where,
                                                             "index": cmd_index, "eval": cmd_eval,
                                                             "compile-wiki": cmd_compile_wiki,
                                                             "ask": cmd_ask, "search": cmd_ask,
@@ -446,6 +554,9 @@ def parser() -> argparse.ArgumentParser:
                    help="agent-config.yml for every command (its retrieval.backend picks local or milvus)")
     p.add_argument("-v", "--verbose", action="store_true", help="show the log messages of lambdarag and its libraries")
     sub = p.add_subparsers(dest="command", required=True)
+    it = sub.add_parser("init", help="write a commented agent-config.yml to edit (found when run from that folder)")
+    it.add_argument("dir", nargs="?", type=Path, default=Path("."), help="folder to write it in (default: here)")
+    sub.add_parser("where", help="print where the config, the demo, the indexes, feedback, wikis and caches are")
     ix = sub.add_parser("index", help="build or update a named index from a corpus folder or JSONL file")
     ix.add_argument("--corpus", required=True, type=Path)
     ix.add_argument("--name", required=True)
@@ -454,10 +565,14 @@ def parser() -> argparse.ArgumentParser:
     ix.add_argument("--no-wiki", action="store_true", help="skip compiling the entity graph and wiki")
     ix.add_argument("--strict", action="store_true",
                     help="fail the run (exit 2) when any file or record fails validation, e.g. a misspelt access key")
-    ev = sub.add_parser("eval", help="ranking metrics of a retriever on a query file")
+    ev = sub.add_parser("eval", help="ranking metrics of a retriever, or of the routed pipeline, on a query file")
     ev.add_argument("--index", required=True)
-    ev.add_argument("--queries", required=True, type=Path)
+    ev.add_argument("--queries", required=True, type=Path,
+                    help='JSONL of {"qid", "query", "relevant": [chunk ids or documents], optional "type"}')
     ev.add_argument("--retriever", choices=["bm25", "dense", "hybrid"], default="hybrid")
+    ev.add_argument("--routed", action="store_true",
+                    help="score search() itself: classification, routing and the chosen strategy (not --retriever)")
+    ev.add_argument("--config", default=argparse.SUPPRESS, type=Path, help="agent-config.yml to use (--routed)")
     ev.add_argument("--k", type=int, default=100, help="ranking depth per retriever (default 100)")
     ev.add_argument("--json", action="store_true")
     ev.add_argument("--no-learned", action="store_true", help="ignore what the index learned from confirmations")
@@ -476,7 +591,8 @@ def parser() -> argparse.ArgumentParser:
         ask.add_argument("--security-level", type=int, default=0)
     cw = sub.add_parser("compile-wiki", help="build or update wiki/entities/*.md and relations.json from a corpus")
     cw.add_argument("--corpus", required=True, type=Path)
-    cw.add_argument("--wiki", default=Path("wiki"), type=Path)
+    cw.add_argument("--wiki", required=True, type=Path, help="folder to write the pages into (an index keeps its "
+                    "own in <data home>/<name>/wiki)")
     cw.add_argument("--llm", action="store_true",
                     help="also extract with the LLM of the config's llm section (or LAMBDARAG_LLM_BASE_URL)")
     cw.add_argument("--config", default=argparse.SUPPRESS, type=Path, help="agent-config.yml to use")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+from importlib.resources import files
 from pathlib import Path
 from typing import Any, Literal, Optional, Union
 
@@ -20,8 +21,15 @@ from lambdarag.errors import ConfigError
 
 from .plan import PlanConfig
 
-ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_CONFIG = ROOT / "agent-config.yml"
+def packaged(relative: str) -> Path:
+    """Returns a file or folder shipped inside the orchestration package (package data, so in the wheel too)."""
+    return Path(str(files("orchestration") / relative))
+
+
+DEFAULT_CONFIG = packaged("agent-config.yml")
+DEMO_DOCS = packaged("demo/docs")
+DEMO_QUESTIONS = packaged("demo/questions.jsonl")
+CONFIG_NAME = "agent-config.yml"
 QUERY_TYPES = ("fact", "compare", "relation", "synthesis", "temporal")
 
 
@@ -71,9 +79,9 @@ class RerankConfig(Endpoint):
 
 
 class WikiConfig(Toggle):
-    """Where the default index's compiled wiki (entities/, analyses/, relations.json) lives."""
+    """Where the default index's compiled wiki (entities/, analyses/, relations.json) lives (unset: the data home)."""
 
-    dir: str = "wiki/"
+    dir: Optional[str] = None
 
 
 class SkillsConfig(Section):
@@ -91,7 +99,7 @@ class BackendConfig(Section):
 
 class RetrievalConfig(Section):
     index: str = "demo"
-    corpus: str = "knowledge/demo/docs"
+    corpus: Optional[str] = None   # unset: the bundled demo documents (DEMO_DOCS)
     backend: BackendConfig = BackendConfig()
     skills: SkillsConfig = SkillsConfig()
 
@@ -358,17 +366,46 @@ def parse_config(text: str, source: str = "<string>") -> AgentConfig:
     return config
 
 
+def config_source(path: Union[str, Path, None] = None) -> tuple[Path, str]:
+    """Returns the config file to use and how it was found: `path` (--config), else $LAMBDARAG_CONFIG,
+    else ./agent-config.yml in the working folder, else the packaged default."""
+    if path:
+        return Path(path), "--config"
+    if os.environ.get("LAMBDARAG_CONFIG"):
+        return Path(os.environ["LAMBDARAG_CONFIG"]), "$LAMBDARAG_CONFIG"
+    here = Path.cwd() / CONFIG_NAME
+    return (here, "working folder") if here.is_file() else (DEFAULT_CONFIG, "packaged default")
+
+
 def config_path(path: Union[str, Path, None] = None) -> Path:
-    """Returns `path`, else $LAMBDARAG_CONFIG, else the repo's agent-config.yml."""
-    return Path(path or os.environ.get("LAMBDARAG_CONFIG") or DEFAULT_CONFIG)
+    """Returns the config file to use (see `config_source`)."""
+    return config_source(path)[0]
 
 
 def load_config(path: Union[str, Path, None] = None) -> AgentConfig:
-    """Returns the config at `path` (default: see `config_path`)."""
+    """Returns the config at `path` (default: see `config_path`), its relative paths taken from its folder."""
     path = config_path(path)
     if not path.is_file():
         raise ConfigError(f"config file {path} does not exist")
-    return parse_config(path.read_text(encoding="utf-8"), str(path))
+    return anchored(parse_config(path.read_text(encoding="utf-8"), str(path)), path.resolve().parent)
+
+
+def anchored(config: AgentConfig, folder: Path) -> AgentConfig:
+    """Returns `config` with its relative paths (retrieval.corpus, the wiki dir, a Milvus file URI) under `folder`."""
+    def under(value: Optional[str]) -> Optional[str]:
+        return str(folder / Path(value).expanduser()) if value and "://" not in value else value
+
+    r = config.retrieval
+    wiki = r.skills.wiki.model_copy(update={"dir": under(r.skills.wiki.dir)})
+    retrieval = r.model_copy(update={"corpus": under(r.corpus),
+                                     "backend": r.backend.model_copy(update={"uri": under(r.backend.uri)}),
+                                     "skills": r.skills.model_copy(update={"wiki": wiki})})
+    return config.model_copy(update={"retrieval": retrieval})
+
+
+def corpus_path(config: AgentConfig) -> Path:
+    """Returns what the default index is built from: retrieval.corpus, else the bundled demo documents."""
+    return Path(config.retrieval.corpus) if config.retrieval.corpus else DEMO_DOCS
 
 
 def _rows(model: type[BaseModel], prefix: str) -> list[str]:

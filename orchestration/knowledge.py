@@ -12,9 +12,10 @@ from skills.store.graph import EntityGraph
 from skills.store.index import backend_exists, build_backend, knowledge_root, open_backend
 from skills.store.wiki import WikiStore
 from skills.wiki import compile_wiki
+from skills.store.home import cache_dir
 from skills.store.tokenize import cache_dictionary_in
 
-from .config import ROOT, AgentConfig
+from .config import AgentConfig, corpus_path
 
 
 @dataclass
@@ -58,9 +59,10 @@ _OPEN: dict[tuple, KnowledgeBase] = {}
 
 
 def wiki_dir_for(config: AgentConfig, name: str) -> Path:
-    """Returns the wiki folder of an index: the configured one for the default index, else knowledge/<name>/wiki."""
-    if name == config.retrieval.index:
-        return (ROOT / config.retrieval.skills.wiki.dir).resolve()
+    """Returns the wiki folder of an index: retrieval.skills.wiki.dir for the default index when set, else
+    <data home>/<name>/wiki."""
+    if name == config.retrieval.index and config.retrieval.skills.wiki.dir:
+        return Path(config.retrieval.skills.wiki.dir).resolve()
     return knowledge_root() / name / "wiki"
 
 
@@ -78,27 +80,28 @@ def open_knowledge(config: AgentConfig, name: Optional[str] = None, *, embedder:
         if key in _OPEN:
             return _OPEN[key]
         notes: list[str] = []
-        cache_dictionary_in(knowledge_root())
+        cache_dictionary_in(cache_dir("jieba"))
         default = name == config.retrieval.index
+        corpus = corpus_path(config)
         index = None
         if default and not backend_exists(backend, name):
-            notes.append(f"built index {name!r} from {config.retrieval.corpus} on first use")
+            notes.append(f"built index {name!r} from {corpus} on first use")
         else:
             try:
                 index = open_backend(backend, name)
             except StoreCorrupt as e:
                 if not default:
                     raise
-                notes.append(f"rebuilt index {name!r} from {config.retrieval.corpus}: {e}")
+                notes.append(f"rebuilt index {name!r} from {corpus}: {e}")
         if index is None:
             if progress:
-                print(f"building index {name!r} from {config.retrieval.corpus} on first use "
+                print(f"building index {name!r} from {corpus} on first use "
                       f"(once; about a minute on 2 cores)…", file=sys.stderr)
-            index = build_backend(backend, ROOT / config.retrieval.corpus, name, embedder=embedder, dense=dense,
+            index = build_backend(backend, corpus, name, embedder=embedder, dense=dense,
                                   progress=progress)
         wiki_dir = wiki_dir_for(config, name)
         if name == config.retrieval.index and not (wiki_dir / "relations.json").is_file():
-            compile_wiki(ROOT / config.retrieval.corpus, wiki_dir, progress=progress)
+            compile_wiki(corpus, wiki_dir, progress=progress)
         graph = wiki = None
         if (wiki_dir / "relations.json").is_file():
             graph = EntityGraph.load(wiki_dir / "relations.json")

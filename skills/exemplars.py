@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
 import re
 import threading
 from collections import Counter
@@ -22,6 +21,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from .store.files import ORPHAN_AGE, clean_temp, write_replace
+from .store.home import cache_dir
 from .store.vectors import VectorCache, recent_query_vector, text_key
 
 EXEMPLARS = Path(__file__).parent / "data" / "classify_exemplars.jsonl"
@@ -38,11 +38,8 @@ def shipped_exemplars() -> tuple[tuple[str, str], ...]:
 
 
 def exemplar_cache() -> Path:
-    """Returns where exemplar vectors are cached: $XDG_CACHE_HOME (else ~/.cache)/lambdarag/classify-exemplars.
-
-    Per user rather than per knowledge root, so temporary roots (tests, one-off indexes) reuse them.
-    """
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "lambdarag" / "classify-exemplars"
+    """Returns where exemplar vectors and fits are cached: the data home's cache/classify-exemplars."""
+    return cache_dir("classify-exemplars")
 
 
 def grams(query: str) -> set[str]:
@@ -97,8 +94,9 @@ class ExemplarClassifier:
         self._model: Optional[tuple[dict[str, int], np.ndarray, np.ndarray]] = None
         self._lock = threading.Lock()
 
-    def matrix(self) -> np.ndarray:
-        """Returns the exemplar query vectors, embedding (and caching) the ones not cached yet."""
+    def matrix(self, progress: bool = False) -> np.ndarray:
+        """Returns the exemplar query vectors, embedding (and caching) the ones not cached yet, with a progress
+        bar on stderr if asked."""
         with self._lock:
             if self._matrix is None:
                 cache = VectorCache(self.cache_dir, f"{self.embedder.name}-query") if self.cache_dir else None
@@ -106,7 +104,7 @@ class ExemplarClassifier:
                 rows = [cache.get(k) if cache else None for k in keys]
                 missing = [i for i, row in enumerate(rows) if row is None]
                 if missing:
-                    fresh = self.embedder.embed([self.queries[i] for i in missing], kind="query")
+                    fresh = self._embed([self.queries[i] for i in missing], progress)
                     if cache is not None:
                         cache.put([keys[i] for i in missing], fresh)
                     for i, vec in zip(missing, fresh):
@@ -114,6 +112,16 @@ class ExemplarClassifier:
                 m = np.asarray(rows, dtype=np.float32)
                 self._matrix = m / np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-12)
             return self._matrix
+
+    def _embed(self, queries: list[str], progress: bool) -> np.ndarray:
+        if not progress:
+            return self.embedder.embed(queries, kind="query")
+        from tqdm import tqdm
+
+        batches = range(0, len(queries), 32)
+        return np.vstack([self.embedder.embed(queries[i:i + 32], kind="query") for i in
+                          tqdm(batches, desc=f"embed {len(queries)} classifier exemplars (once per data home)",
+                               unit="batch")])
 
     def features(self, vectors: np.ndarray, queries: Sequence[str], vocabulary: dict[str, int]) -> np.ndarray:
         """Returns [weighted embedding, weighted normalised n-gram indicators] per query."""
@@ -123,15 +131,16 @@ class ExemplarClassifier:
         bag /= np.maximum(np.linalg.norm(bag, axis=1, keepdims=True), 1e-12)
         return np.hstack([EMBEDDING_WEIGHT * vectors, GRAM_WEIGHT * bag])
 
-    def model(self) -> tuple[dict[str, int], np.ndarray, np.ndarray]:
-        """Returns (n-gram vocabulary, weights, biases), fitted at first use or read from the fit cache."""
+    def model(self, progress: bool = False) -> tuple[dict[str, int], np.ndarray, np.ndarray]:
+        """Returns (n-gram vocabulary, weights, biases), fitted at first use (embedding with a progress bar if
+        asked) or read from the fit cache."""
         if self._model is None:
             path = self.fit_path()
             self._model = read_fit(path) if path else None
             if self._model is None:
                 counts = Counter(g for q in self.queries for g in grams(q))
                 vocabulary = {g: i for i, g in enumerate(sorted(g for g, n in counts.items() if n >= 2))}
-                x = self.features(self.matrix(), self.queries, vocabulary)
+                x = self.features(self.matrix(progress), self.queries, vocabulary)
                 self._model = (vocabulary, *softmax_regression(x, self.labels, len(TYPES)))
                 if path:
                     write_fit(path, self._model)

@@ -29,9 +29,12 @@ SHARED = Path(os.environ.get("LAMBDARAG_SHARED", ROOT.parent / "shared"))
 FULL = SHARED / "data"
 LAWS, FULL_MARITIME, FULL_STARD = FULL / "laws", FULL / "maritime", FULL / "stard"
 
-# Searches in tests must not learn into the repo's wiki/ and knowledge/; tests of the
-# feedback loop switch it back on with a temporary LAMBDARAG_HOME and wiki dir.
+# Searches in tests do not learn; tests of the feedback loop switch it back on with a temporary
+# LAMBDARAG_HOME and wiki dir. Tests write into a data home of this checkout's own (never the user's),
+# kept between runs like the user's would be, and share one cache folder whatever home a test sets.
 os.environ.setdefault("LAMBDARAG_FEEDBACK", "off")
+os.environ.setdefault("LAMBDARAG_HOME", str(ROOT / "test-artifacts" / "home"))
+os.environ.setdefault("LAMBDARAG_CACHE", str(ROOT / "test-artifacts" / "cache"))
 
 
 def pytest_configure(config):

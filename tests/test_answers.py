@@ -1,6 +1,6 @@
 """Offline answer quality on the demo knowledge base: answers carry the facts the demo questions expect.
 
-knowledge/demo/questions.jsonl lists, per question, phrases copied from the
+orchestration/demo/questions.jsonl (shipped in the wheel) lists, per question, phrases copied from the
 document that answers it. Offline (extractive) answers contained 70% of them
 when this floor was set; the test keeps that from sliding back.
 """
@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 
+from orchestration.config import DEMO_QUESTIONS
 from orchestration.search_unified import search
-from tests.conftest import ROOT
 
-QUESTIONS = [json.loads(line) for line in (ROOT / "knowledge" / "demo" / "questions.jsonl").read_text("utf-8").splitlines()
+QUESTIONS = [json.loads(line) for line in DEMO_QUESTIONS.read_text("utf-8").splitlines()
              if line.strip()]
 
 

@@ -16,13 +16,13 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from lambdarag import State, User
 from skills.store.records import TimeRange
 from lambdarag.errors import ConfigError
+from orchestration.config import DEMO_DOCS
 from skills import build
 from skills.store.local import LocalBackend
 from skills.store.index import build_backend, open_backend
 from skills.store.corpus import Chunk, Document, read_corpus, to_hits
 from skills.store.milvus import MilvusBackend, filter_expression
 from skills.store.tokenize import Tokenizer
-from tests.conftest import ROOT
 
 KINDS = ["local", "milvus"]
 TOKENIZER = Tokenizer()
@@ -54,7 +54,7 @@ def milvus_uri(tmp_path_factory) -> str:
 @pytest.fixture(scope="module")
 def demo(milvus_uri):
     """Returns {kind: backend} over the demo corpus (154 chunks), dense with fixed vectors."""
-    corpus = read_corpus(ROOT / "knowledge" / "demo" / "docs", progress=False)
+    corpus = read_corpus(DEMO_DOCS, progress=False)
     return {kind: make(kind, milvus_uri, "demo_suite", corpus.documents, corpus.chunks) for kind in KINDS}
 
 

@@ -5,13 +5,12 @@ import json
 
 import pytest
 
-from orchestration.config import load_config
+from orchestration.config import DEMO_DOCS, load_config
 from orchestration.knowledge import forget
 from orchestration.search_unified import search
 from skills.store.corpus import read_corpus
 from skills.store.index import build_index
 from skills.wiki import compile_wiki
-from tests.conftest import ROOT
 
 QUESTIONS = {
     "fact": "船长在保障海上生命安全和防治船舶污染方面有什么权力？",
@@ -29,7 +28,7 @@ def lexical_only(tmp_path_factory):
     mp.setenv("LAMBDARAG_HOME", str(home))
     mp.setenv("LAMBDARAG_FEEDBACK", "off")
     forget()
-    docs = ROOT / "knowledge" / "demo" / "docs"
+    docs = DEMO_DOCS
     build_index(docs, "nodense", dense=False, progress=False)
     compile_wiki(docs, home / "nodense" / "wiki", progress=False)
     yield "nodense"

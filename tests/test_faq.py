@@ -10,7 +10,7 @@ import yaml
 from lambdarag import State, User
 from skills.store.records import Hit, RetrievalPlan
 from lambdarag.providers.reranker import OverlapReranker
-from orchestration.config import DEFAULT_CONFIG, parse_config
+from orchestration.config import DEFAULT_CONFIG, DEMO_DOCS, DEMO_QUESTIONS, parse_config
 from orchestration.plan import PlanConfig, build_retrieval_plan, detect_intent
 from orchestration.search_unified import search
 from skills.store.local import LocalBackend
@@ -20,7 +20,6 @@ from skills.faq import decide, normalise
 from skills.store.index import build_index
 
 ROOT = Path(__file__).resolve().parents[1]
-DEMO_DOCS = ROOT / "knowledge" / "demo" / "docs"
 
 FAQS = [
     {"question": "船员服务簿遗失了怎么补办？", "answer": "向船员服务簿签发机构申请补办，并提交遗失声明。"},
@@ -166,7 +165,7 @@ def test_no_demo_question_is_answered_by_a_demo_faq():
     assert len(faqs) >= 10 and not [p for p in corpus.problems if p[0].endswith(".jsonl")]
     b = LocalBackend()
     b.add(corpus.documents, corpus.chunks)
-    queries = [json.loads(line)["query"] for f in (ROOT / "knowledge/demo/questions.jsonl",
+    queries = [json.loads(line)["query"] for f in (DEMO_QUESTIONS,
                                                    ROOT / "tests/data/maritime_questions.jsonl")
                for line in f.read_text(encoding="utf-8").splitlines() if line.strip()]
     config = PlanConfig()

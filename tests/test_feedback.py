@@ -15,7 +15,7 @@ from lambdarag.errors import LambdaRAGError, StoreCorrupt
 from skills.classify import rule_classify
 from orchestration import knowledge
 from orchestration.cli import main
-from orchestration.config import DEFAULT_CONFIG, ROOT, parse_config
+from orchestration.config import DEFAULT_CONFIG, DEMO_DOCS, parse_config
 from skills.lexical import expand_tokens
 from skills.store.vectors import default_embedder
 from skills.wiki import compile_wiki
@@ -44,9 +44,7 @@ def kb(home, tmp_path, monkeypatch):
     monkeypatch.setenv("LAMBDARAG_HOME", str(home))
     monkeypatch.setenv("LAMBDARAG_FEEDBACK", "on")
     wiki = tmp_path / "wiki"
-    shutil.copytree(ROOT / "wiki", wiki, ignore=shutil.ignore_patterns("*.lock", "*.bak"))
-    if not (wiki / "relations.json").is_file():   # a fresh clone: compile what the first search would (not feedback)
-        compile_wiki(ROOT / BASE["retrieval"]["corpus"], wiki)
+    compile_wiki(DEMO_DOCS, wiki)   # what the first search would compile (not feedback)
     shutil.rmtree(home / "demo" / "feedback", ignore_errors=True)
     knowledge.forget()
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 import json
 import multiprocessing as mp
 import os
-import shutil
 from pathlib import Path
 
 import pytest
 
-from orchestration.config import ROOT, FeedbackConfig
+from orchestration.config import DEMO_DOCS, FeedbackConfig
 from orchestration.feedback import FeedbackLoop
 from orchestration.feedback.files import JsonlLog
+from skills.wiki import compile_wiki
 
 WORKERS, ROUNDS = 4, 25
 
@@ -71,7 +71,7 @@ def test_processes_searching_and_learning_at_once_keep_every_store_valid(tmp_pat
     monkeypatch.setenv("LAMBDARAG_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("LAMBDARAG_FEEDBACK", "on")
     wiki = tmp_path / "wiki"
-    shutil.copytree(ROOT / "wiki", wiki, ignore=shutil.ignore_patterns("*.lock", "*.bak", "analyses"))
+    compile_wiki(DEMO_DOCS, wiki)
     data = yaml.safe_load(DEFAULT_CONFIG.read_text(encoding="utf-8"))
     data["retrieval"]["skills"]["embedding"]["enabled"] = False
     data["retrieval"]["skills"]["wiki"]["dir"] = str(wiki)

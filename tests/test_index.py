@@ -53,7 +53,8 @@ def test_cli_index_and_eval(home, tmp_path, capsys):
     capsys.readouterr()
     assert main(["eval", "--index", "cli", "--queries", str(queries), "--retriever", "bm25", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["n_queries"] == 1 and set(out["metrics"]) == {"recall@10", "recall@100", "mrr@10", "ndcg@10"}
+    assert out["n_queries"] == 1 and set(out["metrics"]) == {"recall@5", "mrr@5", "recall@10", "recall@100",
+                                                             "mrr@10", "ndcg@10"}
     assert out["metrics"]["recall@10"] == 1.0 and set(out["latency_ms"]) == {"p50", "p95"}
 
 

@@ -8,9 +8,8 @@ import yaml
 
 from lambdarag import User
 from lambdarag.errors import ConfigError, QueryError
-from orchestration.config import DEFAULT_CONFIG, parse_config
+from orchestration.config import DEFAULT_CONFIG, DEMO_DOCS, parse_config
 from orchestration.search_unified import search
-from tests.conftest import ROOT
 
 BASE = yaml.safe_load(DEFAULT_CONFIG.read_text(encoding="utf-8"))
 
@@ -139,7 +138,7 @@ def test_an_index_without_a_compiled_wiki_degrades_instead_of_failing(tmp_path, 
     from skills.store.index import build_index
 
     monkeypatch.setenv("LAMBDARAG_HOME", str(tmp_path))
-    build_index(ROOT / "knowledge" / "demo" / "docs", "nowiki", dense=False, progress=False)
+    build_index(DEMO_DOCS, "nowiki", dense=False, progress=False)
     r = search("梳理船员管理法规体系", index="nowiki", config=config_with(retrieval__skills__embedding__enabled=False))
     assert r.strategy == "synthesis" and r.citations
     assert any("no compiled wiki for index 'nowiki'" in f["reason"] for f in r.fallbacks)

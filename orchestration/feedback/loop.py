@@ -1,7 +1,7 @@
 """The feedback loop: what each answered question teaches the system, stored so it can be traced and undone.
 
-A thin loop over one store per job under ``knowledge/<index>/feedback/``
-(relocated with LAMBDARAG_HOME; `orchestration.feedback.files` has the write
+A thin loop over one store per job under ``<data home>/<index>/feedback/``
+(`skills.store.home`; `orchestration.feedback.files` has the write
 discipline): the query log and gap list (append-only JSONL), the query cache
 (`cache`), learned synonyms (`lexicon`), classification rules (`rules`), routing
 statistics (`routing`), the write-back journal (`journal`), the confirmed

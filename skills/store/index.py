@@ -1,9 +1,9 @@
-"""Name, open and build indexes: `knowledge/<name>/index/` locally, or a Milvus collection.
+"""Name, open and build indexes: `<data home>/<name>/index/` locally, or a Milvus collection.
 
 `settings` is the JSON form of the `retrieval.backend` config section:
-``{"kind": "local"}`` (the in-process index under knowledge/<name>/index) or
-``{"kind": "milvus", "uri": …}``. A relative file URI is taken from the repo
-root, like `retrieval.corpus`.
+``{"kind": "local"}`` (the in-process index under <data home>/<name>/index) or
+``{"kind": "milvus", "uri": …}``. A relative file URI is taken from the working
+folder (a config file's own relative paths are made absolute when it is loaded).
 
 An index is fingerprinted by its documents' digests, the tokenizer and the
 embedding model: rebuilding an unchanged corpus is a no-op, and a changed
@@ -27,12 +27,10 @@ from .vectors import VectorCache, default_embedder, embed_passages, read_vectors
 from .bm25 import Bm25Index
 from .tokenize import Tokenizer
 
-REPO = Path(__file__).resolve().parents[2]
+from .home import data_home as knowledge_root  # noqa: F401  (the name the callers of this module know)
 
-
-def knowledge_root() -> Path:
-    """Returns where named indexes live: $LAMBDARAG_HOME, else `<repo>/knowledge`."""
-    return Path(os.environ.get("LAMBDARAG_HOME") or REPO / "knowledge")
+OLD_ROOT = Path(__file__).resolve().parents[2] / "knowledge"   # where a source checkout kept indexes before
+_TOLD: set[str] = set()
 
 
 def index_dir(name: str) -> Path:
@@ -48,12 +46,29 @@ def built_indexes() -> list[str]:
     return sorted(p.parent.parent.name for p in root.glob("*/index/manifest.json")) if root.is_dir() else []
 
 
+def old_index_dir(name: str) -> Optional[Path]:
+    """Returns `<checkout>/knowledge/<name>/index` when an index an older version built is there and the data
+    home has none (and $LAMBDARAG_HOME is unset, as it was then); else None."""
+    old = OLD_ROOT / name / "index"
+    if os.environ.get("LAMBDARAG_HOME") or has_manifest(index_dir(name)) or not has_manifest(old):
+        return None
+    if name not in _TOLD:
+        _TOLD.add(name)
+        print(f"index {name!r} is in the old place {old} (opened from there, read-only); move it to the data home "
+              f"with: mkdir -p {knowledge_root() / name} && mv {old} {knowledge_root() / name}/", file=sys.stderr)
+    return old
+
+
 def open_index(name: str) -> LocalBackend:
     """Returns the built index `name`, or fails naming the indexes that exist (or, if damaged, how to rebuild it).
 
-    Orphan files a killed writer left are removed when no writer holds the lock.
+    Orphan files a killed writer left are removed when no writer holds the lock. An index in the
+    old place (`old_index_dir`) opens from there, untouched.
     """
     directory = index_dir(name)
+    old = old_index_dir(name)
+    if old is not None:
+        return LocalBackend.load(old)
     if not has_manifest(directory):
         have = built_indexes()
         raise ConfigError(f"no index named {name!r} under {knowledge_root()}; built indexes: {', '.join(have) or 'none'} "
@@ -137,14 +152,15 @@ KINDS = ("local", "milvus")
 
 
 def milvus_uri(settings: Mapping[str, Any]) -> str:
-    """Returns the Milvus URI of the settings: http(s) as given, a file path made absolute (default knowledge/milvus.db)."""
+    """Returns the Milvus URI of the settings: http(s) as given, a file path made absolute (default
+    <data home>/milvus.db)."""
     uri = settings.get("uri")
     if not uri:
         return str(knowledge_root() / "milvus.db")
     if "://" in uri:
         return uri
     path = Path(uri).expanduser()
-    return str(path if path.is_absolute() else REPO / path)
+    return str(path.resolve())
 
 
 def _kind(settings: Optional[Mapping[str, Any]]) -> str:
@@ -166,7 +182,7 @@ def open_backend(settings: Optional[Mapping[str, Any]], name: str) -> IndexBacke
 def backend_exists(settings: Optional[Mapping[str, Any]], name: str) -> bool:
     """Returns whether the index `name` has been built on the configured backend."""
     if _kind(settings) == "local":
-        return has_manifest(index_dir(name))
+        return has_manifest(index_dir(name)) or old_index_dir(name) is not None
     from .milvus import client_for, collection_name
 
     coll = collection_name(name)

@@ -13,6 +13,8 @@ import unicodedata
 from pathlib import Path
 from typing import Iterable, Optional, Union
 
+from .home import cache_dir
+
 DEFAULT_STOPWORDS = Path(__file__).with_name("data") / "stopwords.txt"
 
 
@@ -143,7 +145,10 @@ _CACHE_DIR: Optional[Path] = None
 
 
 def cache_dictionary_in(directory: Union[str, Path]) -> None:
-    """Keeps jieba's prefix-dictionary cache in `directory` (next to the indexes) instead of the system temp dir."""
+    """Keeps jieba's prefix-dictionary caches (its own, and the stored one) in `directory`.
+
+    Until it is called jieba's own cache goes to the data home's cache/jieba and there is no stored dictionary.
+    """
     global _CACHE_DIR
     _CACHE_DIR = Path(directory)
 
@@ -160,8 +165,7 @@ def base_dictionary():
         if not jieba.dt.initialized:
             if not logging.getLogger("lambdarag").isEnabledFor(logging.INFO):
                 jieba.setLogLevel(logging.WARNING)   # "Building prefix dict…" only with `lambdarag -v`
-            if _CACHE_DIR is not None and _CACHE_DIR.is_dir():
-                jieba.dt.tmp_dir = str(_CACHE_DIR)
+            jieba.dt.tmp_dir = str(_CACHE_DIR if _CACHE_DIR is not None and _CACHE_DIR.is_dir() else cache_dir("jieba"))
             jieba.dt.initialize()
     return jieba.dt
 

@@ -1,0 +1,188 @@
+"""The built wheel on its own: installed into a fresh virtual environment and run from an empty folder with an
+empty HOME, it answers from the bundled demo, indexes and answers a folder of the user's, learns and serves,
+and writes nothing outside its data home.
+
+Two checks of "nothing outside": the virtual environment, the system site-packages and this checkout are
+mounted read-only for the commands (a private mount namespace, so even root cannot write; where the machine
+allows no namespace the first two are made read-only with chmod, which binds everyone but root), and the
+folders around the run (the venv, HOME, the working and temp folders, the checkout) are listed before and after. The environment sees the system site-packages, so installing
+needs no network beyond the wheel's own build (pip's isolated build fetches setuptools from the registry).
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import sysconfig
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+QUESTION = "船长有什么权力？"
+MY_DOCS = {
+    "咖啡机/日常维护.md": "# 咖啡机日常维护\n\n## 除垢\n\n咖啡机每使用三个月应当除垢一次，水质较硬的地区每月一次。"
+                        "除垢时使用专用除垢剂，不得使用食醋。\n\n## 清洗冲煮头\n\n每天营业结束后用清洁片反冲冲煮头五次。\n",
+    "咖啡机/故障处理.md": "# 咖啡机故障处理\n\n## 不出水\n\n先检查水箱是否有水，再检查进水阀是否打开。"
+                        "仍不出水时关闭电源并联系售后服务。\n\n## 蒸汽无力\n\n蒸汽喷嘴堵塞时用细针疏通，并空喷十秒。\n",
+}
+MOUNT = ('n=$1; shift; while [ "$n" -gt 0 ]; do mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" "$1" '
+         '|| exit 97; shift; n=$((n-1)); done; exec "$@"')
+SKIPPED = {".git", "test-artifacts", ".pytest_cache", ".hypothesis", "build", "lambdarag.egg-info"}
+
+
+def listing(root: Path, skip: Path | None = None) -> dict[str, tuple[int, int]]:
+    """Returns path → (size, mtime) of every file under `root` (and its folders, as (-1, 0)), leaving out `skip`
+    and, at the checkout's top, the folders tests and builds write (SKIPPED; they are mounted read-only too)."""
+    found: dict[str, tuple[int, int]] = {}
+    for folder, dirs, files in os.walk(root):
+        here = Path(folder)
+        dirs[:] = [d for d in dirs if here / d != skip and not (here == ROOT and d in SKIPPED)]
+        for d in dirs:
+            found[str(here / d)] = (-1, 0)
+        for f in files:
+            try:
+                st = (here / f).lstat()
+            except FileNotFoundError:
+                continue
+            found[str(here / f)] = (st.st_size, st.st_mtime_ns)
+    return found
+
+
+def namespaces_work(probe: Path) -> bool:
+    """Returns whether a private mount namespace can make a folder read-only here (it needs CAP_SYS_ADMIN)."""
+    if shutil.which("unshare") is None:
+        return False
+    probe.mkdir()
+    run = subprocess.run(["unshare", "-m", "sh", "-c", MOUNT, "sh", "1", str(probe), "sh", "-c",
+                          f"! touch {probe}/x"], capture_output=True)
+    return run.returncode == 0 and not (probe / "x").exists()
+
+
+class Installed:
+    """A virtual environment holding the wheel, an empty HOME and working folder, and a way to run commands."""
+
+    def __init__(self, base: Path) -> None:
+        self.base, self.venv, self.home = base, base / "venv", base / "home"
+        self.cwd, self.tmp = base / "empty", base / "tmp"
+        for d in (self.home, self.cwd, self.tmp):
+            d.mkdir()
+        self.frozen = [self.venv, Path(sysconfig.get_paths()["purelib"]), ROOT]
+        self.namespace = namespaces_work(base / "probe")
+        keep = {k: v for k, v in os.environ.items() if not k.startswith(("LAMBDARAG_", "XDG_", "PYTHON", "VIRTUAL_ENV"))}
+        self.env = {**keep, "HOME": str(self.home), "TMPDIR": str(self.tmp),
+                    "PATH": f"{self.venv / 'bin'}{os.pathsep}{os.environ['PATH']}"}
+
+    def command(self, args: list[str]) -> list[str]:
+        """Returns `args` run with the frozen folders read-only (inside a private mount namespace if possible)."""
+        if not self.namespace:
+            return args
+        return ["unshare", "-m", "sh", "-c", MOUNT, "sh", str(len(self.frozen)), *map(str, self.frozen), *args]
+
+    def run(self, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+        out = subprocess.run(self.command([str(self.venv / "bin" / "lambdarag"), *args]), cwd=self.cwd,
+                             env=self.env, capture_output=True, text=True, timeout=timeout)
+        assert out.returncode == 0, f"lambdarag {' '.join(args)}: {out.stderr[-3000:]}"
+        return out
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> Installed:
+    """Returns the wheel built from this checkout (`pip wheel --no-deps`) installed into a fresh virtual env."""
+    inst = Installed(tmp_path_factory.mktemp("wheel"))
+    dist = inst.base / "dist"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(dist), str(ROOT)], check=True)
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(inst.venv)], check=True)
+    (wheel,) = dist.glob("lambdarag-*.whl")
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(inst.venv / "bin" / "python"), "install", "-q",
+                    "--no-deps", "--ignore-installed", "--disable-pip-version-check", str(wheel)], check=True)
+    if not inst.namespace:
+        for folder in inst.frozen[:2]:
+            subprocess.run(["chmod", "-R", "a-w", str(folder)], check=True)
+    where = inst.run("where").stdout
+    inst.data_home = Path(next(line.split()[2] for line in where.splitlines() if line.startswith("data home")))
+    yield inst
+    subprocess.run(["chmod", "-R", "u+w", str(inst.venv)], check=True)
+
+
+def test_the_wheel_answers_indexes_learns_and_serves_writing_only_in_its_data_home(installed):
+    where, home = installed.run("where").stdout, installed.data_home
+    assert home.is_relative_to(installed.home) and "(packaged default)" in where
+    site = installed.venv / "lib"
+    assert str(site) in where, "the demo and config must come from the installed package, not the checkout"
+    docs = installed.base / "mydocs"
+    for rel, text in MY_DOCS.items():
+        (docs / rel).parent.mkdir(parents=True, exist_ok=True)
+        (docs / rel).write_text(text, encoding="utf-8")
+    before = {r: listing(r, skip=home) for r in (installed.base, ROOT)}   # the shared site-packages is only frozen:
+    # other processes on the machine (numba caches of other test runs) may write there meanwhile
+
+    demo = installed.run("ask", QUESTION)
+    assert "船长" in demo.stdout and "[来源: " in demo.stdout
+    assert "building index 'demo'" in demo.stderr and "classifier exemplars (once per data home)" in demo.stderr  # progress shown
+    indexed = installed.run("index", "--corpus", str(docs), "--name", "mine")
+    assert "classifier exemplars" not in indexed.stderr                     # embedded once per data home
+    mine = json.loads(installed.run("ask", "--index", "mine", "--json", "咖啡机多久除垢一次？").stdout)
+    assert mine["citations"] and mine["citations"][0]["source"] == "咖啡机/日常维护.md", mine["citations"]
+    assert "三个月" in mine["answer"]
+    installed.run("feedback", "confirm", mine["query_id"], mine["citations"][0]["chunk_id"], "--index", "mine")
+    assert (home / "mine" / "feedback" / "query_log.jsonl").is_file()
+    served = serve(installed, "mine")
+    assert served["citations"] and served["citations"][0]["source"] == "咖啡机/故障处理.md"
+
+    after = {r: listing(r, skip=home) for r in before}
+    holders = {str(p) for p in home.parents}                                # made to hold the data home
+    changed = {p for r in before for p in set(before[r]) ^ set(after[r])
+               | {p for p in before[r].keys() & after[r].keys() if before[r][p] != after[r][p]}} - holders
+    assert changed == set(), "written outside the data home"
+    assert (home / "demo" / "index" / "manifest.json").is_file() and (home / "mine" / "wiki").is_dir()
+
+
+def serve(installed: Installed, index: str) -> dict:
+    """Returns the demo server's JSON answer to one question, the server started from the wheel and stopped."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    command = installed.command([str(installed.venv / "bin" / "lambdarag"), "serve", "--port", str(port),
+                                 "--index", index])
+    server = subprocess.Popen(command, cwd=installed.cwd, env=installed.env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 300
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/api/info", timeout=5).read()
+                break
+            except OSError:
+                assert server.poll() is None and time.monotonic() < deadline, server.stderr.read()[-3000:] \
+                    if server.poll() is not None else "server did not start"
+                time.sleep(0.5)
+        request = urllib.request.Request(f"http://127.0.0.1:{port}/api/search", method="POST",
+                                         data=json.dumps({"query": "蒸汽无力怎么办？"}).encode("utf-8"),
+                                         headers={"Content-Type": "application/json"})
+        return json.loads(urllib.request.urlopen(request, timeout=120).read())
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def test_an_offline_test_module_passes_against_the_installed_wheel(installed):
+    suite = installed.base / "suite" / "tests"
+    suite.mkdir(parents=True)
+    for name in ("__init__.py", "conftest.py", "scripted_server.py", "test_answers.py"):
+        shutil.copy(ROOT / "tests" / name, suite / name)
+    env = {**installed.env, "LAMBDARAG_HOME": str(installed.data_home),      # reuses the demo index built above
+           "LAMBDARAG_CACHE": str(installed.data_home / "cache")}
+    out = subprocess.run([str(installed.venv / "bin" / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                          "tests/test_answers.py"], cwd=suite.parent, env=env, capture_output=True, text=True,
+                         timeout=900)
+    assert out.returncode == 0 and " passed" in out.stdout, out.stdout[-3000:] + out.stderr[-2000:]
+    probe = subprocess.run([str(installed.venv / "bin" / "python"), "-c", "import orchestration; print(orchestration.__file__)"],
+                           cwd=suite.parent, env=env, capture_output=True, text=True, check=True)
+    assert Path(probe.stdout.strip()).is_relative_to(installed.venv)
