@@ -1,6 +1,6 @@
 """Converts an installed Debian documentation package (DocBook HTML) into a folder of markdown files.
 
-These are the non-statute corpora of bench/domains.py: real text nobody on the project wrote,
+These are the non-statute corpora of bench/domain_bench.py: real text nobody on the project wrote,
 installable offline from the Debian archive. One markdown file per section of the split level
 (a Debian Reference section such as 3.2, a FAQ question such as 1.2), plus one for the text a
 chapter holds before its first section; deeper headings stay `##`/`###` lines inside the file,

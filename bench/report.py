@@ -68,7 +68,7 @@ def routing_half(half: str) -> Callable[[dict], str]:
 
 
 def domain_half(half: str) -> Callable[[dict], str]:
-    """Returns the formatter of one half (dev: tuned on; test: frozen) of a non-statute corpus (bench/domains.py)."""
+    """Returns the formatter of one half (dev: tuned on; test: frozen) of a non-statute corpus (bench/domain_bench.py)."""
     def fmt(r: dict) -> str:
         h = r[half]
         cells = {label: h[s]["overall"] for s, label in (("routed", "routed"), ("hybrid", "hybrid"), ("bm25", "BM25"))}
@@ -85,7 +85,7 @@ def domain_rows() -> list[tuple[str, str, str, Callable[[dict], str]]]:
     """Returns the rows of the non-statute corpora: before the domain work (both halves) and after (frozen test)."""
     rows = []
     for corpus in ("reference-en", "reference-zh-cn", "faq-zh-cn"):
-        script = f"bench/domains.py --corpora {corpus}"
+        script = f"bench/domain_bench.py --corpora {corpus}"
         rows += [(f"non-statute corpus {corpus}, frozen TEST half, before the domain profiles", f"domain-{corpus}-before",
                   f"{script} --tag before", domain_half("test")),
                  (f"non-statute corpus {corpus}, DEV half, before the domain profiles", f"domain-{corpus}-before",

@@ -12,7 +12,8 @@ import pytest
 from orchestration.config import parse_config
 from orchestration.http_limits import trusted_hosts
 from qademo.app import MAX_BODY_BYTES
-from tests.conftest import ROOT, serve_process
+from orchestration.config import DEFAULT_CONFIG
+from tests.conftest import serve_process
 
 DEPLOYED = "rag.example.org"
 BODY = b'{"query": "' + b"x" * (1024 * 1024) + b'"}'      # 1 MB
@@ -22,7 +23,7 @@ BODY = b'{"query": "' + b"x" * (1024 * 1024) + b'"}'      # 1 MB
 def port(tmp_path_factory) -> Iterator[int]:
     """Yields the port of a `lambdarag serve` process bound to 127.0.0.1, trusting one extra host by config."""
     config = tmp_path_factory.mktemp("serve") / "agent-config.yml"
-    config.write_text((ROOT / "agent-config.yml").read_text(encoding="utf-8")
+    config.write_text(DEFAULT_CONFIG.read_text(encoding="utf-8")
                       + f"\nserver:\n  trustedHosts: [{DEPLOYED}]\n", encoding="utf-8")
     with serve_process("--config", str(config)) as url:
         yield int(url.rsplit(":", 1)[1])

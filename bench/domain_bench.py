@@ -16,7 +16,7 @@ The corpora come from bench/debian_docs.py, the index `domain-<corpus>` is built
 wiki as `lambdarag index` builds them) under $LAMBDARAG_HOME.
 Run:
   apt-get install debian-reference-en debian-reference-zh-cn debian-faq-zh-cn
-  python bench/domains.py [--corpora reference-en,faq-zh-cn,reference-zh-cn] [--halves dev,test]
+  python bench/domain_bench.py [--corpora reference-en,faq-zh-cn,reference-zh-cn] [--halves dev,test]
                           [--config agent-config.yml] [--tag TAG]   → bench/results/domain-<corpus>[-TAG].json
 The "before" measurement (the code before the domain profiles) is tagged: --tag before. A run after changes
 to chunking or to what an index records needs a fresh $LAMBDARAG_HOME: an index is reused while its files'
