@@ -82,10 +82,22 @@ class CorpusProfile:
         """Returns (aspect, cue words a document states it with) the question compares on; one plain aspect by default."""
         return [("", ())]
 
+    def named_aspects(self, query: str) -> list[tuple[str, tuple[str, ...]]]:
+        """Returns (aspect, cue words) for each aspect the question asks about by name: none by default."""
+        return []
+
+    def without_aspects(self, words: Sequence[str]) -> list[str]:
+        """Returns the words that are not themselves the way a question names an aspect."""
+        return list(words)
+
     # -- ranking priors, versions and repeals ------------------------------------------------------------------
 
     def rank(self, title: str) -> int:
         """Returns the prior rank of a document by its title: 0 goes first, higher ranks after (all 0 by default)."""
+        return 0
+
+    def source_rank(self, source: str) -> int:
+        """Returns the prior rank of a document by its source path (all 0 by default)."""
         return 0
 
     def repealed(self, index: Any) -> dict[str, str]:
@@ -103,9 +115,28 @@ class CorpusProfile:
 
     # -- graph --------------------------------------------------------------------------------------------------
 
+    rules_version: Any = "base-1"
+    """Changes when extraction changes, so that incremental wiki compiles redo every document."""
+
     def extract_document(self, doc: Any) -> Any:
-        """Returns the `DocFacts` (skills.extract) of a document: its entity, events and relations."""
-        raise NotImplementedError
+        """Returns the `DocFacts` (skills.wiki) of a document: its own entity, no relations by default."""
+        from .store.graph import EntityRecord, Label
+        from .wiki import DocFacts
+
+        name = self.short_title(doc.title or doc.family)
+        me = EntityRecord(name=name, type="document",
+                          sources={doc.source: Label(department=doc.department, security_level=doc.security_level)})
+        return DocFacts(source=doc.source, entity=name, entities=[me])
+
+    def llm_extract(self, doc: Any, llm: Any) -> Any:
+        """Returns the `DocFacts` an LLM reads in a document; raises `ProviderError` when it fails (rules' output stays)."""
+        from lambdarag.errors import ProviderError
+
+        raise ProviderError(f"corpus profile {self.name!r} has no LLM extraction")
+
+    def answer_facts(self, source: Any, text: str) -> tuple[list, list[tuple[str, str]]]:
+        """Returns (relations, (entity, type) pairs) the rules read in a cited passage of an answer (`source`: its hit)."""
+        return [], []
 
     def relation_cues(self) -> tuple[tuple[re.Pattern[str], tuple[str, ...]], ...]:
         """Returns (question cue, relation types it asks about) pairs for edge search."""
@@ -129,6 +160,23 @@ class CorpusProfile:
         """Returns the named things of a question, in order of appearance."""
         return ()
 
+    def asks_compare(self, query: str) -> bool:
+        """Returns whether a question's words set things side by side (a compare rule of the profile fires)."""
+        return any(kind == "compare" and pattern.search(query) for kind, _, pattern in self.classifier_rules())
+
+    def is_title(self, name: str) -> bool:
+        """Returns whether a named thing is a document's title rather than a body or a topic (none by default)."""
+        return False
+
+    pronoun_nouns = "文件|文档|章节|部分|机构|部门|单位|机关|工具|命令|软件|功能|系统|方法|问题"
+    """Nouns a Chinese demonstrative stands with for the previous turn's subject (这个文件, 该命令), joined by |."""
+    step_back_suffix = ""
+    """Words a step-back query variant ends with (none by default)."""
+
+    def is_heading(self, line: str) -> bool:
+        """Returns whether a line of a chunk is a structural heading not to be quoted as an answer."""
+        return False
+
     # -- answers and direct replies -----------------------------------------------------------------------------
 
     def phrasing(self, query: str) -> Mapping[str, str]:
@@ -144,9 +192,14 @@ class CorpusProfile:
         p = phrases(query)
         return {"greeting": p["greeting"], "out_of_scope": p["out_of_scope"]}
 
-    def in_domain(self, query: str) -> bool:
-        """Returns whether a question is about what the documents cover, for telling off-topic small talk apart."""
-        return True
+    def in_domain(self, query: str, index: Any = None) -> bool:
+        """Returns whether a question with an off-topic cue (weather, a joke) is about the documents all the same:
+        when at least half its words are words of the index (none without an index)."""
+        lexical = getattr(index, "lexical", None)
+        if lexical is None:
+            return False
+        tokens = index.tokenizer(query)
+        return bool(tokens) and 2 * sum(t in lexical.vocab for t in tokens) >= len(tokens)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"

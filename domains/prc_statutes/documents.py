@@ -11,6 +11,8 @@ _NUM = "一二三四五六七八九十百千零〇两0-9０-９"
 ARTICLE_RE = re.compile(rf"^(第[{_NUM}]+条(?:之[一二三四五六七八九十]+)?)(?:[\s\u3000]+(.*)|$)")
 DIVISION_RE = re.compile(rf"^第[{_NUM}]+(编|分编|章|节)(?:[\s\u3000]+.*)?$")
 DIVISION_DEPTH = {"编": 1, "分编": 2, "章": 3, "节": 4}
+DIVISION_LINE = re.compile(r"^第[一二三四五六七八九十百]+[章节编]")
+"""A division heading inside a chunk's text, never quoted as an answer."""
 TEXT_DATE_RE = re.compile(r"(\d{4})\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*日")
 ARTICLE_IN = re.compile(rf"第[{_NUM}]+条")
 FAMILY_DROP = re.compile(r"中华人民共和国")
