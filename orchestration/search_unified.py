@@ -97,7 +97,7 @@ def check_query(query: Any, config: AgentConfig) -> str:
         raise QueryError(f"query must be text, got {type(query).__name__}")
     text = clean(query).strip()
     if not text:
-        raise QueryError("query is empty; ask a question such as 船员条例由哪个部门主管？")
+        raise QueryError("query is empty; ask a question about the indexed documents")
     limit = config.limits.max_query_chars
     if len(text) > limit:
         raise QueryError(f"query is {len(text)} characters long; the limit is {limit} (limits.maxQueryChars)")

@@ -108,7 +108,7 @@ def _from_llm(out: FactOutput, state: State) -> dict[str, Any]:
 
 
 PROMPT = """从下面这段带引用的回答中抽取知识：
-1. entities：回答中出现的法律法规、机构、制度等实体名称。
+1. entities：回答中出现的文件、机构、制度、概念等实体名称。
 2. relations：实体之间的关系三元组（head, relation, tail），relation 用简短的中文，如 主管、依据、发布机构、规定、涉及。
 每条关系必须给出支持它的引用标注 citation（原样照抄回答中的 [来源: …]）；没有引用支持的关系不要输出。
 

@@ -79,7 +79,7 @@ def sub_questions(query: str, query_type: Optional[str], entities: Sequence[str]
     return out
 
 
-_MARKUP = re.compile(r"\[来源:[^\]]*\]|\[\[|\]\]|^[\s>*-]+")
+_MARKUP = re.compile(r"\[(?:来源|[Ss]ource):[^\]]*\]|\[\[|\]\]|^[\s>*-]+")
 _LEAD_IN = re.compile(r"^[^：。]{1,40} ：")
 """Wiki-page markup that must not be quoted: inner citation markers, [[links]], bullets, "entity ：" lead-ins."""
 _FILE_LINE = re.compile(r"\.md\b|^entities/")
@@ -102,19 +102,23 @@ def _weights(sub: SubQuestion, sentences: Sequence[tuple[str, Hit, int]]) -> dic
     n = len(sentences)
     out = {}
     for word, weight in sub.focus:
-        df = sum(word in s for s, _, _ in sentences)
+        df = sum(word in s.lower() for s, _, _ in sentences)
         out[word] = weight * (1.0 + math.log((n + 1) / (df + 1)))
     return out
 
 
 def word_share(word: str, sentence: str) -> float:
-    """Returns 1 when the sentence contains the word, else half the share of its characters it contains.
+    """Returns 1 when the sentence contains the word (letters in any case), else half the share of its
+    characters it contains; an English word counts only whole.
 
     Chinese paraphrase often keeps one character of a word (权力 → 有权), so a
     partial match counts a little instead of nothing.
     """
+    sentence = sentence.lower()
     if word in sentence:
         return 1.0
+    if word.isascii() and word.isalpha():
+        return 0.0
     return 0.5 * sum(c in sentence for c in word) / len(word)
 
 
@@ -179,7 +183,7 @@ def extractive_answer(state: State, ctx: Any) -> dict[str, Any]:
         fresh = [e for e in found if e.sentence not in used]
         used.update(e.sentence for e in fresh)
         if fresh:
-            groups.append((sub.label, [f"- {e.sentence.rstrip('；;，,')}{marker(e.hit)}" for e in fresh]))
+            groups.append((sub.label, [f"- {e.sentence.rstrip('；;，,')}{marker(e.hit, p['source'])}" for e in fresh]))
     for label, group in groups:
         lines += ([p["about"].format(label=label)] if len(groups) > 1 else []) + group
     if not lines:

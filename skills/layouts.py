@@ -38,7 +38,8 @@ def best_sentence(hits: Sequence[Hit], words: Sequence[str], cues: Sequence[str]
         for sentence in whole_sentences(hit):
             if sentence in used:
                 continue
-            score = sum(len(w) for w in words if w in sentence) + sum(len(c) for c in cues if c in sentence)
+            low = sentence.lower()
+            score = sum(len(w) for w in words if w.lower() in low) + sum(len(c) for c in cues if c.lower() in low)
             score -= 0.01 * rank
             if best is None or score > best[2]:
                 best = (sentence, hit, score)
@@ -47,7 +48,7 @@ def best_sentence(hits: Sequence[Hit], words: Sequence[str], cues: Sequence[str]
 
 def line(sentence: str, hit: Hit, p: Mapping[str, str]) -> str:
     """Returns a quoted sentence ending in the language's full stop, then its citation marker."""
-    return f"{sentence.rstrip('；;，,。.')}{p['end']}{marker(hit)}"
+    return f"{sentence.rstrip('；;，,。.')}{p['end']}{marker(hit, p['source'])}"
 
 
 def answer_of(lines: Sequence[str], hits: Sequence[Hit], p: Mapping[str, str]) -> dict[str, Any]:
@@ -101,7 +102,7 @@ def compare_answer(state: State, hits: Sequence[Hit], profile: CorpusProfile) ->
                 used.add(got[0])
                 lines.append(p["side"].format(title=side.title) + line(got[0], got[1], p))
         if all(g is not None and g[2] > 0 for g in found):
-            markers = "".join(dict.fromkeys(marker(g[1]) for g in found))
+            markers = "".join(dict.fromkeys(marker(g[1], p["source"]) for g in found))
             said = verdict(found[0][0], found[1][0], (sides[0].title, sides[1].title), aspect, p)
             lines.append(f"- {said}{p['end']}{markers}")
     return answer_of(lines, hits, p)

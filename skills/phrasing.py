@@ -16,6 +16,7 @@ _LATIN = re.compile(r"[A-Za-z]")
 
 ZH: Mapping[str, str] = {
     "according": "根据现有资料：",
+    "source": "来源",
     "refusal": "根据现有资料无法回答该问题",
     "lacking": "现有资料中缺少：{words}。",
     "no_passage": "现有资料中没有直接回答该问题的内容。",
@@ -39,6 +40,7 @@ ZH: Mapping[str, str] = {
 }
 EN: Mapping[str, str] = {
     "according": "From the documents:",
+    "source": "source",
     "refusal": "The documents do not answer this question",
     "lacking": " They do not mention: {words}.",
     "no_passage": " No passage answers it directly.",

@@ -78,6 +78,10 @@ class CorpusProfile:
         """Returns the `Side`s (skills.sides) a question names, in order of mention: none by default."""
         return ()
 
+    sides_lead = True
+    """Whether the sides' own best chunks go ahead of the question's ranking (else the ranking's first chunk leads,
+    and the sides follow it round-robin)."""
+
     def compare_aspects(self, query: str) -> list[tuple[str, tuple[str, ...]]]:
         """Returns (aspect, cue words a document states it with) the question compares on; one plain aspect by default."""
         return [("", ())]
@@ -138,23 +142,34 @@ class CorpusProfile:
         """Returns (relations, (entity, type) pairs) the rules read in a cited passage of an answer (`source`: its hit)."""
         return [], []
 
+    relation_cue_table: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = ()
+    """(question cue, relation types it asks about) pairs for edge search."""
+    asking_words: frozenset[str] = frozenset()
+    """Words of a relation question that name the relation rather than what it is about."""
+    rules: tuple[tuple[str, float, re.Pattern[str]], ...] = ()
+    """The classifier's (type, confidence, cue pattern) rules, the first firing one deciding."""
+    exemplars_file: Any = None
+    """A JSONL file of labelled questions ``{"query", "type"}`` the learned classifier is fitted on, or None."""
+
     def relation_cues(self) -> tuple[tuple[re.Pattern[str], tuple[str, ...]], ...]:
         """Returns (question cue, relation types it asks about) pairs for edge search."""
-        return ()
+        return self.relation_cue_table
 
     def relation_asking_words(self) -> frozenset[str]:
         """Returns words of a relation question that name the relation rather than what it is about."""
-        return frozenset()
+        return self.asking_words
 
     # -- classification -------------------------------------------------------------------------------------------
 
     def classifier_rules(self) -> tuple[tuple[str, float, re.Pattern[str]], ...]:
         """Returns (type, confidence, cue pattern) rules, the first firing one deciding."""
-        return ()
+        return self.rules
 
     def exemplars(self) -> tuple[tuple[str, str], ...]:
         """Returns labelled questions (query, type) the learned classifier is fitted on."""
-        return ()
+        from .exemplars import read_exemplars
+
+        return read_exemplars(self.exemplars_file) if self.exemplars_file else ()
 
     def query_entities(self, query: str) -> tuple[str, ...]:
         """Returns the named things of a question, in order of appearance."""

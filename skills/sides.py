@@ -93,9 +93,10 @@ def side_search(config: Mapping[str, Any]) -> Term:
             return {"hits": state.hits}
         backend = ctx.resource("index")
         asked = aspect_query(state.query, state.sides)
+        profile = profile_of(ctx)
         ranked = [side_ranking(backend, side, f"{asked} {' '.join(cues)}", state.user, k)
-                  for _, cues in profile_of(ctx).compare_aspects(state.query) for side in state.sides]
-        return {"hits": interleave(ranked, state.hits, take)}
+                  for _, cues in profile.compare_aspects(state.query) for side in state.sides]
+        return {"hits": interleave(ranked if profile.sides_lead else [state.hits, *ranked], state.hits, take)}
 
     return Tool("side_search", run, reads=["query", "sides", "hits", "user"], writes=["hits"], effect="io")
 

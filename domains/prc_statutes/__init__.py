@@ -13,7 +13,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from skills.exemplars import read_exemplars
 from skills.profile import CorpusProfile
 from skills.store.corpus import Document
 from skills.store.graph import short_name
@@ -95,19 +94,11 @@ class StatuteProfile(CorpusProfile):
         doc = Document(id=hit.chunk_id, source=hit.source, title=hit.title, text=text, date=hit.date, kind="statute")
         return extract.extract_relations(doc), extract.extract_entities(text)
 
-    def relation_cues(self) -> tuple:
-        return edges.CUES
-
-    def relation_asking_words(self) -> frozenset[str]:
-        return edges.ASKING
+    relation_cue_table, asking_words = edges.CUES, edges.ASKING
 
     # -- classification -------------------------------------------------------------------------------------------
 
-    def classifier_rules(self) -> tuple:
-        return cues.RULES
-
-    def exemplars(self) -> tuple[tuple[str, str], ...]:
-        return read_exemplars(EXEMPLARS)
+    rules, exemplars_file = cues.RULES, EXEMPLARS
 
     def query_entities(self, query: str) -> tuple[str, ...]:
         return cues.query_entities(query)

@@ -170,8 +170,8 @@ class EntityGraph:
     """Entities and typed relations with provenance; see the module docstring for persistence.
 
     >>> g = EntityGraph()
-    >>> _ = g.add_relation(RelationRecord(head="条例", relation="依据", tail="法"))
-    >>> [r.tail for r in g.neighbors("条例")]
+    >>> _ = g.add_relation(RelationRecord(head="细则", relation="依据", tail="法"))
+    >>> [r.tail for r in g.neighbors("细则")]
     ['法']
     """
 
