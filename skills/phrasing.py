@@ -1,18 +1,16 @@
 """The offline answer's words and the direct replies, in the question's language (Chinese or English).
 
-`language_of` decides per text: Chinese when CJK characters make up at least
-a fifth of its letters, else English. A corpus profile may override phrases
+`language_of` (skills.store.tokenize) decides per text: Chinese when CJK
+characters make up at least a fifth of its letters, else English. A corpus profile may override phrases
 (the statute pack quotes titles as 《title》); every other module writes an
 answer only through these keys, so an English question never gets Chinese
 scaffolding.
 """
 from __future__ import annotations
 
-import re
 from typing import Mapping
 
-_CJK = re.compile(r"[\u3400-\u9fff]")
-_LATIN = re.compile(r"[A-Za-z]")
+from .store.tokenize import language_of
 
 ZH: Mapping[str, str] = {
     "according": "根据现有资料：",
@@ -63,15 +61,6 @@ EN: Mapping[str, str] = {
     "out_of_scope": "Sorry, this question is outside what this knowledge base covers, so I cannot answer it.",
 }
 LANGUAGES: Mapping[str, Mapping[str, str]] = {"zh": ZH, "en": EN}
-
-
-def language_of(text: str) -> str:
-    """Returns ``zh`` when CJK characters are at least a fifth of the text's letters, else ``en`` (also for no letters
-    at all: ``zh`` only then, since the offline answer's words default to the project's first language)."""
-    cjk, latin = len(_CJK.findall(text)), len(_LATIN.findall(text))
-    if cjk + latin == 0:
-        return "zh"
-    return "zh" if cjk * 5 >= cjk + latin else "en"
 
 
 def phrases(text: str) -> Mapping[str, str]:

@@ -8,9 +8,9 @@ answer's phrasing and the direct replies, and what counts as in-domain — is a
 method of a `CorpusProfile`. Generic skills call these methods and hold no
 domain words; a domain pack (``domains/…``) subclasses the profile.
 
-The base class *is* the generic behaviour of a skill that knows nothing of the
-documents (no priors, no repeals, no sides): a subclass overrides what its
-documents have. A profile is chosen by name or spec (``generic``,
+The base class is what a skill may assume of documents it knows nothing
+about (no priors, no repeals, no sides, words in the question's language);
+a subclass overrides what its documents have. A profile is chosen by name or spec (``generic``,
 ``prc_statutes``, ``package.module:Factory``), recorded in the index manifest
 when the index is built, and found again from the index at query time.
 """
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib
 import re
+import threading
 from typing import Any, Callable, Mapping, Sequence
 
 from lambdarag.errors import ConfigError
@@ -33,8 +34,6 @@ class CorpusProfile:
     """What a corpus's documents are, as generic skills need to know it; this base knows nothing domain-specific."""
 
     name = "base"
-    language = "auto"
-    """The language of the documents when fixed (``zh``), else ``auto``: detected per document and per query."""
 
     # -- choosing ---------------------------------------------------------------------------------------------
 
@@ -246,13 +245,15 @@ def choose_profile(documents: Sequence[Any]) -> str:
 
 
 _LOADED: dict[str, CorpusProfile] = {}
+_LOADING = threading.Lock()
 
 
 def profile_named(spec: str) -> CorpusProfile:
-    """Returns the profile of `spec`, loaded once per process."""
-    if spec not in _LOADED:
-        _LOADED[spec] = load_profile(spec)
-    return _LOADED[spec]
+    """Returns the profile of `spec`, loaded once per process (under a lock: concurrent first questions share it)."""
+    with _LOADING:
+        if spec not in _LOADED:
+            _LOADED[spec] = load_profile(spec)
+        return _LOADED[spec]
 
 
 def index_profile(index: Any) -> CorpusProfile:

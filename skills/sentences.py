@@ -9,8 +9,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from .phrasing import language_of
-from .store.tokenize import DEFAULT_STOPWORDS, ENGLISH_STOPWORDS, Tokenizer, load_words
+from .store.tokenize import DEFAULT_STOPWORDS, ENGLISH_STOPWORDS, Tokenizer, language_of, load_words
 
 _NUMERAL = "零一二三四五六七八九十百千〇\\d"
 ARTICLE_LABEL = re.compile(r"^\s*第[" + _NUMERAL + r"]+条(?:之[一二三四五六七八九十])?\s*")

@@ -134,3 +134,19 @@ def test_the_readme_profile_example_runs_as_written(tmp_path, monkeypatch):
     ahead = build("priors_ahead", {}).run(State.of("what about the budget", hits=hits), ctx).hits
     assert ahead[0].source == "decisions-q1.md"      # …the profile's prior puts the decisions first
     sys.modules.pop("minutes", None)
+
+
+def test_a_survey_on_generic_documents_starts_from_the_plain_ranking(guide):
+    _, index = guide
+    ctx = Context(resources={"index": index})
+    out = build("document_search", {}).run(State.of("How does APT fetch packages?", hits=(), time_range=None), ctx).hits
+    assert [h.chunk_id for h in out] == [h.chunk_id for h in to_hits(index.bm25("How does APT fetch packages?", 50),
+                                                                      "bm25")]
+
+
+def test_ask_explain_shows_the_corpus_profile_of_the_index(guide, capsys):
+    from orchestration.cli import main
+
+    assert main(["ask", "--explain", "--index", "guide", "How does APT fetch packages?"]) == 0
+    out = capsys.readouterr().out
+    assert "domain: generic (corpus profile of index 'guide')" in out and "From the documents:" in out

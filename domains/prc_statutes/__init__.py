@@ -28,7 +28,6 @@ class StatuteProfile(CorpusProfile):
     """PRC statutes: articles are the units, titles name families of dated versions, laws outrank regulations."""
 
     name = "prc_statutes"
-    language = "zh"
 
     @classmethod
     def claims(cls, docs: Sequence[Any]) -> bool:

@@ -12,6 +12,7 @@ byte when nothing else changed them meanwhile.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 import json
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence
@@ -54,7 +55,9 @@ class WriteBackJournal:
                 or state.verdict is None or not state.verdict.passed:
             return None
         extract = build_skill("fact_extract", {}) >> build_skill("fact_support", {})
-        facts = extract.run(state, ctx or Context(resources=kb.resources())).facts
+        # the facts are read as the knowledge base's corpus profile reads its documents, whatever context asked
+        run_ctx = replace(ctx, resources={**kb.resources(), **ctx.resources}) if ctx else Context(resources=kb.resources())
+        facts = extract.run(state, run_ctx).facts
         self.log_rejections(query_id, facts.rejected)
         wiki_dir: Path = kb.wiki_dir
         analysis = wiki_dir / "analyses" / f"{hashlib.sha1(normalise(state.query).encode()).hexdigest()[:12]}.md"

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Optional, Union
 
+from .tokenize import language_of
+
 
 @dataclass(frozen=True)
 class Document:
@@ -64,7 +66,7 @@ BRACKETS = "()（）[]【】《》〈〉<>〔〕{}「」『』"
 FAMILY_DROP = re.compile(rf"[\s\u3000、{re.escape(BRACKETS)}]")
 
 
-CHUNKER_VERSION = "2"
+CHUNKER_VERSION = "3"
 """Bump when chunking changes (e.g. table rows, FAQ pairs), so that indexes re-chunk unchanged files."""
 
 
@@ -379,6 +381,8 @@ def _pieces(paragraphs: list[str], cap: int) -> list[str]:
     return pieces
 
 
+ROW_LABELS = {"zh": "第{n}行", "en": "row {n}"}
+"""How a table row's section is labelled, in its document's language."""
 FAQ_QUESTION_RE = re.compile(r"^(?:Q|问)\s*[:：]\s*(.+)$", re.I)
 FAQ_ANSWER_RE = re.compile(r"^(?:A|答)\s*[:：]\s*", re.I)
 TABLE_RULE_RE = re.compile(r"^\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?$")
@@ -428,6 +432,7 @@ def chunk_markdown(doc: Document, cap: int = 800, heading: Heading = markdown_he
     outline = Outline()
     paragraphs: list[str] = []
     count: dict[str, int] = {}
+    row_label = ROW_LABELS[language_of(doc.text)]
 
     def numbered(path: str) -> int:
         count[path] = count.get(path, 0) + 1
@@ -454,7 +459,8 @@ def chunk_markdown(doc: Document, cap: int = 800, heading: Heading = markdown_he
             if not any(table_cells(line)):
                 continue
             n = numbered(f"{path}|table")
-            section = f"{path} 第{n}行" if path else f"第{n}行"
+            label = row_label.format(n=n)
+            section = f"{path} {label}" if path else label
             chunks.append(make_chunk(doc, f"{doc.id}#{section}", f"{header}\n{rule}\n{line.strip()}", section=section,
                                  heading=path, kind="table_row", meta={"header": table_cells(header), "row": n}))
 

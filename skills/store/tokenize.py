@@ -10,6 +10,7 @@ PyStemmer installed), so "packages" in a question finds "package" in a text.
 from __future__ import annotations
 
 import hashlib
+import re
 import sqlite3
 import sys
 import threading
@@ -265,6 +266,19 @@ class StoredFrequencies:
 
     def __setitem__(self, word: str, n: int) -> None:
         self._seen[word] = n
+
+
+_CJK = re.compile(r"[\u3400-\u9fff]")
+_LATIN = re.compile(r"[A-Za-z]")
+
+
+def language_of(text: str) -> str:
+    """Returns ``zh`` when CJK characters are at least a fifth of the text's letters, else ``en``; ``zh`` for a text
+    without letters (the offline answer's words default to the project's first language)."""
+    cjk, latin = len(_CJK.findall(text)), len(_LATIN.findall(text))
+    if cjk + latin == 0:
+        return "zh"
+    return "zh" if cjk * 5 >= cjk + latin else "en"
 
 
 _DEFAULT: Optional[Tokenizer] = None
