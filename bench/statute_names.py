@@ -4,7 +4,7 @@ For every statute of an index (each family once, newest version) it derives the 
 it by — the full title, the title without 中华人民共和国, both in 《》, and the customary short forms of
 skills.statutes.abbreviations (刑诉法), a law's name without 法 (海上交通安全) — sets each form side by side with a partner statute (the next
 family in title order, named by its short title) in template compare questions, and asks
-`StatuteNames.named(query, loose=True)` (what `name_statutes` does on the compare route) for the
+`StatuteNames.named(query, loose=True)` (what `name_sides` does on the compare route) for the
 statutes named. A question is right when exactly the two statutes come back. No benchmark question is
 used. Writes per-form rates, counts by failure class and examples to bench/results/statute-names.json.
 Run:
@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from machine import write  # noqa: E402
 
 from skills.store.index import open_index  # noqa: E402
-from skills.statutes import StatuteNames, abbreviations  # noqa: E402
+from domains.prc_statutes.names import StatuteNames, abbreviations  # noqa: E402
 
 TEMPLATES = ("{x}和{y}在法律责任方面有何不同？", "{y}与{x}对主管部门的规定有什么区别？", "{x}的罚则跟{y}的罚则比，哪个更重？")
 """Compare questions, the statute under test first and second."""

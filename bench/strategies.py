@@ -34,7 +34,7 @@ from orchestration.plan import build_retrieval_plan, detect_intent
 from orchestration.router import choose
 from orchestration.search_unified import providers
 from skills import build
-from skills.classify import query_entities
+from domains.prc_statutes.cues import query_entities
 
 ROOT = Path(__file__).resolve().parents[1]
 QUESTIONS = ROOT / "tests" / "data" / "maritime_questions.jsonl"
@@ -90,6 +90,11 @@ def main(index: str, questions_path: Path, config: str | None = None) -> dict[st
     kb = open_knowledge(cfg, index, embedder=prov["embedder"])
     cfg = kb.limit(cfg)
     ctx_of = lambda: Context(**prov, resources=kb.resources())  # noqa: E731  a fresh trace per run
+    profile = kb.resources()["profile"]
+
+    def in_domain(query: str) -> bool:
+        return profile.in_domain(query, kb.index)
+
     questions = [json.loads(ln) for ln in questions_path.read_text(encoding="utf-8").splitlines() if ln.strip()]
     plain = plain_terms()
     deep = RetrievalPlan(bm25_top_k=100, dense_top_k=100, fused_top_k=100)
@@ -100,7 +105,7 @@ def main(index: str, questions_path: Path, config: str | None = None) -> dict[st
         for name, term in plain.items():
             recalls[q["type"]][name].append(recall(q["relevant"], top_documents(term.run(State.of(q["query"], plan=deep),
                                                                                          ctx_of()).hits)))
-        plan = build_retrieval_plan(q["query"], detect_intent(q["query"], ()), cfg.orchestration.plan,
+        plan = build_retrieval_plan(q["query"], detect_intent(q["query"], (), in_domain), cfg.orchestration.plan,
                                     query_type=q["type"])
         for name, c in routes.items():
             term = choose(c, q["type"]).term

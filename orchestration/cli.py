@@ -36,10 +36,12 @@ def backend_settings(args: argparse.Namespace) -> dict:
 
 def cmd_index(args: argparse.Namespace) -> int:
     """Builds or updates a named index and prints what it holds."""
+    from orchestration.config import load_config
     from skills.store.corpus import read_corpus
     from skills.store.index import build_backend, index_dir
 
-    corpus = read_corpus(args.corpus, progress=True)
+    domain = args.domain or load_config(args.config).retrieval.domain
+    corpus = read_corpus(args.corpus, progress=True, domain=domain)
     for path, line, message in corpus.problems:
         print(f"skipped {path}:{line}: {message}", file=sys.stderr)
     for chunk in corpus.chunks:
@@ -57,10 +59,11 @@ def cmd_index(args: argparse.Namespace) -> int:
         from skills.store.index import knowledge_root
         from skills.wiki import compile_wiki
 
-        compile_wiki(args.corpus, knowledge_root() / args.name / "wiki", progress=True)
+        compile_wiki(args.corpus, knowledge_root() / args.name / "wiki", progress=True, domain=corpus.domain)
     if not args.no_dense:
         prepare_classifier()
     print(f"index {args.name!r}: {len(backend.documents())} documents, {len(backend.chunks())} chunks, "
+          f"domain {corpus.domain}, "
           f"dense={'yes' if backend.has_dense else 'no'}, fingerprint {backend.fingerprint()}, "
           f"{time.perf_counter() - start:.1f}s → {index_dir(args.name)}")
     return 0
@@ -260,7 +263,7 @@ def cmd_compile_wiki(args: argparse.Namespace) -> int:
         raise UsageError("compile-wiki --llm: no LLM configured; set llm.baseUrl (and llm.model) in the --config "
                          "file or LAMBDARAG_LLM_BASE_URL")
     start = time.perf_counter()
-    r = compile_wiki(args.corpus, args.wiki, llm=llm, progress=True)
+    r = compile_wiki(args.corpus, args.wiki, llm=llm, progress=True, domain=load_config(args.config).retrieval.domain)
     print(f"wiki {args.wiki}: {r.documents} documents ({len(r.added)} added, {len(r.changed)} changed, "
           f"{len(r.removed)} removed), {r.pages_written} pages written, {r.pages_deleted} deleted, "
           f"{r.entities} entities, {r.relations} relations, {time.perf_counter() - start:.1f}s")
@@ -284,7 +287,8 @@ def print_result(r, explain: bool) -> None:
     if r.degraded:
         print("warning: degraded answer (a failed LLM step or a failed final check; --explain says which)")
     if explain:
-        print("\nplan:", json.dumps(r.plan, ensure_ascii=False, default=str))
+        print(f"\ndomain: {r.domain} (corpus profile of index {r.index!r})")
+        print("plan:", json.dumps(r.plan, ensure_ascii=False, default=str))
         for h in r.hits:
             if h.get("instructions"):
                 print(f"flagged {h['source']}#{h['section']}: reads like an instruction to the system "
@@ -563,6 +567,8 @@ def parser() -> argparse.ArgumentParser:
     ix.add_argument("--vectors", type=Path, help="directory of precomputed vectors (vectors.f16.npy, ids.txt)")
     ix.add_argument("--no-dense", action="store_true", help="BM25 only, no embeddings")
     ix.add_argument("--no-wiki", action="store_true", help="skip compiling the entity graph and wiki")
+    ix.add_argument("--domain", help="corpus profile: auto, generic, prc_statutes or package.module:Factory "
+                                     "(default: retrieval.domain of --config)")
     ix.add_argument("--strict", action="store_true",
                     help="fail the run (exit 2) when any file or record fails validation, e.g. a misspelt access key")
     ev = sub.add_parser("eval", help="ranking metrics of a retriever, or of the routed pipeline, on a query file")

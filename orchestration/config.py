@@ -100,8 +100,21 @@ class BackendConfig(Section):
 class RetrievalConfig(Section):
     index: str = "demo"
     corpus: Optional[str] = None   # unset: the bundled demo documents (DEMO_DOCS)
+    domain: str = "auto"
+    """The corpus profile (skills.profile): auto (chosen from the documents when the index is built), generic,
+    prc_statutes, or package.module:Factory for your own."""
     backend: BackendConfig = BackendConfig()
     skills: SkillsConfig = SkillsConfig()
+
+    @field_validator("domain")
+    @classmethod
+    def _known_domain(cls, value: str) -> str:
+        from skills.profile import SHIPPED
+
+        if value != "auto" and value not in SHIPPED and ":" not in value:
+            raise ValueError(f"retrieval.domain must be auto, {', '.join(SHIPPED)} or package.module:Factory, "
+                             f"got {value!r}")
+        return value
 
 
 class PatternConfig(Section):

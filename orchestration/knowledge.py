@@ -1,4 +1,4 @@
-"""A knowledge base: a built index with its entity graph and wiki, opened once per process."""
+"""A knowledge base: a built index with its entity graph, wiki and corpus profile, opened once per process."""
 from __future__ import annotations
 
 import sys
@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from lambdarag.errors import StoreCorrupt
+from skills.profile import CorpusProfile, index_profile, profile_named
 from skills.store.graph import EntityGraph
 from skills.store.index import backend_exists, build_backend, knowledge_root, open_backend
 from skills.store.wiki import WikiStore
@@ -20,7 +21,7 @@ from .config import AgentConfig, corpus_path
 
 @dataclass
 class KnowledgeBase:
-    """Returns the resources the skills look up: `index`, `graph`, `wiki` (graph/wiki may be absent)."""
+    """Returns the resources the skills look up: `index`, `profile`, `graph`, `wiki` (graph/wiki may be absent)."""
 
     name: str
     index: Any
@@ -28,9 +29,10 @@ class KnowledgeBase:
     wiki: Optional[WikiStore]
     wiki_dir: Optional[Path]
     notes: tuple[str, ...] = ()
+    profile: Optional[CorpusProfile] = None
 
     def resources(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"index": self.index}
+        out: dict[str, Any] = {"index": self.index, "profile": self.profile or index_profile(self.index)}
         if self.graph is not None:
             out["graph"] = self.graph
         if self.wiki is not None:
@@ -98,17 +100,18 @@ def open_knowledge(config: AgentConfig, name: Optional[str] = None, *, embedder:
                 print(f"building index {name!r} from {corpus} on first use "
                       f"(once; about a minute on 2 cores)…", file=sys.stderr)
             index = build_backend(backend, corpus, name, embedder=embedder, dense=dense,
-                                  progress=progress)
+                                  progress=progress, domain=config.retrieval.domain)
         wiki_dir = wiki_dir_for(config, name)
         if name == config.retrieval.index and not (wiki_dir / "relations.json").is_file():
-            compile_wiki(corpus, wiki_dir, progress=progress)
+            compile_wiki(corpus, wiki_dir, progress=progress, domain=config.retrieval.domain)
         graph = wiki = None
         if (wiki_dir / "relations.json").is_file():
             graph = EntityGraph.load(wiki_dir / "relations.json")
             wiki = WikiStore(wiki_dir)
         else:
             notes.append(f"no compiled wiki for index {name!r} (lambdarag compile-wiki); graph and wiki skills fall back")
-        kb = KnowledgeBase(name, index, graph, wiki, wiki_dir if graph is not None else None, tuple(notes))
+        profile = index_profile(index) if config.retrieval.domain == "auto" else profile_named(config.retrieval.domain)
+        kb = KnowledgeBase(name, index, graph, wiki, wiki_dir if graph is not None else None, tuple(notes), profile)
         _OPEN[key] = kb
         return kb
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Annotated, Any, Mapping, Optional, Sequence
+from typing import Annotated, Any, Callable, Mapping, Optional, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
@@ -202,11 +202,14 @@ class TableLayer(Camel):
 
 
 class DirectReplies(Camel):
-    """Replies for intents that need no retrieval, and the threshold that keeps FAQs from answering them."""
+    """Replies for intents that need no retrieval, and the threshold that keeps FAQs from answering them.
+
+    An unset greeting or out-of-scope reply is the corpus profile's, in the question's language.
+    """
 
     threshold: Threshold = 1.0
-    greeting: str = "您好！我是法律法规知识问答助手，请直接描述您想查询的法规问题。"
-    out_of_scope: str = "抱歉，这个问题不在本知识库（法律法规）的范围内，我无法作答。"
+    greeting: Optional[str] = None
+    out_of_scope: Optional[str] = None
     human_service: str = "好的，已为您记录转人工请求，请通过人工服务渠道联系工作人员。"
 
 
@@ -254,18 +257,19 @@ class PlanConfig(Camel):
         return self
 
 
-# Intent cues (Chinese phrasing). A greeting is the whole turn; a request for a
-# person wins over everything; off-domain cues count only without a domain cue.
+# Intent cues (Chinese and English phrasing). A greeting is the whole turn; a request for a
+# person wins over everything; off-domain cues count only when the corpus profile finds the
+# question outside its documents.
 _GREETING = re.compile(
     r"^(?:你好|您好|嗨|哈喽|hello|hi|hey|在吗|在不在|早上好|上午好|中午好|下午好|晚上好|早安|晚安|"
-    r"谢谢|多谢|感谢|再见|拜拜)(?:啊|呀|哈|呢|你|您|了|啦|助手|小助手)*$", re.I)
+    r"谢谢|多谢|感谢|再见|拜拜|goodmorning|goodafternoon|goodevening|thanks|thankyou|bye|goodbye)"
+    r"(?:啊|呀|哈|呢|你|您|了|啦|助手|小助手|there|all)*$", re.I)
 _HUMAN = re.compile(r"转人工|人工客服|人工服务|找人工|要人工|真人|人工坐席|客服电话|联系客服|我要投诉")
 _OFF_DOMAIN = re.compile(
     r"天气|气温|股票|基金|彩票|笑话|讲个故事|写.{0,2}诗|唱.{0,2}歌|菜谱|做菜|电影|电视剧|游戏|星座|算命|"
-    r"八字|明星|旅游攻略|减肥|你是谁|你叫什么")
-_DOMAIN = re.compile(
-    r"(?<![做方想说看用写玩打算语手魔技])法|条例|规定|细则|条款|第.{1,6}条|船|海事|海上|海洋|海域|海关|海商|"
-    r"港口|码头|航运|航道|航行|渔|水路|口岸|许可|处罚|罚款|责任|权利|义务|合同|诉讼|登记|证书|主管|部门")
+    r"八字|明星|旅游攻略|减肥|你是谁|你叫什么|"
+    r"\b(?:weather|forecast|stock ?prices?|lottery|jokes?|tell me a story|poems?|sing a song|recipes?|horoscope|"
+    r"celebrit\w*|who are you|what is your name)\b", re.I)
 _FAQ = re.compile(
     r"(?:如何|怎么|怎样)(?:办理|申请|办|查询|补办|换证|注册|登记|缴纳|预约|报名|领取)|"
     r"(?:办理|申请)(?:流程|手续|材料|条件|地点|时限)|需要(?:哪些|什么|带)(?:材料|证件|资料)|"
@@ -283,11 +287,12 @@ def content(query: str) -> str:
     return _PUNCT.sub("", query)
 
 
-def detect_intent(query: str, history: Sequence[Any] = ()) -> str:
+def detect_intent(query: str, history: Sequence[Any] = (), in_domain: Callable[[str], bool] = lambda q: False) -> str:
     """Returns the intent of `query`: greeting, out_of_scope, human_service, faq, knowledge or follow_up.
 
     A follow-up needs a non-empty history: without one, the same words are a
-    question of their own.
+    question of their own. `in_domain` (the corpus profile's) says whether a
+    question with an off-topic cue is about the documents all the same.
     """
     text = content(query)
     if not text:
@@ -296,7 +301,7 @@ def detect_intent(query: str, history: Sequence[Any] = ()) -> str:
         return "human_service"
     if _GREETING.match(text):
         return "greeting"
-    if _OFF_DOMAIN.search(text) and not _DOMAIN.search(text):
+    if _OFF_DOMAIN.search(query) and not in_domain(query):
         return "out_of_scope"
     if history and len(text) <= FOLLOW_UP_MAX_CHARS and _ANAPHOR.search(text):
         return "follow_up"
@@ -349,7 +354,7 @@ def intent_layer(plan: RetrievalPlan, kind: TypeDefaults, config: PlanConfig) ->
     intent = plan.intent
     if intent in DIRECT_INTENTS:
         return tagged(plan, f"direct_reply_{intent}", retrieve=False, expand_query=False,
-                      direct_reply=getattr(config.direct_reply, intent),
+                      direct_reply=getattr(config.direct_reply, intent) or "",
                       faq_direct_threshold=config.direct_reply.threshold)
     if intent == "faq":
         faq = config.faq

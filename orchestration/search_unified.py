@@ -6,7 +6,7 @@ import logging
 import re
 import time
 from pathlib import Path
-from typing import Any, AsyncIterator, Iterator, Optional, Sequence, Union, get_args
+from typing import Any, AsyncIterator, Callable, Iterator, Optional, Sequence, Union, get_args
 
 from pydantic import BaseModel, ConfigDict
 
@@ -20,6 +20,7 @@ from lambdarag.providers.reranker import HTTPReranker, OverlapReranker
 from skills import build as build_skill
 from skills.context import claim_units
 from skills.faq import has_faq
+from skills.profile import profile_of
 from skills.store.records import RetrievalPlan
 
 from .config import AgentConfig, config_path, load_config
@@ -61,6 +62,8 @@ class SearchResult(BaseModel):
     fallbacks: list[dict[str, str]]
     trace: dict[str, Any]
     index: str
+    domain: str = ""
+    """The corpus profile the index was searched with (skills.profile): chosen when it was built, or configured."""
     from_cache: bool = False
     answer_path: str = "route"
     """Who answered: "faq_exact" / "faq_similar" (a stored FAQ answer), "direct_reply" (no retrieval) or "route"."""
@@ -102,7 +105,7 @@ def check_query(query: Any, config: AgentConfig) -> str:
         raise QueryError(f"query must be text, got {type(query).__name__}")
     text = clean(query).strip()
     if not text:
-        raise QueryError("query is empty; ask a question such as 船员条例由哪个部门主管？")
+        raise QueryError("query is empty; ask a question about the indexed documents")
     limit = config.limits.max_query_chars
     if len(text) > limit:
         raise QueryError(f"query is {len(text)} characters long; the limit is {limit} (limits.maxQueryChars)")
@@ -194,12 +197,20 @@ def plan_term(config: AgentConfig, intent: str) -> Tool:
     return Tool("retrieval_plan", plan, reads=["query", "history"], optional=["query_type"], writes=["plan"])
 
 
-def reply(state: State) -> dict:
-    return {"answer": state.plan.direct_reply, "answer_path": "direct_reply", "answer_reason": state.plan.reason,
+def in_domain(ctx: Context) -> Callable[[str], bool]:
+    """Returns the corpus profile's test of whether a question is about the indexed documents."""
+    profile, index = profile_of(ctx), ctx.resources.get("index")
+    return lambda query: profile.in_domain(query, index)
+
+
+def reply(state: State, ctx: Context) -> dict:
+    """Returns the plan's direct reply: the configured one, else the corpus profile's in the question's language."""
+    answer = state.plan.direct_reply or profile_of(ctx).direct_replies(state.query).get(state.plan.intent, "")
+    return {"answer": answer, "answer_path": "direct_reply", "answer_reason": state.plan.reason,
             "verdict": Verdict(passed=True, details=("direct reply: nothing retrieved or generated to check",))}
 
 
-DIRECT_REPLY = Tool("direct_reply", reply, reads=["plan"],
+DIRECT_REPLY = Tool("direct_reply", reply, reads=["plan", "query"],
                     writes=["answer", "answer_path", "answer_reason", "verdict"])
 """Answers a greeting, an out-of-scope question or a request for a person with the plan's reply; retrieves nothing."""
 
@@ -243,7 +254,7 @@ def standalone(text: str, turns: tuple[Message, ...], ctx: Context) -> tuple[str
     rewrite = next((v.text for v in out.variants if v.kind == "rewrite"), None)
     if rewrite:
         return rewrite, []
-    if detect_intent(text, turns) != "follow_up":
+    if detect_intent(text, turns, in_domain(ctx)) != "follow_up":
         return text, []
     plan = getattr(out, "query_plan", None)
     why = f" ({plan.reason})" if plan is not None and plan.reason else ""
@@ -365,7 +376,7 @@ def answer(text: str, turns: tuple[Message, ...], user: Optional[User], cfg: Age
         hit = cached_result(loop, text, rewritten, user)
         if hit is not None:
             return hit
-    intent = detect_intent(rewritten, turns)
+    intent = detect_intent(rewritten, turns, in_domain(ctx))
     faq = intent == "faq" or has_faq(kb.index)
     table = route_table(cfg, loop.routing.picks(cfg, rewritten) if loop else None)
     term = unified_term(cfg, intent, table, loop.rules.rules() if loop else (), faq=faq,
@@ -409,6 +420,7 @@ def answer(text: str, turns: tuple[Message, ...], user: Optional[User], cfg: Age
         effect_signature=tail.effect_signature(), plan=out.plan.model_dump(),
         latency_ms=latency, cost=ctx.trace.total_cost(),
         fallbacks=fallbacks + ctx.trace.fallbacks(), trace=ctx.trace.to_dict(), index=kb.name,
+        domain=profile_of(ctx).name,
         answer_path=path, answer_reason=getattr(out, "answer_reason", ""),
         llm_budget=ctx.llm_budget.report() if ctx.llm_budget is not None else {},
         degraded=any(not r.startswith(BUDGET) for r in llm_failed) or bool(failed_check),

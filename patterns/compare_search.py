@@ -1,4 +1,4 @@
-"""compare_search: λq. name_statutes >> hybrid retrieval >> fusion >> side_search >> one_version — every named statute in the evidence."""
+"""compare_search: λq. name_sides >> hybrid retrieval >> fusion >> side_search >> one_version — every named side in the evidence."""
 from __future__ import annotations
 
 from typing import Any, Mapping
@@ -13,10 +13,10 @@ from .registry import params, pattern, skill
 def compare_search(settings: Mapping[str, Any]) -> Term:
     """Returns retrieval for a comparison: the question's own ranking, with each named side's best chunks first.
 
-    Each statute the question names is resolved to its document and searched
-    alone for the compared aspect, so no side can be crowded out by the other,
-    nor by a second version of a statute.
+    Each thing the question names is resolved to its document (by the corpus
+    profile) and searched alone for the compared aspect, so no side can be
+    crowded out by the other, nor by a second version of one document.
     """
     p = params(settings, "compare_search")
-    return (skill(settings, "name_statutes", loose=True) >> retrieve(settings) >> fuse(settings, "compare_search")
+    return (skill(settings, "name_sides", loose=True) >> retrieve(settings) >> fuse(settings, "compare_search")
             >> skill(settings, "side_search", per_side=p.get("per_side", 1)) >> skill(settings, "one_version"))

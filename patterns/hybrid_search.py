@@ -1,4 +1,4 @@
-"""hybrid_search: λq. Par(bm25_search, embedding_search) >> score_fusion >> rerank(q, _) >> statutes_ahead."""
+"""hybrid_search: λq. Par(bm25_search, embedding_search) >> score_fusion >> rerank(q, _) >> priors_ahead."""
 from __future__ import annotations
 
 from typing import Any, Mapping
@@ -41,16 +41,17 @@ def fuse(settings: Mapping[str, Any], name: str) -> Term:
 
 @pattern("hybrid_search")
 def hybrid_search(settings: Mapping[str, Any]) -> Term:
-    """Returns lexical and dense retrieval run concurrently, fused (z-scores by default), reranked if enabled, statutes ahead.
+    """Returns lexical and dense retrieval run concurrently, fused (z-scores by default), reranked if enabled, priors ahead.
 
-    Parameter ``statutes_ahead`` (0 = off; unset: the skill's default,
-    skills.diversify.STATUTES_AHEAD) is the number of first documents among
-    which statutes go before regulations and interpretations, one version each
-    (see skills.diversify.statutes_ahead); tuned on the dev sets of
+    Parameter ``priors_ahead`` (0 = off; unset: the skill's default,
+    skills.diversify.AHEAD_WINDOW) is the number of first documents among
+    which the corpus profile's first-ranked documents go first (for statutes:
+    laws before regulations and interpretations), one version each (see
+    skills.diversify.priors_ahead); tuned on the dev sets of
     bench/data/routing, measured in bench/results/routing.json.
     """
-    window = params(settings, "hybrid_search").get("statutes_ahead")
+    window = params(settings, "hybrid_search").get("priors_ahead")
     fused = retrieve(settings) >> fuse(settings, "hybrid_search")
     if window is None:
-        return fused >> skill(settings, "statutes_ahead")
-    return fused >> skill(settings, "statutes_ahead", window=int(window)) if int(window) else fused
+        return fused >> skill(settings, "priors_ahead")
+    return fused >> skill(settings, "priors_ahead", window=int(window)) if int(window) else fused

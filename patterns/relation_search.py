@@ -1,4 +1,4 @@
-"""relation_search: λq. name_statutes >> hybrid retrieval >> fusion >> named_first >> edge_search — the typed edges asked about, each with its article."""
+"""relation_search: λq. name_sides >> hybrid retrieval >> fusion >> named_first >> edge_search — the typed edges asked about, each with its article."""
 from __future__ import annotations
 
 from typing import Any, Mapping
@@ -13,9 +13,9 @@ from .registry import enabled, pattern, skill
 def relation_search(settings: Mapping[str, Any]) -> Term:
     """Returns retrieval for who-governs-what questions: graph edges of the asked type first, then the question's ranking.
 
-    Chunks of a statute the question names come first; with the graph off
+    Chunks of a document the question names come first; with the graph off
     there are no edges, only that ordering.
     """
-    body = (skill(settings, "name_statutes") >> retrieve(settings) >> fuse(settings, "relation_search")
+    body = (skill(settings, "name_sides") >> retrieve(settings) >> fuse(settings, "relation_search")
             >> skill(settings, "named_first"))
     return body >> skill(settings, "edge_search") if enabled(settings, "graph") else body

@@ -11,17 +11,17 @@ from .registry import REGISTRY, pattern, skill
 
 @pattern("synthesis")
 def synthesis(settings: Mapping[str, Any]) -> Term:
-    """Returns three strategies run concurrently, their evidence led by whole statutes, one version each, spread over documents.
+    """Returns three strategies run concurrently, their evidence led by whole documents, one version each, spread over documents.
 
-    The statutes that match the question as a whole and by their purpose go
-    first, alternating with those whose titles name the question's topics;
-    every statute answers in its current version unless the question names a
+    The documents the corpus profile finds matching the question as a whole
+    go first, alternating with those whose titles name the question's topics;
+    every document answers in its current version unless the question names a
     time (then in the version in force then); hits are ordered so that the
-    first ones come from different statutes, statutes before their
-    regulations and interpretations.
+    first ones come from different documents, better priors first (for
+    statutes: laws before their regulations and interpretations).
     """
     branches = [REGISTRY.build(name, settings) for name in ("wiki_deep", "graph_retrieval", "fusion_search")]
     spread = (skill(settings, "document_search") >> skill(settings, "topic_search")
-              >> skill(settings, "time_filter", undated="latest") >> skill(settings, "diversify", statutes_first=True))
+              >> skill(settings, "time_filter", undated="latest") >> skill(settings, "diversify", priors_first=True))
     return (skill(settings, "extract_time_range") >> fan_out_merge(*branches) >> spread
             >> review(skill(settings, "answer_generate"), skill(settings, "citation_check")))

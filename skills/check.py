@@ -21,6 +21,7 @@ from lambdarag.stream import Attempt, Retract, live_text
 
 from .context import FENCE_NOTE, MARKER, cited, claims, citable, resolve
 from .generate import REFUSAL
+from .phrasing import EN
 from .registry import skill
 from .sentences import bigrams, covered, split_sentences
 from .store.instructions import flagged
@@ -40,7 +41,8 @@ def detail(status: str, cite: str, claim: str) -> str:
 def exempt(claim: str) -> bool:
     """Returns whether a claim states nothing to check: a refusal, a lead-in, or a 相同/不同 line comparing the
     cited lines above it (each checked on its own)."""
-    return REFUSAL in claim or claim.startswith(("根据现有资料：", "以下方面", "缺少", "相同：", "不同："))
+    return REFUSAL in claim or EN["refusal"] in claim or claim.startswith(
+        ("根据现有资料：", "以下方面", "缺少", "相同：", "不同：", EN["according"], "Not found in", "Same:", "Different:"))
 
 
 NEGATION = re.compile(r"不|未|没有|禁止|免")

@@ -17,15 +17,18 @@ from .store.records import Citation, Hit, WikiPage
 from .registry import skill
 from .sentences import split_sentences
 
-MARKER = re.compile(r"\[来源[:：]\s*([^\]#]+?)\s*(?:#\s*([^\]]*?))?\s*\]")
+MARKER = re.compile(r"\[(?:来源|[Ss]ource)[:：]\s*([^\]#]+?)\s*(?:#\s*([^\]]*?))?\s*\]")
+"""A citation marker, ``[来源: file#section]`` (or ``[source: …]`` in an English answer)."""
 RELATIONS_HEADING = "## 实体关系（来自知识图谱）"
 WIKI_HEADING = "## 知识库页面"
 HITS_HEADING = "## 检索到的文档片段"
 
 
-def marker(hit: Hit) -> str:
-    """Returns the citation marker of a hit, e.g. ``[来源: 行政法/海上交通安全法(2021-04-29).md#第三十八条]``."""
-    return f"[来源: {hit.source or hit.chunk_id}#{hit.section}]" if hit.section else f"[来源: {hit.source or hit.chunk_id}]"
+def marker(hit: Hit, label: str = "来源") -> str:
+    """Returns the citation marker of a hit, e.g. ``[来源: guide/install.md#Install / Debian]`` (`label`: ``source``
+    in an English answer)."""
+    where = f"{hit.source or hit.chunk_id}#{hit.section}" if hit.section else f"{hit.source or hit.chunk_id}"
+    return f"[{label}: {where}]"
 
 
 def context_hits(state: State) -> tuple[Hit, ...]:

@@ -1,144 +1,42 @@
-"""Evidence that spans documents: statutes titled by the question's topics or matching it as a whole, per-document caps.
+"""Evidence that spans documents: per-document caps, one version per family, the profile's priors ahead.
 
-A survey question (森林、草原、矿产、土地这些自然资源是怎么依法管理的？) is answered by
-several laws, each named by one of its topics; one ranking tends to return
-five chunks of whichever law matches best. `topic_search` adds, for each topic
-word, the best chunk of the statute whose title carries it; `document_search`
-adds the statutes most of whose best articles match the question (a field's
-laws rarely carry its name: 知识产权 → 专利法, 商标法, 著作权法); `diversify` then
-orders hits so that the first ones come from different documents, statutes
-before the regulations and interpretations below them. `statutes_ahead` keeps
-a single ranking's order but lets, among its first documents, the laws go
-before the instruments below them (the fact route's last step).
-
-Tuned on the dev half of bench/data/routing only; bench/results/routing.json holds
-what it measures on both halves.
+`diversify` orders hits so that the first ones come from different
+documents (with `priors_first`, documents the corpus profile ranks first
+lead each round: laws before regulations, for statutes). `priors_ahead`
+keeps a single ranking's order but lets, among its first documents, those of
+a better prior rank go first (the fact route's last step); `one_version`
+keeps one version of each family in front. `topic_search` and
+`document_search` ask the profile for the documents a survey question's
+topics name and those matching it as a whole (a generic corpus adds none).
 """
 from __future__ import annotations
 
-import re
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 from lambdarag import Term, Tool
-from .store.records import Hit, RankedList, TimeRange
+from .store.records import Hit, TimeRange
 
-from .dense import query_vector
-from .fusion import zscore
-from .store.corpus import to_hits
-from .store.graph import short_name
+from .profile import profile_of
 from .registry import skill
-from .sentences import keywords
-from .sides import interleave
-from .statutes import statute_names
-from .temporal import LATEST, current_versions, extract_time_range, in_force
+from .temporal import LATEST, extract_time_range, in_force
 
-GENERIC_TOPICS = frozenset("法律 法规 规定 制度 体系 管理 保护 相关 领域 法律制度 立法 依法 规章 条例 哪些 有关 权益 监管 "
-                           "保障 依据 概况 概述 汇总 梳理 总结 国家".split())
-
-
+AHEAD_WINDOW = 12
+"""Documents among which a better prior goes first: for statutes, 8 left a law ranked 9th behind seven regulations
+(dev2 of bench/data/routing); 12 changed no dev answer (bench/results/routing.json)."""
 SPECIFIC = 16
-"""A topic word found in more titles than this is too common to name a statute."""
+"""A topic word found in more titles than this is too common to name a document."""
 
 
-LOWER_RANKS = re.compile(r"(条例|办法|规定|细则|解释|意见|批复|通知|答复|规范|决定)$|^(最高人民法院|最高人民检察院|国务院关于)")
-"""Titles of instruments below a statute (法律): regulations, rules and judicial interpretations."""
-LIST = re.compile(r"[^，,。？?！!：:；;]*、[^，,。？?！!：:；;]*")
-"""A clause listing things with 、 (银行、证券、保险的监管)."""
-FIELD_ARTICLES = 5
-"""A listed word names the law whose articles mention it most when at least this many do."""
-DOMINANT = 2
-"""…and at least this many times as many as any other law does."""
-FIELD_CANDIDATES = 300
-"""Chunks searched by BM25 for a listed word, to count per law how many of its articles mention it."""
-STATUTES_AHEAD = 12
-"""Documents among which statutes go first: 8 left a law ranked 9th behind seven regulations and interpretations
-(加班费 → 劳动法, dev2 of bench/data/routing); 12 changed no dev answer (bench/results/routing.json)."""
-PURPOSE = "第一条"
-"""The section of a statute that states its purpose (为了…，制定本法)."""
+def no_prior(title: str) -> int:
+    return 0
 
 
-def rank_of(hit: Hit) -> int:
-    """Returns 0 for a statute (法律), 1 for a lower-ranked instrument (条例, 办法, 司法解释, …), by its title."""
-    return title_rank(hit.title or "")
-
-
-def title_rank(title: str) -> int:
-    """Returns 0 for a statute's title (森林法), 1 for a lower-ranked instrument's (森林法实施条例, 最高人民法院关于…)."""
-    return int(bool(LOWER_RANKS.search(title)))
-
-
-def titled_by(word: str, titles: Sequence[Any], specific: int = SPECIFIC) -> Optional[Any]:
-    """Returns the statute a topic word names by title, or None: laws first, then the shortest title.
-
-    Laws go before the instruments below them (电影 → 电影产业促进法, not the
-    shorter 电影管理条例: a survey is answered by laws), then shorter titles
-    first (森林 → 森林法 before 森林法实施条例). A word in more than `specific`
-    titles names none (管理, 船舶).
-    """
-    titled = [t for t in titles if word in t.title]
-    if not titled or len(titled) > specific:
-        return None
-    return min(titled, key=lambda t: (title_rank(t.title), len(t.title), t.title))
-
-
-def listed_words(query: str) -> list[str]:
-    """Returns the topic words of the things a question lists with 、, in order: 空气、水、土壤、垃圾污染 → 空气 土壤 垃圾.
-
-    Of a list's first item only its last word is listed (农业的种子、化肥 → 种子),
-    of its last item only its first (…、养殖，… / …、保险的监管 → 保险); words of one
-    character carry no topic.
-    """
-    words: list[str] = []
-    for clause in LIST.findall(query):
-        items = [keywords(item) for item in clause.split("、")]
-        words += [*items[0][-1:], *(w for item in items[1:-1] for w in item), *items[-1][:1]]
-    return list(dict.fromkeys(words))
-
-
-def listed_statutes(names: Any, query: str, listed: Sequence[str], limit: int) -> list[tuple[str, str]]:
-    """Returns (family, source) of the statutes the question names among the things it lists, in order of mention.
-
-    A listed thing is often a statute's short name, stem or contraction
-    (村委会、居委会 → 村民委员会组织法, 城市居民委员会组织法; 农机 → 农业机械化促进法),
-    which no single title word finds; the compare resolver does
-    (skills.statutes). Only names that are, or hold, a listed word count: the
-    rest of the question names no statute it surveys (怎么立法的 is not 立法法).
-    """
-    if not listed:
-        return []
-    return [(side.family, side.source) for side in names.named(query, limit=limit, loose=True)
-            if any(word in side.name or side.name in word for word in listed)]
-
-
-def field_law(backend: Any, word: str, user: Any = None, least: int = FIELD_ARTICLES) -> Optional[Hit]:
-    """Returns the best chunk of the law whose articles mention `word` most, if at least `least` do, else None.
-
-    A listed thing no law is titled by is usually the field of one law all
-    the same, which names it article after article (垃圾 → 固体废物污染环境防治法,
-    幼儿园 → 学前教育法); a word that no law mentions `DOMINANT` times as often
-    as any other law (工资: 公务员法 11 articles, 劳动法 7) names none. Versions of one law count its articles once; the newest version's chunk
-    stands for it (a survey reads the law in force).
-    """
-    found = [h for h in to_hits(backend.bm25(word, FIELD_CANDIDATES, user=user), "field")
-             if not rank_of(h) and word in h.text]
-    articles: dict[str, set[str]] = {}
-    for h in found:
-        articles.setdefault(h.title or h.source, set()).add(h.section or h.chunk_id)
-    if not articles:
-        return None
-    counts = sorted(((len(sections), title) for title, sections in articles.items()), reverse=True)
-    (most, title), runner_up = counts[0], (counts[1][0] if len(counts) > 1 else 0)
-    if most < least or most < DOMINANT * runner_up:
-        return None
-    return max((h for h in found if (h.title or h.source) == title), key=lambda h: (h.date or "", h.score))
-
-
-def per_document(hits: Sequence[Hit], cap: int = 1, statutes_first: bool = False) -> tuple[Hit, ...]:
+def per_document(hits: Sequence[Hit], cap: int = 1, rank: Optional[Callable[[str], int]] = None) -> tuple[Hit, ...]:
     """Returns `hits` reordered so that each document's first `cap` chunks come before any document's next ones.
 
-    Versions of one statute share its title and count as one document. With
-    `statutes_first`, each round lists statutes before lower-ranked instruments
-    (a survey of a field is answered by its laws first, then their regulations).
+    Versions of one document share its title and count as one document. With
+    a `rank` (title → prior rank), each round lists documents of a better
+    prior first (a survey of a field is answered by its laws first, then their regulations).
     """
     rounds: list[list[Hit]] = []
     seen: dict[str, int] = {}
@@ -149,15 +47,15 @@ def per_document(hits: Sequence[Hit], cap: int = 1, statutes_first: bool = False
         while len(rounds) <= n // cap:
             rounds.append([])
         rounds[n // cap].append(h)
-    return rescored([h for r in rounds for h in (sorted(r, key=rank_of) if statutes_first else r)])
+    return rescored([h for r in rounds for h in (sorted(r, key=lambda h: rank(h.title or "")) if rank else r)])
 
 
 def best_versions(hits: Sequence[Hit], window: Optional[TimeRange] = None) -> tuple[list[Hit], list[Hit]]:
-    """Returns (the hits of each statute's version in force, the hits of its other versions), each in rank order.
+    """Returns (the hits of each document's version in force, the hits of its other versions), each in rank order.
 
-    Of the ranked versions of a statute, the one in force in `window` (the
+    Of the ranked versions of a document, the one in force in `window` (the
     newest when it is None) stays, and its first chunk takes the place of the
-    statute's best-ranked chunk: two versions share most articles word for
+    document's best-ranked chunk: two versions share most units word for
     word, their chunks tie, and a tie goes to whichever row came first (often
     the older file). Hits without a date keep the best-ranked version.
     """
@@ -177,7 +75,7 @@ def best_versions(hits: Sequence[Hit], window: Optional[TimeRange] = None) -> tu
         if source != h.source:
             other_versions.append(h)
         elif key in first:
-            kept.append((first.pop(key), -1, h))  # the chosen version's first chunk stands where the statute ranked
+            kept.append((first.pop(key), -1, h))  # the chosen version's first chunk stands where the document ranked
         else:
             kept.append((i, i, h))
     return [h for *_, h in sorted(kept, key=lambda k: k[:2])], other_versions
@@ -188,21 +86,22 @@ def rescored(hits: Sequence[Hit]) -> tuple[Hit, ...]:
     return tuple(h.model_copy(update={"score": float(len(hits) - i)}) for i, h in enumerate(hits))
 
 
-def statutes_ahead(hits: Sequence[Hit], window: int, query: str = "",
-                   time_range: Optional[TimeRange] = None) -> tuple[Hit, ...]:
-    """Returns `hits` with, among their first `window` documents, statutes' chunks ahead of lower-ranked instruments'.
+def priors_ahead(hits: Sequence[Hit], window: int, query: str = "", time_range: Optional[TimeRange] = None,
+                 rank: Callable[[str], int] = no_prior, short: Callable[[str], str] = str) -> tuple[Hit, ...]:
+    """Returns `hits` with, among their first `window` documents, those of the best prior `rank` ahead of the rest.
 
-    A question is answered by a law before the regulations and judicial
-    interpretations below it; an instrument the question names by title counts
-    as a statute. Versions of one statute take one place: only the version in
-    force in `time_range` (the newest when None) stays, where the statute first
-    ranked; the others' chunks follow all hits (see best_versions).
+    For statutes a question is answered by a law before the regulations and
+    judicial interpretations below it; a document the question names by its
+    `short` title counts as ranked first. Versions of one document take one
+    place: only the version in force in `time_range` (the newest when None)
+    stays, where the document first ranked; the others' chunks follow all
+    hits (see best_versions).
     """
     kept, other_versions = best_versions(hits, time_range)
     ahead = set(list(dict.fromkeys(h.source for h in kept))[:window])
 
     def lower(h: Hit) -> bool:
-        return bool(rank_of(h)) and short_name(h.title or "") not in query
+        return bool(rank(h.title or "")) and short(h.title or "") not in query
 
     return rescored(sorted((h for h in kept if h.source in ahead), key=lower) +
                     [h for h in kept if h.source not in ahead] + other_versions)
@@ -213,25 +112,27 @@ def question_window(state: Any) -> Optional[TimeRange]:
     return state.time_range or extract_time_range(state.query)
 
 
-@skill("statutes_ahead")
-def statutes_ahead_skill(config: Mapping[str, Any]) -> Term:
-    """Returns a term putting statutes ahead within the first `window` documents of `hits` (config `window`,
-    default `STATUTES_AHEAD`)."""
-    window = int(config.get("window", STATUTES_AHEAD))
+@skill("priors_ahead")
+def priors_ahead_skill(config: Mapping[str, Any]) -> Term:
+    """Returns a term putting the corpus profile's first-ranked documents ahead within the first `window` documents
+    of `hits` (config `window`, default `AHEAD_WINDOW`)."""
+    window = int(config.get("window", AHEAD_WINDOW))
 
-    def run(state):
-        return {"hits": statutes_ahead(state.hits, window, state.query, question_window(state))}
+    def run(state, ctx):
+        profile = profile_of(ctx)
+        return {"hits": priors_ahead(state.hits, window, state.query, question_window(state), profile.rank,
+                                     profile.short_title)}
 
-    return Tool("statutes_ahead", run, reads=["hits", "query"], optional=["time_range"], writes=["hits"], effect="pure")
+    return Tool("priors_ahead", run, reads=["hits", "query"], optional=["time_range"], writes=["hits"], effect="pure")
 
 
 @skill("one_version")
 def one_version(config: Mapping[str, Any]) -> Term:
-    """Returns a term keeping `hits` in order but moving every statute's other versions after all of them.
+    """Returns a term keeping `hits` in order but moving every document's other versions after all of them.
 
-    Two versions of one statute share most articles, so both tend to rank and
+    Two versions of one document share most units, so both tend to rank and
     take two of the first places; the version in force (the newest unless the
-    question is dated) takes the statute's place.
+    question is dated) takes the document's place.
     """
     def run(state):
         kept, other_versions = best_versions(state.hits, question_window(state))
@@ -242,114 +143,37 @@ def one_version(config: Mapping[str, Any]) -> Term:
 
 @skill("diversify")
 def diversify(config: Mapping[str, Any]) -> Term:
-    """Returns a term ordering `hits` so the first ones span documents (config `cap`, `statutes_first`: see per_document)."""
-    cap, statutes_first = int(config.get("cap", 1)), bool(config.get("statutes_first", False))
-    return Tool("diversify", lambda state: {"hits": per_document(state.hits, cap, statutes_first)}, reads=["hits"],
-                writes=["hits"], effect="pure")
+    """Returns a term ordering `hits` so the first ones span documents (config `cap`; `priors_first`: each round
+    by the corpus profile's prior rank, see per_document)."""
+    cap, priors_first = int(config.get("cap", 1)), bool(config.get("priors_first", False))
+
+    def run(state, ctx):
+        return {"hits": per_document(state.hits, cap, profile_of(ctx).rank if priors_first else None)}
+
+    return Tool("diversify", run, reads=["hits"], writes=["hits"], effect="pure")
 
 
 @skill("topic_search")
 def topic_search(config: Mapping[str, Any]) -> Term:
-    """Returns a term putting, for each topic of the question, the best chunk of the statute it names first.
-
-    Statutes named among the things the question lists come first
-    (listed_statutes); then each topic word names the statute whose (newest)
-    title contains it, laws before lower instruments, then the shortest title
-    (titled_by: 森林 → 森林法 before 森林法实施条例; a word in the titles of more
-    than `specific` statutes, 船舶 or 管理, names none); a listed word no law is
-    titled by, or a word only regulations are, names the law whose articles
-    keep mentioning it (field_law). At most `limit` statutes (default 6) are
-    added, alternating with `hits`.
-    """
+    """Returns a term putting, for each topic of the question, the best chunk of the document the corpus profile
+    says it names among the first `hits` (config `limit`, default 6 documents; `specific`: a word in more titles
+    names none)."""
     limit, specific = int(config.get("limit", 6)), int(config.get("specific", SPECIFIC))
 
     def run(state, ctx):
-        backend = ctx.resource("index")
-        names = statute_names(backend)
-        chosen: dict[str, Optional[str]] = {}  # family → source to search, or None when field_law found its chunk
-        fields: dict[str, Hit] = {}
-        listed = listed_words(state.query)
-        for family, source in listed_statutes(names, state.query, listed, limit):
-            chosen.setdefault(family, source)
-        for word in keywords(state.query):
-            if word in GENERIC_TOPICS or len(chosen) >= limit:
-                continue
-            named = titled_by(word, names.titles, specific)
-            # a field no law is titled by goes to the law that keeps naming it, before a regulation's title; of
-            # words naming no title at all, only listed ones are fields (分别, 来管 are not)
-            field = field_law(backend, word, state.user) \
-                if (named is None and word in listed) or (named is not None and title_rank(named.title)) else None
-            if field is not None:
-                family = field.family or field.title or field.source
-                if family not in chosen:
-                    chosen[family], fields[family] = None, field
-            elif named is not None:
-                chosen.setdefault(named.family, named.source)
-        found = [(to_hits(backend.bm25(state.query, 1, user=state.user, filters={"source": source}), "topic")
-                  if source else (fields[family],)) for family, source in chosen.items()]
-        # alternate with the question's ranking: a title word is a strong hint, not a certainty
-        topical = tuple(h for f in found for h in f)
-        return {"hits": interleave([topical, state.hits], state.hits, len(topical))}
+        return {"hits": profile_of(ctx).topic_hits(ctx.resource("index"), state.query, state.hits, state.user,
+                                                   limit, specific)}
 
     return Tool("topic_search", run, reads=["query", "hits", "user"], writes=["hits"], effect="io")
 
 
-def by_document(hits: Sequence[Hit], depth: int = 3, statutes_only: bool = True) -> tuple[Hit, ...]:
-    """Returns each document's best chunk scored by the sum of its `depth` best chunk scores, best document first.
-
-    A document that matches a topic in many articles outranks one that matches
-    it once; versions of a statute share its title and count as one document.
-    """
-    chunks: dict[str, list[Hit]] = {}
-    for h in hits:
-        if not (statutes_only and rank_of(h)):
-            chunks.setdefault(h.title or h.source, []).append(h)
-    total = {key: sum(sorted((h.score for h in own), reverse=True)[:depth]) for key, own in chunks.items()}
-    return tuple(chunks[key][0].model_copy(update={"score": total[key]})
-                 for key in sorted(chunks, key=lambda key: -total[key]))
-
-
-def by_match_and_purpose(found: Sequence[Hit], purposes: Sequence[Hit], depth: int = 3) -> tuple[Hit, ...]:
-    """Returns each statute's best chunk, statutes ordered by z-scores of how they match as a whole plus their purpose.
-
-    `found` ranks statutes by their `depth` best chunks (see by_document),
-    `purposes` by their purpose article (第一条: 为了…，制定本法), which says in
-    one sentence what field the whole law governs; the two are standardised and
-    added (skills.fusion.zscore), a statute missing from one list counting as
-    its last. A statute found only by its purpose is represented by that article.
-    """
-    whole = by_document(found, depth)
-    best = {h.title or h.source: h for h in whole}
-    purpose = tuple(best.get(h.title or h.source, h).model_copy(update={"score": h.score})
-                    for h in by_document(purposes, 1))
-    return zscore([RankedList(retriever="whole", query="", hits=whole),
-                   RankedList(retriever="purpose", query="", hits=purpose)])
-
-
 @skill("document_search")
 def document_search(config: Mapping[str, Any]) -> Term:
-    """Returns a term putting the statutes that match the question as a whole, in their current version, ahead of `hits`.
-
-    Searches `top_k` chunks (default 200) and the `purposes` (default 100)
-    purpose articles densely (BM25 on an index without vectors), keeps the
-    versions in force when the question is dated, else the newest (see
-    skills.temporal.current_versions), ranks statutes by by_match_and_purpose
-    and puts each one's best chunk ahead of the question's chunk ranking: on the
-    dev half of bench/data/routing the chunk ranking alone finds fewer of a
-    survey's statutes than either document ranking (bench/results/routing.json).
-    """
+    """Returns a term putting the documents that match the question as a whole, as the corpus profile ranks them,
+    ahead of `hits` (config `top_k` chunks, default 200; `depth`, default 3; `purposes`, default 100)."""
     k, depth, purposes = int(config.get("top_k", 200)), int(config.get("depth", 3)), int(config.get("purposes", 100))
 
     def run(state, ctx):
-        backend = ctx.resource("index")
-        vector = query_vector(ctx, state.query) if backend.has_dense else None
-
-        def current(n: int, filters=None) -> tuple[Hit, ...]:
-            found = backend.dense(vector, n, user=state.user, filters=filters) if vector is not None \
-                else backend.bm25(state.query, n, user=state.user, filters=filters)
-            return current_versions(backend, to_hits(found, "document"), state.time_range)
-
-        documents = by_match_and_purpose(current(k), current(purposes, {"section": PURPOSE}), depth)
-        return {"hits": interleave([documents], state.hits, len(documents))}
+        return {"hits": profile_of(ctx).document_hits(ctx, state, k, depth, purposes)}
 
     return Tool("document_search", run, reads=["query", "hits", "user", "time_range"], writes=["hits"], effect="io")

@@ -1,46 +1,31 @@
-"""`edge_search`: the typed graph edges a relation question asks about, with the article stating each as evidence.
+"""`edge_search`: the typed graph edges a relation question asks about, with the passage stating each as evidence.
 
-A question's cue picks the relation types (受谁领导 → 上级/隶属, 哪个部门设的 → 设立,
-由谁主管 → 主管, 依据哪部法律 → 依据); among the graph's edges of those types the
-ones whose ends and stated text cover most of the question's words win. Their
-articles go first into `hits` and the edges first into `relations`, so the
-answer can state the edge and cite the article.
+A question's cue (the corpus profile's `relation_cues`) picks the relation
+types; among the graph's edges of those types the ones whose ends and stated
+text cover most of the question's words win. Their passages go first into
+`hits` and the edges first into `relations`, so the answer can state the
+edge and cite its source.
 """
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 from lambdarag import Term, Tool
 from .store.access import principal
 from .store.derived import PerObject
 from .store.records import Hit
 
-from .store.corpus import to_hits
+from .profile import profile_of
 from .registry import skill
 from .sentences import keywords
 from .sides import interleave
-
-CUES: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
-    (re.compile(r"上级|受谁领导|谁领导|领导|向谁负责|隶属|直属"), ("上级", "隶属")),
-    (re.compile(r"设的|设立|设置|谁设"), ("设立",)),
-    (re.compile(r"监督指导|指导"), ("监督指导", "主管")),
-    (re.compile(r"依据|上位法|根据哪|依照哪|为实施|为了实施"), ("依据",)),
-    (re.compile(r"主管|负责|管理|监管|监督|归哪|归谁|谁管|哪个部门|哪些部门|哪个机关|哪些机关|由谁|谁来"), ("主管",)),
-)
-ASKING = frozenset("部门 机关 机构 哪个 哪些 负责 主管 管理 监督 领导 上级 依据 法律 制定 谁 设 归 各地 全国 地方".split())
-"""Words of the question that name the relation rather than what it is about."""
+from .store.corpus import to_hits
 
 
-def asked_relations(query: str) -> tuple[str, ...]:
-    """Returns the relation types a question's cues ask about, in order of the cues found."""
-    return tuple(dict.fromkeys(r for pattern, rels in CUES if pattern.search(query) for r in rels))
-
-
-def is_law(source: str) -> bool:
-    """Returns whether a document is a law (审计法), not a regulation, measure or interpretation (…办法, …条例)."""
-    name = source.rsplit("/", 1)[-1].split("(")[0]
-    return name.endswith("法") and not name.endswith("办法")
+def asked_relations(query: str, cues: Sequence[tuple[re.Pattern[str], tuple[str, ...]]]) -> tuple[str, ...]:
+    """Returns the relation types the question's cues (the corpus profile's) ask about, in order of the cues found."""
+    return tuple(dict.fromkeys(r for pattern, rels in cues if pattern.search(query) for r in rels))
 
 
 class EdgeTable:
@@ -51,15 +36,17 @@ class EdgeTable:
         for rec in records:
             self.by_type.setdefault(rec.relation, []).append(rec)
 
-    def best(self, query: str, types: Sequence[str], user: Any = None, limit: int = 2,
-             threshold: float = 0.75) -> list[tuple[float, Any]]:
+    def best(self, query: str, types: Sequence[str], user: Any = None, limit: int = 2, threshold: float = 0.75,
+             asking: frozenset[str] = frozenset(), source_rank: Callable[[str], int] = lambda source: 0
+             ) -> list[tuple[float, Any]]:
         """Returns up to `limit` (score, edge) of the asked types covering at least `threshold` of the topic words.
 
-        Edges naming an entity of the question win over the others; among equals
-        an edge stated by a law (…法) beats one from a regulation or interpretation.
+        The topic words are the question's keywords holding none of the
+        `asking` words (those name the relation, not what it is about). Edges
+        naming an entity of the question win over the others; among equals an
+        edge from a document of a better prior `source_rank` wins.
         """
-        words = [w for w in keywords(query) if not any(a in w for a in ASKING) and "哪" not in w] \
-            or list(keywords(query))
+        words = [w for w in keywords(query) if not any(a in w for a in asking)] or list(keywords(query))
         total = sum(len(w) for w in words) or 1
         scored = []
         for rank, kind in enumerate(types):
@@ -73,7 +60,7 @@ class EdgeTable:
         named = [p for p in scored if p[1].head in query or p[1].tail in query]
         scored = named or scored  # an edge of the entity the question names beats any other
         scored.sort(key=lambda p: p[1].source, reverse=True)  # newest version first among equals (…(2023-07-20).md)
-        scored.sort(key=lambda p: (-p[0], not is_law(p[1].source), len(p[1].description)))
+        scored.sort(key=lambda p: (-p[0], source_rank(p[1].source), len(p[1].description)))
         out, seen = [], set()
         for score, rec in scored:
             key = (rec.head, rec.relation, rec.tail)
@@ -115,11 +102,12 @@ def edge_search(config: Mapping[str, Any]) -> Term:
     limit, context = int(config.get("limit", 2)), int(config.get("context", 10))
 
     def run(state, ctx):
-        graph = ctx.resources.get("graph")
-        types = asked_relations(state.query)
+        graph, profile = ctx.resources.get("graph"), profile_of(ctx)
+        types = asked_relations(state.query, profile.relation_cues())
         if graph is None or not types:
             return {"hits": state.hits, "relations": state.relations}
-        found = edge_table(graph).best(state.query, types, state.user, limit)
+        found = edge_table(graph).best(state.query, types, state.user, limit, asking=profile.relation_asking_words(),
+                                       source_rank=profile.source_rank)
         backend = ctx.resource("index")
         evidence = [h for h in (article_hit(backend, rec, state.query, state.user) for _, rec in found) if h]
         edges = tuple(rec.to_relation() for _, rec in found)

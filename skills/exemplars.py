@@ -24,16 +24,15 @@ from .store.files import ORPHAN_AGE, clean_temp, write_replace
 from .store.home import cache_dir
 from .store.vectors import VectorCache, recent_query_vector, text_key
 
-EXEMPLARS = Path(__file__).parent / "data" / "classify_exemplars.jsonl"
 TYPES: tuple[str, ...] = ("fact", "compare", "relation", "synthesis", "temporal")
 SURE = 0.6  # probability above which the learned classifier decides without asking the LLM
 L2, STEPS, RATE = 1e-3, 1000, 0.5
 EMBEDDING_WEIGHT, GRAM_WEIGHT = 10.0, 3.0
 
 
-def shipped_exemplars() -> tuple[tuple[str, str], ...]:
-    """Returns the shipped (query, type) exemplars."""
-    rows = [json.loads(line) for line in EXEMPLARS.read_text(encoding="utf-8").splitlines() if line.strip()]
+def read_exemplars(path: Path) -> tuple[tuple[str, str], ...]:
+    """Returns the (query, type) exemplars of a JSONL file of ``{"query", "type"}`` rows (a corpus profile's)."""
+    rows = [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
     return tuple((r["query"], r["type"]) for r in rows)
 
 

@@ -18,8 +18,7 @@ from lambdarag.state import ALL_ACCESS, Record
 
 from .context import citable, claims, resolve
 from .support import attesting, unsupported
-from .store.corpus import Document
-from .extract import extract_entities, extract_relations
+from .profile import CorpusProfile, profile_named, profile_of
 from .registry import skill
 
 
@@ -39,10 +38,6 @@ class Facts(Record):
 extra_field("facts", Optional[Facts])
 
 
-def _as_document(hit: Hit, text: str) -> Document:
-    return Document(id=hit.chunk_id, source=hit.source, title=hit.title, text=text, date=hit.date, kind="statute")
-
-
 def _known(graph: Any, relation: Relation) -> bool:
     """Returns whether the graph holds the fact already, from any source (an answer to `rule_facts`, not shown)."""
     if graph is None:
@@ -51,8 +46,10 @@ def _known(graph: Any, relation: Relation) -> bool:
                for r in graph.neighbors(relation.head, user=ALL_ACCESS))
 
 
-def rule_facts(state: State, graph: Optional[Any] = None) -> Facts:
-    """Returns the rule-extracted facts of the answer's cited claims and cited chunks, minus what `graph` knows."""
+def rule_facts(state: State, graph: Optional[Any] = None, profile: Optional[CorpusProfile] = None) -> Facts:
+    """Returns the facts the corpus profile's rules read in the answer's cited claims and cited chunks, minus what
+    `graph` knows."""
+    profile = profile or profile_named("generic")
     hits = citable(state)
     by_id = {h.chunk_id: h for h in hits}
     cited_ids = [c.chunk_id for c in state.citations if c.chunk_id in by_id]
@@ -67,11 +64,12 @@ def rule_facts(state: State, graph: Optional[Any] = None) -> Facts:
     relations: dict[tuple[str, str, str], Relation] = {}
     entities: dict[str, None] = {}
     for hit, text in texts:
-        for r in extract_relations(_as_document(hit, text)):
+        found, named = profile.answer_facts(hit, text)
+        for r in found:
             r = r.model_copy(update={"source": hit.source, "section": r.section or hit.section})
             if (r.head, r.relation, r.tail) not in relations and not _known(graph, r):
                 relations[(r.head, r.relation, r.tail)] = r
-        for name, _ in extract_entities(text):
+        for name, _ in named:
             entities[name] = None
     for r in relations.values():
         entities.update({r.head: None, r.tail: None})
@@ -111,7 +109,7 @@ def _from_llm(out: FactOutput, state: State) -> dict[str, Any]:
 
 
 PROMPT = """从下面这段带引用的回答中抽取知识：
-1. entities：回答中出现的法律法规、机构、制度等实体名称。
+1. entities：回答中出现的文件、机构、制度、概念等实体名称。
 2. relations：实体之间的关系三元组（head, relation, tail），relation 用简短的中文，如 主管、依据、发布机构、规定、涉及。
 每条关系必须给出支持它的引用标注 citation（原样照抄回答中的 [来源: …]）；没有引用支持的关系不要输出。
 
@@ -122,7 +120,7 @@ PROMPT = """从下面这段带引用的回答中抽取知识：
 @skill("fact_extract")
 def fact_extract(config: Mapping[str, Any]) -> Term:
     """Returns the fact extractor writing `facts` (a `Facts` record); offline it uses the wiki compile rules."""
-    offline = Tool("fact_rules", lambda s, ctx: {"facts": rule_facts(s, ctx.resources.get("graph"))},
+    offline = Tool("fact_rules", lambda s, ctx: {"facts": rule_facts(s, ctx.resources.get("graph"), profile_of(ctx))},
                    reads=["answer", "citations", "hits", "plan"], optional=["wiki_pages"], writes=["facts"])
     return Lam("fact_extract", PROMPT, output=FactOutput, reads=["answer", "citations", "hits", "plan"],
                optional=["wiki_pages"],

@@ -6,14 +6,14 @@ the question names, and most of its keywords, occur in the page texts.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, Optional
 
 from pydantic import Field
 
 from lambdarag import Lam, Reply, State, Term, Tool
 from lambdarag.state import Record
 
-from .classify import query_entities
+from .profile import CorpusProfile, profile_named, profile_of
 from .registry import skill
 from .sentences import keywords
 from .store.records import Variant
@@ -32,11 +32,13 @@ class Coverage(Record):
     share: float = 0.0
 
 
-def coverage(state: State) -> Coverage:
-    """Returns what of the question (entities from `entities` or the query, jieba keywords) the wiki pages contain."""
+def coverage(state: State, profile: Optional[CorpusProfile] = None) -> Coverage:
+    """Returns what of the question (entities from `entities` or the profile's named things, jieba keywords) the
+    wiki pages contain."""
     query = state.original_query or state.query
     text = "\n".join(f"{p.entity}\n{p.text}" for p in state.wiki_pages)
-    entities = tuple(dict.fromkeys([*(e for e in state.entities if e in query), *query_entities(query)]))
+    named = (profile or profile_named("generic")).query_entities(query)
+    entities = tuple(dict.fromkeys([*(e for e in state.entities if e in query), *named]))
     words = tuple(w for w in keywords(query) if not any(w in e for e in entities))
     missing = [e for e in entities if e not in text] + [w for w in words if w not in text]
     wanted = len(entities) + len(words)
@@ -68,7 +70,7 @@ PAGES = """【问题】
 def sufficient(config: Mapping[str, Any]) -> Term:
     """Returns the term writing `sufficient`: whether the wiki pages answer the question (config ``threshold``)."""
     threshold = float(config.get("threshold", COVERAGE))
-    offline = Tool("wiki_coverage", lambda s: {"sufficient": is_sufficient(coverage(s), threshold)},
+    offline = Tool("wiki_coverage", lambda s, ctx: {"sufficient": is_sufficient(coverage(s, profile_of(ctx)), threshold)},
                    reads=["original_query", "wiki_pages"], optional=["entities"], writes=["sufficient"])
     prompt = "判断下面的知识库页面是否足以完整回答问题（问题涉及的每个实体和每个方面都有依据）。\n\n" + PAGES
     return Lam("sufficient", prompt, output=SufficiencyOutput, reads=["original_query", "wiki_pages"],
@@ -82,7 +84,7 @@ def _missing_from_llm(out: MissingOutput, state: State) -> dict[str, Any]:
 @skill("missing_topics")
 def missing_topics(config: Mapping[str, Any]) -> Term:
     """Returns the term writing `missing`: the question's entities and aspects the wiki pages do not cover."""
-    offline = Tool("wiki_gaps", lambda s: {"missing": coverage(s).missing},
+    offline = Tool("wiki_gaps", lambda s, ctx: {"missing": coverage(s, profile_of(ctx)).missing},
                    reads=["original_query", "wiki_pages"], optional=["entities"], writes=["missing"])
     prompt = ("列出回答下面的问题还缺少哪些主题：问题涉及、但知识库页面没有覆盖的实体或方面，"
               "每项写成一个可用于检索的简短查询。都已覆盖时返回空列表。\n\n" + PAGES)

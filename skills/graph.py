@@ -20,7 +20,7 @@ class EntityList(Reply):
     entities: list[str] = Field(default_factory=list, max_length=12)
 
 
-ENTITY_PROMPT = """找出下面问题中提到的法律法规名称、机关名称和关键主题词（如“船舶管理”）。
+ENTITY_PROMPT = """找出下面问题中提到的文件或文档名称、机构名称和关键主题词（如“软件包管理”）。
 法律名称去掉“中华人民共和国”和书名号，只列问题里出现或明确指代的，不要补充。
 问题：{query}"""
 

@@ -8,6 +8,7 @@ variant; rerank and generation still use the original question.
 """
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any, Iterable, Literal, Mapping, Optional, Sequence
 
@@ -18,7 +19,7 @@ from .store.records import Variant
 from lambdarag.errors import InvalidOutput
 from lambdarag.state import Record
 
-from .classify import query_entities
+from .profile import CorpusProfile, profile_named, profile_of
 from .registry import skill
 from .sentences import keywords
 
@@ -34,14 +35,18 @@ FILLERS = re.compile(
     r"帮我|那个|这个|嗯|呃|哦|啊)+|(?:啊|呀|哈|吧|嘛|呢|哦|来着)(?=[？?。!！]*$)")
 _FOLLOW_UP = re.compile(r"^(?:那么?|还有|另外|再问一下|如果是|要是|换成)|(?:呢|怎么样|如何|又如何|又怎样)[？?]*$")
 _ENDS = re.compile(r"^(?:那么?|还有|另外|再问一下|如果是|要是|换成)|(?:的情况|呢|怎么样|又如何|又怎样|如何)?[？?。!！\s]*$")
-# A pronoun standing for the previous turn's subject; 其 only where it means "its" (not 其他, 及其, …).
-_PRONOUN = re.compile(
-    r"它们|它|(?<![及与尤极])其(?!他|中|余|实|次|它)|(?:这|那|该|此)(?:部|个|项|家)?(?:法律|法规|条例|规定|办法|机构|部门|"
-    r"单位|机关|法)|这个|那个")
+# A pronoun standing for the previous turn's subject; 其 only where it means "its" (not 其他, 及其, …); the
+# nouns a demonstrative may stand with (这部…, 该…) are the corpus profile's.
+
+
+@functools.lru_cache(maxsize=8)
+def pronoun(nouns: str) -> re.Pattern[str]:
+    """Returns the pronoun pattern with `nouns` (alternatives joined by |) after a demonstrative."""
+    return re.compile(r"它们|它|(?<![及与尤极])其(?!他|中|余|实|次|它)|(?:这|那|该|此)(?:部|个|项|家)?(?:"
+                      + nouns + r")|这个|那个")
 _CONNECTIVE = re.compile(r"^(?:那么?|还有|另外|再问一下)")
 # Questions about an organisation (its superior, duties, …): "it" is then the body the last answer named.
 _BODY_QUESTION = re.compile(r"上级|下级|隶属|内设|职责|职能|领导|负责人|机构设置|派出机构")
-_LAW_NAME = re.compile(r"(?:法|条例|细则|办法|公约|解释|规定)$")
 FOLLOW_UP_MAX_CHARS = 20
 
 
@@ -81,52 +86,55 @@ def clean(query: str) -> str:
     return text or query.strip()
 
 
-def _topic(text: str) -> Optional[str]:
-    laws = query_entities(text)
+def _topic(text: str, profile: CorpusProfile) -> Optional[str]:
+    laws = profile.query_entities(text)
     if laws:
         return laws[0]
     words = keywords(text)
     return words[0] if words else None
 
 
-def antecedent(history: Sequence[Message], query: str) -> Optional[str]:
+def antecedent(history: Sequence[Message], query: str, profile: Optional[CorpusProfile] = None) -> Optional[str]:
     """Returns what a pronoun in `query` points to: the subject of the previous user turn.
 
-    That is the first law or body it names, else its first keyword. A question
-    about an organisation (上级, 职责, …) whose previous turn names no body
-    points instead to the first body the assistant's reply names.
+    That is the first thing it names (the profile's named things), else its
+    first keyword. A question about an organisation (上级, 职责, …) whose
+    previous turn names no body points instead to the first body the
+    assistant's reply names (a named thing that is not a document title).
     """
+    profile = profile or profile_named("generic")
     last_user = next((i for i in range(len(history) - 1, -1, -1) if history[i].role == "user"
                       and history[i].content.strip() != query.strip()), None)
     if last_user is None:
         return None
     previous = _CONNECTIVE.sub("", clean(history[last_user].content))
-    named = query_entities(previous)
+    named = profile.query_entities(previous)
     if _BODY_QUESTION.search(query):
         replies = [m.content for m in history[last_user + 1:] if m.role == "assistant"]
-        bodies = [e for e in named if not _LAW_NAME.search(e)] \
-            or [e for text in replies for e in query_entities(text) if not _LAW_NAME.search(e)]
+        bodies = [e for e in named if not profile.is_title(e)] \
+            or [e for text in replies for e in profile.query_entities(text) if not profile.is_title(e)]
         if bodies:
             return bodies[0]
-    return named[0] if named else _topic(previous)
+    return named[0] if named else _topic(previous, profile)
 
 
-def resolve_pronoun(query: str, history: Sequence[Message]) -> Optional[str]:
+def resolve_pronoun(query: str, history: Sequence[Message], profile: Optional[CorpusProfile] = None) -> Optional[str]:
     """Returns a short follow-up such as 它的上级部门是谁？ with its pronoun replaced by the antecedent, or None.
 
     None when there is no pronoun, nothing but the pronoun (这个呢), or no antecedent.
     """
+    profile = profile or profile_named("generic")
     cleaned = _CONNECTIVE.sub("", clean(query)).strip(" ，,")
-    m = _PRONOUN.search(cleaned)
+    m = pronoun(profile.pronoun_nouns).search(cleaned)
     if m is None or len(cleaned) > FOLLOW_UP_MAX_CHARS or not _ENDS.sub("", cleaned.replace(m.group(0), "")):
         return None
-    entity = antecedent(history, query)
+    entity = antecedent(history, query, profile)
     if not entity or entity in cleaned:
         return None
     return cleaned[:m.start()] + entity + cleaned[m.end():]
 
 
-def complete_follow_up(query: str, history: Sequence[Message]) -> Optional[str]:
+def complete_follow_up(query: str, history: Sequence[Message], profile: Optional[CorpusProfile] = None) -> Optional[str]:
     """Returns a follow-up rewritten as a standalone question, or None if it is not one (or cannot be completed).
 
     A pronoun (它的上级部门是谁？) is replaced by the previous turn's subject
@@ -134,19 +142,21 @@ def complete_follow_up(query: str, history: Sequence[Message]) -> Optional[str]:
     question as the frame: a law or body replaces the law or body the frame
     names, any other topic replaces the frame's first keyword outside them.
     """
-    resolved = resolve_pronoun(query, history)
+    profile = profile or profile_named("generic")
+    resolved = resolve_pronoun(query, history, profile)
     if resolved:
         return resolved
     previous = next((m.content for m in reversed(history) if m.role == "user" and m.content.strip() != query.strip()), None)
     cleaned = clean(query)
-    if previous is None or len(cleaned) > 16 or not _FOLLOW_UP.search(query.strip()) or _PRONOUN.search(cleaned):
+    if previous is None or len(cleaned) > 16 or not _FOLLOW_UP.search(query.strip()) \
+            or pronoun(profile.pronoun_nouns).search(cleaned):
         return None
     fragment = _ENDS.sub("", _ENDS.sub("", cleaned)).strip(" ，,")
     if not fragment:
         return None
-    new_topic = _topic(fragment) or fragment
+    new_topic = _topic(fragment, profile) or fragment
     frame = clean(previous)
-    topics, frame_topics = query_entities(fragment), query_entities(frame)
+    topics, frame_topics = profile.query_entities(fragment), profile.query_entities(frame)
     if topics and not frame_topics:
         return f"{new_topic}中{frame}"
     old_topic = frame_topics[0] if topics else \
@@ -176,10 +186,12 @@ def graph_terms(query: str, graph: Any, user: Optional[User], limit: int = 6) ->
     return terms[:limit]
 
 
-def rule_variants(state: State, synonyms: Mapping[str, Sequence[str]], graph: Any) -> list[Variant]:
+def rule_variants(state: State, synonyms: Mapping[str, Sequence[str]], graph: Any,
+                  profile: Optional[CorpusProfile] = None) -> list[Variant]:
     """Returns the offline variants: rewrite, synonym wordings, graph expansion, step-back (in that priority)."""
+    profile = profile or profile_named("generic")
     query = state.query
-    standalone = complete_follow_up(query, state.history) or clean(query)
+    standalone = complete_follow_up(query, state.history, profile) or clean(query)
     out = [Variant(text=standalone, kind="rewrite")] if standalone != query else []
     if state.plan.expand_query:
         out += [Variant(text=t, kind="multi_query") for t in synonym_variants(standalone, synonyms)]
@@ -187,10 +199,10 @@ def rule_variants(state: State, synonyms: Mapping[str, Sequence[str]], graph: An
             terms = graph_terms(standalone, graph, state.user)
             if terms:
                 out.append(Variant(text=f"{standalone} {' '.join(terms)}", kind="expansion"))
-        laws = query_entities(standalone)
+        laws = profile.query_entities(standalone)
         words = [w for w in keywords(standalone) if not any(w in law for law in laws)]
         if laws and words:
-            out.append(Variant(text=f"{laws[0]} {words[0]} 相关规定", kind="step_back"))
+            out.append(Variant(text=f"{laws[0]} {words[0]}{profile.step_back_suffix}", kind="step_back"))
     return out
 
 
@@ -206,7 +218,7 @@ def with_original(state: State, variants: Iterable[Variant]) -> tuple[Variant, .
     return tuple(out)
 
 
-PROMPT = """你是检索查询规划器。把用户问题改写成更适合在法律法规知识库中检索的查询，只产出查询，不回答问题。
+PROMPT = """你是检索查询规划器。把用户问题改写成更适合在知识库中检索的查询，只产出查询，不回答问题。
 
 对话历史（不含当前问题）：
 {history}
@@ -241,7 +253,7 @@ def query_expand(config: Mapping[str, Any]) -> Term:
     def plan(state: State, ctx: Any) -> dict[str, Any]:
         synonyms = {**configured, **(ctx.resources.get("synonyms") or {})}
         try:
-            variants = rule_variants(state, synonyms, ctx.resources.get("graph"))
+            variants = rule_variants(state, synonyms, ctx.resources.get("graph"), profile_of(ctx))
         except Exception as e:  # a broken resource must not stop retrieval: fall back to the original query
             ctx.trace.mark_current(f"query planning failed ({type(e).__name__}: {e}); searched the original query")
             return {"variants": with_original(state, ()),

@@ -1,4 +1,4 @@
-"""Sentence splitting, query keywords and character-bigram overlap for Chinese text.
+"""Sentence splitting, query keywords and character-bigram overlap for Chinese and English text.
 
 The offline skills (extractive answers, citation checks, gap detection) all
 measure how much of one text another text covers; this module holds that one
@@ -9,10 +9,18 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from .store.tokenize import DEFAULT_STOPWORDS, Tokenizer, load_words
+from .store.tokenize import DEFAULT_STOPWORDS, ENGLISH_STOPWORDS, Tokenizer, language_of, load_words
 
-ARTICLE_LABEL = re.compile(r"^\s*第[零一二三四五六七八九十百千〇\d]+条(?:之[一二三四五六七八九十])?\s*")
+_NUMERAL = "零一二三四五六七八九十百千〇\\d"
+ARTICLE_LABEL = re.compile(r"^\s*第[" + _NUMERAL + r"]+条(?:之[一二三四五六七八九十])?\s*")
+"""A numbered unit's leading label (as Chinese legal and regulatory texts number theirs), never part of a quote."""
 _SENTENCE_END = re.compile(r"(?<=[。！？；!?;])|\n+")
+_PARAGRAPH = re.compile(r"\n\s*\n|\n(?=\s*(?:[-*+>|#]|\d+[.)]\s))")
+"""A paragraph break: a blank line, or a line that opens a list item, a quote, a table row or a heading."""
+ABBREVIATIONS = frozenset("e.g i.e etc vs cf al mr mrs ms dr prof sr jr st no fig figs eq sec ch vol ed approx "
+                          "inc ltd co corp dept est jan feb mar apr jun jul aug sep sept oct nov dec".split())
+"""Words after which an English full stop ends no sentence (e.g., etc., Dr.)."""
+_ENGLISH_END = re.compile(r"(?<=[.?!])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9`])")
 _CJK_OR_WORD = re.compile(r"[\u4e00-\u9fff]|[A-Za-z0-9]+")
 
 STOPWORDS = frozenset(
@@ -27,12 +35,35 @@ STOPWORDS = frozenset(
 
 
 def split_sentences(text: str) -> list[str]:
-    """Returns the non-empty sentences of `text`, each keeping its end punctuation."""
-    return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
+    """Returns the non-empty sentences of `text`, each keeping its end punctuation.
+
+    Chinese text ends a sentence at 。！？； and at every line break; an English
+    paragraph is first joined across its hard-wrapped lines, then cut after
+    . ? ! before whitespace and a capital or digit, except after a common
+    abbreviation (e.g., Dr.) or a single letter (an initial).
+    """
+    if language_of(text) == "zh":
+        return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
+    out: list[str] = []
+    for paragraph in _PARAGRAPH.split(text):
+        if language_of(paragraph) == "zh":
+            out += [s.strip() for s in _SENTENCE_END.split(paragraph) if s and s.strip()]
+            continue
+        joined = re.sub(r"\s*\n\s*", " ", paragraph.strip())
+        start = 0
+        for m in _ENGLISH_END.finditer(joined):
+            before = re.search(r"([A-Za-z.]+)[.?!][\"')\]]*$", joined[start:m.start()])
+            word = before.group(1).lower().rstrip(".") if before else ""
+            if joined[m.start() - 1] == "." and (word in ABBREVIATIONS or len(word) == 1):
+                continue
+            out.append(joined[start:m.start()].strip())
+            start = m.end()
+        out.append(joined[start:].strip())
+    return [s for s in out if s]
 
 
 def strip_label(sentence: str) -> str:
-    """Returns `sentence` without a leading article label such as 第三十八条."""
+    """Returns `sentence` without a leading numbered-unit label (see ARTICLE_LABEL)."""
     return ARTICLE_LABEL.sub("", sentence, count=1)
 
 
@@ -48,9 +79,15 @@ def covered(part: str, whole: str) -> float:
     return len(grams & bigrams(whole)) / len(grams) if grams else 0.0
 
 
+ENGLISH_QUESTION_WORDS = frozenset("please tell explain describe difference differences differ compare comparison "
+                                   "versus vs list give mean means meaning".split())
+"""English words of asking, like the Chinese question words of STOPWORDS."""
+
+
 @lru_cache(maxsize=1)
 def _tokenizer() -> Tokenizer:
-    return Tokenizer(STOPWORDS | frozenset(load_words(DEFAULT_STOPWORDS)))
+    return Tokenizer(STOPWORDS | ENGLISH_QUESTION_WORDS | frozenset(load_words(DEFAULT_STOPWORDS))
+                     | frozenset(load_words(ENGLISH_STOPWORDS)))
 
 
 def keywords(text: str) -> tuple[str, ...]:

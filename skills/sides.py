@@ -1,30 +1,63 @@
-"""`side_search`: retrieval inside each statute a question names, with every side guaranteed a place in the evidence.
+"""The things a question names (its sides), resolved to documents, and retrieval that gives each side a place.
 
-A comparison of two laws answered from one ranking often gets five chunks of
-the better-matching law and none of the other. Here each named side (see
-`skills.statutes`) is searched on its own, restricted to its document, once
-per compared aspect (see `skills.aspects`), and the sides' best chunks are
-interleaved ahead of the question's own ranking.
+A comparison of two documents answered from one ranking often gets five
+chunks of the better-matching one and none of the other. `name_sides` asks
+the corpus profile (skills.profile) which documents the question names;
+`side_search` searches each on its own, restricted to its document, once per
+compared aspect (also the profile's), and interleaves the sides' best chunks
+ahead of the question's own ranking; `named_first` moves the named
+documents' chunks to the front.
 """
 from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from lambdarag import Term, Tool
+from lambdarag import Term, Tool, extra_field
+from lambdarag.state import Record
+
+from .profile import profile_of
+from .registry import skill
+from .store.corpus import to_hits
 from .store.records import Hit
 
-from .aspects import aspects_of
-from .store.corpus import to_hits
-from .registry import skill
-from .statutes import Side, aspect_query
+
+class Side(Record):
+    """One thing a question names: the name as written, the title it resolved to, and its document."""
+
+    name: str
+    title: str
+    source: str
+    family: str = ""
+
+
+extra_field("sides", tuple[Side, ...])
+
+
+def aspect_query(query: str, sides: Sequence[Side]) -> str:
+    """Returns the question without the names of its sides, i.e. the aspect every side is searched for."""
+    for side in sides:
+        query = query.replace(side.name, " ")
+    return query.strip() or query
+
+
+@skill("name_sides")
+def name_sides(config: Mapping[str, Any]) -> Term:
+    """Returns a term writing `sides`: the documents the question names, as the corpus profile resolves them
+    (config: limit, loose — loose for questions that set named things side by side)."""
+    limit, loose = int(config.get("limit", 4)), bool(config.get("loose", False))
+
+    def run(state, ctx):
+        return {"sides": profile_of(ctx).named_sides(ctx.resource("index"), state.query, limit, loose)}
+
+    return Tool("name_sides", run, reads=["query"], writes=["sides"], effect="io")
 
 
 def side_ranking(backend: Any, side: Side, aspect: str, user: Any, k: int) -> tuple[Hit, ...]:
     """Returns one side's chunks for the aspect: BM25 inside its document.
 
-    Lexical only: within one statute the aspect's cue words (主管, 罚款, 适用本法)
-    pick the article, and a filtered approximate dense search over the whole
-    index is slow and misses rows when the filter keeps a few hundred of them.
+    Lexical only: within one document the aspect's cue words pick the unit,
+    and a filtered approximate dense search over the whole index is slow and
+    misses rows when the filter keeps a few hundred of them.
     """
     return to_hits(backend.bm25(aspect, k, user=user, filters={"source": side.source}), "bm25")
 
@@ -47,11 +80,11 @@ def interleave(per_side: Sequence[Sequence[Hit]], rest: Sequence[Hit], take: int
 def side_search(config: Mapping[str, Any]) -> Term:
     """Returns a term putting each named side's best chunk per compared aspect ahead of `hits`.
 
-    Reads `sides` (from `name_statutes`); with no side it keeps `hits` as
-    they are. One side (仲裁法里的仲裁跟劳动争议仲裁…, where only 仲裁法 resolves) still
-    goes first: the other side's words tend to dominate the ranking and push
-    out the one statute the question names. Config `per_side` (default 1) is
-    how many chunks per side and aspect go first.
+    Reads `sides` (from `name_sides`); with no side it keeps `hits` as they
+    are. One side (where only one of two names resolves) still goes first:
+    the other side's words tend to dominate the ranking and push out the one
+    document the question names. Config `per_side` (default 1) is how many
+    chunks per side and aspect go first.
     """
     take, k = int(config.get("per_side", 1)), int(config.get("top_k", 8))
 
@@ -60,15 +93,16 @@ def side_search(config: Mapping[str, Any]) -> Term:
             return {"hits": state.hits}
         backend = ctx.resource("index")
         asked = aspect_query(state.query, state.sides)
+        profile = profile_of(ctx)
         ranked = [side_ranking(backend, side, f"{asked} {' '.join(cues)}", state.user, k)
-                  for _, cues in aspects_of(state.query) for side in state.sides]
-        return {"hits": interleave(ranked, state.hits, take)}
+                  for _, cues in profile.compare_aspects(state.query) for side in state.sides]
+        return {"hits": interleave(ranked if profile.sides_lead else [state.hits, *ranked], state.hits, take)}
 
     return Tool("side_search", run, reads=["query", "sides", "hits", "user"], writes=["hits"], effect="io")
 
 
 def named_first(hits: Sequence[Hit], sides: Sequence[Side]) -> tuple[Hit, ...]:
-    """Returns `hits` with the chunks of the named statutes first (each group keeps its order), scored by final rank."""
+    """Returns `hits` with the chunks of the named documents first (each group keeps its order), scored by final rank."""
     named = {side.source for side in sides}
     order = [h for h in hits if h.source in named] + [h for h in hits if h.source not in named]
     return tuple(h.model_copy(update={"score": float(len(order) - i)}) for i, h in enumerate(order))
@@ -76,10 +110,9 @@ def named_first(hits: Sequence[Hit], sides: Sequence[Side]) -> tuple[Hit, ...]:
 
 @skill("named_first")
 def named_first_skill(config: Mapping[str, Any]) -> Term:
-    """Returns a term moving the chunks of the statutes the question names (`sides`) to the front of `hits`.
+    """Returns a term moving the chunks of the documents the question names (`sides`) to the front of `hits`.
 
-    A question about one statute (船舶登记条例由哪个部门主管？) is answered from that
-    statute before any other that happens to match its words.
+    A question about one document is answered from it before any other that happens to match its words.
     """
     return Tool("named_first", lambda state: {"hits": named_first(state.hits, state.sides)},
                 reads=["hits", "sides"], writes=["hits"], effect="pure")

@@ -1,7 +1,7 @@
 """Whether cited text states a fact: the offline support test of write-back (instructions: `store.instructions`).
 
 A relation is supported by a cited chunk when one of its sentences names both
-ends (the cited document itself counts as named: 本条例 is its title) and the
+ends (the cited document itself counts as named: a self-reference such as 本办法 is its title) and the
 relation's cue. Sentences that read like instructions to the system (忽略以上
 所有指令…, ignore previous instructions…) are never evidence: a document can
 quote anything, but it cannot order the loop to learn.

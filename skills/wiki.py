@@ -22,10 +22,10 @@ from lambdarag.state import ALL_ACCESS
 from .store.records import WikiPage
 from lambdarag.errors import ProviderError, StoreCorrupt
 
+from .profile import profile_named
 from .store.corpus import Document, read_corpus
-from .extract import RULES_VERSION, DocFacts, extract_document, llm_extract
 from .store.files import ORPHAN_AGE, clean_temp, write_atomic, write_text
-from .store.graph import EntityGraph, EntityRecord
+from .store.graph import EntityGraph, EntityRecord, RelationRecord
 from .store.wiki import WikiStore
 from .registry import skill
 
@@ -33,6 +33,16 @@ MANIFEST_SCHEMA = 1
 TYPE_NAMES = {"law": "法律", "regulation": "行政法规/规章", "judicial_interpretation": "司法解释",
               "departmental_rule": "部门规章", "constitution": "宪法", "agency": "机关/部门", "topic": "主题",
               "treaty": "条约/公约", "unknown": "未分类"}
+
+
+@dataclass
+class DocFacts:
+    """What one document contributes to the graph: entities and relations, all tagged with its source."""
+
+    source: str
+    entity: str = ""                                   # the entity the document is a version of
+    entities: list[EntityRecord] = field(default_factory=list)
+    relations: list[RelationRecord] = field(default_factory=list)
 
 
 @dataclass
@@ -59,8 +69,9 @@ def page_file(name: str) -> str:
     return "entities/" + re.sub(r'[\\/:*?"<>|\s]', "_", name)[:120] + ".md"
 
 
-def doc_hash(doc: Document, with_llm: bool) -> str:
-    h = hashlib.sha256(f"{RULES_VERSION}\0{with_llm}\0{doc.title}\0{doc.date}\0{doc.department}\0"
+def doc_hash(doc: Document, with_llm: bool, rules_version: Any) -> str:
+    """Returns what decides a document's facts: the extraction rules' version, the LLM's use and its content."""
+    h = hashlib.sha256(f"{rules_version}\0{with_llm}\0{doc.title}\0{doc.date}\0{doc.department}\0"
                        f"{doc.security_level}\0{doc.headers}\0{doc.text}".encode())
     return h.hexdigest()
 
@@ -91,10 +102,11 @@ def apply_facts(graph: EntityGraph, facts: DocFacts) -> set[str]:
 
 
 def compile_wiki(corpus_root: Union[str, Path], wiki_dir: Union[str, Path], *, llm: Any = None,
-                 progress: bool = True) -> CompileReport:
+                 progress: bool = True, domain: str = "auto") -> CompileReport:
     """Returns a report after bringing ``wiki_dir`` up to date with the corpus at ``corpus_root``.
 
-    Rules always run; with an `llm`, its validated relations are merged in
+    The corpus profile (`domain`, see skills.profile) extracts each document's
+    facts. Rules always run; with an `llm`, its validated relations are merged in
     (origin ``llm``). An LLM failure on a document keeps that document's rule
     output, is listed in the report and marked in the manifest, so the next
     compile with an LLM extracts that document again.
@@ -103,12 +115,13 @@ def compile_wiki(corpus_root: Union[str, Path], wiki_dir: Union[str, Path], *, l
     for folder in (wiki, wiki / "entities", wiki / "analyses"):   # temp files of a compile or write-back killed mid-write
         if folder.is_dir():
             clean_temp(folder, older_than=ORPHAN_AGE)
-    corpus = read_corpus(corpus_root, progress=progress)
+    corpus = read_corpus(corpus_root, progress=progress, domain=domain)
+    profile = profile_named(corpus.domain)
     manifest_path = wiki / "manifest.json"
     manifest = read_manifest(manifest_path)
     known: dict[str, dict] = manifest["documents"]
     docs = {d.source: d for d in corpus.documents}
-    hashes = {s: doc_hash(d, llm is not None) for s, d in docs.items()}
+    hashes = {s: doc_hash(d, llm is not None, profile.rules_version) for s, d in docs.items()}
     report = CompileReport(documents=len(docs))
     report.added = sorted(s for s in docs if s not in known)
     report.changed = sorted(s for s in docs if s in known and (
@@ -129,12 +142,12 @@ def compile_wiki(corpus_root: Union[str, Path], wiki_dir: Union[str, Path], *, l
         todo = tqdm(todo, desc="compile wiki", unit="doc")
     for source in todo:
         doc = docs[source]
-        facts = extract_document(doc)
+        facts = profile.extract_document(doc)
         touched |= apply_facts(graph, facts)
         known[source] = {"hash": hashes[source], "entity": facts.entity}
         if llm is not None:
             try:
-                touched |= apply_facts(graph, llm_extract(doc, llm))
+                touched |= apply_facts(graph, profile.llm_extract(doc, llm))
             except ProviderError as e:
                 report.llm_failures.append(f"{source}: {e}")
                 known[source]["llm_failed"] = str(e)[:200]

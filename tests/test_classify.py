@@ -1,4 +1,5 @@
-"""Offline classification: rules on the labelled maritime questions, learned rules, the rules → LLM → default term."""
+"""Offline classification under the statute profile: rules on the labelled maritime questions, learned rules,
+the rules → LLM → default term."""
 import json
 import re
 from pathlib import Path
@@ -9,9 +10,26 @@ from lambdarag import Context, State
 from lambdarag.errors import ConfigError
 from lambdarag.providers.llm import OpenAIChat
 from skills import classify as classify_module
-from skills.classify import CUES, classify, learned_classify, query_entities, rule_classify, rules_then_default
-from skills.exemplars import shipped_exemplars
+from domains.prc_statutes import StatuteProfile
+from domains.prc_statutes.cues import CUES, query_entities
+from skills import classify as classifiers
+from skills.classify import classify, rules_then_default
 from tests.scripted_server import Reply
+
+PROFILE = StatuteProfile()
+
+
+def statutes(**kw) -> Context:
+    """Returns a context whose corpus profile is the statute pack's."""
+    return Context(resources={"profile": PROFILE}, **kw)
+
+
+def rule_classify(query, rules=()):
+    return classifiers.rule_classify(query, rules, PROFILE)
+
+
+def learned_classify(query, config):
+    return classifiers.learned_classify(query, config, PROFILE)
 
 DATA = Path(__file__).parent / "data"
 
@@ -27,7 +45,7 @@ def half(name):
 
 def accuracy(rows, config=None):
     term = rules_then_default(config or {})
-    return sum(term.run(r["query"]).query_type == r["type"] for r in rows) / len(rows)
+    return sum(term.run(r["query"], statutes()).query_type == r["type"] for r in rows) / len(rows)
 
 
 def test_every_rule_cue_is_high_precision_on_the_dev_halves():
@@ -58,7 +76,7 @@ def test_learned_classifier_generalises_to_held_out_questions():
 
 
 def test_exemplars_never_include_the_frozen_test_half():
-    assert not {q for q, _ in shipped_exemplars()} & {r["query"] for r in half("test")}
+    assert not {q for q, _ in PROFILE.exemplars()} & {r["query"] for r in half("test")}
 
 
 @pytest.mark.slow
@@ -115,14 +133,14 @@ def test_entities_are_the_laws_named():
 
 
 def test_classify_offline_uses_the_configured_default_when_the_learned_classifier_is_off():
-    s = classify({"default": "synthesis", "learned": False}).run("你好")
+    s = classify({"default": "synthesis", "learned": False}).run("你好", statutes())
     assert s.query_type == "synthesis" and s.classification.stage == "default"
-    assert classify({"default": "synthesis"}).run("你好").classification.stage in ("exemplars", "llm")
+    assert classify({"default": "synthesis"}).run("你好", statutes()).classification.stage in ("exemplars", "llm")
 
 
 def test_classify_asks_the_llm_only_when_rules_and_learned_classifier_are_unsure(llm_server, monkeypatch):
     llm_server.script.script(Reply(text='{"type": "relation", "entities": ["海事局"], "confidence": 0.7}'))
-    ctx = Context(llm=OpenAIChat(llm_server.url, "m", timeout=2))
+    ctx = statutes(llm=OpenAIChat(llm_server.url, "m", timeout=2))
     monkeypatch.setattr(classify_module, "SURE", 0.0)   # the learned classifier is always sure
     s = classify({}).run("海事局这个单位怎么样", ctx)
     assert s.classification.stage == "exemplars" and llm_server.script.requests == []
@@ -137,7 +155,7 @@ def test_classify_asks_the_llm_only_when_rules_and_learned_classifier_are_unsure
 
 def test_classify_llm_invalid_type_twice_falls_back_to_default(llm_server):
     llm_server.script.script(Reply(text='{"type": "opinion"}'), Reply(text="not json"))
-    ctx = Context(llm=OpenAIChat(llm_server.url, "m", timeout=2))
+    ctx = statutes(llm=OpenAIChat(llm_server.url, "m", timeout=2))
     s = classify({"default": "fact", "learned": False}).run(State.of("海事局这个单位怎么样"), ctx)
     assert s.classification.stage == "default"
     assert any("classify_llm" == f["term"] for f in ctx.trace.fallbacks())

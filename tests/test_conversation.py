@@ -12,6 +12,7 @@ from lambdarag.providers.llm import OpenAIChat
 from orchestration.config import DEFAULT_CONFIG, parse_config
 from orchestration.search_unified import search, standalone
 from skills.store.index import build_index
+from domains.prc_statutes import StatuteProfile
 from skills.planner import complete_follow_up
 from tests.conftest import MARITIME
 from tests.scripted_server import Reply
@@ -40,7 +41,7 @@ def turns(*pairs: tuple[str, str]) -> tuple[Message, ...]:
     ("船舶碰撞后船长应当做什么", turns(("港口法由谁主管？", "……")), None),
 ])
 def test_follow_ups_are_completed_from_the_previous_turn(query, history, standalone_query):
-    assert complete_follow_up(query, history) == standalone_query
+    assert complete_follow_up(query, history, StatuteProfile()) == standalone_query
 
 
 @pytest.fixture(scope="module")
@@ -95,7 +96,7 @@ def test_with_an_llm_the_rewrite_comes_from_query_expand(llm_server):
     llm_server.script.script(Reply(text=json.dumps({"variants": [
         {"text": "船员条例的主管部门是哪个？", "kind": "rewrite"},
         {"text": "船员管理 主管部门", "kind": "multi_query"}]}, ensure_ascii=False)))
-    ctx = Context(llm=OpenAIChat(llm_server.url, "m", timeout=2))
+    ctx = Context(llm=OpenAIChat(llm_server.url, "m", timeout=2), resources={"profile": StatuteProfile()})
     history = turns(("船舶登记条例由哪个部门主管？", "港务监督机构是船舶登记主管机关。"))
     text, marks = standalone("那船员条例呢？", history, ctx)
     assert (text, marks) == ("船员条例的主管部门是哪个？", [])
@@ -105,7 +106,7 @@ def test_with_an_llm_the_rewrite_comes_from_query_expand(llm_server):
 
 def test_a_failing_llm_falls_back_to_the_rule_rewrite_and_the_trace_says_so(llm_server):
     llm_server.script.script(Reply(status=500), Reply(status=500))
-    ctx = Context(llm=OpenAIChat(llm_server.url, "m", timeout=2))
+    ctx = Context(llm=OpenAIChat(llm_server.url, "m", timeout=2), resources={"profile": StatuteProfile()})
     history = turns(("船舶登记条例由哪个部门主管？", "……"))
     text, marks = standalone("那船员条例呢？", history, ctx)
     assert (text, marks) == ("船员条例由哪个部门主管？", [])

@@ -7,14 +7,24 @@ import pytest
 
 from lambdarag import Context, State
 from lambdarag.errors import ConfigError
+from domains.prc_statutes import StatuteProfile
+from domains.prc_statutes.ranks import by_document, by_match_and_purpose, rank_of
 from skills import build
-from skills.diversify import by_document, by_match_and_purpose, per_document, rank_of, statutes_ahead
+from skills.diversify import per_document, priors_ahead
 from skills.store.corpus import to_hits
 from skills.store.records import Hit, TimeRange
 
 
 def hit(source: str, title: str, section: str, score: float) -> Hit:
     return Hit(chunk_id=f"{source}#{section}", text=section, score=score, source=source, title=title, section=section)
+
+
+PROFILE = StatuteProfile()
+STATUTES = {"profile": PROFILE}
+
+
+def statutes_ahead(hits, window, query="", time_range=None):
+    return priors_ahead(hits, window, query, time_range, PROFILE.rank, PROFILE.short_title)
 
 
 FOREST = "中华人民共和国森林法"
@@ -36,7 +46,7 @@ def test_statutes_first_puts_every_statute_ahead_of_regulations_and_versions_cou
             hit("经济法/草原法(2021-04-29).md", GRASS, "第一条", 5)]
     plain = [h.source for h in per_document(hits)]
     assert plain[:4] == [hits[0].source, hits[2].source, hits[3].source, hits[4].source]  # old version waits a round
-    first = [h.title for h in per_document(hits, statutes_first=True)][:4]
+    first = [h.title for h in per_document(hits, rank=PROFILE.rank)][:4]
     assert first == [FOREST, GRASS, FOREST_RULES, INTERPRETATION]
 
 
@@ -74,10 +84,12 @@ def test_a_law_ranked_behind_seven_lower_instruments_still_goes_ahead_by_default
     hits = [hit("社会法/劳动合同法(2012-12-28).md", "中华人民共和国劳动合同法", "第三十一条", 20)]
     hits += [hit(f"行政法规/{t}.md", t, "第九条", 19 - i) for i, t in enumerate(lower)]
     hits += [hit("社会法/劳动法(2018-12-29).md", "中华人民共和国劳动法", "第四十四条", 10)]
-    out = build("statutes_ahead", {}).run(State.of("单位让加班，加班费至少按工资的多少给？", hits=tuple(hits)))
+    out = build("priors_ahead", {}).run(State.of("单位让加班，加班费至少按工资的多少给？", hits=tuple(hits)),
+                                       Context(resources=STATUTES))
     assert [h.source for h in out.hits[:2]] == ["社会法/劳动合同法(2012-12-28).md", "社会法/劳动法(2018-12-29).md"]
-    assert build("statutes_ahead", {"window": 8}).run(
-        State.of("单位让加班，加班费至少按工资的多少给？", hits=tuple(hits))).hits[-1].title == "中华人民共和国劳动法"
+    assert build("priors_ahead", {"window": 8}).run(
+        State.of("单位让加班，加班费至少按工资的多少给？", hits=tuple(hits)),
+        Context(resources=STATUTES)).hits[-1].title == "中华人民共和国劳动法"
 
 
 MARINE_OLD, MARINE_NEW = "行政法/海洋环境保护法(2017-11-04).md", "行政法/海洋环境保护法(2023-10-24).md"
@@ -127,24 +139,24 @@ def test_one_version_moves_a_statutes_other_versions_after_every_other_hit():
 
 @pytest.mark.parametrize("question, version", [("船舶污染海洋环境要担什么责任？", MARINE_NEW),
                                                ("2020年船舶污染海洋环境要担什么责任？", MARINE_OLD)])
-@pytest.mark.parametrize("step", ["statutes_ahead", "one_version"])
+@pytest.mark.parametrize("step", ["priors_ahead", "one_version"])
 def test_a_statute_stands_in_its_version_in_force_where_its_tied_older_version_ranked(maritime_bm25, question, version, step):
     hits = to_hits(maritime_bm25.bm25("船舶 污染 海洋环境", 40), "bm25")
     marine = [h for h in hits if h.family == "海洋环境保护法"]
     assert {MARINE_OLD, MARINE_NEW} <= {h.source for h in marine}
     tied = sorted(marine, key=lambda h: h.source != MARINE_OLD) + [h for h in hits if h not in marine]  # old row first
-    out = build(step, {}).run(State.of(question, hits=tuple(tied)), Context()).hits
+    out = build(step, {}).run(State.of(question, hits=tuple(tied)), Context(resources=STATUTES)).hits
     assert out[0].source == version
     assert [h.source for h in out if h.family == "海洋环境保护法"][0] == version
     assert len(out) == len(tied) and [h.score for h in out] == sorted((h.score for h in out), reverse=True)
 
 
-@pytest.mark.parametrize("step", ["statutes_ahead", "one_version"])
+@pytest.mark.parametrize("step", ["priors_ahead", "one_version"])
 def test_a_time_an_earlier_step_extracted_chooses_the_version_as_the_question_would(maritime_bm25, step):
     from skills.temporal import extract_time_range
 
     hits = to_hits(maritime_bm25.bm25("船舶 污染 海洋环境", 40), "bm25")
     window = extract_time_range("2020年船舶污染海洋环境要担什么责任？")
     state = State.of("船舶污染海洋环境要担什么责任？", hits=hits, time_range=window)
-    out = build(step, {}).run(state, Context()).hits
+    out = build(step, {}).run(state, Context(resources=STATUTES)).hits
     assert [h.source for h in out if h.family == "海洋环境保护法"][0] == MARINE_OLD

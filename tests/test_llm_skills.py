@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from domains.prc_statutes import StatuteProfile
 from lambdarag import Context, Guard, Message, State
 from skills.store.records import Hit, Relation, RetrievalPlan, WikiPage
 from lambdarag.providers.llm import OpenAIChat
@@ -33,6 +34,11 @@ def statute(name):
 
 SAFETY = statute("海上交通安全法")
 MERCHANT = statute("海商法")
+
+
+def statutes() -> Context:
+    """Returns a context under the statute profile (its compared names, authority rules and named things)."""
+    return Context(resources={"profile": StatuteProfile()})
 
 
 def hits(law, *labels, score=1.0):
@@ -90,7 +96,7 @@ def test_extractive_answer_copies_numbers_exactly():
 def test_compare_answers_one_part_per_law_each_from_its_own_source():
     q = "海商法和海上交通安全法关于船长职权的规定有什么区别？"
     both = hits(MERCHANT, "第三十五条", "第三十六条") + hits(SAFETY, "第三十八条", "第四条")
-    s = answer_generate({}).run(State.of(q, hits=both, query_type="compare"))
+    s = answer_generate({}).run(State.of(q, hits=both, query_type="compare"), statutes())
     parts = s.answer.split("关于「海上交通安全法」：")
     assert "关于「海商法」：" in parts[0] and "海商法" in parts[0].split("关于「海商法」：")[1]
     assert "第三十八条" in parts[1] and "海商法" not in parts[1]
@@ -219,7 +225,7 @@ def test_llm_check_cannot_clear_a_citation_outside_the_context(llm_server):
 # -- fact_extract -------------------------------------------------------------------
 def test_fact_rules_find_the_competent_authority_with_its_citation():
     q = "海上交通安全工作由哪个部门主管？"
-    s = (answer_generate({}) >> fact_extract({})).run(State.of(q, hits=hits(SAFETY, "第四条", "第三十八条")))
+    s = (answer_generate({}) >> fact_extract({})).run(State.of(q, hits=hits(SAFETY, "第四条", "第三十八条")), statutes())
     rel = {(r.head, r.relation, r.tail): r for r in s.facts.relations}
     r = rel[("国务院交通运输主管部门", "主管", "海上交通安全法")]
     assert (r.source, r.section) == (SAFETY[0], "第四条")
@@ -258,7 +264,7 @@ def test_wiki_pages_covering_the_question_are_sufficient():
 
 def test_missing_topics_name_what_the_pages_lack():
     s = (sufficient({}) >> missing_topics({})).run(
-        State.of("海上交通安全法与海商法在船长权力上有何异同？", wiki_pages=(PAGE,)))
+        State.of("海上交通安全法与海商法在船长权力上有何异同？", wiki_pages=(PAGE,)), statutes())
     assert s.sufficient is False and "海商法" in s.missing
 
 

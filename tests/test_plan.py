@@ -12,16 +12,19 @@ from pydantic import ValidationError
 from lambdarag import Message
 from skills.store.records import RetrievalPlan, TimeRange
 from lambdarag.errors import CompositionError, QueryError
+from domains.generic import GenericProfile
+from domains.prc_statutes import StatuteProfile
 from orchestration.plan import (DIRECT_INTENTS, INTENTS, QUERY_TYPES, RISKS, PlanConfig, build_retrieval_plan,
                                 detect_intent, detect_risk, wants_table)
 
 CONFIG = PlanConfig()
+STATUTES = StatuteProfile()
 HISTORY = (Message(role="user", content="海事局的职责是什么？"), Message(role="assistant", content="……"))
 
 
 def plan_for(query: str, *, history=(), **kw) -> RetrievalPlan:
     """Returns the plan for `query` with its intent detected as the pipeline would."""
-    return build_retrieval_plan(query, detect_intent(query, history), CONFIG, history=history, **kw)
+    return build_retrieval_plan(query, detect_intent(query, history, STATUTES.in_domain), CONFIG, history=history, **kw)
 
 
 # --- rule detectors -------------------------------------------------------
@@ -48,7 +51,34 @@ def plan_for(query: str, *, history=(), **kw) -> RetrievalPlan:
     ("其他国家的船舶应该怎样登记", HISTORY, "faq"),
 ])
 def test_detect_intent(query, history, intent):
-    assert detect_intent(query, history) == intent
+    assert detect_intent(query, history, STATUTES.in_domain) == intent
+
+
+@pytest.mark.parametrize("query, intent", [("Hello!", "greeting"), ("thanks", "greeting"),
+                                           ("What's the weather like today?", "out_of_scope"),
+                                           ("Tell me a joke", "out_of_scope"),
+                                           ("How do I keep the system time in sync?", "knowledge"),
+                                           ("Is the package using a single config file?", "knowledge")])
+def test_english_intents_and_off_topic_cues_on_word_boundaries(query, intent):
+    assert detect_intent(query, (), GenericProfile().in_domain) == intent   # no index: only cue-free questions are in
+
+
+def test_a_question_with_an_off_topic_cue_is_in_domain_when_its_words_are_the_corpus_words(tmp_path):
+    from skills.store.index import build_index
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "forecast.md").write_text("# Weather forecast service\n\nThe weather forecast daemon polls every hour.\n")
+    import os
+    os.environ["LAMBDARAG_HOME"] = str(tmp_path / "home")
+    try:
+        index = build_index(docs, "w", dense=False, progress=False)
+    finally:
+        del os.environ["LAMBDARAG_HOME"]
+    profile = GenericProfile()
+    assert detect_intent("How often does the weather forecast daemon poll?", (), lambda q: profile.in_domain(q, index)) \
+        == "knowledge"
+    assert detect_intent("What's the weather in Paris?", (), lambda q: profile.in_domain(q, index)) == "out_of_scope"
 
 
 def test_detect_intent_rejects_an_empty_query():
@@ -88,7 +118,7 @@ def test_wants_table(query, table):
 def test_direct_answer_retrieves_nothing(query, intent):
     plan = plan_for(query)
     assert (plan.intent, plan.retrieve, plan.faq_first, plan.expand_query) == (intent, False, False, False)
-    assert plan.direct_reply == getattr(CONFIG.direct_reply, intent) != ""
+    assert plan.direct_reply == (getattr(CONFIG.direct_reply, intent) or "")   # unset: the profile's, when replying
     assert plan.faq_direct_threshold == 1.0
     assert plan.reason == f"direct_reply_{intent}"  # no retrieval-tuning tags on a plan that retrieves nothing
 

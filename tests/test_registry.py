@@ -44,11 +44,11 @@ def test_unknown_names_list_the_registered_ones():
 
 
 def test_a_patterns_own_camel_case_parameters_reach_it_in_snake_case():
-    cfg = parse_config("patterns:\n  hybrid_search:\n    statutesAhead: 0\n  compare_search:\n    perSide: 2\n")
+    cfg = parse_config("patterns:\n  hybrid_search:\n    priorsAhead: 0\n  compare_search:\n    perSide: 2\n")
     settings = settings_of(cfg)
     assert settings["patterns"]["compare_search"]["per_side"] == 2
-    assert "statutes_ahead" not in str(patterns.build("hybrid_search", settings))
-    assert "statutes_ahead" in str(patterns.build("hybrid_search", SETTINGS))
+    assert "priors_ahead" not in str(patterns.build("hybrid_search", settings))
+    assert "priors_ahead" in str(patterns.build("hybrid_search", SETTINGS))
 
 
 def test_each_skill_lives_where_the_registry_says_and_no_skill_lacks_a_home():
@@ -67,6 +67,6 @@ def test_importing_skills_loads_no_skill_module_until_a_skill_is_built():
     import sys
 
     code = ("import sys, skills; before = sorted(m for m in sys.modules if m.startswith('skills.') and m != 'skills.registry');"
-            " skills.build('bm25_search'); print(before, 'skills.lexical' in sys.modules, 'skills.extract' in sys.modules)")
+            " skills.build('bm25_search'); print(before, 'skills.lexical' in sys.modules, 'domains.prc_statutes.extract' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["[]", "True", "False"]

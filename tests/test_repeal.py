@@ -7,7 +7,8 @@ import pytest
 
 from lambdarag import Context, State
 from skills import build
-from skills.repeal import repealed_families, unrepealed
+from domains.prc_statutes.repeal import repealed_families
+from skills.temporal import unrepealed
 from skills.store.corpus import to_hits
 from skills.store.records import TimeRange
 from skills.temporal import LATEST

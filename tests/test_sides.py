@@ -5,7 +5,8 @@ import pytest
 
 from lambdarag import Context, State
 from skills import build
-from skills.statutes import Side, StatuteNames
+from domains.prc_statutes.names import StatuteNames
+from skills.sides import Side
 from skills.store.corpus import to_hits
 
 PORT = "经济法/港口法(2018-12-29).md"

@@ -11,9 +11,9 @@ from orchestration.config import load_config
 from orchestration.knowledge import forget, open_knowledge
 from orchestration.plan import build_retrieval_plan
 from orchestration.router import choose
-from skills.hierarchy import agency_relations
+from domains.prc_statutes.hierarchy import agency_relations
 from skills.sentences import split_sentences
-from skills.statutes import StatuteNames
+from domains.prc_statutes.names import StatuteNames
 from tests.conftest import laws_slice
 
 pytestmark = pytest.mark.needs_shared   # its slice spans statutes beyond the shipped fixture

@@ -18,7 +18,7 @@ SAFETY = "[来源: 海上交通安全法(2021-04-29).md#第三十八条]"
 WATER = "[来源: 水污染防治法(2017-06-27).md#第九条]"
 GOOD = f"船长负责管理和指挥船舶{SAFETY}。"
 BAD = f"水污染防治法规定船长每年考核一次{WATER}。"
-ANSWER_PROMPT, CHECK_PROMPT = "海事法律法规知识库助手", "请逐条核查"
+ANSWER_PROMPT, CHECK_PROMPT = "你是知识库助手", "请逐条核查"
 
 
 def kinds(events) -> list[str]:

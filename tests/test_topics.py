@@ -5,8 +5,8 @@ import pytest
 
 from lambdarag import Context, State
 from skills import build
-from skills.diversify import field_law, listed_statutes, listed_words, titled_by
-from skills.statutes import StatuteNames, statute_names
+from domains.prc_statutes.ranks import field_law, listed_statutes, listed_words, titled_by
+from domains.prc_statutes.names import StatuteNames, statute_names
 from tests.conftest import laws_slice
 
 SOLID_WASTE = "行政法/固体废物污染环境防治法(2020-04-29).md"

@@ -16,6 +16,7 @@ from orchestration.feedback import FeedbackLoop
 from orchestration.feedback.files import JsonlLog
 from orchestration.knowledge import KnowledgeBase
 from skills import build
+from domains.prc_statutes import StatuteProfile
 from skills.store.corpus import Chunk, Document, read_corpus
 from skills.store.local import LocalBackend
 from skills.store.tokenize import Tokenizer
@@ -129,7 +130,7 @@ def test_p1_an_instruction_in_a_document_is_never_written_back(tmp_path):
     state = answered("国家海事管理机构负责全国船员管理工作[来源: docs/船员条例(2020-01-01).md#第三条]。"
                      "海上交通安全法为加强海上交通管理而制定[来源: docs/海上交通安全法(2021-04-29).md#第一条]。",
                      injected, PUBLIC_LAW)
-    extracted = build("fact_extract").run(state, Context()).facts
+    extracted = build("fact_extract").run(state, Context(resources={"profile": StatuteProfile()})).facts
     assert any(r.relation == "主管" for r in extracted.relations)      # the claim alone would teach it
     loop.journal.write_back("q1", state, Context())
     assert not [r for r in loop.kb.graph.records() if r.relation == "主管"]
@@ -271,7 +272,7 @@ def test_e3_an_invented_sentence_with_a_real_citation_is_removed_on_the_fact_rou
      "query and history are 22005 characters long; the limit is 22000 (limits.maxQueryChars + "
      "limits.maxHistoryChars)"),
     (42, None, "query must be text, got int"),
-    ("  ", None, "query is empty; ask a question such as 船员条例由哪个部门主管？"),
+    ("  ", None, "query is empty; ask a question about the indexed documents"),
 ])
 def test_bad_queries_and_histories_raise_one_line_query_errors(query, history, message):
     from lambdarag.errors import QueryError
@@ -297,7 +298,7 @@ def test_cli_reports_a_bad_question_in_one_line_with_exit_2(capsys):
 
     assert main(["ask", "   "]) == 2
     assert capsys.readouterr().err.strip().splitlines() == [
-        "lambdarag ask: query is empty; ask a question such as 船员条例由哪个部门主管？"]
+        "lambdarag ask: query is empty; ask a question about the indexed documents"]
 
 
 def test_synonyms_are_learned_only_from_answers_everyone_may_read(tmp_path):

@@ -159,7 +159,7 @@ def skills_directly(kb: Any, server: Running, user: User, query: str, hidden: li
     query = clean(query)    # what search() does before any store sees the text
     state = State.of(query, user=user, plan=plan, query_type="fact")
     prefix = (build("bm25_search") >> build("score_fusion") >> build("entity_extract") >> build("relation_lookup")
-              >> build("wiki_page_read") >> build("name_statutes") >> build("extract_time_range")
+              >> build("wiki_page_read") >> build("name_sides") >> build("extract_time_range")
               >> build("answer_generate") >> build("fact_extract"))
     state = prefix.run(state, Context(resources=kb.resources()))
     check("offline prefix", state, user, hidden)

@@ -10,7 +10,7 @@ import pytest
 from lambdarag import Context, State, User
 from lambdarag.providers.llm import OpenAIChat
 from skills import build
-from skills.extract import extract_relations, normalise_time
+from domains.prc_statutes.extract import extract_relations, normalise_time
 from skills.store.graph import EntityGraph
 from skills.store.wiki import WikiStore
 from skills.wiki import compile_wiki

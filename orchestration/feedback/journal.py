@@ -12,10 +12,10 @@ byte when nothing else changed them meanwhile.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 import json
-import re
 from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 from lambdarag import Context, State
 from lambdarag.state import ALL_ACCESS
@@ -34,7 +34,6 @@ from .files import JsonlLog, JsonStore, lock_for, now
 EXTRACTOR_CONFIDENCE = {"rule": 0.6, "llm": 0.5}
 """Confidence of a learned relation by extractor: below compiled facts (1.0), so graph walks prefer those."""
 WIKI_PAGES = ("entities/", "analyses/")     # citation sources that are wiki pages, not corpus documents
-LAW_TITLE = re.compile(r"(?:法|条例|规定|办法|细则|公约|解释|决定)$")
 FUNCTION_WORDS = frozenset("由 都 对 在 将 被 和 与 及 规定 应当 负责 依照 根据 依法 实施".split())
 
 
@@ -57,7 +56,9 @@ class WriteBackJournal:
                 or state.verdict is None or not state.verdict.passed:
             return None
         extract = build_skill("fact_extract", {}) >> build_skill("fact_support", {})
-        facts = extract.run(state, ctx or Context(resources=kb.resources())).facts
+        # the facts are read as the knowledge base's corpus profile reads its documents, whatever context asked
+        run_ctx = replace(ctx, resources={**kb.resources(), **ctx.resources}) if ctx else Context(resources=kb.resources())
+        facts = extract.run(state, run_ctx).facts
         self.log_rejections(query_id, facts.rejected)
         wiki_dir: Path = kb.wiki_dir
         analysis = wiki_dir / "analyses" / f"{hashlib.sha1(normalise(state.query).encode()).hexdigest()[:12]}.md"
@@ -67,7 +68,7 @@ class WriteBackJournal:
                 "confidence": EXTRACTOR_CONFIDENCE.get(facts.origin, 0.5)}
         with lock_for(wiki_dir / "feedback"):
             graph = kb.graph
-            entities, relations = self._add_facts(graph, facts, prov, labels)
+            entities, relations = self._add_facts(graph, facts, prov, labels, kb.resources()["profile"].is_title)
             created = not analysis.exists()
             if not (entities or relations or created):
                 return None
@@ -88,13 +89,13 @@ class WriteBackJournal:
         return item
 
     @staticmethod
-    def _add_facts(graph: EntityGraph, facts: Any, prov: dict[str, Any],
-                   labels: Mapping[str, Label]) -> tuple[list[str], list[dict[str, Any]]]:
+    def _add_facts(graph: EntityGraph, facts: Any, prov: dict[str, Any], labels: Mapping[str, Label],
+                   is_title: Callable[[str], bool]) -> tuple[list[str], list[dict[str, Any]]]:
         """Adds the facts the graph does not hold yet; returns the new entity names and relation records."""
         def entity(name: str) -> Optional[str]:
             # an entity derives from the cited chunks that name it, never from everything the answer cited
             sources = [s for s in facts.attested.get(name, ()) if s in prov["sources"]]
-            if not sources or graph.resolve(name) is not None or noisy(graph, name):
+            if not sources or graph.resolve(name) is not None or noisy(graph, name, is_title):
                 return None
             graph.add_entity(EntityRecord(name=name, origin="feedback", provenance=prov, wiki_page=page_file(name),
                                           sources={s: labels.get(s, HIDDEN) for s in sources}))
@@ -160,15 +161,15 @@ def cited_sources(state: State) -> tuple[str, ...]:
     return tuple(dict.fromkeys(c.source for c in state.citations if c.source and not c.source.startswith(WIKI_PAGES)))
 
 
-def noisy(graph: EntityGraph, name: str) -> bool:
+def noisy(graph: EntityGraph, name: str, is_title: Callable[[str], bool] = lambda name: False) -> bool:
     """Returns whether a new name is a phrase rather than a name: a known entity with words glued in front, or
-    (unless it is titled like a law) a span holding function words (都由海事管理机构, 条例规定国务院…部门)."""
+    (unless the corpus profile calls it a document title) a span holding function words (都由…机构, …规定…部门)."""
     from skills.store.tokenize import import_jieba
 
     spans = graph.spans(name, user=ALL_ACCESS)
     if spans and spans[-1][1] == len(name) and spans[-1][0] > 0:
         return True
-    return not LAW_TITLE.search(name) and bool(FUNCTION_WORDS & set(import_jieba().lcut(name)))
+    return not is_title(name) and bool(FUNCTION_WORDS & set(import_jieba().lcut(name)))
 
 
 def render_into(graph: EntityGraph, wiki_dir: Path, name: str) -> None:

@@ -129,7 +129,7 @@ function linkMarkers(answer, citations) {
   const box = $("answer");
   const index = new Map(citations.map((c, i) => [citationKey(c.source, c.section), i]));
   const parts = [];
-  const marker = /\[来源:\s*([^\]]+)\]/g;
+  const marker = /\[(?:来源|[Ss]ource):\s*([^\]]+)\]/g;
   let last = 0, m;
   while ((m = marker.exec(answer)) !== null) {
     parts.push(answer.slice(last, m.index));

@@ -8,7 +8,9 @@ import os
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Iterable, Iterator, Optional, Union
+from typing import Any, Callable, Iterable, Iterator, Optional, Union
+
+from .tokenize import language_of
 
 from .access import ACCESS_KEYS, ACCESS_SECTION, AccessLabelError, labels_of
 from .instructions import instruction_phrases
@@ -20,12 +22,12 @@ class Document:
 
     id: str                      # stable: source path (markdown) or record id (JSONL)
     source: str                  # path relative to the corpus root (JSONL: file:line, since # starts a cited section)
-    title: str                   # e.g. 中华人民共和国海上交通安全法
+    title: str                   # the first-level heading, front matter `title`, or the file name
     text: str                    # body without front matter
-    date: Optional[str] = None   # version date YYYY-MM-DD (file name or header lines)
+    date: Optional[str] = None   # version date YYYY-MM-DD (front matter, file name, or what a pack reads)
     family: str = ""             # shared by all dated versions of one document
-    kind: str = "markdown"       # markdown | statute | record | faq
-    headers: tuple[str, ...] = ()  # header lines under the title (adoption / revision notes)
+    kind: str = "markdown"       # markdown | record | faq, or a kind a domain pack defines
+    headers: tuple[str, ...] = ()  # header lines under the title a domain pack reads (e.g. revision notes)
     department: Optional[str] = None
     security_level: int = 0
     meta: dict = field(default_factory=dict)
@@ -33,14 +35,14 @@ class Document:
 
 @dataclass(frozen=True)
 class Chunk:
-    """One retrievable unit: a statute article, a markdown section piece, a record, a table row."""
+    """One retrievable unit: a markdown section piece, a record, a table row, or a unit a domain pack defines."""
 
-    id: str                      # stable, e.g. "<doc id>#第三十八条" or the JSONL record id
+    id: str                      # stable, e.g. "<doc id>#<section>" or the JSONL record id
     doc_id: str
     text: str                    # text to show and cite (article text with its label)
     source: str
     title: str
-    section: str = ""            # article label 第X条, or heading path
+    section: str = ""            # the unit's label (a numbered article), or heading path
     heading: str = ""            # chapter / heading carried along
     date: Optional[str] = None
     family: str = ""
@@ -61,20 +63,16 @@ DEFAULT_EXCLUDE = ("README.md", "SOURCE.md")
 LABEL_KEYS = ACCESS_KEYS + (ACCESS_SECTION,)
 """Metadata keys that hold access labels (`access.labels_of` reads them), not kept as other metadata."""
 
-_NUM = "一二三四五六七八九十百千零〇两0-9０-９"
-ARTICLE_RE = re.compile(rf"^(第[{_NUM}]+条(?:之[一二三四五六七八九十]+)?)(?:[\s\u3000]+(.*)|$)")
-DIVISION_RE = re.compile(rf"^第[{_NUM}]+(编|分编|章|节)(?:[\s\u3000]+.*)?$")
-DIVISION_DEPTH = {"编": 1, "分编": 2, "章": 3, "节": 4}
 HEADING_RE = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+FENCE_RE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 COMMENT_RE = re.compile(r"<!--.*?-->", re.S)
 EMPTY_HEADING_RE = re.compile(r"(?m)^#{1,6}[ \t]*$")
 FILE_DATE_RE = re.compile(r"[(（](\d{4})-(\d{2})-(\d{2})[)）]")
-TEXT_DATE_RE = re.compile(r"(\d{4})\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*日")
 BRACKETS = "()（）[]【】《》〈〉<>〔〕{}「」『』"
-FAMILY_DROP = re.compile(rf"中华人民共和国|[\s\u3000、{re.escape(BRACKETS)}]")
+FAMILY_DROP = re.compile(rf"[\s\u3000、{re.escape(BRACKETS)}]")
 
 
-CHUNKER_VERSION = "3"
+CHUNKER_VERSION = "4"
 """Bump when chunking changes (e.g. table rows, FAQ pairs, instruction flags), so that indexes re-chunk unchanged files."""
 
 
@@ -84,33 +82,22 @@ def content_digest(text: str) -> str:
 
 
 def family_of(title: str) -> str:
-    """Returns the family id of a title: dated versions of one law share it.
+    """Returns the family id of a title: dated versions of one document share it.
 
-    Drops 中华人民共和国, whitespace, 、 and bracket characters (not their contents,
-    so （一） and （二） of one series stay apart).
+    Drops whitespace, 、 and bracket characters (not their contents, so （一）
+    and （二） of one series stay apart).
     """
     return FAMILY_DROP.sub("", title)
 
 
-def date_of(name: str, headers: Iterable[str] = ()) -> Optional[str]:
-    """Returns the version date: `(YYYY-MM-DD)` in the file name, else the latest header date.
-
-    Header lines about entry into force (施行) are ignored: they date the
-    future effect, not the version.
-    """
+def file_date(name: str) -> Optional[str]:
+    """Returns the version date `(YYYY-MM-DD)` a file name carries, else None."""
     m = FILE_DATE_RE.search(name)
-    if m:
-        return "-".join(m.groups())
-    dates = []
-    for line in headers:
-        if "施行" in line:
-            continue
-        for y, mo, d in TEXT_DATE_RE.findall(line):
-            dates.append(f"{int(y):04d}-{int(mo):02d}-{int(d):02d}")
-    return max(dates) if dates else None
+    return "-".join(m.groups()) if m else None
 
 
-def _title_from_name(name: str) -> str:
+def title_from_name(name: str) -> str:
+    """Returns the title a file name gives: its stem without a version date."""
     return FILE_DATE_RE.sub("", Path(name).stem).strip()
 
 
@@ -223,8 +210,13 @@ def _sidecar(path: Path, root: Path) -> Optional[Path]:
     return None
 
 
-def read_markdown(path: Path, root: Path) -> Document:
-    """Returns the document of one markdown file; raises `Malformed` when it cannot be used."""
+def read_markdown(path: Path, root: Path, profile: Any = None) -> Document:
+    """Returns the document of one markdown file; raises `Malformed` when it cannot be used.
+
+    Kind, header lines, date and family not declared in front matter come from
+    the corpus profile (skills.profile): a statute's adoption notes and its
+    articles are what a statute pack knows, not what markdown is.
+    """
     rel = path.relative_to(root).as_posix() if path != root else path.name
     try:
         raw = path.read_text(encoding="utf-8-sig")
@@ -256,31 +248,26 @@ def read_markdown(path: Path, root: Path) -> Document:
         if m and len(m.group(1)) == 1:
             title, start = m.group(2).strip(), i + 1
         break
-    title = named["title"] or title or _title_from_name(path.name)
-    headers = []
-    for line in lines[start:]:
-        s = line.strip()
-        head = HEADING_RE.match(s)
-        if head and len(head.group(1)) == 1:  # a part title under the main title (民法典 # 总则)
-            continue
-        if head or ARTICLE_RE.match(s) or DIVISION_RE.match(s):
-            break
-        if s:
-            headers.append(s)
+    title = named["title"] or title or title_from_name(path.name)
     text = "\n".join(lines[start:]).strip("\n")
-    is_statute = any(ARTICLE_RE.match(l.strip()) for l in lines[start:])
-    date = version_date(meta.get("date"), keys.get("date", 1)) or date_of(path.name, headers)
+    fields = (profile or _base_profile()).markdown_fields(path.name, title, lines[start:])
     rest = {k: v for k, v in meta.items() if k not in LABEL_KEYS + ("title", "date", "family", "kind")}
     return Document(
-        id=rel, source=rel, title=title, text=text, date=date,
-        family=named["family"] or family_of(title),
-        kind=named["kind"] or ("statute" if is_statute else "markdown"),
-        headers=tuple(headers), department=department, security_level=level,
+        id=rel, source=rel, title=title, text=text,
+        date=version_date(meta.get("date"), keys.get("date", 1)) or fields["date"],
+        family=named["family"] or fields["family"], kind=named["kind"] or fields["kind"],
+        headers=tuple(fields["headers"]), department=department, security_level=level,
         meta={**rest, "digest": content_digest(raw), "body_line": skipped + 1},
     )
 
 
-def read_records(path: Path, root: Path) -> Iterator[Union[Document, Problem]]:
+def _base_profile() -> Any:
+    from ..profile import profile_named
+
+    return profile_named("generic")
+
+
+def read_records(path: Path, root: Path, profile: Any = None) -> Iterator[Union[Document, Problem]]:
     """Yields one document per JSONL record, or a problem for each bad line.
 
     A record is either ``{"id", "text", …}`` or a FAQ pair ``{"question", "answer", …}``
@@ -309,7 +296,7 @@ def read_records(path: Path, root: Path) -> Iterator[Union[Document, Problem]]:
             yield (rel, n, "a record must be a JSON object")
             continue
         try:
-            doc = record_document(record, rel, n, line)
+            doc = record_document(record, rel, n, line, profile)
         except Malformed as e:
             rid = record.get("id")
             named = isinstance(rid, str) and rid.strip() and not LONE_SURROGATE.search(rid)
@@ -322,7 +309,7 @@ def read_records(path: Path, root: Path) -> Iterator[Union[Document, Problem]]:
         yield doc
 
 
-def record_document(record: dict, rel: str, n: int, line: str) -> Document:
+def record_document(record: dict, rel: str, n: int, line: str, profile: Any = None) -> Document:
     """Returns the document of one JSONL record (line `n` of file `rel`); raises `Malformed` for a record lacking
     its text, with a field of the wrong type, an unparseable date, bad access labels or invalid Unicode."""
     check_unicode(record, "", n)
@@ -343,7 +330,7 @@ def record_document(record: dict, rel: str, n: int, line: str) -> Document:
         rest.update(question=pair[0], answer=pair[1])
     return Document(
         id=rid, source=f"{rel}:{n}", title=title, text="\n".join(pair) if pair else fields["text"], date=date,
-        family=fields["family"] or family_of(fields["law"] or title),
+        family=fields["family"] or (profile or _base_profile()).family(fields["law"] or title),
         kind="faq" if pair else fields["kind"] or "record", department=department, security_level=level,
         meta={**rest, "digest": content_digest(line)},
     )
@@ -353,14 +340,15 @@ def record_document(record: dict, rel: str, n: int, line: str) -> Document:
 # Chunking: documents → chunks that keep the structure
 
 
-def _chunk(doc: Document, cid: str, text: str, *, section: str = "", heading: str = "", kind: str = "text",
-           meta: Optional[dict] = None) -> Chunk:
+def make_chunk(doc: Document, cid: str, text: str, *, section: str = "", heading: str = "", kind: str = "text",
+               meta: Optional[dict] = None) -> Chunk:
+    """Returns a chunk of `doc` carrying the document's source, title, date, family and access labels."""
     return Chunk(id=cid, doc_id=doc.id, text=text, source=doc.source, title=doc.title, section=section,
                  heading=heading, date=doc.date, family=doc.family, kind=kind, department=doc.department,
                  security_level=doc.security_level, meta=meta or {})
 
 
-class _Outline:
+class Outline:
     """The heading path above the current line; deeper headings replace shallower ones' children."""
 
     def __init__(self) -> None:
@@ -373,75 +361,58 @@ class _Outline:
         return " / ".join(t for _, t in self.stack)
 
 
-def _heading(line: str) -> Optional[tuple[int, str]]:
-    """Returns (depth, text) when the line is a markdown heading or a bare 第X章-style division line."""
+Heading = Callable[[str], Optional[tuple[int, str]]]
+"""Returns (depth, text) when a stripped line is a heading, else None."""
+
+
+def markdown_heading(line: str) -> Optional[tuple[int, str]]:
+    """Returns (depth, text) when the line is a markdown ATX heading (``## Text``)."""
     m = HEADING_RE.match(line)
-    if m:
-        return len(m.group(1)), re.sub(r"\s+", " ", m.group(2).strip())
-    m = DIVISION_RE.match(line)
-    if m:
-        return 1 + DIVISION_DEPTH[m.group(1)], re.sub(r"[\s\u3000]+", " ", line.strip())
-    return None
+    return (len(m.group(1)), re.sub(r"\s+", " ", m.group(2).strip())) if m else None
 
 
-def chunk_statute(doc: Document) -> list[Chunk]:
-    """Returns one chunk per article 第X条, carrying the chapter/section heading path.
+def markdown_blocks(text: str, heading: Heading = markdown_heading) -> Iterator[tuple[str, Any]]:
+    """Yields ("heading", (depth, text)) and ("block", lines) in order: blocks end at blank lines and headings.
 
-    Text before the first article (a preamble) becomes a `text` chunk under its heading.
+    A heading needs no blank line before or after it, and a line inside fenced
+    code (``` or ~~~) is never a heading, nor does a blank line there end the block.
     """
-    chunks: list[Chunk] = []
-    ids: dict[str, int] = {}
-    outline = _Outline()
-    label, heading, body = "", "", []
-    preamble: list[str] = []
-    header_lines = set(doc.headers)
-
-    def flush() -> None:
-        if label and body:
-            n = ids.get(label, 0) + 1
-            ids[label] = n
-            cid = f"{doc.id}#{label}" + (f"~{n}" if n > 1 else "")
-            chunks.append(_chunk(doc, cid, "\n".join(body), section=label, heading=heading, kind="article"))
-
-    def flush_preamble() -> None:
-        text = "\n".join(preamble).strip()
-        if text:
-            cid = f"{doc.id}#{outline.path() or 'preamble'}"
-            chunks.append(_chunk(doc, cid, text, section=outline.path(), heading=outline.path()))
-        preamble.clear()
-
-    for line in doc.text.split("\n"):
-        s = line.strip()
-        if not s:
+    block: list[str] = []
+    fence = ""
+    for line in text.split("\n"):
+        if fence:
+            block.append(line)
+            if line.strip().startswith(fence):
+                fence = ""
             continue
-        head = _heading(s)
-        if head:
-            flush()
-            flush_preamble()
-            label, body = "", []
-            outline.push(*head)
+        opened = FENCE_RE.match(line)
+        if opened:
+            fence = opened.group(1)
+            block.append(line)
             continue
-        m = ARTICLE_RE.match(s)
-        if m:
-            flush()
-            flush_preamble()
-            label, heading, body = m.group(1), outline.path(), [s]
-        elif label:
-            body.append(s)
-        elif s not in header_lines:
-            preamble.append(s)
-    flush()
-    flush_preamble()
-    return chunks
+        head = heading(line.strip())
+        if head or not line.strip():
+            if block:
+                yield "block", block
+            block = []
+            if head:
+                yield "heading", head
+            continue
+        block.append(line)
+    if block:
+        yield "block", block
+
+
+SENTENCE_END = re.compile(r"[.?!](?=\s)\s*")
+"""An English sentence's end inside a paragraph, where a long paragraph may be cut when it has no 。."""
 
 
 def _pieces(paragraphs: list[str], cap: int) -> list[str]:
-    """Returns paragraphs packed into pieces of at most `cap` characters (long paragraphs split at 。)."""
+    """Returns paragraphs packed into pieces of at most `cap` characters (long paragraphs split at a sentence end)."""
     units: list[str] = []
     for p in paragraphs:
         while len(p) > cap:
-            cut = p.rfind("。", 0, cap)
-            cut = cut + 1 if cut > 0 else cap
+            cut = p.rfind("。", 0, cap) + 1 or max((m.end() for m in SENTENCE_END.finditer(p, 0, cap)), default=cap)
             units.append(p[:cut])
             p = p[cut:]
         if p:
@@ -458,6 +429,8 @@ def _pieces(paragraphs: list[str], cap: int) -> list[str]:
     return pieces
 
 
+ROW_LABELS = {"zh": "第{n}行", "en": "row {n}"}
+"""How a table row's section is labelled, in its document's language."""
 FAQ_QUESTION_RE = re.compile(r"^(?:Q|问)\s*[:：]\s*(.+)$", re.I)
 FAQ_ANSWER_RE = re.compile(r"^(?:A|答)\s*[:：]\s*", re.I)
 TABLE_RULE_RE = re.compile(r"^\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)*\|?$")
@@ -492,8 +465,10 @@ def split_tables(lines: list[str]) -> list[tuple[str, list[str]]]:
     return runs
 
 
-def chunk_markdown(doc: Document, cap: int = 800) -> list[Chunk]:
-    """Returns chunks of a non-statute markdown document: by heading, then by paragraph up to `cap` chars.
+def chunk_markdown(doc: Document, cap: int = 800, heading: Heading = markdown_heading) -> list[Chunk]:
+    """Returns chunks of a markdown document: by heading (see markdown_blocks), then by paragraph up to `cap` chars.
+
+    A chunk's id is the document's id and its heading path (``guide.md#Install / Debian``).
 
     Two structures get chunks of their own. A table gives one `table_row` chunk
     per row: the header line, its rule and the row, so every row reads as a
@@ -502,9 +477,10 @@ def chunk_markdown(doc: Document, cap: int = 800) -> list[Chunk]:
     chunk whose text is question + answer and whose meta keeps both.
     """
     chunks: list[Chunk] = []
-    outline = _Outline()
+    outline = Outline()
     paragraphs: list[str] = []
     count: dict[str, int] = {}
+    row_label = ROW_LABELS[language_of(doc.text)]
 
     def numbered(path: str) -> int:
         count[path] = count.get(path, 0) + 1
@@ -515,13 +491,13 @@ def chunk_markdown(doc: Document, cap: int = 800) -> list[Chunk]:
         question = FAQ_QUESTION_RE.match(outline.stack[-1][1]) if outline.stack else None
         if question and paragraphs:
             q, a = question.group(1).strip(), FAQ_ANSWER_RE.sub("", "\n".join(paragraphs).strip())
-            chunks.append(_chunk(doc, f"{doc.id}#{path}", f"{q}\n{a}", section=path, heading=path, kind="faq",
+            chunks.append(make_chunk(doc, f"{doc.id}#{path}", f"{q}\n{a}", section=path, heading=path, kind="faq",
                                  meta={"question": q, "answer": a}))
             paragraphs.clear()
         for piece in _pieces(paragraphs, cap):
             n = numbered(path)
             cid = f"{doc.id}#{path or 'text'}" + (f"~{n}" if n > 1 else "")
-            chunks.append(_chunk(doc, cid, piece, section=path, heading=path))
+            chunks.append(make_chunk(doc, cid, piece, section=path, heading=path))
         paragraphs.clear()
 
     def table(lines: list[str]) -> None:
@@ -531,18 +507,17 @@ def chunk_markdown(doc: Document, cap: int = 800) -> list[Chunk]:
             if not any(table_cells(line)):
                 continue
             n = numbered(f"{path}|table")
-            section = f"{path} 第{n}行" if path else f"第{n}行"
-            chunks.append(_chunk(doc, f"{doc.id}#{section}", f"{header}\n{rule}\n{line.strip()}", section=section,
+            label = row_label.format(n=n)
+            section = f"{path} {label}" if path else label
+            chunks.append(make_chunk(doc, f"{doc.id}#{section}", f"{header}\n{rule}\n{line.strip()}", section=section,
                                  heading=path, kind="table_row", meta={"header": table_cells(header), "row": n}))
 
-    for block in re.split(r"\n\s*\n", doc.text):
-        for line in block.split("\n"):
-            head = _heading(line.strip())
-            if head:
-                flush()
-                outline.push(*head)
-                block = block.replace(line, "", 1)
-        for kind, lines in split_tables([l.rstrip() for l in block.strip("\n").split("\n") if l.strip()]):
+    for what, item in markdown_blocks(doc.text, heading):
+        if what == "heading":
+            flush()
+            outline.push(*item)
+            continue
+        for kind, lines in split_tables([l.rstrip() for l in item if l.strip()]):
             if kind == "table":
                 flush()
                 table(lines)
@@ -556,16 +531,14 @@ def chunk_record(doc: Document) -> list[Chunk]:
     """Returns a JSONL record as one whole chunk that keeps the record id."""
     section = str(doc.meta.get("article") or doc.meta.get("section") or "")
     kind = "faq" if doc.kind == "faq" else "record"
-    return [_chunk(doc, doc.id, doc.text, section=section, kind=kind, meta=dict(doc.meta))]
+    return [make_chunk(doc, doc.id, doc.text, section=section, kind=kind, meta=dict(doc.meta))]
 
 
-def chunk_document(doc: Document, cap: int = 800) -> list[Chunk]:
-    """Returns the chunks of a document according to its kind."""
-    if doc.kind == "statute":
-        return chunk_statute(doc)
+def chunk_document(doc: Document, cap: int = 800, heading: Heading = markdown_heading) -> list[Chunk]:
+    """Returns the chunks of a document: a JSONL record whole, a markdown file by its headings."""
     if doc.source != doc.id:  # a JSONL record (its source is file#line)
         return chunk_record(doc)
-    return chunk_markdown(doc, cap)
+    return chunk_markdown(doc, cap, heading)
 
 
 def searchable_text(chunk: Chunk) -> str:
@@ -585,6 +558,7 @@ class Corpus:
     """Documents, their chunks, and the problems met while reading (path, line, message)."""
 
     root: str
+    domain: str = "generic"      # the corpus profile chunking used (skills.profile), recorded in the index
     documents: list[Document] = field(default_factory=list)
     chunks: list[Chunk] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
@@ -647,21 +621,40 @@ def flag_instructions(chunk: Chunk) -> Chunk:
 
 
 def read_corpus(root: Union[str, Path], *, progress: bool = False, cap: int = 800,
-                exclude: Iterable[str] = DEFAULT_EXCLUDE) -> Corpus:
-    """Returns the corpus under `root` (a folder of markdown/JSONL files, or one file).
+                exclude: Iterable[str] = DEFAULT_EXCLUDE, domain: str = "auto") -> Corpus:
+    """Returns the corpus under `root` (a folder of markdown/JSONL files, or one file), chunked by its profile.
 
+    `domain` names the corpus profile (skills.profile): ``auto`` reads the
+    files plainly first and takes the first shipped profile that claims them.
     Unreadable or malformed inputs are skipped and listed in `Corpus.problems`
     by path and line; files named in `exclude` (folder notes) are not read.
     """
     from lambdarag.errors import ConfigError
 
+    from ..profile import choose_profile, profile_named
+
     root = Path(root)
     if not root.exists():
         raise ConfigError(f"read_corpus: corpus path {str(root)!r} does not exist")
+    files, links = corpus_files(root, exclude)
+    if domain == "auto":
+        domain = choose_profile(_read(root, files, profile_named("generic"), False).documents)
+    profile = profile_named(domain)
+    corpus = _read(root, files, profile, progress)
+    corpus.domain = domain
+    corpus.problems[:0] = links
+    for doc in corpus.documents:
+        pieces = [flag_instructions(c) for c in profile.chunk(doc, cap)]
+        if not pieces:
+            corpus.problems.append((doc.source, 0, "no chunkable text"))
+        corpus.chunks.extend(pieces)
+    return corpus
+
+
+def _read(root: Path, files: list[Path], profile: Any, progress: bool) -> Corpus:
+    """Returns the documents of `files` read under `profile` (no chunks yet), with the problems met."""
     base = root.parent if root.is_file() else root
     corpus = Corpus(root=str(root))
-    files, links = corpus_files(root, exclude)
-    corpus.problems.extend(links)
     if progress:
         from tqdm import tqdm
 
@@ -669,14 +662,14 @@ def read_corpus(root: Union[str, Path], *, progress: bool = False, cap: int = 80
     for path in files:
         rel = path.relative_to(base).as_posix()
         if path.suffix.lower() == ".jsonl":
-            for item in read_records(path, base):
+            for item in read_records(path, base, profile):
                 if isinstance(item, Document):
                     corpus.documents.append(item)
                 else:
                     corpus.problems.append(item)
             continue
         try:
-            doc = read_markdown(path, base)
+            doc = read_markdown(path, base, profile)
         except Malformed as e:
             corpus.problems.append((rel, e.line, str(e)))
             continue
@@ -684,11 +677,6 @@ def read_corpus(root: Union[str, Path], *, progress: bool = False, cap: int = 80
             corpus.problems.append((rel, 0, f"cannot read: {e.strerror or e}"))
             continue
         corpus.documents.append(doc)
-    for doc in corpus.documents:
-        pieces = [flag_instructions(c) for c in chunk_document(doc, cap)]
-        if not pieces:
-            corpus.problems.append((doc.source, 0, "no chunkable text"))
-        corpus.chunks.extend(pieces)
     return corpus
 
 

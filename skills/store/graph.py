@@ -192,8 +192,8 @@ class EntityGraph:
     own and check nothing: callers showing their output filter with `visible`.
 
     >>> g = EntityGraph()
-    >>> _ = g.add_relation(RelationRecord(head="条例", relation="依据", tail="法"))
-    >>> [r.tail for r in g.neighbors("条例")]
+    >>> _ = g.add_relation(RelationRecord(head="细则", relation="依据", tail="法"))
+    >>> [r.tail for r in g.neighbors("细则")]
     ['法']
     """
 

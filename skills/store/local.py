@@ -32,6 +32,7 @@ class LocalBackend(IndexBackend):
         self.model = model
         self.lexical = bm25 or Bm25Index()
         self.ann_threshold = ann_threshold
+        self.domain: Optional[str] = None   # the corpus profile the chunks were made with (skills.profile)
         self._chunks: list[Chunk] = []
         self._docs: dict[str, dict] = {}
         self._vectors: Optional[np.ndarray] = None
@@ -166,7 +167,7 @@ class LocalBackend(IndexBackend):
             files[part] = {"name": name, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
         manifest = {"format": FORMAT, "generation": generation, "files": files,
                     "fingerprint": self.fingerprint(), "version": self.version, "model": self.model,
-                    "tokenizer": self.tokenizer.config(), "ann_threshold": self.ann_threshold,
+                    "tokenizer": self.tokenizer.config(), "ann_threshold": self.ann_threshold, "domain": self.domain,
                     "documents": self._docs, "chunks": len(self._chunks)}
         write_replace(directory / MANIFEST, json.dumps(manifest, ensure_ascii=False).encode("utf-8"))
         sweep(directory)
@@ -191,6 +192,7 @@ class LocalBackend(IndexBackend):
             raise StoreCorrupt(f"{directory}: manifest says {manifest['chunks']} chunks but found "
                                f"{', '.join(f'{n} {k}' for k, n in wrong.items())}")
         backend._docs = manifest["documents"]
+        backend.domain = manifest.get("domain")
         backend.version = manifest["version"]
         backend._reindex()
         return backend

@@ -1,11 +1,16 @@
-"""Chinese tokenisation for lexical retrieval: jieba words without stopwords and punctuation.
+"""Tokenisation for lexical retrieval: jieba words without stopwords and punctuation, English words optionally stemmed.
 
 Each `Tokenizer` owns its own jieba dictionary, so entity names and learned
-synonyms added for one index never change how another index tokenises.
+synonyms added for one index never change how another index tokenises. With
+``english="snowball"`` a Latin-letter word is lower-cased, dropped when it is
+an English stop word and stemmed by the Snowball English stemmer
+(snowballstemmer: the Snowball project's own package, pure Python, faster with
+PyStemmer installed), so "packages" in a question finds "package" in a text.
 """
 from __future__ import annotations
 
 import hashlib
+import re
 import sqlite3
 import sys
 import threading
@@ -16,6 +21,9 @@ from typing import Iterable, Optional, Union
 from .home import cache_dir
 
 DEFAULT_STOPWORDS = Path(__file__).with_name("data") / "stopwords.txt"
+ENGLISH_STOPWORDS = Path(__file__).with_name("data") / "stopwords-en.txt"
+ENGLISH_STEMMERS = ("", "snowball")
+"""How Latin-letter words are normalised: as they are (lower-cased), or stemmed by Snowball English."""
 
 
 def load_words(path: Union[str, Path]) -> list[str]:
@@ -62,12 +70,20 @@ class Tokenizer:
     """
 
     def __init__(self, stopwords: Union[str, Path, Iterable[str], None] = None,
-                 user_words: Iterable[str] = (), *, hmm: bool = True) -> None:
+                 user_words: Iterable[str] = (), *, hmm: bool = True, english: str = "") -> None:
         if stopwords is None or isinstance(stopwords, (str, Path)):
             words = load_words(stopwords or DEFAULT_STOPWORDS)
         else:
             words = list(stopwords)
+        if english not in ENGLISH_STEMMERS:
+            from lambdarag.errors import ConfigError
+
+            raise ConfigError(f"Tokenizer: english must be one of {ENGLISH_STEMMERS}, got {english!r}")
+        self.english = english
+        if english:
+            words = [*words, *load_words(ENGLISH_STOPWORDS)]
         self.stopwords = frozenset(w.lower() for w in words)
+        self._stem = _english_stemmer() if english else None
         self.user_words: tuple[str, ...] = ()
         self.hmm = hmm
         self._jieba = None
@@ -109,7 +125,8 @@ class Tokenizer:
         for word in words:
             token = word.strip().lower()
             if token and token not in self.stopwords and not is_symbolic(token):
-                out.append(token)
+                out.append(self._stem(token) if self._stem is not None and token.isascii() and token.isalpha()
+                           else token)
         return out
 
     def tokenize_many(self, texts: Iterable[str], *, progress: bool = False, desc: str = "tokenize") -> list[list[str]]:
@@ -126,18 +143,39 @@ class Tokenizer:
         from importlib.metadata import version
 
         h = hashlib.sha1(f"jieba {version('jieba')} hmm={self.hmm}\n".encode())   # importing jieba takes 0.5 s
+        if self.english:
+            h.update(f"english={self.english} {version('snowballstemmer')}\n".encode())
         h.update("\n".join(sorted(self.stopwords)).encode())
         h.update(b"\0user\0" + "\n".join(self.user_words).encode())
         return h.hexdigest()[:16]
 
     def config(self) -> dict:
         """Returns the JSON-able settings that rebuild an equal tokenizer (stored with an index)."""
-        return {"stopwords": sorted(self.stopwords), "user_words": list(self.user_words), "hmm": self.hmm}
+        out = {"stopwords": sorted(self.stopwords), "user_words": list(self.user_words), "hmm": self.hmm}
+        return {**out, "english": self.english} if self.english else out
 
     @classmethod
     def from_config(cls, config: dict) -> "Tokenizer":
         """Returns the tokenizer that `config()` describes."""
-        return cls(config.get("stopwords"), config.get("user_words", ()), hmm=config.get("hmm", True))
+        return cls(config.get("stopwords"), config.get("user_words", ()), hmm=config.get("hmm", True),
+                   english=config.get("english", ""))
+
+
+def _english_stemmer():
+    """Returns the Snowball English stemmer's one-word function, memoised (a corpus repeats its words) and
+    locked (a Snowball stemmer object keeps its word in itself while it works)."""
+    from functools import lru_cache
+
+    import snowballstemmer
+
+    stemmer, lock = snowballstemmer.stemmer("english"), threading.Lock()
+
+    @lru_cache(maxsize=65536)
+    def stem(word: str) -> str:
+        with lock:
+            return stemmer.stemWord(word)
+
+    return stem
 
 
 _BASE_LOCK = threading.Lock()
@@ -232,6 +270,19 @@ class StoredFrequencies:
 
     def __setitem__(self, word: str, n: int) -> None:
         self._seen[word] = n
+
+
+_CJK = re.compile(r"[\u3400-\u9fff]")
+_LATIN = re.compile(r"[A-Za-z]")
+
+
+def language_of(text: str) -> str:
+    """Returns ``zh`` when CJK characters are at least a fifth of the text's letters, else ``en``; ``zh`` for a text
+    without letters (the offline answer's words default to the project's first language)."""
+    cjk, latin = len(_CJK.findall(text)), len(_LATIN.findall(text))
+    if cjk + latin == 0:
+        return "zh"
+    return "zh" if cjk * 5 >= cjk + latin else "en"
 
 
 _DEFAULT: Optional[Tokenizer] = None

@@ -4,7 +4,7 @@ Rules read what Chinese statutes state in fixed forms: the title, header lines
 (``2021年4月29日 第十三届全国人民代表大会常务委员会第二十八次会议修订``,
 ``国务院令第561号公布``), the legal basis (``根据《…》，制定本条例`` → 依据),
 competent authorities (``国务院交通运输主管部门主管全国…工作`` → 主管), agency → agency
-relations (上级, 隶属, 设立, 监督指导; see `skills.hierarchy`),
+relations (上级, 隶属, 设立, 监督指导; see `hierarchy`),
 《…》 citations (→ 引用) and chapter titles (→ 涉及). The LLM path returns the
 same records, validated, with relative dates made absolute from the
 document's own date. `fact_extract` reuses `extract_relations`/`extract_entities`.
@@ -14,7 +14,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-from dataclasses import dataclass, field
 from typing import Any, Optional, Union
 
 from pydantic import Field
@@ -22,9 +21,11 @@ from pydantic import Field
 from lambdarag.errors import InvalidOutput
 from lambdarag.lam import Reply, parse_reply
 
-from .store.corpus import Document
-from .store.records import Relation
-from .store.graph import EntityRecord, Event, Label, RelationRecord, Version, short_name
+from skills.store.corpus import Document
+from skills.store.graph import EntityRecord, Event, Label, RelationRecord, Version, short_name
+from skills.store.records import Relation
+from skills.wiki import DocFacts
+
 from .hierarchy import agency_relations
 
 RULES_VERSION = 2   # bump when the rules change so that incremental compiles redo every document
@@ -53,16 +54,6 @@ FOLDER_TYPES = {"行政法规": "regulation", "司法解释": "judicial_interpre
                 "宪法": "constitution"}
 BODIES = ("全国人民代表大会常务委员会", "全国人民代表大会", "国务院", "最高人民法院", "最高人民检察院",
           "中央军事委员会")
-
-
-@dataclass
-class DocFacts:
-    """What one document contributes to the graph: entities and relations, all tagged with its source."""
-
-    source: str
-    entity: str = ""                                   # the entity the document is a version of
-    entities: list[EntityRecord] = field(default_factory=list)
-    relations: list[RelationRecord] = field(default_factory=list)
 
 
 def iso(m: re.Match) -> str:

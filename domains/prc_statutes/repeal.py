@@ -9,11 +9,10 @@ which version on; `repeals(index)` reads every such clause of an index once.
 from __future__ import annotations
 
 import re
-from typing import Any, Optional, Sequence
+from typing import Any
 
-from .store.derived import PerObject
-from .store.graph import short_name
-from .store.records import Hit, TimeRange
+from skills.store.derived import PerObject
+from skills.store.graph import short_name
 
 REPEALING = re.compile(r"((?:《[^《》]{2,80}》[、，,和及与]?)+)同时废止")
 """A repealing clause: 《A》、《B》同时废止 (the law's closing article)."""
@@ -52,23 +51,3 @@ def repealed_families(index: Any) -> dict[str, str]:
 
 repeals: PerObject[dict[str, str]] = PerObject(repealed_families)
 """Returns repealed_families(index), computed again only when the index changes."""
-
-
-def unrepealed(hits: Sequence[Hit], window: Optional[TimeRange], repealed: dict[str, str]) -> tuple[Hit, ...]:
-    """Returns the hits of statutes not repealed before `window`: all of them when the window is None.
-
-    A repealed statute is out of force for the newest-version window (an
-    undated question) and for a window that starts on or after its repeal; a
-    question about a time before the repeal keeps it.
-    """
-    if window is None or not repealed:
-        return tuple(hits)
-    since = window.as_of or window.start
-    if not window.latest and since is None:
-        return tuple(hits)
-
-    def repealed_then(h: Hit) -> bool:
-        date = repealed.get(h.family or "")
-        return date is not None and (since is None or date <= since.isoformat())
-
-    return tuple(h for h in hits if not repealed_then(h))

@@ -14,15 +14,12 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional
 
-from lambdarag import Term, Tool, extra_field
-from lambdarag.state import Record
-
-from .store.derived import PerObject
-from .store.graph import short_name
-from .registry import skill
-from .sentences import bigrams
+from skills.sentences import bigrams
+from skills.sides import Side
+from skills.store.derived import PerObject
+from skills.store.graph import short_name
 
 QUOTED = re.compile(r"《([^《》]{2,60})》")
 MIN_COVER = 0.8
@@ -85,18 +82,6 @@ def longest_common(text: str, title: str) -> tuple[int, int]:
             best = (i, j - i)
             j += 1
     return best
-
-
-class Side(Record):
-    """One statute a question names: the name as written, the title it resolved to, and its document."""
-
-    name: str
-    title: str
-    source: str
-    family: str = ""
-
-
-extra_field("sides", tuple[Side, ...])
 
 
 @dataclass(frozen=True)
@@ -220,21 +205,3 @@ class StatuteNames:
 
 statute_names: PerObject[StatuteNames] = PerObject(lambda index: StatuteNames(index.documents()))
 """Returns the title table of an index, rebuilt when the index changes."""
-
-
-def aspect_query(query: str, sides: Sequence[Side]) -> str:
-    """Returns the question without the statute names, i.e. the aspect every side is searched for."""
-    for side in sides:
-        query = query.replace(side.name, " ")
-    return query.strip() or query
-
-
-@skill("name_statutes")
-def name_statutes(config: Mapping[str, Any]) -> Term:
-    """Returns a term writing `sides`: the statutes the question names, each resolved to its newest document (config: limit, loose)."""
-    limit, loose = int(config.get("limit", 4)), bool(config.get("loose", False))
-
-    def run(state, ctx):
-        return {"sides": statute_names(ctx.resource("index")).named(state.query, limit, loose)}
-
-    return Tool("name_statutes", run, reads=["query"], writes=["sides"], effect="io")

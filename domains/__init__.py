@@ -1,0 +1,8 @@
+"""Layer between orchestration and patterns: domain packs, each a corpus profile (skills.profile) and its rules.
+
+`generic` fits any markdown, plain text or JSONL corpus in Chinese or English;
+`prc_statutes` holds every rule that only PRC statutes have (articles, titles
+and their short forms, versions and repeals, law-before-regulation priors,
+agency relations, statute phrasing). A user's own pack is any
+``package.module:Factory`` returning a `CorpusProfile`.
+"""

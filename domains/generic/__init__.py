@@ -1,0 +1,52 @@
+"""The generic pack: a corpus profile for markdown, plain text and JSONL of any kind, in Chinese or English.
+
+Sections are the units (chunked by headings, skills.store.corpus); the named
+things of a question are document titles, file names and headings, matched
+on word boundaries (names); the graph holds sections, links and definitions
+(graph); the classifier's cues and exemplars are in both languages (cues,
+data/classify_exemplars.jsonl); answers are worded in the question's
+language (skills.phrasing). There are no priors and no repeals, and a survey
+starts from the plain hybrid ranking (survey): every route starts from hybrid
+retrieval and only adds.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from skills.profile import CorpusProfile
+
+from . import cues, graph
+from .names import document_names
+from .survey import hybrid_first
+
+EXEMPLARS = Path(__file__).with_name("data") / "classify_exemplars.jsonl"
+"""Questions about documentation and prose of no particular field, in English and Chinese, labelled by type."""
+
+
+class GenericProfile(CorpusProfile):
+    """Any documents: sections are the units, titles and headings are the named things, no priors."""
+
+    name = "generic"
+    rules_version = graph.RULES_VERSION
+
+    def tokenizer_options(self) -> dict:
+        return {"english": "snowball"}
+
+    sides_lead = False
+
+    def named_sides(self, index: Any, query: str, limit: int, loose: bool) -> tuple:
+        """Returns the documents a comparison names (`loose`); other questions name none, so their ranking stays
+        the hybrid one: a title word in a question is weaker evidence in documentation than in statutes."""
+        return document_names(index).named(query, limit) if loose else ()
+
+    def document_hits(self, ctx: Any, state: Any, k: int, depth: int, purposes: int) -> tuple:
+        return hybrid_first(ctx, state)
+
+    def extract_document(self, doc: Any) -> Any:
+        return graph.extract_document(doc)
+
+    relation_cue_table, asking_words, rules, exemplars_file = cues.RELATION_CUES, cues.ASKING, cues.RULES, EXEMPLARS
+
+    def query_entities(self, query: str) -> tuple[str, ...]:
+        return cues.query_entities(query)

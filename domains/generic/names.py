@@ -1,0 +1,110 @@
+"""The documents a question names, by title, file name or a heading only one document has, on word boundaries.
+
+"difference" does not name ``if.md`` and "inside" does not name ``in.md``:
+an English name must stand as a whole word (letters, digits, ``-`` ``.``
+``_`` ``+`` around it end it), case-insensitively; a name that is an English
+stop word names nothing. A Chinese name must begin and end where jieba cuts
+the question, unless it is four characters or longer. Longer names win, and a
+stretch of the question names one document only.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Any, Mapping
+
+from skills.sides import Side
+from skills.store.derived import PerObject
+from skills.store.tokenize import ENGLISH_STOPWORDS, import_jieba, load_words
+
+_NUMBERING = re.compile(r"^(?:chapter\s+)?[\dA-Z]+(?:\.\d+)*[.)]?\s+|^第[一二三四五六七八九十\d]+[章节]\s*", re.I)
+_WORD = "A-Za-z0-9_+\\-."
+MIN_ASCII = 3
+
+
+@dataclass(frozen=True)
+class Name:
+    text: str          # lower-cased
+    title: str
+    source: str
+    family: str
+
+
+def _clean(name: str) -> str:
+    return _NUMBERING.sub("", name.strip()).strip(" :：").lower()
+
+
+class DocumentNames:
+    """The names of an index's documents: titles, file stems, and headings found in one document only."""
+
+    def __init__(self, documents: Mapping[str, Mapping[str, Any]], chunks: Any) -> None:
+        stop = frozenset(load_words(ENGLISH_STOPWORDS))
+        owners: dict[str, set[str]] = {}
+        names: dict[tuple[str, str], Name] = {}
+
+        def add(text: str, meta: Mapping[str, Any]) -> None:
+            text = _clean(text)
+            if len(text) < 2 or text in stop or (text.isascii() and len(text) < MIN_ASCII):
+                return
+            source = str(meta.get("source") or "")
+            owners.setdefault(text, set()).add(str(meta.get("family") or source))
+            names[(text, source)] = Name(text, str(meta.get("title") or text), source,
+                                         str(meta.get("family") or ""))
+
+        for meta in documents.values():
+            add(str(meta.get("title") or ""), meta)
+            add(PurePosixPath(str(meta.get("source") or "").split(":")[0]).stem, meta)
+        by_source = {str(m.get("source") or ""): m for m in documents.values()}
+        for chunk in chunks:
+            if chunk.section and chunk.source in by_source:
+                add(chunk.section.split(" / ")[-1], by_source[chunk.source])
+        unique = [n for (text, _), n in names.items() if len(owners[text]) == 1]
+        self.names = sorted(unique, key=lambda n: -len(n.text))
+
+    def named(self, query: str, limit: int = 4) -> tuple[Side, ...]:
+        """Returns the documents `query` names, in order of mention (at most `limit`)."""
+        low = query.lower()
+        cuts = _cuts(query) if re.search(r"[\u4e00-\u9fff]", query) else set()
+        taken: list[tuple[int, int]] = []
+        found: dict[str, tuple[int, Side]] = {}
+        for name in self.names:
+            if len(found) >= limit:
+                break
+            if name.source in found:
+                continue
+            for at in _places(low, name.text, cuts):
+                end = at + len(name.text)
+                if any(at < e and s < end for s, e in taken):
+                    continue
+                taken.append((at, end))
+                found[name.source] = (at, Side(name=query[at:end], title=name.title, source=name.source,
+                                               family=name.family))
+                break
+        return tuple(side for _, side in sorted(found.values(), key=lambda p: p[0]))
+
+
+def _places(low: str, name: str, cuts: set[int]) -> list[int]:
+    """Returns where `name` stands in the lower-cased question as a whole word (see the module docstring)."""
+    if name.isascii():
+        pattern = rf"(?<![{_WORD}]){re.escape(name)}(?![A-Za-z0-9_+\-]|\.[A-Za-z0-9])"
+        return [m.start() for m in re.finditer(pattern, low)]
+    out = []
+    start = low.find(name)
+    while start >= 0:
+        if len(name) >= 4 or (start in cuts and start + len(name) in cuts):
+            out.append(start)
+        start = low.find(name, start + 1)
+    return out
+
+
+def _cuts(query: str) -> set[int]:
+    """Returns the offsets where jieba cuts the question into words (its start and end included)."""
+    cuts = {0, len(query)}
+    for _, start, end in import_jieba().tokenize(query):
+        cuts.update((start, end))
+    return cuts
+
+
+document_names: PerObject[DocumentNames] = PerObject(lambda index: DocumentNames(index.documents(), index.chunks()))
+"""Returns the name table of an index, rebuilt when the index changes."""

@@ -1,0 +1,123 @@
+"""The PRC statute pack: a corpus profile for statutes, regulations and judicial interpretations in Chinese.
+
+Every rule that only statutes have lives in this package: articles 第X条
+and 编/章/节 divisions (documents), statute titles and their short forms
+(names), the aspects two statutes are compared on (aspects), repeals by a
+successor's closing article (repeal), law-before-regulation priors and the
+topic and purpose searches of a survey (ranks), agency relations and the
+entity extraction of the graph (hierarchy, extract), the classifier's cues
+and exemplars (cues), and the wording of answers and replies (wording).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from skills.profile import CorpusProfile
+from skills.store.corpus import Document
+from skills.store.graph import short_name
+
+from . import aspects, cues, documents, edges, extract, ranks, repeal, wording
+from .names import statute_names
+
+EXEMPLARS = Path(__file__).with_name("data") / "classify_exemplars.jsonl"
+"""Statute questions labelled by type, the learned classifier's training set (none from a test half)."""
+
+
+class StatuteProfile(CorpusProfile):
+    """PRC statutes: articles are the units, titles name families of dated versions, laws outrank regulations."""
+
+    name = "prc_statutes"
+
+    @classmethod
+    def claims(cls, docs: Sequence[Any]) -> bool:
+        return documents.claims(docs)
+
+    def markdown_fields(self, name: str, title: str, lines: Sequence[str]) -> dict[str, Any]:
+        headers = documents.header_lines(lines)
+        return {"kind": "statute" if documents.is_statute(lines) else "markdown", "headers": headers,
+                "date": documents.date_of(name, headers), "family": self.family(title)}
+
+    def family(self, title: str) -> str:
+        return documents.family(title)
+
+    def chunk(self, doc: Any, cap: int) -> list:
+        return documents.chunk(doc, cap)
+
+    def short_title(self, title: str) -> str:
+        return short_name(title)
+
+    # -- comparison ---------------------------------------------------------------------------------------------
+
+    def named_sides(self, index: Any, query: str, limit: int, loose: bool) -> tuple:
+        return statute_names(index).named(query, limit, loose)
+
+    def compare_aspects(self, query: str) -> list[tuple[str, tuple[str, ...]]]:
+        return aspects.aspects_of(query)
+
+    def named_aspects(self, query: str) -> list[tuple[str, tuple[str, ...]]]:
+        return aspects.named_aspects(query)
+
+    def without_aspects(self, words: Sequence[str]) -> list[str]:
+        return aspects.without_aspects(tuple(words))
+
+    # -- priors, versions, repeals --------------------------------------------------------------------------------
+
+    def rank(self, title: str) -> int:
+        return ranks.title_rank(title)
+
+    def source_rank(self, source: str) -> int:
+        return ranks.source_rank(source)
+
+    def repealed(self, index: Any) -> dict[str, str]:
+        return repeal.repeals(index)
+
+    def topic_hits(self, backend: Any, query: str, hits: Sequence[Any], user: Any, limit: int,
+                   specific: int) -> tuple:
+        return ranks.topic_hits(backend, query, hits, user, limit, specific)
+
+    def document_hits(self, ctx: Any, state: Any, k: int, depth: int, purposes: int) -> tuple:
+        return ranks.document_hits(ctx, state, k, depth, purposes)
+
+    # -- graph --------------------------------------------------------------------------------------------------
+
+    rules_version = extract.RULES_VERSION
+
+    def extract_document(self, doc: Any) -> Any:
+        return extract.extract_document(doc)
+
+    def llm_extract(self, doc: Any, llm: Any) -> Any:
+        return extract.llm_extract(doc, llm)
+
+    def answer_facts(self, hit: Any, text: str) -> tuple[list, list[tuple[str, str]]]:
+        doc = Document(id=hit.chunk_id, source=hit.source, title=hit.title, text=text, date=hit.date, kind="statute")
+        return extract.extract_relations(doc), extract.extract_entities(text)
+
+    relation_cue_table, asking_words = edges.CUES, edges.ASKING
+
+    # -- classification -------------------------------------------------------------------------------------------
+
+    rules, exemplars_file = cues.RULES, EXEMPLARS
+
+    def query_entities(self, query: str) -> tuple[str, ...]:
+        return cues.query_entities(query)
+
+    def is_heading(self, line: str) -> bool:
+        return bool(documents.DIVISION_LINE.search(line))
+
+    def is_title(self, name: str) -> bool:
+        return bool(cues.TITLE_END.search(name))
+
+    pronoun_nouns = "法律|法规|条例|规定|办法|机构|部门|单位|机关|法"
+    step_back_suffix = " 相关规定"
+
+    # -- answers and replies ------------------------------------------------------------------------------------
+
+    def phrasing(self, query: str) -> Mapping[str, str]:
+        return wording.PHRASES
+
+    def direct_replies(self, query: str) -> Mapping[str, str]:
+        return {"greeting": wording.PHRASES["greeting"], "out_of_scope": wording.PHRASES["out_of_scope"]}
+
+    def in_domain(self, query: str, index: Any = None) -> bool:
+        return bool(wording.DOMAIN.search(wording.PUNCTUATION.sub("", query)))

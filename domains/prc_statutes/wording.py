@@ -1,0 +1,25 @@
+"""How statute answers and replies are worded: titles in 《》, articles (条文) and rules (规定), a legal assistant's
+greeting; and the words that make a question one about statutes (for telling small talk apart)."""
+from __future__ import annotations
+
+import re
+from typing import Mapping
+
+from skills.phrasing import ZH
+
+PHRASES: Mapping[str, str] = {
+    **ZH,
+    "no_passage": "现有资料中没有直接回答该问题的条文。",
+    "side_not_found": "以下方面现有资料中未找到依据：《{title}》关于{aspect}的规定。",
+    "side": "- 《{title}》：",
+    "same": "相同：在{aspect}上，{a}与{b}的规定基本一致（均涉及{shared}）",
+    "own": "其本身的规定",
+    "greeting": "您好！我是法律法规知识问答助手，请直接描述您想查询的法规问题。",
+    "out_of_scope": "抱歉，这个问题不在本知识库（法律法规）的范围内，我无法作答。",
+}
+DOMAIN = re.compile(
+    r"(?<![做方想说看用写玩打算语手魔技])法|条例|规定|细则|条款|第.{1,6}条|船|海事|海上|海洋|海域|海关|海商|"
+    r"港口|码头|航运|航道|航行|渔|水路|口岸|许可|处罚|罚款|责任|权利|义务|合同|诉讼|登记|证书|主管|部门")
+"""Words of a question about statutes: an off-topic cue (天气, 电影) counts only without one of these."""
+PUNCTUATION = re.compile(r"[\s\W_]+")
+"""Spaces and punctuation, dropped before the domain words are looked for."""
