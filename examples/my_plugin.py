@@ -27,6 +27,6 @@ def per_source(config):
 @pattern("side_by_side")
 def side_by_side(settings):
     """Returns retrieval for comparisons: each statute the question names searched alone, three hits per file."""
-    return (configured(settings, "name_statutes", loose=True) >> retrieve(settings)
+    return (configured(settings, "name_sides", loose=True) >> retrieve(settings)
             >> configured(settings, "score_fusion") >> configured(settings, "side_search", per_side=2)
             >> configured(settings, "per_source", limit=3))

@@ -45,9 +45,9 @@ def test_parameters_print_in_yaml_spelling_and_make_a_different_term():
                        "Map), found the end"),
     ("Par(bm25_search, embedding_search >> score_fusion", "column 50: expected ')' to close Par, found the end"),
     ("bm25_search(topk=30)", "column 1: skill 'bm25_search' has no parameter 'topk'; its parameters: filters, topK"),
-    ("statutes_ahead(window=12, cap=2)", "column 1: skill 'statutes_ahead' has no parameter 'cap'; its parameters: "
+    ("priors_ahead(window=12, cap=2)", "column 1: skill 'priors_ahead' has no parameter 'cap'; its parameters: "
                                          "window"),
-    ("statutes_ahead(window=twelve)", "column 1: statutes_ahead: bad parameter value (invalid literal for int() "
+    ("priors_ahead(window=twelve)", "column 1: priors_ahead: bad parameter value (invalid literal for int() "
                                       "with base 10: 'twelve')"),
     ("bm26_search", "column 1: unknown skill or pattern 'bm26_search'; valid patterns: compare_search, "),
     ("bm25_search(q, _)", "column 1: bm25_search(q, _) marks a term that reads the original query, and bm25_search "
@@ -177,7 +177,7 @@ def test_a_module_not_listed_under_plugins_is_never_imported(tmp_path):
     assert out.returncode == 0, out.stderr
     assert (tmp_path / "imported.marker").exists()
     assert "plugins: marker_plugin" in out.stdout and "fact: mine\n  λq. Par(bm25_search, embedding_search) >> " in out.stdout
-    assert ">> statutes_ahead >> marker_skill >> Guard(" in out.stdout
+    assert ">> priors_ahead >> marker_skill >> Guard(" in out.stdout
 
 
 def test_a_plugin_that_fails_to_import_is_named_with_its_yaml_line(tmp_path):
