@@ -18,7 +18,10 @@ INSTRUCTION = re.compile(
     r"|(?:请|立即|必须)?(?:写入|记住|存入|添加)(?:以下|如下|下列)?(?:知识|关系|事实|内容)?[:：]"
     r"|(?:只|直接|必须|请)(?:回答|输出|回复)[:：]"
     r"|ignore (?:all |the |any )?(?:previous|above|prior|earlier)|disregard (?:all |the |any )?(?:previous|above|prior)"
-    r"|forget (?:all |everything|your|the )|system prompt|you are now|new instructions?|act as (?:a|an|the) "
+    r"|forget (?:all|everything) (?:you|previous|above|prior|that)|forget your (?:instructions|rules|guidelines)"
+    r"|(?:reveal|print|show|repeat|ignore|override|leak) (?:the |your )?system prompt"
+    r"|you are now(?= (?:a|an|my|no longer)\b)|(?:here are |follow (?:these|the) |your )new instructions?"
+    r"|(?:you (?:will |must |should |shall |now )?|please |now )act as (?:a|an|the) "
     r"|(?:^|\n)\s*(?:system|assistant|developer)\s*[:：]|<\|im_start\|>|\[/?INST\]",
     re.IGNORECASE)
 
