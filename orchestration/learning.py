@@ -206,7 +206,8 @@ def fit(view: CorpusView, pairs: Sequence[Pair], vectors: np.ndarray, base: Call
     settings that cost the held-out questions with never-confirmed chunks at
     most `unseen_loss` nDCG@10 on average (plus `LOSS_CONFIDENCE` standard
     errors), the best overall wins (`choose`);
-    if none does, the gate stays closed. The tail weights (ranks after
+    if none does, the gate stays closed. The top 10 is scored as `arrange` ranks
+    it: from plain retrieval's candidates only (`head_rows`). The tail weights (ranks after
     `HEAD`, gate open or not) are those of best out-of-fold recall@100
     (`choose_tail`).
     """
