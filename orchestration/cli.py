@@ -409,7 +409,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     warm_up(open_knowledge(config, args.index, embedder=embedder, progress=True).index, embedder)
     create_app = app_factory(args.app)
     app = trusting(create_app(config, args.index), config, args.host)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="info")
+    # proxy_headers off: uvicorn would otherwise take X-Forwarded-For from any local client as the source address,
+    # so one client could pose as many sources and slip past the per-source vote rate limit
+    uvicorn.run(app, host=args.host, port=args.port, log_level="info", proxy_headers=False)
     return 0
 
 

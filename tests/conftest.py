@@ -15,7 +15,7 @@ import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Iterator, Optional, Sequence
 
 import pytest
 
@@ -104,13 +104,15 @@ def free_port() -> int:
 
 
 @contextmanager
-def serve_process(*args: str, timeout: float = 60) -> Iterator[str]:
-    """Yields the URL of a `lambdarag serve` child process (extra CLI `args`) once its /api/info answers."""
+def serve_process(*args: str, timeout: float = 60, env: Optional[dict[str, str]] = None) -> Iterator[str]:
+    """Yields the URL of a `lambdarag serve` child process (extra CLI `args`, `env` over this environment) once
+    its /api/info answers."""
     import httpx
 
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "orchestration.cli", "serve", "--port", str(port), *args],
-                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, **(env or {})})
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + timeout

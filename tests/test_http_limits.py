@@ -113,3 +113,15 @@ def test_trusted_hosts_default_to_the_bound_host_and_local_names_and_are_configu
     assert trusted_hosts(config, "127.0.0.1") == ["127.0.0.1", "localhost", "rag.example.org", "*.corp.example"]
     with pytest.raises(Exception, match=r"line 2: server.trustedHosts: 'evil/\*' is not a host name"):
         parse_config("server:\n  trustedHosts: ['evil/*']\n")
+
+
+def test_a_forwarded_for_header_does_not_make_one_client_many_vote_sources(tmp_path):
+    """The vote rate limit is per source address: a local client naming a new X-Forwarded-For on every vote is
+    still one source, so its 21st vote within the window is refused with 429 (rateLimit 20)."""
+    import httpx
+
+    with serve_process(env={"LAMBDARAG_FEEDBACK": "on", "LAMBDARAG_HOME": str(tmp_path)}) as url:
+        statuses = [httpx.post(f"{url}/api/feedback", headers={"X-Forwarded-For": f"10.0.0.{i}"}, timeout=30,
+                               json={"query_id": f"q{i}", "chunk_id": "x.md#1", "verdict": "up"}).status_code
+                    for i in range(21)]
+    assert statuses == [400] * 20 + [429]
