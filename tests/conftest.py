@@ -52,6 +52,18 @@ def pytest_runtest_setup(item):
     pytest.skip(reason)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def user_data_home_untouched():
+    """Fails the run if a test wrote into the real user data home (platformdirs), e.g. by deleting LAMBDARAG_HOME
+    instead of restoring it: tests write under test-artifacts/ or their own temporary folders only."""
+    from platformdirs import user_data_dir
+
+    home = Path(user_data_dir("lambdarag"))
+    existed = home.exists()
+    yield
+    assert existed or not home.exists(), f"a test wrote into the user data home {home}"
+
+
 @pytest.fixture
 def llm_server():
     """Yields a running scripted server; tests call `.script.script(Reply(...))`."""

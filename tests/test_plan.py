@@ -63,18 +63,14 @@ def test_english_intents_and_off_topic_cues_on_word_boundaries(query, intent):
     assert detect_intent(query, (), GenericProfile().in_domain) == intent   # no index: only cue-free questions are in
 
 
-def test_a_question_with_an_off_topic_cue_is_in_domain_when_its_words_are_the_corpus_words(tmp_path):
+def test_a_question_with_an_off_topic_cue_is_in_domain_when_its_words_are_the_corpus_words(tmp_path, monkeypatch):
     from skills.store.index import build_index
 
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "forecast.md").write_text("# Weather forecast service\n\nThe weather forecast daemon polls every hour.\n")
-    import os
-    os.environ["LAMBDARAG_HOME"] = str(tmp_path / "home")
-    try:
-        index = build_index(docs, "w", dense=False, progress=False)
-    finally:
-        del os.environ["LAMBDARAG_HOME"]
+    monkeypatch.setenv("LAMBDARAG_HOME", str(tmp_path / "home"))   # restored after the test, not deleted
+    index = build_index(docs, "w", dense=False, progress=False)
     profile = GenericProfile()
     assert detect_intent("How often does the weather forecast daemon poll?", (), lambda q: profile.in_domain(q, index)) \
         == "knowledge"
