@@ -12,14 +12,16 @@ from __future__ import annotations
 import json
 import random
 import re
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "bench" / "data" / "routing"
-LAWS = ROOT.parent / "shared" / "data" / "laws"
-MARITIME = ROOT.parent / "shared" / "data" / "maritime"
+SHARED = Path(os.environ.get("LAMBDARAG_SHARED", ROOT.parent / "shared"))   # as tests/conftest.py reads it
+LAWS = SHARED / "data" / "laws"
+MARITIME = SHARED / "data" / "maritime"
 TYPES = ("fact", "compare", "relation", "synthesis", "temporal")
 HALVES = ("dev", "dev2", "test")  # dev2: written after tuning on dev, before tuning on it
 SEED = 16

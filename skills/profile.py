@@ -165,10 +165,13 @@ class CorpusProfile:
         return self.rules
 
     def exemplars(self) -> tuple[tuple[str, str], ...]:
-        """Returns labelled questions (query, type) the learned classifier is fitted on."""
+        """Returns labelled questions (query, type) the learned classifier is fitted on, read once per profile
+        (the classifier asks on every question)."""
         from .exemplars import read_exemplars
 
-        return read_exemplars(self.exemplars_file) if self.exemplars_file else ()
+        if "_exemplars" not in self.__dict__:
+            self._exemplars = read_exemplars(self.exemplars_file) if self.exemplars_file else ()
+        return self._exemplars
 
     def query_entities(self, query: str) -> tuple[str, ...]:
         """Returns the named things of a question, in order of appearance."""

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from pathlib import PurePosixPath
-from typing import Any
 
 from skills.store.corpus import Document, markdown_blocks
 from skills.store.graph import EntityRecord, Label, RelationRecord, Version

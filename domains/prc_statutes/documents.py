@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable, Optional, Sequence
 
-from skills.store.corpus import (HEADING_RE, Chunk, Document, Outline, chunk_markdown, chunk_record, file_date,
+from skills.store.corpus import (HEADING_RE, Chunk, Document, Outline, chunk_document, file_date,
                                  family_of, make_chunk, markdown_heading)
 
 _NUM = "一二三四五六七八九十百千零〇两0-9０-９"
@@ -123,9 +123,7 @@ def chunk(doc: Document, cap: int) -> list[Chunk]:
     """Returns a statute's articles, a record whole, other markdown by headings and 第X章 divisions."""
     if doc.kind == "statute":
         return chunk_statute(doc)
-    if doc.source != doc.id:
-        return chunk_record(doc)
-    return chunk_markdown(doc, cap, statute_heading)
+    return chunk_document(doc, cap, statute_heading)
 
 
 def family(title: str) -> str:
