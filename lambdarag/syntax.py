@@ -138,6 +138,9 @@ class Parser:
                 return rule()
             except CompositionError as e:  # wiring: reported at the combinator
                 raise DeclarationError(f"column {tok.column}: {e}", column=tok.column) from None
+            except (TypeError, ValueError) as e:  # an option of the wrong type, e.g. Map(…, width="x")
+                raise DeclarationError(f"column {tok.column}: {tok.text}: bad option value ({e})",
+                                       column=tok.column) from None
         return self.atom(tok)
 
     def atom(self, tok: Token) -> Term:
@@ -243,7 +246,11 @@ class Parser:
             return None
         tok, name, params = options["merge"][1]
         if name == "appended":
-            return appended(*params.get("fields", ()))
+            fields = params.get("fields", ())
+            if not isinstance(fields, (list, tuple)) or not all(isinstance(f, str) for f in fields):
+                raise DeclarationError(f"column {tok.column}: appended(fields=…) takes a list of field names, "
+                                       f"got {fields!r}", column=tok.column)
+            return appended(*fields)
         return self.resolved(tok, lambda: self.resolver.merge(name, params, branches))
 
     def branches(self) -> list[Term]:

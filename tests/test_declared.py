@@ -40,6 +40,9 @@ def test_parameters_print_in_yaml_spelling_and_make_a_different_term():
 
 
 @pytest.mark.parametrize("text, message", [
+    ('Map(bm25_search, over=candidates, width="x")', "column 1: Map: bad option value ("),
+    ("Par(bm25_search, embedding_search, merge=appended(fields=5))",
+     "column 42: appended(fields=…) takes a list of field names, got 5"),
     ("bm25_search >> ;", "column 16: unexpected ';'"),
     ("bm25_search >>", "column 15: expected a skill, a pattern, Identity or a combinator (Par, If, Route, Guard, "
                        "Map), found the end"),

@@ -157,6 +157,10 @@ def test_anonymous_sources_never_agree_by_default_and_trusted_users_do(setup):
     assert [(v["trusted"], v["status"]) for v in cast] == [(False, "pending"), (True, "pending"), (True, "pending"),
                                                            (True, "applied")]
     assert len(loop_of(config).votes.pending()) == 1               # the untrusted vote still waits
+    again = [loop.votes.cast(loop.log, index, Voter("web:x", User(id=u)), views[u].query_id, chunk, "confirm")
+             for u in ("ana", "bo")]                                # the same two agreeing once more
+    assert again[-1]["status"] == "applied" and again[-1]["confirmation"] == cast[-1]["confirmation"]
+    assert len(loop_of(config).confirmations.pairs()) == 1          # one pair, not stacked per round
 
     config, _ = setup(trustedUsers=["anonymous"], trustedAgreement=1)    # the anonymous user is never trusted
     client = TestClient(create_app(config, NAME))

@@ -175,6 +175,14 @@ def test_l5_a_misspelt_access_key_or_bad_level_fails_the_file_with_its_line(tmp_
     assert sorted(d.source for d in corpus.documents) == ["e.md", "f.md"]
 
 
+def test_l5_a_level_written_with_a_superscript_digit_is_a_reported_skip_not_a_crash(tmp_path):
+    docs = tmp_path / "docs"
+    write(docs, "d.jsonl", '{"id": "r1", "text": "内部记录", "security_level": "²"}\n{"id": "r2", "text": "公开记录"}\n')
+    corpus = read_corpus(docs)    # str.isdigit accepts '²' and int() then raised a bare ValueError
+    assert [(p, line) for p, line, _ in corpus.problems] == [("d.jsonl", 1)] and "≥ 0" in corpus.problems[0][2]
+    assert [d.id for d in corpus.documents] == ["r2"]
+
+
 def test_l5_the_access_section_has_a_schema_and_any_unknown_key_in_it_fails_the_file(tmp_path, monkeypatch, capsys):
     from orchestration.cli import main
     from skills.store.index import open_index

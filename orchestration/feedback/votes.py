@@ -143,17 +143,29 @@ class Votes:
             raise FeedbackRefused(f"feedback approve: no pending vote {vote_id!r} (see: lambdarag feedback review)")
         return self.apply([vote], by="operator")[vote_id]
 
+    def live_confirmation(self, vote: Mapping[str, Any]) -> Optional[str]:
+        """Returns the live confirmation an earlier agreement on the same question, chunk and verdict made, if any:
+        the same voters agreeing again must not stack a second item of the same pair."""
+        items = self.confirmations.items()
+        for v in self.store.read().get("votes", {}).values():
+            item = items.get(v.get("confirmation") or "")
+            if (v["status"] == "applied" and item is not None and not item["reverted"] and v["chunk"] == vote["chunk"]
+                    and v["verdict"] == vote["verdict"] and normalise(v["question"]) == normalise(vote["question"])):
+                return v["confirmation"]
+        return None
+
     def apply(self, votes: list[Mapping[str, Any]], by: str) -> dict[str, dict[str, Any]]:
         """Returns `votes` (by id) after turning them into one confirmation item of their question and chunk."""
         first = votes[0]
-        item = self.confirmations.add(first["verdict"], [(first["question"], [first["chunk"]])], scope=first["scope"],
-                                      query_id=first["query_id"])
+        item_id = self.live_confirmation(first) if by == "agreement" else None
+        if item_id is None:
+            item_id = self.confirmations.add(first["verdict"], [(first["question"], [first["chunk"]])],
+                                             scope=first["scope"], query_id=first["query_id"])["id"]
         ids = {v["id"] for v in votes}
 
         def change(data: dict) -> None:
             for vote_id in ids:
-                data["votes"][vote_id].update(status="applied", confirmation=item["id"], applied_by=by,
-                                              applied=now())
+                data["votes"][vote_id].update(status="applied", confirmation=item_id, applied_by=by, applied=now())
         data = self.store.update(change)
         return {vote_id: data["votes"][vote_id] for vote_id in ids}
 

@@ -104,6 +104,6 @@ def labels_of(meta: Mapping[str, Any]) -> Label:
     if department is not None and not isinstance(department, (str, int)) or isinstance(department, bool):
         raise AccessLabelError("department", f"{prefix}department must be one name, got {department!r}")
     level = labels.get("security_level", 0)
-    if isinstance(level, bool) or not isinstance(level, (int, str)) or not str(level).strip().isdigit():
+    if isinstance(level, bool) or not isinstance(level, (int, str)) or not re.fullmatch(r"[0-9]+", str(level).strip()):
         raise AccessLabelError("security_level", f"{prefix}security_level must be an integer ≥ 0, got {level!r}")
     return Label(department=str(department) if department not in (None, "") else None, security_level=int(level))

@@ -9,6 +9,7 @@ answer and never counts as support for a claim.
 """
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -36,8 +37,12 @@ def normalised(text: str) -> str:
     return HIDDEN.sub("", unicodedata.normalize("NFKC", text))
 
 
+@functools.lru_cache(maxsize=4096)
 def instruction_phrases(text: str) -> tuple[str, ...]:
-    """Returns the instruction-like phrases of `text` (normalised), each once, in order (empty for statements)."""
+    """Returns the instruction-like phrases of `text` (normalised), each once, in order (empty for statements).
+
+    Remembered by text: the checks ask again for every claim citing a hit, and a clean chunk has no flags to
+    say it was scanned."""
     return tuple(dict.fromkeys(m.group().strip() for m in INSTRUCTION.finditer(normalised(text))))
 
 
