@@ -40,8 +40,8 @@ def cmd_index(args: argparse.Namespace) -> int:
     from skills.store.corpus import read_corpus
     from skills.store.index import build_backend, index_dir
 
-    domain = args.domain or load_config(args.config).retrieval.domain
-    corpus = read_corpus(args.corpus, progress=True, domain=domain)
+    config = load_config(args.config)   # once: a load imports the plugins and builds every declared pattern
+    corpus = read_corpus(args.corpus, progress=True, domain=args.domain or config.retrieval.domain)
     for path, line, message in corpus.problems:
         print(f"skipped {path}:{line}: {message}", file=sys.stderr)
     for chunk in corpus.chunks:
@@ -53,7 +53,7 @@ def cmd_index(args: argparse.Namespace) -> int:
                          f"first: {':'.join(map(str, corpus.problems[0]))}")
     print(restricted_summary(corpus.documents))
     start = time.perf_counter()
-    backend = build_backend(backend_settings(args), corpus, args.name, vectors_dir=args.vectors,
+    backend = build_backend(config.retrieval.backend.model_dump(), corpus, args.name, vectors_dir=args.vectors,
                             dense=not args.no_dense, progress=True)
     if not args.no_wiki:
         from skills.store.index import knowledge_root
@@ -258,12 +258,13 @@ def cmd_compile_wiki(args: argparse.Namespace) -> int:
     from orchestration.search_unified import chat
     from skills.wiki import compile_wiki
 
-    llm = chat(load_config(args.config)) if args.llm else None
+    config = load_config(args.config)
+    llm = chat(config) if args.llm else None
     if args.llm and llm is None:
         raise UsageError("compile-wiki --llm: no LLM configured; set llm.baseUrl (and llm.model) in the --config "
                          "file or LAMBDARAG_LLM_BASE_URL")
     start = time.perf_counter()
-    r = compile_wiki(args.corpus, args.wiki, llm=llm, progress=True, domain=load_config(args.config).retrieval.domain)
+    r = compile_wiki(args.corpus, args.wiki, llm=llm, progress=True, domain=config.retrieval.domain)
     print(f"wiki {args.wiki}: {r.documents} documents ({len(r.added)} added, {len(r.changed)} changed, "
           f"{len(r.removed)} removed), {r.pages_written} pages written, {r.pages_deleted} deleted, "
           f"{r.entities} entities, {r.relations} relations, {time.perf_counter() - start:.1f}s")

@@ -33,11 +33,11 @@ CONFIG_NAME = "agent-config.yml"
 QUERY_TYPES = ("fact", "compare", "relation", "synthesis", "temporal")
 
 
-def known_pattern(name: str, info: Optional[ValidationInfo] = None) -> str:
+def known_pattern(name: str, info: ValidationInfo) -> str:
     """Returns `name` if it is a registered pattern or one the YAML declares (``expr:``), else fails listing them."""
     from patterns import REGISTRY
 
-    declared = (info.context or {}).get("declared", frozenset()) if info is not None else frozenset()
+    declared = (info.context or {}).get("declared", frozenset())
     if name not in REGISTRY and name not in declared:
         raise ValueError(f"unknown pattern {name!r}; valid patterns: {', '.join(sorted({*REGISTRY, *declared}))}")
     return name

@@ -71,9 +71,8 @@ def skill(settings: Mapping[str, Any], name: str, **extra: Any) -> Term:
 def build(name: str, settings: Mapping[str, Any]) -> Term:
     """Returns the named pattern built from `settings`: declared there by ``expr:`` (``settings["declared"]``), else
     registered."""
-    declared = settings.get("declared", {})
-    if name in declared:
-        return Named(name, parse(declared[name], Names(settings, within=(name,))))
+    if name in settings.get("declared", {}):
+        return Names(settings).term(name, {})
     return REGISTRY.build(name, settings)
 
 

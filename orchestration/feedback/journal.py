@@ -57,7 +57,7 @@ class WriteBackJournal:
             return None
         extract = build_skill("fact_extract", {}) >> build_skill("fact_support", {})
         # the facts are read as the knowledge base's corpus profile reads its documents, whatever context asked
-        run_ctx = replace(ctx, resources={**kb.resources(), **ctx.resources}) if ctx else Context(resources=kb.resources())
+        run_ctx = replace(ctx, resources={**ctx.resources, **kb.resources()}) if ctx else Context(resources=kb.resources())
         facts = extract.run(state, run_ctx).facts
         self.log_rejections(query_id, facts.rejected)
         wiki_dir: Path = kb.wiki_dir
