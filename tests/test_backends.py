@@ -216,6 +216,20 @@ def test_incremental_build_is_idempotent_and_tracks_edits(kind, milvus_uri, tmp_
     assert open_backend(where, "inc").fingerprint() == after.fingerprint()
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_an_index_records_its_corpus_profile_and_a_new_profile_rebuilds_it(kind, milvus_uri, tmp_path, monkeypatch):
+    monkeypatch.setenv("LAMBDARAG_HOME", str(tmp_path / "home"))
+    where = {"kind": kind, "uri": milvus_uri}
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    write(docs, "甲法", "船舶应当登记。", "渔船另行规定。")
+    assert build_backend(where, docs, "prof", dense=False, progress=False).domain == "prc_statutes"   # auto
+    assert open_backend(where, "prof").domain == "prc_statutes"
+    generic = build_backend(where, docs, "prof", dense=False, progress=False, domain="generic")
+    assert generic.domain == open_backend(where, "prof").domain == "generic"
+    assert {c.id for c in generic.chunks()} != {"甲法(2020-01-01).md#第一条", "甲法(2020-01-01).md#第二条"}
+
+
 def test_interrupted_milvus_build_resumes_without_duplicates(milvus_uri, tmp_path, monkeypatch):
     monkeypatch.setenv("LAMBDARAG_HOME", str(tmp_path / "home"))
     where = {"kind": "milvus", "uri": milvus_uri}

@@ -225,10 +225,12 @@ def build_backend(settings: Optional[Mapping[str, Any]], corpus_root: Union[str,
     backend = None
     if backend_exists(settings, name):
         old = MilvusBackend.open(uri, name)
-        if old.model == model and old.dim == dim and old.tokenizer.fingerprint() == tokenizer.fingerprint():
+        if (old.model == model and old.dim == dim and old.tokenizer.fingerprint() == tokenizer.fingerprint()
+                and old.domain == corpus.domain):   # another profile chunks differently: rebuild, as locally
             backend = old
     if backend is None:
         backend = MilvusBackend.create(uri, name, tokenizer, model=model, dim=dim)
+    backend.domain = corpus.domain
     digests = {d.id: str(d.meta.get("digest", "")) for d in corpus.documents}
     have = {d: m["digest"] for d, m in backend.documents().items()}
     backend.remove([d for d in have if d not in digests])

@@ -136,6 +136,7 @@ class MilvusBackend(IndexBackend):
         self.version = version
         self._docs: dict[str, dict] = {}
         self._fingerprint: Optional[str] = None
+        self.domain: Optional[str] = None   # the corpus profile the chunks were made with (skills.profile)
 
     # ---- lifecycle
 
@@ -171,6 +172,7 @@ class MilvusBackend(IndexBackend):
         manifest = rows[0]["meta"]
         backend = cls(client, name, Tokenizer.from_config(manifest["tokenizer"]), manifest["model"],
                       manifest["dim"], manifest["version"])
+        backend.domain = manifest.get("domain")
         backend._docs = {r["doc_id"]: dict(r["meta"]) for r in backend._scan(backend.docs_collection,
                                                                              ["doc_id", "meta"])
                          if r["doc_id"] != MANIFEST_ID}
@@ -213,7 +215,8 @@ class MilvusBackend(IndexBackend):
         c.create_collection(self.docs_collection, schema=d, index_params=dx)
 
     def _write_manifest(self) -> None:
-        meta = {"tokenizer": self.tokenizer.config(), "model": self.model, "dim": self.dim, "version": self.version}
+        meta = {"tokenizer": self.tokenizer.config(), "model": self.model, "dim": self.dim, "version": self.version,
+                "domain": self.domain}
         self.client.upsert(self.docs_collection, [{"doc_id": MANIFEST_ID, "meta": meta, "unused": [0.0, 0.0]}])
 
     def _scan(self, collection: str, fields: list[str], expr: str = "") -> Iterator[dict]:
