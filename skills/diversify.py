@@ -27,15 +27,11 @@ SPECIFIC = 16
 """A topic word found in more titles than this is too common to name a document."""
 
 
-def no_prior(title: str) -> int:
-    return 0
-
-
-def per_document(hits: Sequence[Hit], cap: int = 1, rank: Optional[Callable[[str], int]] = None) -> tuple[Hit, ...]:
+def per_document(hits: Sequence[Hit], cap: int = 1, rank: Optional[Callable[[Hit], int]] = None) -> tuple[Hit, ...]:
     """Returns `hits` reordered so that each document's first `cap` chunks come before any document's next ones.
 
     Versions of one document share its title and count as one document. With
-    a `rank` (title → prior rank), each round lists documents of a better
+    a `rank` (hit → prior rank), each round lists documents of a better
     prior first (a survey of a field is answered by its laws first, then their regulations).
     """
     rounds: list[list[Hit]] = []
@@ -47,7 +43,7 @@ def per_document(hits: Sequence[Hit], cap: int = 1, rank: Optional[Callable[[str
         while len(rounds) <= n // cap:
             rounds.append([])
         rounds[n // cap].append(h)
-    return rescored([h for r in rounds for h in (sorted(r, key=lambda h: rank(h.title or "")) if rank else r)])
+    return rescored([h for r in rounds for h in (sorted(r, key=rank) if rank else r)])
 
 
 def best_versions(hits: Sequence[Hit], window: Optional[TimeRange] = None) -> tuple[list[Hit], list[Hit]]:
@@ -86,24 +82,19 @@ def rescored(hits: Sequence[Hit]) -> tuple[Hit, ...]:
     return tuple(h.model_copy(update={"score": float(len(hits) - i)}) for i, h in enumerate(hits))
 
 
-def priors_ahead(hits: Sequence[Hit], window: int, query: str = "", time_range: Optional[TimeRange] = None,
-                 rank: Callable[[str], int] = no_prior, short: Callable[[str], str] = str) -> tuple[Hit, ...]:
-    """Returns `hits` with, among their first `window` documents, those of the best prior `rank` ahead of the rest.
+def priors_ahead(hits: Sequence[Hit], window: int, time_range: Optional[TimeRange] = None,
+                 order: Callable[[list[Hit]], list[Hit]] = list) -> tuple[Hit, ...]:
+    """Returns `hits` with the hits of their first `window` documents put in the `order` of the corpus profile's prior.
 
     For statutes a question is answered by a law before the regulations and
-    judicial interpretations below it; a document the question names by its
-    `short` title counts as ranked first. Versions of one document take one
-    place: only the version in force in `time_range` (the newest when None)
-    stays, where the document first ranked; the others' chunks follow all
-    hits (see best_versions).
+    judicial interpretations below it, unless it asks for those (see the
+    profile's `order_ahead`). Versions of one document take one place: only
+    the version in force in `time_range` (the newest when None) stays, where
+    the document first ranked; the others' chunks follow all hits (see best_versions).
     """
     kept, other_versions = best_versions(hits, time_range)
     ahead = set(list(dict.fromkeys(h.source for h in kept))[:window])
-
-    def lower(h: Hit) -> bool:
-        return bool(rank(h.title or "")) and short(h.title or "") not in query
-
-    return rescored(sorted((h for h in kept if h.source in ahead), key=lower) +
+    return rescored(order([h for h in kept if h.source in ahead]) +
                     [h for h in kept if h.source not in ahead] + other_versions)
 
 
@@ -120,8 +111,8 @@ def priors_ahead_skill(config: Mapping[str, Any]) -> Term:
 
     def run(state, ctx):
         profile = profile_of(ctx)
-        return {"hits": priors_ahead(state.hits, window, state.query, question_window(state), profile.rank,
-                                     profile.short_title)}
+        return {"hits": priors_ahead(state.hits, window, question_window(state),
+                                     lambda ahead: profile.order_ahead(ahead, state.query))}
 
     return Tool("priors_ahead", run, reads=["hits", "query"], optional=["time_range"], writes=["hits"], effect="pure")
 
@@ -148,9 +139,9 @@ def diversify(config: Mapping[str, Any]) -> Term:
     cap, priors_first = int(config.get("cap", 1)), bool(config.get("priors_first", False))
 
     def run(state, ctx):
-        return {"hits": per_document(state.hits, cap, profile_of(ctx).rank if priors_first else None)}
+        return {"hits": per_document(state.hits, cap, profile_of(ctx).prior(state.query) if priors_first else None)}
 
-    return Tool("diversify", run, reads=["hits"], writes=["hits"], effect="pure")
+    return Tool("diversify", run, reads=["hits", "query"], writes=["hits"], effect="pure")
 
 
 @skill("topic_search")

@@ -103,6 +103,17 @@ class CorpusProfile:
         """Returns the prior rank of a document by its source path (all 0 by default)."""
         return 0
 
+    def prior(self, query: str) -> Callable[[Any], int]:
+        """Returns a hit's prior rank for a question: 0 goes first, higher ranks after (by default its title's `rank`,
+        whatever the question asks)."""
+        return lambda hit: self.rank(hit.title or "")
+
+    def order_ahead(self, hits: Sequence[Any], query: str) -> list:
+        """Returns the hits of a ranking's first documents with those of a better `prior` first, each group in rank
+        order; a document the question names by its short title counts as ranked first."""
+        rank = self.prior(query)
+        return sorted(hits, key=lambda h: bool(rank(h)) and self.short_title(h.title or "") not in query)
+
     def repealed(self, index: Any) -> dict[str, str]:
         """Returns family → date from which that family is out of force because another document replaced it."""
         return {}

@@ -11,13 +11,13 @@ and exemplars (cues), and the wording of answers and replies (wording).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from skills.profile import CorpusProfile
 from skills.store.corpus import Document
 from skills.store.graph import short_name
 
-from . import aspects, cues, documents, edges, extract, ranks, repeal, wording
+from . import aspects, cues, documents, edges, extract, kinds, ranks, repeal, wording
 from .names import statute_names
 
 EXEMPLARS = Path(__file__).with_name("data") / "classify_exemplars.jsonl"
@@ -64,10 +64,16 @@ class StatuteProfile(CorpusProfile):
     # -- priors, versions, repeals --------------------------------------------------------------------------------
 
     def rank(self, title: str) -> int:
-        return ranks.title_rank(title)
+        return kinds.title_rank(title)
 
     def source_rank(self, source: str) -> int:
         return ranks.source_rank(source)
+
+    def prior(self, query: str) -> Callable[[Any], int]:
+        return kinds.prior(query)
+
+    def order_ahead(self, hits: Sequence[Any], query: str) -> list:
+        return kinds.order_ahead(hits, query, self.short_title)
 
     def repealed(self, index: Any) -> dict[str, str]:
         return repeal.repeals(index)

@@ -15,16 +15,19 @@ what it measures on both halves.
 from __future__ import annotations
 
 import re
-from typing import Any, Optional, Sequence
+from collections import Counter
+from typing import Any, Mapping, Optional, Sequence
 
 from skills.dense import query_vector
 from skills.fusion import zscore
 from skills.sentences import keywords
 from skills.sides import interleave
 from skills.store.corpus import to_hits
+from skills.store.derived import PerObject
 from skills.store.records import Hit, RankedList
 from skills.temporal import current_versions
 
+from .kinds import asked_kinds, title_rank, topic_text
 from .names import statute_names
 
 GENERIC_TOPICS = frozenset("法律 法规 规定 制度 体系 管理 保护 相关 领域 法律制度 立法 依法 规章 条例 哪些 有关 权益 监管 "
@@ -35,8 +38,6 @@ SPECIFIC = 16
 """A topic word found in more titles than this is too common to name a statute."""
 
 
-LOWER_RANKS = re.compile(r"(条例|办法|规定|细则|解释|意见|批复|通知|答复|规范|决定)$|^(最高人民法院|最高人民检察院|国务院关于)")
-"""Titles of instruments below a statute (法律): regulations, rules and judicial interpretations."""
 LIST = re.compile(r"[^，,。？?！!：:；;]*、[^，,。？?！!：:；;]*")
 """A clause listing things with 、 (银行、证券、保险的监管)."""
 FIELD_ARTICLES = 5
@@ -47,16 +48,15 @@ FIELD_CANDIDATES = 300
 """Chunks searched by BM25 for a listed word, to count per law how many of its articles mention it."""
 PURPOSE = "第一条"
 """The section of a statute that states its purpose (为了…，制定本法)."""
+HUB_POWER = 0.25
+"""How much a document's specificity weighs on a survey that asks for a kind below the laws (0: not at all)."""
+HUB_SMOOTHING = 20
+"""Chunks added to every document's size, so that a document of a few chunks is not specific by its size alone."""
 
 
 def rank_of(hit: Hit) -> int:
     """Returns 0 for a statute (法律), 1 for a lower-ranked instrument (条例, 办法, 司法解释, …), by its title."""
     return title_rank(hit.title or "")
-
-
-def title_rank(title: str) -> int:
-    """Returns 0 for a statute's title (森林法), 1 for a lower-ranked instrument's (森林法实施条例, 最高人民法院关于…)."""
-    return int(bool(LOWER_RANKS.search(title)))
 
 
 def source_rank(source: str) -> int:
@@ -143,6 +143,7 @@ def topic_hits(backend: Any, query: str, hits: Sequence[Hit], user: Any, limit: 
     keep mentioning it (field_law). At most `limit` statutes are added.
     """
     names = statute_names(backend)
+    query = topic_text(query)
     chosen: dict[str, Optional[str]] = {}  # family → source to search, or None when field_law found its chunk
     fields: dict[str, Hit] = {}
     listed = listed_words(query)
@@ -169,22 +170,35 @@ def topic_hits(backend: Any, query: str, hits: Sequence[Hit], user: Any, limit: 
     return interleave([topical, hits], hits, len(topical))
 
 
-def by_document(hits: Sequence[Hit], depth: int = 3, statutes_only: bool = True) -> tuple[Hit, ...]:
+def by_document(hits: Sequence[Hit], depth: int = 3, statutes_only: bool = True,
+                sizes: Optional[Mapping[str, int]] = None) -> tuple[Hit, ...]:
     """Returns each document's best chunk scored by the sum of its `depth` best chunk scores, best document first.
 
     A document that matches a topic in many articles outranks one that matches
     it once; versions of a statute share its title and count as one document.
+    With `sizes` (source → its number of chunks), each score is weighed by how
+    specific the document is to the question (see specificity).
     """
     chunks: dict[str, list[Hit]] = {}
     for h in hits:
         if not (statutes_only and rank_of(h)):
             chunks.setdefault(h.title or h.source, []).append(h)
-    total = {key: sum(sorted((h.score for h in own), reverse=True)[:depth]) for key, own in chunks.items()}
+    total = {key: sum(sorted((h.score for h in own), reverse=True)[:depth])
+             * (specificity(len(own), sizes.get(own[0].source, len(own))) if sizes else 1.0)
+             for key, own in chunks.items()}
     return tuple(chunks[key][0].model_copy(update={"score": total[key]})
                  for key in sorted(chunks, key=lambda key: -total[key]))
 
 
-def by_match_and_purpose(found: Sequence[Hit], purposes: Sequence[Hit], depth: int = 3) -> tuple[Hit, ...]:
+def specificity(found: int, size: int) -> float:
+    """Returns how specific a document is to a question: the smoothed share of its chunks that the question found,
+    to the power `HUB_POWER`. A long general law (a hub) matches every survey in a few of its hundreds of articles.
+    A regulation on the topic matches in many of its few."""
+    return ((found + 1) / (size + HUB_SMOOTHING)) ** HUB_POWER
+
+
+def by_match_and_purpose(found: Sequence[Hit], purposes: Sequence[Hit], depth: int = 3, statutes_only: bool = True,
+                         sizes: Optional[Mapping[str, int]] = None) -> tuple[Hit, ...]:
     """Returns each statute's best chunk, statutes ordered by z-scores of how they match as a whole plus their purpose.
 
     `found` ranks statutes by their `depth` best chunks (see by_document),
@@ -193,12 +207,36 @@ def by_match_and_purpose(found: Sequence[Hit], purposes: Sequence[Hit], depth: i
     added (skills.fusion.zscore), a statute missing from one list counting as
     its last. A statute found only by its purpose is represented by that article.
     """
-    whole = by_document(found, depth)
+    whole = by_document(found, depth, statutes_only, sizes)
     best = {h.title or h.source: h for h in whole}
     purpose = tuple(best.get(h.title or h.source, h).model_copy(update={"score": h.score})
-                    for h in by_document(purposes, 1))
+                    for h in by_document(purposes, 1, statutes_only))
     return zscore([RankedList(retriever="whole", query="", hits=whole),
                    RankedList(retriever="purpose", query="", hits=purpose)])
+
+
+def area_first(documents: Sequence[Hit], found: Sequence[Hit], areas: Sequence[str]) -> tuple[Hit, ...]:
+    """Returns `documents` with, for each listed area in order, the best-ranked one whose found chunks mention it ahead.
+
+    A survey that lists areas (船舶污染、陆源污染、海洋倾废) is answered by one
+    document per area; a ranking of whole documents tends to give the first
+    area several. An area no found chunk mentions, or whose documents are all
+    taken, adds none.
+    """
+    texts: dict[str, list[str]] = {}
+    for h in found:
+        texts.setdefault(h.title or h.source, []).append(h.text)
+    chosen: list[Hit] = []
+    for area in areas:
+        match = next((d for d in documents if d not in chosen
+                      and any(area in text for text in texts.get(d.title or d.source, ()))), None)
+        if match is not None:
+            chosen.append(match)
+    return (*chosen, *(d for d in documents if d not in chosen))
+
+
+_sizes: PerObject[dict[str, int]] = PerObject(lambda index: dict(Counter(c.source for c in index.chunks())))
+"""Returns source → number of chunks of an index, counted once per index version."""
 
 
 def document_hits(ctx: Any, state: Any, k: int, depth: int, purposes: int) -> tuple[Hit, ...]:
@@ -210,7 +248,10 @@ def document_hits(ctx: Any, state: Any, k: int, depth: int, purposes: int) -> tu
     statutes by by_match_and_purpose and puts each one's best chunk ahead of
     the question's chunk ranking: on the dev half of bench/data/routing the
     chunk ranking alone finds fewer of a survey's statutes than either
-    document ranking (bench/results/routing.json).
+    document ranking (bench/results/routing.json). A question that asks for
+    a kind below the laws (kinds.asked_kinds) ranks every kind, each weighed by
+    its specificity, and a listed area's best document goes first (area_first);
+    a laws survey's areas are the topics topic_hits finds laws for.
     """
     backend = ctx.resource("index")
     vector = query_vector(ctx, state.query) if backend.has_dense else None
@@ -220,5 +261,10 @@ def document_hits(ctx: Any, state: Any, k: int, depth: int, purposes: int) -> tu
             else backend.bm25(state.query, n, user=state.user, filters=filters)
         return current_versions(backend, to_hits(found, "document"), state.time_range)
 
-    documents = by_match_and_purpose(current(k), current(purposes, {"section": PURPOSE}), depth)
+    found = current(k)
+    asked = bool(asked_kinds(state.query))
+    documents = by_match_and_purpose(found, current(purposes, {"section": PURPOSE}), depth, statutes_only=not asked,
+                                     sizes=_sizes(backend) if asked and HUB_POWER else None)
+    if asked:
+        documents = area_first(documents, found, listed_words(topic_text(state.query)))
     return interleave([documents], state.hits, len(documents))
