@@ -60,7 +60,7 @@ def test_by_document_ranks_statutes_by_their_best_chunks_and_keeps_each_ones_bes
 
 
 def test_behind_the_best_match_statutes_go_ahead_within_the_window_one_version_each_unless_the_question_names_one():
-    rules, old, new = ("行政法规/森林法实施条例(2018-03-19).md", FOREST_RULES, "第一条", 9), \
+    rules, old, new = ("行政法规/森林法实施条例(2018-03-19).md", FOREST_RULES, "第一条", 12), \
         ("经济法/森林法(2009-08-27).md", FOREST, "第二条", 8), ("经济法/森林法(2019-12-28).md", FOREST, "第三条", 7)
     hits = [hit(*rules), hit(*old), hit(*new), hit("司法解释/破坏森林资源.md", INTERPRETATION, "第一条", 6),
             hit("经济法/草原法(2021-04-29).md", GRASS, "第一条", 5), hit("经济法/草原法(2021-04-29).md", GRASS, "第二条", 4)]
@@ -71,6 +71,8 @@ def test_behind_the_best_match_statutes_go_ahead_within_the_window_one_version_e
                                                      ("经济法/草原法(2021-04-29).md", "第一条"),
                                                      ("经济法/草原法(2021-04-29).md", "第二条"), (new[0], "第三条")]
     assert [h.score for h in out] == sorted((h.score for h in out), reverse=True)
+    tied = statutes_ahead([hit(*rules[:3], 9.5), *hits[1:]], window=3, query="砍树要办什么手续？")
+    assert tied[0].title == FOREST    # within a near-tie the law may take first place
     asked = statutes_ahead([hit(*old), hit(*rules), hit("司法解释/破坏森林资源.md", INTERPRETATION, "第一条", 6.5)],
                            window=3, query="砍树有哪些司法解释？")
     assert [h.title for h in asked] == [FOREST, INTERPRETATION, FOREST_RULES]  # the kind asked for goes ahead
@@ -80,7 +82,7 @@ def test_behind_the_best_match_statutes_go_ahead_within_the_window_one_version_e
 def test_a_fact_answered_by_a_regulation_keeps_it_first():
     # a question like maritime dev mf12's: the regulation (行政法规) holds the answer and matches best, the law only
     # names the tax; laws-first put the law's chunks ahead of it
-    hits = [hit("行政法规/车船税法实施条例(2019-03-02).md", "中华人民共和国车船税法实施条例", "第四条", 5.1),
+    hits = [hit("行政法规/车船税法实施条例(2019-03-02).md", "中华人民共和国车船税法实施条例", "第四条", 6.1),
             hit("经济法/车船税法(2019-04-23).md", "中华人民共和国车船税法", "第三条", 3.2),
             hit("经济法/车船税法(2019-04-23).md", "中华人民共和国车船税法", "第二条", 2.9)]
     out = build("priors_ahead", {}).run(State.of("机动船舶的车船税每净吨具体适用多少税额？", hits=tuple(hits)),

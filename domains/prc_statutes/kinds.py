@@ -26,8 +26,12 @@ ANY_KIND = re.compile(r"(?<!法律)规定")
 """A question asking for 规定 and naming no kind asks for provisions of any kind, which turns the law-first prior off;
 after 法律 it asks for laws (有哪些法律规定), which is the prior itself."""
 LEAD = 4.0
-"""Points of fused score a better prior is worth behind the best-matching document: the least of 0, 1, 2 and 4 that
-kept every dev answer of bench/data/routing and bench/data/maritime (2 lost 劳动法 behind seven regulations)."""
+"""Points of fused score a better prior is worth behind the best-matching document: of 0, 2, 4 and an absolute sort,
+the least that kept every dev answer of bench/data/routing and bench/data/maritime (2 left 劳动法 behind seven
+regulations; bench/results/routing-statute-variants.json)."""
+NEAR_TIE = 2.0
+"""Points of fused score within which a document of a better prior may take the best-matching one's first place: of
+0, 0.5, 1, 1.5, 2 and 3, the least that kept the laws dev half's fact nDCG@5 (bench/results/routing-statute-variants.json)."""
 KIND_WORDS = re.compile(r"司法解释|行政法规|法规|规章")
 """Words that name a kind and no topic: 行政法规 is not about 行政."""
 
@@ -74,19 +78,19 @@ def order_ahead(hits: Sequence[Any], query: str, short: Callable[[str], str]) ->
 
     A fact is answered by the document that matches it best, whatever its
     kind (a regulation's article, not a law that mentions the topic); the
-    prior only orders what follows. A document the question names by its
-    `short` title counts as of the best prior. Each hit is weighed by the score
-    of the place it holds, so a version standing in for its document keeps
-    that document's score.
+    prior only orders what follows, and takes first place only from a
+    near-tie (`NEAR_TIE`). A document the question names by its `short` title
+    counts as of the best prior. Each hit is weighed by the score of the
+    place it holds, so a version standing in for its document keeps that
+    document's score.
     """
     if not hits:
         return []
     rank = prior(query)
     places = sorted((h.score for h in hits), reverse=True)
-
-    def key(i: int) -> tuple[float, int]:
-        h = hits[i]
-        better = not rank(h) or short(h.title or "") in query
-        return -(places[i] + (LEAD if better else 0.0)), i
-
-    return [hits[0], *(hits[i] for i in sorted(range(1, len(hits)), key=key))]
+    better = [not rank(h) or short(h.title or "") in query for h in hits]
+    tied = [i for i in range(len(hits)) if better[i] and places[0] - places[i] <= NEAR_TIE]
+    first = 0 if better[0] or not tied else tied[0]
+    rest = sorted((i for i in range(len(hits)) if i != first),
+                  key=lambda i: (-(places[i] + (LEAD if better[i] else 0.0)), i))
+    return [hits[first], *(hits[i] for i in rest)]
