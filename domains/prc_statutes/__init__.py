@@ -3,8 +3,9 @@
 Every rule that only statutes have lives in this package: articles 第X条
 and 编/章/节 divisions (documents), statute titles and their short forms
 (names), the aspects two statutes are compared on (aspects), repeals by a
-successor's closing article (repeal), law-before-regulation priors and the
-topic and purpose searches of a survey (ranks), agency relations and the
+successor's closing article (repeal), the kinds of document and the kind
+prior a question's wording turns off or reverses (kinds), the topic, purpose,
+specificity and listed-area searches of a survey (ranks), agency relations and the
 entity extraction of the graph (hierarchy, extract), the classifier's cues
 and exemplars (cues), and the wording of answers and replies (wording).
 """
