@@ -1,5 +1,6 @@
-"""Statute ranks by title and path, and survey searches: statutes named by a question's topics, statutes matching a question as a whole and by their
-purpose article, weighed by specificity and one per listed area when the question asks for a kind (see kinds).
+"""Statute ranks by title and path, and survey searches: statutes named by a question's topics, statutes matching a
+question as a whole and by their purpose article, weighed by specificity and one per listed area when the question
+asks for a kind (see kinds).
 
 A survey question (森林、草原、矿产、土地这些自然资源是怎么依法管理的？) is answered by
 several laws, each named by one of its topics; one ranking tends to return
