@@ -42,7 +42,8 @@ VARIANTS = {
 WHAT = {
     "shipped": "the pack as committed: LEAD 4, NEAR_TIE 2, HUB_POWER 0.25, area_first on surveys asking for a kind",
     "tie=0": "the best match keeps first place unless a better prior ties it exactly",
-    "tie=0.5": "a better prior takes first place within 0.5 points", "tie=1": "… within 1 point", "tie=1.5": "… within 1.5 points",
+    "tie=0.5": "a better prior takes first place within 0.5 points", "tie=1": "… within 1 point",
+    "tie=1.5": "… within 1.5 points",
     "tie=3": "… within 3 points",
     "lead=inf": "documents of a better prior go first behind the best match whatever their score (the old sort)",
     "lead=2": "a better prior is worth 2 points of fused score", "lead=0": "no prior behind the best match",
@@ -84,5 +85,6 @@ if __name__ == "__main__":
     for name in args.variants.split(","):
         results[name] = run(name)
         print(name, {k: v["overall"] for k, v in results[name].items()}, flush=True)
-    args.out.write_text(json.dumps({"what": WHAT, "machine": machine(), "halves": {k: list(v) for k, v in HALVES.items()},
-                                    "results": results}, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    halves = {k: list(v) for k, v in HALVES.items()}
+    args.out.write_text(json.dumps({"what": WHAT, "machine": machine(), "halves": halves, "results": results},
+                                   ensure_ascii=False, indent=1) + "\n", encoding="utf-8")

@@ -31,7 +31,8 @@ the least that kept every dev answer of bench/data/routing and bench/data/mariti
 regulations; bench/results/routing-statute-variants.json)."""
 NEAR_TIE = 2.0
 """Points of fused score within which a document of a better prior may take the best-matching one's first place: of
-0, 0.5, 1, 1.5, 2 and 3, the least that kept the laws dev half's fact nDCG@5 (bench/results/routing-statute-variants.json)."""
+0, 0.5, 1, 1.5, 2 and 3, the least that kept the laws dev half's fact nDCG@5
+(bench/results/routing-statute-variants.json)."""
 KIND_WORDS = re.compile(r"司法解释|行政法规|法规|规章")
 """Words that name a kind and no topic: 行政法规 is not about 行政."""
 
