@@ -90,6 +90,29 @@ def _tokenizer() -> Tokenizer:
                      | frozenset(load_words(ENGLISH_STOPWORDS)))
 
 
+@lru_cache(maxsize=1)
+def _stemmer():
+    from .store.tokenize import english_stemmer
+
+    return english_stemmer()
+
+
+def english_stem_in(word: str, text: str) -> bool:
+    """Returns whether lower-cased `text` holds an English `word` in some inflection: a word of it starts with the
+    word's Snowball stem (gives → give, in given), when that stem has at least three letters."""
+    stem = _stemmer()(word.lower())
+    return len(stem) >= 3 and re.search(r"\b" + re.escape(stem), text) is not None
+
+
+_PROPER = re.compile(r"(?<=[A-Za-z0-9,;:)] )[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*")
+
+
+def proper_nouns(text: str) -> tuple[str, ...]:
+    """Returns the capitalised words of English text that do not open it (France, Debian Reference): names."""
+    stop = _tokenizer().stopwords
+    return tuple(dict.fromkeys(m.group(0) for m in _PROPER.finditer(text) if m.group(0).lower() not in stop))
+
+
 def keywords(text: str) -> tuple[str, ...]:
     """Returns the topic words of `text` in order, without stop words, question words or duplicates."""
     return tuple(dict.fromkeys(w for w in _tokenizer()(text) if len(w) >= 2))

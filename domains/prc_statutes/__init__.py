@@ -13,7 +13,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from skills.generate import THRESHOLD
 from skills.profile import CorpusProfile
+from skills.sentences import keywords
 from skills.store.corpus import Document
 from skills.store.graph import short_name
 
@@ -115,6 +117,13 @@ class StatuteProfile(CorpusProfile):
 
     def phrasing(self, query: str) -> Mapping[str, str]:
         return wording.PHRASES
+
+    answer_floor = THRESHOLD
+    """A statute answer quotes only articles that cover the question; a partial match is no answer."""
+
+    def missing_things(self, query: str, context: str) -> list[str]:
+        """Returns the question's keywords the context never contains: a statute question's words are its terms."""
+        return [w for w in keywords(query) if w.lower() not in context]
 
     def direct_replies(self, query: str) -> Mapping[str, str]:
         return {"greeting": wording.PHRASES["greeting"], "out_of_scope": wording.PHRASES["out_of_scope"]}
