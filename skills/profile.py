@@ -181,6 +181,13 @@ class CorpusProfile:
         """Returns whether a question's words set things side by side (a compare rule of the profile fires)."""
         return any(kind == "compare" and pattern.search(query) for kind, _, pattern in self.classifier_rules())
 
+    unsure_below = 0.0
+    """Probability below which the learned classifier's guess decides nothing (the classifier's default type does)."""
+
+    def admits_type(self, kind: str, query: str) -> bool:
+        """Returns whether the learned classifier may give a question no rule settled this type (any, by default)."""
+        return True
+
     def is_title(self, name: str) -> bool:
         """Returns whether a named thing is a document's title rather than a body or a topic (none by default)."""
         return False
