@@ -23,7 +23,7 @@ from .store.records import WikiPage
 from lambdarag.errors import ProviderError, StoreCorrupt
 
 from .profile import profile_named
-from .store.corpus import Document, read_corpus
+from .store.corpus import Corpus, Document, read_corpus
 from .store.files import ORPHAN_AGE, clean_temp, write_atomic, write_text
 from .store.graph import EntityGraph, EntityRecord, RelationRecord
 from .store.wiki import WikiStore
@@ -101,9 +101,10 @@ def apply_facts(graph: EntityGraph, facts: DocFacts) -> set[str]:
     return touched
 
 
-def compile_wiki(corpus_root: Union[str, Path], wiki_dir: Union[str, Path], *, llm: Any = None,
+def compile_wiki(corpus_root: Union[str, Path, Corpus], wiki_dir: Union[str, Path], *, llm: Any = None,
                  progress: bool = True, domain: str = "auto") -> CompileReport:
-    """Returns a report after bringing ``wiki_dir`` up to date with the corpus at ``corpus_root``.
+    """Returns a report after bringing ``wiki_dir`` up to date with the corpus at ``corpus_root`` (a path, read
+    under `domain`, or a `Corpus` already read, as `lambdarag index` passes the one it indexed).
 
     The corpus profile (`domain`, see skills.profile) extracts each document's
     facts. Rules always run; with an `llm`, its validated relations are merged in
@@ -115,7 +116,8 @@ def compile_wiki(corpus_root: Union[str, Path], wiki_dir: Union[str, Path], *, l
     for folder in (wiki, wiki / "entities", wiki / "analyses"):   # temp files of a compile or write-back killed mid-write
         if folder.is_dir():
             clean_temp(folder, older_than=ORPHAN_AGE)
-    corpus = read_corpus(corpus_root, progress=progress, domain=domain)
+    corpus = corpus_root if isinstance(corpus_root, Corpus) else read_corpus(corpus_root, progress=progress,
+                                                                             domain=domain)
     profile = profile_named(corpus.domain)
     manifest_path = wiki / "manifest.json"
     manifest = read_manifest(manifest_path)

@@ -81,6 +81,15 @@ def test_auto_picks_generic_for_documentation_and_the_index_records_it(guide):
     assert read_corpus(ROOT / "tests" / "fixtures" / "maritime").domain == "prc_statutes"
 
 
+def test_auto_reads_a_generic_corpus_once(guide, monkeypatch):
+    import skills.store.corpus as corpus
+
+    docs, _ = guide
+    read, calls = corpus.read_markdown, []
+    monkeypatch.setattr(corpus, "read_markdown", lambda path, *a, **k: calls.append(path.name) or read(path, *a, **k))
+    assert read_corpus(docs).domain == "generic" and sorted(calls) == ["apt.md", "dpkg.md", "if.md"]
+
+
 def test_sides_are_titles_on_word_boundaries_never_inside_a_word(guide):
     _, index = guide
     sides = profile_named("generic").named_sides(index, "What is the difference between APT and dpkg?", 4, True)

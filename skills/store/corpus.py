@@ -625,7 +625,8 @@ def read_corpus(root: Union[str, Path], *, progress: bool = False, cap: int = 80
     """Returns the corpus under `root` (a folder of markdown/JSONL files, or one file), chunked by its profile.
 
     `domain` names the corpus profile (skills.profile): ``auto`` reads the
-    files plainly first and takes the first shipped profile that claims them.
+    files plainly first and takes the first shipped profile that claims them (reading them again only when that
+    profile is not the generic one).
     Unreadable or malformed inputs are skipped and listed in `Corpus.problems`
     by path and line; files named in `exclude` (folder notes) are not read.
     """
@@ -637,10 +638,13 @@ def read_corpus(root: Union[str, Path], *, progress: bool = False, cap: int = 80
     if not root.exists():
         raise ConfigError(f"read_corpus: corpus path {str(root)!r} does not exist")
     files, links = corpus_files(root, exclude)
+    plain = None
     if domain == "auto":
-        domain = choose_profile(_read(root, files, profile_named("generic"), False).documents)
+        plain = _read(root, files, profile_named("generic"), progress)
+        domain = choose_profile(plain.documents)
     profile = profile_named(domain)
-    corpus = _read(root, files, profile, progress)
+    # The plain read is the generic profile's own: read again only for a profile that reads files its own way.
+    corpus = plain if plain is not None and domain == "generic" else _read(root, files, profile, progress)
     corpus.domain = domain
     corpus.problems[:0] = links
     for doc in corpus.documents:
