@@ -23,7 +23,7 @@ from .layouts import laid_out
 from .phrasing import ZH, phrases
 from .profile import CorpusProfile, profile_named, profile_of
 from .registry import skill
-from .sentences import STOPWORDS, english_stem_in, keywords, split_sentences, strip_label
+from .sentences import STOPWORDS, english_stem_in, keywords, split_sentences
 from .store.instructions import flagged
 
 REFUSAL = ZH["refusal"]
@@ -94,7 +94,7 @@ def candidate_sentences(hits: Sequence[Hit], profile: Optional[CorpusProfile] = 
     out = []
     for rank, hit in enumerate(hits):
         for sentence in split_sentences(hit.text):
-            sentence = _LEAD_IN.sub("", _MARKUP.sub("", strip_label(sentence))).strip()
+            sentence = _LEAD_IN.sub("", _MARKUP.sub("", profile.without_label(sentence))).strip()
             if len(sentence) >= 6 and not _HEADING.search(sentence) and not profile.is_heading(sentence) \
                     and not _FILE_LINE.search(sentence):
                 out.append((sentence, hit, rank))

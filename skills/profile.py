@@ -51,6 +51,10 @@ class CorpusProfile:
 
         return {"kind": "markdown", "headers": (), "date": file_date(name), "family": self.family(title)}
 
+    record_document_keys: tuple[str, ...] = ("document",)
+    """Fields of a JSONL record naming the document it is a part of (the first one set gives its family, else its
+    title does)."""
+
     def family(self, title: str) -> str:
         """Returns the family id of a title: the dated versions of one document share it."""
         from .store.corpus import family_of
@@ -120,6 +124,9 @@ class CorpusProfile:
 
     rules_version: Any = "base-1"
     """Changes when extraction changes, so that incremental wiki compiles redo every document."""
+
+    entity_type_names: Mapping[str, str] = {}
+    """How a wiki page spells the entity types of this profile's graph (a type not named here is shown as stored)."""
 
     def extract_document(self, doc: Any) -> Any:
         """Returns the `DocFacts` (skills.wiki) of a document: its own entity, no relations by default."""
@@ -196,6 +203,11 @@ class CorpusProfile:
     """Nouns a Chinese demonstrative stands with for the previous turn's subject (这个文件, 该命令), joined by |."""
     step_back_suffix = ""
     """Words a step-back query variant ends with (none by default)."""
+
+    def without_label(self, sentence: str) -> str:
+        """Returns a sentence without the leading label its unit is numbered with, never part of a quote (none by
+        default)."""
+        return sentence
 
     def is_heading(self, line: str) -> bool:
         """Returns whether a line of a chunk is a structural heading not to be quoted as an answer."""

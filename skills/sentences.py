@@ -11,9 +11,6 @@ from functools import lru_cache
 
 from .store.tokenize import DEFAULT_STOPWORDS, ENGLISH_STOPWORDS, Tokenizer, language_of, load_words
 
-_NUMERAL = "零一二三四五六七八九十百千〇\\d"
-ARTICLE_LABEL = re.compile(r"^\s*第[" + _NUMERAL + r"]+条(?:之[一二三四五六七八九十])?\s*")
-"""A numbered unit's leading label (as Chinese legal and regulatory texts number theirs), never part of a quote."""
 _SENTENCE_END = re.compile(r"(?<=[。！？；!?;])|\n+")
 _PARAGRAPH = re.compile(r"\n\s*\n|\n(?=\s*(?:[-*+>|#]|\d+[.)]\s))")
 """A paragraph break: a blank line, or a line that opens a list item, a quote, a table row or a heading."""
@@ -60,11 +57,6 @@ def split_sentences(text: str) -> list[str]:
             start = m.end()
         out.append(joined[start:].strip())
     return [s for s in out if s]
-
-
-def strip_label(sentence: str) -> str:
-    """Returns `sentence` without a leading numbered-unit label (see ARTICLE_LABEL)."""
-    return ARTICLE_LABEL.sub("", sentence, count=1)
 
 
 def bigrams(text: str) -> frozenset[str]:

@@ -15,7 +15,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Union
+from typing import Any, Mapping, Optional, Union
 
 from lambdarag import Term, Tool
 from lambdarag.state import ALL_ACCESS
@@ -30,9 +30,6 @@ from .store.wiki import WikiStore
 from .registry import skill
 
 MANIFEST_SCHEMA = 1
-TYPE_NAMES = {"law": "法律", "regulation": "行政法规/规章", "judicial_interpretation": "司法解释",
-              "departmental_rule": "部门规章", "constitution": "宪法", "agency": "机关/部门", "topic": "主题",
-              "treaty": "条约/公约", "unknown": "未分类"}
 
 
 @dataclass
@@ -168,7 +165,7 @@ def compile_wiki(corpus_root: Union[str, Path, Corpus], wiki_dir: Union[str, Pat
         rec = graph.entity(name)
         if rec.wiki_page != page_file(name):
             graph.add_entity(rec.model_copy(update={"wiki_page": page_file(name)}))
-        write_text(path, render_page(graph, name))
+        write_text(path, render_page(graph, name, profile.entity_type_names))
         report.pages_written += 1
     graph.save(wiki / "relations.json")
     write_atomic(manifest_path, json.dumps(manifest, ensure_ascii=False, indent=1).encode("utf-8"))
@@ -176,8 +173,9 @@ def compile_wiki(corpus_root: Union[str, Path, Corpus], wiki_dir: Union[str, Pat
     return report
 
 
-def render_page(graph: EntityGraph, name: str) -> str:
-    """Returns the markdown page of one entity: what it is, versions, dates, duties, related entities, sources.
+def render_page(graph: EntityGraph, name: str, type_names: Optional[Mapping[str, str]] = None) -> str:
+    """Returns the markdown page of one entity: what it is (its type as the profile's `entity_type_names` spell
+    it, else as stored), versions, dates, duties, related entities, sources.
 
     The first line is an HTML comment holding the entity's attesting sources,
     every source's access labels, and per body line the sources it was
@@ -192,7 +190,7 @@ def render_page(graph: EntityGraph, name: str) -> str:
     for r in out_edges + in_edges:
         labels.setdefault(r.source, r.label().model_dump())
     body: list[tuple[str, tuple[str, ...]]] = [(f"# {name}", ()), ("", ()),
-                                              (f"类型：{TYPE_NAMES.get(rec.type, rec.type)}", ())]
+                                              (f"类型：{(type_names or {}).get(rec.type, rec.type)}", ())]
     if rec.aliases:
         body.append((f"别名：{'、'.join(rec.aliases)}", tuple(sorted(rec.sources))))
     if rec.versions:

@@ -20,7 +20,25 @@ from skills.store.tokenize import Tokenizer
 
 ROOT = Path(__file__).resolve().parents[1]
 GENERIC_CODE = ("lambdarag", "skills", "patterns", "orchestration", "qademo", "domains/generic")
-STATUTE_WORDS = re.compile(r"法律法规|第[一二三四五六七八九十百千零〇两\dX]+条|海事|条例|主管部门")
+STATUTE_WORDS = re.compile(r"法律法规|第[一二三四五六七八九十百千零〇两\dX]+条|第\[[^\]]*\]\+条|海事|条例|主管部门|中华人民共和国"
+                           r"|《[^》\s]{1,40}》|[\"']《[\"']|\bTYPE_NAMES\b|\bARTICLE_LABEL\b|\bPRC\b")
+"""Statute vocabulary: the words of issue 29, an article label however its pattern is spelt (第[…]+条), the state's
+name, a 《quoted》 title or a lone 《 as a cue, and the names the statute rules had in generic modules."""
+LEFTOVERS = {
+    # The entity graph and wiki store look names up by their short form (no 中华人民共和国, no 《》); moving that
+    # behind the profile means every graph and wiki load must know its profile. Until then these lines, and only
+    # these, may hold statute words: a new one anywhere fails.
+    "skills/store/graph.py": ('PRC = "中华人民共和国"', '"""Returns a law\'s name without the leading 中华人民共和国 and without 《》 / 〈〉 quotes."""',
+                              "if name.startswith(PRC) and len(name) > len(PRC) + 1:", "name = name[len(PRC):]",
+                              '"""Returns the names text may use for an entity: full, short (no 中华人民共和国), aliases."""',
+                              "forms.add(PRC + short_name(rec.name))",
+                              '"""Returns the canonical name for a surface form (full, short, 《quoted》, alias), or None."""'),
+    "skills/support.py": ("from .store.graph import PRC, short_name",
+                          '"发布机构": ("通过", "公布", "发布", "批准", "制定", "修订", "修正"), "引用": ("《",),',
+                          '"""Returns the ways a sentence may write an entity\'s name (full, short, with 中华人民共和国)."""',
+                          "return {f for f in (name, short, PRC + short) if len(f) >= 2}"),
+    "skills/graph.py": ("法律名称去掉“中华人民共和国”和书名号，只列问题里出现或明确指代的，不要补充。",),
+}
 DATA = ROOT / "orchestration" / "demo"
 """The bundled demo knowledge base (maritime statutes and their questions): documents, not code."""
 
@@ -30,7 +48,8 @@ def test_generic_code_holds_no_statute_vocabulary():
     hits = [f"{path.relative_to(ROOT)}:{n}: {line.strip()[:80]}"
             for top in GENERIC_CODE for path in sorted((ROOT / top).rglob("*"))
             if path.is_file() and path.suffix in (".py", ".jsonl", ".txt", ".js", ".html") and DATA not in path.parents
-            for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if STATUTE_WORDS.search(line)]
+            for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if STATUTE_WORDS.search(line)
+            and line.strip() not in LEFTOVERS.get(path.relative_to(ROOT).as_posix(), ())]
     assert hits == []
 
 

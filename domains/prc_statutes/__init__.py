@@ -40,6 +40,9 @@ class StatuteProfile(CorpusProfile):
         return {"kind": "statute" if documents.is_statute(lines) else "markdown", "headers": headers,
                 "date": documents.date_of(name, headers), "family": self.family(title)}
 
+    record_document_keys = ("document", "law")
+    """STARD records name their statute in `law`."""
+
     def family(self, title: str) -> str:
         return documents.family(title)
 
@@ -85,6 +88,8 @@ class StatuteProfile(CorpusProfile):
 
     rules_version = extract.RULES_VERSION
 
+    entity_type_names = extract.TYPE_NAMES
+
     def extract_document(self, doc: Any) -> Any:
         return extract.extract_document(doc)
 
@@ -103,6 +108,9 @@ class StatuteProfile(CorpusProfile):
 
     def query_entities(self, query: str) -> tuple[str, ...]:
         return cues.query_entities(query)
+
+    def without_label(self, sentence: str) -> str:
+        return documents.UNIT_LABEL.sub("", sentence, count=1)
 
     def is_heading(self, line: str) -> bool:
         return bool(documents.DIVISION_LINE.search(line))

@@ -315,8 +315,9 @@ def record_document(record: dict, rel: str, n: int, line: str, profile: Any = No
     check_unicode(record, "", n)
     faq = "question" in record or "answer" in record
     required = ("question", "answer") if faq else ("id", "text")
-    fields = {k: text_of(record, k, n) for k in ("id", "text", "title", "family", "kind", "law", "question",
-                                                  "answer", "article", "section")}
+    profile = profile or _base_profile()
+    fields = {k: text_of(record, k, n) for k in ("id", "text", "title", "family", "kind", "question", "answer",
+                                                  "article", "section", *profile.record_document_keys)}
     missing = [k for k in required if not (fields[k] or "").strip()]
     if missing:
         raise Malformed(n, f"{'FAQ ' if faq else ''}record lacks {' and '.join(missing)}")
@@ -330,7 +331,8 @@ def record_document(record: dict, rel: str, n: int, line: str, profile: Any = No
         rest.update(question=pair[0], answer=pair[1])
     return Document(
         id=rid, source=f"{rel}:{n}", title=title, text="\n".join(pair) if pair else fields["text"], date=date,
-        family=fields["family"] or (profile or _base_profile()).family(fields["law"] or title),
+        family=fields["family"] or profile.family(next(filter(None, map(fields.get, profile.record_document_keys)),
+                                                       title)),
         kind="faq" if pair else fields["kind"] or "record", department=department, security_level=level,
         meta={**rest, "digest": content_digest(line)},
     )
