@@ -160,6 +160,11 @@ def context_text(hits: Sequence[Hit]) -> str:
     return "".join(h.text + h.title for h in hits).lower()
 
 
+def quoted(evidence: Sequence[Evidence], p: Mapping[str, str]) -> list[str]:
+    """Returns the answer lines quoting `evidence`, each sentence with its citation marker."""
+    return [f"- {e.sentence.rstrip('；;，,')}{marker(e.hit, p['source'])}" for e in evidence]
+
+
 def extractive_answer(state: State, ctx: Any) -> dict[str, Any]:
     """Returns an extractive, cited answer from the context hits, or a refusal when nothing retrieved is about
     the question; either names only what the profile counts as missing (`CorpusProfile.missing_things`).
@@ -190,7 +195,7 @@ def extractive_answer(state: State, ctx: Any) -> dict[str, Any]:
         fresh = [e for e in found if e.sentence not in used]
         used.update(e.sentence for e in fresh)
         if fresh:
-            groups.append((sub.label, [f"- {e.sentence.rstrip('；;，,')}{marker(e.hit, p['source'])}" for e in fresh]))
+            groups.append((sub.label, quoted(fresh, p)))
     text = context_text(hits)
     if not groups and profile.answer_floor < THRESHOLD and not profile.missing_things(query, text):
         # No sentence covers enough of any part, yet the context lacks nothing the question names: the
@@ -199,7 +204,7 @@ def extractive_answer(state: State, ctx: Any) -> dict[str, Any]:
         whole = SubQuestion(query, tuple((w, 1.0) for w in keywords(query)))
         best = best_evidence(whole, sentences, limit=2, threshold=profile.answer_floor, partial=False)
         if best:
-            groups.append((query, [f"- {e.sentence.rstrip('；;，,')}{marker(e.hit, p['source'])}" for e in best]))
+            groups.append((query, quoted(best, p)))
     for label, group in groups:
         lines += ([p["about"].format(label=label)] if len(groups) > 1 else []) + group
     if not lines:
