@@ -59,7 +59,7 @@ def cmd_index(args: argparse.Namespace) -> int:
         from skills.store.index import knowledge_root
         from skills.wiki import compile_wiki
 
-        compile_wiki(args.corpus, knowledge_root() / args.name / "wiki", progress=True, domain=corpus.domain)
+        compile_wiki(corpus, knowledge_root() / args.name / "wiki", progress=True)   # the corpus read above
     if not args.no_dense:
         prepare_classifier()
     print(f"index {args.name!r}: {len(backend.documents())} documents, {len(backend.chunks())} chunks, "

@@ -152,12 +152,16 @@ def exemplar_classifier(extra: tuple[tuple[str, str], ...] = (),
 
 def learned_classify(query: str, config: Mapping[str, Any],
                      profile: Optional[CorpusProfile] = None) -> Optional[Classification]:
-    """Returns the learned classifier's decision, or None when the config switches it off (``learned: false``)
-    or the profile has no exemplars."""
+    """Returns the learned classifier's most probable type the profile admits for the question (its first when
+    none is), or None when the config switches it off (``learned: false``), the profile has no exemplars, or the
+    classifier is less sure than the profile's `unsure_below`."""
     profile = profile or profile_named("generic")
     if not config.get("learned", True) or not profile.exemplars():
         return None
-    kind, p = exemplar_classifier(_exemplars(config), profile).classify(query)
+    ranked = exemplar_classifier(_exemplars(config), profile).ranked(query)
+    kind, p = next(((k, p) for k, p in ranked if profile.admits_type(k, query)), ranked[0])
+    if p < profile.unsure_below:
+        return None
     return Classification(type=kind, entities=profile.query_entities(query), confidence=round(p, 3), stage="exemplars")
 
 

@@ -153,10 +153,14 @@ class ExemplarClassifier:
                           [L2, STEPS, RATE, EMBEDDING_WEIGHT, GRAM_WEIGHT]], ensure_ascii=False)
         return Path(self.cache_dir) / "fits" / f"{hashlib.sha256(key.encode('utf-8')).hexdigest()[:32]}.npz"
 
-    def classify(self, query: str) -> tuple[str, float]:
-        """Returns (type, probability) for `query`."""
+    def ranked(self, query: str) -> list[tuple[str, float]]:
+        """Returns every type with its probability for `query`, most probable first."""
         vocabulary, w, b = self.model()
         vector = recent_query_vector(self.embedder, query, lambda: self.embedder.embed([query], kind="query")[0])
         x = self.features(vector[None, :], [query], vocabulary)
         p = _softmax(x @ w + b)[0]
-        return TYPES[int(p.argmax())], float(p.max())
+        return [(TYPES[i], float(p[i])) for i in np.argsort(-p, kind="stable")]
+
+    def classify(self, query: str) -> tuple[str, float]:
+        """Returns (type, probability) for `query`."""
+        return self.ranked(query)[0]

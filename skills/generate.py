@@ -23,7 +23,7 @@ from .layouts import laid_out
 from .phrasing import ZH, phrases
 from .profile import CorpusProfile, profile_named, profile_of
 from .registry import skill
-from .sentences import STOPWORDS, keywords, split_sentences, strip_label
+from .sentences import STOPWORDS, english_stem_in, keywords, split_sentences
 from .store.instructions import flagged
 
 REFUSAL = ZH["refusal"]
@@ -31,6 +31,8 @@ REFUSAL = ZH["refusal"]
 _QUESTIONS = re.compile(r"[？?；;。！!]")
 _CONJUNCTS = re.compile(r"以及|和|与|及|、|跟|同|\b(?:and|or|versus|vs)\b", re.I)
 _HEADING = re.compile(r"^#+\s")
+THRESHOLD = 0.4
+"""Share of a (sub-)question's weighted words a sentence must cover to answer it."""
 
 
 @dataclass(frozen=True)
@@ -80,9 +82,9 @@ def sub_questions(query: str, query_type: Optional[str], entities: Sequence[str]
     return out
 
 
-_MARKUP = re.compile(r"\[(?:来源|[Ss]ource):[^\]]*\]|\[\[|\]\]|^[\s>*-]+")
+_MARKUP = re.compile(r"\[(?:来源|[Ss]ource):[^\]]*\]|\[\[|\]\]|\*\*|^[\s>*-]+")
 _LEAD_IN = re.compile(r"^[^：。]{1,40} ：")
-"""Wiki-page markup that must not be quoted: inner citation markers, [[links]], bullets, "entity ：" lead-ins."""
+"""Markup that must not be quoted: inner citation markers, [[links]], **bold** marks, bullets, "entity ：" lead-ins."""
 _FILE_LINE = re.compile(r"\.md\b|^entities/")
 
 
@@ -92,7 +94,7 @@ def candidate_sentences(hits: Sequence[Hit], profile: Optional[CorpusProfile] = 
     out = []
     for rank, hit in enumerate(hits):
         for sentence in split_sentences(hit.text):
-            sentence = _LEAD_IN.sub("", _MARKUP.sub("", strip_label(sentence))).strip()
+            sentence = _LEAD_IN.sub("", _MARKUP.sub("", profile.without_label(sentence))).strip()
             if len(sentence) >= 6 and not _HEADING.search(sentence) and not profile.is_heading(sentence) \
                     and not _FILE_LINE.search(sentence):
                 out.append((sentence, hit, rank))
@@ -110,7 +112,7 @@ def _weights(sub: SubQuestion, sentences: Sequence[tuple[str, Hit, int]]) -> dic
 
 def word_share(word: str, sentence: str) -> float:
     """Returns 1 when the sentence contains the word (letters in any case), else half the share of its
-    characters it contains; an English word counts only whole.
+    characters it contains; an English word counts only whole, in any inflection (gives → given).
 
     Chinese paraphrase often keeps one character of a word (权力 → 有权), so a
     partial match counts a little instead of nothing.
@@ -119,7 +121,7 @@ def word_share(word: str, sentence: str) -> float:
     if word in sentence:
         return 1.0
     if word.isascii() and word.isalpha():
-        return 0.0
+        return 1.0 if english_stem_in(word, sentence) else 0.0
     return 0.5 * sum(c in sentence for c in word) / len(word)
 
 
@@ -128,20 +130,22 @@ _AMOUNT = re.compile(r"\d|[一二三四五六七八九十百千万两]+(?:日|�
 
 
 def best_evidence(sub: SubQuestion, sentences: Sequence[tuple[str, Hit, int]], *, limit: int = 3,
-                  threshold: float = 0.4) -> list[Evidence]:
+                  threshold: float = THRESHOLD, partial: bool = True) -> list[Evidence]:
     """Returns up to `limit` sentences covering most of the sub-question's weighted words, best first.
 
     Sentences of a hit that names the sub-question's entity are preferred; a
     question asking for an amount, a date or a period prefers sentences that
     state one; a sentence must cover at least `threshold` of the weight to
-    count as evidence.
+    count as evidence. With `partial` false a word counts only when the sentence holds it whole (in any
+    inflection): the stricter test of whether a sentence is about the question at all.
     """
     weights = _weights(sub, sentences)
     total = sum(weights.values()) or 1.0
     amount = bool(_ASKS_AMOUNT.search(sub.label))
     scored = []
     for sentence, hit, rank in sentences:
-        score = sum(w * word_share(word, sentence) for word, w in weights.items()) / total
+        shares = ((w, word_share(word, sentence)) for word, w in weights.items())
+        score = sum(w * share for w, share in shares if partial or share == 1.0) / total
         if amount and _AMOUNT.search(sentence):
             score += 0.2
         if sub.entity:
@@ -151,14 +155,19 @@ def best_evidence(sub: SubQuestion, sentences: Sequence[tuple[str, Hit, int]], *
     return [e for e in scored[:limit] if e.score >= threshold]
 
 
-def missing_words(query: str, hits: Sequence[Hit]) -> list[str]:
-    """Returns the question's keywords that no context text contains (letters compared case-insensitively)."""
-    text = "".join(h.text + h.title for h in hits).lower()
-    return [w for w in keywords(query) if w.lower() not in text]
+def context_text(hits: Sequence[Hit]) -> str:
+    """Returns the text and titles of the context hits, lower-cased: what a missing thing is looked for in."""
+    return "".join(h.text + h.title for h in hits).lower()
+
+
+def quoted(evidence: Sequence[Evidence], p: Mapping[str, str]) -> list[str]:
+    """Returns the answer lines quoting `evidence`, each sentence with its citation marker."""
+    return [f"- {e.sentence.rstrip('；;，,')}{marker(e.hit, p['source'])}" for e in evidence]
 
 
 def extractive_answer(state: State, ctx: Any) -> dict[str, Any]:
-    """Returns an extractive, cited answer from the context hits, or a refusal that names what is missing.
+    """Returns an extractive, cited answer from the context hits, or a refusal when nothing retrieved is about
+    the question; either names only what the profile counts as missing (`CorpusProfile.missing_things`).
 
     After a failed check (a `Guard` retry) the sentences the verdict rejected are not quoted again; a hit
     holding instruction-like text (`store.instructions`) is never quoted.
@@ -186,15 +195,24 @@ def extractive_answer(state: State, ctx: Any) -> dict[str, Any]:
         fresh = [e for e in found if e.sentence not in used]
         used.update(e.sentence for e in fresh)
         if fresh:
-            groups.append((sub.label, [f"- {e.sentence.rstrip('；;，,')}{marker(e.hit, p['source'])}" for e in fresh]))
+            groups.append((sub.label, quoted(fresh, p)))
+    text = context_text(hits)
+    if not groups and profile.answer_floor < THRESHOLD and not profile.missing_things(query, text):
+        # No sentence covers enough of any part, yet the context lacks nothing the question names: the
+        # best-supported sentences answer it when they cover the profile's floor (below it nothing retrieved is
+        # about the question).
+        whole = SubQuestion(query, tuple((w, 1.0) for w in keywords(query)))
+        best = best_evidence(whole, sentences, limit=2, threshold=profile.answer_floor, partial=False)
+        if best:
+            groups.append((query, quoted(best, p)))
     for label, group in groups:
         lines += ([p["about"].format(label=label)] if len(groups) > 1 else []) + group
     if not lines:
-        gaps = missing_words(query, hits)  # never name as missing what the evidence contains
+        gaps = profile.missing_things(query, text)  # never name as missing what the evidence contains
         lack = p["lacking"].format(words=p["separator"].join(gaps)) if gaps else p["no_passage"]
         return {"answer": f"{p['refusal']}{p['end']}{lack}", "citations": ()}
     answer = p["according"] + "\n" + "\n".join(lines)
-    absent = [w for label in unanswered for w in missing_words(label, hits)]
+    absent = [w for label in unanswered for w in profile.missing_things(label, text)]
     if absent:  # only what the evidence really lacks, never a word it contains
         answer += "\n" + p["not_found"].format(words=p["separator"].join(dict.fromkeys(absent)))
     citations, _ = cited(answer, hits)

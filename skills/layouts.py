@@ -19,23 +19,24 @@ from .store.records import Hit
 from .context import cited, marker
 from .edges import asked_relations
 from .profile import CorpusProfile
-from .sentences import STOPWORDS, covered, keywords, split_sentences, strip_label
+from .sentences import STOPWORDS, covered, keywords, split_sentences
 
 _ENDS = "。！？；!?;."
 
 
-def whole_sentences(hit: Hit) -> list[str]:
-    """Returns the complete sentences of a hit (ending in 。！？；!?; or an English full stop), unit labels removed."""
-    return [strip_label(s).strip() for s in split_sentences(hit.text)
-            if s.rstrip().endswith(tuple(_ENDS)) and len(strip_label(s).strip()) >= 8]
+def whole_sentences(hit: Hit, profile: CorpusProfile) -> list[str]:
+    """Returns the complete sentences of a hit (ending in 。！？；!?; or an English full stop), without the labels
+    the profile numbers units with."""
+    return [profile.without_label(s).strip() for s in split_sentences(hit.text)
+            if s.rstrip().endswith(tuple(_ENDS)) and len(profile.without_label(s).strip()) >= 8]
 
 
-def best_sentence(hits: Sequence[Hit], words: Sequence[str], cues: Sequence[str] = (),
+def best_sentence(hits: Sequence[Hit], words: Sequence[str], profile: CorpusProfile, cues: Sequence[str] = (),
                   used: frozenset[str] = frozenset()) -> Optional[tuple[str, Hit, float]]:
     """Returns the sentence of `hits` that best covers `words` and `cues`, with its hit and score."""
     best = None
     for rank, hit in enumerate(hits):
-        for sentence in whole_sentences(hit):
+        for sentence in whole_sentences(hit, profile):
             if sentence in used:
                 continue
             low = sentence.lower()
@@ -93,7 +94,7 @@ def compare_answer(state: State, hits: Sequence[Hit], profile: CorpusProfile) ->
         found = []
         for side in sides:
             own = [h for h in hits if h.source == side.source]
-            found.append(best_sentence(own, topic, cues, frozenset(used)))
+            found.append(best_sentence(own, topic, profile, cues, frozenset(used)))
         lines.append(p["aspect"].format(aspect=aspect))
         for side, got in zip(sides, found):
             if got is None or got[2] <= 0:
@@ -122,7 +123,7 @@ def synthesis_answer(state: State, hits: Sequence[Hit], profile: CorpusProfile) 
     used: set[str] = set()
     for source in docs:
         own = [h for h in hits if h.source == source]
-        got = best_sentence(own, words, (), frozenset(used))
+        got = best_sentence(own, words, profile, (), frozenset(used))
         if got is None or any(covered(got[0], u) >= 0.8 for u in used):
             continue
         used.add(got[0])
@@ -146,7 +147,7 @@ def relation_answer(state: State, hits: Sequence[Hit], profile: CorpusProfile) -
     for rel in edges:
         stating = [h for h in hits if h.source == rel.source and (not rel.section or h.section == rel.section)]
         lines.append(f"- {rel.head} —{rel.relation}→ {rel.tail}：")
-        got = best_sentence(stating, keywords(rel.description) or (rel.head, rel.tail), (rel.head, rel.tail))
+        got = best_sentence(stating, keywords(rel.description) or (rel.head, rel.tail), profile, (rel.head, rel.tail))
         if got is not None:
             lines.append(p["basis"] + line(got[0], got[1], p))
     if not any(l.startswith(p["basis"]) for l in lines):

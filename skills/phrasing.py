@@ -2,7 +2,7 @@
 
 `language_of` (skills.store.tokenize) decides per text: Chinese when CJK
 characters make up at least a fifth of its letters, else English. A corpus profile may override phrases
-(the statute pack quotes titles as 《title》); every other module writes an
+(the statute pack words its answers its own way); every other module writes an
 answer only through these keys, so an English question never gets Chinese
 scaffolding.
 """

@@ -51,6 +51,10 @@ class CorpusProfile:
 
         return {"kind": "markdown", "headers": (), "date": file_date(name), "family": self.family(title)}
 
+    record_document_keys: tuple[str, ...] = ("document",)
+    """Fields of a JSONL record naming the document it is a part of (the first one set gives its family, else its
+    title does)."""
+
     def family(self, title: str) -> str:
         """Returns the family id of a title: the dated versions of one document share it."""
         from .store.corpus import family_of
@@ -132,6 +136,9 @@ class CorpusProfile:
     rules_version: Any = "base-1"
     """Changes when extraction changes, so that incremental wiki compiles redo every document."""
 
+    entity_type_names: Mapping[str, str] = {}
+    """How a wiki page spells the entity types of this profile's graph (a type not named here is shown as stored)."""
+
     def extract_document(self, doc: Any) -> Any:
         """Returns the `DocFacts` (skills.wiki) of a document: its own entity, no relations by default."""
         from .store.graph import EntityRecord, Label
@@ -192,6 +199,13 @@ class CorpusProfile:
         """Returns whether a question's words set things side by side (a compare rule of the profile fires)."""
         return any(kind == "compare" and pattern.search(query) for kind, _, pattern in self.classifier_rules())
 
+    unsure_below = 0.0
+    """Probability below which the learned classifier's guess decides nothing (the classifier's default type does)."""
+
+    def admits_type(self, kind: str, query: str) -> bool:
+        """Returns whether the learned classifier may give a question no rule settled this type (any, by default)."""
+        return True
+
     def is_title(self, name: str) -> bool:
         """Returns whether a named thing is a document's title rather than a body or a topic (none by default)."""
         return False
@@ -200,6 +214,11 @@ class CorpusProfile:
     """Nouns a Chinese demonstrative stands with for the previous turn's subject (这个文件, 该命令), joined by |."""
     step_back_suffix = ""
     """Words a step-back query variant ends with (none by default)."""
+
+    def without_label(self, sentence: str) -> str:
+        """Returns a sentence without the leading label its unit is numbered with, never part of a quote (none by
+        default)."""
+        return sentence
 
     def is_heading(self, line: str) -> bool:
         """Returns whether a line of a chunk is a structural heading not to be quoted as an answer."""
@@ -212,6 +231,26 @@ class CorpusProfile:
         from .phrasing import phrases
 
         return phrases(query)
+
+    answer_floor = 0.2
+    """Share of a question's weighted words the best retrieved sentence must cover for the offline answer to quote
+    it when no sentence covers enough of any one part (skills.generate.THRESHOLD); below it nothing retrieved is
+    about the question, and the answer refuses. A profile at or above THRESHOLD never answers from partial support."""
+
+    def missing_things(self, query: str, context: str) -> list[str]:
+        """Returns what a question asks about that the lower-cased context text never mentions: what an answer may
+        honestly say the documents lack, and why it then refuses rather than quote partial support.
+
+        Those are its named things (`query_entities`, and capitalised words inside an English sentence), and in a
+        Chinese question its keywords too (the stop words leave nouns and verbs of topic); an English question's
+        other words (gives, relate, handling) are often paraphrased by the text, so their absence proves nothing.
+        """
+        from .sentences import keywords, proper_nouns
+        from .store.tokenize import language_of
+
+        words = keywords(query) if language_of(query) == "zh" else proper_nouns(query)
+        asked = dict.fromkeys([*self.query_entities(query), *words])
+        return [name for name in asked if name.lower() not in context]
 
     def direct_replies(self, query: str) -> Mapping[str, str]:
         """Returns the greeting and out-of-scope replies for a question's language (`greeting`, `out_of_scope`)."""

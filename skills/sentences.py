@@ -11,9 +11,6 @@ from functools import lru_cache
 
 from .store.tokenize import DEFAULT_STOPWORDS, ENGLISH_STOPWORDS, Tokenizer, language_of, load_words
 
-_NUMERAL = "零一二三四五六七八九十百千〇\\d"
-ARTICLE_LABEL = re.compile(r"^\s*第[" + _NUMERAL + r"]+条(?:之[一二三四五六七八九十])?\s*")
-"""A numbered unit's leading label (as Chinese legal and regulatory texts number theirs), never part of a quote."""
 _SENTENCE_END = re.compile(r"(?<=[。！？；!?;])|\n+")
 _PARAGRAPH = re.compile(r"\n\s*\n|\n(?=\s*(?:[-*+>|#]|\d+[.)]\s))")
 """A paragraph break: a blank line, or a line that opens a list item, a quote, a table row or a heading."""
@@ -62,11 +59,6 @@ def split_sentences(text: str) -> list[str]:
     return [s for s in out if s]
 
 
-def strip_label(sentence: str) -> str:
-    """Returns `sentence` without a leading numbered-unit label (see ARTICLE_LABEL)."""
-    return ARTICLE_LABEL.sub("", sentence, count=1)
-
-
 def bigrams(text: str) -> frozenset[str]:
     """Returns the character bigrams of the CJK and alphanumeric content of `text`."""
     units = _CJK_OR_WORD.findall(text)
@@ -88,6 +80,29 @@ ENGLISH_QUESTION_WORDS = frozenset("please tell explain describe difference diff
 def _tokenizer() -> Tokenizer:
     return Tokenizer(STOPWORDS | ENGLISH_QUESTION_WORDS | frozenset(load_words(DEFAULT_STOPWORDS))
                      | frozenset(load_words(ENGLISH_STOPWORDS)))
+
+
+@lru_cache(maxsize=1)
+def _stemmer():
+    from .store.tokenize import english_stemmer
+
+    return english_stemmer()
+
+
+def english_stem_in(word: str, text: str) -> bool:
+    """Returns whether lower-cased `text` holds an English `word` in some inflection: a word of it starts with the
+    word's Snowball stem (gives → give, in given), when that stem has at least three letters."""
+    stem = _stemmer()(word.lower())
+    return len(stem) >= 3 and re.search(r"\b" + re.escape(stem), text) is not None
+
+
+_PROPER = re.compile(r"(?<=[A-Za-z0-9,;:)] )[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*")
+
+
+def proper_nouns(text: str) -> tuple[str, ...]:
+    """Returns the capitalised words of English text that do not open it (France, Debian Reference): names."""
+    stop = _tokenizer().stopwords
+    return tuple(dict.fromkeys(m.group(0) for m in _PROPER.finditer(text) if m.group(0).lower() not in stop))
 
 
 def keywords(text: str) -> tuple[str, ...]:

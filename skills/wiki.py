@@ -15,7 +15,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Union
+from typing import Any, Mapping, Optional, Union
 
 from lambdarag import Term, Tool
 from lambdarag.state import ALL_ACCESS
@@ -23,16 +23,13 @@ from .store.records import WikiPage
 from lambdarag.errors import ProviderError, StoreCorrupt
 
 from .profile import profile_named
-from .store.corpus import Document, read_corpus
+from .store.corpus import Corpus, Document, read_corpus
 from .store.files import ORPHAN_AGE, clean_temp, write_atomic, write_text
 from .store.graph import EntityGraph, EntityRecord, RelationRecord
 from .store.wiki import WikiStore
 from .registry import skill
 
 MANIFEST_SCHEMA = 1
-TYPE_NAMES = {"law": "法律", "regulation": "行政法规/规章", "judicial_interpretation": "司法解释",
-              "departmental_rule": "部门规章", "constitution": "宪法", "agency": "机关/部门", "topic": "主题",
-              "treaty": "条约/公约", "unknown": "未分类"}
 
 
 @dataclass
@@ -101,9 +98,10 @@ def apply_facts(graph: EntityGraph, facts: DocFacts) -> set[str]:
     return touched
 
 
-def compile_wiki(corpus_root: Union[str, Path], wiki_dir: Union[str, Path], *, llm: Any = None,
+def compile_wiki(corpus_root: Union[str, Path, Corpus], wiki_dir: Union[str, Path], *, llm: Any = None,
                  progress: bool = True, domain: str = "auto") -> CompileReport:
-    """Returns a report after bringing ``wiki_dir`` up to date with the corpus at ``corpus_root``.
+    """Returns a report after bringing ``wiki_dir`` up to date with the corpus at ``corpus_root`` (a path, read
+    under `domain`, or a `Corpus` already read, as `lambdarag index` passes the one it indexed).
 
     The corpus profile (`domain`, see skills.profile) extracts each document's
     facts. Rules always run; with an `llm`, its validated relations are merged in
@@ -115,7 +113,8 @@ def compile_wiki(corpus_root: Union[str, Path], wiki_dir: Union[str, Path], *, l
     for folder in (wiki, wiki / "entities", wiki / "analyses"):   # temp files of a compile or write-back killed mid-write
         if folder.is_dir():
             clean_temp(folder, older_than=ORPHAN_AGE)
-    corpus = read_corpus(corpus_root, progress=progress, domain=domain)
+    corpus = corpus_root if isinstance(corpus_root, Corpus) else read_corpus(corpus_root, progress=progress,
+                                                                             domain=domain)
     profile = profile_named(corpus.domain)
     manifest_path = wiki / "manifest.json"
     manifest = read_manifest(manifest_path)
@@ -166,7 +165,7 @@ def compile_wiki(corpus_root: Union[str, Path], wiki_dir: Union[str, Path], *, l
         rec = graph.entity(name)
         if rec.wiki_page != page_file(name):
             graph.add_entity(rec.model_copy(update={"wiki_page": page_file(name)}))
-        write_text(path, render_page(graph, name))
+        write_text(path, render_page(graph, name, profile.entity_type_names))
         report.pages_written += 1
     graph.save(wiki / "relations.json")
     write_atomic(manifest_path, json.dumps(manifest, ensure_ascii=False, indent=1).encode("utf-8"))
@@ -174,8 +173,9 @@ def compile_wiki(corpus_root: Union[str, Path], wiki_dir: Union[str, Path], *, l
     return report
 
 
-def render_page(graph: EntityGraph, name: str) -> str:
-    """Returns the markdown page of one entity: what it is, versions, dates, duties, related entities, sources.
+def render_page(graph: EntityGraph, name: str, type_names: Optional[Mapping[str, str]] = None) -> str:
+    """Returns the markdown page of one entity: what it is (its type as the profile's `entity_type_names` spell
+    it, else as stored), versions, dates, duties, related entities, sources.
 
     The first line is an HTML comment holding the entity's attesting sources,
     every source's access labels, and per body line the sources it was
@@ -190,7 +190,7 @@ def render_page(graph: EntityGraph, name: str) -> str:
     for r in out_edges + in_edges:
         labels.setdefault(r.source, r.label().model_dump())
     body: list[tuple[str, tuple[str, ...]]] = [(f"# {name}", ()), ("", ()),
-                                              (f"类型：{TYPE_NAMES.get(rec.type, rec.type)}", ())]
+                                              (f"类型：{(type_names or {}).get(rec.type, rec.type)}", ())]
     if rec.aliases:
         body.append((f"别名：{'、'.join(rec.aliases)}", tuple(sorted(rec.sources))))
     if rec.versions:

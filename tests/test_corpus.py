@@ -73,7 +73,7 @@ def test_markdown_headings_paragraph_cap_front_matter_and_sidecar(tmp_path):
 
 
 def test_jsonl_records_stay_whole_and_bad_inputs_are_reported_by_path_and_line(tmp_path):
-    lines = [json.dumps({"id": "r1", "title": "T", "text": "第一段\n第二段", "law": "民法典", "date": "2020-05-28"}),
+    lines = [json.dumps({"id": "r1", "title": "T", "text": "第一段\n第二段", "document": "民法典", "date": "2020-05-28"}),
              "{not json", json.dumps({"id": "r2", "title": "x"}), json.dumps({"id": "r1", "text": "dup"}),
              json.dumps({"id": "r3", "text": "ok", "security_level": "high"})]
     (tmp_path / "records.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")

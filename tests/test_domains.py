@@ -20,7 +20,25 @@ from skills.store.tokenize import Tokenizer
 
 ROOT = Path(__file__).resolve().parents[1]
 GENERIC_CODE = ("lambdarag", "skills", "patterns", "orchestration", "qademo", "domains/generic")
-STATUTE_WORDS = re.compile(r"法律法规|第[一二三四五六七八九十百千零〇两\dX]+条|海事|条例|主管部门")
+STATUTE_WORDS = re.compile(r"法律法规|第[一二三四五六七八九十百千零〇两\dX]+条|第\[[^\]]*\]\+条|海事|条例|主管部门|中华人民共和国"
+                           r"|《[^》\s]{1,40}》|[\"']《[\"']|\bTYPE_NAMES\b|\bARTICLE_LABEL\b|\bPRC\b")
+"""Statute vocabulary: the words of issue 29, an article label however its pattern is spelt (第[…]+条), the state's
+name, a 《quoted》 title or a lone 《 as a cue, and the names the statute rules had in generic modules."""
+LEFTOVERS = {
+    # The entity graph and wiki store look names up by their short form (no 中华人民共和国, no 《》); moving that
+    # behind the profile means every graph and wiki load must know its profile. Until then these lines, and only
+    # these, may hold statute words: a new one anywhere fails.
+    "skills/store/graph.py": ('PRC = "中华人民共和国"', '"""Returns a law\'s name without the leading 中华人民共和国 and without 《》 / 〈〉 quotes."""',
+                              "if name.startswith(PRC) and len(name) > len(PRC) + 1:", "name = name[len(PRC):]",
+                              '"""Returns the names text may use for an entity: full, short (no 中华人民共和国), aliases."""',
+                              "forms.add(PRC + short_name(rec.name))",
+                              '"""Returns the canonical name for a surface form (full, short, 《quoted》, alias), or None."""'),
+    "skills/support.py": ("from .store.graph import PRC, short_name",
+                          '"发布机构": ("通过", "公布", "发布", "批准", "制定", "修订", "修正"), "引用": ("《",),',
+                          '"""Returns the ways a sentence may write an entity\'s name (full, short, with 中华人民共和国)."""',
+                          "return {f for f in (name, short, PRC + short) if len(f) >= 2}"),
+    "skills/graph.py": ("法律名称去掉“中华人民共和国”和书名号，只列问题里出现或明确指代的，不要补充。",),
+}
 DATA = ROOT / "orchestration" / "demo"
 """The bundled demo knowledge base (maritime statutes and their questions): documents, not code."""
 
@@ -30,7 +48,8 @@ def test_generic_code_holds_no_statute_vocabulary():
     hits = [f"{path.relative_to(ROOT)}:{n}: {line.strip()[:80]}"
             for top in GENERIC_CODE for path in sorted((ROOT / top).rglob("*"))
             if path.is_file() and path.suffix in (".py", ".jsonl", ".txt", ".js", ".html") and DATA not in path.parents
-            for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if STATUTE_WORDS.search(line)]
+            for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if STATUTE_WORDS.search(line)
+            and line.strip() not in LEFTOVERS.get(path.relative_to(ROOT).as_posix(), ())]
     assert hits == []
 
 
@@ -81,6 +100,15 @@ def test_auto_picks_generic_for_documentation_and_the_index_records_it(guide):
     assert read_corpus(ROOT / "tests" / "fixtures" / "maritime").domain == "prc_statutes"
 
 
+def test_auto_reads_a_generic_corpus_once(guide, monkeypatch):
+    import skills.store.corpus as corpus
+
+    docs, _ = guide
+    read, calls = corpus.read_markdown, []
+    monkeypatch.setattr(corpus, "read_markdown", lambda path, *a, **k: calls.append(path.name) or read(path, *a, **k))
+    assert read_corpus(docs).domain == "generic" and sorted(calls) == ["apt.md", "dpkg.md", "if.md"]
+
+
 def test_sides_are_titles_on_word_boundaries_never_inside_a_word(guide):
     _, index = guide
     sides = profile_named("generic").named_sides(index, "What is the difference between APT and dpkg?", 4, True)
@@ -107,6 +135,39 @@ def test_an_english_question_gets_an_english_answer_without_statute_wording(guid
     assert not re.search(r"[\u4e00-\u9fff《》]", out.answer)
     refusal = build("answer_generate", {}).run(State.of("How do I bake bread?", hits=()), ctx).answer
     assert refusal.startswith("The documents do not answer this question") and not re.search(r"[\u4e00-\u9fff]", refusal)
+
+
+def test_an_english_answer_quotes_the_best_supported_sentence_when_its_words_are_paraphrased(guide):
+    # issue 29: "gives", "lowest", "layer", "handling" appear nowhere, yet the dpkg sentence is the answer; the old
+    # answer refused and called those words missing from the documents
+    _, index = guide
+    ctx = Context(resources={"index": index})
+    q = "Which tool gives the lowest layer for handling packages?"
+    out = build("answer_generate", {}).run(State.of(q, hits=to_hits(index.bm25(q, 5), "bm25")), ctx)
+    assert out.answer.startswith("From the documents:") and "low-level package tool" in out.answer
+    assert [c.source for c in out.citations] == ["dpkg.md"] and "do not mention" not in out.answer
+
+
+def test_a_partial_answer_names_as_missing_only_named_things_the_documents_lack(guide):
+    _, index = guide
+    ctx = Context(resources={"index": index})
+    q = "How does dpkg install .deb files, and how does it relate to the flag that gives RPM support?"
+    out = build("answer_generate", {}).run(State.of(q, hits=to_hits(index.bm25(q, 5), "bm25")), ctx).answer
+    assert "It installs .deb files." in out and "RPM" in out.split("Not found in the documents:")[1]
+    assert not re.search(r"\b(?:flag|relate|gives|support)\b", out.split("Not found in the documents:")[1])
+
+
+@pytest.mark.parametrize("question, refusal", [
+    ("How do I bake sourdough bread at home?", "The documents do not answer this question."),
+    ("怎样在家里烤制酸面包？", "根据现有资料无法回答该问题。"),
+])
+def test_an_out_of_scope_question_is_refused_in_its_own_language_whatever_was_retrieved(guide, question, refusal):
+    _, index = guide
+    ctx = Context(resources={"index": index})
+    everything = to_hits([(c, 1.0) for c in index.chunks()], "dense")   # a dense search returns its nearest anyway
+    out = build("answer_generate", {}).run(State.of(question, hits=everything), ctx)
+    assert out.answer.startswith(refusal) and out.citations == ()
+    assert bool(re.search(r"[\u4e00-\u9fff]", out.answer)) == bool(re.search(r"[\u4e00-\u9fff]", question))
 
 
 def test_domain_must_be_a_shipped_profile_or_a_factory_spec():
@@ -152,3 +213,36 @@ def test_ask_explain_shows_the_corpus_profile_of_the_index(guide, capsys):
     assert main(["ask", "--explain", "--index", "guide", "How does APT fetch packages?"]) == 0
     out = capsys.readouterr().out
     assert "domain: generic (corpus profile of index 'guide')" in out and "From the documents:" in out
+
+
+GENERIC_TYPES = [   # written for these tests, about no corpus of the benchmark; the previous generic profile got 7 wrong
+    ("fact", "Which flag makes the build reproducible?"), ("fact", "单个附件的大小上限是多少？"),
+    ("fact", "How often does the health check run?"), ("fact", "为什么登录页面是白屏？"),
+    ("compare", "Is the async client slower than the sync one?"), ("compare", "嵌入模式还是服务器模式更合适？"),
+    ("compare", "How do blue-green and canary deployments compare?"), ("compare", "蓝绿发布和灰度发布有哪些不同？"),
+    ("relation", "Who reviews changes to the public API?"), ("relation", "公共接口的改动由谁评审？"),
+    ("relation", "How does the indexer interact with the query engine?"), ("relation", "索引器和查询引擎之间是怎样配合的？"),
+    ("synthesis", "How do the different services report errors?"), ("synthesis", "各个服务是怎么上报错误的？"),
+    ("synthesis", "What tools can be used to debug memory leaks?"), ("synthesis", "排查内存泄漏可以用哪些工具？"),
+    ("temporal", "Is Python 2 still supported by the build scripts?"), ("temporal", "构建脚本现在还支持 Python 2 吗？"),
+    ("temporal", "What changed in the schema last year?"), ("temporal", "去年表结构做了哪些调整？"),
+]
+
+
+def test_the_generic_classifier_knows_every_type_in_both_languages():
+    # issue 29: cues for any documentation in English and Chinese, then exemplars of generic question shapes
+    out = build("classify_offline", {}).run
+    ctx = Context(resources={"profile": profile_named("generic")})
+    wrong = [(kind, q, got) for kind, q in GENERIC_TYPES if (got := out(State.of(q), ctx).query_type) != kind]
+    assert wrong == []
+
+
+def test_the_learned_classifier_compares_only_what_a_question_sets_side_by_side():
+    from skills.classify import learned_classify
+
+    generic = profile_named("generic")
+    assert not generic.admits_type("compare", "Why can the audit tool not be fully trusted against attacks?")
+    assert generic.admits_type("compare", "apt or aptitude for daily upgrades?")
+    assert generic.admits_type("fact", "Why can the audit tool not be fully trusted against attacks?")
+    found = learned_classify("为什么备份期间索引器会暂停？", {}, generic)
+    assert found is None or found.type != "compare"

@@ -103,7 +103,7 @@ def test_compare_answers_one_part_per_law_each_from_its_own_source():
 
 
 def test_insufficient_evidence_refuses_and_names_the_gap():
-    s = answer_generate({}).run(State.of("船舶吨税的税率是多少？", hits=CAPTAIN_HITS))
+    s = answer_generate({}).run(State.of("船舶吨税的税率是多少？", hits=CAPTAIN_HITS), statutes())
     assert s.answer.startswith(REFUSAL) and "税率" in s.answer and s.citations == ()
 
 

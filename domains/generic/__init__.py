@@ -50,3 +50,12 @@ class GenericProfile(CorpusProfile):
 
     def query_entities(self, query: str) -> tuple[str, ...]:
         return cues.query_entities(query)
+
+    unsure_below = 0.3
+    """Barely above chance among five types: a guess that weak is no evidence, and the default type (fact, the
+    plain route) is the safe one."""
+
+    def admits_type(self, kind: str, query: str) -> bool:
+        """Returns False for a comparison whose question pairs nothing (no and/or/than, 和/与/还是, both, two):
+        a question no compare cue fired on is a comparison only if it sets two things side by side."""
+        return kind != "compare" or bool(cues.PAIRED.search(query))

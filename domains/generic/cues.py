@@ -3,30 +3,62 @@ from __future__ import annotations
 
 import re
 
+_KINDS = r"(?:ways|methods|options|tools|approaches|alternatives|choices|steps|stages|parts|components|places)"
+"""English plural nouns a survey question counts over (the ways to…, which tools exist…)."""
+_ZH_KINDS = "(?:方法|方式|办法|途径|手段|工具|选项|方案|步骤|环节|阶段|部分|组成|地方|措施|命令|软件)"
+"""Chinese nouns a survey question counts over (有哪些方法, 哪几种方式)."""
+
 CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
-    ("compare", 0.9, (r"\bdifferen(?:ce|ces|t from)\b", r"\bdiffers?\b", r"\bcompare\b", r"\bversus\b",
-                      r"\bdistinguish(?:es)?\b", r"\bseparates?\b", r"\bsimilarit(?:y|ies)\b",
-                      r"\bvs\.?\s", r"\bbetter than\b", r"\bor\b[^?]{1,40}\bwhich\b", "异同", "区别", "不同", "对比",
-                      "比较", "相比")),
+    ("synthesis", 0.85, (r"\b(?:different|various|several|all the|main|possible|available) " + _KINDS + r"\b",
+                         r"\b(?:what|which) " + _KINDS + r" (?:are there|exist|are available|do i have|can)\b",
+                         "(?:不同|各种|哪些|哪几种|几种|多种)的?" + _ZH_KINDS)),
+    ("compare", 0.9, (r"\bdifferen(?:ce|ces|t from)\b", r"\bdiffers?\b", r"\bcompare\b", r"\bcompared (?:to|with)\b", r"\bcomparison (?:of|between)\b",
+                      r"\bversus\b", r"\bcontrast\b", r"\bdistinguish(?:es)?\b", r"\bwhat separates\b", r"\bsets? .{1,40} apart\b",
+                      r"\bsimilarit(?:y|ies)\b", r"\bin common\b", r"\balike\b", r"\bvs\.?\s",
+                      r"\b(?:better|faster|slower|safer|simpler|easier|cheaper) than\b", r"\bor\b[^?]{1,40}\bwhich\b",
+                      r"\bwhich is (?:better|faster|safer|simpler|easier|preferable)\b",
+                      "异同", "区别", "差别", "差异", "对比", "相比", "比较一下", "比较(?=[^好快慢多少常]{0,2}[？?]?$)",
+                      r"(?:和|与|跟|同).{1,30}(?:不同|不一样|一样吗|相同|优缺点|优劣|哪个更|哪种更|谁更)",
+                      "有何不同", "有什么不同", "不同之处", "哪个更", "哪种更")),
     ("temporal", 0.85, (r"\b(?:latest|newest|current) (?:version|release|edition)\b", r"\bwhich (?:version|release)\b",
-                        r"\b(?:since|before|until|in) (?:version|release) ", r"\bdeprecated\b", r"\bintroduced in\b",
-                        r"\bwhat changed\b", r"\bchanges? in\b", r"\bolder versions?\b", r"\bsince (?:which|when)\b",
-                        "最新版", "哪个版本", "旧版本", r"从哪个.{0,16}版本", "版本开始", "自从", "哪一年",
-                        "什么时候", "何时", "第几版", r"目前.{0,6}版", r"\bwhen (?:was|were|did|will)\b",
-                        "新版本", r"\d{4}\s*年(?:版|以前|之前|以后|起)", "废弃", "引入的")),
-    ("synthesis", 0.85, (r"\boverview\b", r"\bsummar(?:y|ise|ize)\b", r"\boutline\b", r"\bsurvey\b",
-                         r"\boverall\b", "哪几种", "各自", r"分别(?:放|是|包含|有)", r"\ball (?:the )?(?:ways|options|tools|methods)\b",
-                         r"\bmain topics\b", "梳理", "汇总", "概述", "总结", "有哪些方法", "有哪些方式", "有哪些工具")),
-    ("relation", 0.85, (r"\brelat(?:e|es|ed|ion) to\b", r"\bhow (?:are|is|do|does) .{2,60}\brelated\b",
+                        r"\b(?:since|before|until|in|after) (?:version|release|v?\d+\.\d+)", r"\bdeprecated\b",
+                        r"\b(?:introduced|added|removed|dropped) in\b", r"\bwhat changed\b", r"\bchanges? in\b",
+                        r"\bolder versions?\b", r"\bsince (?:which|when)\b", r"\bover time\b", r"\bhistory of\b",
+                        r"\bstill (?:supported|used|valid|the default|works?|available)\b",
+                        r"\b(?:next|upcoming|previous|last|major|minor) (?:release|version)\b",
+                        r"\bwhen (?:was|were|did|will|is)\b", r"\b(?:last|this|next) year\b", r"\b(?:before|after|since) (?:the )?(?:19|20)\d\d\b",
+                        "最新版", "哪个版本", "哪一版", "旧版本", "新版本", "老版本", r"从哪.{0,16}版", "版本开始", "版起",
+                        "自从", "哪一年", "什么时候", "何时", "第几版", r"目前.{0,6}版", "下个版本", "下一个?版本",
+                        "上一个?版本", "大版本", "去年", "今年", "前年", "近年", "这些年", "历年", "演变", "还支持", "还能用", "还在用", "下线",
+                        r"\d{4}\s*年(?:版|以前|之前|以后|起)", r"\d+(?:\.\d+)+\s*版", "废弃", "引入的")),
+    ("relation", 0.85, (r"\brelat(?:e|es|ed|ion|ionship) (?:to|between|with)\b", r"\bhow (?:are|is|do|does) .{2,60}\brelated\b",
                         r"\bdepends? on\b", r"\bdependenc(?:y|ies)\b", r"\bbelongs? to\b", r"\bresponsible for\b",
-                        r"\bin charge of\b", r"\bwho (?:maintains|owns|runs|starts|calls)\b", r"\bwhich (?:package|module|component|team|group|process) (?:provides|owns|starts|is responsible|does)\b",
-                        "由谁", "谁负责", "属于哪", "依赖", "哪个(?:模块|组件|团队|进程)", r"(?:有|是)什么关系",
-                        "有何关系", "关系如何")),
-    ("fact", 0.7, (r"\bhow (?:many|much|long|often)\b", r"\bwhat is the default\b", "多少", "多久", "几次", "默认")),
+                        r"\bin charge of\b", r"\binteracts? with\b", r"\bconnected to\b", r"\btalks? to\b",
+                        r"\bwho (?:maintains|owns|runs|starts|calls|approves|is allowed)\b",
+                        r"\bwhich (?:package|module|component|library|service|team|group|process|chapter|section) "
+                        r"(?:provides|owns|starts|calls|sends|imports|uses|is responsible|does)\b",
+                        r"\bwhat (?:calls|uses|imports|starts|triggers)\b",
+                        "由谁", "谁负责", "谁有权", "属于哪", "依赖", "哪个(?:模块|组件|团队|进程|服务)(?:负责|调用|启动|触发|投递|提供)",
+                        "(?:有|是)什么关系", "有何关系", "关系如何", "交互", "配合", "协作", "调用了?哪", "被哪", "归哪", r"由哪.{0,6}(?:负责|管理|启动|触发|提供|维护)")),
+    ("synthesis", 0.85, (r"\boverview\b", r"\bsummar(?:y|ise|ize)\b", r"\boutline\b", r"\bsurvey\b",
+                         r"\boverall\b", r"\bwalk me through\b", r"\bend to end\b", r"\bfrom start to (?:end|finish)\b",
+                         r"\ball (?:the )?(?:ways|options|tools|methods)\b", r"\bevery (?:place|way|option|tool)\b",
+                         r"\bmain (?:topics|components|parts|features|points)\b",
+                         r"\ball (?:the )?(?:\w+ )?\w+s\b", r"\b(?:the )?(?:different|various|individual) \w+s\b",
+                         "哪几种", "各自", r"分别(?:放|是|包含|有|怎么|如何)", "梳理", "汇总", "概述", "总结", "归纳", "整体",
+                         "全面", "主要(?:内容|部分|组成|功能)", "有哪些方面", "哪些方面", "哪些环节", "哪些地方", "各个", "各(?:种|类|项|级)",
+                         r"哪些[\u4e00-\u9fff]{1,6}[？?]?$")),
+    ("fact", 0.7, (r"\bhow (?:many|much|long|often)\b", r"\bwhat is the default\b", "多少", "多久", "几次")),
 )
-"""(type, confidence, cues): the first group whose cue fires decides; English cues on word boundaries."""
+"""(type, confidence, cues): the first group whose cue fires decides; English cues on word boundaries. A survey
+over kinds of things (the different ways, 有哪些方法) is recognised before a comparison, whose 不同 it shares,
+and a relation (被哪些模块引用) before a survey's open 哪些 (读取哪些配置文件);
+a cue is one that settles the type in any field, and a question no cue settles goes to the exemplars."""
 RULES: tuple[tuple[str, float, re.Pattern[str]], ...] = tuple(
     (kind, confidence, re.compile("|".join(cues), re.I)) for kind, confidence, cues in CUES)
+
+PAIRED = re.compile(r"\b(?:and|or|than|between|both|either|each|two|pros)\b|[和与跟同或两俩各]|还是|、", re.I)
+"""Words with which a question sets two or more things side by side."""
 
 _QUOTED = re.compile(r"`([^`]{2,60})`|[\"“「『]([^\"”」』]{2,60})[\"”」』]")
 _CODE_LIKE = re.compile(r"(?<![\w./-])(?:[A-Z]{2,}[A-Za-z0-9]*|[A-Za-z][\w]*[-./_][\w./-]*\w|[a-z]+[A-Z]\w*)(?![\w-])")

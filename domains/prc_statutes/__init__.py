@@ -14,7 +14,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
+from skills.generate import THRESHOLD
 from skills.profile import CorpusProfile
+from skills.sentences import keywords
 from skills.store.corpus import Document
 from skills.store.graph import short_name
 
@@ -38,6 +40,9 @@ class StatuteProfile(CorpusProfile):
         headers = documents.header_lines(lines)
         return {"kind": "statute" if documents.is_statute(lines) else "markdown", "headers": headers,
                 "date": documents.date_of(name, headers), "family": self.family(title)}
+
+    record_document_keys = ("document", "law")
+    """STARD records name their statute in `law`."""
 
     def family(self, title: str) -> str:
         return documents.family(title)
@@ -90,6 +95,8 @@ class StatuteProfile(CorpusProfile):
 
     rules_version = extract.RULES_VERSION
 
+    entity_type_names = extract.TYPE_NAMES
+
     def extract_document(self, doc: Any) -> Any:
         return extract.extract_document(doc)
 
@@ -109,6 +116,9 @@ class StatuteProfile(CorpusProfile):
     def query_entities(self, query: str) -> tuple[str, ...]:
         return cues.query_entities(query)
 
+    def without_label(self, sentence: str) -> str:
+        return documents.UNIT_LABEL.sub("", sentence, count=1)
+
     def is_heading(self, line: str) -> bool:
         return bool(documents.DIVISION_LINE.search(line))
 
@@ -122,6 +132,13 @@ class StatuteProfile(CorpusProfile):
 
     def phrasing(self, query: str) -> Mapping[str, str]:
         return wording.PHRASES
+
+    answer_floor = THRESHOLD
+    """A statute answer quotes only articles that cover the question; a partial match is no answer."""
+
+    def missing_things(self, query: str, context: str) -> list[str]:
+        """Returns the question's keywords the context never contains: a statute question's words are its terms."""
+        return [w for w in keywords(query) if w.lower() not in context]
 
     def direct_replies(self, query: str) -> Mapping[str, str]:
         return {"greeting": wording.PHRASES["greeting"], "out_of_scope": wording.PHRASES["out_of_scope"]}

@@ -15,6 +15,8 @@ DIVISION_LINE = re.compile(r"^第[一二三四五六七八九十百]+[章节编]
 """A division heading inside a chunk's text, never quoted as an answer."""
 TEXT_DATE_RE = re.compile(r"(\d{4})\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*日")
 ARTICLE_IN = re.compile(rf"第[{_NUM}]+条")
+UNIT_LABEL = re.compile(r"^\s*第[零一二三四五六七八九十百千〇\d]+条(?:之[一二三四五六七八九十])?\s*")
+"""An article's leading label in a sentence of its text (第十条, 第10条之一), never part of a quote."""
 FAMILY_DROP = re.compile(r"中华人民共和国")
 
 

@@ -54,6 +54,10 @@ FOLDER_TYPES = {"行政法规": "regulation", "司法解释": "judicial_interpre
                 "宪法": "constitution"}
 BODIES = ("全国人民代表大会常务委员会", "全国人民代表大会", "国务院", "最高人民法院", "最高人民检察院",
           "中央军事委员会")
+TYPE_NAMES = {"law": "法律", "regulation": "行政法规/规章", "judicial_interpretation": "司法解释",
+              "departmental_rule": "部门规章", "constitution": "宪法", "agency": "机关/部门", "topic": "主题",
+              "treaty": "条约/公约", "unknown": "未分类"}
+"""How a wiki page spells the entity types this extraction gives."""
 
 
 def iso(m: re.Match) -> str:

@@ -76,7 +76,7 @@ class WriteBackJournal:
                 graph.save(wiki_dir / "relations.json")
             pages = sorted({*entities, *(e for r in relations for e in (r["head"], r["tail"]))})
             for name in pages:
-                render_into(graph, wiki_dir, name)
+                render_into(graph, wiki_dir, name, kb.resources()["profile"].entity_type_names)
             if created:
                 write_text(analysis, analysis_page(state, prov, labels, relations))
             kb.wiki = WikiStore(wiki_dir)
@@ -145,8 +145,9 @@ class WriteBackJournal:
                 else EntityGraph.load(wiki_dir / "relations.json")
             removed = graph.remove_by_provenance(query_id=item_id)
             graph.save(wiki_dir / "relations.json")
+            names = self.kb.resources()["profile"].entity_type_names if self.kb and self.kb.wiki_dir == wiki_dir else None
             for name in {*item["entities"], *(e for r in item["relations"] for e in (r["head"], r["tail"]))}:
-                render_into(graph, wiki_dir, name)
+                render_into(graph, wiki_dir, name, names)
             if item["analysis"] and (wiki_dir / item["analysis"]).exists():
                 (wiki_dir / item["analysis"]).unlink()
             if self.kb is not None and self.kb.wiki_dir == wiki_dir:
@@ -172,11 +173,12 @@ def noisy(graph: EntityGraph, name: str, is_title: Callable[[str], bool] = lambd
     return not is_title(name) and bool(FUNCTION_WORDS & set(import_jieba().lcut(name)))
 
 
-def render_into(graph: EntityGraph, wiki_dir: Path, name: str) -> None:
-    """Re-renders the wiki page of `name` from the graph, or deletes it when the entity is gone."""
+def render_into(graph: EntityGraph, wiki_dir: Path, name: str, type_names: Optional[Mapping[str, str]] = None) -> None:
+    """Re-renders the wiki page of `name` from the graph (types spelled by `type_names`, the corpus profile's),
+    or deletes it when the entity is gone."""
     path = wiki_dir / page_file(name)
     if name in graph.g:
-        write_text(path, render_page(graph, name))
+        write_text(path, render_page(graph, name, type_names))
     elif path.exists():
         path.unlink()
 

@@ -315,8 +315,9 @@ def record_document(record: dict, rel: str, n: int, line: str, profile: Any = No
     check_unicode(record, "", n)
     faq = "question" in record or "answer" in record
     required = ("question", "answer") if faq else ("id", "text")
-    fields = {k: text_of(record, k, n) for k in ("id", "text", "title", "family", "kind", "law", "question",
-                                                  "answer", "article", "section")}
+    profile = profile or _base_profile()
+    fields = {k: text_of(record, k, n) for k in ("id", "text", "title", "family", "kind", "question", "answer",
+                                                  "article", "section", *profile.record_document_keys)}
     missing = [k for k in required if not (fields[k] or "").strip()]
     if missing:
         raise Malformed(n, f"{'FAQ ' if faq else ''}record lacks {' and '.join(missing)}")
@@ -330,7 +331,8 @@ def record_document(record: dict, rel: str, n: int, line: str, profile: Any = No
         rest.update(question=pair[0], answer=pair[1])
     return Document(
         id=rid, source=f"{rel}:{n}", title=title, text="\n".join(pair) if pair else fields["text"], date=date,
-        family=fields["family"] or (profile or _base_profile()).family(fields["law"] or title),
+        family=fields["family"] or profile.family(next(filter(None, map(fields.get, profile.record_document_keys)),
+                                                       title)),
         kind="faq" if pair else fields["kind"] or "record", department=department, security_level=level,
         meta={**rest, "digest": content_digest(line)},
     )
@@ -625,7 +627,8 @@ def read_corpus(root: Union[str, Path], *, progress: bool = False, cap: int = 80
     """Returns the corpus under `root` (a folder of markdown/JSONL files, or one file), chunked by its profile.
 
     `domain` names the corpus profile (skills.profile): ``auto`` reads the
-    files plainly first and takes the first shipped profile that claims them.
+    files plainly first and takes the first shipped profile that claims them (reading them again only when that
+    profile is not the generic one).
     Unreadable or malformed inputs are skipped and listed in `Corpus.problems`
     by path and line; files named in `exclude` (folder notes) are not read.
     """
@@ -637,10 +640,13 @@ def read_corpus(root: Union[str, Path], *, progress: bool = False, cap: int = 80
     if not root.exists():
         raise ConfigError(f"read_corpus: corpus path {str(root)!r} does not exist")
     files, links = corpus_files(root, exclude)
+    plain = None
     if domain == "auto":
-        domain = choose_profile(_read(root, files, profile_named("generic"), False).documents)
+        plain = _read(root, files, profile_named("generic"), progress)
+        domain = choose_profile(plain.documents)
     profile = profile_named(domain)
-    corpus = _read(root, files, profile, progress)
+    # The plain read is the generic profile's own: read again only for a profile that reads files its own way.
+    corpus = plain if plain is not None and domain == "generic" else _read(root, files, profile, progress)
     corpus.domain = domain
     corpus.problems[:0] = links
     for doc in corpus.documents:

@@ -83,7 +83,7 @@ class Tokenizer:
         if english:
             words = [*words, *load_words(ENGLISH_STOPWORDS)]
         self.stopwords = frozenset(w.lower() for w in words)
-        self._stem = _english_stemmer() if english else None
+        self._stem = english_stemmer() if english else None
         self.user_words: tuple[str, ...] = ()
         self.hmm = hmm
         self._jieba = None
@@ -161,7 +161,7 @@ class Tokenizer:
                    english=config.get("english", ""))
 
 
-def _english_stemmer():
+def english_stemmer():
     """Returns the Snowball English stemmer's one-word function, memoised (a corpus repeats its words) and
     locked (a Snowball stemmer object keeps its word in itself while it works)."""
     from functools import lru_cache
