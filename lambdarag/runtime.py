@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from .cost import DEFAULT_COSTS, CostModel
 from .errors import (BranchError, DeadlineExceeded, LambdaRAGError, ProviderTimeout,
                      TermError)
-from .state import VALIDATORS, State, undeclared
+from .state import State, undeclared
 from .paths import Path, show_path
 from .stream import BRANCH, SINK, Step, branch_context
 from .trace import Trace
@@ -112,13 +112,14 @@ def apply_writes(term: Term, state: State, updates: Mapping[str, Any], path: Pat
             f"term {term.name!r} returned {type(updates).__name__}; it must return a mapping of the fields it "
             f"writes ({', '.join(sorted(term.writes()))})", term=term.name, path=show_path(path))
     allowed = term.writes()
+    checks = term.checks()
     clean: dict[str, Any] = {}
     for key, value in updates.items():
         if key not in allowed:
             raise TermError(
                 f"term {term.name!r} wrote field {key!r}, which it does not declare; declared writes: "
                 f"{', '.join(sorted(allowed)) or 'none'}", term=term.name, path=show_path(path))
-        check = VALIDATORS[key]
+        check = checks[key]
         if check is None:
             raise TermError(f"term {term.name!r} wrote field {key!r}: {undeclared(key)}", term=term.name,
                             path=show_path(path))

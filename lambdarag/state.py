@@ -11,6 +11,7 @@ declares the types of the `DOMAIN_FIELDS` here.
 """
 from __future__ import annotations
 
+import functools
 from operator import attrgetter
 from typing import Any, Callable, Literal, Mapping, Optional, TypeVar
 
@@ -148,9 +149,26 @@ def extra_field(name: str, annotation: Any, *, default: Any = None) -> None:
 
 def undeclared(name: str) -> str:
     """Returns why `name` cannot be a State field, for errors naming the term or constructor at fault."""
-    known = ", ".join(sorted(EXTRA_FIELDS)) or "none"
-    return (f"State has no field {name!r} (declared extra fields: {known}); declare it with "
-            f"lambdarag.extra_field({name!r}, <type>) in the module that writes it")
+    return (f"State has no field {name!r} and no term declares its type; declare the term with a typed "
+            f"return (lambdarag.tool) or writes={{{name!r}: <type>}}")
+
+
+def given_fields(state: "State", schema: Mapping[str, Any]) -> "State":
+    """Returns `state` with its given extra fields validated against `schema` (field → declared type), the types
+    a pipeline's terms declare; a given field no term declares and `extra_field` never did is refused (a typo)."""
+    extra = state.__pydantic_extra__
+    if not extra:
+        return state
+    values = {}
+    for name, value in extra.items():
+        declared = schema.get(name)
+        if declared is not None:
+            values[name] = validator_of(declared.type)(value)
+        elif name not in EXTRA_FIELDS:
+            known = ", ".join(sorted(f for f in schema if f not in State.__pydantic_fields__)) or "none"
+            raise ValueError(f"the initial state has field {name!r}, which no term of the pipeline reads or writes "
+                             f"with a declared type (its own fields: {known})")
+    return state.updated(values) if values else state
 
 
 class Validators(dict):
@@ -171,6 +189,27 @@ class Validators(dict):
 
 
 VALIDATORS = Validators()
+
+
+@functools.lru_cache(maxsize=None)
+def validator_of(annotation: Any) -> Callable[[Any], Any]:
+    """Returns the core validator of a declared type, built once per type (on first write, not at import)."""
+    return TypeAdapter(annotation).validator.validate_python
+
+
+class Checks(dict):
+    """Returns, by field, the validator of a term's write: its declared type's, else the State's (`VALIDATORS`)."""
+
+    def __init__(self, types: Mapping[str, Any]) -> None:
+        super().__init__()
+        self.types = types
+
+    def __missing__(self, field: str) -> Optional[Callable[[Any], Any]]:
+        t = self.types.get(field)
+        check = VALIDATORS[field] if t is None else validator_of(t)
+        if check is not None:  # an undeclared field may be declared later
+            self[field] = check
+        return check
 
 
 class State(BaseModel):
@@ -200,12 +239,12 @@ class State(BaseModel):
 
     @model_validator(mode="after")
     def _declared_fields(self) -> "State":
-        """Rejects an undeclared extra field and validates declared ones (construction only, not the runner's path)."""
+        """Validates the extra fields `extra_field` declared (construction only, not the runner's path); the
+        others are typed by the terms of the pipeline that reads them (`given_fields`)."""
         for name, value in (self.__pydantic_extra__ or {}).items():
             adapter = EXTRA_FIELDS.get(name)
-            if adapter is None:
-                raise ValueError(undeclared(name))
-            self.__pydantic_extra__[name] = adapter.validate_python(value)
+            if adapter is not None:  # others are typed by the terms that use them, checked when a run closes
+                self.__pydantic_extra__[name] = adapter.validate_python(value)
         for name in DOMAIN_FIELDS & self.__pydantic_fields_set__:
             adapter = EXTRA_FIELDS.get(name)
             if adapter is not None:

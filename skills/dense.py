@@ -24,7 +24,7 @@ def query_vector(ctx: Any, text: str) -> np.ndarray:
                                lambda: ctx.call_provider("embedding", embedder.embed, [text], kind="query")[0])
 
 
-@skill("embedding_search")
+@skill
 def embedding_search(config: Mapping[str, Any]) -> Term:
     """Returns a term appending the dense ranking of `query` to `candidates`.
 

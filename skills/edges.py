@@ -89,7 +89,7 @@ def article_hit(backend: Any, rec: Any, query: str, user: Any) -> Optional[Hit]:
     return found[0] if found else None
 
 
-@skill("edge_search")
+@skill
 def edge_search(config: Mapping[str, Any]) -> Term:
     """Returns a term putting the edges that answer a relation question first in `relations`, their articles in `hits`.
 

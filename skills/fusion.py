@@ -116,7 +116,7 @@ def _fusion_skill(name: str, fuse: Callable[[Sequence[RankedList], int], tuple[H
     return Tool(name, run, reads=["candidates", "plan"], writes=["hits"], effect="pure")
 
 
-@skill("rrf_merge")
+@skill
 def rrf_merge(config: Mapping[str, Any]) -> Term:
     """Returns a term fusing `candidates` into `hits` by RRF (config: k = 60, weights per retriever).
 
@@ -127,7 +127,7 @@ def rrf_merge(config: Mapping[str, Any]) -> Term:
     return _fusion_skill("rrf_merge", lambda lists, top: rrf(lists, k, weights, top))
 
 
-@skill("score_fusion")
+@skill
 def score_fusion(config: Mapping[str, Any]) -> Term:
     """Returns a term fusing `candidates` into `hits` by weighted z-scores (config: weights per retriever).
 
@@ -141,7 +141,7 @@ def score_fusion(config: Mapping[str, Any]) -> Term:
 DEFAULT_ZSCORE_WEIGHTS = {"bm25": 0.6, "dense": 1.0}
 
 
-@skill("merge_results")
+@skill
 def merge_results(config: Mapping[str, Any]) -> Term:
     """Returns a term merging `candidates` into the current `hits`, each chunk once with all its provenance."""
 

@@ -66,7 +66,7 @@ PAGES = """【问题】
 {wiki_pages}"""
 
 
-@skill("sufficient")
+@skill
 def sufficient(config: Mapping[str, Any]) -> Term:
     """Returns the term writing `sufficient`: whether the wiki pages answer the question (config ``threshold``)."""
     threshold = float(config.get("threshold", COVERAGE))
@@ -81,7 +81,7 @@ def _missing_from_llm(out: MissingOutput, state: State) -> dict[str, Any]:
     return {"missing": tuple(dict.fromkeys(m.strip() for m in out.missing if m.strip()))}
 
 
-@skill("missing_topics")
+@skill
 def missing_topics(config: Mapping[str, Any]) -> Term:
     """Returns the term writing `missing`: the question's entities and aspects the wiki pages do not cover."""
     offline = Tool("wiki_gaps", lambda s, ctx: {"missing": coverage(s, profile_of(ctx)).missing},
@@ -92,7 +92,7 @@ def missing_topics(config: Mapping[str, Any]) -> Term:
                optional=["entities"], writes=["missing"], parse=_missing_from_llm, fallback=offline, max_tokens=200)
 
 
-@skill("gap_topics")
+@skill
 def gap_topics(config: Mapping[str, Any]) -> Term:
     """Returns a term writing the original question plus one query per `missing` topic to `variants`, for gap filling."""
 

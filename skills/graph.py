@@ -36,7 +36,7 @@ def keywords(text: str, k: int) -> list[str]:
     return [w for w in jieba.analyse.extract_tags(text, topK=k, allowPOS=NOUNS) if len(w) >= 2]
 
 
-@skill("entity_extract")
+@skill
 def entity_extract(config: Mapping[str, Any]) -> Term:
     """Returns a Lam that writes the entities a query names; offline: graph dictionary match + jieba keywords."""
     k = int(config.get("keywords", 3))
@@ -61,7 +61,7 @@ def entity_extract(config: Mapping[str, Any]) -> Term:
                fallback=fallback, parse=parse, max_tokens=200, required=["entities"])
 
 
-@skill("graph_walk")
+@skill
 def graph_walk(config: Mapping[str, Any]) -> Term:
     """Returns a term writing the relations within ``plan.max_hops`` hops / ``plan.max_nodes`` nodes of the entities."""
 
@@ -74,7 +74,7 @@ def graph_walk(config: Mapping[str, Any]) -> Term:
     return Tool("graph_walk", run, reads=["entities", "plan", "user"], writes=["relations"], effect="io")
 
 
-@skill("relation_lookup")
+@skill
 def relation_lookup(config: Mapping[str, Any]) -> Term:
     """Returns a term writing the direct relations (both directions) and version chains of the entities."""
     limit = int(config.get("limit", 30))
@@ -95,7 +95,7 @@ def relation_lookup(config: Mapping[str, Any]) -> Term:
 EXPAND_ORDER = {"涉及": 0, "主管": 1, "依据": 2, "引用": 3}
 
 
-@skill("graph_expand")
+@skill
 def graph_expand(config: Mapping[str, Any]) -> Term:
     """Returns a term that appends one ``expansion`` variant: the query plus related graph terms.
 

@@ -101,7 +101,7 @@ def readable(backend: Any, chunk_id: str, user: Any, filters: Mapping[str, Any])
     return True
 
 
-@skill("learned_boost")
+@skill
 def learned_boost(config: Mapping[str, Any]) -> Term:
     """Returns a term re-ranking `hits` by the learned signals of `ctx.resources["learned"]` (see skills.store.learned).
 

@@ -20,7 +20,7 @@ def _top_k(state: Any, config: Mapping[str, Any], plan_field: str) -> int:
     return int(config.get("top_k") or getattr(state.plan, plan_field))
 
 
-@skill("bm25_search")
+@skill
 def bm25_search(config: Mapping[str, Any]) -> Term:
     """Returns a term appending the BM25 ranking of `query` to `candidates`.
 

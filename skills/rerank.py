@@ -9,7 +9,7 @@ from lambdarag.providers.reranker import OverlapReranker
 from .registry import skill
 
 
-@skill("rerank")
+@skill
 def rerank(config: Mapping[str, Any]) -> Term:
     """Returns a term ordering `hits` by `ctx.reranker` scores for `original_query`, keeping `plan.final_top_k`.
 

@@ -234,7 +234,7 @@ def render_page(graph: EntityGraph, name: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-@skill("wiki_page_read")
+@skill
 def wiki_page_read(config: Mapping[str, Any]) -> Term:
     """Returns a term writing the wiki pages of the state's entities, then the best BM25 pages, up to ``k``."""
     k = int(config.get("k", 3))

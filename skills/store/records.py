@@ -8,7 +8,7 @@ validated as strictly as before.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Literal, Optional
+from typing import Literal, Optional, TypedDict
 
 from pydantic import Field
 
@@ -129,3 +129,19 @@ for _field, _type in (("variants", tuple[Variant, ...]), ("time_range", Optional
                       ("citations", tuple[Citation, ...])):
     extra_field(_field, _type)
 extra_field("plan", RetrievalPlan, default=RetrievalPlan())
+
+
+Hits = tuple[Hit, ...]
+Candidates = tuple[RankedList, ...]
+
+
+class HitsOut(TypedDict):
+    """The write of a term that ranks, filters or reorders `hits`."""
+
+    hits: Hits
+
+
+class CandidatesOut(TypedDict):
+    """The write of a retriever: `candidates` with its ranking appended."""
+
+    candidates: Candidates
