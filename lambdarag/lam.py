@@ -16,7 +16,7 @@ from .stream import Attempt, FieldText, Sink, live_text
 from .paths import Path
 from .term import Term
 from .declare import hints, is_record, record_fields
-from .tool import ATTEMPTS, Atom, Fields, Tool, field_set, typed
+from .tool import ATTEMPTS, Atom, Fields, Tool, field_set
 
 if TYPE_CHECKING:
     from .cost import CostModel

@@ -5,7 +5,7 @@ Every fused hit keeps each contributing retriever's rank and score in
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Optional, Sequence
+from typing import Callable, Mapping, Optional, Sequence
 
 import numpy as np
 

@@ -6,11 +6,11 @@ the question names, and most of its keywords, occur in the page texts.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, TypedDict
 
 from pydantic import Field
 
-from lambdarag import Lam, Reply, State, Term, Tool
+from lambdarag import Lam, Reply, State, Term, Tool, tool
 from lambdarag.state import Record
 
 from .profile import CorpusProfile, profile_named, profile_of
@@ -92,12 +92,15 @@ def missing_topics(config: Mapping[str, Any]) -> Term:
                optional=["entities"], writes=["missing"], parse=_missing_from_llm, fallback=offline, max_tokens=200)
 
 
+class TopicsOut(TypedDict):
+    """The write of `gap_topics`."""
+
+    variants: tuple[Variant, ...]
+
+
 @skill
-def gap_topics(config: Mapping[str, Any]) -> Term:
-    """Returns a term writing the original question plus one query per `missing` topic to `variants`, for gap filling."""
-
-    def run(state):
-        topics = tuple(Variant(text=f"{state.original_query} {t}", kind="multi_query") for t in state.missing)
-        return {"variants": (Variant(text=state.original_query),) + topics}
-
-    return Tool("gap_topics", run, reads=["original_query"], optional=["missing"], writes=["variants"])
+@tool
+def gap_topics(original_query: str, missing: tuple[str, ...] = ()) -> TopicsOut:
+    """Writes the original question plus one query per `missing` topic to `variants`, for gap filling."""
+    topics = tuple(Variant(text=f"{original_query} {t}", kind="multi_query") for t in missing)
+    return {"variants": (Variant(text=original_query),) + topics}
