@@ -38,6 +38,11 @@ class Contract(NamedTuple):
     config: dict[str, Any]
     config_types: dict[str, Any]
 
+    @classmethod
+    def of(cls, reads: Mapping[str, Any], writes: Mapping[str, Any]) -> "Contract":
+        """Returns the contract of a term declared by field types alone (a `Lam`'s), for a fallback to inherit."""
+        return cls((), None, dict(reads), dict(writes), None, {}, {})
+
     @property
     def required(self) -> list[str]:
         """Returns the reads without a default (checked when a pipeline is closed)."""
@@ -97,12 +102,10 @@ _CONTRACTS: dict[Any, Contract] = {}
 
 def _read_contract(fn: Callable[..., Any], owner: str, like: Optional[Contract]) -> Contract:
     annotations = {**(like.reads if like else {}), **hints(owner, fn)}
-    if "return" not in annotations and like is not None:
-        annotations["return"] = like.record
-    if "return" not in annotations:
+    if "return" not in annotations and like is None:
         raise CompositionError(f"term {owner!r}: annotate its return with a record of the fields it writes "
                                f"(e.g. a TypedDict)")
-    record = annotations["return"]
+    record = annotations.get("return", like.record if like else None)
     params: list[tuple[str, Any]] = []
     ctx_at = None
     config: dict[str, Any] = {}
@@ -116,20 +119,21 @@ def _read_contract(fn: Callable[..., Any], owner: str, like: Optional[Contract])
         else:
             params.append((p.name, p.default))
     reads = {f: annotations.get(f, Any) for f, _ in params}
-    return Contract(tuple(params), ctx_at, reads, record_fields(owner, record), record, config,
+    writes = like.writes if like is not None and "return" not in hints(owner, fn) else record_fields(owner, record)
+    return Contract(tuple(params), ctx_at, reads, writes, record, config,
                     {k: annotations.get(k, Any) for k in config})
 
 
 def as_writes(record: Any) -> Callable[[Any], Any]:
-    """Returns how a returned record becomes the mapping of its writes (a TypedDict already is one)."""
-    if typing.is_typeddict(record):
-        return lambda out: out
+    """Returns how a returned record becomes the mapping of its writes (a TypedDict's, a mapping, already is one)."""
     if dataclasses.is_dataclass(record):
         names = [f.name for f in dataclasses.fields(record)]
         return lambda out: {n: getattr(out, n) for n in names}
     if isinstance(record, type) and issubclass(record, tuple):
         return lambda out: out._asdict()
-    return lambda out: {n: getattr(out, n) for n in type(out).model_fields}
+    if isinstance(record, type) and hasattr(record, "model_fields"):
+        return lambda out: {n: getattr(out, n) for n in type(out).model_fields}
+    return lambda out: out
 
 
 def accepts(reader: Any, writer: Any) -> bool:

@@ -15,8 +15,8 @@ from .state import State
 from .stream import Attempt, FieldText, Sink, live_text
 from .paths import Path
 from .term import Term
-from .declare import hints, is_record, record_fields
-from .tool import ATTEMPTS, Atom, Fields, Tool, field_set
+from .declare import Contract, contract_of, hints, is_record, record_fields
+from .tool import ATTEMPTS, Atom, Fields, Tool, field_set, typed
 
 if TYPE_CHECKING:
     from .cost import CostModel
@@ -141,6 +141,9 @@ class Lam(Atom):
     `parse(output, state)` maps the
     validated output to the fields written; by default a model's fields of the
     same names are written, or the text itself to the single written field.
+    Its writes and their types are `output`'s fields (or `parse`'s returned
+    record, or a typed fallback's writes); a plain function as `fallback` takes
+    the Lam's reads as parameters and inherits its contract.
     `stream` names the written text field that streams (the answer term's):
     on a streaming run its text is emitted as tokens while the model writes it
     (see `lambdarag.stream`), or sentence by sentence from the fallback.
@@ -169,8 +172,10 @@ class Lam(Atom):
         self.prompt = prompt
         self.output = output
         writes = output_writes(output, writes, parse, fallback)
-        if not isinstance(fallback, Term) and callable(fallback):
-            fallback = Tool(fallback.__name__, fallback, reads=reads, writes=writes, optional=optional)
+        if not isinstance(fallback, Term) and callable(fallback):  # the offline path of the same contract
+            like = Contract.of({f: Any for f in [*reads, *optional]} | typed(optional) | typed(reads), typed(writes))
+            fallback = Tool(fallback.__name__, fallback, reads=reads, writes=writes, optional=optional,
+                            contract=contract_of(fallback, like=like))
         if not isinstance(fallback, Term):
             raise CompositionError(f"Lam {name!r}: fallback must be a Term (every Lam needs an offline fallback)")
         self._declare(name, reads, writes, optional, fallback)

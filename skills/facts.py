@@ -120,16 +120,14 @@ PROMPT = """从下面这段带引用的回答中抽取知识：
 {answer}"""
 
 
-def fact_rules(state: Any, ctx: Any) -> FactsOut:
-    """The offline fact extractor (the wiki compile rules); `fact_extract`'s contract."""
-    return {"facts": rule_facts(state, ctx.resources.get("graph"), profile_of(ctx))}
-
-
 @skill
 def fact_extract(config: Mapping[str, Any]) -> Term:
     """Returns the fact extractor writing `facts` (a `Facts` record); offline it uses the wiki compile rules."""
-    return Lam("fact_extract", PROMPT, output=FactOutput, reads=["answer", "citations", "hits", "plan"],
-               optional=["wiki_pages"], writes=FactsOut, parse=_from_llm, fallback=fact_rules, max_tokens=800)
+    reads = ["answer", "citations", "hits", "plan"]
+    offline = Tool("fact_rules", lambda s, ctx: {"facts": rule_facts(s, ctx.resources.get("graph"), profile_of(ctx))},
+                   reads=reads, optional=["wiki_pages"], writes=FactsOut)
+    return Lam("fact_extract", PROMPT, output=FactOutput, reads=reads, optional=["wiki_pages"], writes=FactsOut,
+               parse=_from_llm, fallback=offline, max_tokens=800)
 
 
 def cited_hits(state: State) -> tuple[Hit, ...]:

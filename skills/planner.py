@@ -14,7 +14,7 @@ from typing import Any, Iterable, Literal, Mapping, Optional, Sequence, TypedDic
 
 from pydantic import Field
 
-from lambdarag import Lam, Message, Reply, State, Term, User
+from lambdarag import Lam, Message, Reply, State, Term, Tool, User
 from .store.records import Variant
 from lambdarag.errors import InvalidOutput
 from lambdarag.state import Record
@@ -264,5 +264,7 @@ def query_expand(config: Mapping[str, Any]) -> Term:
                     "query_plan": QueryPlan(source="original", fallback=True, reason=f"{type(e).__name__}: {e}")}
         return {"variants": with_original(state, variants), "query_plan": QueryPlan(source="rules")}
 
-    return Lam("query_expand", PROMPT, output=PlanOutput, reads=["query", "original_query", "history", "plan", "user"],
-               writes=Planned, parse=_from_llm, fallback=query_expand_rules, max_tokens=400)
+    reads = ["query", "original_query", "history", "plan", "user"]
+    rules = Tool("query_expand_rules", query_expand_rules, reads=reads, writes=Planned)
+    return Lam("query_expand", PROMPT, output=PlanOutput, reads=reads, writes=Planned, parse=_from_llm, fallback=rules,
+               max_tokens=400)
