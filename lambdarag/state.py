@@ -4,10 +4,13 @@
 returns new values for others; the runner builds the next `State` and never
 mutates the old one. Sequences are tuples so that nothing inside a state can
 be changed in place either. Extra, user-defined fields carry new patterns' own
-data; each is declared once with its type (`extra_field`), so a typo in a
-field name fails instead of passing silently. The domain's records (hits,
-citations, the retrieval plan, …) live in `skills.store.records`, which
-declares the types of the `DOMAIN_FIELDS` here.
+data; their types are declared by the terms that write them (a typed tool's
+returned record), and a pipeline's run validates the ones a state is given
+against those (`given_fields`), so a typo in a field name fails instead of
+passing silently and no field depends on which module was imported first.
+The domain's records (hits, citations, the retrieval plan, …) live in
+`skills.store.records`, which declares the generic types of the
+`DOMAIN_FIELDS` here for terms declared by name alone (`extra_field`).
 """
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ import functools
 from operator import attrgetter
 from typing import Any, Callable, Literal, Mapping, Optional, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, TypeAdapter, model_validator
 
 INITIAL_FIELDS: frozenset[str] = frozenset({"query", "original_query", "history", "user", "plan"})
 """Fields every run starts with; a closed pipeline may read only these before writing.
@@ -154,17 +157,19 @@ def undeclared(name: str) -> str:
 
 
 def given_fields(state: "State", schema: Mapping[str, Any]) -> "State":
-    """Returns `state` with its given extra fields validated against `schema` (field → declared type), the types
-    a pipeline's terms declare; a given field no term declares and `extra_field` never did is refused (a typo)."""
-    extra = state.__pydantic_extra__
-    if not extra:
+    """Returns `state` with the extra fields it was given unchecked validated against `schema` (field → declared
+    type), the types a pipeline's terms declare; such a field no term declares is refused (a typo). Fields an
+    earlier run wrote were validated by their writers and pass as they are."""
+    unchecked = state._unchecked
+    if not unchecked:
         return state
     values = {}
-    for name, value in extra.items():
+    for name in unchecked:
         declared = schema.get(name)
+        value = state.__pydantic_extra__[name]
         if declared is not None:
             values[name] = validator_of(declared.type)(value)
-        elif name not in EXTRA_FIELDS:
+        else:
             known = ", ".join(sorted(f for f in schema if f not in State.__pydantic_fields__)) or "none"
             raise ValueError(f"the initial state has field {name!r}, which no term of the pipeline reads or writes "
                              f"with a declared type (its own fields: {known})")
@@ -236,15 +241,23 @@ class State(BaseModel):
     answer: str = ""
     citations: tuple[Any, ...] = ()
     verdict: Optional[Verdict] = None
+    _unchecked: frozenset[str] = PrivateAttr(default=frozenset())
+    """Extra fields given at construction that no declaration has validated yet (a term's write or a run does)."""
 
     @model_validator(mode="after")
     def _declared_fields(self) -> "State":
         """Validates the extra fields `extra_field` declared (construction only, not the runner's path); the
-        others are typed by the terms of the pipeline that reads them (`given_fields`)."""
+        others are typed by the terms of the pipeline that reads them, and stay unchecked until a run validates
+        them (`given_fields`)."""
+        unchecked = []
         for name, value in (self.__pydantic_extra__ or {}).items():
             adapter = EXTRA_FIELDS.get(name)
-            if adapter is not None:  # others are typed by the terms that use them, checked when a run closes
+            if adapter is None:
+                unchecked.append(name)
+            else:
                 self.__pydantic_extra__[name] = adapter.validate_python(value)
+        if unchecked:
+            self._unchecked = frozenset(unchecked)
         for name in DOMAIN_FIELDS & self.__pydantic_fields_set__:
             adapter = EXTRA_FIELDS.get(name)
             if adapter is not None:
@@ -268,8 +281,10 @@ class State(BaseModel):
         if not keys <= fields.keys():
             extra = {**(extra or {}), **{k: v for k, v in values.items() if k not in fields}}
             values = {k: v for k, v in values.items() if k in fields}
-        return assembled(type(self), {**self.__dict__, **values}, self.__pydantic_fields_set__ | keys, extra,
-                         self.__pydantic_private__)
+        private = self.__pydantic_private__
+        if private["_unchecked"] and private["_unchecked"] & keys:  # a validated write checks a given field
+            private = {**private, "_unchecked": private["_unchecked"] - keys}
+        return assembled(type(self), {**self.__dict__, **values}, self.__pydantic_fields_set__ | keys, extra, private)
 
     def given(self) -> frozenset[str]:
         """Returns the fields this state was given explicitly (the run's available fields)."""

@@ -4,7 +4,14 @@ A *term* is one step of a retrieval pipeline, like a term of the lambda
 calculus applied to a query's `State`:
 
 * **reads / writes.** A term declares the `State` fields it reads and the
-  fields it writes. `Tool` and `Lam` declare them; combinators derive them.
+  fields it writes, with their types. A typed function declares both once
+  (`lambdarag.tool`: reads are its parameters, writes its returned record's
+  fields, see `lambdarag.declare`); `Tool` and `Lam` also take them as names
+  or ``{field: type}``; combinators derive them.
+* **schema.** Closing a pipeline unions its terms' declared types into its
+  State schema (`Term.schema`): a write is validated against its writer's
+  type, and two declarations of one field that do not fit raise `TypeClash`
+  naming both terms and their paths, before any term runs.
 * **free reads.** A composite's free reads are the fields some inner term
   reads before any earlier inner term writes them. Terms are open: a fragment
   such as ``rerank >> answer_generate`` has the free read ``hits``. A pipeline

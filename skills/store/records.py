@@ -1,9 +1,12 @@
 """The domain records a retrieval pipeline's State holds: hits, ranked lists, variants, relations, citations, the plan.
 
 They live on the skills' ground floor (the stores build them too); the
-calculus only knows their fields by name, typed generically, and this module
-declares their types (`lambdarag.extra_field`), so a term writing ``hits`` is
-validated as strictly as before.
+calculus only knows their fields by name, typed generically. Typed terms
+declare these fields' types where they write them (``-> HitsOut``); the one
+`extra_field` site below stays for what no term declares: a low-level `Tool`
+writing ``hits`` by name (a user's, the README's), a state given a plan, and
+the default plan every state starts with — every skill imports this module,
+so it is loaded before any domain field is written.
 """
 from __future__ import annotations
 
