@@ -115,7 +115,10 @@ def output_writes(output: Output, writes: Fields, parse: Optional[Callable[..., 
         return writes
     names = list(field_set("Lam", "writes", writes))
     if parse is not None:
-        record = hints("Lam", parse).get("return")
+        try:
+            record = hints("Lam", parse).get("return")
+        except CompositionError:  # annotations naming local types: the writes stay declared by name
+            record = None
         declared = record_fields("Lam", record) if is_record(record) else {}
     elif structured:
         declared = {f: info.annotation for f, info in output.model_fields.items()}  # type: ignore[union-attr]

@@ -18,7 +18,7 @@ import functools
 from operator import attrgetter
 from typing import Any, Callable, Literal, Mapping, Optional, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, TypeAdapter, model_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
 INITIAL_FIELDS: frozenset[str] = frozenset({"query", "original_query", "history", "user", "plan"})
 """Fields every run starts with; a closed pipeline may read only these before writing.
@@ -156,11 +156,17 @@ def undeclared(name: str) -> str:
             f"return (lambdarag.tool) or writes={{{name!r}: <type>}}")
 
 
+UNCHECKED = "unchecked"
+"""The private key of the extra fields a state was given that no declaration has validated yet (a run or a
+term's write does): only such a state carries private state, so every other one copies as fast as before."""
+
+
 def given_fields(state: "State", schema: Mapping[str, Any]) -> "State":
     """Returns `state` with the extra fields it was given unchecked validated against `schema` (field → declared
     type), the types a pipeline's terms declare; such a field no term declares is refused (a typo). Fields an
     earlier run wrote were validated by their writers and pass as they are."""
-    unchecked = state._unchecked
+    private = state.__pydantic_private__
+    unchecked = private[UNCHECKED] if private is not None else ()
     if not unchecked:
         return state
     values = {}
@@ -241,8 +247,6 @@ class State(BaseModel):
     answer: str = ""
     citations: tuple[Any, ...] = ()
     verdict: Optional[Verdict] = None
-    _unchecked: frozenset[str] = PrivateAttr(default=frozenset())
-    """Extra fields given at construction that no declaration has validated yet (a term's write or a run does)."""
 
     @model_validator(mode="after")
     def _declared_fields(self) -> "State":
@@ -256,8 +260,8 @@ class State(BaseModel):
                 unchecked.append(name)
             else:
                 self.__pydantic_extra__[name] = adapter.validate_python(value)
-        if unchecked:
-            self._unchecked = frozenset(unchecked)
+        if unchecked:  # kept where pydantic keeps private state; None (no copying cost) for every other state
+            object.__setattr__(self, "__pydantic_private__", {UNCHECKED: frozenset(unchecked)})
         for name in DOMAIN_FIELDS & self.__pydantic_fields_set__:
             adapter = EXTRA_FIELDS.get(name)
             if adapter is not None:
@@ -282,8 +286,8 @@ class State(BaseModel):
             extra = {**(extra or {}), **{k: v for k, v in values.items() if k not in fields}}
             values = {k: v for k, v in values.items() if k in fields}
         private = self.__pydantic_private__
-        if private["_unchecked"] and private["_unchecked"] & keys:  # a validated write checks a given field
-            private = {**private, "_unchecked": private["_unchecked"] - keys}
+        if private is not None and private[UNCHECKED] & keys:  # a validated write checks a given field
+            private = {**private, UNCHECKED: private[UNCHECKED] - keys}
         return assembled(type(self), {**self.__dict__, **values}, self.__pydantic_fields_set__ | keys, extra, private)
 
     def given(self) -> frozenset[str]:
