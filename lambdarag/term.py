@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Iterator, Mapping, Na
 from .declare import Declared, schema_of
 from .errors import BudgetExceeded, CompositionError
 from .paths import Path, prefixed, show_path
-from .runtime import Context, execute
+from .runtime import SCHEMA, Context, execute
 from .state import INITIAL_FIELDS, Checks, State, given_fields
 
 if TYPE_CHECKING:
@@ -438,8 +438,18 @@ def run(term: Term, query: Union[str, State], ctx: Optional[Context] = None) -> 
                                      f"{ctx.budget:.4f} and no fallback is configured")
             fallback = ctx.budget_fallback
             fallback.close(INITIAL_FIELDS | state.given())
-            out = execute(fallback, state, ctx)
+            out = under_schema(fallback, state, ctx)
             ctx.trace.mark_fallback((fallback.name,), f"budget: cost bound {bound:.4f} > {ctx.budget:.4f}; "
                                                        f"ran {fallback.lambda_form()} instead")
             return out
-    return execute(term, state, ctx)
+    return under_schema(term, state, ctx)
+
+
+def under_schema(term: Term, state: State, ctx: Context) -> State:
+    """Returns `execute(term, …)` with the closed pipeline's schema current, so a term declaring a write by name
+    alone is validated against the type another term of the pipeline declares for that field."""
+    token = SCHEMA.set(term.schema())
+    try:
+        return execute(term, state, ctx)
+    finally:
+        SCHEMA.reset(token)

@@ -202,3 +202,13 @@ print([h.chunk_id for h in (seed >> term).run("q", Context()).hits])
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.splitlines() == ["λq. per_source(limit=1) ['hits'] ['hits'] ['limit']", "['a#0', 'b#0']"]
+
+
+def test_a_write_declared_by_name_takes_the_type_another_term_of_the_pipeline_declares():
+    low = Tool("low", lambda s: {"flag": "many"}, reads=["query"], writes=["flag"])
+    with pytest.raises(TermError, match="term 'low' wrote an invalid value to field 'flag': Input should be a valid "
+                                        "boolean"):
+        (low >> Tool("echo", lambda s: {"note": str(s.flag)}, reads=["flag"], writes=["note"]) >> flag).run("q")
+    with pytest.raises(TermError, match="term 'low' wrote field 'flag': State has no field 'flag' and no term "
+                                        "declares its type"):
+        low.run("q")
