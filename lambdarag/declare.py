@@ -144,13 +144,12 @@ def accepts(reader: Any, writer: Any) -> bool:
         return all(accepts(reader, w) for w in typing.get_args(writer))
     if _is_union(reader):
         return any(accepts(r, writer) for r in typing.get_args(reader))
-    if isinstance(reader, type) and isinstance(writer, type):
-        return issubclass(writer, reader)
-    origin_r, origin_w = typing.get_origin(reader), typing.get_origin(writer)
-    if origin_r is not None and origin_r == origin_w:
-        args_r, args_w = typing.get_args(reader), typing.get_args(writer)
-        return len(args_r) == len(args_w) and all(accepts(r, w) for r, w in zip(args_r, args_w))
-    return False
+    origin_r, origin_w = typing.get_origin(reader) or reader, typing.get_origin(writer) or writer
+    if not (isinstance(origin_r, type) and isinstance(origin_w, type) and issubclass(origin_w, origin_r)):
+        return False
+    args_r = [a for a in typing.get_args(reader) if a is not Ellipsis]  # a bare reader (tuple) takes any tuple
+    args_w = [a for a in typing.get_args(writer) if a is not Ellipsis]
+    return not args_r or (len(args_r) == len(args_w) and all(accepts(r, w) for r, w in zip(args_r, args_w)))
 
 
 def _is_union(t: Any) -> bool:

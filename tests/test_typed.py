@@ -5,13 +5,14 @@ from __future__ import annotations
 import subprocess
 import sys
 from dataclasses import dataclass
-from typing import Optional, TypedDict
+from typing import Optional, Sequence, TypedDict
 
 import pytest
 
 from lambdarag import Compose, Context, Lam, Reply, State, Tool, tool
 from lambdarag.errors import CompositionError, ProviderError, TermError, TypeClash
 from lambdarag.registry import Registry
+from skills.store.records import Hit
 from tests.conftest import ROOT
 
 
@@ -98,6 +99,14 @@ def test_two_writers_of_one_field_with_other_types_clash_and_optional_readers_ac
         return {"note": str(flag)}
 
     assert (flag >> maybe).run("abc").note == "True"
+
+    import skills
+
+    @tool
+    def count(hits: Sequence[Hit]) -> Noted:  # a wider reader of the skill's tuple[Hit, ...]
+        return {"note": str(len(hits))}
+
+    assert Compose(skills.build("rrf_merge"), count).close(["candidates", "plan"]) is not None
 
 
 def test_a_fallback_given_as_a_function_inherits_the_contract_without_repeating_it():
