@@ -1,7 +1,10 @@
 """A named registry of term factories ``(config) -> Term``, used for skills and for patterns.
 
 Config validation, error messages listing valid choices, and the CLI read the
-registry; nothing keeps a second hand-written list. A registry may know where
+registry; nothing keeps a second hand-written list. A factory is registered
+under its function's name and a typed tool under its own (one name, written
+once); its parameters are what it reads from its config or, for a typed tool,
+its keyword-only parameters. A registry may know where
 a name is registered (`homes`: name → module) without importing that module:
 the module is imported the first time the name is built, so a process loads
 only the skills its routes run.
