@@ -1,27 +1,31 @@
 # examples/my_plugin.py
 """A plugin: one skill and one pattern, registered when agent-config.yml lists this module under `plugins:`."""
 from collections import Counter
+from typing import TypedDict
 
-from lambdarag import Tool
+from lambdarag import tool
 from patterns.hybrid_search import retrieve
 from patterns.registry import pattern, skill as configured
 from skills import skill
+from skills.store.records import Hit
 
 
-@skill("per_source")
-def per_source(config):
-    """Returns a term keeping at most `limit` hits (default 2) of each source file, best first."""
-    limit = int(config.get("limit", 2))
+class Kept(TypedDict):
+    """What per_source writes: the hits it keeps."""
 
-    def run(state):
-        kept, counts = [], Counter()
-        for h in state.hits:
-            counts[h.source] += 1
-            if counts[h.source] <= limit:
-                kept.append(h)
-        return {"hits": tuple(kept)}
+    hits: tuple[Hit, ...]
 
-    return Tool("per_source", run, reads=["hits"], writes=["hits"])
+
+@skill
+@tool
+def per_source(hits: tuple[Hit, ...], *, limit: int = 2) -> Kept:
+    """Keeps at most `limit` hits of each source file, best first: reads `hits`, writes `hits`, takes `limit`."""
+    kept, counts = [], Counter()
+    for h in hits:
+        counts[h.source] += 1
+        if counts[h.source] <= limit:
+            kept.append(h)
+    return {"hits": tuple(kept)}
 
 
 @pattern("side_by_side")

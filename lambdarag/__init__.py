@@ -11,11 +11,11 @@ from .lam import Lam, Reply
 from .runtime import Context
 from .state import INITIAL_FIELDS, Message, State, User, Verdict, extra_field
 from .term import Compose, Identity, Term, run
-from .tool import Tool
+from .tool import Tool, tool
 from .trace import Span, Trace
 
 __all__ = [
-    "State", "Context", "Tool", "Lam", "Reply", "Compose", "Par", "If", "Route", "Guard", "Map", "Identity", "Named",
+    "State", "Context", "Tool", "tool", "Lam", "Reply", "Compose", "Par", "If", "Route", "Guard", "Map", "Identity", "Named",
     "Merge", "appended", "extra_field", "Term", "CostModel", "Trace", "Span", "run", "INITIAL_FIELDS",
     "Verdict", "Message", "User",
 ]

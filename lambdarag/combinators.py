@@ -244,6 +244,9 @@ class If(Term):
     def children(self) -> tuple[Term, ...]:
         return (self.cond, self.then_, self.else_)
 
+    def labelled(self) -> tuple[tuple[str, Term], ...]:
+        return (("If.cond", self.cond), ("If.then", self.then_), ("If.else", self.else_))
+
     def writes(self) -> frozenset[str]:
         return self.cond.writes() | self.then_.writes() | self.else_.writes()
 
@@ -313,6 +316,9 @@ class Route(Term):
 
     def children(self) -> tuple[Term, ...]:
         return (self.classifier, *self._alternatives())
+
+    def labelled(self) -> tuple[tuple[str, Term], ...]:
+        return (("Route.classifier", self.classifier), *((f"Route[{k}]", t) for k, t in self._labelled()))
 
     def writes(self) -> frozenset[str]:
         return frozenset().union(self.classifier.writes(), *(t.writes() for t in self._alternatives()))
@@ -424,6 +430,9 @@ class Guard(Term):
     def children(self) -> tuple[Term, ...]:
         return (self.generate, self.check)
 
+    def labelled(self) -> tuple[tuple[str, Term], ...]:
+        return (("Guard.generate", self.generate), ("Guard.check", self.check))
+
     def writes(self) -> frozenset[str]:
         return self.generate.writes() | self.check.writes()
 
@@ -526,6 +535,9 @@ class Map(Term):
     def children(self) -> tuple[Term, ...]:
         return (self.term,)
 
+    def labelled(self) -> tuple[tuple[str, Term], ...]:
+        return ((f"Map[{self.over}]", self.term),)
+
     def writes(self) -> frozenset[str]:
         return frozenset(self.merge.fields)
 
@@ -591,6 +603,9 @@ class Named(Term):
 
     def children(self) -> tuple[Term, ...]:
         return (self.body,)
+
+    def labelled(self) -> tuple[tuple[str, Term], ...]:
+        return ((self.name, self.body),)
 
     def writes(self) -> frozenset[str]:
         return self.body.writes()

@@ -14,6 +14,16 @@ class CompositionError(LambdaRAGError):
     """A pipeline's wiring is wrong: a read no term satisfies, overlapping writes, bad arguments."""
 
 
+class TypeClash(CompositionError):
+    """Two terms of a pipeline declare one field with types that do not fit (a writer and a reader, or two writers);
+    found when the pipeline is closed. `field` is the field, `terms` the two terms' names."""
+
+    def __init__(self, message: str, *, field: str = "", terms: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.field = field
+        self.terms = terms
+
+
 class TermError(LambdaRAGError):
     """A term failed while running; names the term and its path in the pipeline.
 

@@ -15,7 +15,8 @@ from .state import State
 from .stream import Attempt, FieldText, Sink, live_text
 from .paths import Path
 from .term import Term
-from .tool import ATTEMPTS, Atom, field_set
+from .declare import Contract, contract_of, hints, is_record, record_fields
+from .tool import ATTEMPTS, Atom, Fields, Tool, field_set, typed
 
 if TYPE_CHECKING:
     from .cost import CostModel
@@ -98,6 +99,36 @@ def shrink_longest(values: dict[str, str], share: float) -> dict[str, str]:
     return {**values, longest: values[longest][:int(len(values[longest]) * share)]}
 
 
+def output_writes(output: Output, writes: Fields, parse: Optional[Callable[..., Any]], fallback: Any) -> Fields:
+    """Returns a Lam's writes with their types: its output schema is its writes.
+
+    Omitted writes are the output model's fields; names get their types from
+    `parse`'s return record, else the output model's fields, else a typed
+    fallback's writes (so the types are declared once, wherever that is).
+    """
+    structured = output is not str
+    if is_record(writes):
+        return record_fields("Lam", writes)
+    if not writes and structured and parse is None:
+        return {f: info.annotation for f, info in output.model_fields.items()}  # type: ignore[union-attr]
+    if isinstance(writes, Mapping):
+        return writes
+    names = list(field_set("Lam", "writes", writes))
+    if parse is not None:
+        try:
+            record = hints("Lam", parse).get("return")
+        except CompositionError:  # annotations naming local types: the writes stay declared by name
+            record = None
+        declared = record_fields("Lam", record) if is_record(record) else {}
+    elif structured:
+        declared = {f: info.annotation for f, info in output.model_fields.items()}  # type: ignore[union-attr]
+    else:
+        declared = {}
+    if isinstance(fallback, Atom):
+        declared = {**fallback.write_types(), **declared}
+    return {f: declared[f] for f in names} if declared and all(f in declared for f in names) else names
+
+
 class Lam(Atom):
     """Returns a term that asks the configured LLM and writes its validated answer.
 
@@ -113,6 +144,9 @@ class Lam(Atom):
     `parse(output, state)` maps the
     validated output to the fields written; by default a model's fields of the
     same names are written, or the text itself to the single written field.
+    Its writes and their types are `output`'s fields (or `parse`'s returned
+    record, or a typed fallback's writes); a plain function as `fallback` takes
+    the Lam's reads as parameters and inherits its contract.
     `stream` names the written text field that streams (the answer term's):
     on a streaming run its text is emitted as tokens while the model writes it
     (see `lambdarag.stream`), or sentence by sentence from the fallback.
@@ -127,10 +161,10 @@ class Lam(Atom):
         prompt: str,
         *,
         output: Output = str,
-        reads: Iterable[str] = (),
-        writes: Iterable[str] = (),
-        optional: Iterable[str] = (),
-        fallback: Term,
+        reads: Fields = (),
+        writes: Fields = (),
+        optional: Fields = (),
+        fallback: Union[Term, Callable[..., Mapping[str, Any]]],
         parse: Optional[Callable[[Any, State], Mapping[str, Any]]] = None,
         system: str = "",
         max_tokens: int = 512,
@@ -140,6 +174,11 @@ class Lam(Atom):
         self.name = name
         self.prompt = prompt
         self.output = output
+        writes = output_writes(output, writes, parse, fallback)
+        if not isinstance(fallback, Term) and callable(fallback):  # the offline path of the same contract
+            like = Contract.of({f: Any for f in [*reads, *optional]} | typed(optional) | typed(reads), typed(writes))
+            fallback = Tool(fallback.__name__, fallback, reads=reads, writes=writes, optional=optional,
+                            contract=contract_of(fallback, like=like))
         if not isinstance(fallback, Term):
             raise CompositionError(f"Lam {name!r}: fallback must be a Term (every Lam needs an offline fallback)")
         self._declare(name, reads, writes, optional, fallback)

@@ -1,7 +1,10 @@
 """A named registry of term factories ``(config) -> Term``, used for skills and for patterns.
 
 Config validation, error messages listing valid choices, and the CLI read the
-registry; nothing keeps a second hand-written list. A registry may know where
+registry; nothing keeps a second hand-written list. A factory is registered
+under its function's name and a typed tool under its own (one name, written
+once); its parameters are what it reads from its config or, for a typed tool,
+its keyword-only parameters. A registry may know where
 a name is registered (`homes`: name → module) without importing that module:
 the module is imported the first time the name is built, so a process loads
 only the skills its routes run.
@@ -30,14 +33,24 @@ class Registry(Mapping[str, Factory]):
         self.declares = declares
         self._factories: dict[str, Factory] = {}
 
-    def register(self, name: str) -> Callable[[Factory], Factory]:
-        def add(factory: Factory) -> Factory:
-            if name in self._factories:
-                raise ConfigError(f"{self.kind} {name!r} is registered twice")
-            self._factories[name] = factory
-            return factory
+    def register(self, what: Any) -> Any:
+        """Registers a factory under its function's name, or a typed `Tool` under its own name (built with the
+        config keys it takes, `Tool.configured`); returns what it was given, so it is a decorator.
 
-        return add
+        ``register("name")`` is the decorator registering a factory under another name (a wrapper's).
+        """
+        if isinstance(what, str):
+            return lambda factory: self._add(what, factory)
+        if isinstance(what, Term):
+            self._add(what.name, configuring(what))
+            return what
+        return self._add(what.__name__, what)
+
+    def _add(self, name: str, factory: Factory) -> Factory:
+        if name in self._factories:
+            raise ConfigError(f"{self.kind} {name!r} is registered twice")
+        self._factories[name] = factory
+        return factory
 
     def build(self, name: str, config: Mapping[str, Any] | None = None, *,
               params: Mapping[str, Any] | None = None) -> Term:
@@ -64,6 +77,9 @@ class Registry(Mapping[str, Factory]):
         setting (`patterns.registry.Names` refuses it, listing these).
         """
         factory = self[name]
+        declared = getattr(factory, "parameters", None)  # a typed tool's keyword-only parameters
+        if declared is not None:
+            return declared
         module = sys.modules[factory.__module__]
         return _config_keys(getattr(module, "__file__", None) or "", factory.__name__)
 
@@ -84,34 +100,54 @@ class Registry(Mapping[str, Factory]):
         return len(dict.fromkeys([*self.homes, *self._factories]))
 
 
+def configuring(term: Term) -> Factory:
+    """Returns the factory of a typed tool: it is built with the config keys its function takes, ignoring the
+    rest of a component's section (the bm25 section's ``enabled`` is not a parameter of ``bm25_search``)."""
+    takes = term.parameters  # type: ignore[attr-defined]
+
+    def build(config: Mapping[str, Any]) -> Term:
+        return term.configured(**{k: v for k, v in config.items() if k in takes})  # type: ignore[attr-defined]
+
+    build.parameters = takes  # type: ignore[attr-defined]
+    build.__module__ = term.fn.__module__  # type: ignore[attr-defined]
+    build.__name__ = build.__qualname__ = term.name
+    build.__doc__ = term.fn.__doc__  # type: ignore[attr-defined]
+    return build
+
+
 @functools.lru_cache(maxsize=None)
 def _config_keys(path: str, function: str) -> frozenset[str]:
-    """Returns the string keys `function` (a top-level def of the file at `path`) reads from its ``config``."""
+    """Returns the string keys `function` (a top-level def of the file at `path`) reads from its first parameter,
+    the config, whatever it is named."""
     if not path.endswith(".py"):
         return frozenset()
     tree = ast.parse(Path(path).read_text(encoding="utf-8"))
     defs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
     keys: set[str] = set()
-    seen: set[str] = set()
+    seen: set[tuple[str, int]] = set()
 
-    def visit(name: str) -> None:
-        if name in seen or name not in defs:
+    def visit(name: str, position: int) -> None:
+        node = defs.get(name)
+        if (name, position) in seen or node is None or len(node.args.args) <= position:
             return
-        seen.add(name)
-        for node in ast.walk(defs[name]):
-            key = _key_read(node)
+        seen.add((name, position))
+        config = node.args.args[position].arg
+        for inner in ast.walk(node):
+            key = _key_read(inner, config)
             if key is not None:
                 keys.add(key)
-            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and any(
-                    isinstance(a, ast.Name) and a.id == "config" for a in node.args):
-                visit(node.func.id)  # a helper handed the config reads it too
+            elif isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name):
+                for i, a in enumerate(inner.args):  # a helper handed the config reads it too
+                    if isinstance(a, ast.Name) and a.id == config:
+                        visit(inner.func.id, i)
 
-    visit(function)
+    visit(function, 0)
     return frozenset(keys)
 
 
-def _key_read(node: ast.AST) -> "str | None":
-    """Returns the key of ``config.get("k")``, ``config["k"]`` or ``"k" in config`` at `node`, else None."""
+def _key_read(node: ast.AST, config: str) -> "str | None":
+    """Returns the key of ``config.get("k")``, ``config["k"]`` or ``"k" in config`` at `node` (`config` the
+    parameter's name), else None."""
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" and node.args:
         target, key = node.func.value, node.args[0]
     elif isinstance(node, ast.Subscript):
@@ -120,7 +156,7 @@ def _key_read(node: ast.AST) -> "str | None":
         target, key = node.comparators[0], node.left
     else:
         return None
-    if isinstance(target, ast.Name) and target.id == "config" and isinstance(key, ast.Constant) \
+    if isinstance(target, ast.Name) and target.id == config and isinstance(key, ast.Constant) \
             and isinstance(key.value, str):
         return key.value
     return None

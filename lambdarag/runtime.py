@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import threading
+from contextvars import ContextVar
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -12,7 +13,7 @@ from pydantic import ValidationError
 from .cost import DEFAULT_COSTS, CostModel
 from .errors import (BranchError, DeadlineExceeded, LambdaRAGError, ProviderTimeout,
                      TermError)
-from .state import VALIDATORS, State, undeclared
+from .state import State, undeclared, validator_of
 from .paths import Path, show_path
 from .stream import BRANCH, SINK, Step, branch_context
 from .trace import Trace
@@ -105,6 +106,10 @@ class Context:
             raise LambdaRAGError(f"resource {name!r} is not in the context; available: {have}") from None
 
 
+SCHEMA: ContextVar[Mapping[str, Any]] = ContextVar("lambdarag_schema", default={})
+"""The schema (field → `Declared`) of the pipeline `run` is running: the types a write declared by name takes."""
+
+
 def apply_writes(term: Term, state: State, updates: Mapping[str, Any], path: Path) -> State:
     """Returns the next state from a term's writes, rejecting undeclared or ill-typed fields."""
     if type(updates) is not dict and not isinstance(updates, Mapping):  # the common case skips the ABC check
@@ -112,13 +117,16 @@ def apply_writes(term: Term, state: State, updates: Mapping[str, Any], path: Pat
             f"term {term.name!r} returned {type(updates).__name__}; it must return a mapping of the fields it "
             f"writes ({', '.join(sorted(term.writes()))})", term=term.name, path=show_path(path))
     allowed = term.writes()
+    checks = term.checks()
     clean: dict[str, Any] = {}
     for key, value in updates.items():
         if key not in allowed:
             raise TermError(
                 f"term {term.name!r} wrote field {key!r}, which it does not declare; declared writes: "
                 f"{', '.join(sorted(allowed)) or 'none'}", term=term.name, path=show_path(path))
-        check = VALIDATORS[key]
+        check = checks[key]
+        if check is None and key in SCHEMA.get():  # declared by name here, typed by another term of the pipeline
+            check = validator_of(SCHEMA.get()[key].type)
         if check is None:
             raise TermError(f"term {term.name!r} wrote field {key!r}: {undeclared(key)}", term=term.name,
                             path=show_path(path))

@@ -4,13 +4,17 @@
 returns new values for others; the runner builds the next `State` and never
 mutates the old one. Sequences are tuples so that nothing inside a state can
 be changed in place either. Extra, user-defined fields carry new patterns' own
-data; each is declared once with its type (`extra_field`), so a typo in a
-field name fails instead of passing silently. The domain's records (hits,
-citations, the retrieval plan, …) live in `skills.store.records`, which
-declares the types of the `DOMAIN_FIELDS` here.
+data; their types are declared by the terms that write them (a typed tool's
+returned record), and a pipeline's run validates the ones a state is given
+against those (`given_fields`), so a typo in a field name fails instead of
+passing silently and no field depends on which module was imported first.
+The domain's records (hits, citations, the retrieval plan, …) live in
+`skills.store.records`, which declares the generic types of the
+`DOMAIN_FIELDS` here for terms declared by name alone (`extra_field`).
 """
 from __future__ import annotations
 
+import functools
 from operator import attrgetter
 from typing import Any, Callable, Literal, Mapping, Optional, TypeVar
 
@@ -148,9 +152,34 @@ def extra_field(name: str, annotation: Any, *, default: Any = None) -> None:
 
 def undeclared(name: str) -> str:
     """Returns why `name` cannot be a State field, for errors naming the term or constructor at fault."""
-    known = ", ".join(sorted(EXTRA_FIELDS)) or "none"
-    return (f"State has no field {name!r} (declared extra fields: {known}); declare it with "
-            f"lambdarag.extra_field({name!r}, <type>) in the module that writes it")
+    return (f"State has no field {name!r} and no term declares its type; declare the term with a typed "
+            f"return (lambdarag.tool) or writes={{{name!r}: <type>}}")
+
+
+UNCHECKED = "unchecked"
+"""The private key of the extra fields a state was given that no declaration has validated yet (a run or a
+term's write does): only such a state carries private state, so every other one copies as fast as before."""
+
+
+def given_fields(state: "State", schema: Mapping[str, Any]) -> "State":
+    """Returns `state` with the extra fields it was given unchecked validated against `schema` (field → declared
+    type), the types a pipeline's terms declare; such a field no term declares is refused (a typo). Fields an
+    earlier run wrote were validated by their writers and pass as they are."""
+    private = state.__pydantic_private__
+    unchecked = private[UNCHECKED] if private is not None else ()
+    if not unchecked:
+        return state
+    values = {}
+    for name in unchecked:
+        declared = schema.get(name)
+        value = state.__pydantic_extra__[name]
+        if declared is not None:
+            values[name] = validator_of(declared.type)(value)
+        else:
+            known = ", ".join(sorted(f for f in schema if f not in State.__pydantic_fields__)) or "none"
+            raise ValueError(f"the initial state has field {name!r}, which no term of the pipeline reads or writes "
+                             f"with a declared type (its own fields: {known})")
+    return state.updated(values) if values else state
 
 
 class Validators(dict):
@@ -171,6 +200,27 @@ class Validators(dict):
 
 
 VALIDATORS = Validators()
+
+
+@functools.lru_cache(maxsize=None)
+def validator_of(annotation: Any) -> Callable[[Any], Any]:
+    """Returns the core validator of a declared type, built once per type (on first write, not at import)."""
+    return TypeAdapter(annotation).validator.validate_python
+
+
+class Checks(dict):
+    """Returns, by field, the validator of a term's write: its declared type's, else the State's (`VALIDATORS`)."""
+
+    def __init__(self, types: Mapping[str, Any]) -> None:
+        super().__init__()
+        self.types = types
+
+    def __missing__(self, field: str) -> Optional[Callable[[Any], Any]]:
+        t = self.types.get(field)
+        check = VALIDATORS[field] if t is None else validator_of(t)
+        if check is not None:  # an undeclared field may be declared later
+            self[field] = check
+        return check
 
 
 class State(BaseModel):
@@ -200,12 +250,18 @@ class State(BaseModel):
 
     @model_validator(mode="after")
     def _declared_fields(self) -> "State":
-        """Rejects an undeclared extra field and validates declared ones (construction only, not the runner's path)."""
+        """Validates the extra fields `extra_field` declared (construction only, not the runner's path); the
+        others are typed by the terms of the pipeline that reads them, and stay unchecked until a run validates
+        them (`given_fields`)."""
+        unchecked = []
         for name, value in (self.__pydantic_extra__ or {}).items():
             adapter = EXTRA_FIELDS.get(name)
             if adapter is None:
-                raise ValueError(undeclared(name))
-            self.__pydantic_extra__[name] = adapter.validate_python(value)
+                unchecked.append(name)
+            else:
+                self.__pydantic_extra__[name] = adapter.validate_python(value)
+        if unchecked:  # kept where pydantic keeps private state; None (no copying cost) for every other state
+            object.__setattr__(self, "__pydantic_private__", {UNCHECKED: frozenset(unchecked)})
         for name in DOMAIN_FIELDS & self.__pydantic_fields_set__:
             adapter = EXTRA_FIELDS.get(name)
             if adapter is not None:
@@ -229,8 +285,10 @@ class State(BaseModel):
         if not keys <= fields.keys():
             extra = {**(extra or {}), **{k: v for k, v in values.items() if k not in fields}}
             values = {k: v for k, v in values.items() if k in fields}
-        return assembled(type(self), {**self.__dict__, **values}, self.__pydantic_fields_set__ | keys, extra,
-                         self.__pydantic_private__)
+        private = self.__pydantic_private__
+        if private is not None and private[UNCHECKED] & keys:  # a validated write checks a given field
+            private = {**private, UNCHECKED: private[UNCHECKED] - keys}
+        return assembled(type(self), {**self.__dict__, **values}, self.__pydantic_fields_set__ | keys, extra, private)
 
     def given(self) -> frozenset[str]:
         """Returns the fields this state was given explicitly (the run's available fields)."""

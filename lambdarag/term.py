@@ -4,7 +4,14 @@ A *term* is one step of a retrieval pipeline, like a term of the lambda
 calculus applied to a query's `State`:
 
 * **reads / writes.** A term declares the `State` fields it reads and the
-  fields it writes. `Tool` and `Lam` declare them; combinators derive them.
+  fields it writes, with their types. A typed function declares both once
+  (`lambdarag.tool`: reads are its parameters, writes its returned record's
+  fields, see `lambdarag.declare`); `Tool` and `Lam` also take them as names
+  or ``{field: type}``; combinators derive them.
+* **schema.** Closing a pipeline unions its terms' declared types into its
+  State schema (`Term.schema`): a write is validated against its writer's
+  type, and two declarations of one field that do not fit raise `TypeClash`
+  naming both terms and their paths, before any term runs.
 * **free reads.** A composite's free reads are the fields some inner term
   reads before any earlier inner term writes them. Terms are open: a fragment
   such as ``rerank >> answer_generate`` has the free read ``hits``. A pipeline
@@ -35,12 +42,13 @@ the runtime below knows terms only by their methods, so no import runs upwards.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Mapping, NamedTuple, Optional, Union
+from typing import TYPE_CHECKING, Any, ClassVar, Iterable, Iterator, Mapping, NamedTuple, Optional, Union
 
+from .declare import Declared, schema_of
 from .errors import BudgetExceeded, CompositionError
 from .paths import Path, prefixed, show_path
-from .runtime import Context, execute
-from .state import INITIAL_FIELDS, State
+from .runtime import SCHEMA, Context, execute
+from .state import INITIAL_FIELDS, Checks, State, given_fields
 
 if TYPE_CHECKING:
     from .cost import CostModel
@@ -56,7 +64,7 @@ def strongest(effects: Iterable[str]) -> str:
 class Term:
     """Base of every term; subclasses are small immutable values (see module docstring)."""
 
-    __slots__ = ("_closed_over", "_signature", "_origin")
+    __slots__ = ("_closed_over", "_signature", "_origin", "_checks", "_schema")
     name: str
     kind: ClassVar[str] = "term"
     """The span kind of the class: ``tool``, ``lam``, ``compose``, ``par``, … (its name in lower case)."""
@@ -82,6 +90,40 @@ class Term:
         """Returns the direct sub-terms."""
         return ()
 
+    def labelled(self) -> tuple[tuple[str, "Term"], ...]:
+        """Returns the direct sub-terms, each with the path segment that names its place (as errors print it)."""
+        return tuple((f"{type(self).__name__}[{i}]", c) for i, c in enumerate(self.children()))
+
+    def atoms(self, path: Path = ()) -> Iterator[tuple[Path, "Term"]]:
+        """Returns every atom inside (fallbacks included), each with its path."""
+        for label, child in self.labelled():
+            yield from child.atoms((*path, label))
+
+    def write_types(self) -> Mapping[str, Any]:
+        """Returns the declared types of the fields it writes (an atom's own; a composite has none of its own)."""
+        return {}
+
+    def read_types(self) -> Mapping[str, Any]:
+        """Returns the declared types of the fields it reads (an atom's own; a composite has none of its own)."""
+        return {}
+
+    def schema(self) -> dict[str, Declared]:
+        """Returns field → the type its terms declare, and the term that declares it: the union of every term's
+        outputs (then reads no term writes). Raises `TypeClash` naming both terms when two declarations disagree."""
+        try:
+            return self._schema
+        except AttributeError:
+            self._schema = found = schema_of(self.atoms())
+            return found
+
+    def checks(self) -> "Checks":
+        """Returns the validators of its writes by field: the declared types inside it, else the State's."""
+        try:
+            return self._checks
+        except AttributeError:
+            self._checks = Checks({f: d.type for f, d in self.schema().items()})
+            return self._checks
+
     def effects(self) -> frozenset[str]:
         """Returns every atom effect one run may have, fallbacks included."""
         return frozenset().union(*(c.effects() for c in self.children()))
@@ -96,6 +138,7 @@ class Term:
         if getattr(self, "_closed_over", None) == have:  # terms are immutable: a run re-closes over the same fields
             return self
         self.check_branches(have)
+        self.schema()
         for field, path in self.free_reads().items():
             if field not in have:
                 raise CompositionError(
@@ -383,6 +426,10 @@ def run(term: Term, query: Union[str, State], ctx: Optional[Context] = None) -> 
     if not isinstance(state, State):
         raise CompositionError(f"run: expected a query string or a State, got {type(query).__name__}")
     term.close(INITIAL_FIELDS | state.given())
+    try:
+        state = given_fields(state, term.schema())
+    except ValueError as e:
+        raise CompositionError(f"run {term.lambda_form()}: {e}") from None
     if ctx.budget is not None:
         bound = term.cost_bound(ctx.cost_model)
         if bound > ctx.budget:
@@ -391,8 +438,18 @@ def run(term: Term, query: Union[str, State], ctx: Optional[Context] = None) -> 
                                      f"{ctx.budget:.4f} and no fallback is configured")
             fallback = ctx.budget_fallback
             fallback.close(INITIAL_FIELDS | state.given())
-            out = execute(fallback, state, ctx)
+            out = under_schema(fallback, state, ctx)
             ctx.trace.mark_fallback((fallback.name,), f"budget: cost bound {bound:.4f} > {ctx.budget:.4f}; "
                                                        f"ran {fallback.lambda_form()} instead")
             return out
-    return execute(term, state, ctx)
+    return under_schema(term, state, ctx)
+
+
+def under_schema(term: Term, state: State, ctx: Context) -> State:
+    """Returns `execute(term, …)` with the closed pipeline's schema current, so a term declaring a write by name
+    alone is validated against the type another term of the pipeline declares for that field."""
+    token = SCHEMA.set(term.schema())
+    try:
+        return execute(term, state, ctx)
+    finally:
+        SCHEMA.reset(token)

@@ -211,7 +211,7 @@ def reply(state: State, ctx: Context) -> dict:
 
 
 DIRECT_REPLY = Tool("direct_reply", reply, reads=["plan", "query"],
-                    writes=["answer", "answer_path", "answer_reason", "verdict"])
+                    writes={"answer": str, "answer_path": str, "answer_reason": str, "verdict": Verdict})
 """Answers a greeting, an out-of-scope question or a request for a person with the plan's reply; retrieves nothing."""
 
 

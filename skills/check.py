@@ -143,7 +143,7 @@ citation 字段原样填写该 [来源: …] 标注，reason 简要说明理由�
 {answer}"""
 
 
-@skill("citation_check")
+@skill
 def citation_check(config: Mapping[str, Any]) -> Term:
     """Returns the citation checker writing `verdict`; offline by bigram overlap (config ``threshold``, default 0.5)."""
     threshold = float(config.get("threshold", SUPPORT))
@@ -226,7 +226,7 @@ def check_claims(state: State, ctx: Any, threshold: float = SUPPORT) -> dict[str
     return {"answer": answer, "citations": citations, "verdict": check_answer(answer, hits, threshold)}
 
 
-@skill("claim_check")
+@skill
 def claim_check(config: Mapping[str, Any]) -> Term:
     """Returns the term removing every answer sentence its citations do not support or the verdict rejected
     (listed in the fallbacks)."""

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import re
 import threading
-from typing import Any, Iterable, Literal, Mapping, Optional
+from typing import Any, Iterable, Literal, Mapping, Optional, TypedDict
 
 from pydantic import Field
 
-from lambdarag import If, Lam, Reply, State, Term, Tool, extra_field
+from lambdarag import Context, If, Lam, Reply, State, Term, tool
 from lambdarag.errors import ConfigError
 from lambdarag.state import Record
 
@@ -37,8 +37,18 @@ class Classification(Record):
     rule: str = ""
 
 
-extra_field("classification", Classification)
-extra_field("rule_classification", Optional[Classification])
+class Classified(TypedDict):
+    """What a classifier writes: the type, the named entities, and the whole decision (the field's declaration)."""
+
+    query_type: str
+    entities: tuple[str, ...]
+    classification: Classification
+
+
+class RulesDecided(TypedDict):
+    """What the rules stage of `classify` writes: their decision, or None when they are unsure."""
+
+    rule_classification: Optional[Classification]
 
 
 class LLMClassification(Reply):
@@ -112,7 +122,7 @@ def _rules(config: Mapping[str, Any]) -> tuple[Mapping[str, str], ...]:
     return rules
 
 
-def _as_fields(c: Classification) -> dict[str, Any]:
+def _as_fields(c: Classification) -> Classified:
     return {"query_type": c.type, "entities": c.entities, "classification": c}
 
 
@@ -165,37 +175,38 @@ def learned_classify(query: str, config: Mapping[str, Any],
     return Classification(type=kind, entities=profile.query_entities(query), confidence=round(p, 3), stage="exemplars")
 
 
-@skill("classify_offline")
-def rules_then_default(config: Mapping[str, Any]) -> Term:
+@skill
+def classify_offline(config: Mapping[str, Any]) -> Term:
     """Returns the offline classifier: learned and built-in rules, else the learned classifier, else the default type."""
     default, rules = _default_type(config), _rules(config)
     _exemplars(config)
 
-    def decide(state: State, ctx: Any) -> dict[str, Any]:
+    @tool
+    def classify_rules_or_default(query: str, ctx: Context) -> Classified:
         profile = profile_of(ctx)
-        found = rule_classify(state.query, rules, profile) or learned_classify(state.query, config, profile)
+        found = rule_classify(query, rules, profile) or learned_classify(query, config, profile)
         if found is None:
-            found = Classification(type=default, entities=profile.query_entities(state.query), confidence=0.3,
+            found = Classification(type=default, entities=profile.query_entities(query), confidence=0.3,
                                    stage="default")
         return _as_fields(found)
 
-    return Tool("classify_rules_or_default", decide, reads=["query"], writes=["query_type", "entities", "classification"])
+    return classify_rules_or_default
 
 
-def _from_llm(out: LLMClassification, state: State) -> dict[str, Any]:
+def _from_llm(out: LLMClassification, state: State) -> Classified:
     entities = tuple(dict.fromkeys(e.strip() for e in out.entities if e.strip()))
     return _as_fields(Classification(type=out.type, entities=entities, confidence=out.confidence, stage="llm"))
 
 
-@skill("classify_llm")
+@skill
 def classify_llm(config: Mapping[str, Any]) -> Term:
     """Returns the LLM classifier; offline (or on failure) it uses the rules, then the default type."""
     return Lam("classify_llm", PROMPT, output=LLMClassification, reads=["query"],
                writes=["query_type", "entities", "classification"], parse=_from_llm,
-               fallback=rules_then_default(config), max_tokens=200)
+               fallback=classify_offline(config), max_tokens=200)
 
 
-@skill("classify")
+@skill
 def classify(config: Mapping[str, Any]) -> Term:
     """Returns rules → learned classifier → LLM → default: the LLM is asked only when rules and classifier are unsure.
 
@@ -206,18 +217,17 @@ def classify(config: Mapping[str, Any]) -> Term:
     rules = _rules(config)
     _exemplars(config)
 
-    def try_rules(state: State, ctx: Any) -> dict[str, Any]:
+    @tool
+    def classify_rules(query: str, ctx: Context) -> RulesDecided:
         profile = profile_of(ctx)
-        found = rule_classify(state.query, rules, profile)
+        found = rule_classify(query, rules, profile)
         if found is None:
-            learned = learned_classify(state.query, config, profile)
+            learned = learned_classify(query, config, profile)
             found = learned if learned is not None and learned.confidence >= SURE else None
         return {"rule_classification": found}
 
-    def adopt(state: State) -> dict[str, Any]:
-        return _as_fields(state.rule_classification)
+    @tool
+    def adopt_rules(rule_classification: Optional[Classification]) -> Classified:  # runs when it is set
+        return _as_fields(rule_classification)
 
-    return If(Tool("classify_rules", try_rules, reads=["query"], writes=["rule_classification"]),
-              Tool("adopt_rules", adopt, reads=["rule_classification"],
-                   writes=["query_type", "entities", "classification"]),
-              classify_llm(config))
+    return If(classify_rules, adopt_rules, classify_llm(config))

@@ -127,7 +127,7 @@ def assemble(state: State) -> dict[str, str]:
     return {"context": render_context(state)}
 
 
-@skill("assemble_context")
+@skill
 def assemble_context(config: Mapping[str, Any]) -> Term:
     """Returns the pure term that writes `context` from hits, relations and wiki pages under the plan's budgets.
 

@@ -1,12 +1,12 @@
 """Dense retrieval: the `embedding_search` skill over the index's vectors (`skills.store.vectors`)."""
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, Optional
 
 import numpy as np
 
-from lambdarag import Term, Tool
-from .store.records import RankedList
+from lambdarag import Context, User, tool
+from .store.records import Candidates, CandidatesOut, RankedList, RetrievalPlan
 from lambdarag.errors import ProviderError
 
 from .registry import skill
@@ -24,35 +24,30 @@ def query_vector(ctx: Any, text: str) -> np.ndarray:
                                lambda: ctx.call_provider("embedding", embedder.embed, [text], kind="query")[0])
 
 
-@skill("embedding_search")
-def embedding_search(config: Mapping[str, Any]) -> Term:
-    """Returns a term appending the dense ranking of `query` to `candidates`.
+def dense_as_lexical(query, user, plan, ctx, candidates=(), *, top_k=None, filters=None):
+    """Appends the BM25 ranking instead (`embedding_search`'s fallback, with its contract)."""
+    found = ctx.resource("index").bm25(query, int(top_k or plan.dense_top_k), user=user, filters=dict(filters or {}))
+    ranked = RankedList(retriever="bm25", query=query, hits=to_hits(found, "bm25"))
+    return {"candidates": candidates + (ranked,)}
 
-    Reads `plan.dense_top_k` (config `top_k` overrides); permission and
-    metadata filters apply inside the index search. `candidates` is extended,
-an optional read (an accumulator that starts empty). When the index
-    has no vectors (built with --no-dense) or an embedding endpoint fails
-    twice, the fallback `dense_as_lexical` appends the BM25 ranking instead
-    and the trace records why.
+
+@skill
+@tool(effect="io", fallback=dense_as_lexical)
+def embedding_search(query: str, user: User, plan: RetrievalPlan, ctx: Context, candidates: Candidates = (), *,
+                     top_k: Optional[int] = None, filters: Optional[Mapping[str, Any]] = None) -> CandidatesOut:
+    """Appends the dense ranking of `query` to `candidates`.
+
+    Takes `plan.dense_top_k` hits (`top_k` overrides); permission and
+    metadata `filters` apply inside the index search. `candidates` is an
+    optional read (an accumulator that starts empty). When the index has no
+    vectors (built with --no-dense) or an embedding endpoint fails twice, the
+    fallback `dense_as_lexical` appends the BM25 ranking instead and the
+    trace records why.
     """
-    filters = dict(config.get("filters") or {})
-
-    def run(state, ctx):
-        backend = ctx.resource("index")
-        if not backend.has_dense:
-            raise ProviderError("embedding_search: this index was built without vectors (--no-dense)")
-        k = int(config.get("top_k") or state.plan.dense_top_k)
-        found = backend.dense(query_vector(ctx, state.query), k, user=state.user, filters=filters)
-        ranked = RankedList(retriever="dense", query=state.query, hits=to_hits(found, "dense"))
-        return {"candidates": state.candidates + (ranked,)}
-
-    def lexical(state, ctx):
-        k = int(config.get("top_k") or state.plan.dense_top_k)
-        found = ctx.resource("index").bm25(state.query, k, user=state.user, filters=filters)
-        ranked = RankedList(retriever="bm25", query=state.query, hits=to_hits(found, "bm25"))
-        return {"candidates": state.candidates + (ranked,)}
-
-    fallback = Tool("dense_as_lexical", lexical, reads=["query", "user", "plan"], optional=["candidates"],
-                    writes=["candidates"], effect="io")
-    return Tool("embedding_search", run, reads=["query", "user", "plan"], optional=["candidates"],
-                writes=["candidates"], effect="io", fallback=fallback)
+    backend = ctx.resource("index")
+    if not backend.has_dense:
+        raise ProviderError("embedding_search: this index was built without vectors (--no-dense)")
+    found = backend.dense(query_vector(ctx, query), int(top_k or plan.dense_top_k), user=user,
+                          filters=dict(filters or {}))
+    ranked = RankedList(retriever="dense", query=query, hits=to_hits(found, "dense"))
+    return {"candidates": candidates + (ranked,)}

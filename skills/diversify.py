@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Optional, Sequence
 
-from lambdarag import Term, Tool
-from .store.records import Hit, TimeRange
+from lambdarag import Context, Term, Tool, User, tool
+from .store.records import Hit, Hits, HitsOut, TimeRange
 
 from .profile import profile_of
 from .registry import skill
-from .temporal import LATEST, extract_time_range, in_force
+from .temporal import LATEST, in_force, time_range_of
 
 AHEAD_WINDOW = 12
 """Documents among which a better prior goes first: for statutes, 8 left a law ranked 9th behind seven regulations
@@ -82,8 +82,8 @@ def rescored(hits: Sequence[Hit]) -> tuple[Hit, ...]:
     return tuple(h.model_copy(update={"score": float(len(hits) - i)}) for i, h in enumerate(hits))
 
 
-def priors_ahead(hits: Sequence[Hit], window: int, time_range: Optional[TimeRange] = None,
-                 order: Callable[[list[Hit]], list[Hit]] = list) -> tuple[Hit, ...]:
+def ordered_by_priors(hits: Sequence[Hit], window: int, time_range: Optional[TimeRange] = None,
+                      order: Callable[[list[Hit]], list[Hit]] = list) -> tuple[Hit, ...]:
     """Returns `hits` with the hits of their first `window` documents put in the `order` of the corpus profile's prior.
 
     For statutes a question is answered by a law before the regulations and
@@ -98,73 +98,62 @@ def priors_ahead(hits: Sequence[Hit], window: int, time_range: Optional[TimeRang
                     [h for h in kept if h.source not in ahead] + other_versions)
 
 
-def question_window(state: Any) -> Optional[TimeRange]:
+def question_window(query: str, time_range: Optional[TimeRange]) -> Optional[TimeRange]:
     """Returns the time the question names: the `time_range` an earlier step extracted, else read from the query."""
-    return state.time_range or extract_time_range(state.query)
+    return time_range or time_range_of(query)
 
 
-@skill("priors_ahead")
-def priors_ahead_skill(config: Mapping[str, Any]) -> Term:
-    """Returns a term putting the corpus profile's first-ranked documents ahead within the first `window` documents
-    of `hits` (config `window`, default `AHEAD_WINDOW`)."""
-    window = int(config.get("window", AHEAD_WINDOW))
-
-    def run(state, ctx):
-        profile = profile_of(ctx)
-        return {"hits": priors_ahead(state.hits, window, question_window(state),
-                                     lambda ahead: profile.order_ahead(ahead, state.query))}
-
-    return Tool("priors_ahead", run, reads=["hits", "query"], optional=["time_range"], writes=["hits"], effect="pure")
+@skill
+@tool
+def priors_ahead(hits: Hits, query: str, ctx: Context, time_range: Optional[TimeRange] = None, *,
+                 window: int = AHEAD_WINDOW) -> HitsOut:
+    """Puts the corpus profile's first-ranked documents ahead within the first `window` documents of `hits`."""
+    profile = profile_of(ctx)
+    return {"hits": ordered_by_priors(hits, window, question_window(query, time_range),
+                                      lambda ahead: profile.order_ahead(ahead, query))}
 
 
-@skill("one_version")
-def one_version(config: Mapping[str, Any]) -> Term:
-    """Returns a term keeping `hits` in order but moving every document's other versions after all of them.
+@skill
+@tool
+def one_version(hits: Hits, query: str, time_range: Optional[TimeRange] = None) -> HitsOut:
+    """Keeps `hits` in order but moves every document's other versions after all of them.
 
     Two versions of one document share most units, so both tend to rank and
     take two of the first places; the version in force (the newest unless the
     question is dated) takes the document's place.
     """
-    def run(state):
-        kept, other_versions = best_versions(state.hits, question_window(state))
-        return {"hits": rescored(kept + other_versions)}
-
-    return Tool("one_version", run, reads=["hits", "query"], optional=["time_range"], writes=["hits"], effect="pure")
+    kept, other_versions = best_versions(hits, question_window(query, time_range))
+    return {"hits": rescored(kept + other_versions)}
 
 
-@skill("diversify")
-def diversify(config: Mapping[str, Any]) -> Term:
-    """Returns a term ordering `hits` so the first ones span documents (config `cap`; `priors_first`: each round
-    by the corpus profile's prior rank, see per_document)."""
-    cap, priors_first = int(config.get("cap", 1)), bool(config.get("priors_first", False))
-
-    def run(state, ctx):
-        return {"hits": per_document(state.hits, cap, profile_of(ctx).prior(state.query) if priors_first else None)}
-
-    return Tool("diversify", run, reads=["hits", "query"], writes=["hits"], effect="pure")
+@skill
+@tool
+def diversify(hits: Hits, query: str, ctx: Context, *, cap: int = 1, priors_first: bool = False) -> HitsOut:
+    """Orders `hits` so the first ones span documents (`priors_first`: each round by the corpus profile's prior
+    for the question, see per_document)."""
+    return {"hits": per_document(hits, cap, profile_of(ctx).prior(query) if priors_first else None)}
 
 
-@skill("topic_search")
-def topic_search(config: Mapping[str, Any]) -> Term:
-    """Returns a term putting, for each topic of the question, the best chunk of the document the corpus profile
-    says it names among the first `hits` (config `limit`, default 6 documents; `specific`: a word in more titles
-    names none)."""
-    limit, specific = int(config.get("limit", 6)), int(config.get("specific", SPECIFIC))
-
-    def run(state, ctx):
-        return {"hits": profile_of(ctx).topic_hits(ctx.resource("index"), state.query, state.hits, state.user,
-                                                   limit, specific)}
-
-    return Tool("topic_search", run, reads=["query", "hits", "user"], writes=["hits"], effect="io")
+@skill
+@tool(effect="io")
+def topic_search(query: str, hits: Hits, user: User, ctx: Context, *, limit: int = 6,
+                 specific: int = SPECIFIC) -> HitsOut:
+    """Puts, for each topic of the question, the best chunk of the document the corpus profile says it names among
+    the first `hits` (`limit` documents; `specific`: a word in more titles names none)."""
+    return {"hits": profile_of(ctx).topic_hits(ctx.resource("index"), query, hits, user, limit, specific)}
 
 
-@skill("document_search")
+@skill
 def document_search(config: Mapping[str, Any]) -> Term:
     """Returns a term putting the documents that match the question as a whole, as the corpus profile ranks them,
-    ahead of `hits` (config `top_k` chunks, default 200; `depth`, default 3; `purposes`, default 100)."""
+    ahead of `hits` (config `top_k` chunks, default 200; `depth`, default 3; `purposes`, default 100).
+
+    A factory of the low-level `Tool`: the profile's `document_hits` is handed the state (the profile interface).
+    """
     k, depth, purposes = int(config.get("top_k", 200)), int(config.get("depth", 3)), int(config.get("purposes", 100))
 
     def run(state, ctx):
         return {"hits": profile_of(ctx).document_hits(ctx, state, k, depth, purposes)}
 
-    return Tool("document_search", run, reads=["query", "hits", "user", "time_range"], writes=["hits"], effect="io")
+    return Tool("document_search", run, reads=["query", "hits", "user", "time_range"], writes=HitsOut,
+                effect="io")

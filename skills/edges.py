@@ -9,12 +9,12 @@ edge and cite its source.
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
+from typing import Any, Callable, Iterable, Optional, Sequence, TypedDict
 
-from lambdarag import Term, Tool
+from lambdarag import Context, User, tool
 from .store.access import principal
 from .store.derived import PerObject
-from .store.records import Hit
+from .store.records import Hit, Hits, Relation
 
 from .profile import profile_of
 from .registry import skill
@@ -89,9 +89,18 @@ def article_hit(backend: Any, rec: Any, query: str, user: Any) -> Optional[Hit]:
     return found[0] if found else None
 
 
-@skill("edge_search")
-def edge_search(config: Mapping[str, Any]) -> Term:
-    """Returns a term putting the edges that answer a relation question first in `relations`, their articles in `hits`.
+class EdgesOut(TypedDict):
+    """The writes of `edge_search`."""
+
+    hits: Hits
+    relations: tuple[Relation, ...]
+
+
+@skill
+@tool(effect="io")
+def edge_search(query: str, hits: Hits, user: User, ctx: Context, relations: tuple[Relation, ...] = (), *,
+                limit: int = 2, context: int = 10) -> EdgesOut:
+    """Puts the edges that answer a relation question first in `relations`, their articles in `hits`.
 
     The edges' articles alternate with the question's ranking at the top of
     `hits` (config `limit`: edges, default 2); up to `context` (default 10)
@@ -99,25 +108,19 @@ def edge_search(config: Mapping[str, Any]) -> Term:
 
     Without a graph, or when no cue names a relation type, `hits` and `relations` stay as they are.
     """
-    limit, context = int(config.get("limit", 2)), int(config.get("context", 10))
-
-    def run(state, ctx):
-        graph, profile = ctx.resources.get("graph"), profile_of(ctx)
-        types = asked_relations(state.query, profile.relation_cues())
-        if graph is None or not types:
-            return {"hits": state.hits, "relations": state.relations}
-        found = edge_table(graph).best(state.query, types, state.user, limit, asking=profile.relation_asking_words(),
-                                       source_rank=profile.source_rank)
-        backend = ctx.resource("index")
-        evidence = [h for h in (article_hit(backend, rec, state.query, state.user) for _, rec in found) if h]
-        edges = tuple(rec.to_relation() for _, rec in found)
-        # then the other facts about what the question names, so the answer and the page can show its neighbourhood
-        named = [rec.to_relation() for name in graph.find_entities(state.query, user=state.user)[:3]
-                 for rec in graph.neighbors(name, direction="both", user=state.user)][:context]
-        rest = tuple(dict.fromkeys(r for r in (*state.relations, *named) if r not in edges))
-        # alternate with the question's own ranking: an edge's article is strong evidence, not a certainty
-        return {"hits": interleave([evidence, state.hits], state.hits, len(evidence)), "relations": edges + rest}
-
-    return Tool("edge_search", run, reads=["query", "hits", "user"], optional=["relations"],
-                writes=["hits", "relations"], effect="io")
+    graph, profile = ctx.resources.get("graph"), profile_of(ctx)
+    types = asked_relations(query, profile.relation_cues())
+    if graph is None or not types:
+        return {"hits": hits, "relations": relations}
+    found = edge_table(graph).best(query, types, user, limit, asking=profile.relation_asking_words(),
+                                   source_rank=profile.source_rank)
+    backend = ctx.resource("index")
+    evidence = [h for h in (article_hit(backend, rec, query, user) for _, rec in found) if h]
+    edges = tuple(rec.to_relation() for _, rec in found)
+    # then the other facts about what the question names, so the answer and the page can show its neighbourhood
+    named = [rec.to_relation() for name in graph.find_entities(query, user=user)[:3]
+             for rec in graph.neighbors(name, direction="both", user=user)][:context]
+    rest = tuple(dict.fromkeys(r for r in (*relations, *named) if r not in edges))
+    # alternate with the question's own ranking: an edge's article is strong evidence, not a certainty
+    return {"hits": interleave([evidence, hits], hits, len(evidence)), "relations": edges + rest}
 

@@ -8,11 +8,11 @@ left out, so what remains is new.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, TypedDict
 
 from pydantic import Field
 
-from lambdarag import Lam, Reply, State, Term, Tool, extra_field
+from lambdarag import Lam, Reply, State, Term, Tool
 from .store.records import Hit, Relation
 from lambdarag.state import ALL_ACCESS, Record
 
@@ -35,7 +35,10 @@ class Facts(Record):
     """One line per fact `fact_support` refused, with the reason."""
 
 
-extra_field("facts", Optional[Facts])
+class FactsOut(TypedDict):
+    """What the fact steps write: the field's one declaration."""
+
+    facts: Optional[Facts]
 
 
 def _known(graph: Any, relation: Relation) -> bool:
@@ -117,14 +120,14 @@ PROMPT = """从下面这段带引用的回答中抽取知识：
 {answer}"""
 
 
-@skill("fact_extract")
+@skill
 def fact_extract(config: Mapping[str, Any]) -> Term:
     """Returns the fact extractor writing `facts` (a `Facts` record); offline it uses the wiki compile rules."""
+    reads = ["answer", "citations", "hits", "plan"]
     offline = Tool("fact_rules", lambda s, ctx: {"facts": rule_facts(s, ctx.resources.get("graph"), profile_of(ctx))},
-                   reads=["answer", "citations", "hits", "plan"], optional=["wiki_pages"], writes=["facts"])
-    return Lam("fact_extract", PROMPT, output=FactOutput, reads=["answer", "citations", "hits", "plan"],
-               optional=["wiki_pages"],
-               writes=["facts"], parse=_from_llm, fallback=offline, max_tokens=800)
+                   reads=reads, optional=["wiki_pages"], writes=FactsOut)
+    return Lam("fact_extract", PROMPT, output=FactOutput, reads=reads, optional=["wiki_pages"], writes=FactsOut,
+               parse=_from_llm, fallback=offline, max_tokens=800)
 
 
 def cited_hits(state: State) -> tuple[Hit, ...]:
@@ -183,10 +186,10 @@ SUPPORT_PROMPT = """下面【关系】中的每条关系都注明了来源。请
 {facts}"""
 
 
-@skill("fact_support")
+@skill
 def fact_support(config: Mapping[str, Any]) -> Term:
     """Returns the write-back gate rewriting `facts` to what the cited text states; with an LLM, also entailed."""
     offline = Tool("fact_support_rules", lambda s: {"facts": supported_facts(s)},
-                   reads=["facts", "citations", "hits", "plan"], optional=["wiki_pages"], writes=["facts"])
+                   reads=["facts", "citations", "hits", "plan"], optional=["wiki_pages"], writes=FactsOut)
     return Lam("fact_support", SUPPORT_PROMPT, output=Entailed, reads=["facts", "citations", "hits", "plan"],
-               optional=["context", "wiki_pages"], writes=["facts"], parse=_entailed, fallback=offline, max_tokens=200)
+               optional=["context", "wiki_pages"], writes=FactsOut, parse=_entailed, fallback=offline, max_tokens=200)

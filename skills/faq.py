@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Required, Sequence, TypedDict
 
-from lambdarag import State, Term, Tool, Verdict, extra_field
-from .store.records import Citation
+from lambdarag import Context, User, Verdict, tool
+from .store.records import Citation, Hits, RetrievalPlan
 from lambdarag.providers.reranker import OverlapReranker
 
 from .store.corpus import Chunk, to_hits
@@ -33,9 +33,7 @@ Scorer = Callable[[str, Sequence[str]], list[float]]
 """``score(query, documents)``: one relevance per document, higher is better."""
 
 FAQ_KIND = "faq"
-extra_field("faq_hit", bool)
-extra_field("answer_path", str)
-extra_field("answer_reason", str)
+LOCAL = OverlapReranker()
 _NOISE = re.compile(r"[\W_]+")
 
 
@@ -88,7 +86,19 @@ def scored(query: str, chunks: Sequence[Chunk], score: Scorer, shortlist: int) -
     return sorted(out, key=lambda pair: -pair[1])
 
 
-def answered(chunk: Chunk, score: float, path: str, reason: str) -> dict[str, Any]:
+class FaqOutcome(TypedDict, total=False):
+    """What the FAQ step writes: always whether it answered, how and why; on a hit, the answer and its evidence."""
+
+    faq_hit: Required[bool]
+    answer_path: Required[str]
+    answer_reason: Required[str]
+    answer: str
+    citations: tuple[Citation, ...]
+    hits: Hits
+    verdict: Verdict
+
+
+def answered(chunk: Chunk, score: float, path: str, reason: str) -> FaqOutcome:
     """Returns the writes of a direct answer: the stored answer, its FAQ hit and citation, path and reason.
 
     The verdict is written here because nothing was generated: the answer is
@@ -100,14 +110,12 @@ def answered(chunk: Chunk, score: float, path: str, reason: str) -> dict[str, An
             "verdict": Verdict(passed=True, details=(f"stored FAQ answer {chunk.id}: nothing generated to check",))}
 
 
-def not_answered(reason: str) -> dict[str, Any]:
+def not_answered(reason: str) -> FaqOutcome:
     return {"faq_hit": False, "answer_path": "route", "answer_reason": reason}
 
 
-def decide(state: State, index: Any, score: Scorer, shortlist: int) -> dict[str, Any]:
-    """Returns the writes of the FAQ step for `state`: a direct answer, or the reason the route must answer."""
-    plan, user = state.plan, state.user
-    query = state.original_query or state.query
+def decide(query: str, user: User, plan: RetrievalPlan, index: Any, score: Scorer, shortlist: int) -> FaqOutcome:
+    """Returns the writes of the FAQ step for the question: a direct answer, or the reason the route must answer."""
     table = faq_table(index)
     if not table:
         return not_answered("no FAQ entries in the index")
@@ -127,24 +135,20 @@ def decide(state: State, index: Any, score: Scorer, shortlist: int) -> dict[str,
     return answered(chunk, score, "faq_similar", f"{gist}: reached ({plan.reason})")
 
 
-@skill("faq_direct_answer")
-def faq_direct_answer(config: Mapping[str, Any]) -> Term:
-    """Returns the FAQ step: it writes `faq_hit` and, on a hit, the stored answer (see the module docstring).
+def faq_local_rerank(original_query, query, user, plan, ctx, *, shortlist=3):
+    """The FAQ step scored by the local overlap reranker (a rerank endpoint failed twice); its contract is
+    `faq_direct_answer`'s."""
+    return decide(original_query or query, user, plan, ctx.resource("index"), LOCAL.scores, shortlist)
 
-    Config: ``shortlist`` (default 3), how many candidates get the backward
-    relevance check (one reranker call each). Uses `ctx.reranker`, else (and
-    when a rerank endpoint fails twice) the local overlap reranker.
+
+@skill
+@tool(effect="io", fallback=faq_local_rerank)
+def faq_direct_answer(original_query: str, query: str, user: User, plan: RetrievalPlan, ctx: Context, *,
+                      shortlist: int = 3) -> FaqOutcome:
+    """Writes `faq_hit` and, on a hit, the stored answer (see the module docstring).
+
+    ``shortlist`` is how many candidates get the backward relevance check (one
+    reranker call each). Uses `ctx.reranker`, else (and when a rerank endpoint
+    fails twice) the local overlap reranker.
     """
-    shortlist = int(config.get("shortlist", 3))
-    local = OverlapReranker()
-    reads = ["original_query", "query", "user", "plan"]
-    writes = ["faq_hit", "answer_path", "answer_reason", "answer", "citations", "hits", "verdict"]
-
-    def run(state: State, ctx: Any) -> dict[str, Any]:
-        return decide(state, ctx.resource("index"), provider_scores(ctx, local), shortlist)
-
-    def run_local(state: State, ctx: Any) -> dict[str, Any]:
-        return decide(state, ctx.resource("index"), local.scores, shortlist)
-
-    return Tool("faq_direct_answer", run, reads=reads, writes=writes, effect="io",
-                fallback=Tool("faq_local_rerank", run_local, reads=reads, writes=writes, effect="io"))
+    return decide(original_query or query, user, plan, ctx.resource("index"), provider_scores(ctx, LOCAL), shortlist)

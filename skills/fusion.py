@@ -5,12 +5,12 @@ Every fused hit keeps each contributing retriever's rank and score in
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Optional, Sequence
+from typing import Callable, Mapping, Optional, Sequence
 
 import numpy as np
 
-from lambdarag import Term, Tool
-from .store.records import Hit, RankedList
+from lambdarag import tool
+from .store.records import Candidates, Hit, Hits, HitsOut, RankedList, RetrievalPlan
 
 from .registry import skill
 
@@ -109,43 +109,29 @@ def merge(first: Sequence[Hit], lists: Sequence[RankedList]) -> tuple[Hit, ...]:
     return tuple(out.values())
 
 
-def _fusion_skill(name: str, fuse: Callable[[Sequence[RankedList], int], tuple[Hit, ...]]) -> Term:
-    def run(state):
-        return {"hits": fuse(state.candidates, state.plan.fused_top_k)}
-
-    return Tool(name, run, reads=["candidates", "plan"], writes=["hits"], effect="pure")
-
-
-@skill("rrf_merge")
-def rrf_merge(config: Mapping[str, Any]) -> Term:
-    """Returns a term fusing `candidates` into `hits` by RRF (config: k = 60, weights per retriever).
-
-    Keeps `plan.fused_top_k` hits.
-    """
-    k = float(config.get("k", 60))
-    weights = dict(config.get("weights") or {})
-    return _fusion_skill("rrf_merge", lambda lists, top: rrf(lists, k, weights, top))
+@skill
+@tool
+def rrf_merge(candidates: Candidates, plan: RetrievalPlan, *, k: float = 60, weights: Weights = None) -> HitsOut:
+    """Fuses `candidates` into `hits` by RRF (`weights` per retriever), keeping `plan.fused_top_k` hits."""
+    return {"hits": rrf(candidates, k, dict(weights or {}), plan.fused_top_k)}
 
 
-@skill("score_fusion")
-def score_fusion(config: Mapping[str, Any]) -> Term:
-    """Returns a term fusing `candidates` into `hits` by weighted z-scores (config: weights per retriever).
+@skill
+@tool
+def score_fusion(candidates: Candidates, plan: RetrievalPlan, *, weights: Weights = None) -> HitsOut:
+    """Fuses `candidates` into `hits` by weighted z-scores (`weights` per retriever), keeping `plan.fused_top_k`.
 
     The default weights (bm25 0.6, dense 1.0) are what 5-fold cross-validation
     picked on every fold of STARD's training split (bench/retrieval.py).
     """
-    weights = {**DEFAULT_ZSCORE_WEIGHTS, **dict(config.get("weights") or {})}
-    return _fusion_skill("score_fusion", lambda lists, top: zscore(lists, weights, top))
+    return {"hits": zscore(candidates, {**DEFAULT_ZSCORE_WEIGHTS, **dict(weights or {})}, plan.fused_top_k)}
 
 
 DEFAULT_ZSCORE_WEIGHTS = {"bm25": 0.6, "dense": 1.0}
 
 
-@skill("merge_results")
-def merge_results(config: Mapping[str, Any]) -> Term:
-    """Returns a term merging `candidates` into the current `hits`, each chunk once with all its provenance."""
-
-    def run(state):
-        return {"hits": merge(state.hits, state.candidates)}
-
-    return Tool("merge_results", run, reads=["candidates", "hits"], writes=["hits"], effect="pure")
+@skill
+@tool
+def merge_results(candidates: Candidates, hits: Hits) -> HitsOut:
+    """Merges `candidates` into the current `hits`, each chunk once with all its provenance."""
+    return {"hits": merge(hits, candidates)}

@@ -6,11 +6,11 @@ the question names, and most of its keywords, occur in the page texts.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, TypedDict
 
 from pydantic import Field
 
-from lambdarag import Lam, Reply, State, Term, Tool
+from lambdarag import Lam, Reply, State, Term, Tool, tool
 from lambdarag.state import Record
 
 from .profile import CorpusProfile, profile_named, profile_of
@@ -66,7 +66,7 @@ PAGES = """【问题】
 {wiki_pages}"""
 
 
-@skill("sufficient")
+@skill
 def sufficient(config: Mapping[str, Any]) -> Term:
     """Returns the term writing `sufficient`: whether the wiki pages answer the question (config ``threshold``)."""
     threshold = float(config.get("threshold", COVERAGE))
@@ -81,7 +81,7 @@ def _missing_from_llm(out: MissingOutput, state: State) -> dict[str, Any]:
     return {"missing": tuple(dict.fromkeys(m.strip() for m in out.missing if m.strip()))}
 
 
-@skill("missing_topics")
+@skill
 def missing_topics(config: Mapping[str, Any]) -> Term:
     """Returns the term writing `missing`: the question's entities and aspects the wiki pages do not cover."""
     offline = Tool("wiki_gaps", lambda s, ctx: {"missing": coverage(s, profile_of(ctx)).missing},
@@ -92,12 +92,15 @@ def missing_topics(config: Mapping[str, Any]) -> Term:
                optional=["entities"], writes=["missing"], parse=_missing_from_llm, fallback=offline, max_tokens=200)
 
 
-@skill("gap_topics")
-def gap_topics(config: Mapping[str, Any]) -> Term:
-    """Returns a term writing the original question plus one query per `missing` topic to `variants`, for gap filling."""
+class TopicsOut(TypedDict):
+    """The write of `gap_topics`."""
 
-    def run(state):
-        topics = tuple(Variant(text=f"{state.original_query} {t}", kind="multi_query") for t in state.missing)
-        return {"variants": (Variant(text=state.original_query),) + topics}
+    variants: tuple[Variant, ...]
 
-    return Tool("gap_topics", run, reads=["original_query"], optional=["missing"], writes=["variants"])
+
+@skill
+@tool
+def gap_topics(original_query: str, missing: tuple[str, ...] = ()) -> TopicsOut:
+    """Writes the original question plus one query per `missing` topic to `variants`, for gap filling."""
+    topics = tuple(Variant(text=f"{original_query} {t}", kind="multi_query") for t in missing)
+    return {"variants": (Variant(text=original_query),) + topics}

@@ -261,7 +261,7 @@ PROMPT = """你是知识库助手。请严格遵守（用问题所用的语言�
 {original_query}"""
 
 
-@skill("answer_generate")
+@skill
 def answer_generate(config: Mapping[str, Any]) -> Term:
     """Returns ``assemble_context >> answer_generate``: a cited answer from the context, extractive offline.
 

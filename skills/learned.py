@@ -3,13 +3,14 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional, Sequence
 
-from lambdarag import Term, Tool, User
+from lambdarag import Context, User, tool
 
 from .dense import query_vector
 from .fusion import DEFAULT_ZSCORE_WEIGHTS
 from .registry import skill
 from .store.corpus import to_hits
 from .store.learned import GATE_SIGNALS, SIGNALS, LearnedIndex, Nearest, arrange, gate_features, score_matrix
+from .store.records import Candidates, Hits, HitsOut, RetrievalPlan
 
 
 def learned_signals(learned: LearnedIndex, backend: Any, query: str, vector: Any, near: Nearest,
@@ -101,9 +102,16 @@ def readable(backend: Any, chunk_id: str, user: Any, filters: Mapping[str, Any])
     return True
 
 
-@skill("learned_boost")
-def learned_boost(config: Mapping[str, Any]) -> Term:
-    """Returns a term re-ranking `hits` by the learned signals of `ctx.resources["learned"]` (see skills.store.learned).
+def hits_unboosted(query, user, plan, hits, ctx, candidates=(), *, filters=None):
+    """Passes `hits` through unchanged (`learned_boost`'s fallback, with its contract)."""
+    return {"hits": hits}
+
+
+@skill
+@tool(effect="io", fallback=hits_unboosted)
+def learned_boost(query: str, user: User, plan: RetrievalPlan, hits: Hits, ctx: Context, candidates: Candidates = (),
+                  *, filters: Optional[Mapping[str, Any]] = None) -> HitsOut:
+    """Re-ranks `hits` by the learned signals of `ctx.resources["learned"]` (see skills.store.learned).
 
     Without a learned index the hits pass through unchanged; when the fitted
     gate stays closed (no close past question, or too little predicted gain)
@@ -112,32 +120,25 @@ def learned_boost(config: Mapping[str, Any]) -> Term:
     widen recall but never displace the top of the list. The hits pass through
     unchanged, visibly in the trace, when the embedding endpoint fails
     (fallback `hits_unboosted`).
-    Keeps `plan.fused_top_k` hits; config `filters` as in `bm25_search`.
+    Keeps `plan.fused_top_k` hits; `filters` as in `bm25_search`.
     """
-    filters = dict(config.get("filters") or {})
-
-    def run(state, ctx):
-        learned = ctx.resources.get("learned")
-        if learned is None or learned.empty:
-            return {"hits": state.hits}
-        backend = ctx.resource("index")
-        base = [(h.chunk_id, h.score) for h in state.hits]
-        gated = gated_signals(learned, backend, state.query, query_vector(ctx, state.query), base,
-                              {h.chunk_id: h.family for h in state.hits}, state.user, filters, state.plan.bm25_top_k,
-                              lexical_list(state.candidates, state.query))
-        if gated is None:
-            return {"hits": state.hits}
-        signals, opened = gated
-        ids, matrix = score_matrix(base, signals)
-        order = arrange(base, ids, matrix, learned.params, opened)[:state.plan.fused_top_k]
-        have = {h.chunk_id: h for h in state.hits}
-        out = []
-        for cid, score in order:
-            hit = have.get(cid) or to_hits([(backend.chunk(cid), 0.0)], "learned")[0]
-            learned_scores = {n: round(v[cid], 6) for n, v in signals.items() if cid in v}
-            out.append(hit.updated({"score": score, "scores": {**hit.scores, **learned_scores}}))
-        return {"hits": tuple(out)}
-
-    unboosted = Tool("hits_unboosted", lambda s: {"hits": s.hits}, reads=["hits"], writes=["hits"])
-    return Tool("learned_boost", run, reads=["query", "user", "plan", "hits"], optional=["candidates"],
-                writes=["hits"], effect="io", fallback=unboosted)
+    learned = ctx.resources.get("learned")
+    if learned is None or learned.empty:
+        return {"hits": hits}
+    backend = ctx.resource("index")
+    base = [(h.chunk_id, h.score) for h in hits]
+    gated = gated_signals(learned, backend, query, query_vector(ctx, query), base,
+                          {h.chunk_id: h.family for h in hits}, user, dict(filters or {}), plan.bm25_top_k,
+                          lexical_list(candidates, query))
+    if gated is None:
+        return {"hits": hits}
+    signals, opened = gated
+    ids, matrix = score_matrix(base, signals)
+    order = arrange(base, ids, matrix, learned.params, opened)[:plan.fused_top_k]
+    have = {h.chunk_id: h for h in hits}
+    out = []
+    for cid, score in order:
+        hit = have.get(cid) or to_hits([(backend.chunk(cid), 0.0)], "learned")[0]
+        learned_scores = {n: round(v[cid], 6) for n, v in signals.items() if cid in v}
+        out.append(hit.updated({"score": score, "scores": {**hit.scores, **learned_scores}}))
+    return {"hits": tuple(out)}

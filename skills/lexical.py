@@ -1,10 +1,10 @@
 """Lexical retrieval: the `bm25_search` skill over the index's BM25 (`skills.store.bm25`), with learned synonyms."""
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
-from lambdarag import Term, Tool
-from .store.records import RankedList
+from lambdarag import Context, User, tool
+from .store.records import Candidates, CandidatesOut, RankedList, RetrievalPlan
 
 from .registry import skill
 from .store.corpus import to_hits
@@ -16,30 +16,21 @@ def expand_tokens(tokens: Sequence[str], synonyms: Mapping[str, Sequence[str]], 
     return list(tokens) + list(dict.fromkeys(extra))
 
 
-def _top_k(state: Any, config: Mapping[str, Any], plan_field: str) -> int:
-    return int(config.get("top_k") or getattr(state.plan, plan_field))
+@skill
+@tool(effect="io")
+def bm25_search(query: str, user: User, plan: RetrievalPlan, ctx: Context, candidates: Candidates = (), *,
+                top_k: Optional[int] = None, filters: Optional[Mapping[str, Any]] = None) -> CandidatesOut:
+    """Appends the BM25 ranking of `query` to `candidates`.
 
-
-@skill("bm25_search")
-def bm25_search(config: Mapping[str, Any]) -> Term:
-    """Returns a term appending the BM25 ranking of `query` to `candidates`.
-
-    Reads `plan.bm25_top_k` (config `top_k` overrides) and keeps only chunks
-    the user may read; config `filters` maps chunk fields to allowed values.
+    Takes `plan.bm25_top_k` hits (`top_k` overrides) and keeps only chunks
+    the user may read; `filters` maps chunk fields to allowed values.
     Learned synonyms (`ctx.resources["synonyms"]`, term → [synonyms]) are
-    appended to the query's tokens.
-    `candidates` is an optional read: an accumulator whose initial value is
-    empty, so a pipeline may start with this term.
+    appended to the query's tokens. `candidates` is an optional read: an
+    accumulator that starts empty, so a pipeline may start with this term.
     """
-    filters = dict(config.get("filters") or {})
-
-    def run(state, ctx):
-        backend = ctx.resource("index")
-        synonyms = ctx.resources.get("synonyms")
-        query = expand_tokens(backend.tokenizer(state.query), synonyms) if synonyms else state.query
-        found = backend.bm25(query, _top_k(state, config, "bm25_top_k"), user=state.user, filters=filters)
-        ranked = RankedList(retriever="bm25", query=state.query, hits=to_hits(found, "bm25"))
-        return {"candidates": state.candidates + (ranked,)}
-
-    return Tool("bm25_search", run, reads=["query", "user", "plan"], optional=["candidates"],
-                writes=["candidates"], effect="io")
+    backend = ctx.resource("index")
+    synonyms = ctx.resources.get("synonyms")
+    tokens = expand_tokens(backend.tokenizer(query), synonyms) if synonyms else query
+    found = backend.bm25(tokens, int(top_k or plan.bm25_top_k), user=user, filters=dict(filters or {}))
+    ranked = RankedList(retriever="bm25", query=query, hits=to_hits(found, "bm25"))
+    return {"candidates": candidates + (ranked,)}

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any, Iterable, Literal, Mapping, Optional, Sequence
+from typing import Any, Iterable, Literal, Mapping, Optional, Sequence, TypedDict
 
 from pydantic import Field
 
-from lambdarag import Lam, Message, Reply, State, Term, Tool, User, extra_field
+from lambdarag import Lam, Message, Reply, State, Term, Tool, User
 from .store.records import Variant
 from lambdarag.errors import InvalidOutput
 from lambdarag.state import Record
@@ -71,7 +71,11 @@ class QueryPlan(Record):
     reason: str = ""
 
 
-extra_field("query_plan", Optional[QueryPlan])
+class Planned(TypedDict):
+    """What the query planner writes: the variants, and how they were made (the `query_plan` field's declaration)."""
+
+    variants: tuple[Variant, ...]
+    query_plan: Optional[QueryPlan]
 
 
 def clean(query: str) -> str:
@@ -233,14 +237,14 @@ PROMPT = """你是检索查询规划器。把用户问题改写成更适合在�
 每种类型至多一条，不要重复原问题。"""
 
 
-def _from_llm(out: PlanOutput, state: State) -> dict[str, Any]:
+def _from_llm(out: PlanOutput, state: State) -> Planned:
     variants = with_original(state, (Variant(text=v.text, kind=v.kind) for v in out.variants))
     if len(variants) == 1:
         raise InvalidOutput("query planner returned no usable variant")
     return {"variants": variants, "query_plan": QueryPlan(source="llm")}
 
 
-@skill("query_expand")
+@skill
 def query_expand(config: Mapping[str, Any]) -> Term:
     """Returns the query planner; offline it cleans, completes follow-ups and expands by synonyms and the graph.
 
@@ -250,7 +254,7 @@ def query_expand(config: Mapping[str, Any]) -> Term:
     """
     configured = dict(config.get("synonyms", {}))
 
-    def plan(state: State, ctx: Any) -> dict[str, Any]:
+    def query_expand_rules(state: State, ctx: Any) -> Planned:
         synonyms = {**configured, **(ctx.resources.get("synonyms") or {})}
         try:
             variants = rule_variants(state, synonyms, ctx.resources.get("graph"), profile_of(ctx))
@@ -260,7 +264,7 @@ def query_expand(config: Mapping[str, Any]) -> Term:
                     "query_plan": QueryPlan(source="original", fallback=True, reason=f"{type(e).__name__}: {e}")}
         return {"variants": with_original(state, variants), "query_plan": QueryPlan(source="rules")}
 
-    rules = Tool("query_expand_rules", plan, reads=["query", "original_query", "history", "plan", "user"],
-                 writes=["variants", "query_plan"])
-    return Lam("query_expand", PROMPT, output=PlanOutput, reads=["query", "original_query", "history", "plan", "user"],
-               writes=["variants", "query_plan"], parse=_from_llm, fallback=rules, max_tokens=400)
+    reads = ["query", "original_query", "history", "plan", "user"]
+    rules = Tool("query_expand_rules", query_expand_rules, reads=reads, writes=Planned)
+    return Lam("query_expand", PROMPT, output=PlanOutput, reads=reads, writes=Planned, parse=_from_llm, fallback=rules,
+               max_tokens=400)

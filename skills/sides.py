@@ -10,15 +10,15 @@ documents' chunks to the front.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Sequence, TypedDict
 
-from lambdarag import Term, Tool, extra_field
+from lambdarag import Context, User, tool
 from lambdarag.state import Record
 
 from .profile import profile_of
 from .registry import skill
 from .store.corpus import to_hits
-from .store.records import Hit
+from .store.records import Hit, Hits, HitsOut
 
 
 class Side(Record):
@@ -30,7 +30,13 @@ class Side(Record):
     family: str = ""
 
 
-extra_field("sides", tuple[Side, ...])
+Sides = tuple[Side, ...]
+
+
+class SidesOut(TypedDict):
+    """The write of `name_sides`: the field's one declaration (its readers take the type from here)."""
+
+    sides: Sides
 
 
 def aspect_query(query: str, sides: Sequence[Side]) -> str:
@@ -40,16 +46,12 @@ def aspect_query(query: str, sides: Sequence[Side]) -> str:
     return query.strip() or query
 
 
-@skill("name_sides")
-def name_sides(config: Mapping[str, Any]) -> Term:
-    """Returns a term writing `sides`: the documents the question names, as the corpus profile resolves them
-    (config: limit, loose — loose for questions that set named things side by side)."""
-    limit, loose = int(config.get("limit", 4)), bool(config.get("loose", False))
-
-    def run(state, ctx):
-        return {"sides": profile_of(ctx).named_sides(ctx.resource("index"), state.query, limit, loose)}
-
-    return Tool("name_sides", run, reads=["query"], writes=["sides"], effect="io")
+@skill
+@tool(effect="io")
+def name_sides(query: str, ctx: Context, *, limit: int = 4, loose: bool = False) -> SidesOut:
+    """Writes `sides`: the documents the question names, as the corpus profile resolves them (`loose` for
+    questions that set named things side by side)."""
+    return {"sides": profile_of(ctx).named_sides(ctx.resource("index"), query, limit, loose)}
 
 
 def side_ranking(backend: Any, side: Side, aspect: str, user: Any, k: int) -> tuple[Hit, ...]:
@@ -76,43 +78,40 @@ def interleave(per_side: Sequence[Sequence[Hit]], rest: Sequence[Hit], take: int
     return tuple(h.model_copy(update={"score": float(n - i)}) for i, h in enumerate(order))
 
 
-@skill("side_search")
-def side_search(config: Mapping[str, Any]) -> Term:
-    """Returns a term putting each named side's best chunk per compared aspect ahead of `hits`.
+@skill
+@tool(effect="io")
+def side_search(query: str, sides: Sides, hits: Hits, user: User, ctx: Context, *, per_side: int = 1,
+                top_k: int = 8) -> HitsOut:
+    """Puts each named side's best chunk per compared aspect ahead of `hits`.
 
     Reads `sides` (from `name_sides`); with no side it keeps `hits` as they
     are. One side (where only one of two names resolves) still goes first:
     the other side's words tend to dominate the ranking and push out the one
-    document the question names. Config `per_side` (default 1) is how many
-    chunks per side and aspect go first.
+    document the question names. `per_side` is how many chunks per side
+    and aspect go first.
     """
-    take, k = int(config.get("per_side", 1)), int(config.get("top_k", 8))
-
-    def run(state, ctx):
-        if not state.sides:
-            return {"hits": state.hits}
-        backend = ctx.resource("index")
-        asked = aspect_query(state.query, state.sides)
-        profile = profile_of(ctx)
-        ranked = [side_ranking(backend, side, f"{asked} {' '.join(cues)}", state.user, k)
-                  for _, cues in profile.compare_aspects(state.query) for side in state.sides]
-        return {"hits": interleave(ranked if profile.sides_lead else [state.hits, *ranked], state.hits, take)}
-
-    return Tool("side_search", run, reads=["query", "sides", "hits", "user"], writes=["hits"], effect="io")
+    if not sides:
+        return {"hits": hits}
+    backend = ctx.resource("index")
+    asked = aspect_query(query, sides)
+    profile = profile_of(ctx)
+    ranked = [side_ranking(backend, side, f"{asked} {' '.join(cues)}", user, top_k)
+              for _, cues in profile.compare_aspects(query) for side in sides]
+    return {"hits": interleave(ranked if profile.sides_lead else [hits, *ranked], hits, per_side)}
 
 
-def named_first(hits: Sequence[Hit], sides: Sequence[Side]) -> tuple[Hit, ...]:
+def named_ahead(hits: Sequence[Hit], sides: Sequence[Side]) -> tuple[Hit, ...]:
     """Returns `hits` with the chunks of the named documents first (each group keeps its order), scored by final rank."""
     named = {side.source for side in sides}
     order = [h for h in hits if h.source in named] + [h for h in hits if h.source not in named]
     return tuple(h.model_copy(update={"score": float(len(order) - i)}) for i, h in enumerate(order))
 
 
-@skill("named_first")
-def named_first_skill(config: Mapping[str, Any]) -> Term:
-    """Returns a term moving the chunks of the documents the question names (`sides`) to the front of `hits`.
+@skill
+@tool
+def named_first(hits: Hits, sides: Sides) -> HitsOut:
+    """Moves the chunks of the documents the question names (`sides`) to the front of `hits`.
 
     A question about one document is answered from it before any other that happens to match its words.
     """
-    return Tool("named_first", lambda state: {"hits": named_first(state.hits, state.sides)},
-                reads=["hits", "sides"], writes=["hits"], effect="pure")
+    return {"hits": named_ahead(hits, sides)}

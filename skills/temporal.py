@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from typing import Any, Callable, Mapping, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence, TypedDict
 
-from lambdarag import Term, Tool, User
+from lambdarag import Context, Term, User, tool
 from lambdarag.errors import ConfigError
-from .store.records import Hit, TimeRange
+from .store.records import Hit, Hits, HitsOut, TimeRange
 
 from .registry import skill
 from .profile import index_profile, profile_of
@@ -32,7 +32,7 @@ def _month_end(year: int, month: int) -> dt.date:
     return (dt.date(year + month // 12, month % 12 + 1, 1) - dt.timedelta(days=1))
 
 
-def extract_time_range(query: str, today: Optional[dt.date] = None) -> Optional[TimeRange]:
+def time_range_of(query: str, today: Optional[dt.date] = None) -> Optional[TimeRange]:
     """Returns the time a question asks about, or None when it names none.
 
     Dates (2023年10月24日, 2023-10-24) give a point; 2019年 / 2019年3月 / 去年 a
@@ -183,15 +183,17 @@ def _counterpart_in(backend: Any, user: User) -> Callable[[Hit, str], Optional[H
     return find
 
 
-@skill("extract_time_range")
-def extract_time_range_skill(config: Mapping[str, Any]) -> Term:
-    """Returns a term writing `time_range` from the query (config `today`: YYYY-MM-DD reference date)."""
-    today = dt.date.fromisoformat(config["today"]) if config.get("today") else None
+class TimeRangeOut(TypedDict):
+    """The write of `extract_time_range`."""
 
-    def run(state):
-        return {"time_range": extract_time_range(state.query, today)}
+    time_range: Optional[TimeRange]
 
-    return Tool("extract_time_range", run, reads=["query"], writes=["time_range"], effect="pure")
+
+@skill
+@tool
+def extract_time_range(query: str, *, today: str = "") -> TimeRangeOut:
+    """Writes `time_range` from the query (`today`: YYYY-MM-DD reference date of relative years)."""
+    return {"time_range": time_range_of(query, dt.date.fromisoformat(today) if today else None)}
 
 
 def unrepealed(hits: Sequence[Hit], window: Optional[TimeRange], repealed: dict[str, str]) -> tuple[Hit, ...]:
@@ -228,7 +230,7 @@ def current_versions(backend: Any, hits: Sequence[Hit], window: Optional[TimeRan
                       index_profile(backend).repealed(backend))
 
 
-@skill("time_filter")
+@skill
 def time_filter(config: Mapping[str, Any]) -> Term:
     """Returns a term keeping the `hits` in force in `time_range` (newest version for "latest").
 
@@ -244,13 +246,13 @@ def time_filter(config: Mapping[str, Any]) -> Term:
         raise ConfigError(f"time_filter.undated must be one of {', '.join(UNDATED)}, got {choice!r}")
     undated = UNDATED[choice]
 
-    def run(state, ctx):
-        backend, window = ctx.resources.get("index"), state.time_range or undated
+    @tool
+    def time_filter(hits: Hits, time_range: Optional[TimeRange], user: User, ctx: Context) -> HitsOut:
+        backend, window = ctx.resources.get("index"), time_range or undated
         if backend is None:
-            return {"hits": time_filter_hits(state.hits, window, _hit_versions(state.hits))}
-        return {"hits": unrepealed(time_filter_hits(state.hits, window, index_versions(backend, state.hits),
-                                                    _counterpart_in(backend, state.user)), window,
+            return {"hits": time_filter_hits(hits, window, _hit_versions(hits))}
+        return {"hits": unrepealed(time_filter_hits(hits, window, index_versions(backend, hits),
+                                                    _counterpart_in(backend, user)), window,
                                    profile_of(ctx).repealed(backend))}
 
-    return Tool("time_filter", run, reads=["hits", "time_range", "user"], writes=["hits"],
-                effect="pure")
+    return time_filter

@@ -15,9 +15,9 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Optional, Union
+from typing import Any, Mapping, Optional, TypedDict, Union
 
-from lambdarag import Term, Tool
+from lambdarag import Context, User, tool
 from lambdarag.state import ALL_ACCESS
 from .store.records import WikiPage
 from lambdarag.errors import ProviderError, StoreCorrupt
@@ -234,23 +234,24 @@ def render_page(graph: EntityGraph, name: str, type_names: Optional[Mapping[str,
     return "\n".join(lines) + "\n"
 
 
-@skill("wiki_page_read")
-def wiki_page_read(config: Mapping[str, Any]) -> Term:
-    """Returns a term writing the wiki pages of the state's entities, then the best BM25 pages, up to ``k``."""
-    k = int(config.get("k", 3))
+class PagesOut(TypedDict):
+    """The write of `wiki_page_read`."""
 
-    def run(state, ctx):
-        wiki: WikiStore = ctx.resource("wiki")
-        pages: dict[str, WikiPage] = {}
-        for name in state.entities:
-            page = wiki.read(name, state.user)
-            if page is not None and len(pages) < k:
-                pages.setdefault(page.entity, page)
-        for page in wiki.search(state.query, k, state.user):
-            if len(pages) >= k:
-                break
+    wiki_pages: tuple[WikiPage, ...]
+
+
+@skill
+@tool(effect="io")
+def wiki_page_read(query: str, user: User, ctx: Context, entities: tuple[str, ...] = (), *, k: int = 3) -> PagesOut:
+    """Writes the wiki pages of the state's entities, then the best BM25 pages, up to ``k``."""
+    wiki: WikiStore = ctx.resource("wiki")
+    pages: dict[str, WikiPage] = {}
+    for name in entities:
+        page = wiki.read(name, user)
+        if page is not None and len(pages) < k:
             pages.setdefault(page.entity, page)
-        return {"wiki_pages": tuple(pages.values())}
-
-    return Tool("wiki_page_read", run, reads=["query", "user"], optional=["entities"], writes=["wiki_pages"],
-                effect="io")
+    for page in wiki.search(query, k, user):
+        if len(pages) >= k:
+            break
+        pages.setdefault(page.entity, page)
+    return {"wiki_pages": tuple(pages.values())}

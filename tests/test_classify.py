@@ -13,7 +13,7 @@ from skills import classify as classify_module
 from domains.prc_statutes import StatuteProfile
 from domains.prc_statutes.cues import CUES, query_entities
 from skills import classify as classifiers
-from skills.classify import classify, rules_then_default
+from skills.classify import classify, classify_offline
 from tests.scripted_server import Reply
 
 PROFILE = StatuteProfile()
@@ -44,7 +44,7 @@ def half(name):
 
 
 def accuracy(rows, config=None):
-    term = rules_then_default(config or {})
+    term = classify_offline(config or {})
     return sum(term.run(r["query"], statutes()).query_type == r["type"] for r in rows) / len(rows)
 
 

@@ -132,7 +132,7 @@ def backend(tmp_path_factory):
 
 def run_faq(backend, query, user=User(), **plan):
     state = State.of(query, user=user, plan=RetrievalPlan(**{"faq_direct_threshold": 0.72, **plan}))
-    return decide(state, backend, OverlapReranker().scores, 3)
+    return decide(state.original_query, state.user, state.plan, backend, OverlapReranker().scores, 3)
 
 
 def test_normalised_questions_match_exactly_across_width_case_and_punctuation():
@@ -172,10 +172,10 @@ def test_no_demo_question_is_answered_by_a_demo_faq():
     config = PlanConfig()
     for q in queries:
         plan = build_retrieval_plan(q, detect_intent(q), config)
-        assert decide(State.of(q, plan=plan), b, OverlapReranker().scores, 3)["faq_hit"] is False, q
+        assert decide(q, User(), plan, b, OverlapReranker().scores, 3)["faq_hit"] is False, q
     asked = faqs[3].meta["question"]
     plan = build_retrieval_plan(asked, detect_intent(asked), config)
-    assert decide(State.of(asked, plan=plan), b, OverlapReranker().scores, 3)["answer"] == faqs[3].meta["answer"]
+    assert decide(asked, User(), plan, b, OverlapReranker().scores, 3)["answer"] == faqs[3].meta["answer"]
 
 
 # --- search() end to end ---------------------------------------------------------------------

@@ -10,7 +10,7 @@ from skills.store.records import TimeRange
 from skills import build
 from skills.store.local import LocalBackend
 from skills.store.corpus import read_corpus
-from skills.temporal import extract_time_range
+from skills.temporal import time_range_of as extract_time_range
 from tests.conftest import MARITIME
 
 TODAY = dt.date(2024, 6, 1)

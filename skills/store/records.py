@@ -1,14 +1,17 @@
 """The domain records a retrieval pipeline's State holds: hits, ranked lists, variants, relations, citations, the plan.
 
 They live on the skills' ground floor (the stores build them too); the
-calculus only knows their fields by name, typed generically, and this module
-declares their types (`lambdarag.extra_field`), so a term writing ``hits`` is
-validated as strictly as before.
+calculus only knows their fields by name, typed generically. Typed terms
+declare these fields' types where they write them (``-> HitsOut``); the one
+`extra_field` site below stays for what no term declares: a low-level `Tool`
+writing ``hits`` by name (a user's, the README's), a state given a plan, and
+the default plan every state starts with — every skill imports this module,
+so it is loaded before any domain field is written.
 """
 from __future__ import annotations
 
 import datetime as dt
-from typing import Literal, Optional
+from typing import Literal, Optional, TypedDict
 
 from pydantic import Field
 
@@ -129,3 +132,19 @@ for _field, _type in (("variants", tuple[Variant, ...]), ("time_range", Optional
                       ("citations", tuple[Citation, ...])):
     extra_field(_field, _type)
 extra_field("plan", RetrievalPlan, default=RetrievalPlan())
+
+
+Hits = tuple[Hit, ...]
+Candidates = tuple[RankedList, ...]
+
+
+class HitsOut(TypedDict):
+    """The write of a term that ranks, filters or reorders `hits`."""
+
+    hits: Hits
+
+
+class CandidatesOut(TypedDict):
+    """The write of a retriever: `candidates` with its ranking appended."""
+
+    candidates: Candidates

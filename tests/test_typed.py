@@ -1,0 +1,223 @@
+"""One declaration per term: reads from parameters, writes from the returned record, the name from the function,
+a fallback inheriting the contract, and the pipeline's State schema checked when it closes."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import dataclass
+from typing import Optional, Sequence, TypedDict
+
+import pytest
+
+from lambdarag import Compose, Context, Lam, Reply, State, Tool, tool
+from lambdarag.errors import CompositionError, ProviderError, TermError, TypeClash
+from lambdarag.registry import Registry
+from skills.store.records import Hit
+from tests.conftest import ROOT
+
+
+class Flagged(TypedDict):
+    flag: bool
+
+
+class Noted(TypedDict):
+    note: str
+
+
+class Wrong(TypedDict):
+    flag: bool
+
+
+class Other(TypedDict):
+    flag: str
+
+
+@dataclass
+class Trimmed:
+    note: str
+
+
+@tool
+def flag(query: str) -> Flagged:
+    return {"flag": query.startswith("a")}
+
+
+def test_a_typed_tool_reads_its_parameters_and_writes_its_record_under_its_functions_name():
+    assert repr(flag) == "Tool('flag', reads=['query'], writes=['flag'], effect='pure')"
+    assert dict(flag.read_types()) == {"query": str} and dict(flag.write_types()) == {"flag": bool}
+    assert flag.run("abc").flag is True
+    with pytest.raises(CompositionError, match="term 'untyped': annotate its return with a record"):
+        @tool
+        def untyped(query: str):
+            return {}
+
+
+def test_a_write_is_validated_against_its_writers_declared_type():
+    def bad(query: str) -> Wrong:
+        return {"flag": "many"}
+
+    with pytest.raises(TermError, match="term 'bad' wrote an invalid value to field 'flag': Input should be a valid "
+                                        "boolean"):
+        tool(bad).run("q")
+
+
+def test_a_reader_and_writer_that_disagree_fail_at_close_naming_both_terms_the_field_and_both_paths():
+    @tool
+    def shout(flag: str) -> Noted:
+        return {"note": flag.upper()}
+
+    with pytest.raises(TypeClash) as e:
+        (flag >> shout).close()
+    assert str(e.value) == ("field 'flag': term 'shout' reads it as str (path: Compose[1] › shout), but term 'flag' "
+                            "writes it as bool (path: Compose[0] › flag); declare one type for 'flag' in both")
+    assert e.value.field == "flag" and e.value.terms == ("shout", "flag")
+
+
+def test_a_users_reader_clashing_with_a_skills_write_is_named_before_anything_runs():
+    import skills
+
+    @tool
+    def count_sides(sides: int) -> Noted:
+        return {"note": str(sides)}
+
+    with pytest.raises(TypeClash, match=r"^field 'sides': term 'count_sides' reads it as int \(path: Compose\[1\] › "
+                                        r"count_sides\), but term 'name_sides' writes it as tuple\[skills.sides.Side, "
+                                        r"\.\.\.\] \(path: Compose\[0\] › name_sides\)"):
+        Compose(skills.build("name_sides"), count_sides).run("海上交通安全法的船长", Context())
+
+
+def test_two_writers_of_one_field_with_other_types_clash_and_optional_readers_accept_the_narrower_write():
+    @tool
+    def flag_text(query: str) -> Other:
+        return {"flag": query}
+
+    with pytest.raises(TypeClash, match="term 'flag_text' writes it as str .* term 'flag' writes it as bool"):
+        (flag >> flag_text).close()
+
+    @tool
+    def maybe(flag: Optional[bool] = None) -> Noted:
+        return {"note": str(flag)}
+
+    assert (flag >> maybe).run("abc").note == "True"
+
+    import skills
+
+    @tool
+    def count(hits: Sequence[Hit]) -> Noted:  # a wider reader of the skill's tuple[Hit, ...]
+        return {"note": str(len(hits))}
+
+    assert Compose(skills.build("rrf_merge"), count).close(["candidates", "plan"]) is not None
+
+
+def test_a_fallback_given_as_a_function_inherits_the_contract_without_repeating_it():
+    def failing(query: str, ctx) -> Noted:
+        raise ProviderError("endpoint down")
+
+    def local(query, ctx):
+        return {"note": f"local {query}"}
+
+    typed = tool(failing, effect="io", fallback=local)
+    assert (typed.fallback.name, typed.fallback.reads(), typed.fallback.writes()) == ("local", {"query"}, {"note"})
+    assert dict(typed.fallback.write_types()) == {"note": str} and typed.fallback.effect == "io"
+    ctx = Context()
+    assert typed.run("q", ctx).note == "local q" and ctx.trace.fallbacks()[0]["term"] == "failing"
+
+    low = Tool("low", lambda s: (_ for _ in ()).throw(ProviderError("down")), reads=["query"],
+               writes={"note": str}, fallback=lambda s: {"note": s.query})
+    assert low.fallback.reads() == {"query"} and low.run("q").note == "q"
+
+
+def test_a_lam_writes_its_outputs_fields_with_their_types_and_its_function_fallback_takes_its_reads():
+    class Topic(Reply):
+        topic: str
+        score: float = 0.0
+
+    def offline(query):
+        return {"topic": query[:2], "score": 0.5}
+
+    lam = Lam("topic_of", "问题：{query}", output=Topic, reads=["query"], fallback=offline)
+    assert lam.writes() == {"topic", "score"} and dict(lam.write_types()) == {"topic": str, "score": float}
+    assert lam.fallback.writes() == lam.writes()
+    out = lam.run("船长的权力", Context())
+    assert (out.topic, out.score) == ("船长", 0.5)
+
+
+def test_a_dataclass_record_and_keyword_only_configuration():
+    @tool
+    def trim(query: str, *, width: int = 2) -> Trimmed:
+        return Trimmed(note=query[:width])
+
+    assert trim.parameters == {"width"}
+    assert trim.run("abcdef").note == "ab" and trim.configured(width="4").run("abcdef").note == "abcd"
+    with pytest.raises(ValueError, match="invalid literal for int"):
+        trim.configured(width="four")
+
+
+def test_a_state_carries_a_skills_field_before_the_skills_module_is_imported():
+    code = ("import sys; from lambdarag import State; s = State.of('q', sides=[], hits=[]);"
+            " print('skills.sides' in sys.modules); import skills; out = skills.build('named_first').run(s);"
+            " print(type(out.sides).__name__, out.hits)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["False", "tuple", "()"]
+
+
+def test_a_given_field_no_term_declares_is_refused_as_a_typo_and_a_declared_one_validated():
+    @tool
+    def echo(flag: bool) -> Noted:
+        return {"note": str(flag)}
+
+    with pytest.raises(CompositionError, match="the initial state has field 'falg', which no term"):
+        echo.run(State.of("q", flag=True, falg=True))
+    with pytest.raises(Exception, match="valid boolean"):
+        echo.run(State.of("q", flag="many"))
+    assert echo.run(State.of("q", flag="true")).note == "True"
+
+
+def test_registry_parameters_read_a_factory_whose_argument_is_not_named_config(tmp_path, monkeypatch):
+    (tmp_path / "settings_skill.py").write_text(
+        "def helper(opts):\n    return opts.get('depth', 1)\n\n"
+        "def wide(settings):\n    width = settings['width']\n    return helper(settings) + width\n",
+        encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import settings_skill
+
+    registry = Registry("skill")
+    registry.register(settings_skill.wide)
+    assert registry.parameters("wide") == {"width", "depth"}
+    registry.register(flag)
+    assert "flag" in registry and registry.parameters("flag") == frozenset()
+
+
+def test_skill_homes_are_read_from_the_source_so_each_skill_is_named_once():
+    from skills.registry import HOMES
+
+    assert HOMES["faq_direct_answer"] == "skills.faq" and HOMES["priors_ahead"] == "skills.diversify"
+    text = (ROOT / "skills" / "faq.py").read_text(encoding="utf-8")
+    assert text.count('"faq_direct_answer"') == 0 and "extra_field" not in text
+
+
+def test_the_readme_plugin_skill_is_declared_once_and_runs_in_a_composition():
+    code = """
+import examples.my_plugin, skills
+from lambdarag import Context, Tool
+from skills.store.records import Hit
+term = skills.build("per_source", {"limit": 1})
+print(str(term), sorted(term.read_types()), sorted(term.write_types()), sorted(skills.REGISTRY.parameters("per_source")))
+hits = tuple(Hit(chunk_id=f"{s}#{i}", text="t", source=s) for s in "ab" for i in range(2))
+seed = Tool("seed", lambda s: {"hits": hits}, reads=["query"], writes=["hits"])
+print([h.chunk_id for h in (seed >> term).run("q", Context()).hits])
+"""
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.splitlines() == ["λq. per_source(limit=1) ['hits'] ['hits'] ['limit']", "['a#0', 'b#0']"]
+
+
+def test_a_write_declared_by_name_takes_the_type_another_term_of_the_pipeline_declares():
+    low = Tool("low", lambda s: {"flag": "many"}, reads=["query"], writes=["flag"])
+    with pytest.raises(TermError, match="term 'low' wrote an invalid value to field 'flag': Input should be a valid "
+                                        "boolean"):
+        (low >> Tool("echo", lambda s: {"note": str(s.flag)}, reads=["flag"], writes=["note"]) >> flag).run("q")
+    with pytest.raises(TermError, match="term 'low' wrote field 'flag': State has no field 'flag' and no term "
+                                        "declares its type"):
+        low.run("q")
