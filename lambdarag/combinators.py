@@ -361,7 +361,7 @@ class Route(Term):
     def _eval(self, state: State, ctx: "Context", path: Path) -> State:
         state = execute(self.classifier, state, ctx, (*path, "Route.classifier"))
         name, term = self.choose(getattr(state, self.label))
-        ctx.trace.note(path, route=name, expression=term.form(expand=True))
+        ctx.trace.note(path, route=name, label=self.label, expression=term.form(expand=True))
         return execute(term, state, ctx, (*path, f"Route[{name}]"))
 
     def _key(self) -> tuple[Any, ...]:

@@ -1,0 +1,234 @@
+"""The query lifecycle as one term: rewrite, cache, intent, classify, learned route, plan, FAQ, route and feedback.
+
+``str(unified_term(...))`` prints every step `search()` runs::
+
+    standalone_rewrite >> If(query_cache, identity,
+        If(detect_intent, retrieval_plan >> direct_reply,
+           classify >> learned_route >> retrieval_plan >> If(faq_direct_answer, identity, Route(identity, {…})),
+           on=direct)) >> record_feedback
+
+A cache hit skips the rest, a direct-reply intent (greeting, out of scope,
+human service) retrieves nothing, a stored FAQ answer skips the route. The
+`Route` records which route it took in the trace (its ``route`` note), and the
+result reads the strategy from there (`orchestration.result`).
+"""
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Optional, Sequence
+
+from lambdarag import Context, Identity, If, Message, Named, Route, State, Term, Tool, User, Verdict, extra_field
+from skills import build as build_skill
+from skills.profile import profile_of
+from skills.store.records import RetrievalPlan
+
+from .config import QUERY_TYPES, AgentConfig
+from .llm_budget import fit_context
+from .plan import DIRECT_INTENTS, build_retrieval_plan, detect_intent
+from .router import RouteChoice, candidates, choose, route_table
+from .setup import Setup
+
+extra_field("intent", str)
+extra_field("direct", bool)
+extra_field("cache_hit", bool)
+extra_field("cached_result", dict)
+extra_field("route", str)
+extra_field("route_reason", str)
+extra_field("query_id", str)
+
+FEEDBACK_READS = ("query", "original_query", "history", "user", "plan")
+FEEDBACK_OPTIONAL = ("query_type", "classification", "variants", "candidates", "hits", "relations", "wiki_pages",
+                     "missing", "context", "answer", "citations", "verdict", "answer_path", "answer_reason", "route",
+                     "route_reason", "cache_hit", "cached_result")
+"""What the feedback step reads of a finished run: what the result shows and the loop learns from (the optional
+ones are written on some paths only)."""
+
+
+def in_domain(ctx: Context) -> Callable[[str], bool]:
+    """Returns the corpus profile's test of whether a question is about the indexed documents."""
+    profile, index = profile_of(ctx), ctx.resources.get("index")
+    return lambda query: profile.in_domain(query, index)
+
+
+def standalone(text: str, turns: Sequence[Message], ctx: Context) -> tuple[str, list[dict[str, str]]]:
+    """Returns `text` rewritten as a standalone question from the conversation, and fallback records.
+
+    The rewrite is the `rewrite` variant of `query_expand` (the LLM's with one
+    configured, else the rule-based completion of follow-ups). A follow-up that
+    gets no rewrite is searched as typed, and the fallback says so.
+    """
+    if not turns:
+        return text, []
+    state = State(query=text, original_query=text, history=tuple(turns),
+                  plan=RetrievalPlan(expand_query=False, expansion_count=4))
+    out = build_skill("query_expand", {}).run(state, ctx)
+    rewrite = next((v.text for v in out.variants if v.kind == "rewrite"), None)
+    if rewrite:
+        return rewrite, []
+    if detect_intent(text, turns, in_domain(ctx)) != "follow_up":
+        return text, []
+    plan = getattr(out, "query_plan", None)
+    why = f" ({plan.reason})" if plan is not None and plan.reason else ""
+    return text, [{"term": "query_expand", "path": "follow_up_rewrite",
+                   "reason": f"follow-up {text!r} could not be rewritten from the history{why}; "
+                             f"searched the original query"}]
+
+
+def rewrite(state: State, ctx: Context) -> dict:
+    """Returns the standalone rewrite of a follow-up as the query (rerank and the answer read `original_query`,
+    so it holds the rewrite too); a follow-up left as typed is this step's fallback in the trace."""
+    text, unrewritten = standalone(state.query, state.history, ctx)
+    for f in unrewritten:
+        ctx.trace.mark_current(f["reason"])
+    return {"query": text, "original_query": text} if text != state.query else {}
+
+
+STANDALONE_REWRITE = Tool("standalone_rewrite", rewrite, reads=["query", "history"],
+                          writes=["query", "original_query"], effect="llm", cost=0.0)
+"""Rewrites a follow-up as a standalone question; its query_expand run is charged in its own span."""
+
+
+def intent(state: State, ctx: Context) -> dict:
+    """Returns the question's intent, and whether it is one answered without retrieval."""
+    found = detect_intent(state.query, state.history, in_domain(ctx))
+    return {"intent": found, "direct": found in DIRECT_INTENTS}
+
+
+DETECT_INTENT = Tool("detect_intent", intent, reads=["query", "history"], writes=["intent", "direct"], effect="io",
+                     cost=0.0)
+"""Decides the intent by rules (the corpus profile says whether an off-topic cue is about the documents)."""
+
+
+def plan_term(config: AgentConfig) -> Tool:
+    """Returns the term that freezes this query's retrieval plan from its type and intent."""
+    def plan(state: State) -> dict:
+        return {"plan": fit_context(build_retrieval_plan(state.query, state.intent, config.orchestration.plan,
+                                                         query_type=state.query_type, history=state.history),
+                                    config.llm)}
+    return Tool("retrieval_plan", plan, reads=["query", "history", "intent"], optional=["query_type"],
+                writes=["plan"])
+
+
+def reply(state: State, ctx: Context) -> dict:
+    """Returns the plan's direct reply: the configured one, else the corpus profile's in the question's language."""
+    answer = state.plan.direct_reply or profile_of(ctx).direct_replies(state.query).get(state.plan.intent, "")
+    return {"answer": answer, "answer_path": "direct_reply", "answer_reason": state.plan.reason,
+            "verdict": Verdict(passed=True, details=("direct reply: nothing retrieved or generated to check",))}
+
+
+DIRECT_REPLY = Tool("direct_reply", reply, reads=["plan", "query"],
+                    writes=["answer", "answer_path", "answer_reason", "verdict"])
+"""Answers a greeting, an out-of-scope question or a request for a person with the plan's reply; retrieves nothing."""
+
+
+def faq_first(term: Term) -> Term:
+    """Returns ``If(faq_direct_answer, Identity, term)``: a stored FAQ answer when one fits, else `term`."""
+    return If(build_skill("faq_direct_answer", {}), Identity, term, on="faq_hit")
+
+
+_ROUTES: "OrderedDict[int, tuple[AgentConfig, dict[str, RouteChoice]]]" = OrderedDict()
+_ROUTES_LOCK = threading.Lock()
+
+
+def routes_of(config: AgentConfig) -> dict[str, RouteChoice]:
+    """Returns every route the lifecycle may take, by the label `learned_route` writes: each query type and
+    ``default`` (their configured strategies), and with adaptive routing ``type/strategies`` for each other
+    candidate the routing statistics may pick (`router.candidates`). Kept per config object, as route tables are.
+    """
+    with _ROUTES_LOCK:
+        cached = _ROUTES.get(id(config))
+        if cached is not None and cached[0] is config:
+            return cached[1]
+    table = dict(route_table(config))
+    if config.orchestration.routing.adaptive:
+        for query_type in QUERY_TYPES:
+            for option in candidates(config, query_type)[1:]:
+                table[pick_label(query_type, option)] = choose(config, query_type, option, "adaptive")
+    with _ROUTES_LOCK:
+        _ROUTES[id(config)] = (config, table)  # holding the config keeps its id from being reused
+        while len(_ROUTES) > 32:
+            _ROUTES.popitem(last=False)
+    return table
+
+
+def pick_label(query_type: str, option: tuple[str, ...]) -> str:
+    return f"{query_type}/{'+'.join(option)}"
+
+
+def learned_route_term(config: AgentConfig, table: Mapping[str, RouteChoice], setup: Optional[Setup]) -> Tool:
+    """Returns the step that labels the route: the query type's, or the one the routing statistics pick for it."""
+    def label(state: State) -> dict:
+        query_type = state.query_type if state.query_type in table else "default"
+        loop = setup.loop if setup is not None else None
+        picks = loop.routing.picks(config, state.query) if loop is not None else {}
+        if query_type not in picks:
+            return {"route": query_type, "route_reason": table[query_type].reason}
+        option, reason = picks[query_type]
+        chosen = query_type if option == candidates(config, query_type)[0] else pick_label(query_type, option)
+        return {"route": chosen, "route_reason": reason}
+    return Tool("learned_route", label, reads=["query", "query_type"], writes=["route", "route_reason"], cost=0.0)
+
+
+def strategy_route(table: Mapping[str, RouteChoice]) -> Route:
+    """Returns the Route over every route of `table`, each under its strategy's name, on the `route` label."""
+    routes = {k: Named(c.strategy, c.term) for k, c in table.items() if k != "default"}
+    return Route(Identity, routes, default=Named(table["default"].strategy, table["default"].term), label="route")
+
+
+def cache_term(setup: Optional[Setup]) -> Tool:
+    """Returns the cache lookup: the answer cached for this query and the user's permission scope, if any."""
+    def lookup(state: State) -> dict:
+        loop = setup.loop if setup is not None else None
+        hit = loop.cache.get(state.query, state.user, loop.version()) if loop is not None else None
+        return {"cache_hit": False} if hit is None else {"cache_hit": True, "cached_result": hit}
+    return Tool("query_cache", lookup, reads=["query", "user"], writes=["cache_hit", "cached_result"], effect="io",
+                cost=0.0)
+
+
+def feedback_term(record: Callable[[State, Context], dict]) -> Tool:
+    """Returns the feedback step: `record(state, ctx)` logs the answered query, learns from it and returns its id;
+    `state` holds the fields the step reads (the loop keeps states and runs checks on them)."""
+    def run(view: Any, ctx: Context) -> dict:
+        present = {f: getattr(view, f) for f in FEEDBACK_READS + FEEDBACK_OPTIONAL if hasattr(view, f)}
+        return record(State(**present), ctx)
+    return Tool("record_feedback", run, reads=FEEDBACK_READS, optional=FEEDBACK_OPTIONAL, writes=["query_id"],
+                effect="io", cost=0.0)
+
+
+def classifier(config: AgentConfig, rules: Sequence[dict], exemplars: Sequence[dict]) -> Term:
+    """Returns the configured classifier, learned `rules` first and corrected `exemplars` added."""
+    c = config.orchestration.classifier
+    name = ("classify" if c.llm_fallback else "classify_offline") if c.fast_classify else "classify_llm"
+    return build_skill(name, {"default": c.default, "rules": list(rules), "exemplars": list(exemplars)})
+
+
+def nothing(state: State, ctx: Context) -> dict:
+    """Records nothing: learning is off."""
+    return {}
+
+
+@dataclass(frozen=True)
+class Lifecycle:
+    """One question's lifecycle term, and the routes its `Route` chooses among (by label)."""
+
+    term: Term
+    routes: Mapping[str, RouteChoice]
+    faq: bool
+
+
+def unified_term(config: AgentConfig, *, faq: bool = False, setup: Optional[Setup] = None,
+                 record: Optional[Callable[[State, Context], dict]] = None) -> Lifecycle:
+    """Returns the lifecycle term (module docstring): the route behind the FAQ step with `faq`; the cache, the
+    learned rules and route picks and the feedback step read `setup.loop` (none without one)."""
+    loop = setup.loop if setup is not None else None
+    table = routes_of(config)
+    route = strategy_route(table)
+    answered = classifier(config, loop.rules.rules() if loop else (), loop.rules.exemplars() if loop else ()) \
+        >> learned_route_term(config, table, setup) >> plan_term(config) >> (faq_first(route) if faq else route)
+    body = If(DETECT_INTENT, plan_term(config) >> DIRECT_REPLY, answered, on="direct")
+    term = STANDALONE_REWRITE >> If(cache_term(setup), Identity, body, on="cache_hit") \
+        >> feedback_term(record or nothing)
+    return Lifecycle(term, table, faq)
