@@ -273,8 +273,9 @@ def cmd_compile_wiki(args: argparse.Namespace) -> int:
     return 0
 
 
-def print_result(r, explain: bool) -> None:
-    """Prints a search result for people: tag, strategy, expression, answer, latency (plan and trace if asked)."""
+def print_result(r, explain: bool, lifecycle: str = "") -> None:
+    """Prints a search result for people: tag, strategy, expression, answer, latency (the lifecycle term it ran
+    in, plan and trace if asked)."""
     print(f"[{r.query_type}] strategy: {r.strategy}   (classified by {r.classification.get('stage', '?')})")
     print(f"λq. {r.expression}")
     print(f"effects: {r.effect_signature}")
@@ -288,7 +289,8 @@ def print_result(r, explain: bool) -> None:
     if r.degraded:
         print("warning: degraded answer (a failed LLM step or a failed final check; --explain says which)")
     if explain:
-        print(f"\ndomain: {r.domain} (corpus profile of index {r.index!r})")
+        print(f"\nlifecycle: {lifecycle}")
+        print(f"domain: {r.domain} (corpus profile of index {r.index!r})")
         print("plan:", json.dumps(r.plan, ensure_ascii=False, default=str))
         for h in r.hits:
             if h.get("instructions"):
@@ -317,7 +319,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     """
     from lambdarag import User
     from orchestration.feedback.worker import drain
-    from orchestration.search_unified import check_query, search
+    from orchestration.search_unified import check_query, lifecycle_term, search
     from orchestration.setup import open_index, resolve_config
 
     config = resolve_config(args.config)
@@ -332,7 +334,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     if args.json:
         print(result.model_dump_json(indent=1))
     else:
-        print_result(result, args.explain)
+        print_result(result, args.explain, str(lifecycle_term(args.index, config)) if args.explain else "")
     sys.stdout.flush()
     if not drain(0):
         limit = config.orchestration.feedback.background_seconds

@@ -6,7 +6,7 @@ import time
 from dataclasses import replace
 from typing import Any, AsyncIterator, Iterator, Optional, Sequence, Union, get_args
 
-from lambdarag import Context, Message, State, Trace, User
+from lambdarag import Context, Message, State, Term, Trace, User
 from lambdarag.combinators import gate_of
 from lambdarag.errors import LambdaRAGError, QueryError
 from lambdarag.stream import FallbackTaken, Sink, Stream, emit
@@ -155,6 +155,13 @@ def run_search(query: str, index: Optional[str], user: Optional[User],
     total = round((time.perf_counter() - started) * 1000, 3)
     announcer.finish(result.model_copy(update={"latency_ms": {"setup": round(setup_ms, 3), **result.latency_ms,
                                                               "total": total}}))
+
+
+def lifecycle_term(index: Optional[str] = None, config: ConfigArg = None) -> Term:
+    """Returns the lifecycle term `search()` runs on `index` as it stands now (learned rules included), for
+    ``ask --explain`` to print."""
+    setup = set_up(resolve_config(config), index, Trace())
+    return unified_term(setup.config, faq=has_faq(setup.kb.index), setup=setup).term
 
 
 def announce(records: Sequence[dict[str, str]]) -> None:
