@@ -14,7 +14,7 @@ from contextvars import ContextVar, Token
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterator, Optional
 
-from .stream import FallbackTaken, emit
+from .observe import OBSERVER
 from .paths import Path, show_path
 
 ATOMS = ("tool", "lam")
@@ -129,9 +129,11 @@ class Trace:
 
     @staticmethod
     def _record_fallback(span: Span, reason: str) -> None:
-        """Records the fallback on its span and tells a stream's consumer, if one listens."""
+        """Records the fallback on its span and tells the run's observer, if one listens."""
         span.fallback = reason
-        emit(FallbackTaken(span.name, span.path, reason))
+        watcher = OBSERVER.get()
+        if watcher is not None:
+            watcher.fell_back(span.name, span.path, reason)
 
     def latency_breakdown(self) -> dict[str, float]:
         """Returns milliseconds per step (tools and LLM terms), summed by name, in order of first run."""

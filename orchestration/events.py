@@ -78,7 +78,7 @@ class Announcer:
         self.sink = sink
         self.describe: Optional[Callable[[State], Classified]] = None
         self.sent: set[str] = set()
-        sink.watch = frozenset({"retrieval_plan", ANSWER_TERM})
+        sink.watch = sink.watch | {"retrieval_plan", ANSWER_TERM}
         sink.relay = self.relay
 
     def follow(self, describe: Callable[[State], Classified]) -> None:

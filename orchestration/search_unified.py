@@ -7,8 +7,8 @@ from dataclasses import replace
 from typing import Any, AsyncIterator, Iterator, Optional, Sequence, Union, get_args
 
 from lambdarag import Context, Message, State, Term, Trace, User
-from lambdarag.combinators import gate_of
 from lambdarag.errors import LambdaRAGError, QueryError
+from lambdarag.combinators import gate_of
 from lambdarag.stream import FallbackTaken, Sink, Stream, emit
 from skills import build as build_skill
 from skills.context import claim_units
