@@ -161,7 +161,7 @@ class Sink:
 
     def checked(self, guard: Any, passed: bool, details: tuple[str, ...], final: bool) -> None:
         """Hears a Guard's check on its latest attempt: emits the verdict, and retracts an attempt a retry follows."""
-        number = self.attempts
+        number = self.last_attempt()
         self.emit(Checked(number, passed, details, final=final))
         if not final:
             self.emit(Retract(number, self.streamed.get(number, ""),
@@ -174,6 +174,10 @@ class Sink:
     def gate_here(self) -> Optional[Gate]:
         """Returns the gate of the innermost running Guard, else the sink's own."""
         return self.guards[-1][1] if self.guards else self.gate
+
+    def last_attempt(self) -> int:
+        """Returns the number of the latest attempt (0 before any)."""
+        return self.attempts
 
     def cancel(self) -> None:
         self.cancelled.set()
