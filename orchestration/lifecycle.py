@@ -15,12 +15,11 @@ result reads the strategy from there (`orchestration.result`).
 from __future__ import annotations
 
 import threading
-import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional, Sequence
 
-from lambdarag import Context, Identity, If, Message, Named, Route, State, Term, Tool, User, Verdict, extra_field
+from lambdarag import Context, Identity, If, Message, Named, Route, State, Term, Tool, Verdict, extra_field
 from skills import build as build_skill
 from skills.profile import profile_of
 from skills.store.records import RetrievalPlan
