@@ -11,8 +11,9 @@ from contextvars import ContextVar
 from typing import Any, Optional
 
 OBSERVER: ContextVar[Optional[Any]] = ContextVar("lambdarag_observer", default=None)
-"""The observer of the runs in this context, or None. It has ``watch`` (the term names and kinds whose start and
-end it hears), ``cancelled`` (a `threading.Event`), ``check_cancelled(where)``, ``step(term, phase, state)``,
+"""The observer of the runs in this context, or None. It has ``watch`` (the names of the terms whose start and
+end it hears), ``cancelled`` (a `threading.Event`), ``check_cancelled(where)``, ``step(term, phase, state)`` (phase ``start``, ``end`` or
+``failed``),
 ``checked(guard, passed, details, final)`` and ``fell_back(term, path, reason)``."""
 BRANCH: ContextVar[bool] = ContextVar("lambdarag_branch", default=False)
 """True inside a Par/Map branch: the observer hears fallbacks from there, but no steps and no checked attempts."""

@@ -158,9 +158,13 @@ def execute(term: Term, state: State, ctx: Context, path: Path = ()) -> State:
         return out
     except LambdaRAGError as e:
         span.error = span.error or str(e)
+        if watched:
+            sink.step(term, "failed", state)
         raise
     except Exception as e:
         span.error = f"{type(e).__name__}: {e}"
+        if watched:
+            sink.step(term, "failed", state)
         raise TermError(f"term {term.name!r} failed (path: {span.path}): {type(e).__name__}: {e}",
                         term=term.name, path=span.path, internal=True) from e
     finally:

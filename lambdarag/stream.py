@@ -151,9 +151,11 @@ class Sink:
         self.events.put(event)
 
     def step(self, term: Any, phase: str, state: State) -> None:
-        """Hears a watched term start or end on the main path: follows a Guard, relays the others as a `Step`."""
+        """Hears a watched term start, end or fail on the main path: follows a Guard, relays the others' start and
+        end as a `Step`."""
         if term.kind != "guard":
-            self.emit(Step(term.name, phase, state))
+            if phase != "failed":
+                self.emit(Step(term.name, phase, state))
         elif phase == "start":
             self.guards.append((term, gate_of(term.check, term.accept)))
         else:

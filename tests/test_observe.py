@@ -62,3 +62,24 @@ def test_a_guard_in_a_branch_reports_nothing_but_its_fallbacks_are_heard():
 def test_the_runner_trace_and_combinators_do_not_import_the_stream():
     for module in ("runtime", "trace", "combinators", "term", "tool", "observe"):
         assert not {m for m in imports(ROOT / "lambdarag" / f"{module}.py") if m.endswith("stream")}, module
+
+
+def test_a_guard_that_fails_is_no_longer_followed():
+    from lambdarag.errors import TermError
+    from lambdarag.stream import Sink
+
+    def broken(s):
+        raise ValueError("no draft")
+
+    failing = Guard(Tool("draft", broken, reads=["query"], optional=["verdict"], writes=["answer"]),
+                    Tool("check", lambda s: {"verdict": Verdict(passed=True)}, reads=["answer"], writes=["verdict"]))
+    sink = Sink()
+    token = OBSERVER.set(sink)
+    try:
+        try:
+            failing.run("q", Context())
+        except TermError:
+            pass
+    finally:
+        OBSERVER.reset(token)
+    assert sink.guards == [] and sink.gate_here() is None
