@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from lambdarag import Context, Identity, If, Message, Named, Route, State, Term, Tool, Verdict, extra_field
+from lambdarag.term import frozen
 from skills import build as build_skill
 from skills.profile import profile_of
 from skills.store.records import RetrievalPlan
@@ -28,7 +29,6 @@ from .config import QUERY_TYPES, AgentConfig
 from .llm_budget import fit_context
 from .plan import DIRECT_INTENTS, build_retrieval_plan, detect_intent
 from .router import RouteChoice, candidates, choose, route_table
-from .setup import Setup
 
 extra_field("intent", str)
 extra_field("direct", bool)
@@ -128,41 +128,42 @@ def faq_first(term: Term) -> Term:
     return If(build_skill("faq_direct_answer", {}), Identity, term, on="faq_hit")
 
 
-_ROUTES: "OrderedDict[int, tuple[AgentConfig, dict[str, RouteChoice]]]" = OrderedDict()
-_ROUTES_LOCK = threading.Lock()
+def pick_label(query_type: str, option: tuple[str, ...]) -> str:
+    return f"{query_type}/{'+'.join(option)}"
 
 
 def routes_of(config: AgentConfig) -> dict[str, RouteChoice]:
     """Returns every route the lifecycle may take, by the label `learned_route` writes: each query type and
     ``default`` (their configured strategies), and with adaptive routing ``type/strategies`` for each other
-    candidate the routing statistics may pick (`router.candidates`). Kept per config object, as route tables are.
-    """
-    with _ROUTES_LOCK:
-        cached = _ROUTES.get(id(config))
-        if cached is not None and cached[0] is config:
-            return cached[1]
+    candidate the routing statistics may pick (`router.candidates`)."""
     table = dict(route_table(config))
     if config.orchestration.routing.adaptive:
         for query_type in QUERY_TYPES:
             for option in candidates(config, query_type)[1:]:
                 table[pick_label(query_type, option)] = choose(config, query_type, option, "adaptive")
-    with _ROUTES_LOCK:
-        _ROUTES[id(config)] = (config, table)  # holding the config keeps its id from being reused
-        while len(_ROUTES) > 32:
-            _ROUTES.popitem(last=False)
     return table
 
 
-def pick_label(query_type: str, option: tuple[str, ...]) -> str:
-    return f"{query_type}/{'+'.join(option)}"
+@dataclass(frozen=True)
+class Learning:
+    """What the lifecycle's learning steps reach as the ``feedback`` resource of a run: the knowledge base's
+    feedback loop, and how this run's answer is recorded in it (`record(state, ctx)` returns the fields the
+    feedback step writes). A run without the resource learns nothing and caches nothing."""
+
+    loop: Any
+    record: Callable[[State, Context], dict]
 
 
-def learned_route_term(config: AgentConfig, table: Mapping[str, RouteChoice], setup: Optional[Setup]) -> Tool:
+def learning(ctx: Context) -> Optional[Learning]:
+    return ctx.resources.get("feedback")
+
+
+def learned_route_term(config: AgentConfig, table: Mapping[str, RouteChoice]) -> Tool:
     """Returns the step that labels the route: the query type's, or the one the routing statistics pick for it."""
-    def label(state: State) -> dict:
+    def label(state: State, ctx: Context) -> dict:
         query_type = state.query_type if state.query_type in table else "default"
-        loop = setup.loop if setup is not None else None
-        picks = loop.routing.picks(config, state.query) if loop is not None else {}
+        learn = learning(ctx)
+        picks = learn.loop.routing.picks(config, state.query) if learn is not None else {}
         if query_type not in picks:
             return {"route": query_type, "route_reason": table[query_type].reason}
         option, reason = picks[query_type]
@@ -177,24 +178,29 @@ def strategy_route(table: Mapping[str, RouteChoice]) -> Route:
     return Route(Identity, routes, default=Named(table["default"].strategy, table["default"].term), label="route")
 
 
-def cache_term(setup: Optional[Setup]) -> Tool:
-    """Returns the cache lookup: the answer cached for this query and the user's permission scope, if any."""
-    def lookup(state: State) -> dict:
-        loop = setup.loop if setup is not None else None
-        hit = loop.cache.get(state.query, state.user, loop.version()) if loop is not None else None
-        return {"cache_hit": False} if hit is None else {"cache_hit": True, "cached_result": hit}
-    return Tool("query_cache", lookup, reads=["query", "user"], writes=["cache_hit", "cached_result"], effect="io",
-                cost=0.0)
+def lookup(state: State, ctx: Context) -> dict:
+    """Returns the answer cached for this query and the user's permission scope, if any."""
+    learn = learning(ctx)
+    hit = learn.loop.cache.get(state.query, state.user, learn.loop.version()) if learn is not None else None
+    return {"cache_hit": False} if hit is None else {"cache_hit": True, "cached_result": hit}
 
 
-def feedback_term(record: Callable[[State, Context], dict]) -> Tool:
-    """Returns the feedback step: `record(state, ctx)` logs the answered query, learns from it and returns its id;
-    `state` holds the fields the step reads (the loop keeps states and runs checks on them)."""
-    def run(view: Any, ctx: Context) -> dict:
-        present = {f: getattr(view, f) for f in FEEDBACK_READS + FEEDBACK_OPTIONAL if hasattr(view, f)}
-        return record(State(**present), ctx)
-    return Tool("record_feedback", run, reads=FEEDBACK_READS, optional=FEEDBACK_OPTIONAL, writes=["query_id"],
-                effect="io", cost=0.0)
+QUERY_CACHE = Tool("query_cache", lookup, reads=["query", "user"], writes=["cache_hit", "cached_result"],
+                   effect="io", cost=0.0)
+
+
+def record(view: Any, ctx: Context) -> dict:
+    """Records the finished run in the feedback loop (`Learning.record`) and returns its query id; the loop is
+    given a state of the fields this step reads (it keeps states and runs checks on them)."""
+    learn = learning(ctx)
+    if learn is None:
+        return {}
+    return learn.record(State(**{f: getattr(view, f) for f in FEEDBACK_READS + FEEDBACK_OPTIONAL
+                                 if hasattr(view, f)}), ctx)
+
+
+RECORD_FEEDBACK = Tool("record_feedback", record, reads=FEEDBACK_READS, optional=FEEDBACK_OPTIONAL,
+                       writes=["query_id"], effect="io", cost=0.0)
 
 
 def classifier(config: AgentConfig, rules: Sequence[dict], exemplars: Sequence[dict]) -> Term:
@@ -204,30 +210,48 @@ def classifier(config: AgentConfig, rules: Sequence[dict], exemplars: Sequence[d
     return build_skill(name, {"default": c.default, "rules": list(rules), "exemplars": list(exemplars)})
 
 
-def nothing(state: State, ctx: Context) -> dict:
-    """Records nothing: learning is off."""
-    return {}
-
-
 @dataclass(frozen=True)
 class Lifecycle:
-    """One question's lifecycle term, and the routes its `Route` chooses among (by label)."""
+    """The lifecycle term, the routes its `Route` chooses among (by label) and whether they sit behind the FAQ
+    step."""
 
     term: Term
     routes: Mapping[str, RouteChoice]
     faq: bool
 
+    def tail(self, label: str) -> Term:
+        """Returns the term the route of `label` runs as (behind the FAQ step with `faq`)."""
+        term = self.routes[label].term
+        return faq_first(term) if self.faq else term
 
-def unified_term(config: AgentConfig, *, faq: bool = False, setup: Optional[Setup] = None,
-                 record: Optional[Callable[[State, Context], dict]] = None) -> Lifecycle:
-    """Returns the lifecycle term (module docstring): the route behind the FAQ step with `faq`; the cache, the
-    learned rules and route picks and the feedback step read `setup.loop` (none without one)."""
-    loop = setup.loop if setup is not None else None
+
+_LIFECYCLES: "OrderedDict[tuple, tuple[AgentConfig, Lifecycle]]" = OrderedDict()
+_LIFECYCLES_LOCK = threading.Lock()
+
+
+def unified_term(config: AgentConfig, *, faq: bool = False, rules: Sequence[dict] = (),
+                 exemplars: Sequence[dict] = ()) -> Lifecycle:
+    """Returns the lifecycle term (module docstring): the route behind the FAQ step with `faq`, learned classifier
+    `rules` and corrected `exemplars` in the classifier.
+
+    Terms are immutable, so a lifecycle is kept per config object, FAQ flag and learned rules (a few, LRU): a
+    greeting answers in well under a millisecond, less than building one would take.
+    """
+    key = (id(config), faq, frozen(list(rules)), frozen(list(exemplars)))
+    with _LIFECYCLES_LOCK:
+        cached = _LIFECYCLES.get(key)
+        if cached is not None and cached[0] is config:
+            _LIFECYCLES.move_to_end(key)
+            return cached[1]
     table = routes_of(config)
     route = strategy_route(table)
-    answered = classifier(config, loop.rules.rules() if loop else (), loop.rules.exemplars() if loop else ()) \
-        >> learned_route_term(config, table, setup) >> plan_term(config) >> (faq_first(route) if faq else route)
+    answered = classifier(config, rules, exemplars) >> learned_route_term(config, table) >> plan_term(config) \
+        >> (faq_first(route) if faq else route)
     body = If(DETECT_INTENT, plan_term(config) >> DIRECT_REPLY, answered, on="direct")
-    term = STANDALONE_REWRITE >> If(cache_term(setup), Identity, body, on="cache_hit") \
-        >> feedback_term(record or nothing)
-    return Lifecycle(term, table, faq)
+    term = STANDALONE_REWRITE >> If(QUERY_CACHE, Identity, body, on="cache_hit") >> RECORD_FEEDBACK
+    lifecycle = Lifecycle(term, table, faq)
+    with _LIFECYCLES_LOCK:
+        _LIFECYCLES[key] = (config, lifecycle)  # holding the config keeps its id from being reused
+        while len(_LIFECYCLES) > 32:
+            _LIFECYCLES.popitem(last=False)
+    return lifecycle

@@ -1,7 +1,7 @@
 """`SearchResult`: what one question returns, built from the lifecycle's final state and its trace."""
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
@@ -9,7 +9,9 @@ from lambdarag import Context, State, Term, Trace
 from lambdarag.trace import Span
 from skills.profile import profile_of
 
-from .router import RouteChoice
+
+if TYPE_CHECKING:
+    from .lifecycle import Lifecycle
 
 BUDGET = "LLM budget:"
 """How a step skipped by the LLM budget names its fallback: planned, not a failure (`lambdarag.budget`)."""
@@ -85,15 +87,14 @@ def llm_failures(ctx: Context) -> list[str]:
     return [s.fallback for s in ctx.trace.spans if s.kind == "lam" and s.fallback and ctx.llm is not None]
 
 
-def search_result(out: State, ctx: Context, *, asked: str, index: str, routes: Mapping[str, RouteChoice],
-                  tail: Callable[[Term], Term], direct: Term, setup_fallbacks: Sequence[Mapping[str, str]],
-                  total_ms: float, query_id: str = "") -> SearchResult:
+def search_result(out: State, ctx: Context, *, asked: str, index: str, lifecycle: "Lifecycle", direct: Term,
+                  setup_fallbacks: Sequence[Mapping[str, str]], total_ms: float, query_id: str = "") -> SearchResult:
     """Returns the result of a run from its final state `out` and its trace.
 
     The strategy and expression are those of the route `Route` recorded
-    taking (`routes` by label; `tail(term)` is the term that route ran as,
-    behind the FAQ step); a stored FAQ answer shows the route labelled for
-    it, a direct reply the `direct` term. A cached answer is the cached
+    taking (a `lifecycle.Lifecycle`'s routes by label, as it ran them); a
+    stored FAQ answer shows the route labelled for it, a direct reply the
+    `direct` term. A cached answer is the cached
     result, its trace this run's (the cache hit is a step of it).
     """
     trace = ctx.trace
@@ -109,8 +110,8 @@ def search_result(out: State, ctx: Context, *, asked: str, index: str, routes: M
     if label is None:
         strategy, shown = "direct_reply", direct
     else:
-        chosen = routes[label]
-        strategy, shown = chosen.strategy, tail(chosen.term)
+        chosen = lifecycle.routes[label]
+        strategy, shown = chosen.strategy, lifecycle.tail(label)
         if chosen.fallback and path == "route":
             fallbacks.append({"term": "router", "path": chosen.query_type, "reason": chosen.fallback})
     if path not in ("route", "direct_reply"):

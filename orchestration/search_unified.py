@@ -16,7 +16,7 @@ from skills.faq import has_faq
 
 from .config import AgentConfig
 from .events import Announcer, Classified, Event, Finished
-from .lifecycle import DIRECT_REPLY, faq_first, unified_term
+from .lifecycle import DIRECT_REPLY, Learning, Lifecycle, unified_term
 from .result import SearchResult, classification_dict, final_check_failure, llm_failures, search_result
 from .setup import ConfigArg, Setup, resolve_config, set_up
 
@@ -160,8 +160,14 @@ def run_search(query: str, index: Optional[str], user: Optional[User],
 def lifecycle_term(index: Optional[str] = None, config: ConfigArg = None) -> Term:
     """Returns the lifecycle term `search()` runs on `index` as it stands now (learned rules included), for
     ``ask --explain`` to print."""
-    setup = set_up(resolve_config(config), index, Trace())
-    return unified_term(setup.config, faq=has_faq(setup.kb.index), setup=setup).term
+    return lifecycle_of(set_up(resolve_config(config), index, Trace())).term
+
+
+def lifecycle_of(setup: Setup) -> Lifecycle:
+    """Returns the lifecycle a question set up so runs: FAQ step if the index holds FAQs, the loop's learned rules."""
+    loop = setup.loop
+    return unified_term(setup.config, faq=has_faq(setup.kb.index), rules=loop.rules.rules() if loop else (),
+                        exemplars=loop.rules.exemplars() if loop else ())
 
 
 def announce(records: Sequence[dict[str, str]]) -> None:
@@ -176,15 +182,13 @@ def answer(text: str, turns: tuple[Message, ...], user: Optional[User], setup: S
     term (`orchestration.lifecycle`), read back from its final state and trace; `run_search` sets the final
     `latency_ms.total`."""
     started = time.perf_counter()
-    ctx = setup.ctx
     announce(setup.fallbacks)
-    faq = has_faq(setup.kb.index)
+    lifecycle = lifecycle_of(setup)
 
     def result(state: State, run_ctx: Context, query_id: str = "") -> SearchResult:
-        return search_result(state, run_ctx, asked=text, index=setup.kb.name, routes=lifecycle.routes,
-                             tail=faq_first if faq else (lambda term: term), direct=DIRECT_REPLY,
-                             setup_fallbacks=setup.fallbacks, total_ms=(time.perf_counter() - started) * 1000,
-                             query_id=query_id)
+        return search_result(state, run_ctx, asked=text, index=setup.kb.name, lifecycle=lifecycle,
+                             direct=DIRECT_REPLY, setup_fallbacks=setup.fallbacks,
+                             total_ms=(time.perf_counter() - started) * 1000, query_id=query_id)
 
     def record(state: State, run_ctx: Context) -> dict:
         done = result(state, run_ctx)
@@ -195,18 +199,19 @@ def answer(text: str, turns: tuple[Message, ...], user: Optional[User], setup: S
                                     user, final=not llm_failed and not failed_check)
         return {"query_id": learned["query_id"]}
 
-    lifecycle = unified_term(setup.config, faq=faq, setup=setup, record=record if setup.loop else None)
-
     def classified(state: State) -> Classified:
         if getattr(state, "direct", False):
             return Classified("default", "direct_reply", DIRECT_REPLY.form(expand=True),
                               DIRECT_REPLY.effect_signature())
-        chosen = lifecycle.routes[state.route]
-        tail = faq_first(chosen.term) if faq else chosen.term
-        return Classified(state.query_type or "default", chosen.strategy, tail.form(expand=True),
-                          tail.effect_signature(), classification_dict(getattr(state, "classification", None)))
+        tail = lifecycle.tail(state.route)
+        return Classified(state.query_type or "default", lifecycle.routes[state.route].strategy,
+                          tail.form(expand=True), tail.effect_signature(),
+                          classification_dict(getattr(state, "classification", None)))
 
     announcer.follow(classified)
+    ctx = setup.ctx
+    if setup.loop is not None:
+        ctx = replace(ctx, resources={**ctx.resources, "feedback": Learning(setup.loop, record)})
     state = State(query=text, original_query=text, history=turns, user=user or User())
     out = lifecycle.term.run(state, ctx)
     done = result(out, ctx, getattr(out, "query_id", ""))
