@@ -10,7 +10,10 @@
 A cache hit skips the rest, a direct-reply intent (greeting, out of scope,
 human service) retrieves nothing, a stored FAQ answer skips the route. The
 `Route` records which route it took in the trace (its ``route`` note), and the
-result reads the strategy from there (`orchestration.result`).
+result reads the strategy from there (`orchestration.result`). The cache, the
+learned route picks and the feedback step reach the knowledge base's feedback
+loop as the run's ``feedback`` resource (`Learning`); without it they pass, so
+one term serves every question of a config.
 """
 from __future__ import annotations
 
