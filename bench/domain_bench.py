@@ -43,8 +43,8 @@ from routing_data import TYPES  # noqa: E402
 
 from orchestration.cli import main as cli  # noqa: E402
 from orchestration.config import RoutingConfig, load_config  # noqa: E402
-from orchestration.knowledge import open_knowledge  # noqa: E402
-from orchestration.search_unified import providers, search  # noqa: E402
+from orchestration.search_unified import search  # noqa: E402
+from orchestration.setup import open_index  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SYSTEMS = {"routed": None, "hybrid": "hybrid_search", "bm25": "keyword_search"}
@@ -139,7 +139,7 @@ def run_half(questions: list[dict], index: str, configs: dict) -> dict:
 def main(corpus: str, config: str | None = None, halves: tuple[str, ...] = HALVES) -> dict:
     index, corpus_manifest = prepare(corpus)
     cfg = load_config(config)
-    kb = open_knowledge(cfg, index, embedder=providers(cfg)["embedder"])
+    kb = open_index(cfg, index)
     configs = {s: system_config(cfg, p) for s, p in SYSTEMS.items()}
     warm_up(index, cfg, questions=load(corpus, "dev"))
     result = {"machine": machine(), "config": config or "agent-config.yml", "k": K,

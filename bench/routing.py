@@ -40,9 +40,9 @@ from routing_data import SETS, TYPES, QuestionSet, load  # noqa: E402
 
 from lambdarag import Context, State  # noqa: E402
 from orchestration.config import load_config  # noqa: E402
-from orchestration.knowledge import open_knowledge  # noqa: E402
 from orchestration.learning import retrieval_term  # noqa: E402
-from orchestration.search_unified import providers, search  # noqa: E402
+from orchestration.search_unified import search  # noqa: E402
+from orchestration.setup import open_index, providers  # noqa: E402
 from skills.store.index import knowledge_root  # noqa: E402
 from skills.store.records import RetrievalPlan  # noqa: E402
 
@@ -189,7 +189,7 @@ def main(index: str | None = None, config: str | None = None, halves: tuple[str,
     index = index or qs.index
     cfg = load_config(config)
     prov = providers(cfg)
-    kb = open_knowledge(cfg, index, embedder=prov["embedder"])
+    kb = open_index(cfg, index)
     if not kb.index.has_dense:
         raise SystemExit(f"index {index!r} has no vectors; build it as the docstring of bench/routing.py says")
     ctx = Context(**prov, resources=kb.resources())

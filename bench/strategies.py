@@ -32,7 +32,7 @@ from orchestration.config import load_config
 from orchestration.knowledge import open_knowledge
 from orchestration.plan import build_retrieval_plan, detect_intent
 from orchestration.router import choose
-from orchestration.search_unified import providers
+from orchestration.setup import providers
 from skills import build
 from domains.prc_statutes.cues import query_entities
 

@@ -13,7 +13,7 @@ from .errors import CompositionError, TermError
 from .state import INITIAL_FIELDS, State
 from .paths import Path, merged_reads, prefixed, show_path
 from .runtime import apply_writes, concurrently, execute
-from .stream import GATE, Checked, Gate, Retract, live
+from .observe import observer
 from .term import Compose, Identity, Term, frozen, need_term, show_value
 
 if TYPE_CHECKING:
@@ -367,7 +367,7 @@ class Route(Term):
     def _eval(self, state: State, ctx: "Context", path: Path) -> State:
         state = execute(self.classifier, state, ctx, (*path, "Route.classifier"))
         name, term = self.choose(getattr(state, self.label))
-        ctx.trace.note(path, route=name, expression=term.form(expand=True))
+        ctx.trace.note(path, route=name, label=self.label, expression=term.form(expand=True))
         return execute(term, state, ctx, (*path, f"Route[{name}]"))
 
     def _key(self) -> tuple[Any, ...]:
@@ -382,7 +382,7 @@ def _verdict_passed(state: State) -> bool:
     return bool(verdict is not None and verdict.passed)
 
 
-def gate_of(check: Term, accept: Callable[[State], bool] = _verdict_passed) -> Gate:
+def gate_of(check: Term, accept: Callable[[State], bool] = _verdict_passed) -> Callable[[State, "Context", Path], bool]:
     """Returns the stream gate that runs `check` on a state holding one unit of text and applies `accept`
     (default: the verdict passed) to what it returns."""
     return lambda state, ctx, path: accept(execute(check, state, ctx, path))
@@ -395,7 +395,9 @@ class Guard(Term):
     repair what the verdict names; a Guard that retries must therefore have a
     generator that sees (reads or optionally reads) what the check writes.
     The final verdict (``passed`` or ``exhausted``) and the number of attempts
-    are recorded in the trace. By default the check must write ``verdict``.
+    are recorded in the trace, and each checked attempt is reported to the
+    run's observer (a stream retracts a rejected one, `lambdarag.stream`).
+    By default the check must write ``verdict``.
     """
 
     __slots__ = ("generate", "check", "retry", "accept", "name")
@@ -454,28 +456,14 @@ class Guard(Term):
         return (self.retry + 1) * (self.generate._cost(model) + self.check._cost(model))
 
     def _eval(self, state: State, ctx: "Context", path: Path) -> State:
-        """Runs the attempts; on a streaming main path each verdict is emitted and a rejected attempt retracted.
-
-        Under ``checked_only`` this Guard's check is the gate that releases the
-        generator's text unit by unit (see `lambdarag.stream`).
-        """
-        sink = live()
+        watcher = observer()
         for attempt in range(1, self.retry + 2):
-            gate = GATE.set(gate_of(self.check, self.accept))
-            try:
-                out = execute(self.generate, state, ctx, (*path, f"Guard.generate#{attempt}"))
-            finally:
-                GATE.reset(gate)
+            out = execute(self.generate, state, ctx, (*path, f"Guard.generate#{attempt}"))
             out = execute(self.check, out, ctx, (*path, f"Guard.check#{attempt}"))
             passed, last = self.accept(out), attempt == self.retry + 1
-            if sink is not None:
+            if watcher is not None:
                 verdict = getattr(out, "verdict", None)
-                details = tuple(verdict.details) if verdict is not None else ()
-                number = sink.last_attempt()
-                sink.emit(Checked(number, passed, details, final=passed or last))
-                if not passed and not last:
-                    sink.emit(Retract(number, sink.streamed.get(number, ""),
-                                      "; ".join(details) or f"{self.check.lambda_form()} rejected the attempt"))
+                watcher.checked(self, passed, tuple(verdict.details) if verdict is not None else (), passed or last)
             if passed:
                 ctx.trace.note(path, verdict="passed", attempts=attempt)
                 return out

@@ -15,7 +15,7 @@ from .errors import (BranchError, DeadlineExceeded, LambdaRAGError, ProviderTime
                      TermError)
 from .state import State, undeclared, validator_of
 from .paths import Path, show_path
-from .stream import BRANCH, SINK, Step, branch_context
+from .observe import BRANCH, OBSERVER, branch_context
 from .trace import Trace
 
 if TYPE_CHECKING:
@@ -149,7 +149,7 @@ def execute(term: Term, state: State, ctx: Context, path: Path = ()) -> State:
     so it looks the sink up once and prints paths only when it raises.
     """
     path = (*path, term.name)
-    sink = SINK.get()
+    sink = OBSERVER.get()
     if sink is not None and sink.cancelled.is_set():
         sink.check_cancelled(f"term {term.name!r} (path: {show_path(path)})")
     if ctx.deadline is not None and time.monotonic() > ctx.deadline:
@@ -159,16 +159,20 @@ def execute(term: Term, state: State, ctx: Context, path: Path = ()) -> State:
     watched = sink is not None and term.name in sink.watch and not BRANCH.get()
     try:
         if watched:
-            sink.emit(Step(term.name, "start", state))
+            sink.step(term, "start", state)
         out = term._eval(state, ctx, path)
         if watched:
-            sink.emit(Step(term.name, "end", out))
+            sink.step(term, "end", out)
         return out
     except LambdaRAGError as e:
         span.error = span.error or str(e)
+        if watched:
+            sink.step(term, "failed", state)
         raise
     except Exception as e:
         span.error = f"{type(e).__name__}: {e}"
+        if watched:
+            sink.step(term, "failed", state)
         raise TermError(f"term {term.name!r} failed (path: {span.path}): {type(e).__name__}: {e}",
                         term=term.name, path=span.path, internal=True) from e
     finally:

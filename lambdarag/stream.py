@@ -1,8 +1,11 @@
 """Streaming: the events a run emits while it runs, the sink that carries them, and the release rules.
 
-A run streams when a `Sink` is current (the `SINK` contextvar). The runtime
-and the terms emit to it; nothing else changes, so a run with a sink returns
-the same state as one without. The rules (README "Streaming"):
+A run streams when a `Sink` is its observer (`lambdarag.observe`, `SINK`
+here). The runtime, the trace and the terms report to it; nothing else
+changes, so a run with a sink returns the same state as one without. The
+streaming protocol is the sink's: a `Guard` only reports each checked
+attempt, and the sink numbers, releases and retracts. The rules (README
+"Streaming"):
 
 * Only the main path streams tokens: `Par`/`Map` branches run with `BRANCH`
   set, so an answer term inside a branch runs as a plain call.
@@ -16,8 +19,8 @@ the same state as one without. The rules (README "Streaming"):
   standing always spell the answer the run returns.
 * With ``checked_only`` tokens are held and released one unit at a time (a
   claim with its citations, or a line: `Sink.units`), each once the gate —
-  the enclosing `Guard`'s check, else the sink's `gate` — accepts that unit
-  alone. A unit it rejects is never released.
+  the check of the innermost `Guard` running on the main path, else the
+  sink's `gate` — accepts that unit alone. A unit it rejects is never released.
 * `Sink.cancel()` (the consumer went away) makes the next term boundary or
   streamed chunk raise `Cancelled`; the LLM request is closed with it.
 """
@@ -27,11 +30,12 @@ import contextvars
 import queue
 import re
 import threading
-from contextvars import ContextVar
 from dataclasses import asdict, dataclass, field, is_dataclass
 from typing import TYPE_CHECKING, Any, AsyncIterator, Callable, ClassVar, Iterator, Optional
 
+from .combinators import gate_of
 from .errors import LambdaRAGError
+from .observe import OBSERVER, observer
 from .state import State
 
 if TYPE_CHECKING:
@@ -100,13 +104,11 @@ def event_dict(event: Any) -> dict[str, Any]:
     return {"kind": event.kind, **body}
 
 
-SINK: ContextVar[Optional["Sink"]] = ContextVar("lambdarag_sink", default=None)
-BRANCH: ContextVar[bool] = ContextVar("lambdarag_branch", default=False)
+SINK = OBSERVER
+"""The sink of the runs in this context: their observer (`lambdarag.observe`)."""
 Gate = Callable[[State, "Context", "Path"], bool]
 """Says whether one unit of streamed text may be released: given the state with the unit in the streamed field,
-it runs a check (`lambdarag.combinators.gate` builds one from a check term), so this module runs no term itself."""
-GATE: ContextVar[Optional[Gate]] = ContextVar("lambdarag_gate", default=None)
-"""The gate that releases units under ``checked_only``: set by the enclosing `Guard`."""
+it runs a check (`lambdarag.combinators.gate_of` builds one from a check term)."""
 
 
 def lines(text: str) -> tuple[list[str], str]:
@@ -119,14 +121,15 @@ def lines(text: str) -> tuple[list[str], str]:
 class Sink:
     """Where a run's events go: a thread-safe queue read by the stream's consumer.
 
-    `watch` names the terms whose start and end are reported as `Step`;
-    `units` splits streamed text into what ``checked_only`` releases; `gate`
-    is the check used when no `Guard` encloses the answer term. Without
-    `tokens` no text is streamed (a drained `search` wants only the result, and
-    a plain LLM request keeps its exact timeout).
+    `watch` names the terms whose start and end are reported as `Step`
+    (and a `Guard`'s, which the sink follows itself); `units` splits streamed
+    text into what ``checked_only`` releases; `gate` is the check used when
+    no `Guard` encloses the answer term. Without `tokens` no text is streamed
+    (a drained `search` wants only the result, and a plain LLM request keeps
+    its exact timeout).
     """
 
-    watch: frozenset[str] = frozenset()
+    watch: frozenset[str] = frozenset({"guard"})
     checked_only: bool = False
     units: Callable[[str], tuple[list[str], str]] = lines
     gate: Optional[Gate] = None
@@ -137,6 +140,8 @@ class Sink:
     streamed: dict[int, str] = field(default_factory=dict)
     relay: Optional[Callable[[Step], Any]] = None
     """Turns a `Step` into the event the layer above reports (or None); steps are never passed on as they are."""
+    guards: list[tuple[Any, Gate]] = field(default_factory=list)
+    """The Guards running on the main path, innermost last, each with the gate its check makes."""
 
     def emit(self, event: Any) -> None:
         if isinstance(event, Step):
@@ -145,6 +150,37 @@ class Sink:
                 return
         self.events.put(event)
 
+    def step(self, term: Any, phase: str, state: State) -> None:
+        """Hears a watched term start, end or fail on the main path: follows a Guard, relays the others' start and
+        end as a `Step`."""
+        if term.kind != "guard":
+            if phase != "failed":
+                self.emit(Step(term.name, phase, state))
+        elif phase == "start":
+            self.guards.append((term, gate_of(term.check, term.accept)))
+        else:
+            self.guards.pop()
+
+    def checked(self, guard: Any, passed: bool, details: tuple[str, ...], final: bool) -> None:
+        """Hears a Guard's check on its latest attempt: emits the verdict, and retracts an attempt a retry follows."""
+        number = self.last_attempt()
+        self.emit(Checked(number, passed, details, final=final))
+        if not final:
+            self.emit(Retract(number, self.streamed.get(number, ""),
+                              "; ".join(details) or f"{guard.check.lambda_form()} rejected the attempt"))
+
+    def fell_back(self, term: str, path: str, reason: str) -> None:
+        """Hears that a term degraded to its fallback (from a branch too: fallbacks matter wherever they happen)."""
+        self.emit(FallbackTaken(term, path, reason))
+
+    def gate_here(self) -> Optional[Gate]:
+        """Returns the gate of the innermost running Guard, else the sink's own."""
+        return self.guards[-1][1] if self.guards else self.gate
+
+    def last_attempt(self) -> int:
+        """Returns the number of the latest attempt (0 before any)."""
+        return self.attempts
+
     def cancel(self) -> None:
         self.cancelled.set()
 
@@ -152,14 +188,12 @@ class Sink:
         if self.cancelled.is_set():
             raise Cancelled(f"stream closed by its consumer; stopped at {where}")
 
-    def last_attempt(self) -> int:
-        return self.attempts
 
 
 def live() -> Optional[Sink]:
     """Returns the sink when this code runs on a streaming main path (not in a Par/Map branch), else None."""
-    sink = SINK.get()
-    return None if sink is None or BRANCH.get() else sink
+    sink = observer()
+    return sink if isinstance(sink, Sink) else None
 
 
 def live_text() -> Optional[Sink]:
@@ -173,13 +207,6 @@ def emit(event: Any) -> None:
     sink = SINK.get()
     if sink is not None:
         sink.emit(event)
-
-
-def branch_context() -> contextvars.Context:
-    """Returns a copy of the current contextvars for a Par/Map branch: same sink, token streaming off."""
-    ctx = contextvars.copy_context()
-    ctx.run(BRANCH.set, True)
-    return ctx
 
 
 class Attempt:
@@ -196,7 +223,7 @@ class Attempt:
         self.text = ""
         self.raw = ""
         self.held = ""
-        self.gate = (GATE.get() or sink.gate) if sink.checked_only else None
+        self.gate = sink.gate_here() if sink.checked_only else None
 
     def feed(self, text: str) -> None:
         """Streams `text` (a delta of the field's value), held back unit by unit under ``checked_only``."""

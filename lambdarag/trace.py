@@ -11,10 +11,10 @@ import json
 import time
 from contextlib import contextmanager
 from contextvars import ContextVar, Token
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Iterator, Optional
 
-from .stream import FallbackTaken, emit
+from .observe import OBSERVER
 from .paths import Path, show_path
 
 ATOMS = ("tool", "lam")
@@ -47,10 +47,13 @@ class Span:
         return show_path(self.at)
 
     def to_dict(self) -> dict[str, Any]:
-        """Returns the span as JSON-able fields, with `path` printed in place of `at`."""
-        out = asdict(self)
-        out["path"] = show_path(out.pop("at"))
-        return out
+        """Returns the span as JSON-able fields, with `path` printed in place of `at` (built field by field:
+        `dataclasses.asdict` deep-copies, and cost more than the greeting it traces; notes hold only text and
+        numbers)."""
+        return {"id": self.id, "parent": self.parent, "name": self.name, "kind": self.kind, "effect": self.effect,
+                "start_ms": self.start_ms, "duration_ms": self.duration_ms, "cost": self.cost, "tokens": self.tokens,
+                "fallback": self.fallback, "error": self.error, "notes": dict(self.notes),
+                "path": show_path(self.at)}
 
 
 class Trace:
@@ -129,9 +132,11 @@ class Trace:
 
     @staticmethod
     def _record_fallback(span: Span, reason: str) -> None:
-        """Records the fallback on its span and tells a stream's consumer, if one listens."""
+        """Records the fallback on its span and tells the run's observer, if one listens."""
         span.fallback = reason
-        emit(FallbackTaken(span.name, span.path, reason))
+        watcher = OBSERVER.get()
+        if watcher is not None:
+            watcher.fell_back(span.name, span.path, reason)
 
     def latency_breakdown(self) -> dict[str, float]:
         """Returns milliseconds per step (tools and LLM terms), summed by name, in order of first run."""

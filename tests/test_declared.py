@@ -127,7 +127,7 @@ def test_a_declared_name_may_not_shadow_a_registered_pattern():
 
 
 def test_a_route_over_budget_is_reported_when_the_config_is_loaded_for_answering(tmp_path, caplog):
-    from orchestration.search_unified import resolve_config
+    from orchestration.setup import resolve_config
 
     (tmp_path / "cheap.yml").write_text("cost:\n  budgetPerQuery: 0.001\n")
     resolve_config(tmp_path / "cheap.yml")

@@ -219,4 +219,6 @@ def test_direct_reply_intents_answer_without_retrieval(faq_index, query, intent)
     reply = getattr(PlanConfig().direct_reply, intent) or profile_named(r.domain).direct_replies(query)[intent]
     assert (r.domain, r.answer_path, r.strategy, r.answer) == ("generic", "direct_reply", "direct_reply", reply)
     assert r.hits == [] and r.citations == [] and r.plan["retrieve"] is False
-    assert r.expression == "direct_reply" and set(r.latency_ms) == {"setup", "retrieval_plan", "direct_reply", "total"}
+    assert r.expression == "direct_reply" and set(r.latency_ms) == {
+        "setup", "standalone_rewrite", "query_cache", "detect_intent", "retrieval_plan", "direct_reply", "record_feedback",
+        "total"}   # the lifecycle's own steps, and nothing retrieved

@@ -22,8 +22,8 @@ from skills.wiki import compile_wiki
 from orchestration.feedback import (FeedbackLoop, SynonymLearner, normalise,
                                     routing_scores, scope_of, variant_pairs)
 from orchestration.learning import open_learned
-from orchestration.search_unified import search, unified_term
-from orchestration.router import route_table
+from orchestration.lifecycle import unified_term
+from orchestration.search_unified import search
 from orchestration.feedback.files import JsonlLog, JsonStore
 from tests.scripted_server import Reply
 
@@ -85,7 +85,7 @@ def drop_relation(config, head: str, relation: str, tail: str) -> None:
 def final_state(config, query: str) -> State:
     """Returns the pipeline's last state for `query` (what search() hands to the feedback loop)."""
     base = knowledge.open_knowledge(config)
-    term = unified_term(config, "knowledge", route_table(config))
+    term = unified_term(config).term
     return term.run(State(query=query, original_query=query), Context(resources=base.resources()))
 
 

@@ -9,7 +9,8 @@ import pytest
 import yaml
 
 from orchestration.config import DEFAULT_CONFIG, parse_config
-from orchestration.search_unified import chat, search
+from orchestration.search_unified import search
+from orchestration.setup import chat
 from tests.scripted_server import slow
 from tests.test_degradation import QUESTIONS
 

