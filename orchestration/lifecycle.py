@@ -186,12 +186,14 @@ QUERY_CACHE = Tool("query_cache", lookup, reads=["query", "user"], writes={"cach
 
 def record(view: Any, ctx: Context) -> dict:
     """Records the finished run in the feedback loop (`Learning.record`) and returns its query id; the loop is
-    given a state of the fields this step reads (it keeps states and runs checks on them)."""
+    given a state of the fields this step reads (it keeps states and runs checks on them); their values were
+    validated by the terms of this run that wrote them, so they are set as written, not given anew."""
     learn = learning(ctx)
     if learn is None:
         return {}
-    return learn.record(State(**{f: getattr(view, f) for f in FEEDBACK_READS + FEEDBACK_OPTIONAL
-                                 if hasattr(view, f)}), ctx)
+    fields = {f: getattr(view, f) for f in FEEDBACK_READS + FEEDBACK_OPTIONAL if hasattr(view, f)}
+    own = {k: v for k, v in fields.items() if k in State.__pydantic_fields__}
+    return learn.record(State(**own).updated({k: v for k, v in fields.items() if k not in own}), ctx)
 
 
 RECORD_FEEDBACK = Tool("record_feedback", record, reads=FEEDBACK_READS, optional=FEEDBACK_OPTIONAL,
