@@ -2,18 +2,21 @@
 
 A relation is supported by a cited chunk when one of its sentences names both
 ends (the cited document itself counts as named: a self-reference such as 本办法 is its title) and the
-relation's cue. Sentences that read like instructions to the system (忽略以上
-所有指令…, ignore previous instructions…) are never evidence: a document can
+relation's cue, names and cues written as the corpus profile says. Sentences that read like instructions to
+the system (忽略以上所有指令…, ignore previous instructions…) are never evidence: a document can
 quote anything, but it cannot order the loop to learn.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Optional
+from typing import TYPE_CHECKING, Iterable, Optional
 
 from .sentences import split_sentences
 from .store.graph import Names
 from .store.instructions import instruction_like
 from .store.records import Hit, Relation
+
+if TYPE_CHECKING:
+    from .profile import CorpusProfile
 
 
 def evidence(hit: Hit) -> list[str]:
@@ -30,7 +33,7 @@ def names(sentence: str, name: str, hit: Hit, forms: Names) -> bool:
     return any(f in sentence for f in forms.name_forms(name) if len(f) >= 2)
 
 
-def unsupported(relation: Relation, hits: Iterable[Hit], profile: Any) -> Optional[str]:
+def unsupported(relation: Relation, hits: Iterable[Hit], profile: "CorpusProfile") -> Optional[str]:
     """Returns why no cited chunk of the relation's source states it, or None when one does: a sentence must name
     both ends and one of the profile's cue words for the relation's type (`support_cues`; else the type itself)."""
     candidates = [h for h in hits if h.source == relation.source
