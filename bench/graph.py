@@ -16,6 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.machine import write  # noqa: E402
+from skills.profile import profile_named  # noqa: E402
 from skills.store.graph import EntityGraph  # noqa: E402
 from skills.wiki import compile_wiki  # noqa: E402
 
@@ -45,7 +46,7 @@ def main() -> None:
         again = compile_wiki(args.corpus, tmp, progress=False)
         noop_s = time.perf_counter() - start
         start = time.perf_counter()
-        graph = EntityGraph.load(Path(tmp) / "relations.json")
+        graph = EntityGraph.load(Path(tmp) / "relations.json", names=profile_named(report.domain))
         load_s = time.perf_counter() - start
         seeds = [graph.find_entities(q) for q in QUERIES]
         result = {

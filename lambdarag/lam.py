@@ -1,6 +1,7 @@
 """`Lam`: an LLM call with a validated, structured output and a deterministic offline fallback."""
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import re
@@ -15,7 +16,7 @@ from .state import State
 from .stream import Attempt, FieldText, Sink, live_text
 from .paths import Path
 from .term import Term
-from .declare import Contract, contract_of, hints, is_record, record_fields
+from .declare import CTX, Contract, contract_of, hints, is_record, record_fields
 from .tool import ATTEMPTS, Atom, Fields, Tool, field_set, typed
 
 if TYPE_CHECKING:
@@ -141,8 +142,10 @@ class Lam(Atom):
     With a budget in the context (`lambdarag.budget`) a call it cannot cover is
     not made. `required` output fields must be non-empty. `optional` fields may appear in the
     prompt without being checked when the term is closed (as for `Tool`).
-    `parse(output, state)` maps the
-    validated output to the fields written; by default a model's fields of the
+    `given` names prompt fields the run's context supplies (``{field: function of the Context}``, e.g. the
+    corpus profile's wording). `parse(output, state)` maps the
+    validated output to the fields written (a `parse` with a ``ctx`` parameter also gets the run's context, as a
+    tool's function does); by default a model's fields of the
     same names are written, or the text itself to the single written field.
     Its writes and their types are `output`'s fields (or `parse`'s returned
     record, or a typed fallback's writes); a plain function as `fallback` takes
@@ -152,7 +155,7 @@ class Lam(Atom):
     (see `lambdarag.stream`), or sentence by sentence from the fallback.
     """
 
-    __slots__ = ("name", "prompt", "output", "parse", "system", "max_tokens", "required", "stream")
+    __slots__ = ("name", "prompt", "output", "parse", "given", "system", "max_tokens", "required", "stream")
     effect = "llm"
 
     def __init__(
@@ -165,7 +168,8 @@ class Lam(Atom):
         writes: Fields = (),
         optional: Fields = (),
         fallback: Union[Term, Callable[..., Mapping[str, Any]]],
-        parse: Optional[Callable[[Any, State], Mapping[str, Any]]] = None,
+        parse: Optional[Callable[..., Mapping[str, Any]]] = None,
+        given: Optional[Mapping[str, Callable[[Optional["Context"]], str]]] = None,
         system: str = "",
         max_tokens: int = 512,
         required: Iterable[str] = (),
@@ -183,6 +187,7 @@ class Lam(Atom):
             raise CompositionError(f"Lam {name!r}: fallback must be a Term (every Lam needs an offline fallback)")
         self._declare(name, reads, writes, optional, fallback)
         self.parse = parse
+        self.given = dict(given or {})
         self.system = system
         self.max_tokens = max_tokens
         self.required = field_set(name, "required", required)
@@ -194,7 +199,7 @@ class Lam(Atom):
         if self.stream is not None and self.stream not in self._writes:
             raise CompositionError(f"Lam {name!r}: stream={self.stream!r} must be one of its writes {sorted(self._writes)}")
         placeholders = {f for _, f, _, _ in string.Formatter().parse(self.prompt) if f}
-        unknown = {p.split(".")[0].split("[")[0] for p in placeholders} - self._reads - self.optional
+        unknown = {p.split(".")[0].split("[")[0] for p in placeholders} - self._reads - self.optional - set(self.given)
         if unknown:
             raise CompositionError(f"Lam {name!r}: prompt uses {sorted(unknown)} but reads only {sorted(self._reads)}")
         if self.parse is None:
@@ -227,12 +232,13 @@ class Lam(Atom):
         """Returns the JSON schema of a structured output (None for text)."""
         return None if self.output is str else self.output.model_json_schema()  # type: ignore[union-attr]
 
-    def messages(self, state: State, share: float = 1.0) -> list[dict[str, str]]:
-        """Returns the chat messages for `state`: the rendered prompt, plus the JSON schema if structured.
+    def messages(self, state: State, share: float = 1.0, ctx: Optional["Context"] = None) -> list[dict[str, str]]:
+        """Returns the chat messages for `state` under `ctx`: the rendered prompt, plus the JSON schema if structured.
 
         `share` < 1 cuts the longest field to that share (a retry after a context overflow).
         """
         values = shrink_longest({f: render(getattr(state, f, None)) for f in self._reads | self.optional}, share)
+        values.update({f: give(ctx) for f, give in self.given.items()})
         text = self.prompt.format_map(values)
         if self.output is not str:
             schema = json.dumps(self.schema(), ensure_ascii=False)
@@ -240,8 +246,10 @@ class Lam(Atom):
         msgs = [{"role": "system", "content": self.system}] if self.system else []
         return msgs + [{"role": "user", "content": text}]
 
-    def _writes_of(self, value: Any, state: State) -> Mapping[str, Any]:
+    def _writes_of(self, value: Any, state: State, ctx: "Context") -> Mapping[str, Any]:
         if self.parse is not None:
+            if CTX in inspect.signature(self.parse).parameters:
+                return self.parse(value, self._view(state), ctx=ctx)
             return self.parse(value, self._view(state))
         if self.output is str:
             return {next(iter(self._writes)): value}
@@ -259,7 +267,7 @@ class Lam(Atom):
                 try:
                     value, streaming = self._ask(state, ctx, path, share, sink)
                     ctx.trace.note(path, attempts=attempt, path_taken="llm")
-                    out = apply_writes(self, state, self._writes_of(value, state), path)
+                    out = apply_writes(self, state, self._writes_of(value, state, ctx), path)
                     if streaming is not None:
                         self._settle(streaming, out)
                     return out
@@ -289,7 +297,7 @@ class Lam(Atom):
         streaming = Attempt(sink, self.stream, state, ctx, path) if sink is not None else None
         started = time.monotonic()
         try:
-            reply = self._call(ctx, self.messages(state, share), wait, streaming)
+            reply = self._call(ctx, self.messages(state, share, ctx), wait, streaming)
             ctx.trace.add_cost(path, ctx.cost_model.tokens_cost(reply.tokens), reply.tokens)
             if getattr(reply, "finish_reason", "stop") == "length":
                 raise InvalidOutput(f"LLM reply was cut at max_tokens={self.max_tokens} (finish_reason: length)")
@@ -324,6 +332,7 @@ class Lam(Atom):
 
     def _key(self) -> tuple[Any, ...]:
         return (self.name, self.prompt, self.output, self._reads, self._writes, self.fallback, self.parse,
+                tuple(self.given.items()),
                 self.required, self.stream)
 
     def __repr__(self) -> str:

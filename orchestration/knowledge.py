@@ -104,13 +104,13 @@ def open_knowledge(config: AgentConfig, name: Optional[str] = None, *, embedder:
         wiki_dir = wiki_dir_for(config, name)
         if name == config.retrieval.index and not (wiki_dir / "relations.json").is_file():
             compile_wiki(corpus, wiki_dir, progress=progress, domain=config.retrieval.domain)
+        profile = index_profile(index) if config.retrieval.domain == "auto" else profile_named(config.retrieval.domain)
         graph = wiki = None
-        if (wiki_dir / "relations.json").is_file():
-            graph = EntityGraph.load(wiki_dir / "relations.json")
-            wiki = WikiStore(wiki_dir)
+        if (wiki_dir / "relations.json").is_file():   # names are looked up in the forms the profile writes them
+            graph = EntityGraph.load(wiki_dir / "relations.json", names=profile)
+            wiki = WikiStore(wiki_dir, names=profile)
         else:
             notes.append(f"no compiled wiki for index {name!r} (lambdarag compile-wiki); graph and wiki skills fall back")
-        profile = index_profile(index) if config.retrieval.domain == "auto" else profile_named(config.retrieval.domain)
         kb = KnowledgeBase(name, index, graph, wiki, wiki_dir if graph is not None else None, tuple(notes), profile)
         _OPEN[key] = kb
         return kb

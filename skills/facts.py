@@ -136,20 +136,21 @@ def cited_hits(state: State) -> tuple[Hit, ...]:
     return tuple(h for h in citable(state) if h.chunk_id in ids)
 
 
-def supported_facts(state: State) -> Facts:
+def supported_facts(state: State, profile: CorpusProfile) -> Facts:
     """Returns `state.facts` keeping only what the cited text states: relations `unsupported` clears, entities
-    some cited chunk names (each tied to the sources that name it); every refusal is listed with its reason."""
+    some cited chunk names in one of the profile's name forms (each tied to the sources that name it); every refusal
+    is listed with its reason."""
     facts, hits = state.facts, cited_hits(state)
     relations, rejected = [], list(facts.rejected)
     for r in facts.relations:
-        why = unsupported(r, hits)
+        why = unsupported(r, hits, profile)
         if why is None:
             relations.append(r)
         else:
             rejected.append(f"relation {r.head} --{r.relation}--> {r.tail} [{r.source}#{r.section}]: {why}")
     attested = {}
     for name in dict.fromkeys([*facts.entities, *(x for r in relations for x in (r.head, r.tail))]):
-        sources = attesting(name, hits)
+        sources = attesting(name, hits, profile)
         if sources:
             attested[name] = sources
         else:
@@ -164,9 +165,9 @@ class Entailed(Reply):
     supported: list[int] = Field(default_factory=list)
 
 
-def _entailed(out: Entailed, state: State) -> dict[str, Any]:
+def _entailed(out: Entailed, state: State, ctx: Any) -> dict[str, Any]:
     """Returns the offline-supported facts minus the relations the model did not confirm."""
-    offline = supported_facts(state)
+    offline = supported_facts(state, profile_of(ctx))
     numbered = {i: r for i, r in enumerate(state.facts.relations, 1)}
     confirmed = {numbered[i] for i in out.supported if i in numbered}
     kept = tuple(r for r in offline.relations if r in confirmed)
@@ -189,7 +190,7 @@ SUPPORT_PROMPT = """下面【关系】中的每条关系都注明了来源。请
 @skill
 def fact_support(config: Mapping[str, Any]) -> Term:
     """Returns the write-back gate rewriting `facts` to what the cited text states; with an LLM, also entailed."""
-    offline = Tool("fact_support_rules", lambda s: {"facts": supported_facts(s)},
+    offline = Tool("fact_support_rules", lambda s, ctx: {"facts": supported_facts(s, profile_of(ctx))},
                    reads=["facts", "citations", "hits", "plan"], optional=["wiki_pages"], writes=FactsOut)
     return Lam("fact_support", SUPPORT_PROMPT, output=Entailed, reads=["facts", "citations", "hits", "plan"],
                optional=["context", "wiki_pages"], writes=FactsOut, parse=_entailed, fallback=offline, max_tokens=200)

@@ -9,7 +9,8 @@ from lambdarag import Context, Lam, Reply, Term, User, tool
 from lambdarag.errors import InvalidOutput
 
 from .registry import skill
-from .store.graph import EntityGraph, short_name
+from .profile import profile_of
+from .store.graph import EntityGraph
 from .store.records import Relation, RetrievalPlan, Variant
 from .store.tokenize import base_dictionary
 
@@ -21,8 +22,9 @@ class EntityList(Reply):
 
 
 ENTITY_PROMPT = """找出下面问题中提到的文件或文档名称、机构名称和关键主题词（如“软件包管理”）。
-法律名称去掉“中华人民共和国”和书名号，只列问题里出现或明确指代的，不要补充。
+{name_rule}
 问题：{query}"""
+"""The entity prompt; how to write the names (`name_rule`) is the corpus profile's `entity_name_rule`."""
 
 
 NOUNS = ("n", "nz", "vn", "ns", "nt", "nr", "l", "j")
@@ -70,14 +72,23 @@ def entity_extract(config: Mapping[str, Any]) -> Term:
         found += [w for w in keywords(rest, k) if w not in found]
         return {"entities": tuple(found)}
 
-    def parse(out: EntityList, state) -> EntitiesOut:
-        found = tuple(dict.fromkeys(short_name(e) for e in out.entities if e.strip()))
-        if not found:   # blank names: the rules' entities stay
-            raise InvalidOutput("LLM reply names only blank entities")
-        return {"entities": found}
-
     return Lam("entity_extract", ENTITY_PROMPT, output=EntityList, reads=["query", "user"], writes=["entities"],
-               fallback=entity_match, parse=parse, max_tokens=200, required=["entities"])
+               fallback=entity_match, parse=short_entities, given={"name_rule": name_rule}, max_tokens=200,
+               required=["entities"])
+
+
+def name_rule(ctx: Optional[Context]) -> str:
+    """Returns the entity prompt's line on how to write names: the corpus profile's."""
+    return profile_of(ctx).entity_name_rule
+
+
+def short_entities(out: EntityList, state: Any, ctx: Context) -> EntitiesOut:
+    """Returns the LLM's entities in the short form the corpus profile stores names by."""
+    short = profile_of(ctx).short_name
+    found = tuple(dict.fromkeys(short(e) for e in out.entities if e.strip()))
+    if not found:   # blank names: the rules' entities stay
+        raise InvalidOutput("LLM reply names only blank entities")
+    return {"entities": found}
 
 
 @skill

@@ -19,7 +19,7 @@ from __future__ import annotations
 import importlib
 import re
 import threading
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 from lambdarag.errors import ConfigError
 
@@ -138,6 +138,23 @@ class CorpusProfile:
 
     entity_type_names: Mapping[str, str] = {}
     """How a wiki page spells the entity types of this profile's graph (a type not named here is shown as stored)."""
+
+    def short_name(self, name: str) -> str:
+        """Returns the short form an entity's name is stored and looked up by (without quotes, by default)."""
+        from .store.graph import plain_name
+
+        return plain_name(name)
+
+    def name_forms(self, name: str, kind: Optional[str] = None) -> set[str]:
+        """Returns the ways text may write an entity's name, for an entity of type `kind` (None: of any type): as given
+        and its short form, by default."""
+        return {name, self.short_name(name)}
+
+    support_cues: Mapping[str, tuple[str, ...]] = {}
+    """Relation type → words one of which a sentence must contain to state a relation of that type (a type not
+    listed: its own name)."""
+    entity_name_rule = "名称去掉书名号和引号，只列问题里出现或明确指代的，不要补充。"
+    """The line of the LLM's entity prompt that says how to write the names it lists."""
 
     def extract_document(self, doc: Any) -> Any:
         """Returns the `DocFacts` (skills.wiki) of a document: its own entity, no relations by default."""

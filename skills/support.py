@@ -2,23 +2,21 @@
 
 A relation is supported by a cited chunk when one of its sentences names both
 ends (the cited document itself counts as named: a self-reference such as 本办法 is its title) and the
-relation's cue. Sentences that read like instructions to the system (忽略以上
-所有指令…, ignore previous instructions…) are never evidence: a document can
+relation's cue, names and cues written as the corpus profile says. Sentences that read like instructions to
+the system (忽略以上所有指令…, ignore previous instructions…) are never evidence: a document can
 quote anything, but it cannot order the loop to learn.
 """
 from __future__ import annotations
 
-from typing import Iterable, Optional
+from typing import TYPE_CHECKING, Iterable, Optional
 
 from .sentences import split_sentences
-from .store.graph import PRC, short_name
+from .store.graph import Names
 from .store.instructions import instruction_like
 from .store.records import Hit, Relation
 
-CUES = {"主管": ("主管", "负责", "管理", "监督"), "依据": ("根据", "依据", "依照"),
-        "发布机构": ("通过", "公布", "发布", "批准", "制定", "修订", "修正"), "引用": ("《",),
-        "涉及": ("",), "规定": ("规定", "应当", "不得", "可以")}
-"""Words one of which a sentence must contain to state a relation of that type (any other type: its own name)."""
+if TYPE_CHECKING:
+    from .profile import CorpusProfile
 
 
 def evidence(hit: Hit) -> list[str]:
@@ -26,30 +24,27 @@ def evidence(hit: Hit) -> list[str]:
     return [s for s in split_sentences(f"{hit.section} {hit.text}") if not instruction_like(s)]
 
 
-def forms(name: str) -> set[str]:
-    """Returns the ways a sentence may write an entity's name (full, short, with 中华人民共和国)."""
-    short = short_name(name)
-    return {f for f in (name, short, PRC + short) if len(f) >= 2}
-
-
-def names(sentence: str, name: str, hit: Hit) -> bool:
-    """Returns whether `sentence` of `hit` names the entity (the cited document itself counts as named)."""
-    if short_name(name) in {short_name(hit.title), short_name(hit.source.rsplit("/", 1)[-1].split("(")[0])}:
+def names(sentence: str, name: str, hit: Hit, forms: Names) -> bool:
+    """Returns whether `sentence` of `hit` names the entity in one of the ways `forms` (the corpus profile) says text
+    writes it (the cited document itself counts as named)."""
+    short = forms.short_name
+    if short(name) in {short(hit.title), short(hit.source.rsplit("/", 1)[-1].split("(")[0])}:
         return True
-    return any(f in sentence for f in forms(name))
+    return any(f in sentence for f in forms.name_forms(name) if len(f) >= 2)
 
 
-def unsupported(relation: Relation, hits: Iterable[Hit]) -> Optional[str]:
-    """Returns why no cited chunk of the relation's source states it, or None when one does."""
+def unsupported(relation: Relation, hits: Iterable[Hit], profile: "CorpusProfile") -> Optional[str]:
+    """Returns why no cited chunk of the relation's source states it, or None when one does: a sentence must name
+    both ends and one of the profile's cue words for the relation's type (`support_cues`; else the type itself)."""
     candidates = [h for h in hits if h.source == relation.source
                   and (not relation.section or not h.section or h.section == relation.section)]
     if not candidates:
         return f"its source {relation.source}#{relation.section} is not a cited chunk"
-    cues = CUES.get(relation.relation, (relation.relation,))
+    cues = profile.support_cues.get(relation.relation, (relation.relation,))
     injected = False
     for hit in candidates:
         for sentence in split_sentences(f"{hit.section} {hit.text}"):
-            if not (names(sentence, relation.head, hit) and names(sentence, relation.tail, hit)):
+            if not (names(sentence, relation.head, hit, profile) and names(sentence, relation.tail, hit, profile)):
                 continue
             if instruction_like(sentence):
                 injected = True
@@ -60,6 +55,6 @@ def unsupported(relation: Relation, hits: Iterable[Hit]) -> Optional[str]:
     return f"no sentence of the cited text names {relation.head!r}, {relation.tail!r} and a cue of {relation.relation!r}"
 
 
-def attesting(name: str, hits: Iterable[Hit]) -> tuple[str, ...]:
+def attesting(name: str, hits: Iterable[Hit], forms: Names) -> tuple[str, ...]:
     """Returns the sources of the cited chunks that name `name` in a sentence that is not an instruction."""
-    return tuple(dict.fromkeys(h.source for h in hits if any(names(s, name, h) for s in evidence(h))))
+    return tuple(dict.fromkeys(h.source for h in hits if any(names(s, name, h, forms) for s in evidence(h))))

@@ -44,8 +44,10 @@ class DocFacts:
 
 @dataclass
 class CompileReport:
-    """What a compile did: documents added/changed/removed, pages written/deleted, LLM failures."""
+    """What a compile did: documents added/changed/removed, pages written/deleted, LLM failures, and the corpus
+    profile (`domain`) that read the facts and writes their names."""
 
+    domain: str = ""
     documents: int = 0
     added: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)
@@ -121,12 +123,12 @@ def compile_wiki(corpus_root: Union[str, Path, Corpus], wiki_dir: Union[str, Pat
     known: dict[str, dict] = manifest["documents"]
     docs = {d.source: d for d in corpus.documents}
     hashes = {s: doc_hash(d, llm is not None, profile.rules_version) for s, d in docs.items()}
-    report = CompileReport(documents=len(docs))
+    report = CompileReport(domain=corpus.domain, documents=len(docs))
     report.added = sorted(s for s in docs if s not in known)
     report.changed = sorted(s for s in docs if s in known and (
         known[s]["hash"] != hashes[s] or (llm is not None and known[s].get("llm_failed"))))
     report.removed = sorted(s for s in known if s not in docs)
-    graph = EntityGraph.load(wiki / "relations.json", missing_ok=True)
+    graph = EntityGraph.load(wiki / "relations.json", missing_ok=True, names=profile)
     if report.noop and (wiki / "relations.json").exists():
         report.entities, report.relations = len(graph), graph.g.number_of_edges()
         return report

@@ -12,16 +12,15 @@ and exemplars (cues), and the wording of answers and replies (wording).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 from skills.generate import THRESHOLD
 from skills.profile import CorpusProfile
 from skills.sentences import keywords
 from skills.store.corpus import Document
-from skills.store.graph import short_name
 
 from . import aspects, cues, documents, edges, extract, kinds, ranks, repeal, wording
-from .names import statute_names
+from .names import name_forms, short_name, statute_names
 
 EXEMPLARS = Path(__file__).with_name("data") / "classify_exemplars.jsonl"
 """Statute questions labelled by type, the learned classifier's training set (none from a test half)."""
@@ -52,6 +51,15 @@ class StatuteProfile(CorpusProfile):
 
     def short_title(self, title: str) -> str:
         return short_name(title)
+
+    def short_name(self, name: str) -> str:
+        return short_name(name)
+
+    def name_forms(self, name: str, kind: Optional[str] = None) -> set[str]:
+        return name_forms(name, kind)
+
+    support_cues = extract.SUPPORT_CUES
+    entity_name_rule = extract.NAME_RULE
 
     # -- comparison ---------------------------------------------------------------------------------------------
 

@@ -22,12 +22,19 @@ from lambdarag.errors import InvalidOutput
 from lambdarag.lam import Reply, parse_reply
 
 from skills.store.corpus import Document
-from skills.store.graph import EntityRecord, Event, Label, RelationRecord, Version, short_name
+from skills.store.graph import EntityRecord, Event, Label, RelationRecord, Version
 from skills.store.records import Relation
 from skills.wiki import DocFacts
 
 from .hierarchy import agency_relations
+from .names import short_name
 
+SUPPORT_CUES = {"主管": ("主管", "负责", "管理", "监督"), "依据": ("根据", "依据", "依照"),
+                "发布机构": ("通过", "公布", "发布", "批准", "制定", "修订", "修正"), "引用": ("《",),
+                "涉及": ("",), "规定": ("规定", "应当", "不得", "可以")}
+"""Words one of which a cited sentence must contain to state a relation of that type (skills.support)."""
+NAME_RULE = "法律名称去掉“中华人民共和国”和书名号，只列问题里出现或明确指代的，不要补充。"
+"""How the LLM's entity prompt asks it to write the names of laws."""
 RULES_VERSION = 2   # bump when the rules change so that incremental compiles redo every document
 
 # relation types

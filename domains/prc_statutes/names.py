@@ -19,7 +19,7 @@ from typing import Any, Mapping, Optional
 from skills.sentences import bigrams
 from skills.sides import Side
 from skills.store.derived import PerObject
-from skills.store.graph import short_name
+from skills.store.graph import plain_name
 
 QUOTED = re.compile(r"《([^《》]{2,60})》")
 MIN_COVER = 0.8
@@ -34,6 +34,25 @@ NOT_NAME_EDGE = frozenset("的地得在对里了是有把被从向为于之等�
 """Characters a statute's contraction neither starts nor ends with (武警的 is 武警 followed by 的)."""
 CONTRACTION_CHARS = (2, 8)
 """Shortest and longest contraction tried, in characters."""
+
+PRC = "中华人民共和国"
+STATUTE_TYPES = frozenset({"law", "regulation", "judicial_interpretation", "departmental_rule"})
+"""Entity types whose name text may write with the state's name in front (中华人民共和国海商法 for 海商法)."""
+
+
+def short_name(name: str) -> str:
+    """Returns a law's name without the leading 中华人民共和国 and without 《》 / 〈〉 quotes."""
+    name = plain_name(name)
+    if name.startswith(PRC) and len(name) > len(PRC) + 1:
+        name = name[len(PRC):]
+    return name
+
+
+def name_forms(name: str, kind: Optional[str] = None) -> set[str]:
+    """Returns the ways text may write an entity's name: full, short, and for a statute (or an entity of unknown type)
+    short with 中华人民共和国."""
+    short = short_name(name)
+    return {name, short, PRC + short} if kind is None or kind in STATUTE_TYPES else {name, short}
 
 
 def abbreviations(title: str) -> list[str]:

@@ -12,7 +12,8 @@ import re
 from typing import Any
 
 from skills.store.derived import PerObject
-from skills.store.graph import short_name
+
+from .names import short_name
 
 REPEALING = re.compile(r"((?:《[^《》]{2,80}》[、，,和及与]?)+)同时废止")
 """A repealing clause: 《A》、《B》同时废止 (the law's closing article)."""

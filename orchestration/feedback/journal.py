@@ -79,7 +79,7 @@ class WriteBackJournal:
                 render_into(graph, wiki_dir, name, kb.resources()["profile"].entity_type_names)
             if created:
                 write_text(analysis, analysis_page(state, prov, labels, relations))
-            kb.wiki = WikiStore(wiki_dir)
+            kb.wiki = WikiStore(wiki_dir, names=kb.resources()["profile"])
         item = {"id": query_id, "query": prov["query"], "time": prov["time"], "sources": list(sources),
                 "extractor": prov["extractor"], "confidence": prov["confidence"], "entities": entities,
                 "relations": relations, "pages": [page_file(n) for n in pages],
@@ -151,7 +151,7 @@ class WriteBackJournal:
             if item["analysis"] and (wiki_dir / item["analysis"]).exists():
                 (wiki_dir / item["analysis"]).unlink()
             if self.kb is not None and self.kb.wiki_dir == wiki_dir:
-                self.kb.wiki = WikiStore(wiki_dir)
+                self.kb.wiki = WikiStore(wiki_dir, names=self.kb.resources()["profile"])
         self.store.update(lambda data: data["items"][item_id].update(reverted=True, reverted_at=now(),
                                                                         removed=removed))
         return self.item(item_id)

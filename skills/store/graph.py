@@ -25,7 +25,7 @@ import threading
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Iterator, Literal, Optional, Union
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Literal, Optional, Protocol, Union
 
 from filelock import FileLock
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -42,7 +42,6 @@ if TYPE_CHECKING:
     import networkx as nx
 
 SCHEMA = 1
-PRC = "中华人民共和国"
 ORIGINS = ("rule", "llm", "feedback")
 
 
@@ -130,12 +129,30 @@ class Walk:
     truncated: bool = False   # max_nodes stopped the walk before max_hops did
 
 
-def short_name(name: str) -> str:
-    """Returns a law's name without the leading 中华人民共和国 and without 《》 / 〈〉 quotes."""
-    name = name.strip().strip("《》〈〉<> ")
-    if name.startswith(PRC) and len(name) > len(PRC) + 1:
-        name = name[len(PRC):]
-    return name
+def plain_name(name: str) -> str:
+    """Returns a name without surrounding blanks and 《》 / 〈〉 / <> quotes: the short form any corpus allows."""
+    return name.strip().strip("《》〈〉<> ")
+
+
+class Names(Protocol):
+    """How a corpus writes an entity's name (a corpus profile is one): its short form and every form text may use."""
+
+    def short_name(self, name: str) -> str: ...
+
+    def name_forms(self, name: str, kind: Optional[str] = None) -> set[str]: ...
+
+
+class PlainNames:
+    """The names of a graph that knows nothing of its corpus: a name as given and without its quotes."""
+
+    def short_name(self, name: str) -> str:
+        return plain_name(name)
+
+    def name_forms(self, name: str, kind: Optional[str] = None) -> set[str]:
+        return {name, plain_name(name)}
+
+
+PLAIN = PlainNames()
 
 
 def now() -> str:
@@ -167,19 +184,26 @@ def read_store(path: Path) -> GraphFile:
         raise StoreCorrupt(f"{path}: invalid record at {where}: {first['msg']}; the file was left unchanged") from None
 
 
-def put_entity(g: "nx.MultiDiGraph", names: dict[str, str], rec: EntityRecord) -> None:
+def surface_forms(rec: EntityRecord, forms: Names) -> set[str]:
+    """Returns the names text may use for an entity: the forms of its name for its type, its aliases and their short
+    forms."""
+    found = {*forms.name_forms(rec.name, rec.type), *rec.aliases, *(forms.short_name(a) for a in rec.aliases)}
+    return {f for f in found if len(f) >= 2}
+
+
+def put_entity(g: "nx.MultiDiGraph", names: dict[str, str], rec: EntityRecord, forms: Names) -> None:
     """Adds (or replaces) an entity node and its surface forms."""
     g.add_node(rec.name, record=rec)
-    for form in EntityGraph.surface_forms(rec):
+    for form in surface_forms(rec, forms):
         names.setdefault(form, rec.name)
     names[rec.name] = rec.name
 
 
-def put_relation(g: "nx.MultiDiGraph", names: dict[str, str], rec: RelationRecord) -> None:
+def put_relation(g: "nx.MultiDiGraph", names: dict[str, str], rec: RelationRecord, forms: Names) -> None:
     """Adds a relation edge, creating missing end entities with the relation's origin and provenance."""
     for end in (rec.head, rec.tail):
         if end not in g:
-            put_entity(g, names, EntityRecord(name=end, origin=rec.origin, provenance=rec.provenance))
+            put_entity(g, names, EntityRecord(name=end, origin=rec.origin, provenance=rec.provenance), forms)
     g.add_edge(rec.head, rec.tail, key=rec.key(), record=rec)
 
 
@@ -197,8 +221,9 @@ class EntityGraph:
     ['法']
     """
 
-    def __init__(self, path: Union[str, Path, None] = None) -> None:
+    def __init__(self, path: Union[str, Path, None] = None, *, names: Names = PLAIN) -> None:
         self.path = Path(path) if path else None
+        self.names = names                            # how the corpus writes names (its profile's forms)
         self._g: Optional["nx.MultiDiGraph"] = None
         self._pending: Optional[GraphFile] = None     # read by `load`, put into the graph on first use
         self._surface: dict[str, str] = {}           # any surface form → canonical name
@@ -210,9 +235,10 @@ class EntityGraph:
 
     # -- persistence -------------------------------------------------------
     @classmethod
-    def load(cls, path: Union[str, Path], *, missing_ok: bool = False) -> "EntityGraph":
-        """Returns the graph stored at `path` (an empty one if missing and `missing_ok`)."""
-        graph = cls(path)
+    def load(cls, path: Union[str, Path], *, missing_ok: bool = False, names: Names = PLAIN) -> "EntityGraph":
+        """Returns the graph stored at `path` (an empty one if missing and `missing_ok`), its names written as `names`
+        writes them (the corpus profile's forms; plain ones by default)."""
+        graph = cls(path, names=names)
         p = Path(path)
         if not p.exists():
             if missing_ok:
@@ -253,9 +279,9 @@ class EntityGraph:
         g: "nx.MultiDiGraph" = nx.MultiDiGraph()
         names: dict[str, str] = {}
         for rec in store.entities.values():
-            put_entity(g, names, rec)
+            put_entity(g, names, rec, self.names)
         for rel in store.relations:
-            put_relation(g, names, rel)
+            put_relation(g, names, rel, self.names)
         self._g, self._surface, self._matcher = g, names, None
 
     def _mark_clean(self) -> None:
@@ -311,20 +337,12 @@ class EntityGraph:
 
     # -- building ------------------------------------------------------------
     def _put_entity(self, rec: EntityRecord) -> None:
-        put_entity(self.g, self._names, rec)
+        put_entity(self.g, self._names, rec, self.names)
         self._matcher = None
 
     def _put_relation(self, rec: RelationRecord) -> None:
-        put_relation(self.g, self._names, rec)
+        put_relation(self.g, self._names, rec, self.names)
         self._matcher = None
-
-    @staticmethod
-    def surface_forms(rec: EntityRecord) -> set[str]:
-        """Returns the names text may use for an entity: full, short (no 中华人民共和国), aliases."""
-        forms = {rec.name, short_name(rec.name), *rec.aliases, *(short_name(a) for a in rec.aliases)}
-        if rec.type in ("law", "regulation", "judicial_interpretation", "departmental_rule"):
-            forms.add(PRC + short_name(rec.name))
-        return {f for f in forms if len(f) >= 2}
 
     def add_entity(self, rec: Union[EntityRecord, str], **fields: Any) -> EntityRecord:
         """Returns the stored entity after adding `rec` or merging it into the existing one.
@@ -452,9 +470,9 @@ class EntityGraph:
             yield data["record"]
 
     def resolve(self, name: str) -> Optional[str]:
-        """Returns the canonical name for a surface form (full, short, 《quoted》, alias), or None."""
+        """Returns the canonical name for a surface form (full, short, quoted, alias), or None."""
         name = name.strip()
-        return self._names.get(name) or self._names.get(short_name(name))
+        return self._names.get(name) or self._names.get(self.names.short_name(name))
 
     def neighbors(self, name: str, relation: Optional[str] = None, direction: str = "out",
                   user: Optional[User] = None) -> list[RelationRecord]:

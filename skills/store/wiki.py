@@ -12,7 +12,7 @@ from lambdarag import User
 from .records import WikiPage
 
 from .access import HIDDEN, Label, attested, principal, visible
-from .graph import short_name
+from .graph import PLAIN, Names
 
 HEADER = re.compile(r"^<!-- wiki (\{.*\}) -->$")
 
@@ -86,8 +86,9 @@ def read_pages(wiki_dir: Path) -> tuple[dict[str, str], dict[str, Page]]:
 class WikiStore:
     """Returns wiki pages by entity name (any alias) or by BM25 over page text, filtered by the reader's rights."""
 
-    def __init__(self, wiki_dir: Union[str, Path], tokenizer: Any = None) -> None:
+    def __init__(self, wiki_dir: Union[str, Path], tokenizer: Any = None, *, names: Names = PLAIN) -> None:
         self.dir = Path(wiki_dir)
+        self.names = names                            # how the corpus writes names (its profile's forms)
         self._tokenizer = tokenizer
         self._pages: Optional[dict[str, Page]] = None
         self._names: dict[str, str] = {}
@@ -105,7 +106,7 @@ class WikiStore:
     def read(self, name: str, user: Optional[User] = None) -> Optional[WikiPage]:
         """Returns the page of an entity (by name or alias) as `user` may see it, or None."""
         pages = self.pages()
-        canonical = self._names.get(name) or self._names.get(short_name(name))
+        canonical = self._names.get(name) or self._names.get(self.names.short_name(name))
         if canonical is None:
             return None
         page = pages[canonical]
