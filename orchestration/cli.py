@@ -477,7 +477,15 @@ def cmd_feedback(args: argparse.Namespace) -> int:
         if not (args.query and args.type):
             raise UsageError("feedback correct needs --query Q and --type T")
         rule = loop.rules.correct(args.query, args.type, args.pattern)
-        print(f"rule {rule['pattern']!r} → {rule['type']} saved to {loop.rules.store.path}")
+        print(f"rule {rule['pattern']!r} → {rule['type']} saved to {loop.store}")
+        return 0
+    if args.action == "export":
+        from orchestration.feedback.store.jsonfiles import export_folder
+
+        if not args.out:
+            raise UsageError("feedback export needs --out DIR (the folder for the JSON/JSONL files)")
+        for path in export_folder(loop.store, args.out):
+            print(path)
         return 0
     print(json.dumps(loop.stats(), ensure_ascii=False, indent=1))
     return 0
@@ -620,7 +628,7 @@ def parser() -> argparse.ArgumentParser:
     ck.add_argument("--config", default=argparse.SUPPRESS, type=Path, help="agent-config.yml to check")
     fb = sub.add_parser("feedback", help="inspect, revert and teach what the feedback loop learned")
     fb.add_argument("action", choices=["list", "show", "revert", "learn", "confirm", "reject", "review", "approve",
-                                       "fit", "correct", "stats"])
+                                       "fit", "correct", "stats", "export"])
     fb.add_argument("id", nargs="?", help="learned item or confirmation id for show / revert; QUERY_ID for "
                                           "confirm / reject; VOTE_ID for approve")
     fb.add_argument("chunk", nargs="?", help="confirm / reject: the CHUNK_ID the answer of QUERY_ID cited")
@@ -631,6 +639,7 @@ def parser() -> argparse.ArgumentParser:
     fb.add_argument("--type", choices=["fact", "compare", "relation", "synthesis", "temporal"],
                     help="correct: its right type")
     fb.add_argument("--pattern", help="correct: regex for the learned rule (default: the question itself)")
+    fb.add_argument("--out", type=Path, help="export: the folder to write the old JSON/JSONL files into")
     return p
 
 

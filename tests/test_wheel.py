@@ -132,7 +132,7 @@ def test_the_wheel_answers_indexes_learns_and_serves_writing_only_in_its_data_ho
     assert mine["citations"] and mine["citations"][0]["source"] == "咖啡机/日常维护.md", mine["citations"]
     assert "三个月" in mine["answer"]
     installed.run("feedback", "confirm", mine["query_id"], mine["citations"][0]["chunk_id"], "--index", "mine")
-    assert (home / "mine" / "feedback" / "query_log.jsonl").is_file()
+    assert (home / "mine" / "feedback" / "feedback.sqlite3").is_file()
     served = serve(installed, "mine")
     assert served["citations"] and served["citations"][0]["source"] == "咖啡机/故障处理.md"
 

@@ -1,0 +1,72 @@
+"""The embedded engine: one SQLite file per feedback folder (``feedback.sqlite3``), in WAL mode.
+
+Writers take the database's write lock when they begin (``BEGIN IMMEDIATE``), so a
+read-modify-write never races another process; readers never wait for writers (WAL).
+``synchronous=NORMAL``: a committed transaction survives the process being killed;
+a power cut may lose the last ones. A connection is opened per transaction: it
+costs tens of microseconds, is safe across threads and processes, and holds no
+file open between queries. The file is 0600 in a 0700 folder, as the stores it
+replaced were (it holds answers, which may quote restricted text).
+"""
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+from typing import Any, Callable, TypeVar
+
+from lambdarag.errors import StoreUnavailable
+from skills.store.files import private_dir
+
+T = TypeVar("T")
+FILE = "feedback.sqlite3"
+BUSY_SECONDS = 60.0
+
+
+class SqliteEngine:
+    """SQLite in one file (see the module docstring)."""
+
+    name = "sqlite"
+    serial = "INTEGER PRIMARY KEY AUTOINCREMENT"
+    blob = "BLOB"
+    lock_rows = ""            # BEGIN IMMEDIATE already holds the whole database for the writer
+    placeholder = "?"
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+
+    def describe(self) -> str:
+        return f"sqlite:{self.path}"
+
+    def transact(self, fn: Callable[[Any], T], write: bool) -> T:
+        try:
+            conn = sqlite3.connect(self.path, timeout=BUSY_SECONDS, isolation_level=None)
+        except sqlite3.Error as e:
+            raise StoreUnavailable(f"feedback store {self.path}: {e}") from None
+        try:
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            try:
+                out = fn(conn.cursor())
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+            return out
+        finally:
+            conn.close()
+
+    def setup(self, fn: Callable[[Any], T]) -> T:
+        """Returns `fn(cursor)` run once the file exists (0600, WAL mode), in a write transaction."""
+        private_dir(self.path.parent)
+        os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))
+        os.chmod(self.path, 0o600)
+        conn = sqlite3.connect(self.path, timeout=BUSY_SECONDS, isolation_level=None)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+        finally:
+            conn.close()
+        return self.transact(fn, write=True)
+
+    def exists(self) -> bool:
+        return self.path.exists()
