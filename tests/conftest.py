@@ -140,3 +140,41 @@ def serve_process(*args: str, timeout: float = 60, env: Optional[dict[str, str]]
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+
+
+@pytest.fixture(scope="session")
+def pg_server(tmp_path_factory) -> Iterator[str]:
+    """Yields the DSN of a PostgreSQL server the tests may create databases in: $LAMBDARAG_TEST_PG_DSN, else a
+    throwaway cluster in a temporary folder when the server binaries are installed. Without either the test skips
+    with the reason, and fails when CI is set (CI installs PostgreSQL: .ci/run)."""
+    from tests import pg_cluster
+
+    given = os.environ.get(pg_cluster.DSN_ENV)
+    if given:
+        yield given
+        return
+    if pg_cluster.binaries() is None:
+        reason = f"needs PostgreSQL: set {pg_cluster.DSN_ENV} or install it (apt-get install postgresql)"
+        if os.environ.get("CI"):
+            pytest.fail(f"CI is set and the test {reason}", pytrace=False)
+        pytest.skip(reason)
+    folder = Path(f"/tmp/lambdarag-pg-{os.getpid()}")     # short: a unix socket path is at most 107 bytes
+    try:
+        yield pg_cluster.start(folder)
+    finally:
+        pg_cluster.stop(folder)
+
+
+@pytest.fixture
+def pg_database(pg_server) -> Iterator[str]:
+    """Yields the DSN of a new, empty database on `pg_server`, dropped after the test."""
+    import uuid
+
+    import psycopg
+
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(pg_server, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}")
+    yield psycopg.conninfo.make_conninfo(pg_server, dbname=name)
+    with psycopg.connect(pg_server, autocommit=True) as admin:
+        admin.execute(f"DROP DATABASE {name} WITH (FORCE)")
