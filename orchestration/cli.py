@@ -395,21 +395,23 @@ def app_factory(spec: str) -> Callable[..., Any]:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    """Serves a web app (default: the qademo demo, see --app) with uvicorn, after opening its index."""
+    """Serves a web app (default: the qademo demo, see --app) with uvicorn; its API answers once the index, models and
+    learned state are loaded (/ready), and answers 503 with Retry-After past server.maxInFlight requests."""
     import uvicorn
 
     from orchestration.http_limits import trusting
-    from orchestration.knowledge import open_knowledge, warm_up
-    from orchestration.search_unified import providers, resolve_config
+    from orchestration.search_unified import resolve_config
+    from orchestration.serving import Gate, warm_in_background
 
     if not 0 < args.port < 65536:
         raise UsageError(f"--port {args.port} is not a TCP port (1-65535)")
     config = resolve_config(args.config)
-    print(f"opening index {args.index or config.retrieval.index!r}…", file=sys.stderr)
-    embedder = providers(config)["embedder"]
-    warm_up(open_knowledge(config, args.index, embedder=embedder, progress=True).index, embedder)
+    print(f"opening index {args.index or config.retrieval.index!r}; /ready answers 200 once it is warm…",
+          file=sys.stderr)
     create_app = app_factory(args.app)
-    app = trusting(create_app(config, args.index), config, args.host)
+    gate = Gate(create_app(config, args.index), config.server.max_in_flight, config.server.retry_after_seconds)
+    warm_in_background(gate, config, args.index)
+    app = trusting(gate, config, args.host)
     # proxy_headers off: uvicorn would otherwise take X-Forwarded-For from any local client as the source address,
     # so one client could pose as many sources and slip past the per-source vote rate limit
     uvicorn.run(app, host=args.host, port=args.port, log_level="info", proxy_headers=False)

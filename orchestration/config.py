@@ -284,9 +284,12 @@ HOST_PATTERN = r"^(\*|(\*\.)?[A-Za-z0-9_.:\[\]-]+)$"
 
 class ServerConfig(Section):
     """What `lambdarag serve` answers: the Host names served besides the bound host, localhost and 127.0.0.1
-    (a name, ``*.example.org``, or ``*`` for any; `orchestration.http_limits`)."""
+    (a name, ``*.example.org``, or ``*`` for any; `orchestration.http_limits`), and how many API requests at once
+    before it answers 503 with Retry-After (`orchestration.serving`)."""
 
     trusted_hosts: list[str] = []
+    max_in_flight: int = Field(16, ge=1)
+    retry_after_seconds: int = Field(2, ge=1)
 
     @field_validator("trusted_hosts")
     @classmethod

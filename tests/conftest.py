@@ -116,9 +116,9 @@ def free_port() -> int:
 
 
 @contextmanager
-def serve_process(*args: str, timeout: float = 60, env: Optional[dict[str, str]] = None) -> Iterator[str]:
+def serve_process(*args: str, timeout: float = 120, env: Optional[dict[str, str]] = None) -> Iterator[str]:
     """Yields the URL of a `lambdarag serve` child process (extra CLI `args`, `env` over this environment) once
-    its /api/info answers."""
+    its /ready answers 200 (it is warm)."""
     import httpx
 
     port = free_port()
@@ -131,11 +131,12 @@ def serve_process(*args: str, timeout: float = 60, env: Optional[dict[str, str]]
         while True:
             assert proc.poll() is None, proc.stderr.read()
             try:
-                httpx.get(f"{url}/api/info", timeout=2)
-                break
+                if httpx.get(f"{url}/ready", timeout=2).status_code == 200:
+                    break
             except httpx.TransportError:
-                assert time.monotonic() < deadline, f"lambdarag serve did not answer within {timeout:.0f} s"
-                time.sleep(0.2)
+                pass
+            assert time.monotonic() < deadline, f"lambdarag serve was not ready within {timeout:.0f} s"
+            time.sleep(0.2)
         yield url
     finally:
         proc.terminate()
