@@ -13,6 +13,7 @@ is answered 503 with ``Retry-After`` at once rather than queued until it times o
 from __future__ import annotations
 
 import json
+import os
 import sys
 import threading
 from typing import Any, Optional
@@ -45,7 +46,7 @@ class Gate:
         path = scope.get("path", "") if scope["type"] == "http" else ""
         if path == "/ready":
             if self.warm.is_set():
-                return await answer(send, 200, {"status": "ready"})
+                return await answer(send, 200, {"status": "ready", "pid": os.getpid()})
             return await answer(send, 503, {"status": "failed" if self.failure else "warming",
                                             "error": self.failure}, self.retry_after)
         if not path.startswith("/api/") or path in UNGATED:
