@@ -38,8 +38,9 @@ def as_owner(command: list[str]) -> list[str]:
     return ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", *command]
 
 
-def start(folder: Path) -> str:
-    """Returns the DSN of a new cluster in `folder` after starting it (socket in `folder`, no TCP)."""
+def start(folder: Path, durable: bool = False) -> str:
+    """Returns the DSN of a new cluster in `folder` after starting it (socket in `folder`, no TCP); unless
+    `durable`, commits are not fsynced (tests need no durability across a power cut, only speed)."""
     bin_dir = binaries()
     if bin_dir is None:
         raise RuntimeError("PostgreSQL is not installed (apt-get install postgresql)")
@@ -50,7 +51,7 @@ def start(folder: Path) -> str:
     run = dict(check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     subprocess.run(as_owner([str(bin_dir / "initdb"), "-D", str(folder / "data"), "-U", USER, "--auth=trust",
                              "-E", "UTF8", "--locale=C.UTF-8"]), **run)
-    options = f"-k {folder} -c listen_addresses='' -c fsync=off -c max_connections=200"
+    options = f"-k {folder} -c listen_addresses='' -c max_connections=200" + ("" if durable else " -c fsync=off")
     subprocess.run(as_owner([str(bin_dir / "pg_ctl"), "-D", str(folder / "data"), "-o", options,
                              "-l", str(folder / "server.log"), "-w", "start"]), **run)
     return f"host={folder} dbname=postgres user={USER}"

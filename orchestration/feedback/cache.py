@@ -49,8 +49,8 @@ class QueryCache:
         key = self.key(query, user, version)
 
         def hit(tx: Tx) -> Optional[dict[str, Any]]:
-            row = tx.one("UPDATE cache_entries SET used = ?, hits = hits + 1 WHERE ns = ? AND key = ? "
-                         "RETURNING result", now(), tx.ns, key)
+            row = tx.one("UPDATE cache_entries SET used = ?, recency = ?, hits = hits + 1 WHERE ns = ? AND key = ? "
+                         "RETURNING result", now(), tx.bump(CLOCK), tx.ns, key)
             return json.loads(row[0]) if row else None
         if not self.store.read(lambda tx: tx.one("SELECT 1 FROM cache_entries WHERE ns = ? AND key = ?", tx.ns, key)):
             return None            # a miss, the common case, takes no write lock
@@ -66,53 +66,59 @@ class QueryCache:
         key = self.key(query, user, version)
 
         def change(tx: Tx) -> bool:
-            count = put_count(tx, key, 1, now())
+            count = put_count(tx, key, 1)
             trim(tx, "cache_counts", "touched", 10 * self.size)
             tx.run("DELETE FROM cache_entries WHERE ns = ? AND version <> ?", tx.ns, version)
             stored = count >= self.after
             if stored:
                 put_entry(tx, key, {"query": normalise(query), "scope": scope_of(user), "version": version,
                                     "used": now(), "hits": 0, "result": dict(result)})
-            trim(tx, "cache_entries", "used", self.size)
+            trim(tx, "cache_entries", "recency", self.size)
             return stored
         return self.store.write(change)
 
     def entries(self) -> dict[str, dict[str, Any]]:
         """Returns the cached entries by key, least recently used first."""
         rows = self.store.read(lambda tx: tx.all("SELECT key, version, used, hits, query, scope, result FROM "
-                                                 "cache_entries WHERE ns = ? ORDER BY used, key", tx.ns))
+                                                 "cache_entries WHERE ns = ? ORDER BY recency", tx.ns))
         return {k: {"query": q, "scope": s, "version": v, "used": u, "hits": int(h), "result": json.loads(r)}
                 for k, v, u, h, q, s, r in rows}
 
     def counts(self) -> dict[str, int]:
         """Returns how often each key was answered, least recently counted first."""
         rows = self.store.read(lambda tx: tx.all("SELECT key, count FROM cache_counts WHERE ns = ? "
-                                                 "ORDER BY touched, key", tx.ns))
+                                                 "ORDER BY touched", tx.ns))
         return {k: int(n) for k, n in rows}
 
     def __len__(self) -> int:
         return int(self.store.read(lambda tx: tx.one("SELECT COUNT(*) FROM cache_entries WHERE ns = ?", tx.ns))[0])
 
 
-def put_count(tx: Tx, key: str, n: int, touched: str) -> int:
-    """Returns the answer count of `key` after adding `n` to it (and marking it counted at `touched`)."""
+CLOCK = "cache_clock"
+"""The counter that orders cache rows by recency (exactly, where times tie)."""
+
+
+def put_count(tx: Tx, key: str, n: int) -> int:
+    """Returns the answer count of `key` after adding `n` to it (and making it the most recently counted)."""
     return int(tx.one("INSERT INTO cache_counts (ns, key, count, touched) VALUES (?, ?, ?, ?) ON CONFLICT (ns, key) "
                       "DO UPDATE SET count = cache_counts.count + excluded.count, touched = excluded.touched "
-                      "RETURNING count", tx.ns, key, n, touched)[0])
+                      "RETURNING count", tx.ns, key, n, tx.bump(CLOCK))[0])
 
 
 def put_entry(tx: Tx, key: str, entry: Mapping[str, Any]) -> None:
-    tx.run("INSERT INTO cache_entries (ns, key, version, used, hits, query, scope, result) "
-           "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (ns, key) DO UPDATE SET version = excluded.version, "
-           "used = excluded.used, hits = excluded.hits, query = excluded.query, scope = excluded.scope, "
-           "result = excluded.result", tx.ns, key, entry["version"], entry["used"], int(entry.get("hits", 0)),
-           entry["query"], entry["scope"], json.dumps(entry["result"], ensure_ascii=False, default=str))
+    """Stores a cache entry as the most recently used."""
+    tx.run("INSERT INTO cache_entries (ns, key, version, used, recency, hits, query, scope, result) "
+           "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (ns, key) DO UPDATE SET version = excluded.version, "
+           "used = excluded.used, recency = excluded.recency, hits = excluded.hits, query = excluded.query, "
+           "scope = excluded.scope, result = excluded.result", tx.ns, key, entry["version"], entry["used"],
+           tx.bump(CLOCK), int(entry.get("hits", 0)), entry["query"], entry["scope"],
+           json.dumps(entry["result"], ensure_ascii=False, default=str))
 
 
 def trim(tx: Tx, table: str, order: str, keep: int) -> None:
     """Deletes the rows of `table` (a cache table) beyond the `keep` most recent by `order`."""
     extra = int(tx.one(f"SELECT COUNT(*) FROM {table} WHERE ns = ?", tx.ns)[0]) - keep
     if extra > 0:
-        old = [k for k, in tx.all(f"SELECT key FROM {table} WHERE ns = ? ORDER BY {order}, key LIMIT ?", tx.ns, extra)]
+        old = [k for k, in tx.all(f"SELECT key FROM {table} WHERE ns = ? ORDER BY {order} LIMIT ?", tx.ns, extra)]
         for k in old:
             tx.run(f"DELETE FROM {table} WHERE ns = ? AND key = ?", tx.ns, k)

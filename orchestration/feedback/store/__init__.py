@@ -25,6 +25,8 @@ _LOCK = threading.Lock()
 _SPECS: dict[str, tuple[str, Optional[str]]] = {}
 _ENGINES: dict[tuple[str, str], object] = {}
 _READY: set[tuple[str, str, str]] = set()
+OPEN_SQLITE = 64
+"""SQLite files whose connections a process keeps open at most (the least recently opened are let go)."""
 
 
 def namespace(directory: Path) -> str:
@@ -60,6 +62,10 @@ def open_store(directory: Union[str, Path], spec: Optional[object] = None) -> Fe
         if engine is None:
             engine = PostgresEngine(dsn) if kind == "postgres" else SqliteEngine(directory / FILE)
             _ENGINES[kind, where] = engine
+            files = [key for key in _ENGINES if key[0] == "sqlite"]
+            for key in files[:max(0, len(files) - OPEN_SQLITE)]:
+                del _ENGINES[key]
+                _READY.difference_update({r for r in _READY if r[:2] == key})
         store = FeedbackStore(engine, ns)
         if (kind, where, ns) not in _READY or not engine.exists():
             engine.setup(lambda cursor: prepare(Tx(cursor, engine, ns), directory))

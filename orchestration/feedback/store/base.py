@@ -48,11 +48,11 @@ CREATE TABLE IF NOT EXISTS synonyms (ns TEXT NOT NULL, term TEXT NOT NULL, alt T
 CREATE TABLE IF NOT EXISTS observations (ns TEXT NOT NULL, word TEXT NOT NULL, query_type TEXT NOT NULL,
     count BIGINT NOT NULL, PRIMARY KEY (ns, word, query_type));
 CREATE TABLE IF NOT EXISTS cache_entries (ns TEXT NOT NULL, key TEXT NOT NULL, version TEXT NOT NULL,
-    used TEXT NOT NULL, hits BIGINT NOT NULL, query TEXT NOT NULL, scope TEXT NOT NULL, result TEXT NOT NULL,
-    PRIMARY KEY (ns, key));
-CREATE INDEX IF NOT EXISTS cache_used ON cache_entries (ns, used);
+    used TEXT NOT NULL, recency BIGINT NOT NULL, hits BIGINT NOT NULL, query TEXT NOT NULL, scope TEXT NOT NULL,
+    result TEXT NOT NULL, PRIMARY KEY (ns, key));
+CREATE INDEX IF NOT EXISTS cache_used ON cache_entries (ns, recency);
 CREATE TABLE IF NOT EXISTS cache_counts (ns TEXT NOT NULL, key TEXT NOT NULL, count BIGINT NOT NULL,
-    touched TEXT NOT NULL, PRIMARY KEY (ns, key));
+    touched BIGINT NOT NULL, PRIMARY KEY (ns, key));
 CREATE INDEX IF NOT EXISTS cache_touched ON cache_counts (ns, touched);
 CREATE TABLE IF NOT EXISTS vectors (ns TEXT NOT NULL, key TEXT NOT NULL, data {blob} NOT NULL,
     PRIMARY KEY (ns, key));

@@ -77,9 +77,9 @@ def import_folder(tx: Tx, directory: Path) -> dict[str, Any]:
             rows[name] = len(records)
     doc = {name: json_document(directory / name) for name in DOCUMENTS}
     cache = doc["query_cache.json"]
-    for n, (key, count) in enumerate(cache.get("counts", {}).items()):
-        put_count(tx, key, int(count), f"0-{n:09d}")      # before any new count, in the old order
-    for key, entry in cache.get("entries", {}).items():
+    for key, count in cache.get("counts", {}).items():       # in the old order: least recently counted first
+        put_count(tx, key, int(count))
+    for key, entry in sorted(cache.get("entries", {}).items(), key=lambda e: e[1]["used"]):
         put_entry(tx, key, entry)
     for item in doc["confirmations.json"].get("items", {}).values():
         put_confirmation(tx, item)

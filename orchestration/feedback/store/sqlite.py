@@ -3,15 +3,17 @@
 Writers take the database's write lock when they begin (``BEGIN IMMEDIATE``), so a
 read-modify-write never races another process; readers never wait for writers (WAL).
 ``synchronous=NORMAL``: a committed transaction survives the process being killed;
-a power cut may lose the last ones. A connection is opened per transaction: it
-costs tens of microseconds, is safe across threads and processes, and holds no
-file open between queries. The file is 0600 in a 0700 folder, as the stores it
-replaced were (it holds answers, which may quote restricted text).
+a power cut may lose the last ones. Each thread keeps one connection (reopened
+after a fork): closing the last connection checkpoints the WAL with an fsync,
+which a connection per transaction would pay on every write. The file is 0600
+in a 0700 folder, as the stores it replaced were (it holds answers, which may
+quote restricted text).
 """
 from __future__ import annotations
 
 import os
 import sqlite3
+import threading
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
@@ -34,38 +36,41 @@ class SqliteEngine:
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
+        self.local = threading.local()
 
     def describe(self) -> str:
         return f"sqlite:{self.path}"
 
-    def transact(self, fn: Callable[[Any], T], write: bool) -> T:
-        try:
-            conn = sqlite3.connect(self.path, timeout=BUSY_SECONDS, isolation_level=None)
-        except sqlite3.Error as e:
-            raise StoreUnavailable(f"feedback store {self.path}: {e}") from None
-        try:
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+    def connection(self) -> sqlite3.Connection:
+        conn = getattr(self.local, "conn", None)
+        if conn is None or self.local.pid != os.getpid():
             try:
-                out = fn(conn.cursor())
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
-            return out
-        finally:
-            conn.close()
+                conn = sqlite3.connect(self.path, timeout=BUSY_SECONDS, isolation_level=None,
+                                       check_same_thread=False)
+                conn.execute("PRAGMA synchronous=NORMAL")
+            except sqlite3.Error as e:
+                raise StoreUnavailable(f"feedback store {self.path}: {e}") from None
+            self.local.conn, self.local.pid = conn, os.getpid()
+        return conn
+
+    def transact(self, fn: Callable[[Any], T], write: bool) -> T:
+        conn = self.connection()
+        conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+        try:
+            out = fn(conn.cursor())
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        return out
 
     def setup(self, fn: Callable[[Any], T]) -> T:
         """Returns `fn(cursor)` run once the file exists (0600, WAL mode), in a write transaction."""
         private_dir(self.path.parent)
         os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))
         os.chmod(self.path, 0o600)
-        conn = sqlite3.connect(self.path, timeout=BUSY_SECONDS, isolation_level=None)
-        try:
-            conn.execute("PRAGMA journal_mode=WAL")
-        finally:
-            conn.close()
+        self.local.conn = None                       # a file deleted under an open connection is not this one
+        self.connection().execute("PRAGMA journal_mode=WAL")
         return self.transact(fn, write=True)
 
     def exists(self) -> bool:
