@@ -1,7 +1,8 @@
 """The query cache: answers of hot queries, keyed by normalised query, permission scope and knowledge version.
 
-Rows of the feedback store (``cache_entries``, ``cache_counts``): a key is the normalised query, the asker's permission scope
-(departments + security level, never the user id) and the knowledge version, so a
+Rows of the feedback store (``cache_entries``, ``cache_counts``): a key is the
+normalised query, the asker's permission scope (departments + security level,
+never the user id) and the knowledge version, so a
 write-back, a re-index or a new rule makes old entries unreachable, and a user
 never gets an answer cached for a different scope. An answer is cached once its key
 has been answered ``cacheAfter`` times; at most ``cacheSize`` entries, least
