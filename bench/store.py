@@ -5,7 +5,8 @@ One query's feedback write is what `FeedbackLoop.record` writes for a passed ans
 routing count, the ``answer`` confirmation of its cited chunks and the cache count. "files" is a reference copy
 of the code before the database (JSONL append under a lock with fsync; JSON documents read whole and rewritten
 by write-rename), kept here since the product no longer has it. History is N logged queries, each with its
-confirmation. PostgreSQL runs on a throwaway local cluster (tests/pg_cluster.py) unless
+confirmation. Durability differs: files and PostgreSQL fsync every write; SQLite runs WAL with
+``synchronous=NORMAL`` (a commit survives the process being killed, not a power cut). PostgreSQL runs on a throwaway local cluster (tests/pg_cluster.py) unless
 $LAMBDARAG_TEST_PG_DSN names one.
 
   python bench/store.py            # writes bench/results/store.json

@@ -400,14 +400,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from orchestration.http_limits import trusting
-    from orchestration.search_unified import resolve_config
+    from orchestration.knowledge import open_knowledge
+    from orchestration.search_unified import providers, resolve_config
     from orchestration.serving import Gate, warm_in_background
 
     if not 0 < args.port < 65536:
         raise UsageError(f"--port {args.port} is not a TCP port (1-65535)")
     config = resolve_config(args.config)
-    print(f"opening index {args.index or config.retrieval.index!r}; /ready answers 200 once it is warm…",
-          file=sys.stderr)
+    print(f"opening index {args.index or config.retrieval.index!r}…", file=sys.stderr)
+    open_knowledge(config, args.index, embedder=providers(config)["embedder"], progress=True)   # a bad index: exit 2
+    print("listening; /ready answers 200 once models and the learned state are loaded", file=sys.stderr)
     create_app = app_factory(args.app)
     gate = Gate(create_app(config, args.index), config.server.max_in_flight, config.server.retry_after_seconds)
     warm_in_background(gate, config, args.index)
