@@ -123,12 +123,12 @@ class DatabaseStores:
         self.loop = FeedbackLoop(FeedbackConfig(), folder)
 
     def preload(self, n: int) -> None:
-        from orchestration.feedback.confirmations import put_confirmation
+        from orchestration.feedback.confirmations import put_confirmations
 
         def fill(tx) -> None:
             for i in range(n):
                 tx.append("query_log", log_record(i))
-                put_confirmation(tx, confirmation(i))
+            put_confirmations(tx, [confirmation(i) for i in range(n)])
         self.loop.store.write(fill)
 
     def feedback_write(self, i: int) -> None:

@@ -99,20 +99,21 @@ CLOCK = "cache_clock"
 """The counter that orders cache rows by recency (exactly, where times tie)."""
 
 
-def put_count(tx: Tx, key: str, n: int) -> int:
-    """Returns the answer count of `key` after adding `n` to it (and making it the most recently counted)."""
+def put_count(tx: Tx, key: str, n: int, recency: Optional[int] = None) -> int:
+    """Returns the answer count of `key` after adding `n` to it (and making it the most recently counted, or
+    placing it at `recency`)."""
     return int(tx.one("INSERT INTO cache_counts (ns, key, count, touched) VALUES (?, ?, ?, ?) ON CONFLICT (ns, key) "
                       "DO UPDATE SET count = cache_counts.count + excluded.count, touched = excluded.touched "
-                      "RETURNING count", tx.ns, key, n, tx.bump(CLOCK))[0])
+                      "RETURNING count", tx.ns, key, n, tx.bump(CLOCK) if recency is None else recency)[0])
 
 
-def put_entry(tx: Tx, key: str, entry: Mapping[str, Any]) -> None:
-    """Stores a cache entry as the most recently used."""
+def put_entry(tx: Tx, key: str, entry: Mapping[str, Any], recency: Optional[int] = None) -> None:
+    """Stores a cache entry as the most recently used (or at `recency`)."""
     tx.run("INSERT INTO cache_entries (ns, key, version, used, recency, hits, query, scope, result) "
            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (ns, key) DO UPDATE SET version = excluded.version, "
            "used = excluded.used, recency = excluded.recency, hits = excluded.hits, query = excluded.query, "
            "scope = excluded.scope, result = excluded.result", tx.ns, key, entry["version"], entry["used"],
-           tx.bump(CLOCK), int(entry.get("hits", 0)), entry["query"], entry["scope"],
+           tx.bump(CLOCK) if recency is None else recency, int(entry.get("hits", 0)), entry["query"], entry["scope"],
            json.dumps(entry["result"], ensure_ascii=False, default=str))
 
 

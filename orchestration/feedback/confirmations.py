@@ -132,10 +132,16 @@ def new_item(origin: str, pairs: Iterable[tuple[str, Sequence[str]]], *, scope: 
 
 def put_confirmation(tx: Tx, item: Mapping[str, Any]) -> None:
     """Stores a confirmation item and counts the change (an explicit one, unless its origin is ``answer``)."""
-    tx.put_item(KIND, item["id"], dict(item), "reverted" if item["reverted"] else "live")
-    tx.bump("changes")
-    if item["origin"] != "answer":
-        tx.bump("generation")
+    put_confirmations(tx, [item])
+
+
+def put_confirmations(tx: Tx, items: Sequence[Mapping[str, Any]]) -> None:
+    """Stores confirmation items in order and counts the changes, each counter updated once."""
+    tx.put_items(KIND, [(i["id"], dict(i), "reverted" if i["reverted"] else "live") for i in items])
+    tx.bump("changes", len(items))
+    explicit = sum(1 for i in items if i["origin"] != "answer")
+    if explicit:
+        tx.bump("generation", explicit)
 
 
 def stored_vectors(store: FeedbackStore, keys: Sequence[str]) -> dict[str, np.ndarray]:

@@ -59,8 +59,8 @@ def json_document(path: Path) -> dict[str, Any]:
 
 def import_folder(tx: Tx, directory: Path) -> dict[str, Any]:
     """Returns what was imported (rows per file, torn lines per log) after writing the old files of `directory`."""
-    from ..cache import put_count, put_entry
-    from ..confirmations import put_confirmation, put_vector
+    from ..cache import CLOCK, put_count, put_entry
+    from ..confirmations import put_confirmations, put_vector
     from ..journal import KIND as WRITEBACK
     from ..lexicon import add_evidence
     from ..routing import add_runs
@@ -77,20 +77,20 @@ def import_folder(tx: Tx, directory: Path) -> dict[str, Any]:
             rows[name] = len(records)
     doc = {name: json_document(directory / name) for name in DOCUMENTS}
     cache = doc["query_cache.json"]
-    for key, count in cache.get("counts", {}).items():       # in the old order: least recently counted first
-        put_count(tx, key, int(count))
-    for key, entry in sorted(cache.get("entries", {}).items(), key=lambda e: e[1]["used"]):
-        put_entry(tx, key, entry)
-    for item in doc["confirmations.json"].get("items", {}).values():
-        put_confirmation(tx, item)
+    counts, entries = cache.get("counts", {}), sorted(cache.get("entries", {}).items(), key=lambda e: e[1]["used"])
+    clock = tx.bump(CLOCK, len(counts) + len(entries)) - len(counts) - len(entries)
+    for n, (key, count) in enumerate(counts.items(), 1):   # in the old order: least recently counted first
+        put_count(tx, key, int(count), clock + n)
+    for n, (key, entry) in enumerate(entries, len(counts) + 1):
+        put_entry(tx, key, entry, clock + n)
+    put_confirmations(tx, list(doc["confirmations.json"].get("items", {}).values()))
     votes = doc["votes.json"]
-    for vote in votes.get("votes", {}).values():
-        tx.put_item(VOTE, vote["id"], vote, vote["status"])
+    tx.put_items(VOTE, [(v["id"], v, v["status"]) for v in votes.get("votes", {}).values()])
     for source, times in votes.get("attempts", {}).items():
         for moment in times:
             add_attempt(tx, source, moment)
-    for item_id, item in doc["learned.json"].get("items", {}).items():
-        tx.put_item(WRITEBACK, item_id, item, "reverted" if item.get("reverted") else "live")
+    tx.put_items(WRITEBACK, [(item_id, item, "reverted" if item.get("reverted") else "live")
+                             for item_id, item in doc["learned.json"].get("items", {}).items()])
     for query_type, strategies in doc["routing_stats.json"].get("types", {}).items():
         for strategy, r in strategies.items():
             add_runs(tx, query_type, strategy, r["total"], r["success"], r["latency_ms"], r["cost"])

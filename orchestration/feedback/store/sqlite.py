@@ -37,20 +37,25 @@ class SqliteEngine:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self.local = threading.local()
+        self.opened: list[sqlite3.Connection] = []
+        self.lock = threading.Lock()
+        self.epoch = 0
 
     def describe(self) -> str:
         return f"sqlite:{self.path}"
 
     def connection(self) -> sqlite3.Connection:
         conn = getattr(self.local, "conn", None)
-        if conn is None or self.local.pid != os.getpid():
+        if conn is None or self.local.pid != os.getpid() or self.local.epoch != self.epoch:
             try:
                 conn = sqlite3.connect(self.path, timeout=BUSY_SECONDS, isolation_level=None,
                                        check_same_thread=False)
                 conn.execute("PRAGMA synchronous=NORMAL")
             except sqlite3.Error as e:
                 raise StoreUnavailable(f"feedback store {self.path}: {e}") from None
-            self.local.conn, self.local.pid = conn, os.getpid()
+            with self.lock:
+                self.opened.append(conn)
+            self.local.conn, self.local.pid, self.local.epoch = conn, os.getpid(), self.epoch
         return conn
 
     def transact(self, fn: Callable[[Any], T], write: bool) -> T:
@@ -66,12 +71,23 @@ class SqliteEngine:
 
     def setup(self, fn: Callable[[Any], T]) -> T:
         """Returns `fn(cursor)` run once the file exists (0600, WAL mode), in a write transaction."""
+        if not self.path.exists():
+            self.forget()
         private_dir(self.path.parent)
         os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))
         os.chmod(self.path, 0o600)
-        self.local.conn = None                       # a file deleted under an open connection is not this one
         self.connection().execute("PRAGMA journal_mode=WAL")
         return self.transact(fn, write=True)
+
+    def forget(self) -> None:
+        """Closes every connection of this process to the file: it was deleted, and SQLite would take a new file
+        that reuses its inode number for the deleted one still open (their locks and shared memory mixed)."""
+        with self.lock:
+            busy = [c for c in self.opened if c.in_transaction]     # another thread's: it fails on its own
+            for conn in self.opened:
+                if conn not in busy:
+                    conn.close()
+            self.opened, self.epoch = busy, self.epoch + 1
 
     def exists(self) -> bool:
         return self.path.exists()
