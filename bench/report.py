@@ -205,7 +205,8 @@ def store(r: dict) -> str:
                     + f" ms ({cost[kind]['ratio_100k_to_1k']}×)" for kind in ("files", "sqlite", "postgres"))
     sizes = " / ".join(f"{n // 1000}k" for n in r["sizes"])
     writers = ", ".join(f"{kind} {t['writes_per_s']}/s" for kind, t in r["throughput"].items())
-    added = ", ".join(f"{kind} {s['p50_recording_ms']} ms" for kind, s in r["search"].items())
+    added = ", ".join(f"{kind} {s['p50_recording_ms']} ms (search p50 {s['p50_total_off_ms']} → {s['p50_total_on_ms']} "
+                      f"ms with feedback on)" for kind, s in r["search"].items())
     return (f"p50 of one query's feedback write after {sizes} logged queries (files and PostgreSQL fsync each "
             f"write, SQLite survives a killed process, not a power cut): {per}; "
             f"{r['throughput']['sqlite']['writers']} concurrent writers: {writers}; recording a query in search(): "
