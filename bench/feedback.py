@@ -293,7 +293,8 @@ def latency(limit: int = 0) -> dict:
 
 def store_sizes(view, pairs, vectors, last_fit) -> dict:
     """Returns the on-disk and in-memory sizes of the learned stores for all pairs, and the lazy build time."""
-    from orchestration.feedback.confirmations import Confirmations, put_vector
+    from orchestration.feedback.confirmations import Confirmations
+    from orchestration.feedback.store.rows import put_vector
     from orchestration.learning import build_learned
     from skills.store.learned import LearnedParams
 

@@ -123,7 +123,7 @@ class DatabaseStores:
         self.loop = FeedbackLoop(FeedbackConfig(), folder)
 
     def preload(self, n: int) -> None:
-        from orchestration.feedback.confirmations import put_confirmations
+        from orchestration.feedback.store.rows import put_confirmations
 
         def fill(tx) -> None:
             for i in range(n):

@@ -215,7 +215,7 @@ def test_adaptive_routing_uses_samples_then_score_and_explores_deterministically
                          "q")[0] == options[0]
     assert [explorer.routing.pick("compare", options, stats, q) for q in "ab"] == [explorer.routing.pick("compare", options, stats, q)
                                                                          for q in "ab"]
-    from orchestration.feedback.routing import add_runs
+    from orchestration.feedback.store.rows import add_runs
 
     loop.store.write(lambda tx: [add_runs(tx, "compare", s, r["total"], r["success"], r["latency_ms"], r["cost"])
                                  for s, r in stats.items()])

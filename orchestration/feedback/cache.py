@@ -19,6 +19,7 @@ from typing import Any, Mapping, Optional
 from lambdarag import User
 
 from .store import FeedbackStore, Tx, now
+from .store.rows import CLOCK, cache_counts, cache_entries, put_count, put_entry
 
 
 def normalise(query: str) -> str:
@@ -80,41 +81,14 @@ class QueryCache:
 
     def entries(self) -> dict[str, dict[str, Any]]:
         """Returns the cached entries by key, least recently used first."""
-        rows = self.store.read(lambda tx: tx.all("SELECT key, version, used, hits, query, scope, result FROM "
-                                                 "cache_entries WHERE ns = ? ORDER BY recency", tx.ns))
-        return {k: {"query": q, "scope": s, "version": v, "used": u, "hits": int(h), "result": json.loads(r)}
-                for k, v, u, h, q, s, r in rows}
+        return self.store.read(cache_entries)
 
     def counts(self) -> dict[str, int]:
         """Returns how often each key was answered, least recently counted first."""
-        rows = self.store.read(lambda tx: tx.all("SELECT key, count FROM cache_counts WHERE ns = ? "
-                                                 "ORDER BY touched", tx.ns))
-        return {k: int(n) for k, n in rows}
+        return self.store.read(cache_counts)
 
     def __len__(self) -> int:
         return int(self.store.read(lambda tx: tx.one("SELECT COUNT(*) FROM cache_entries WHERE ns = ?", tx.ns))[0])
-
-
-CLOCK = "cache_clock"
-"""The counter that orders cache rows by recency (exactly, where times tie)."""
-
-
-def put_count(tx: Tx, key: str, n: int, recency: Optional[int] = None) -> int:
-    """Returns the answer count of `key` after adding `n` to it (and making it the most recently counted, or
-    placing it at `recency`)."""
-    return int(tx.one("INSERT INTO cache_counts (ns, key, count, touched) VALUES (?, ?, ?, ?) ON CONFLICT (ns, key) "
-                      "DO UPDATE SET count = cache_counts.count + excluded.count, touched = excluded.touched "
-                      "RETURNING count", tx.ns, key, n, tx.bump(CLOCK) if recency is None else recency)[0])
-
-
-def put_entry(tx: Tx, key: str, entry: Mapping[str, Any], recency: Optional[int] = None) -> None:
-    """Stores a cache entry as the most recently used (or at `recency`)."""
-    tx.run("INSERT INTO cache_entries (ns, key, version, used, recency, hits, query, scope, result) "
-           "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (ns, key) DO UPDATE SET version = excluded.version, "
-           "used = excluded.used, recency = excluded.recency, hits = excluded.hits, query = excluded.query, "
-           "scope = excluded.scope, result = excluded.result", tx.ns, key, entry["version"], entry["used"],
-           tx.bump(CLOCK) if recency is None else recency, int(entry.get("hits", 0)), entry["query"], entry["scope"],
-           json.dumps(entry["result"], ensure_ascii=False, default=str))
 
 
 def trim(tx: Tx, table: str, order: str, keep: int) -> None:

@@ -37,12 +37,9 @@ from lambdarag.errors import LambdaRAGError
 from skills.store.learned import LearnedParams, Pair
 
 from .store import FeedbackStore, Tx, now, open_store
+from .store.rows import CONFIRMATION, put_confirmation, put_vector, stored_vectors
 
 ORIGIN_WEIGHT = {"qrels": 1.0, "confirm": 1.0, "reject": -1.0, "answer": 0.5}
-
-
-KIND = "confirmation"
-VECTOR_BATCH = 500           # question vectors read per statement
 
 
 class Confirmations:
@@ -59,21 +56,21 @@ class Confirmations:
         return item
 
     def items(self) -> dict[str, dict[str, Any]]:
-        return self.store.read(lambda tx: tx.items(KIND))
+        return self.store.read(lambda tx: tx.items(CONFIRMATION))
 
     def __contains__(self, item_id: str) -> bool:
-        return self.store.read(lambda tx: tx.item(KIND, item_id)) is not None
+        return self.store.read(lambda tx: tx.item(CONFIRMATION, item_id)) is not None
 
     def revert(self, item_id: str) -> dict[str, Any]:
         """Returns the item after marking it reverted: its pairs stop counting from the next query on."""
         def change(tx: Tx) -> dict[str, Any]:
-            item = tx.item(KIND, item_id, lock=True)
+            item = tx.item(CONFIRMATION, item_id, lock=True)
             if item is None:
                 raise LambdaRAGError(f"feedback revert: no confirmation {item_id!r}")
             if item["reverted"]:
                 raise LambdaRAGError(f"feedback revert: confirmation {item_id!r} was already reverted")
             item.update(reverted=True, reverted_at=now())
-            tx.put_item(KIND, item_id, item, "reverted")
+            tx.put_item(CONFIRMATION, item_id, item, "reverted")
             tx.bump("changes")
             tx.bump("generation")
             return item
@@ -81,7 +78,7 @@ class Confirmations:
 
     def pairs(self) -> list[Pair]:
         """Returns the live pairs, oldest item first."""
-        live = sorted(self.store.read(lambda tx: tx.items(KIND, "live")).values(), key=lambda i: i["time"])
+        live = sorted(self.store.read(lambda tx: tx.items(CONFIRMATION, "live")).values(), key=lambda i: i["time"])
         return [Pair(p["query"], tuple(p["chunks"]), float(i["weight"])) for i in live for p in i["pairs"]]
 
     def params(self) -> LearnedParams:
@@ -128,38 +125,6 @@ def new_item(origin: str, pairs: Iterable[tuple[str, Sequence[str]]], *, scope: 
         raise LambdaRAGError(f"feedback {origin}: no (question, chunks) pair to confirm")
     return {"id": f"{origin}-{uuid.uuid4().hex[:10]}", "origin": origin, "weight": ORIGIN_WEIGHT[origin],
             "time": now(), "scope": scope, "query_id": query_id, "pairs": kept, "reverted": False}
-
-
-def put_confirmation(tx: Tx, item: Mapping[str, Any]) -> None:
-    """Stores a confirmation item and counts the change (an explicit one, unless its origin is ``answer``)."""
-    put_confirmations(tx, [item])
-
-
-def put_confirmations(tx: Tx, items: Sequence[Mapping[str, Any]]) -> None:
-    """Stores confirmation items in order and counts the changes, each counter updated once."""
-    tx.put_items(KIND, [(i["id"], dict(i), "reverted" if i["reverted"] else "live") for i in items])
-    tx.bump("changes", len(items))
-    explicit = sum(1 for i in items if i["origin"] != "answer")
-    if explicit:
-        tx.bump("generation", explicit)
-
-
-def stored_vectors(store: FeedbackStore, keys: Sequence[str]) -> dict[str, np.ndarray]:
-    """Returns the stored question vectors of `keys` (digest → float32 vector); absent keys are left out."""
-    def read(tx: Tx) -> dict[str, np.ndarray]:
-        out = {}
-        for i in range(0, len(keys), VECTOR_BATCH):
-            batch = keys[i:i + VECTOR_BATCH]
-            marks = ", ".join("?" * len(batch))
-            for key, data in tx.all(f"SELECT key, data FROM vectors WHERE ns = ? AND key IN ({marks})", tx.ns, *batch):
-                out[key] = np.frombuffer(bytes(data), dtype=np.float32).copy()
-        return out
-    return store.read(read)
-
-
-def put_vector(tx: Tx, key: str, vector: np.ndarray) -> None:
-    tx.run("INSERT INTO vectors (ns, key, data) VALUES (?, ?, ?) ON CONFLICT (ns, key) DO NOTHING", tx.ns, key,
-           np.asarray(vector, dtype=np.float32).tobytes())
 
 
 def embed_batches(embedder: Any, texts: Sequence[str], batch: int = 32) -> np.ndarray:

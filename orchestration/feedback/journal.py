@@ -32,11 +32,11 @@ from skills.wiki import page_file, render_page
 from ..knowledge import KnowledgeBase
 from .cache import normalise
 from .store import FeedbackStore, Tx, now
+from .store.rows import WRITEBACK
 
 EXTRACTOR_CONFIDENCE = {"rule": 0.6, "llm": 0.5}
 """Confidence of a learned relation by extractor: below compiled facts (1.0), so graph walks prefer those."""
 WIKI_PAGES = ("entities/", "analyses/")     # citation sources that are wiki pages, not corpus documents
-KIND = "writeback"
 LOCK_TIMEOUT = 60.0
 FUNCTION_WORDS = frozenset("由 都 对 在 将 被 和 与 及 规定 应当 负责 依照 根据 依法 实施".split())
 
@@ -89,7 +89,7 @@ class WriteBackJournal:
                 "relations": relations, "pages": [page_file(n) for n in pages],
                 "analysis": analysis.relative_to(wiki_dir).as_posix() if created else None,
                 "wiki_dir": str(wiki_dir), "reverted": False}
-        self.store.write(lambda tx: tx.put_item(KIND, query_id, item, "live"))
+        self.store.write(lambda tx: tx.put_item(WRITEBACK, query_id, item, "live"))
         return item
 
     @staticmethod
@@ -132,10 +132,10 @@ class WriteBackJournal:
 
     def items(self) -> dict[str, dict[str, Any]]:
         """Returns every learned item by id (reverted ones included, marked)."""
-        return self.store.read(lambda tx: tx.items(KIND))
+        return self.store.read(lambda tx: tx.items(WRITEBACK))
 
     def item(self, item_id: str) -> dict[str, Any]:
-        item = self.store.read(lambda tx: tx.item(KIND, item_id))
+        item = self.store.read(lambda tx: tx.item(WRITEBACK, item_id))
         if item is None:
             known = ", ".join(sorted(self.items())) or "none"
             raise LambdaRAGError(f"feedback: no learned item {item_id!r}; known: {known}")
@@ -159,7 +159,7 @@ class WriteBackJournal:
             if self.kb is not None and self.kb.wiki_dir == wiki_dir:
                 self.kb.wiki = WikiStore(wiki_dir)
         item.update(reverted=True, reverted_at=now(), removed=removed)
-        self.store.write(lambda tx: tx.put_item(KIND, item_id, item, "reverted"))
+        self.store.write(lambda tx: tx.put_item(WRITEBACK, item_id, item, "reverted"))
         return item
 
 

@@ -17,6 +17,7 @@ from lambdarag import State
 from skills.sentences import keywords
 
 from .store import FeedbackStore, Tx
+from .store.rows import add_evidence, synonym_terms
 
 SYNONYMS_PER_TERM = 3
 
@@ -29,12 +30,7 @@ class Lexicon:
 
     def terms(self) -> dict[str, dict[str, int]]:
         """Returns term → {synonym: evidence count}."""
-        rows = self.store.read(lambda tx: tx.all("SELECT term, alt, count FROM synonyms WHERE ns = ? "
-                                                 "ORDER BY term, alt", tx.ns))
-        out: dict[str, dict[str, int]] = {}
-        for term, alt, n in rows:
-            out.setdefault(term, {})[alt] = int(n)
-        return out
+        return self.store.read(synonym_terms)
 
     def synonyms(self, min_count: int = 1) -> dict[str, list[str]]:
         """Returns the learned synonym map term → [synonyms], strongest first (what `query_expand` reads)."""
@@ -69,12 +65,6 @@ class Lexicon:
                     pairs.setdefault(term, {}).update(alts)
         if pairs:
             self.add(pairs, "answers")
-
-
-def add_evidence(tx: Tx, term: str, alt: str, n: int) -> None:
-    """Adds `n` to the evidence that `alt` is a synonym of `term` (one upsert)."""
-    tx.run("INSERT INTO synonyms (ns, term, alt, count) VALUES (?, ?, ?, ?) ON CONFLICT (ns, term, alt) "
-           "DO UPDATE SET count = synonyms.count + excluded.count", tx.ns, term, alt, n)
 
 
 def variant_pairs(original: str, variant: str, most: int = 2) -> dict[str, dict[str, int]]:

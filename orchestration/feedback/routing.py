@@ -18,7 +18,8 @@ from typing import Mapping, Sequence
 
 from ..config import QUERY_TYPES, AgentConfig, FeedbackConfig
 from ..router import candidates
-from .store import FeedbackStore, Tx
+from .store import FeedbackStore
+from .store.rows import add_runs, routing_table
 
 WEIGHTS = (0.7, 0.2, 0.1)   # success, speed, cost in the routing score (see the module docstring)
 
@@ -59,22 +60,7 @@ class RoutingStats:
 
     def table(self) -> dict[str, dict[str, dict[str, float]]]:
         """Returns query type → strategy → {total, success, latency_ms, cost}."""
-        rows = self.store.read(lambda tx: tx.all("SELECT query_type, strategy, total, success, latency_ms, cost "
-                                                 "FROM routing WHERE ns = ? ORDER BY query_type, strategy", tx.ns))
-        out: dict[str, dict[str, dict[str, float]]] = {}
-        for query_type, strategy, total, success, latency, cost in rows:
-            out.setdefault(query_type, {})[strategy] = {"total": int(total), "success": int(success),
-                                                        "latency_ms": float(latency), "cost": float(cost)}
-        return out
-
-
-def add_runs(tx: Tx, query_type: str, strategy: str, total: int, success: int, latency: float, cost: float) -> None:
-    """Adds runs of `strategy` for `query_type` to the statistics (one upsert)."""
-    tx.run("INSERT INTO routing (ns, query_type, strategy, total, success, latency_ms, cost) "
-           "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (ns, query_type, strategy) DO UPDATE SET "
-           "total = routing.total + excluded.total, success = routing.success + excluded.success, "
-           "latency_ms = routing.latency_ms + excluded.latency_ms, cost = routing.cost + excluded.cost",
-           tx.ns, query_type, strategy, total, success, float(latency), float(cost))
+        return self.store.read(routing_table)
 
 
 def routing_scores(runs: Mapping[tuple[str, ...], Mapping[str, float]]) -> dict[tuple[str, ...], float]:

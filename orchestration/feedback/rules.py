@@ -9,6 +9,7 @@ from typing import Any, Mapping, Optional
 from skills.sentences import keywords
 
 from .store import FeedbackStore, Tx, now
+from .store.rows import RULE, add_observation, put_rule
 
 RULE_AGREEMENT = 0.9        # share of LLM classifications of a keyword that must agree before it becomes a rule
 
@@ -21,7 +22,7 @@ class RuleBook:
 
     def all(self) -> list[dict[str, Any]]:
         """Returns the stored rules with their provenance, in the order they are tried."""
-        return list(self.store.read(lambda tx: tx.items(KIND)).values())
+        return list(self.store.read(lambda tx: tx.items(RULE)).values())
 
     def rules(self) -> list[dict[str, str]]:
         """Returns the learned classification rules as the classify skill takes them: [{pattern, type}]."""
@@ -63,7 +64,7 @@ class RuleBook:
                 total, top = sum(counts.values()), counts[kind]
                 pattern = re.escape(w)
                 if top >= need and top / total >= RULE_AGREEMENT and learned is None \
-                        and tx.item(KIND, pattern) is None:
+                        and tx.item(RULE, pattern) is None:
                     learned = {"pattern": pattern, "type": kind, "origin": "llm", "query": query, "time": now(),
                                "evidence": int(top)}
                     put_rule(tx, learned, first=False)
@@ -71,16 +72,3 @@ class RuleBook:
         return self.store.write(change)
 
 
-KIND = "rule"
-
-
-def put_rule(tx: Tx, rule: dict[str, Any], first: bool) -> None:
-    """Stores `rule` (replacing one of the same pattern) before every rule (`first`) or after them."""
-    pos = tx.bump("pos:rule")
-    tx.put_item(KIND, rule["pattern"], rule, "live", pos=-pos if first else pos)
-
-
-def add_observation(tx: Tx, word: str, query_type: str, n: int) -> None:
-    tx.run("INSERT INTO observations (ns, word, query_type, count) VALUES (?, ?, ?, ?) ON CONFLICT "
-           "(ns, word, query_type) DO UPDATE SET count = observations.count + excluded.count", tx.ns, word,
-           query_type, n)

@@ -37,13 +37,13 @@ from lambdarag.state import PUBLIC
 
 from ..config import VoteConfig
 from .cache import normalise, scope_of
-from .confirmations import KIND as CONFIRMATION, ORIGIN_WEIGHT, Confirmations, new_item, put_confirmation
+from .confirmations import ORIGIN_WEIGHT, Confirmations, new_item
 from .store import FeedbackStore, Log, Tx, now
+from .store.rows import CONFIRMATION, VOTE, add_attempt, put_confirmation
 
 SHOWN_HITS = 12
 """How many of an answer's hits count as shown to its caller (the demo page's evidence list)."""
 VERDICTS = ("confirm", "reject")
-KIND = "vote"
 
 
 @dataclass(frozen=True)
@@ -96,7 +96,7 @@ class Votes:
                 "source": voter.source, "user": voter.user.id, "scope": record.get("scope", ""),
                 "trusted": voter.operator or self.trusts(voter.user), "time": now(),
                 "status": "pending", "confirmation": None}
-        self.store.write(lambda tx: tx.put_item(KIND, vote["id"], vote, vote["status"]))
+        self.store.write(lambda tx: tx.put_item(VOTE, vote["id"], vote, vote["status"]))
         agreeing = [vote] if voter.operator else self.agreeing(vote)
         return self.apply(agreeing, by="operator" if voter.operator else "agreement")[vote["id"]] if agreeing \
             else vote
@@ -133,15 +133,15 @@ class Votes:
 
     def pending(self) -> list[dict[str, Any]]:
         """Returns the votes waiting for review, oldest first."""
-        return sorted(self.store.read(lambda tx: tx.items(KIND, "pending")).values(), key=lambda v: v["time"])
+        return sorted(self.store.read(lambda tx: tx.items(VOTE, "pending")).values(), key=lambda v: v["time"])
 
     def get(self, vote_id: str) -> Optional[dict[str, Any]]:
         """Returns the vote `vote_id`, or None."""
-        return self.store.read(lambda tx: tx.item(KIND, vote_id))
+        return self.store.read(lambda tx: tx.item(VOTE, vote_id))
 
     def all(self) -> dict[str, dict[str, Any]]:
         """Returns every vote by id, in the order cast."""
-        return self.store.read(lambda tx: tx.items(KIND))
+        return self.store.read(lambda tx: tx.items(VOTE))
 
     def approve(self, vote_id: str) -> dict[str, Any]:
         """Returns the pending vote `vote_id` after applying it (an operator's review)."""
@@ -156,7 +156,7 @@ class Votes:
         first = votes[0]
 
         def change(tx: Tx) -> dict[str, dict[str, Any]]:
-            current = {v["id"]: tx.item(KIND, v["id"], lock=True) for v in votes}
+            current = {v["id"]: tx.item(VOTE, v["id"], lock=True) for v in votes}
             if any(v is None or v["status"] != "pending" for v in current.values()):
                 raise FeedbackRefused(f"feedback: vote {first['id']!r} is no longer pending")
             item_id = live_confirmation(tx, first) if by == "agreement" else None
@@ -167,7 +167,7 @@ class Votes:
                 item_id = item["id"]
             for vote in current.values():
                 vote.update(status="applied", confirmation=item_id, applied_by=by, applied=now())
-                tx.put_item(KIND, vote["id"], vote, "applied")
+                tx.put_item(VOTE, vote["id"], vote, "applied")
             return current
         return self.store.write(change)
 
@@ -175,17 +175,13 @@ class Votes:
 def live_confirmation(tx: Tx, vote: Mapping[str, Any]) -> Optional[str]:
     """Returns the live confirmation an earlier agreement on the same question, chunk and verdict made, if any:
     the same voters agreeing again must not stack a second item of the same pair."""
-    for v in tx.items(KIND, "applied").values():
+    for v in tx.items(VOTE, "applied").values():
         if v["chunk"] == vote["chunk"] and v["verdict"] == vote["verdict"] and \
                 normalise(v["question"]) == normalise(vote["question"]):
             item = tx.item(CONFIRMATION, v.get("confirmation") or "")
             if item is not None and not item["reverted"]:
                 return v["confirmation"]
     return None
-
-
-def add_attempt(tx: Tx, source: str, moment: float) -> None:
-    tx.run("INSERT INTO attempts (ns, source, time) VALUES (?, ?, ?)", tx.ns, source, float(moment))
 
 
 def weight_of(vote: Mapping[str, Any]) -> Optional[float]:

@@ -19,6 +19,9 @@ from lambdarag.errors import StoreCorrupt
 from skills.store.files import private_dir, write_text
 
 from .base import LOGS, FeedbackStore, Tx
+from .rows import (CLOCK, CONFIRMATION, RULE, VOTE, WRITEBACK, add_attempt, add_evidence, add_observation, add_runs,
+                   cache_counts, cache_entries, put_confirmations, put_count, put_entry, put_rule, put_vector,
+                   routing_table, stored_vectors, synonym_terms)
 
 JSONL = {log: f"{log}.jsonl" for log in LOGS}
 DOCUMENTS = ("query_cache.json", "confirmations.json", "votes.json", "learned.json", "routing_stats.json",
@@ -59,14 +62,6 @@ def json_document(path: Path) -> dict[str, Any]:
 
 def import_folder(tx: Tx, directory: Path) -> dict[str, Any]:
     """Returns what was imported (rows per file, torn lines per log) after writing the old files of `directory`."""
-    from ..cache import CLOCK, put_count, put_entry
-    from ..confirmations import put_confirmations, put_vector
-    from ..journal import KIND as WRITEBACK
-    from ..lexicon import add_evidence
-    from ..routing import add_runs
-    from ..rules import add_observation, put_rule
-    from ..votes import KIND as VOTE, add_attempt
-
     rows: dict[str, int] = {}
     torn: dict[str, int] = {}
     for log, name in JSONL.items():
@@ -121,14 +116,6 @@ def import_folder(tx: Tx, directory: Path) -> dict[str, Any]:
 
 def export_folder(store: FeedbackStore, out: Path) -> list[Path]:
     """Returns the files written to `out`: the store's state in the old JSON/JSONL files' form."""
-    from ..cache import QueryCache
-    from ..confirmations import KIND as CONFIRMATION
-    from ..journal import KIND as WRITEBACK
-    from ..lexicon import Lexicon
-    from ..routing import RoutingStats
-    from ..rules import KIND as RULE
-    from ..votes import KIND as VOTE
-
     private_dir(out)
     written = []
     for log, name in JSONL.items():
@@ -154,16 +141,13 @@ def export_folder(store: FeedbackStore, out: Path) -> list[Path]:
                 "learned_generation.json": {"generation": tx.counter("generation")},
                 "synonym_map.json": {"origins": origins}}
     docs = store.read(state)
-    cache = QueryCache(store, 1, 1)
-    docs["query_cache.json"] = {"counts": cache.counts(), "entries": cache.entries()}
-    docs["routing_stats.json"] = {"types": RoutingStats(store, None).table()}    # type: ignore[arg-type]
-    docs["synonym_map.json"]["terms"] = Lexicon(store).terms()
+    docs["query_cache.json"] = {"counts": store.read(cache_counts), "entries": store.read(cache_entries)}
+    docs["routing_stats.json"] = {"types": store.read(routing_table)}
+    docs["synonym_map.json"]["terms"] = store.read(synonym_terms)
     for name in DOCUMENTS:
         written.append(write(out / name, json.dumps(docs[name], ensure_ascii=False, indent=1) + "\n"))
     keys = [k for k, in store.read(lambda tx: tx.all("SELECT key FROM vectors WHERE ns = ? ORDER BY key", tx.ns))]
     if keys:
-        from ..confirmations import stored_vectors
-
         path = out / VECTORS
         with path.open("wb") as f:
             np.savez(f, **stored_vectors(store, keys))
