@@ -87,6 +87,8 @@ class Engine(Protocol):
 
     def describe(self) -> str: ...
 
+    def exists(self) -> bool: ...   # whether the database is still there (an SQLite file can be deleted)
+
 
 class Tx:
     """One transaction on the store of one namespace: SQL written with ``?`` markers, and the shared row kinds."""
