@@ -139,6 +139,20 @@ def test_a_vote_another_server_applied_meanwhile_is_not_applied_twice(engine, tm
     assert len(loop.confirmations.items()) == 1 and loop.votes.pending() == []
 
 
+def test_an_agreement_two_requests_apply_at_once_is_applied_once_and_answered_as_applied(engine, tmp_path):
+    loop = loop_at(tmp_path)
+    votes = [{"id": f"vote-{n}", "query_id": f"q{n}", "question": "甲问题", "chunk": "c1", "verdict": "confirm",
+              "source": f"web:{n}", "user": "-", "scope": "|0", "trusted": False, "time": f"t{n}",
+              "status": "pending", "confirmation": None} for n in (1, 2)]
+    for v in votes:
+        loop.store.write(lambda tx, v=v: tx.put_item("vote", v["id"], v, "pending"))
+    first = loop.votes.apply(votes, by="agreement")                 # one request applies both
+    second = Votes(open_store(tmp_path), VoteConfig(), Confirmations(tmp_path)).apply(votes, by="agreement")
+    assert {v["status"] for v in [*first.values(), *second.values()]} == {"applied"}
+    assert second["vote-2"]["confirmation"] == first["vote-1"]["confirmation"]
+    assert len(loop.confirmations.items()) == 1
+
+
 def test_namespaces_keep_two_feedback_folders_apart(engine, tmp_path):
     a, b = loop_at(tmp_path / "a"), loop_at(tmp_path / "b")
     a.log.append({"query_id": "q1"})

@@ -152,20 +152,24 @@ class Votes:
 
     def apply(self, votes: list[Mapping[str, Any]], by: str) -> dict[str, dict[str, Any]]:
         """Returns `votes` (by id) after turning them into one confirmation item of their question and chunk, in
-        one transaction: a vote another server applied meanwhile is refused rather than applied twice."""
+        one transaction. Votes another request applied meanwhile are left as they are: an operator's approval of
+        one is refused, and an agreement that another request already applied is returned as applied."""
         first = votes[0]
 
         def change(tx: Tx) -> dict[str, dict[str, Any]]:
-            current = {v["id"]: tx.item(VOTE, v["id"], lock=True) for v in votes}
-            if any(v is None or v["status"] != "pending" for v in current.values()):
+            current = {v["id"]: tx.item(VOTE, v["id"], lock=True) for v in sorted(votes, key=lambda v: v["id"])}
+            pending = [v for v in current.values() if v is not None and v["status"] == "pending"]
+            if by == "operator" and len(pending) < len(votes):
                 raise FeedbackRefused(f"feedback: vote {first['id']!r} is no longer pending")
+            if not pending:
+                return current
             item_id = live_confirmation(tx, first) if by == "agreement" else None
             if item_id is None:
                 item = new_item(first["verdict"], [(first["question"], [first["chunk"]])], scope=first["scope"],
                                 query_id=first["query_id"])
                 put_confirmation(tx, item)
                 item_id = item["id"]
-            for vote in current.values():
+            for vote in pending:
                 vote.update(status="applied", confirmation=item_id, applied_by=by, applied=now())
                 tx.put_item(VOTE, vote["id"], vote, "applied")
             return current
