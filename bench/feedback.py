@@ -293,9 +293,8 @@ def latency(limit: int = 0) -> dict:
 
 def store_sizes(view, pairs, vectors, last_fit) -> dict:
     """Returns the on-disk and in-memory sizes of the learned stores for all pairs, and the lazy build time."""
-    import numpy as np
-
     from orchestration.feedback.confirmations import Confirmations
+    from orchestration.feedback.store.rows import put_vector
     from orchestration.learning import build_learned
     from skills.store.learned import LearnedParams
 
@@ -303,12 +302,12 @@ def store_sizes(view, pairs, vectors, last_fit) -> dict:
     conf = Confirmations(home)
     conf.add("qrels", [(p.query, p.chunks) for p in pairs])
     conf.save_params(LearnedParams.from_dict(last_fit), last_fit["report"])
-    np.savez(conf.vectors_path, **{f"q{i}": v for i, v in enumerate(vectors)})
+    conf.store.write(lambda tx: [put_vector(tx, f"q{i}", v) for i, v in enumerate(vectors)])
     start = time.perf_counter()
     learned = build_learned(view, pairs, vectors, LearnedParams.from_dict(last_fit))
     built = time.perf_counter() - start
     sizes = {"pairs": len(pairs), "build_s": round(built, 2), **learned.size(),
-             "files_bytes": {p.name: p.stat().st_size for p in sorted(home.iterdir()) if p.suffix != ".lock"}}
+             "files_bytes": {p.name: p.stat().st_size for p in sorted(home.iterdir())}}
     shutil.rmtree(home)
     return sizes
 

@@ -199,6 +199,20 @@ def stream_latency(mode: str) -> Callable[[dict], str]:
     return fmt
 
 
+def store(r: dict) -> str:
+    cost = r["write_cost"]
+    per = "; ".join(f"{kind} " + " / ".join(f"{cost[kind][str(n)]['p50_ms']}" for n in r["sizes"])
+                    + f" ms ({cost[kind]['ratio_100k_to_1k']}×)" for kind in ("files", "sqlite", "postgres"))
+    sizes = " / ".join(f"{n // 1000}k" for n in r["sizes"])
+    writers = ", ".join(f"{kind} {t['writes_per_s']}/s" for kind, t in r["throughput"].items())
+    added = ", ".join(f"{kind} {s['p50_recording_ms']} ms (search p50 {s['p50_total_off_ms']} → {s['p50_total_on_ms']} "
+                      f"ms with feedback on)" for kind, s in r["search"].items())
+    return (f"p50 of one query's feedback write after {sizes} logged queries (files and PostgreSQL fsync each "
+            f"write, SQLite survives a killed process, not a power cut): {per}; "
+            f"{r['throughput']['sqlite']['writers']} concurrent writers: {writers}; recording a query in search(): "
+            f"{added}")
+
+
 ROWS: list[tuple[str, str, str, Callable[[dict], str]]] = [
     ("runner overhead", "runner", "bench/runner.py", runner),
     ("BM25 vs rank-bm25, STARD 58.6k articles", "retrieval", "bench/retrieval.py", bm25_speed),
@@ -240,6 +254,7 @@ ROWS: list[tuple[str, str, str, Callable[[dict], str]]] = [
     ("five question types, scripted 2 tokens/s model, default config", "slow-llm-60s", "bench/slow_llm.py", slow_llm),
     ("five question types, real SmolLM2-135M (llama.cpp, CPU), default config", "real-llm-60s", "bench/slow_llm.py",
      slow_llm),
+    ("feedback store: files before vs SQLite vs PostgreSQL", "store", "bench/store.py", store),
     ("streaming, offline: first evidence / first token / result", "stream", "bench/stream.py",
      stream_latency("offline")),
     ("streaming, scripted LLM at 40 tokens/s: first evidence / first token / result", "stream", "bench/stream.py",

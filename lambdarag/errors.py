@@ -103,6 +103,11 @@ class StoreCorrupt(LambdaRAGError):
     """A persisted store (e.g. wiki/relations.json) cannot be read; names the file and position. The file is left as is."""
 
 
+class StoreUnavailable(LambdaRAGError):
+    """The feedback store's database cannot be opened (PostgreSQL unreachable, psycopg not installed); names the
+    engine and what to fix."""
+
+
 class FeedbackRefused(LambdaRAGError):
     """A vote broke the feedback trust boundary (not an answer shown to this caller, a chunk it did not cite or show,
     a chunk the caller may not read); the message names the rule and echoes nothing the caller sent."""

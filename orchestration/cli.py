@@ -397,21 +397,24 @@ def app_factory(spec: str) -> Callable[..., Any]:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    """Serves a web app (default: the qademo demo, see --app) with uvicorn, after opening its index."""
+    """Serves a web app (default: the qademo demo, see --app) with uvicorn; its API answers once the index, models and
+    learned state are loaded (/ready), and answers 503 with Retry-After past server.maxInFlight requests."""
     import uvicorn
 
     from orchestration.http_limits import trusting
-    from orchestration.knowledge import warm_up
-    from orchestration.setup import open_index, providers, resolve_config
+    from orchestration.serving import Gate, warm_in_background
+    from orchestration.setup import open_index, resolve_config
 
     if not 0 < args.port < 65536:
         raise UsageError(f"--port {args.port} is not a TCP port (1-65535)")
     config = resolve_config(args.config)
     print(f"opening index {args.index or config.retrieval.index!r}…", file=sys.stderr)
-    embedder = providers(config)["embedder"]
-    warm_up(open_index(config, args.index, progress=True).index, embedder)
+    open_index(config, args.index, progress=True)   # a bad index: exit 2
+    print("listening; /ready answers 200 once models and the learned state are loaded", file=sys.stderr)
     create_app = app_factory(args.app)
-    app = trusting(create_app(config, args.index), config, args.host)
+    gate = Gate(create_app(config, args.index), config.server.max_in_flight, config.server.retry_after_seconds)
+    warm_in_background(gate, config, args.index)
+    app = trusting(gate, config, args.host)
     # proxy_headers off: uvicorn would otherwise take X-Forwarded-For from any local client as the source address,
     # so one client could pose as many sources and slip past the per-source vote rate limit
     uvicorn.run(app, host=args.host, port=args.port, log_level="info", proxy_headers=False)
@@ -479,7 +482,15 @@ def cmd_feedback(args: argparse.Namespace) -> int:
         if not (args.query and args.type):
             raise UsageError("feedback correct needs --query Q and --type T")
         rule = loop.rules.correct(args.query, args.type, args.pattern)
-        print(f"rule {rule['pattern']!r} → {rule['type']} saved to {loop.rules.store.path}")
+        print(f"rule {rule['pattern']!r} → {rule['type']} saved to {loop.store}")
+        return 0
+    if args.action == "export":
+        from orchestration.feedback.store.jsonfiles import export_folder
+
+        if not args.out:
+            raise UsageError("feedback export needs --out DIR (the folder for the JSON/JSONL files)")
+        for path in export_folder(loop.store, args.out):
+            print(path)
         return 0
     print(json.dumps(loop.stats(), ensure_ascii=False, indent=1))
     return 0
@@ -622,7 +633,7 @@ def parser() -> argparse.ArgumentParser:
     ck.add_argument("--config", default=argparse.SUPPRESS, type=Path, help="agent-config.yml to check")
     fb = sub.add_parser("feedback", help="inspect, revert and teach what the feedback loop learned")
     fb.add_argument("action", choices=["list", "show", "revert", "learn", "confirm", "reject", "review", "approve",
-                                       "fit", "correct", "stats"])
+                                       "fit", "correct", "stats", "export"])
     fb.add_argument("id", nargs="?", help="learned item or confirmation id for show / revert; QUERY_ID for "
                                           "confirm / reject; VOTE_ID for approve")
     fb.add_argument("chunk", nargs="?", help="confirm / reject: the CHUNK_ID the answer of QUERY_ID cited")
@@ -633,6 +644,7 @@ def parser() -> argparse.ArgumentParser:
     fb.add_argument("--type", choices=["fact", "compare", "relation", "synthesis", "temporal"],
                     help="correct: its right type")
     fb.add_argument("--pattern", help="correct: regex for the learned rule (default: the question itself)")
+    fb.add_argument("--out", type=Path, help="export: the folder to write the old JSON/JSONL files into")
     return p
 
 

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any, Literal, Optional, Union
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, ValidationInfo, field_validator
+from pydantic import (BaseModel, ConfigDict, Field, SecretStr, ValidationError, ValidationInfo, field_validator,
+                      model_validator)
 from pydantic.alias_generators import to_camel, to_snake
 
 from lambdarag.errors import ConfigError
@@ -182,6 +183,24 @@ class VoteConfig(Section):
     rate_window_seconds: float = Field(3600.0, gt=0)
 
 
+class StoreConfig(Section):
+    """Where the feedback loop keeps what it learns (`orchestration.feedback.store`): an SQLite file per knowledge
+    base under the data home, or one PostgreSQL database that several servers share ($LAMBDARAG_STORE_DSN, when
+    set, selects PostgreSQL over the default)."""
+
+    kind: Literal["sqlite", "postgres"] = "sqlite"
+    dsn: Optional[str] = None
+    """A libpq connection string (postgres only), e.g. ``postgresql://lambdarag@db/lambdarag``."""
+
+    @model_validator(mode="after")
+    def _dsn_for_postgres(self) -> "StoreConfig":
+        if self.kind == "postgres" and not self.dsn:
+            raise ValueError("orchestration.feedback.store: kind postgres needs a dsn")
+        if self.kind == "sqlite" and self.dsn:
+            raise ValueError("orchestration.feedback.store: dsn is for kind postgres; sqlite lives under the data home")
+        return self
+
+
 class FeedbackConfig(Section):
     enabled: bool = True
     min_sources: int = Field(2, ge=1)
@@ -192,6 +211,8 @@ class FeedbackConfig(Section):
     background_seconds: float = Field(120.0, gt=0)
     """Time limit of the LLM work (write-back fact extraction) run after a query's result is returned."""
     votes: VoteConfig = VoteConfig()
+    store: Optional[StoreConfig] = None
+    """None: $LAMBDARAG_STORE_DSN (PostgreSQL) when set, else SQLite."""
 
 
 class OrchestrationConfig(Section):
@@ -263,9 +284,12 @@ HOST_PATTERN = r"^(\*|(\*\.)?[A-Za-z0-9_.:\[\]-]+)$"
 
 class ServerConfig(Section):
     """What `lambdarag serve` answers: the Host names served besides the bound host, localhost and 127.0.0.1
-    (a name, ``*.example.org``, or ``*`` for any; `orchestration.http_limits`)."""
+    (a name, ``*.example.org``, or ``*`` for any; `orchestration.http_limits`), and how many API requests at once
+    before it answers 503 with Retry-After (`orchestration.serving`)."""
 
     trusted_hosts: list[str] = []
+    max_in_flight: int = Field(16, ge=1)
+    retry_after_seconds: int = Field(2, ge=1)
 
     @field_validator("trusted_hosts")
     @classmethod

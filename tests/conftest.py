@@ -116,9 +116,9 @@ def free_port() -> int:
 
 
 @contextmanager
-def serve_process(*args: str, timeout: float = 60, env: Optional[dict[str, str]] = None) -> Iterator[str]:
+def serve_process(*args: str, timeout: float = 120, env: Optional[dict[str, str]] = None) -> Iterator[str]:
     """Yields the URL of a `lambdarag serve` child process (extra CLI `args`, `env` over this environment) once
-    its /api/info answers."""
+    its /ready answers 200 (it is warm)."""
     import httpx
 
     port = free_port()
@@ -131,12 +131,51 @@ def serve_process(*args: str, timeout: float = 60, env: Optional[dict[str, str]]
         while True:
             assert proc.poll() is None, proc.stderr.read()
             try:
-                httpx.get(f"{url}/api/info", timeout=2)
-                break
+                if httpx.get(f"{url}/ready", timeout=2).status_code == 200:
+                    break
             except httpx.TransportError:
-                assert time.monotonic() < deadline, f"lambdarag serve did not answer within {timeout:.0f} s"
-                time.sleep(0.2)
+                pass
+            assert time.monotonic() < deadline, f"lambdarag serve was not ready within {timeout:.0f} s"
+            time.sleep(0.2)
         yield url
     finally:
         proc.terminate()
         proc.wait(timeout=20)
+
+
+@pytest.fixture(scope="session")
+def pg_server(tmp_path_factory) -> Iterator[str]:
+    """Yields the DSN of a PostgreSQL server the tests may create databases in: $LAMBDARAG_TEST_PG_DSN, else a
+    throwaway cluster in a temporary folder when the server binaries are installed. Without either the test skips
+    with the reason, and fails when CI is set (CI installs PostgreSQL: .ci/run)."""
+    from tests import pg_cluster
+
+    given = os.environ.get(pg_cluster.DSN_ENV)
+    if given:
+        yield given
+        return
+    if pg_cluster.binaries() is None:
+        reason = f"needs PostgreSQL: set {pg_cluster.DSN_ENV} or install it (apt-get install postgresql)"
+        if os.environ.get("CI"):
+            pytest.fail(f"CI is set and the test {reason}", pytrace=False)
+        pytest.skip(reason)
+    folder = Path(f"/tmp/lambdarag-pg-{os.getpid()}")     # short: a unix socket path is at most 107 bytes
+    try:
+        yield pg_cluster.start(folder)
+    finally:
+        pg_cluster.stop(folder)
+
+
+@pytest.fixture
+def pg_database(pg_server) -> Iterator[str]:
+    """Yields the DSN of a new, empty database on `pg_server`, dropped after the test."""
+    import uuid
+
+    import psycopg
+
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(pg_server, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}")
+    yield psycopg.conninfo.make_conninfo(pg_server, dbname=name)
+    with psycopg.connect(pg_server, autocommit=True) as admin:
+        admin.execute(f"DROP DATABASE {name} WITH (FORCE)")

@@ -24,7 +24,7 @@ from orchestration.feedback import (FeedbackLoop, SynonymLearner, normalise,
 from orchestration.learning import open_learned
 from orchestration.lifecycle import unified_term
 from orchestration.search_unified import search
-from orchestration.feedback.files import JsonlLog, JsonStore
+from orchestration.feedback.store import open_store
 from tests.scripted_server import Reply
 
 BASE = yaml.safe_load(DEFAULT_CONFIG.read_text(encoding="utf-8"))
@@ -97,7 +97,7 @@ def test_cited_answer_is_written_back_with_provenance_and_revert_restores_exactl
 
     r = search(RELATION_Q, config=config)
     assert r.citations and r.query_id
-    item = json.loads((fb / "learned.json").read_text(encoding="utf-8"))["items"][r.query_id]
+    item = open_store(fb).read(lambda tx: tx.item("writeback", r.query_id))
     learned = {(x["head"], x["relation"], x["tail"]) for x in item["relations"]}
     assert ("国家海事管理机构", "主管", "船员条例") in learned
     rel = next(x for x in item["relations"] if x["head"] == "国家海事管理机构")
@@ -136,7 +136,7 @@ def test_a_failed_citation_check_or_too_few_sources_writes_nothing(kb):
               "answer": failed.answer, "latency_ms": {"total": 1.0}}
     learned = loop.record(result, failed)
     assert "write_back" not in learned and snapshot(wiki) == before and loop.journal.items() == {}
-    logged = JsonlLog(fb / "query_log.jsonl").records()
+    logged = open_store(fb).log("query_log").records()
     assert logged[-1]["success"] is False and logged[-1]["verdict"]["passed"] is False
 
 
@@ -161,7 +161,7 @@ def test_hot_queries_are_cached_per_permission_scope_and_version(kb):
     assert not other.from_cache
     (wiki / "relations.json").touch()            # a write-back or a recompile changes the knowledge version
     assert not search(COMPARE_Q, config=config).from_cache
-    log = JsonlLog(fb / "query_log.jsonl").records()
+    log = open_store(fb).log("query_log").records()
     assert [r["from_cache"] for r in log] == [False, False, True, False, False]
     assert log[0]["retrieval"] and log[0]["rerank_top5"] and log[0]["latency_ms"]["total"] > 0
 
@@ -215,12 +215,15 @@ def test_adaptive_routing_uses_samples_then_score_and_explores_deterministically
                          "q")[0] == options[0]
     assert [explorer.routing.pick("compare", options, stats, q) for q in "ab"] == [explorer.routing.pick("compare", options, stats, q)
                                                                          for q in "ab"]
-    loop.routing.store.update(lambda d: d.setdefault("types", {}).__setitem__("compare", stats))
+    from orchestration.feedback.store.rows import add_runs
+
+    loop.store.write(lambda tx: [add_runs(tx, "compare", s, r["total"], r["success"], r["latency_ms"], r["cost"])
+                                 for s, r in stats.items()])
     r = search(COMPARE_Q, config=config)
     assert r.strategy == "graph_retrieval"
-    logged = JsonlLog(fb / "query_log.jsonl").records()[-1]
+    logged = open_store(fb).log("query_log").records()[-1]
     assert logged["strategy"] == "graph_retrieval"
-    assert json.loads((fb / "routing_stats.json").read_text())["types"]["compare"]["graph_retrieval"]["total"] == 5
+    assert loop.routing.table()["compare"]["graph_retrieval"]["total"] == 5
 
 
 def test_a_correction_becomes_a_rule_the_classifier_uses(kb, capsys):
@@ -292,23 +295,22 @@ def test_empty_results_are_queued_as_wiki_gaps(kb):
     config, _ = make()
     r = search("zzqx wvvk", config=config)
     assert not r.hits
-    gaps = JsonlLog(fb / "gaps.jsonl").records()
+    gaps = open_store(fb).log("gaps").records()
     assert gaps[-1]["query"] == "zzqx wvvk" and gaps[-1]["query_id"] == r.query_id
 
 
-def test_stores_skip_a_torn_last_line_and_refuse_corrupt_json(tmp_path):
-    log = JsonlLog(tmp_path / "log.jsonl")
-    log.append({"a": 1})
-    with open(log.path, "ab") as f:
-        f.write(b'{"a": 2, "b"')              # what a crash in the middle of an append could leave
-    assert log.records() == [{"a": 1}]
-    store = JsonStore(tmp_path / "s.json")
-    store.update(lambda d: d.update(x=1))
-    assert store.read() == {"x": 1}
-    store.path.write_text("{not json", encoding="utf-8")
-    with pytest.raises(StoreCorrupt, match="s.json: not valid JSON"):
-        store.update(lambda d: d.update(x=2))
-    assert store.path.read_text(encoding="utf-8") == "{not json"
+def test_the_first_open_imports_old_files_once_skipping_a_torn_line_and_refusing_corrupt_json(tmp_path):
+    (tmp_path / "query_log.jsonl").write_bytes(b'{"query_id": "q1", "a": 1}\n{"query_id": "q2", "b"')   # a torn append
+    store = open_store(tmp_path)
+    assert store.log("query_log").records() == [{"query_id": "q1", "a": 1}]
+    assert store.read(lambda tx: tx.document("imported"))["torn"] == {"query_log": 1}
+    (tmp_path / "query_log.jsonl").write_text('{"query_id": "q3"}\n', encoding="utf-8")
+    assert [r["query_id"] for r in open_store(tmp_path).log("query_log")] == ["q1"]      # imported once
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "votes.json").write_text("{not json", encoding="utf-8")
+    with pytest.raises(StoreCorrupt, match="votes.json: not valid JSON"):
+        open_store(tmp_path / "bad")
+    assert (tmp_path / "bad" / "votes.json").read_text(encoding="utf-8") == "{not json"
 
 
 def test_show_of_an_unknown_item_names_the_known_ones(tmp_path):
@@ -350,7 +352,7 @@ def test_thumbs_on_a_citation_wait_for_review_then_approve_confirms_that_chunk_a
     assert r.json()["id"] in listed and chunk in listed and "untrusted" in listed
     assert main(["feedback", "approve", r.json()["id"], "--config", str(path)]) == 0
     loop = FeedbackLoop(config.orchestration.feedback, fb)
-    item_id = loop.votes.store.read()["votes"][r.json()["id"]]["confirmation"]
+    item_id = loop.votes.get(r.json()["id"])["confirmation"]
     item = loop.confirmations.items()[item_id]
     assert item["origin"] == "reject" and item["weight"] < 0
     assert item["query_id"] == view["query_id"] and item["pairs"][0]["chunks"] == [chunk]
@@ -396,9 +398,9 @@ def test_the_llm_side_of_learning_runs_after_the_result_in_the_background(kb, ll
     # the answer's own review (the route's Guard) is the only check in the foreground; learning adds none
     assert all("Guard.check" in s["path"] for s in spans if s["name"] == "citation_check")
     assert drain(60)
-    job = JsonlLog(fb / "background.jsonl").records()[-1]
+    job = open_store(fb).log("background").records()[-1]
     assert job["query_id"] == r.query_id and "error" not in job
     ran = {s["name"]: s for s in job["trace"]["spans"]}
     assert "answered HTTP 500" in ran["fact_extract"]["fallback"]
-    item = json.loads((fb / "learned.json").read_text(encoding="utf-8"))["items"][r.query_id]
+    item = open_store(fb).read(lambda tx: tx.item("writeback", r.query_id))
     assert ("国家海事管理机构", "主管", "船员条例") in {(x["head"], x["relation"], x["tail"]) for x in item["relations"]}

@@ -108,7 +108,7 @@ def test_ten_anonymous_confirmations_of_a_never_cited_chunk_are_all_refused_with
     made_up = vote(client, "q-made-up-id-123", poison)
     assert made_up.status_code == 400 and "made-up" not in made_up.json()["error"] and poison not in made_up.text
     loop = loop_of(config)
-    assert not loop.votes.store.read().get("votes") and not loop.confirmations.items()
+    assert not loop.votes.all() and not loop.confirmations.items()
     for user in (PUBLIC, PORT):
         for query in (QUESTION, PARAPHRASE):
             top = [h["chunk_id"] for h in search(query, index=NAME, user=user, config=config).hits[:HEAD]]
@@ -244,7 +244,7 @@ def test_files_holding_answers_or_chunks_are_0600_in_0700_folders(setup, home):
     root = home / NAME
     held = [p for p in root.rglob("*") if p.is_file() and not p.name.endswith(".lock")]
     names = {p.name for p in held}
-    assert {"query_log.jsonl", "query_cache.json", "confirmations.json", "votes.json", "relations.json"} <= names
+    assert {"feedback.sqlite3", "relations.json"} <= names
     assert any(n.startswith("chunks.") for n in names) and any(p.parent.name == "entities" for p in held)
     assert {p.relative_to(root).as_posix(): oct(p.stat().st_mode & 0o777) for p in held
             if p.stat().st_mode & 0o077} == {}

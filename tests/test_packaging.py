@@ -31,7 +31,7 @@ def imported_modules() -> dict[str, str]:
 def test_every_runtime_import_is_declared():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     extras = project["optional-dependencies"]
-    declared = project["dependencies"] + extras["milvus"] + extras["otel"]
+    declared = project["dependencies"] + extras["milvus"] + extras["otel"] + extras["postgres"]
     names = {re.split(r"[<>=\[ ;]", d)[0].lower().replace("_", "-") for d in declared}
     dists = packages_distributions()
     missing = {}

@@ -13,7 +13,7 @@ from skills.store.records import Citation, Hit, RetrievalPlan
 from lambdarag.providers.llm import OpenAIChat
 from orchestration.config import FeedbackConfig
 from orchestration.feedback import FeedbackLoop
-from orchestration.feedback.files import JsonlLog
+from orchestration.feedback.store import open_store
 from orchestration.knowledge import KnowledgeBase
 from skills import build
 from domains.prc_statutes import StatuteProfile
@@ -134,7 +134,7 @@ def test_p1_an_instruction_in_a_document_is_never_written_back(tmp_path):
     assert any(r.relation == "主管" for r in extracted.relations)      # the claim alone would teach it
     loop.journal.write_back("q1", state, Context())
     assert not [r for r in loop.kb.graph.records() if r.relation == "主管"]
-    reasons = [r["reason"] for r in JsonlLog(tmp_path / "feedback" / "rejected.jsonl").records()]
+    reasons = [r["reason"] for r in open_store(tmp_path / "feedback").log("rejected")]
     assert any("主管" in r and "instruction" in r for r in reasons)
 
 
@@ -151,7 +151,7 @@ def test_p1_an_llm_relation_whose_cited_text_never_names_its_head_is_refused(tmp
     loop = learning_loop(tmp_path)
     loop.journal.write_back("q1", state, Context(llm=OpenAIChat(llm_server.url, "m", timeout=5)))
     assert loop.kb.graph.entity("交通运输部") is None and not list(loop.kb.graph.records())
-    reasons = [r["reason"] for r in JsonlLog(tmp_path / "feedback" / "rejected.jsonl").records()]
+    reasons = [r["reason"] for r in open_store(tmp_path / "feedback").log("rejected")]
     assert any("交通运输部" in r and "names" in r for r in reasons)
     prompts = [r["body"]["messages"][-1]["content"] for r in llm_server.script.requests]
     assert len(prompts) == 2 and "第一条 为了加强海上交通管理" in prompts[1]    # the entailment prompt shows the text

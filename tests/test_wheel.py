@@ -132,7 +132,7 @@ def test_the_wheel_answers_indexes_learns_and_serves_writing_only_in_its_data_ho
     assert mine["citations"] and mine["citations"][0]["source"] == "咖啡机/日常维护.md", mine["citations"]
     assert "三个月" in mine["answer"]
     installed.run("feedback", "confirm", mine["query_id"], mine["citations"][0]["chunk_id"], "--index", "mine")
-    assert (home / "mine" / "feedback" / "query_log.jsonl").is_file()
+    assert (home / "mine" / "feedback" / "feedback.sqlite3").is_file()
     served = serve(installed, "mine")
     assert served["citations"] and served["citations"][0]["source"] == "咖啡机/故障处理.md"
 
@@ -145,7 +145,8 @@ def test_the_wheel_answers_indexes_learns_and_serves_writing_only_in_its_data_ho
 
 
 def serve(installed: Installed, index: str) -> dict:
-    """Returns the demo server's JSON answer to one question, the server started from the wheel and stopped."""
+    """Returns the demo server's JSON answer to one question, the server started from the wheel (once /ready says it
+    is warm; 503 until then) and stopped."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -157,7 +158,7 @@ def serve(installed: Installed, index: str) -> dict:
         deadline = time.monotonic() + 300
         while True:
             try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/api/info", timeout=5).read()
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/ready", timeout=5).read()
                 break
             except OSError:
                 assert server.poll() is None and time.monotonic() < deadline, server.stderr.read()[-3000:] \

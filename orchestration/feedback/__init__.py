@@ -1,5 +1,5 @@
-"""The feedback loop (`loop`) and its stores, one job each: `cache`, `lexicon`, `rules`, `routing`, `journal`,
-`confirmations`."""
+"""The feedback loop (`loop`) and its parts, one job each: `cache`, `lexicon`, `rules`, `routing`, `journal`,
+`confirmations`, `votes`, all kept in one database (`store`: SQLite by default, PostgreSQL when shared)."""
 from .cache import normalise, scope_of  # noqa: F401
 from .journal import render_into  # noqa: F401
 from .lexicon import SynonymLearner, qrels_pairs, synonym_learner, variant_pairs  # noqa: F401

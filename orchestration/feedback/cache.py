@@ -1,7 +1,8 @@
 """The query cache: answers of hot queries, keyed by normalised query, permission scope and knowledge version.
 
-``query_cache.json``: a key is the normalised query, the asker's permission scope
-(departments + security level, never the user id) and the knowledge version, so a
+Rows of the feedback store (``cache_entries``, ``cache_counts``): a key is the
+normalised query, the asker's permission scope (departments + security level,
+never the user id) and the knowledge version, so a
 write-back, a re-index or a new rule makes old entries unreachable, and a user
 never gets an answer cached for a different scope. An answer is cached once its key
 has been answered ``cacheAfter`` times; at most ``cacheSize`` entries, least
@@ -10,15 +11,15 @@ recently used dropped first.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import unicodedata
-from collections import OrderedDict
-from pathlib import Path
 from typing import Any, Mapping, Optional
 
 from lambdarag import User
 
-from .files import JsonStore, now
+from .store import FeedbackStore, Tx, now
+from .store.rows import CLOCK, cache_counts, cache_entries, put_count, put_entry
 
 
 def normalise(query: str) -> str:
@@ -38,8 +39,8 @@ def scope_of(user: Optional[User]) -> str:
 class QueryCache:
     """Cached answers of one knowledge base (see the module docstring)."""
 
-    def __init__(self, path: Path, size: int, after: int) -> None:
-        self.store, self.size, self.after = JsonStore(path), size, after
+    def __init__(self, store: FeedbackStore, size: int, after: int) -> None:
+        self.store, self.size, self.after = store, size, after
 
     def key(self, query: str, user: Optional[User], version: str) -> str:
         raw = "\0".join((normalise(query), scope_of(user), version))
@@ -48,40 +49,52 @@ class QueryCache:
     def get(self, query: str, user: Optional[User], version: str) -> Optional[dict[str, Any]]:
         """Returns the cached result for this query, scope and version, or None (a hit refreshes its recency)."""
         key = self.key(query, user, version)
-        entry = self.store.read().get("entries", {}).get(key)
-        if entry is None:
-            return None
 
-        def touch(data: dict) -> None:
-            if key in data.get("entries", {}):
-                data["entries"][key]["used"] = now()
-                data["entries"][key]["hits"] = data["entries"][key].get("hits", 0) + 1
-        self.store.update(touch)
-        return entry["result"]
+        def hit(tx: Tx) -> Optional[dict[str, Any]]:
+            row = tx.one("UPDATE cache_entries SET used = ?, recency = ?, hits = hits + 1 WHERE ns = ? AND key = ? "
+                         "RETURNING result", now(), tx.bump(CLOCK), tx.ns, key)
+            return json.loads(row[0]) if row else None
+        if not self.store.read(lambda tx: tx.one("SELECT 1 FROM cache_entries WHERE ns = ? AND key = ?", tx.ns, key)):
+            return None            # a miss, the common case, takes no write lock
+        return self.store.write(hit)
 
     def remember(self, query: str, user: Optional[User], result: Mapping[str, Any],
                  version: str) -> bool:
-        """Counts one answer of this key and caches `result` once the count reaches cacheAfter; returns whether cached."""
-        key = self.key(query, user, version)
-        size, after = self.size, self.after
-        stored = {"value": False}
+        """Counts one answer of this key and caches `result` once the count reaches cacheAfter; returns whether cached.
 
-        def change(data: dict) -> None:
-            counts = OrderedDict(data.get("counts", {}))
-            counts[key] = counts.pop(key, 0) + 1
-            while len(counts) > 10 * size:
-                counts.popitem(last=False)
-            entries = {k: e for k, e in data.get("entries", {}).items() if e.get("version") == version}
-            if counts[key] >= after:
-                entries[key] = {"query": normalise(query), "scope": scope_of(user), "version": version,
-                                "used": now(), "hits": 0, "result": dict(result)}
-                stored["value"] = True
-            order = sorted(entries, key=lambda k: entries[k]["used"])
-            for k in order[:max(0, len(entries) - size)]:
-                del entries[k]
-            data["counts"], data["entries"] = dict(counts), entries
-        self.store.update(change)
-        return stored["value"]
+        Entries of other versions are dropped; at most ``size`` entries (least recently used go) and ``10 × size``
+        counts (least recently counted go) are kept.
+        """
+        key = self.key(query, user, version)
+
+        def change(tx: Tx) -> bool:
+            count = put_count(tx, key, 1)
+            trim(tx, "cache_counts", "touched", 10 * self.size)
+            tx.run("DELETE FROM cache_entries WHERE ns = ? AND version <> ?", tx.ns, version)
+            stored = count >= self.after
+            if stored:
+                put_entry(tx, key, {"query": normalise(query), "scope": scope_of(user), "version": version,
+                                    "used": now(), "hits": 0, "result": dict(result)})
+            trim(tx, "cache_entries", "recency", self.size)
+            return stored
+        return self.store.write(change)
+
+    def entries(self) -> dict[str, dict[str, Any]]:
+        """Returns the cached entries by key, least recently used first."""
+        return self.store.read(cache_entries)
+
+    def counts(self) -> dict[str, int]:
+        """Returns how often each key was answered, least recently counted first."""
+        return self.store.read(cache_counts)
 
     def __len__(self) -> int:
-        return len(self.store.read().get("entries", {}))
+        return int(self.store.read(lambda tx: tx.one("SELECT COUNT(*) FROM cache_entries WHERE ns = ?", tx.ns))[0])
+
+
+def trim(tx: Tx, table: str, order: str, keep: int) -> None:
+    """Deletes the rows of `table` (a cache table) beyond the `keep` most recent by `order`."""
+    extra = int(tx.one(f"SELECT COUNT(*) FROM {table} WHERE ns = ?", tx.ns)[0]) - keep
+    if extra > 0:
+        old = [k for k, in tx.all(f"SELECT key FROM {table} WHERE ns = ? ORDER BY {order} LIMIT ?", tx.ns, extra)]
+        for k in old:
+            tx.run(f"DELETE FROM {table} WHERE ns = ? AND key = ?", tx.ns, k)

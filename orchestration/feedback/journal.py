@@ -1,11 +1,11 @@
-"""The write-back journal: ``learned.json``, every write-back (entities, relations, pages, analysis) keyed
-by query id with its provenance, so ``lambdarag feedback revert <id>`` can undo it.
+"""The write-back journal: every write-back (entities, relations, pages, analysis), an item of the feedback store
+keyed by query id with its provenance, so ``lambdarag feedback revert <id>`` can undo it.
 
 Write-back (`write_back`) needs a passed citation check over ``minSources``
 distinct cited corpus documents (cited wiki pages do not count); it adds only
 facts the graph lacks, through `EntityGraph.add_entity/add_relation` with
 ``origin="feedback"``, re-renders the touched entity pages and writes
-``wiki/analyses/<hash>.md``, all under one lock per wiki. `revert` removes by
+``wiki/analyses/<hash>.md``, all under one file lock per wiki (the graph and pages are files). `revert` removes by
 provenance and re-renders, which restores relations.json and the pages byte for
 byte when nothing else changed them meanwhile.
 """
@@ -16,6 +16,8 @@ from dataclasses import replace
 import json
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence
+
+from filelock import FileLock
 
 from lambdarag import Context, State
 from lambdarag.state import ALL_ACCESS
@@ -29,19 +31,21 @@ from skills.wiki import page_file, render_page
 
 from ..knowledge import KnowledgeBase
 from .cache import normalise
-from .files import JsonlLog, JsonStore, lock_for, now
+from .store import FeedbackStore, Tx, now
+from .store.rows import WRITEBACK
 
 EXTRACTOR_CONFIDENCE = {"rule": 0.6, "llm": 0.5}
 """Confidence of a learned relation by extractor: below compiled facts (1.0), so graph walks prefer those."""
 WIKI_PAGES = ("entities/", "analyses/")     # citation sources that are wiki pages, not corpus documents
+LOCK_TIMEOUT = 60.0
 FUNCTION_WORDS = frozenset("由 都 对 在 将 被 和 与 及 规定 应当 负责 依照 根据 依法 实施".split())
 
 
 class WriteBackJournal:
     """Facts learned from answers, written into the graph and wiki with provenance, and their undoing."""
 
-    def __init__(self, path: Path, min_sources: int, kb: Optional[KnowledgeBase] = None) -> None:
-        self.store, self.min_sources, self.kb = JsonStore(path), min_sources, kb
+    def __init__(self, store: FeedbackStore, min_sources: int, kb: Optional[KnowledgeBase] = None) -> None:
+        self.store, self.min_sources, self.kb = store, min_sources, kb
 
     def write_back(self, query_id: str, state: State, ctx: Optional[Context]) -> Optional[dict[str, Any]]:
         """Returns the learned item after writing an answer's new facts into the graph and wiki, or None.
@@ -85,7 +89,7 @@ class WriteBackJournal:
                 "relations": relations, "pages": [page_file(n) for n in pages],
                 "analysis": analysis.relative_to(wiki_dir).as_posix() if created else None,
                 "wiki_dir": str(wiki_dir), "reverted": False}
-        self.store.update(lambda data: data.setdefault("items", {}).__setitem__(query_id, item))
+        self.store.write(lambda tx: tx.put_item(WRITEBACK, query_id, item, "live"))
         return item
 
     @staticmethod
@@ -119,20 +123,23 @@ class WriteBackJournal:
         return list(dict.fromkeys(entities)), relations
 
     def log_rejections(self, query_id: str, rejected: Sequence[str]) -> None:
-        """Appends each fact write-back refused, with its reason, to ``rejected.jsonl`` beside the journal."""
-        log = JsonlLog(self.store.path.parent / "rejected.jsonl")
-        for reason in rejected:
-            log.append({"query_id": query_id, "time": now(), "reason": reason})
+        """Appends each fact write-back refused, with its reason, to the ``rejected`` log beside the journal."""
+        def append(tx: Tx) -> None:
+            for reason in rejected:
+                tx.append("rejected", {"query_id": query_id, "time": now(), "reason": reason})
+        if rejected:
+            self.store.write(append)
 
     def items(self) -> dict[str, dict[str, Any]]:
         """Returns every learned item by id (reverted ones included, marked)."""
-        return self.store.read().get("items", {})
+        return self.store.read(lambda tx: tx.items(WRITEBACK))
 
     def item(self, item_id: str) -> dict[str, Any]:
-        items = self.items()
-        if item_id not in items:
-            raise LambdaRAGError(f"feedback: no learned item {item_id!r}; known: {', '.join(sorted(items)) or 'none'}")
-        return items[item_id]
+        item = self.store.read(lambda tx: tx.item(WRITEBACK, item_id))
+        if item is None:
+            known = ", ".join(sorted(self.items())) or "none"
+            raise LambdaRAGError(f"feedback: no learned item {item_id!r}; known: {known}")
+        return item
 
     def revert(self, item_id: str) -> dict[str, Any]:
         """Returns the reverted item after removing its facts from the graph and its pages from the wiki."""
@@ -152,9 +159,14 @@ class WriteBackJournal:
                 (wiki_dir / item["analysis"]).unlink()
             if self.kb is not None and self.kb.wiki_dir == wiki_dir:
                 self.kb.wiki = WikiStore(wiki_dir, names=self.kb.resources()["profile"])
-        self.store.update(lambda data: data["items"][item_id].update(reverted=True, reverted_at=now(),
-                                                                        removed=removed))
-        return self.item(item_id)
+        item.update(reverted=True, reverted_at=now(), removed=removed)
+        self.store.write(lambda tx: tx.put_item(WRITEBACK, item_id, item, "reverted"))
+        return item
+
+
+def lock_for(path: Path) -> FileLock:
+    """Returns the inter-process lock guarding the wiki files under `path` (graph, pages)."""
+    return FileLock(str(path) + ".lock", timeout=LOCK_TIMEOUT)
 
 
 def cited_sources(state: State) -> tuple[str, ...]:

@@ -1,4 +1,4 @@
-"""The learned lexicon: ``synonym_map.json``, term → {synonym: evidence count}.
+"""The learned lexicon: term → {synonym: evidence count}, rows of the feedback store (``synonyms``).
 
 Learned from query variants whose retrieval found a chunk a passed answer cites
 (the words the variant swapped). `SynonymLearner` also learns the gated, revertible
@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from lambdarag import State
 from skills.sentences import keywords
 
-from .files import JsonStore, now
+from .store import FeedbackStore, Tx
+from .store.rows import add_evidence, synonym_terms
 
 SYNONYMS_PER_TERM = 3
 
@@ -25,12 +25,16 @@ SYNONYMS_PER_TERM = 3
 class Lexicon:
     """The learned synonyms of one knowledge base."""
 
-    def __init__(self, path: Path) -> None:
-        self.store = JsonStore(path)
+    def __init__(self, store: FeedbackStore) -> None:
+        self.store = store
+
+    def terms(self) -> dict[str, dict[str, int]]:
+        """Returns term → {synonym: evidence count}."""
+        return self.store.read(synonym_terms)
 
     def synonyms(self, min_count: int = 1) -> dict[str, list[str]]:
         """Returns the learned synonym map term → [synonyms], strongest first (what `query_expand` reads)."""
-        terms = self.store.read().get("terms", {})
+        terms = self.terms()
         out = {}
         for term, alts in terms.items():
             kept = [a for a, n in sorted(alts.items(), key=lambda x: (-x[1], x[0])) if n >= min_count]
@@ -40,20 +44,15 @@ class Lexicon:
 
     def add(self, pairs: Mapping[str, Mapping[str, int]], origin: str) -> int:
         """Adds evidence counts term → {synonym: n}; returns how many (term, synonym) pairs changed."""
-        changed = {"n": 0}
+        kept = sorted((term, alt, int(n)) for term, alts in pairs.items() for alt, n in alts.items()
+                      if alt != term and n > 0)       # one order for every writer: no two upserts deadlock
 
-        def change(data: dict) -> None:
-            terms = data.setdefault("terms", {})
-            for term, alts in pairs.items():
-                for alt, n in alts.items():
-                    if alt != term and n > 0:
-                        bucket = terms.setdefault(term, {})
-                        bucket[alt] = bucket.get(alt, 0) + int(n)
-                        changed["n"] += 1
-            data.setdefault("origins", {})[origin] = data.get("origins", {}).get(origin, 0) + changed["n"]
-            data["updated"] = now()
-        self.store.update(change)
-        return changed["n"]
+        def change(tx: Tx) -> int:
+            for term, alt, n in kept:
+                add_evidence(tx, term, alt, n)
+            tx.bump(f"origin:{origin}", len(kept))
+            return len(kept)
+        return self.store.write(change)
 
     def learn_from_answer(self, state: State) -> None:
         """Learns synonyms from the query variants whose retrieval found a chunk the (passed) answer cites."""

@@ -1,19 +1,19 @@
 """The feedback loop: what each answered question teaches the system, stored so it can be traced and undone.
 
-A thin loop over one store per job under ``<data home>/<index>/feedback/``
-(`skills.store.home`; `orchestration.feedback.files` has the write
-discipline): the query log and gap list (append-only JSONL), the query cache
+A thin loop over one part each of the knowledge base's feedback store (`store`: SQLite in
+``<data home>/<index>/feedback/``, `skills.store.home`, or a shared PostgreSQL): the query log
+and gap list (append-only logs), the query cache
 (`cache`), learned synonyms (`lexicon`), classification rules (`rules`), routing
 statistics (`routing`), the write-back journal (`journal`), the confirmed
 question → chunk pairs learned retrieval is built from (`confirmations`) and the
 votes on cited chunks waiting for review or applied (`votes`).
 
-- ``query_log.jsonl``: one record per query (rewrite, type, strategy, per-retriever
+- ``query_log``: one record per query (rewrite, type, strategy, per-retriever
   top lists, rerank top, answer, citations, the chunk ids it cited and showed — what
   a vote may name, `votes` —, verdict, tokens, cost, latency per step, fallbacks,
   whether it came from the cache).
-- ``gaps.jsonl``: questions retrieval found nothing for — the wiki's to-do list.
-- ``background.jsonl``: one record per job the feedback worker ran after a result was
+- ``gaps``: questions retrieval found nothing for — the wiki's to-do list.
+- ``background``: one record per job the feedback worker ran after a result was
   returned (`worker`), with its trace.
 """
 from __future__ import annotations
@@ -35,7 +35,7 @@ from ..config import AgentConfig, FeedbackConfig
 from ..knowledge import KnowledgeBase
 from .cache import QueryCache, scope_of
 from .confirmations import Confirmations
-from .files import JsonlLog, now
+from .store import now, open_store
 from .journal import WIKI_PAGES, WriteBackJournal, cited_sources
 from .lexicon import Lexicon
 from .routing import RoutingStats
@@ -84,16 +84,17 @@ class FeedbackLoop:
     def __init__(self, config: FeedbackConfig, directory: Path, kb: Optional[KnowledgeBase] = None,
                  seed: str = "lambdarag", provider: str = "offline") -> None:
         self.config, self.dir, self.kb, self.provider = config, Path(directory), kb, provider
-        self.log = JsonlLog(self.dir / "query_log.jsonl")
-        self.gaps = JsonlLog(self.dir / "gaps.jsonl")
-        self.background = JsonlLog(self.dir / "background.jsonl")
-        self.cache = QueryCache(self.dir / "query_cache.json", config.cache_size, config.cache_after)
-        self.lexicon = Lexicon(self.dir / "synonym_map.json")
-        self.rules = RuleBook(self.dir / "classification_rules.json", config.min_samples)
-        self.routing = RoutingStats(self.dir / "routing_stats.json", config, seed)
-        self.journal = WriteBackJournal(self.dir / "learned.json", config.min_sources, kb)
-        self.confirmations = Confirmations(self.dir)
-        self.votes = Votes(self.dir, config.votes, self.confirmations)
+        self.store = open_store(self.dir, config.store)
+        self.log = self.store.log("query_log")
+        self.gaps = self.store.log("gaps")
+        self.background = self.store.log("background")
+        self.cache = QueryCache(self.store, config.cache_size, config.cache_after)
+        self.lexicon = Lexicon(self.store)
+        self.rules = RuleBook(self.store, config.min_samples)
+        self.routing = RoutingStats(self.store, config, seed)
+        self.journal = WriteBackJournal(self.store, config.min_sources, kb)
+        self.confirmations = Confirmations(self.store)
+        self.votes = Votes(self.store, config.votes, self.confirmations)
 
     def version(self) -> str:
         """Returns the version cache keys carry: index + graph (from the KB) + learned rules, synonyms and
@@ -178,17 +179,19 @@ class FeedbackLoop:
                                       query_id=query_id)
 
     def stats(self) -> dict[str, Any]:
-        """Returns a summary: queries logged, torn log lines skipped, cache size and hits, routing stats,
-        learned items, rules, synonyms, gaps."""
+        """Returns a summary: the store, queries logged, torn log lines the import of old files skipped, cache size
+        and hits, routing stats, learned items, rules, synonyms, gaps."""
         live = [i for i in self.journal.items().values() if not i["reverted"]]
         queries = self.log.records()
-        return {"queries": len(queries), "torn_log_lines": self.log.torn, "cache_entries": len(self.cache),
+        imported = self.store.read(lambda tx: tx.document("imported"))
+        return {"store": repr(self.store), "queries": len(queries),
+                "torn_log_lines": sum(imported.get("torn", {}).values()), "cache_entries": len(self.cache),
                 "cache_hits": sum(1 for r in queries if r.get("from_cache")),
                 "learned_items": len(live), "learned_entities": sum(len(i["entities"]) for i in live),
                 "learned_relations": sum(len(i["relations"]) for i in live),
                 "rules": len(self.rules.rules()), "synonym_terms": len(self.lexicon.synonyms()),
                 "confirmed_pairs": len(self.confirmations.pairs()), "pending_votes": len(self.votes.pending()),
-                "gaps": sum(1 for _ in self.gaps), "routing": self.routing.store.read().get("types", {})}
+                "gaps": len(self.gaps), "routing": self.routing.table()}
 
 
 def summary(item: Mapping[str, Any]) -> dict[str, Any]:

@@ -1,5 +1,5 @@
-"""Routing statistics: ``routing_stats.json``, per query type × strategy: total, successes (the answer
-cites and passes citation_check), summed latency and cost.
+"""Routing statistics: rows of the feedback store (``routing``), per query type × strategy: total, successes (the
+answer cites and passes citation_check), summed latency and cost, each count one upsert.
 
 Adaptive routing. Candidates of a type are its configured strategy (a fan-out when
 several patterns are listed) and, for a fan-out, each pattern alone
@@ -14,12 +14,12 @@ for the same statistics, so tests are reproducible.
 from __future__ import annotations
 
 import hashlib
-from pathlib import Path
 from typing import Mapping, Sequence
 
 from ..config import QUERY_TYPES, AgentConfig, FeedbackConfig
 from ..router import candidates
-from .files import JsonStore, now
+from .store import FeedbackStore
+from .store.rows import add_runs, routing_table
 
 WEIGHTS = (0.7, 0.2, 0.1)   # success, speed, cost in the routing score (see the module docstring)
 
@@ -27,14 +27,14 @@ WEIGHTS = (0.7, 0.2, 0.1)   # success, speed, cost in the routing score (see the
 class RoutingStats:
     """How each strategy did per query type, and the adaptive choice it implies."""
 
-    def __init__(self, path: Path, config: FeedbackConfig, seed: str = "lambdarag") -> None:
-        self.store, self.config, self.seed = JsonStore(path), config, seed
+    def __init__(self, store: FeedbackStore, config: FeedbackConfig, seed: str = "lambdarag") -> None:
+        self.store, self.config, self.seed = store, config, seed
 
     def picks(self, config: AgentConfig, query: str) -> dict[str, tuple[tuple[str, ...], str]]:
         """Returns, per query type with several candidates, the strategies to run for `query` and why."""
         if not config.orchestration.routing.adaptive:
             return {}
-        stats = self.store.read().get("types", {})
+        stats = self.table()
         picks = {}
         for query_type in QUERY_TYPES:
             options = candidates(config, query_type)
@@ -56,15 +56,11 @@ class RoutingStats:
         return best, "adaptive: " + ", ".join(f"{'+'.join(o)}={scores[o]:.3f}" for o in options)
 
     def count(self, query_type: str, strategy: str, ok: bool, latency: float, cost: float) -> None:
-        def change(data: dict) -> None:
-            entry = data.setdefault("types", {}).setdefault(query_type, {}).setdefault(
-                strategy, {"total": 0, "success": 0, "latency_ms": 0.0, "cost": 0.0})
-            entry["total"] += 1
-            entry["success"] += int(ok)
-            entry["latency_ms"] += latency
-            entry["cost"] += cost
-            data["updated"] = now()
-        self.store.update(change)
+        self.store.write(lambda tx: add_runs(tx, query_type, strategy, 1, int(ok), latency, cost))
+
+    def table(self) -> dict[str, dict[str, dict[str, float]]]:
+        """Returns query type → strategy → {total, success, latency_ms, cost}."""
+        return self.store.read(routing_table)
 
 
 def routing_scores(runs: Mapping[tuple[str, ...], Mapping[str, float]]) -> dict[tuple[str, ...], float]:

@@ -1,14 +1,15 @@
-"""Learned classification rules: ``classification_rules.json``, ``{pattern, type}`` from corrections and from
-agreeing LLM classifications; the classify skill tries them first."""
+"""Learned classification rules: ``{pattern, type}`` from corrections and from agreeing LLM classifications; the
+classify skill tries them first. Rules are items of the feedback store (one row per pattern, corrections first,
+newest first, then LLM rules in the order learned); LLM classifications are counted per keyword (``observations``)."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any, Mapping, Optional
 
 from skills.sentences import keywords
 
-from .files import JsonStore, now
+from .store import FeedbackStore, Tx, now
+from .store.rows import RULE, add_observation, put_rule
 
 RULE_AGREEMENT = 0.9        # share of LLM classifications of a keyword that must agree before it becomes a rule
 
@@ -16,17 +17,20 @@ RULE_AGREEMENT = 0.9        # share of LLM classifications of a keyword that mus
 class RuleBook:
     """The learned classification rules of one knowledge base."""
 
-    def __init__(self, path: Path, min_samples: int) -> None:
-        self.store, self.min_samples = JsonStore(path), min_samples
+    def __init__(self, store: FeedbackStore, min_samples: int) -> None:
+        self.store, self.min_samples = store, min_samples
+
+    def all(self) -> list[dict[str, Any]]:
+        """Returns the stored rules with their provenance, in the order they are tried."""
+        return list(self.store.read(lambda tx: tx.items(RULE)).values())
 
     def rules(self) -> list[dict[str, str]]:
         """Returns the learned classification rules as the classify skill takes them: [{pattern, type}]."""
-        return [{"pattern": r["pattern"], "type": r["type"]} for r in self.store.read().get("rules", [])]
+        return [{"pattern": r["pattern"], "type": r["type"]} for r in self.all()]
 
     def exemplars(self) -> list[dict[str, str]]:
         """Returns the corrected questions as labelled exemplars for the learned classifier: [{query, type}]."""
-        return [{"query": r["query"], "type": r["type"]} for r in self.store.read().get("rules", [])
-                if r.get("origin") == "correction"]
+        return [{"query": r["query"], "type": r["type"]} for r in self.all() if r.get("origin") == "correction"]
 
     def correct(self, query: str, query_type: str, pattern: Optional[str] = None) -> dict[str, str]:
         """Returns the rule learned from a correction: `pattern` (default: the query itself) → `query_type`.
@@ -41,31 +45,30 @@ class RuleBook:
         return rule
 
     def add(self, rule: dict[str, Any]) -> None:
-        def change(data: dict) -> None:
-            rules = [r for r in data.get("rules", []) if r["pattern"] != rule["pattern"]]
-            data["rules"] = [rule] + rules     # newest first: a later correction overrides an earlier one
-        self.store.update(change)
+        """Stores `rule` before every other (newest first: a later correction overrides an earlier one)."""
+        self.store.write(lambda tx: put_rule(tx, rule, first=True))
 
     def observe(self, query: str, classification: Mapping[str, Any]) -> Optional[dict[str, str]]:
         """Counts an LLM classification per query keyword; returns the rule learned once one keyword agrees enough."""
         if classification.get("stage") != "llm":
             return None
         kind, words = classification.get("type"), keywords(query)
-        learned: dict[str, Optional[dict]] = {"rule": None}
         need = self.min_samples
 
-        def change(data: dict) -> None:
-            seen = data.setdefault("observations", {})
-            have = {r["pattern"] for r in data.get("rules", [])}
-            for w in words:
-                counts = seen.setdefault(w, {})
-                counts[kind] = counts.get(kind, 0) + 1
+        def change(tx: Tx) -> Optional[dict[str, Any]]:
+            learned = None
+            for w in sorted(set(words)):            # one order for every writer: no two upserts deadlock
+                add_observation(tx, w, kind, words.count(w))
+            for w in dict.fromkeys(words):
+                counts = dict(tx.all("SELECT query_type, count FROM observations WHERE ns = ? AND word = ?", tx.ns, w))
                 total, top = sum(counts.values()), counts[kind]
                 pattern = re.escape(w)
-                if top >= need and top / total >= RULE_AGREEMENT and pattern not in have and learned["rule"] is None:
-                    rule = {"pattern": pattern, "type": kind, "origin": "llm", "query": query, "time": now(),
-                            "evidence": top}
-                    data["rules"] = data.get("rules", []) + [rule]
-                    learned["rule"] = rule
-        self.store.update(change)
-        return learned["rule"]
+                if top >= need and top / total >= RULE_AGREEMENT and learned is None \
+                        and tx.item(RULE, pattern) is None:
+                    learned = {"pattern": pattern, "type": kind, "origin": "llm", "query": query, "time": now(),
+                               "evidence": int(top)}
+                    put_rule(tx, learned, first=False)
+            return learned
+        return self.store.write(change)
+
+

@@ -7,7 +7,8 @@ permission scope; an operator may vote on any answer) and may read the chunk.
 Anything else is refused with `FeedbackRefused`, whose message names the rule
 broken and echoes nothing the caller sent.
 
-``votes.json`` holds every accepted vote with its source, user and status:
+Every accepted vote is an item of the feedback store (kind ``vote``, its status the row's state) with its
+source and user:
 
 - an operator's vote (`ALL_ACCESS`, the CLI) is applied at once: a confirmation
   item (`confirmations`) that `feedback revert` undoes;
@@ -28,7 +29,6 @@ from __future__ import annotations
 import time
 import uuid
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Mapping, Optional
 
 from lambdarag import User
@@ -37,8 +37,9 @@ from lambdarag.state import PUBLIC
 
 from ..config import VoteConfig
 from .cache import normalise, scope_of
-from .confirmations import ORIGIN_WEIGHT, Confirmations
-from .files import JsonlLog, JsonStore, now
+from .confirmations import ORIGIN_WEIGHT, Confirmations, new_item
+from .store import FeedbackStore, Log, Tx, now
+from .store.rows import CONFIRMATION, VOTE, add_attempt, put_confirmation
 
 SHOWN_HITS = 12
 """How many of an answer's hits count as shown to its caller (the demo page's evidence list)."""
@@ -68,10 +69,10 @@ def shown_chunks(result: Mapping[str, Any]) -> tuple[list[str], list[str]]:
 class Votes:
     """The votes of one knowledge base (see the module docstring)."""
 
-    def __init__(self, directory: Path, config: VoteConfig, confirmations: Confirmations) -> None:
-        self.store, self.config, self.confirmations = JsonStore(Path(directory) / "votes.json"), config, confirmations
+    def __init__(self, store: FeedbackStore, config: VoteConfig, confirmations: Confirmations) -> None:
+        self.store, self.config, self.confirmations = store, config, confirmations
 
-    def cast(self, log: JsonlLog, backend: Any, voter: Voter, query_id: str, chunk_id: str, verdict: str
+    def cast(self, log: Log, backend: Any, voter: Voter, query_id: str, chunk_id: str, verdict: str
              ) -> dict[str, Any]:
         """Returns the recorded vote (status ``applied`` or ``pending``) of `voter` on `chunk_id` for the logged
         answer `query_id`, or raises `FeedbackRefused` (`FeedbackRateLimited` past the source's limit)."""
@@ -79,7 +80,7 @@ class Votes:
             raise FeedbackRefused(f"feedback: a vote is one of {', '.join(VERDICTS)}")
         if not voter.operator:
             self.count_attempt(voter.source)
-        record = next((r for r in log if r.get("query_id") == query_id), None)
+        record = log.find(query_id)
         if record is None or not (voter.operator or record.get("scope") == scope_of(voter.user)):
             raise FeedbackRefused(f"feedback {verdict}: the query id names no answer logged for this caller")
         if chunk_id not in set(record.get("cited_chunks", ())) | set(record.get("shown_chunks", ())):
@@ -95,7 +96,7 @@ class Votes:
                 "source": voter.source, "user": voter.user.id, "scope": record.get("scope", ""),
                 "trusted": voter.operator or self.trusts(voter.user), "time": now(),
                 "status": "pending", "confirmation": None}
-        self.store.update(lambda data: data.setdefault("votes", {}).__setitem__(vote["id"], vote))
+        self.store.write(lambda tx: tx.put_item(VOTE, vote["id"], vote, vote["status"]))
         agreeing = [vote] if voter.operator else self.agreeing(vote)
         return self.apply(agreeing, by="operator" if voter.operator else "agreement")[vote["id"]] if agreeing \
             else vote
@@ -109,15 +110,14 @@ class Votes:
         limit, window = self.config.rate_limit, self.config.rate_window_seconds
         moment = time.time()
 
-        def change(data: dict) -> None:
-            recent = [t for t in data.setdefault("attempts", {}).get(source, []) if t > moment - window]
-            data["attempts"] = {s: [t for t in ts if t > moment - window] for s, ts in data["attempts"].items()}
-            if len(recent) >= limit:
-                data["attempts"][source] = recent
+        def change(tx: Tx) -> None:
+            tx.run("DELETE FROM attempts WHERE ns = ? AND time <= ?", tx.ns, moment - window)
+            recent = tx.one("SELECT COUNT(*) FROM attempts WHERE ns = ? AND source = ?", tx.ns, source)[0]
+            if recent >= limit:
                 raise FeedbackRateLimited(f"feedback: this source sent {limit} votes in the last {window:g} s, the "
                                           f"limit (orchestration.feedback.votes.rateLimit); try again later")
-            data["attempts"][source] = recent + [moment]
-        self.store.update(change)
+            add_attempt(tx, source, moment)
+        self.store.write(change)
 
     def agreeing(self, vote: Mapping[str, Any]) -> list[dict[str, Any]]:
         """Returns the pending votes agreeing with `vote` (same question, chunk and verdict) once enough distinct
@@ -133,41 +133,59 @@ class Votes:
 
     def pending(self) -> list[dict[str, Any]]:
         """Returns the votes waiting for review, oldest first."""
-        return sorted((v for v in self.store.read().get("votes", {}).values() if v["status"] == "pending"),
-                      key=lambda v: v["time"])
+        return sorted(self.store.read(lambda tx: tx.items(VOTE, "pending")).values(), key=lambda v: v["time"])
+
+    def get(self, vote_id: str) -> Optional[dict[str, Any]]:
+        """Returns the vote `vote_id`, or None."""
+        return self.store.read(lambda tx: tx.item(VOTE, vote_id))
+
+    def all(self) -> dict[str, dict[str, Any]]:
+        """Returns every vote by id, in the order cast."""
+        return self.store.read(lambda tx: tx.items(VOTE))
 
     def approve(self, vote_id: str) -> dict[str, Any]:
         """Returns the pending vote `vote_id` after applying it (an operator's review)."""
-        vote = self.store.read().get("votes", {}).get(vote_id)
+        vote = self.get(vote_id)
         if vote is None or vote["status"] != "pending":
             raise FeedbackRefused(f"feedback approve: no pending vote {vote_id!r} (see: lambdarag feedback review)")
         return self.apply([vote], by="operator")[vote_id]
 
-    def live_confirmation(self, vote: Mapping[str, Any]) -> Optional[str]:
-        """Returns the live confirmation an earlier agreement on the same question, chunk and verdict made, if any:
-        the same voters agreeing again must not stack a second item of the same pair."""
-        items = self.confirmations.items()
-        for v in self.store.read().get("votes", {}).values():
-            item = items.get(v.get("confirmation") or "")
-            if (v["status"] == "applied" and item is not None and not item["reverted"] and v["chunk"] == vote["chunk"]
-                    and v["verdict"] == vote["verdict"] and normalise(v["question"]) == normalise(vote["question"])):
-                return v["confirmation"]
-        return None
-
     def apply(self, votes: list[Mapping[str, Any]], by: str) -> dict[str, dict[str, Any]]:
-        """Returns `votes` (by id) after turning them into one confirmation item of their question and chunk."""
+        """Returns `votes` (by id) after turning them into one confirmation item of their question and chunk, in
+        one transaction. Votes another request applied meanwhile are left as they are: an operator's approval of
+        one is refused, and an agreement that another request already applied is returned as applied."""
         first = votes[0]
-        item_id = self.live_confirmation(first) if by == "agreement" else None
-        if item_id is None:
-            item_id = self.confirmations.add(first["verdict"], [(first["question"], [first["chunk"]])],
-                                             scope=first["scope"], query_id=first["query_id"])["id"]
-        ids = {v["id"] for v in votes}
 
-        def change(data: dict) -> None:
-            for vote_id in ids:
-                data["votes"][vote_id].update(status="applied", confirmation=item_id, applied_by=by, applied=now())
-        data = self.store.update(change)
-        return {vote_id: data["votes"][vote_id] for vote_id in ids}
+        def change(tx: Tx) -> dict[str, dict[str, Any]]:
+            current = {v["id"]: tx.item(VOTE, v["id"], lock=True) for v in sorted(votes, key=lambda v: v["id"])}
+            pending = [v for v in current.values() if v is not None and v["status"] == "pending"]
+            if by == "operator" and len(pending) < len(votes):
+                raise FeedbackRefused(f"feedback: vote {first['id']!r} is no longer pending")
+            if not pending:
+                return current
+            item_id = live_confirmation(tx, first) if by == "agreement" else None
+            if item_id is None:
+                item = new_item(first["verdict"], [(first["question"], [first["chunk"]])], scope=first["scope"],
+                                query_id=first["query_id"])
+                put_confirmation(tx, item)
+                item_id = item["id"]
+            for vote in pending:
+                vote.update(status="applied", confirmation=item_id, applied_by=by, applied=now())
+                tx.put_item(VOTE, vote["id"], vote, "applied")
+            return current
+        return self.store.write(change)
+
+
+def live_confirmation(tx: Tx, vote: Mapping[str, Any]) -> Optional[str]:
+    """Returns the live confirmation an earlier agreement on the same question, chunk and verdict made, if any:
+    the same voters agreeing again must not stack a second item of the same pair."""
+    for v in tx.items(VOTE, "applied").values():
+        if v["chunk"] == vote["chunk"] and v["verdict"] == vote["verdict"] and \
+                normalise(v["question"]) == normalise(vote["question"]):
+            item = tx.item(CONFIRMATION, v.get("confirmation") or "")
+            if item is not None and not item["reverted"]:
+                return v["confirmation"]
+    return None
 
 
 def weight_of(vote: Mapping[str, Any]) -> Optional[float]:

@@ -3,7 +3,7 @@
 A support check of the answer and the write-back's fact extraction can take
 as long as the query itself with a slow model; a query never waits for them or
 fails because of them. Each job gets its own context (LLM, resources, time
-limit) and trace, and leaves one record in ``feedback/background.jsonl``:
+limit) and trace, and leaves one record in the feedback store's ``background`` log:
 what it returned or why it failed, with its trace.
 """
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any, Callable, Mapping, Optional
 
 from lambdarag import Context
 
-from .files import JsonlLog, now
+from .store import Log, now
 
 _POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lambdarag-feedback")
 """One worker: jobs write the graph and wiki, so they run one at a time, in the order queries finished."""
@@ -23,7 +23,7 @@ _LOCK = threading.Lock()
 
 
 def submit(job: Callable[[Context], Any], *, name: str, query_id: str, llm: Any, resources: Mapping[str, Any],
-           seconds: float, log: JsonlLog) -> Future:
+           seconds: float, log: Log) -> Future:
     """Returns the future of `job(ctx)` run in the background under a fresh context limited to `seconds`."""
     def run() -> None:
         ctx = Context(llm=llm, resources=dict(resources)).with_timeout(seconds)

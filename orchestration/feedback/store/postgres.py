@@ -1,0 +1,82 @@
+"""The shared engine: PostgreSQL through `psycopg` 3, for several processes or machines on one knowledge base.
+
+Each thread keeps one connection (reopened after a fork or a dropped link). A
+transaction runs at READ COMMITTED; rows a read-modify-write changes are locked
+with ``SELECT … FOR UPDATE`` and tallies are single-statement upserts, so no
+update is lost. A transaction PostgreSQL aborts as a deadlock or serialisation
+failure is run again, whole (`RETRIES` times). Creating the schema and the
+one-time import hold a transaction-level advisory lock, so two servers starting
+at once do not race.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import zlib
+from typing import Any, Callable, TypeVar
+
+from lambdarag.errors import StoreUnavailable
+
+T = TypeVar("T")
+RETRIES = 5
+
+
+def import_psycopg() -> Any:
+    try:
+        import psycopg
+    except ImportError:
+        raise StoreUnavailable("feedback.store kind postgres needs psycopg 3: pip install 'lambdarag[postgres]'") \
+            from None
+    return psycopg
+
+
+class PostgresEngine:
+    """PostgreSQL at `dsn` (see the module docstring)."""
+
+    name = "postgres"
+    serial = "BIGSERIAL PRIMARY KEY"
+    blob = "BYTEA"
+    lock_rows = " FOR UPDATE"
+    placeholder = "%s"
+
+    def __init__(self, dsn: str) -> None:
+        self.dsn = dsn
+        self.psycopg = import_psycopg()
+        self.local = threading.local()
+
+    def describe(self) -> str:
+        return "postgres"          # never the DSN: it may hold a password
+
+    def connection(self) -> Any:
+        conn = getattr(self.local, "conn", None)
+        if conn is None or conn.closed or self.local.pid != os.getpid():
+            try:
+                conn = self.psycopg.connect(self.dsn, autocommit=True)
+            except self.psycopg.Error as e:
+                raise StoreUnavailable(f"feedback store postgres: cannot connect ({str(e).strip()})") from None
+            self.local.conn, self.local.pid = conn, os.getpid()
+        return conn
+
+    def transact(self, fn: Callable[[Any], T], write: bool) -> T:
+        errors = self.psycopg.errors
+        for attempt in range(RETRIES):
+            conn = self.connection()
+            try:
+                with conn.transaction(), conn.cursor() as cursor:
+                    return fn(cursor)
+            except (errors.DeadlockDetected, errors.SerializationFailure):
+                if attempt == RETRIES - 1:
+                    raise
+            except self.psycopg.OperationalError as e:
+                if not conn.closed or attempt == RETRIES - 1:
+                    raise StoreUnavailable(f"feedback store postgres: {str(e).strip()}") from None
+        raise AssertionError("unreachable")
+
+    def setup(self, fn: Callable[[Any], T]) -> T:
+        def locked(cursor: Any) -> T:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", (zlib.crc32(b"lambdarag feedback store"),))
+            return fn(cursor)
+        return self.transact(locked, write=True)
+
+    def exists(self) -> bool:
+        return True

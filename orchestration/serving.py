@@ -1,0 +1,112 @@
+"""A served app's readiness and load limit: warm before answering, and 503 with Retry-After instead of a timeout.
+
+`lambdarag serve` listens at once and warms up in the background (`warm`): it
+opens the knowledge base (index, graph, wiki), loads the tokenizer and the
+embedding model, opens the feedback store and the learned index, and answers
+`WARM_QUERIES` once with feedback off, which builds everything else a query
+builds lazily (classifier vectors, reranker, profile). Until then `Gate` answers
+``GET /ready`` with 503 and every API request but ``/api/info`` with 503 and
+``Retry-After``, so no request pays for a cold start inside its deadline; then
+``/ready`` is 200. Past ``server.maxInFlight`` requests in flight, an API request
+is answered 503 with ``Retry-After`` at once rather than queued until it times out.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+from typing import Any, Optional
+
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+WARM_QUERIES = ("预热", "甲与乙有何异同？", "甲和乙是什么关系？")
+"""Asked once before serving, of several shapes so several routes run; the answers are thrown away (only what
+answering builds is kept)."""
+UNGATED = ("/api/info",)
+"""API routes answered while warming up: the page's form reads them and they touch no index."""
+
+
+class Gate:
+    """An ASGI wrapper answering ``/ready`` and holding API requests back while warming or overloaded."""
+
+    def __init__(self, app: ASGIApp, max_in_flight: int, retry_after: int) -> None:
+        self.app, self.max_in_flight, self.retry_after = app, max_in_flight, retry_after
+        self.warm = threading.Event()
+        self.failure: Optional[str] = None
+        self.in_flight = 0
+
+    def ready(self, failure: Optional[str] = None) -> None:
+        """Marks warm-up done (`failure`: why it failed; the server then stays unready and says why)."""
+        self.failure = failure
+        if failure is None:
+            self.warm.set()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "") if scope["type"] == "http" else ""
+        if path == "/ready":
+            if self.warm.is_set():
+                return await answer(send, 200, {"status": "ready", "pid": os.getpid()})
+            return await answer(send, 503, {"status": "failed" if self.failure else "warming",
+                                            "error": self.failure}, self.retry_after)
+        if not path.startswith("/api/") or path in UNGATED:
+            return await self.app(scope, receive, send)
+        if not self.warm.is_set():
+            why = f"warm-up failed: {self.failure}" if self.failure else "warming up: models and indexes are loading"
+            return await answer(send, 503, {"error": f"the server is {why}; retry later"}, self.retry_after)
+        if self.in_flight >= self.max_in_flight:
+            return await answer(send, 503, {"error": f"the server is answering {self.max_in_flight} requests, its "
+                                                     f"limit (server.maxInFlight); retry later"}, self.retry_after)
+        self.in_flight += 1            # one event loop: no other coroutine runs between the check and this
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.in_flight -= 1
+
+
+async def answer(send: Send, status: int, body: dict[str, Any], retry_after: Optional[int] = None) -> None:
+    data = json.dumps(body, ensure_ascii=False).encode("utf-8")
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()),
+               (b"cache-control", b"no-store")]
+    if retry_after is not None:
+        headers.append((b"retry-after", str(retry_after).encode()))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": data})
+
+
+def warm(config: Any, index: Optional[str]) -> None:
+    """Builds what answering a question on `index` needs, once, before the server accepts questions."""
+    from orchestration.feedback import open_feedback
+    from orchestration.knowledge import open_knowledge, warm_up
+    from orchestration.learning import open_learned
+    from orchestration.search_unified import search
+    from orchestration.setup import providers
+
+    embedder = providers(config)["embedder"]
+    kb = open_knowledge(config, index, embedder=embedder, progress=True)
+    warm_up(kb.index, embedder)
+    loop = open_feedback(config, kb)
+    if loop is not None:
+        open_learned(loop.dir, kb.index, embedder)
+        loop.lexicon.synonyms()
+    quiet = config.model_copy(update={"orchestration": config.orchestration.model_copy(update={
+        "feedback": config.orchestration.feedback.model_copy(update={"enabled": False})})})
+    for query in WARM_QUERIES:
+        search(query, index=kb.name, config=quiet)
+
+
+def warm_in_background(gate: Gate, config: Any, index: Optional[str]) -> threading.Thread:
+    """Returns the started thread that warms up and then opens `gate` (or reports why warming failed)."""
+    def run() -> None:
+        try:
+            warm(config, index)
+        except Exception as e:  # the server stays up and unready, and says why on /ready and on stderr
+            print(f"warm-up failed: {type(e).__name__}: {e}", file=sys.stderr)
+            gate.ready(f"{type(e).__name__}: {e}")
+            return
+        print("ready: models, indexes and the learned state are loaded", file=sys.stderr)
+        gate.ready()
+
+    thread = threading.Thread(target=run, name="lambdarag-warm-up", daemon=True)
+    thread.start()
+    return thread
