@@ -7,7 +7,7 @@ import re
 from lambdarag import Tool
 from orchestration import router
 from orchestration.cli import main
-from orchestration.feedback.files import JsonlLog
+from orchestration.feedback.store import open_store
 from orchestration.lifecycle import unified_term
 from orchestration.search_unified import search
 from tests.test_feedback import COMPARE_Q, home, kb  # noqa: F401  (fixtures)
@@ -56,13 +56,13 @@ def test_a_cache_hit_is_a_step_of_the_trace_and_feedback_is_recorded_by_the_term
     assert "record_feedback" in steps and "feedback" not in steps
     recorded = next(s for s in first.trace["spans"] if s["name"] == "record_feedback")
     assert recorded["kind"] == "tool" and recorded["path"].endswith("Compose[2] › record_feedback")
-    log = JsonlLog(fb / "query_log.jsonl").records()
+    log = open_store(fb).log("query_log").records()
     assert [r["query_id"] for r in log] == [first.query_id] and first.query_id
     again = search(COMPARE_Q, config=config)
     assert again.from_cache and again.answer == first.answer and again.strategy == first.strategy
     spans = {s["name"]: s for s in again.trace["spans"]}
     assert spans["if"]["notes"]["branch"] == "then"          # the cache answered: intent, route and plan skipped
     assert "query_cache" in spans and "record_feedback" in spans and "retrieval_plan" not in spans
-    assert [r["from_cache"] for r in JsonlLog(fb / "query_log.jsonl").records()] == [False, True]
+    assert [r["from_cache"] for r in open_store(fb).log("query_log").records()] == [False, True]
     assert re.fullmatch(r"q\d{14}-[0-9a-f]{8}", again.query_id) and again.query_id != first.query_id
     assert json.dumps(again.trace, ensure_ascii=False)
