@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from skills.store.corpus import read_corpus
+from skills.reading import read_corpus
 from skills.store.index import knowledge_root
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -26,7 +26,7 @@ from skills.store.records import RankedList  # noqa: E402
 from skills.store.records import Hit
 from orchestration import metrics  # noqa: E402
 from skills.store.local import LocalBackend  # noqa: E402
-from skills.store.corpus import read_corpus  # noqa: E402
+from skills.reading import read_corpus  # noqa: E402
 from skills.store.vectors import default_embedder, read_vectors_dir  # noqa: E402
 from skills.fusion import rrf  # noqa: E402
 from skills.store.milvus import MilvusBackend  # noqa: E402

@@ -27,7 +27,7 @@ from orchestration.router import settings_of  # noqa: E402
 from patterns import build as build_pattern  # noqa: E402
 from orchestration import metrics  # noqa: E402
 from skills.store.local import LocalBackend  # noqa: E402
-from skills.store.corpus import read_corpus  # noqa: E402
+from skills.reading import read_corpus  # noqa: E402
 from skills.store.vectors import default_embedder, read_vectors_dir  # noqa: E402
 from skills.fusion import rrf, zscore  # noqa: E402
 from skills.store.tokenize import Tokenizer  # noqa: E402

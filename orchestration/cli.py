@@ -37,7 +37,7 @@ def backend_settings(args: argparse.Namespace) -> dict:
 def cmd_index(args: argparse.Namespace) -> int:
     """Builds or updates a named index and prints what it holds."""
     from orchestration.config import load_config
-    from skills.store.corpus import read_corpus
+    from skills.reading import read_corpus
     from skills.store.index import build_backend, index_dir
 
     config = load_config(args.config)   # once: a load imports the plugins and builds every declared pattern

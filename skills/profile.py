@@ -158,8 +158,7 @@ class CorpusProfile:
 
     def extract_document(self, doc: Any) -> Any:
         """Returns the `DocFacts` (skills.wiki) of a document: its own entity, no relations by default."""
-        from .store.graph import EntityRecord, Label
-        from .wiki import DocFacts
+        from .store.graph import DocFacts, EntityRecord, Label
 
         name = self.short_title(doc.title or doc.family)
         me = EntityRecord(name=name, type="document",

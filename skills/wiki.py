@@ -23,23 +23,14 @@ from .store.records import WikiPage
 from lambdarag.errors import ProviderError, StoreCorrupt
 
 from .profile import profile_named
-from .store.corpus import Corpus, Document, read_corpus
+from .store.corpus import Corpus, Document
+from .reading import read_corpus
 from .store.files import ORPHAN_AGE, clean_temp, write_atomic, write_text
-from .store.graph import EntityGraph, EntityRecord, RelationRecord
+from .store.graph import DocFacts, EntityGraph, EntityRecord
 from .store.wiki import WikiStore
 from .registry import skill
 
 MANIFEST_SCHEMA = 1
-
-
-@dataclass
-class DocFacts:
-    """What one document contributes to the graph: entities and relations, all tagged with its source."""
-
-    source: str
-    entity: str = ""                                   # the entity the document is a version of
-    entities: list[EntityRecord] = field(default_factory=list)
-    relations: list[RelationRecord] = field(default_factory=list)
 
 
 @dataclass

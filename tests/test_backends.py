@@ -20,7 +20,8 @@ from orchestration.config import DEMO_DOCS
 from skills import build
 from skills.store.local import LocalBackend
 from skills.store.index import build_backend, open_backend
-from skills.store.corpus import Chunk, Document, read_corpus, to_hits
+from skills.store.corpus import Chunk, Document, to_hits
+from skills.reading import read_corpus
 from skills.store.milvus import MilvusBackend, filter_expression
 from skills.store.tokenize import Tokenizer
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from orchestration.cli import main
-from skills.store.corpus import read_corpus
+from skills.reading import read_corpus
 from skills.store.index import index_dir, open_index
 from skills.wiki import compile_wiki
 from tests.conftest import MARITIME

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from domains.prc_statutes.documents import family as family_of
-from skills.store.corpus import read_corpus
+from skills.reading import read_corpus
 from tests.conftest import LAWS, MARITIME
 
 

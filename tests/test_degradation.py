@@ -8,7 +8,7 @@ import pytest
 from orchestration.config import DEMO_DOCS, load_config
 from orchestration.knowledge import forget
 from orchestration.search_unified import search
-from skills.store.corpus import read_corpus
+from skills.reading import read_corpus
 from skills.store.index import build_index
 from skills.wiki import compile_wiki
 

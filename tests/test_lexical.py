@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from rank_bm25 import BM25Okapi
 
-from skills.store.corpus import read_corpus, searchable_text
+from skills.store.corpus import searchable_text
+from skills.reading import read_corpus
 from skills.store.bm25 import Bm25Index
 from skills.store.tokenize import Tokenizer
 from tests.conftest import MARITIME, STARD

@@ -105,7 +105,7 @@ def test_a_hanging_rerank_endpoint_waits_no_longer_than_the_deadline_allows(llm_
 def test_a_hanging_embedding_endpoint_degrades_to_lexical_search(llm_server, tmp_path, monkeypatch):
     from lambdarag import Context, State
     from skills import build
-    from skills.store.corpus import read_corpus
+    from skills.reading import read_corpus
     from skills.store.index import build_index
 
     monkeypatch.setenv("LAMBDARAG_HOME", str(tmp_path / "home"))

@@ -9,7 +9,7 @@ from lambdarag import Context, State
 from skills.store.records import TimeRange
 from skills import build
 from skills.store.local import LocalBackend
-from skills.store.corpus import read_corpus
+from skills.reading import read_corpus
 from skills.temporal import time_range_of as extract_time_range
 from tests.conftest import MARITIME
 

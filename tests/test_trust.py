@@ -17,7 +17,8 @@ from orchestration.feedback.store import open_store
 from orchestration.knowledge import KnowledgeBase
 from skills import build
 from domains.prc_statutes import StatuteProfile
-from skills.store.corpus import Chunk, Document, read_corpus
+from skills.store.corpus import Chunk, Document
+from skills.reading import read_corpus
 from skills.store.local import LocalBackend
 from skills.store.tokenize import Tokenizer
 from skills.store.graph import EntityGraph

@@ -13,7 +13,7 @@ from pathlib import PurePosixPath
 
 from skills.store.corpus import Document, markdown_blocks
 from skills.store.graph import EntityRecord, Label, RelationRecord, Version
-from skills.wiki import DocFacts
+from skills.store.graph import DocFacts
 
 RULES_VERSION = "generic-1"
 LINK = re.compile(r"(?<!!)\[([^\]\n]{2,80})\]\(([^)\s]+)\)")

@@ -24,7 +24,7 @@ from lambdarag.lam import Reply, parse_reply
 from skills.store.corpus import Document
 from skills.store.graph import EntityRecord, Event, Label, RelationRecord, Version
 from skills.store.records import Relation
-from skills.wiki import DocFacts
+from skills.store.graph import DocFacts
 
 from .hierarchy import agency_relations
 from .names import short_name

@@ -210,7 +210,7 @@ def _sidecar(path: Path, root: Path) -> Optional[Path]:
     return None
 
 
-def read_markdown(path: Path, root: Path, profile: Any = None) -> Document:
+def read_markdown(path: Path, root: Path, profile: Any) -> Document:
     """Returns the document of one markdown file; raises `Malformed` when it cannot be used.
 
     Kind, header lines, date and family not declared in front matter come from
@@ -250,7 +250,7 @@ def read_markdown(path: Path, root: Path, profile: Any = None) -> Document:
         break
     title = named["title"] or title or title_from_name(path.name)
     text = "\n".join(lines[start:]).strip("\n")
-    fields = (profile or _base_profile()).markdown_fields(path.name, title, lines[start:])
+    fields = profile.markdown_fields(path.name, title, lines[start:])
     rest = {k: v for k, v in meta.items() if k not in LABEL_KEYS + ("title", "date", "family", "kind")}
     return Document(
         id=rel, source=rel, title=title, text=text,
@@ -261,13 +261,7 @@ def read_markdown(path: Path, root: Path, profile: Any = None) -> Document:
     )
 
 
-def _base_profile() -> Any:
-    from ..profile import profile_named
-
-    return profile_named("generic")
-
-
-def read_records(path: Path, root: Path, profile: Any = None) -> Iterator[Union[Document, Problem]]:
+def read_records(path: Path, root: Path, profile: Any) -> Iterator[Union[Document, Problem]]:
     """Yields one document per JSONL record, or a problem for each bad line.
 
     A record is either ``{"id", "text", …}`` or a FAQ pair ``{"question", "answer", …}``
@@ -309,13 +303,12 @@ def read_records(path: Path, root: Path, profile: Any = None) -> Iterator[Union[
         yield doc
 
 
-def record_document(record: dict, rel: str, n: int, line: str, profile: Any = None) -> Document:
+def record_document(record: dict, rel: str, n: int, line: str, profile: Any) -> Document:
     """Returns the document of one JSONL record (line `n` of file `rel`); raises `Malformed` for a record lacking
     its text, with a field of the wrong type, an unparseable date, bad access labels or invalid Unicode."""
     check_unicode(record, "", n)
     faq = "question" in record or "answer" in record
     required = ("question", "answer") if faq else ("id", "text")
-    profile = profile or _base_profile()
     fields = {k: text_of(record, k, n) for k in ("id", "text", "title", "family", "kind", "question", "answer",
                                                   "article", "section", *profile.record_document_keys)}
     missing = [k for k in required if not (fields[k] or "").strip()]
@@ -622,42 +615,7 @@ def flag_instructions(chunk: Chunk) -> Chunk:
     return replace(chunk, meta={**chunk.meta, "instructions": list(found)}) if found else chunk
 
 
-def read_corpus(root: Union[str, Path], *, progress: bool = False, cap: int = 800,
-                exclude: Iterable[str] = DEFAULT_EXCLUDE, domain: str = "auto") -> Corpus:
-    """Returns the corpus under `root` (a folder of markdown/JSONL files, or one file), chunked by its profile.
-
-    `domain` names the corpus profile (skills.profile): ``auto`` reads the
-    files plainly first and takes the first shipped profile that claims them (reading them again only when that
-    profile is not the generic one).
-    Unreadable or malformed inputs are skipped and listed in `Corpus.problems`
-    by path and line; files named in `exclude` (folder notes) are not read.
-    """
-    from lambdarag.errors import ConfigError
-
-    from ..profile import choose_profile, profile_named
-
-    root = Path(root)
-    if not root.exists():
-        raise ConfigError(f"read_corpus: corpus path {str(root)!r} does not exist")
-    files, links = corpus_files(root, exclude)
-    plain = None
-    if domain == "auto":
-        plain = _read(root, files, profile_named("generic"), progress)
-        domain = choose_profile(plain.documents)
-    profile = profile_named(domain)
-    # The plain read is the generic profile's own: read again only for a profile that reads files its own way.
-    corpus = plain if plain is not None and domain == "generic" else _read(root, files, profile, progress)
-    corpus.domain = domain
-    corpus.problems[:0] = links
-    for doc in corpus.documents:
-        pieces = [flag_instructions(c) for c in profile.chunk(doc, cap)]
-        if not pieces:
-            corpus.problems.append((doc.source, 0, "no chunkable text"))
-        corpus.chunks.extend(pieces)
-    return corpus
-
-
-def _read(root: Path, files: list[Path], profile: Any, progress: bool) -> Corpus:
+def read_files(root: Path, files: list[Path], profile: Any, progress: bool = False) -> Corpus:
     """Returns the documents of `files` read under `profile` (no chunks yet), with the problems met."""
     base = root.parent if root.is_file() else root
     corpus = Corpus(root=str(root))

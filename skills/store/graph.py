@@ -109,6 +109,16 @@ class RelationRecord(Relation):
         return Relation(**self.model_dump(include=set(Relation.model_fields)))
 
 
+@dataclass
+class DocFacts:
+    """What one document contributes to the graph: entities and relations, all tagged with its source."""
+
+    source: str
+    entity: str = ""                                   # the entity the document is a version of
+    entities: list[EntityRecord] = field(default_factory=list)
+    relations: list[RelationRecord] = field(default_factory=list)
+
+
 class GraphFile(BaseModel):
     """The on-disk form of the graph (schema 1); its validator is built when a graph is first read or saved."""
 

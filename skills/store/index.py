@@ -22,7 +22,8 @@ from lambdarag.errors import ConfigError, StoreCorrupt
 
 from .base import IndexBackend, fingerprint_of
 from .local import LocalBackend, has_manifest, sweep
-from .corpus import Corpus, read_corpus, searchable_text
+from .corpus import Corpus, searchable_text
+from ..reading import read_corpus
 from .vectors import VectorCache, default_embedder, embed_passages, read_vectors_dir
 from .bm25 import Bm25Index
 from ..profile import profile_named
