@@ -86,8 +86,12 @@ class Atom(Term):
         ctx.trace.mark_fallback(path, reason)
         ctx.trace.note(path, path_taken="fallback")
         out = execute(self.fallback, state, ctx, path)
-        changed = {f: v for f in self._writes if (v := getattr(out, f, MISSING)) is not getattr(state, f, MISSING)}
-        return apply_writes(self, state, changed, path)  # what it left alone is not written (a record's optional key)
+        # what it wrote: a field its state holds now but did not hold before, or holds another value of (by
+        # identity: an interned value such as () or "" written over the same default is still a write)
+        given = state.given()
+        wrote = {f: getattr(out, f) for f in self._writes & out.given()
+                 if f not in given or getattr(out, f) is not getattr(state, f, MISSING)}
+        return apply_writes(self, state, wrote, path)  # what it left alone is not written (a record's optional key)
 
     def writes(self) -> frozenset[str]:
         return self._writes

@@ -142,6 +142,18 @@ def test_a_lam_writes_its_outputs_fields_with_their_types_and_its_function_fallb
     assert (out.topic, out.score) == ("船长", 0.5)
 
 
+def test_a_fallback_writing_a_default_value_writes_it_so_a_later_reader_closes():
+    # an offline refusal writes citations=(): the very object the field's default is; it is still a write, and a
+    # check reading the citations after it must close (the trust property test met this on a refused question)
+    refuse = Tool("answer", lambda s: (_ for _ in ()).throw(ProviderError("down")), reads=["query"],
+                  writes=["answer", "citations"], fallback=lambda s: {"answer": "no passage answers it", "citations": ()})
+    out = refuse.run("q")
+    assert {"answer", "citations"} <= out.given() and out.citations == ()
+    check = Tool("check", lambda s: {"answer": s.answer + f" ({len(s.citations)} cited)"},
+                 reads=["answer", "citations"], writes=["answer"])
+    assert check.run(out).answer == "no passage answers it (0 cited)"
+
+
 def test_a_dataclass_record_and_keyword_only_configuration():
     @tool
     def trim(query: str, *, width: int = 2) -> Trimmed:
