@@ -190,12 +190,17 @@ def write(folder: Path, name: str, *articles: str) -> None:
     (folder / f"{name}(2020-01-01).md").write_text(f"# {name}\n\n{body}\n", encoding="utf-8")
 
 
-@pytest.mark.parametrize("kind", KINDS)
-def test_incremental_build_is_idempotent_and_tracks_edits(kind, milvus_uri, tmp_path, monkeypatch):
+def backend_and_folder(kind: str, milvus_uri: str, tmp_path: Path, monkeypatch) -> tuple[dict, Path]:
+    """Returns the backend spec of `kind` and an empty documents folder, under a data home of the test's own."""
     monkeypatch.setenv("LAMBDARAG_HOME", str(tmp_path / "home"))
-    where = {"kind": kind, "uri": milvus_uri}
     docs = tmp_path / "docs"
     docs.mkdir()
+    return {"kind": kind, "uri": milvus_uri}, docs
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_incremental_build_is_idempotent_and_tracks_edits(kind, milvus_uri, tmp_path, monkeypatch):
+    where, docs = backend_and_folder(kind, milvus_uri, tmp_path, monkeypatch)
     write(docs, "甲法", "船舶应当登记。", "渔船另行规定。")
     write(docs, "乙法", "港口经营许可。", "引航员考试。")
     write(docs, "丙法", "灯塔维护。")
@@ -219,10 +224,7 @@ def test_incremental_build_is_idempotent_and_tracks_edits(kind, milvus_uri, tmp_
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_an_index_records_its_corpus_profile_and_a_new_profile_rebuilds_it(kind, milvus_uri, tmp_path, monkeypatch):
-    monkeypatch.setenv("LAMBDARAG_HOME", str(tmp_path / "home"))
-    where = {"kind": kind, "uri": milvus_uri}
-    docs = tmp_path / "docs"
-    docs.mkdir()
+    where, docs = backend_and_folder(kind, milvus_uri, tmp_path, monkeypatch)
     write(docs, "甲法", "船舶应当登记。", "渔船另行规定。")
     assert build_backend(where, docs, "prof", dense=False, progress=False).domain == "prc_statutes"   # auto
     assert open_backend(where, "prof").domain == "prc_statutes"
