@@ -254,3 +254,52 @@ def test_the_config_selects_postgres_only_with_a_dsn():
     store = parse_config("orchestration:\n  feedback:\n    store: {kind: postgres, dsn: 'host=/x'}\n"
                          ).orchestration.feedback.store
     assert (store.kind, store.dsn) == ("postgres", "host=/x")
+
+
+SEARCH_TRANSACTIONS = 16
+"""Store transactions one feedback-on search may run on the demo index: its reads (synonyms, learned-index stamp,
+classification rules, cache version and lookup, routing table), its recording (log, routing count, confirmation,
+cache version and count) and, after a confirmation, the learned index's rebuild (pairs, vectors, params). Each is
+a round trip or three on PostgreSQL; a new read on the search path belongs in one of these, not beside them."""
+
+
+@pytest.fixture(scope="module")
+def demo_home(tmp_path_factory):
+    """A data home whose demo index (dense and BM25) the module's first search builds."""
+    return tmp_path_factory.mktemp("home")
+
+
+def test_feedback_on_searches_reuse_the_connections_set_up_once_and_stay_within_their_transactions(
+        engine, demo_home, monkeypatch):
+    import shutil
+
+    from orchestration import knowledge
+    from orchestration.config import DEFAULT_CONFIG
+    from orchestration.feedback import feedback_dir
+    from orchestration.feedback.confirmations import vector_key
+    from orchestration.feedback.store.rows import stored_vectors
+    from orchestration.search_unified import search
+
+    monkeypatch.setenv("LAMBDARAG_HOME", str(demo_home))
+    monkeypatch.setenv("LAMBDARAG_FEEDBACK", "on")
+    shutil.rmtree(feedback_dir("demo"), ignore_errors=True)
+    knowledge.forget()
+    config = parse_config(DEFAULT_CONFIG.read_text(encoding="utf-8"))
+    questions = ["船长有什么权力？", "船员条例由哪个部门主管？", "海上交通安全法与水污染防治法在船舶管理方面有何异同？"]
+    try:
+        search(questions[0], config=config)                       # builds the index, opens and sets up the store
+        store = open_store(feedback_dir("demo"))
+        assert store.engine.name == engine
+        pool, setups = store.engine.pool, store.engine.setups
+        connects, transactions = pool.connects, pool.transactions
+        for i in range(6):     # each search runs in a thread of its own: a connection per thread reconnected
+            search(f"{questions[i % 3]}（第{i}问）", config=config)
+            ran, transactions = pool.transactions - transactions, pool.transactions
+            assert ran <= SEARCH_TRANSACTIONS, f"search {i} ran {ran} store transactions"
+        assert (pool.connects, store.engine.setups) == (connects, setups)
+        answered = [i for i in Confirmations(store).items().values() if i["origin"] == "answer"]
+        assert len(answered) >= 2
+        asked = [p["query"] for i in answered for p in i["pairs"]]
+        assert len(stored_vectors(store, [vector_key(q) for q in asked])) == len(set(asked))  # the search's own
+    finally:
+        knowledge.forget()

@@ -44,6 +44,7 @@ class PostgresEngine:
         self.dsn = dsn
         self.psycopg = import_psycopg()
         self.pool = Pool(self.connect, lambda conn: conn.close())
+        self.setups = 0
 
     def describe(self) -> str:
         return "postgres"          # never the DSN: it may hold a password
@@ -78,6 +79,8 @@ class PostgresEngine:
         raise AssertionError("unreachable")
 
     def setup(self, fn: Callable[[Any], T]) -> T:
+        self.setups += 1
+
         def locked(cursor: Any) -> T:
             cursor.execute("SELECT pg_advisory_xact_lock(%s)", (zlib.crc32(b"lambdarag feedback store"),))
             return fn(cursor)

@@ -39,6 +39,7 @@ class SqliteEngine:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self.pool = Pool(self.connect, lambda conn: conn.close())
+        self.setups = 0
 
     def describe(self) -> str:
         return f"sqlite:{self.path}"
@@ -71,6 +72,7 @@ class SqliteEngine:
 
     def setup(self, fn: Callable[[Any], T]) -> T:
         """Returns `fn(cursor)` run once the file exists (0600, WAL mode), in a write transaction."""
+        self.setups += 1
         if not self.path.exists():
             self.forget()
         private_dir(self.path.parent)
