@@ -123,11 +123,33 @@ class FeedbackLoop:
         vectors it already embedded (`confirm_answer`).
         """
         query_id = result.get("query_id") or f"q{dt.datetime.now(dt.timezone.utc):%Y%m%d%H%M%S}-{uuid.uuid4().hex[:8]}"
-        learned: dict[str, Any] = {"query_id": query_id}
         checked = state
         if state is not None and state.verdict is None and state.answer:
             checked = state.model_copy(update={"verdict": verdict_of(state, None)})
         ok = checked is not None and succeeded(checked)
+        learned = self.store.write(lambda tx: self.log_and_learn(query_id, result, state, checked, ok, user,
+                                                                 embedder))
+        if state is None or checked is None:
+            return learned
+        if ok and llm is None:
+            item = self.journal.write_back(query_id, checked, None)
+            if item:
+                learned["write_back"] = summary(item)
+        elif ok:
+            self.learn_later(query_id, state, llm)
+            learned["write_back"] = "queued"
+        cacheable = {k: v for k, v in result.items() if k not in ("trace", "from_cache")}
+        if final and self.store.write(lambda tx: self.cache.remember(
+                result["rewritten_query"], user, {**cacheable, "query_id": query_id}, self.version())):
+            learned["cached"] = True
+        return learned
+
+    def log_and_learn(self, query_id: str, result: Mapping[str, Any], state: Optional[State],
+                      checked: Optional[State], ok: bool, user: Optional[User], embedder: Any) -> dict[str, Any]:
+        """Returns what one query taught the stores after logging it: its gap, routing count, classification
+        rule, synonyms and confirmation. `record` runs it as one write transaction, so a query's log line and
+        what it taught commit together (one commit, where a durable PostgreSQL pays an fsync)."""
+        learned: dict[str, Any] = {"query_id": query_id}
         self.log.append(log_record(query_id, result, checked, user, ok))
         if state is None or checked is None:
             return learned
@@ -145,17 +167,6 @@ class FeedbackLoop:
             if everyone_may_read(checked):     # the synonym map is shared by every user and has no scope
                 self.lexicon.learn_from_answer(checked)
             self.confirm_answer(query_id, checked, user, embedder)
-            if llm is None:
-                item = self.journal.write_back(query_id, checked, None)
-                if item:
-                    learned["write_back"] = summary(item)
-            else:
-                self.learn_later(query_id, state, llm)
-                learned["write_back"] = "queued"
-        cacheable = {k: v for k, v in result.items() if k not in ("trace", "from_cache")}
-        if final and self.cache.remember(result["rewritten_query"], user, {**cacheable, "query_id": query_id},
-                                         self.version()):
-            learned["cached"] = True
         return learned
 
     def learn_later(self, query_id: str, state: State, llm: Any) -> None:

@@ -24,8 +24,9 @@ IDLE = 8
 
 
 class Pool:
-    """Connections made by `connect`, closed by `close`; `connects` counts those this process opened (every
-    transaction counted in `transactions`), so tests can assert that a run reuses them."""
+    """Connections made by `connect`, closed by `close`. `connects` counts those this process opened and
+    `transactions` the times one was lent (a joined transaction is not lent), so tests can assert what a run
+    costs the database."""
 
     def __init__(self, connect: Callable[[], Any], close: Callable[[Any], None], idle: int = IDLE) -> None:
         self.connect, self.close, self.most = connect, close, idle
