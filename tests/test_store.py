@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import multiprocessing as mp
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -13,12 +14,15 @@ import numpy as np
 import pytest
 
 from lambdarag.errors import ConfigError, FeedbackRefused, LambdaRAGError, StoreUnavailable
-from orchestration.config import FeedbackConfig, VoteConfig, parse_config
-from orchestration.feedback import FeedbackLoop
-from orchestration.feedback.confirmations import Confirmations
+from orchestration import knowledge
+from orchestration.config import DEFAULT_CONFIG, FeedbackConfig, VoteConfig, parse_config
+from orchestration.feedback import FeedbackLoop, feedback_dir
+from orchestration.feedback.confirmations import Confirmations, vector_key
 from orchestration.feedback.store import DSN_ENV, open_store
 from orchestration.feedback.store.jsonfiles import export_folder
+from orchestration.feedback.store.rows import stored_vectors
 from orchestration.feedback.votes import Votes
+from orchestration.search_unified import search
 from skills.store.learned import LearnedParams
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -272,21 +276,13 @@ def demo_home(tmp_path_factory):
 
 def test_feedback_on_searches_reuse_the_connections_set_up_once_and_stay_within_their_transactions(
         engine, demo_home, monkeypatch):
-    import shutil
-
-    from orchestration import knowledge
-    from orchestration.config import DEFAULT_CONFIG
-    from orchestration.feedback import feedback_dir
-    from orchestration.feedback.confirmations import vector_key
-    from orchestration.feedback.store.rows import stored_vectors
-    from orchestration.search_unified import search
-
     monkeypatch.setenv("LAMBDARAG_HOME", str(demo_home))
     monkeypatch.setenv("LAMBDARAG_FEEDBACK", "on")
     shutil.rmtree(feedback_dir("demo"), ignore_errors=True)
     knowledge.forget()
     config = parse_config(DEFAULT_CONFIG.read_text(encoding="utf-8"))
-    questions = ["船长有什么权力？", "船员条例由哪个部门主管？", "海上交通安全法与水污染防治法在船舶管理方面有何异同？"]
+    questions = ["船长有什么权力？", "船员条例由哪个部门主管？",
+                 "海上交通安全法与水污染防治法在船舶管理方面有何异同？"]
     try:
         search(questions[0], config=config)                       # builds the index, opens and sets up the store
         store = open_store(feedback_dir("demo"))

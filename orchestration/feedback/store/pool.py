@@ -24,12 +24,12 @@ IDLE = 8
 
 
 class Pool:
-    """Connections made by `connect`, closed by `close`. `connects` counts those this process opened and
+    """DB-API connections made by `connect`. `connects` counts those this process opened and
     `transactions` the times one was lent (a joined transaction is not lent), so tests can assert what a run
     costs the database."""
 
-    def __init__(self, connect: Callable[[], Any], close: Callable[[Any], None], idle: int = IDLE) -> None:
-        self.connect, self.close, self.most = connect, close, idle
+    def __init__(self, connect: Callable[[], Any], idle: int = IDLE) -> None:
+        self.connect, self.most = connect, idle
         self.lock = threading.Lock()
         self.idle: list[Any] = []
         self.generation, self.born = 0, {}
@@ -61,7 +61,7 @@ class Pool:
             if reusable and current and len(self.idle) < self.most:
                 self.idle.append(conn)
                 return
-        self.close(conn)
+        conn.close()
 
     def retire(self) -> None:
         """Closes the idle connections; those lent out now are closed when given back."""
@@ -69,7 +69,7 @@ class Pool:
             idle, self.idle = self.idle, []
             self.generation += 1
         for conn in idle:
-            self.close(conn)
+            conn.close()
 
     def held(self, write: bool) -> Optional[Any]:
         """Returns the connection of the transaction this thread is running (None if it runs none); a write may

@@ -43,7 +43,7 @@ class PostgresEngine:
     def __init__(self, dsn: str) -> None:
         self.dsn = dsn
         self.psycopg = import_psycopg()
-        self.pool = Pool(self.connect, lambda conn: conn.close())
+        self.pool = Pool(self.connect)
         self.setups = 0
 
     def describe(self) -> str:

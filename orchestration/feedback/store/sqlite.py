@@ -38,7 +38,7 @@ class SqliteEngine:
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
-        self.pool = Pool(self.connect, lambda conn: conn.close())
+        self.pool = Pool(self.connect)
         self.setups = 0
 
     def describe(self) -> str:
