@@ -206,7 +206,10 @@ def store(r: dict) -> str:
     sizes = " / ".join(f"{n // 1000}k" for n in r["sizes"])
     writers = ", ".join(f"{kind} {t['writes_per_s']}/s" for kind, t in r["throughput"].items())
     added = ", ".join(f"{kind} {s['p50_recording_ms']} ms (search p50 {s['p50_total_off_ms']} → {s['p50_total_on_ms']} "
-                      f"ms with feedback on)" for kind, s in r["search"].items())
+                      f"ms with feedback on; {s['store_transactions_per_search']['median']} store transactions per "
+                      f"search, at most {s['store_transactions_per_search']['max']}, "
+                      f"{s['connects_after_first']} connections opened after the first)"
+                      for kind, s in r["search"].items())
     return (f"p50 of one query's feedback write after {sizes} logged queries (files and PostgreSQL fsync each "
             f"write, SQLite survives a killed process, not a power cut): {per}; "
             f"{r['throughput']['sqlite']['writers']} concurrent writers: {writers}; recording a query in search(): "

@@ -229,10 +229,12 @@ def throughput(kind: str, dsn: Optional[str]) -> dict[str, Any]:
 
 def search_overhead(kind: str, dsn: Optional[str], home: Path) -> dict[str, Any]:
     """Returns p50 ms of search() on the demo index (in data home `home`) with feedback off and on, and of its
-    recording span."""
+    recording span; and, counted on the store's connection pool, the store transactions of each feedback-on
+    search and the connections opened after the first one (figures that do not move with the machine's load)."""
     import shutil
 
     from orchestration.feedback import feedback_dir
+    from orchestration.feedback.store import open_store
     from orchestration.knowledge import forget
     from orchestration.search_unified import search
     from orchestration.setup import resolve_config
@@ -244,17 +246,25 @@ def search_overhead(kind: str, dsn: Optional[str], home: Path) -> dict[str, Any]
     with engine(kind, dsn):
         forget()
         timings: dict[str, list[float]] = {"off": [], "on": [], "recording": []}
+        pool, transactions, connects = None, [], 0
         for mode in ("off", "on", "off", "on"):
             os.environ["LAMBDARAG_FEEDBACK"] = mode
             for i in range(SEARCHES // 2):
+                before = (pool.transactions, pool.connects) if pool else None
                 r = search(f"{questions[i % len(questions)]}（第{i}问）", config=config)   # distinct: no cache hits
                 timings[mode].append(r.latency_ms["total"])
                 if mode == "on":
                     timings["recording"].append(r.latency_ms["record_feedback"])
+                    pool = pool or open_store(feedback_dir("demo")).engine.pool
+                    if before:
+                        transactions.append(pool.transactions - before[0])
+                        connects += pool.connects - before[1]
         forget()
     p50 = {k: round(statistics.median(v[len(v) // 4:]), 2) for k, v in timings.items()}   # the first ones warm up
     return {"searches": SEARCHES, "p50_total_off_ms": p50["off"], "p50_total_on_ms": p50["on"],
-            "p50_recording_ms": p50["recording"], "p50_added_ms": round(p50["on"] - p50["off"], 2)}
+            "p50_recording_ms": p50["recording"], "p50_added_ms": round(p50["on"] - p50["off"], 2),
+            "store_transactions_per_search": {"median": statistics.median(transactions), "max": max(transactions)},
+            "connects_after_first": connects}
 
 
 def main() -> dict:

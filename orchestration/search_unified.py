@@ -165,9 +165,8 @@ def lifecycle_term(index: Optional[str] = None, config: ConfigArg = None) -> Ter
 
 def lifecycle_of(setup: Setup) -> Lifecycle:
     """Returns the lifecycle a question set up so runs: FAQ step if the index holds FAQs, the loop's learned rules."""
-    loop = setup.loop
-    return unified_term(setup.config, faq=has_faq(setup.kb.index), rules=loop.rules.rules() if loop else (),
-                        exemplars=loop.rules.exemplars() if loop else ())
+    rules, exemplars = setup.loop.rules.learned() if setup.loop else ((), ())
+    return unified_term(setup.config, faq=has_faq(setup.kb.index), rules=rules, exemplars=exemplars)
 
 
 def announce(records: Sequence[dict[str, str]]) -> None:
@@ -196,7 +195,7 @@ def answer(text: str, turns: tuple[Message, ...], user: Optional[User], setup: S
         learned = setup.loop.record({**done.model_dump(), "trace": {} if done.from_cache else done.trace,
                                      "route_reason": getattr(state, "route_reason", None)},
                                     None if done.from_cache else state, None if done.from_cache else run_ctx.llm,
-                                    user, final=not llm_failed and not failed_check)
+                                    user, final=not llm_failed and not failed_check, embedder=run_ctx.embedder)
         return {"query_id": learned["query_id"]}
 
     def classified(state: State) -> Classified:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import multiprocessing as mp
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -13,12 +14,15 @@ import numpy as np
 import pytest
 
 from lambdarag.errors import ConfigError, FeedbackRefused, LambdaRAGError, StoreUnavailable
-from orchestration.config import FeedbackConfig, VoteConfig, parse_config
-from orchestration.feedback import FeedbackLoop
-from orchestration.feedback.confirmations import Confirmations
+from orchestration import knowledge
+from orchestration.config import DEFAULT_CONFIG, FeedbackConfig, VoteConfig, parse_config
+from orchestration.feedback import FeedbackLoop, feedback_dir
+from orchestration.feedback.confirmations import Confirmations, vector_key
 from orchestration.feedback.store import DSN_ENV, open_store
 from orchestration.feedback.store.jsonfiles import export_folder
+from orchestration.feedback.store.rows import stored_vectors
 from orchestration.feedback.votes import Votes
+from orchestration.search_unified import search
 from skills.store.learned import LearnedParams
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -254,3 +258,45 @@ def test_the_config_selects_postgres_only_with_a_dsn():
     store = parse_config("orchestration:\n  feedback:\n    store: {kind: postgres, dsn: 'host=/x'}\n"
                          ).orchestration.feedback.store
     assert (store.kind, store.dsn) == ("postgres", "host=/x")
+
+
+SEARCH_TRANSACTIONS = 12
+"""Store transactions one feedback-on search may run on the demo index: its reads (synonyms, learned-index stamp,
+classification rules, cache version and lookup, routing table), its recording (the log line with what it taught,
+the write-back journal, the cache version and count) and, after a confirmation, the learned index's rebuild
+(pairs, vectors, params). Each is a round trip or three on PostgreSQL; a new read on the search path belongs in
+one of these, not beside them."""
+
+
+@pytest.fixture(scope="module")
+def demo_home(tmp_path_factory):
+    """A data home whose demo index (dense and BM25) the module's first search builds."""
+    return tmp_path_factory.mktemp("home")
+
+
+def test_feedback_on_searches_reuse_the_connections_set_up_once_and_stay_within_their_transactions(
+        engine, demo_home, monkeypatch):
+    monkeypatch.setenv("LAMBDARAG_HOME", str(demo_home))
+    monkeypatch.setenv("LAMBDARAG_FEEDBACK", "on")
+    shutil.rmtree(feedback_dir("demo"), ignore_errors=True)
+    knowledge.forget()
+    config = parse_config(DEFAULT_CONFIG.read_text(encoding="utf-8"))
+    questions = ["船长有什么权力？", "船员条例由哪个部门主管？",
+                 "海上交通安全法与水污染防治法在船舶管理方面有何异同？"]
+    try:
+        search(questions[0], config=config)                       # builds the index, opens and sets up the store
+        store = open_store(feedback_dir("demo"))
+        assert store.engine.name == engine
+        pool, setups = store.engine.pool, store.engine.setups
+        connects, transactions = pool.connects, pool.transactions
+        for i in range(6):     # each search runs in a thread of its own: a connection per thread reconnected
+            search(f"{questions[i % 3]}（第{i}问）", config=config)
+            ran, transactions = pool.transactions - transactions, pool.transactions
+            assert ran <= SEARCH_TRANSACTIONS, f"search {i} ran {ran} store transactions"
+        assert (pool.connects, store.engine.setups) == (connects, setups)
+        answered = [i for i in Confirmations(store).items().values() if i["origin"] == "answer"]
+        assert len(answered) >= 2
+        asked = [p["query"] for i in answered for p in i["pairs"]]
+        assert len(stored_vectors(store, [vector_key(q) for q in asked])) == len(set(asked))  # the search's own
+    finally:
+        knowledge.forget()

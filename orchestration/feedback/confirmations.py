@@ -49,10 +49,17 @@ class Confirmations:
         self.store = where if isinstance(where, FeedbackStore) else open_store(where)
 
     def add(self, origin: str, pairs: Iterable[tuple[str, Sequence[str]]], *, scope: str = "|0",
-            query_id: Optional[str] = None) -> dict[str, Any]:
-        """Returns the new item holding `pairs` (question, chunk ids) with the origin's weight and provenance."""
+            query_id: Optional[str] = None, vectors: Mapping[str, np.ndarray] = {}) -> dict[str, Any]:
+        """Returns the new item holding `pairs` (question, chunk ids) with the origin's weight and provenance;
+        `vectors` (question → its query embedding, already at hand) are stored with it, so the learned index
+        rebuilt for the next query need not embed them again."""
         item = new_item(origin, pairs, scope=scope, query_id=query_id)
-        self.store.write(lambda tx: put_confirmation(tx, item))
+
+        def change(tx: Tx) -> None:
+            put_confirmation(tx, item)
+            for question, vector in vectors.items():
+                put_vector(tx, vector_key(question), vector)
+        self.store.write(change)
         return item
 
     def items(self) -> dict[str, dict[str, Any]]:
@@ -104,7 +111,7 @@ class Confirmations:
 
     def vectors(self, embedder: Any, texts: Sequence[str]) -> np.ndarray:
         """Returns the query embeddings of `texts`, embedding (and storing) only those not stored yet."""
-        keys = [hashlib.sha1(t.encode("utf-8")).hexdigest() for t in texts]
+        keys = [vector_key(t) for t in texts]
         cached = stored_vectors(self.store, list(dict.fromkeys(keys)))
         missing = [i for i, k in enumerate(keys) if k not in cached]
         if missing:
@@ -113,6 +120,11 @@ class Confirmations:
             self.store.write(lambda tx: [put_vector(tx, k, v) for k, v in fresh.items()])
             cached.update(fresh)
         return np.stack([cached[k] for k in keys]) if keys else np.zeros((0, 1), dtype=np.float32)
+
+
+def vector_key(question: str) -> str:
+    """Returns the key a question's vector is stored under: its text's digest."""
+    return hashlib.sha1(question.encode("utf-8")).hexdigest()
 
 
 def new_item(origin: str, pairs: Iterable[tuple[str, Sequence[str]]], *, scope: str,

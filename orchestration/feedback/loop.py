@@ -30,6 +30,7 @@ from lambdarag import Context, State, User
 from lambdarag.state import PUBLIC
 from skills import build as build_skill
 from skills.generate import REFUSAL
+from skills.store.vectors import remembered_query_vector
 
 from ..config import AgentConfig, FeedbackConfig
 from ..knowledge import KnowledgeBase
@@ -105,26 +106,50 @@ class FeedbackLoop:
         unreachable: the confirmations enter by their generation, a small file.
         The provider enters so enabling an LLM never serves an offline answer.
         """
-        learned = json.dumps([self.rules.rules(), self.lexicon.synonyms(), self.confirmations.generation(),
-                              self.provider], sort_keys=True, ensure_ascii=False)
+        parts = self.store.read(lambda tx: [self.rules.rules(), self.lexicon.synonyms(),
+                                            self.confirmations.generation()])     # one transaction
+        learned = json.dumps([*parts, self.provider], sort_keys=True, ensure_ascii=False)
         return f"{self.kb.version() if self.kb else '-'}:{hashlib.sha1(learned.encode()).hexdigest()[:12]}"
 
     def record(self, result: Mapping[str, Any], state: Optional[State], llm: Any = None,
-               user: Optional[User] = None, final: bool = True) -> dict[str, Any]:
+               user: Optional[User] = None, final: bool = True, embedder: Any = None) -> dict[str, Any]:
         """Returns what was learned from one answered query after logging it and updating every store.
 
         `result` is the SearchResult as a dict (it gets a ``query_id``); `state`
         is the run's final state (None for a cache hit). Only rules run here: with
         an `llm`, the support check and the write-back's fact extraction run
         later in the feedback worker (``write_back: "queued"``). A result that is
-        not `final` (an LLM step degraded) is never cached.
+        not `final` (an LLM step degraded) is never cached. The `embedder` of the run tells which query
+        vectors it already embedded (`confirm_answer`).
         """
         query_id = result.get("query_id") or f"q{dt.datetime.now(dt.timezone.utc):%Y%m%d%H%M%S}-{uuid.uuid4().hex[:8]}"
-        learned: dict[str, Any] = {"query_id": query_id}
         checked = state
         if state is not None and state.verdict is None and state.answer:
             checked = state.model_copy(update={"verdict": verdict_of(state, None)})
         ok = checked is not None and succeeded(checked)
+        learned = self.store.write(lambda tx: self.log_and_learn(query_id, result, state, checked, ok, user,
+                                                                 embedder))
+        if state is None or checked is None:
+            return learned
+        if ok and llm is None:
+            item = self.journal.write_back(query_id, checked, None)
+            if item:
+                learned["write_back"] = summary(item)
+        elif ok:
+            self.learn_later(query_id, state, llm)
+            learned["write_back"] = "queued"
+        cacheable = {k: v for k, v in result.items() if k not in ("trace", "from_cache")}
+        if final and self.store.write(lambda tx: self.cache.remember(
+                result["rewritten_query"], user, {**cacheable, "query_id": query_id}, self.version())):
+            learned["cached"] = True
+        return learned
+
+    def log_and_learn(self, query_id: str, result: Mapping[str, Any], state: Optional[State],
+                      checked: Optional[State], ok: bool, user: Optional[User], embedder: Any) -> dict[str, Any]:
+        """Returns what one query taught the stores after logging it: its gap, routing count, classification
+        rule, synonyms and confirmation. `record` runs it as one write transaction, so a query's log line and
+        what it taught commit together (one commit, where a durable PostgreSQL pays an fsync)."""
+        learned: dict[str, Any] = {"query_id": query_id}
         self.log.append(log_record(query_id, result, checked, user, ok))
         if state is None or checked is None:
             return learned
@@ -141,18 +166,7 @@ class FeedbackLoop:
         if ok:
             if everyone_may_read(checked):     # the synonym map is shared by every user and has no scope
                 self.lexicon.learn_from_answer(checked)
-            self.confirm_answer(query_id, checked, user)
-            if llm is None:
-                item = self.journal.write_back(query_id, checked, None)
-                if item:
-                    learned["write_back"] = summary(item)
-            else:
-                self.learn_later(query_id, state, llm)
-                learned["write_back"] = "queued"
-        cacheable = {k: v for k, v in result.items() if k not in ("trace", "from_cache")}
-        if final and self.cache.remember(result["rewritten_query"], user, {**cacheable, "query_id": query_id},
-                                         self.version()):
-            learned["cached"] = True
+            self.confirm_answer(query_id, checked, user, embedder)
         return learned
 
     def learn_later(self, query_id: str, state: State, llm: Any) -> None:
@@ -169,14 +183,18 @@ class FeedbackLoop:
                resources=self.kb.resources() if self.kb else {}, seconds=self.config.background_seconds,
                log=self.background)
 
-    def confirm_answer(self, query_id: str, state: State, user: Optional[User]) -> Optional[dict[str, Any]]:
+    def confirm_answer(self, query_id: str, state: State, user: Optional[User],
+                       embedder: Any = None) -> Optional[dict[str, Any]]:
         """Returns the confirmation, at the weaker `answer` weight, of the chunks a passed answer cites over
-        ≥ minSources corpus sources (None below that)."""
+        ≥ minSources corpus sources (None below that); the question's vector is stored with it when the run's
+        `embedder` already embedded the question (the next query's learned index then embeds nothing)."""
         chunks = [c.chunk_id for c in state.citations if c.chunk_id and not c.source.startswith(WIKI_PAGES)]
         if len(cited_sources(state)) < self.config.min_sources or not chunks:
             return None
-        return self.confirmations.add("answer", [(state.original_query or state.query, chunks)], scope=scope_of(user),
-                                      query_id=query_id)
+        question = state.original_query or state.query
+        vector = remembered_query_vector(embedder, question) if embedder is not None else None
+        return self.confirmations.add("answer", [(question, chunks)], scope=scope_of(user), query_id=query_id,
+                                      vectors={} if vector is None else {question: vector})
 
     def stats(self) -> dict[str, Any]:
         """Returns a summary: the store, queries logged, torn log lines the import of old files skipped, cache size

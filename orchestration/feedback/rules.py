@@ -32,6 +32,10 @@ class RuleBook:
         """Returns the corrected questions as labelled exemplars for the learned classifier: [{query, type}]."""
         return [{"query": r["query"], "type": r["type"]} for r in self.all() if r.get("origin") == "correction"]
 
+    def learned(self) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+        """Returns (`rules`, `exemplars`) read in one transaction: what one question's classifier is built from."""
+        return self.store.read(lambda tx: (self.rules(), self.exemplars()))
+
     def correct(self, query: str, query_type: str, pattern: Optional[str] = None) -> dict[str, str]:
         """Returns the rule learned from a correction: `pattern` (default: the query itself) → `query_type`.
 

@@ -216,6 +216,11 @@ def recent_query_vector(embedder: Any, text: str, embed: Callable[[], np.ndarray
     return vector
 
 
+def remembered_query_vector(embedder: Any, text: str) -> Optional[np.ndarray]:
+    """Returns the vector `recent_query_vector` remembers for (`embedder`, `text`), or None; embeds nothing."""
+    return _RECENT.get((id(embedder), getattr(embedder, "name", ""), text))
+
+
 def forget_query_vectors() -> None:
     """Drops the remembered query vectors (a benchmark timing embedding calls it between runs)."""
     with _RECENT_LOCK:

@@ -80,6 +80,8 @@ class Engine(Protocol):
     blob: str            # the type of a bytes column
     lock_rows: str       # appended to a SELECT of rows the transaction will change (PostgreSQL: FOR UPDATE)
     placeholder: str     # the DB-API paramstyle's parameter marker
+    pool: Any            # its connections (`pool.Pool`), which count connects and transactions
+    setups: int          # how often this process ran `setup` (the schema, the one-time import)
 
     def transact(self, fn: Callable[[Any], T], write: bool) -> T: ...
 

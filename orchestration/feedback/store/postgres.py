@@ -1,6 +1,7 @@
 """The shared engine: PostgreSQL through `psycopg` 3, for several processes or machines on one knowledge base.
 
-Each thread keeps one connection (reopened after a fork or a dropped link). A
+Connections come from a `pool.Pool` shared by every thread (a dropped link is
+discarded and the transaction run again on another). A
 transaction runs at READ COMMITTED; rows a read-modify-write changes are locked
 with ``SELECT … FOR UPDATE`` and tallies are single-statement upserts, so no
 update is lost. A transaction PostgreSQL aborts as a deadlock or serialisation
@@ -10,12 +11,12 @@ at once do not race.
 """
 from __future__ import annotations
 
-import os
-import threading
 import zlib
 from typing import Any, Callable, TypeVar
 
 from lambdarag.errors import StoreUnavailable
+
+from .pool import Pool
 
 T = TypeVar("T")
 RETRIES = 5
@@ -42,27 +43,28 @@ class PostgresEngine:
     def __init__(self, dsn: str) -> None:
         self.dsn = dsn
         self.psycopg = import_psycopg()
-        self.local = threading.local()
+        self.pool = Pool(self.connect)
+        self.setups = 0
 
     def describe(self) -> str:
         return "postgres"          # never the DSN: it may hold a password
 
-    def connection(self) -> Any:
-        conn = getattr(self.local, "conn", None)
-        if conn is None or conn.closed or self.local.pid != os.getpid():
-            try:
-                conn = self.psycopg.connect(self.dsn, autocommit=True)
-            except self.psycopg.Error as e:
-                raise StoreUnavailable(f"feedback store postgres: cannot connect ({str(e).strip()})") from None
-            self.local.conn, self.local.pid = conn, os.getpid()
-        return conn
+    def connect(self) -> Any:
+        try:
+            return self.psycopg.connect(self.dsn, autocommit=True)
+        except self.psycopg.Error as e:
+            raise StoreUnavailable(f"feedback store postgres: cannot connect ({str(e).strip()})") from None
 
     def transact(self, fn: Callable[[Any], T], write: bool) -> T:
+        outer = self.pool.held(write)
+        if outer is not None:
+            with outer.cursor() as cursor:
+                return fn(cursor)
         errors = self.psycopg.errors
         for attempt in range(RETRIES):
-            conn = self.connection()
+            conn = self.pool.take()
             try:
-                with conn.transaction(), conn.cursor() as cursor:
+                with self.pool.holding(conn, write), conn.transaction(), conn.cursor() as cursor:
                     return fn(cursor)
             except (errors.DeadlockDetected, errors.SerializationFailure):
                 if attempt == RETRIES - 1:
@@ -70,9 +72,15 @@ class PostgresEngine:
             except self.psycopg.OperationalError as e:
                 if not conn.closed or attempt == RETRIES - 1:
                     raise StoreUnavailable(f"feedback store postgres: {str(e).strip()}") from None
+                self.pool.retire()           # the server went away: the idle links are gone too
+            finally:
+                idle = self.psycopg.pq.TransactionStatus.IDLE
+                self.pool.give(conn, not conn.closed and conn.info.transaction_status == idle)
         raise AssertionError("unreachable")
 
     def setup(self, fn: Callable[[Any], T]) -> T:
+        self.setups += 1
+
         def locked(cursor: Any) -> T:
             cursor.execute("SELECT pg_advisory_xact_lock(%s)", (zlib.crc32(b"lambdarag feedback store"),))
             return fn(cursor)

@@ -3,9 +3,10 @@
 Writers take the database's write lock when they begin (``BEGIN IMMEDIATE``), so a
 read-modify-write never races another process; readers never wait for writers (WAL).
 ``synchronous=NORMAL``: a committed transaction survives the process being killed;
-a power cut may lose the last ones. Each thread keeps one connection (reopened
-after a fork): closing the last connection checkpoints the WAL with an fsync,
-which a connection per transaction would pay on every write. The file is 0600
+a power cut may lose the last ones. Connections come from a `pool.Pool` shared by
+every thread and stay open between transactions: closing the last connection
+checkpoints the WAL with an fsync, which a connection per transaction would pay on
+every write. The file is 0600
 in a 0700 folder, as the stores it replaced were (it holds answers, which may
 quote restricted text).
 """
@@ -13,12 +14,13 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import threading
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
 from lambdarag.errors import StoreUnavailable
 from skills.store.files import private_dir
+
+from .pool import Pool
 
 T = TypeVar("T")
 FILE = "feedback.sqlite3"
@@ -36,58 +38,58 @@ class SqliteEngine:
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
-        self.local = threading.local()
-        self.opened: list[sqlite3.Connection] = []
-        self.lock = threading.Lock()
-        self.epoch = 0
+        self.pool = Pool(self.connect)
+        self.setups = 0
 
     def describe(self) -> str:
         return f"sqlite:{self.path}"
 
-    def connection(self) -> sqlite3.Connection:
-        conn = getattr(self.local, "conn", None)
-        if conn is None or self.local.pid != os.getpid() or self.local.epoch != self.epoch:
-            try:
-                conn = sqlite3.connect(self.path, timeout=BUSY_SECONDS, isolation_level=None,
-                                       check_same_thread=False)
-                conn.execute("PRAGMA synchronous=NORMAL")
-            except sqlite3.Error as e:
-                raise StoreUnavailable(f"feedback store {self.path}: {e}") from None
-            with self.lock:
-                self.opened.append(conn)
-            self.local.conn, self.local.pid, self.local.epoch = conn, os.getpid(), self.epoch
+    def connect(self) -> sqlite3.Connection:
+        try:
+            conn = sqlite3.connect(self.path, timeout=BUSY_SECONDS, isolation_level=None, check_same_thread=False)
+            conn.execute("PRAGMA synchronous=NORMAL")
+        except sqlite3.Error as e:
+            raise StoreUnavailable(f"feedback store {self.path}: {e}") from None
         return conn
 
     def transact(self, fn: Callable[[Any], T], write: bool) -> T:
-        conn = self.connection()
-        conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+        outer = self.pool.held(write)
+        if outer is not None:
+            return fn(outer.cursor())
+        conn = self.pool.take()
         try:
-            out = fn(conn.cursor())
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
-        return out
+            with self.pool.holding(conn, write):
+                conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+                try:
+                    out = fn(conn.cursor())
+                except BaseException:
+                    conn.execute("ROLLBACK")
+                    raise
+                conn.execute("COMMIT")
+                return out
+        finally:
+            self.pool.give(conn, not conn.in_transaction)
 
     def setup(self, fn: Callable[[Any], T]) -> T:
         """Returns `fn(cursor)` run once the file exists (0600, WAL mode), in a write transaction."""
+        self.setups += 1
         if not self.path.exists():
             self.forget()
         private_dir(self.path.parent)
         os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))
         os.chmod(self.path, 0o600)
-        self.connection().execute("PRAGMA journal_mode=WAL")
+        conn = self.pool.take()
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+        finally:
+            self.pool.give(conn, True)
         return self.transact(fn, write=True)
 
     def forget(self) -> None:
-        """Closes every connection of this process to the file: it was deleted, and SQLite would take a new file
-        that reuses its inode number for the deleted one still open (their locks and shared memory mixed)."""
-        with self.lock:
-            busy = [c for c in self.opened if c.in_transaction]     # another thread's: it fails on its own
-            for conn in self.opened:
-                if conn not in busy:
-                    conn.close()
-            self.opened, self.epoch = busy, self.epoch + 1
+        """Closes every connection of this process to the file (one lent to another thread's transaction when
+        it is given back): it was deleted, and SQLite would take a new file that reuses its inode number for
+        the deleted one still open (their locks and shared memory mixed)."""
+        self.pool.retire()
 
     def exists(self) -> bool:
         return self.path.exists()
