@@ -86,6 +86,9 @@ class StatuteProfile(CorpusProfile):
     def prior(self, query: str) -> Callable[[Any], int]:
         return kinds.prior(query)
 
+    def stand_back(self, query: str) -> Optional[int]:
+        return kinds.stand_back(query)
+
     def order_ahead(self, hits: Sequence[Any], query: str) -> list:
         return kinds.order_ahead(hits, query, self.short_title)
 
