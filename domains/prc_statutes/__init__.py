@@ -127,6 +127,9 @@ class StatuteProfile(CorpusProfile):
     def query_entities(self, query: str) -> tuple[str, ...]:
         return cues.query_entities(query)
 
+    def admits_type(self, kind: str, query: str) -> bool:
+        return kind != "synthesis" or cues.asks_for_survey(query)
+
     def without_label(self, sentence: str) -> str:
         return documents.UNIT_LABEL.sub("", sentence, count=1)
 
