@@ -2,8 +2,8 @@
 
 For each half of a question set (`--questions laws`: bench/data/routing, dev and dev2: may be tuned
 on; test: frozen, report only; dev2 was written after dev saturated, so its first run measures
-generalisation; `--questions maritime`: bench/data/maritime over the maritime corpus, dev and a
-frozen test) it measures,
+generalisation; `--questions maritime`: bench/data/maritime over the maritime corpus, the same
+three halves) it measures,
 per question type and overall, document recall@5 and nDCG@5 of routed `search()` (its hits) and of
 the three retrievers `lambdarag eval` uses (bm25, dense, hybrid = both then score fusion), plus type
 accuracy, temporal right-version-first rate, compare all-named-statutes-in-top-5 rate and median
@@ -227,7 +227,7 @@ if __name__ == "__main__":
                     help="built index with vectors over the question set's corpus (default: laws or maritime)")
     ap.add_argument("--config", default=None, help="agent config (default agent-config.yml)")
     ap.add_argument("--halves", default=None,
-                    help="which halves to run, comma-separated (default all of the set: dev,dev2,test or dev,test)")
+                    help="which halves to run, comma-separated (default all of the set: dev,dev2,test)")
     ap.add_argument("--out", type=Path, default=None,
                     help="result file (default bench/results/routing.json, routing-maritime.json for maritime)")
     args = ap.parse_args()

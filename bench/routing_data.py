@@ -1,7 +1,7 @@
 """The routing question sets: loading, validation against their corpus, split.
 
 Two sets: `laws` (bench/data/routing/{dev,dev2,test}.jsonl over ../shared/data/laws) and `maritime`
-(bench/data/maritime/{dev,test}.jsonl over ../shared/data/maritime, mostly answered by regulations
+(bench/data/maritime/{dev,dev2,test}.jsonl over ../shared/data/maritime, mostly answered by regulations
 and judicial interpretations). A record: qid, query, type, relevant (paths inside the set's corpus),
 articles (path → 第X条 labels that answer it, where the answer is one article), for compare `named`
 (each named statute, all must be found), for temporal `right_version` (must rank first in its family) and `wrong_versions`.
@@ -37,7 +37,7 @@ class QuestionSet:
 
 
 SETS = {"laws": QuestionSet(DATA, LAWS, HALVES, "laws"),
-        "maritime": QuestionSet(ROOT / "bench" / "data" / "maritime", MARITIME, ("dev", "test"), "maritime")}
+        "maritime": QuestionSet(ROOT / "bench" / "data" / "maritime", MARITIME, HALVES, "maritime")}
 
 
 def load(half: str, folder: Path = DATA) -> list[dict]:

@@ -27,12 +27,15 @@ SPECIFIC = 16
 """A topic word found in more titles than this is too common to name a document."""
 
 
-def per_document(hits: Sequence[Hit], cap: int = 1, rank: Optional[Callable[[Hit], int]] = None) -> tuple[Hit, ...]:
+def per_document(hits: Sequence[Hit], cap: int = 1, rank: Optional[Callable[[Hit], int]] = None,
+                 stand_back: Optional[int] = None) -> tuple[Hit, ...]:
     """Returns `hits` reordered so that each document's first `cap` chunks come before any document's next ones.
 
     Versions of one document share its title and count as one document. With
     a `rank` (hit → prior rank), each round lists documents of a better
-    prior first (a survey of a field is answered by its laws first, then their regulations).
+    prior first (a survey of a field is answered by its laws first, then their regulations),
+    or, with `stand_back`, ranks a document at place i of its round as though it stood at i + stand_back · rank,
+    ahead of the one there (a prior that weighs, not sorts).
     """
     rounds: list[list[Hit]] = []
     seen: dict[str, int] = {}
@@ -43,7 +46,11 @@ def per_document(hits: Sequence[Hit], cap: int = 1, rank: Optional[Callable[[Hit
         while len(rounds) <= n // cap:
             rounds.append([])
         rounds[n // cap].append(h)
-    return rescored([h for r in rounds for h in (sorted(r, key=rank) if rank else r)])
+    if rank is None:
+        return rescored([h for r in rounds for h in r])
+    if stand_back is None:
+        return rescored([h for r in rounds for h in sorted(r, key=rank)])
+    return rescored([r[i] for r in rounds for i in sorted(range(len(r)), key=lambda i: i + stand_back * rank(r[i]))])
 
 
 def best_versions(hits: Sequence[Hit], window: Optional[TimeRange] = None) -> tuple[list[Hit], list[Hit]]:
@@ -131,7 +138,10 @@ def one_version(hits: Hits, query: str, time_range: Optional[TimeRange] = None) 
 def diversify(hits: Hits, query: str, ctx: Context, *, cap: int = 1, priors_first: bool = False) -> HitsOut:
     """Orders `hits` so the first ones span documents (`priors_first`: each round by the corpus profile's prior
     for the question, see per_document)."""
-    return {"hits": per_document(hits, cap, profile_of(ctx).prior(query) if priors_first else None)}
+    profile = profile_of(ctx)
+    if not priors_first:
+        return {"hits": per_document(hits, cap)}
+    return {"hits": per_document(hits, cap, profile.prior(query), profile.stand_back(query))}
 
 
 @skill

@@ -112,6 +112,11 @@ class CorpusProfile:
         whatever the question asks)."""
         return lambda hit: self.rank(hit.title or "")
 
+    def stand_back(self, query: str) -> Optional[int]:
+        """Returns how many places a survey's document stands back per `prior` rank in each round of its evidence, or
+        None when a better prior goes first outright (the default)."""
+        return None
+
     def order_ahead(self, hits: Sequence[Any], query: str) -> list:
         """Returns the hits of a ranking's first documents with those of a better `prior` first, each group in rank
         order; a document the question names by its short title counts as ranked first."""

@@ -8,9 +8,10 @@ import pytest
 
 from lambdarag import Context, State
 from domains.prc_statutes import StatuteProfile
-from domains.prc_statutes.kinds import INTERPRETATION, LAW, REGULATION, asked_kinds, document_kind
+from domains.prc_statutes.kinds import INTERPRETATION, LAW, REGULATION, asked_kinds, document_kind, order_ahead
 from domains.prc_statutes.ranks import area_first, by_document
 from skills import build
+from skills.diversify import per_document
 from skills.store.records import Hit
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -52,7 +53,9 @@ def survey(index, question: str) -> list[str]:
     ("船舶登记条例和船员条例各管什么？", {REGULATION}),
     ("有哪些行政法规和司法解释规定了海事赔偿限额？", {REGULATION, INTERPRETATION}),
     ("海关工作人员使用武器警械有哪些规定？", {LAW, REGULATION, INTERPRETATION}),   # 规定 alone: any kind
-    ("海洋环境保护有哪些法律规定？", set()),                                        # 法律规定 asks for laws
+    ("海洋环境保护有哪些法律规定？", {LAW}),                                        # 法律规定 asks for laws
+    ("船舶吨税和车船税分别由哪些法律法规规定？", {LAW, REGULATION}),
+    ("2018年版公司法规定有限责任公司最多能有多少个股东？", {LAW, REGULATION, INTERPRETATION}),  # 法规定 is no 法规
     ("船舶污染海洋环境要担什么责任？", set()),
 ])
 def test_the_kinds_a_question_asks_for(question, kinds):
@@ -90,11 +93,36 @@ def test_a_survey_asking_for_judicial_interpretations_gets_them_in_its_top_5(kin
     assert titles[0] in interpretations
 
 
-def test_a_survey_naming_no_kind_still_lists_laws_first(kinds_index):
+def test_a_survey_asking_for_laws_lists_laws_first(kinds_index):
     titles = survey(kinds_index, "防治船舶污染和海洋环境保护的法律有哪些？")
     first_round = list(dict.fromkeys(titles))
     laws = [t for t in first_round if not StatuteProfile().rank(t)]
     assert first_round[:len(laws)] == laws
+
+
+def test_a_survey_naming_no_kind_keeps_a_regulation_that_matches_it_best_in_its_top_5(kinds_index):
+    # a question routed as a survey by mistake (it asks for one regulation's list of papers) must not get five laws
+    titles = list(dict.fromkeys(survey(kinds_index, "买了一条船去办船舶登记，要交哪些材料？")))
+    assert "中华人民共和国船舶登记条例" in titles[:5]
+    assert any(not StatuteProfile().rank(t) for t in titles[:5])            # laws still lead the survey
+
+
+def test_a_worse_prior_stands_back_some_places_not_behind_every_better_one():
+    hits = [hit("行政法规/船舶登记条例.md", "第一条", 5.0)] + [hit(f"法律/{n}法.md", "第一条", 4.0 - i)
+                                                               for i, n in enumerate("甲乙丙丁戊")]
+    laws_first = lambda h: int("条例" in h.title)
+    assert [h.title for h in per_document(hits, rank=laws_first)][-1] == "船舶登记条例"
+    assert [h.title for h in per_document(hits, rank=laws_first, stand_back=3)].index("船舶登记条例") == 2
+    assert [h.title for h in per_document(hits, rank=laws_first, stand_back=0)][0] == "船舶登记条例"
+
+
+def test_a_law_taking_first_place_from_a_near_tie_leaves_the_best_match_in_the_first_three():
+    regulation = hit("行政法规/涉外海洋科学研究管理规定.md", "第六条", 4.5)
+    laws = [hit(f"法律/{n}法.md", "第一条", 3.0 - i / 10) for i, n in enumerate("甲乙丙丁戊")]
+    order = [h.title for h in order_ahead([regulation, *laws], "外国机构在我国海域做科考要提前多久申请？", lambda t: t)]
+    assert order[:3] == ["甲法", "乙法", "涉外海洋科学研究管理规定"]     # 甲法 is within NEAR_TIE, the rest within LEAD
+    far = [hit(f"法律/{n}法.md", "第一条", 0.1) for n in "甲乙丙丁戊"]
+    assert order_ahead([regulation, *far], "外国机构做科考要提前多久申请？", lambda t: t)[0] is regulation
 
 
 def test_a_survey_listing_three_areas_gets_three_different_documents_before_a_repeat(kinds_index):

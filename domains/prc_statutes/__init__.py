@@ -86,6 +86,9 @@ class StatuteProfile(CorpusProfile):
     def prior(self, query: str) -> Callable[[Any], int]:
         return kinds.prior(query)
 
+    def stand_back(self, query: str) -> Optional[int]:
+        return kinds.stand_back(query)
+
     def order_ahead(self, hits: Sequence[Any], query: str) -> list:
         return kinds.order_ahead(hits, query, self.short_title)
 
@@ -123,6 +126,9 @@ class StatuteProfile(CorpusProfile):
 
     def query_entities(self, query: str) -> tuple[str, ...]:
         return cues.query_entities(query)
+
+    def admits_type(self, kind: str, query: str) -> bool:
+        return kind != "synthesis" or cues.asks_for_survey(query)
 
     def without_label(self, sentence: str) -> str:
         return documents.UNIT_LABEL.sub("", sentence, count=1)

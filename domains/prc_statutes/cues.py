@@ -1,14 +1,18 @@
 """What a statute question's words say about its type, and the statutes and public bodies it names.
 
 Each cue was kept only if, on the dev halves of the routing questions
-(bench/data/routing/dev.jsonl and dev2.jsonl), it decides at least two
-questions and every one is of its type; tests/test_classify.py re-measures
-that. What the cues leave open goes to the learned classifier (over
-data/classify_exemplars.jsonl), then to the LLM.
+(bench/data/routing and bench/data/maritime, dev.jsonl and dev2.jsonl), it
+decides at least two questions and every one is of its type;
+tests/test_classify.py re-measures that. What the cues leave open goes to the
+learned classifier (over data/classify_exemplars.jsonl), then to the LLM; the
+classifier may call a question a survey only if its words ask for one
+(`asks_for_survey`).
 """
 from __future__ import annotations
 
 import re
+
+from .kinds import asked_kinds
 
 ENUMERATION = r"[^、，。？?]+、[^、，。？?]+、"
 """Three or more things listed with 、 (森林、草原、矿产): a survey across the laws of each, unless compared."""
@@ -17,6 +21,7 @@ ENUMERATION = r"[^、，。？?]+、[^、，。？?]+、"
 CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
     ("compare", 0.9, ("异同", "区别", "不同")),
     ("temporal", 0.85, ("最新", "修订后", r"\d{4}\s*年(?:版|时|的|适用|修订|修正|以前|之前|以后|起)")),
+    ("relation", 0.85, ("依据哪",)),  # 依据哪些法律制定的 asks what a regulation rests on, not for a survey
     ("synthesis", 0.85, ("梳理", "汇总", r"(?:有|涉及|包括)哪些[^，。？?]{0,6}(?:法律|法规|规定|规章|司法解释|制度)",
                          "哪些(?:法律|法规)")),
     ("relation", 0.85, ("由谁", "谁负责", "哪个(?:部门|机关|机构|单位)", "由哪(?!些法)")),  # 由哪些法律管: laws, not a body
@@ -25,6 +30,16 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
 )
 RULES: tuple[tuple[str, float, re.Pattern[str]], ...] = tuple(
     (kind, confidence, re.compile("|".join(cues))) for kind, confidence, cues in CUES)
+
+SURVEY_WORDS = re.compile(r"、|梳理|汇总|概述|概况|总结|体系|领域|方面|都有|有哪些(?:法|规|司法)|哪些法|什么法")
+"""Words of a question that asks for a survey across documents: a list, 梳理, 体系, 哪些法律 …"""
+
+
+def asks_for_survey(query: str) -> bool:
+    """Returns whether a question's words ask for a survey: it names a kind of document (kinds.asked_kinds) or
+    uses `SURVEY_WORDS`. 赔偿分别包括哪些 or 有哪些材料要交 asks for one provision's list, not for documents."""
+    return bool(asked_kinds(query) or SURVEY_WORDS.search(query))
+
 
 _LAW = re.compile(r"《([^》]{2,40})》|((?:中华人民共和国)?[\u4e00-\u9fff]{2,24}?(?:法|条例|实施细则|细则|办法|公约|司法解释))(?![院律规人官定典庭解])")
 _BODY = re.compile(r"国务院[\u4e00-\u9fff]{0,10}?(?:部门|机构)|[\u4e00-\u9fff]{0,6}?(?:海事管理机构|海事局|海警机构|海关|"

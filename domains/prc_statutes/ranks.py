@@ -28,7 +28,7 @@ from skills.store.derived import PerObject
 from skills.store.records import Hit, RankedList
 from skills.temporal import current_versions
 
-from .kinds import asked_kinds, title_rank, topic_text
+from .kinds import LAWS, SURVEY_LEAD, asked_kinds, title_rank, topic_text
 from .names import statute_names
 
 GENERIC_TOPICS = frozenset("法律 法规 规定 制度 体系 管理 保护 相关 领域 法律制度 立法 依法 规章 条例 哪些 有关 权益 监管 "
@@ -50,7 +50,7 @@ FIELD_CANDIDATES = 300
 PURPOSE = "第一条"
 """The section of a statute that states its purpose (为了…，制定本法)."""
 HUB_POWER = 0.25
-"""How much a document's specificity weighs on a survey that asks for a kind below the laws (0: not at all)."""
+"""How much a document's specificity weighs on a survey not confined to laws (0: not at all)."""
 HUB_SMOOTHING = 20
 """Chunks added to every document's size, so that a document of a few chunks is not specific by its size alone."""
 
@@ -252,7 +252,9 @@ def document_hits(ctx: Any, state: Any, k: int, depth: int, purposes: int) -> tu
     document ranking (bench/results/routing.json). A question that asks for
     a kind below the laws (kinds.asked_kinds) ranks every kind, each weighed by
     its specificity, and a listed area's best document goes first (area_first);
-    a laws survey's areas are the topics topic_hits finds laws for.
+    one that names no kind ranks every kind by specificity too, laws ahead by
+    `SURVEY_LEAD` (laws_lead); one asking for laws ranks laws only, its areas
+    being the topics topic_hits finds laws for.
     """
     backend = ctx.resource("index")
     vector = query_vector(ctx, state.query) if backend.has_dense else None
@@ -262,10 +264,18 @@ def document_hits(ctx: Any, state: Any, k: int, depth: int, purposes: int) -> tu
             else backend.bm25(state.query, n, user=state.user, filters=filters)
         return current_versions(backend, to_hits(found, "document"), state.time_range)
 
-    found = current(k)
-    asked = bool(asked_kinds(state.query))
-    documents = by_match_and_purpose(found, current(purposes, {"section": PURPOSE}), depth, statutes_only=not asked,
-                                     sizes=_sizes(backend) if asked and HUB_POWER else None)
-    if asked:
+    found, asked = current(k), asked_kinds(state.query)
+    laws = asked == LAWS
+    documents = by_match_and_purpose(found, current(purposes, {"section": PURPOSE}), depth, statutes_only=laws,
+                                     sizes=None if laws or not HUB_POWER else _sizes(backend))
+    if not asked:
+        documents = laws_lead(documents)
+    elif not laws:
         documents = area_first(documents, found, listed_words(topic_text(state.query)))
     return interleave([documents], state.hits, len(documents))
+
+
+def laws_lead(documents: Sequence[Hit]) -> tuple[Hit, ...]:
+    """Returns documents ranked by their score with `SURVEY_LEAD` added to every law's: a survey naming no kind is
+    answered by laws first, unless a regulation or interpretation matches it clearly better."""
+    return tuple(sorted(documents, key=lambda h: -(h.score + (0.0 if rank_of(h) else SURVEY_LEAD))))
