@@ -55,6 +55,8 @@ def survey(index, question: str) -> list[str]:
     ("海关工作人员使用武器警械有哪些规定？", {LAW, REGULATION, INTERPRETATION}),   # 规定 alone: any kind
     ("海洋环境保护有哪些法律规定？", {LAW}),                                        # 法律规定 asks for laws
     ("船舶吨税和车船税分别由哪些法律法规规定？", {LAW, REGULATION}),
+    ("船员管理法规体系梳理", {LAW, REGULATION}),                                  # 法规 alone: laws and regulations
+    ("发生在我国管辖海域的案件，在法律适用上有哪些专门规定？", {LAW, REGULATION, INTERPRETATION}),  # 法律适用 names none
     ("2018年版公司法规定有限责任公司最多能有多少个股东？", {LAW, REGULATION, INTERPRETATION}),  # 法规定 is no 法规
     ("船舶污染海洋环境要担什么责任？", set()),
 ])

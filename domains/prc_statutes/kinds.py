@@ -19,10 +19,12 @@ INTERPRETATION_TITLE = re.compile(r"^(最高人民法院|最高人民检察院)|
 RULES_TITLE = re.compile(r"规则$")
 ASKS: tuple[tuple[re.Pattern[str], FrozenSet[str]], ...] = (
     (re.compile(r"司法解释"), frozenset({INTERPRETATION})),
-    (re.compile(r"法规(?!定)|条例|办法|细则|规则"), frozenset({REGULATION})),   # 公司法规定 names no 法规
-    (re.compile(r"法律|立法|(?:什么|哪部|哪些)法(?!规)"), frozenset({LAW})),
+    (re.compile(r"行政法规|条例|办法|细则|规则"), frozenset({REGULATION})),
+    (re.compile(r"(?<!行政)法规(?!定)"), frozenset({LAW, REGULATION})),     # 公司法规定 names no 法规
+    (re.compile(r"法律(?!适用|责任|效力|关系|援助|服务|文书|顾问|地位|后果)|立法|(?:什么|哪部|哪些)法(?!规)"),
+     frozenset({LAW})),
 )
-"""(cue, kinds it asks for)."""
+"""(cue, kinds it asks for): 法规 alone is laws and regulations; 法律适用 or 法律责任 names no kind."""
 ANY_KIND = re.compile(r"(?<!法律)规定")
 """A question asking for 规定 and naming no kind asks for provisions of any kind, which turns the law-first prior off;
 after 法律 it asks for laws (有哪些法律规定)."""
