@@ -17,8 +17,9 @@ def synthesis(settings: Mapping[str, Any]) -> Term:
     go first, alternating with those whose titles name the question's topics;
     every document answers in its current version unless the question names a
     time (then in the version in force then); hits are ordered so that the
-    first ones come from different documents, better priors first (for
-    statutes: laws before their regulations and interpretations).
+    first ones come from different documents, better priors ahead (for
+    statutes: the kinds the question asks for, else laws leading the
+    regulations and interpretations that match no better).
     """
     branches = [REGISTRY.build(name, settings) for name in ("wiki_deep", "graph_retrieval", "fusion_search")]
     spread = (skill(settings, "document_search") >> skill(settings, "topic_search")
