@@ -49,7 +49,7 @@ class Confirmations:
         self.store = where if isinstance(where, FeedbackStore) else open_store(where)
 
     def add(self, origin: str, pairs: Iterable[tuple[str, Sequence[str]]], *, scope: str = "|0",
-            query_id: Optional[str] = None, vectors: Mapping[str, np.ndarray] = {}) -> dict[str, Any]:
+            query_id: Optional[str] = None, vectors: Optional[Mapping[str, np.ndarray]] = None) -> dict[str, Any]:
         """Returns the new item holding `pairs` (question, chunk ids) with the origin's weight and provenance;
         `vectors` (question → its query embedding, already at hand) are stored with it, so the learned index
         rebuilt for the next query need not embed them again."""
@@ -57,7 +57,7 @@ class Confirmations:
 
         def change(tx: Tx) -> None:
             put_confirmation(tx, item)
-            for question, vector in vectors.items():
+            for question, vector in (vectors or {}).items():
                 put_vector(tx, vector_key(question), vector)
         self.store.write(change)
         return item

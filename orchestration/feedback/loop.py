@@ -194,7 +194,7 @@ class FeedbackLoop:
         question = state.original_query or state.query
         vector = remembered_query_vector(embedder, question) if embedder is not None else None
         return self.confirmations.add("answer", [(question, chunks)], scope=scope_of(user), query_id=query_id,
-                                      vectors={} if vector is None else {question: vector})
+                                      vectors=None if vector is None else {question: vector})
 
     def stats(self) -> dict[str, Any]:
         """Returns a summary: the store, queries logged, torn log lines the import of old files skipped, cache size

@@ -205,7 +205,7 @@ def recent_query_vector(embedder: Any, text: str, embed: Callable[[], np.ndarray
     The classifier, dense search and the learned gate of one question each need
     its vector; they embed it once.
     """
-    key = (id(embedder), getattr(embedder, "name", ""), text)
+    key = recent_key(embedder, text)
     vector = _RECENT.get(key)
     if vector is None:
         vector = embed()
@@ -218,7 +218,12 @@ def recent_query_vector(embedder: Any, text: str, embed: Callable[[], np.ndarray
 
 def remembered_query_vector(embedder: Any, text: str) -> Optional[np.ndarray]:
     """Returns the vector `recent_query_vector` remembers for (`embedder`, `text`), or None; embeds nothing."""
-    return _RECENT.get((id(embedder), getattr(embedder, "name", ""), text))
+    return _RECENT.get(recent_key(embedder, text))
+
+
+def recent_key(embedder: Any, text: str) -> tuple:
+    """Returns the key a query's remembered vector is kept under: the embedder object, its model name, the text."""
+    return id(embedder), getattr(embedder, "name", ""), text
 
 
 def forget_query_vectors() -> None:
