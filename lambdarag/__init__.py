@@ -7,7 +7,7 @@
 """
 from .combinators import Guard, If, Map, Merge, Named, Par, Route, appended
 from .cost import CostModel
-from .lam import Lam, Reply
+from .lam import Lam, Prompt, Reply
 from .runtime import Context
 from .state import INITIAL_FIELDS, Message, State, User, Verdict, extra_field
 from .term import Compose, Identity, Term, run
@@ -15,7 +15,7 @@ from .tool import Tool, tool
 from .trace import Span, Trace
 
 __all__ = [
-    "State", "Context", "Tool", "tool", "Lam", "Reply", "Compose", "Par", "If", "Route", "Guard", "Map", "Identity", "Named",
+    "State", "Context", "Tool", "tool", "Lam", "Prompt", "Reply", "Compose", "Par", "If", "Route", "Guard", "Map", "Identity", "Named",
     "Merge", "appended", "extra_field", "Term", "CostModel", "Trace", "Span", "run", "INITIAL_FIELDS",
     "Verdict", "Message", "User",
 ]

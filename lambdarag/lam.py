@@ -7,6 +7,7 @@ import math
 import re
 import string
 import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -33,7 +34,49 @@ class Reply(BaseModel):
 
 
 Output = Union[type[BaseModel], type[str]]
-_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$", re.S)
+_FENCED = re.compile(r"```[A-Za-z]*\s*\n?(.*?)```", re.S)
+
+
+def json_object(text: str) -> Optional[dict[str, Any]]:
+    """Returns the JSON object a reply holds — the whole reply, a code-fenced block, or the first object inside
+    prose — or None when it holds none (an endpoint without structured output wraps its JSON as it likes)."""
+    text = text.strip()
+    decoder = json.JSONDecoder()
+    for body in (text, *_FENCED.findall(text)):
+        try:
+            data = json.loads(body.strip())
+        except ValueError:
+            continue
+        if isinstance(data, dict):
+            return data
+    for m in re.finditer(r"\{", text):
+        try:
+            data, _ = decoder.raw_decode(text, m.start())
+        except ValueError:
+            continue
+        if isinstance(data, dict):
+            return data
+    return None
+
+
+SCHEMA_NOTE = ("Output only one JSON object that fills the following JSON Schema (fill in the values, do not copy "
+               "the schema), and nothing else:\n{schema}")
+"""How a structured output is asked for when the prompt says nothing of its own (`Prompt.schema_note`)."""
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """The messages of one LLM call: a system message and a user message (``str.format`` templates over the fields
+    the term reads), and the line that asks for a structured output's JSON (``{schema}`` is its JSON schema)."""
+
+    system: str
+    user: str
+    schema_note: str = SCHEMA_NOTE
+
+
+PromptSource = Callable[[Any, Optional["Context"]], Prompt]
+"""Returns the `Prompt` of one run from the state and the run's context (e.g. the corpus profile's
+prompt in the question's language, or the configuration's override of it)."""
 
 
 def render(value: Any) -> str:
@@ -64,17 +107,10 @@ def parse_reply(text: str, output: Output, required: Iterable[str] = ()) -> Any:
         if not text.strip():
             raise InvalidOutput("LLM returned an empty reply")
         return text.strip()
-    body = _FENCE.sub("", text.strip())
-    start, end = body.find("{"), body.rfind("}")
-    if start < 0 or end <= start:
-        raise InvalidOutput(f"LLM reply is not a JSON object: {text[:80]!r}")
-    try:
-        data = json.loads(body[start:end + 1])
-    except ValueError as e:
-        raise InvalidOutput(f"LLM reply is not valid JSON ({e}): {text[:80]!r}") from None
+    data = json_object(text)
+    if data is None:
+        raise InvalidOutput(f"LLM reply holds no JSON object: {text[:80]!r}")
     fields = {f.alias or name for name, f in output.model_fields.items()}  # type: ignore[union-attr]
-    if not isinstance(data, dict):
-        raise InvalidOutput(f"LLM reply is not a JSON object: {text[:80]!r}")
     unknown = sorted(set(data) - fields)
     if unknown and SCHEMA_KEYS & set(unknown):
         raise InvalidOutput(f"LLM reply echoes the JSON schema of {output.__name__} instead of filling it")
@@ -130,11 +166,23 @@ def output_writes(output: Output, writes: Fields, parse: Optional[Callable[..., 
     return {f: declared[f] for f in names} if declared and all(f in declared for f in names) else names
 
 
+OFFLINE = "no LLM configured"
+"""The mode a Lam runs in without an LLM: its fallback is the offline path, not a failure."""
+
+
+def template_fields(template: str) -> frozenset[str]:
+    """Returns the field names a ``str.format`` template uses (``{a.b}`` and ``{a[0]}`` use ``a``)."""
+    return frozenset(f.split(".")[0].split("[")[0] for _, f, _, _ in string.Formatter().parse(template) if f)
+
+
 class Lam(Atom):
     """Returns a term that asks the configured LLM and writes its validated answer.
 
-    The prompt is a `str.format` template over the fields the term reads. With
-    no LLM configured the `fallback` term runs; with one configured, a timeout,
+    The prompt is a `str.format` template over the fields the term reads (the
+    user message, after `system`), or a `PromptSource` giving the run's `Prompt`
+    (e.g. the corpus profile's, in the question's language). With no LLM
+    configured the `fallback` term runs as the offline mode (the trace notes
+    ``mode``; no fallback is recorded, since nothing failed); with one configured, a timeout,
     HTTP error or invalid reply is retried once and then the fallback runs. The
     trace records the reason either way. A timeout is not retried (the same
     prompt would wait as long again), a context overflow is retried once with
@@ -161,7 +209,7 @@ class Lam(Atom):
     def __init__(
         self,
         name: str,
-        prompt: str,
+        prompt: Union[str, PromptSource],
         *,
         output: Output = str,
         reads: Fields = (),
@@ -198,8 +246,7 @@ class Lam(Atom):
         name = self.name
         if self.stream is not None and self.stream not in self._writes:
             raise CompositionError(f"Lam {name!r}: stream={self.stream!r} must be one of its writes {sorted(self._writes)}")
-        placeholders = {f for _, f, _, _ in string.Formatter().parse(self.prompt) if f}
-        unknown = {p.split(".")[0].split("[")[0] for p in placeholders} - self._reads - self.optional - set(self.given)
+        unknown = template_fields(self.prompt if isinstance(self.prompt, str) else "") - self.variables()
         if unknown:
             raise CompositionError(f"Lam {name!r}: prompt uses {sorted(unknown)} but reads only {sorted(self._reads)}")
         if self.parse is None:
@@ -215,6 +262,10 @@ class Lam(Atom):
                 if missing:
                     raise CompositionError(
                         f"Lam {name!r}: output {self.output.__name__} has no fields {sorted(missing)}; pass parse=...")
+
+    def variables(self) -> frozenset[str]:
+        """Returns the names its prompt may use: the fields it reads (optional ones too) and its `given` fields."""
+        return frozenset(self._reads | self.optional | set(self.given))
 
     def _effect_signature(self) -> str:
         return "llm"
@@ -232,19 +283,26 @@ class Lam(Atom):
         """Returns the JSON schema of a structured output (None for text)."""
         return None if self.output is str else self.output.model_json_schema()  # type: ignore[union-attr]
 
+    def prompt_of(self, state: State, ctx: Optional["Context"] = None) -> Prompt:
+        """Returns the run's prompt: its template as the user message, or what its `PromptSource` gives."""
+        if isinstance(self.prompt, str):
+            return Prompt(self.system, self.prompt)
+        return self.prompt(state, ctx)
+
     def messages(self, state: State, share: float = 1.0, ctx: Optional["Context"] = None) -> list[dict[str, str]]:
-        """Returns the chat messages for `state` under `ctx`: the rendered prompt, plus the JSON schema if structured.
+        """Returns the chat messages for `state` under `ctx`: the system message (when the prompt has one) and the
+        user message, which ends with the JSON schema's note if the output is structured.
 
         `share` < 1 cuts the longest field to that share (a retry after a context overflow).
         """
+        prompt = self.prompt_of(state, ctx)
         values = shrink_longest({f: render(getattr(state, f, None)) for f in self._reads | self.optional}, share)
         values.update({f: give(ctx) for f, give in self.given.items()})
-        text = self.prompt.format_map(values)
+        text = prompt.user.format_map(values)
         if self.output is not str:
-            schema = json.dumps(self.schema(), ensure_ascii=False)
-            text += f"\n\n只输出一个符合以下 JSON Schema 的 JSON 对象（填入内容，不要照抄 Schema），不要输出其他内容：\n{schema}"
-        msgs = [{"role": "system", "content": self.system}] if self.system else []
-        return msgs + [{"role": "user", "content": text}]
+            text += "\n\n" + prompt.schema_note.replace("{schema}", json.dumps(self.schema(), ensure_ascii=False))
+        system = prompt.system.format_map(values)
+        return ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": text}]
 
     def _writes_of(self, value: Any, state: State, ctx: "Context") -> Mapping[str, Any]:
         if self.parse is not None:
@@ -259,8 +317,9 @@ class Lam(Atom):
         from .runtime import apply_writes
 
         sink = live_text() if self.stream else None
-        reason = "no LLM configured"
-        if ctx.llm is not None:
+        if ctx.llm is None:
+            out = self._degrade(state, ctx, path, OFFLINE, mode=True)
+        else:
             failures: list[str] = []
             share = 1.0
             for attempt in range(1, ATTEMPTS + 1):
@@ -279,8 +338,7 @@ class Lam(Atom):
                     if isinstance(e, ProviderTimeout):
                         break   # the same prompt would wait as long again
                     share = 0.5 if isinstance(e, ContextOverflow) else share
-            reason = "; ".join(failures)
-        out = self._degrade(state, ctx, path, reason)
+            out = self._degrade(state, ctx, path, "; ".join(failures))
         if sink is not None:
             Attempt(sink, self.stream, state, ctx, path).replay(getattr(out, self.stream))
         return out
@@ -299,6 +357,8 @@ class Lam(Atom):
         try:
             reply = self._call(ctx, self.messages(state, share, ctx), wait, streaming)
             ctx.trace.add_cost(path, ctx.cost_model.tokens_cost(reply.tokens), reply.tokens)
+            if self.output is not str:
+                ctx.trace.note(path, response_format=getattr(reply, "response_format", "json_schema"))
             if getattr(reply, "finish_reason", "stop") == "length":
                 raise InvalidOutput(f"LLM reply was cut at max_tokens={self.max_tokens} (finish_reason: length)")
             return parse_reply(reply.text, self.output, self.required), streaming

@@ -81,10 +81,15 @@ class Atom(Term):
         if extra:
             raise CompositionError(f"{kind} {name!r}: fallback reads {sorted(extra)}, which the {kind} does not declare")
 
-    def _degrade(self, state: State, ctx: "Context", path: Path, reason: str) -> State:
-        """Returns the state the fallback computes, recording why it ran."""
-        ctx.trace.mark_fallback(path, reason)
-        ctx.trace.note(path, path_taken="fallback")
+    def _degrade(self, state: State, ctx: "Context", path: Path, reason: str, *, mode: bool = False) -> State:
+        """Returns the state the fallback computes, recording why it ran: as a fallback (something failed), or with
+        `mode` as the path the configuration chose (``path_taken="offline"``, e.g. no LLM configured), which is
+        no failure."""
+        if mode:
+            ctx.trace.note(path, path_taken="offline", mode=reason)
+        else:
+            ctx.trace.mark_fallback(path, reason)
+            ctx.trace.note(path, path_taken="fallback")
         out = execute(self.fallback, state, ctx, path)
         # what it wrote: a field its state holds now but did not hold before, or holds another value of (by
         # identity: an interned value such as () or "" written over the same default is still a write)

@@ -285,7 +285,8 @@ def print_result(r, explain: bool, lifecycle: str = "") -> None:
     steps = ", ".join(f"{k} {v:.0f}ms" for k, v in r.latency_ms.items() if k != "total")
     print(f"latency {r.latency_ms['total']:.0f}ms: {steps}")
     named = f" ({', '.join(dict.fromkeys(f['term'] for f in r.fallbacks))}; --explain says why)" if r.fallbacks else ""
-    print(f"cost {r.cost:.4f}; fallbacks: {len(r.fallbacks)}{named}")
+    modes = "".join(f"; {m['reason']}" for m in r.modes if m["term"] == "llm")
+    print(f"cost {r.cost:.4f}; fallbacks: {len(r.fallbacks)}{named}{modes}")
     if r.degraded:
         print("warning: degraded answer (a failed LLM step or a failed final check; --explain says which)")
     if explain:
@@ -304,10 +305,13 @@ def print_result(r, explain: bool, lifecycle: str = "") -> None:
             for step in b["steps"]:
                 print(f"  {step['decision']:<7} {step['term']} [{step['class']}] {step['seconds']:.1f}s "
                       f"of {step['wait_s']:.1f}s{(': ' + step['reason']) if 'reason' in step else ''}")
+        for m in r.modes:
+            print(f"mode {m['term']}: {m['reason']}")
         for f in r.fallbacks:
             print(f"fallback {f['term']}: {f['reason']}")
         for span in r.trace["spans"]:
-            print(f"  {span['duration_ms']:9.2f}ms  {span['kind']:<8} {span['path']}")
+            taken = span["notes"].get("path_taken")
+            print(f"  {span['duration_ms']:9.2f}ms  {span['kind']:<8} {span['path']}" + (f"  [{taken}]" if taken else ""))
 
 
 def cmd_ask(args: argparse.Namespace) -> int:

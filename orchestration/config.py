@@ -261,16 +261,30 @@ class LLMBudgetConfig(Section):
     routes: dict[Literal[QUERY_TYPES], RouteBudget] = {}  # type: ignore[valid-type]
 
 
+class PromptTemplates(Section):
+    """One language's override of a Lam's prompt: its system and user templates (unset: the profile's)."""
+
+    system: Optional[str] = None
+    user: Optional[str] = None
+
+
 class LLMConfig(Endpoint):
-    """The chat endpoint, the model's context window in tokens, and the per-query LLM budget.
+    """The chat endpoint, the model's context window in tokens, the per-query LLM budget, and prompt overrides.
 
     `tokensPerChar` overrides the family table's tokens per Chinese character
-    (`lambdarag.providers.tokens`) for a model it does not know.
+    (`lambdarag.providers.tokens`) for a model it does not know. `prompts` maps
+    a Lam's name and a language to templates replacing the corpus profile's
+    (docs/llm-endpoints.md; checked by `orchestration.prompt_config`).
     """
 
     context_tokens: int = Field(8192, ge=512)
     tokens_per_char: Optional[float] = Field(None, gt=0)
     budget: LLMBudgetConfig = LLMBudgetConfig()
+    prompts: dict[str, dict[str, PromptTemplates]] = {}
+
+    def prompts_by_name(self) -> dict[str, dict[str, dict[str, Optional[str]]]]:
+        """Returns the prompt overrides as plain mappings (name → language → system/user)."""
+        return {name: {lang: t.model_dump() for lang, t in langs.items()} for name, langs in self.prompts.items()}
 
 
 class LimitsConfig(Section):
@@ -381,6 +395,7 @@ def parse_config(text: str, source: str = "<string>") -> AgentConfig:
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: the top level must be a mapping, got {type(data).__name__}")
     from .declared import check_expressions, declared_names, import_plugins
+    from .prompt_config import check_prompts
 
     def where(loc: tuple[Any, ...]) -> Optional[int]:
         return _line_of(text, loc)
@@ -400,6 +415,7 @@ def parse_config(text: str, source: str = "<string>") -> AgentConfig:
         more = f" (and {len(e.errors()) - 1} more problems)" if len(e.errors()) > 1 else ""
         raise ConfigError(f"{source}:{f' line {line}:' if line else ''} {path}: {msg}{more}") from None
     check_expressions(settings_of(config), text, source, where)
+    check_prompts(config, source, where)
     return config
 
 

@@ -51,6 +51,9 @@ class SearchResult(BaseModel):
     degraded: bool = False
     """Whether a configured LLM failed or timed out on a step, so the step's offline path answered instead, or the
     final check failed the answer (sentences removed, or a failed verdict; `fallbacks` says which)."""
+    modes: list[dict[str, str]] = []
+    """What the configuration chose, none of it a failure: no LLM configured (offline answers), a component switched
+    off that no pattern asks for. `fallbacks` lists only what failed or was missing at run time."""
 
 
 def hit_record(h) -> dict[str, Any]:
@@ -83,12 +86,13 @@ def final_check_failure(out: State, trace: Trace) -> str:
 
 
 def llm_failures(ctx: Context) -> list[str]:
-    """Returns the fallbacks of LLM steps when an LLM is configured (offline, a Lam's fallback is its normal path)."""
-    return [s.fallback for s in ctx.trace.spans if s.kind == "lam" and s.fallback and ctx.llm is not None]
+    """Returns the fallbacks of LLM steps (offline, a Lam runs its offline path as a mode and records none)."""
+    return [s.fallback for s in ctx.trace.spans if s.kind == "lam" and s.fallback]
 
 
 def search_result(out: State, ctx: Context, *, asked: str, index: str, lifecycle: "Lifecycle", direct: Term,
-                  setup_fallbacks: Sequence[Mapping[str, str]], total_ms: float, query_id: str = "") -> SearchResult:
+                  setup_fallbacks: Sequence[Mapping[str, str]], total_ms: float, query_id: str = "",
+                  setup_modes: Sequence[Mapping[str, str]] = ()) -> SearchResult:
     """Returns the result of a run from its final state `out` and its trace.
 
     The strategy and expression are those of the route `Route` recorded
@@ -135,4 +139,5 @@ def search_result(out: State, ctx: Context, *, asked: str, index: str, lifecycle
         answer_path=path, answer_reason=getattr(out, "answer_reason", ""), query_id=query_id,
         llm_budget=ctx.llm_budget.report() if ctx.llm_budget is not None else {},
         degraded=any(not r.startswith(BUDGET) for r in llm_failures(ctx)) or bool(failed_check),
+        modes=[dict(m) for m in setup_modes],
     )

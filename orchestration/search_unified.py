@@ -186,7 +186,7 @@ def answer(text: str, turns: tuple[Message, ...], user: Optional[User], setup: S
 
     def result(state: State, run_ctx: Context, query_id: str = "") -> SearchResult:
         return search_result(state, run_ctx, asked=text, index=setup.kb.name, lifecycle=lifecycle,
-                             direct=DIRECT_REPLY, setup_fallbacks=setup.fallbacks,
+                             direct=DIRECT_REPLY, setup_fallbacks=setup.fallbacks, setup_modes=setup.modes,
                              total_ms=(time.perf_counter() - started) * 1000, query_id=query_id)
 
     def record(state: State, run_ctx: Context) -> dict:

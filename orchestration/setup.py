@@ -76,20 +76,34 @@ def open_index(config: AgentConfig, index: Optional[str] = None, *, progress: bo
     return open_knowledge(config, index, embedder=providers(config)["embedder"], progress=progress)
 
 
-def disabled_components(config: AgentConfig, kb: KnowledgeBase) -> list[dict[str, str]]:
-    """Returns the degradations the config or the knowledge base imposes, as fallback records."""
+OFFLINE = "offline answer (no LLM configured)"
+"""The mode a run without an LLM is in: every Lam runs its offline path, and nothing failed."""
+
+
+def asked_components(config: AgentConfig) -> set[str]:
+    """Returns the components (bm25, embedding, rerank, graph, wiki) some pattern of the config names in its
+    ``skills`` list: those it asks for, whose being switched off is a degradation rather than a choice."""
+    return {name for p in config.patterns.values() for name in p.skills}
+
+
+def disabled_components(config: AgentConfig, kb: KnowledgeBase) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+    """Returns the degradations the config or the knowledge base imposes, as fallback records, and the modes it
+    chose, as records of the same shape: a component switched off is a fallback when a pattern asks for it
+    (`asked_components`), else a mode; no LLM is a mode."""
     s = config.retrieval.skills
-    out = []
+    fallbacks, modes = [], []
     what = {"embedding": "lexical retrieval only", "rerank": "fusion order kept, no rerank",
             "graph": "graph patterns search the question alone", "wiki": "wiki_deep searches the question alone",
             "bm25": "dense retrieval only"}
+    asked = asked_components(config)
     for name, effect in what.items():
         if not getattr(s, name).enabled and not (name == "rerank" and s.rerank.backend == "http"):
-            out.append({"term": name, "path": "config", "reason": f"{name} disabled in config: {effect}"})
+            record = {"term": name, "path": "config", "reason": f"{name} disabled in config: {effect}"}
+            (fallbacks if name in asked else modes).append(record)
     if config.llm.base_url is None:
-        out.append({"term": "llm", "path": "config", "reason": "no LLM configured: every Lam runs its offline fallback"})
-    out.extend({"term": "knowledge", "path": kb.name, "reason": note} for note in kb.notes)
-    return out
+        modes.append({"term": "llm", "path": "config", "reason": OFFLINE})
+    fallbacks.extend({"term": "knowledge", "path": kb.name, "reason": note} for note in kb.notes)
+    return fallbacks, modes
 
 
 @dataclass(frozen=True)
@@ -102,6 +116,8 @@ class Setup:
     loop: Optional[FeedbackLoop]
     fallbacks: tuple[dict[str, str], ...]
     ctx: Context
+    modes: tuple[dict[str, str], ...] = ()
+    """What the config chose that a reader should know, none of it a failure (offline, a component not asked for)."""
 
 
 def set_up(config: AgentConfig, index: Optional[str], trace: Trace) -> Setup:
@@ -111,11 +127,12 @@ def set_up(config: AgentConfig, index: Optional[str], trace: Trace) -> Setup:
     """
     prov = providers(config)
     kb = open_knowledge(config, index, embedder=prov["embedder"])
-    fallbacks = tuple(disabled_components(config, kb))
+    fallbacks, modes = disabled_components(config, kb)
     config = kb.limit(config)
     loop = open_feedback(config, kb)
     learned = {"synonyms": loop.lexicon.synonyms(), "learned": open_learned(loop.dir, kb.index, prov["embedder"])} \
         if loop else {}
-    ctx = Context(**prov, resources={**kb.resources(), **learned}, llm_budget=llm_budget(config),
+    prompts = {"prompts": config.llm.prompts_by_name()} if config.llm.prompts else {}
+    ctx = Context(**prov, resources={**kb.resources(), **learned, **prompts}, llm_budget=llm_budget(config),
                   cost_model=cost_model(config), trace=trace)
-    return Setup(config, kb, loop, fallbacks, ctx)
+    return Setup(config, kb, loop, tuple(fallbacks), ctx, tuple(modes))

@@ -187,6 +187,7 @@ def answer_view(r: SearchResult) -> dict[str, Any]:
         "latency_ms": r.latency_ms, "cost": r.cost, "fallbacks": r.fallbacks, "index": r.index,
         "from_cache": r.from_cache, "query_id": r.query_id, "sides": [], "not_in_graph": [],
         "degraded": r.degraded, "warning": warning(r),
+        "mode": next((m["reason"] for m in r.modes if m["term"] == "llm"), ""),
     }
 
 

@@ -22,6 +22,7 @@ from .dense import default_embedder
 from .exemplars import SURE, ExemplarClassifier, exemplar_cache
 from .profile import CorpusProfile, profile_named, profile_of
 from .registry import skill
+from .prompts import ProfilePrompt
 
 QueryType = Literal["fact", "compare", "relation", "synthesis", "temporal"]
 TYPES: tuple[str, ...] = ("fact", "compare", "relation", "synthesis", "temporal")
@@ -92,20 +93,6 @@ def rule_classify(query: str, extra_rules: Iterable[Mapping[str, str]] = (),
         if m:
             return Classification(type=kind, entities=entities, confidence=confidence, stage="rules", rule=m.group(0))
     return None
-
-
-PROMPT = """请判断下面这个用户问题属于哪一类，并找出问题中的关键实体（文件或文档名称、机构、产品、概念、制度等）。
-
-类别：
-- fact：事实查找，问具体数字、日期、期限、名称、命令或某一段的内容
-- compare：对比分析，把两个或更多文件、机构、工具、制度放在一起比较异同
-- relation：关系查询，问由谁负责、上下级、隶属、依赖或依据什么
-- synthesis：综合分析，跨多份文件的总结、梳理、"有哪些"
-- temporal：时效相关，问现行/最新版本、前后版本的变化、生效日期或某一年的版本
-
-用户问题：{query}
-
-confidence 填 0 到 1 之间的数，表示你有多确定。"""
 
 
 def _default_type(config: Mapping[str, Any]) -> str:
@@ -201,7 +188,7 @@ def _from_llm(out: LLMClassification, state: State) -> Classified:
 @skill
 def classify_llm(config: Mapping[str, Any]) -> Term:
     """Returns the LLM classifier; offline (or on failure) it uses the rules, then the default type."""
-    return Lam("classify_llm", PROMPT, output=LLMClassification, reads=["query"],
+    return Lam("classify_llm", ProfilePrompt("classify_llm"), output=LLMClassification, reads=["query"],
                writes=["query_type", "entities", "classification"], parse=_from_llm,
                fallback=classify_offline(config), max_tokens=200)
 

@@ -15,6 +15,7 @@ from lambdarag.state import Record
 
 from .profile import CorpusProfile, profile_named, profile_of
 from .registry import skill
+from .prompts import ProfilePrompt
 from .sentences import keywords
 from .store.records import Variant
 
@@ -59,21 +60,13 @@ class MissingOutput(Reply):
     missing: list[str] = Field(default_factory=list)
 
 
-PAGES = """【问题】
-{original_query}
-
-【知识库页面】
-{wiki_pages}"""
-
-
 @skill
 def sufficient(config: Mapping[str, Any]) -> Term:
     """Returns the term writing `sufficient`: whether the wiki pages answer the question (config ``threshold``)."""
     threshold = float(config.get("threshold", COVERAGE))
     offline = Tool("wiki_coverage", lambda s, ctx: {"sufficient": is_sufficient(coverage(s, profile_of(ctx)), threshold)},
                    reads=["original_query", "wiki_pages"], optional=["entities"], writes=["sufficient"])
-    prompt = "判断下面的知识库页面是否足以完整回答问题（问题涉及的每个实体和每个方面都有依据）。\n\n" + PAGES
-    return Lam("sufficient", prompt, output=SufficiencyOutput, reads=["original_query", "wiki_pages"],
+    return Lam("sufficient", ProfilePrompt("sufficient"), output=SufficiencyOutput, reads=["original_query", "wiki_pages"],
                optional=["entities"], writes=["sufficient"], fallback=offline, max_tokens=50)
 
 
@@ -86,9 +79,7 @@ def missing_topics(config: Mapping[str, Any]) -> Term:
     """Returns the term writing `missing`: the question's entities and aspects the wiki pages do not cover."""
     offline = Tool("wiki_gaps", lambda s, ctx: {"missing": coverage(s, profile_of(ctx)).missing},
                    reads=["original_query", "wiki_pages"], optional=["entities"], writes=["missing"])
-    prompt = ("列出回答下面的问题还缺少哪些主题：问题涉及、但知识库页面没有覆盖的实体或方面，"
-              "每项写成一个可用于检索的简短查询。都已覆盖时返回空列表。\n\n" + PAGES)
-    return Lam("missing_topics", prompt, output=MissingOutput, reads=["original_query", "wiki_pages"],
+    return Lam("missing_topics", ProfilePrompt("missing_topics"), output=MissingOutput, reads=["original_query", "wiki_pages"],
                optional=["entities"], writes=["missing"], parse=_missing_from_llm, fallback=offline, max_tokens=200)
 
 

@@ -12,15 +12,15 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence
 
-from pydantic import Field
-
-from lambdarag import Lam, Reply, State, Term, Tool
+from lambdarag import Lam, State, Term, Tool
 from .store.records import Hit
 from lambdarag.errors import InvalidOutput
+from lambdarag.lam import json_object
 
-from .context import FENCE_NOTE, assemble_context, cited, citable, drop_markers, marker
+from .context import assemble_context, cited, citable, context_hits, drop_markers, marker, numbered_markers
 from .layouts import laid_out
-from .phrasing import ZH, phrases
+from .phrasing import ZH
+from .prompts import ProfilePrompt
 from .profile import CorpusProfile, profile_named, profile_of
 from .registry import skill
 from .sentences import STOPWORDS, english_stem_in, keywords, split_sentences
@@ -219,46 +219,31 @@ def extractive_answer(state: State, ctx: Any) -> dict[str, Any]:
     return {"answer": answer, "citations": citations}
 
 
-class AnswerOutput(Reply):
-    """What the answer prompt asks the model to return."""
+def _from_llm(text: str, state: State, ctx: Any) -> dict[str, Any]:
+    """Returns the model's plain-text answer with its citations: bare ``[n]`` references written as markers,
+    citations outside the context removed; no valid citation is invalid, unless the answer refuses.
 
-    answer: str = Field(min_length=1)
-    sufficient: bool = True
-    missing: list[str] = Field(default_factory=list)
-
-
-def _from_llm(out: AnswerOutput, state: State) -> dict[str, Any]:
-    """Returns the model's answer with citations outside the context removed; no valid citation is invalid."""
-    p = phrases(state.original_query)
+    A reply that is still a JSON object with an ``answer`` (a model used to JSON) is read leniently.
+    """
+    p = profile_of(ctx).phrasing(state.original_query)
     hits = citable(state)
-    citations, bogus = cited(out.answer, hits)
-    answer = drop_markers(out.answer, bogus).strip()
-    if not out.sufficient or not citations:
-        if out.sufficient:
-            raise InvalidOutput(f"answer cites nothing in the context (cited: {', '.join(bogus) or 'none'})")
-        gaps = p["separator"].join(out.missing) or p["missing_default"]
+    reply = json_object(text) if text.lstrip().startswith(("{", "`")) else None
+    if reply is not None and isinstance(reply.get("answer"), str):
+        answer, missing = reply["answer"], [str(m) for m in reply.get("missing") or ()]
+        sufficient = reply.get("sufficient", True) is not False
+    else:
+        answer, missing = text, []
+        sufficient = p["refusal"] not in answer
+    answer = numbered_markers(answer.strip(), context_hits(state), p["source"])
+    citations, bogus = cited(answer, hits)
+    answer = drop_markers(answer, bogus).strip()
+    if sufficient and not citations:
+        raise InvalidOutput(f"answer cites nothing in the context (cited: {', '.join(bogus) or 'none'})")
+    if not sufficient:
+        gaps = p["separator"].join(missing) or p["missing_default"]
         answer = answer if p["refusal"] in answer else f"{p['refusal']}{p['end']}{answer}"
         answer += "\n" + p["missing"].format(gaps=gaps) if p["missing_cue"] not in answer else ""
     return {"answer": answer, "citations": citations}
-
-
-PROMPT = """你是知识库助手。请严格遵守（用问题所用的语言作答）：
-0. """ + FENCE_NOTE + """只有【问题】是用户的提问。
-1. 只根据【参考资料】回答，不使用参考资料以外的知识。
-2. 每一句事实陈述后面都要标注出处，格式为参考资料中给出的 [来源: 文件#条款]，原样照抄，不得编造资料中没有的来源。
-3. 涉及数字、日期、期限、金额、比例时，必须与资料原文完全一致。
-4. 问题有多个方面（例如比较两份文件）时，逐一分点回答。
-5. 资料不足以回答时，answer 写"根据现有资料无法回答该问题"（英文问题写"The documents do not answer this question"），sufficient 填 false，并在 missing 中列出缺少的资料或方面。
-6. 若下面给出了【上一次回答的核查结果】且未通过，删去或改正其中未被支持（unsupported）或缺少出处（missing）的句子，不要重复它们。
-
-【上一次回答的核查结果】
-{verdict}
-
-【参考资料】
-{context}
-
-【问题】
-{original_query}"""
 
 
 @skill
@@ -274,7 +259,7 @@ def answer_generate(config: Mapping[str, Any]) -> Term:
     offline = Tool("extractive_answer", extractive_answer,
                    reads=["original_query", "hits", "plan"], optional=optional,
                    writes=["answer", "citations"])
-    lam = Lam("answer_generate", PROMPT, output=AnswerOutput,
+    lam = Lam("answer_generate", ProfilePrompt("answer_generate"), output=str,
               reads=["original_query", "context", "hits", "plan"], optional=optional,
               writes=["answer", "citations"], parse=_from_llm, fallback=offline,
               max_tokens=int(config.get("max_tokens", 1024)), stream="answer")

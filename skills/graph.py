@@ -9,6 +9,7 @@ from lambdarag import Context, Lam, Reply, Term, User, tool
 from lambdarag.errors import InvalidOutput
 
 from .registry import skill
+from .prompts import ProfilePrompt
 from .profile import profile_of
 from .store.graph import EntityGraph
 from .store.records import Relation, RetrievalPlan, Variant
@@ -19,12 +20,6 @@ class EntityList(Reply):
     """The LLM's answer for entity_extract."""
 
     entities: list[str] = Field(default_factory=list, max_length=12)
-
-
-ENTITY_PROMPT = """找出下面问题中提到的文件或文档名称、机构名称和关键主题词（如“软件包管理”）。
-{name_rule}
-问题：{query}"""
-"""The entity prompt; how to write the names (`name_rule`) is the corpus profile's `entity_name_rule`."""
 
 
 NOUNS = ("n", "nz", "vn", "ns", "nt", "nr", "l", "j")
@@ -72,7 +67,7 @@ def entity_extract(config: Mapping[str, Any]) -> Term:
         found += [w for w in keywords(rest, k) if w not in found]
         return {"entities": tuple(found)}
 
-    return Lam("entity_extract", ENTITY_PROMPT, output=EntityList, reads=["query", "user"], writes=["entities"],
+    return Lam("entity_extract", ProfilePrompt("entity_extract"), output=EntityList, reads=["query", "user"], writes=["entities"],
                fallback=entity_match, parse=short_entities, given={"name_rule": name_rule}, max_tokens=200,
                required=["entities"])
 

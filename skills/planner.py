@@ -21,6 +21,7 @@ from lambdarag.state import Record
 
 from .profile import CorpusProfile, profile_named, profile_of
 from .registry import skill
+from .prompts import ProfilePrompt
 from .sentences import keywords
 
 # Spoken forms → written forms; longer keys first so 怎么办 wins over 怎么.
@@ -222,21 +223,6 @@ def with_original(state: State, variants: Iterable[Variant]) -> tuple[Variant, .
     return tuple(out)
 
 
-PROMPT = """你是检索查询规划器。把用户问题改写成更适合在知识库中检索的查询，只产出查询，不回答问题。
-
-对话历史（不含当前问题）：
-{history}
-
-当前问题：{query}
-
-要求：
-1. rewrite：一条独立、书面化的检索查询；如果当前问题是追问或有省略（如"那船员呢？"），用对话历史补全主语和意图。
-2. multi_query：换一种说法或用法律术语表达的查询。
-3. hyde：一段像法条原文那样的假想答案（不超过 80 字）。
-4. step_back：一条更上位、更概括的背景查询（如该问题所属的法律制度）。
-每种类型至多一条，不要重复原问题。"""
-
-
 def _from_llm(out: PlanOutput, state: State) -> Planned:
     variants = with_original(state, (Variant(text=v.text, kind=v.kind) for v in out.variants))
     if len(variants) == 1:
@@ -266,5 +252,5 @@ def query_expand(config: Mapping[str, Any]) -> Term:
 
     reads = ["query", "original_query", "history", "plan", "user"]
     rules = Tool("query_expand_rules", query_expand_rules, reads=reads, writes=Planned)
-    return Lam("query_expand", PROMPT, output=PlanOutput, reads=reads, writes=Planned, parse=_from_llm, fallback=rules,
+    return Lam("query_expand", ProfilePrompt("query_expand"), output=PlanOutput, reads=reads, writes=Planned, parse=_from_llm, fallback=rules,
                max_tokens=400)

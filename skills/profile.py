@@ -253,6 +253,9 @@ class CorpusProfile:
 
         return phrases(query)
 
+    prompt_files: tuple = ()
+    """The LLM prompt files (`skills.prompts`), later ones overriding earlier ones; none here (a pack names its own)."""
+
     answer_floor = 0.2
     """Share of a question's weighted words the best retrieved sentence must cover for the offline answer to quote
     it when no sentence covers enough of any one part (skills.generate.THRESHOLD); below it nothing retrieved is

@@ -76,18 +76,18 @@ class ScriptedServer:
         return Reply(status=500, text="script exhausted")
 
 
-SCHEMA_LEAD = "JSON Schema 的 JSON 对象，不要输出其他内容：\n"
-"""What `Lam.messages` puts before the JSON schema of a structured output."""
-
-
 def echo_text(messages: list[dict[str, str]]) -> str:
-    """Returns the whole prompt back: as is for a text output, else as a JSON object of the prompt's schema whose
-    every string is the prompt (so the echoed text reaches whatever field the caller keeps)."""
+    """Returns the whole prompt back: as is for a text output, else as a JSON object of the prompt's schema (the
+    JSON object on the user message's last line, after the schema note) whose every string is the prompt (so the
+    echoed text reaches whatever field the caller keeps)."""
     prompt = "\n".join(m.get("content", "") for m in messages)
-    head, lead, schema = prompt.rpartition(SCHEMA_LEAD)
-    if not lead:
+    head, _, last = prompt.rpartition("\n")
+    try:
+        spec = json.loads(last)
+    except ValueError:
         return prompt
-    spec = json.loads(schema)
+    if not isinstance(spec, dict) or "properties" not in spec:
+        return prompt
     return json.dumps(fill(spec, spec.get("$defs", {}), head), ensure_ascii=False)
 
 

@@ -87,10 +87,12 @@ def test_no_server_at_all_falls_back(dead_url):
     assert "cannot reach LLM" in ctx.trace.fallbacks()[0]["reason"]
 
 
-def test_no_llm_configured_runs_the_fallback_directly():
+def test_no_llm_configured_runs_the_offline_path_as_a_mode_not_a_fallback():
     ctx = Context()
     assert classify.run("q", ctx).type == "fact"
-    assert ctx.trace.fallbacks()[0]["reason"] == "no LLM configured"
+    assert ctx.trace.fallbacks() == []
+    span = next(s for s in ctx.trace.spans if s.name == "classify")
+    assert span.notes["path_taken"] == "offline" and span.notes["mode"] == "no LLM configured"
 
 
 def test_text_output_and_prompt_rendering(llm_server):

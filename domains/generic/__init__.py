@@ -22,6 +22,8 @@ from .survey import hybrid_first
 
 EXEMPLARS = Path(__file__).with_name("data") / "classify_exemplars.jsonl"
 """Questions about documentation and prose of no particular field, in English and Chinese, labelled by type."""
+PROMPTS = Path(__file__).with_name("data") / "prompts.yml"
+"""The LLM prompts of every Lam in Chinese and English (skills.prompts): the default of every pack."""
 
 
 class GenericProfile(CorpusProfile):
@@ -47,6 +49,7 @@ class GenericProfile(CorpusProfile):
         return graph.extract_document(doc)
 
     relation_cue_table, asking_words, rules, exemplars_file = cues.RELATION_CUES, cues.ASKING, cues.RULES, EXEMPLARS
+    prompt_files = (PROMPTS,)
 
     def query_entities(self, query: str) -> tuple[str, ...]:
         return cues.query_entities(query)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence
 
+from domains.generic import PROMPTS as GENERIC_PROMPTS
 from skills.generate import THRESHOLD
 from skills.profile import CorpusProfile
 from skills.sentences import keywords
@@ -24,6 +25,8 @@ from .names import name_forms, short_name, statute_names
 
 EXEMPLARS = Path(__file__).with_name("data") / "classify_exemplars.jsonl"
 """Statute questions labelled by type, the learned classifier's training set (none from a test half)."""
+PROMPTS = Path(__file__).with_name("data") / "prompts.yml"
+"""The statute answer, planning and extraction prompts, layered over the generic pack's."""
 
 
 class StatuteProfile(CorpusProfile):
@@ -143,6 +146,8 @@ class StatuteProfile(CorpusProfile):
     step_back_suffix = " 相关规定"
 
     # -- answers and replies ------------------------------------------------------------------------------------
+
+    prompt_files = (GENERIC_PROMPTS, PROMPTS)
 
     def phrasing(self, query: str) -> Mapping[str, str]:
         return wording.PHRASES

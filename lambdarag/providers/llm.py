@@ -5,7 +5,7 @@ import os
 import re
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Optional, Sequence
 
 from ..errors import ConfigError, ContextOverflow, ProviderBadReply, ProviderError, ProviderHTTPError, ProviderTimeout
@@ -15,10 +15,13 @@ ENV_MODEL = ("LAMBDARAG_LLM_MODEL",)
 ENV_API_KEY = ("LAMBDARAG_LLM_API_KEY", "OPENAI_API_KEY")
 OVERFLOW = re.compile(r"context|too long|maximum.*tokens|n_ctx", re.I)
 """How a 400 says the prompt exceeds the model's context (OpenAI, vLLM, llama.cpp wordings)."""
-NO_SCHEMA = re.compile(r"response_format|json_schema|not supported|unsupported", re.I)
-"""How a 400 says the endpoint cannot constrain output to a JSON schema."""
-_SCHEMA_UNSUPPORTED: set[str] = set()
-"""Endpoints (base URLs) that refused a JSON-schema response format in this process: asked in JSON mode since."""
+NO_SCHEMA = re.compile(r"response_format|json_schema|json_object|not supported|unsupported", re.I)
+"""How a 400 says the endpoint cannot constrain output as asked (vLLM, llama.cpp, OpenAI wordings)."""
+RUNGS = ("json_schema", "json_object", "text")
+"""How a structured reply is asked for, best first: a JSON-schema response format, JSON mode, then plain text (the
+prompt's schema note alone; the reply is parsed leniently, `lambdarag.lam.json_object`)."""
+_RUNG: dict[str, int] = {}
+"""Per endpoint (base URL), the first rung it has not refused in this process: later calls start there."""
 
 
 def first_env(names: Sequence[str]) -> Optional[str]:
@@ -38,6 +41,8 @@ class Completion:
     completion_tokens: int = 0
     finish_reason: str = "stop"
     """"length" when the reply was cut at max_tokens (then a structured reply is incomplete)."""
+    response_format: str = "text"
+    """How the reply was asked for (`RUNGS`; "text" for a text output)."""
 
     @property
     def tokens(self) -> int:
@@ -74,6 +79,16 @@ def provider_errors(what: str, base_url: str, timeout: float):
                                f"{type(e).__name__}: {e}") from e
 
 
+def response_format(rung: str, schema: Optional[dict]) -> dict[str, Any]:
+    """Returns the request's ``response_format`` argument for a rung of `RUNGS` (none for plain text)."""
+    if rung == "json_schema" and schema is not None:
+        return {"response_format": {"type": "json_schema",
+                                    "json_schema": {"name": schema.get("title", "output"), "schema": schema}}}
+    if rung in ("json_schema", "json_object"):
+        return {"response_format": {"type": "json_object"}}
+    return {}
+
+
 class OpenAIChat:
     """Returns chat completions from an OpenAI-compatible endpoint; maps failures to provider errors.
 
@@ -104,27 +119,32 @@ class OpenAIChat:
                  on_text: Optional[Callable[[str], None]] = None) -> Completion:
         """Returns the model's reply to `messages`, waiting at most `timeout` seconds (default: the client's).
 
-        With a `schema` (a JSON schema dict) the reply is constrained to it when
-        the endpoint supports JSON-schema response formats (llama.cpp, vLLM,
-        OpenAI); an endpoint that refuses one with a 400 is asked again at once
-        in JSON mode, and in JSON mode from then on. With `on_text` the reply
-        is streamed (see `stream`).
+        With a `schema` (a JSON schema dict) or `json_mode`, the reply is asked
+        for on the best rung of `RUNGS` the endpoint has not refused: an
+        endpoint that answers a response format with a 400 naming it is asked
+        again at once on the next rung, and starts there from then on. With
+        `on_text` the reply is streamed (see `stream`).
         """
         wait = self.timeout if timeout is None else min(timeout, self.timeout)
         kwargs: dict[str, Any] = {"model": self.model, "messages": messages,
                                   "max_tokens": max_tokens, "temperature": temperature, "timeout": wait}
-        if schema is not None and self.base_url not in _SCHEMA_UNSUPPORTED:
-            kwargs["response_format"] = {"type": "json_schema",
-                                         "json_schema": {"name": schema.get("title", "output"), "schema": schema}}
+        if schema is None and not json_mode:
+            return self._create(kwargs, wait, on_text, "text")
+        rung = max(_RUNG.get(self.base_url, 0), 0 if schema is not None else 1)
+        while True:
+            asked = {**kwargs, **response_format(RUNGS[rung], schema)}
             try:
-                return self._create(kwargs, wait, on_text)
+                return self._create(asked, wait, on_text, RUNGS[rung])
             except ProviderHTTPError as e:
-                if isinstance(e, ContextOverflow) or not NO_SCHEMA.search(str(e)):
+                if isinstance(e, ContextOverflow) or not NO_SCHEMA.search(str(e)) or rung == len(RUNGS) - 1:
                     raise
-                _SCHEMA_UNSUPPORTED.add(self.base_url)
-        if json_mode or schema is not None:
-            kwargs["response_format"] = {"type": "json_object"}
-        return self._create(kwargs, wait, on_text)
+                rung += 1
+                _RUNG[self.base_url] = max(_RUNG.get(self.base_url, 0), rung)
+
+    @property
+    def rung(self) -> str:
+        """Returns how this endpoint is asked for a structured reply now (`RUNGS`)."""
+        return RUNGS[_RUNG.get(self.base_url, 0)]
 
     def stream(self, messages: list[dict[str, str]], on_text: Callable[[str], None], **options: Any) -> Completion:
         """Returns the model's reply to `messages` (options as `complete`), calling `on_text` with each piece as it
@@ -136,10 +156,11 @@ class OpenAIChat:
         """
         return self.complete(messages, on_text=on_text, **options)
 
-    def _create(self, kwargs: dict[str, Any], wait: float, on_text: Optional[Callable[[str], None]]) -> Completion:
+    def _create(self, kwargs: dict[str, Any], wait: float, on_text: Optional[Callable[[str], None]],
+                asked: str) -> Completion:
         with provider_errors("LLM", self.base_url, wait):
             if on_text is not None:
-                return self._streamed(kwargs, wait, on_text)
+                return replace(self._streamed(kwargs, wait, on_text), response_format=asked)
             reply = self._client.chat.completions.create(**kwargs)
             if not reply.choices:
                 raise ProviderBadReply(f"LLM at {self.base_url} returned no choices")
@@ -149,6 +170,7 @@ class OpenAIChat:
                 prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
                 completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
                 finish_reason=reply.choices[0].finish_reason or "stop",
+                response_format=asked,
             )
 
     def _streamed(self, kwargs: dict[str, Any], wait: float, on_text: Callable[[str], None]) -> Completion:

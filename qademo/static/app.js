@@ -323,6 +323,7 @@ async function ask(event) {
     $("asked").textContent = query;
     for (const id of ["evidence", "retracted", "answer", "warning"]) $(id).replaceChildren();
     $("warning").hidden = true;
+    $("mode-note").hidden = true;
     $("unchecked-note").hidden = true;
     await readEvents(response, (name, data) => {
       if (name === "evidence") {
@@ -359,6 +360,8 @@ async function ask(event) {
           $("warning").textContent = view.warning;
           $("warning").hidden = false;
         }
+        $("mode-note").textContent = view.mode || "";
+        $("mode-note").hidden = !view.mode;
         renderTags(view);
         renderFallbacks(view.fallbacks);
         queryId = view.query_id || "";
