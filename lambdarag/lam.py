@@ -72,6 +72,8 @@ class Prompt:
     system: str
     user: str
     schema_note: str = SCHEMA_NOTE
+    empty: str = "（无）"
+    """How a field holding nothing reads in the prompt's language."""
 
 
 PromptSource = Callable[[Any, Optional["Context"]], Prompt]
@@ -79,16 +81,16 @@ PromptSource = Callable[[Any, Optional["Context"]], Prompt]
 prompt in the question's language, or the configuration's override of it)."""
 
 
-def render(value: Any) -> str:
-    """Returns a state value as prompt text: records as JSON, sequences as numbered lines."""
+def render(value: Any, empty: str = "（无）") -> str:
+    """Returns a state value as prompt text: records as JSON, sequences as numbered lines, nothing as `empty`."""
     if isinstance(value, str):
         return value
     if isinstance(value, BaseModel):
         return value.model_dump_json(exclude_defaults=True)
     if isinstance(value, (tuple, list)):
-        return "\n".join(f"[{i}] {render(v)}" for i, v in enumerate(value, 1)) or "（无）"
+        return "\n".join(f"[{i}] {render(v, empty)}" for i, v in enumerate(value, 1)) or empty
     if value is None:
-        return "（无）"
+        return empty
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
@@ -296,7 +298,8 @@ class Lam(Atom):
         `share` < 1 cuts the longest field to that share (a retry after a context overflow).
         """
         prompt = self.prompt_of(state, ctx)
-        values = shrink_longest({f: render(getattr(state, f, None)) for f in self._reads | self.optional}, share)
+        values = shrink_longest({f: render(getattr(state, f, None), prompt.empty)
+                                 for f in self._reads | self.optional}, share)
         values.update({f: give(ctx) for f, give in self.given.items()})
         text = prompt.user.format_map(values)
         if self.output is not str:

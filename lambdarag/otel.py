@@ -26,6 +26,8 @@ def _attributes(span: Span, operation: Optional[str], provider: str, model: str)
         attrs["lambdarag.tokens"] = span.tokens
     if span.fallback:
         attrs["lambdarag.fallback"] = span.fallback
+    if span.notes.get("mode"):
+        attrs["lambdarag.mode"] = span.notes["mode"]
     if operation is not None:
         attrs[GENAI_OPERATION] = operation
         if operation == "chat":

@@ -36,7 +36,7 @@ _SENTENCE_END = re.compile(r"(?<=[。！？!?])")
 
 def detail(status: str, cite: str, claim: str) -> str:
     """Returns one verdict line: ``status | marker | claim``."""
-    return f"{status} | {cite or '无引用'} | {claim[:60]}"
+    return f"{status} | {cite or '-'} | {claim[:60]}"
 
 
 def exempt(claim: str) -> bool:

@@ -175,7 +175,7 @@ def cited(text: str, hits: Sequence[Hit]) -> tuple[tuple[Citation, ...], tuple[s
     return tuple(good.values()), tuple(dict.fromkeys(bad))
 
 
-_UNIT_END = re.compile(r"\n|(?:%s\s*)+[。；;，,、]*(?=[^\s\[。；;，,、])" % MARKER.pattern)
+_UNIT_END = re.compile(r"\n|(?:%s\s*)+[。；;，,、.]*(?=[^\s\[。；;，,、.])" % MARKER.pattern)
 
 
 def claim_units(text: str) -> tuple[list[str], str]:
@@ -193,6 +193,11 @@ def claim_units(text: str) -> tuple[list[str], str]:
     return units, text[start:]
 
 
+_STOPS = " 。；;，,、."
+"""What may stand between or after markers without being a claim: spaces and stops (an English answer ends
+``X [source: a]. Y [source: b].``)."""
+
+
 def claims(text: str) -> list[tuple[str, tuple[re.Match[str], ...]]]:
     """Returns the claims of an answer, each with the markers that follow it.
 
@@ -206,17 +211,17 @@ def claims(text: str) -> list[tuple[str, tuple[re.Match[str], ...]]]:
         start, pending, claim = 0, [], ""
         for m in MARKER.finditer(line):
             between = line[start:m.start()]
-            if between.strip(" 。；;，,、") and pending:
+            if between.strip(_STOPS) and pending:
                 out.append((claim, tuple(pending)))
                 pending = []
-            if between.strip(" 。；;，,、"):
-                claim = between.strip().lstrip("-*• 。；;，,、").strip()
+            if between.strip(_STOPS):
+                claim = between.strip().lstrip("-*•" + _STOPS).strip()
             pending.append(m)
             start = m.end()
         if pending:
             out.append((claim, tuple(pending)))
         rest = line[start:].strip().lstrip("-*• ").strip()
-        if rest.strip("。；;，,、 "):
+        if rest.strip(_STOPS):
             out.append((rest, ()))
     return out
 

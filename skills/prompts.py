@@ -4,8 +4,8 @@ A prompt file (YAML, a pack's ``data/prompts.yml``) maps each Lam's name to
 its `variables` (the fields the template may use: the Lam's reads and given
 fields), its `required` variables, and per language a `system` and a `user`
 template (``str.format``: ``{context}``; a literal brace is written twice). Its
-`schema_note` entry holds, per language, the line that asks for a structured
-reply's JSON (``{schema}``). A profile lists its prompt files in
+`words` entry holds, per language, the line that asks for a structured reply's
+JSON (`schema_note`, ``{schema}``) and how an empty field reads (`empty`). A profile lists its prompt files in
 `CorpusProfile.prompt_files`, later files overriding earlier ones per prompt
 and language; the configuration's ``llm.prompts`` overrides both
 (``ctx.resources["prompts"]``, checked by `template_errors`).
@@ -88,13 +88,13 @@ class ProfilePrompt:
         if not texts.get("user"):
             raise ConfigError(f"corpus profile {profile_of(ctx).name!r} has no {language} prompt for {self.name!r}; "
                               f"add it to a file of its prompt_files or to llm.prompts.{self.name}.{language}")
-        note = (table.get("schema_note") or {}).get(language)
-        return Prompt(texts.get("system", ""), texts["user"], *([note] if note else []))
+        words = table.get("words", {}).get(language, {})
+        return Prompt(texts.get("system", ""), texts["user"], **words)
 
 
 def prompt_specs(files: Sequence[Path]) -> dict[str, Mapping[str, Any]]:
     """Returns each prompt's name with its `variables` and `required` lists (the schema note excluded)."""
-    return {name: entry for name, entry in read_prompts(files).items() if name != "schema_note"}
+    return {name: entry for name, entry in read_prompts(files).items() if name != "words"}
 
 
 def languages(files: Sequence[Path]) -> tuple[str, ...]:

@@ -16,6 +16,7 @@ picks the reply for a request body before the queue is consulted.
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections import deque
@@ -244,3 +245,71 @@ class Running:
         self.script.stopped.set()
         self._httpd.shutdown()
         self._httpd.server_close()
+
+
+# -- models that answer like real ones, in an endpoint's dialect ----------------------------------------------------
+DIALECTS = ("structured", "plain", "fenced")
+"""How an endpoint treats structured output: `structured` honours a JSON-schema response format (OpenAI, vLLM,
+llama.cpp with a grammar); `plain` refuses any ``response_format`` with HTTP 400, as a server without guided decoding
+does, and answers in text; `fenced` ignores it and wraps its JSON in a code fence after a line of prose."""
+REFUSES_FORMAT = "response_format is not supported by this server ('json_schema' and 'json_object' are unavailable)"
+_PASSAGE = re.compile(r"^\[\d+\] (\[(?:来源|source): [^\]]+\]).*\n(?:〔资料 \w+ 开始〕|\[document \w+ begins\])\n(.+)", re.M)
+_FIRST_SENTENCE = re.compile(r"^.+?(?:[。！？!?]|\.(?=\s|$))")
+
+
+def schema_of(body: dict[str, Any]) -> Optional[dict[str, Any]]:
+    """Returns the JSON schema a request asks its reply to fill (the user message's last line), or None for text."""
+    last = body.get("messages", [{}])[-1].get("content", "").rpartition("\n")[2]
+    try:
+        spec = json.loads(last)
+    except ValueError:
+        return None
+    return spec if isinstance(spec, dict) and "properties" in spec else None
+
+
+def cited_answer(prompt: str) -> str:
+    """Returns what an obedient model answers: the first sentence of the first passage, with that passage's marker
+    copied from its heading line (the prompt's instruction)."""
+    m = _PASSAGE.search(prompt)
+    if m is None:
+        return "The documents do not answer this question." if "[Question]" in prompt else "根据现有资料无法回答该问题。"
+    body = re.sub(r"^第\S+条\s*", "", m.group(2).strip())   # an article's label is not part of the quote
+    sentence = _FIRST_SENTENCE.match(body)
+    stop = "." if m.group(1).startswith("[source") else "。"
+    return f"{(sentence.group(0) if sentence else body).rstrip('。.')}{m.group(1)}{stop}"
+
+
+def structured_reply(schema: dict[str, Any], prompt: str) -> dict[str, Any]:
+    """Returns a plausible, valid object for one of the skills' output schemas (an unknown one is filled)."""
+    asked = re.search(r"^(?:Question|Current question|问题|用户问题|当前问题)[:：]\s*(.+)$", prompt, re.M)
+    question = asked.group(1).strip() if asked else "question"
+    words = [w for w in re.split(r"[\s，。？?、,.]+", question) if len(w) >= 2] or [question[:4] or "entity"]
+    by_title = {
+        "LLMClassification": {"type": "fact", "entities": words[:1], "confidence": 0.9},
+        "EntityList": {"entities": words[:2]},
+        "PlanOutput": {"variants": [{"text": f"{question} {words[0]}", "kind": "rewrite"}]},
+        "CheckOutput": {"items": []},
+        "SufficiencyOutput": {"sufficient": False},
+        "MissingOutput": {"missing": []},
+        "FactOutput": {"entities": [], "relations": []},
+        "Entailed": {"supported": []},
+    }
+    return by_title.get(schema.get("title", ""), None) or fill(schema, schema.get("$defs", {}), question)
+
+
+def dialect_route(dialect: str) -> Callable[[dict], Reply]:
+    """Returns a `ScriptedServer.route` answering every request as a model behind an endpoint of `dialect`."""
+    if dialect not in DIALECTS:
+        raise ValueError(f"dialect must be one of {DIALECTS}, got {dialect!r}")
+
+    def route(body: dict) -> Reply:
+        if dialect == "plain" and "response_format" in body:
+            return Reply(status=400, text=REFUSES_FORMAT)
+        prompt = "\n".join(m.get("content", "") for m in body.get("messages", []))
+        schema = schema_of(body)
+        if schema is None:
+            return Reply(text=cited_answer(prompt))
+        obj = json.dumps(structured_reply(schema, prompt), ensure_ascii=False)
+        return Reply(text=f"Here is the JSON you asked for:\n```json\n{obj}\n```" if dialect == "fenced" else obj)
+
+    return route

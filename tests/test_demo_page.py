@@ -288,7 +288,7 @@ def test_a_retracted_attempt_is_struck_through_and_the_retry_streams_in(browser,
     verdicts = iter(["unsupported", "supported"])
 
     def route(body):
-        prompt = body["messages"][-1]["content"]
+        prompt = "\n".join(m["content"] for m in body["messages"])
         if "知识库助手" in prompt:
             return Reply(text=json.dumps({"answer": good, "sufficient": True}, ensure_ascii=False), rate=15, piece=2)
         if "请逐条核查" in prompt:

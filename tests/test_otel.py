@@ -31,6 +31,6 @@ def test_an_exported_trace_keeps_parents_and_durations_and_marks_genai_operation
     assert spans["retrieval rerank"].attributes["gen_ai.data_source.id"] == "rerank"
     chat = spans["chat answer_generate"].attributes
     assert chat["gen_ai.operation.name"] == "chat" and chat["gen_ai.request.model"] == "qwen"
-    assert chat["lambdarag.fallback"] == "no LLM configured"
+    assert chat["lambdarag.mode"] == "no LLM configured" and "lambdarag.fallback" not in chat
     assert spans["extractive"].parent.span_id == spans["chat answer_generate"].context.span_id
     assert (root.end_time - root.start_time) / 1e6 == pytest.approx(ctx.trace.total_ms(), abs=0.01)

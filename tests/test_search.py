@@ -90,7 +90,9 @@ def test_config_errors_name_the_yaml_path_line_and_choices():
 
 @pytest.mark.parametrize("component", ["embedding", "rerank", "graph", "wiki"])
 def test_switching_a_component_off_still_answers_and_says_so(component):
-    cfg = config_with(**{f"retrieval__skills__{component}__enabled": False})
+    # a component is asked for when a pattern's skills list names it (rerank is named by none by default)
+    cfg = config_with(**{f"retrieval__skills__{component}__enabled": False,
+                         "patterns__hybrid_search__skills": ["bm25", "embedding", component]})
     r = search("海上交通安全法与水污染防治法在船舶管理方面有何异同？", config=cfg)
     assert r.answer and r.hits
     assert any(f["term"] == component and "disabled in config" in f["reason"] for f in r.fallbacks)
@@ -99,10 +101,20 @@ def test_switching_a_component_off_still_answers_and_says_so(component):
     assert gone[component] not in ran
 
 
-def test_no_llm_means_every_lam_falls_back_visibly():
+def test_a_component_no_pattern_asks_for_is_a_mode_not_a_fallback():
+    cfg = config_with(retrieval__skills__rerank__enabled=False)   # the default: no pattern's skills list names rerank
+    r = search("船员条例由哪个部门主管？", config=cfg)
+    assert not any(f["term"] == "rerank" for f in r.fallbacks)
+    assert {"term": "rerank", "path": "config", "reason": "rerank disabled in config: fusion order kept, no rerank"} \
+        in r.modes
+
+
+def test_no_llm_is_a_mode_the_offline_answer_lists_no_fallback():
     r = search("船员条例由哪个部门主管？")
-    assert any(f["term"] == "llm" for f in r.fallbacks)
-    assert any(f["term"] == "answer_generate" and f["reason"] == "no LLM configured" for f in r.fallbacks)
+    assert r.fallbacks == [] and not r.degraded
+    assert {"term": "llm", "path": "config", "reason": "offline answer (no LLM configured)"} in r.modes
+    lams = [s for s in r.trace["spans"] if s["kind"] == "lam"]
+    assert lams and all(s["notes"]["path_taken"] == "offline" and s["fallback"] is None for s in lams)
 
 
 def test_an_unreachable_llm_degrades_to_the_fallbacks(dead_url):

@@ -26,7 +26,7 @@ def kinds(events) -> list[str]:
 
 
 def answer_reply(text: str, rate: float = 20.0) -> Reply:
-    return Reply(text=json.dumps({"answer": text, "sufficient": True}, ensure_ascii=False), rate=rate, piece=3)
+    return Reply(text=text, rate=rate, piece=3)     # the answer is plain text with citation markers
 
 
 def judgement(*items: tuple[str, str]) -> Reply:
@@ -35,7 +35,7 @@ def judgement(*items: tuple[str, str]) -> Reply:
 
 
 def prompt_of(body: dict) -> str:
-    return body["messages"][-1]["content"]
+    return "\n".join(m["content"] for m in body["messages"])   # the system and the user message
 
 
 def answered_part(body: dict) -> str:
