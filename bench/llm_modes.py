@@ -37,9 +37,8 @@ def ask_all(code: Path, url: str, domains: list[str]) -> list[dict]:
     base = yaml.safe_load((code / "orchestration" / "agent-config.yml").read_text(encoding="utf-8"))
     records = []
     for domain in domains:
-        questions = [json.loads(line) for line in
-                     (ROOT / "bench" / "data" / "domains" / domain / "dev.jsonl").read_text(encoding="utf-8").splitlines()
-                     if line.strip()]
+        lines = (ROOT / "bench" / "data" / "domains" / domain / "dev.jsonl").read_text(encoding="utf-8").splitlines()
+        questions = [json.loads(line) for line in lines if line.strip()]
         for mode in MODES:
             data = json.loads(json.dumps(base))
             data["retrieval"]["index"] = f"domain-{domain}"

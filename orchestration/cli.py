@@ -310,8 +310,8 @@ def print_result(r, explain: bool, lifecycle: str = "") -> None:
         for f in r.fallbacks:
             print(f"fallback {f['term']}: {f['reason']}")
         for span in r.trace["spans"]:
-            taken = span["notes"].get("path_taken")
-            print(f"  {span['duration_ms']:9.2f}ms  {span['kind']:<8} {span['path']}" + (f"  [{taken}]" if taken else ""))
+            taken = f"  [{span['notes']['path_taken']}]" if span["notes"].get("path_taken") else ""
+            print(f"  {span['duration_ms']:9.2f}ms  {span['kind']:<8} {span['path']}{taken}")
 
 
 def cmd_ask(args: argparse.Namespace) -> int:

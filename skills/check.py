@@ -136,7 +136,8 @@ def citation_check(config: Mapping[str, Any]) -> Term:
     threshold = float(config.get("threshold", SUPPORT))
     offline = Tool("citation_overlap", lambda s: {"verdict": check_overlap(s, threshold)},
                    reads=["answer", "hits", "plan"], optional=["wiki_pages"], writes=["verdict"])
-    return Lam("citation_check", ProfilePrompt("citation_check"), output=CheckOutput, reads=["answer", "context", "hits", "plan"],
+    return Lam("citation_check", ProfilePrompt("citation_check"),
+               output=CheckOutput, reads=["answer", "context", "hits", "plan"],
                optional=["wiki_pages"], writes=["verdict"], parse=_from_llm, fallback=offline, max_tokens=800)
 
 

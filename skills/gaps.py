@@ -66,7 +66,8 @@ def sufficient(config: Mapping[str, Any]) -> Term:
     threshold = float(config.get("threshold", COVERAGE))
     offline = Tool("wiki_coverage", lambda s, ctx: {"sufficient": is_sufficient(coverage(s, profile_of(ctx)), threshold)},
                    reads=["original_query", "wiki_pages"], optional=["entities"], writes=["sufficient"])
-    return Lam("sufficient", ProfilePrompt("sufficient"), output=SufficiencyOutput, reads=["original_query", "wiki_pages"],
+    return Lam("sufficient", ProfilePrompt("sufficient"),
+               output=SufficiencyOutput, reads=["original_query", "wiki_pages"],
                optional=["entities"], writes=["sufficient"], fallback=offline, max_tokens=50)
 
 
@@ -79,7 +80,8 @@ def missing_topics(config: Mapping[str, Any]) -> Term:
     """Returns the term writing `missing`: the question's entities and aspects the wiki pages do not cover."""
     offline = Tool("wiki_gaps", lambda s, ctx: {"missing": coverage(s, profile_of(ctx)).missing},
                    reads=["original_query", "wiki_pages"], optional=["entities"], writes=["missing"])
-    return Lam("missing_topics", ProfilePrompt("missing_topics"), output=MissingOutput, reads=["original_query", "wiki_pages"],
+    return Lam("missing_topics", ProfilePrompt("missing_topics"),
+               output=MissingOutput, reads=["original_query", "wiki_pages"],
                optional=["entities"], writes=["missing"], parse=_missing_from_llm, fallback=offline, max_tokens=200)
 
 

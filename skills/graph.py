@@ -67,7 +67,8 @@ def entity_extract(config: Mapping[str, Any]) -> Term:
         found += [w for w in keywords(rest, k) if w not in found]
         return {"entities": tuple(found)}
 
-    return Lam("entity_extract", ProfilePrompt("entity_extract"), output=EntityList, reads=["query", "user"], writes=["entities"],
+    return Lam("entity_extract", ProfilePrompt("entity_extract"),
+               output=EntityList, reads=["query", "user"], writes=["entities"],
                fallback=entity_match, parse=short_entities, given={"name_rule": name_rule}, max_tokens=200,
                required=["entities"])
 

@@ -252,5 +252,6 @@ def query_expand(config: Mapping[str, Any]) -> Term:
 
     reads = ["query", "original_query", "history", "plan", "user"]
     rules = Tool("query_expand_rules", query_expand_rules, reads=reads, writes=Planned)
-    return Lam("query_expand", ProfilePrompt("query_expand"), output=PlanOutput, reads=reads, writes=Planned, parse=_from_llm, fallback=rules,
+    return Lam("query_expand", ProfilePrompt("query_expand"),
+               output=PlanOutput, reads=reads, writes=Planned, parse=_from_llm, fallback=rules,
                max_tokens=400)
