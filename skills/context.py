@@ -226,7 +226,7 @@ def claims(text: str) -> list[tuple[str, tuple[re.Match[str], ...]]]:
     return out
 
 
-NUMBERED = re.compile(r"\[(\d{1,2})\](?![(\[])")
+NUMBERED = re.compile(r"\[(\d{1,2})\](?!\()")
 """A bare ``[n]`` reference to the context's n-th passage (not a markdown link's text)."""
 
 

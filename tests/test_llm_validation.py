@@ -1,9 +1,12 @@
 """Strict validation of LLM replies against the failure modes of a real small model (scripted over HTTP)."""
 from __future__ import annotations
 
+import pytest
 from pydantic import BaseModel
 
 from lambdarag import Context, Lam, State, Tool, extra_field
+from lambdarag.errors import InvalidOutput
+from lambdarag.lam import json_object, parse_reply
 from lambdarag.providers.llm import OpenAIChat
 from skills import build
 from skills.graph import EntityList
@@ -76,3 +79,30 @@ def test_an_endpoint_without_json_schema_support_is_asked_in_json_mode_from_then
 def test_the_schema_goes_into_the_prompt_as_json():
     text = topics.messages(State.of("q", context="c"))[-1]["content"]
     assert '"properties": {"topics"' in text and "'properties'" not in text
+
+
+def test_a_json_object_is_found_whole_in_a_fence_or_in_prose_and_its_absence_is_named():
+    assert json_object('{"topics": ["甲"]}') == {"topics": ["甲"]}
+    assert json_object('Sure! Here it is:\n```json\n{"topics": ["甲"]}\n```\nAnything else?') == {"topics": ["甲"]}
+    assert json_object('The answer is {"topics": ["甲"]} as asked {not json}.') == {"topics": ["甲"]}
+    assert json_object("topics: 甲") is None and json_object("[1, 2]") is None
+    with pytest.raises(InvalidOutput, match="LLM reply holds no JSON object: 'no object here'"):
+        parse_reply("no object here", Topics)
+
+
+def test_a_prose_wrapped_reply_from_a_server_that_ignores_the_format_is_read(llm_server):
+    llm_server.script.script(Reply(text='I found these:\n```\n{"topics": ["甲"]}\n```'))
+    ctx = ctx_for(llm_server)
+    assert topics.run(State.of("q", context="c"), ctx).topics == ["甲"] and ctx.trace.fallbacks() == []
+
+
+def test_bare_passage_numbers_become_the_markers_of_those_passages():
+    from skills.context import numbered_markers
+    from skills.store.records import Hit
+
+    hits = (Hit(chunk_id="a.md#Install", text="x", source="a.md", section="Install", score=1.0),
+            Hit(chunk_id="b.md#Use", text="y", source="b.md", section="Use", score=0.5))
+    text = "Install it first [1]. Then run it [2][1]. See [3] and [the docs](b.md) and [2](link)."
+    assert numbered_markers(text, hits, "source") == (
+        "Install it first [source: a.md#Install]. Then run it [source: b.md#Use][source: a.md#Install]. "
+        "See [3] and [the docs](b.md) and [2](link).")
