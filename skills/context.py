@@ -196,6 +196,8 @@ def claim_units(text: str) -> tuple[list[str], str]:
 _STOPS = " 。；;，,、."
 """What may stand between or after markers without being a claim: spaces and stops (an English answer ends
 ``X [source: a]. Y [source: b].``)."""
+_LEAD = re.compile(r"^(?:[-*•\s。；;，,、]|\.(?=\s|$))+")
+"""Bullets and stops before a claim's first word (a full stop only before a space: `.bashrc` keeps its dot)."""
 
 
 def claims(text: str) -> list[tuple[str, tuple[re.Match[str], ...]]]:
@@ -215,7 +217,7 @@ def claims(text: str) -> list[tuple[str, tuple[re.Match[str], ...]]]:
                 out.append((claim, tuple(pending)))
                 pending = []
             if between.strip(_STOPS):
-                claim = between.strip().lstrip("-*•" + _STOPS).strip()
+                claim = _LEAD.sub("", between).strip()
             pending.append(m)
             start = m.end()
         if pending:

@@ -106,3 +106,11 @@ def test_bare_passage_numbers_become_the_markers_of_those_passages():
     assert numbered_markers(text, hits, "source") == (
         "Install it first [source: a.md#Install]. Then run it [source: b.md#Use][source: a.md#Install]. "
         "See [3] and [the docs](b.md) and [2](link).")
+
+
+def test_an_english_answer_s_stops_after_markers_are_not_claims_and_a_leading_dot_stays():
+    from skills.context import claims
+
+    found = claims("APT reads sources.list[source: apt.md#Sources]. .bashrc is read by bash[source: bash.md].")
+    assert [(c, [m.group(0) for m in ms]) for c, ms in found] == [
+        ("APT reads sources.list", ["[source: apt.md#Sources]"]), (".bashrc is read by bash", ["[source: bash.md]"])]
