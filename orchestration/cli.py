@@ -273,6 +273,11 @@ def cmd_compile_wiki(args: argparse.Namespace) -> int:
     return 0
 
 
+def offline(r) -> str:
+    """Returns the fallback line's note that the answer is offline (no LLM configured), or ""."""
+    return "".join(f"; {m['reason']}" for m in r.modes if m["term"] == "llm")
+
+
 def print_result(r, explain: bool, lifecycle: str = "") -> None:
     """Prints a search result for people: tag, strategy, expression, answer, latency (the lifecycle term it ran
     in, plan and trace if asked)."""
@@ -285,8 +290,7 @@ def print_result(r, explain: bool, lifecycle: str = "") -> None:
     steps = ", ".join(f"{k} {v:.0f}ms" for k, v in r.latency_ms.items() if k != "total")
     print(f"latency {r.latency_ms['total']:.0f}ms: {steps}")
     named = f" ({', '.join(dict.fromkeys(f['term'] for f in r.fallbacks))}; --explain says why)" if r.fallbacks else ""
-    modes = "".join(f"; {m['reason']}" for m in r.modes if m["term"] == "llm")
-    print(f"cost {r.cost:.4f}; fallbacks: {len(r.fallbacks)}{named}{modes}")
+    print(f"cost {r.cost:.4f}; fallbacks: {len(r.fallbacks)}{named}{offline(r)}")
     if r.degraded:
         print("warning: degraded answer (a failed LLM step or a failed final check; --explain says which)")
     if explain:
@@ -378,8 +382,8 @@ def stream_answer(question: str, args: argparse.Namespace, user, config) -> int:
             r = event.result
             print("\n\ncitations:")
             for c in r.citations:
-                print(f"  [来源: {c['source']}#{c.get('section', '')}]")
-            print(f"latency {r.latency_ms['total']:.0f}ms; cost {r.cost:.4f}; fallbacks: {len(r.fallbacks)}")
+                print(f"  {c['source']}" + (f"#{c['section']}" if c.get("section") else ""))
+            print(f"latency {r.latency_ms['total']:.0f}ms; cost {r.cost:.4f}; fallbacks: {len(r.fallbacks)}{offline(r)}")
     return EXIT_SERVICE if degraded else 0
 
 
