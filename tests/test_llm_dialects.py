@@ -45,7 +45,7 @@ def homes(tmp_path_factory):
         forget()
 
 
-def config(home, index: str, url: str = "", **llm) -> object:
+def config(index: str, url: str = "", **llm) -> object:
     """Returns the default config on `index` (without dense retrieval on `laws`), with an LLM at `url` if given."""
     data = json.loads(json.dumps(BASE))
     data["retrieval"].update(index=index)
@@ -63,7 +63,7 @@ def messages(server) -> list[list[dict]]:
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_an_english_question_gets_english_prompts_and_a_cited_answer_on_any_dialect(homes, llm_server, dialect):
     llm_server.script.route = dialect_route(dialect)
-    cfg = config(homes, "guide", llm_server.url, budget={"maxCalls": 8})
+    cfg = config("guide", llm_server.url, budget={"maxCalls": 8})
     for question in QUESTIONS:
         r = search(question, config=cfg)
         assert not r.degraded and r.fallbacks == [], (dialect, r.fallbacks)
@@ -79,7 +79,7 @@ def test_an_english_question_gets_english_prompts_and_a_cited_answer_on_any_dial
 
 def test_a_plain_text_endpoint_is_asked_each_rung_once_then_in_plain_text(homes, llm_server):
     llm_server.script.route = dialect_route("plain")
-    cfg = config(homes, "guide", llm_server.url, budget={"maxCalls": 8})
+    cfg = config("guide", llm_server.url, budget={"maxCalls": 8})
     for question in QUESTIONS:
         assert not search(question, config=cfg).degraded
     asked = [(r.get("response_format") or {}).get("type") for r in llm_server.script.chat_requests()]
@@ -90,7 +90,7 @@ def test_a_plain_text_endpoint_is_asked_each_rung_once_then_in_plain_text(homes,
 
 def test_a_chinese_statute_question_keeps_the_article_marker_and_a_chinese_prompt(homes, llm_server):
     llm_server.script.route = dialect_route("plain")
-    r = search("船长对船舶的管理负有什么职责？", config=config(homes, "laws", llm_server.url))
+    r = search("船长对船舶的管理负有什么职责？", config=config("laws", llm_server.url))
     assert not r.degraded and r.citations
     assert re.search(r"\[来源: [^\]#]+\.md#第[^\]]+条\]", r.answer), r.answer
     answer_prompt = next(m for m in messages(llm_server) if "【问题】" in m[-1]["content"])
@@ -100,7 +100,7 @@ def test_a_chinese_statute_question_keeps_the_article_marker_and_a_chinese_promp
 def test_a_configured_prompt_replaces_the_profiles_and_a_bad_one_names_its_line(homes, llm_server, tmp_path):
     llm_server.script.route = dialect_route("structured")
     mine = "You answer from the manuals of the ops team. Cite as told."
-    cfg = config(homes, "guide", llm_server.url, prompts={"answer_generate": {"en": {"system": mine}}})
+    cfg = config("guide", llm_server.url, prompts={"answer_generate": {"en": {"system": mine}}})
     r = search(QUESTIONS[0], config=cfg)
     assert not r.degraded
     answer_prompt = next(m for m in messages(llm_server) if "[Question]" in m[-1]["content"])
