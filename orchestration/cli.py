@@ -224,7 +224,7 @@ def routed_rankings(args: argparse.Namespace, queries: list[dict]):
         r = search(q["query"], index=args.index, config=config)
         latency.append(r.latency_ms["total"])
         routed_as[q["qid"]] = r.query_type
-        ranked[q["qid"]] = [h["chunk_id"] if chunk_level else Path(h["source"]).name for h in r.hits]
+        ranked[q["qid"]] = [h.chunk_id if chunk_level else Path(h.source).name for h in r.hits]
     return ranked, routed_as, latency, chunk_level
 
 
@@ -291,11 +291,11 @@ def print_result(r, explain: bool, lifecycle: str = "") -> None:
     if explain:
         print(f"\nlifecycle: {lifecycle}")
         print(f"domain: {r.domain} (corpus profile of index {r.index!r})")
-        print("plan:", json.dumps(r.plan, ensure_ascii=False, default=str))
+        print("plan:", json.dumps(r.plan.model_dump(), ensure_ascii=False, default=str))
         for h in r.hits:
-            if h.get("instructions"):
-                print(f"flagged {h['source']}#{h['section']}: reads like an instruction to the system "
-                      f"({', '.join(h['instructions'])}); never quoted, never support")
+            if h.instructions:
+                print(f"flagged {h.source}#{h.section}: reads like an instruction to the system "
+                      f"({', '.join(h.instructions)}); never quoted, never support")
         if r.llm_budget:
             b = r.llm_budget
             print(f"LLM budget: {b['calls']} of {b['max_calls']} calls, {b['spent_s']:.1f}s of {b['seconds']:.0f}s "
@@ -306,8 +306,8 @@ def print_result(r, explain: bool, lifecycle: str = "") -> None:
                       f"of {step['wait_s']:.1f}s{(': ' + step['reason']) if 'reason' in step else ''}")
         for f in r.fallbacks:
             print(f"fallback {f['term']}: {f['reason']}")
-        for span in r.trace["spans"]:
-            print(f"  {span['duration_ms']:9.2f}ms  {span['kind']:<8} {span['path']}")
+        for span in r.trace.spans:
+            print(f"  {span.duration_ms:9.2f}ms  {span.kind:<8} {span.path}")
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
@@ -374,7 +374,7 @@ def stream_answer(question: str, args: argparse.Namespace, user, config) -> int:
             r = event.result
             print("\n\ncitations:")
             for c in r.citations:
-                print(f"  [来源: {c['source']}#{c.get('section', '')}]")
+                print(f"  [来源: {c.source}#{c.section}]")
             print(f"latency {r.latency_ms['total']:.0f}ms; cost {r.cost:.4f}; fallbacks: {len(r.fallbacks)}")
     return EXIT_SERVICE if degraded else 0
 
