@@ -559,12 +559,29 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """Serves one index to an agent as the MCP tools search and explain over stdio (the mcp extra), answering as the
+    user these options describe (never as a caller says: orchestration.bridges.mcp_server)."""
+    from lambdarag import User
+    from orchestration.setup import open_index, resolve_config
+
+    try:
+        from orchestration.bridges.mcp_server import serve_stdio
+    except ImportError as e:
+        raise UsageError(str(e)) from None
+    config = resolve_config(args.config)
+    open_index(config, args.index, progress=True)   # a bad index: exit 2, before any client connects
+    serve_stdio(args.index, config, User(id="mcp", departments=tuple(args.department or ()),
+                                         security_level=args.security_level))
+    return 0
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {"feedback": cmd_feedback, "check": cmd_check,
                                                             "init": cmd_init, "where": cmd_where,
                                                             "index": cmd_index, "eval": cmd_eval,
                                                             "compile-wiki": cmd_compile_wiki,
                                                             "ask": cmd_ask, "search": cmd_ask,
-                                                            "serve": cmd_serve, "bench": cmd_bench}
+                                                            "serve": cmd_serve, "bench": cmd_bench, "mcp": cmd_mcp}
 
 
 def parser() -> argparse.ArgumentParser:
@@ -624,6 +641,13 @@ def parser() -> argparse.ArgumentParser:
     sv.add_argument("--app", default=DEMO_APP, help=f"web app factory as module:factory (default {DEMO_APP})")
     sv.add_argument("--index", default=None, help="index searched unless a request names one (default: the config's)")
     sv.add_argument("--config", default=argparse.SUPPRESS, type=Path, help="agent-config.yml to use")
+    mc = sub.add_parser("mcp", help="serve an index to an agent as MCP tools (search, explain) over stdio",
+                        description="Serves the tools search and explain with the official MCP SDK (pip install "
+                                    "'lambdarag[mcp]'); every call is answered as the user the options below describe.")
+    mc.add_argument("--index", default=None, help="the index searched (default: retrieval.index of the config)")
+    mc.add_argument("--config", default=argparse.SUPPRESS, type=Path, help="agent-config.yml to use")
+    mc.add_argument("--department", action="append", help="a department the served user belongs to (repeatable)")
+    mc.add_argument("--security-level", type=int, default=0, help="the served user's security level (default 0)")
     bn = sub.add_parser("bench", help="run a benchmark script of bench/ by name and print its JSON",
                         description="Runs bench/NAME.py (runner, retrieval, graph, routing, ...); "
                                     "arguments after NAME go to the script.")
