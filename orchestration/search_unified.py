@@ -240,3 +240,6 @@ def answer(text: str, turns: tuple[Message, ...], user: Optional[User], setup: S
     done = result(out, ctx, getattr(out, "query_id", ""))
     announce([f for f in done.fallbacks if f["term"] == "router"])
     return done
+
+
+__all__ = ["search", "asearch", "search_stream", "asearch_stream", "lifecycle_term", "SearchResult"]

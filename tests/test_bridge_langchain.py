@@ -70,12 +70,17 @@ def test_a_langchain_vector_store_is_one_branch_of_a_par_merged_by_rrf(maritime_
     assert "port-1" in {h.chunk_id for h in pipeline.run(State.of("船长有什么权力？", user=PORT), ctx).hits}
 
 
-def test_a_missing_extra_is_named(monkeypatch):
-    monkeypatch.setitem(sys.modules, "langchain_core.retrievers", None)
-    with pytest.raises(ImportError, match=r"pip install 'lambdarag\[langchain\]'"):
-        importlib.reload(bridge)
+def missing_extra_is_named(monkeypatch, module, framework: str, extra: str) -> None:
+    """Checks that loading the bridge `module` while `framework` cannot be imported names the extra to install."""
+    monkeypatch.setitem(sys.modules, framework, None)
+    with pytest.raises(ImportError, match=rf"pip install 'lambdarag\[{extra}\]'"):
+        importlib.reload(module)
     monkeypatch.undo()
-    importlib.reload(bridge)
+    importlib.reload(module)
+
+
+def test_a_missing_extra_is_named(monkeypatch):
+    missing_extra_is_named(monkeypatch, bridge, "langchain_core.retrievers", "langchain")
 
 
 def test_a_bad_retriever_or_parameter_is_named():

@@ -4,8 +4,6 @@ llamaindex extra)."""
 from __future__ import annotations
 
 import asyncio
-import importlib
-import sys
 
 import pytest
 
@@ -21,7 +19,7 @@ from orchestration.bridges import llamaindex as bridge  # noqa: E402
 from orchestration.bridges.llamaindex import LambdaRAGRetriever, llamaindex_search  # noqa: E402
 from orchestration.search_unified import search  # noqa: E402
 from skills import build  # noqa: E402
-from tests.test_bridge_langchain import PATIENT, PORT  # noqa: E402
+from tests.test_bridge_langchain import PATIENT, PORT, missing_extra_is_named  # noqa: E402
 from tests.test_stream import COMPARE  # noqa: E402
 
 
@@ -62,8 +60,4 @@ def test_a_llamaindex_retriever_is_one_branch_of_a_par_merged_by_rrf(maritime_bm
 
 
 def test_a_missing_extra_is_named(monkeypatch):
-    monkeypatch.setitem(sys.modules, "llama_index.core.retrievers", None)
-    with pytest.raises(ImportError, match=r"pip install 'lambdarag\[llamaindex\]'"):
-        importlib.reload(bridge)
-    monkeypatch.undo()
-    importlib.reload(bridge)
+    missing_extra_is_named(monkeypatch, bridge, "llama_index.core.retrievers", "llamaindex")
