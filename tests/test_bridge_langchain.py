@@ -3,8 +3,6 @@ vector store as one branch of a LambdaRAG `Par` (needs the langchain extra)."""
 from __future__ import annotations
 
 import asyncio
-import importlib
-import sys
 
 import pytest
 
@@ -15,16 +13,14 @@ from langchain_core.prompts import ChatPromptTemplate  # noqa: E402
 from langchain_core.runnables import RunnableLambda, RunnablePassthrough  # noqa: E402
 from langchain_core.vectorstores import InMemoryVectorStore  # noqa: E402
 
-from lambdarag import Context, Par, State, User, appended  # noqa: E402
+from lambdarag import Context, Par, State, appended  # noqa: E402
 from orchestration.bridges import langchain as bridge  # noqa: E402
 from orchestration.bridges.langchain import LambdaRAGRetriever, langchain_search  # noqa: E402
 from orchestration.search_unified import search  # noqa: E402
 from skills import build  # noqa: E402
-from tests.test_search import config_with  # noqa: E402
+from tests.bridged import PATIENT, PORT, missing_extra_is_named  # noqa: E402
 from tests.test_stream import COMPARE  # noqa: E402
 
-PATIENT = config_with(limits__timeoutSeconds=300)
-PORT = User(id="port", departments=("港口处",), security_level=2)
 NOTES = [Document(id="faq-1", page_content="船长可以拒绝不适航的船舶开航。", metadata={"source": "faq.md", "section": "开航"}),
          Document(id="faq-2", page_content="船员证书遗失后应当补办。", metadata={"source": "faq.md", "section": "证书"}),
          Document(id="port-1", page_content="港口巡查组负责船长报告的核查。",
@@ -68,15 +64,6 @@ def test_a_langchain_vector_store_is_one_branch_of_a_par_merged_by_rrf(maritime_
     assert sorted(top) == ["bm25", "faq"]                                 # RRF interleaves the two first places
     assert "port-1" not in ranked                                         # a labelled document stays hidden
     assert "port-1" in {h.chunk_id for h in pipeline.run(State.of("船长有什么权力？", user=PORT), ctx).hits}
-
-
-def missing_extra_is_named(monkeypatch, module, framework: str, extra: str) -> None:
-    """Checks that loading the bridge `module` while `framework` cannot be imported names the extra to install."""
-    monkeypatch.setitem(sys.modules, framework, None)
-    with pytest.raises(ImportError, match=rf"pip install 'lambdarag\[{extra}\]'"):
-        importlib.reload(module)
-    monkeypatch.undo()
-    importlib.reload(module)
 
 
 def test_a_missing_extra_is_named(monkeypatch):

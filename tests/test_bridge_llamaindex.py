@@ -19,7 +19,7 @@ from orchestration.bridges import llamaindex as bridge  # noqa: E402
 from orchestration.bridges.llamaindex import LambdaRAGRetriever, llamaindex_search  # noqa: E402
 from orchestration.search_unified import search  # noqa: E402
 from skills import build  # noqa: E402
-from tests.test_bridge_langchain import PATIENT, PORT, missing_extra_is_named  # noqa: E402
+from tests.bridged import PATIENT, PORT, missing_extra_is_named  # noqa: E402
 from tests.test_stream import COMPARE  # noqa: E402
 
 

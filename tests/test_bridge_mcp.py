@@ -15,8 +15,10 @@ mcp = pytest.importorskip("mcp", reason="the mcp extra is not installed")
 from mcp import Client, StdioServerParameters  # noqa: E402
 
 from orchestration import knowledge  # noqa: E402
+from orchestration.bridges import mcp_server  # noqa: E402
 from orchestration.cli import main  # noqa: E402
 from orchestration.config import DEFAULT_CONFIG  # noqa: E402
+from tests.bridged import missing_extra_is_named  # noqa: E402
 from tests.conftest import MARITIME  # noqa: E402
 from tests.test_feedback_trust import MARK, RULES, SECRET, SECRET_QUESTION  # noqa: E402
 
@@ -96,3 +98,7 @@ def test_the_server_s_own_labels_open_what_they_allow(served):
     _, (secret,) = calls(server(served, "--department", "港口处", "--security-level", "2"),
                          ("explain", {"query": SECRET_QUESTION}))
     assert SECRET in seen_sources(secret)
+
+
+def test_a_missing_extra_is_named(monkeypatch):
+    missing_extra_is_named(monkeypatch, mcp_server, "mcp.server.mcpserver", "mcp")
