@@ -106,7 +106,7 @@ def run_half(questions: list[dict], index: str, configs: dict) -> dict:
                     scores[system][q["type"]][m].append(0.0)
                 continue
             ranked = top_documents(r.hits)
-            cited = {doc_name(c["source"]) for c in r.citations}
+            cited = {doc_name(c.source) for c in r.citations}
             s = scores[system][q["type"]]
             s["recall@5"].append(recall(q["relevant"], ranked))
             s["mrr@5"].append(mrr(q["relevant"], ranked))

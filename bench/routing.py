@@ -67,7 +67,7 @@ def top_documents(hits, k: int = K) -> list[str]:
     """Returns the file names of the first `k` distinct source documents of a ranking."""
     docs: list[str] = []
     for h in hits:
-        name = doc_name(h["source"] if isinstance(h, dict) else h.source)
+        name = doc_name(h.source)
         if name not in docs:
             docs.append(name)
         if len(docs) == k:

@@ -224,7 +224,7 @@ def routed_rankings(args: argparse.Namespace, queries: list[dict]):
         r = search(q["query"], index=args.index, config=config)
         latency.append(r.latency_ms["total"])
         routed_as[q["qid"]] = r.query_type
-        ranked[q["qid"]] = [h["chunk_id"] if chunk_level else Path(h["source"]).name for h in r.hits]
+        ranked[q["qid"]] = [h.chunk_id if chunk_level else Path(h.source).name for h in r.hits]
     return ranked, routed_as, latency, chunk_level
 
 
@@ -296,11 +296,11 @@ def print_result(r, explain: bool, lifecycle: str = "") -> None:
     if explain:
         print(f"\nlifecycle: {lifecycle}")
         print(f"domain: {r.domain} (corpus profile of index {r.index!r})")
-        print("plan:", json.dumps(r.plan, ensure_ascii=False, default=str))
+        print("plan:", json.dumps(r.plan.model_dump(), ensure_ascii=False, default=str))
         for h in r.hits:
-            if h.get("instructions"):
-                print(f"flagged {h['source']}#{h['section']}: reads like an instruction to the system "
-                      f"({', '.join(h['instructions'])}); never quoted, never support")
+            if h.instructions:
+                print(f"flagged {h.source}#{h.section}: reads like an instruction to the system "
+                      f"({', '.join(h.instructions)}); never quoted, never support")
         if r.llm_budget:
             b = r.llm_budget
             print(f"LLM budget: {b['calls']} of {b['max_calls']} calls, {b['spent_s']:.1f}s of {b['seconds']:.0f}s "
@@ -313,9 +313,9 @@ def print_result(r, explain: bool, lifecycle: str = "") -> None:
             print(f"mode {m['term']}: {m['reason']}")
         for f in r.fallbacks:
             print(f"fallback {f['term']}: {f['reason']}")
-        for span in r.trace["spans"]:
-            taken = f"  [{span['notes']['path_taken']}]" if span["notes"].get("path_taken") else ""
-            print(f"  {span['duration_ms']:9.2f}ms  {span['kind']:<8} {span['path']}{taken}")
+        for span in r.trace.spans:
+            taken = f"  [{span.notes['path_taken']}]" if span.notes.get("path_taken") else ""
+            print(f"  {span.duration_ms:9.2f}ms  {span.kind:<8} {span.path}{taken}")
 
 
 def cmd_ask(args: argparse.Namespace) -> int:
@@ -382,7 +382,7 @@ def stream_answer(question: str, args: argparse.Namespace, user, config) -> int:
             r = event.result
             print("\n\ncitations:")
             for c in r.citations:
-                print(f"  {c['source']}" + (f"#{c['section']}" if c.get("section") else ""))
+                print(f"  {c.source}" + (f"#{c.section}" if c.section else ""))
             print(f"latency {r.latency_ms['total']:.0f}ms; cost {r.cost:.4f}; fallbacks: {len(r.fallbacks)}{offline(r)}")
     return EXIT_SERVICE if degraded else 0
 
@@ -567,12 +567,29 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """Serves one index to an agent as the MCP tools search and explain over stdio (the mcp extra), answering as the
+    user these options describe (never as a caller says: orchestration.bridges.mcp_server)."""
+    from lambdarag import User
+    from orchestration.setup import open_index, resolve_config
+
+    try:
+        from orchestration.bridges.mcp_server import serve_stdio
+    except ImportError as e:
+        raise UsageError(str(e)) from None
+    config = resolve_config(args.config)
+    open_index(config, args.index, progress=True)   # a bad index: exit 2, before any client connects
+    serve_stdio(args.index, config, User(id="mcp", departments=tuple(args.department or ()),
+                                         security_level=args.security_level))
+    return 0
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {"feedback": cmd_feedback, "check": cmd_check,
                                                             "init": cmd_init, "where": cmd_where,
                                                             "index": cmd_index, "eval": cmd_eval,
                                                             "compile-wiki": cmd_compile_wiki,
                                                             "ask": cmd_ask, "search": cmd_ask,
-                                                            "serve": cmd_serve, "bench": cmd_bench}
+                                                            "serve": cmd_serve, "bench": cmd_bench, "mcp": cmd_mcp}
 
 
 def parser() -> argparse.ArgumentParser:
@@ -632,6 +649,13 @@ def parser() -> argparse.ArgumentParser:
     sv.add_argument("--app", default=DEMO_APP, help=f"web app factory as module:factory (default {DEMO_APP})")
     sv.add_argument("--index", default=None, help="index searched unless a request names one (default: the config's)")
     sv.add_argument("--config", default=argparse.SUPPRESS, type=Path, help="agent-config.yml to use")
+    mc = sub.add_parser("mcp", help="serve an index to an agent as MCP tools (search, explain) over stdio",
+                        description="Serves the tools search and explain with the official MCP SDK (pip install "
+                                    "'lambdarag[mcp]'); every call is answered as the user the options below describe.")
+    mc.add_argument("--index", default=None, help="the index searched (default: retrieval.index of the config)")
+    mc.add_argument("--config", default=argparse.SUPPRESS, type=Path, help="agent-config.yml to use")
+    mc.add_argument("--department", action="append", help="a department the served user belongs to (repeatable)")
+    mc.add_argument("--security-level", type=int, default=0, help="the served user's security level (default 0)")
     bn = sub.add_parser("bench", help="run a benchmark script of bench/ by name and print its JSON",
                         description="Runs bench/NAME.py (runner, retrieval, graph, routing, ...); "
                                     "arguments after NAME go to the script.")

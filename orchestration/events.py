@@ -12,7 +12,7 @@ from typing import Any, Callable, ClassVar, Optional, Union
 from lambdarag import State
 from lambdarag.stream import Checked, FallbackTaken, Retract, Sink, Step, Token, event_dict
 
-from .result import SearchResult, classification_dict, hit_record
+from .result import Hit, SearchResult, classification_dict
 
 ANSWER_TERM = "answer_generate"
 """The answer term whose start means retrieval has finished: its input's hits are the evidence."""
@@ -97,7 +97,7 @@ class Announcer:
         if step.term == "retrieval_plan" and step.phase == "end":
             return self._once(Planned(plan=state.plan.model_dump(mode="json")))
         if step.term == ANSWER_TERM and step.phase == "start":
-            return self._once(Evidence(hits=[hit_record(h) for h in state.hits]))
+            return self._once(Evidence(hits=[Hit.of(h).model_dump() for h in state.hits]))
         return None
 
     def _once(self, event: Event) -> Optional[Event]:
@@ -110,9 +110,8 @@ class Announcer:
         """Emits the milestones the run skipped, the answer as tokens if none streamed, then the result."""
         self.emit(Classified(result.query_type, result.strategy, result.expression, result.effect_signature,
                              result.classification))
-        if result.plan:
-            self.emit(Planned(plan=result.plan))
-        self.emit(Evidence(hits=result.hits))
+        self.emit(Planned(plan=result.plan.model_dump(mode="json")))
+        self.emit(Evidence(hits=[h.model_dump() for h in result.hits]))
         if self.sink.attempts == 0 and not self.sink.checked_only and result.answer:
             self.sink.attempts += 1
             self.sink.emit(Token(result.answer, self.sink.attempts))
@@ -120,4 +119,4 @@ class Announcer:
 
 
 __all__ = ["Event", "Classified", "Planned", "Evidence", "Finished", "Token", "Checked", "Retract", "FallbackTaken",
-           "event_json", "hit_record", "Announcer", "classification_dict"]
+           "event_json", "Announcer", "classification_dict"]

@@ -3,11 +3,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from lambdarag import Context, State, Term, Trace
-from lambdarag.trace import Span
+from lambdarag import trace as tracing
 from skills.profile import profile_of
+from skills.store.records import Citation, Relation, RetrievalPlan
 
 
 if TYPE_CHECKING:
@@ -15,6 +16,69 @@ if TYPE_CHECKING:
 
 BUDGET = "LLM budget:"
 """How a step skipped by the LLM budget names its fallback: planned, not a failure (`lambdarag.budget`)."""
+
+
+Plan = RetrievalPlan
+"""The frozen retrieval plan a result reports: the `RetrievalPlan` its run read (one concept, one model)."""
+
+
+class Hit(BaseModel):
+    """A retrieved chunk as a result shows it: where it is, its score and per-retriever ranks, its text (no access
+    labels)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    chunk_id: str
+    source: str
+    title: str
+    section: str
+    date: Optional[str]
+    kind: str
+    score: float
+    ranks: dict[str, int]
+    text: str
+    instructions: list[str] = Field(default_factory=list, exclude_if=lambda found: not found)
+    """Instruction-like phrases found in the text at index time; left out of the JSON when there are none."""
+
+    @classmethod
+    def of(cls, hit: Any) -> "Hit":
+        """Returns the result's view of a state's hit (`skills.store.records.Hit`), its score rounded."""
+        return cls(chunk_id=hit.chunk_id, source=hit.source, title=hit.title, section=hit.section, date=hit.date,
+                   kind=hit.kind, score=round(hit.score, 6), ranks=hit.ranks, text=hit.text,
+                   instructions=list(hit.instructions))
+
+
+class Span(BaseModel):
+    """One term execution as a result's trace shows it (`lambdarag.trace.Span.to_dict`, `at` printed as `path`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: int
+    parent: Optional[int]
+    name: str
+    kind: str
+    effect: str
+    start_ms: float
+    duration_ms: float
+    cost: float
+    tokens: int
+    fallback: Optional[str]
+    error: Optional[str]
+    notes: dict[str, Any]
+    path: str
+
+
+class RunTrace(BaseModel):
+    """The trace of a run as a result carries it (`lambdarag.Trace.to_dict`): its spans and their totals."""
+
+    model_config = ConfigDict(frozen=True)
+
+    spans: list[Span] = []
+    latency_ms: dict[str, float] = {}
+    total_ms: float = 0.0
+    cost: float = 0.0
+    tokens: int = 0
+    fallbacks: list[dict[str, str]] = []
 
 
 class SearchResult(BaseModel):
@@ -25,19 +89,19 @@ class SearchResult(BaseModel):
     query: str
     rewritten_query: str
     answer: str
-    citations: list[dict[str, Any]]
-    hits: list[dict[str, Any]]
-    relations: list[dict[str, Any]]
+    citations: list[Citation]
+    hits: list[Hit]
+    relations: list[Relation]
     query_type: str
     classification: dict[str, Any]
     strategy: str
     expression: str
     effect_signature: str
-    plan: dict[str, Any]
+    plan: Plan
     latency_ms: dict[str, float]
     cost: float
     fallbacks: list[dict[str, str]]
-    trace: dict[str, Any]
+    trace: RunTrace
     index: str
     domain: str = ""
     """The corpus profile the index was searched with (skills.profile): chosen when it was built, or configured."""
@@ -56,19 +120,12 @@ class SearchResult(BaseModel):
     off that no pattern asks for. `fallbacks` lists only what failed or was missing at run time."""
 
 
-def hit_record(h) -> dict[str, Any]:
-    """Returns a hit as the result and the `hits` event show it (with its `instructions` when it holds any)."""
-    flags = {"instructions": list(h.instructions)} if h.instructions else {}
-    return {"chunk_id": h.chunk_id, "source": h.source, "title": h.title, "section": h.section, "date": h.date,
-            "kind": h.kind, "score": round(h.score, 6), "ranks": h.ranks, "text": h.text, **flags}
-
-
 def classification_dict(classification: Any) -> dict[str, Any]:
     """Returns the classifier's record as a dict (empty when nothing classified)."""
     return classification.model_dump() if hasattr(classification, "model_dump") else {}
 
 
-def route_taken(trace: Trace) -> Optional[Span]:
+def route_taken(trace: Trace) -> Optional[tracing.Span]:
     """Returns the span of the lifecycle's strategy `Route` (the one labelled by ``route``), or None when the run
     took no route (a cached answer, a direct reply)."""
     return next((s for s in trace.spans if s.kind == "route" and s.notes.get("label") == "route"), None)
@@ -126,15 +183,13 @@ def search_result(out: State, ctx: Context, *, asked: str, index: str, lifecycle
         fallbacks.append({"term": "claim_check", "path": "degraded", "reason": failed_check})
     return SearchResult(
         query=asked, rewritten_query=out.original_query, answer=out.answer,
-        citations=[c.model_dump() for c in out.citations],
-        hits=[hit_record(h) for h in out.hits],
-        relations=[r.model_dump() for r in out.relations],
+        citations=list(out.citations), hits=[Hit.of(h) for h in out.hits], relations=list(out.relations),
         query_type=out.query_type or "default",
         classification=classification_dict(getattr(out, "classification", None)),
         strategy=strategy, expression=shown.form(expand=True),
-        effect_signature=shown.effect_signature(), plan=out.plan.model_dump(),
+        effect_signature=shown.effect_signature(), plan=out.plan,
         latency_ms=latency, cost=trace.total_cost(),
-        fallbacks=fallbacks, trace=trace.to_dict(), index=index,
+        fallbacks=fallbacks, trace=RunTrace.model_validate(trace.to_dict()), index=index,
         domain=profile_of(ctx).name,
         answer_path=path, answer_reason=getattr(out, "answer_reason", ""), query_id=query_id,
         llm_budget=ctx.llm_budget.report() if ctx.llm_budget is not None else {},

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 import time
+from contextlib import aclosing
 from dataclasses import replace
 from typing import Any, AsyncIterator, Iterator, Optional, Sequence, Union, get_args
 
@@ -91,10 +92,32 @@ def search(query: str, *, index: Optional[str] = None, user: Optional[User] = No
     with its events before the result dropped, and no token streaming (so an
     LLM call is one plain request, timed out exactly).
     """
-    for event in streamed(query, index, user, history, config, checked_only=False, tokens=False):
+    for event in drained(query, index, user, history, config):
         if isinstance(event, Finished):
             return event.result
-    raise LambdaRAGError(f"search of {query!r} ended without a result")  # the stream always ends with one
+    raise unfinished(query)
+
+
+async def asearch(query: str, *, index: Optional[str] = None, user: Optional[User] = None,
+                  history: Optional[Sequence[Union[Message, dict]]] = None, config: ConfigArg = None) -> SearchResult:
+    """Async `search`: the same run, awaited. Cancelling the awaiting task stops the run at its next term boundary
+    (an LLM request under way is let finish, as `search` sends it whole). Arguments as for `search`."""
+    async with aclosing(drained(query, index, user, history, config).__aiter__()) as events:
+        async for event in events:
+            if isinstance(event, Finished):
+                return event.result
+    raise unfinished(query)
+
+
+def drained(query: str, index: Optional[str], user: Optional[User],
+            history: Optional[Sequence[Union[Message, dict]]], config: ConfigArg) -> Stream:
+    """Returns the stream `search` and `asearch` drain to its result: no token streaming, nothing held back."""
+    return streamed(query, index, user, history, config, checked_only=False, tokens=False)
+
+
+def unfinished(query: str) -> LambdaRAGError:
+    """Returns the error of a search whose stream ended without a result (never: the stream always ends with one)."""
+    return LambdaRAGError(f"search of {query!r} ended without a result")
 
 
 def search_stream(query: str, *, index: Optional[str] = None, user: Optional[User] = None,
@@ -192,7 +215,8 @@ def answer(text: str, turns: tuple[Message, ...], user: Optional[User], setup: S
     def record(state: State, run_ctx: Context) -> dict:
         done = result(state, run_ctx)
         llm_failed, failed_check = llm_failures(run_ctx), final_check_failure(state, run_ctx.trace)
-        learned = setup.loop.record({**done.model_dump(), "trace": {} if done.from_cache else done.trace,
+        dumped = done.model_dump()
+        learned = setup.loop.record({**dumped, "trace": {} if done.from_cache else dumped["trace"],
                                      "route_reason": getattr(state, "route_reason", None)},
                                     None if done.from_cache else state, None if done.from_cache else run_ctx.llm,
                                     user, final=not llm_failed and not failed_check, embedder=run_ctx.embedder)
@@ -216,3 +240,6 @@ def answer(text: str, turns: tuple[Message, ...], user: Optional[User], setup: S
     done = result(out, ctx, getattr(out, "query_id", ""))
     announce([f for f in done.fallbacks if f["term"] == "router"])
     return done
+
+
+__all__ = ["search", "asearch", "search_stream", "asearch_stream", "lifecycle_term", "SearchResult"]

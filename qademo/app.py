@@ -45,7 +45,7 @@ from lambdarag.state import PUBLIC
 from orchestration.feedback import open_feedback
 from orchestration.knowledge import open_knowledge
 from orchestration.feedback.votes import SHOWN_HITS, Voter, weight_of
-from orchestration.result import SearchResult
+from orchestration.result import Citation, Hit, SearchResult, Span
 from orchestration.search_unified import search, search_stream
 from orchestration.setup import ConfigArg, open_index, resolve_config
 from skills.store.index import built_indexes
@@ -83,30 +83,30 @@ class AskRequest(BaseModel):
     """/api/ask: release the answer claim by claim once the check accepts each (README "Streaming")."""
 
 
-def cited_chunks(citations: list[dict], hits: list[dict]) -> list[dict]:
+def cited_chunks(citations: list[Citation], hits: list[Hit]) -> list[dict]:
     """Returns each citation with the text it points at: the cited hit's chunk (by chunk_id, else source#section),
     else the citation's own quote, else no text."""
-    by_id: dict[str, dict] = {}
-    by_place: dict[str, dict] = {}
+    by_id: dict[str, Hit] = {}
+    by_place: dict[str, Hit] = {}
     for h in hits:
-        by_id.setdefault(h["chunk_id"], h)
-        by_place.setdefault(f"{h['source']}#{h['section']}", h)
+        by_id.setdefault(h.chunk_id, h)
+        by_place.setdefault(f"{h.source}#{h.section}", h)
     out = []
     for c in citations:
-        hit = by_id.get(c.get("chunk_id") or "") or by_place.get(f"{c['source']}#{c.get('section', '')}")
+        hit = by_id.get(c.chunk_id) or by_place.get(f"{c.source}#{c.section}")
         if hit:
-            text, origin = hit["text"], "chunk"
-        elif c.get("quote"):
-            text, origin = c["quote"], "quote"
+            text, origin = hit.text, "chunk"
+        elif c.quote:
+            text, origin = c.quote, "quote"
         else:
             text, origin = "", "none"
-        out.append({"source": c["source"], "section": c.get("section", ""), "chunk_id": c.get("chunk_id", ""),
-                    "title": hit["title"] if hit else "", "date": hit["date"] if hit else "",
+        out.append({"source": c.source, "section": c.section, "chunk_id": c.chunk_id,
+                    "title": hit.title if hit else "", "date": hit.date if hit else "",
                     "text": text, "origin": origin})
     return out
 
 
-def waterfall(spans: list[dict]) -> list[dict]:
+def waterfall(spans: list[Span]) -> list[dict]:
     """Returns the latency waterfall rows, strategy and step spans in tree order, with start offset, duration, depth.
 
     Composite bookkeeping spans (compose, par, route…) are left out; a Named
@@ -114,27 +114,27 @@ def waterfall(spans: list[dict]) -> list[dict]:
     Rows follow the pipeline's nesting (a step sits under its strategy), each
     level in order of start, so concurrent branches read as separate blocks.
     """
-    kept: list[dict] = []
+    kept: list[Span] = []
     seen: set[tuple] = set()
     for s in spans:
-        key = (s["name"], round(s["start_ms"], 3), round(s["duration_ms"], 3))
-        if s["kind"] in WATERFALL_KINDS and key not in seen:
+        key = (s.name, round(s.start_ms, 3), round(s.duration_ms, 3))
+        if s.kind in WATERFALL_KINDS and key not in seen:
             seen.add(key)
             kept.append(s)
     children: dict[int, list[int]] = {-1: []}
     for i, s in enumerate(kept):
-        owners = [j for j, o in enumerate(kept) if j != i and s["path"].startswith(o["path"] + " › ")]
-        parent = max(owners, key=lambda j: len(kept[j]["path"]), default=-1)
+        owners = [j for j, o in enumerate(kept) if j != i and s.path.startswith(o.path + " › ")]
+        parent = max(owners, key=lambda j: len(kept[j].path), default=-1)
         children.setdefault(parent, []).append(i)
-    origin = min((s["start_ms"] for s in spans), default=0.0)
+    origin = min((s.start_ms for s in spans), default=0.0)
     rows: list[dict] = []
 
     def visit(i: int, depth: int) -> None:
-        for j in sorted(children.get(i, []), key=lambda j: kept[j]["start_ms"]):
+        for j in sorted(children.get(i, []), key=lambda j: kept[j].start_ms):
             s = kept[j]
-            rows.append({"name": s["name"], "kind": s["kind"], "effect": s["effect"], "depth": depth,
-                         "start_ms": round(s["start_ms"] - origin, 3), "duration_ms": round(s["duration_ms"], 3),
-                         "fallback": s.get("fallback"), "error": s.get("error")})
+            rows.append({"name": s.name, "kind": s.kind, "effect": s.effect, "depth": depth,
+                         "start_ms": round(s.start_ms - origin, 3), "duration_ms": round(s.duration_ms, 3),
+                         "fallback": s.fallback, "error": s.error})
             visit(j, depth + 1)
 
     visit(-1, 0)
@@ -175,7 +175,7 @@ def compare_sides(graph: Any, entities: list[str], user: User, per_side: int = 6
 
 def answer_view(r: SearchResult) -> dict[str, Any]:
     """Returns what the page shows of a search result (a JSON-able dict)."""
-    relations = [{"head": x["head"], "relation": x["relation"], "tail": x["tail"], "source": x.get("source", "")}
+    relations = [{"head": x.head, "relation": x.relation, "tail": x.tail, "source": x.source}
                  for x in r.relations[:MAX_RELATIONS]]
     return {
         "query": r.query, "rewritten_query": r.rewritten_query, "query_type": r.query_type,
@@ -183,7 +183,7 @@ def answer_view(r: SearchResult) -> dict[str, Any]:
         "entities": r.classification.get("entities", []),
         "expression": r.expression, "effect_signature": r.effect_signature, "answer": r.answer,
         "citations": cited_chunks(r.citations, r.hits), "relations": relations,
-        "relations_total": len(r.relations), "waterfall": waterfall(r.trace.get("spans", [])),
+        "relations_total": len(r.relations), "waterfall": waterfall(r.trace.spans),
         "latency_ms": r.latency_ms, "cost": r.cost, "fallbacks": r.fallbacks, "index": r.index,
         "from_cache": r.from_cache, "query_id": r.query_id, "sides": [], "not_in_graph": [],
         "degraded": r.degraded, "warning": warning(r),

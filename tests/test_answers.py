@@ -26,9 +26,9 @@ def test_offline_answers_contain_the_expected_facts():
 def test_every_demo_answer_cites_only_retrieved_chunks():
     for q in QUESTIONS:
         r = search(q["query"])
-        shown = {h["chunk_id"] for h in r.hits} | {h["source"] for h in r.hits}
+        shown = {h.chunk_id for h in r.hits} | {h.source for h in r.hits}
         for c in r.citations:
-            assert c["chunk_id"] in shown or c["source"].startswith("entities/") or c["source"] in shown, (q, c)
+            assert c.chunk_id in shown or c.source.startswith("entities/") or c.source in shown, (q, c)
 
 
 def test_an_empty_answer_fails_the_offline_check():

@@ -271,7 +271,7 @@ def test_search_and_cli_run_on_milvus_when_the_config_says_so(milvus_uri, tmp_pa
         kb = open_knowledge(load_config(cfg))
         assert isinstance(kb.index, MilvusBackend) and not kb.index.has_dense
         result = search("船舶吨税的税率是多少", config=cfg)
-        assert result.hits and any("船舶吨税法" in h["source"] for h in result.hits)
+        assert result.hits and any("船舶吨税法" in h.source for h in result.hits)
         assert main(["--config", str(cfg), "ask", "船舶吨税的税率是多少", "--json"]) == 0
         assert "船舶吨税法" in capsys.readouterr().out
     finally:

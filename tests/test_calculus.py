@@ -397,12 +397,12 @@ def test_every_span_but_the_root_has_a_parent_and_the_root_is_the_wall_time():
     started = time.perf_counter()
     r = search("海上交通安全法与水污染防治法在船舶管理方面有何异同？")
     wall = (time.perf_counter() - started) * 1000
-    spans = r.trace["spans"]
-    assert spans[0]["parent"] is None and all(s["parent"] is not None for s in spans[1:])
-    ids = {s["id"] for s in spans}
-    assert all(s["parent"] in ids for s in spans[1:])
-    assert r.trace["total_ms"] == pytest.approx(wall, rel=0.10)
-    assert sum(s["duration_ms"] for s in spans if s["parent"] == 0) <= r.trace["total_ms"] * 1.01
+    spans = r.trace.spans
+    assert spans[0].parent is None and all(s.parent is not None for s in spans[1:])
+    ids = {s.id for s in spans}
+    assert all(s.parent in ids for s in spans[1:])
+    assert r.trace.total_ms == pytest.approx(wall, rel=0.10)
+    assert sum(s.duration_ms for s in spans if s.parent == 0) <= r.trace.total_ms * 1.01
 
 
 def test_merges_name_written_fields_and_strings_need_an_explicit_merge():

@@ -65,7 +65,7 @@ def sea(tmp_path_factory):
 
 
 def cited(result) -> set[str]:
-    return {c["source"] for c in result.citations}
+    return {c.source for c in result.citations}
 
 
 def test_a_two_turn_conversation_answers_about_the_new_subject(sea):
@@ -90,7 +90,7 @@ def test_a_follow_up_that_cannot_be_rewritten_is_searched_as_typed_and_marked(se
     r = search("这个呢", index=name, history=history, config=config)
     assert r.rewritten_query == "这个呢"
     marks = [f for f in r.fallbacks if f["term"] == "standalone_rewrite"]
-    assert marks and "could not be rewritten" in marks[0]["reason"] and r.plan["intent"] == "follow_up"
+    assert marks and "could not be rewritten" in marks[0]["reason"] and r.plan.intent == "follow_up"
 
 
 def test_with_an_llm_the_rewrite_comes_from_query_expand(llm_server):

@@ -21,8 +21,8 @@ def answers_within_the_deadline(server, reply: Reply, **limits) -> list[str]:
     r = search(COMPARE, config=cfg)
     assert r.answer and r.citations
     # the deadline starts once the knowledge base is open (README "Deadlines"): setup is outside it
-    assert r.trace["total_ms"] - r.latency_ms["setup"] < cfg.limits.timeout_seconds * 1000
-    assert not [e for e in (s["error"] for s in r.trace["spans"]) if e and "deadline" in e]
+    assert r.trace.total_ms - r.latency_ms["setup"] < cfg.limits.timeout_seconds * 1000
+    assert not [e for e in (s.error for s in r.trace.spans) if e and "deadline" in e]
     return llm_failures(r)
 
 

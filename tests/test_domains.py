@@ -152,7 +152,7 @@ def test_a_generic_knowledge_base_builds_its_graph_with_the_profile_and_answers_
     assert kb.graph.names is profile_named("generic") and kb.wiki.names is profile_named("generic")
     r = search("What does the Sources section of APT link to?", index="guide")
     assert r.query_type == "relation" and ("Sources", "links_to", "dpkg") in {
-        (x["head"], x["relation"], x["tail"]) for x in r.relations}
+        (x.head, x.relation, x.tail) for x in r.relations}
 
 
 def test_the_entity_prompt_says_how_to_write_names_as_the_profile_does():

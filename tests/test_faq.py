@@ -184,23 +184,23 @@ def test_search_returns_the_stored_answer_for_an_exact_faq_question(faq_index):
     r = search("船员服务簿遗失了怎么补办？", index=faq_index, config=offline_config())
     assert (r.answer_path, r.strategy, r.answer) == ("faq_exact", "faq_direct_answer", FAQS[0]["answer"])
     assert r.expression.startswith("If(faq_direct_answer(q, _), identity, ")
-    assert [c["chunk_id"] for c in r.citations] == ["常见问题.jsonl#船员服务簿遗失了怎么补办？"]
+    assert [c.chunk_id for c in r.citations] == ["常见问题.jsonl#船员服务簿遗失了怎么补办？"]
     assert "bm25_search" not in r.latency_ms and "answer_generate" not in r.latency_ms  # nothing generated
 
 
 def test_search_answers_a_close_paraphrase_when_the_plan_allows_similar_faqs(faq_index):
     r = search("船员服务簿遗失了要怎么补办？", index=faq_index, config=offline_config())
     assert r.answer_path == "faq_similar" and r.answer == FAQS[0]["answer"]
-    assert "reached" in r.answer_reason and r.plan["allow_similar_faq"] is True
+    assert "reached" in r.answer_reason and r.plan.allow_similar_faq is True
 
 
 def test_a_table_question_refuses_the_similar_faq_and_answers_from_the_table_row(faq_index):
     query = "拖轮费收费标准是多少钱？"
     r = search(query, index=faq_index, config=offline_config())
-    assert r.plan["prefer_tables"] is True and r.plan["allow_similar_faq"] is False
+    assert r.plan.prefer_tables is True and r.plan.allow_similar_faq is False
     assert r.answer_path == "route" and "exact FAQ matches only" in r.answer_reason
     assert r.answer != FAQS[1]["answer"] and "answer_generate" in r.latency_ms
-    assert any(h["kind"] == "table_row" for h in r.hits)
+    assert any(h.kind == "table_row" for h in r.hits)
     # The refusal is the plan's doing: a plan that keeps similar answers takes the same FAQ.
     lenient = search(query, index=faq_index, config=offline_config(table={"exactFaqOnly": False}))
     assert lenient.answer_path == "faq_similar" and lenient.answer == FAQS[1]["answer"]
@@ -218,7 +218,7 @@ def test_direct_reply_intents_answer_without_retrieval(faq_index, query, intent)
     r = search(query, index=faq_index, config=offline_config())
     reply = getattr(PlanConfig().direct_reply, intent) or profile_named(r.domain).direct_replies(query)[intent]
     assert (r.domain, r.answer_path, r.strategy, r.answer) == ("generic", "direct_reply", "direct_reply", reply)
-    assert r.hits == [] and r.citations == [] and r.plan["retrieve"] is False
+    assert r.hits == [] and r.citations == [] and r.plan.retrieve is False
     assert r.expression == "direct_reply" and set(r.latency_ms) == {
         "setup", "standalone_rewrite", "query_cache", "detect_intent", "retrieval_plan", "direct_reply", "record_feedback",
         "total"}   # the lifecycle's own steps, and nothing retrieved

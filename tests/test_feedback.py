@@ -103,7 +103,7 @@ def test_cited_answer_is_written_back_with_provenance_and_revert_restores_exactl
     rel = next(x for x in item["relations"] if x["head"] == "国家海事管理机构")
     assert rel["origin"] == "feedback" and rel["source"] == "船员条例(2023-07-20).md" and rel["section"] == "第三条"
     assert rel["provenance"]["query_id"] == r.query_id and rel["provenance"]["extractor"] == "fact_extract/rule"
-    assert set(rel["provenance"]["sources"]) == {c["source"] for c in r.citations} and rel["confidence"] == 0.6
+    assert set(rel["provenance"]["sources"]) == {c.source for c in r.citations} and rel["confidence"] == 0.6
     graph = json.loads((wiki / "relations.json").read_text(encoding="utf-8"))
     assert any(x["origin"] == "feedback" and x["provenance"]["query_id"] == r.query_id for x in graph["relations"])
     assert "[[国家海事管理机构]]" in (wiki / "entities" / "船员条例.md").read_text(encoding="utf-8")
@@ -171,7 +171,7 @@ def test_a_confirm_reject_or_revert_drops_the_cached_answers_it_could_change(kb)
     config, path = make(cacheAfter=1)
     first = search(RELATION_Q, config=config)
     assert search(RELATION_Q, config=config).from_cache
-    chunk = first.hits[-1]["chunk_id"]
+    chunk = first.hits[-1].chunk_id
     for action in ("confirm", "reject"):
         assert main(["feedback", action, first.query_id, chunk, "--config", str(path)]) == 0
         assert not search(RELATION_Q, config=config).from_cache     # the learned stores changed: answered afresh
@@ -393,10 +393,10 @@ def test_the_llm_side_of_learning_runs_after_the_result_in_the_background(kb, ll
     llm_server.script.default = Reply(status=500)
     r = search(RELATION_Q, config=with_llm(config, llm_server.url))
     assert r.citations and r.query_id
-    spans = r.trace["spans"]
-    assert "fact_extract" not in {s["name"] for s in spans}
+    spans = r.trace.spans
+    assert "fact_extract" not in {s.name for s in spans}
     # the answer's own review (the route's Guard) is the only check in the foreground; learning adds none
-    assert all("Guard.check" in s["path"] for s in spans if s["name"] == "citation_check")
+    assert all("Guard.check" in s.path for s in spans if s.name == "citation_check")
     assert drain(60)
     job = open_store(fb).log("background").records()[-1]
     assert job["query_id"] == r.query_id and "error" not in job

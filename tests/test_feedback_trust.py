@@ -111,7 +111,7 @@ def test_ten_anonymous_confirmations_of_a_never_cited_chunk_are_all_refused_with
     assert not loop.votes.all() and not loop.confirmations.items()
     for user in (PUBLIC, PORT):
         for query in (QUESTION, PARAPHRASE):
-            top = [h["chunk_id"] for h in search(query, index=NAME, user=user, config=config).hits[:HEAD]]
+            top = [h.chunk_id for h in search(query, index=NAME, user=user, config=config).hits[:HEAD]]
             assert poison not in top
 
 
@@ -170,7 +170,7 @@ def test_anonymous_sources_never_agree_by_default_and_trusted_users_do(setup):
 def test_a_restricted_chunk_is_confirmed_only_by_a_caller_who_may_read_it(setup):
     config, path = setup()
     privileged = search(SECRET_QUESTION, index=NAME, user=PORT, config=config)
-    secret = next(h["chunk_id"] for h in privileged.hits if h["source"] == SECRET)
+    secret = next(h.chunk_id for h in privileged.hits if h.source == SECRET)
     loop, index = loop_of(config), knowledge.open_knowledge(config, NAME).index
     for voter in (Voter("web:a", PUBLIC), Voter("web:a", User(id="port", departments=("港口处",))),
                   Voter("web:a", User(id="other", departments=("法规处",), security_level=2))):
@@ -239,7 +239,7 @@ def test_files_holding_answers_or_chunks_are_0600_in_0700_folders(setup, home):
     config, path = setup()
     for user in (PORT, PORT, PUBLIC):
         result = search(SECRET_QUESTION, index=NAME, user=user, config=config)
-    chunk = next(c["chunk_id"] for c in result.citations if c.get("chunk_id"))
+    chunk = next(c.chunk_id for c in result.citations if c.chunk_id)
     assert main(["feedback", "confirm", result.query_id, chunk, "--index", NAME, "--config", str(path)]) == 0
     root = home / NAME
     held = [p for p in root.rglob("*") if p.is_file() and not p.name.endswith(".lock")]

@@ -158,9 +158,9 @@ def test_the_offline_answer_never_quotes_the_order(planted, llm_server):
     seen = 0
     for question in QUESTIONS[:6]:
         r = search(question, config=config_file(home, llm_server.url))
-        seen += any(h["source"] == PLANTED and h["section"] == "第二条" for h in r.hits)
+        seen += any(h.source == PLANTED and h.section == "第二条" for h in r.hits)
         assert "忽略" not in r.answer and INJECTED not in r.answer
-        assert not any(c["source"] == PLANTED and c["section"] == "第二条" for c in r.citations)
+        assert not any(c.source == PLANTED and c.section == "第二条" for c in r.citations)
     assert seen >= 4, f"the planted order was retrieved for {seen} of 6 questions"
 
 

@@ -44,25 +44,25 @@ def test_the_strategy_is_the_route_the_route_term_recorded_not_one_inferred_from
     r = search(COMPARE_Q, config=config_with(retrieval__skills__embedding__enabled=False))
     assert r.query_type == "temporal"             # the state's last word on the type
     assert r.strategy == "compare_search" and "side_search" in r.expression
-    route = next(s for s in r.trace["spans"] if s["kind"] == "route" and s["notes"].get("label") == "route")
-    assert route["notes"]["route"] == "compare"
+    route = next(s for s in r.trace.spans if s.kind == "route" and s.notes.get("label") == "route")
+    assert route.notes["route"] == "compare"
 
 
 def test_a_cache_hit_is_a_step_of_the_trace_and_feedback_is_recorded_by_the_term(kb):  # noqa: F811
     make, _, fb = kb
     config, _ = make(cacheAfter=1)
     first = search(COMPARE_Q, config=config)
-    steps = [s["name"] for s in first.trace["spans"]]
+    steps = [s.name for s in first.trace.spans]
     assert "record_feedback" in steps and "feedback" not in steps
-    recorded = next(s for s in first.trace["spans"] if s["name"] == "record_feedback")
-    assert recorded["kind"] == "tool" and recorded["path"].endswith("Compose[2] › record_feedback")
+    recorded = next(s for s in first.trace.spans if s.name == "record_feedback")
+    assert recorded.kind == "tool" and recorded.path.endswith("Compose[2] › record_feedback")
     log = open_store(fb).log("query_log").records()
     assert [r["query_id"] for r in log] == [first.query_id] and first.query_id
     again = search(COMPARE_Q, config=config)
     assert again.from_cache and again.answer == first.answer and again.strategy == first.strategy
-    spans = {s["name"]: s for s in again.trace["spans"]}
-    assert spans["if"]["notes"]["branch"] == "then"          # the cache answered: intent, route and plan skipped
+    spans = {s.name: s for s in again.trace.spans}
+    assert spans["if"].notes["branch"] == "then"          # the cache answered: intent, route and plan skipped
     assert "query_cache" in spans and "record_feedback" in spans and "retrieval_plan" not in spans
     assert [r["from_cache"] for r in open_store(fb).log("query_log").records()] == [False, True]
     assert re.fullmatch(r"q\d{14}-[0-9a-f]{8}", again.query_id) and again.query_id != first.query_id
-    assert json.dumps(again.trace, ensure_ascii=False)
+    assert again.trace.model_dump_json()

@@ -6,6 +6,7 @@ import json
 import pytest
 from fastapi.testclient import TestClient
 
+from orchestration.result import Citation, Hit, Span
 from qademo.app import MAX_BODY_BYTES, MAX_TURNS, cited_chunks, create_app, waterfall
 from skills.store.index import built_indexes
 
@@ -155,13 +156,14 @@ def test_page_script_never_writes_markup():
 
 
 def test_citations_resolve_by_chunk_id_then_place_then_quote():
-    hits = [{"chunk_id": "a.md#第一条", "source": "a.md", "section": "第一条", "title": "A", "date": "2020-01-01",
-             "text": "第一条 正文"},
-            {"chunk_id": "b.md#3", "source": "b.md", "section": "第二章", "title": "B", "date": "", "text": "第二章 正文"}]
-    cites = [{"source": "a.md", "section": "第一条", "chunk_id": "a.md#第一条", "quote": ""},
-             {"source": "b.md", "section": "第二章", "chunk_id": "", "quote": ""},
-             {"source": "entities/x.md", "section": "", "chunk_id": "entities/x.md", "quote": "引用的话"},
-             {"source": "c.md", "section": "", "chunk_id": "", "quote": ""}]
+    place = {"kind": "text", "score": 1.0, "ranks": {}}
+    hits = [Hit(chunk_id="a.md#第一条", source="a.md", section="第一条", title="A", date="2020-01-01",
+                text="第一条 正文", **place),
+            Hit(chunk_id="b.md#3", source="b.md", section="第二章", title="B", date="", text="第二章 正文", **place)]
+    cites = [Citation(source="a.md", section="第一条", chunk_id="a.md#第一条"),
+             Citation(source="b.md", section="第二章"),
+             Citation(source="entities/x.md", chunk_id="entities/x.md", quote="引用的话"),
+             Citation(source="c.md")]
     out = cited_chunks(cites, hits)
     assert [(c["text"], c["origin"]) for c in out] == [("第一条 正文", "chunk"), ("第二章 正文", "chunk"),
                                                        ("引用的话", "quote"), ("", "none")]
@@ -169,8 +171,8 @@ def test_citations_resolve_by_chunk_id_then_place_then_quote():
 
 
 def span(name, kind, path, start, duration, effect="pure", fallback=None):
-    return {"name": name, "kind": kind, "effect": effect, "path": path, "start_ms": start, "duration_ms": duration,
-            "fallback": fallback, "error": None}
+    return Span(id=0, parent=None, name=name, kind=kind, effect=effect, path=path, start_ms=start, duration_ms=duration,
+                cost=0.0, tokens=0, fallback=fallback, error=None, notes={})
 
 
 def test_waterfall_nests_steps_under_strategies_and_drops_bookkeeping_spans():

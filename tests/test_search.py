@@ -27,7 +27,7 @@ def config_with(**changes) -> object:
 
 
 def sources(result) -> set[str]:
-    return {h["source"] for h in result.hits}
+    return {h.source for h in result.hits}
 
 
 def test_compare_question_routes_cites_both_laws_and_explains_itself():
@@ -38,7 +38,7 @@ def test_compare_question_routes_cites_both_laws_and_explains_itself():
     assert r.expression.startswith("If(faq_direct_answer(q, _), identity, name_sides(loose=true) >> Par(bm25_search")
     assert "side_search" in r.latency_ms
     assert any("海上交通安全法" in s for s in sources(r)) and any("水污染防治法" in s for s in sources(r))
-    cited = {c["source"] for c in r.citations}
+    cited = {c.source for c in r.citations}
     assert any("海上交通安全法" in s for s in cited) and any("水污染防治法" in s for s in cited)
     assert r.latency_ms["total"] > 0 and "bm25_search" in r.latency_ms
     assert r.classification["stage"] == "rules"
@@ -58,14 +58,14 @@ def test_each_type_takes_its_configured_route(query, query_type, strategy):
 
 def test_temporal_question_gets_the_newest_version_only():
     r = search("海洋环境保护法最新版本是哪一年修订的？")
-    versions = {h["source"] for h in r.hits if "海洋环境保护法" in h["source"]}
+    versions = {h.source for h in r.hits if "海洋环境保护法" in h.source}
     assert versions == {"海洋环境保护法(2023-10-24).md"}
 
 
 def test_fact_answer_cites_the_article_that_answers_it():
     r = search("船长在保障海上生命安全和防治船舶污染方面有什么权力？")
     assert "独立作出决定" in r.answer
-    assert any(c["source"].startswith("海上交通安全法") and c["section"] == "第三十八条" for c in r.citations)
+    assert any(c.source.startswith("海上交通安全法") and c.section == "第三十八条" for c in r.citations)
 
 
 @pytest.mark.parametrize("bad, message", [

@@ -64,7 +64,7 @@ def test_offline_stream_sends_evidence_first_then_the_answer_sentence_by_sentenc
     result = events[-1].result
     assert standing_text(events) == result.answer
     hits = next(e for e in events if e.kind == "hits").hits
-    assert hits == result.hits
+    assert hits == [h.model_dump() for h in result.hits]
     classified = next(e for e in events if e.kind == "classified")
     assert (classified.query_type, classified.strategy) == (result.query_type, result.strategy)
     assert all(json.dumps(event_json(e), ensure_ascii=False) for e in events)
