@@ -86,15 +86,16 @@ def cmd_where(args: argparse.Namespace) -> int:
     """Prints where LambdaRAG reads its configuration and demo from, and where it writes (the data home)."""
     import os
 
-    from orchestration.config import DEMO_DOCS, config_source, load_config
+    from orchestration.config import DEMO_DOCS, WORKING_FOLDER, config_source, load_config
+    from orchestration.trust import describe
     from orchestration.feedback import feedback_dir
     from orchestration.knowledge import wiki_dir_for
     from skills.store.home import cache_root, data_home
     from skills.store.index import built_indexes, index_dir
 
     path, found = config_source(args.config)
-    config, home = load_config(path), data_home()
-    print(f"config      {path}  ({found})")
+    config, home = load_config(args.config), data_home()
+    print(f"config      {path}  ({found}{', ' + describe(path) if found == WORKING_FOLDER else ''})")
     print(f"data home   {home}  ({'$LAMBDARAG_HOME' if os.environ.get('LAMBDARAG_HOME') else 'user data folder'})")
     print(f"caches      {cache_root()}")
     print(f"demo docs   {DEMO_DOCS}  (read only)")
@@ -547,7 +548,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from orchestration.router import route_reports
 
     path = config_path(args.config)
-    config = load_config(path)  # imports the plugins, builds every declared pattern
+    config = load_config(args.config)  # imports the plugins (if trusted), builds every declared pattern
     print(f"{path}: ok; plugins: {', '.join(config.plugins) or 'none'}")
     declared = [name for name, p in config.patterns.items() if p.expr is not None]
     if declared:
@@ -559,12 +560,34 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_trust(args: argparse.Namespace) -> int:
+    """Approves a config found in the working folder (default ./agent-config.yml) so it may import its plugins, read
+    its secrets and choose its endpoints, until the file changes; --list shows approvals, --revoke forgets one."""
+    from orchestration.config import CONFIG_NAME
+    from orchestration.trust import approval_states, approve, revoke
+
+    if args.list:
+        for path, state in approval_states():
+            print(f"{path}  {state}")
+        return 0
+    path = (args.file or Path(CONFIG_NAME)).resolve()
+    if args.revoke:
+        print(f"{'revoked' if revoke(path) else 'was not approved:'} {path}")
+        return 0
+    if not path.is_file():
+        raise UsageError(f"{path} does not exist; name the config to approve")
+    print(f"approved {path} (sha256 {approve(path)[:12]}…): its plugins, secrets and endpoints are used until the "
+          f"file changes")
+    return 0
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {"feedback": cmd_feedback, "check": cmd_check,
                                                             "init": cmd_init, "where": cmd_where,
                                                             "index": cmd_index, "eval": cmd_eval,
                                                             "compile-wiki": cmd_compile_wiki,
                                                             "ask": cmd_ask, "search": cmd_ask,
-                                                            "serve": cmd_serve, "bench": cmd_bench}
+                                                            "serve": cmd_serve, "bench": cmd_bench,
+                                                            "trust": cmd_trust}
 
 
 def parser() -> argparse.ArgumentParser:
@@ -631,6 +654,11 @@ def parser() -> argparse.ArgumentParser:
     bn.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the benchmark script")
     ck = sub.add_parser("check", help="validate a config: plugins, declared patterns, each route's λ-form and cost")
     ck.add_argument("--config", default=argparse.SUPPRESS, type=Path, help="agent-config.yml to check")
+    tr = sub.add_parser("trust", help="approve a config found in the working folder to import plugins, read secrets "
+                                      "and choose endpoints (until it changes)")
+    tr.add_argument("file", nargs="?", type=Path, help="the config to approve (default: ./agent-config.yml)")
+    tr.add_argument("--list", action="store_true", help="show the approved configs and whether each still matches")
+    tr.add_argument("--revoke", action="store_true", help="forget the approval of FILE")
     fb = sub.add_parser("feedback", help="inspect, revert and teach what the feedback loop learned")
     fb.add_argument("action", choices=["list", "show", "revert", "learn", "confirm", "reject", "review", "approve",
                                        "fit", "correct", "stats", "export"])
