@@ -51,7 +51,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     if args.strict and corpus.problems:
         raise UsageError(f"--strict: {len(corpus.problems)} file(s) or record(s) failed validation; "
                          f"first: {':'.join(map(str, corpus.problems[0]))}")
-    print(restricted_summary(corpus.documents))
+    print(restricted_summary(corpus.documents, corpus.problems))
     start = time.perf_counter()
     backend = build_backend(config.retrieval.backend.model_dump(), corpus, args.name, vectors_dir=args.vectors,
                             dense=not args.no_dense, progress=True)
@@ -112,16 +112,30 @@ def prepare_classifier() -> None:
     exemplar_classifier().model(progress=True)
 
 
-def restricted_summary(documents: Sequence[Any]) -> str:
-    """Returns how many documents carry access labels, and how many carry each label."""
+def restricted_summary(documents: Sequence[Any], problems: Sequence[tuple[str, int, str]] = ()) -> str:
+    """Returns how many documents carry access labels and each label, how many documents each label admits (the
+    public; a department at the top level indexed; a level alone), and how many were refused for their labels."""
     from collections import Counter
+
+    from lambdarag import User
+    from skills.store.corpus import UNREADABLE
 
     restricted = [d for d in documents if d.department or d.security_level]
     labels = Counter(label for d in restricted for label in (f"department={d.department}" if d.department else "",
                                                              f"security_level={d.security_level}"
                                                              if d.security_level else "") if label)
     shown = ", ".join(f"{label}: {n}" for label, n in sorted(labels.items()))
-    return f"restricted: {len(restricted)} of {len(documents)} documents" + (f" ({shown})" if shown else "")
+    top = max((d.security_level for d in documents), default=0)
+    readers = {"public": User()} | {f"department={d}": User(departments=(d,), security_level=top)
+                                    for d in sorted({d.department for d in restricted if d.department})} \
+        | {f"security_level={n}": User(security_level=n) for n in sorted({d.security_level for d in restricted}) if n}
+    admits = ", ".join(f"{name} {sum(user.may_read(d.department, d.security_level) for d in documents)}"
+                       for name, user in readers.items())
+    refused = sum(message.endswith(UNREADABLE) for _, _, message in problems)
+    return (f"restricted: {len(restricted)} of {len(documents)} documents" + (f" ({shown})" if shown else "")
+            + f"\nreadable by: {admits}"
+            + (f"\nunreadable to everyone: {refused} document(s) whose access labels break the schema (skipped "
+               f"above)" if refused else ""))
 
 
 def read_queries(path: Path) -> list[dict]:

@@ -310,6 +310,8 @@ class ServerConfig(Section):
     before it answers 503 with Retry-After (`orchestration.serving`)."""
 
     trusted_hosts: list[str] = []
+    indexes: list[str] = []
+    """Indexes a request may name besides the one served (`serve --index`, else retrieval.index); others get 404."""
     max_in_flight: int = Field(16, ge=1)
     retry_after_seconds: int = Field(2, ge=1)
 

@@ -204,13 +204,17 @@ def front_matter_lines(text: str) -> dict[str, int]:
     return out
 
 
+UNREADABLE = "not indexed: nobody may read it until its access labels are fixed"
+"""Ends the problem of a document whose labels break the schema (`index` counts these)."""
+
+
 def access_labels(meta: dict, line: int = 1, lines: Optional[dict[str, int]] = None) -> tuple[Optional[str], int]:
     """Returns (department, security_level) from metadata by the access schema (`access.labels_of`); raises
     `Malformed` at the line of the key at fault."""
     try:
         label = labels_of(meta)
     except AccessLabelError as e:
-        raise Malformed((lines or {}).get(e.key, line), str(e)) from None
+        raise Malformed((lines or {}).get(e.key, line), f"{e}; {UNREADABLE}") from None
     return label.department, label.security_level
 
 
