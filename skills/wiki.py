@@ -54,9 +54,20 @@ class CompileReport:
         return not (self.added or self.changed or self.removed)
 
 
+PAGE_NAME_BYTES = 96
+"""Longest readable part of a page's file name in UTF-8 bytes (file systems allow 255; a title of ~90 Chinese
+characters is 270)."""
+
+
 def page_file(name: str) -> str:
-    """Returns the page path (relative to the wiki dir) of an entity; names stay readable, path-unsafe chars go."""
-    return "entities/" + re.sub(r'[\\/:*?"<>|\s]', "_", name)[:120] + ".md"
+    """Returns the page path (relative to the wiki dir) of an entity: the name itself when it is short and safe,
+    else its readable start and a hash of the whole name, so a long or unsafe name never breaks a compile and two
+    names never share a page."""
+    safe = re.sub(r'[\\/:*?"<>|\s]', "_", name)
+    short = safe.encode("utf-8")[:PAGE_NAME_BYTES].decode("utf-8", "ignore")
+    if short == name and not name.startswith("."):
+        return f"entities/{name}.md"
+    return f"entities/{short.lstrip('.')}~{hashlib.sha256(name.encode('utf-8')).hexdigest()[:12]}.md"
 
 
 def doc_hash(doc: Document, with_llm: bool, rules_version: Any) -> str:
@@ -120,6 +131,7 @@ def compile_wiki(corpus_root: Union[str, Path, Corpus], wiki_dir: Union[str, Pat
         known[s]["hash"] != hashes[s] or (llm is not None and known[s].get("llm_failed"))))
     report.removed = sorted(s for s in known if s not in docs)
     graph = EntityGraph.load(wiki / "relations.json", missing_ok=True, names=profile)
+    written = {rec.name: rec.wiki_page for rec in graph.entities() if rec.wiki_page}   # where each page is now
     if report.noop and (wiki / "relations.json").exists():
         report.entities, report.relations = len(graph), graph.g.number_of_edges()
         return report
@@ -150,13 +162,16 @@ def compile_wiki(corpus_root: Union[str, Path, Corpus], wiki_dir: Union[str, Pat
             pages.update(graph.g.successors(name))
     for name in sorted(pages):
         path = wiki / page_file(name)
+        old = wiki / written.get(name, page_file(name))   # a page an earlier naming put elsewhere goes too
         if name not in graph.g:
-            if path.exists():
-                path.unlink()
+            if path.exists() or old.exists():
+                path.unlink(missing_ok=True)
+                old.unlink(missing_ok=True)
                 report.pages_deleted += 1
             continue
         rec = graph.entity(name)
         if rec.wiki_page != page_file(name):
+            old.unlink(missing_ok=True)
             graph.add_entity(rec.model_copy(update={"wiki_page": page_file(name)}))
         write_text(path, render_page(graph, name, profile.entity_type_names))
         report.pages_written += 1
