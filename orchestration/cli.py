@@ -37,8 +37,9 @@ def backend_settings(args: argparse.Namespace) -> dict:
 def cmd_index(args: argparse.Namespace) -> int:
     """Builds or updates a named index and prints what it holds."""
     from orchestration.config import load_config
+    from orchestration.knowledge import build_with_wiki
     from skills.reading import read_corpus
-    from skills.store.index import build_backend, index_dir
+    from skills.store.index import index_dir
 
     config = load_config(args.config)   # once: a load imports the plugins and builds every declared pattern
     corpus = read_corpus(args.corpus, progress=True, domain=args.domain or config.retrieval.domain)
@@ -53,13 +54,8 @@ def cmd_index(args: argparse.Namespace) -> int:
                          f"first: {':'.join(map(str, corpus.problems[0]))}")
     print(restricted_summary(corpus.documents, corpus.problems))
     start = time.perf_counter()
-    backend = build_backend(config.retrieval.backend.model_dump(), corpus, args.name, vectors_dir=args.vectors,
-                            dense=not args.no_dense, progress=True)
-    if not args.no_wiki:
-        from skills.store.index import knowledge_root
-        from skills.wiki import compile_wiki
-
-        compile_wiki(corpus, knowledge_root() / args.name / "wiki", progress=True)   # the corpus read above
+    backend, _ = build_with_wiki(config.retrieval.backend.model_dump(), corpus, args.name, wiki=not args.no_wiki,
+                                 vectors_dir=args.vectors, dense=not args.no_dense, progress=True)
     if not args.no_dense:
         prepare_classifier()
     print(f"index {args.name!r}: {len(backend.documents())} documents, {len(backend.chunks())} chunks, "
@@ -270,8 +266,8 @@ def cmd_compile_wiki(args: argparse.Namespace) -> int:
     --llm uses the `llm` section of --config (LAMBDARAG_LLM_* override it), its timeout included.
     """
     from orchestration.config import load_config
+    from orchestration.knowledge import compile_index_wiki
     from orchestration.setup import chat
-    from skills.wiki import compile_wiki
 
     config = load_config(args.config)
     llm = chat(config) if args.llm else None
@@ -279,7 +275,7 @@ def cmd_compile_wiki(args: argparse.Namespace) -> int:
         raise UsageError("compile-wiki --llm: no LLM configured; set llm.baseUrl (and llm.model) in the --config "
                          "file or LAMBDARAG_LLM_BASE_URL")
     start = time.perf_counter()
-    r = compile_wiki(args.corpus, args.wiki, llm=llm, progress=True, domain=config.retrieval.domain)
+    r = compile_index_wiki(args.corpus, args.wiki, llm=llm, progress=True, domain=config.retrieval.domain)
     print(f"wiki {args.wiki}: {r.documents} documents ({len(r.added)} added, {len(r.changed)} changed, "
           f"{len(r.removed)} removed), {r.pages_written} pages written, {r.pages_deleted} deleted, "
           f"{r.entities} entities, {r.relations} relations, {time.perf_counter() - start:.1f}s")
