@@ -5,12 +5,10 @@ from __future__ import annotations
 import io
 from contextlib import redirect_stderr, redirect_stdout
 
-import pytest
-
 from lambdarag import User
 from orchestration.cli import main
-from orchestration.knowledge import forget
 from skills.store.index import open_index
+from tests.test_crash_safety import home   # noqa: F401  (a fixture: a data home of its own, feedback off)
 
 BODY = "# 内部通报{n}\n\n本通报编号甲{n}乙，仅限人事处阅读。\n"
 MISLABELLED = {   # twelve ways an author meant a document restricted and a reader might have made it public
@@ -29,15 +27,6 @@ MISLABELLED = {   # twelve ways an author meant a document restricted and a read
 }
 SKIPPED = {"nested.md": "metadata.department", "acl.md": "'acl'", "private.md": "'private'", "list.md": "department",
            "word-level.md": "security_level", "empty.md": "department", "access-typo.md": "access.departments"}
-
-
-@pytest.fixture
-def home(tmp_path, monkeypatch):
-    monkeypatch.setenv("LAMBDARAG_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("LAMBDARAG_FEEDBACK", "off")
-    forget()
-    yield tmp_path
-    forget()
 
 
 def test_none_of_twelve_mislabelled_documents_is_served_to_the_public(home):

@@ -7,6 +7,7 @@ import json
 import random
 import shutil
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -68,25 +69,30 @@ def moments(argv: list[str], home: Path, reset) -> list[int]:
     return sorted(set(picked + rng.sample(saving[len(saving) * 9 // 10:], KILLS - len(picked))))
 
 
-def test_index_killed_at_random_moments_serves_one_generation(home, corpora):
-    old, new, clean = corpora
-    argv = ["index", "--corpus", str(new), "--name", "kb", "--no-dense"]
+def killed_runs(home: Path, old: Path, argv: list[str]) -> Iterator[int]:
+    """Builds index kb from `old`, then for each kill moment yields it after running `argv` from that state and
+    killing it there."""
     assert quiet_main(["index", "--corpus", str(old), "--name", "kb", "--no-dense"])[0] == 0
     base = home / "base"
     shutil.copytree(home / "home" / "kb", base, symlinks=True)
-    old_docs = served_state()[0]
-    assert served_state()[1] == clean["old"]
 
     def reset() -> None:
         shutil.rmtree(home / "home" / "kb")
         shutil.copytree(base, home / "home" / "kb", symlinks=True)
 
-    seen = set()
     for moment in moments(argv, home, reset):
         reset()
-        assert run_child(argv, moment, home / "events.json"), f"index ended before event {moment}"
+        assert run_child(argv, moment, home / "events.json"), f"{argv[0]} ended before event {moment}"
+        yield moment
+
+
+def test_index_killed_at_random_moments_serves_one_generation(home, corpora):
+    old, new, clean = corpora
+    argv = ["index", "--corpus", str(new), "--name", "kb", "--no-dense"]
+    seen = set()
+    for moment in killed_runs(home, old, argv):
         documents, wiki = served_state()
-        state = "old" if documents == old_docs else "new"
+        state = "new" if documents == sorted(p.name for p in new.iterdir()) else "old"
         assert wiki == clean[state], f"killed at event {moment}: an index of the {state} corpus with another wiki"
         seen.add(state)
         assert quiet_main(argv)[0] == 0                  # the rerun finishes the switch
@@ -96,20 +102,9 @@ def test_index_killed_at_random_moments_serves_one_generation(home, corpora):
 
 def test_compile_wiki_killed_at_random_moments_switches_graph_and_pages_together(home, corpora):
     old, new, clean = corpora
-    assert quiet_main(["index", "--corpus", str(old), "--name", "kb", "--no-dense"])[0] == 0
     folder = home / "home" / "kb" / "wiki"
-    argv = ["compile-wiki", "--corpus", str(new), "--wiki", str(folder)]
-    base = home / "base"
-    shutil.copytree(home / "home" / "kb", base, symlinks=True)
-
-    def reset() -> None:
-        shutil.rmtree(home / "home" / "kb")
-        shutil.copytree(base, home / "home" / "kb", symlinks=True)
-
     seen = set()
-    for moment in moments(argv, home, reset):
-        reset()
-        assert run_child(argv, moment, home / "events.json"), f"compile-wiki ended before event {moment}"
+    for moment in killed_runs(home, old, ["compile-wiki", "--corpus", str(new), "--wiki", str(folder)]):
         wiki = served_state()[1]
         assert wiki in (clean["old"], clean["new"]), f"killed at event {moment}: graph and pages of two states"
         assert wiki_state(folder) in (clean["old"], clean["new"])      # the published link too
