@@ -74,7 +74,8 @@ def cmd_init(args: argparse.Namespace) -> int:
         raise UsageError(f"{target} already exists; edit it, or remove it to start again")
     args.dir.mkdir(parents=True, exist_ok=True)
     target.write_text(DEFAULT_CONFIG.read_text(encoding="utf-8"), encoding="utf-8")
-    print(f"wrote {target}: commands run in {args.dir.resolve()} use it (elsewhere: --config or LAMBDARAG_CONFIG)")
+    print(f"wrote {target}: commands run in {args.dir.resolve()} use it (elsewhere: --config or LAMBDARAG_CONFIG); "
+          f"plugins, keys and endpoints you add there need `lambdarag trust` once you have edited it")
     return 0
 
 

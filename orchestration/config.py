@@ -21,7 +21,7 @@ from pydantic.alias_generators import to_camel, to_snake
 from lambdarag.errors import ConfigError
 
 from .plan import PlanConfig
-from .trust import is_approved, refuse_untrusted
+from .trust import DEFAULT_KEY_ENV, is_approved, refuse_untrusted
 
 def packaged(relative: str) -> Path:
     """Returns a file or folder shipped inside the orchestration package (package data, so in the wheel too)."""
@@ -54,14 +54,15 @@ class Section(BaseModel):
 class Endpoint(Section):
     """An OpenAI-compatible endpoint; the key is read from the environment variable `api_key_env`.
 
-    A key variable the file names is sent only to the `base_url` set beside it in
-    the same section (`_key_for`): moved elsewhere ($LAMBDARAG_LLM_BASE_URL) or
-    with no URL beside it, the key stays unread (`orchestration.trust`).
+    A key variable the file names (other than the default `DEFAULT_KEY_ENV`) is
+    sent only to the `base_url` set beside it in the same section (`_key_for`):
+    moved elsewhere ($LAMBDARAG_LLM_BASE_URL) or with no URL beside it, the key
+    stays unread (`orchestration.trust`).
     """
 
     base_url: Optional[str] = None
     model: Optional[str] = None
-    api_key_env: str = "OPENAI_API_KEY"
+    api_key_env: str = DEFAULT_KEY_ENV
     timeout: float = Field(30.0, gt=0)
     _key_for: Optional[str] = PrivateAttr(None)
 
@@ -72,7 +73,7 @@ class Endpoint(Section):
 
     def api_key(self) -> Optional[SecretStr]:
         """Returns the key, or None when unset or when the file named its variable for another endpoint."""
-        if "api_key_env" in self.model_fields_set and (self._key_for is None or self.base_url != self._key_for):
+        if self.api_key_env != DEFAULT_KEY_ENV and (self._key_for is None or self.base_url != self._key_for):
             return None
         value = os.environ.get(self.api_key_env)
         return SecretStr(value) if value else None

@@ -23,6 +23,9 @@ from skills.store.home import data_home
 
 TRUST_FILE = "trusted-configs.json"
 ENDPOINTS = ("llm", "retrieval.skills.embedding", "retrieval.skills.rerank")
+DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+"""The key variable an endpoint reads when its file names none; it goes with whatever endpoint is configured, so
+naming it (as the packaged config does) needs no trust."""
 PRIVILEGED = (
     ("plugins", "imports code"),
     *((f"{e}.apiKeyEnv", "reads a secret from the environment") for e in ENDPOINTS),
@@ -96,18 +99,28 @@ def _value_at(data: Any, dotted: str) -> Any:
     return data
 
 
-def privileged_keys(data: Any) -> list[tuple[str, str]]:
-    """Returns (key, why) for each key of raw config data that only a trusted config may set."""
-    found = [(key, why) for key, why in PRIVILEGED if _value_at(data, key) not in (None, [], "")]
+PATHS = (("retrieval.corpus", "reads documents from outside the config's folder"),
+         ("retrieval.skills.wiki.dir", "writes outside the config's folder"))
+"""Paths a found config may set only inside its own folder (a cloned repository's ``docs/``, not ``~/.ssh``)."""
+
+
+def privileged_keys(data: Any, folder: Path) -> list[tuple[str, str]]:
+    """Returns (key, why) for each key of raw config data (of a file in `folder`) only a trusted config may set."""
+    found = [(key, why) for key, why in PRIVILEGED if _value_at(data, key) not in (None, [], "", DEFAULT_KEY_ENV)]
     domain = _value_at(data, "retrieval.domain")
     if isinstance(domain, str) and ":" in domain:
         found.append(("retrieval.domain", "imports code (module:attr)"))
+    for key, why in PATHS:
+        value = _value_at(data, key)
+        if isinstance(value, str) and value and not (folder / Path(value).expanduser()).resolve().is_relative_to(
+                folder.resolve()):
+            found.append((key, why))
     return found
 
 
 def refuse_untrusted(data: Any, path: Path, line_of: Any) -> None:
     """Raises `UntrustedConfig` when a config found in the working folder, not approved, sets a privileged key."""
-    found = privileged_keys(data)
+    found = privileged_keys(data, path.parent)
     if not found:
         return
     key, why = found[0]

@@ -111,6 +111,9 @@ def test_a_key_named_by_a_file_never_goes_to_an_endpoint_set_elsewhere(cloned, l
     ("retrieval:\n  backend:\n    kind: milvus\n    uri: http://10.0.0.1:19530\n", "retrieval.backend.uri chooses"),
     ("orchestration:\n  feedback:\n    store:\n      kind: postgres\n      dsn: postgresql://x@evil/db\n",
      "orchestration.feedback.store.dsn chooses"),
+    ("retrieval:\n  corpus: ~/.ssh\n", "retrieval.corpus reads documents from outside"),
+    ("retrieval:\n  corpus: ../../etc\n", "retrieval.corpus reads documents from outside"),
+    ("retrieval:\n  skills:\n    wiki:\n      dir: /tmp/elsewhere\n", "retrieval.skills.wiki.dir writes outside"),
 ])
 def test_every_privileged_key_of_an_untrusted_config_is_refused_by_name(tmp_path, monkeypatch, text, key):
     monkeypatch.chdir(tmp_path)
@@ -120,7 +123,7 @@ def test_every_privileged_key_of_an_untrusted_config_is_refused_by_name(tmp_path
     with pytest.raises(UntrustedConfig, match=key):
         load_config()
     # parameters alone load:
-    (tmp_path / "agent-config.yml").write_text("retrieval:\n  index: kb\nlimits:\n  maxQueryChars: 300\n")
+    (tmp_path / "agent-config.yml").write_text("retrieval:\n  index: kb\n  corpus: docs\nlimits:\n  maxQueryChars: 300\n")
     assert load_config().limits.max_query_chars == 300
 
 
