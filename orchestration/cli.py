@@ -617,8 +617,8 @@ def parser() -> argparse.ArgumentParser:
     ix.add_argument("--vectors", type=Path, help="directory of precomputed vectors (vectors.f16.npy, ids.txt)")
     ix.add_argument("--no-dense", action="store_true", help="BM25 only, no embeddings")
     ix.add_argument("--no-wiki", action="store_true", help="skip compiling the entity graph and wiki")
-    ix.add_argument("--domain", help="corpus profile: auto, generic, prc_statutes or package.module:Factory "
-                                     "(default: retrieval.domain of --config)")
+    ix.add_argument("--domain", help="corpus profile: auto, generic, prc_statutes or package.module:Factory of a "
+                                     "plugin the config lists (default: retrieval.domain of --config)")
     ix.add_argument("--strict", action="store_true",
                     help="fail the run (exit 2) when any file or record fails validation, e.g. a misspelt access key")
     ev = sub.add_parser("eval", help="ranking metrics of a retriever, or of the routed pipeline, on a query file")

@@ -42,6 +42,7 @@ def digest(text: str) -> str:
 
 
 def trust_file() -> Path:
+    """Returns the file holding the approvals, in the data home."""
     return data_home() / TRUST_FILE
 
 
@@ -55,6 +56,7 @@ def approvals() -> dict[str, str]:
 
 
 def _save(entries: dict[str, str]) -> None:
+    """Writes the approvals by write-rename (0600: they say which configs may run code)."""
     write_replace(trust_file(), json.dumps(dict(sorted(entries.items())), indent=1).encode("utf-8"))
 
 
@@ -92,6 +94,7 @@ def is_approved(path: Path, text: str) -> bool:
 
 
 def _value_at(data: Any, dotted: str) -> Any:
+    """Returns the value at a dotted key path of raw config data, or None."""
     for key in dotted.split("."):
         if not isinstance(data, dict) or key not in data:
             return None

@@ -143,6 +143,8 @@ def compile_wiki(corpus_root: Union[str, Path, Corpus], wiki_dir: Union[str, Pat
     written = {rec.name: rec.wiki_page for rec in graph.entities() if rec.wiki_page}   # where each page is now
     if report.noop and base is not None and (base / "relations.json").exists():
         report.entities, report.relations, report.generation = len(graph), graph.g.number_of_edges(), base
+        if publish:
+            generations.sweep(wiki, keep=(base,))
         return report
     target = generations.stage(wiki, base)
     touched: set[str] = set()

@@ -16,8 +16,11 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import time
 from pathlib import Path
 from typing import Iterable, Optional
+
+from .files import ORPHAN_AGE
 
 GENERATION = re.compile(r"\.g(\d+)$")
 
@@ -33,6 +36,7 @@ def generation_dirs(wiki: Path) -> dict[int, Path]:
 
 
 def glob_escape(name: str) -> str:
+    """Returns `name` with glob's special characters escaped (a wiki folder may be named anything)."""
     return re.sub(r"([*?\[])", r"[\1]", name)
 
 
@@ -63,6 +67,7 @@ def stage(wiki: Path, base: Optional[Path]) -> Path:
 
 
 def _link(src: str, dst: str) -> None:
+    """Hard-links `src` at `dst` (a copy where links cannot cross)."""
     try:
         os.link(src, dst)
     except OSError:
@@ -80,14 +85,15 @@ def publish(wiki: Path, generation: Path) -> None:
 
 
 def sweep(wiki: Path, keep: Iterable[Optional[Path]]) -> list[Path]:
-    """Removes generation folders other than those in `keep`, the published one and the newest two (a reader that
-    opened one a moment ago, or a compile staging one now); returns those removed."""
-    dirs = generation_dirs(wiki)
-    kept = {p.resolve() for p in keep if p is not None} | {dirs[n].resolve() for n in sorted(dirs)[-2:]}
+    """Removes generation folders other than those in `keep`, the published one and those written to within
+    `ORPHAN_AGE` (a compile staging one now); returns those removed. A stage a killed compile abandoned goes."""
+    kept = {p.resolve() for p in keep if p is not None}
     now = current(wiki)
     if now is not None:
         kept.add(now.resolve())
-    gone = [p for p in dirs.values() if p.resolve() not in kept]
+    cutoff = time.time() - ORPHAN_AGE
+    gone = [p for p in generation_dirs(wiki).values() if p.resolve() not in kept
+            and max(d.stat().st_mtime for d in (p, p / "entities") if d.is_dir()) < cutoff]
     for path in gone:
         shutil.rmtree(path, ignore_errors=True)
     return gone
