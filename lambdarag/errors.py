@@ -59,6 +59,11 @@ class ConfigError(LambdaRAGError):
     """Configuration is missing or invalid; the message names the key and the valid choices."""
 
 
+class UntrustedConfig(ConfigError):
+    """A config the user did not name or approve (found in the working folder) sets a key that imports code, reads
+    a secret or chooses an endpoint; the message says how to trust it (`lambdarag trust`, --config)."""
+
+
 class DeclarationError(ConfigError):
     """A declared expression (``expr:``) does not parse or build; `column` is where, 1-based in the expression."""
 

@@ -160,3 +160,18 @@ def _key_read(node: ast.AST, config: str) -> "str | None":
             and isinstance(key.value, str):
         return key.value
     return None
+
+
+_PLUGINS: set[str] = set()
+
+
+def allow_plugin(module: str) -> None:
+    """Records `module` as a plugin the user listed (a trusted config's ``plugins:``), so a ``module:attr`` under
+    it may be loaded by name (`is_plugin`)."""
+    _PLUGINS.add(module)
+
+
+def is_plugin(module: str) -> bool:
+    """Returns whether `module` is a listed plugin or inside one: the only modules a ``module:attr`` spec read from
+    a config or an index manifest may import (``os:abort`` is neither)."""
+    return any(module == p or module.startswith(p + ".") for p in _PLUGINS)

@@ -37,8 +37,9 @@ def backend_settings(args: argparse.Namespace) -> dict:
 def cmd_index(args: argparse.Namespace) -> int:
     """Builds or updates a named index and prints what it holds."""
     from orchestration.config import load_config
+    from orchestration.knowledge import build_with_wiki
     from skills.reading import read_corpus
-    from skills.store.index import build_backend, index_dir
+    from skills.store.index import index_dir
 
     config = load_config(args.config)   # once: a load imports the plugins and builds every declared pattern
     corpus = read_corpus(args.corpus, progress=True, domain=args.domain or config.retrieval.domain)
@@ -51,15 +52,10 @@ def cmd_index(args: argparse.Namespace) -> int:
     if args.strict and corpus.problems:
         raise UsageError(f"--strict: {len(corpus.problems)} file(s) or record(s) failed validation; "
                          f"first: {':'.join(map(str, corpus.problems[0]))}")
-    print(restricted_summary(corpus.documents))
+    print(restricted_summary(corpus.documents, corpus.problems))
     start = time.perf_counter()
-    backend = build_backend(config.retrieval.backend.model_dump(), corpus, args.name, vectors_dir=args.vectors,
-                            dense=not args.no_dense, progress=True)
-    if not args.no_wiki:
-        from skills.store.index import knowledge_root
-        from skills.wiki import compile_wiki
-
-        compile_wiki(corpus, knowledge_root() / args.name / "wiki", progress=True)   # the corpus read above
+    backend, _ = build_with_wiki(config.retrieval.backend.model_dump(), corpus, args.name, wiki=not args.no_wiki,
+                                 vectors_dir=args.vectors, dense=not args.no_dense, progress=True)
     if not args.no_dense:
         prepare_classifier()
     print(f"index {args.name!r}: {len(backend.documents())} documents, {len(backend.chunks())} chunks, "
@@ -78,7 +74,8 @@ def cmd_init(args: argparse.Namespace) -> int:
         raise UsageError(f"{target} already exists; edit it, or remove it to start again")
     args.dir.mkdir(parents=True, exist_ok=True)
     target.write_text(DEFAULT_CONFIG.read_text(encoding="utf-8"), encoding="utf-8")
-    print(f"wrote {target}: commands run in {args.dir.resolve()} use it (elsewhere: --config or LAMBDARAG_CONFIG)")
+    print(f"wrote {target}: commands run in {args.dir.resolve()} use it (elsewhere: --config or LAMBDARAG_CONFIG); "
+          f"plugins, keys and endpoints you add there need `lambdarag trust` once you have edited it")
     return 0
 
 
@@ -86,15 +83,16 @@ def cmd_where(args: argparse.Namespace) -> int:
     """Prints where LambdaRAG reads its configuration and demo from, and where it writes (the data home)."""
     import os
 
-    from orchestration.config import DEMO_DOCS, config_source, load_config
+    from orchestration.config import DEMO_DOCS, WORKING_FOLDER, config_source, load_config
+    from orchestration.trust import describe
     from orchestration.feedback import feedback_dir
     from orchestration.knowledge import wiki_dir_for
     from skills.store.home import cache_root, data_home
     from skills.store.index import built_indexes, index_dir
 
     path, found = config_source(args.config)
-    config, home = load_config(path), data_home()
-    print(f"config      {path}  ({found})")
+    config, home = load_config(args.config), data_home()
+    print(f"config      {path}  ({found}{', ' + describe(path) if found == WORKING_FOLDER else ''})")
     print(f"data home   {home}  ({'$LAMBDARAG_HOME' if os.environ.get('LAMBDARAG_HOME') else 'user data folder'})")
     print(f"caches      {cache_root()}")
     print(f"demo docs   {DEMO_DOCS}  (read only)")
@@ -111,16 +109,30 @@ def prepare_classifier() -> None:
     exemplar_classifier().model(progress=True)
 
 
-def restricted_summary(documents: Sequence[Any]) -> str:
-    """Returns how many documents carry access labels, and how many carry each label."""
+def restricted_summary(documents: Sequence[Any], problems: Sequence[tuple[str, int, str]] = ()) -> str:
+    """Returns how many documents carry access labels and each label, how many documents each label admits (the
+    public; a department at the top level indexed; a level alone), and how many were refused for their labels."""
     from collections import Counter
+
+    from lambdarag import User
+    from skills.store.corpus import UNREADABLE
 
     restricted = [d for d in documents if d.department or d.security_level]
     labels = Counter(label for d in restricted for label in (f"department={d.department}" if d.department else "",
                                                              f"security_level={d.security_level}"
                                                              if d.security_level else "") if label)
     shown = ", ".join(f"{label}: {n}" for label, n in sorted(labels.items()))
-    return f"restricted: {len(restricted)} of {len(documents)} documents" + (f" ({shown})" if shown else "")
+    top = max((d.security_level for d in documents), default=0)
+    readers = {"public": User()} | {f"department={d}": User(departments=(d,), security_level=top)
+                                    for d in sorted({d.department for d in restricted if d.department})} \
+        | {f"security_level={n}": User(security_level=n) for n in sorted({d.security_level for d in restricted}) if n}
+    admits = ", ".join(f"{name} {sum(user.may_read(d.department, d.security_level) for d in documents)}"
+                       for name, user in readers.items())
+    refused = sum(message.endswith(UNREADABLE) for _, _, message in problems)
+    return (f"restricted: {len(restricted)} of {len(documents)} documents" + (f" ({shown})" if shown else "")
+            + f"\nreadable by: {admits}"
+            + (f"\nunreadable to everyone: {refused} document(s) whose access labels break the schema (skipped "
+               f"above)" if refused else ""))
 
 
 def read_queries(path: Path) -> list[dict]:
@@ -255,8 +267,8 @@ def cmd_compile_wiki(args: argparse.Namespace) -> int:
     --llm uses the `llm` section of --config (LAMBDARAG_LLM_* override it), its timeout included.
     """
     from orchestration.config import load_config
+    from orchestration.knowledge import compile_index_wiki
     from orchestration.setup import chat
-    from skills.wiki import compile_wiki
 
     config = load_config(args.config)
     llm = chat(config) if args.llm else None
@@ -264,7 +276,7 @@ def cmd_compile_wiki(args: argparse.Namespace) -> int:
         raise UsageError("compile-wiki --llm: no LLM configured; set llm.baseUrl (and llm.model) in the --config "
                          "file or LAMBDARAG_LLM_BASE_URL")
     start = time.perf_counter()
-    r = compile_wiki(args.corpus, args.wiki, llm=llm, progress=True, domain=config.retrieval.domain)
+    r = compile_index_wiki(args.corpus, args.wiki, llm=llm, progress=True, domain=config.retrieval.domain)
     print(f"wiki {args.wiki}: {r.documents} documents ({len(r.added)} added, {len(r.changed)} changed, "
           f"{len(r.removed)} removed), {r.pages_written} pages written, {r.pages_deleted} deleted, "
           f"{r.entities} entities, {r.relations} relations, {time.perf_counter() - start:.1f}s")
@@ -555,7 +567,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from orchestration.router import route_reports
 
     path = config_path(args.config)
-    config = load_config(path)  # imports the plugins, builds every declared pattern
+    config = load_config(args.config)  # imports the plugins (if trusted), builds every declared pattern
     print(f"{path}: ok; plugins: {', '.join(config.plugins) or 'none'}")
     declared = [name for name, p in config.patterns.items() if p.expr is not None]
     if declared:
@@ -584,12 +596,34 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_trust(args: argparse.Namespace) -> int:
+    """Approves a config found in the working folder (default ./agent-config.yml) so it may import its plugins, read
+    its secrets and choose its endpoints, until the file changes; --list shows approvals, --revoke forgets one."""
+    from orchestration.config import CONFIG_NAME
+    from orchestration.trust import approval_states, approve, revoke
+
+    if args.list:
+        for path, state in approval_states():
+            print(f"{path}  {state}")
+        return 0
+    path = (args.file or Path(CONFIG_NAME)).resolve()
+    if args.revoke:
+        print(f"{'revoked' if revoke(path) else 'was not approved:'} {path}")
+        return 0
+    if not path.is_file():
+        raise UsageError(f"{path} does not exist; name the config to approve")
+    print(f"approved {path} (sha256 {approve(path)[:12]}…): its plugins, secrets and endpoints are used until the "
+          f"file changes")
+    return 0
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {"feedback": cmd_feedback, "check": cmd_check,
                                                             "init": cmd_init, "where": cmd_where,
                                                             "index": cmd_index, "eval": cmd_eval,
                                                             "compile-wiki": cmd_compile_wiki,
                                                             "ask": cmd_ask, "search": cmd_ask,
-                                                            "serve": cmd_serve, "bench": cmd_bench, "mcp": cmd_mcp}
+                                                            "serve": cmd_serve, "bench": cmd_bench, "mcp": cmd_mcp,
+                                                            "trust": cmd_trust}
 
 
 def parser() -> argparse.ArgumentParser:
@@ -608,8 +642,8 @@ def parser() -> argparse.ArgumentParser:
     ix.add_argument("--vectors", type=Path, help="directory of precomputed vectors (vectors.f16.npy, ids.txt)")
     ix.add_argument("--no-dense", action="store_true", help="BM25 only, no embeddings")
     ix.add_argument("--no-wiki", action="store_true", help="skip compiling the entity graph and wiki")
-    ix.add_argument("--domain", help="corpus profile: auto, generic, prc_statutes or package.module:Factory "
-                                     "(default: retrieval.domain of --config)")
+    ix.add_argument("--domain", help="corpus profile: auto, generic, prc_statutes or package.module:Factory of a "
+                                     "plugin the config lists (default: retrieval.domain of --config)")
     ix.add_argument("--strict", action="store_true",
                     help="fail the run (exit 2) when any file or record fails validation, e.g. a misspelt access key")
     ev = sub.add_parser("eval", help="ranking metrics of a retriever, or of the routed pipeline, on a query file")
@@ -663,6 +697,11 @@ def parser() -> argparse.ArgumentParser:
     bn.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the benchmark script")
     ck = sub.add_parser("check", help="validate a config: plugins, declared patterns, each route's λ-form and cost")
     ck.add_argument("--config", default=argparse.SUPPRESS, type=Path, help="agent-config.yml to check")
+    tr = sub.add_parser("trust", help="approve a config found in the working folder to import plugins, read secrets "
+                                      "and choose endpoints (until it changes)")
+    tr.add_argument("file", nargs="?", type=Path, help="the config to approve (default: ./agent-config.yml)")
+    tr.add_argument("--list", action="store_true", help="show the approved configs and whether each still matches")
+    tr.add_argument("--revoke", action="store_true", help="forget the approval of FILE")
     fb = sub.add_parser("feedback", help="inspect, revert and teach what the feedback loop learned")
     fb.add_argument("action", choices=["list", "show", "revert", "learn", "confirm", "reject", "review", "approve",
                                        "fit", "correct", "stats", "export"])

@@ -14,13 +14,14 @@ from pathlib import Path
 from typing import Any, Literal, Optional, Union
 
 import yaml
-from pydantic import (BaseModel, ConfigDict, Field, SecretStr, ValidationError, ValidationInfo, field_validator,
-                      model_validator)
+from pydantic import (BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, ValidationError, ValidationInfo,
+                      field_validator, model_validator)
 from pydantic.alias_generators import to_camel, to_snake
 
 from lambdarag.errors import ConfigError
 
 from .plan import PlanConfig
+from .trust import DEFAULT_KEY_ENV, is_approved, refuse_untrusted
 
 def packaged(relative: str) -> Path:
     """Returns a file or folder shipped inside the orchestration package (package data, so in the wheel too)."""
@@ -51,14 +52,29 @@ class Section(BaseModel):
 
 
 class Endpoint(Section):
-    """An OpenAI-compatible endpoint; the key is read from the environment variable `api_key_env`."""
+    """An OpenAI-compatible endpoint; the key is read from the environment variable `api_key_env`.
+
+    A key variable the file names (other than the default `DEFAULT_KEY_ENV`) is
+    sent only to the `base_url` set beside it in the same section (`_key_for`):
+    moved elsewhere ($LAMBDARAG_LLM_BASE_URL) or with no URL beside it, the key
+    stays unread (`orchestration.trust`).
+    """
 
     base_url: Optional[str] = None
     model: Optional[str] = None
-    api_key_env: str = "OPENAI_API_KEY"
+    api_key_env: str = DEFAULT_KEY_ENV
     timeout: float = Field(30.0, gt=0)
+    _key_for: Optional[str] = PrivateAttr(None)
+
+    @model_validator(mode="after")
+    def _bind_key(self) -> "Endpoint":
+        self._key_for = self.base_url
+        return self
 
     def api_key(self) -> Optional[SecretStr]:
+        """Returns the key, or None when unset or when the file named its variable for another endpoint."""
+        if self.api_key_env != DEFAULT_KEY_ENV and (self._key_for is None or self.base_url != self._key_for):
+            return None
         value = os.environ.get(self.api_key_env)
         return SecretStr(value) if value else None
 
@@ -103,18 +119,25 @@ class RetrievalConfig(Section):
     corpus: Optional[str] = None   # unset: the bundled demo documents (DEMO_DOCS)
     domain: str = "auto"
     """The corpus profile (skills.profile): auto (chosen from the documents when the index is built), generic,
-    prc_statutes, or package.module:Factory for your own."""
+    prc_statutes, or package.module:Factory of a module listed under plugins:."""
     backend: BackendConfig = BackendConfig()
     skills: SkillsConfig = SkillsConfig()
 
     @field_validator("domain")
     @classmethod
-    def _known_domain(cls, value: str) -> str:
+    def _known_domain(cls, value: str, info: ValidationInfo) -> str:
+        from lambdarag.registry import is_plugin
         from skills.profile import SHIPPED
 
         if value != "auto" and value not in SHIPPED and ":" not in value:
             raise ValueError(f"retrieval.domain must be auto, {', '.join(SHIPPED)} or package.module:Factory, "
                              f"got {value!r}")
+        module = value.partition(":")[0]
+        listed = (info.context or {}).get("plugins", ())
+        if ":" in value and not any(module == p or module.startswith(p + ".") for p in listed) \
+                and not is_plugin(module):
+            raise ValueError(f"{value!r} imports {module}, which is not listed under plugins:; a domain is auto, "
+                             f"{', '.join(SHIPPED)} or module:Factory of a listed plugin")
         return value
 
 
@@ -302,6 +325,8 @@ class ServerConfig(Section):
     before it answers 503 with Retry-After (`orchestration.serving`)."""
 
     trusted_hosts: list[str] = []
+    indexes: list[str] = []
+    """Indexes a request may name besides the one served (`serve --index`, else retrieval.index); others get 404."""
     max_in_flight: int = Field(16, ge=1)
     retry_after_seconds: int = Field(2, ge=1)
 
@@ -384,10 +409,19 @@ def _line_of(text: str, loc: tuple[Any, ...]) -> Optional[int]:
     return node.start_mark.line + 1 if node is not None else None
 
 
-def parse_config(text: str, source: str = "<string>") -> AgentConfig:
-    """Returns the validated config in `text`, or raises `ConfigError` with YAML path, line and fix."""
+def parse_config(text: str, source: str = "<string>", *, trusted: bool = True) -> AgentConfig:
+    """Returns the validated config in `text`, or raises `ConfigError` with YAML path, line and fix.
+
+    An untrusted config (found in the working folder, not approved: `orchestration.trust`) that sets a key
+    importing code, reading a secret or choosing an endpoint raises `UntrustedConfig` before anything is imported.
+    The YAML is read without aliases, nesting or size past `skills.store.bounded`'s limits.
+    """
+    from skills.store.bounded import MAX_CONFIG_BYTES, Unreadable, load_yaml
+
     try:
-        data = yaml.safe_load(text) or {}
+        data = load_yaml(text, source, MAX_CONFIG_BYTES) or {}
+    except Unreadable as e:
+        raise ConfigError(f"{source}:{f' line {e.line}:' if e.line else ''} {e}") from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -400,10 +434,13 @@ def parse_config(text: str, source: str = "<string>") -> AgentConfig:
     def where(loc: tuple[Any, ...]) -> Optional[int]:
         return _line_of(text, loc)
 
+    if not trusted:
+        refuse_untrusted(data, Path(source), where)
     folder = Path(source).resolve().parent if source != "<string>" else None
-    import_plugins(data.get("plugins"), folder, where, source)
+    plugins = import_plugins(data.get("plugins"), folder, where, source)
     try:
-        config = AgentConfig.model_validate(data, context={"declared": declared_names(data)}).with_env()
+        config = AgentConfig.model_validate(data, context={"declared": declared_names(data),
+                                                           "plugins": plugins}).with_env()
     except ValidationError as e:
         err = e.errors()[0]
         loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith(("function-", "literal["))))
@@ -419,15 +456,19 @@ def parse_config(text: str, source: str = "<string>") -> AgentConfig:
     return config
 
 
+WORKING_FOLDER = "working folder"
+
+
 def config_source(path: Union[str, Path, None] = None) -> tuple[Path, str]:
     """Returns the config file to use and how it was found: `path` (--config), else $LAMBDARAG_CONFIG,
-    else ./agent-config.yml in the working folder, else the packaged default."""
+    else ./agent-config.yml in the working folder (`WORKING_FOLDER`: trusted only once approved), else the
+    packaged default."""
     if path:
         return Path(path), "--config"
     if os.environ.get("LAMBDARAG_CONFIG"):
         return Path(os.environ["LAMBDARAG_CONFIG"]), "$LAMBDARAG_CONFIG"
     here = Path.cwd() / CONFIG_NAME
-    return (here, "working folder") if here.is_file() else (DEFAULT_CONFIG, "packaged default")
+    return (here, WORKING_FOLDER) if here.is_file() else (DEFAULT_CONFIG, "packaged default")
 
 
 def config_path(path: Union[str, Path, None] = None) -> Path:
@@ -436,11 +477,17 @@ def config_path(path: Union[str, Path, None] = None) -> Path:
 
 
 def load_config(path: Union[str, Path, None] = None) -> AgentConfig:
-    """Returns the config at `path` (default: see `config_path`), its relative paths taken from its folder."""
-    path = config_path(path)
+    """Returns the config at `path` (default: see `config_source`), its relative paths taken from its folder.
+
+    Pass what the user gave (None when they named nothing): a config found in the working folder is trusted only
+    when approved (`orchestration.trust`), and its text is read once, so what is checked is what is parsed.
+    """
+    path, found = config_source(path)
     if not path.is_file():
         raise ConfigError(f"config file {path} does not exist")
-    return anchored(parse_config(path.read_text(encoding="utf-8"), str(path)), path.resolve().parent)
+    text = path.read_text(encoding="utf-8")
+    trusted = found != WORKING_FOLDER or is_approved(path, text)
+    return anchored(parse_config(text, str(path), trusted=trusted), path.resolve().parent)
 
 
 def anchored(config: AgentConfig, folder: Path) -> AgentConfig:

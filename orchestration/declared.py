@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Optional
 
 from lambdarag.errors import CompositionError, ConfigError, DeclarationError
+from lambdarag.registry import allow_plugin
 
 MODULE = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 Where = Callable[[tuple[Any, ...]], Optional[int]]
@@ -42,6 +43,7 @@ def import_plugins(names: Any, folder: Optional[Path], where: Where, source: str
             sys.path.insert(0, str(folder))
         try:
             importlib.import_module(name)
+            allow_plugin(name)
         except Exception as e:  # whatever the plugin raises, the config names it
             raise ConfigError(at(source, where(("plugins", i)), f"plugins.{i}",
                                  f"cannot import plugin {name!r}: {type(e).__name__}: {e}")) from None

@@ -10,7 +10,10 @@ from typing import Any, Optional
 from lambdarag.errors import StoreCorrupt
 from skills.profile import CorpusProfile, index_profile, profile_named
 from skills.store.graph import EntityGraph
-from skills.store.index import backend_exists, build_backend, knowledge_root, open_backend
+from skills.store import generations
+from skills.store.corpus import Corpus
+from skills.store.index import (backend_exists, build_backend, built_indexes, commit_wiki, knowledge_root,
+                                open_backend, recorded_wiki)
 from skills.store.wiki import WikiStore
 from skills.wiki import compile_wiki
 from skills.store.home import cache_dir
@@ -68,6 +71,54 @@ def wiki_dir_for(config: AgentConfig, name: str) -> Path:
     return knowledge_root() / name / "wiki"
 
 
+def index_wiki(name: str) -> Path:
+    """Returns the path of the wiki `lambdarag index` compiles for index `name` (a link to its generation)."""
+    return knowledge_root() / name / "wiki"
+
+
+def pinned_wiki(recorded: Optional[str], wiki_dir: Path) -> Path:
+    """Returns the folder a knowledge base reads its graph and pages from: the wiki generation its index manifest
+    names (`recorded`; so index, graph and pages are of one state), else the one `wiki_dir` is switched to now."""
+    if recorded and (wiki_dir.parent / recorded).is_dir():
+        return wiki_dir.parent / recorded
+    return generations.current(wiki_dir) or wiki_dir
+
+
+def build_with_wiki(settings: dict, corpus: Corpus, name: str, *, wiki: bool = True, **options: Any) -> tuple:
+    """Returns (index, wiki compile report or None) after building index `name` and its wiki as one generation.
+
+    The wiki is compiled into a new generation first, unpublished; the index
+    manifest naming it is then written (the one step that switches both); only
+    then does ``<name>/wiki`` point at it. A kill at any moment leaves the old
+    index with the old wiki or the new with the new. Milvus keeps its manifest
+    in the collection, so there the two switch one after the other.
+    """
+    folder = index_wiki(name)
+    base = pinned_wiki(recorded_wiki(name), folder) if folder.exists() else None
+    report = compile_wiki(corpus, folder, base=base, progress=options.get("progress", True), publish=False) \
+        if wiki else None
+    index = build_backend(settings, corpus, name, wiki=report.generation.name if report else None, **options)
+    if report is not None:
+        generations.publish(folder, report.generation)
+        generations.sweep(folder, keep=(base, report.generation))
+    return index, report
+
+
+def compile_index_wiki(corpus: Any, folder: Path, **options: Any) -> Any:
+    """Returns the report of compiling the wiki at `folder`; when `folder` is a built index's own wiki, the new
+    generation is recorded in that index's manifest before it is published (`build_with_wiki`)."""
+    owner = next((n for n in built_indexes() if index_wiki(n).absolute() == Path(folder).absolute()), None)
+    if owner is None:
+        return compile_wiki(corpus, folder, **options)
+    base = pinned_wiki(recorded_wiki(owner), Path(folder))
+    report = compile_wiki(corpus, folder, base=base, publish=False, **options)
+    if report.generation != base:
+        commit_wiki(owner, report.generation.name)
+        generations.publish(Path(folder), report.generation)
+        generations.sweep(Path(folder), keep=(base, report.generation))
+    return report
+
+
 def open_knowledge(config: AgentConfig, name: Optional[str] = None, *, embedder: Any = None,
                    progress: bool = False) -> KnowledgeBase:
     """Returns the knowledge base `name` (default: the configured index), building the default one on first use.
@@ -104,6 +155,7 @@ def open_knowledge(config: AgentConfig, name: Optional[str] = None, *, embedder:
         wiki_dir = wiki_dir_for(config, name)
         if name == config.retrieval.index and not (wiki_dir / "relations.json").is_file():
             compile_wiki(corpus, wiki_dir, progress=progress, domain=config.retrieval.domain)
+        wiki_dir = pinned_wiki(getattr(index, "wiki", None), wiki_dir)
         profile = index_profile(index) if config.retrieval.domain == "auto" else profile_named(config.retrieval.domain)
         graph = wiki = None
         if (wiki_dir / "relations.json").is_file():   # names are looked up in the forms the profile writes them

@@ -25,7 +25,7 @@ from .router import cost_model, route_reports
 
 log = logging.getLogger(__name__)
 ConfigArg = Union[AgentConfig, str, Path, None]
-_CONFIGS: dict[tuple[str, int], AgentConfig] = {}
+_CONFIGS: dict[tuple[str, int, bool], AgentConfig] = {}
 
 
 def resolve_config(config: ConfigArg) -> AgentConfig:
@@ -33,9 +33,9 @@ def resolve_config(config: ConfigArg) -> AgentConfig:
     if isinstance(config, AgentConfig):
         return config
     path = config_path(config)
-    key = (str(path.resolve()), path.stat().st_mtime_ns if path.is_file() else 0)
+    key = (str(path.resolve()), path.stat().st_mtime_ns if path.is_file() else 0, config is None)
     if key not in _CONFIGS:
-        config = load_config(path)
+        config = load_config(config)   # as given: a config found in the working folder is trusted only if approved
         for r in route_reports(config, str(path)):   # cost bounds and closed routes, before the first question
             if r.over_budget:
                 log.warning("%s: route %s: %s", path, r.query_type, r.over_budget)

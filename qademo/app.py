@@ -28,6 +28,7 @@ which cancels the search and its LLM request.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any, Iterator, Literal, Optional
 
@@ -48,7 +49,6 @@ from orchestration.feedback.votes import SHOWN_HITS, Voter, weight_of
 from orchestration.result import Citation, Hit, SearchResult, Span
 from orchestration.search_unified import search, search_stream
 from orchestration.setup import ConfigArg, open_index, resolve_config
-from skills.store.index import built_indexes
 
 STATIC = Path(__file__).resolve().parent / "static"
 MAX_BODY_BYTES = 64 * 1024
@@ -200,8 +200,13 @@ def warning(r: SearchResult) -> str:
     return f"This answer is degraded: {why[:300]}"
 
 
+SERVER_PATH = re.compile(r"(?<![\w.:/~-])(?:~|/)[^\s'\"]*/[^\s'\",;:)]*")
+"""An absolute path inside an error message (a data home, an index folder): callers are shown ``<server path>``."""
+
+
 def error_response(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status)
+    """Returns the app's error shape; any server path in `message` is replaced, so callers never learn the layout."""
+    return JSONResponse({"error": SERVER_PATH.sub("<server path>", message)}, status_code=status)
 
 
 def failure(e: LambdaRAGError) -> JSONResponse:
@@ -246,7 +251,7 @@ def stream_events(first: Any, rest: Iterator[Any], config: ConfigArg, user: User
         for event in rest:
             yield from event_sse(event, config, user)
     except LambdaRAGError as e:
-        yield sse("failed", {"error": str(e)})
+        yield sse("failed", {"error": SERVER_PATH.sub("<server path>", str(e))})
     finally:
         rest.close()
 
@@ -292,7 +297,21 @@ def create_app(config: ConfigArg = None, index: Optional[str] = None, user: User
         where = ".".join(str(p) for p in first.get("loc", ()) if p != "body") or "body"
         return error_response(400, f"{where}: {first.get('msg', 'invalid request')}")
 
+    def served() -> list[str]:
+        """Returns the indexes this app answers: the one it serves, then `server.indexes` (nothing else built)."""
+        cfg = resolve_config(config)
+        return list(dict.fromkeys([index or cfg.retrieval.index, *cfg.server.indexes]))
+
+    def unserved(name: Optional[str]) -> Optional[JSONResponse]:
+        """Returns the 404 for a request naming an index this app does not serve, else None."""
+        if name is None or name in served():
+            return None
+        return error_response(404, f"index {name!r} is not served here; served: {', '.join(served())}")
+
     def answer(body: AskRequest) -> dict[str, Any] | JSONResponse:
+        refused = unserved(body.index)
+        if refused is not None:
+            return refused
         try:
             r = search(body.query, index=body.index or index, history=[t.model_dump() for t in body.history],
                        user=user, config=config)
@@ -311,8 +330,7 @@ def create_app(config: ConfigArg = None, index: Optional[str] = None, user: User
     @app.get("/api/info")
     def info() -> dict[str, Any]:
         cfg = resolve_config(config)
-        default = index or cfg.retrieval.index
-        return {"index": default, "indexes": sorted({default, *built_indexes()}),
+        return {"index": served()[0], "indexes": served(),
                 "max_query_chars": cfg.limits.max_query_chars, "max_turns": MAX_TURNS}
 
     @app.post("/api/search")
@@ -321,6 +339,9 @@ def create_app(config: ConfigArg = None, index: Optional[str] = None, user: User
 
     @app.post("/api/ask")
     def ask_stream(body: AskRequest):
+        refused = unserved(body.index)
+        if refused is not None:
+            return refused
         events = search_stream(body.query, index=body.index or index,
                                history=[t.model_dump() for t in body.history], user=user, config=config,
                                checked_only=body.checked_only)
@@ -335,6 +356,9 @@ def create_app(config: ConfigArg = None, index: Optional[str] = None, user: User
     def feedback(body: FeedbackRequest, request: Request):
         cfg = resolve_config(config)
         voter = Voter(f"web:{request.client.host if request.client else '-'}", user)
+        refused = unserved(body.index)
+        if refused is not None:
+            return refused
         try:
             kb = open_index(cfg, body.index or index)
             loop = open_feedback(cfg, kb)

@@ -22,6 +22,7 @@ import threading
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from lambdarag.errors import ConfigError
+from lambdarag.registry import is_plugin
 
 from .store.derived import PerObject
 
@@ -297,12 +298,18 @@ class CorpusProfile:
 
 
 def load_profile(spec: str) -> CorpusProfile:
-    """Returns the profile `spec` names: a shipped name, or ``package.module:Factory`` returning a `CorpusProfile`."""
+    """Returns the profile `spec` names: a shipped name, or ``package.module:Factory`` of a listed plugin
+    (`lambdarag.registry.is_plugin`) returning a `CorpusProfile`; an index manifest's `domain` comes here too, so
+    neither a config nor a manifest can make this import a module nobody listed."""
     target = SHIPPED.get(spec, spec)
     module, _, attr = target.partition(":")
     if not module or not attr:
         raise ConfigError(f"retrieval.domain: {spec!r} is neither a shipped profile "
                           f"({', '.join(['auto', *SHIPPED])}) nor package.module:Factory")
+    if spec not in SHIPPED and not is_plugin(module):
+        raise ConfigError(f"retrieval.domain: {spec!r} imports {module}, which no trusted config lists under "
+                          f"plugins:; a domain is a shipped profile ({', '.join(SHIPPED)}) or module:Factory of a "
+                          f"listed plugin")
     try:
         factory: Callable[[], Any] = getattr(importlib.import_module(module), attr)
     except (ImportError, AttributeError) as e:

@@ -26,6 +26,7 @@ from .profile import profile_named
 from .store.corpus import Corpus, Document
 from .reading import read_corpus
 from .store.files import ORPHAN_AGE, clean_temp, write_atomic, write_text
+from .store import generations
 from .store.graph import DocFacts, EntityGraph, EntityRecord
 from .store.wiki import WikiStore
 from .registry import skill
@@ -48,15 +49,28 @@ class CompileReport:
     entities: int = 0
     relations: int = 0
     llm_failures: list[str] = field(default_factory=list)
+    generation: Optional[Path] = None
+    """The folder holding the compiled wiki (a generation, `skills.store.generations`)."""
 
     @property
     def noop(self) -> bool:
         return not (self.added or self.changed or self.removed)
 
 
+PAGE_NAME_BYTES = 96
+"""Longest readable part of a page's file name in UTF-8 bytes (file systems allow 255; a title of ~90 Chinese
+characters is 270)."""
+
+
 def page_file(name: str) -> str:
-    """Returns the page path (relative to the wiki dir) of an entity; names stay readable, path-unsafe chars go."""
-    return "entities/" + re.sub(r'[\\/:*?"<>|\s]', "_", name)[:120] + ".md"
+    """Returns the page path (relative to the wiki dir) of an entity: the name itself when it is short and safe,
+    else its readable start and a hash of the whole name, so a long or unsafe name never breaks a compile and two
+    names never share a page."""
+    safe = re.sub(r'[\\/:*?"<>|\s]', "_", name)
+    short = safe.encode("utf-8")[:PAGE_NAME_BYTES].decode("utf-8", "ignore")
+    if short == name and not name.startswith("."):
+        return f"entities/{name}.md"
+    return f"entities/{short.lstrip('.')}~{hashlib.sha256(name.encode('utf-8')).hexdigest()[:12]}.md"
 
 
 def doc_hash(doc: Document, with_llm: bool, rules_version: Any) -> str:
@@ -92,7 +106,8 @@ def apply_facts(graph: EntityGraph, facts: DocFacts) -> set[str]:
 
 
 def compile_wiki(corpus_root: Union[str, Path, Corpus], wiki_dir: Union[str, Path], *, llm: Any = None,
-                 progress: bool = True, domain: str = "auto") -> CompileReport:
+                 progress: bool = True, domain: str = "auto", base: Optional[Path] = None,
+                 publish: bool = True) -> CompileReport:
     """Returns a report after bringing ``wiki_dir`` up to date with the corpus at ``corpus_root`` (a path, read
     under `domain`, or a `Corpus` already read, as `lambdarag index` passes the one it indexed).
 
@@ -101,16 +116,21 @@ def compile_wiki(corpus_root: Union[str, Path, Corpus], wiki_dir: Union[str, Pat
     (origin ``llm``). An LLM failure on a document keeps that document's rule
     output, is listed in the report and marked in the manifest, so the next
     compile with an LLM extracts that document again.
+
+    A compile that changes anything writes a new generation beside `base` (default:
+    the published one) and, with `publish`, switches ``wiki_dir`` to it
+    (`skills.store.generations`); `report.generation` is the folder holding the
+    result. `lambdarag index` publishes only after the index manifest names it.
     """
     wiki = Path(wiki_dir)
-    for folder in (wiki, wiki / "entities", wiki / "analyses"):   # temp files of a compile or write-back killed mid-write
-        if folder.is_dir():
+    base = base if base is not None else generations.current(wiki)
+    for folder in (base, base / "entities", base / "analyses") if base is not None else ():
+        if folder.is_dir():   # temp files of a compile or write-back killed mid-write
             clean_temp(folder, older_than=ORPHAN_AGE)
     corpus = corpus_root if isinstance(corpus_root, Corpus) else read_corpus(corpus_root, progress=progress,
                                                                              domain=domain)
     profile = profile_named(corpus.domain)
-    manifest_path = wiki / "manifest.json"
-    manifest = read_manifest(manifest_path)
+    manifest = read_manifest((base or wiki) / "manifest.json")
     known: dict[str, dict] = manifest["documents"]
     docs = {d.source: d for d in corpus.documents}
     hashes = {s: doc_hash(d, llm is not None, profile.rules_version) for s, d in docs.items()}
@@ -119,10 +139,14 @@ def compile_wiki(corpus_root: Union[str, Path, Corpus], wiki_dir: Union[str, Pat
     report.changed = sorted(s for s in docs if s in known and (
         known[s]["hash"] != hashes[s] or (llm is not None and known[s].get("llm_failed"))))
     report.removed = sorted(s for s in known if s not in docs)
-    graph = EntityGraph.load(wiki / "relations.json", missing_ok=True, names=profile)
-    if report.noop and (wiki / "relations.json").exists():
-        report.entities, report.relations = len(graph), graph.g.number_of_edges()
+    graph = EntityGraph.load((base or wiki) / "relations.json", missing_ok=True, names=profile)
+    written = {rec.name: rec.wiki_page for rec in graph.entities() if rec.wiki_page}   # where each page is now
+    if report.noop and base is not None and (base / "relations.json").exists():
+        report.entities, report.relations, report.generation = len(graph), graph.g.number_of_edges(), base
+        if publish:
+            generations.sweep(wiki, keep=(base,))
         return report
+    target = generations.stage(wiki, base)
     touched: set[str] = set()
     for source in report.changed + report.removed:
         touched |= graph.remove_source(source)
@@ -149,20 +173,26 @@ def compile_wiki(corpus_root: Union[str, Path, Corpus], wiki_dir: Union[str, Pat
             pages.update(graph.g.predecessors(name))
             pages.update(graph.g.successors(name))
     for name in sorted(pages):
-        path = wiki / page_file(name)
+        path = target / page_file(name)
+        old = target / written.get(name, page_file(name))   # a page an earlier naming put elsewhere goes too
         if name not in graph.g:
-            if path.exists():
-                path.unlink()
+            if path.exists() or old.exists():
+                path.unlink(missing_ok=True)
+                old.unlink(missing_ok=True)
                 report.pages_deleted += 1
             continue
         rec = graph.entity(name)
         if rec.wiki_page != page_file(name):
+            old.unlink(missing_ok=True)
             graph.add_entity(rec.model_copy(update={"wiki_page": page_file(name)}))
         write_text(path, render_page(graph, name, profile.entity_type_names))
         report.pages_written += 1
-    graph.save(wiki / "relations.json")
-    write_atomic(manifest_path, json.dumps(manifest, ensure_ascii=False, indent=1).encode("utf-8"))
-    report.entities, report.relations = len(graph), graph.g.number_of_edges()
+    graph.save(target / "relations.json")
+    write_atomic(target / "manifest.json", json.dumps(manifest, ensure_ascii=False, indent=1).encode("utf-8"))
+    report.entities, report.relations, report.generation = len(graph), graph.g.number_of_edges(), target
+    if publish:
+        generations.publish(wiki, target)
+        generations.sweep(wiki, keep=(base, target))
     return report
 
 

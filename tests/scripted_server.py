@@ -167,7 +167,7 @@ def _handler(server: ScriptedServer):
         def do_POST(self):
             length = int(self.headers.get("Content-Length") or 0)
             body = json.loads(self.rfile.read(length) or b"{}")
-            server.requests.append({"path": self.path, "body": body})
+            server.requests.append({"path": self.path, "body": body, "headers": {k.lower(): v for k, v in self.headers.items()}})
             reply = server.next_reply(body)
             if reply.delay:
                 server.stopped.wait(reply.delay)

@@ -128,30 +128,48 @@ def orphans(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.glob(".*.tmp"))
 
 
-def test_temp_files_a_killed_compile_left_in_the_wiki_are_removed_by_the_next_run(home):
+def test_a_killed_compile_never_touches_the_published_wiki_and_the_next_run_removes_what_it_left(home):
     corpus = home / "corpus"
     corpus.mkdir()
     shutil.copy(MARITIME / STATUTE, corpus / "海运条例.md")
     wiki = home / "wiki"
+    compile_wiki(corpus, wiki, progress=False)
+    published = wiki.resolve()
+    before = sorted((p.name, p.read_bytes()) for p in published.rglob("*") if p.is_file())
+    (corpus / "海运条例.md").write_text((corpus / "海运条例.md").read_text(encoding="utf-8") + "\n第九十九条　附则。\n",
+                                      encoding="utf-8")
     argv = ["compile-wiki", "--corpus", str(corpus), "--wiki", str(wiki)]
     counts = home / "events.json"
+    shutil.copytree(published, home / "snapshot")
+
+    def reset() -> None:
+        for p in home.glob("wiki*"):
+            p.unlink() if p.is_symlink() else shutil.rmtree(p)
+        shutil.copytree(home / "snapshot", published)
+        os.symlink(published.name, wiki)
+
     assert not run_child(argv, 0, counts)
     saving = sorted(set(json.loads(counts.read_text())["saving"]))
-    shutil.rmtree(wiki)
+    abandoned: list[Path] = []
     for moment in saving[1::7]:          # kill -9 inside a write until one leaves a temp file behind
+        reset()
         assert run_child(argv, moment, counts)
-        if orphans(wiki / "entities") or orphans(wiki):
+        abandoned = [p for p in home.glob("wiki.g*") if p != published and (orphans(p) or orphans(p / "entities"))]
+        if abandoned:
             break
-        shutil.rmtree(wiki, ignore_errors=True)
-    left = [p for folder in (wiki, wiki / "entities") for p in folder.glob(".*.tmp")]
-    assert left, "no kill left a temp file"
+    assert abandoned, "no kill left a temp file"
+    assert wiki.resolve() == published and orphans(published) == orphans(published / "entities") == []
+    assert sorted((p.name, p.read_bytes()) for p in published.rglob("*") if p.is_file()) == before
     stale = time.time() - 120
-    for p in left:
+    for p in [*abandoned, *abandoned[0].rglob("*")]:
         os.utime(p, (stale, stale))
-    live = wiki / "entities" / ".页面.md.live.tmp"      # a concurrent writer's file, just created: not an orphan
+    (published / "entities" / ".old.md.x1.tmp").write_text("x", encoding="utf-8")   # a killed write-back's
+    os.utime(published / "entities" / ".old.md.x1.tmp", (stale, stale))
+    live = published / "entities" / ".页面.md.live.tmp"      # a concurrent writer's file, just created: not an orphan
     live.write_text("x", encoding="utf-8")
-    compile_wiki(corpus, wiki, progress=False)
-    assert orphans(wiki) == [] and orphans(wiki / "entities") == [live.name]
+    report = compile_wiki(corpus, wiki, progress=False)
+    assert not abandoned[0].exists() and wiki.resolve() == report.generation != published
+    assert orphans(published / "entities") == [live.name] and orphans(report.generation / "entities") == []
     assert (wiki / "relations.json").is_file()
 
 

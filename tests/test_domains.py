@@ -11,6 +11,7 @@ import pytest
 from lambdarag import Context, State
 from lambdarag.errors import ConfigError
 from orchestration.config import parse_config
+from orchestration.declared import import_plugins
 from skills import build
 from skills.profile import index_profile, load_profile, profile_named
 from skills.sentences import split_sentences
@@ -207,6 +208,9 @@ def test_an_out_of_scope_question_is_refused_in_its_own_language_whatever_was_re
 
 
 def test_domain_must_be_a_shipped_profile_or_a_factory_spec():
+    from lambdarag.registry import allow_plugin
+
+    allow_plugin("nowhere")
     assert parse_config("retrieval:\n  domain: generic\n").retrieval.domain == "generic"
     with pytest.raises(ConfigError, match="retrieval.domain must be auto"):
         parse_config("retrieval:\n  domain: statutes\n")
@@ -225,6 +229,7 @@ def test_the_readme_profile_example_runs_as_written(tmp_path, monkeypatch):
     docs.mkdir()
     (docs / "2024-03-meeting.md").write_text("# Meeting 2024-03\n\nWe discussed the budget at length.\n", "utf-8")
     (docs / "decisions-q1.md").write_text("# Decisions Q1\n\nWe decided the budget is frozen.\n", "utf-8")
+    import_plugins(["minutes"], tmp_path, lambda loc: None, "<test>")   # what plugins: [minutes] in a config does
     index = build_index(docs, "minutes", dense=False, progress=False, domain="minutes:factory")
     assert index.domain == "minutes:factory" and type(index_profile(index)).__name__ == "MinutesProfile"
     ctx = Context(resources={"index": index})

@@ -8,7 +8,6 @@ from fastapi.testclient import TestClient
 
 from orchestration.result import Citation, Hit, Span
 from qademo.app import MAX_BODY_BYTES, MAX_TURNS, cited_chunks, create_app, waterfall
-from skills.store.index import built_indexes
 
 RELATION_QUESTION = "船员条例由哪个部门主管？"
 
@@ -41,7 +40,7 @@ def events(body: str) -> list[tuple[str, dict]]:
     ({}, 400, "query: Field required"),
     ({"query": 3}, 400, "query: Input should be a valid string"),
     ({"query": "船员", "index": "../etc"}, 400, "index: String should match pattern"),
-    ({"query": "船员", "index": "no_such_index"}, 400, "no index named 'no_such_index'"),
+    ({"query": "船员", "index": "no_such_index"}, 404, "index 'no_such_index' is not served here; served: demo"),
     ({"query": "船员", "user": {"security_level": 9}}, 400, "user: Extra inputs are not permitted"),
     ({"query": "船员", "history": [{"role": "system", "content": "x"}]}, 400, "history.0.role"),
     ({"query": "船员", "history": [{"role": "user", "content": "x"}] * (MAX_TURNS + 1)}, 400, "history: List should"),
@@ -113,19 +112,34 @@ def test_page_and_info_carry_a_strict_content_security_policy(client):
     assert "script-src 'self'" in csp and "unsafe-inline" not in csp
     assert page.headers["x-content-type-options"] == "nosniff"
     info = client.get("/api/info").json()
-    assert info == {"index": "demo", "indexes": sorted({"demo", *built_indexes()}), "max_query_chars": 2000,
+    assert info == {"index": "demo", "indexes": ["demo"], "max_query_chars": 2000,
                     "max_turns": MAX_TURNS}
     assert client.get("/static/app.js").status_code == 200
 
 
-def test_info_lists_every_built_index_and_the_default(tmp_path, monkeypatch):
+def test_info_lists_the_served_index_and_the_configured_ones_and_nothing_else_is_answered(tmp_path, monkeypatch):
     monkeypatch.setenv("LAMBDARAG_HOME", str(tmp_path))
-    for name in ("maritime", "stard"):
+    for name in ("maritime", "stard", "secret"):
         (tmp_path / name / "index").mkdir(parents=True)
         (tmp_path / name / "index" / "manifest.json").write_text("{}", encoding="utf-8")
-    (tmp_path / "half-built" / "index").mkdir(parents=True)      # no manifest: not listed
-    info = TestClient(create_app()).get("/api/info").json()
-    assert info["index"] == "demo" and info["indexes"] == ["demo", "maritime", "stard"]
+    config = tmp_path / "served.yml"
+    config.write_text("server:\n  indexes: [maritime, stard]\n", encoding="utf-8")
+    app = TestClient(create_app(config))
+    assert app.get("/api/info").json()["indexes"] == ["demo", "maritime", "stard"]
+    for endpoint in ("/api/search", "/api/ask"):
+        r = app.post(endpoint, json={"query": "船员", "index": "secret"})
+        assert r.status_code == 404 and r.json()["error"] == "index 'secret' is not served here; served: demo, " \
+                                                             "maritime, stard"
+    r = app.post("/api/feedback", json={"query_id": "q1", "chunk_id": "c", "verdict": "up", "index": "secret"})
+    assert r.status_code == 404
+
+
+def test_an_error_shown_to_a_caller_names_no_server_path(tmp_path, monkeypatch):
+    monkeypatch.setenv("LAMBDARAG_HOME", str(tmp_path / "home"))
+    r = TestClient(create_app(index="gone")).post("/api/search", json={"query": "船员"})
+    error = r.json()["error"]
+    assert r.status_code == 400 and "no index named 'gone'" in error
+    assert str(tmp_path) not in error and "<server path>" in error
 
 
 def test_a_compare_view_carries_both_sides_and_only_relations_touching_them(client):

@@ -26,9 +26,12 @@ from lambdarag.state import PUBLIC, Record
 ACCESS_SECTION = "access"
 ACCESS_KEYS = ("department", "security_level")
 ACCESS_LIKE = re.compile(r"depart|dept|secur|clearance|classif|confiden|secret|access|permission|visib|level"
-                         r"|部门|密级|权限|保密|级别", re.IGNORECASE)
-"""Top-level keys that look like access labels but are none: refused, since a misspelt one would leave its document
-public (inside an ``access`` section every unknown key is refused, whatever its name)."""
+                         r"|restrict|sensitiv|部门|密级|权限|保密|级别|机密|内部|受限", re.IGNORECASE)
+ACCESS_WORDS = frozenset({"acl", "acls", "allow", "allowed", "deny", "denied", "audience", "readers", "groups", "roles",
+                          "private", "public", "internal"})
+"""Keys that look like access labels but are none (a stem above, or one of these whole words): refused, since the
+author meant them to restrict the document and they would leave it public (inside an ``access`` section every
+unknown key is refused, whatever its name)."""
 
 
 class Label(Record):
@@ -75,10 +78,37 @@ def attested(labels: Mapping[str, Label], user: Optional[User]) -> bool:
     return user.all_access or any(label.visible_to(user) for label in labels.values())
 
 
+def access_like(key: Any) -> bool:
+    """Returns whether a metadata key looks like an access label (`ACCESS_LIKE`, `ACCESS_WORDS`)."""
+    return str(key).strip().lower() in ACCESS_WORDS or bool(ACCESS_LIKE.search(str(key)))
+
+
+def nested_label(meta: Mapping[str, Any]) -> Optional[tuple[str, str]]:
+    """Returns (top-level key, dotted path) of the first access label found nested below the top of `meta` (outside
+    the ``access`` section), e.g. ``metadata.department``; None when there is none. Walks without recursion."""
+    stack: list[tuple[str, str, Any]] = [(str(k), str(k), v) for k, v in meta.items() if k != ACCESS_SECTION]
+    while stack:
+        top, path, value = stack.pop()
+        items = value.items() if isinstance(value, Mapping) else enumerate(value) if isinstance(value, list) else ()
+        for key, inner in items:
+            if isinstance(value, Mapping) and (key in ACCESS_KEYS or key == ACCESS_SECTION or access_like(key)):
+                return top, f"{path}.{key}"
+            stack.append((top, f"{path}.{key}", inner))
+    return None
+
+
 def labels_of(meta: Mapping[str, Any]) -> Label:
     """Returns the access labels in a document's metadata, or raises `AccessLabelError` naming the key at fault:
-    an unknown key in the ``access`` section (or, at the top, a key that looks like an access label), both forms at
-    once, a department that is not one name, or a level that is not an integer ≥ 0."""
+    an unknown key in the ``access`` section (or, at the top, a key that looks like an access label), an access
+    label nested anywhere else (``metadata: {department: …}``), both forms at once, a department that is not one
+    non-empty name, or a level that is not an integer ≥ 0.
+
+    Every refusal fails closed: the reader skips the document, so nobody reads it until its labels are fixed.
+    """
+    nested = nested_label(meta)
+    if nested is not None:
+        raise AccessLabelError(nested[0], f"access key {nested[1]!r} is nested: the access keys are "
+                                          f"{' and '.join(ACCESS_KEYS)}, at the top or under {ACCESS_SECTION}:")
     section = meta.get(ACCESS_SECTION)
     flat = [k for k in ACCESS_KEYS if k in meta]
     if section is not None:
@@ -95,15 +125,17 @@ def labels_of(meta: Mapping[str, Any]) -> Label:
         labels, prefix = section, f"{ACCESS_SECTION}."
     else:
         for key in meta:
-            if key not in ACCESS_KEYS and ACCESS_LIKE.search(str(key)):
+            if key not in ACCESS_KEYS and access_like(key):
                 raise AccessLabelError(str(key), f"unknown access key {key!r}: the access keys are "
                                                  f"{' and '.join(ACCESS_KEYS)} (a misspelt key would make the "
                                                  f"document public)")
         labels, prefix = meta, ""
     department = labels.get("department")
-    if department is not None and not isinstance(department, (str, int)) or isinstance(department, bool):
-        raise AccessLabelError("department", f"{prefix}department must be one name, got {department!r}")
+    if "department" in labels and (not isinstance(department, (str, int)) or isinstance(department, bool)
+                                   or not str(department).strip()):
+        raise AccessLabelError("department", f"{prefix}department must be one non-empty name (leave the key out "
+                                             f"for a public document), got {department!r}")
     level = labels.get("security_level", 0)
     if isinstance(level, bool) or not isinstance(level, (int, str)) or not re.fullmatch(r"[0-9]+", str(level).strip()):
         raise AccessLabelError("security_level", f"{prefix}security_level must be an integer ≥ 0, got {level!r}")
-    return Label(department=str(department) if department not in (None, "") else None, security_level=int(level))
+    return Label(department=str(department).strip() if department is not None else None, security_level=int(level))

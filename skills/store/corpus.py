@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import datetime
 import hashlib
-import json
 import os
 import re
 from dataclasses import dataclass, field, replace
@@ -12,6 +11,7 @@ from typing import Any, Callable, Iterable, Iterator, Optional, Union
 
 from .tokenize import language_of
 
+from .bounded import MAX_FRONT_MATTER_BYTES, Unreadable, load_json, load_yaml
 from .access import ACCESS_KEYS, ACCESS_SECTION, AccessLabelError, labels_of
 from .instructions import instruction_phrases
 
@@ -154,35 +154,48 @@ def version_date(value: object, line: int) -> Optional[str]:
     raise Malformed(line, f"date must be a calendar date YYYY-MM-DD, got {value!r:.40}")
 
 
+def front_matter_start(lines: list[str]) -> Optional[int]:
+    """Returns the index of the line opening front matter: the first line holding more than spaces and byte order
+    marks, when it is ``---`` (indented or after blank lines, so a stray space never makes labels body text)."""
+    first = next((i for i, line in enumerate(lines) if line.strip(" \t\ufeff")), None)
+    return first if first is not None and lines[first].strip(" \t\ufeff") == "---" else None
+
+
 def split_front_matter(text: str) -> tuple[dict, str, int]:
-    """Returns (front matter mapping, body, number of lines the front matter took)."""
-    if not text.startswith("---"):
-        return {}, text, 0
+    """Returns (front matter mapping, body, number of lines the front matter took).
+
+    The YAML is read by `bounded.load_yaml`: an alias, nesting past its limit or
+    front matter over `MAX_FRONT_MATTER_BYTES` is this file's `Malformed`.
+    """
     lines = text.split("\n")
-    if lines[0].strip() != "---":
+    start = front_matter_start(lines)
+    if start is None:
         return {}, text, 0
-    for i in range(1, len(lines)):
+    for i in range(start + 1, len(lines)):
         if lines[i].strip() in ("---", "..."):
             import yaml
 
             try:
-                data = yaml.safe_load("\n".join(lines[1:i])) or {}
+                data = load_yaml("\n".join(lines[start + 1:i]), "front matter", MAX_FRONT_MATTER_BYTES) or {}
+            except Unreadable as e:
+                raise Malformed(start + 1 + e.line if e.line else start + 1, str(e)) from None
             except yaml.YAMLError as e:
                 mark = getattr(e, "problem_mark", None)
-                raise Malformed(2 + (mark.line if mark else 0), f"invalid YAML front matter: {e}") from None
+                raise Malformed(start + 2 + (mark.line if mark else 0), f"invalid YAML front matter: {e}") from None
             if not isinstance(data, dict):
-                raise Malformed(2, "front matter must be a mapping of keys to values")
+                raise Malformed(start + 2, "front matter must be a mapping of keys to values")
             return data, "\n".join(lines[i + 1:]), i + 1
-    raise Malformed(1, "front matter opened with --- is never closed")
+    raise Malformed(start + 1, "front matter opened with --- is never closed")
 
 
 def front_matter_lines(text: str) -> dict[str, int]:
     """Returns the 1-based line of each top-level key of a markdown file's front matter."""
     lines = text.split("\n")
-    if not lines or lines[0].strip() != "---":
+    start = front_matter_start(lines)
+    if start is None:
         return {}
     out: dict[str, int] = {}
-    for n, line in enumerate(lines[1:], 2):
+    for n, line in enumerate(lines[start + 1:], start + 2):
         if line.strip() in ("---", "..."):
             break
         m = re.match(r"^([^\s#:][^:]*?)\s*:", line)
@@ -191,13 +204,17 @@ def front_matter_lines(text: str) -> dict[str, int]:
     return out
 
 
+UNREADABLE = "not indexed: nobody may read it until its access labels are fixed"
+"""Ends the problem of a document whose labels break the schema (`index` counts these)."""
+
+
 def access_labels(meta: dict, line: int = 1, lines: Optional[dict[str, int]] = None) -> tuple[Optional[str], int]:
     """Returns (department, security_level) from metadata by the access schema (`access.labels_of`); raises
     `Malformed` at the line of the key at fault."""
     try:
         label = labels_of(meta)
     except AccessLabelError as e:
-        raise Malformed((lines or {}).get(e.key, line), str(e)) from None
+        raise Malformed((lines or {}).get(e.key, line), f"{e}; {UNREADABLE}") from None
     return label.department, label.security_level
 
 
@@ -226,7 +243,9 @@ def read_markdown(path: Path, root: Path, profile: Any) -> Document:
     side = _sidecar(path, root)
     if side is not None:
         try:
-            extra = json.loads(side.read_text(encoding="utf-8"))
+            extra = load_json(side.read_text(encoding="utf-8"), f"sidecar {side.name}")
+        except Unreadable as e:
+            raise Malformed(e.line, str(e)) from None
         except (ValueError, UnicodeDecodeError) as e:
             raise Malformed(getattr(e, "lineno", 0), f"sidecar {side.name} is not valid JSON: {e}") from None
         if not isinstance(extra, dict):
@@ -282,7 +301,10 @@ def read_records(path: Path, root: Path, profile: Any) -> Iterator[Union[Documen
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = load_json(line, "the record")
+        except Unreadable as e:
+            yield (rel, n, str(e))
+            continue
         except ValueError as e:
             yield (rel, n, f"invalid JSON: {e}")
             continue

@@ -71,6 +71,9 @@ class EntityRecord(Record):
     name: str
     type: str = "unknown"
     aliases: tuple[str, ...] = ()
+    alias_sources: dict[str, tuple[str, ...]] = Field(default_factory=dict)
+    """The documents that gave each alias, so removing a document removes the aliases only it gave (an alias with
+    no entry, e.g. from a graph compiled before these were kept, stays)."""
     refs: int = 0                                   # number of sources mentioning it
     wiki_page: str = ""
     versions: tuple[Version, ...] = ()
@@ -364,13 +367,18 @@ class EntityGraph:
         if not new.name.strip():
             raise LambdaRAGError(f"entity name is empty (sources: {', '.join(new.sources) or 'none'}); "
                                  "every entity needs a name")
+        if new.sources and new.aliases and not new.alias_sources:
+            new = new.model_copy(update={"alias_sources": {a: tuple(sorted(new.sources)) for a in new.aliases}})
         old = self.entity(new.name)
         if old is not None:
+            given = {a: tuple(sorted({*old.alias_sources.get(a, ()), *new.alias_sources.get(a, ())}))
+                     for a in {*old.alias_sources, *new.alias_sources}}
             versions = {v.source: v for v in old.versions}
             versions.update({v.source: v for v in new.versions})
             new = old.model_copy(update={
                 "type": old.type if old.type != "unknown" else new.type,
                 "aliases": tuple(sorted(set(old.aliases) | set(new.aliases))),
+                "alias_sources": given,
                 "sources": {**old.sources, **new.sources},
                 "versions": tuple(versions.values()),
                 "wiki_page": new.wiki_page or old.wiki_page,
@@ -437,8 +445,9 @@ class EntityGraph:
     def remove_source(self, source: str) -> set[str]:
         """Removes what document `source` contributed; returns the entities affected.
 
-        Relations from the source go; the source leaves every entity's sources
-        and versions; an entity left with no source and no relation goes too.
+        Relations from the source go; the source leaves every entity's sources,
+        versions and the aliases only it gave; an entity left with no source and
+        no relation goes too.
         """
         touched: set[str] = set()
         for rec in [r for r in self.records() if r.source == source]:
@@ -451,7 +460,13 @@ class EntityGraph:
             touched.add(name)
             sources = {s: lab for s, lab in rec.sources.items() if s != source}
             versions = tuple(v for v in rec.versions if v.source != source)
-            rec = self._with_version_chain(rec.model_copy(update={"sources": sources, "versions": versions}))
+            given = {a: tuple(s for s in srcs if s != source) for a, srcs in rec.alias_sources.items()}
+            aliases = tuple(a for a in rec.aliases if given.get(a, True))   # untracked aliases stay
+            rec = self._with_version_chain(rec.model_copy(update={
+                "sources": sources, "versions": versions, "aliases": aliases,
+                "alias_sources": {a: srcs for a, srcs in given.items() if srcs}}))
+            if aliases != self.entity(name).aliases:    # the forms only a dropped alias gave stop naming it
+                self._surface = {k: v for k, v in self._names.items() if v != name}
             self._put_entity(rec.model_copy(update={"refs": len(sources)}))
         for name in touched:
             if name in self.g and not self.g.degree(name) and not self.entity(name).sources \

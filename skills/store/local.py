@@ -33,6 +33,7 @@ class LocalBackend(IndexBackend):
         self.lexical = bm25 or Bm25Index()
         self.ann_threshold = ann_threshold
         self.domain: Optional[str] = None   # the corpus profile the chunks were made with (skills.profile)
+        self.wiki: Optional[str] = None     # the wiki generation built with these chunks (skills.store.generations)
         self._chunks: list[Chunk] = []
         self._docs: dict[str, dict] = {}
         self._vectors: Optional[np.ndarray] = None
@@ -167,7 +168,7 @@ class LocalBackend(IndexBackend):
             files[part] = {"name": name, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
         manifest = {"format": FORMAT, "generation": generation, "files": files,
                     "fingerprint": self.fingerprint(), "version": self.version, "model": self.model,
-                    "tokenizer": self.tokenizer.config(), "ann_threshold": self.ann_threshold, "domain": self.domain,
+                    "tokenizer": self.tokenizer.config(), "ann_threshold": self.ann_threshold, "domain": self.domain, "wiki": self.wiki,
                     "documents": self._docs, "chunks": len(self._chunks)}
         write_replace(directory / MANIFEST, json.dumps(manifest, ensure_ascii=False).encode("utf-8"))
         sweep(directory)
@@ -193,6 +194,7 @@ class LocalBackend(IndexBackend):
                                f"{', '.join(f'{n} {k}' for k, n in wrong.items())}")
         backend._docs = manifest["documents"]
         backend.domain = manifest.get("domain")
+        backend.wiki = manifest.get("wiki")
         backend.version = manifest["version"]
         backend._reindex()
         return backend
