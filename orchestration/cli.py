@@ -286,6 +286,8 @@ def print_result(r, explain: bool, lifecycle: str = "") -> None:
     print(f"latency {r.latency_ms['total']:.0f}ms: {steps}")
     named = f" ({', '.join(dict.fromkeys(f['term'] for f in r.fallbacks))}; --explain says why)" if r.fallbacks else ""
     print(f"cost {r.cost:.4f}; fallbacks: {len(r.fallbacks)}{named}")
+    if r.from_cache:
+        print("from cache: an earlier answer to this question, same permission scope, pipeline and knowledge")
     if r.degraded:
         print("warning: degraded answer (a failed LLM step or a failed final check; --explain says which)")
     if explain:
@@ -334,7 +336,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     if args.json:
         print(result.model_dump_json(indent=1))
     else:
-        print_result(result, args.explain, str(lifecycle_term(args.index, config)) if args.explain else "")
+        print_result(result, args.explain, str(lifecycle_term(args.index, config, user)) if args.explain else "")
     sys.stdout.flush()
     if not drain(0):
         limit = config.orchestration.feedback.background_seconds
