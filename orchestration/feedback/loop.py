@@ -35,11 +35,13 @@ from skills.store.vectors import remembered_query_vector
 
 from ..config import AgentConfig, FeedbackConfig
 from ..knowledge import KnowledgeBase
+from .asking import Asking
 from .cache import QueryCache, scope_of
 from .confirmations import Confirmations
 from .store import now, open_store
 from .journal import WIKI_PAGES, WriteBackJournal, cited_sources
 from .lexicon import Lexicon
+from .retention import CACHE_ENTRY_BYTES, PRUNE_EVERY, capped, live_write_backs, prune, size
 from .routing import RoutingStats
 from .rules import RuleBook
 from .votes import Votes, shown_chunks
@@ -101,6 +103,7 @@ class FeedbackLoop:
         self.journal = WriteBackJournal(self.store, config.min_sources, kb)
         self.confirmations = Confirmations(self.store)
         self.votes = Votes(self.store, config.votes, self.confirmations)
+        self.asking = Asking(self.store, config.votes)
 
     def version(self, pipeline: str = "") -> str:
         """Returns the version cache keys carry: index + graph (from the KB) + learned rules, synonyms and
@@ -135,30 +138,37 @@ class FeedbackLoop:
         if state is not None and state.verdict is None and state.answer:
             checked = state.model_copy(update={"verdict": verdict_of(state, None)})
         ok = checked is not None and succeeded(checked)
-        learned = self.store.write(lambda tx: self.log_and_learn(query_id, result, state, checked, ok, user,
-                                                                 embedder))
+        teaches = ok and self.asking.teaches(checked.original_query or checked.query,
+                                             [c.chunk_id for c in checked.citations if c.chunk_id], user)
+        learned = self.store.write(lambda tx: self.log_and_learn(query_id, result, state, checked, ok, teaches,
+                                                                 user, embedder))
         if state is None or checked is None:
             return learned
-        if ok and llm is None:
+        if teaches and llm is None:
             item = self.journal.write_back(query_id, checked, None)
             if item:
                 learned["write_back"] = summary(item)
-        elif ok:
+                self.retire_write_backs()
+        elif teaches:
             self.learn_later(query_id, state, llm)
             learned["write_back"] = "queued"
         cacheable = {k: v for k, v in result.items() if k not in ("trace", "from_cache")}
-        if final and self.store.write(lambda tx: self.cache.remember(
+        if final and size(cacheable) <= CACHE_ENTRY_BYTES and self.store.write(lambda tx: self.cache.remember(
                 result["rewritten_query"], user, {**cacheable, "query_id": query_id}, self.version(pipeline))):
             learned["cached"] = True
         return learned
 
     def log_and_learn(self, query_id: str, result: Mapping[str, Any], state: Optional[State],
-                      checked: Optional[State], ok: bool, user: Optional[User], embedder: Any) -> dict[str, Any]:
+                      checked: Optional[State], ok: bool, teaches: bool, user: Optional[User], embedder: Any
+                      ) -> dict[str, Any]:
         """Returns what one query taught the stores after logging it: its gap, routing count, classification
-        rule, synonyms and confirmation. `record` runs it as one write transaction, so a query's log line and
-        what it taught commit together (one commit, where a durable PostgreSQL pays an fsync)."""
+        rule, and when its caller `teaches` (`asking`) synonyms and confirmation. `record` runs it as one write
+        transaction, so a query's log line and what it taught commit together (one commit, where a durable
+        PostgreSQL pays an fsync); every `PRUNE_EVERY` records the logs are pruned to their retention."""
         learned: dict[str, Any] = {"query_id": query_id}
-        self.log.append(log_record(query_id, result, checked, user, ok))
+        self.log.append(capped(log_record(query_id, result, checked, user, ok)))
+        if self.store.write(lambda tx: tx.bump("appended")) % PRUNE_EVERY == 0:
+            self.store.write(lambda tx: prune(tx, self.config.retention))
         if state is None or checked is None:
             return learned
         if not state.hits:
@@ -171,7 +181,7 @@ class FeedbackLoop:
         rule = self.rules.observe(state.query, result.get("classification", {}), (user or PUBLIC).scope())
         if rule:
             learned["rule"] = rule
-        if ok:
+        if teaches:
             if everyone_may_read(checked):     # the synonym map is shared by every user and has no scope
                 self.lexicon.learn_from_answer(checked)
             self.confirm_answer(query_id, checked, user, embedder)
@@ -185,11 +195,20 @@ class FeedbackLoop:
             if not checked.verdict.passed:
                 return {"verdict": "failed", "write_back": None}
             item = self.journal.write_back(query_id, checked, ctx)
+            if item:
+                self.retire_write_backs()
             return {"verdict": "passed", "write_back": item and summary(item), "fallbacks": ctx.trace.fallbacks()}
 
         submit(job, name="write_back", query_id=query_id, llm=llm,
                resources=self.kb.resources() if self.kb else {}, seconds=self.config.background_seconds,
                log=self.background)
+
+    def retire_write_backs(self) -> list[str]:
+        """Returns the ids of the oldest live write-backs reverted to keep ``retention.maxWriteBacks``."""
+        old = live_write_backs(self.journal.items(), self.config.retention.max_write_backs)
+        for item_id in old:
+            self.journal.revert(item_id)
+        return old
 
     def confirm_answer(self, query_id: str, state: State, user: Optional[User],
                        embedder: Any = None) -> Optional[dict[str, Any]]:
