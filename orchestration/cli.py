@@ -414,7 +414,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     open_index(config, args.index, progress=True)   # a bad index: exit 2
     print("listening; /ready answers 200 once models and the learned state are loaded", file=sys.stderr)
     create_app = app_factory(args.app)
-    gate = Gate(create_app(config, args.index), config.server.max_in_flight, config.server.retry_after_seconds)
+    gate = Gate(create_app(config, args.index), config.server.max_in_flight, config.server.retry_after_seconds,
+                config.server.max_per_source)
     warm_in_background(gate, config, args.index)
     app = trusting(gate, config, args.host)
     # proxy_headers off: uvicorn would otherwise take X-Forwarded-For from any local client as the source address,

@@ -306,6 +306,8 @@ class ServerConfig(Section):
 
     trusted_hosts: list[str] = []
     max_in_flight: int = Field(16, ge=1)
+    max_per_source: int = Field(2, ge=1)
+    """API requests one client address may have in flight before it is answered 429 (`orchestration.serving`)."""
     retry_after_seconds: int = Field(2, ge=1)
 
     @field_validator("trusted_hosts")
