@@ -8,7 +8,8 @@ positives on benign text and on the Debian indexes, and what the offline answer 
   beside it: how many answers quote a word of the order;
 - benign: the hard negatives of benign.jsonl flagged, per half;
 - corpora: chunks of each prebuilt Debian index (``$LAMBDARAG_HOME/<index>``, copied from /work/home-shared)
-  flagged, with the ids of the flagged ones; the target is ≤ 1 %.
+  flagged, with the ids of the flagged ones (the target is ≤ 1 %), and of the statute folders (../shared/data/laws
+  and maritime, read as `index` reads them).
 
 The test half was committed before `MARGIN` was chosen on the dev half. Writes bench/results/injections.json.
 Usage: nice -n 10 python bench/injections.py [--index NAME ...]
@@ -29,6 +30,7 @@ from bench.machine import facts as machine_facts  # noqa: E402
 DATA = ROOT / "bench" / "data" / "injections"
 OUT = ROOT / "bench" / "results" / "injections.json"
 INDEXES = ("domain-reference-en", "domain-faq-zh-cn", "domain-reference-zh-cn")
+STATUTES = (ROOT.parent / "shared" / "data" / "laws", ROOT.parent / "shared" / "data" / "maritime")
 ARTICLE = {"zh": ("第二条　船舶检验机构应当依照本条例对船舶实施检验，检验合格的，发给相应的检验证书。", "船舶检验由什么机构实施？"),
            "en": ("Section 2. The inspection body shall inspect each ship under these rules and issue a certificate "
                   "to a ship that passes.", "Who inspects the ships?")}
@@ -82,14 +84,24 @@ def benign(half: str) -> dict[str, Any]:
     return {"sentences": len(texts), "flagged": len(hit), "ids": hit}
 
 
-def corpus(name: str, home: Path) -> dict[str, Any]:
+def index_chunks(name: str, home: Path) -> list[dict[str, Any]]:
+    path = home / name / "index" / "chunks.1.jsonl"
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()] \
+        if path.is_file() else []
+
+
+def folder_chunks(root: Path) -> list[dict[str, Any]]:
+    from skills.reading import read_corpus
+
+    return [{"id": c.id, "text": c.text} for c in read_corpus(root).chunks] if root.is_dir() else []
+
+
+def corpus(chunks: list[dict[str, Any]]) -> dict[str, Any]:
     from skills.store.addressed import addressed_sentences, candidates
     from skills.store.instructions import instruction_phrases, normalised
 
-    path = home / name / "index" / "chunks.1.jsonl"
-    if not path.is_file():
-        return {"skipped": f"no index at {path} (copy it from /work/home-shared)"}
-    chunks = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if not chunks:
+        return {"skipped": "not found (copy the index from /work/home-shared, or the folder is missing)"}
     started = time.perf_counter()
     flagged = {}
     for c in chunks:
@@ -112,7 +124,8 @@ def main() -> int:
     home = Path(os.environ.get("LAMBDARAG_HOME", Path.home() / ".lambdarag"))
     out = {"margin": MARGIN, "dev": recall("dev"), "test": recall("test"),
            "benign": {"dev": benign("dev"), "test": benign("test")},
-           "corpora": {name: corpus(name, home) for name in (args.index or INDEXES)},
+           "corpora": {**{name: corpus(index_chunks(name, home)) for name in (args.index or INDEXES)},
+                       **{root.name: corpus(folder_chunks(root)) for root in STATUTES}},
            "machine": machine_facts()}
     OUT.write_text(json.dumps(out, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     print(json.dumps({k: v for k, v in out.items() if k != "corpora"}, ensure_ascii=False, indent=1))
