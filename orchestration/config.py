@@ -306,8 +306,10 @@ class ServerConfig(Section):
 
     trusted_hosts: list[str] = []
     max_in_flight: int = Field(16, ge=1)
-    max_per_source: int = Field(2, ge=1)
-    """API requests one client address may have in flight before it is answered 429 (`orchestration.serving`)."""
+    max_per_source: int = Field(8, ge=1)
+    """API requests one client address may have in flight before it is answered 429 (`orchestration.serving`):
+    half of `max_in_flight` by default, so one caller leaves the other half to the rest (behind a reverse proxy
+    every caller has the proxy's address: raise it to `max_in_flight`)."""
     retry_after_seconds: int = Field(2, ge=1)
 
     @field_validator("trusted_hosts")

