@@ -82,3 +82,13 @@ def test_a_thousand_anonymous_questions_grow_the_state_by_at_most_the_documented
     records = open_store(fb).log("query_log").records()
     assert len(records) < 1000 and records[-1]["query"].endswith("（第999问）")
     assert not answer_items(loop)
+
+
+def test_retention_reverts_the_oldest_live_write_backs_beyond_the_cap():
+    from orchestration.feedback.retention import live_write_backs
+
+    items = {i: {"id": i, "time": t, "reverted": r} for i, t, r in
+             (("c", "2026-01-03", False), ("a", "2026-01-01", False), ("b", "2026-01-02", True),
+              ("d", "2026-01-04", False))}
+    assert live_write_backs(items, 2) == ["a"] and live_write_backs(items, 3) == [] and \
+        live_write_backs(items, 0) == ["a", "c", "d"]

@@ -142,13 +142,14 @@ class FeedbackLoop:
                                              [c.chunk_id for c in checked.citations if c.chunk_id], user)
         learned = self.store.write(lambda tx: self.log_and_learn(query_id, result, state, checked, ok, teaches,
                                                                  user, embedder))
+        for item_id in learned.pop("retire", ()):
+            self.journal.revert(item_id)
         if state is None or checked is None:
             return learned
         if teaches and llm is None:
             item = self.journal.write_back(query_id, checked, None)
             if item:
                 learned["write_back"] = summary(item)
-                self.retire_write_backs()
         elif teaches:
             self.learn_later(query_id, state, llm)
             learned["write_back"] = "queued"
@@ -164,11 +165,13 @@ class FeedbackLoop:
         """Returns what one query taught the stores after logging it: its gap, routing count, classification
         rule, and when its caller `teaches` (`asking`) synonyms and confirmation. `record` runs it as one write
         transaction, so a query's log line and what it taught commit together (one commit, where a durable
-        PostgreSQL pays an fsync); every `PRUNE_EVERY` records the logs are pruned to their retention."""
+        PostgreSQL pays an fsync); every `PRUNE_EVERY` records the logs are pruned to their retention and the
+        write-backs past ``retention.maxWriteBacks`` are listed under ``retire`` (`record` reverts them)."""
         learned: dict[str, Any] = {"query_id": query_id}
         self.log.append(capped(log_record(query_id, result, checked, user, ok)))
         if self.store.write(lambda tx: tx.bump("appended")) % PRUNE_EVERY == 0:
             self.store.write(lambda tx: prune(tx, self.config.retention))
+            learned["retire"] = live_write_backs(self.journal.items(), self.config.retention.max_write_backs)
         if state is None or checked is None:
             return learned
         if not state.hits:
@@ -195,20 +198,11 @@ class FeedbackLoop:
             if not checked.verdict.passed:
                 return {"verdict": "failed", "write_back": None}
             item = self.journal.write_back(query_id, checked, ctx)
-            if item:
-                self.retire_write_backs()
             return {"verdict": "passed", "write_back": item and summary(item), "fallbacks": ctx.trace.fallbacks()}
 
         submit(job, name="write_back", query_id=query_id, llm=llm,
                resources=self.kb.resources() if self.kb else {}, seconds=self.config.background_seconds,
                log=self.background)
-
-    def retire_write_backs(self) -> list[str]:
-        """Returns the ids of the oldest live write-backs reverted to keep ``retention.maxWriteBacks``."""
-        old = live_write_backs(self.journal.items(), self.config.retention.max_write_backs)
-        for item_id in old:
-            self.journal.revert(item_id)
-        return old
 
     def confirm_answer(self, query_id: str, state: State, user: Optional[User],
                        embedder: Any = None) -> Optional[dict[str, Any]]:
