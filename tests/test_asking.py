@@ -92,3 +92,17 @@ def test_retention_reverts_the_oldest_live_write_backs_beyond_the_cap():
               ("d", "2026-01-04", False))}
     assert live_write_backs(items, 2) == ["a"] and live_write_backs(items, 3) == [] and \
         live_write_backs(items, 0) == ["a", "c", "d"]
+
+
+def test_llm_classifications_of_an_untrusted_caller_count_toward_no_rule(tmp_path):
+    from lambdarag import State
+    from orchestration.config import FeedbackConfig
+
+    loop = FeedbackLoop(FeedbackConfig(min_samples=1), tmp_path)
+    query = "琼州海峡定线制"
+    result = {"query": query, "rewritten_query": query, "query_type": "temporal", "strategy": "s", "answer": "",
+              "latency_ms": {"total": 1.0}, "classification": {"stage": "llm", "type": "temporal"}}
+    with asking_from("web:10.0.0.9"):
+        assert "rule" not in loop.record(result, State(query=query, original_query=query))
+    assert loop.rules.rules() == []
+    assert loop.record(result, State(query=query, original_query=query))["rule"]["type"] == "temporal"

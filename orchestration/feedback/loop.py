@@ -35,7 +35,7 @@ from skills.store.vectors import remembered_query_vector
 
 from ..config import AgentConfig, FeedbackConfig
 from ..knowledge import KnowledgeBase
-from .asking import Asking
+from .asking import Asking, asking_source
 from .cache import QueryCache, scope_of
 from .confirmations import Confirmations
 from .store import now, open_store
@@ -163,7 +163,8 @@ class FeedbackLoop:
                       checked: Optional[State], ok: bool, teaches: bool, user: Optional[User], embedder: Any
                       ) -> dict[str, Any]:
         """Returns what one query taught the stores after logging it: its gap, routing count, classification
-        rule, and when its caller `teaches` (`asking`) synonyms and confirmation. `record` runs it as one write
+        rule (the rule only for a trusted caller's or a teaching question), and when its caller `teaches`
+        (`asking`) synonyms and confirmation. `record` runs it as one write
         transaction, so a query's log line and what it taught commit together (one commit, where a durable
         PostgreSQL pays an fsync); every `PRUNE_EVERY` records the logs are pruned to their retention and the
         write-backs past ``retention.maxWriteBacks`` are listed under ``retire`` (`record` reverts them)."""
@@ -181,9 +182,10 @@ class FeedbackLoop:
             learned["gap"] = True
         self.routing.count(result["query_type"], result["strategy"], ok, float(result["latency_ms"].get("total", 0)),
                            float(result.get("cost", 0.0)))
-        rule = self.rules.observe(state.query, result.get("classification", {}), (user or PUBLIC).scope())
-        if rule:
-            learned["rule"] = rule
+        if teaches or self.asking.trusted(asking_source(), user):   # an untrusted flood counts no keyword
+            rule = self.rules.observe(state.query, result.get("classification", {}), (user or PUBLIC).scope())
+            if rule:
+                learned["rule"] = rule
         if teaches:
             if everyone_may_read(checked):     # the synonym map is shared by every user and has no scope
                 self.lexicon.learn_from_answer(checked)
