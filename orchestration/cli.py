@@ -275,7 +275,9 @@ def cmd_compile_wiki(args: argparse.Namespace) -> int:
 
 def print_result(r, explain: bool, lifecycle: str = "") -> None:
     """Prints a search result for people: tag, strategy, expression, answer, latency (the lifecycle term it ran
-    in, plan and trace if asked)."""
+    in, plan, flagged hits and trace if asked)."""
+    from skills.store.instructions import orders_in
+
     print(f"[{r.query_type}] strategy: {r.strategy}   (classified by {r.classification.get('stage', '?')})")
     print(f"λq. {r.expression}")
     print(f"effects: {r.effect_signature}")
@@ -295,9 +297,10 @@ def print_result(r, explain: bool, lifecycle: str = "") -> None:
         print(f"domain: {r.domain} (corpus profile of index {r.index!r})")
         print("plan:", json.dumps(r.plan, ensure_ascii=False, default=str))
         for h in r.hits:
-            if h.get("instructions"):
+            found = h.get("instructions") or orders_in(h.get("text", ""))
+            if found:
                 print(f"flagged {h['source']}#{h['section']}: reads like an instruction to the system "
-                      f"({', '.join(h['instructions'])}); never quoted, never support")
+                      f"({', '.join(found)}); never quoted, never support")
         if r.llm_budget:
             b = r.llm_budget
             print(f"LLM budget: {b['calls']} of {b['max_calls']} calls, {b['spent_s']:.1f}s of {b['seconds']:.0f}s "

@@ -88,7 +88,7 @@ def reworded(tmp_path_factory):
         yield home
 
 
-def test_an_obedient_llm_carries_no_reworded_injection_into_a_final_answer(reworded, llm_server):
+def test_an_obedient_llm_carries_no_reworded_injection_into_a_final_answer(reworded, llm_server, capsys):
     import json
     import re
 
@@ -118,3 +118,7 @@ def test_an_obedient_llm_carries_no_reworded_injection_into_a_final_answer(rewor
         read += any(INJECTED in q["body"]["messages"][-1]["content"] for q in llm_server.script.requests[before:])
         assert INJECTED not in r.answer and "抛在脑后" not in r.answer and "set aside" not in r.answer, r.answer
     assert read, "the planted document never reached the model: the test tests nothing"
+    from orchestration.cli import main
+
+    assert main(["ask", "船舶检验有什么规定？", "--explain", "--config", str(config)]) in (0, 3)
+    assert f"flagged {PLANTED}#第一条: reads like an instruction to the system (致AI助手" in capsys.readouterr().out

@@ -57,7 +57,13 @@ def instruction_like(text: str) -> bool:
     return INSTRUCTION.search(plain) is not None or bool(addressed_sentences(plain))
 
 
+def orders_in(text: str) -> tuple[str, ...]:
+    """Returns the instruction-like phrases of `text`, else its sentences addressed to the system
+    (`store.addressed`)."""
+    return instruction_phrases(text) or addressed_sentences(normalised(text))
+
+
 def flagged(hit) -> tuple[str, ...]:
-    """Returns the instruction-like phrases of a hit: those found at index time, else in its text now (a wiki
-    page, or an index built before flagging), else its sentences addressed to the system (`store.addressed`)."""
-    return hit.instructions or instruction_phrases(hit.text) or addressed_sentences(normalised(hit.text))
+    """Returns the instruction-like phrases of a hit: those found at index time, else what `orders_in` finds in
+    its text now (a wiki page, an index built before flagging, a reworded order)."""
+    return hit.instructions or orders_in(hit.text)
