@@ -6,7 +6,8 @@ and gap list (append-only logs), the query cache
 (`cache`), learned synonyms (`lexicon`), classification rules (`rules`), routing
 statistics (`routing`), the write-back journal (`journal`), the confirmed
 question → chunk pairs learned retrieval is built from (`confirmations`) and the
-votes on cited chunks waiting for review or applied (`votes`).
+votes on cited chunks waiting for review or applied (`votes`). What an answer teaches
+depends on who asked (`asking`); what the logs and write-backs keep, on `retention`.
 
 - ``query_log``: one record per query (rewrite, type, strategy, per-retriever
   top lists, rerank top, answer, citations, the chunk ids it cited and showed — what
@@ -39,7 +40,7 @@ from .asking import Asking, asking_source
 from .cache import QueryCache, scope_of
 from .confirmations import Confirmations
 from .store import now, open_store
-from .journal import WIKI_PAGES, WriteBackJournal, cited_sources
+from .journal import WIKI_PAGES, WriteBackJournal
 from .lexicon import Lexicon
 from .retention import CACHE_ENTRY_BYTES, PRUNE_EVERY, capped, live_write_backs, prune, size
 from .routing import RoutingStats

@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import re
 import threading
-from typing import Any, Optional, Sequence
+from typing import Any, Sequence
 
 
 SYSTEM = (r"人工智能|智能体|助手|助理|大?语言模型|大模型|模型|机器人|问答系统|回答程序|(?<![A-Za-z])AI(?![A-Za-z])"
@@ -96,8 +96,9 @@ STATEMENTS = (
 )
 """Statements that share an order's words (the reader addressed, priorities, repetition): the margin's other side."""
 MARGIN = -0.005
-"""How much nearer to `ORDERS` than to `STATEMENTS` (cosine) a candidate must be to be flagged (tuned on the dev
-half of bench/data/injections/ and the Debian indexes, bench/results/injections.json)."""
+"""The least margin (best cosine to `ORDERS` minus best cosine to `STATEMENTS`) of a flagged candidate: a hair
+below 0, between the dev half's orders (≥ 0.003) and its statements and the Debian candidates (≤ -0.011)
+(bench/data/injections/, bench/results/injections.json)."""
 
 SENTENCE_END = re.compile(r"(?<=[。！？；!?;])|(?<=\.)\s+(?=[A-Z0-9\"'(“【\u4e00-\u9fff])|\n+")
 """Where a sentence ends: Chinese and English stops, and every line break (a list item, a code line or a table row
@@ -115,7 +116,7 @@ def candidates(text: str) -> list[str]:
         if ADDRESSEE.search(sentence) or CUE_ROLE.search(sentence) or \
                 (CUE_SYSTEM.search(sentence) and (CUE_STRONG.search(sentence) or CUE_ASK.search(sentence))) or \
                 (CUE_YOU.search(sentence) and CUE_STRONG.search(sentence)):
-            out.append(sentence.strip())
+            out.append(sentence)
     return out
 
 
@@ -148,12 +149,11 @@ def shared_embedder() -> Any:
 
 
 @functools.lru_cache(maxsize=8192)
-def addressed_sentences(text: str, margin: Optional[float] = None) -> tuple[str, ...]:
+def addressed_sentences(text: str) -> tuple[str, ...]:
     """Returns the sentences of `text` (normalised) addressed to the system (module docstring), each once, in
     order."""
     found = candidates(text)
     named = [s for s in found if ADDRESSEE.search(s)]
     rest = [s for s in found if s not in named]
-    limit = MARGIN if margin is None else margin
-    near = {s for s, m in zip(rest, margins(rest)) if m >= limit}
+    near = {s for s, m in zip(rest, margins(rest)) if m >= MARGIN}
     return tuple(dict.fromkeys(s for s in found if s in named or s in near))
