@@ -30,8 +30,8 @@ def test_forty_anonymous_questions_teach_nothing_and_leave_a_victims_top_ten_as_
     with asking_from("web:victim"):
         before = [h["chunk_id"] for h in search(RELATION_Q, config=config).hits[:10]]
     client = TestClient(create_app(config))
-    answered = [client.post("/api/search", json={"query": ATTACKS[i % len(ATTACKS)] + "的" * (i // 4)})
-                for i in range(40)]
+    answered = [client.post("/api/ask" if i % 2 else "/api/search",        # the stream's thread asks as the client
+                            json={"query": ATTACKS[i % len(ATTACKS)] + "的" * (i // 4)}) for i in range(40)]
     assert all(r.status_code == 200 for r in answered)
     loop = FeedbackLoop(config.orchestration.feedback, fb)
     assert not answer_items(loop)
