@@ -14,6 +14,7 @@ from orchestration.feedback.store import open_store
 from orchestration.search_unified import search
 from qademo.app import create_app
 from tests.test_feedback import COMPARE_Q, RELATION_Q, final_state, home, kb, snapshot  # noqa: F401 (fixtures)
+from tests.test_store import engine, loop_at  # noqa: F401 (engine is a fixture)
 
 ATTACKS = ("海上交通安全法与水污染防治法在船舶管理方面有何异同？", "船员条例与海上交通安全法在船员管理方面有何异同？",
            "海上交通安全法和船员条例对船长职责有何不同规定？", "水污染防治法与海上交通安全法在船舶污染方面有何异同？")
@@ -106,3 +107,30 @@ def test_llm_classifications_of_an_untrusted_caller_count_toward_no_rule(tmp_pat
         assert "rule" not in loop.record(result, State(query=query, original_query=query))
     assert loop.rules.rules() == []
     assert loop.record(result, State(query=query, original_query=query))["rule"]["type"] == "temporal"
+
+
+def test_logs_are_pruned_by_age_rows_and_bytes_and_agreement_counts_sources_on_both_engines(engine, tmp_path):
+    import json
+
+    from orchestration.feedback.retention import prune
+    from orchestration.feedback.store import now
+
+    loop = loop_at(tmp_path / "fb", retention={"maxRows": 10, "maxBytes": 4096, "maxDays": 1},
+                   votes={"anonymousAgreement": 2})
+    for i in range(3):
+        loop.log.append({"query_id": f"old{i}", "time": "2020-01-01T00:00:00.000+00:00", "query": "x"})
+    for i in range(30):
+        loop.log.append({"query_id": f"q{i}", "time": now(), "query": "问" * 100})
+    assert loop.store.write(lambda tx: prune(tx, loop.config.retention)) == 33 - len(loop.log)
+    kept = loop.log.records()
+    assert 0 < len(kept) <= 10 and kept[-1]["query_id"] == "q29" and not any(r["query_id"].startswith("old")
+                                                                                for r in kept)
+    assert sum(len(json.dumps(r, ensure_ascii=False)) for r in kept) <= 4096
+
+    with asking_from("web:a"):
+        assert not loop.asking.teaches("甲问题", ["c1", "c2"], None)
+        assert not loop.asking.teaches("甲问题", ["c2", "c1"], None)          # one source, once per window
+    with asking_from("web:b"):
+        assert not loop.asking.teaches("甲问题", ["c1"], None)                # other evidence: another question
+        assert loop.asking.teaches("甲问题？", ["c1", "c2"], None)            # two sources agree: it teaches once
+        assert not loop.asking.teaches("甲问题", ["c1", "c2"], None)
