@@ -9,7 +9,7 @@ from .combinators import Guard, If, Map, Merge, Named, Par, Route, appended
 from .cost import CostModel
 from .lam import Lam, Prompt, Reply
 from .runtime import Context
-from .state import INITIAL_FIELDS, Message, State, User, Verdict, extra_field
+from .state import INITIAL_FIELDS, Message, Scope, State, User, Verdict, extra_field
 from .term import Compose, Identity, Term, run
 from .tool import Tool, tool
 from .trace import Span, Trace
@@ -17,6 +17,6 @@ from .trace import Span, Trace
 __all__ = [
     "State", "Context", "Tool", "tool", "Lam", "Prompt", "Reply", "Compose", "Par", "If", "Route", "Guard", "Map", "Identity", "Named",
     "Merge", "appended", "extra_field", "Term", "CostModel", "Trace", "Span", "run", "INITIAL_FIELDS",
-    "Verdict", "Message", "User",
+    "Verdict", "Message", "User", "Scope",
 ]
 __version__ = "0.1.0"

@@ -15,6 +15,8 @@ The domain's records (hits, citations, the retrieval plan, …) live in
 from __future__ import annotations
 
 import functools
+import hashlib
+import json
 from operator import attrgetter
 from typing import Any, Callable, Literal, Mapping, Optional, TypeVar
 
@@ -104,11 +106,40 @@ class User(Record):
             return False
         return department is None or department in self.departments
 
-    def scope(self) -> str:
-        """Returns a stable key of this user's rights (for caches)."""
+    def scope(self) -> "Scope":
+        """Returns what this user may read, as a value (what caches, votes and learned rules are keyed by)."""
+        return Scope(departments=tuple(sorted(set(self.departments))), security_level=self.security_level,
+                     all_access=self.all_access)
+
+
+class Scope(Record):
+    """What a user may read, as a value: a set of departments and a security level, or everything (an operator).
+
+    Whatever is keyed by who asked (the query cache, votes, learned rules) is keyed by `key`, an injective
+    encoding: the departments sorted and JSON-escaped, then hashed, so a department named ``甲,乙`` and the two
+    departments ``甲`` and ``乙`` are different scopes, as are any two different sets (no separator to forge).
+    """
+
+    departments: tuple[str, ...] = ()
+    security_level: int = 0
+    all_access: bool = False
+
+    @property
+    def key(self) -> str:
+        """Returns the scope's key: ``*`` for an operator, else ``s1:`` and a digest of the canonical form."""
         if self.all_access:
             return "*"
-        return f"{self.security_level}:{','.join(sorted(self.departments))}"
+        canonical = json.dumps([sorted(set(self.departments)), int(self.security_level)], ensure_ascii=True,
+                               separators=(",", ":"))
+        return "s1:" + hashlib.sha256(canonical.encode("ascii")).hexdigest()[:40]
+
+    def within(self, user: Optional["User"]) -> bool:
+        """Returns whether `user` may read everything this scope may (so may see what was learned in it)."""
+        reader = user or User()
+        if reader.all_access:
+            return True
+        return not self.all_access and self.security_level <= reader.security_level \
+            and set(self.departments) <= set(reader.departments)
 
 
 PUBLIC = User()

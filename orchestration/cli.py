@@ -292,7 +292,9 @@ def offline(r) -> str:
 
 def print_result(r, explain: bool, lifecycle: str = "") -> None:
     """Prints a search result for people: tag, strategy, expression, answer, latency (the lifecycle term it ran
-    in, plan and trace if asked)."""
+    in, plan, flagged hits and trace if asked)."""
+    from skills.store.instructions import orders_in
+
     print(f"[{r.query_type}] strategy: {r.strategy}   (classified by {r.classification.get('stage', '?')})")
     print(f"λq. {r.expression}")
     print(f"effects: {r.effect_signature}")
@@ -303,6 +305,8 @@ def print_result(r, explain: bool, lifecycle: str = "") -> None:
     print(f"latency {r.latency_ms['total']:.0f}ms: {steps}")
     named = f" ({', '.join(dict.fromkeys(f['term'] for f in r.fallbacks))}; --explain says why)" if r.fallbacks else ""
     print(f"cost {r.cost:.4f}; fallbacks: {len(r.fallbacks)}{named}{offline(r)}")
+    if r.from_cache:
+        print("from cache: an earlier answer to this question, same permission scope, pipeline and knowledge")
     if r.degraded:
         print("warning: degraded answer (a failed LLM step or a failed final check; --explain says which)")
     if explain:
@@ -310,9 +314,10 @@ def print_result(r, explain: bool, lifecycle: str = "") -> None:
         print(f"domain: {r.domain} (corpus profile of index {r.index!r})")
         print("plan:", json.dumps(r.plan.model_dump(), ensure_ascii=False, default=str))
         for h in r.hits:
-            if h.instructions:
+            found = h.instructions or orders_in(h.text)
+            if found:
                 print(f"flagged {h.source}#{h.section}: reads like an instruction to the system "
-                      f"({', '.join(h.instructions)}); never quoted, never support")
+                      f"({', '.join(found)}); never quoted, never support")
         if r.llm_budget:
             b = r.llm_budget
             print(f"LLM budget: {b['calls']} of {b['max_calls']} calls, {b['spent_s']:.1f}s of {b['seconds']:.0f}s "
@@ -354,7 +359,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     if args.json:
         print(result.model_dump_json(indent=1))
     else:
-        print_result(result, args.explain, str(lifecycle_term(args.index, config)) if args.explain else "")
+        print_result(result, args.explain, str(lifecycle_term(args.index, config, user)) if args.explain else "")
     sys.stdout.flush()
     if not drain(0):
         limit = config.orchestration.feedback.background_seconds
@@ -432,7 +437,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     open_index(config, args.index, progress=True)   # a bad index: exit 2
     print("listening; /ready answers 200 once models and the learned state are loaded", file=sys.stderr)
     create_app = app_factory(args.app)
-    gate = Gate(create_app(config, args.index), config.server.max_in_flight, config.server.retry_after_seconds)
+    gate = Gate(create_app(config, args.index), config.server.max_in_flight, config.server.retry_after_seconds,
+                config.server.max_per_source)
     warm_in_background(gate, config, args.index)
     app = trusting(gate, config, args.host)
     # proxy_headers off: uvicorn would otherwise take X-Forwarded-For from any local client as the source address,

@@ -206,6 +206,20 @@ class VoteConfig(Section):
     rate_window_seconds: float = Field(3600.0, gt=0)
 
 
+class RetentionConfig(Section):
+    """How much the feedback store keeps of what asking leaves behind (`orchestration.feedback.retention`): the
+    logs (query log, gaps, background jobs, refused facts) and the write-backs, oldest dropped first."""
+
+    max_rows: int = Field(20000, ge=1)
+    """Rows each log keeps."""
+    max_bytes: int = Field(32 * 1024 * 1024, ge=1024)
+    """Bytes of records all logs keep together (a record is cut to `RECORD_BYTES` first)."""
+    max_days: float = Field(90.0, gt=0)
+    """Age past which a log row is dropped."""
+    max_write_backs: int = Field(1000, ge=0)
+    """Live write-backs kept; past it the oldest is reverted (its pages and facts removed)."""
+
+
 class StoreConfig(Section):
     """Where the feedback loop keeps what it learns (`orchestration.feedback.store`): an SQLite file per knowledge
     base under the data home, or one PostgreSQL database that several servers share ($LAMBDARAG_STORE_DSN, when
@@ -234,6 +248,9 @@ class FeedbackConfig(Section):
     background_seconds: float = Field(120.0, gt=0)
     """Time limit of the LLM work (write-back fact extraction) run after a query's result is returned."""
     votes: VoteConfig = VoteConfig()
+    """Also who may teach by asking: an answer from an untrusted caller confirms its evidence or writes back only
+    when `anonymous_agreement` distinct sources asked it within `rate_window_seconds` (`feedback.asking`)."""
+    retention: RetentionConfig = RetentionConfig()
     store: Optional[StoreConfig] = None
     """None: $LAMBDARAG_STORE_DSN (PostgreSQL) when set, else SQLite."""
 
@@ -328,6 +345,10 @@ class ServerConfig(Section):
     indexes: list[str] = []
     """Indexes a request may name besides the one served (`serve --index`, else retrieval.index); others get 404."""
     max_in_flight: int = Field(16, ge=1)
+    max_per_source: int = Field(8, ge=1)
+    """API requests one client address may have in flight before it is answered 429 (`orchestration.serving`):
+    half of `max_in_flight` by default, so one caller leaves the other half to the rest (behind a reverse proxy
+    every caller has the proxy's address: raise it to `max_in_flight`)."""
     retry_after_seconds: int = Field(2, ge=1)
 
     @field_validator("trusted_hosts")

@@ -17,6 +17,8 @@ one term serves every question of a config.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -147,6 +149,8 @@ class Learning:
 
     loop: Any
     record: Callable[[State, Context], dict]
+    pipeline: str = ""
+    """The fingerprint of the lifecycle answering (`Lifecycle.fingerprint`), which cache keys carry."""
 
 
 def learning(ctx: Context) -> Optional[Learning]:
@@ -176,7 +180,8 @@ def strategy_route(table: Mapping[str, RouteChoice]) -> Route:
 def lookup(state: State, ctx: Context) -> dict:
     """Returns the answer cached for this query and the user's permission scope, if any."""
     learn = learning(ctx)
-    hit = learn.loop.cache.get(state.query, state.user, learn.loop.version()) if learn is not None else None
+    hit = learn.loop.cache.get(state.query, state.user, learn.loop.version(learn.pipeline)) \
+        if learn is not None else None
     return {"cache_hit": False} if hit is None else {"cache_hit": True, "cached_result": hit}
 
 
@@ -215,11 +220,21 @@ class Lifecycle:
     term: Term
     routes: Mapping[str, RouteChoice]
     faq: bool
+    fingerprint: str = ""
+    """A digest of what answers: the printed lifecycle term (every route's term, the classifier's learned rules)
+    and the config it was built from (providers, models, parameters), so the query cache misses after a change."""
 
     def tail(self, label: str) -> Term:
         """Returns the term the route of `label` runs as (behind the FAQ step with `faq`)."""
         term = self.routes[label].term
         return faq_first(term) if self.faq else term
+
+
+def fingerprint(term: Term, config: AgentConfig) -> str:
+    """Returns the digest of a lifecycle term and its config (secrets are named by the config, never held)."""
+    printed = json.dumps([str(term), config.model_dump(mode="json")], sort_keys=True, ensure_ascii=False,
+                         default=str)
+    return hashlib.sha256(printed.encode("utf-8")).hexdigest()[:16]
 
 
 _LIFECYCLES: "OrderedDict[tuple, tuple[AgentConfig, Lifecycle]]" = OrderedDict()
@@ -246,7 +261,7 @@ def unified_term(config: AgentConfig, *, faq: bool = False, rules: Sequence[dict
         >> (faq_first(route) if faq else route)
     body = If(DETECT_INTENT, plan_term(config) >> DIRECT_REPLY, answered, on="direct")
     term = STANDALONE_REWRITE >> If(QUERY_CACHE, Identity, body, on="cache_hit") >> RECORD_FEEDBACK
-    lifecycle = Lifecycle(term, table, faq)
+    lifecycle = Lifecycle(term, table, faq, fingerprint(term, config))
     with _LIFECYCLES_LOCK:
         _LIFECYCLES[key] = (config, lifecycle)  # holding the config keeps its id from being reused
         while len(_LIFECYCLES) > 32:

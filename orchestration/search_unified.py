@@ -180,15 +180,16 @@ def run_search(query: str, index: Optional[str], user: Optional[User],
                                                               "total": total}}))
 
 
-def lifecycle_term(index: Optional[str] = None, config: ConfigArg = None) -> Term:
-    """Returns the lifecycle term `search()` runs on `index` as it stands now (learned rules included), for
-    ``ask --explain`` to print."""
-    return lifecycle_of(set_up(resolve_config(config), index, Trace())).term
+def lifecycle_term(index: Optional[str] = None, config: ConfigArg = None, user: Optional[User] = None) -> Term:
+    """Returns the lifecycle term `search()` runs on `index` for `user` as it stands now (the learned rules they
+    may see included), for ``ask --explain`` to print."""
+    return lifecycle_of(set_up(resolve_config(config), index, Trace()), user).term
 
 
-def lifecycle_of(setup: Setup) -> Lifecycle:
-    """Returns the lifecycle a question set up so runs: FAQ step if the index holds FAQs, the loop's learned rules."""
-    rules, exemplars = setup.loop.rules.learned() if setup.loop else ((), ())
+def lifecycle_of(setup: Setup, user: Optional[User] = None) -> Lifecycle:
+    """Returns the lifecycle a question of `user` set up so runs: FAQ step if the index holds FAQs, the loop's
+    learned rules that user may see."""
+    rules, exemplars = setup.loop.rules.learned(user) if setup.loop else ((), ())
     return unified_term(setup.config, faq=has_faq(setup.kb.index), rules=rules, exemplars=exemplars)
 
 
@@ -205,7 +206,7 @@ def answer(text: str, turns: tuple[Message, ...], user: Optional[User], setup: S
     `latency_ms.total`."""
     started = time.perf_counter()
     announce(setup.fallbacks)
-    lifecycle = lifecycle_of(setup)
+    lifecycle = lifecycle_of(setup, user)
 
     def result(state: State, run_ctx: Context, query_id: str = "") -> SearchResult:
         return search_result(state, run_ctx, asked=text, index=setup.kb.name, lifecycle=lifecycle,
@@ -219,7 +220,8 @@ def answer(text: str, turns: tuple[Message, ...], user: Optional[User], setup: S
         learned = setup.loop.record({**dumped, "trace": {} if done.from_cache else dumped["trace"],
                                      "route_reason": getattr(state, "route_reason", None)},
                                     None if done.from_cache else state, None if done.from_cache else run_ctx.llm,
-                                    user, final=not llm_failed and not failed_check, embedder=run_ctx.embedder)
+                                    user, final=not llm_failed and not failed_check, embedder=run_ctx.embedder,
+                                    pipeline=lifecycle.fingerprint)
         return {"query_id": learned["query_id"]}
 
     def classified(state: State) -> Classified:
@@ -234,7 +236,8 @@ def answer(text: str, turns: tuple[Message, ...], user: Optional[User], setup: S
     announcer.follow(classified)
     ctx = setup.ctx
     if setup.loop is not None:
-        ctx = replace(ctx, resources={**ctx.resources, "feedback": Learning(setup.loop, record)})
+        ctx = replace(ctx, resources={**ctx.resources, "feedback": Learning(setup.loop, record,
+                                                                             lifecycle.fingerprint)})
     state = State(query=text, original_query=text, history=turns, user=user or User())
     out = lifecycle.term.run(state, ctx)
     done = result(out, ctx, getattr(out, "query_id", ""))

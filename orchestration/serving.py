@@ -8,7 +8,10 @@ builds lazily (classifier vectors, reranker, profile). Until then `Gate` answers
 ``GET /ready`` with 503 and every API request but ``/api/info`` with 503 and
 ``Retry-After``, so no request pays for a cold start inside its deadline; then
 ``/ready`` is 200. Past ``server.maxInFlight`` requests in flight, an API request
-is answered 503 with ``Retry-After`` at once rather than queued until it times out.
+is answered 503 with ``Retry-After`` at once rather than queued until it times out;
+past ``server.maxPerSource`` requests in flight from one client address, that
+address is answered 429 with ``Retry-After``, so one caller sending expensive
+questions cannot take every slot and starve the others.
 """
 from __future__ import annotations
 
@@ -30,11 +33,14 @@ UNGATED = ("/api/info",)
 class Gate:
     """An ASGI wrapper answering ``/ready`` and holding API requests back while warming or overloaded."""
 
-    def __init__(self, app: ASGIApp, max_in_flight: int, retry_after: int) -> None:
+    def __init__(self, app: ASGIApp, max_in_flight: int, retry_after: int, max_per_source: Optional[int] = None
+                 ) -> None:
         self.app, self.max_in_flight, self.retry_after = app, max_in_flight, retry_after
+        self.max_per_source = max_per_source or max_in_flight
         self.warm = threading.Event()
         self.failure: Optional[str] = None
         self.in_flight = 0
+        self.by_source: dict[str, int] = {}
 
     def ready(self, failure: Optional[str] = None) -> None:
         """Marks warm-up done (`failure`: why it failed; the server then stays unready and says why)."""
@@ -57,11 +63,20 @@ class Gate:
         if self.in_flight >= self.max_in_flight:
             return await answer(send, 503, {"error": f"the server is answering {self.max_in_flight} requests, its "
                                                      f"limit (server.maxInFlight); retry later"}, self.retry_after)
+        source = (scope.get("client") or ("-",))[0]
+        if self.by_source.get(source, 0) >= self.max_per_source:
+            return await answer(send, 429, {"error": f"this client has {self.max_per_source} requests in flight, "
+                                                     f"its limit (server.maxPerSource); retry later"},
+                                self.retry_after)
         self.in_flight += 1            # one event loop: no other coroutine runs between the check and this
+        self.by_source[source] = self.by_source.get(source, 0) + 1
         try:
             await self.app(scope, receive, send)
         finally:
             self.in_flight -= 1
+            self.by_source[source] -= 1
+            if not self.by_source[source]:
+                del self.by_source[source]
 
 
 async def answer(send: Send, status: int, body: dict[str, Any], retry_after: Optional[int] = None) -> None:

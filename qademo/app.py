@@ -17,7 +17,8 @@ Routes:
                      rate limit) without echoing what was sent.
 
 Every route reads as the app's `user` (default `PUBLIC`: the page has no login), and so does every store it
-reads, the entity graph of the compare view included.
+reads, the entity graph of the compare view included. Questions are asked from the client's address
+(`orchestration.feedback.asking`): what they teach waits for distinct callers to agree.
 
 What streams: the search's first event is awaited before the first byte is
 sent, so errors still get a proper status (unusable query or unknown index →
@@ -44,6 +45,7 @@ from lambdarag import User
 from lambdarag.errors import ConfigError, DeadlineExceeded, FeedbackRateLimited, LambdaRAGError, QueryError
 from lambdarag.state import PUBLIC
 from orchestration.feedback import open_feedback
+from orchestration.feedback.asking import asking_from
 from orchestration.knowledge import open_knowledge
 from orchestration.feedback.votes import SHOWN_HITS, Voter, weight_of
 from orchestration.result import Citation, Hit, SearchResult, Span
@@ -270,6 +272,11 @@ def event_sse(event: Any, config: ConfigArg, user: User) -> Iterator[str]:
         yield sse("done", {"chars": len(view["answer"])})
 
 
+def source_of(request: Request) -> str:
+    """Returns the source a request comes from (its client address): what votes and asking count per."""
+    return f"web:{request.client.host if request.client else '-'}"
+
+
 def create_app(config: ConfigArg = None, index: Optional[str] = None, user: User = PUBLIC) -> FastAPI:
     """Returns the demo ASGI app searching with `config` (default agent-config.yml) and `index` unless a request
     names one, as `user` (every caller of the page is that user)."""
@@ -308,13 +315,14 @@ def create_app(config: ConfigArg = None, index: Optional[str] = None, user: User
             return None
         return error_response(404, f"index {name!r} is not served here; served: {', '.join(served())}")
 
-    def answer(body: AskRequest) -> dict[str, Any] | JSONResponse:
+    def answer(body: AskRequest, request: Request) -> dict[str, Any] | JSONResponse:
         refused = unserved(body.index)
         if refused is not None:
             return refused
         try:
-            r = search(body.query, index=body.index or index, history=[t.model_dump() for t in body.history],
-                       user=user, config=config)
+            with asking_from(source_of(request)):
+                r = search(body.query, index=body.index or index, history=[t.model_dump() for t in body.history],
+                           user=user, config=config)
         except LambdaRAGError as e:
             return failure(e)
         return page_view(r, config, user)
@@ -334,11 +342,11 @@ def create_app(config: ConfigArg = None, index: Optional[str] = None, user: User
                 "max_query_chars": cfg.limits.max_query_chars, "max_turns": MAX_TURNS}
 
     @app.post("/api/search")
-    def search_json(body: AskRequest):
-        return answer(body)
+    def search_json(body: AskRequest, request: Request):
+        return answer(body, request)
 
     @app.post("/api/ask")
-    def ask_stream(body: AskRequest):
+    def ask_stream(body: AskRequest, request: Request):
         refused = unserved(body.index)
         if refused is not None:
             return refused
@@ -346,7 +354,8 @@ def create_app(config: ConfigArg = None, index: Optional[str] = None, user: User
                                history=[t.model_dump() for t in body.history], user=user, config=config,
                                checked_only=body.checked_only)
         try:
-            first = next(events, None)
+            with asking_from(source_of(request)):        # the run's thread starts here, with this context
+                first = next(events, None)
         except LambdaRAGError as e:
             return failure(e)
         return StreamingResponse(stream_events(first, events, config, user), media_type="text/event-stream",
@@ -355,7 +364,7 @@ def create_app(config: ConfigArg = None, index: Optional[str] = None, user: User
     @app.post("/api/feedback")
     def feedback(body: FeedbackRequest, request: Request):
         cfg = resolve_config(config)
-        voter = Voter(f"web:{request.client.host if request.client else '-'}", user)
+        voter = Voter(source_of(request), user)
         refused = unserved(body.index)
         if refused is not None:
             return refused

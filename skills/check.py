@@ -109,6 +109,22 @@ def check_answer(answer: str, hits: tuple[Hit, ...], threshold: float = SUPPORT,
     return Verdict(passed=passed, details=tuple(lines), rejected=tuple(dict.fromkeys(rejected)))
 
 
+def supporting_hits(state: State, threshold: float = SUPPORT) -> tuple[Hit, ...]:
+    """Returns the cited hits that support a claim of a passed answer by the deterministic test, each once (none
+    when the verdict failed): the evidence an answer may teach from, never a citation the check did not clear."""
+    if state.verdict is None or not state.verdict.passed:
+        return ()
+    hits, out = citable(state), {}
+    for claim, markers in claims(state.answer):
+        if exempt(claim):
+            continue
+        for m in markers:
+            hit = resolve(m.group(1), m.group(2) or "", hits)
+            if hit is not None and status_of(claim, m, hits, threshold) == "supported":
+                out.setdefault(hit.chunk_id or f"{hit.source}#{hit.section}", hit)
+    return tuple(out.values())
+
+
 class CitationJudgement(Reply):
     """The model's judgement of one citation."""
 

@@ -190,7 +190,10 @@ def test_cache_is_lru_bounded_and_keys_never_cross_scopes(tmp_path):
     assert loop.cache.get("甲", None, "v1") is None and loop.cache.get("丙", None, "v1") == {"answer": "丙"}
     assert loop.cache.get("丙", User(departments=("a",)), "v1") is None
     assert loop.cache.get("丙", None, "v2") is None
-    assert scope_of(User(departments=("b", "a"), security_level=2)) == "a,b|2"
+    assert scope_of(User(departments=("b", "a"), security_level=2)) == scope_of(User(departments=("a", "b", "a"),
+                                                                                      security_level=2))
+    assert scope_of(User(departments=("a,b",), security_level=2)) != scope_of(User(departments=("a", "b"),
+                                                                                  security_level=2))
     assert normalise(" ＡＢ  c？") == "ab c"
 
 
@@ -404,3 +407,51 @@ def test_the_llm_side_of_learning_runs_after_the_result_in_the_background(kb, ll
     assert "answered HTTP 500" in ran["fact_extract"]["fallback"]
     item = open_store(fb).read(lambda tx: tx.item("writeback", r.query_id))
     assert ("国家海事管理机构", "主管", "船员条例") in {(x["head"], x["relation"], x["tail"]) for x in item["relations"]}
+
+
+def test_a_department_named_like_three_shares_no_cached_answer_with_a_user_in_those_three(kb):
+    make, _, _ = kb
+    config, _ = make(cacheAfter=1)
+    three = User(id="a", departments=("人事处", "安保处", "引航处"), security_level=2)
+    forged = User(id="b", departments=("人事处,安保处,引航处",), security_level=2)
+    for query in (RELATION_Q, COMPARE_Q):
+        search(query, config=config, user=three)
+        assert search(query, config=config, user=three).from_cache
+        assert not search(query, config=config, user=forged).from_cache
+
+
+def test_rerouting_a_type_in_the_config_misses_the_cache_and_the_cli_says_from_cache(kb, capsys):
+    make, _, _ = kb
+    config, path = make(cacheAfter=1)
+    first = search(RELATION_Q, config=config)
+    assert search(RELATION_Q, config=config).from_cache
+    rerouted, _ = make(cacheAfter=1, routing={"relation": "hybrid_search"})
+    again = search(RELATION_Q, config=rerouted)
+    assert not again.from_cache and again.strategy != first.strategy
+    assert main(["ask", RELATION_Q, "--config", str(path)]) == 0       # cached anew (one version is kept)
+    assert "from cache" not in capsys.readouterr().out
+    assert main(["ask", RELATION_Q, "--config", str(path)]) == 0
+    assert "from cache" in capsys.readouterr().out
+
+
+def test_a_rule_learned_from_privileged_questions_shows_only_to_who_may_read_them(kb, capsys):
+    from orchestration.search_unified import lifecycle_term
+
+    make, _, fb = kb
+    config, path = make(minSamples=2)
+    loop = FeedbackLoop(config.orchestration.feedback, fb)
+    insider = User(id="i", departments=("引航处",), security_level=3)
+    for query in ("机密代号青龙的部署", "青龙行动的部署安排"):
+        result = {"query": query, "rewritten_query": query, "query_type": "temporal", "strategy": "s",
+                  "answer": "", "latency_ms": {"total": 1.0}, "classification": {"stage": "llm", "type": "temporal"}}
+        learned = loop.record(result, State(query=query, original_query=query), user=insider)
+    assert learned["rule"]["scope"] == {"departments": ["引航处"], "security_level": 3, "all_access": False}
+    assert "青龙" in str(lifecycle_term(config=config, user=insider))
+    assert "青龙" not in str(lifecycle_term(config=config))
+    assert "青龙" not in str(lifecycle_term(config=config, user=User(departments=("引航处",), security_level=1)))
+    assert main(["ask", "青龙行动什么时候开始", "--explain", "--config", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "lifecycle:" in out and "青龙" not in out.split("lifecycle:")[1].split("\n")[0]
+    assert main(["ask", "青龙行动什么时候开始", "--explain", "--config", str(path), "--department", "引航处",
+                 "--security-level", "3"]) == 0
+    assert "青龙" in capsys.readouterr().out.split("lifecycle:")[1].split("\n")[0]

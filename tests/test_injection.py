@@ -79,6 +79,11 @@ def obedient(variant: int):
 @pytest.fixture(scope="module")
 def planted(tmp_path_factory):
     """Yields (config path, index-time stderr) of a knowledge base of real statutes plus the planted document."""
+    yield from planted_index(tmp_path_factory, PLANTED, PLANTED_TEXT)
+
+
+def planted_index(tmp_path_factory, name: str, text: str):
+    """Yields (data home, index-time stderr) of an index ``planted`` of real statutes plus document `name`."""
     home = tmp_path_factory.mktemp("home")
     mp = pytest.MonkeyPatch()
     mp.setenv("LAMBDARAG_HOME", str(home / "home"))
@@ -86,7 +91,7 @@ def planted(tmp_path_factory):
     forget()
     corpus = home / "corpus"
     shutil.copytree(MARITIME, corpus)
-    (corpus / PLANTED).write_text(PLANTED_TEXT, encoding="utf-8")
+    (corpus / name).write_text(text, encoding="utf-8")
     import contextlib
     import io
 

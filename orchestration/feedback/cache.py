@@ -1,8 +1,9 @@
 """The query cache: answers of hot queries, keyed by normalised query, permission scope and knowledge version.
 
 Rows of the feedback store (``cache_entries``, ``cache_counts``): a key is the
-normalised query, the asker's permission scope (departments + security level,
-never the user id) and the knowledge version, so a
+normalised query, the key of the asker's permission scope (`lambdarag.Scope`: departments + security level,
+never the user id, encoded so no two scopes share a key) and the version (knowledge, learned state and the
+pipeline that answers), so a
 write-back, a re-index or a new rule makes old entries unreachable, and a user
 never gets an answer cached for a different scope. An answer is cached once its key
 has been answered ``cacheAfter`` times; at most ``cacheSize`` entries, least
@@ -17,6 +18,7 @@ import unicodedata
 from typing import Any, Mapping, Optional
 
 from lambdarag import User
+from lambdarag.state import PUBLIC
 
 from .store import FeedbackStore, Tx, now
 from .store.rows import CLOCK, cache_counts, cache_entries, put_count, put_entry
@@ -29,11 +31,9 @@ def normalise(query: str) -> str:
 
 
 def scope_of(user: Optional[User]) -> str:
-    """Returns the permission scope of a user: what they may read decides which answers they may share."""
-    user = user or User()
-    if user.all_access:
-        return "*"
-    return f"{','.join(sorted(user.departments))}|{user.security_level}"
+    """Returns the key of a user's permission scope (`lambdarag.Scope.key`, injective): what they may read decides
+    which answers they may share."""
+    return (user or PUBLIC).scope().key
 
 
 class QueryCache:

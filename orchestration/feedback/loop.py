@@ -6,7 +6,8 @@ and gap list (append-only logs), the query cache
 (`cache`), learned synonyms (`lexicon`), classification rules (`rules`), routing
 statistics (`routing`), the write-back journal (`journal`), the confirmed
 question → chunk pairs learned retrieval is built from (`confirmations`) and the
-votes on cited chunks waiting for review or applied (`votes`).
+votes on cited chunks waiting for review or applied (`votes`). What an answer teaches
+depends on who asked (`asking`); what the logs and write-backs keep, on `retention`.
 
 - ``query_log``: one record per query (rewrite, type, strategy, per-retriever
   top lists, rerank top, answer, citations, the chunk ids it cited and showed — what
@@ -29,22 +30,29 @@ from typing import Any, Mapping, Optional, Sequence
 from lambdarag import Context, State, User
 from lambdarag.state import PUBLIC
 from skills import build as build_skill
+from skills.check import supporting_hits
 from skills.generate import REFUSAL
 from skills.store.vectors import remembered_query_vector
 
 from ..config import AgentConfig, FeedbackConfig
 from ..knowledge import KnowledgeBase
+from .asking import Asking, asking_source
 from .cache import QueryCache, scope_of
 from .confirmations import Confirmations
 from .store import now, open_store
-from .journal import WIKI_PAGES, WriteBackJournal, cited_sources
+from .journal import WIKI_PAGES, WriteBackJournal
 from .lexicon import Lexicon
+from .retention import CACHE_ENTRY_BYTES, PRUNE_EVERY, capped, live_write_backs, prune, size
 from .routing import RoutingStats
 from .rules import RuleBook
 from .votes import Votes, shown_chunks
 from .worker import submit
 
 OFF = ("0", "off", "false", "no")
+MIN_SUPPORTING_SOURCES = 2
+"""An answer confirms its evidence only when claims are supported from at least this many distinct documents."""
+SYNTHESIS = "synthesis"
+"""The query type whose answers never confirm their evidence: an overview quotes whatever was near the topic."""
 
 
 def succeeded(state: State) -> bool:
@@ -96,23 +104,26 @@ class FeedbackLoop:
         self.journal = WriteBackJournal(self.store, config.min_sources, kb)
         self.confirmations = Confirmations(self.store)
         self.votes = Votes(self.store, config.votes, self.confirmations)
+        self.asking = Asking(self.store, config.votes)
 
-    def version(self) -> str:
+    def version(self, pipeline: str = "") -> str:
         """Returns the version cache keys carry: index + graph (from the KB) + learned rules, synonyms and
-        confirmations + the LLM provider (base URL and model, or offline).
+        confirmations + the LLM provider (base URL and model, or offline) + the `pipeline` answering (the
+        lifecycle's fingerprint: its printed term and config, `orchestration.lifecycle.fingerprint`).
 
         A confirm, reject, revert or refit can re-rank any question (the term
         map, prior and gate are shared by all), so each makes every cached answer
         unreachable: the confirmations enter by their generation, a small file.
         The provider enters so enabling an LLM never serves an offline answer.
         """
-        parts = self.store.read(lambda tx: [self.rules.rules(), self.lexicon.synonyms(),
+        parts = self.store.read(lambda tx: [self.rules.rules(everyone=True), self.lexicon.synonyms(),
                                             self.confirmations.generation()])     # one transaction
-        learned = json.dumps([*parts, self.provider], sort_keys=True, ensure_ascii=False)
+        learned = json.dumps([*parts, self.provider, pipeline], sort_keys=True, ensure_ascii=False)
         return f"{self.kb.version() if self.kb else '-'}:{hashlib.sha1(learned.encode()).hexdigest()[:12]}"
 
     def record(self, result: Mapping[str, Any], state: Optional[State], llm: Any = None,
-               user: Optional[User] = None, final: bool = True, embedder: Any = None) -> dict[str, Any]:
+               user: Optional[User] = None, final: bool = True, embedder: Any = None, pipeline: str = ""
+               ) -> dict[str, Any]:
         """Returns what was learned from one answered query after logging it and updating every store.
 
         `result` is the SearchResult as a dict (it gets a ``query_id``); `state`
@@ -120,37 +131,49 @@ class FeedbackLoop:
         an `llm`, the support check and the write-back's fact extraction run
         later in the feedback worker (``write_back: "queued"``). A result that is
         not `final` (an LLM step degraded) is never cached. The `embedder` of the run tells which query
-        vectors it already embedded (`confirm_answer`).
+        vectors it already embedded (`confirm_answer`); `pipeline` is the fingerprint of the lifecycle that
+        answered (`version`).
         """
         query_id = result.get("query_id") or f"q{dt.datetime.now(dt.timezone.utc):%Y%m%d%H%M%S}-{uuid.uuid4().hex[:8]}"
         checked = state
         if state is not None and state.verdict is None and state.answer:
             checked = state.model_copy(update={"verdict": verdict_of(state, None)})
         ok = checked is not None and succeeded(checked)
-        learned = self.store.write(lambda tx: self.log_and_learn(query_id, result, state, checked, ok, user,
-                                                                 embedder))
+        teaches = ok and self.asking.teaches(checked.original_query or checked.query,
+                                             [c.chunk_id for c in checked.citations if c.chunk_id], user)
+        learned = self.store.write(lambda tx: self.log_and_learn(query_id, result, state, checked, ok, teaches,
+                                                                 user, embedder))
+        for item_id in learned.pop("retire", ()):
+            self.journal.revert(item_id)
         if state is None or checked is None:
             return learned
-        if ok and llm is None:
+        if teaches and llm is None:
             item = self.journal.write_back(query_id, checked, None)
             if item:
                 learned["write_back"] = summary(item)
-        elif ok:
+        elif teaches:
             self.learn_later(query_id, state, llm)
             learned["write_back"] = "queued"
         cacheable = {k: v for k, v in result.items() if k not in ("trace", "from_cache")}
-        if final and self.store.write(lambda tx: self.cache.remember(
-                result["rewritten_query"], user, {**cacheable, "query_id": query_id}, self.version())):
+        if final and size(cacheable) <= CACHE_ENTRY_BYTES and self.store.write(lambda tx: self.cache.remember(
+                result["rewritten_query"], user, {**cacheable, "query_id": query_id}, self.version(pipeline))):
             learned["cached"] = True
         return learned
 
     def log_and_learn(self, query_id: str, result: Mapping[str, Any], state: Optional[State],
-                      checked: Optional[State], ok: bool, user: Optional[User], embedder: Any) -> dict[str, Any]:
+                      checked: Optional[State], ok: bool, teaches: bool, user: Optional[User], embedder: Any
+                      ) -> dict[str, Any]:
         """Returns what one query taught the stores after logging it: its gap, routing count, classification
-        rule, synonyms and confirmation. `record` runs it as one write transaction, so a query's log line and
-        what it taught commit together (one commit, where a durable PostgreSQL pays an fsync)."""
+        rule (the rule only for a trusted caller's or a teaching question), and when its caller `teaches`
+        (`asking`) synonyms and confirmation. `record` runs it as one write
+        transaction, so a query's log line and what it taught commit together (one commit, where a durable
+        PostgreSQL pays an fsync); every `PRUNE_EVERY` records the logs are pruned to their retention and the
+        write-backs past ``retention.maxWriteBacks`` are listed under ``retire`` (`record` reverts them)."""
         learned: dict[str, Any] = {"query_id": query_id}
-        self.log.append(log_record(query_id, result, checked, user, ok))
+        self.log.append(capped(log_record(query_id, result, checked, user, ok)))
+        if self.store.write(lambda tx: tx.bump("appended")) % PRUNE_EVERY == 0:
+            self.store.write(lambda tx: prune(tx, self.config.retention))
+            learned["retire"] = live_write_backs(self.journal.items(), self.config.retention.max_write_backs)
         if state is None or checked is None:
             return learned
         if not state.hits:
@@ -160,10 +183,11 @@ class FeedbackLoop:
             learned["gap"] = True
         self.routing.count(result["query_type"], result["strategy"], ok, float(result["latency_ms"].get("total", 0)),
                            float(result.get("cost", 0.0)))
-        rule = self.rules.observe(state.query, result.get("classification", {}))
-        if rule:
-            learned["rule"] = rule
-        if ok:
+        if teaches or self.asking.trusted(asking_source(), user):   # an untrusted flood counts no keyword
+            rule = self.rules.observe(state.query, result.get("classification", {}), (user or PUBLIC).scope())
+            if rule:
+                learned["rule"] = rule
+        if teaches:
             if everyone_may_read(checked):     # the synonym map is shared by every user and has no scope
                 self.lexicon.learn_from_answer(checked)
             self.confirm_answer(query_id, checked, user, embedder)
@@ -185,12 +209,17 @@ class FeedbackLoop:
 
     def confirm_answer(self, query_id: str, state: State, user: Optional[User],
                        embedder: Any = None) -> Optional[dict[str, Any]]:
-        """Returns the confirmation, at the weaker `answer` weight, of the chunks a passed answer cites over
-        ≥ minSources corpus sources (None below that); the question's vector is stored with it when the run's
-        `embedder` already embedded the question (the next query's learned index then embeds nothing)."""
-        chunks = [c.chunk_id for c in state.citations if c.chunk_id and not c.source.startswith(WIKI_PAGES)]
-        if len(cited_sources(state)) < self.config.min_sources or not chunks:
+        """Returns the confirmation, at the weaker `answer` weight, of the chunks that support a passed answer's
+        claims (`skills.check.supporting_hits`) from ≥ max(2, minSources) distinct corpus sources (None below
+        that, and for a synthesis answer, whose overview points pad it with what the question did not ask);
+        the question's vector is stored with it when the run's `embedder` already embedded the question (the
+        next query's learned index then embeds nothing)."""
+        if getattr(state, "query_type", None) == SYNTHESIS:
             return None
+        support = [h for h in supporting_hits(state) if h.chunk_id and not h.source.startswith(WIKI_PAGES)]
+        if len({h.source for h in support}) < max(MIN_SUPPORTING_SOURCES, self.config.min_sources):
+            return None
+        chunks = [h.chunk_id for h in support]
         question = state.original_query or state.query
         vector = remembered_query_vector(embedder, question) if embedder is not None else None
         return self.confirmations.add("answer", [(question, chunks)], scope=scope_of(user), query_id=query_id,
@@ -207,7 +236,7 @@ class FeedbackLoop:
                 "cache_hits": sum(1 for r in queries if r.get("from_cache")),
                 "learned_items": len(live), "learned_entities": sum(len(i["entities"]) for i in live),
                 "learned_relations": sum(len(i["relations"]) for i in live),
-                "rules": len(self.rules.rules()), "synonym_terms": len(self.lexicon.synonyms()),
+                "rules": len(self.rules.rules(everyone=True)), "synonym_terms": len(self.lexicon.synonyms()),
                 "confirmed_pairs": len(self.confirmations.pairs()), "pending_votes": len(self.votes.pending()),
                 "gaps": len(self.gaps), "routing": self.routing.table()}
 

@@ -63,7 +63,7 @@ function renderTags(view) {
   tag.className = "tag type-" + view.query_type.replace(/[^a-z_]/g, "");
   $("strategy").textContent = view.strategy;
   $("classified-by").textContent = view.classified_by || "?";
-  $("total-ms").textContent = Math.round(view.latency_ms.total) + " ms" + (view.from_cache ? " (cached)" : "");
+  $("total-ms").textContent = Math.round(view.latency_ms.total) + " ms" + (view.from_cache ? " (from cache)" : "");
   $("cost").textContent = view.cost.toFixed(4);
   $("expression").textContent = "λq. " + view.expression;
   $("effects").textContent = view.effect_signature;

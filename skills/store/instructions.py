@@ -5,7 +5,8 @@ A document is data: it may quote anything, but a sentence such as 忽略以上�
 ("system: …") is addressed to the model, not to the reader. Such phrases are
 found when a corpus is chunked (`Chunk.meta["instructions"]`, shown by
 ``ask --explain``), and a chunk holding one is never quoted by the offline
-answer and never counts as support for a claim.
+answer and never counts as support for a claim. A reworded order that no phrase here matches is found by
+meaning (`store.addressed`), at query time.
 """
 from __future__ import annotations
 
@@ -13,8 +14,11 @@ import functools
 import re
 import unicodedata
 
+from .addressed import addressed_sentences
+
 INSTRUCTION = re.compile(
-    r"忽略(?:以上|上述|之前|前面|先前|前文|所有|全部|其他)|(?:无视|不要理会|忘记|忘掉)(?:以上|上述|之前|前面|前文|所有)"
+    r"忽略(?:以上|上述|之前|前面|先前|前文)|忽略(?:所有|全部|其他)的?(?:指令|指示|提示|规则|要求|设定|限制)"
+    r"|(?:无视|不要理会|忘记|忘掉)(?:以上|上述|之前|前面|前文|所有)"
     r"|(?:以上|上述|之前的?|先前的?)(?:所有)?(?:指令|指示|提示|规则)|新的?指令|系统提示|你现在是|从现在起你|(?:请你?|你现在|现在)扮演"
     r"|(?:请|立即|必须)?(?:写入|记住|存入|添加)(?:以下|如下|下列)?(?:知识|关系|事实|内容)?[:：]"
     r"|(?:只|直接|必须|请)(?:回答|输出|回复)[:：]"
@@ -47,11 +51,19 @@ def instruction_phrases(text: str) -> tuple[str, ...]:
 
 
 def instruction_like(text: str) -> bool:
-    """Returns whether `text` reads like an instruction to the system rather than a statement."""
-    return INSTRUCTION.search(normalised(text)) is not None
+    """Returns whether `text` reads like an instruction to the system rather than a statement: an order's phrase,
+    or a sentence addressed to the system (`store.addressed`)."""
+    plain = normalised(text)
+    return INSTRUCTION.search(plain) is not None or bool(addressed_sentences(plain))
+
+
+def orders_in(text: str) -> tuple[str, ...]:
+    """Returns the instruction-like phrases of `text`, else its sentences addressed to the system
+    (`store.addressed`)."""
+    return instruction_phrases(text) or addressed_sentences(normalised(text))
 
 
 def flagged(hit) -> tuple[str, ...]:
-    """Returns the instruction-like phrases of a hit: those found at index time, else in its text now (a wiki
-    page, or an index built before flagging)."""
-    return hit.instructions or instruction_phrases(hit.text)
+    """Returns the instruction-like phrases of a hit: those found at index time, else what `orders_in` finds in
+    its text now (a wiki page, an index built before flagging, a reworded order)."""
+    return hit.instructions or orders_in(hit.text)

@@ -61,9 +61,10 @@ def add_evidence(tx: Tx, term: str, alt: str, n: int) -> None:
 
 
 def put_rule(tx: Tx, rule: dict[str, Any], first: bool) -> None:
-    """Stores `rule` (replacing one of the same pattern) before every rule (`first`) or after them."""
+    """Stores `rule` (replacing one of the same id: its pattern, or its scope and pattern for one learned in a
+    scope) before every rule (`first`) or after them."""
     pos = tx.bump("pos:rule")
-    tx.put_item(RULE, rule["pattern"], rule, "live", pos=-pos if first else pos)
+    tx.put_item(RULE, rule.get("id", rule["pattern"]), rule, "live", pos=-pos if first else pos)
 
 
 def add_observation(tx: Tx, word: str, query_type: str, n: int) -> None:
