@@ -29,7 +29,7 @@ def test_forty_anonymous_questions_teach_nothing_and_leave_a_victims_top_ten_as_
     make, _, fb = kb
     config, _ = make(cacheAfter=1000)
     with asking_from("web:victim"):
-        before = [h["chunk_id"] for h in search(RELATION_Q, config=config).hits[:10]]
+        before = [h.chunk_id for h in search(RELATION_Q, config=config).hits[:10]]
     client = TestClient(create_app(config))
     answered = [client.post("/api/ask" if i % 2 else "/api/search",        # the stream's thread asks as the client
                             json={"query": ATTACKS[i % len(ATTACKS)] + "的" * (i // 4)}) for i in range(40)]
@@ -39,7 +39,7 @@ def test_forty_anonymous_questions_teach_nothing_and_leave_a_victims_top_ten_as_
     assert loop.journal.items() == {}
     knowledge.forget()
     with asking_from("web:victim"):
-        assert [h["chunk_id"] for h in search(RELATION_Q, config=config).hits[:10]] == before
+        assert [h.chunk_id for h in search(RELATION_Q, config=config).hits[:10]] == before
     for query in ATTACKS:                     # the same answers asked by the process itself do teach
         search(query, config=config)
     assert answer_items(loop)
