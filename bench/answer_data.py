@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from domain_data import flat  # noqa: E402
-from routing_data import MARITIME, record_problems  # noqa: E402
+from routing_data import MARITIME, TYPES, record_problems  # noqa: E402,F401  (TYPES: the question types)
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "bench" / "data" / "answers"
