@@ -129,13 +129,20 @@ def summarise(rows: list[dict]) -> dict:
     return out
 
 
-def cli_exit(question: str, index: str, config: str | None) -> int:
-    """Returns the exit code of `lambdarag ask --json` (the installed command) run as a subprocess on `question`."""
+def cli_run(question: str, index: str, config: str | None) -> dict:
+    """Returns the exit code of `lambdarag ask --json` (the installed command) run as a subprocess on `question`,
+    with whether its answer was degraded and which terms fell back (a cold process may time out where a warm
+    one does not)."""
     command = shutil.which("lambdarag")
     if command is None:
         raise SystemExit("--cli-check runs the `lambdarag` command: pip install -e . (or --cli-check 0)")
     argv = [command, *(["--config", config] if config else []), "ask", "--index", index, "--json", question]
-    return subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=1800).returncode
+    run = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=1800)
+    try:
+        r = json.loads(run.stdout)
+        return {"cli": run.returncode, "degraded": r["degraded"], "fallbacks": [f["term"] for f in r["fallbacks"]]}
+    except (json.JSONDecodeError, KeyError):
+        return {"cli": run.returncode, "stderr": run.stderr[-500:]}
 
 
 def run_half(questions: list[dict], index: str, cfg, config: str | None, cli_check: int) -> dict:
@@ -150,7 +157,7 @@ def run_half(questions: list[dict], index: str, cfg, config: str | None, cli_che
                      "top5": [doc_name(h["source"]) for h in r.hits[:5]], "degraded": r.degraded,
                      "fallbacks": [f["term"] for f in r.fallbacks], "exit_code": ask_exit_code(r),
                      "scores": score(q, r.answer, r.citations, r.hits)})
-    checks = [{"qid": row["qid"], "bench": row["exit_code"], "cli": cli_exit(q["query"], index, config)}
+    checks = [{"qid": row["qid"], "bench": row["exit_code"], **cli_run(q["query"], index, config)}
               for q, row in list(zip(questions, rows))[:cli_check]]
     by_type = defaultdict(list)
     for row in rows:
