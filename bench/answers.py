@@ -21,8 +21,9 @@ Per corpus, half and question type it reports:
 Containment is tested on normalised text (`normalise`): Unicode NFKC; citation markers removed
 (``[来源: f#s]``, ``[source: f#s]``, ``[3]``); markdown links and images reduced to their text, emphasis and
 code marks (``*``, ``_`` pairs, backquotes), heading marks, list bullets at a line start and table pipes
-removed; case folded; all whitespace removed (so re-wrapped lines and CJK spacing do not matter). An evidence
-sentence counts when its normalised form, without trailing punctuation (。；;，,.、：:), is a substring of
+removed; clause semicolons (；;) removed, so a sentence quoted as two cited clauses still counts; case folded;
+all whitespace removed (so re-wrapped lines and CJK spacing do not matter). An evidence
+sentence counts when its normalised form, without trailing punctuation (。，,.、：:), is a substring of
 the normalised answer (or hit).
   python bench/answers.py [--corpora reference-en,maritime] [--halves dev,test] [--tag before] [--cli-check 2]
       → bench/results/answers-<corpus>[-TAG].json
@@ -66,7 +67,7 @@ LINK = re.compile(r"!?\[([^\]]*)\]\([^)\s]*\)")
 MARKS = re.compile(r"(?m)^\s*(?:#{1,6}\s+|[-*+]\s+|\d+[.)]\s+)|\*\*|__|`|\|")
 EMPHASIS = re.compile(r"(?<![\w*])[*_]([^*_\n]+)[*_](?![\w*])")
 SENTENCE_END = re.compile(r"(?<=[。！？!?])|(?<=\.)\s")
-TRAILING = "。；;，,.、：: "
+TRAILING = "。，,.、：: "
 
 
 def normalise(text: str) -> str:
@@ -74,7 +75,7 @@ def normalise(text: str) -> str:
     text = unicodedata.normalize("NFKC", text)
     text = NUMBERED.sub("", MARKER.sub("", text))
     text = MARKS.sub(" ", EMPHASIS.sub(r"\1", LINK.sub(r"\1", text)))
-    return re.sub(r"\s+", "", text).casefold()
+    return re.sub(r"[\s；;]+", "", text).casefold()
 
 
 def holds(text: str, evidence: list[str]) -> bool:

@@ -16,6 +16,8 @@ def test_an_evidence_sentence_counts_without_its_trailing_punctuation_and_only_w
     assert holds("根据现有资料：\n- 旅客人身伤亡的，每名旅客不超过4万元人民币[来源: a.md#第三条]", evidence)
     assert not holds("- 每名旅客不超过4万元人民币[来源: a.md#第三条]", evidence)
     assert holds("| ls -A | list almost all |", ['| ls -A | list almost all |'])
+    split = "- 中国船级社是船舶检验机构[来源: a.md#第四条]\n- 经船检局授权，可以代行法定检验。[来源: a.md#第四条]"
+    assert holds(split, ["中国船级社是船舶检验机构；经船检局授权，可以代行法定检验。"])
 
 
 COMPARE = {"qid": "c", "type": "compare", "evidence": ["Wayland is same-host.", "X is network-capable."],
