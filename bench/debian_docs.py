@@ -8,7 +8,7 @@ chapter holds before its first section; deeper headings stay `##`/`###` lines in
 at the markdown file that holds their target. The output is deterministic (sorted inputs,
 no dates), and `<out>.json` next to the folder records the package, its version and every
 file's sha256.
-  apt-get install debian-reference-en debian-reference-zh-cn debian-faq-zh-cn
+  apt-get install debian-reference-en debian-reference-zh-cn debian-faq-zh-cn debian-handbook
   python bench/debian_docs.py reference-en [--out DIR]   # default $LAMBDARAG_HOME/corpora/reference-en
 """
 from __future__ import annotations
@@ -23,6 +23,7 @@ import sys
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Callable
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,7 @@ class Source:
     pattern: str      # glob of the HTML files, in reading order when sorted
     split: int        # heading level that starts a new file (2: h2 sections)
     language: str     # BCP 47 tag of the text
+    toc: str = ""     # a page whose links give the reading order (else: page_order of the file names)
 
 
 SOURCES = {
@@ -40,8 +42,12 @@ SOURCES = {
     "reference-zh-cn": Source("debian-reference-zh-cn", "/usr/share/debian-reference/[pca][hrp]*.zh-cn.html", 2,
                               "zh-CN"),
     "faq-zh-cn": Source("debian-faq-zh-cn", "/usr/share/doc/debian/FAQ/zh-cn/*.zh-cn.html", 2, "zh-CN"),
+    "handbook-en": Source("debian-handbook", "/usr/share/doc/debian-handbook/html/en-US/*.html", 2, "en",
+                          toc="/usr/share/doc/debian-handbook/html/en-US/index.html"),
 }
-SKIPPED = {"navheader", "navfooter", "toc", "list-of-tables", "list-of-figures", "list-of-examples"}
+SKIPPED = {"navheader", "navfooter", "toc", "list-of-tables", "list-of-figures", "list-of-examples", "docnav"}
+SKIPPED_IDS = {"banner", "title"}   # the handbook's page banner and logo line, on every page
+FRAMES = ("div", "ul", "p")         # elements whose whole subtree a SKIPPED class or id leaves out
 BLOCKS = {"p", "li", "dt", "dd", "div", "blockquote", "ul", "ol", "dl", "table", "title"}
 NUMBER = re.compile(r"^(?:(?:Chapter|Appendix)\s+\S+\.|第\s*\S+\s*章|附录\s*\S+[.．]?|[\dA-Z]+(?:\.\d+)*\.)\s*")
 LINK = "\x00{}\x00"
@@ -76,8 +82,8 @@ class DocBookMarkdown(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.split, self.chapter = split, chapter
         self.sections: list[Section] = []
-        self.skip_depth = 0        # >0 inside a skipped div subtree (navigation, table of contents)
-        self.div_stack: list[bool] = []
+        self.skip_depth = 0        # >0 inside a skipped subtree (navigation, table of contents)
+        self.frames: list[tuple[str, bool]] = []   # open FRAMES elements and whether each is skipped
         self.heading: int | None = None
         self.pre = 0
         self.buf: list[str] = []
@@ -117,9 +123,9 @@ class DocBookMarkdown(HTMLParser):
         a = dict(attrs)
         if tag == "head":
             self.in_head = True
-        if tag == "div":
-            skip = bool(SKIPPED & set((a.get("class") or "").split()))
-            self.div_stack.append(skip)
+        if tag in FRAMES:
+            skip = bool(SKIPPED & set((a.get("class") or "").split())) or a.get("id") in SKIPPED_IDS
+            self.frames.append((tag, skip))
             self.skip_depth += skip
         if self.skip_depth or self.in_head:
             return
@@ -156,8 +162,8 @@ class DocBookMarkdown(HTMLParser):
     def handle_endtag(self, tag):
         if tag == "head":
             self.in_head = False
-        if tag == "div":
-            skip = self.div_stack.pop() if self.div_stack else False
+        if tag in FRAMES:
+            skip = self.frames.pop()[1] if self.frames and self.frames[-1][0] == tag else False
             self.skip_depth -= skip
             if skip:
                 return
@@ -230,7 +236,7 @@ def convert(name: str) -> tuple[Source, dict[str, str]]:
     """Returns the source of corpus `name` and its markdown files (file name → text), links resolved."""
     source = SOURCES[name]
     pages = sorted((p for p in Path("/").glob(source.pattern.lstrip("/")) if not p.name.startswith("index.")),
-                   key=page_order)
+                   key=toc_order(Path(source.toc)) if source.toc else page_order)
     if not pages:
         raise SystemExit(f"no {source.pattern}: apt-get install {source.package}")
     return source, markdown_files([p.read_text(encoding="utf-8") for p in pages], source.split)
@@ -239,8 +245,11 @@ def convert(name: str) -> tuple[Source, dict[str, str]]:
 def markdown_files(pages: list[str], split: int) -> dict[str, str]:
     """Returns the markdown files (file name → text) of HTML pages in reading order, links between them resolved."""
     sections: list[Section] = []
+    parser: DocBookMarkdown | None = None
     for chapter, page in enumerate(pages):
-        parser = DocBookMarkdown(split, chapter)
+        previous, parser = parser, DocBookMarkdown(split, chapter)
+        if previous and not re.search(rf"<h[1-{split - 1}][\s>]", page):   # a page of one section: its chapter goes on
+            parser.chapter, parser.count = previous.chapter, previous.count
         parser.feed(page)
         parser.close()
         sections += [s for s in parser.sections if s.title and len(s.lines) > 1]
@@ -262,6 +271,12 @@ def page_order(path: Path) -> tuple[int, str]:
     """Returns the reading order of a page: the preface first, chapters in name order, appendices last."""
     stem = path.name.split(".")[0]
     return (0 if stem.startswith("pr") else 2 if stem.startswith("ap") else 1, stem)
+
+
+def toc_order(toc: Path) -> Callable[[Path], tuple[int, str]]:
+    """Returns the reading order the links of a table-of-contents page give (pages it never links last)."""
+    links = list(dict.fromkeys(re.findall(r'href="([^"#:]+\.html)', toc.read_text(encoding="utf-8"))))
+    return lambda path: (links.index(path.name) if path.name in links else len(links), path.name)
 
 
 def package_version(package: str) -> str:

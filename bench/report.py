@@ -94,6 +94,35 @@ def domain_rows() -> list[tuple[str, str, str, Callable[[dict], str]]]:
     return rows
 
 
+def answers_half(half: str) -> Callable[[dict], str]:
+    """Returns the formatter of one half (dev: tuned on; test: frozen) of the offline answer benchmark (bench/answers.py)."""
+    def fmt(r: dict) -> str:
+        h, types = r[half], r[half]["per_type"]
+        o = h["overall"]
+        evidence = ", ".join(f"{t} {m['evidence']:.2f}" for t, m in types.items())
+        quoted = max(m["sentences"]["max"] for t, m in types.items() if t != "synthesis")
+        return (f"{h['questions']} questions: answer holds an evidence sentence {o['evidence']:.2f} ({evidence}), "
+                f"in the top 5 hits {o['evidence_in_top5']:.2f}; compare, every side quoted and cited "
+                f"{types['compare']['compare_all_sides']:.2f}; false refusals {o['false_refusal']:.2f}; quoted "
+                f"sentences ≤ {quoted} (synthesis ≤ {types['synthesis']['points']['max']} points); exit 0 "
+                f"{o['exit_0']:.2f}, degraded {h['degraded']}, with fallbacks {h['with_fallbacks']}")
+    return fmt
+
+
+def answers_rows() -> list[tuple[str, str, str, Callable[[dict], str]]]:
+    """Returns the rows of the answer benchmark: before issue 40 (both halves) and now (both halves)."""
+    rows = []
+    for corpus in ("reference-en", "reference-zh-cn", "handbook-en", "maritime"):
+        script = f"bench/answers.py --corpora {corpus}"
+        rows += [(f"offline answers, {corpus}, frozen TEST half, before issue 40", f"answers-{corpus}-before",
+                  f"{script} --tag before", answers_half("test")),
+                 (f"offline answers, {corpus}, DEV half, before issue 40", f"answers-{corpus}-before",
+                  f"{script} --tag before", answers_half("dev")),
+                 (f"offline answers, {corpus}, frozen TEST half", f"answers-{corpus}", script, answers_half("test")),
+                 (f"offline answers, {corpus}, DEV half (tuned on)", f"answers-{corpus}", script, answers_half("dev"))]
+    return rows
+
+
 def routing_per_type(half: str) -> Callable[[dict], str]:
     """Returns the formatter of one half with routed recall@5 against BM25-only and hybrid-only per question type."""
     overall = routing_half(half)
@@ -267,6 +296,7 @@ ROWS: list[tuple[str, str, str, Callable[[dict], str]]] = [
     ("streaming, scripted LLM at 40 tokens/s: first evidence / first token / result", "stream", "bench/stream.py",
      stream_latency("scripted_llm")),
     *domain_rows(),
+    *answers_rows(),
 ]
 
 

@@ -365,6 +365,11 @@ def cmd_ask(args: argparse.Namespace) -> int:
         limit = config.orchestration.feedback.background_seconds
         print(f"learning from this answer in the background (at most {limit:g}s)…", file=sys.stderr)
         drain(limit)
+    return ask_exit_code(result)
+
+
+def ask_exit_code(result) -> int:
+    """Returns the exit code `ask` gives for a SearchResult: EXIT_SERVICE when the answer is degraded, else 0."""
     return EXIT_SERVICE if result.degraded else 0
 
 
@@ -378,10 +383,10 @@ def stream_answer(question: str, args: argparse.Namespace, user, config) -> int:
     from orchestration.events import event_json
     from orchestration.search_unified import search_stream
 
-    degraded = False
+    final = None
     for event in search_stream(question, index=args.index, user=user, config=config, checked_only=args.checked_only):
         if event.kind == "result":
-            degraded = event.result.degraded
+            final = event.result
         if args.json:
             print(json.dumps(event_json(event), ensure_ascii=False), flush=True)
         elif event.kind == "classified":
@@ -401,7 +406,7 @@ def stream_answer(question: str, args: argparse.Namespace, user, config) -> int:
             for c in r.citations:
                 print(f"  {c.source}" + (f"#{c.section}" if c.section else ""))
             print(f"latency {r.latency_ms['total']:.0f}ms; cost {r.cost:.4f}; fallbacks: {len(r.fallbacks)}{offline(r)}")
-    return EXIT_SERVICE if degraded else 0
+    return ask_exit_code(final) if final is not None else 0
 
 
 DEMO_APP = "qademo.app:create_app"

@@ -1,5 +1,5 @@
 """bench/debian_docs.py: DocBook HTML pages become one markdown file per section, structure and links kept."""
-from bench.debian_docs import markdown_files, slug
+from bench.debian_docs import markdown_files, slug, toc_order
 
 CHAPTER = """<html><head><title>Chapter 3. Boot</title></head><body>
 <div class="navheader"><table><tr><th>Chapter 3. Boot</th></tr></table></div>
@@ -48,3 +48,29 @@ def test_slugs_keep_letters_of_any_script_and_are_bounded():
     assert slug("Systemd init") == "systemd-init"
     assert slug("什么是 Debian GNU/Linux？") == "什么是-debian-gnu-linux"
     assert len(slug("x" * 100)) == 40 and slug("？！") == "section"
+
+
+HANDBOOK_CHAPTER = """<html><body><div id="banner"><a href="http://x"><span class="text">Download the ebook</span></a></div>
+<p id="title"><a class="left" href="http://www.debian.org"><img alt="Product Site" src="i.png"/></a></p>
+<ul class="docnav top"><li class="previous"><a href="a.html"><strong>Prev</strong></a></li></ul>
+<div class="chapter"><h1 class="title">Chapter 6. APT</h1><div class="section"><h2 class="title">6.1. Sources</h2>
+<div class="para">One line per source.</div></div></div>
+<ul class="docnav"><li class="next"><a href="b.html"><strong>Next</strong>6.2. apt</a></li></ul></body></html>"""
+
+HANDBOOK_SECTION = """<html><body><ul class="docnav top"><li>Prev</li></ul>
+<div class="section"><h2 class="title">Frontends</h2><div class="para">Use <code>apt</code>.</div></div></body></html>"""
+
+
+def test_handbook_pages_drop_banner_and_navigation_and_a_section_page_goes_on_numbering_its_chapter():
+    got = markdown_files([HANDBOOK_CHAPTER, HANDBOOK_SECTION], split=2)
+    assert got == {"06.01-sources.md": "# Sources\nOne line per source.\n",
+                   "06.02-frontends.md": "# Frontends\nUse apt.\n"}
+
+
+def test_a_table_of_contents_page_gives_the_reading_order(tmp_path):
+    toc = tmp_path / "index.html"
+    toc.write_text('<a href="preface.html">P</a><a href="apt.html#x">6</a><a href="sect.apt-get.html">6.2</a>'
+                   '<a href="apt.html">6 again</a><a href="https://debian.org/x.html">out</a>', encoding="utf-8")
+    pages = [tmp_path / n for n in ("sect.apt-get.html", "zzz.html", "apt.html", "preface.html")]
+    assert [p.name for p in sorted(pages, key=toc_order(toc))] == [
+        "preface.html", "apt.html", "sect.apt-get.html", "zzz.html"]
