@@ -151,13 +151,14 @@ def run_half(questions: list[dict], index: str, cfg, config: str | None, cli_che
     rows, fallback_terms = [], Counter()
     for q in questions:
         r = search(q["query"], index=index, config=cfg)
+        view = r.model_dump(mode="json")   # citations and hits as the JSON a user reads (--json, the page)
         fallback_terms.update(set(f["term"] for f in r.fallbacks))
         rows.append({"qid": q["qid"], "type": q["type"], "query": q["query"], "routed_as": r.query_type,
                      "strategy": r.strategy, "answer": r.answer,
-                     "citations": [f"{c['source']}#{c.get('section', '')}" for c in r.citations],
-                     "top5": [doc_name(h["source"]) for h in r.hits[:5]], "degraded": r.degraded,
+                     "citations": [f"{c['source']}#{c.get('section', '')}" for c in view["citations"]],
+                     "top5": [doc_name(h["source"]) for h in view["hits"][:5]], "degraded": r.degraded,
                      "fallbacks": [f["term"] for f in r.fallbacks], "exit_code": ask_exit_code(r),
-                     "scores": score(q, r.answer, r.citations, r.hits)})
+                     "scores": score(q, r.answer, view["citations"], view["hits"])})
     checks = [{"qid": row["qid"], "bench": row["exit_code"], **cli_run(q["query"], index, config)}
               for q, row in list(zip(questions, rows))[:cli_check]]
     by_type = defaultdict(list)
