@@ -113,8 +113,8 @@ def test_no_llm_is_a_mode_the_offline_answer_lists_no_fallback():
     r = search("船员条例由哪个部门主管？")
     assert r.fallbacks == [] and not r.degraded
     assert {"term": "llm", "path": "config", "reason": "offline answer (no LLM configured)"} in r.modes
-    lams = [s for s in r.trace["spans"] if s["kind"] == "lam"]
-    assert lams and all(s["notes"]["path_taken"] == "offline" and s["fallback"] is None for s in lams)
+    lams = [s for s in r.trace.spans if s.kind == "lam"]
+    assert lams and all(s.notes["path_taken"] == "offline" and s.fallback is None for s in lams)
 
 
 def test_an_unreachable_llm_degrades_to_the_fallbacks(dead_url):
