@@ -29,16 +29,16 @@ class UsageError(LambdaRAGError):
 
 def backend_settings(args: argparse.Namespace) -> dict:
     """Returns the `retrieval.backend` section of the config given with --config (default: agent-config.yml)."""
-    from orchestration.config import load_config
+    from lambdarag.orchestration.config import load_config
 
     return load_config(args.config).retrieval.backend.model_dump()
 
 
 def cmd_index(args: argparse.Namespace) -> int:
     """Builds or updates a named index and prints what it holds."""
-    from orchestration.config import load_config
-    from skills.reading import read_corpus
-    from skills.store.index import build_backend, index_dir
+    from lambdarag.orchestration.config import load_config
+    from lambdarag.skills.reading import read_corpus
+    from lambdarag.skills.store.index import build_backend, index_dir
 
     config = load_config(args.config)   # once: a load imports the plugins and builds every declared pattern
     corpus = read_corpus(args.corpus, progress=True, domain=args.domain or config.retrieval.domain)
@@ -56,8 +56,8 @@ def cmd_index(args: argparse.Namespace) -> int:
     backend = build_backend(config.retrieval.backend.model_dump(), corpus, args.name, vectors_dir=args.vectors,
                             dense=not args.no_dense, progress=True)
     if not args.no_wiki:
-        from skills.store.index import knowledge_root
-        from skills.wiki import compile_wiki
+        from lambdarag.skills.store.index import knowledge_root
+        from lambdarag.skills.wiki import compile_wiki
 
         compile_wiki(corpus, knowledge_root() / args.name / "wiki", progress=True)   # the corpus read above
     if not args.no_dense:
@@ -71,7 +71,7 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 def cmd_init(args: argparse.Namespace) -> int:
     """Writes the packaged, commented agent-config.yml into DIR (default: the working folder) for the user to edit."""
-    from orchestration.config import CONFIG_NAME, DEFAULT_CONFIG
+    from lambdarag.orchestration.config import CONFIG_NAME, DEFAULT_CONFIG
 
     target = args.dir / CONFIG_NAME
     if target.exists():
@@ -86,11 +86,11 @@ def cmd_where(args: argparse.Namespace) -> int:
     """Prints where LambdaRAG reads its configuration and demo from, and where it writes (the data home)."""
     import os
 
-    from orchestration.config import DEMO_DOCS, config_source, load_config
-    from orchestration.feedback import feedback_dir
-    from orchestration.knowledge import wiki_dir_for
-    from skills.store.home import cache_root, data_home
-    from skills.store.index import built_indexes, index_dir
+    from lambdarag.orchestration.config import DEMO_DOCS, config_source, load_config
+    from lambdarag.orchestration.feedback import feedback_dir
+    from lambdarag.orchestration.knowledge import wiki_dir_for
+    from lambdarag.skills.store.home import cache_root, data_home
+    from lambdarag.skills.store.index import built_indexes, index_dir
 
     path, found = config_source(args.config)
     config, home = load_config(path), data_home()
@@ -106,7 +106,7 @@ def cmd_where(args: argparse.Namespace) -> int:
 def prepare_classifier() -> None:
     """Embeds the question classifier's exemplars now, with a progress bar, unless the data home has them cached,
     so that the first question is not the one that waits for them."""
-    from skills.classify import exemplar_classifier
+    from lambdarag.skills.classify import exemplar_classifier
 
     exemplar_classifier().model(progress=True)
 
@@ -125,7 +125,7 @@ def restricted_summary(documents: Sequence[Any]) -> str:
 
 def read_queries(path: Path) -> list[dict]:
     """Returns the evaluation queries of a JSONL file of {"qid", "query", "relevant": [ids], optional "type"}."""
-    from orchestration.config import QUERY_TYPES
+    from lambdarag.orchestration.config import QUERY_TYPES
 
     queries = []
     for n, line in enumerate(Path(path).read_text(encoding="utf-8").split("\n"), 1):
@@ -179,11 +179,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
 def retriever_rankings(args: argparse.Namespace, queries: list[dict]):
     """Returns (qid → ranked ids, {}, latencies in ms, chunk level) of one plain retriever."""
     from lambdarag import Context, State
-    from orchestration.feedback import feedback_dir
-    from orchestration.learning import open_learned, retrieval_term
-    from skills.store.index import open_backend
-    from skills.store.records import RetrievalPlan
-    from skills.store.vectors import default_embedder
+    from lambdarag.orchestration.feedback import feedback_dir
+    from lambdarag.orchestration.learning import open_learned, retrieval_term
+    from lambdarag.skills.store.index import open_backend
+    from lambdarag.skills.store.records import RetrievalPlan
+    from lambdarag.skills.store.vectors import default_embedder
 
     backend = open_backend(backend_settings(args), args.index)
     if args.retriever != "bm25" and not backend.has_dense:
@@ -206,8 +206,8 @@ def retriever_rankings(args: argparse.Namespace, queries: list[dict]):
 
 def routed_rankings(args: argparse.Namespace, queries: list[dict]):
     """Returns (qid → ranked ids, qid → type it was routed as, latencies in ms, chunk level) of search() itself."""
-    from orchestration.search_unified import search
-    from orchestration.setup import open_index, resolve_config
+    from lambdarag.orchestration.search_unified import search
+    from lambdarag.orchestration.setup import open_index, resolve_config
 
     config = resolve_config(args.config)
     off = config.orchestration.model_copy(update={"feedback": config.orchestration.feedback.model_copy(
@@ -230,7 +230,7 @@ def routed_rankings(args: argparse.Namespace, queries: list[dict]):
 
 def scored(queries: list[dict], ranked: dict, routed_as: dict, chunk_level: bool) -> dict:
     """Returns the metrics overall and per question type (when the queries carry one), with type accuracy if routed."""
-    from orchestration.metrics import evaluate
+    from lambdarag.orchestration.metrics import evaluate
 
     qrels = {q["qid"]: {r if chunk_level else Path(r).name: 1 for r in q["relevant"]} for q in queries}
 
@@ -254,9 +254,9 @@ def cmd_compile_wiki(args: argparse.Namespace) -> int:
 
     --llm uses the `llm` section of --config (LAMBDARAG_LLM_* override it), its timeout included.
     """
-    from orchestration.config import load_config
-    from orchestration.setup import chat
-    from skills.wiki import compile_wiki
+    from lambdarag.orchestration.config import load_config
+    from lambdarag.orchestration.setup import chat
+    from lambdarag.skills.wiki import compile_wiki
 
     config = load_config(args.config)
     llm = chat(config) if args.llm else None
@@ -318,9 +318,9 @@ def cmd_ask(args: argparse.Namespace) -> int:
     orchestration.feedback.backgroundSeconds, for the feedback worker to finish learning from it.
     """
     from lambdarag import User
-    from orchestration.feedback.worker import drain
-    from orchestration.search_unified import check_query, lifecycle_term, search
-    from orchestration.setup import open_index, resolve_config
+    from lambdarag.orchestration.feedback.worker import drain
+    from lambdarag.orchestration.search_unified import check_query, lifecycle_term, search
+    from lambdarag.orchestration.setup import open_index, resolve_config
 
     config = resolve_config(args.config)
     check_query(" ".join(args.question), config)     # a bad question fails before an index is built
@@ -350,8 +350,8 @@ def stream_answer(question: str, args: argparse.Namespace, user, config) -> int:
     retracted attempt is announced and the retry printed afresh), the
     citations and latency at the end.
     """
-    from orchestration.events import event_json
-    from orchestration.search_unified import search_stream
+    from lambdarag.orchestration.events import event_json
+    from lambdarag.orchestration.search_unified import search_stream
 
     degraded = False
     for event in search_stream(question, index=args.index, user=user, config=config, checked_only=args.checked_only):
@@ -379,7 +379,7 @@ def stream_answer(question: str, args: argparse.Namespace, user, config) -> int:
     return EXIT_SERVICE if degraded else 0
 
 
-DEMO_APP = "qademo.app:create_app"
+DEMO_APP = "lambdarag.qademo.app:create_app"
 """The app `serve` runs unless --app names another, as ``module:factory`` (uvicorn's convention); the factory
 takes ``(config, index)`` and returns an ASGI app. A name, not an import: the CLI stays below the apps."""
 
@@ -401,9 +401,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     learned state are loaded (/ready), and answers 503 with Retry-After past server.maxInFlight requests."""
     import uvicorn
 
-    from orchestration.http_limits import trusting
-    from orchestration.serving import Gate, warm_in_background
-    from orchestration.setup import open_index, resolve_config
+    from lambdarag.orchestration.http_limits import trusting
+    from lambdarag.orchestration.serving import Gate, warm_in_background
+    from lambdarag.orchestration.setup import open_index, resolve_config
 
     if not 0 < args.port < 65536:
         raise UsageError(f"--port {args.port} is not a TCP port (1-65535)")
@@ -448,8 +448,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def cmd_feedback(args: argparse.Namespace) -> int:
     """Inspects and reverts learned items, records confirmations and classification corrections, refits learning."""
-    from orchestration.config import load_config
-    from orchestration.feedback import FeedbackLoop, feedback_dir
+    from lambdarag.orchestration.config import load_config
+    from lambdarag.orchestration.feedback import FeedbackLoop, feedback_dir
 
     config = load_config(args.config)
     name = args.index or config.retrieval.index
@@ -485,7 +485,7 @@ def cmd_feedback(args: argparse.Namespace) -> int:
         print(f"rule {rule['pattern']!r} → {rule['type']} saved to {loop.store}")
         return 0
     if args.action == "export":
-        from orchestration.feedback.store.jsonfiles import export_folder
+        from lambdarag.orchestration.feedback.store.jsonfiles import export_folder
 
         if not args.out:
             raise UsageError("feedback export needs --out DIR (the folder for the JSON/JSONL files)")
@@ -499,10 +499,10 @@ def cmd_feedback(args: argparse.Namespace) -> int:
 def teach(args: argparse.Namespace, loop, name: str) -> int:
     """Records confirmations (learn --qrels, confirm, reject) or refits the learned retrieval of an index (fit)."""
     from lambdarag.state import ALL_ACCESS
-    from orchestration.feedback.votes import Voter
-    from orchestration.learning import learn_pairs, refit_learned
-    from skills.store.index import open_index
-    from skills.store.vectors import default_embedder
+    from lambdarag.orchestration.feedback.votes import Voter
+    from lambdarag.orchestration.learning import learn_pairs, refit_learned
+    from lambdarag.skills.store.index import open_index
+    from lambdarag.skills.store.vectors import default_embedder
 
     backend, embedder = open_index(name), default_embedder()
     if args.action == "fit":
@@ -543,8 +543,8 @@ def review(args: argparse.Namespace, loop) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     """Validates a config without running a query: prints the plugins it loaded and each route's λ-form,
     effect signature and cost bound (exit 2 with the first error)."""
-    from orchestration.config import config_path, load_config
-    from orchestration.router import route_reports
+    from lambdarag.orchestration.config import config_path, load_config
+    from lambdarag.orchestration.router import route_reports
 
     path = config_path(args.config)
     config = load_config(path)  # imports the plugins, builds every declared pattern

@@ -23,20 +23,20 @@ from lambdarag.errors import ConfigError
 from .plan import PlanConfig
 
 def packaged(relative: str) -> Path:
-    """Returns a file or folder shipped inside the orchestration package (package data, so in the wheel too)."""
-    return Path(str(files("orchestration") / relative))
+    """Returns a file or folder shipped inside the `lambdarag` package (package data, so in the wheel too; in a
+    checkout, links to the repository's own `agent-config.yml` and `knowledge/`)."""
+    return Path(str(files("lambdarag") / relative))
 
 
 DEFAULT_CONFIG = packaged("agent-config.yml")
-DEMO_DOCS = packaged("demo/docs")
-DEMO_QUESTIONS = packaged("demo/questions.jsonl")
+DEMO_DOCS = packaged("knowledge")
 CONFIG_NAME = "agent-config.yml"
 QUERY_TYPES = ("fact", "compare", "relation", "synthesis", "temporal")
 
 
 def known_pattern(name: str, info: ValidationInfo) -> str:
     """Returns `name` if it is a registered pattern or one the YAML declares (``expr:``), else fails listing them."""
-    from patterns import REGISTRY
+    from lambdarag.patterns import REGISTRY
 
     declared = (info.context or {}).get("declared", frozenset())
     if name not in REGISTRY and name not in declared:
@@ -110,7 +110,7 @@ class RetrievalConfig(Section):
     @field_validator("domain")
     @classmethod
     def _known_domain(cls, value: str) -> str:
-        from skills.profile import SHIPPED
+        from lambdarag.skills.profile import SHIPPED
 
         if value != "auto" and value not in SHIPPED and ":" not in value:
             raise ValueError(f"retrieval.domain must be auto, {', '.join(SHIPPED)} or package.module:Factory, "
@@ -316,7 +316,7 @@ class AgentConfig(Section):
     @field_validator("patterns")
     @classmethod
     def _known_pattern_sections(cls, value: dict[str, PatternConfig], info: ValidationInfo) -> dict[str, PatternConfig]:
-        from patterns import REGISTRY
+        from lambdarag.patterns import REGISTRY
 
         for name, section in value.items():
             if section.expr is not None and name in REGISTRY:
@@ -405,13 +405,16 @@ def parse_config(text: str, source: str = "<string>") -> AgentConfig:
 
 def config_source(path: Union[str, Path, None] = None) -> tuple[Path, str]:
     """Returns the config file to use and how it was found: `path` (--config), else $LAMBDARAG_CONFIG,
-    else ./agent-config.yml in the working folder, else the packaged default."""
+    else ./agent-config.yml in the working folder, else the packaged default (which a source checkout keeps at its
+    root: run there, the working folder's file is the packaged one)."""
     if path:
         return Path(path), "--config"
     if os.environ.get("LAMBDARAG_CONFIG"):
         return Path(os.environ["LAMBDARAG_CONFIG"]), "$LAMBDARAG_CONFIG"
     here = Path.cwd() / CONFIG_NAME
-    return (here, "working folder") if here.is_file() else (DEFAULT_CONFIG, "packaged default")
+    if here.is_file() and here.resolve() != DEFAULT_CONFIG.resolve():
+        return here, "working folder"
+    return DEFAULT_CONFIG, "packaged default"
 
 
 def config_path(path: Union[str, Path, None] = None) -> Path:

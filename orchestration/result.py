@@ -7,7 +7,7 @@ from pydantic import BaseModel, ConfigDict
 
 from lambdarag import Context, State, Term, Trace
 from lambdarag.trace import Span
-from skills.profile import profile_of
+from lambdarag.skills.profile import profile_of
 
 
 if TYPE_CHECKING:

@@ -15,8 +15,8 @@ from lambdarag import Merge, Named, Term
 from lambdarag.errors import ConfigError
 from lambdarag.registry import Registry
 from lambdarag.syntax import parse
-from skills import REGISTRY as SKILLS
-from skills import build as build_skill
+from lambdarag.skills import REGISTRY as SKILLS
+from lambdarag.skills import build as build_skill
 
 REGISTRY = Registry("pattern", declares=False)  # a pattern is declared by its `Named` wrapper
 

@@ -6,13 +6,13 @@ import sys
 
 import pytest
 
-import patterns
+from lambdarag import patterns
 from lambdarag import Guard, Named, Tool
 from lambdarag.errors import ConfigError, DeclarationError
 from lambdarag.syntax import parse
-from orchestration.config import load_config, parse_config
-from orchestration.router import route_table, settings_of
-from patterns.registry import Names
+from lambdarag.orchestration.config import load_config, parse_config
+from lambdarag.orchestration.router import route_table, settings_of
+from lambdarag.patterns.registry import Names
 from tests.conftest import ROOT
 
 SETTINGS = settings_of(load_config())
@@ -127,7 +127,7 @@ def test_a_declared_name_may_not_shadow_a_registered_pattern():
 
 
 def test_a_route_over_budget_is_reported_when_the_config_is_loaded_for_answering(tmp_path, caplog):
-    from orchestration.setup import resolve_config
+    from lambdarag.orchestration.setup import resolve_config
 
     (tmp_path / "cheap.yml").write_text("cost:\n  budgetPerQuery: 0.001\n")
     resolve_config(tmp_path / "cheap.yml")
@@ -146,14 +146,14 @@ def test_check_prints_a_route_over_budget_with_what_runs_instead(tmp_path):
 
 def cli(*args: str, path: str = "") -> subprocess.CompletedProcess:
     """Runs the CLI; `path` is put on the Python path too (so a module there could be imported by name)."""
-    return subprocess.run([sys.executable, "-m", "orchestration.cli", *args], cwd=ROOT, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "lambdarag.orchestration.cli", *args], cwd=ROOT, capture_output=True,
                           text=True, timeout=600, env={"PYTHONPATH": f"{ROOT}:{path}", "PATH": "/usr/bin:/bin"})
 
 
 MARKER_PLUGIN = """\
 from pathlib import Path
 Path(__file__).with_name("imported.marker").write_text("imported")
-from skills import skill
+from lambdarag.skills import skill
 from lambdarag import Tool
 
 @skill("marker_skill")
@@ -224,7 +224,7 @@ def test_the_readme_section_runs_as_written_on_the_demo():
         command, _, comment = line.partition("   # ")
         argv = shlex.split(command)
         assert argv[0] == "lambdarag"
-        out = subprocess.run([sys.executable, "-m", "orchestration.cli", *argv[1:]], cwd=ROOT, capture_output=True,
+        out = subprocess.run([sys.executable, "-m", "lambdarag.orchestration.cli", *argv[1:]], cwd=ROOT, capture_output=True,
                              text=True, timeout=900)
         assert out.returncode == 0, out.stderr[-2000:]
         if argv[1] == "check":

@@ -5,8 +5,8 @@ from pydantic import BaseModel
 
 from lambdarag import Context, Lam, State, Tool, extra_field
 from lambdarag.providers.llm import OpenAIChat
-from skills import build
-from skills.graph import EntityList
+from lambdarag.skills import build
+from lambdarag.skills.graph import EntityList
 from tests.scripted_server import Reply, cut_json, echo_schema, overflow
 
 QUERY = "船员条例和海上交通安全法对船长职责的规定有何不同？"

@@ -6,8 +6,8 @@ import json
 import pytest
 from fastapi.testclient import TestClient
 
-from qademo.app import MAX_BODY_BYTES, MAX_TURNS, cited_chunks, create_app, waterfall
-from skills.store.index import built_indexes
+from lambdarag.qademo.app import MAX_BODY_BYTES, MAX_TURNS, cited_chunks, create_app, waterfall
+from lambdarag.skills.store.index import built_indexes
 
 RELATION_QUESTION = "船员条例由哪个部门主管？"
 
@@ -147,7 +147,7 @@ def test_favicon_is_served_not_404(client):
 
 
 def test_page_script_never_writes_markup():
-    from qademo.app import STATIC
+    from lambdarag.qademo.app import STATIC
 
     script = (STATIC / "app.js").read_text(encoding="utf-8")
     for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function"):

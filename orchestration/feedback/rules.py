@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping, Optional
 
-from skills.sentences import keywords
+from lambdarag.skills.sentences import keywords
 
 from .store import FeedbackStore, Tx, now
 from .store.rows import RULE, add_observation, put_rule
@@ -41,7 +41,7 @@ class RuleBook:
 
         The corrected question also becomes an exemplar of the learned classifier, so similar questions follow it.
         """
-        from skills.classify import learned_rule
+        from lambdarag.skills.classify import learned_rule
 
         rule = {"pattern": pattern or re.escape(query.strip().rstrip("?？。!！ ")), "type": query_type}
         learned_rule(rule)   # fails on a bad type or regex before anything is stored
