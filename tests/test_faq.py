@@ -10,7 +10,7 @@ import yaml
 from lambdarag import State, User
 from lambdarag.skills.store.records import Hit, RetrievalPlan
 from lambdarag.providers.reranker import OverlapReranker
-from lambdarag.orchestration.config import DEFAULT_CONFIG, DEMO_DOCS, DEMO_QUESTIONS, parse_config
+from lambdarag.orchestration.config import DEFAULT_CONFIG, DEMO_DOCS, parse_config
 from lambdarag.orchestration.plan import PlanConfig, build_retrieval_plan, detect_intent
 from lambdarag.skills.profile import profile_named
 from lambdarag.orchestration.search_unified import search
@@ -166,7 +166,7 @@ def test_no_demo_question_is_answered_by_a_demo_faq():
     assert len(faqs) >= 10 and not [p for p in corpus.problems if p[0].endswith(".jsonl")]
     b = LocalBackend()
     b.add(corpus.documents, corpus.chunks)
-    queries = [json.loads(line)["query"] for f in (DEMO_QUESTIONS,
+    queries = [json.loads(line)["query"] for f in (ROOT / "tests/data/demo_questions.jsonl",
                                                    ROOT / "tests/data/maritime_questions.jsonl")
                for line in f.read_text(encoding="utf-8").splitlines() if line.strip()]
     config = PlanConfig()
