@@ -75,7 +75,9 @@ class EmbeddingConfig(Endpoint):
 
 
 class RerankConfig(Endpoint):
-    enabled: bool = True
+    enabled: bool = False
+    """Off by default: the local overlap reranker lowered document recall@5 on every type (0.85 → 0.64,
+    bench/results/strategies-dev.json); an http backend (/v1/rerank at baseUrl) is worth enabling."""
     backend: Literal["local", "http"] = "local"
 
 
@@ -148,9 +150,9 @@ Targets = Union[str, tuple[str, ...]]
 class RoutingConfig(Section):
     """Query type → pattern (or a list of patterns that fan out and merge)."""
 
-    fact: Targets = "keyword_search"
-    compare: Targets = ("graph_retrieval", "fusion_search")
-    relation: Targets = ("graph_retrieval", "wiki_deep")
+    fact: Targets = "hybrid_search"
+    compare: Targets = "compare_search"
+    relation: Targets = "relation_search"
     synthesis: Targets = "synthesis"
     temporal: Targets = "temporal_search"
     default: str = "hybrid_search"
@@ -300,18 +302,41 @@ class ServerConfig(Section):
         return hosts
 
 
+PATTERN_DEFAULTS: dict[str, dict[str, Any]] = {
+    "keyword_search": {"skills": ["bm25"]},
+    "hybrid_search": {"skills": ["bm25", "embedding"], "merge": "score", "rrfK": 60, "statutesAhead": 12},
+    "fusion_search": {"skills": ["bm25", "embedding"], "merge": "score", "rrfK": 60, "queryExpansion": True,
+                      "expansionCount": 3},
+    "graph_retrieval": {"skills": ["graph", "hybrid_search"]},
+    "wiki_deep": {"skills": ["wiki", "fusion_search"], "gapFill": True},
+    "compare_search": {"skills": ["bm25", "embedding"], "merge": "score", "perSide": 1},
+    "relation_search": {"skills": ["bm25", "embedding", "graph"], "merge": "score"},
+}
+"""Every registered pattern's parameters when the config names none: the shipped agent-config.yml spells the same
+values out (a test keeps the two equal), and a section a config gives is laid over its pattern's defaults key by key."""
+
+
 class AgentConfig(Section):
     """The whole of `agent-config.yml`."""
 
     plugins: tuple[str, ...] = ()
     """Modules imported before the registries are read, so the skills and patterns they register can be named."""
     retrieval: RetrievalConfig = RetrievalConfig()
-    patterns: dict[str, PatternConfig] = {}
+    patterns: dict[str, PatternConfig] = Field(default_factory=dict, validate_default=True)
     orchestration: OrchestrationConfig = OrchestrationConfig()
     cost: CostConfig = CostConfig()
     llm: LLMConfig = LLMConfig()
     limits: LimitsConfig = LimitsConfig()
     server: ServerConfig = ServerConfig()
+
+    @field_validator("patterns", mode="before")
+    @classmethod
+    def _over_the_defaults(cls, value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+        given = {name: {**PATTERN_DEFAULTS.get(name, {}), **{to_camel(k) if "_" in k else k: v for k, v in section.items()}}
+                 if isinstance(section, dict) else section for name, section in value.items()}
+        return {**PATTERN_DEFAULTS, **given}
 
     @field_validator("patterns")
     @classmethod
@@ -457,9 +482,11 @@ def _rows(model: type[BaseModel], prefix: str) -> list[str]:
         if sub is not None:
             rows.extend(_rows(sub, key + "."))
             continue
-        default = field.get_default(call_default_factory=True)
-        shown = json_default(default)
         type_name = kind.__name__ if isinstance(kind, type) else str(kind).replace("typing.", "")
+        if model is AgentConfig and name == "patterns":   # a row per pattern: the defaults laid under each section
+            rows.extend(f"| `patterns.{p}` | PatternConfig | `{json_default(d)}` |" for p, d in PATTERN_DEFAULTS.items())
+            continue
+        shown = json_default(field.get_default(call_default_factory=True))
         rows.append(f"| `{key}` | {type_name} | `{shown}` |")
     return rows
 
