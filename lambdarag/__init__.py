@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from .combinators import Guard, If, Map, Merge, Named, Par, Route, appended
 from .cost import CostModel
+from .declare import Count, Positive
 from .lam import Lam, Reply
 from .runtime import Context
 from .state import INITIAL_FIELDS, Message, State, User, Verdict, extra_field
@@ -32,7 +33,7 @@ calculus and `import lambdarag` must not import every layer."""
 __all__ = [
     "State", "Context", "Tool", "tool", "Lam", "Reply", "Compose", "Par", "If", "Route", "Guard", "Map", "Identity", "Named",
     "Merge", "appended", "extra_field", "Term", "CostModel", "Trace", "Span", "run", "INITIAL_FIELDS",
-    "Verdict", "Message", "User", *SEARCH,
+    "Verdict", "Message", "User", "Count", "Positive", *SEARCH,
 ]
 __version__ = "0.1.0"
 

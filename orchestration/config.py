@@ -18,7 +18,7 @@ from pydantic import (BaseModel, ConfigDict, Field, SecretStr, ValidationError, 
                       model_validator)
 from pydantic.alias_generators import to_camel, to_snake
 
-from lambdarag.errors import ConfigError
+from lambdarag.errors import ConfigError, did_you_mean
 
 from .plan import PlanConfig
 
@@ -40,7 +40,8 @@ def known_pattern(name: str, info: ValidationInfo) -> str:
 
     declared = (info.context or {}).get("declared", frozenset())
     if name not in REGISTRY and name not in declared:
-        raise ValueError(f"unknown pattern {name!r}; valid patterns: {', '.join(sorted({*REGISTRY, *declared}))}")
+        raise ValueError(f"unknown pattern {name!r}; {did_you_mean(name, {*REGISTRY, *declared})}"
+                         f"valid patterns: {', '.join(sorted({*REGISTRY, *declared}))}")
     return name
 
 
@@ -421,11 +422,23 @@ def parse_config(text: str, source: str = "<string>") -> AgentConfig:
         line = _line_of(text, loc)
         msg = err["msg"].removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":
-            msg = f"unknown key {loc[-1]!r}"
+            msg = f"unknown key {loc[-1]!r}" + (f"; {did_you_mean(str(loc[-1]), _keys_at(loc[:-1]))}".rstrip()
+                                                 if _keys_at(loc[:-1]) else "")
         more = f" (and {len(e.errors()) - 1} more problems)" if len(e.errors()) > 1 else ""
         raise ConfigError(f"{source}:{f' line {line}:' if line else ''} {path}: {msg}{more}") from None
     check_expressions(settings_of(config), text, source, where)
     return config
+
+
+def _keys_at(loc: tuple[Any, ...]) -> list[str]:
+    """Returns the keys (YAML spelling) of the config section at `loc`, for a "did you mean" (none off the schema)."""
+    model: Any = AgentConfig
+    for part in loc:
+        field = model.model_fields.get(str(part)) if isinstance(model, type) and issubclass(model, BaseModel) else None
+        model = field.annotation if field is not None else None
+    if not (isinstance(model, type) and issubclass(model, BaseModel)):
+        return []
+    return [f.alias or name for name, f in model.model_fields.items()]
 
 
 def config_source(path: Union[str, Path, None] = None) -> tuple[Path, str]:

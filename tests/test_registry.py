@@ -37,7 +37,7 @@ def test_every_route_of_the_default_config_builds():
 
 
 def test_unknown_names_list_the_registered_ones():
-    with pytest.raises(ConfigError, match="unknown skill 'bm26_search'; valid skills: answer_generate, "):
+    with pytest.raises(ConfigError, match="unknown skill 'bm26_search'; did you mean 'bm25_search'\\? valid skills: answer_generate, "):
         skills.build("bm26_search")
     with pytest.raises(ConfigError, match=r"cost.fallback: unknown pattern 'cheap'; valid patterns: compare_search, fusion_search"):
         parse_config("cost:\n  fallback: cheap\n")

@@ -82,7 +82,7 @@ def test_config_errors_name_the_yaml_path_line_and_choices():
     with pytest.raises(ConfigError, match=r"line 3: retrieval.skils: unknown key 'skils'"):
         parse_config("retrieval:\n  index: demo\n  skils: {}\n")
     with pytest.raises(ConfigError, match=r"line 3: orchestration.routing.compare: unknown pattern 'fuson_search'; "
-                                          r"valid patterns: compare_search, fusion_search, graph_retrieval, hybrid_search"):
+                                          r"did you mean 'fusion_search'\? valid patterns: compare_search, fusion_search, graph_retrieval, hybrid_search"):
         parse_config("orchestration:\n  routing:\n    compare: [graph_retrieval, fuson_search]\n")
     with pytest.raises(ConfigError, match=r"line 1, column 10\) is not valid YAML|is not valid YAML"):
         parse_config("retrieval: [unclosed\n")

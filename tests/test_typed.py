@@ -10,7 +10,7 @@ from typing import Optional, Sequence, TypedDict
 import pytest
 
 from lambdarag import Compose, Context, Lam, Reply, State, Tool, tool
-from lambdarag.errors import CompositionError, ProviderError, TermError, TypeClash
+from lambdarag.errors import CompositionError, ConfigError, ProviderError, TermError, TypeClash
 from lambdarag.registry import Registry
 from lambdarag.skills.store.records import Hit
 from tests.conftest import ROOT
@@ -161,7 +161,7 @@ def test_a_dataclass_record_and_keyword_only_configuration():
 
     assert trim.parameters == {"width"}
     assert trim.run("abcdef").note == "ab" and trim.configured(width="4").run("abcdef").note == "abcd"
-    with pytest.raises(ValueError, match="invalid literal for int"):
+    with pytest.raises(ConfigError, match=r"^term 'trim': parameter width='four': Input should be a valid integer"):
         trim.configured(width="four")
 
 
