@@ -35,7 +35,7 @@ __all__ = [
     "Merge", "appended", "extra_field", "Term", "CostModel", "Trace", "Span", "run", "INITIAL_FIELDS",
     "Verdict", "Message", "User", "Count", "Positive", *SEARCH,
 ]
-__version__ = "0.1.0"
+__version__ = "0.7.0"
 
 
 def __getattr__(name: str) -> Any:

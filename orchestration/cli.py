@@ -16,6 +16,7 @@ import traceback
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
+from lambdarag import __version__
 from lambdarag.errors import DeadlineExceeded, LambdaRAGError, ProviderError
 
 USER_ERRORS = (LambdaRAGError, FileNotFoundError, PermissionError, IsADirectoryError)
@@ -573,13 +574,16 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--config", type=Path, default=None,
                    help="agent-config.yml for every command (its retrieval.backend picks local or milvus)")
     p.add_argument("-v", "--verbose", action="store_true", help="show the log messages of lambdarag and its libraries")
+    p.add_argument("--version", action="version", version=f"lambdarag {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
     it = sub.add_parser("init", help="write a commented agent-config.yml to edit (found when run from that folder)")
     it.add_argument("dir", nargs="?", type=Path, default=Path("."), help="folder to write it in (default: here)")
     sub.add_parser("where", help="print where the config, the demo, the indexes, feedback, wikis and caches are")
     ix = sub.add_parser("index", help="build or update a named index from a corpus folder or JSONL file")
-    ix.add_argument("--corpus", required=True, type=Path)
-    ix.add_argument("--name", required=True)
+    ix.add_argument("--corpus", required=True, type=Path,
+                    help="a folder of markdown (.md) and JSONL (.jsonl) documents, or one JSONL file")
+    ix.add_argument("--name", required=True,
+                    help="the index's name: a plain folder name under the data home, used as --index NAME later")
     ix.add_argument("--vectors", type=Path, help="directory of precomputed vectors (vectors.f16.npy, ids.txt)")
     ix.add_argument("--no-dense", action="store_true", help="BM25 only, no embeddings")
     ix.add_argument("--no-wiki", action="store_true", help="skip compiling the entity graph and wiki")
@@ -588,31 +592,33 @@ def parser() -> argparse.ArgumentParser:
     ix.add_argument("--strict", action="store_true",
                     help="fail the run (exit 2) when any file or record fails validation, e.g. a misspelt access key")
     ev = sub.add_parser("eval", help="ranking metrics of a retriever, or of the routed pipeline, on a query file")
-    ev.add_argument("--index", required=True)
+    ev.add_argument("--index", required=True, help="the built index to score")
     ev.add_argument("--queries", required=True, type=Path,
                     help='JSONL of {"qid", "query", "relevant": [chunk ids or documents], optional "type"}')
-    ev.add_argument("--retriever", choices=["bm25", "dense", "hybrid"], default="hybrid")
+    ev.add_argument("--retriever", choices=["bm25", "dense", "hybrid"], default="hybrid",
+                    help="the plain retriever to score (default hybrid)")
     ev.add_argument("--routed", action="store_true",
                     help="score search() itself: classification, routing and the chosen strategy (not --retriever)")
     ev.add_argument("--config", default=argparse.SUPPRESS, type=Path, help="agent-config.yml to use (--routed)")
     ev.add_argument("--k", type=int, default=100, help="ranking depth per retriever (default 100)")
-    ev.add_argument("--json", action="store_true")
+    ev.add_argument("--json", action="store_true", help="print the metrics as JSON")
     ev.add_argument("--no-learned", action="store_true", help="ignore what the index learned from confirmations")
-    for name in ("ask", "search"):
-        ask = sub.add_parser(name, help="answer a question: type, strategy, expression, cited answer, latency")
-        ask.add_argument("question", nargs="+")
-        ask.add_argument("--index", default=None, help="a built index (default: retrieval.index of the config)")
-        ask.add_argument("--config", default=argparse.SUPPRESS, type=Path, help="agent-config.yml to use")
-        ask.add_argument("--json", action="store_true", help="print the whole SearchResult as JSON")
-        ask.add_argument("--explain", action="store_true", help="also print the plan, the fallbacks and the trace")
-        ask.add_argument("--stream", action="store_true",
-                         help="print evidence, then the answer as it is written, then citations (--json: one event per line)")
-        ask.add_argument("--checked-only", action="store_true",
-                         help="with --stream: release the answer claim by claim once its citation is verified")
-        ask.add_argument("--department", action="append", help="a department the asking user belongs to")
-        ask.add_argument("--security-level", type=int, default=0)
+    ask = sub.add_parser("ask", aliases=["search"],
+                         help="answer a question: type, strategy, expression, cited answer, latency")
+    ask.add_argument("question", nargs="+", help="the question (several words are joined with spaces)")
+    ask.add_argument("--index", default=None, help="a built index (default: retrieval.index of the config)")
+    ask.add_argument("--config", default=argparse.SUPPRESS, type=Path, help="agent-config.yml to use")
+    ask.add_argument("--json", action="store_true", help="print the whole SearchResult as JSON")
+    ask.add_argument("--explain", action="store_true", help="also print the plan, the fallbacks and the trace")
+    ask.add_argument("--stream", action="store_true",
+                     help="print evidence, then the answer as it is written, then citations (--json: one event per line)")
+    ask.add_argument("--checked-only", action="store_true",
+                     help="with --stream: release the answer claim by claim once its citation is verified")
+    ask.add_argument("--department", action="append", help="a department the asking user belongs to")
+    ask.add_argument("--security-level", type=int, default=0,
+                     help="the asking user's clearance: documents above it are never retrieved (default 0)")
     cw = sub.add_parser("compile-wiki", help="build or update wiki/entities/*.md and relations.json from a corpus")
-    cw.add_argument("--corpus", required=True, type=Path)
+    cw.add_argument("--corpus", required=True, type=Path, help="the folder of documents to compile")
     cw.add_argument("--wiki", required=True, type=Path, help="folder to write the pages into (an index keeps its "
                     "own in <data home>/<name>/wiki)")
     cw.add_argument("--llm", action="store_true",
@@ -620,7 +626,7 @@ def parser() -> argparse.ArgumentParser:
     cw.add_argument("--config", default=argparse.SUPPRESS, type=Path, help="agent-config.yml to use")
     sv = sub.add_parser("serve", help="run the demo web app (question page with trace, citations and subgraph)")
     sv.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
-    sv.add_argument("--port", type=int, default=8000)
+    sv.add_argument("--port", type=int, default=8000, help="TCP port to listen on, on 127.0.0.1 (default 8000)")
     sv.add_argument("--app", default=DEMO_APP, help=f"web app factory as module:factory (default {DEMO_APP})")
     sv.add_argument("--index", default=None, help="index searched unless a request names one (default: the config's)")
     sv.add_argument("--config", default=argparse.SUPPRESS, type=Path, help="agent-config.yml to use")
@@ -633,7 +639,9 @@ def parser() -> argparse.ArgumentParser:
     ck.add_argument("--config", default=argparse.SUPPRESS, type=Path, help="agent-config.yml to check")
     fb = sub.add_parser("feedback", help="inspect, revert and teach what the feedback loop learned")
     fb.add_argument("action", choices=["list", "show", "revert", "learn", "confirm", "reject", "review", "approve",
-                                       "fit", "correct", "stats", "export"])
+                                       "fit", "correct", "stats", "export"],
+                    help="list/show/revert what was learned; learn from qrels; confirm/reject an answer; review/approve "
+                         "votes; fit the learned gate; correct a question's type; stats; export the state as JSON")
     fb.add_argument("id", nargs="?", help="learned item or confirmation id for show / revert; QUERY_ID for "
                                           "confirm / reject; VOTE_ID for approve")
     fb.add_argument("chunk", nargs="?", help="confirm / reject: the CHUNK_ID the answer of QUERY_ID cited")
