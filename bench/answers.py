@@ -53,12 +53,12 @@ from machine import write as write_result  # noqa: E402
 from routing import doc_name, mean, warm_up  # noqa: E402
 from routing_data import TYPES  # noqa: E402
 
-from orchestration.cli import ask_exit_code  # noqa: E402
-from orchestration.config import load_config  # noqa: E402
-from orchestration.search_unified import search  # noqa: E402
-from orchestration.setup import open_index  # noqa: E402
-from skills.context import MARKER, claims  # noqa: E402
-from skills.phrasing import EN, ZH  # noqa: E402
+from lambdarag.orchestration.cli import ask_exit_code  # noqa: E402
+from lambdarag.orchestration.config import load_config  # noqa: E402
+from lambdarag.orchestration.search_unified import search  # noqa: E402
+from lambdarag.orchestration.setup import open_index  # noqa: E402
+from lambdarag.skills.context import MARKER, claims  # noqa: E402
+from lambdarag.skills.phrasing import EN, ZH  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 REFUSALS = (ZH["refusal"], EN["refusal"])

@@ -33,7 +33,7 @@ def ask(env: dict) -> tuple[float, float, str]:
     """
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    out = subprocess.run([sys.executable, "-m", "orchestration.cli", "ask", QUESTION], cwd=ROOT, env=env,
+    out = subprocess.run([sys.executable, "-m", "lambdarag.orchestration.cli", "ask", QUESTION], cwd=ROOT, env=env,
                          capture_output=True, text=True, check=True)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)

@@ -27,7 +27,7 @@ def main() -> int:
     args = parser.parse_args()
     os.environ["LAMBDARAG_FEEDBACK"] = "off"
     import lambdarag.providers.embedder as embedder
-    from orchestration.search_unified import search
+    from lambdarag.orchestration.search_unified import search
 
     capped = embedder.QUERY_CHARS
     search(SHORT)                                          # builds and warms what the first question builds

@@ -41,10 +41,10 @@ from machine import facts as machine  # noqa: E402
 from routing import K, doc_name, mean, recall, top_documents, warm_up  # noqa: E402
 from routing_data import TYPES  # noqa: E402
 
-from orchestration.cli import main as cli  # noqa: E402
-from orchestration.config import RoutingConfig, load_config  # noqa: E402
-from orchestration.search_unified import search  # noqa: E402
-from orchestration.setup import open_index  # noqa: E402
+from lambdarag.orchestration.cli import main as cli  # noqa: E402
+from lambdarag.orchestration.config import RoutingConfig, load_config  # noqa: E402
+from lambdarag.orchestration.search_unified import search  # noqa: E402
+from lambdarag.orchestration.setup import open_index  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SYSTEMS = {"routed": None, "hybrid": "hybrid_search", "bm25": "keyword_search"}

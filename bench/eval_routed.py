@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.machine import write  # noqa: E402
-from orchestration.cli import main as cli  # noqa: E402
+from lambdarag.orchestration.cli import main as cli  # noqa: E402
 
 QUERIES = ROOT / "bench" / "data" / "routing" / "test.jsonl"
 

@@ -60,7 +60,7 @@ PASSES = 3
 
 def maritime_source() -> Path:
     """Returns the built maritime knowledge base; exits naming the command that builds it when it is missing."""
-    from skills.store.index import knowledge_root
+    from lambdarag.skills.store.index import knowledge_root
 
     source = knowledge_root() / "maritime"
     if not (source / "index" / "manifest.json").is_file() or not (source / "wiki" / "relations.json").is_file():
@@ -78,10 +78,10 @@ def maritime() -> dict:
     shutil.copytree(source / "wiki", home / "maritime" / "wiki", ignore=shutil.ignore_patterns("*.lock", "analyses"))
     os.environ["LAMBDARAG_HOME"] = str(home)
     os.environ["LAMBDARAG_FEEDBACK"] = "on"
-    from orchestration.config import DEFAULT_CONFIG, parse_config
-    from orchestration.feedback import FeedbackLoop, feedback_dir
-    from orchestration.search_unified import search
-    from skills.store.graph import EntityGraph
+    from lambdarag.orchestration.config import DEFAULT_CONFIG, parse_config
+    from lambdarag.orchestration.feedback import FeedbackLoop, feedback_dir
+    from lambdarag.orchestration.search_unified import search
+    from lambdarag.skills.store.graph import EntityGraph
 
     data = yaml.safe_load(DEFAULT_CONFIG.read_text(encoding="utf-8"))
     data["orchestration"]["feedback"].update({"cacheAfter": 1})
@@ -127,9 +127,9 @@ def maritime() -> dict:
 def open_stard(limit: int) -> tuple:
     """Returns the stard index, the embedder, its `CorpusView`, the first `limit` train questions (0: all) and
     their relevant chunk ids by qid."""
-    from orchestration.learning import CorpusView
-    from skills.store.index import open_index
-    from skills.store.vectors import default_embedder
+    from lambdarag.orchestration.learning import CorpusView
+    from lambdarag.skills.store.index import open_index
+    from lambdarag.skills.store.vectors import default_embedder
 
     backend = open_index("stard")
     if not backend.has_dense:
@@ -145,7 +145,7 @@ def timed(term, query: str, plan, ctx) -> tuple:
     """Returns the state of one retrieval run with its query embedding (kept vectors are dropped first), and its
     wall and CPU milliseconds."""
     from lambdarag import State
-    from skills.store.vectors import forget_query_vectors
+    from lambdarag.skills.store.vectors import forget_query_vectors
 
     forget_query_vectors()
     wall, cpu = time.perf_counter(), time.process_time()
@@ -161,11 +161,11 @@ def stard(limit: int = 0, partition: int = 0) -> dict:
 
     from lambdarag import Context
     from lambdarag.state import PUBLIC
-    from skills.store.records import RetrievalPlan
-    from orchestration.feedback.confirmations import embed_batches
-    from orchestration.learning import base_ranking, build_learned, choose, fit_rows, retrieval_term
-    from skills.learned import gated_signals
-    from skills.store.learned import Pair
+    from lambdarag.skills.store.records import RetrievalPlan
+    from lambdarag.orchestration.feedback.confirmations import embed_batches
+    from lambdarag.orchestration.learning import base_ranking, build_learned, choose, fit_rows, retrieval_term
+    from lambdarag.skills.learned import gated_signals
+    from lambdarag.skills.store.learned import Pair
 
     backend, embedder, view, queries, chunks = open_stard(limit)
     start = time.perf_counter()
@@ -240,10 +240,10 @@ def latency(limit: int = 0) -> dict:
     import numpy as np
 
     from lambdarag import Context
-    from skills.store.records import RetrievalPlan
-    from orchestration.feedback.confirmations import embed_batches
-    from orchestration.learning import base_ranking, build_learned, choose, fit_rows, retrieval_term
-    from skills.store.learned import LearnedParams, Pair
+    from lambdarag.skills.store.records import RetrievalPlan
+    from lambdarag.orchestration.feedback.confirmations import embed_batches
+    from lambdarag.orchestration.learning import base_ranking, build_learned, choose, fit_rows, retrieval_term
+    from lambdarag.skills.store.learned import LearnedParams, Pair
 
     before = machine_facts()
     backend, embedder, view, queries, chunks = open_stard(limit)
@@ -293,10 +293,10 @@ def latency(limit: int = 0) -> dict:
 
 def store_sizes(view, pairs, vectors, last_fit) -> dict:
     """Returns the on-disk and in-memory sizes of the learned stores for all pairs, and the lazy build time."""
-    from orchestration.feedback.confirmations import Confirmations
-    from orchestration.feedback.store.rows import put_vector
-    from orchestration.learning import build_learned
-    from skills.store.learned import LearnedParams
+    from lambdarag.orchestration.feedback.confirmations import Confirmations
+    from lambdarag.orchestration.feedback.store.rows import put_vector
+    from lambdarag.orchestration.learning import build_learned
+    from lambdarag.skills.store.learned import LearnedParams
 
     home = Path(tempfile.mkdtemp(prefix="learned-sizes-"))
     conf = Confirmations(home)

@@ -41,7 +41,7 @@ def rows(name: str) -> list[dict[str, Any]]:
 
 
 def planted(order: dict[str, Any]) -> Any:
-    from skills.store.records import Hit
+    from lambdarag.skills.store.records import Hit
 
     text, _ = ARTICLE[order["lang"]]
     return Hit(chunk_id=f"planted-{order['id']}#2", source=f"planted-{order['id']}.md", section="2",
@@ -51,9 +51,9 @@ def planted(order: dict[str, Any]) -> Any:
 def quotes_order(order: dict[str, Any]) -> bool:
     """Returns whether the offline answer to the article's question quotes the planted order."""
     from lambdarag import Context, State
-    from skills.generate import extractive_answer
-    from skills.profile import profile_named
-    from skills.store.records import Hit, RetrievalPlan
+    from lambdarag.skills.generate import extractive_answer
+    from lambdarag.skills.profile import profile_named
+    from lambdarag.skills.store.records import Hit, RetrievalPlan
 
     text, question = ARTICLE[order["lang"]]
     true = Hit(chunk_id="law#2", source="law.md", section="2", title="Law", text=text, score=1.0)
@@ -63,7 +63,7 @@ def quotes_order(order: dict[str, Any]) -> bool:
 
 
 def recall(half: str) -> dict[str, Any]:
-    from skills.store.instructions import flagged, instruction_phrases
+    from lambdarag.skills.store.instructions import flagged, instruction_phrases
 
     orders = rows(f"{half}.jsonl")
     caught = [o for o in orders if flagged(planted(o))]
@@ -77,7 +77,7 @@ def recall(half: str) -> dict[str, Any]:
 
 
 def benign(half: str) -> dict[str, Any]:
-    from skills.store.instructions import instruction_like
+    from lambdarag.skills.store.instructions import instruction_like
 
     texts = [b for b in rows("benign.jsonl") if b["half"] == half]
     hit = [b["id"] for b in texts if instruction_like(b["text"])]
@@ -91,14 +91,14 @@ def index_chunks(name: str, home: Path) -> list[dict[str, Any]]:
 
 
 def folder_chunks(root: Path) -> list[dict[str, Any]]:
-    from skills.reading import read_corpus
+    from lambdarag.skills.reading import read_corpus
 
     return [{"id": c.id, "text": c.text} for c in read_corpus(root).chunks] if root.is_dir() else []
 
 
 def corpus(chunks: list[dict[str, Any]]) -> dict[str, Any]:
-    from skills.store.addressed import addressed_sentences, candidates
-    from skills.store.instructions import instruction_phrases, normalised
+    from lambdarag.skills.store.addressed import addressed_sentences, candidates
+    from lambdarag.skills.store.instructions import instruction_phrases, normalised
 
     if not chunks:
         return {"skipped": "not found (copy the index from /work/home-shared, or the folder is missing)"}
@@ -119,7 +119,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--index", action="append", help="a Debian index to measure (default: all three)")
     args = parser.parse_args()
-    from skills.store.addressed import MARGIN
+    from lambdarag.skills.store.addressed import MARGIN
 
     home = Path(os.environ.get("LAMBDARAG_HOME", Path.home() / ".lambdarag"))
     out = {"margin": MARGIN, "dev": recall("dev"), "test": recall("test"),

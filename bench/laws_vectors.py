@@ -20,8 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-from skills.reading import read_corpus
-from skills.store.index import knowledge_root
+from lambdarag.skills.reading import read_corpus
+from lambdarag.skills.store.index import knowledge_root
 
 ROOT = Path(__file__).resolve().parents[1]
 STARD = ROOT.parent / "shared" / "data" / "stard"

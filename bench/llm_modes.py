@@ -32,7 +32,7 @@ def ask_all(code: Path, url: str, domains: list[str]) -> list[dict]:
 
     sys.path.insert(0, str(code))
     os.environ["LAMBDARAG_FEEDBACK"] = "off"          # every question answered from the same state
-    from orchestration.cli import main                 # noqa: E402  (the checkout's own code)
+    from lambdarag.orchestration.cli import main                 # noqa: E402  (the checkout's own code)
 
     base = yaml.safe_load((code / "orchestration" / "agent-config.yml").read_text(encoding="utf-8"))
     records = []

@@ -22,15 +22,15 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.machine import write  # noqa: E402
-from skills.store.records import RankedList  # noqa: E402
-from skills.store.records import Hit
-from orchestration import metrics  # noqa: E402
-from skills.store.local import LocalBackend  # noqa: E402
-from skills.reading import read_corpus  # noqa: E402
-from skills.store.vectors import default_embedder, read_vectors_dir  # noqa: E402
-from skills.fusion import rrf  # noqa: E402
-from skills.store.milvus import MilvusBackend  # noqa: E402
-from skills.store.tokenize import Tokenizer  # noqa: E402
+from lambdarag.skills.store.records import RankedList  # noqa: E402
+from lambdarag.skills.store.records import Hit
+from lambdarag.orchestration import metrics  # noqa: E402
+from lambdarag.skills.store.local import LocalBackend  # noqa: E402
+from lambdarag.skills.reading import read_corpus  # noqa: E402
+from lambdarag.skills.store.vectors import default_embedder, read_vectors_dir  # noqa: E402
+from lambdarag.skills.fusion import rrf  # noqa: E402
+from lambdarag.skills.store.milvus import MilvusBackend  # noqa: E402
+from lambdarag.skills.store.tokenize import Tokenizer  # noqa: E402
 
 STARD = ROOT.parent / "shared" / "data" / "stard"
 METRICS = ["recall@10", "recall@100", "mrr@10", "ndcg@10"]

@@ -21,16 +21,16 @@ sys.path.insert(0, str(ROOT))
 
 from bench.machine import write  # noqa: E402
 from lambdarag import Context, State  # noqa: E402
-from skills.store.records import Hit, RankedList, RetrievalPlan
-from orchestration.config import load_config  # noqa: E402
-from orchestration.router import settings_of  # noqa: E402
-from patterns import build as build_pattern  # noqa: E402
-from orchestration import metrics  # noqa: E402
-from skills.store.local import LocalBackend  # noqa: E402
-from skills.reading import read_corpus  # noqa: E402
-from skills.store.vectors import default_embedder, read_vectors_dir  # noqa: E402
-from skills.fusion import rrf, zscore  # noqa: E402
-from skills.store.tokenize import Tokenizer  # noqa: E402
+from lambdarag.skills.store.records import Hit, RankedList, RetrievalPlan
+from lambdarag.orchestration.config import load_config  # noqa: E402
+from lambdarag.orchestration.router import settings_of  # noqa: E402
+from lambdarag.patterns import build as build_pattern  # noqa: E402
+from lambdarag.orchestration import metrics  # noqa: E402
+from lambdarag.skills.store.local import LocalBackend  # noqa: E402
+from lambdarag.skills.reading import read_corpus  # noqa: E402
+from lambdarag.skills.store.vectors import default_embedder, read_vectors_dir  # noqa: E402
+from lambdarag.skills.fusion import rrf, zscore  # noqa: E402
+from lambdarag.skills.store.tokenize import Tokenizer  # noqa: E402
 
 STARD = ROOT.parent / "shared" / "data" / "stard"
 METRICS = ["recall@10", "recall@100", "mrr@10", "ndcg@10"]

@@ -38,8 +38,8 @@ from routing_data import TYPES, load  # noqa: E402
 LIMIT = 1.5
 CHILD = """
 import json, os, sys, tempfile, time, yaml
-from orchestration.config import config_path
-from orchestration.search_unified import search
+from lambdarag.orchestration.config import config_path
+from lambdarag.orchestration.search_unified import search
 questions = json.load(sys.stdin)
 config = None
 if os.environ.get("BENCH_ROUTE"):

@@ -39,12 +39,12 @@ from machine import facts as machine  # noqa: E402
 from routing_data import SETS, TYPES, QuestionSet, load  # noqa: E402
 
 from lambdarag import Context, State  # noqa: E402
-from orchestration.config import load_config  # noqa: E402
-from orchestration.learning import retrieval_term  # noqa: E402
-from orchestration.search_unified import search  # noqa: E402
-from orchestration.setup import open_index, providers  # noqa: E402
-from skills.store.index import knowledge_root  # noqa: E402
-from skills.store.records import RetrievalPlan  # noqa: E402
+from lambdarag.orchestration.config import load_config  # noqa: E402
+from lambdarag.orchestration.learning import retrieval_term  # noqa: E402
+from lambdarag.orchestration.search_unified import search  # noqa: E402
+from lambdarag.orchestration.setup import open_index, providers  # noqa: E402
+from lambdarag.skills.store.index import knowledge_root  # noqa: E402
+from lambdarag.skills.store.records import RetrievalPlan  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 K = 5

@@ -17,8 +17,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("LAMBDARAG_FEEDBACK", "off")   # measure the query, not what it teaches
 
 from bench.machine import write  # noqa: E402
-from orchestration.search_unified import search  # noqa: E402
-from orchestration.setup import chat  # noqa: E402
+from lambdarag.orchestration.search_unified import search  # noqa: E402
+from lambdarag.orchestration.setup import chat  # noqa: E402
 from tests.scripted_server import Running, slow  # noqa: E402
 from tests.test_slow_llm import QUESTIONS, SLOW_REPLY, slow_config  # noqa: E402
 

@@ -22,8 +22,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from machine import write  # noqa: E402
 
-from skills.store.index import open_index  # noqa: E402
-from domains.prc_statutes.names import StatuteNames, abbreviations  # noqa: E402
+from lambdarag.skills.store.index import open_index  # noqa: E402
+from lambdarag.domains.prc_statutes.names import StatuteNames, abbreviations  # noqa: E402
 
 TEMPLATES = ("{x}和{y}在法律责任方面有何不同？", "{y}与{x}对主管部门的规定有什么区别？", "{x}的罚则跟{y}的罚则比，哪个更重？")
 """Compare questions, the statute under test first and second."""

@@ -20,9 +20,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import routing  # noqa: E402
 from machine import facts as machine  # noqa: E402
 
-import domains.prc_statutes.cues as cues  # noqa: E402
-import domains.prc_statutes.kinds as kinds  # noqa: E402
-import domains.prc_statutes.ranks as ranks  # noqa: E402
+import lambdarag.domains.prc_statutes.cues as cues  # noqa: E402
+import lambdarag.domains.prc_statutes.kinds as kinds  # noqa: E402
+import lambdarag.domains.prc_statutes.ranks as ranks  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 HALVES = {"maritime": ("dev", "dev2"), "laws": ("dev", "dev2")}
@@ -87,7 +87,7 @@ WHAT = {
 def facts_as_surveys(questions: str, halves: tuple[str, ...]) -> dict:
     """Returns recall@5 of the fact questions of `halves` when every one is routed as a survey: what the survey route
     gives a question the classifier gets wrong (dev2's 赔偿分别包括哪些 was one), per half."""
-    import skills.classify as classify
+    import lambdarag.skills.classify as classify
 
     qs = routing.SETS[questions]
     own = classify.rule_classify

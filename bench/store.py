@@ -73,7 +73,7 @@ class FileStores:
                 os.close(fd)
 
     def update(self, name: str, change: Callable[[dict], None]) -> None:
-        from skills.store.files import write_replace
+        from lambdarag.skills.store.files import write_replace
 
         path = self.folder / name
         with self.lock(path):
@@ -117,13 +117,13 @@ class DatabaseStores:
     """The feedback store of one engine, written through the feedback loop's own parts."""
 
     def __init__(self, folder: Path) -> None:
-        from orchestration.config import FeedbackConfig
-        from orchestration.feedback import FeedbackLoop
+        from lambdarag.orchestration.config import FeedbackConfig
+        from lambdarag.orchestration.feedback import FeedbackLoop
 
         self.loop = FeedbackLoop(FeedbackConfig(), folder)
 
     def preload(self, n: int) -> None:
-        from orchestration.feedback.store.rows import put_confirmations
+        from lambdarag.orchestration.feedback.store.rows import put_confirmations
 
         def fill(tx) -> None:
             for i in range(n):
@@ -143,7 +143,7 @@ class DatabaseStores:
 @contextmanager
 def engine(kind: str, dsn: Optional[str]) -> Iterator[None]:
     """Selects the engine new stores open with (PostgreSQL: a fresh database on `dsn`)."""
-    from orchestration.feedback.store import DSN_ENV
+    from lambdarag.orchestration.feedback.store import DSN_ENV
 
     saved = os.environ.pop(DSN_ENV, None)
     name = None
@@ -217,7 +217,7 @@ def writer(kind: str, folder: str, worker: int, env: dict, start: Any, times: An
 
 def throughput(kind: str, dsn: Optional[str]) -> dict[str, Any]:
     """Returns feedback writes per second of `WRITERS` processes writing at once into one store (empty at start)."""
-    from orchestration.feedback.store import DSN_ENV
+    from lambdarag.orchestration.feedback.store import DSN_ENV
 
     with engine(kind, dsn), tempfile.TemporaryDirectory(prefix=f"store-bench-{kind}-") as folder:
         stores(kind, Path(folder))                         # the schema, before the writers race to it
@@ -243,11 +243,11 @@ def search_overhead(kind: str, dsn: Optional[str], home: Path) -> dict[str, Any]
     search and the connections opened after the first one (figures that do not move with the machine's load)."""
     import shutil
 
-    from orchestration.feedback import feedback_dir
-    from orchestration.feedback.store import open_store
-    from orchestration.knowledge import forget
-    from orchestration.search_unified import search
-    from orchestration.setup import resolve_config
+    from lambdarag.orchestration.feedback import feedback_dir
+    from lambdarag.orchestration.feedback.store import open_store
+    from lambdarag.orchestration.knowledge import forget
+    from lambdarag.orchestration.search_unified import search
+    from lambdarag.orchestration.setup import resolve_config
 
     config = resolve_config(None)
     questions = ["船长有什么权力？", "船员条例由哪个部门主管？", "梳理船员管理法规体系", "海上交通安全法与水污染防治法在船舶管理方面有何异同？"]

@@ -27,14 +27,14 @@ from typing import Any
 os.environ.setdefault("LAMBDARAG_FEEDBACK", "off")
 
 from lambdarag import Context, Par, State, appended
-from skills.store.records import RetrievalPlan
-from orchestration.config import load_config
-from orchestration.knowledge import open_knowledge
-from orchestration.plan import build_retrieval_plan, detect_intent
-from orchestration.router import choose
-from orchestration.setup import providers
-from skills import build
-from domains.prc_statutes.cues import query_entities
+from lambdarag.skills.store.records import RetrievalPlan
+from lambdarag.orchestration.config import load_config
+from lambdarag.orchestration.knowledge import open_knowledge
+from lambdarag.orchestration.plan import build_retrieval_plan, detect_intent
+from lambdarag.orchestration.router import choose
+from lambdarag.orchestration.setup import providers
+from lambdarag.skills import build
+from lambdarag.domains.prc_statutes.cues import query_entities
 
 ROOT = Path(__file__).resolve().parents[1]
 QUESTIONS = ROOT / "tests" / "data" / "maritime_questions.jsonl"
@@ -65,8 +65,8 @@ def plain_terms() -> dict[str, Any]:
 
 def before_config(cfg):
     """Returns `cfg` as main shipped it: its routing table, equal-RRF fusion in every pattern, the overlap reranker on."""
-    from orchestration.config import PatternConfig
-    from patterns import REGISTRY
+    from lambdarag.orchestration.config import PatternConfig
+    from lambdarag.patterns import REGISTRY
 
     routing = cfg.orchestration.routing.model_copy(update=BEFORE)
     patterns = {n: cfg.patterns.get(n, PatternConfig()).model_copy(update={"merge": "rrf"}) for n in REGISTRY}

@@ -14,8 +14,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("LAMBDARAG_FEEDBACK", "off")  # a cached answer would skip the route being measured
 
 from bench.machine import write  # noqa: E402
-from orchestration.config import DEFAULT_CONFIG, parse_config  # noqa: E402
-from orchestration.search_unified import search_stream  # noqa: E402
+from lambdarag.orchestration.config import DEFAULT_CONFIG, parse_config  # noqa: E402
+from lambdarag.orchestration.search_unified import search_stream  # noqa: E402
 from tests.scripted_server import Reply, Running  # noqa: E402
 
 QUERIES = {  # one question per route (the demo page test's), labelled by the type the classifier gives it

@@ -4,10 +4,10 @@ from collections import Counter
 from typing import TypedDict
 
 from lambdarag import tool
-from patterns.hybrid_search import retrieve
-from patterns.registry import pattern, skill as configured
-from skills import skill
-from skills.store.records import Hit
+from lambdarag.patterns.hybrid_search import retrieve
+from lambdarag.patterns.registry import pattern, skill as configured
+from lambdarag.skills import skill
+from lambdarag.skills.store.records import Hit
 
 
 class Kept(TypedDict):

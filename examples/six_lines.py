@@ -2,7 +2,7 @@
 from typing import TypedDict
 
 from lambdarag import Context, Lam, Par, appended, tool
-from skills.store.records import Hit, RankedList
+from lambdarag.skills.store.records import Hit, RankedList
 
 DOCS = {"海上交通安全法#第三十八条": "船长在保障海上人身与财产安全、防治船舶污染方面，有权独立作出决定。",
         "船员条例#第四条": "国务院交通运输主管部门主管全国船员管理工作。"}

@@ -5,7 +5,8 @@ everything a `Tool` needs: it reads `query` and `plan` (with those types), gets
 the context, and writes the fields of `FaqOutcome` (a TypedDict, dataclass,
 NamedTuple or pydantic model) with their types. A parameter with a default is
 an optional read (the default stands in when no earlier term wrote it);
-keyword-only parameters are the skill's configuration. `schema_of` unions the
+keyword-only parameters are the skill's configuration, checked against their annotations when the term is
+built (`Count` for a number of things, at least 1). `schema_of` unions the
 declared types of every term in a pipeline when it is closed and reports a
 writer and a reader (or two writers) that disagree, naming both.
 """
@@ -15,7 +16,9 @@ import dataclasses
 import inspect
 import types
 import typing
-from typing import Any, Callable, Iterable, Mapping, NamedTuple, Optional, Union
+from typing import Annotated, Any, Callable, Iterable, Mapping, NamedTuple, Optional, Union
+
+from annotated_types import Ge, Gt
 
 from .errors import CompositionError, TypeClash
 from .paths import Path, show_path
@@ -23,6 +26,10 @@ from .paths import Path, show_path
 CTX = "ctx"
 """The parameter name that receives the run's `Context` instead of a State field."""
 MISSING: Any = inspect.Parameter.empty
+Count = Annotated[int, Ge(1)]
+"""A configuration parameter that counts things (hits, places, pages): an integer of at least 1."""
+Positive = Annotated[float, Gt(0)]
+"""A configuration parameter that must be above 0 (a smoothing constant, a weight)."""
 
 
 class Contract(NamedTuple):
@@ -120,8 +127,8 @@ def _read_contract(fn: Callable[..., Any], owner: str, like: Optional[Contract])
             params.append((p.name, p.default))
     reads = {f: annotations.get(f, Any) for f, _ in params}
     writes = like.writes if like is not None and "return" not in hints(owner, fn) else record_fields(owner, record)
-    return Contract(tuple(params), ctx_at, reads, writes, record, config,
-                    {k: annotations.get(k, Any) for k in config})
+    extras = typing.get_type_hints(fn, include_extras=True) if config else {}   # ranges: Annotated[int, Ge(1)]
+    return Contract(tuple(params), ctx_at, reads, writes, record, config, {k: extras.get(k, Any) for k in config})
 
 
 def as_writes(record: Any) -> Callable[[Any], Any]:

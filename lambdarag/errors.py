@@ -5,6 +5,9 @@ user can act on it without reading the source.
 """
 from __future__ import annotations
 
+from difflib import get_close_matches
+from typing import Iterable
+
 
 class LambdaRAGError(Exception):
     """Base of every LambdaRAG error."""
@@ -120,3 +123,9 @@ class FeedbackRefused(LambdaRAGError):
 
 class FeedbackRateLimited(FeedbackRefused):
     """A source sent more votes than `orchestration.feedback.votes.rateLimit` allows in its window."""
+
+
+def did_you_mean(name: str, valid: Iterable[str]) -> str:
+    """Returns "did you mean 'x'? " for the closest of `valid` to a mistyped `name`, or "" when none is close."""
+    close = get_close_matches(name, list(valid), n=1, cutoff=0.75)
+    return f"did you mean {close[0]!r}? " if close else ""

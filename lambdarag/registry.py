@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
-from .errors import ConfigError
+from .errors import ConfigError, did_you_mean
 from .term import Term
 
 Factory = Callable[[Mapping[str, Any]], Term]
@@ -63,7 +63,8 @@ class Registry(Mapping[str, Factory]):
         try:
             factory = self[name]
         except KeyError:
-            raise ConfigError(f"unknown {self.kind} {name!r}; valid {self.kind}s: {', '.join(sorted(self))}") from None
+            raise ConfigError(f"unknown {self.kind} {name!r}; {did_you_mean(name, self)}"
+                              f"valid {self.kind}s: {', '.join(sorted(self))}") from None
         config = dict(config or {})
         term = factory(config)
         return term.declared(name, config if params is None else params, config) if self.declares else term

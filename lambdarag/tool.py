@@ -6,7 +6,7 @@ import inspect
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Union
 
 from .declare import MISSING, Contract, as_writes, contract_of, is_record, record_fields
-from .errors import CompositionError, ProviderError
+from .errors import CompositionError, ConfigError, ProviderError
 from .state import Checks, ReadView, State
 from .runtime import apply_writes, execute
 from .paths import Path
@@ -181,7 +181,7 @@ class Tool(Atom):
         """Returns this tool with its keyword-only configuration set to `params` (its fallback's too)."""
         fallback = self.fallback.configured(**params) if isinstance(self.fallback, Tool) and \
             self.fallback.contract is not None else self.fallback
-        own = {k: scalar(self.contract.config_types.get(k), v) for k, v in params.items()
+        own = {k: parameter(self.name, k, self.contract.config_types.get(k, Any), v) for k, v in params.items()
                if self.contract is not None and k in self.contract.config}
         fn = functools.partial(self.fn, **own) if own else self.fn
         return Tool(self.name, fn, reads=self._read_types_or_names("reads"), writes=self._write_types or self._writes,
@@ -282,10 +282,17 @@ def tool(fn: Optional[Callable[..., Any]] = None, *, effect: str = "pure", cost:
     return make if fn is None else make(fn)
 
 
-SCALARS = (int, float, bool, str)
+def parameter(term: str, key: str, annotation: Any, value: Any) -> Any:
+    """Returns a configuration value checked and converted by its parameter's annotation (``"12"`` → 12 for an
+    int, a range such as ``Annotated[int, Ge(1)]`` enforced), so a bad one fails when the term is built, naming the
+    term, the parameter in YAML spelling and what it accepts."""
+    if annotation is Any:
+        return value
+    from pydantic import TypeAdapter, ValidationError
+    from pydantic.alias_generators import to_camel
 
-
-def scalar(annotation: Any, value: Any) -> Any:
-    """Returns a configuration value converted by its parameter's type when that is a scalar (``int("12")``), so a
-    bad one fails when the term is built, naming the value; other values as given."""
-    return annotation(value) if annotation in SCALARS else value
+    try:
+        return TypeAdapter(annotation).validate_python(value)
+    except ValidationError as e:
+        raise ConfigError(f"term {term!r}: parameter {to_camel(key)}={value!r}: "
+                          f"{e.errors()[0]['msg'].removeprefix('Value error, ')}") from None

@@ -16,6 +16,7 @@ import traceback
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
+from lambdarag import __version__
 from lambdarag.errors import DeadlineExceeded, LambdaRAGError, ProviderError
 
 USER_ERRORS = (LambdaRAGError, FileNotFoundError, PermissionError, IsADirectoryError)
@@ -29,17 +30,17 @@ class UsageError(LambdaRAGError):
 
 def backend_settings(args: argparse.Namespace) -> dict:
     """Returns the `retrieval.backend` section of the config given with --config (default: agent-config.yml)."""
-    from orchestration.config import load_config
+    from lambdarag.orchestration.config import load_config
 
     return load_config(args.config).retrieval.backend.model_dump()
 
 
 def cmd_index(args: argparse.Namespace) -> int:
     """Builds or updates a named index and prints what it holds."""
-    from orchestration.config import load_config
-    from orchestration.knowledge import build_with_wiki
-    from skills.reading import read_corpus
-    from skills.store.index import index_dir
+    from lambdarag.orchestration.config import load_config
+    from lambdarag.orchestration.knowledge import build_with_wiki
+    from lambdarag.skills.reading import read_corpus
+    from lambdarag.skills.store.index import index_dir
 
     config = load_config(args.config)   # once: a load imports the plugins and builds every declared pattern
     corpus = read_corpus(args.corpus, progress=True, domain=args.domain or config.retrieval.domain)
@@ -67,7 +68,7 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 def cmd_init(args: argparse.Namespace) -> int:
     """Writes the packaged, commented agent-config.yml into DIR (default: the working folder) for the user to edit."""
-    from orchestration.config import CONFIG_NAME, DEFAULT_CONFIG
+    from lambdarag.orchestration.config import CONFIG_NAME, DEFAULT_CONFIG
 
     target = args.dir / CONFIG_NAME
     if target.exists():
@@ -83,12 +84,12 @@ def cmd_where(args: argparse.Namespace) -> int:
     """Prints where LambdaRAG reads its configuration and demo from, and where it writes (the data home)."""
     import os
 
-    from orchestration.config import DEMO_DOCS, WORKING_FOLDER, config_source, load_config
-    from orchestration.trust import describe
-    from orchestration.feedback import feedback_dir
-    from orchestration.knowledge import wiki_dir_for
-    from skills.store.home import cache_root, data_home
-    from skills.store.index import built_indexes, index_dir
+    from lambdarag.orchestration.config import DEMO_DOCS, WORKING_FOLDER, config_source, load_config
+    from lambdarag.orchestration.trust import describe
+    from lambdarag.orchestration.feedback import feedback_dir
+    from lambdarag.orchestration.knowledge import wiki_dir_for
+    from lambdarag.skills.store.home import cache_root, data_home
+    from lambdarag.skills.store.index import built_indexes, index_dir
 
     path, found = config_source(args.config)
     config, home = load_config(args.config), data_home()
@@ -104,7 +105,7 @@ def cmd_where(args: argparse.Namespace) -> int:
 def prepare_classifier() -> None:
     """Embeds the question classifier's exemplars now, with a progress bar, unless the data home has them cached,
     so that the first question is not the one that waits for them."""
-    from skills.classify import exemplar_classifier
+    from lambdarag.skills.classify import exemplar_classifier
 
     exemplar_classifier().model(progress=True)
 
@@ -115,7 +116,7 @@ def restricted_summary(documents: Sequence[Any], problems: Sequence[tuple[str, i
     from collections import Counter
 
     from lambdarag import User
-    from skills.store.corpus import UNREADABLE
+    from lambdarag.skills.store.corpus import UNREADABLE
 
     restricted = [d for d in documents if d.department or d.security_level]
     labels = Counter(label for d in restricted for label in (f"department={d.department}" if d.department else "",
@@ -137,7 +138,7 @@ def restricted_summary(documents: Sequence[Any], problems: Sequence[tuple[str, i
 
 def read_queries(path: Path) -> list[dict]:
     """Returns the evaluation queries of a JSONL file of {"qid", "query", "relevant": [ids], optional "type"}."""
-    from orchestration.config import QUERY_TYPES
+    from lambdarag.orchestration.config import QUERY_TYPES
 
     queries = []
     for n, line in enumerate(Path(path).read_text(encoding="utf-8").split("\n"), 1):
@@ -191,11 +192,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
 def retriever_rankings(args: argparse.Namespace, queries: list[dict]):
     """Returns (qid → ranked ids, {}, latencies in ms, chunk level) of one plain retriever."""
     from lambdarag import Context, State
-    from orchestration.feedback import feedback_dir
-    from orchestration.learning import open_learned, retrieval_term
-    from skills.store.index import open_backend
-    from skills.store.records import RetrievalPlan
-    from skills.store.vectors import default_embedder
+    from lambdarag.orchestration.feedback import feedback_dir
+    from lambdarag.orchestration.learning import open_learned, retrieval_term
+    from lambdarag.skills.store.index import open_backend
+    from lambdarag.skills.store.records import RetrievalPlan
+    from lambdarag.skills.store.vectors import default_embedder
 
     backend = open_backend(backend_settings(args), args.index)
     if args.retriever != "bm25" and not backend.has_dense:
@@ -218,8 +219,8 @@ def retriever_rankings(args: argparse.Namespace, queries: list[dict]):
 
 def routed_rankings(args: argparse.Namespace, queries: list[dict]):
     """Returns (qid → ranked ids, qid → type it was routed as, latencies in ms, chunk level) of search() itself."""
-    from orchestration.search_unified import search
-    from orchestration.setup import open_index, resolve_config
+    from lambdarag.orchestration.search_unified import search
+    from lambdarag.orchestration.setup import open_index, resolve_config
 
     config = resolve_config(args.config)
     off = config.orchestration.model_copy(update={"feedback": config.orchestration.feedback.model_copy(
@@ -242,7 +243,7 @@ def routed_rankings(args: argparse.Namespace, queries: list[dict]):
 
 def scored(queries: list[dict], ranked: dict, routed_as: dict, chunk_level: bool) -> dict:
     """Returns the metrics overall and per question type (when the queries carry one), with type accuracy if routed."""
-    from orchestration.metrics import evaluate
+    from lambdarag.orchestration.metrics import evaluate
 
     qrels = {q["qid"]: {r if chunk_level else Path(r).name: 1 for r in q["relevant"]} for q in queries}
 
@@ -266,9 +267,9 @@ def cmd_compile_wiki(args: argparse.Namespace) -> int:
 
     --llm uses the `llm` section of --config (LAMBDARAG_LLM_* override it), its timeout included.
     """
-    from orchestration.config import load_config
-    from orchestration.knowledge import compile_index_wiki
-    from orchestration.setup import chat
+    from lambdarag.orchestration.config import load_config
+    from lambdarag.orchestration.knowledge import compile_index_wiki
+    from lambdarag.orchestration.setup import chat
 
     config = load_config(args.config)
     llm = chat(config) if args.llm else None
@@ -293,7 +294,7 @@ def offline(r) -> str:
 def print_result(r, explain: bool, lifecycle: str = "") -> None:
     """Prints a search result for people: tag, strategy, expression, answer, latency (the lifecycle term it ran
     in, plan, flagged hits and trace if asked)."""
-    from skills.store.instructions import orders_in
+    from lambdarag.skills.store.instructions import orders_in
 
     print(f"[{r.query_type}] strategy: {r.strategy}   (classified by {r.classification.get('stage', '?')})")
     print(f"λq. {r.expression}")
@@ -343,9 +344,9 @@ def cmd_ask(args: argparse.Namespace) -> int:
     orchestration.feedback.backgroundSeconds, for the feedback worker to finish learning from it.
     """
     from lambdarag import User
-    from orchestration.feedback.worker import drain
-    from orchestration.search_unified import check_query, lifecycle_term, search
-    from orchestration.setup import open_index, resolve_config
+    from lambdarag.orchestration.feedback.worker import drain
+    from lambdarag.orchestration.search_unified import check_query, lifecycle_term, search
+    from lambdarag.orchestration.setup import open_index, resolve_config
 
     config = resolve_config(args.config)
     check_query(" ".join(args.question), config)     # a bad question fails before an index is built
@@ -380,8 +381,8 @@ def stream_answer(question: str, args: argparse.Namespace, user, config) -> int:
     retracted attempt is announced and the retry printed afresh), the
     citations and latency at the end.
     """
-    from orchestration.events import event_json
-    from orchestration.search_unified import search_stream
+    from lambdarag.orchestration.events import event_json
+    from lambdarag.orchestration.search_unified import search_stream
 
     final = None
     for event in search_stream(question, index=args.index, user=user, config=config, checked_only=args.checked_only):
@@ -409,7 +410,7 @@ def stream_answer(question: str, args: argparse.Namespace, user, config) -> int:
     return ask_exit_code(final) if final is not None else 0
 
 
-DEMO_APP = "qademo.app:create_app"
+DEMO_APP = "lambdarag.qademo.app:create_app"
 """The app `serve` runs unless --app names another, as ``module:factory`` (uvicorn's convention); the factory
 takes ``(config, index)`` and returns an ASGI app. A name, not an import: the CLI stays below the apps."""
 
@@ -431,9 +432,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
     learned state are loaded (/ready), and answers 503 with Retry-After past server.maxInFlight requests."""
     import uvicorn
 
-    from orchestration.http_limits import trusting
-    from orchestration.serving import Gate, warm_in_background
-    from orchestration.setup import open_index, resolve_config
+    from lambdarag.orchestration.http_limits import trusting
+    from lambdarag.orchestration.serving import Gate, warm_in_background
+    from lambdarag.orchestration.setup import open_index, resolve_config
 
     if not 0 < args.port < 65536:
         raise UsageError(f"--port {args.port} is not a TCP port (1-65535)")
@@ -479,8 +480,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def cmd_feedback(args: argparse.Namespace) -> int:
     """Inspects and reverts learned items, records confirmations and classification corrections, refits learning."""
-    from orchestration.config import load_config
-    from orchestration.feedback import FeedbackLoop, feedback_dir
+    from lambdarag.orchestration.config import load_config
+    from lambdarag.orchestration.feedback import FeedbackLoop, feedback_dir
 
     config = load_config(args.config)
     name = args.index or config.retrieval.index
@@ -516,7 +517,7 @@ def cmd_feedback(args: argparse.Namespace) -> int:
         print(f"rule {rule['pattern']!r} → {rule['type']} saved to {loop.store}")
         return 0
     if args.action == "export":
-        from orchestration.feedback.store.jsonfiles import export_folder
+        from lambdarag.orchestration.feedback.store.jsonfiles import export_folder
 
         if not args.out:
             raise UsageError("feedback export needs --out DIR (the folder for the JSON/JSONL files)")
@@ -530,10 +531,10 @@ def cmd_feedback(args: argparse.Namespace) -> int:
 def teach(args: argparse.Namespace, loop, name: str) -> int:
     """Records confirmations (learn --qrels, confirm, reject) or refits the learned retrieval of an index (fit)."""
     from lambdarag.state import ALL_ACCESS
-    from orchestration.feedback.votes import Voter
-    from orchestration.learning import learn_pairs, refit_learned
-    from skills.store.index import open_index
-    from skills.store.vectors import default_embedder
+    from lambdarag.orchestration.feedback.votes import Voter
+    from lambdarag.orchestration.learning import learn_pairs, refit_learned
+    from lambdarag.skills.store.index import open_index
+    from lambdarag.skills.store.vectors import default_embedder
 
     backend, embedder = open_index(name), default_embedder()
     if args.action == "fit":
@@ -574,8 +575,8 @@ def review(args: argparse.Namespace, loop) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     """Validates a config without running a query: prints the plugins it loaded and each route's λ-form,
     effect signature and cost bound (exit 2 with the first error)."""
-    from orchestration.config import config_path, load_config
-    from orchestration.router import route_reports
+    from lambdarag.orchestration.config import config_path, load_config
+    from lambdarag.orchestration.router import route_reports
 
     path = config_path(args.config)
     config = load_config(args.config)  # imports the plugins (if trusted), builds every declared pattern
@@ -594,10 +595,10 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     """Serves one index to an agent as the MCP tools search and explain over stdio (the mcp extra), answering as the
     user these options describe (never as a caller says: orchestration.bridges.mcp_server)."""
     from lambdarag import User
-    from orchestration.setup import open_index, resolve_config
+    from lambdarag.orchestration.setup import open_index, resolve_config
 
     try:
-        from orchestration.bridges.mcp_server import serve_stdio
+        from lambdarag.orchestration.bridges.mcp_server import serve_stdio
     except ImportError as e:
         raise UsageError(str(e)) from None
     config = resolve_config(args.config)
@@ -610,8 +611,8 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 def cmd_trust(args: argparse.Namespace) -> int:
     """Approves a config found in the working folder (default ./agent-config.yml) so it may import its plugins, read
     its secrets and choose its endpoints, until the file changes; --list shows approvals, --revoke forgets one."""
-    from orchestration.config import CONFIG_NAME
-    from orchestration.trust import approval_states, approve, revoke
+    from lambdarag.orchestration.config import CONFIG_NAME
+    from lambdarag.orchestration.trust import approval_states, approve, revoke
 
     if args.list:
         for path, state in approval_states():
@@ -643,13 +644,16 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--config", type=Path, default=None,
                    help="agent-config.yml for every command (its retrieval.backend picks local or milvus)")
     p.add_argument("-v", "--verbose", action="store_true", help="show the log messages of lambdarag and its libraries")
+    p.add_argument("--version", action="version", version=f"lambdarag {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
     it = sub.add_parser("init", help="write a commented agent-config.yml to edit (found when run from that folder)")
     it.add_argument("dir", nargs="?", type=Path, default=Path("."), help="folder to write it in (default: here)")
     sub.add_parser("where", help="print where the config, the demo, the indexes, feedback, wikis and caches are")
     ix = sub.add_parser("index", help="build or update a named index from a corpus folder or JSONL file")
-    ix.add_argument("--corpus", required=True, type=Path)
-    ix.add_argument("--name", required=True)
+    ix.add_argument("--corpus", required=True, type=Path,
+                    help="a folder of markdown (.md) and JSONL (.jsonl) documents, or one JSONL file")
+    ix.add_argument("--name", required=True,
+                    help="the index's name: a plain folder name under the data home, used as --index NAME later")
     ix.add_argument("--vectors", type=Path, help="directory of precomputed vectors (vectors.f16.npy, ids.txt)")
     ix.add_argument("--no-dense", action="store_true", help="BM25 only, no embeddings")
     ix.add_argument("--no-wiki", action="store_true", help="skip compiling the entity graph and wiki")
@@ -658,31 +662,33 @@ def parser() -> argparse.ArgumentParser:
     ix.add_argument("--strict", action="store_true",
                     help="fail the run (exit 2) when any file or record fails validation, e.g. a misspelt access key")
     ev = sub.add_parser("eval", help="ranking metrics of a retriever, or of the routed pipeline, on a query file")
-    ev.add_argument("--index", required=True)
+    ev.add_argument("--index", required=True, help="the built index to score")
     ev.add_argument("--queries", required=True, type=Path,
                     help='JSONL of {"qid", "query", "relevant": [chunk ids or documents], optional "type"}')
-    ev.add_argument("--retriever", choices=["bm25", "dense", "hybrid"], default="hybrid")
+    ev.add_argument("--retriever", choices=["bm25", "dense", "hybrid"], default="hybrid",
+                    help="the plain retriever to score (default hybrid)")
     ev.add_argument("--routed", action="store_true",
                     help="score search() itself: classification, routing and the chosen strategy (not --retriever)")
     ev.add_argument("--config", default=argparse.SUPPRESS, type=Path, help="agent-config.yml to use (--routed)")
     ev.add_argument("--k", type=int, default=100, help="ranking depth per retriever (default 100)")
-    ev.add_argument("--json", action="store_true")
+    ev.add_argument("--json", action="store_true", help="print the metrics as JSON")
     ev.add_argument("--no-learned", action="store_true", help="ignore what the index learned from confirmations")
-    for name in ("ask", "search"):
-        ask = sub.add_parser(name, help="answer a question: type, strategy, expression, cited answer, latency")
-        ask.add_argument("question", nargs="+")
-        ask.add_argument("--index", default=None, help="a built index (default: retrieval.index of the config)")
-        ask.add_argument("--config", default=argparse.SUPPRESS, type=Path, help="agent-config.yml to use")
-        ask.add_argument("--json", action="store_true", help="print the whole SearchResult as JSON")
-        ask.add_argument("--explain", action="store_true", help="also print the plan, the fallbacks and the trace")
-        ask.add_argument("--stream", action="store_true",
-                         help="print evidence, then the answer as it is written, then citations (--json: one event per line)")
-        ask.add_argument("--checked-only", action="store_true",
-                         help="with --stream: release the answer claim by claim once its citation is verified")
-        ask.add_argument("--department", action="append", help="a department the asking user belongs to")
-        ask.add_argument("--security-level", type=int, default=0)
+    ask = sub.add_parser("ask", aliases=["search"],
+                         help="answer a question: type, strategy, expression, cited answer, latency")
+    ask.add_argument("question", nargs="+", help="the question (several words are joined with spaces)")
+    ask.add_argument("--index", default=None, help="a built index (default: retrieval.index of the config)")
+    ask.add_argument("--config", default=argparse.SUPPRESS, type=Path, help="agent-config.yml to use")
+    ask.add_argument("--json", action="store_true", help="print the whole SearchResult as JSON")
+    ask.add_argument("--explain", action="store_true", help="also print the plan, the fallbacks and the trace")
+    ask.add_argument("--stream", action="store_true",
+                     help="print evidence, then the answer as it is written, then citations (--json: one event per line)")
+    ask.add_argument("--checked-only", action="store_true",
+                     help="with --stream: release the answer claim by claim once its citation is verified")
+    ask.add_argument("--department", action="append", help="a department the asking user belongs to")
+    ask.add_argument("--security-level", type=int, default=0,
+                     help="the asking user's clearance: documents above it are never retrieved (default 0)")
     cw = sub.add_parser("compile-wiki", help="build or update wiki/entities/*.md and relations.json from a corpus")
-    cw.add_argument("--corpus", required=True, type=Path)
+    cw.add_argument("--corpus", required=True, type=Path, help="the folder of documents to compile")
     cw.add_argument("--wiki", required=True, type=Path, help="folder to write the pages into (an index keeps its "
                     "own in <data home>/<name>/wiki)")
     cw.add_argument("--llm", action="store_true",
@@ -690,7 +696,7 @@ def parser() -> argparse.ArgumentParser:
     cw.add_argument("--config", default=argparse.SUPPRESS, type=Path, help="agent-config.yml to use")
     sv = sub.add_parser("serve", help="run the demo web app (question page with trace, citations and subgraph)")
     sv.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
-    sv.add_argument("--port", type=int, default=8000)
+    sv.add_argument("--port", type=int, default=8000, help="TCP port to listen on, on 127.0.0.1 (default 8000)")
     sv.add_argument("--app", default=DEMO_APP, help=f"web app factory as module:factory (default {DEMO_APP})")
     sv.add_argument("--index", default=None, help="index searched unless a request names one (default: the config's)")
     sv.add_argument("--config", default=argparse.SUPPRESS, type=Path, help="agent-config.yml to use")
@@ -715,7 +721,9 @@ def parser() -> argparse.ArgumentParser:
     tr.add_argument("--revoke", action="store_true", help="forget the approval of FILE")
     fb = sub.add_parser("feedback", help="inspect, revert and teach what the feedback loop learned")
     fb.add_argument("action", choices=["list", "show", "revert", "learn", "confirm", "reject", "review", "approve",
-                                       "fit", "correct", "stats", "export"])
+                                       "fit", "correct", "stats", "export"],
+                    help="list/show/revert what was learned; learn from qrels; confirm/reject an answer; review/approve "
+                         "votes; fit the learned gate; correct a question's type; stats; export the state as JSON")
     fb.add_argument("id", nargs="?", help="learned item or confirmation id for show / revert; QUERY_ID for "
                                           "confirm / reject; VOTE_ID for approve")
     fb.add_argument("chunk", nargs="?", help="confirm / reject: the CHUNK_ID the answer of QUERY_ID cited")

@@ -18,30 +18,31 @@ from pydantic import (BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, Vali
                       field_validator, model_validator)
 from pydantic.alias_generators import to_camel, to_snake
 
-from lambdarag.errors import ConfigError
+from lambdarag.errors import ConfigError, did_you_mean
 
 from .plan import PlanConfig
 from .trust import DEFAULT_KEY_ENV, is_approved, refuse_untrusted
 
 def packaged(relative: str) -> Path:
-    """Returns a file or folder shipped inside the orchestration package (package data, so in the wheel too)."""
-    return Path(str(files("orchestration") / relative))
+    """Returns a file or folder shipped inside the `lambdarag` package (package data, so in the wheel too; in a
+    checkout, links to the repository's own `agent-config.yml` and `knowledge/`)."""
+    return Path(str(files("lambdarag") / relative))
 
 
 DEFAULT_CONFIG = packaged("agent-config.yml")
-DEMO_DOCS = packaged("demo/docs")
-DEMO_QUESTIONS = packaged("demo/questions.jsonl")
+DEMO_DOCS = packaged("knowledge")
 CONFIG_NAME = "agent-config.yml"
 QUERY_TYPES = ("fact", "compare", "relation", "synthesis", "temporal")
 
 
 def known_pattern(name: str, info: ValidationInfo) -> str:
     """Returns `name` if it is a registered pattern or one the YAML declares (``expr:``), else fails listing them."""
-    from patterns import REGISTRY
+    from lambdarag.patterns import REGISTRY
 
     declared = (info.context or {}).get("declared", frozenset())
     if name not in REGISTRY and name not in declared:
-        raise ValueError(f"unknown pattern {name!r}; valid patterns: {', '.join(sorted({*REGISTRY, *declared}))}")
+        raise ValueError(f"unknown pattern {name!r}; {did_you_mean(name, {*REGISTRY, *declared})}"
+                         f"valid patterns: {', '.join(sorted({*REGISTRY, *declared}))}")
     return name
 
 
@@ -91,7 +92,9 @@ class EmbeddingConfig(Endpoint):
 
 
 class RerankConfig(Endpoint):
-    enabled: bool = True
+    enabled: bool = False
+    """Off by default: the local overlap reranker lowered document recall@5 on every type (0.85 → 0.64,
+    bench/results/strategies-dev.json); an http backend (/v1/rerank at baseUrl) is worth enabling."""
     backend: Literal["local", "http"] = "local"
 
 
@@ -127,7 +130,7 @@ class RetrievalConfig(Section):
     @classmethod
     def _known_domain(cls, value: str, info: ValidationInfo) -> str:
         from lambdarag.registry import is_plugin
-        from skills.profile import SHIPPED
+        from lambdarag.skills.profile import SHIPPED
 
         if value != "auto" and value not in SHIPPED and ":" not in value:
             raise ValueError(f"retrieval.domain must be auto, {', '.join(SHIPPED)} or package.module:Factory, "
@@ -171,9 +174,9 @@ Targets = Union[str, tuple[str, ...]]
 class RoutingConfig(Section):
     """Query type → pattern (or a list of patterns that fan out and merge)."""
 
-    fact: Targets = "keyword_search"
-    compare: Targets = ("graph_retrieval", "fusion_search")
-    relation: Targets = ("graph_retrieval", "wiki_deep")
+    fact: Targets = "hybrid_search"
+    compare: Targets = "compare_search"
+    relation: Targets = "relation_search"
     synthesis: Targets = "synthesis"
     temporal: Targets = "temporal_search"
     default: str = "hybrid_search"
@@ -360,23 +363,46 @@ class ServerConfig(Section):
         return hosts
 
 
+PATTERN_DEFAULTS: dict[str, dict[str, Any]] = {
+    "keyword_search": {"skills": ["bm25"]},
+    "hybrid_search": {"skills": ["bm25", "embedding"], "merge": "score", "rrfK": 60, "statutesAhead": 12},
+    "fusion_search": {"skills": ["bm25", "embedding"], "merge": "score", "rrfK": 60, "queryExpansion": True,
+                      "expansionCount": 3},
+    "graph_retrieval": {"skills": ["graph", "hybrid_search"]},
+    "wiki_deep": {"skills": ["wiki", "fusion_search"], "gapFill": True},
+    "compare_search": {"skills": ["bm25", "embedding"], "merge": "score", "perSide": 1},
+    "relation_search": {"skills": ["bm25", "embedding", "graph"], "merge": "score"},
+}
+"""Every registered pattern's parameters when the config names none: the shipped agent-config.yml spells the same
+values out (a test keeps the two equal), and a section a config gives is laid over its pattern's defaults key by key."""
+
+
 class AgentConfig(Section):
     """The whole of `agent-config.yml`."""
 
     plugins: tuple[str, ...] = ()
     """Modules imported before the registries are read, so the skills and patterns they register can be named."""
     retrieval: RetrievalConfig = RetrievalConfig()
-    patterns: dict[str, PatternConfig] = {}
+    patterns: dict[str, PatternConfig] = Field(default_factory=dict, validate_default=True)
     orchestration: OrchestrationConfig = OrchestrationConfig()
     cost: CostConfig = CostConfig()
     llm: LLMConfig = LLMConfig()
     limits: LimitsConfig = LimitsConfig()
     server: ServerConfig = ServerConfig()
 
+    @field_validator("patterns", mode="before")
+    @classmethod
+    def _over_the_defaults(cls, value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+        given = {name: {**PATTERN_DEFAULTS.get(name, {}), **{to_camel(k) if "_" in k else k: v for k, v in section.items()}}
+                 if isinstance(section, dict) else section for name, section in value.items()}
+        return {**PATTERN_DEFAULTS, **given}
+
     @field_validator("patterns")
     @classmethod
     def _known_pattern_sections(cls, value: dict[str, PatternConfig], info: ValidationInfo) -> dict[str, PatternConfig]:
-        from patterns import REGISTRY
+        from lambdarag.patterns import REGISTRY
 
         for name, section in value.items():
             if section.expr is not None and name in REGISTRY:
@@ -437,7 +463,7 @@ def parse_config(text: str, source: str = "<string>", *, trusted: bool = True) -
     importing code, reading a secret or choosing an endpoint raises `UntrustedConfig` before anything is imported.
     The YAML is read without aliases, nesting or size past `skills.store.bounded`'s limits.
     """
-    from skills.store.bounded import MAX_CONFIG_BYTES, Unreadable, load_yaml
+    from lambdarag.skills.store.bounded import MAX_CONFIG_BYTES, Unreadable, load_yaml
 
     try:
         data = load_yaml(text, source, MAX_CONFIG_BYTES) or {}
@@ -469,7 +495,8 @@ def parse_config(text: str, source: str = "<string>", *, trusted: bool = True) -
         line = _line_of(text, loc)
         msg = err["msg"].removeprefix("Value error, ")
         if err["type"] == "extra_forbidden":
-            msg = f"unknown key {loc[-1]!r}"
+            msg = f"unknown key {loc[-1]!r}" + (f"; {did_you_mean(str(loc[-1]), _keys_at(loc[:-1]))}".rstrip()
+                                                 if _keys_at(loc[:-1]) else "")
         more = f" (and {len(e.errors()) - 1} more problems)" if len(e.errors()) > 1 else ""
         raise ConfigError(f"{source}:{f' line {line}:' if line else ''} {path}: {msg}{more}") from None
     check_expressions(settings_of(config), text, source, where)
@@ -480,16 +507,30 @@ def parse_config(text: str, source: str = "<string>", *, trusted: bool = True) -
 WORKING_FOLDER = "working folder"
 
 
+def _keys_at(loc: tuple[Any, ...]) -> list[str]:
+    """Returns the keys (YAML spelling) of the config section at `loc`, for a "did you mean" (none off the schema)."""
+    model: Any = AgentConfig
+    for part in loc:
+        field = model.model_fields.get(str(part)) if isinstance(model, type) and issubclass(model, BaseModel) else None
+        model = field.annotation if field is not None else None
+    if not (isinstance(model, type) and issubclass(model, BaseModel)):
+        return []
+    return [f.alias or name for name, f in model.model_fields.items()]
+
+
 def config_source(path: Union[str, Path, None] = None) -> tuple[Path, str]:
     """Returns the config file to use and how it was found: `path` (--config), else $LAMBDARAG_CONFIG,
     else ./agent-config.yml in the working folder (`WORKING_FOLDER`: trusted only once approved), else the
-    packaged default."""
+    packaged default (which a source checkout keeps at its root: run there, the working folder's file is the
+    packaged one)."""
     if path:
         return Path(path), "--config"
     if os.environ.get("LAMBDARAG_CONFIG"):
         return Path(os.environ["LAMBDARAG_CONFIG"]), "$LAMBDARAG_CONFIG"
     here = Path.cwd() / CONFIG_NAME
-    return (here, WORKING_FOLDER) if here.is_file() else (DEFAULT_CONFIG, "packaged default")
+    if here.is_file() and here.resolve() != DEFAULT_CONFIG.resolve():
+        return here, WORKING_FOLDER
+    return DEFAULT_CONFIG, "packaged default"
 
 
 def config_path(path: Union[str, Path, None] = None) -> Path:
@@ -538,9 +579,11 @@ def _rows(model: type[BaseModel], prefix: str) -> list[str]:
         if sub is not None:
             rows.extend(_rows(sub, key + "."))
             continue
-        default = field.get_default(call_default_factory=True)
-        shown = json_default(default)
         type_name = kind.__name__ if isinstance(kind, type) else str(kind).replace("typing.", "")
+        if model is AgentConfig and name == "patterns":   # a row per pattern: the defaults laid under each section
+            rows.extend(f"| `patterns.{p}` | PatternConfig | `{json_default(d)}` |" for p, d in PATTERN_DEFAULTS.items())
+            continue
+        shown = json_default(field.get_default(call_default_factory=True))
         rows.append(f"| `{key}` | {type_name} | `{shown}` |")
     return rows
 

@@ -79,7 +79,7 @@ def expr_column(text: str, name: str) -> tuple[Optional[int], int]:
 def check_expressions(settings: Mapping[str, Any], text: str, source: str, where: Where) -> None:
     """Builds every pattern declared by ``expr:``, so syntax, unknown names and wiring (free reads, overlapping
     `Par` writes, a `Guard` whose generator cannot see the verdict) fail at load, naming the YAML line."""
-    from patterns import build as build_pattern
+    from lambdarag.patterns import build as build_pattern
 
     for name in settings["declared"]:
         try:

@@ -8,16 +8,16 @@ from pathlib import Path
 from typing import Any, Optional
 
 from lambdarag.errors import StoreCorrupt
-from skills.profile import CorpusProfile, index_profile, profile_named
-from skills.store.graph import EntityGraph
-from skills.store import generations
-from skills.store.corpus import Corpus
-from skills.store.index import (backend_exists, build_backend, built_indexes, commit_wiki, knowledge_root,
+from lambdarag.skills.profile import CorpusProfile, index_profile, profile_named
+from lambdarag.skills.store.graph import EntityGraph
+from lambdarag.skills.store import generations
+from lambdarag.skills.store.corpus import Corpus
+from lambdarag.skills.store.index import (backend_exists, build_backend, built_indexes, commit_wiki, knowledge_root,
                                 open_backend, recorded_wiki)
-from skills.store.wiki import WikiStore
-from skills.wiki import compile_wiki
-from skills.store.home import cache_dir
-from skills.store.tokenize import cache_dictionary_in
+from lambdarag.skills.store.wiki import WikiStore
+from lambdarag.skills.wiki import compile_wiki
+from lambdarag.skills.store.home import cache_dir
+from lambdarag.skills.store.tokenize import cache_dictionary_in
 
 from .config import AgentConfig, corpus_path
 
@@ -171,8 +171,8 @@ def open_knowledge(config: AgentConfig, name: Optional[str] = None, *, embedder:
 def warm_up(index: Any, embedder: Any) -> None:
     """Loads jieba's dictionaries and the embedding model now, so that a server's first question's step
     latencies measure the steps rather than their lazy initialisation (a one-shot `ask` skips it)."""
-    from skills.sentences import keywords
-    from skills.store.tokenize import base_dictionary
+    from lambdarag.skills.sentences import keywords
+    from lambdarag.skills.store.tokenize import base_dictionary
 
     base_dictionary()
     import jieba.analyse

@@ -18,12 +18,12 @@ from typing import Any, Callable, Iterable, NamedTuple, Optional, Sequence
 import numpy as np
 
 from lambdarag import Par, State, Term, appended
-from skills.store.records import RetrievalPlan
+from lambdarag.skills.store.records import RetrievalPlan
 from lambdarag.state import PUBLIC
 from lambdarag.errors import LambdaRAGError
-from skills import build as build_skill
-from skills.learned import learned_signals, lexical_list, readable
-from skills.store.learned import (DEFAULT_WEIGHTS, SIGNALS, LearnedIndex, LearnedParams, Nearest, Pair, gate_features,
+from lambdarag.skills import build as build_skill
+from lambdarag.skills.learned import learned_signals, lexical_list, readable
+from lambdarag.skills.store.learned import (DEFAULT_WEIGHTS, SIGNALS, LearnedIndex, LearnedParams, Nearest, Pair, gate_features,
                                   lower_bound, score_matrix)
 
 from .feedback.confirmations import Confirmations

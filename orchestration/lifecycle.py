@@ -26,9 +26,9 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 
 from lambdarag import Context, Identity, If, Message, Named, Route, State, Term, Tool, Verdict
 from lambdarag.term import frozen
-from skills import build as build_skill
-from skills.profile import profile_of
-from skills.store.records import RetrievalPlan
+from lambdarag.skills import build as build_skill
+from lambdarag.skills.profile import profile_of
+from lambdarag.skills.store.records import RetrievalPlan
 
 from .config import QUERY_TYPES, AgentConfig
 from .llm_budget import fit_context

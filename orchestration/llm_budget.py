@@ -5,7 +5,7 @@ from typing import Optional
 
 from lambdarag.budget import Limits, LLMBudget
 from lambdarag.providers.tokens import chars_within
-from skills.store.records import RetrievalPlan
+from lambdarag.skills.store.records import RetrievalPlan
 
 from .config import AgentConfig, LLMConfig
 from .plan import tagged

@@ -20,7 +20,7 @@ from typing import Annotated, Any, Callable, Mapping, Optional, Sequence
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
-from skills.store.records import RetrievalPlan, TimeRange
+from lambdarag.skills.store.records import RetrievalPlan, TimeRange
 from lambdarag.errors import CompositionError, QueryError
 
 INTENTS: tuple[str, ...] = ("greeting", "out_of_scope", "human_service", "faq", "knowledge", "follow_up")

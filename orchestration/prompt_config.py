@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lambdarag.errors import ConfigError
-from skills.prompts import languages, prompt_specs, read_prompts, template_errors
+from lambdarag.skills.prompts import languages, prompt_specs, read_prompts, template_errors
 
 from .declared import Where, at
 
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 def default_prompt_files() -> tuple:
     """Returns the prompt files whose prompts and variables an override is checked against: the generic pack's
     (every pack's prompts use the same variables, those of the Lam)."""
-    from domains.generic import PROMPTS
+    from lambdarag.domains.generic import PROMPTS
 
     return (PROMPTS,)
 

@@ -7,8 +7,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from lambdarag import Context, State, Term, Trace
 from lambdarag import trace as tracing
-from skills.profile import profile_of
-from skills.store.records import Citation, Relation, RetrievalPlan
+from lambdarag.skills.profile import profile_of
+from lambdarag.skills.store.records import Citation, Relation, RetrievalPlan
 
 
 if TYPE_CHECKING:

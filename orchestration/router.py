@@ -8,9 +8,9 @@ from typing import Any, Mapping, Optional
 
 from lambdarag import CostModel, Term
 from lambdarag.errors import CompositionError, ConfigError
-from patterns import build as build_pattern
-from patterns import fan_out_merge, review
-from skills import build as build_skill
+from lambdarag.patterns import build as build_pattern
+from lambdarag.patterns import fan_out_merge, review
+from lambdarag.skills import build as build_skill
 
 from .config import QUERY_TYPES, AgentConfig, settings_of
 

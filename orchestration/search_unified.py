@@ -11,9 +11,9 @@ from lambdarag import Context, Message, State, Term, Trace, User
 from lambdarag.errors import LambdaRAGError, QueryError
 from lambdarag.combinators import gate_of
 from lambdarag.stream import FallbackTaken, Sink, Stream, emit
-from skills import build as build_skill
-from skills.context import claim_units
-from skills.faq import has_faq
+from lambdarag.skills import build as build_skill
+from lambdarag.skills.context import claim_units
+from lambdarag.skills.faq import has_faq
 
 from .config import AgentConfig
 from .events import Announcer, Classified, Event, Finished

@@ -91,11 +91,11 @@ async def answer(send: Send, status: int, body: dict[str, Any], retry_after: Opt
 
 def warm(config: Any, index: Optional[str]) -> None:
     """Builds what answering a question on `index` needs, once, before the server accepts questions."""
-    from orchestration.feedback import open_feedback
-    from orchestration.knowledge import open_knowledge, warm_up
-    from orchestration.learning import open_learned
-    from orchestration.search_unified import search
-    from orchestration.setup import providers
+    from lambdarag.orchestration.feedback import open_feedback
+    from lambdarag.orchestration.knowledge import open_knowledge, warm_up
+    from lambdarag.orchestration.learning import open_learned
+    from lambdarag.orchestration.search_unified import search
+    from lambdarag.orchestration.setup import providers
 
     embedder = providers(config)["embedder"]
     kb = open_knowledge(config, index, embedder=embedder, progress=True)

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any, Iterator, Optional
 
 from lambdarag.errors import UntrustedConfig
-from skills.store.files import write_replace
-from skills.store.home import data_home
+from lambdarag.skills.store.files import write_replace
+from lambdarag.skills.store.home import data_home
 
 TRUST_FILE = "trusted-configs.json"
 ENDPOINTS = ("llm", "retrieval.skills.embedding", "retrieval.skills.rerank")

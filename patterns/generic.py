@@ -34,8 +34,8 @@ def fan_out_merge(*terms: Term, k: int = 60) -> Term:
 
 def fused(terms: Sequence[Term], k: int = 60) -> Merge:
     """Returns the merge of `fan_out_merge` over `terms` (declared as ``merge=fan_out_merge(k=60)``)."""
-    from skills.store.records import RankedList
-    from skills.fusion import rrf
+    from lambdarag.skills.store.records import RankedList
+    from lambdarag.skills.fusion import rrf
 
     shared = {f for i, a in enumerate(terms) for b in terms[i + 1:] for f in a.writes() & b.writes()}
 

@@ -12,11 +12,11 @@ from typing import Any, Mapping, Sequence
 from pydantic.alias_generators import to_camel, to_snake
 
 from lambdarag import Merge, Named, Term
-from lambdarag.errors import ConfigError
+from lambdarag.errors import ConfigError, did_you_mean
 from lambdarag.registry import Registry
 from lambdarag.syntax import parse
-from skills import REGISTRY as SKILLS
-from skills import build as build_skill
+from lambdarag.skills import REGISTRY as SKILLS
+from lambdarag.skills import build as build_skill
 
 REGISTRY = Registry("pattern", declares=False)  # a pattern is declared by its `Named` wrapper
 
@@ -104,9 +104,10 @@ class Names:
             unknown = [k for k, snake in zip(given, params) if snake not in valid]
             if unknown:
                 have = ", ".join(sorted(to_camel(k) for k in valid)) or "none"
-                raise ConfigError(f"skill {name!r} has no parameter {unknown[0]!r}; its parameters: {have}")
+                raise ConfigError(f"skill {name!r} has no parameter {unknown[0]!r}; "
+                                  f"{did_you_mean(unknown[0], [to_camel(k) for k in valid])}its parameters: {have}")
             return skill(self.settings, name, **params)
-        raise ConfigError(f"unknown skill or pattern {name!r}; valid patterns: "
+        raise ConfigError(f"unknown skill or pattern {name!r}; {did_you_mean(name, {*REGISTRY, *declared, *SKILLS})}valid patterns: "
                           f"{', '.join(sorted({*REGISTRY, *declared}))}; valid skills: {', '.join(sorted(SKILLS))}")
 
     def merge(self, name: str, given: Mapping[str, Any], branches: Sequence[Term]) -> Merge:

@@ -44,13 +44,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from lambdarag import User
 from lambdarag.errors import ConfigError, DeadlineExceeded, FeedbackRateLimited, LambdaRAGError, QueryError
 from lambdarag.state import PUBLIC
-from orchestration.feedback import open_feedback
-from orchestration.feedback.asking import asking_from
-from orchestration.knowledge import open_knowledge
-from orchestration.feedback.votes import SHOWN_HITS, Voter, weight_of
-from orchestration.result import Citation, Hit, SearchResult, Span
-from orchestration.search_unified import search, search_stream
-from orchestration.setup import ConfigArg, open_index, resolve_config
+from lambdarag.orchestration.feedback import open_feedback
+from lambdarag.orchestration.feedback.asking import asking_from
+from lambdarag.orchestration.knowledge import open_knowledge
+from lambdarag.orchestration.feedback.votes import SHOWN_HITS, Voter, weight_of
+from lambdarag.orchestration.result import Citation, Hit, SearchResult, Span
+from lambdarag.orchestration.search_unified import search, search_stream
+from lambdarag.orchestration.setup import ConfigArg, open_index, resolve_config
 
 STATIC = Path(__file__).resolve().parent / "static"
 MAX_BODY_BYTES = 64 * 1024

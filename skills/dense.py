@@ -5,7 +5,7 @@ from typing import Any, Mapping, Optional
 
 import numpy as np
 
-from lambdarag import Context, User, tool
+from lambdarag import Context, Count, User, tool
 from .store.records import Candidates, CandidatesOut, RankedList, RetrievalPlan
 from lambdarag.errors import ProviderError
 
@@ -34,7 +34,7 @@ def dense_as_lexical(query, user, plan, ctx, candidates=(), *, top_k=None, filte
 @skill
 @tool(effect="io", fallback=dense_as_lexical)
 def embedding_search(query: str, user: User, plan: RetrievalPlan, ctx: Context, candidates: Candidates = (), *,
-                     top_k: Optional[int] = None, filters: Optional[Mapping[str, Any]] = None) -> CandidatesOut:
+                     top_k: Optional[Count] = None, filters: Optional[Mapping[str, Any]] = None) -> CandidatesOut:
     """Appends the dense ranking of `query` to `candidates`.
 
     Takes `plan.dense_top_k` hits (`top_k` overrides); permission and

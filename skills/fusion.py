@@ -9,7 +9,7 @@ from typing import Callable, Mapping, Optional, Sequence
 
 import numpy as np
 
-from lambdarag import tool
+from lambdarag import Positive, tool
 from .store.records import Candidates, Hit, Hits, HitsOut, RankedList, RetrievalPlan
 
 from .registry import skill
@@ -111,7 +111,7 @@ def merge(first: Sequence[Hit], lists: Sequence[RankedList]) -> tuple[Hit, ...]:
 
 @skill
 @tool
-def rrf_merge(candidates: Candidates, plan: RetrievalPlan, *, k: float = 60, weights: Weights = None) -> HitsOut:
+def rrf_merge(candidates: Candidates, plan: RetrievalPlan, *, k: Positive = 60, weights: Weights = None) -> HitsOut:
     """Fuses `candidates` into `hits` by RRF (`weights` per retriever), keeping `plan.fused_top_k` hits."""
     return {"hits": rrf(candidates, k, dict(weights or {}), plan.fused_top_k)}
 

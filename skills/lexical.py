@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Optional, Sequence
 
-from lambdarag import Context, User, tool
+from lambdarag import Context, Count, User, tool
 from .store.records import Candidates, CandidatesOut, RankedList, RetrievalPlan
 
 from .registry import skill
@@ -19,7 +19,7 @@ def expand_tokens(tokens: Sequence[str], synonyms: Mapping[str, Sequence[str]], 
 @skill
 @tool(effect="io")
 def bm25_search(query: str, user: User, plan: RetrievalPlan, ctx: Context, candidates: Candidates = (), *,
-                top_k: Optional[int] = None, filters: Optional[Mapping[str, Any]] = None) -> CandidatesOut:
+                top_k: Optional[Count] = None, filters: Optional[Mapping[str, Any]] = None) -> CandidatesOut:
     """Appends the BM25 ranking of `query` to `candidates`.
 
     Takes `plan.bm25_top_k` hits (`top_k` overrides) and keeps only chunks

@@ -26,7 +26,7 @@ from lambdarag.registry import is_plugin
 
 from .store.derived import PerObject
 
-SHIPPED = {"generic": "domains.generic:GenericProfile", "prc_statutes": "domains.prc_statutes:StatuteProfile"}
+SHIPPED = {"generic": "lambdarag.domains.generic:GenericProfile", "prc_statutes": "lambdarag.domains.prc_statutes:StatuteProfile"}
 """The profiles that ship, by name; `auto` asks each whether it claims a corpus (statutes first)."""
 AUTO_ORDER = ("prc_statutes", "generic")
 

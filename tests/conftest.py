@@ -84,7 +84,7 @@ def dead_url():
 @pytest.fixture(scope="module")
 def maritime_bm25(tmp_path_factory):
     """Returns a BM25-only index of the shipped maritime statutes (two of them in two versions), one per test module."""
-    from skills.store.index import build_index
+    from lambdarag.skills.store.index import build_index
 
     mp = pytest.MonkeyPatch()
     mp.setenv("LAMBDARAG_HOME", str(tmp_path_factory.mktemp("home")))
@@ -122,7 +122,7 @@ def serve_process(*args: str, timeout: float = 120, env: Optional[dict[str, str]
     import httpx
 
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "orchestration.cli", "serve", "--port", str(port), *args],
+    proc = subprocess.Popen([sys.executable, "-m", "lambdarag.orchestration.cli", "serve", "--port", str(port), *args],
                             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, **(env or {})})
     url = f"http://127.0.0.1:{port}"

@@ -1,6 +1,6 @@
 """Offline answer quality on the demo knowledge base: answers carry the facts the demo questions expect.
 
-orchestration/demo/questions.jsonl (shipped in the wheel) lists, per question, phrases copied from the
+tests/data/demo_questions.jsonl lists, per question, phrases copied from the
 document that answers it. Offline (extractive) answers contained 70% of them
 when this floor was set; the test keeps that from sliding back.
 """
@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 
-from orchestration.config import DEMO_QUESTIONS
-from orchestration.search_unified import search
+from tests.conftest import ROOT
+from lambdarag.orchestration.search_unified import search
 
-QUESTIONS = [json.loads(line) for line in DEMO_QUESTIONS.read_text("utf-8").splitlines()
+QUESTIONS = [json.loads(line) for line in (ROOT / "tests" / "data" / "demo_questions.jsonl").read_text("utf-8").splitlines()
              if line.strip()]
 
 
@@ -33,7 +33,7 @@ def test_every_demo_answer_cites_only_retrieved_chunks():
 
 def test_an_empty_answer_fails_the_offline_check():
     from lambdarag import State
-    from skills.check import check_overlap
+    from lambdarag.skills.check import check_overlap
 
     verdict = check_overlap(State.of("船员条例由哪个部门主管？", answer="  "))
     assert not verdict.passed and verdict.details[0].startswith("empty")

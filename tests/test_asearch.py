@@ -7,9 +7,9 @@ import threading
 
 import pytest
 
-from orchestration.feedback.worker import drain
-from orchestration.result import Citation, Hit, SearchResult
-from orchestration.search_unified import asearch, search
+from lambdarag.orchestration.feedback.worker import drain
+from lambdarag.orchestration.result import Citation, Hit, SearchResult
+from lambdarag.orchestration.search_unified import asearch, search
 from tests.scripted_server import Reply
 from tests.test_stream import ANSWER_PROMPT, COMPARE, GOOD, llm_config, prompt_of
 

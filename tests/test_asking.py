@@ -6,13 +6,13 @@ import sqlite3
 
 from fastapi.testclient import TestClient
 
-from orchestration import knowledge
-from orchestration.feedback import FeedbackLoop
-from orchestration.feedback.asking import asking_from
-from orchestration.feedback.retention import bound
-from orchestration.feedback.store import open_store
-from orchestration.search_unified import search
-from qademo.app import create_app
+from lambdarag.orchestration import knowledge
+from lambdarag.orchestration.feedback import FeedbackLoop
+from lambdarag.orchestration.feedback.asking import asking_from
+from lambdarag.orchestration.feedback.retention import bound
+from lambdarag.orchestration.feedback.store import open_store
+from lambdarag.orchestration.search_unified import search
+from lambdarag.qademo.app import create_app
 from tests.test_feedback import COMPARE_Q, RELATION_Q, final_state, home, kb, snapshot  # noqa: F401 (fixtures)
 from tests.test_store import engine, loop_at  # noqa: F401 (engine is a fixture)
 
@@ -86,7 +86,7 @@ def test_a_thousand_anonymous_questions_grow_the_state_by_at_most_the_documented
 
 
 def test_retention_reverts_the_oldest_live_write_backs_beyond_the_cap():
-    from orchestration.feedback.retention import live_write_backs
+    from lambdarag.orchestration.feedback.retention import live_write_backs
 
     items = {i: {"id": i, "time": t, "reverted": r} for i, t, r in
              (("c", "2026-01-03", False), ("a", "2026-01-01", False), ("b", "2026-01-02", True),
@@ -97,7 +97,7 @@ def test_retention_reverts_the_oldest_live_write_backs_beyond_the_cap():
 
 def test_llm_classifications_of_an_untrusted_caller_count_toward_no_rule(tmp_path):
     from lambdarag import State
-    from orchestration.config import FeedbackConfig
+    from lambdarag.orchestration.config import FeedbackConfig
 
     loop = FeedbackLoop(FeedbackConfig(min_samples=1), tmp_path)
     query = "琼州海峡定线制"
@@ -112,8 +112,8 @@ def test_llm_classifications_of_an_untrusted_caller_count_toward_no_rule(tmp_pat
 def test_logs_are_pruned_by_age_rows_and_bytes_and_agreement_counts_sources_on_both_engines(engine, tmp_path):
     import json
 
-    from orchestration.feedback.retention import prune
-    from orchestration.feedback.store import now
+    from lambdarag.orchestration.feedback.retention import prune
+    from lambdarag.orchestration.feedback.store import now
 
     loop = loop_at(tmp_path / "fb", retention={"maxRows": 10, "maxBytes": 4096, "maxDays": 1},
                    votes={"anonymousAgreement": 2})

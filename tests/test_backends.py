@@ -14,16 +14,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from lambdarag import State, User
-from skills.store.records import TimeRange
+from lambdarag.skills.store.records import TimeRange
 from lambdarag.errors import ConfigError
-from orchestration.config import DEMO_DOCS
-from skills import build
-from skills.store.local import LocalBackend
-from skills.store.index import build_backend, open_backend
-from skills.store.corpus import Chunk, Document, to_hits
-from skills.reading import read_corpus
-from skills.store.milvus import MilvusBackend, filter_expression
-from skills.store.tokenize import Tokenizer
+from lambdarag.orchestration.config import DEMO_DOCS
+from lambdarag.skills import build
+from lambdarag.skills.store.local import LocalBackend
+from lambdarag.skills.store.index import build_backend, open_backend
+from lambdarag.skills.store.corpus import Chunk, Document, to_hits
+from lambdarag.skills.reading import read_corpus
+from lambdarag.skills.store.milvus import MilvusBackend, filter_expression
+from lambdarag.skills.store.tokenize import Tokenizer
 
 KINDS = ["local", "milvus"]
 TOKENIZER = Tokenizer()
@@ -90,8 +90,8 @@ def test_chunks_round_trip_with_their_metadata(demo, kind):
 
 
 def test_engine_hybrid_equals_client_side_rrf(demo):
-    from skills.store.records import Hit, RankedList
-    from skills.fusion import rrf
+    from lambdarag.skills.store.records import Hit, RankedList
+    from lambdarag.skills.fusion import rrf
 
     milvus, query = demo["milvus"], "船舶污染海洋环境怎么处罚"
     vector = vector_of("hybrid")
@@ -259,10 +259,10 @@ def test_open_backend_names_the_indexes_that_exist(demo, milvus_uri):
 # ---- wiring: config → knowledge base → search, and the global --config option
 
 def test_search_and_cli_run_on_milvus_when_the_config_says_so(milvus_uri, tmp_path, capsys):
-    from orchestration.cli import main
-    from orchestration.config import load_config
-    from orchestration.knowledge import forget, open_knowledge
-    from orchestration.search_unified import search
+    from lambdarag.orchestration.cli import main
+    from lambdarag.orchestration.config import load_config
+    from lambdarag.orchestration.knowledge import forget, open_knowledge
+    from lambdarag.orchestration.search_unified import search
 
     cfg = tmp_path / "agent-config.yml"
     cfg.write_text(f"retrieval:\n  index: demo\n  backend:\n    kind: milvus\n    uri: {milvus_uri}\n"

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from orchestration.cli import main
-from skills.reading import read_corpus
-from skills.store.index import index_dir, open_index
-from skills.wiki import compile_wiki
+from lambdarag.orchestration.cli import main
+from lambdarag.skills.reading import read_corpus
+from lambdarag.skills.store.index import index_dir, open_index
+from lambdarag.skills.wiki import compile_wiki
 from tests.conftest import MARITIME
 from tests.test_crash_safety import home, run_child  # noqa: F401  (home is a fixture)
 
@@ -176,7 +176,7 @@ def test_a_killed_compile_never_touches_the_published_wiki_and_the_next_run_remo
 def test_a_killed_classifier_fit_leaves_no_temp_file_after_the_next_fit(tmp_path):
     import numpy as np
 
-    from skills.exemplars import read_fit, write_fit
+    from lambdarag.skills.exemplars import read_fit, write_fit
 
     stale = tmp_path / ".fit.npz.k1ll3d.tmp"
     stale.write_bytes(b"half a fit")

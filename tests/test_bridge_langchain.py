@@ -14,10 +14,10 @@ from langchain_core.runnables import RunnableLambda, RunnablePassthrough  # noqa
 from langchain_core.vectorstores import InMemoryVectorStore  # noqa: E402
 
 from lambdarag import Context, Par, State, appended  # noqa: E402
-from orchestration.bridges import langchain as bridge  # noqa: E402
-from orchestration.bridges.langchain import LambdaRAGRetriever, langchain_search  # noqa: E402
-from orchestration.search_unified import search  # noqa: E402
-from skills import build  # noqa: E402
+from lambdarag.orchestration.bridges import langchain as bridge  # noqa: E402
+from lambdarag.orchestration.bridges.langchain import LambdaRAGRetriever, langchain_search  # noqa: E402
+from lambdarag.orchestration.search_unified import search  # noqa: E402
+from lambdarag.skills import build  # noqa: E402
 from tests.bridged import PATIENT, PORT, missing_extra_is_named  # noqa: E402
 from tests.test_stream import COMPARE  # noqa: E402
 

@@ -15,10 +15,10 @@ from llama_index.core.query_engine import RetrieverQueryEngine  # noqa: E402
 from llama_index.core.response_synthesizers import ResponseMode  # noqa: E402
 
 from lambdarag import Context, Par, State, appended  # noqa: E402
-from orchestration.bridges import llamaindex as bridge  # noqa: E402
-from orchestration.bridges.llamaindex import LambdaRAGRetriever, llamaindex_search  # noqa: E402
-from orchestration.search_unified import search  # noqa: E402
-from skills import build  # noqa: E402
+from lambdarag.orchestration.bridges import llamaindex as bridge  # noqa: E402
+from lambdarag.orchestration.bridges.llamaindex import LambdaRAGRetriever, llamaindex_search  # noqa: E402
+from lambdarag.orchestration.search_unified import search  # noqa: E402
+from lambdarag.skills import build  # noqa: E402
 from tests.bridged import PATIENT, PORT, missing_extra_is_named  # noqa: E402
 from tests.test_stream import COMPARE  # noqa: E402
 

@@ -14,10 +14,10 @@ import yaml
 mcp = pytest.importorskip("mcp", reason="the mcp extra is not installed")
 from mcp import Client, StdioServerParameters  # noqa: E402
 
-from orchestration import knowledge  # noqa: E402
-from orchestration.bridges import mcp_server  # noqa: E402
-from orchestration.cli import main  # noqa: E402
-from orchestration.config import DEFAULT_CONFIG  # noqa: E402
+from lambdarag.orchestration import knowledge  # noqa: E402
+from lambdarag.orchestration.bridges import mcp_server  # noqa: E402
+from lambdarag.orchestration.cli import main  # noqa: E402
+from lambdarag.orchestration.config import DEFAULT_CONFIG  # noqa: E402
 from tests.bridged import missing_extra_is_named  # noqa: E402
 from tests.conftest import MARITIME  # noqa: E402
 from tests.test_feedback_trust import MARK, RULES, SECRET, SECRET_QUESTION  # noqa: E402

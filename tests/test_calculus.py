@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lambdarag import Compose, Context, CostModel, Guard, Identity, If, Lam, Map, Named, Par, Route, State, Tool, Verdict, appended, extra_field
-from skills.store.records import RankedList, Variant
+from lambdarag.skills.store.records import RankedList, Variant
 from lambdarag.errors import BranchError, BudgetExceeded, CompositionError, DeadlineExceeded, TermError
 
 for _name in ("x", "y", "z", "left", "right"):  # the fields these tests invent
@@ -391,7 +391,7 @@ def test_a_tool_with_a_fallback_retries_a_provider_failure_once_then_degrades():
 
 
 def test_every_span_but_the_root_has_a_parent_and_the_root_is_the_wall_time():
-    from orchestration.search_unified import search
+    from lambdarag.orchestration.search_unified import search
 
     search("船员条例由哪个部门主管？")  # opens (and caches) the demo knowledge base outside the measured query
     started = time.perf_counter()

@@ -9,11 +9,11 @@ import pytest
 from lambdarag import Context, State
 from lambdarag.errors import ConfigError
 from lambdarag.providers.llm import OpenAIChat
-from skills import classify as classify_module
-from domains.prc_statutes import StatuteProfile
-from domains.prc_statutes.cues import CUES, query_entities
-from skills import classify as classifiers
-from skills.classify import classify, classify_offline
+from lambdarag.skills import classify as classify_module
+from lambdarag.domains.prc_statutes import StatuteProfile
+from lambdarag.domains.prc_statutes.cues import CUES, query_entities
+from lambdarag.skills import classify as classifiers
+from lambdarag.skills.classify import classify, classify_offline
 from tests.scripted_server import Reply
 
 PROFILE = StatuteProfile()

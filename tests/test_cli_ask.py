@@ -15,7 +15,7 @@ HEAVY = ("networkx", "scipy", "faiss", "openai", "pkg_resources")
 
 ASK = """
 import json, sys
-from orchestration.cli import main
+from lambdarag.orchestration.cli import main
 sys.argv = ["lambdarag", "ask", sys.argv[1]]
 code = main()
 from lambdarag import Reply
@@ -62,7 +62,7 @@ def test_an_offline_answer_lists_no_fallback_says_it_is_offline_and_exits_0():
 @pytest.mark.slow
 def test_the_first_ask_says_it_is_building_the_demo_index_and_shows_progress(tmp_path):
     env = {**os.environ, "LAMBDARAG_FEEDBACK": "off", "LAMBDARAG_HOME": str(tmp_path)}
-    out = subprocess.run([sys.executable, "-m", "orchestration.cli", "ask", "船长有什么权力？"], cwd=ROOT, env=env,
+    out = subprocess.run([sys.executable, "-m", "lambdarag.orchestration.cli", "ask", "船长有什么权力？"], cwd=ROOT, env=env,
                          capture_output=True, text=True, timeout=1800)
     assert out.returncode == 0, out.stderr[-3000:]
     assert "building index 'demo'" in out.stderr and re.search(r"embed \d+ passages: 100%", out.stderr)

@@ -6,8 +6,8 @@ import shutil
 
 import yaml
 
-from orchestration.cli import EXIT_SERVICE, main
-from orchestration.config import DEFAULT_CONFIG
+from lambdarag.orchestration.cli import EXIT_SERVICE, main
+from lambdarag.orchestration.config import DEFAULT_CONFIG
 from tests.conftest import MARITIME
 from tests.scripted_server import Reply
 

@@ -6,7 +6,7 @@ import json
 import httpx
 import pytest
 
-from orchestration.cli import benchmarks, main
+from lambdarag.orchestration.cli import benchmarks, main
 from tests.conftest import serve_process
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from lambdarag.errors import ConfigError, UntrustedConfig
-from orchestration.config import load_config, parse_config
-from skills.profile import load_profile
+from lambdarag.orchestration.config import load_config, parse_config
+from lambdarag.skills.profile import load_profile
 from tests.scripted_server import Reply
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,7 +28,7 @@ def run(folder: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
     for name in ("LAMBDARAG_CACHE",):
         if os.environ.get(name):
             base[name] = os.environ[name]
-    return subprocess.run([sys.executable, "-m", "orchestration.cli", *args], cwd=folder, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "lambdarag.orchestration.cli", *args], cwd=folder, capture_output=True,
                           text=True, timeout=600, env={**base, **env})
 
 

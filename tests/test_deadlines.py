@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from orchestration.search_unified import search
+from lambdarag.orchestration.search_unified import search
 from tests.scripted_server import Reply
 from tests.test_search import config_with
 

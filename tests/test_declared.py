@@ -6,13 +6,13 @@ import sys
 
 import pytest
 
-import patterns
+from lambdarag import patterns
 from lambdarag import Guard, Named, Tool
 from lambdarag.errors import ConfigError, DeclarationError
 from lambdarag.syntax import parse
-from orchestration.config import load_config, parse_config
-from orchestration.router import route_table, settings_of
-from patterns.registry import Names
+from lambdarag.orchestration.config import load_config, parse_config
+from lambdarag.orchestration.router import route_table, settings_of
+from lambdarag.patterns.registry import Names
 from tests.conftest import ROOT
 
 SETTINGS = settings_of(load_config())
@@ -47,12 +47,17 @@ def test_parameters_print_in_yaml_spelling_and_make_a_different_term():
     ("bm25_search >>", "column 15: expected a skill, a pattern, Identity or a combinator (Par, If, Route, Guard, "
                        "Map), found the end"),
     ("Par(bm25_search, embedding_search >> score_fusion", "column 50: expected ')' to close Par, found the end"),
-    ("bm25_search(topk=30)", "column 1: skill 'bm25_search' has no parameter 'topk'; its parameters: filters, topK"),
+    ("bm25_search(topk=30)", "column 1: skill 'bm25_search' has no parameter 'topk'; did you mean 'topK'? its parameters: filters, topK"),
     ("priors_ahead(window=12, cap=2)", "column 1: skill 'priors_ahead' has no parameter 'cap'; its parameters: "
                                          "window"),
-    ("priors_ahead(window=twelve)", "column 1: priors_ahead: bad parameter value (invalid literal for int() "
-                                      "with base 10: 'twelve')"),
-    ("bm26_search", "column 1: unknown skill or pattern 'bm26_search'; valid patterns: compare_search, "),
+    ("priors_ahead(window=twelve)", "column 1: term 'priors_ahead': parameter window='twelve': Input should be a "
+                                      "valid integer, unable to parse string as an integer"),
+    ("bm25_search(topK=three)", "column 1: term 'bm25_search': parameter topK='three': Input should be a valid "
+                                "integer, unable to parse string as an integer"),
+    ("bm25_search(topK=-5)", "column 1: term 'bm25_search': parameter topK=-5: Input should be greater than or equal "
+                             "to 1"),
+    ("rrf_merge(k=0)", "column 1: term 'rrf_merge': parameter k=0: Input should be greater than 0"),
+    ("bm26_search", "column 1: unknown skill or pattern 'bm26_search'; did you mean 'bm25_search'? valid patterns: compare_search, "),
     ("bm25_search(q, _)", "column 1: bm25_search(q, _) marks a term that reads the original query, and bm25_search "
                           "does not; write bm25_search"),
     ("hybrid_search(statutesAhead=3)", "column 1: pattern 'hybrid_search' takes no parameters in an expression; "
@@ -111,7 +116,7 @@ def test_an_expression_error_names_the_yaml_line_and_the_column_in_the_file():
         parse_config(text, "cfg.yml")
     column = text.splitlines()[2].index("answer_generat") + 1
     assert str(e.value).startswith(f"cfg.yml: line 3: patterns.careful_search.expr: column {column}: unknown skill "
-                                   f"or pattern 'answer_generat'; valid patterns: careful_search, compare_search")
+                                   f"or pattern 'answer_generat'; did you mean 'answer_generate'? valid patterns: careful_search, compare_search")
 
 
 def test_a_route_naming_an_undeclared_pattern_lists_the_declared_ones_too():
@@ -127,7 +132,7 @@ def test_a_declared_name_may_not_shadow_a_registered_pattern():
 
 
 def test_a_route_over_budget_is_reported_when_the_config_is_loaded_for_answering(tmp_path, caplog):
-    from orchestration.setup import resolve_config
+    from lambdarag.orchestration.setup import resolve_config
 
     (tmp_path / "cheap.yml").write_text("cost:\n  budgetPerQuery: 0.001\n")
     resolve_config(tmp_path / "cheap.yml")
@@ -146,14 +151,14 @@ def test_check_prints_a_route_over_budget_with_what_runs_instead(tmp_path):
 
 def cli(*args: str, path: str = "") -> subprocess.CompletedProcess:
     """Runs the CLI; `path` is put on the Python path too (so a module there could be imported by name)."""
-    return subprocess.run([sys.executable, "-m", "orchestration.cli", *args], cwd=ROOT, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "lambdarag.orchestration.cli", *args], cwd=ROOT, capture_output=True,
                           text=True, timeout=600, env={"PYTHONPATH": f"{ROOT}:{path}", "PATH": "/usr/bin:/bin"})
 
 
 MARKER_PLUGIN = """\
 from pathlib import Path
 Path(__file__).with_name("imported.marker").write_text("imported")
-from skills import skill
+from lambdarag.skills import skill
 from lambdarag import Tool
 
 @skill("marker_skill")
@@ -224,7 +229,7 @@ def test_the_readme_section_runs_as_written_on_the_demo():
         command, _, comment = line.partition("   # ")
         argv = shlex.split(command)
         assert argv[0] == "lambdarag"
-        out = subprocess.run([sys.executable, "-m", "orchestration.cli", *argv[1:]], cwd=ROOT, capture_output=True,
+        out = subprocess.run([sys.executable, "-m", "lambdarag.orchestration.cli", *argv[1:]], cwd=ROOT, capture_output=True,
                              text=True, timeout=900)
         assert out.returncode == 0, out.stderr[-2000:]
         if argv[1] == "check":
@@ -246,7 +251,7 @@ def test_a_misspelt_skill_in_the_readme_config_exits_2_naming_the_line_and_the_v
     (line,) = out.stderr.splitlines()
     column = text.splitlines()[4].index("per_source(limit=2)") + 1
     assert line.startswith(f"lambdarag check: {tmp_path / 'typo.yml'}: line 5: patterns.lean_search.expr: column "
-                           f"{column}: unknown skill or pattern 'per_sorce'; valid patterns: compare_search, ")
+                           f"{column}: unknown skill or pattern 'per_sorce'; did you mean 'per_source'? valid patterns: compare_search, ")
     assert ", side_by_side, " in line and "; valid skills: answer_generate, " in line and ", per_source, " in line
 
 

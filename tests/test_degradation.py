@@ -5,12 +5,12 @@ import json
 
 import pytest
 
-from orchestration.config import DEMO_DOCS, load_config
-from orchestration.knowledge import forget
-from orchestration.search_unified import search
-from skills.reading import read_corpus
-from skills.store.index import build_index
-from skills.wiki import compile_wiki
+from lambdarag.orchestration.config import DEMO_DOCS, load_config
+from lambdarag.orchestration.knowledge import forget
+from lambdarag.orchestration.search_unified import search
+from lambdarag.skills.reading import read_corpus
+from lambdarag.skills.store.index import build_index
+from lambdarag.skills.wiki import compile_wiki
 
 QUESTIONS = {
     "fact": "船长在保障海上生命安全和防治船舶污染方面有什么权力？",
@@ -59,7 +59,7 @@ def test_records_without_title_or_metadata_get_a_derived_title_and_no_nameless_e
     assert [d.title for d in corpus_read.documents] == ["notes r1", "notes r2"]
     report = compile_wiki(corpus, tmp_path / "wiki", progress=False)
     assert report.documents == 2
-    from skills.store.graph import EntityGraph
+    from lambdarag.skills.store.graph import EntityGraph
 
     graph = EntityGraph.load(tmp_path / "wiki" / "relations.json")
     assert all(name.strip() for name in graph.g.nodes)

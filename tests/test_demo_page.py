@@ -18,7 +18,7 @@ import pytest
 import uvicorn
 from playwright.sync_api import expect, sync_playwright
 
-from qademo.app import create_app
+from lambdarag.qademo.app import create_app
 from tests.scripted_server import Reply
 from tests.test_search import config_with
 
@@ -214,7 +214,7 @@ def test_at_420_px_the_waterfall_bars_get_the_width_of_the_page(browser, base_ur
 
 
 def test_the_index_picker_lists_the_built_indexes_and_asks_the_chosen_one(page):
-    from skills.store.index import built_indexes
+    from lambdarag.skills.store.index import built_indexes
 
     options = page.locator("#index-picker option").all_text_contents()
     assert options == sorted({"demo", *built_indexes()})

@@ -1,7 +1,7 @@
 """Per-object derived tables (skills.store.derived): built once per object, rebuilt when its stamp moves, dropped with it."""
 import gc
 
-from skills.store.derived import PerObject
+from lambdarag.skills.store.derived import PerObject
 
 
 class Owner:

@@ -7,12 +7,12 @@ import pytest
 
 from lambdarag import Context, State
 from lambdarag.errors import ConfigError
-from domains.prc_statutes import StatuteProfile
-from domains.prc_statutes.ranks import by_document, by_match_and_purpose, rank_of
-from skills import build
-from skills.diversify import ordered_by_priors as priors_ahead, per_document
-from skills.store.corpus import to_hits
-from skills.store.records import Hit, TimeRange
+from lambdarag.domains.prc_statutes import StatuteProfile
+from lambdarag.domains.prc_statutes.ranks import by_document, by_match_and_purpose, rank_of
+from lambdarag.skills import build
+from lambdarag.skills.diversify import ordered_by_priors as priors_ahead, per_document
+from lambdarag.skills.store.corpus import to_hits
+from lambdarag.skills.store.records import Hit, TimeRange
 
 
 def hit(source: str, title: str, section: str, score: float) -> Hit:
@@ -177,7 +177,7 @@ def test_a_statute_stands_in_its_version_in_force_where_its_tied_older_version_r
 
 @pytest.mark.parametrize("step", ["priors_ahead", "one_version"])
 def test_a_time_an_earlier_step_extracted_chooses_the_version_as_the_question_would(maritime_bm25, step):
-    from skills.temporal import time_range_of as extract_time_range
+    from lambdarag.skills.temporal import time_range_of as extract_time_range
 
     hits = to_hits(maritime_bm25.bm25("船舶 污染 海洋环境", 40), "bm25")
     window = extract_time_range("2020年船舶污染海洋环境要担什么责任？")

@@ -5,7 +5,7 @@ import re
 import subprocess
 import sys
 
-from orchestration.config import reference
+from lambdarag.orchestration.config import reference
 from tests.conftest import ROOT
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -55,7 +55,7 @@ def test_every_readme_python_block_runs_as_written_and_prints_what_its_comments_
 def test_quick_start_ask_runs():
     (command,) = re.findall(r"lambdarag (ask \"[^\"]+\")", README.split("```python")[0])
     question = command[len('ask "'):-1]
-    out = subprocess.run([sys.executable, "-m", "orchestration.cli", "ask", question], cwd=ROOT,
+    out = subprocess.run([sys.executable, "-m", "lambdarag.orchestration.cli", "ask", question], cwd=ROOT,
                          capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.startswith("[compare] strategy: compare_search")

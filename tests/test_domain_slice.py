@@ -25,7 +25,7 @@ def questions():
 
 @pytest.fixture(scope="module")
 def slice_index(tmp_path_factory):
-    from skills.store.index import build_index
+    from lambdarag.skills.store.index import build_index
 
     mp = pytest.MonkeyPatch()
     mp.setenv("LAMBDARAG_HOME", str(tmp_path_factory.mktemp("home")))
@@ -43,7 +43,7 @@ def test_the_slice_is_verbatim_converter_output_and_answers_every_type():
 
 
 def test_every_question_answers_without_crashing_and_most_rank_an_answering_file(slice_index):
-    from orchestration.search_unified import search
+    from lambdarag.orchestration.search_unified import search
 
     found = []
     for q in questions():

@@ -10,19 +10,19 @@ import pytest
 
 from lambdarag import Context, State
 from lambdarag.errors import ConfigError
-from orchestration.config import parse_config
-from orchestration.declared import import_plugins
-from skills import build
-from skills.profile import index_profile, load_profile, profile_named
-from skills.sentences import split_sentences
-from skills.store.corpus import Document, chunk_markdown, to_hits
-from skills.reading import read_corpus
-from skills.store.graph import EntityGraph
-from skills.store.index import build_index
-from skills.store.records import Hit, Relation
-from skills.support import attesting, unsupported
-from skills.wiki import compile_wiki
-from skills.store.tokenize import Tokenizer
+from lambdarag.orchestration.config import parse_config
+from lambdarag.orchestration.declared import import_plugins
+from lambdarag.skills import build
+from lambdarag.skills.profile import index_profile, load_profile, profile_named
+from lambdarag.skills.sentences import split_sentences
+from lambdarag.skills.store.corpus import Document, chunk_markdown, to_hits
+from lambdarag.skills.reading import read_corpus
+from lambdarag.skills.store.graph import EntityGraph
+from lambdarag.skills.store.index import build_index
+from lambdarag.skills.store.records import Hit, Relation
+from lambdarag.skills.support import attesting, unsupported
+from lambdarag.skills.wiki import compile_wiki
+from lambdarag.skills.store.tokenize import Tokenizer
 
 ROOT = Path(__file__).resolve().parents[1]
 GENERIC_CODE = ("lambdarag", "skills", "patterns", "orchestration", "qademo", "domains/generic")
@@ -30,8 +30,8 @@ STATUTE_WORDS = re.compile(r"法律法规|第[一二三四五六七八九十百�
                            r"|《[^》\s]{1,40}》|[\"']《[\"']|\bTYPE_NAMES\b|\bARTICLE_LABEL\b|\bPRC\b")
 """Statute vocabulary: the words of issue 29, an article label however its pattern is spelt (第[…]+条), the state's
 name, a 《quoted》 title or a lone 《 as a cue, and the names the statute rules had in generic modules."""
-DATA = ROOT / "orchestration" / "demo"
-"""The bundled demo knowledge base (maritime statutes and their questions): documents, not code."""
+DATA = ROOT / "knowledge"
+"""The bundled demo knowledge base (maritime statutes): documents, not code."""
 
 
 def test_generic_code_holds_no_statute_vocabulary():
@@ -91,7 +91,7 @@ def test_auto_picks_generic_for_documentation_and_the_index_records_it(guide):
 
 
 def test_auto_reads_a_generic_corpus_once(guide, monkeypatch):
-    import skills.store.corpus as corpus
+    import lambdarag.skills.store.corpus as corpus
 
     docs, _ = guide
     read, calls = corpus.read_markdown, []
@@ -141,9 +141,9 @@ def test_the_write_back_gate_takes_name_forms_and_cue_words_from_the_profile():
 
 
 def test_a_generic_knowledge_base_builds_its_graph_with_the_profile_and_answers_relation_questions(guide):
-    from orchestration.config import load_config
-    from orchestration.knowledge import open_knowledge, wiki_dir_for
-    from orchestration.search_unified import search
+    from lambdarag.orchestration.config import load_config
+    from lambdarag.orchestration.knowledge import open_knowledge, wiki_dir_for
+    from lambdarag.orchestration.search_unified import search
 
     docs, _ = guide
     config = load_config()
@@ -249,7 +249,7 @@ def test_a_survey_on_generic_documents_starts_from_the_plain_ranking(guide):
 
 
 def test_ask_explain_shows_the_corpus_profile_of_the_index(guide, capsys):
-    from orchestration.cli import main
+    from lambdarag.orchestration.cli import main
 
     assert main(["ask", "--explain", "--index", "guide", "How does APT fetch packages?"]) == 0
     out = capsys.readouterr().out
@@ -279,7 +279,7 @@ def test_the_generic_classifier_knows_every_type_in_both_languages():
 
 
 def test_the_learned_classifier_compares_only_what_a_question_sets_side_by_side():
-    from skills.classify import learned_classify
+    from lambdarag.skills.classify import learned_classify
 
     generic = profile_named("generic")
     assert not generic.admits_type("compare", "Why can the audit tool not be fully trusted against attacks?")

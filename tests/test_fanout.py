@@ -6,7 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from lambdarag import Context, Map, Par, State, Tool, appended
-from skills.store.records import RankedList, Variant
+from lambdarag.skills.store.records import RankedList, Variant
 
 COMPARE = "海上交通安全法与水污染防治法在船舶管理方面有何异同？"
 
@@ -35,7 +35,7 @@ def test_nested_fan_outs_wider_than_the_pool_return():
 
 @pytest.mark.slow  # 16 full searches on 2 shared cores: about a minute
 def test_sixteen_concurrent_compare_searches_all_answer():
-    from orchestration.search_unified import search
+    from lambdarag.orchestration.search_unified import search
 
     search(COMPARE)  # builds the demo index once, outside the race
     with ThreadPoolExecutor(16) as pool:

@@ -8,17 +8,17 @@ import pytest
 import yaml
 
 from lambdarag import State, User
-from skills.store.records import Hit, RetrievalPlan
+from lambdarag.skills.store.records import Hit, RetrievalPlan
 from lambdarag.providers.reranker import OverlapReranker
-from orchestration.config import DEFAULT_CONFIG, DEMO_DOCS, DEMO_QUESTIONS, parse_config
-from orchestration.plan import PlanConfig, build_retrieval_plan, detect_intent
-from skills.profile import profile_named
-from orchestration.search_unified import search
-from skills.store.local import LocalBackend
-from skills.context import context_hits
-from skills.reading import read_corpus
-from skills.faq import decide, normalise
-from skills.store.index import build_index
+from lambdarag.orchestration.config import DEFAULT_CONFIG, DEMO_DOCS, parse_config
+from lambdarag.orchestration.plan import PlanConfig, build_retrieval_plan, detect_intent
+from lambdarag.skills.profile import profile_named
+from lambdarag.orchestration.search_unified import search
+from lambdarag.skills.store.local import LocalBackend
+from lambdarag.skills.context import context_hits
+from lambdarag.skills.reading import read_corpus
+from lambdarag.skills.faq import decide, normalise
+from lambdarag.skills.store.index import build_index
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -166,7 +166,7 @@ def test_no_demo_question_is_answered_by_a_demo_faq():
     assert len(faqs) >= 10 and not [p for p in corpus.problems if p[0].endswith(".jsonl")]
     b = LocalBackend()
     b.add(corpus.documents, corpus.chunks)
-    queries = [json.loads(line)["query"] for f in (DEMO_QUESTIONS,
+    queries = [json.loads(line)["query"] for f in (ROOT / "tests/data/demo_questions.jsonl",
                                                    ROOT / "tests/data/maritime_questions.jsonl")
                for line in f.read_text(encoding="utf-8").splitlines() if line.strip()]
     config = PlanConfig()

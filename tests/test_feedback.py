@@ -10,21 +10,21 @@ import pytest
 import yaml
 
 from lambdarag import Context, State, User, Verdict
-from skills.store.records import Citation
+from lambdarag.skills.store.records import Citation
 from lambdarag.errors import LambdaRAGError, StoreCorrupt
-from skills.classify import rule_classify
-from orchestration import knowledge
-from orchestration.cli import main
-from orchestration.config import DEFAULT_CONFIG, DEMO_DOCS, parse_config
-from skills.lexical import expand_tokens
-from skills.store.vectors import default_embedder
-from skills.wiki import compile_wiki
-from orchestration.feedback import (FeedbackLoop, SynonymLearner, normalise,
+from lambdarag.skills.classify import rule_classify
+from lambdarag.orchestration import knowledge
+from lambdarag.orchestration.cli import main
+from lambdarag.orchestration.config import DEFAULT_CONFIG, DEMO_DOCS, parse_config
+from lambdarag.skills.lexical import expand_tokens
+from lambdarag.skills.store.vectors import default_embedder
+from lambdarag.skills.wiki import compile_wiki
+from lambdarag.orchestration.feedback import (FeedbackLoop, SynonymLearner, normalise,
                                     routing_scores, scope_of, variant_pairs)
-from orchestration.learning import open_learned
-from orchestration.lifecycle import unified_term
-from orchestration.search_unified import search
-from orchestration.feedback.store import open_store
+from lambdarag.orchestration.learning import open_learned
+from lambdarag.orchestration.lifecycle import unified_term
+from lambdarag.orchestration.search_unified import search
+from lambdarag.orchestration.feedback.store import open_store
 from tests.scripted_server import Reply
 
 BASE = yaml.safe_load(DEFAULT_CONFIG.read_text(encoding="utf-8"))
@@ -70,7 +70,7 @@ def snapshot(wiki: Path) -> dict[str, bytes]:
 
 def drop_relation(config, head: str, relation: str, tail: str) -> None:
     """Removes a compiled fact from the temporary wiki (graph and pages) so that an answer can teach it again."""
-    from orchestration.feedback import render_into
+    from lambdarag.orchestration.feedback import render_into
 
     base = knowledge.open_knowledge(config)
     graph = base.graph
@@ -182,7 +182,7 @@ def test_a_confirm_reject_or_revert_drops_the_cached_answers_it_could_change(kb)
 
 
 def test_cache_is_lru_bounded_and_keys_never_cross_scopes(tmp_path):
-    from orchestration.config import FeedbackConfig
+    from lambdarag.orchestration.config import FeedbackConfig
 
     loop = FeedbackLoop(FeedbackConfig(cache_after=1, cache_size=2), tmp_path)
     for q in ("甲", "乙", "丙"):
@@ -218,7 +218,7 @@ def test_adaptive_routing_uses_samples_then_score_and_explores_deterministically
                          "q")[0] == options[0]
     assert [explorer.routing.pick("compare", options, stats, q) for q in "ab"] == [explorer.routing.pick("compare", options, stats, q)
                                                                          for q in "ab"]
-    from orchestration.feedback.store.rows import add_runs
+    from lambdarag.orchestration.feedback.store.rows import add_runs
 
     loop.store.write(lambda tx: [add_runs(tx, "compare", s, r["total"], r["success"], r["latency_ms"], r["cost"])
                                  for s, r in stats.items()])
@@ -243,7 +243,7 @@ def test_a_correction_becomes_a_rule_the_classifier_uses(kb, capsys):
 
 
 def test_a_correction_becomes_an_exemplar_of_the_learned_classifier(tmp_path):
-    from orchestration.config import FeedbackConfig
+    from lambdarag.orchestration.config import FeedbackConfig
 
     loop = FeedbackLoop(FeedbackConfig(), tmp_path)
     loop.rules.correct("琼州海峡定线制", "temporal", pattern="定线制")
@@ -251,7 +251,7 @@ def test_a_correction_becomes_an_exemplar_of_the_learned_classifier(tmp_path):
 
 
 def test_agreeing_llm_classifications_become_a_rule(tmp_path):
-    from orchestration.config import FeedbackConfig
+    from lambdarag.orchestration.config import FeedbackConfig
 
     loop = FeedbackLoop(FeedbackConfig(min_samples=2), tmp_path)
     llm = {"stage": "llm", "type": "temporal"}
@@ -317,7 +317,7 @@ def test_the_first_open_imports_old_files_once_skipping_a_torn_line_and_refusing
 
 
 def test_show_of_an_unknown_item_names_the_known_ones(tmp_path):
-    from orchestration.config import FeedbackConfig
+    from lambdarag.orchestration.config import FeedbackConfig
 
     with pytest.raises(LambdaRAGError, match="no learned item 'nope'; known: none"):
         FeedbackLoop(FeedbackConfig(), tmp_path).journal.item("nope")
@@ -325,8 +325,8 @@ def test_show_of_an_unknown_item_names_the_known_ones(tmp_path):
 
 def test_an_answer_from_wiki_pages_alone_is_checked_without_crashing():
     from lambdarag import State
-    from skills.store.records import WikiPage
-    from orchestration.feedback import verdict_of
+    from lambdarag.skills.store.records import WikiPage
+    from lambdarag.orchestration.feedback import verdict_of
 
     state = State.of("船员条例由哪个部门主管？", answer="国务院交通运输主管部门主管全国船员管理工作。[来源: entities/船员条例.md]",
                      wiki_pages=(WikiPage(entity="船员条例", path="entities/船员条例.md",
@@ -338,7 +338,7 @@ def test_an_answer_from_wiki_pages_alone_is_checked_without_crashing():
 def test_thumbs_on_a_citation_wait_for_review_then_approve_confirms_that_chunk_and_revert_undoes_it(kb, capsys):
     from fastapi.testclient import TestClient
 
-    from qademo.app import create_app
+    from lambdarag.qademo.app import create_app
 
     make, _, fb = kb
     config, path = make()
@@ -388,7 +388,7 @@ def test_enabling_an_llm_never_serves_the_offline_cached_answer_and_degraded_ans
 
 
 def test_the_llm_side_of_learning_runs_after_the_result_in_the_background(kb, llm_server):
-    from orchestration.feedback.worker import drain
+    from lambdarag.orchestration.feedback.worker import drain
 
     make, wiki, fb = kb
     config, _ = make(minSources=1)
@@ -435,7 +435,7 @@ def test_rerouting_a_type_in_the_config_misses_the_cache_and_the_cli_says_from_c
 
 
 def test_a_rule_learned_from_privileged_questions_shows_only_to_who_may_read_them(kb, capsys):
-    from orchestration.search_unified import lifecycle_term
+    from lambdarag.orchestration.search_unified import lifecycle_term
 
     make, _, fb = kb
     config, path = make(minSamples=2)

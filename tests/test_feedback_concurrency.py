@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from orchestration.config import DEMO_DOCS, FeedbackConfig
-from orchestration.feedback import FeedbackLoop
-from orchestration.feedback.store import open_store
-from skills.wiki import compile_wiki
+from lambdarag.orchestration.config import DEMO_DOCS, FeedbackConfig
+from lambdarag.orchestration.feedback import FeedbackLoop
+from lambdarag.orchestration.feedback.store import open_store
+from lambdarag.skills.wiki import compile_wiki
 
 WORKERS, ROUNDS = 4, 25
 
@@ -47,7 +47,7 @@ QUESTIONS = ["船员条例由哪个部门主管？", "海上交通安全法与�
 
 
 def ask_all(config_path: str, worker: int) -> None:
-    from orchestration.search_unified import search
+    from lambdarag.orchestration.search_unified import search
 
     for q in QUESTIONS[worker % 2:] + QUESTIONS[:worker % 2]:
         search(q, config=config_path)
@@ -57,9 +57,9 @@ def ask_all(config_path: str, worker: int) -> None:
 def test_processes_searching_and_learning_at_once_keep_every_store_valid(tmp_path, monkeypatch):
     import yaml
 
-    from orchestration.config import DEFAULT_CONFIG
-    from orchestration.feedback import feedback_dir
-    from skills.store.graph import EntityGraph
+    from lambdarag.orchestration.config import DEFAULT_CONFIG
+    from lambdarag.orchestration.feedback import feedback_dir
+    from lambdarag.skills.store.graph import EntityGraph
 
     monkeypatch.setenv("LAMBDARAG_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("LAMBDARAG_FEEDBACK", "on")

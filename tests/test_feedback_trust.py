@@ -15,17 +15,17 @@ from fastapi.testclient import TestClient
 from lambdarag import Context, State, User
 from lambdarag.errors import FeedbackRefused
 from lambdarag.state import ALL_ACCESS, PUBLIC
-from orchestration import knowledge
-from orchestration.cli import main
-from orchestration.config import DEFAULT_CONFIG, parse_config
-from orchestration.feedback import FeedbackLoop, feedback_dir
-from orchestration.feedback.votes import Voter
-from orchestration.learning import Confirmations, learn_pairs, open_learned, retrieval_term
-from orchestration.search_unified import search
-from qademo.app import create_app
-from skills.store.learned import HEAD, SIGNALS, LearnedParams
-from skills.store.records import RetrievalPlan
-from skills.store.vectors import default_embedder
+from lambdarag.orchestration import knowledge
+from lambdarag.orchestration.cli import main
+from lambdarag.orchestration.config import DEFAULT_CONFIG, parse_config
+from lambdarag.orchestration.feedback import FeedbackLoop, feedback_dir
+from lambdarag.orchestration.feedback.votes import Voter
+from lambdarag.orchestration.learning import Confirmations, learn_pairs, open_learned, retrieval_term
+from lambdarag.orchestration.search_unified import search
+from lambdarag.qademo.app import create_app
+from lambdarag.skills.store.learned import HEAD, SIGNALS, LearnedParams
+from lambdarag.skills.store.records import RetrievalPlan
+from lambdarag.skills.store.vectors import default_embedder
 from tests.conftest import MARITIME
 
 NAME = "trust"

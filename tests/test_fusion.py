@@ -4,9 +4,9 @@ from __future__ import annotations
 import pytest
 
 from lambdarag import Context, State
-from skills.store.records import Hit, RankedList, RetrievalPlan
-from skills import build
-from skills.fusion import merge, rrf, zscore
+from lambdarag.skills.store.records import Hit, RankedList, RetrievalPlan
+from lambdarag.skills import build
+from lambdarag.skills.fusion import merge, rrf, zscore
 
 
 def ranked(retriever, ids, scores=None):
@@ -68,12 +68,12 @@ def test_hybrid_search_on_the_stard_slice_equals_the_zscore_formula_with_validat
 
     import numpy as np
 
-    from orchestration.learning import retrieval_term
-    from skills.fusion import DEFAULT_ZSCORE_WEIGHTS
-    from skills.reading import read_corpus
-    from skills.store.local import LocalBackend
-    from skills.store.tokenize import Tokenizer
-    from skills.store.vectors import default_embedder, read_vectors_dir
+    from lambdarag.orchestration.learning import retrieval_term
+    from lambdarag.skills.fusion import DEFAULT_ZSCORE_WEIGHTS
+    from lambdarag.skills.reading import read_corpus
+    from lambdarag.skills.store.local import LocalBackend
+    from lambdarag.skills.store.tokenize import Tokenizer
+    from lambdarag.skills.store.vectors import default_embedder, read_vectors_dir
     from tests.conftest import STARD
 
     corpus = read_corpus(STARD / "corpus.jsonl")

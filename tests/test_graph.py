@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from lambdarag import Context, State, User
-from skills.store.records import RetrievalPlan
+from lambdarag.skills.store.records import RetrievalPlan
 from lambdarag.errors import StoreCorrupt
-from skills import build
-from skills.store.graph import EntityGraph, EntityRecord, Label, RelationRecord
-from skills.wiki import compile_wiki
+from lambdarag.skills import build
+from lambdarag.skills.store.graph import EntityGraph, EntityRecord, Label, RelationRecord
+from lambdarag.skills.wiki import compile_wiki
 from tests.conftest import MARITIME
 
 QUESTION = "海上交通安全法与水污染防治法在船舶管理方面有何异同？"

@@ -8,14 +8,14 @@ import shutil
 import platformdirs
 import pytest
 
-from orchestration.cli import main
-from orchestration.config import DEFAULT_CONFIG, config_source, load_config
-from orchestration.feedback import feedback_dir
-from orchestration.knowledge import wiki_dir_for
-from skills.exemplars import exemplar_cache
-from skills.store import index as index_module
-from skills.store.home import cache_root, data_home
-from skills.store.index import backend_exists, build_index, index_dir, open_index
+from lambdarag.orchestration.cli import main
+from lambdarag.orchestration.config import DEFAULT_CONFIG, config_source, load_config
+from lambdarag.orchestration.feedback import feedback_dir
+from lambdarag.orchestration.knowledge import wiki_dir_for
+from lambdarag.skills.exemplars import exemplar_cache
+from lambdarag.skills.store import index as index_module
+from lambdarag.skills.store.home import cache_root, data_home
+from lambdarag.skills.store.index import backend_exists, build_index, index_dir, open_index
 from tests.conftest import MARITIME
 
 

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from lambdarag.errors import ConfigError
-from orchestration.config import parse_config
-from orchestration.knowledge import forget
-from skills.store.index import open_index
-from skills.store.wiki import WikiStore
+from lambdarag.orchestration.config import parse_config
+from lambdarag.orchestration.knowledge import forget
+from lambdarag.skills.store.index import open_index
+from lambdarag.skills.store.wiki import WikiStore
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 300   # generous: a hang (the alias bomb took longer than this before) fails; no timing is asserted
@@ -32,7 +32,7 @@ def run(home: Path, *args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess
     env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "LAMBDARAG_HOME": str(home), "LAMBDARAG_FEEDBACK": "off"}
     if os.environ.get("LAMBDARAG_CACHE"):
         env["LAMBDARAG_CACHE"] = os.environ["LAMBDARAG_CACHE"]
-    return subprocess.run([sys.executable, "-m", "orchestration.cli", *args], cwd=cwd, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "lambdarag.orchestration.cli", *args], cwd=cwd, capture_output=True,
                           text=True, timeout=TIMEOUT, env=env)
 
 

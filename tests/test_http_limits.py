@@ -9,10 +9,10 @@ from typing import Iterator
 import httpx
 import pytest
 
-from orchestration.config import parse_config
-from orchestration.http_limits import trusted_hosts
-from qademo.app import MAX_BODY_BYTES
-from orchestration.config import DEFAULT_CONFIG
+from lambdarag.orchestration.config import parse_config
+from lambdarag.orchestration.http_limits import trusted_hosts
+from lambdarag.qademo.app import MAX_BODY_BYTES
+from lambdarag.orchestration.config import DEFAULT_CONFIG
 from tests.conftest import serve_process
 
 DEPLOYED = "rag.example.org"

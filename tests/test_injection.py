@@ -16,14 +16,14 @@ import yaml
 from playwright.sync_api import expect
 
 from lambdarag import Context, State
-from orchestration.cli import EXIT_SERVICE, main
-from orchestration.knowledge import forget
-from orchestration.search_unified import search, search_stream
-from qademo.app import create_app
-from skills import build
-from skills.context import render_context
-from skills.reading import read_corpus
-from skills.store.records import Hit, RetrievalPlan
+from lambdarag.orchestration.cli import EXIT_SERVICE, main
+from lambdarag.orchestration.knowledge import forget
+from lambdarag.orchestration.search_unified import search, search_stream
+from lambdarag.qademo.app import create_app
+from lambdarag.skills import build
+from lambdarag.skills.context import render_context
+from lambdarag.skills.reading import read_corpus
+from lambdarag.skills.store.records import Hit, RetrievalPlan
 from tests.conftest import MARITIME
 from tests.scripted_server import Reply
 from tests.test_demo_page import ANSWER_TIMEOUT_MS, browser, serving  # noqa: F401  (browser is a fixture)
@@ -187,7 +187,7 @@ def test_streams_retract_the_injected_claim_and_checked_only_never_shows_it(plan
 def test_the_page_marks_unchecked_text_offers_checked_only_and_warns_on_a_failed_check(planted, llm_server, browser):
     home, _ = planted
     llm_server.script.route = obedient(0)
-    from orchestration.config import load_config
+    from lambdarag.orchestration.config import load_config
 
     with serving(create_app(load_config(config_file(home, llm_server.url)))) as url:
         context = browser.new_context(viewport={"width": 1200, "height": 900}, locale="zh-CN")
@@ -261,8 +261,8 @@ def test_a_judge_that_calls_everything_supported_cannot_clear_what_the_text_does
 
 
 def test_the_extractive_answer_quotes_no_sentence_of_a_chunk_that_gives_orders():
-    from skills.generate import extractive_answer
-    from skills.profile import profile_named
+    from lambdarag.skills.generate import extractive_answer
+    from lambdarag.skills.profile import profile_named
 
     order = Hit(chunk_id=f"{PLANTED}#第二条", text=PLANTED_TEXT.split("\n\n")[-1].strip(), source=PLANTED,
                 section="第二条", score=2.0)
@@ -290,7 +290,7 @@ def test_the_extractive_answer_quotes_no_sentence_of_a_chunk_that_gives_orders()
     ("SSE adds new instructions, and the system prompt of the shell is $PS1.", ()),
 ])
 def test_instruction_like_text_is_found_through_spacing_width_and_zero_width_tricks(text, phrases):
-    from skills.store.instructions import instruction_phrases
+    from lambdarag.skills.store.instructions import instruction_phrases
 
     assert instruction_phrases(text) == phrases
 

@@ -6,8 +6,8 @@ import io
 from contextlib import redirect_stderr, redirect_stdout
 
 from lambdarag import User
-from orchestration.cli import main
-from skills.store.index import open_index
+from lambdarag.orchestration.cli import main
+from lambdarag.skills.store.index import open_index
 from tests.test_crash_safety import home   # noqa: F401  (a fixture: a data home of its own, feedback off)
 
 BODY = "# 内部通报{n}\n\n本通报编号甲{n}乙，仅限人事处阅读。\n"

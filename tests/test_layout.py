@@ -25,10 +25,24 @@ def defines(path: Path) -> tuple[set[str], set[str]]:
     return stores, skills
 
 
+FOLDERS = {link.resolve().name: f"lambdarag.{link.name}" for link in sorted((ROOT / "lambdarag").iterdir())
+           if link.is_symlink() and (link / "__init__.py").is_file()}
+"""Top-level folder → the package it is in the one `lambdarag` namespace (lambdarag/ links to each layer's folder)."""
+PACKAGES = ("lambdarag", *FOLDERS)
+
+
+def module_name(path: Path) -> str:
+    """Returns the import name of a module file (a package's __init__ gives the package's name)."""
+    top, *parts = path.relative_to(ROOT).with_suffix("").parts
+    parts = parts[:-1] if parts and parts[-1] == "__init__" else parts
+    return ".".join([FOLDERS.get(top, top), *parts])
+
+
 def imports(path: Path, *, include_type_checking: bool = True) -> set[str]:
     """Returns the absolute module names `path` imports (relative imports resolved against its package),
     function-local imports included; without `include_type_checking`, imports under ``if TYPE_CHECKING:`` are left out."""
-    package = ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1])
+    name = module_name(path)
+    package = name if path.stem == "__init__" else name.rpartition(".")[0]
     out = set()
     for node in walk(ast.parse(path.read_text(encoding="utf-8")), include_type_checking):
         if isinstance(node, ast.Import):
@@ -51,16 +65,9 @@ def walk(node: ast.AST, include_type_checking: bool):
         yield from walk(child, include_type_checking)
 
 
-PACKAGES = ("lambdarag", "skills", "patterns", "orchestration", "qademo")
-
-
 def module_graph() -> nx.DiGraph:
     """Returns the project's modules and the imports between them that run (a package stands for its __init__)."""
-    files = {}
-    for folder in PACKAGES:
-        for path in modules(ROOT / folder):
-            parts = path.relative_to(ROOT).with_suffix("").parts
-            files[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    files = {module_name(path): path for folder in PACKAGES for path in modules(ROOT / folder)}
     graph = nx.DiGraph()
     for name, path in files.items():
         graph.add_node(name)
@@ -95,15 +102,15 @@ def test_stores_live_in_skills_store_and_import_nothing_else_from_skills():
     assert not outside
     # the one exception: how a corpus is read, chunked and tokenised is the corpus profile's (skills.profile, and
     # skills.reading, which reads a corpus by its profile), which the store asks when it builds an index
-    upward = {p.name: sorted(m for m in imports(p) if m.startswith("skills.") and not m.startswith("skills.store")
-                             and not m.startswith(("skills.profile", "skills.reading")))
+    upward = {p.name: sorted(m for m in imports(p) if m.startswith("lambdarag.skills.") and not m.startswith("lambdarag.skills.store")
+                             and not m.startswith(("lambdarag.skills.profile", "lambdarag.skills.reading")))
               for p in modules(ROOT / "skills" / "store")}
     assert not {k: v for k, v in upward.items() if v}
 
 
 def test_no_file_names_differ_only_by_a_plural():
     stems = {}
-    for folder in ("lambdarag", "skills", "patterns", "orchestration", "qademo"):
+    for folder in PACKAGES:
         for path in modules(ROOT / folder):
             stems.setdefault(path.parent, set()).add(path.stem)
     twins = [(str(d.relative_to(ROOT)), s) for d, names in stems.items() for s in names
@@ -112,8 +119,15 @@ def test_no_file_names_differ_only_by_a_plural():
 
 
 def test_orchestration_does_not_import_the_demo_app_it_serves():
-    upward = {p.name for p in modules(ROOT / "orchestration") if any(m.startswith("qademo") for m in imports(p))}
+    upward = {p.name for p in modules(ROOT / "orchestration") if any(m.startswith("lambdarag.qademo") for m in imports(p))}
     assert not upward
-    from orchestration.cli import DEMO_APP, app_factory
+    from lambdarag.orchestration.cli import DEMO_APP, app_factory
 
     assert callable(app_factory(DEMO_APP))
+
+
+def test_every_module_reaches_the_layers_through_the_one_namespace():
+    """The wheel installs only `lambdarag`: a bare `import skills` would find a user's own package of that name."""
+    bare = {p.relative_to(ROOT).as_posix(): sorted(m for m in imports(p) if m.split(".")[0] in FOLDERS)
+            for folder in (*PACKAGES, "tests", "bench", "examples") for p in modules(ROOT / folder)}
+    assert not {k: v for k, v in bare.items() if v}

@@ -15,12 +15,12 @@ from fastapi.testclient import TestClient
 
 from lambdarag import Context, Par, Tool, run
 from lambdarag.errors import BranchError, LambdaRAGError, TermError
-from orchestration.cli import main
-from skills.store import graph as graph_module
-from skills.store import wiki as wiki_module
-from skills.store.graph import EntityGraph
-from skills.store.wiki import WikiStore
-from skills.wiki import compile_wiki
+from lambdarag.orchestration.cli import main
+from lambdarag.skills.store import graph as graph_module
+from lambdarag.skills.store import wiki as wiki_module
+from lambdarag.skills.store.graph import EntityGraph
+from lambdarag.skills.store.wiki import WikiStore
+from lambdarag.skills.wiki import compile_wiki
 from tests.conftest import MARITIME, serve_process
 
 READERS = 8
@@ -143,7 +143,7 @@ def test_the_cli_reports_an_internal_fault_with_exit_3_in_one_line(monkeypatch, 
 
 
 def test_the_server_answers_a_fault_with_500_for_that_request_alone(monkeypatch):
-    from qademo.app import create_app
+    from lambdarag.qademo.app import create_app
 
     client = TestClient(create_app(), raise_server_exceptions=False)
     question = {"query": "船员条例由哪个部门主管？"}

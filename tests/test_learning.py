@@ -10,16 +10,16 @@ import numpy as np
 import pytest
 
 from lambdarag import Context, State, User
-from orchestration.cli import main
-from orchestration.feedback import feedback_dir
-from orchestration.learning import CLOSED, Confirmations, learn_pairs, open_learned, retrieval_term
-from skills.reading import read_corpus
-from skills.store.records import RetrievalPlan
-from skills.store.index import open_index
-from skills.store.learned import GATE_FEATURES, HEAD, SIGNALS, LearnedParams
-from skills.store.local import LocalBackend
-from skills.store.tokenize import Tokenizer
-from skills.store.vectors import default_embedder, read_vectors_dir
+from lambdarag.orchestration.cli import main
+from lambdarag.orchestration.feedback import feedback_dir
+from lambdarag.orchestration.learning import CLOSED, Confirmations, learn_pairs, open_learned, retrieval_term
+from lambdarag.skills.reading import read_corpus
+from lambdarag.skills.store.records import RetrievalPlan
+from lambdarag.skills.store.index import open_index
+from lambdarag.skills.store.learned import GATE_FEATURES, HEAD, SIGNALS, LearnedParams
+from lambdarag.skills.store.local import LocalBackend
+from lambdarag.skills.store.tokenize import Tokenizer
+from lambdarag.skills.store.vectors import default_embedder, read_vectors_dir
 from tests.conftest import STARD
 
 CONFIRMED = "我可以从银行获得贷款之后再转借给他人吗？"       # a STARD train question

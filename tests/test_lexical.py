@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from rank_bm25 import BM25Okapi
 
-from skills.store.corpus import searchable_text
-from skills.reading import read_corpus
-from skills.store.bm25 import Bm25Index
-from skills.store.tokenize import Tokenizer
+from lambdarag.skills.store.corpus import searchable_text
+from lambdarag.skills.reading import read_corpus
+from lambdarag.skills.store.bm25 import Bm25Index
+from lambdarag.skills.store.tokenize import Tokenizer
 from tests.conftest import MARITIME, STARD
 
 WORDS = list("abcdefgh")
@@ -151,8 +151,8 @@ def test_tokenizer_drops_stopwords_and_punctuation_and_keeps_user_words():
 
 def test_bm25_search_appends_learned_synonyms_to_the_query(tmp_path):
     from lambdarag import Context, State
-    from skills import build as build_skill
-    from skills.store.local import LocalBackend
+    from lambdarag.skills import build as build_skill
+    from lambdarag.skills.store.local import LocalBackend
 
     (tmp_path / "a.md").write_text("# 甲\n\n海员应当持有适任证书。\n", encoding="utf-8")
     (tmp_path / "b.md").write_text("# 乙\n\n港口应当设置航标。\n", encoding="utf-8")
@@ -167,7 +167,7 @@ def test_bm25_search_appends_learned_synonyms_to_the_query(tmp_path):
 
 
 def test_stored_dictionary_tokenizes_like_the_loaded_one(tmp_path, monkeypatch):
-    from skills.store import tokenize
+    from lambdarag.skills.store import tokenize
 
     monkeypatch.setattr(tokenize, "_CACHE_DIR", tmp_path)
     text = read_corpus(MARITIME / "行政法").chunks[5].text

@@ -5,11 +5,11 @@ import json
 import re
 
 from lambdarag import Tool
-from orchestration import router
-from orchestration.cli import main
-from orchestration.feedback.store import open_store
-from orchestration.lifecycle import unified_term
-from orchestration.search_unified import search
+from lambdarag.orchestration import router
+from lambdarag.orchestration.cli import main
+from lambdarag.orchestration.feedback.store import open_store
+from lambdarag.orchestration.lifecycle import unified_term
+from lambdarag.orchestration.search_unified import search
 from tests.test_feedback import COMPARE_Q, home, kb  # noqa: F401  (fixtures)
 from tests.test_search import config_with
 

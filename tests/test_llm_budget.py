@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import pytest
 
-from skills.store.records import RetrievalPlan
+from lambdarag.skills.store.records import RetrievalPlan
 from lambdarag.budget import Limits, LLMBudget
 from lambdarag.errors import BudgetSkipped
 from lambdarag.providers.tokens import estimate_tokens
-from orchestration.config import parse_config
-from orchestration.llm_budget import fit_context, llm_budget
+from lambdarag.orchestration.config import parse_config
+from lambdarag.orchestration.llm_budget import fit_context, llm_budget
 
 CLASSES = {"answer_generate": "answer", "classify_llm": "classification", "query_expand": "expansion",
            "entity_extract": "extraction"}

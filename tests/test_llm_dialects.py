@@ -9,10 +9,10 @@ import re
 import pytest
 import yaml
 
-from orchestration.cli import main
-from orchestration.config import parse_config
-from orchestration.knowledge import forget
-from orchestration.search_unified import search
+from lambdarag.orchestration.cli import main
+from lambdarag.orchestration.config import parse_config
+from lambdarag.orchestration.knowledge import forget
+from lambdarag.orchestration.search_unified import search
 from tests.conftest import MARITIME
 from tests.scripted_server import DIALECTS, dialect_route
 from tests.test_search import BASE

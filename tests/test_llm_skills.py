@@ -6,17 +6,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from domains.prc_statutes import StatuteProfile
+from lambdarag.domains.prc_statutes import StatuteProfile
 from lambdarag import Context, Guard, Message, State
-from skills.store.records import Hit, Relation, RetrievalPlan, WikiPage
+from lambdarag.skills.store.records import Hit, Relation, RetrievalPlan, WikiPage
 from lambdarag.providers.llm import OpenAIChat
-from skills.check import citation_check
-from skills.context import assemble_context, context_hits, RELATIONS_HEADING
-from skills.facts import fact_extract
-from skills.gaps import missing_topics, sufficient
-from skills.generate import REFUSAL, answer_generate
-from skills.store.graph import EntityGraph
-from skills.planner import query_expand
+from lambdarag.skills.check import citation_check
+from lambdarag.skills.context import assemble_context, context_hits, RELATIONS_HEADING
+from lambdarag.skills.facts import fact_extract
+from lambdarag.skills.gaps import missing_topics, sufficient
+from lambdarag.skills.generate import REFUSAL, answer_generate
+from lambdarag.skills.store.graph import EntityGraph
+from lambdarag.skills.planner import query_expand
 from tests.conftest import MARITIME
 from tests.scripted_server import Reply, Running
 
@@ -343,7 +343,7 @@ def test_llm_planner_with_no_usable_variant_falls_back_to_rules(llm_server):
 
 
 def test_a_cited_jsonl_record_resolves_to_its_chunk():
-    from skills.context import cited, marker
+    from lambdarag.skills.context import cited, marker
 
     hit = Hit(chunk_id="r7", text="船员应当持有有效证书。", source="records.jsonl:7", section="第五条")
     other = Hit(chunk_id="r8", text="另一条。", source="records.jsonl:8", section="第五条")

@@ -8,8 +8,8 @@ from lambdarag import Context, Lam, State, Tool, extra_field
 from lambdarag.errors import InvalidOutput
 from lambdarag.lam import json_object, parse_reply
 from lambdarag.providers.llm import OpenAIChat
-from skills import build
-from skills.graph import EntityList
+from lambdarag.skills import build
+from lambdarag.skills.graph import EntityList
 from tests.scripted_server import Reply, cut_json, echo_schema, overflow
 
 QUERY = "船员条例和海上交通安全法对船长职责的规定有何不同？"
@@ -97,8 +97,8 @@ def test_a_prose_wrapped_reply_from_a_server_that_ignores_the_format_is_read(llm
 
 
 def test_bare_passage_numbers_become_the_markers_of_those_passages():
-    from skills.context import numbered_markers
-    from skills.store.records import Hit
+    from lambdarag.skills.context import numbered_markers
+    from lambdarag.skills.store.records import Hit
 
     hits = (Hit(chunk_id="a.md#Install", text="x", source="a.md", section="Install", score=1.0),
             Hit(chunk_id="b.md#Use", text="y", source="b.md", section="Use", score=0.5))
@@ -109,7 +109,7 @@ def test_bare_passage_numbers_become_the_markers_of_those_passages():
 
 
 def test_an_english_answer_s_stops_after_markers_are_not_claims_and_a_leading_dot_stays():
-    from skills.context import claims
+    from lambdarag.skills.context import claims
 
     found = claims("APT reads sources.list[source: apt.md#Sources]. .bashrc is read by bash[source: bash.md].")
     assert [(c, [m.group(0) for m in ms]) for c, ms in found] == [

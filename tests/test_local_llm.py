@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.llm,
 
 @pytest.mark.parametrize("kind", list(QUESTIONS))
 def test_each_type_answers_within_the_deadline_with_a_real_small_model(kind):
-    from orchestration.search_unified import search
+    from lambdarag.orchestration.search_unified import search
 
     config = slow_config(URL)
     search(QUESTIONS[kind])   # knowledge and models load outside the timing

@@ -6,7 +6,7 @@ import random
 import pytest
 
 from lambdarag.errors import ConfigError
-from orchestration.metrics import evaluate
+from lambdarag.orchestration.metrics import evaluate
 
 METRICS = ["recall@1", "recall@10", "recall@100", "mrr@10", "ndcg@3", "ndcg@10"]
 

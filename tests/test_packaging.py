@@ -12,7 +12,7 @@ from tests.conftest import ROOT
 
 tomllib = pytest.importorskip("tomllib")   # Python ≥ 3.11
 
-PACKAGES = ["lambdarag", "skills", "patterns", "orchestration", "qademo"]
+PACKAGES = ["lambdarag", "skills", "patterns", "domains", "orchestration", "qademo"]
 
 
 def imported_modules() -> dict[str, str]:

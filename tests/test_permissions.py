@@ -5,11 +5,11 @@ import numpy as np
 from hypothesis import given, settings, strategies as st
 
 from lambdarag import Context, Par, State, User, appended
-from skills.store.records import RetrievalPlan
-from skills import build
-from skills.store.local import LocalBackend
-from skills.store.corpus import Chunk, Document
-from skills.store.tokenize import Tokenizer
+from lambdarag.skills.store.records import RetrievalPlan
+from lambdarag.skills import build
+from lambdarag.skills.store.local import LocalBackend
+from lambdarag.skills.store.corpus import Chunk, Document
+from lambdarag.skills.store.tokenize import Tokenizer
 
 DEPTS = [None, "船舶监督处", "船员管理处", "办公室"]
 WORDS = ["船舶", "污染", "检查", "船员", "证书", "港口"]

@@ -10,11 +10,11 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from lambdarag import Message
-from skills.store.records import RetrievalPlan, TimeRange
+from lambdarag.skills.store.records import RetrievalPlan, TimeRange
 from lambdarag.errors import CompositionError, QueryError
-from domains.generic import GenericProfile
-from domains.prc_statutes import StatuteProfile
-from orchestration.plan import (DIRECT_INTENTS, INTENTS, QUERY_TYPES, RISKS, PlanConfig, build_retrieval_plan,
+from lambdarag.domains.generic import GenericProfile
+from lambdarag.domains.prc_statutes import StatuteProfile
+from lambdarag.orchestration.plan import (DIRECT_INTENTS, INTENTS, QUERY_TYPES, RISKS, PlanConfig, build_retrieval_plan,
                                 detect_intent, detect_risk, wants_table)
 
 CONFIG = PlanConfig()
@@ -64,7 +64,7 @@ def test_english_intents_and_off_topic_cues_on_word_boundaries(query, intent):
 
 
 def test_a_question_with_an_off_topic_cue_is_in_domain_when_its_words_are_the_corpus_words(tmp_path, monkeypatch):
-    from skills.store.index import build_index
+    from lambdarag.skills.store.index import build_index
 
     docs = tmp_path / "docs"
     docs.mkdir()

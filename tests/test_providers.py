@@ -90,8 +90,8 @@ def _degraded_within(ctx, term, state):
 
 def test_a_hanging_rerank_endpoint_waits_no_longer_than_the_deadline_allows(llm_server):
     from lambdarag import Context, State
-    from skills.store.records import Hit
-    from skills import build
+    from lambdarag.skills.store.records import Hit
+    from lambdarag.skills import build
 
     llm_server.script.default = Reply(hang=True)
     hits = tuple(Hit(chunk_id=str(i), text=t) for i, t in enumerate(["港口收费", *TEXTS]))
@@ -104,9 +104,9 @@ def test_a_hanging_rerank_endpoint_waits_no_longer_than_the_deadline_allows(llm_
 
 def test_a_hanging_embedding_endpoint_degrades_to_lexical_search(llm_server, tmp_path, monkeypatch):
     from lambdarag import Context, State
-    from skills import build
-    from skills.reading import read_corpus
-    from skills.store.index import build_index
+    from lambdarag.skills import build
+    from lambdarag.skills.reading import read_corpus
+    from lambdarag.skills.store.index import build_index
 
     monkeypatch.setenv("LAMBDARAG_HOME", str(tmp_path / "home"))
     docs = tmp_path / "docs"

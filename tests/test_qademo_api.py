@@ -6,8 +6,8 @@ import json
 import pytest
 from fastapi.testclient import TestClient
 
-from orchestration.result import Citation, Hit, Span
-from qademo.app import MAX_BODY_BYTES, MAX_TURNS, cited_chunks, create_app, waterfall
+from lambdarag.orchestration.result import Citation, Hit, Span
+from lambdarag.qademo.app import MAX_BODY_BYTES, MAX_TURNS, cited_chunks, create_app, waterfall
 
 RELATION_QUESTION = "船员条例由哪个部门主管？"
 
@@ -162,7 +162,7 @@ def test_favicon_is_served_not_404(client):
 
 
 def test_page_script_never_writes_markup():
-    from qademo.app import STATIC
+    from lambdarag.qademo.app import STATIC
 
     script = (STATIC / "app.js").read_text(encoding="utf-8")
     for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function"):

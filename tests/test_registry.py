@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import pytest
 
-import patterns
-import skills
+from lambdarag import patterns
+from lambdarag import skills
 from lambdarag import INITIAL_FIELDS, Named, Term
 from lambdarag.errors import ConfigError
-from orchestration.config import load_config, parse_config
-from orchestration.router import route_table, settings_of
+from lambdarag.orchestration.config import load_config, parse_config
+from lambdarag.orchestration.router import route_table, settings_of
 
 SETTINGS = settings_of(load_config())
 
@@ -37,7 +37,7 @@ def test_every_route_of_the_default_config_builds():
 
 
 def test_unknown_names_list_the_registered_ones():
-    with pytest.raises(ConfigError, match="unknown skill 'bm26_search'; valid skills: answer_generate, "):
+    with pytest.raises(ConfigError, match="unknown skill 'bm26_search'; did you mean 'bm25_search'\\? valid skills: answer_generate, "):
         skills.build("bm26_search")
     with pytest.raises(ConfigError, match=r"cost.fallback: unknown pattern 'cheap'; valid patterns: compare_search, fusion_search"):
         parse_config("cost:\n  fallback: cheap\n")
@@ -54,7 +54,7 @@ def test_a_patterns_own_camel_case_parameters_reach_it_in_snake_case():
 def test_each_skill_lives_where_the_registry_says_and_no_skill_lacks_a_home():
     import importlib
 
-    from skills.registry import HOMES
+    from lambdarag.skills.registry import HOMES
 
     for module in sorted(set(HOMES.values())):
         importlib.import_module(module)
@@ -66,7 +66,7 @@ def test_importing_skills_loads_no_skill_module_until_a_skill_is_built():
     import subprocess
     import sys
 
-    code = ("import sys, skills; before = sorted(m for m in sys.modules if m.startswith('skills.') and m != 'skills.registry');"
-            " skills.build('bm25_search'); print(before, 'skills.lexical' in sys.modules, 'domains.prc_statutes.extract' in sys.modules)")
+    code = ("import sys; from lambdarag import skills; before = sorted(m for m in sys.modules if m.startswith('lambdarag.skills.') and m != 'lambdarag.skills.registry');"
+            " skills.build('bm25_search'); print(before, 'lambdarag.skills.lexical' in sys.modules, 'lambdarag.domains.prc_statutes.extract' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["[]", "True", "False"]

@@ -6,12 +6,12 @@ import datetime as dt
 import pytest
 
 from lambdarag import Context, State
-from skills import build
-from domains.prc_statutes.repeal import repealed_families
-from skills.temporal import unrepealed
-from skills.store.corpus import to_hits
-from skills.store.records import TimeRange
-from skills.temporal import LATEST
+from lambdarag.skills import build
+from lambdarag.domains.prc_statutes.repeal import repealed_families
+from lambdarag.skills.temporal import unrepealed
+from lambdarag.skills.store.corpus import to_hits
+from lambdarag.skills.store.records import TimeRange
+from lambdarag.skills.temporal import LATEST
 from tests.conftest import laws_slice
 
 NOISE_OLD = "行政法/环境噪声污染防治法(2018-12-29).md"
@@ -26,7 +26,7 @@ pytestmark = pytest.mark.needs_shared
 @pytest.fixture(scope="module")
 def index(tmp_path_factory):
     """Returns a BM25-only index of SLICE, copied from the full laws folder."""
-    from skills.store.index import build_index
+    from lambdarag.skills.store.index import build_index
 
     with laws_slice(tmp_path_factory, SLICE) as (_, corpus):
         yield build_index(corpus, "repeal", dense=False, progress=False)

@@ -8,9 +8,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from lambdarag import Context, State
-from skills.store.records import Hit, RetrievalPlan
+from lambdarag.skills.store.records import Hit, RetrievalPlan
 from lambdarag.providers.reranker import HTTPReranker
-from skills import build
+from lambdarag.skills import build
 
 
 @pytest.fixture

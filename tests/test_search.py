@@ -8,8 +8,8 @@ import yaml
 
 from lambdarag import User
 from lambdarag.errors import ConfigError, QueryError
-from orchestration.config import DEFAULT_CONFIG, DEMO_DOCS, parse_config
-from orchestration.search_unified import search
+from lambdarag.orchestration.config import DEFAULT_CONFIG, DEMO_DOCS, parse_config
+from lambdarag.orchestration.search_unified import search
 
 BASE = yaml.safe_load(DEFAULT_CONFIG.read_text(encoding="utf-8"))
 
@@ -82,7 +82,7 @@ def test_config_errors_name_the_yaml_path_line_and_choices():
     with pytest.raises(ConfigError, match=r"line 3: retrieval.skils: unknown key 'skils'"):
         parse_config("retrieval:\n  index: demo\n  skils: {}\n")
     with pytest.raises(ConfigError, match=r"line 3: orchestration.routing.compare: unknown pattern 'fuson_search'; "
-                                          r"valid patterns: compare_search, fusion_search, graph_retrieval, hybrid_search"):
+                                          r"did you mean 'fusion_search'\? valid patterns: compare_search, fusion_search, graph_retrieval, hybrid_search"):
         parse_config("orchestration:\n  routing:\n    compare: [graph_retrieval, fuson_search]\n")
     with pytest.raises(ConfigError, match=r"line 1, column 10\) is not valid YAML|is not valid YAML"):
         parse_config("retrieval: [unclosed\n")
@@ -147,7 +147,7 @@ def test_internal_documents_never_reach_a_public_user():
 
 
 def test_an_index_without_a_compiled_wiki_degrades_instead_of_failing(tmp_path, monkeypatch):
-    from skills.store.index import build_index
+    from lambdarag.skills.store.index import build_index
 
     monkeypatch.setenv("LAMBDARAG_HOME", str(tmp_path))
     build_index(DEMO_DOCS, "nowiki", dense=False, progress=False)
@@ -186,7 +186,7 @@ def test_the_api_key_never_reaches_results_or_traces(dead_url, monkeypatch):
 
 
 def test_a_question_is_embedded_once_though_the_classifier_and_dense_search_both_read_its_vector(monkeypatch):
-    from skills.store.vectors import default_embedder, forget_query_vectors
+    from lambdarag.skills.store.vectors import default_embedder, forget_query_vectors
 
     embedder = default_embedder()
     queries = []

@@ -9,7 +9,7 @@ from starlette.applications import Starlette
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from orchestration.serving import Gate
+from lambdarag.orchestration.serving import Gate
 from tests.conftest import serve_process
 
 

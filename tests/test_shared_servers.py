@@ -15,8 +15,8 @@ from contextlib import ExitStack
 import httpx
 import pytest
 
-from orchestration.feedback import FeedbackLoop
-from orchestration.feedback.store import DSN_ENV
+from lambdarag.orchestration.feedback import FeedbackLoop
+from lambdarag.orchestration.feedback.store import DSN_ENV
 from tests.conftest import ROOT, serve_process
 
 QUESTIONS = ["船长有什么权力？", "船员条例由哪个部门主管？", "梳理船员管理法规体系", "海上交通安全法与水污染防治法在船舶管理方面有何异同？",
@@ -27,15 +27,15 @@ QUESTIONS = ["船长有什么权力？", "船员条例由哪个部门主管？",
 def shared(tmp_path, pg_database, monkeypatch):
     """Returns (env, config path, feedback folder) for servers sharing one data home's index and one PostgreSQL:
     feedback on, one anonymous 👍 applied at once, no rate limit in reach."""
-    from orchestration.knowledge import open_knowledge
-    from orchestration.setup import resolve_config
+    from lambdarag.orchestration.knowledge import open_knowledge
+    from lambdarag.orchestration.setup import resolve_config
 
     home = tmp_path / "home"
     built = open_knowledge(resolve_config(None)).index     # the demo index, built once per test data home
     shutil.copytree(os.environ["LAMBDARAG_HOME"] + "/demo", home / "demo", ignore=shutil.ignore_patterns("feedback"))
     assert built is not None
     config = tmp_path / "agent-config.yml"
-    config.write_text((ROOT / "orchestration" / "agent-config.yml").read_text(encoding="utf-8").replace(
+    config.write_text((ROOT / "agent-config.yml").read_text(encoding="utf-8").replace(
         "    minSources: 2\n", "    minSources: 2\n    votes: {anonymousAgreement: 1, rateLimit: 100000}\n"),
         encoding="utf-8")
     env = {"LAMBDARAG_HOME": str(home), "LAMBDARAG_FEEDBACK": "on", DSN_ENV: pg_database}
@@ -60,7 +60,7 @@ def evidence(answer: dict) -> list[str]:
 
 
 def test_a_thumbs_up_through_one_server_is_applied_by_the_other(shared):
-    from orchestration.config import FeedbackConfig
+    from lambdarag.orchestration.config import FeedbackConfig
 
     env, config, folder = shared
     with serve_process("--config", str(config), env=env) as a, serve_process("--config", str(config), env=env) as b, \
@@ -95,7 +95,7 @@ def client_work(http: httpx.Client, urls: list[str], client: int, rounds: int) -
 
 
 def crowd(shared, rounds: int) -> None:
-    from orchestration.config import FeedbackConfig
+    from lambdarag.orchestration.config import FeedbackConfig
 
     env, config, folder = shared
     with serve_process("--config", str(config), env=env) as a, serve_process("--config", str(config), env=env) as b, \
@@ -123,7 +123,7 @@ def test_eight_clients_sending_a_hundred_requests_each_over_two_servers_lose_not
 
 
 def test_a_server_killed_mid_write_loses_nothing_it_acknowledged(shared):
-    from orchestration.config import FeedbackConfig
+    from lambdarag.orchestration.config import FeedbackConfig
 
     env, config, folder = shared
     acknowledged: list[str] = []

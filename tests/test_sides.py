@@ -4,10 +4,10 @@ from __future__ import annotations
 import pytest
 
 from lambdarag import Context, State
-from skills import build
-from domains.prc_statutes.names import StatuteNames
-from skills.sides import Side
-from skills.store.corpus import to_hits
+from lambdarag.skills import build
+from lambdarag.domains.prc_statutes.names import StatuteNames
+from lambdarag.skills.sides import Side
+from lambdarag.skills.store.corpus import to_hits
 
 PORT = "经济法/港口法(2018-12-29).md"
 FISHERY = "经济法/渔业法(2013-12-28).md"

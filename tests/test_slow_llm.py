@@ -8,9 +8,9 @@ import time
 import pytest
 import yaml
 
-from orchestration.config import DEFAULT_CONFIG, parse_config
-from orchestration.search_unified import search
-from orchestration.setup import chat
+from lambdarag.orchestration.config import DEFAULT_CONFIG, parse_config
+from lambdarag.orchestration.search_unified import search
+from lambdarag.orchestration.setup import chat
 from tests.scripted_server import slow
 from tests.test_degradation import QUESTIONS
 

@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 
 from lambdarag import Context, State
-from domains.prc_statutes import StatuteProfile
-from domains.prc_statutes.kinds import INTERPRETATION, LAW, REGULATION, asked_kinds, document_kind, order_ahead
-from domains.prc_statutes.ranks import area_first, by_document
-from skills import build
-from skills.diversify import per_document
-from skills.store.records import Hit
+from lambdarag.domains.prc_statutes import StatuteProfile
+from lambdarag.domains.prc_statutes.kinds import INTERPRETATION, LAW, REGULATION, asked_kinds, document_kind, order_ahead
+from lambdarag.domains.prc_statutes.ranks import area_first, by_document
+from lambdarag.skills import build
+from lambdarag.skills.diversify import per_document
+from lambdarag.skills.store.records import Hit
 
 FIXTURES = Path(__file__).parent / "fixtures"
 STATUTES = {"profile": StatuteProfile()}
@@ -27,7 +27,7 @@ def hit(source: str, section: str, score: float, text: str = "") -> Hit:
 @pytest.fixture(scope="module")
 def kinds_index(tmp_path_factory):
     """Returns a BM25-only index of the maritime fixture's 14 statutes plus its three judicial interpretations."""
-    from skills.store.index import build_index
+    from lambdarag.skills.store.index import build_index
 
     corpus = tmp_path_factory.mktemp("corpus")
     for folder in ("maritime", "maritime-interpretations"):

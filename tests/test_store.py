@@ -14,16 +14,16 @@ import numpy as np
 import pytest
 
 from lambdarag.errors import ConfigError, FeedbackRefused, LambdaRAGError, StoreUnavailable
-from orchestration import knowledge
-from orchestration.config import DEFAULT_CONFIG, FeedbackConfig, VoteConfig, parse_config
-from orchestration.feedback import FeedbackLoop, feedback_dir
-from orchestration.feedback.confirmations import Confirmations, vector_key
-from orchestration.feedback.store import DSN_ENV, open_store
-from orchestration.feedback.store.jsonfiles import export_folder
-from orchestration.feedback.store.rows import stored_vectors
-from orchestration.feedback.votes import Votes
-from orchestration.search_unified import search
-from skills.store.learned import LearnedParams
+from lambdarag.orchestration import knowledge
+from lambdarag.orchestration.config import DEFAULT_CONFIG, FeedbackConfig, VoteConfig, parse_config
+from lambdarag.orchestration.feedback import FeedbackLoop, feedback_dir
+from lambdarag.orchestration.feedback.confirmations import Confirmations, vector_key
+from lambdarag.orchestration.feedback.store import DSN_ENV, open_store
+from lambdarag.orchestration.feedback.store.jsonfiles import export_folder
+from lambdarag.orchestration.feedback.store.rows import stored_vectors
+from lambdarag.orchestration.feedback.votes import Votes
+from lambdarag.orchestration.search_unified import search
+from lambdarag.skills.store.learned import LearnedParams
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -194,8 +194,8 @@ def test_processes_writing_at_once_lose_nothing(engine, tmp_path):
 WRITER = """
 import sys
 from pathlib import Path
-from orchestration.config import FeedbackConfig
-from orchestration.feedback import FeedbackLoop
+from lambdarag.orchestration.config import FeedbackConfig
+from lambdarag.orchestration.feedback import FeedbackLoop
 loop = FeedbackLoop(FeedbackConfig(), Path(sys.argv[1]))
 for i in range(100000):
     loop.log.append({"query_id": f"k{i}", "answer": "船舶" * 300})

@@ -7,13 +7,13 @@ from pathlib import Path
 import pytest
 
 from lambdarag import Context, State
-from orchestration.config import load_config
-from orchestration.knowledge import forget, open_knowledge
-from orchestration.plan import build_retrieval_plan
-from orchestration.router import choose
-from domains.prc_statutes.hierarchy import agency_relations
-from skills.sentences import split_sentences
-from domains.prc_statutes.names import StatuteNames
+from lambdarag.orchestration.config import load_config
+from lambdarag.orchestration.knowledge import forget, open_knowledge
+from lambdarag.orchestration.plan import build_retrieval_plan
+from lambdarag.orchestration.router import choose
+from lambdarag.domains.prc_statutes.hierarchy import agency_relations
+from lambdarag.skills.sentences import split_sentences
+from lambdarag.domains.prc_statutes.names import StatuteNames
 from tests.conftest import laws_slice
 
 pytestmark = pytest.mark.needs_shared   # its slice spans statutes beyond the shipped fixture
@@ -26,8 +26,8 @@ SLICE = ["行政法/海上交通安全法(2021-04-29).md", "行政法/水污染�
 @pytest.fixture(scope="module")
 def routes(tmp_path_factory):
     """Returns (config, run) where run(question, type) runs that type's route on an index of the slice."""
-    from skills.store.index import build_index
-    from skills.wiki import compile_wiki
+    from lambdarag.skills.store.index import build_index
+    from lambdarag.skills.wiki import compile_wiki
 
     with laws_slice(tmp_path_factory, SLICE) as (home, corpus):
         build_index(corpus, "slice", dense=False, progress=False)

@@ -8,8 +8,8 @@ import json
 from lambdarag import Context, Guard, Lam, Par, State, Tool, User, Verdict
 from lambdarag.providers.llm import OpenAIChat
 from lambdarag.stream import Sink, Stream
-from orchestration.events import event_json
-from orchestration.search_unified import asearch_stream, search, search_stream
+from lambdarag.orchestration.events import event_json
+from lambdarag.orchestration.search_unified import asearch_stream, search, search_stream
 from tests.scripted_server import Reply
 from tests.test_search import INTERNAL, config_with
 
@@ -199,7 +199,7 @@ def test_a_guard_retracts_on_the_calculus_level_with_a_real_stream(llm_server):
 
 
 def test_cli_json_stream_prints_one_event_per_line_ending_in_the_result(capsys):
-    from orchestration.cli import main
+    from lambdarag.orchestration.cli import main
 
     assert main(["ask", "--json", "--stream", COMPARE]) == 0
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]

@@ -6,11 +6,11 @@ import datetime as dt
 import pytest
 
 from lambdarag import Context, State
-from skills.store.records import TimeRange
-from skills import build
-from skills.store.local import LocalBackend
-from skills.reading import read_corpus
-from skills.temporal import time_range_of as extract_time_range
+from lambdarag.skills.store.records import TimeRange
+from lambdarag.skills import build
+from lambdarag.skills.store.local import LocalBackend
+from lambdarag.skills.reading import read_corpus
+from lambdarag.skills.temporal import time_range_of as extract_time_range
 from tests.conftest import MARITIME
 
 TODAY = dt.date(2024, 6, 1)

@@ -4,9 +4,9 @@ from __future__ import annotations
 import pytest
 
 from lambdarag import Context, State
-from skills import build
-from domains.prc_statutes.ranks import field_law, listed_statutes, listed_words, titled_by
-from domains.prc_statutes.names import StatuteNames, statute_names
+from lambdarag.skills import build
+from lambdarag.domains.prc_statutes.ranks import field_law, listed_statutes, listed_words, titled_by
+from lambdarag.domains.prc_statutes.names import StatuteNames, statute_names
 from tests.conftest import laws_slice
 
 SOLID_WASTE = "行政法/固体废物污染环境防治法(2020-04-29).md"
@@ -46,7 +46,7 @@ def test_a_topic_word_names_a_law_before_a_shorter_regulation_titled_by_it():
 @pytest.fixture(scope="module")
 def index(tmp_path_factory):
     """Returns a BM25-only index of SLICE, copied from the full laws folder."""
-    from skills.store.index import build_index
+    from lambdarag.skills.store.index import build_index
 
     with laws_slice(tmp_path_factory, SLICE) as (_, corpus):
         yield build_index(corpus, "topics", dense=False, progress=False)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from skills.store.topk import BLOCKS_PER_K, kth_best_bound, top_k
+from lambdarag.skills.store.topk import BLOCKS_PER_K, kth_best_bound, top_k
 
 
 def full_sort(rows, scores, k):

@@ -9,21 +9,21 @@ import numpy as np
 import pytest
 
 from lambdarag import Context, State, User, Verdict
-from skills.store.records import Citation, Hit, RetrievalPlan
+from lambdarag.skills.store.records import Citation, Hit, RetrievalPlan
 from lambdarag.providers.llm import OpenAIChat
-from orchestration.config import FeedbackConfig
-from orchestration.feedback import FeedbackLoop
-from orchestration.feedback.store import open_store
-from orchestration.knowledge import KnowledgeBase
-from skills import build
-from domains.prc_statutes import StatuteProfile
-from skills.store.corpus import Chunk, Document
-from skills.reading import read_corpus
-from skills.store.local import LocalBackend
-from skills.store.tokenize import Tokenizer
-from skills.store.graph import EntityGraph
-from skills.store.wiki import WikiStore
-from skills.wiki import compile_wiki
+from lambdarag.orchestration.config import FeedbackConfig
+from lambdarag.orchestration.feedback import FeedbackLoop
+from lambdarag.orchestration.feedback.store import open_store
+from lambdarag.orchestration.knowledge import KnowledgeBase
+from lambdarag.skills import build
+from lambdarag.domains.prc_statutes import StatuteProfile
+from lambdarag.skills.store.corpus import Chunk, Document
+from lambdarag.skills.reading import read_corpus
+from lambdarag.skills.store.local import LocalBackend
+from lambdarag.skills.store.tokenize import Tokenizer
+from lambdarag.skills.store.graph import EntityGraph
+from lambdarag.skills.store.wiki import WikiStore
+from lambdarag.skills.wiki import compile_wiki
 from tests.conftest import MARITIME
 from tests.scripted_server import Reply
 
@@ -185,8 +185,8 @@ def test_l5_a_level_written_with_a_superscript_digit_is_a_reported_skip_not_a_cr
 
 
 def test_l5_the_access_section_has_a_schema_and_any_unknown_key_in_it_fails_the_file(tmp_path, monkeypatch, capsys):
-    from orchestration.cli import main
-    from skills.store.index import open_index
+    from lambdarag.orchestration.cli import main
+    from lambdarag.skills.store.index import open_index
 
     docs = tmp_path / "docs"
     write(docs, "ok.md", "---\ntitle: 内部办法\naccess:\n  department: 法规处\n  security_level: 2\n---\n"
@@ -216,7 +216,7 @@ def test_l5_the_access_section_has_a_schema_and_any_unknown_key_in_it_fails_the_
 
 
 def test_l5_index_prints_restricted_labels_and_strict_fails_the_run(tmp_path, monkeypatch, capsys):
-    from orchestration.cli import main
+    from lambdarag.orchestration.cli import main
 
     monkeypatch.setenv("LAMBDARAG_HOME", str(tmp_path / "home"))
     docs = tmp_path / "docs"
@@ -251,8 +251,8 @@ def one_chunk_index(hit: Hit) -> LocalBackend:
 
 
 def test_e3_an_invented_sentence_with_a_real_citation_is_removed_on_the_fact_route(llm_server):
-    from orchestration.config import load_config
-    from orchestration.router import choose
+    from lambdarag.orchestration.config import load_config
+    from lambdarag.orchestration.router import choose
 
     marker = "[来源: docs/海上交通安全法(2021-04-29).md#第一条]"
     answer = {"answer": f"为了加强海上交通管理，维护海上交通秩序，制定本法{marker}。"
@@ -285,7 +285,7 @@ def test_e3_an_invented_sentence_with_a_real_citation_is_removed_on_the_fact_rou
 ])
 def test_bad_queries_and_histories_raise_one_line_query_errors(query, history, message):
     from lambdarag.errors import QueryError
-    from orchestration.search_unified import search
+    from lambdarag.orchestration.search_unified import search
 
     with pytest.raises(QueryError) as e:
         search(query, history=history)
@@ -293,8 +293,8 @@ def test_bad_queries_and_histories_raise_one_line_query_errors(query, history, m
 
 
 def test_lone_surrogates_are_replaced_before_any_store_sees_them():
-    from orchestration.config import load_config
-    from orchestration.search_unified import check_history, check_query
+    from lambdarag.orchestration.config import load_config
+    from lambdarag.orchestration.search_unified import check_history, check_query
 
     config = load_config(None)
     assert check_query("船员\ud800条例", config) == "船员\ufffd条例"
@@ -303,7 +303,7 @@ def test_lone_surrogates_are_replaced_before_any_store_sees_them():
 
 
 def test_cli_reports_a_bad_question_in_one_line_with_exit_2(capsys):
-    from orchestration.cli import main
+    from lambdarag.orchestration.cli import main
 
     assert main(["ask", "   "]) == 2
     assert capsys.readouterr().err.strip().splitlines() == [
@@ -311,7 +311,7 @@ def test_cli_reports_a_bad_question_in_one_line_with_exit_2(capsys):
 
 
 def test_synonyms_are_learned_only_from_answers_everyone_may_read(tmp_path):
-    from skills.store.records import RankedList
+    from lambdarag.skills.store.records import RankedList
 
     secret = PUBLIC_LAW.model_copy(update={"chunk_id": "s#1", "security_level": 2})
     for hit, learned in ((secret, set()), (PUBLIC_LAW, {"船长"})):

@@ -22,12 +22,12 @@ import yaml
 from hypothesis import HealthCheck, Phase, given, settings, strategies as st
 
 from lambdarag import Context, State, User
-from skills.store.records import RetrievalPlan
-from orchestration import knowledge
-from orchestration.cli import main as cli
-from orchestration.config import DEFAULT_CONFIG, parse_config
-from orchestration.search_unified import clean, search
-from skills import REGISTRY, build
+from lambdarag.skills.store.records import RetrievalPlan
+from lambdarag.orchestration import knowledge
+from lambdarag.orchestration.cli import main as cli
+from lambdarag.orchestration.config import DEFAULT_CONFIG, parse_config
+from lambdarag.orchestration.search_unified import clean, search
+from lambdarag.skills import REGISTRY, build
 from tests.scripted_server import Reply, Running
 
 DEPARTMENTS = ("法规处", "船舶处")
@@ -189,7 +189,7 @@ def skills_directly(kb: Any, server: Running, user: User, query: str, hidden: li
 def every_reader(kb: Any, query: str, hidden: list[Secret], user: Optional[User]) -> None:
     """Calls every store and graph reader the page and the skills reach, as `user` (None or the public user): no
     restricted marker may come back either way (a missing user is the public, never everyone)."""
-    from qademo.app import compare_sides
+    from lambdarag.qademo.app import compare_sides
 
     public = User()
     graph, wiki, index = kb.graph, kb.wiki, kb.index
@@ -221,7 +221,7 @@ def anonymous_page(config: Any, name: str, query: str, hidden: list[Secret]) -> 
     """Asks through the demo app as its anonymous caller: the JSON view and the answer stream."""
     from fastapi.testclient import TestClient
 
-    from qademo.app import create_app
+    from lambdarag.qademo.app import create_app
 
     client = TestClient(create_app(config, name))
     for endpoint in ("/api/search", "/api/ask"):

@@ -10,9 +10,9 @@ from typing import Optional, Sequence, TypedDict
 import pytest
 
 from lambdarag import Compose, Context, Lam, Reply, State, Tool, tool
-from lambdarag.errors import CompositionError, ProviderError, TermError, TypeClash
+from lambdarag.errors import CompositionError, ConfigError, ProviderError, TermError, TypeClash
 from lambdarag.registry import Registry
-from skills.store.records import Hit
+from lambdarag.skills.store.records import Hit
 from tests.conftest import ROOT
 
 
@@ -74,14 +74,14 @@ def test_a_reader_and_writer_that_disagree_fail_at_close_naming_both_terms_the_f
 
 
 def test_a_users_reader_clashing_with_a_skills_write_is_named_before_anything_runs():
-    import skills
+    from lambdarag import skills
 
     @tool
     def count_sides(sides: int) -> Noted:
         return {"note": str(sides)}
 
     with pytest.raises(TypeClash, match=r"^field 'sides': term 'count_sides' reads it as int \(path: Compose\[1\] › "
-                                        r"count_sides\), but term 'name_sides' writes it as tuple\[skills.sides.Side, "
+                                        r"count_sides\), but term 'name_sides' writes it as tuple\[lambdarag.skills.sides.Side, "
                                         r"\.\.\.\] \(path: Compose\[0\] › name_sides\)"):
         Compose(skills.build("name_sides"), count_sides).run("海上交通安全法的船长", Context())
 
@@ -100,7 +100,7 @@ def test_two_writers_of_one_field_with_other_types_clash_and_optional_readers_ac
 
     assert (flag >> maybe).run("abc").note == "True"
 
-    import skills
+    from lambdarag import skills
 
     @tool
     def count(hits: Sequence[Hit]) -> Noted:  # a wider reader of the skill's tuple[Hit, ...]
@@ -161,13 +161,13 @@ def test_a_dataclass_record_and_keyword_only_configuration():
 
     assert trim.parameters == {"width"}
     assert trim.run("abcdef").note == "ab" and trim.configured(width="4").run("abcdef").note == "abcd"
-    with pytest.raises(ValueError, match="invalid literal for int"):
+    with pytest.raises(ConfigError, match=r"^term 'trim': parameter width='four': Input should be a valid integer"):
         trim.configured(width="four")
 
 
 def test_a_state_carries_a_skills_field_before_the_skills_module_is_imported():
     code = ("import sys; from lambdarag import State; s = State.of('q', sides=[], hits=[]);"
-            " print('skills.sides' in sys.modules); import skills; out = skills.build('named_first').run(s);"
+            " print('lambdarag.skills.sides' in sys.modules); from lambdarag import skills; out = skills.build('named_first').run(s);"
             " print(type(out.sides).__name__, out.hits)")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr[-2000:]
@@ -202,18 +202,19 @@ def test_registry_parameters_read_a_factory_whose_argument_is_not_named_config(t
 
 
 def test_skill_homes_are_read_from_the_source_so_each_skill_is_named_once():
-    from skills.registry import HOMES
+    from lambdarag.skills.registry import HOMES
 
-    assert HOMES["faq_direct_answer"] == "skills.faq" and HOMES["priors_ahead"] == "skills.diversify"
+    assert HOMES["faq_direct_answer"] == "lambdarag.skills.faq" and HOMES["priors_ahead"] == "lambdarag.skills.diversify"
     text = (ROOT / "skills" / "faq.py").read_text(encoding="utf-8")
     assert text.count('"faq_direct_answer"') == 0 and "extra_field" not in text
 
 
 def test_the_readme_plugin_skill_is_declared_once_and_runs_in_a_composition():
     code = """
-import examples.my_plugin, skills
+import examples.my_plugin
+from lambdarag import skills
 from lambdarag import Context, Tool
-from skills.store.records import Hit
+from lambdarag.skills.store.records import Hit
 term = skills.build("per_source", {"limit": 1})
 print(str(term), sorted(term.read_types()), sorted(term.write_types()), sorted(skills.REGISTRY.parameters("per_source")))
 hits = tuple(Hit(chunk_id=f"{s}#{i}", text="t", source=s) for s in "ab" for i in range(2))

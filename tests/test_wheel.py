@@ -21,6 +21,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -193,7 +194,8 @@ def serve(installed: Installed, index: str) -> dict:
 def test_an_offline_test_module_passes_against_the_installed_wheel(installed):
     suite = installed.base / "suite" / "tests"
     suite.mkdir(parents=True)
-    for name in ("__init__.py", "conftest.py", "scripted_server.py", "test_answers.py"):
+    for name in ("__init__.py", "conftest.py", "scripted_server.py", "test_answers.py", "data/demo_questions.jsonl"):
+        (suite / name).parent.mkdir(exist_ok=True)
         shutil.copy(ROOT / "tests" / name, suite / name)
     env = {**installed.env, "LAMBDARAG_HOME": str(installed.data_home),      # reuses the demo index built above
            "LAMBDARAG_CACHE": str(installed.data_home / "cache")}
@@ -201,7 +203,7 @@ def test_an_offline_test_module_passes_against_the_installed_wheel(installed):
                           "tests/test_answers.py"], cwd=suite.parent, env=env, capture_output=True, text=True,
                          timeout=900)
     assert out.returncode == 0 and " passed" in out.stdout, out.stdout[-3000:] + out.stderr[-2000:]
-    probe = subprocess.run([str(installed.venv / "bin" / "python"), "-c", "import orchestration; print(orchestration.__file__)"],
+    probe = subprocess.run([str(installed.venv / "bin" / "python"), "-c", "import lambdarag.orchestration as o; print(o.__file__)"],
                            cwd=suite.parent, env=env, capture_output=True, text=True, check=True)
     assert Path(probe.stdout.strip()).is_relative_to(installed.venv)
 
@@ -209,7 +211,7 @@ def test_an_offline_test_module_passes_against_the_installed_wheel(installed):
 USER_SCRIPT = '''"""A user's script over the typed public API."""
 import asyncio
 
-from orchestration.search_unified import SearchResult, asearch, search
+from lambdarag import SearchResult, asearch, search
 
 
 def first_cited(result: SearchResult) -> str:
@@ -234,3 +236,28 @@ def test_mypy_strict_accepts_a_user_script_typed_by_the_installed_wheel(installe
     out = subprocess.run([str(installed.venv / "bin" / "python"), "-m", "mypy", "--strict", "--cache-dir", os.devnull,
                           "user_script.py"], cwd=project, env=installed.env, capture_output=True, text=True, timeout=900)
     assert out.returncode == 0 and "Success: no issues found" in out.stdout, out.stdout[-3000:] + out.stderr[-2000:]
+
+
+USER_PACKAGES = ("skills", "patterns", "orchestration", "domains")
+"""Names a user's project may well use for packages of its own: the wheel must install none of them."""
+
+
+def test_the_wheel_installs_one_import_package_and_answers_beside_a_project_with_its_own_layers(installed):
+    (wheel,) = (installed.base / "dist").glob("lambdarag-*.whl")
+    with zipfile.ZipFile(wheel) as z:
+        tops = {name.split("/")[0] for name in z.namelist()}
+        top_level = {n for n in z.namelist() if n.endswith("top_level.txt")}
+        assert not top_level or {z.read(n).decode().split()[0] for n in top_level} == {"lambdarag"}
+    assert {t for t in tops if not t.endswith(".dist-info")} == {"lambdarag"}, tops
+    project = installed.base / "userproj"
+    for name in USER_PACKAGES:          # the very collision of issue 43: `from skills import build` is the user's
+        (project / name).mkdir(parents=True)
+        (project / name / "__init__.py").write_text(f"WHOSE = 'user {name}'\n", encoding="utf-8")
+    script = ("import skills, orchestration; from lambdarag import search; r = search('船长有什么权力？');"
+              " print(skills.WHOSE, orchestration.WHOSE, r.query_type, r.citations[0].chunk_id if r.citations else '')")
+    env = {**installed.env, "LAMBDARAG_HOME": str(installed.data_home), "LAMBDARAG_FEEDBACK": "off"}
+    out = subprocess.run(installed.command([str(installed.venv / "bin" / "python"), "-c", script]), cwd=project,
+                         env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.startswith("user skills user orchestration "), out.stdout
+    assert "#第" in out.stdout.split()[-1], out.stdout

@@ -9,11 +9,11 @@ import pytest
 
 from lambdarag import Context, State, User
 from lambdarag.providers.llm import OpenAIChat
-from skills import build
-from domains.prc_statutes.extract import extract_relations, normalise_time
-from skills.store.graph import EntityGraph
-from skills.store.wiki import WikiStore
-from skills.wiki import compile_wiki
+from lambdarag.skills import build
+from lambdarag.domains.prc_statutes.extract import extract_relations, normalise_time
+from lambdarag.skills.store.graph import EntityGraph
+from lambdarag.skills.store.wiki import WikiStore
+from lambdarag.skills.wiki import compile_wiki
 from tests.conftest import MARITIME
 from tests.scripted_server import Reply
 

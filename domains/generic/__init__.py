@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from skills.profile import CorpusProfile
+from lambdarag.skills.profile import CorpusProfile
 
 from . import cues, graph
 from .names import document_names

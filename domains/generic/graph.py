@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
-from skills.store.corpus import Document, markdown_blocks
-from skills.store.graph import EntityRecord, Label, RelationRecord, Version
-from skills.store.graph import DocFacts
+from lambdarag.skills.store.corpus import Document, markdown_blocks
+from lambdarag.skills.store.graph import EntityRecord, Label, RelationRecord, Version
+from lambdarag.skills.store.graph import DocFacts
 
 RULES_VERSION = "generic-1"
 LINK = re.compile(r"(?<!!)\[([^\]\n]{2,80})\]\(([^)\s]+)\)")

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from skills.dense import query_vector
-from skills.fusion import zscore
-from skills.sides import interleave
-from skills.store.corpus import to_hits
-from skills.store.records import Hit, RankedList
+from lambdarag.skills.dense import query_vector
+from lambdarag.skills.fusion import zscore
+from lambdarag.skills.sides import interleave
+from lambdarag.skills.store.corpus import to_hits
+from lambdarag.skills.store.records import Hit, RankedList
 
 LEAD = 50
 """Chunks of the plain ranking that go ahead of the route's hits."""

@@ -14,11 +14,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence
 
-from domains.generic import PROMPTS as GENERIC_PROMPTS
-from skills.generate import THRESHOLD
-from skills.profile import CorpusProfile
-from skills.sentences import keywords
-from skills.store.corpus import Document
+from lambdarag.domains.generic import PROMPTS as GENERIC_PROMPTS
+from lambdarag.skills.generate import THRESHOLD
+from lambdarag.skills.profile import CorpusProfile
+from lambdarag.skills.sentences import keywords
+from lambdarag.skills.store.corpus import Document
 
 from . import aspects, cues, documents, edges, extract, kinds, ranks, repeal, wording
 from .names import name_forms, short_name, statute_names

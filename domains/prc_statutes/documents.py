@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable, Optional, Sequence
 
-from skills.store.corpus import (HEADING_RE, Chunk, Document, Outline, chunk_document, file_date,
+from lambdarag.skills.store.corpus import (HEADING_RE, Chunk, Document, Outline, chunk_document, file_date,
                                  family_of, make_chunk, markdown_heading)
 
 _NUM = "一二三四五六七八九十百千零〇两0-9０-９"

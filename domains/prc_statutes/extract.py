@@ -21,10 +21,10 @@ from pydantic import Field
 from lambdarag.errors import InvalidOutput
 from lambdarag.lam import Reply, parse_reply
 
-from skills.store.corpus import Document
-from skills.store.graph import EntityRecord, Event, Label, RelationRecord, Version
-from skills.store.records import Relation
-from skills.store.graph import DocFacts
+from lambdarag.skills.store.corpus import Document
+from lambdarag.skills.store.graph import EntityRecord, Event, Label, RelationRecord, Version
+from lambdarag.skills.store.records import Relation
+from lambdarag.skills.store.graph import DocFacts
 
 from .hierarchy import agency_relations
 from .names import short_name

@@ -16,10 +16,10 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
-from skills.sentences import bigrams
-from skills.sides import Side
-from skills.store.derived import PerObject
-from skills.store.graph import plain_name
+from lambdarag.skills.sentences import bigrams
+from lambdarag.skills.sides import Side
+from lambdarag.skills.store.derived import PerObject
+from lambdarag.skills.store.graph import plain_name
 
 QUOTED = re.compile(r"《([^《》]{2,60})》")
 MIN_COVER = 0.8

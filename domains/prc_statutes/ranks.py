@@ -19,14 +19,14 @@ import re
 from collections import Counter
 from typing import Any, Mapping, Optional, Sequence
 
-from skills.dense import query_vector
-from skills.fusion import zscore
-from skills.sentences import keywords
-from skills.sides import interleave
-from skills.store.corpus import to_hits
-from skills.store.derived import PerObject
-from skills.store.records import Hit, RankedList
-from skills.temporal import current_versions
+from lambdarag.skills.dense import query_vector
+from lambdarag.skills.fusion import zscore
+from lambdarag.skills.sentences import keywords
+from lambdarag.skills.sides import interleave
+from lambdarag.skills.store.corpus import to_hits
+from lambdarag.skills.store.derived import PerObject
+from lambdarag.skills.store.records import Hit, RankedList
+from lambdarag.skills.temporal import current_versions
 
 from .kinds import LAWS, SURVEY_LEAD, asked_kinds, title_rank, topic_text
 from .names import statute_names

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from skills.store.derived import PerObject
+from lambdarag.skills.store.derived import PerObject
 
 from .names import short_name
 

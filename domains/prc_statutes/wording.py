@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Mapping
 
-from skills.phrasing import ZH
+from lambdarag.skills.phrasing import ZH
 
 PHRASES: Mapping[str, str] = {
     **ZH,

@@ -6,9 +6,9 @@ from typing import Any, Callable, Mapping, NamedTuple, Optional, Sequence
 
 from lambdarag import Term, User, tool
 from lambdarag.errors import ConfigError
-from skills.context import marker
-from skills.store.access import Label
-from skills.store.records import Candidates, CandidatesOut, Hit, RankedList
+from lambdarag.skills.context import marker
+from lambdarag.skills.store.access import Label
+from lambdarag.skills.store.records import Candidates, CandidatesOut, Hit, RankedList
 
 from ..result import SearchResult
 

@@ -34,7 +34,7 @@ from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 import numpy as np
 
 from lambdarag.errors import LambdaRAGError
-from skills.store.learned import LearnedParams, Pair
+from lambdarag.skills.store.learned import LearnedParams, Pair
 
 from .store import FeedbackStore, Tx, now, open_store
 from .store.rows import CONFIRMATION, put_confirmation, put_vector, stored_vectors

@@ -22,12 +22,12 @@ from filelock import FileLock
 from lambdarag import Context, State
 from lambdarag.state import ALL_ACCESS
 from lambdarag.errors import LambdaRAGError
-from skills import build as build_skill
-from skills.store.files import write_text
-from skills.store.access import HIDDEN, Label
-from skills.store.graph import EntityGraph, EntityRecord, RelationRecord
-from skills.store.wiki import WikiStore
-from skills.wiki import page_file, render_page
+from lambdarag.skills import build as build_skill
+from lambdarag.skills.store.files import write_text
+from lambdarag.skills.store.access import HIDDEN, Label
+from lambdarag.skills.store.graph import EntityGraph, EntityRecord, RelationRecord
+from lambdarag.skills.store.wiki import WikiStore
+from lambdarag.skills.wiki import page_file, render_page
 
 from ..knowledge import KnowledgeBase
 from .cache import normalise
@@ -177,7 +177,7 @@ def cited_sources(state: State) -> tuple[str, ...]:
 def noisy(graph: EntityGraph, name: str, is_title: Callable[[str], bool] = lambda name: False) -> bool:
     """Returns whether a new name is a phrase rather than a name: a known entity with words glued in front, or
     (unless the corpus profile calls it a document title) a span holding function words (都由…机构, …规定…部门)."""
-    from skills.store.tokenize import import_jieba
+    from lambdarag.skills.store.tokenize import import_jieba
 
     spans = graph.spans(name, user=ALL_ACCESS)
     if spans and spans[-1][1] == len(name) and spans[-1][0] > 0:

@@ -14,7 +14,7 @@ from collections import Counter
 from typing import Any, Iterable, Mapping, Sequence
 
 from lambdarag import State
-from skills.sentences import keywords
+from lambdarag.skills.sentences import keywords
 
 from .store import FeedbackStore, Tx
 from .store.rows import add_evidence, synonym_terms

@@ -29,10 +29,10 @@ from typing import Any, Mapping, Optional, Sequence
 
 from lambdarag import Context, State, User
 from lambdarag.state import PUBLIC
-from skills import build as build_skill
-from skills.check import supporting_hits
-from skills.generate import REFUSAL
-from skills.store.vectors import remembered_query_vector
+from lambdarag.skills import build as build_skill
+from lambdarag.skills.check import supporting_hits
+from lambdarag.skills.generate import REFUSAL
+from lambdarag.skills.store.vectors import remembered_query_vector
 
 from ..config import AgentConfig, FeedbackConfig
 from ..knowledge import KnowledgeBase
@@ -73,7 +73,7 @@ def disabled_by_env() -> bool:
 
 
 def feedback_dir(kb_name: str) -> Path:
-    from skills.store.index import knowledge_root
+    from lambdarag.skills.store.index import knowledge_root
 
     return knowledge_root() / kb_name / "feedback"
 

@@ -12,7 +12,7 @@ import re
 from typing import Any, Mapping, Optional
 
 from lambdarag import Scope, User
-from skills.sentences import keywords
+from lambdarag.skills.sentences import keywords
 
 from .store import FeedbackStore, Tx, now
 from .store.rows import RULE, add_observation, put_rule
@@ -49,7 +49,7 @@ class RuleBook:
 
         The corrected question also becomes an exemplar of the learned classifier, so similar questions follow it.
         """
-        from skills.classify import learned_rule
+        from lambdarag.skills.classify import learned_rule
 
         rule = {"pattern": pattern or re.escape(query.strip().rstrip("?？。!！ ")), "type": query_type}
         learned_rule(rule)   # fails on a bad type or regex before anything is stored

@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 from typing import Optional, Union
 
-from skills.store.home import data_home
+from lambdarag.skills.store.home import data_home
 
 from .base import LOGS, FeedbackStore, Log, Tx, create_schema, now  # noqa: F401
 from .postgres import PostgresEngine

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from lambdarag.errors import StoreCorrupt
-from skills.store.files import private_dir, write_text
+from lambdarag.skills.store.files import private_dir, write_text
 
 from .base import LOGS, FeedbackStore, Tx
 from .rows import (CLOCK, CONFIRMATION, RULE, VOTE, WRITEBACK, add_attempt, add_evidence, add_observation, add_runs,

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, TypeVar
 
 from lambdarag.errors import StoreUnavailable
-from skills.store.files import private_dir
+from lambdarag.skills.store.files import private_dir
 
 from .pool import Pool
 
