@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from .combinators import Guard, If, Map, Merge, Named, Par, Route, appended
 from .cost import CostModel
+from .declare import Count, Positive
 from .lam import Lam, Prompt, Reply
 from .runtime import Context
 from .state import INITIAL_FIELDS, Message, Scope, State, User, Verdict, extra_field

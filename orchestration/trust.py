@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, Iterator
 
 from lambdarag.errors import UntrustedConfig
 from lambdarag.skills.store.files import write_replace
