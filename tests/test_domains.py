@@ -115,6 +115,28 @@ def test_generic_graph_has_sections_links_and_definitions(guide):
                                                for r in profile_named("generic").extract_document(dpkg).relations}
 
 
+def test_generic_graph_says_which_key_configures_what_and_a_steering_question_finds_it():
+    # issue 41: option tables and sentences that say a file or key controls something become `configures` edges
+    from skills.edges import EdgeTable, asked_relations
+
+    text = ("# Proxy\n\n## Options\n| option | meaning |\n|---|---|\n| idle.timeout | seconds an idle connection "
+            "is kept open |\n| --workers | how many worker processes start |\n\n## Files\n"
+            "The file /etc/proxy/proxy.conf controls the listening port. It is read at start.\n\n"
+            "## 文件\n监听地址由 /etc/proxy/listen.conf 决定。\n")
+    doc = Document(id="proxy.md", source="proxy.md", title="Proxy", text=text)
+    generic = profile_named("generic")
+    edges = [r for r in generic.extract_document(doc).relations if r.relation == "configures"]
+    assert {(r.head, r.tail) for r in edges} == {("idle.timeout", "Options"), ("--workers", "Options"),
+                                                 ("/etc/proxy/proxy.conf", "Files"), ("/etc/proxy/listen.conf", "文件")}
+    assert next(r for r in edges if r.head == "/etc/proxy/proxy.conf").description == \
+        "The file /etc/proxy/proxy.conf controls the listening port."
+    query = "Which option decides how long an idle connection is kept open?"
+    kinds = asked_relations(query, generic.relation_cues())
+    assert "configures" in kinds
+    found = EdgeTable(edges).best(query, kinds, asking=generic.relation_asking_words())
+    assert [rec.head for _, rec in found][:1] == ["idle.timeout"]
+
+
 def test_name_forms_are_the_profiles_and_only_the_statute_pack_adds_the_state_name():
     # issue 29: the graph, the wiki and the write-back gate write names as the corpus profile says, not as statutes do
     generic, statutes = profile_named("generic"), profile_named("prc_statutes")

@@ -103,8 +103,11 @@ RELATION_CUES: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
      ("contains",)),
     (re.compile(r"\b(?:links? to|see also)\b|链接|参见", re.I), ("links_to",)),
     (re.compile(r"\b(?:defin(?:e|es|ed|ition)|meaning of)\b|定义|是指|什么是", re.I), ("defines",)),
+    (re.compile(r"\b(?:" + _STEERS + r")\b|\b(?:controlled|decided|determined|configured|set) by\b|(?:"
+                + _ZH_STEERS + ")", re.I), ("configures",)),
 )
 """(question cue, relation types of the generic graph it asks about)."""
 ASKING = frozenset("which what who where section chapter part link links refer refers define defines definition "
-                   "meaning 哪 哪个 哪些 属于 章节 定义 是指 什么 链接".split())
+                   "meaning control controls decide decides determine determines configure configures setting option "
+                   "variable file 哪 哪个 哪些 属于 章节 定义 是指 什么 链接 控制 决定 配置 设置 选项 变量 文件".split())
 """Words of a relation question that name the relation rather than what it is about."""
