@@ -289,6 +289,18 @@ def test_a_survey_on_generic_documents_covers_the_documents_about_its_topic(back
     assert len({h.chunk_id for h in out}) == len(out) and set(plain) <= {h.source for h in out}
 
 
+@pytest.mark.parametrize("query, things", [
+    ("Summarize the ways to rotate logs: logrotate, journald and cron jobs.", ["logrotate", "journald", "cron jobs"]),
+    ("Give an overview of printing, from the spooler to the driver.", ["the spooler", "the driver"]),
+    ("备份有哪些方式：整盘镜像、增量备份和快照？", ["整盘镜像", "增量备份", "快照"]),
+    ("Summarize the ways to make a backup of files", []),
+])
+def test_a_survey_finds_the_things_its_question_lists(query, things):
+    from domains.generic.survey import listed_things
+
+    assert listed_things(query) == things
+
+
 def test_ask_explain_shows_the_corpus_profile_of_the_index(guide, capsys):
     from orchestration.cli import main
 
