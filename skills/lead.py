@@ -55,7 +55,8 @@ def kept_lead(route: Sequence[Hit], plain: Sequence[Hit], named: Iterable[str] =
     if len(ahead) == window and not weak:
         return tuple(route)
     rest = [h for h in route if h.chunk_id != lead.chunk_id]
-    at = next((i for i, h in enumerate(rest) if document(h) == weak[-1]), len(rest)) \
-        if len(ahead) == window else next((i for i, h in enumerate(rest) if document(h) not in ahead), len(rest))
+    # a full window: before the last weak document's first chunk; a short one: after the window's documents
+    place = (lambda h: document(h) == weak[-1]) if len(ahead) == window else (lambda h: document(h) not in ahead)
+    at = next((i for i, h in enumerate(rest) if place(h)), len(rest))
     order = [*rest[:at], lead.model_copy(update={"ranks": {**lead.ranks, "lead": 1}}), *rest[at:]]
     return tuple(h.model_copy(update={"score": float(len(order) - i)}) for i, h in enumerate(order))
