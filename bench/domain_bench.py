@@ -3,20 +3,23 @@
 For each corpus of bench/data/domains (dev: may be tuned on; test: frozen, report only) it answers every
 question three ways through the full search() pipeline: routed (the configured routes), hybrid (every type
 routed to hybrid_search) and bm25 (every type routed to keyword_search). Per type and overall it scores
-document recall@5 and MRR@5 of the hits, the share of answers whose citations include a relevant file,
+document recall@5 and recall@10 (the share of *all* relevant files among the first 5 / 10 distinct documents)
+and MRR@5 of the hits, the share of answers whose citations include a relevant file,
 the share of answers in the question's language, crashes (a question whose search() raises), and for the
-classifier (the same for all three) type accuracy. Documents count by file name, as in bench/routing.py.
+classifier (the same for all three) type accuracy per type (relation's own entry is the one issue 41 asks
+about). Documents count by file name, as in bench/routing.py.
 
 Language test: an answer is English when it holds no CJK ideograph, Chinese when CJK ideographs are at
 least half of its ideographs plus Latin words, else mixed; it is in the question's language when that
 matches the question's `lang`. (Identifiers and paths are Latin words in either language, so a Chinese
 answer may quote them; an English answer with any Chinese scaffolding, such as 根据现有资料, is not English.)
 
-The corpora come from bench/debian_docs.py, the index `domain-<corpus>` is built on first use (dense and
+The corpora come from bench/debian_docs.py (handbook-en: the Debian Administrator's Handbook, converted into
+$LAMBDARAG_HOME/corpora/handbook-en beforehand, checked against its manifest here), the index `domain-<corpus>` is built on first use (dense and
 wiki as `lambdarag index` builds them) under $LAMBDARAG_HOME.
 Run:
   apt-get install debian-reference-en debian-reference-zh-cn debian-faq-zh-cn
-  python bench/domain_bench.py [--corpora reference-en,faq-zh-cn,reference-zh-cn] [--halves dev,test]
+  python bench/domain_bench.py [--corpora reference-en,faq-zh-cn,reference-zh-cn,handbook-en] [--halves dev,test]
                           [--config agent-config.yml] [--tag TAG]   → bench/results/domain-<corpus>[-TAG].json
 The "before" measurement (the code before the domain profiles) is tagged: --tag before. A run after changes
 to chunking or to what an index records needs a fresh $LAMBDARAG_HOME: an index is reused while its files'
@@ -35,7 +38,7 @@ from pathlib import Path
 os.environ.setdefault("LAMBDARAG_FEEDBACK", "off")  # measure the routes as configured, without learning between questions
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from debian_docs import default_out, write  # noqa: E402
+from debian_docs import SOURCES, default_out, write  # noqa: E402
 from domain_data import CORPORA, HALVES, load, manifest  # noqa: E402
 from machine import facts as machine  # noqa: E402
 from routing import K, doc_name, mean, recall, top_documents, warm_up  # noqa: E402
@@ -48,7 +51,9 @@ from lambdarag.orchestration.setup import open_index  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SYSTEMS = {"routed": None, "hybrid": "hybrid_search", "bm25": "keyword_search"}
-METRICS = ("recall@5", "mrr@5", "cites_answer", "answer_language")
+WIDE = 10
+"""The wider cut of a survey's coverage: recall@10 counts the relevant files among the first ten documents."""
+METRICS = ("recall@5", "recall@10", "mrr@5", "cites_answer", "answer_language")
 CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 WORD = re.compile(r"[A-Za-z]+")
 
@@ -80,6 +85,9 @@ def prepare(corpus: str) -> tuple[str, dict]:
     folder, want = default_out(corpus), manifest(corpus)
     have = folder.with_suffix(".json")
     if not have.is_file() or json.loads(have.read_text(encoding="utf-8"))["sha256"] != want["sha256"]:
+        if corpus not in SOURCES:
+            raise SystemExit(f"{corpus}: {folder} is missing or is not the converted corpus the questions were "
+                             f"labelled on ({want['package']} {want['version']}); convert it there first")
         got = write(corpus, folder)
         if got["sha256"] != want["sha256"]:
             raise SystemExit(f"{corpus}: the installed {got['package']} {got['version']} does not convert to the "
@@ -109,6 +117,7 @@ def run_half(questions: list[dict], index: str, configs: dict) -> dict:
             cited = {doc_name(c.source) for c in r.citations}
             s = scores[system][q["type"]]
             s["recall@5"].append(recall(q["relevant"], ranked))
+            s["recall@10"].append(recall(q["relevant"], top_documents(r.hits, WIDE)))
             s["mrr@5"].append(mrr(q["relevant"], ranked))
             s["cites_answer"].append(float(bool(cited & {doc_name(f) for f in q["relevant"]})))
             s["answer_language"].append(float(language(r.answer) == q["lang"]))
@@ -154,19 +163,19 @@ def main(corpus: str, config: str | None = None, halves: tuple[str, ...] = HALVE
 
 
 def summary(corpus: str, result: dict) -> str:
-    """Returns recall@5 / MRR@5 / cites per half, type and system, with type accuracy and crashes, as lines."""
+    """Returns recall@5 / recall@10 / MRR@5 per half, type and system, with type accuracy and crashes, as lines."""
     lines = []
     for half in (h for h in HALVES if h in result):
         r = result[half]
         crashes = {s: r[s]["crashes"] for s in SYSTEMS}
         lines.append(f"{corpus} {half} ({r['questions']} q) type accuracy {r['type_accuracy']['overall']}"
-                     f"  crashes {crashes}   recall@5/MRR@5/cites")
+                     f"  crashes {crashes}   recall@5/recall@10/MRR@5")
         for t in ("overall",) + TYPES:
             cells = []
             for s in SYSTEMS:
                 m = r[s]["overall"] if t == "overall" else r[s]["per_type"].get(t, {})
-                cells.append(f"{s} {m.get('recall@5', float('nan')):.2f}/{m.get('mrr@5', float('nan')):.2f}"
-                             f"/{m.get('cites_answer', float('nan')):.2f}")
+                cells.append("{} {:.2f}/{:.2f}/{:.2f}".format(s, *(m.get(k, float("nan"))
+                                                                  for k in ("recall@5", "recall@10", "mrr@5"))))
             acc = r["type_accuracy"].get(t, r["type_accuracy"]["overall"] if t == "overall" else float("nan"))
             lines.append(f"  {t:<10} acc {acc:.2f}  " + "  ".join(cells))
     return "\n".join(lines) + "\n"

@@ -1,11 +1,11 @@
-"""compare_search: λq. name_sides >> hybrid retrieval >> fusion >> side_search >> one_version — every named side in the evidence."""
+"""compare_search: λq. Par(name_sides >> hybrid retrieval >> fusion >> side_search >> one_version, hybrid_search, merge=keep_lead) — every named side in the evidence."""
 from __future__ import annotations
 
 from typing import Any, Mapping
 
 from lambdarag import Term
 
-from .hybrid_search import fuse, retrieve
+from .hybrid_search import adds_to_hybrid, fuse, retrieve
 from .registry import params, pattern, skill
 
 
@@ -18,5 +18,6 @@ def compare_search(settings: Mapping[str, Any]) -> Term:
     crowded out by the other, nor by a second version of one document.
     """
     p = params(settings, "compare_search")
-    return (skill(settings, "name_sides", loose=True) >> retrieve(settings) >> fuse(settings, "compare_search")
+    body = (skill(settings, "name_sides", loose=True) >> retrieve(settings) >> fuse(settings, "compare_search")
             >> skill(settings, "side_search", per_side=p.get("per_side", 1)) >> skill(settings, "one_version"))
+    return adds_to_hybrid(body, settings)

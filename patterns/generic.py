@@ -55,6 +55,29 @@ def fused(terms: Sequence[Term], k: int = 60) -> Merge:
     return Merge("fan_out_merge", shared, merge, {"k": k})
 
 
+def keeps_lead(route: Term, plain: Term, window: int = 5) -> Term:
+    """Returns `route` and `plain` run concurrently, the route's evidence kept with `plain`'s best hit among its
+    first `window` documents unless the route's evidence there is stronger (skills.lead); every other field the
+    two write is the route's."""
+    return Par(route, plain, merge=lead_kept(route, plain, window))
+
+
+def lead_kept(route: Term, plain: Term, window: int = 5) -> Merge:
+    """Returns the merge of `keeps_lead` (declared as ``merge=keep_lead(window=5)``)."""
+    from lambdarag.skills.lead import kept_lead
+
+    shared = route.writes() & plain.writes()
+
+    def merge(base: State, results: Sequence[State]) -> dict[str, Any]:
+        mine, theirs = results
+        out = {f: getattr(mine, f) for f in shared}
+        named = [side.source for side in getattr(mine, "sides", ())]
+        out["hits"] = kept_lead(mine.hits, theirs.hits, named, window)
+        return out
+
+    return Merge("keep_lead", shared, merge, {"window": window})
+
+
 def map_reduce(split: Term, process: Term, reduce: Term, *, over: str, bind: str = "query",
                pick: str | None = None, width: int = 4, limit: int = 16) -> Term:
     """Returns ``split >> Map(process, over) >> reduce``: split writes a tuple field, each element is processed."""

@@ -5,7 +5,8 @@ from typing import Any, Mapping
 
 from lambdarag import Par, Term, appended
 
-from .registry import enabled, params, pattern, reranks, skill
+from .generic import keeps_lead
+from .registry import REGISTRY, enabled, params, pattern, reranks, skill
 
 
 def retrieve(settings: Mapping[str, Any]) -> Term:
@@ -55,3 +56,9 @@ def hybrid_search(settings: Mapping[str, Any]) -> Term:
     if window is None:
         return fused >> skill(settings, "priors_ahead")
     return fused >> skill(settings, "priors_ahead", window=int(window)) if int(window) else fused
+
+
+def adds_to_hybrid(route: Term, settings: Mapping[str, Any]) -> Term:
+    """Returns `route` run beside hybrid_search, hybrid's best hit kept among its first five documents unless the
+    route's evidence there is stronger (patterns.generic.keeps_lead): a route adds to plain retrieval, never subtracts."""
+    return keeps_lead(route, REGISTRY.build("hybrid_search", settings))

@@ -76,7 +76,7 @@ def build(name: str, settings: Mapping[str, Any]) -> Term:
     return REGISTRY.build(name, settings)
 
 
-MERGES = ("appended", "fan_out_merge")
+MERGES = ("appended", "fan_out_merge", "keep_lead")
 
 
 class Names:
@@ -111,8 +111,11 @@ class Names:
                           f"{', '.join(sorted({*REGISTRY, *declared}))}; valid skills: {', '.join(sorted(SKILLS))}")
 
     def merge(self, name: str, given: Mapping[str, Any], branches: Sequence[Term]) -> Merge:
-        if name != "fan_out_merge":
-            raise ConfigError(f"unknown merge {name!r}; valid merges: {', '.join(MERGES)}")
-        from .generic import fused
+        from .generic import fused, lead_kept
 
+        if name == "keep_lead" and len(branches) == 2:
+            return lead_kept(*branches, **given)
+        if name != "fan_out_merge":
+            raise ConfigError(f"unknown merge {name!r}; valid merges: {', '.join(MERGES)} (keep_lead: of two "
+                              f"branches, the route's and the plain ranking's)")
         return fused(branches, **given)

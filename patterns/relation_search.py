@@ -1,11 +1,11 @@
-"""relation_search: λq. name_sides >> hybrid retrieval >> fusion >> named_first >> edge_search — the typed edges asked about, each with its article."""
+"""relation_search: λq. Par(name_sides >> hybrid retrieval >> fusion >> named_first >> edge_search, hybrid_search, merge=keep_lead) — the typed edges asked about, each with its article."""
 from __future__ import annotations
 
 from typing import Any, Mapping
 
 from lambdarag import Term
 
-from .hybrid_search import fuse, retrieve
+from .hybrid_search import adds_to_hybrid, fuse, retrieve
 from .registry import enabled, pattern, skill
 
 
@@ -18,4 +18,4 @@ def relation_search(settings: Mapping[str, Any]) -> Term:
     """
     body = (skill(settings, "name_sides") >> retrieve(settings) >> fuse(settings, "relation_search")
             >> skill(settings, "named_first"))
-    return body >> skill(settings, "edge_search") if enabled(settings, "graph") else body
+    return adds_to_hybrid(body >> skill(settings, "edge_search") if enabled(settings, "graph") else body, settings)

@@ -1,4 +1,4 @@
-"""synthesis: λq. extract_time_range >> fan_out_merge(wiki_deep, graph_retrieval, fusion_search) >> document_search >> topic_search >> time_filter >> diversify >> Guard(answer_generate, citation_check)."""
+"""synthesis: λq. Par(extract_time_range >> fan_out_merge(wiki_deep, graph_retrieval, fusion_search) >> document_search >> topic_search >> time_filter >> diversify, hybrid_search, merge=keep_lead) >> Guard(answer_generate, citation_check)."""
 from __future__ import annotations
 
 from typing import Any, Mapping
@@ -6,6 +6,7 @@ from typing import Any, Mapping
 from lambdarag import Term
 
 from .generic import fan_out_merge, review
+from .hybrid_search import adds_to_hybrid
 from .registry import REGISTRY, pattern, skill
 
 
@@ -24,5 +25,5 @@ def synthesis(settings: Mapping[str, Any]) -> Term:
     branches = [REGISTRY.build(name, settings) for name in ("wiki_deep", "graph_retrieval", "fusion_search")]
     spread = (skill(settings, "document_search") >> skill(settings, "topic_search")
               >> skill(settings, "time_filter", undated="latest") >> skill(settings, "diversify", priors_first=True))
-    return (skill(settings, "extract_time_range") >> fan_out_merge(*branches) >> spread
-            >> review(skill(settings, "answer_generate"), skill(settings, "citation_check")))
+    evidence = adds_to_hybrid(skill(settings, "extract_time_range") >> fan_out_merge(*branches) >> spread, settings)
+    return evidence >> review(skill(settings, "answer_generate"), skill(settings, "citation_check"))

@@ -1,11 +1,11 @@
-"""temporal_search: λq. extract_time_range >> retrieval >> fusion >> time_filter >> rerank(q, _)."""
+"""temporal_search: λq. Par(extract_time_range >> retrieval >> fusion >> time_filter >> rerank(q, _), hybrid_search, merge=keep_lead)."""
 from __future__ import annotations
 
 from typing import Any, Mapping
 
 from lambdarag import Term
 
-from .hybrid_search import fusion, retrieve
+from .hybrid_search import adds_to_hybrid, fusion, retrieve
 from .registry import pattern, reranks, skill
 
 
@@ -18,4 +18,4 @@ def temporal_search(settings: Mapping[str, Any]) -> Term:
     """
     body = (skill(settings, "extract_time_range") >> retrieve(settings)
             >> fusion(settings, "temporal_search") >> skill(settings, "time_filter"))
-    return body >> skill(settings, "rerank") if reranks(settings) else body
+    return adds_to_hybrid(body >> skill(settings, "rerank") if reranks(settings) else body, settings)

@@ -168,3 +168,25 @@ def test_classify_llm_invalid_type_twice_falls_back_to_default(llm_server):
     s = classify({"default": "fact", "learned": False}).run(State.of("海事局这个单位怎么样"), ctx)
     assert s.classification.stage == "default"
     assert any("classify_llm" == f["term"] for f in ctx.trace.fallbacks())
+
+
+GENERIC_RELATIONS = [  # written for this test (issue 41), about no corpus of any benchmark
+    "Which option decides how long the proxy keeps idle connections?",
+    "What variable controls the language of the installer?",
+    "Which configuration file determines the order of the boot entries?",
+    "Is the spell checker part of the editor or a plugin?",
+    "How long the proxy keeps idle connections is controlled by which setting?",
+    "代理保持空闲连接的时间由哪个选项决定？",
+    "安装程序的语言由哪些环境变量控制？",
+    "启动项的顺序受哪个配置文件控制？",
+    "哪个参数决定备份保留几份？",
+    "拼写检查是编辑器的一部分吗？",
+]
+
+
+@pytest.mark.parametrize("query", GENERIC_RELATIONS)
+def test_generic_rules_know_what_steers_what_in_both_languages(query):
+    from lambdarag.skills.profile import profile_named
+
+    c = classifiers.rule_classify(query, (), profile_named("generic"))
+    assert c is not None and c.type == "relation" and c.stage == "rules", c

@@ -116,6 +116,28 @@ def test_generic_graph_has_sections_links_and_definitions(guide):
                                                for r in profile_named("generic").extract_document(dpkg).relations}
 
 
+def test_generic_graph_says_which_key_configures_what_and_a_steering_question_finds_it():
+    # issue 41: option tables and sentences that say a file or key controls something become `configures` edges
+    from lambdarag.skills.edges import EdgeTable, asked_relations
+
+    text = ("# Proxy\n\n## Options\n| option | meaning |\n|---|---|\n| idle.timeout | seconds an idle connection "
+            "is kept open |\n| --workers | how many worker processes start |\n\n## Files\n"
+            "The file /etc/proxy/proxy.conf controls the listening port. It is read at start.\n\n"
+            "## 文件\n监听地址由 /etc/proxy/listen.conf 决定。\n")
+    doc = Document(id="proxy.md", source="proxy.md", title="Proxy", text=text)
+    generic = profile_named("generic")
+    edges = [r for r in generic.extract_document(doc).relations if r.relation == "configures"]
+    assert {(r.head, r.tail) for r in edges} == {("idle.timeout", "Options"), ("--workers", "Options"),
+                                                 ("/etc/proxy/proxy.conf", "Files"), ("/etc/proxy/listen.conf", "文件")}
+    assert next(r for r in edges if r.head == "/etc/proxy/proxy.conf").description == \
+        "The file /etc/proxy/proxy.conf controls the listening port."
+    query = "Which option decides how long an idle connection is kept open?"
+    kinds = asked_relations(query, generic.relation_cues())
+    assert "configures" in kinds
+    found = EdgeTable(edges).best(query, kinds, asking=generic.relation_asking_words())
+    assert [rec.head for _, rec in found][:1] == ["idle.timeout"]
+
+
 def test_name_forms_are_the_profiles_and_only_the_statute_pack_adds_the_state_name():
     # issue 29: the graph, the wiki and the write-back gate write names as the corpus profile says, not as statutes do
     generic, statutes = profile_named("generic"), profile_named("prc_statutes")
@@ -240,12 +262,48 @@ def test_the_readme_profile_example_runs_as_written(tmp_path, monkeypatch):
     sys.modules.pop("minutes", None)
 
 
-def test_a_survey_on_generic_documents_starts_from_the_plain_ranking(guide):
-    _, index = guide
-    ctx = Context(resources={"index": index})
-    out = build("document_search", {}).run(State.of("How does APT fetch packages?", hits=(), time_range=None), ctx).hits
-    assert [h.chunk_id for h in out] == [h.chunk_id for h in to_hits(index.bm25("How does APT fetch packages?", 50),
-                                                                      "bm25")]
+@pytest.fixture(scope="module")
+def backups(tmp_path_factory):
+    """Nine pages, three about backups: tar's page says so in its text, rsync's and the snapshots' in their titles only
+    (their text is long and about other things); six short pages match the question's other words."""
+    home, docs = tmp_path_factory.mktemp("home"), tmp_path_factory.mktemp("docs")
+    filler = " ".join(f"word{i}" for i in range(80))
+    pages = {"tar.md": "# Archiving with tar\n\n" + "".join(f"## Step {i}\ntar writes a backup archive of the files, "
+                                                              "and a backup of the backup.\n\n" for i in range(2)),
+             "rsync.md": "# Backup with rsync\n\nrsync copies over the network: " + filler + "\n",
+             "snapshots.md": "# Backup by snapshots\n\nA snapshot freezes a volume: " + filler + "\n"}
+    for name in ("makefiles", "fonts", "printing", "mail", "cron", "locale"):
+        pages[f"{name}.md"] = f"# {name.title()}\n\nThe {name} files.\n"
+    for name, text in pages.items():
+        (docs / name).write_text(text, encoding="utf-8")
+    with pytest.MonkeyPatch.context() as mp:  # only while building: the guide's home stays the module's
+        mp.setenv("LAMBDARAG_HOME", str(home))
+        index = build_index(docs, "backups", dense=False, progress=False)
+    return index
+
+
+def test_a_survey_on_generic_documents_covers_the_documents_about_its_topic(backups):
+    # issue 41: the plain ranking puts six pages that share the question's common words ahead of two of the three
+    # about backups; the survey keeps the plain first page first, then the pages whose titles are about backups
+    query = "Summarize the ways to make a backup of files"
+    plain = list(dict.fromkeys(h.source for h in to_hits(backups.bm25(query, 50), "bm25")))
+    assert plain[0] == "tar.md" and not {"rsync.md", "snapshots.md"} & set(plain[:5])
+    out = build("document_search", {}).run(State.of(query, hits=(), time_range=None),
+                                           Context(resources={"index": backups})).hits
+    assert list(dict.fromkeys(h.source for h in out))[:3] == ["tar.md", "rsync.md", "snapshots.md"]
+    assert len({h.chunk_id for h in out}) == len(out) and set(plain) <= {h.source for h in out}
+
+
+@pytest.mark.parametrize("query, things", [
+    ("Summarize the ways to rotate logs: logrotate, journald and cron jobs.", ["logrotate", "journald", "cron jobs"]),
+    ("Give an overview of printing, from the spooler to the driver.", ["the spooler", "the driver"]),
+    ("备份有哪些方式：整盘镜像、增量备份和快照？", ["整盘镜像", "增量备份", "快照"]),
+    ("Summarize the ways to make a backup of files", []),
+])
+def test_a_survey_finds_the_things_its_question_lists(query, things):
+    from lambdarag.domains.generic.survey import listed_things
+
+    assert listed_things(query) == things
 
 
 def test_ask_explain_shows_the_corpus_profile_of_the_index(guide, capsys):

@@ -6,8 +6,8 @@ on word boundaries (names); the graph holds sections, links and definitions
 (graph); the classifier's cues and exemplars are in both languages (cues,
 data/classify_exemplars.jsonl); answers are worded in the question's
 language (skills.phrasing). There are no priors and no repeals, and a survey
-starts from the plain hybrid ranking (survey): every route starts from hybrid
-retrieval and only adds.
+leads with the documents about its topic, by content and by headings (survey):
+every route starts from hybrid retrieval and only adds.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from lambdarag.skills.profile import CorpusProfile
 
 from . import cues, graph
 from .names import document_names
-from .survey import hybrid_first
+from .survey import covering
 
 EXEMPLARS = Path(__file__).with_name("data") / "classify_exemplars.jsonl"
 """Questions about documentation and prose of no particular field, in English and Chinese, labelled by type."""
@@ -43,7 +43,7 @@ class GenericProfile(CorpusProfile):
         return document_names(index).named(query, limit) if loose else ()
 
     def document_hits(self, ctx: Any, state: Any, k: int, depth: int, purposes: int) -> tuple:
-        return hybrid_first(ctx, state)
+        return covering(ctx, state)
 
     def extract_document(self, doc: Any) -> Any:
         return graph.extract_document(doc)

@@ -8,6 +8,12 @@ _KINDS = r"(?:ways|methods|options|tools|approaches|alternatives|choices|steps|s
 _ZH_KINDS = "(?:方法|方式|办法|途径|手段|工具|选项|方案|步骤|环节|阶段|部分|组成|地方|措施|命令|软件)"
 """Chinese nouns a survey question counts over (有哪些方法, 哪几种方式)."""
 
+_STEERS = ("controls?|decides?|determines?|configures?|governs?|overrides?|sets|selects|specifies|chooses|picks"
+           "|is (?:controlled|decided|determined|configured|set|governed)")
+"""English verbs with which a question asks what steers something (which variable decides the name of …)."""
+_ZH_STEERS = "控制|决定|配置|设置|指定|设定|左右"
+"""Chinese verbs with which a question asks what steers something (由哪些配置文件控制)."""
+
 CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
     ("synthesis", 0.85, (r"\b(?:different|various|several|all the|main|possible|available) " + _KINDS + r"\b",
                          r"\b(?:what|which) " + _KINDS + r" (?:are there|exist|are available|do i have|can)\b",
@@ -32,6 +38,9 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         "上一个?版本", "大版本", "去年", "今年", "前年", "近年", "这些年", "历年", "演变", "还支持", "还能用", "还在用", "下线",
                         r"\d{4}\s*年(?:版|以前|之前|以后|起)", r"\d+(?:\.\d+)+\s*版", "废弃", "引入的")),
     ("relation", 0.85, (r"\brelat(?:e|es|ed|ion|ionship) (?:to|between|with)\b", r"\bhow (?:are|is|do|does) .{2,60}\brelated\b",
+                        r"\b(?:which|what) (?:[\w.-]+ ){0,4}?(?:" + _STEERS + r")\b",
+                        r"\b(?:controlled|decided|determined|governed|configured|overridden) by\b",
+                        r"\b(?:is|are) (?:\w+ )?part of\b", r"^(?:is|are) [\w .-]{2,40}? part of\b", r"\bpart of (?:which|what)\b",
                         r"\bdepends? on\b", r"\bdependenc(?:y|ies)\b", r"\bbelongs? to\b", r"\bresponsible for\b",
                         r"\bin charge of\b", r"\binteracts? with\b", r"\bconnected to\b", r"\btalks? to\b",
                         r"\bwho (?:maintains|owns|runs|starts|calls|approves|is allowed)\b",
@@ -39,7 +48,10 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         r"(?:provides|owns|starts|calls|sends|imports|uses|is responsible|does)\b",
                         r"\bwhat (?:calls|uses|imports|starts|triggers)\b",
                         "由谁", "谁负责", "谁有权", "属于哪", "依赖", "哪个(?:模块|组件|团队|进程|服务)(?:负责|调用|启动|触发|投递|提供)",
-                        "(?:有|是)什么关系", "有何关系", "关系如何", "交互", "配合", "协作", "调用了?哪", "被哪", "归哪", r"由哪.{0,6}(?:负责|管理|启动|触发|提供|维护)")),
+                        "(?:有|是)什么关系", "有何关系", "关系如何", "交互", "配合", "协作", "调用了?哪", "被哪", "归哪", r"由哪.{0,12}(?:负责|管理|启动|触发|提供|维护|" + _ZH_STEERS + ")",
+                        r"(?:哪个|哪些|什么)(?:配置项|配置文件|选项|变量|参数|设置|文件|指令|键)(?:来|可以|能)?(?:" + _ZH_STEERS + ")",
+                        r"受(?:哪|什么).{0,12}(?:" + _ZH_STEERS + "|影响|约束)", r"(?:" + _ZH_STEERS + ")于哪", "取决于",
+                        r"是.{1,16}的(?:一部分|组成部分)", r"属于.{0,12}的一部分")),
     ("synthesis", 0.85, (r"\boverview\b", r"\bsummar(?:y|ise|ize)\b", r"\boutline\b", r"\bsurvey\b",
                          r"\boverall\b", r"\bwalk me through\b", r"\bend to end\b", r"\bfrom start to (?:end|finish)\b",
                          r"\ball (?:the )?(?:ways|options|tools|methods)\b", r"\bevery (?:place|way|option|tool)\b",
@@ -91,8 +103,11 @@ RELATION_CUES: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
      ("contains",)),
     (re.compile(r"\b(?:links? to|see also)\b|链接|参见", re.I), ("links_to",)),
     (re.compile(r"\b(?:defin(?:e|es|ed|ition)|meaning of)\b|定义|是指|什么是", re.I), ("defines",)),
+    (re.compile(r"\b(?:" + _STEERS + r")\b|\b(?:controlled|decided|determined|configured|set) by\b|(?:"
+                + _ZH_STEERS + ")", re.I), ("configures",)),
 )
 """(question cue, relation types of the generic graph it asks about)."""
 ASKING = frozenset("which what who where section chapter part link links refer refers define defines definition "
-                   "meaning 哪 哪个 哪些 属于 章节 定义 是指 什么 链接".split())
+                   "meaning control controls decide decides determine determines configure configures setting option "
+                   "variable file 哪 哪个 哪些 属于 章节 定义 是指 什么 链接 控制 决定 配置 设置 选项 变量 文件".split())
 """Words of a relation question that name the relation rather than what it is about."""

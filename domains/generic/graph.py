@@ -4,7 +4,11 @@ A document contains its sections (``contains``: the heading path's parent →
 the heading), links to what its links name (``links_to``), and defines the
 terms a bold lead-in or a ``X is a …`` / ``X是指…`` opening sentence introduces
 (``defines``: the section → the term), so the graph routes have edges to walk
-on documents that are not statutes.
+on documents that are not statutes. A configuration key, file or variable
+configures what its section describes (``configures``: the key → the section,
+the sentence or table row as its description) where an option table lists it
+or a sentence says it controls, sets or decides something; a relation question
+that asks what steers what is answered by those edges.
 """
 from __future__ import annotations
 
@@ -15,12 +19,22 @@ from lambdarag.skills.store.corpus import Document, markdown_blocks
 from lambdarag.skills.store.graph import EntityRecord, Label, RelationRecord, Version
 from lambdarag.skills.store.graph import DocFacts
 
-RULES_VERSION = "generic-1"
+RULES_VERSION = "generic-2"
 LINK = re.compile(r"(?<!!)\[([^\]\n]{2,80})\]\(([^)\s]+)\)")
 BOLD_TERM = re.compile(r"^\s*(?:[-*+]\s+)?\*\*([^*\n]{2,60})\*\*\s*(?:[:：—–-]|\s+(?:is|are|means)\b)")
 DEFINITION = re.compile(r"^\s*(?:An?\s+|The\s+)?(?!(?:This|That|It|There|These|Those|Here|What|Which)\b)"
                         r"([A-Z][\w .+/-]{1,40}?)\s+(?:is|are|means|refers to)\s+(?:an?|the)\s+")
 ZH_DEFINITION = re.compile(r"^\s*([\u4e00-\u9fffA-Za-z0-9_+.-]{2,20})(?:是指|指的是|是一种|是一个|是用来)")
+KEY = (r"(?:/etc/[\w./+-]+|~/\.[\w./-]+|\$?[A-Z][A-Z0-9]*_[A-Z0-9_]+|[\w-]+\.(?:conf|cfg|ini|list|rc)\b"
+       r"|[a-z][\w-]*\.[a-z][\w.-]*(?==)|[A-Z][A-Za-z]+=)")
+"""A configuration file, key or variable as documentation writes it: /etc/x.conf, ~/.xrc, HOME_DIR, x.y=, Key=."""
+OPTION_ROW = re.compile(r"^\s*\|\s*`?(" + KEY + r"|[\w.-]+\.[\w.-]+|--?[\w-]{2,})`?\s*\|(.*\w.*)\|\s*$")
+"""A row of an option table: its first cell a key, a file or an option, the rest what it does."""
+STEERS = re.compile(r"\b(?:controls?|configures?|decides?|determines?|defines?|sets|specifies|selects|governs?|"
+                    r"overrides?)\b|控制|决定|配置|设置|指定", re.I)
+CONFIG_KEY = re.compile(KEY)
+SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])")
+"""Where a sentence ends: a stop before whitespace (not the dot of apt.conf), or a Chinese stop."""
 DESCRIBED = 160
 
 
@@ -65,6 +79,14 @@ def extract_document(doc: Document) -> DocFacts:
             for m in LINK.finditer(line):
                 target = m.group(1) if "://" in m.group(2) else (m.group(1) or PurePosixPath(m.group(2)).stem)
                 rel(here, "links_to", target, "topic", section, line.strip())
+        for line in lines:
+            row = OPTION_ROW.match(line)
+            if row and not set(row.group(2)) <= set("|-: "):
+                rel(row.group(1), "configures", here, "key", section, f"{row.group(1)}: {row.group(2).strip(' |')}")
+                continue
+            for sentence in SENTENCE_END.split(line) if STEERS.search(line) else ():
+                for key in dict.fromkeys(CONFIG_KEY.findall(sentence)) if STEERS.search(sentence) else ():
+                    rel(key, "configures", here, "key", section, sentence.strip())
         first = lines[0] if lines else ""
         term = BOLD_TERM.match(first) or DEFINITION.match(first) or ZH_DEFINITION.match(first)
         if term:

@@ -1,0 +1,73 @@
+"""A route adds to hybrid and never subtracts: hybrid's best hit stays in the routed top 5 unless the route's evidence
+there is stronger (skills.lead, patterns.generic.keeps_lead)."""
+import pytest
+
+from lambdarag import Context, State, Tool
+from lambdarag.patterns import build
+from lambdarag.patterns.generic import keeps_lead
+from lambdarag.skills.lead import kept_lead
+from lambdarag.skills.store.records import Hit
+
+
+def hit(doc: str, n: int = 0, **ranks: int) -> Hit:
+    """Returns chunk `n` of document `doc`, with the given provenance ranks."""
+    return Hit(chunk_id=f"{doc}#{n}", text=doc, source=f"{doc}.md", title=doc, ranks=ranks)
+
+
+def docs(hits) -> list[str]:
+    return list(dict.fromkeys(h.title for h in hits))
+
+
+# (route's ranking, hybrid's ranking, named sources, expected documents of the result)
+CASES = [
+    ("lead already in the top 5: the route's order stands",
+     [hit("a"), hit("b"), hit("h"), hit("c"), hit("d"), hit("e")], [hit("h")], (), list("abhcde")),
+    ("lead missing: it takes the place of the fifth document, which follows it",
+     [hit("a"), hit("b"), hit("c"), hit("d"), hit("e"), hit("h")], [hit("h")], (), list("abcdhe")),
+    ("lead missing: it displaces the last document without stronger evidence, not the last one",
+     [hit("a"), hit("b"), hit("c"), hit("d", side=1), hit("e", graph=1)], [hit("h")], (), list("abhcde")),
+    ("every top-5 document is evidenced (named sides, edges): the route's order stands",
+     [hit("a", side=1), hit("b", graph=1), hit("c"), hit("d", side=2), hit("e", graph=2), hit("h")], [hit("h")],
+     ("c.md",), list("abcdeh")),
+    ("fewer than five documents: the lead is added after them",
+     [hit("a"), hit("a", 1), hit("b")], [hit("h")], (), list("abh")),
+    ("another version of the lead's document (same title) counts as the lead",
+     [hit("a"), hit("b"), hit("c"), hit("d"), Hit(chunk_id="h2#0", text="", source="h(2020).md", title="h")],
+     [Hit(chunk_id="h1#0", text="", source="h(2010).md", title="h")], (), list("abcdh")),
+    ("no hybrid hit: the route's order stands",
+     [hit("a"), hit("b")], [], (), list("ab")),
+]
+
+
+@pytest.mark.parametrize("what, route, plain, named, expected", CASES, ids=[c[0] for c in CASES])
+def test_hybrids_best_hit_stays_in_the_first_five_unless_the_route_has_stronger_evidence(what, route, plain, named,
+                                                                                         expected):
+    out = kept_lead(route, plain, named)
+    assert docs(out) == expected
+    assert len(out) == len({h.chunk_id for h in out})
+    assert [h.score for h in out] == sorted((h.score for h in out), reverse=True) or out == tuple(route)
+    if plain and docs(out) != docs(route):
+        assert next(h for h in out if h.title == plain[0].title).ranks.get("lead") == 1
+
+
+def test_the_lead_moves_up_from_lower_in_the_route_without_a_duplicate():
+    route = [hit("a"), hit("b"), hit("c"), hit("d"), hit("e"), hit("f"), hit("h")]
+    out = kept_lead(route, [hit("h")])
+    assert docs(out) == list("abcdhef") and [h.chunk_id for h in out].count("h#0") == 1
+
+
+def ranking(name: str, *titles: str) -> Tool:
+    return Tool(name, lambda s: {"hits": tuple(hit(t) for t in titles)}, reads=["query"], writes={"hits": tuple})
+
+
+def test_keeps_lead_is_a_typed_term_that_prints_in_the_route_and_runs_both():
+    term = keeps_lead(ranking("route", "a", "b", "c", "d", "e"), ranking("plain", "h", "a"))
+    assert str(term) == "λq. Par(route, plain, merge=keep_lead(window=5))"
+    assert docs(term.run(State.of("q"), Context()).hits) == list("abcdhe")
+
+
+@pytest.mark.parametrize("name", ["compare_search", "relation_search", "synthesis", "temporal_search"])
+def test_every_typed_route_keeps_hybrids_lead(name):
+    settings = {"skills": {"graph": {"enabled": True}}, "patterns": {}}
+    assert "merge=keep_lead(window=5)" in build(name, settings).form(expand=True)
+    assert "keep_lead" not in build("hybrid_search", settings).form(expand=True)
