@@ -1,7 +1,7 @@
-"""Generates the README's benchmark table from bench/results/*.json: python bench/report.py [--check].
+"""Generates the benchmark table of docs/benchmarks.md from bench/results/*.json: python bench/report.py [--check].
 
 Each row reads one result file; a missing file or key shows as "not measured: run …", so the
-README never states a number the files do not hold. --check exits 1 when the README differs.
+the documentation never states a number the files do not hold. --check exits 1 when the page differs.
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Callable, Optional
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
-README = ROOT / "README.md"
+PAGE = ROOT / "docs" / "benchmarks.md"
 START, END = "<!-- bench-table:start -->", "<!-- bench-table:end -->"
 
 
@@ -351,21 +351,21 @@ def _safe(fmt: Callable[[dict], str], r: dict) -> str:
         return "not timed yet"
 
 
-def in_readme(text: str) -> Optional[str]:
-    """Returns the table between the README's bench-table markers (None without markers)."""
+def in_page(text: str) -> Optional[str]:
+    """Returns the table between the page's bench-table markers (None without markers)."""
     m = re.search(re.escape(START) + r"\n(.*?)" + re.escape(END), text, re.S)
     return m.group(1) if m else None
 
 
 def main(argv: list[str]) -> int:
-    text = README.read_text(encoding="utf-8")
-    current = in_readme(text)
+    text = PAGE.read_text(encoding="utf-8")
+    current = in_page(text)
     if current is None:
-        print(f"README.md lacks the {START} … {END} markers", file=sys.stderr)
+        print(f"docs/benchmarks.md lacks the {START} … {END} markers", file=sys.stderr)
         return 1
     if "--check" in argv:
         return 0 if current == table() else 1
-    README.write_text(text.replace(START + "\n" + current + END, START + "\n" + table() + END), encoding="utf-8")
+    PAGE.write_text(text.replace(START + "\n" + current + END, START + "\n" + table() + END), encoding="utf-8")
     print("needs a rerun:", ", ".join(stale()) or "none")
     return 0
 

@@ -1,4 +1,5 @@
-"""The README's generated parts stay true: the configuration reference and the six-line example."""
+"""The README and the documentation stay true: generated pages equal what generates them, examples run as printed,
+and the site builds with no broken link."""
 from __future__ import annotations
 
 import re
@@ -9,16 +10,21 @@ from lambdarag.orchestration.config import reference
 from tests.conftest import ROOT
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+DOCS = ROOT / "docs"
 
 
-def test_readme_config_reference_matches_the_schema():
-    block = re.search(r"<!-- config-reference:start -->\n(.*?)<!-- config-reference:end -->", README, re.S)
-    assert block, "README lost its config-reference markers"
-    assert block.group(1).strip() == reference().strip(), "regenerate with: python -m orchestration.config"
+def test_generated_pages_equal_the_code_they_describe():
+    from scripts import docs
+
+    for page, (marker, make) in docs.BLOCKS.items():
+        found = docs.block((DOCS / page).read_text(encoding="utf-8"), marker)
+        assert found is not None, f"docs/{page} lost its {marker} markers"
+        assert found == make().strip(), f"docs/{page} is stale: regenerate with python scripts/docs.py"
+    assert docs.config_reference() == reference()
 
 
 def test_six_line_example_prints_what_the_readme_says():
-    out = subprocess.run([sys.executable, str(ROOT / "examples" / "six_lines.py")], capture_output=True, text=True,
+    out = subprocess.run([sys.executable, "-m", "lambdarag.skills.toy"], cwd=ROOT, capture_output=True, text=True,
                          check=True).stdout.splitlines()
     assert out[0] == "λq. Par(bm25_search, embedding_search) >> rrf_merge >> answer_generate(q, _)"
     assert out[1] == "(io ∥ io) · pure · llm"
@@ -62,7 +68,21 @@ def test_quick_start_ask_runs():
     assert "[来源: " in out.stdout and "Building prefix dict" not in out.stderr
 
 
-def test_readme_benchmark_table_equals_the_result_files():
+def test_benchmark_table_equals_the_result_files():
     from bench import report
 
-    assert report.in_readme(README) == report.table(), "regenerate with: python bench/report.py"
+    page = (DOCS / "benchmarks.md").read_text(encoding="utf-8")
+    assert report.in_page(page) == report.table(), "regenerate with: python bench/report.py"
+
+
+def test_readme_is_a_landing_page_whose_links_resolve():
+    assert len(README.encode("utf-8")) <= 15 * 1024
+    for target in re.findall(r"\]\(([^)#]+)\)", README):
+        assert (ROOT / target).exists(), target
+
+
+def test_the_documentation_site_builds_strictly(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+                         cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert (tmp_path / "site" / "api" / "index.html").is_file()

@@ -241,7 +241,7 @@ def test_domain_must_be_a_shipped_profile_or_a_factory_spec():
 
 
 def test_the_readme_profile_example_runs_as_written(tmp_path, monkeypatch):
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "docs" / "profiles.md").read_text(encoding="utf-8")
     block = re.search(r"<!-- custom-profile:start -->\n```python\n(.*?)```\n<!-- custom-profile:end -->", readme, re.S)
     assert block, "README lost its custom-profile example"
     (tmp_path / "minutes.py").write_text(block.group(1), encoding="utf-8")

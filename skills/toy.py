@@ -1,11 +1,12 @@
-"""The README's six-line pattern: two retrievers in parallel, fused, answered by an LLM with an offline fallback."""
+"""Toy terms over two passages, for trying the calculus without an index: the README's six-line pattern (two
+retrievers in parallel, fused, answered by an LLM with an offline fallback). Run it: python -m lambdarag.skills.toy"""
 from typing import TypedDict
 
 from lambdarag import Context, Lam, Par, appended, tool
 from lambdarag.skills.store.records import Hit, RankedList
 
-DOCS = {"海上交通安全法#第三十八条": "船长在保障海上人身与财产安全、防治船舶污染方面，有权独立作出决定。",
-        "船员条例#第四条": "国务院交通运输主管部门主管全国船员管理工作。"}
+DOCS = {"咖啡机/日常维护.md#除垢": "咖啡机每使用三个月应当除垢一次，水质较硬的地区每月一次。",
+        "咖啡机/故障处理.md#不出水": "咖啡机不出水时先检查水箱是否有水，再检查进水阀是否打开。"}
 
 
 class Ranked(TypedDict):
@@ -53,4 +54,4 @@ if __name__ == "__main__":
     print(pipeline.effect_signature())    # (io ∥ io) · pure · llm
     print(pipeline.cost_bound())          # 0.004: two LLM attempts at most, the rest is free
     ctx = Context()                       # no LLM configured: answer_generate falls back to extract_first
-    print(pipeline.run("船长有什么权力？", ctx).answer, ctx.trace.latency_breakdown(), ctx.trace.fallbacks(), sep="\n")
+    print(pipeline.run("咖啡机多久除垢一次？", ctx).answer, ctx.trace.latency_breakdown(), ctx.trace.fallbacks(), sep="\n")
