@@ -17,6 +17,7 @@ from skills.store.home import cache_dir
 from skills.store.tokenize import cache_dictionary_in
 
 from .config import AgentConfig, corpus_path
+from .demo_index import seed
 
 
 @dataclass
@@ -85,8 +86,9 @@ def open_knowledge(config: AgentConfig, name: Optional[str] = None, *, embedder:
         cache_dictionary_in(cache_dir("jieba"))
         default = name == config.retrieval.index
         corpus = corpus_path(config)
+        wiki_dir = wiki_dir_for(config, name)
         index = None
-        if default and not backend_exists(backend, name):
+        if default and not seed(config, name, embedder, wiki_dir) and not backend_exists(backend, name):
             notes.append(f"built index {name!r} from {corpus} on first use")
         else:
             try:
@@ -101,7 +103,6 @@ def open_knowledge(config: AgentConfig, name: Optional[str] = None, *, embedder:
                       f"(once; about a minute on 2 cores)…", file=sys.stderr)
             index = build_backend(backend, corpus, name, embedder=embedder, dense=dense,
                                   progress=progress, domain=config.retrieval.domain)
-        wiki_dir = wiki_dir_for(config, name)
         if name == config.retrieval.index and not (wiki_dir / "relations.json").is_file():
             compile_wiki(corpus, wiki_dir, progress=progress, domain=config.retrieval.domain)
         profile = index_profile(index) if config.retrieval.domain == "auto" else profile_named(config.retrieval.domain)

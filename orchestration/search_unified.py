@@ -147,7 +147,7 @@ def run_search(query: str, index: Optional[str], user: Optional[User],
             turns = check_history(history, text, cfg)
             if user is not None and not isinstance(user, User):
                 raise QueryError(f"user must be a lambdarag.User, got {type(user).__name__}")
-            setup = set_up(cfg, index, trace)
+            setup = set_up(cfg, index, trace, text)
             setup = replace(setup, ctx=setup.ctx.with_timeout(setup.config.limits.timeout_seconds))
         setup_ms = (time.perf_counter() - started) * 1000
         announcer = Announcer(sink)

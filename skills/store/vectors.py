@@ -200,20 +200,42 @@ def embed_passages(texts: Sequence[str], embedder: Any, cache: Optional[VectorCa
 
 
 def recent_query_vector(embedder: Any, text: str, embed: Callable[[], np.ndarray]) -> np.ndarray:
-    """Returns `embed()`, remembered for the last few (embedder, query) pairs.
+    """Returns `embed()`, remembered for the last few (model fingerprint, query) pairs.
 
     The classifier, dense search and the learned gate of one question each need
-    its vector; they embed it once.
+    its vector; they embed it once, whichever embedder object of that model asks.
     """
     key = recent_key(embedder, text)
     vector = _RECENT.get(key)
     if vector is None:
         vector = embed()
-        with _RECENT_LOCK:
-            _RECENT[key] = vector
-            while len(_RECENT) > RECENT_VECTORS:
-                _RECENT.pop(next(iter(_RECENT)))
+        remember(key, vector)
     return vector
+
+
+def recent_query_vectors(embedder: Any, texts: Sequence[str],
+                         embed: Callable[[list[str]], np.ndarray]) -> list[np.ndarray]:
+    """Returns one vector per text, embedding the ones not remembered in one `embed(texts)` call (a question's
+    variants are one batch, not one call each)."""
+    keys = [recent_key(embedder, t) for t in texts]
+    # the runs of one Map over variants ask for the same batch at once: the first embeds it, the others wait for it
+    with _STRIPES[hash(frozenset(keys)) % len(_STRIPES)]:
+        missing = list(dict.fromkeys(t for t, k in zip(texts, keys) if k not in _RECENT))
+        if missing:
+            for text, vector in zip(missing, embed(missing)):
+                remember(recent_key(embedder, text), vector)
+    found = {k: _RECENT.get(k) for k in keys}
+    if any(v is None for v in found.values()):    # pushed out by a concurrent question meanwhile: embed again
+        return [recent_query_vector(embedder, t, lambda t=t: embed([t])[0]) for t in texts]
+    return [found[k] for k in keys]
+
+
+def remember(key: tuple[str, str], vector: np.ndarray) -> None:
+    """Keeps `vector` under `key`, forgetting the oldest beyond `RECENT_VECTORS`."""
+    with _RECENT_LOCK:
+        _RECENT[key] = vector
+        while len(_RECENT) > RECENT_VECTORS:
+            _RECENT.pop(next(iter(_RECENT)))
 
 
 def remembered_query_vector(embedder: Any, text: str) -> Optional[np.ndarray]:
@@ -221,9 +243,16 @@ def remembered_query_vector(embedder: Any, text: str) -> Optional[np.ndarray]:
     return _RECENT.get(recent_key(embedder, text))
 
 
-def recent_key(embedder: Any, text: str) -> tuple:
-    """Returns the key a query's remembered vector is kept under: the embedder object, its model name, the text."""
-    return id(embedder), getattr(embedder, "name", ""), text
+def model_fingerprint(embedder: Any) -> str:
+    """Returns what identifies the vectors `embedder` gives: its `fingerprint` (model and version or endpoint),
+    else its model name."""
+    return str(getattr(embedder, "fingerprint", None) or getattr(embedder, "name", ""))
+
+
+def recent_key(embedder: Any, text: str) -> tuple[str, str]:
+    """Returns the key a query's remembered vector is kept under: the model fingerprint and the text (two embedder
+    objects of one model share it)."""
+    return model_fingerprint(embedder), text
 
 
 def forget_query_vectors() -> None:
@@ -233,8 +262,9 @@ def forget_query_vectors() -> None:
 
 
 RECENT_VECTORS = 64
-_RECENT: dict[tuple[int, str, str], np.ndarray] = {}
+_RECENT: dict[tuple[str, str], np.ndarray] = {}
 _RECENT_LOCK = threading.Lock()
+_STRIPES = tuple(threading.Lock() for _ in range(16))
 
 
 @lru_cache(maxsize=1)
