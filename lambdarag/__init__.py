@@ -4,19 +4,48 @@
 >>> a = Tool("a", lambda s: {"answer": s.query}, reads=["query"], writes=["answer"])
 >>> str(Compose(a))
 'λq. a'
-"""
-from .combinators import Guard, If, Map, Merge, Named, Par, Route, appended
-from .cost import CostModel
-from .lam import Lam, Reply
-from .runtime import Context
-from .state import INITIAL_FIELDS, Message, State, User, Verdict, extra_field
-from .term import Compose, Identity, Term, run
-from .tool import Tool, tool
-from .trace import Span, Trace
 
-__all__ = [
-    "State", "Context", "Tool", "tool", "Lam", "Reply", "Compose", "Par", "If", "Route", "Guard", "Map", "Identity", "Named",
-    "Merge", "appended", "extra_field", "Term", "CostModel", "Trace", "Span", "run", "INITIAL_FIELDS",
-    "Verdict", "Message", "User",
-]
+The names below load on first use (PEP 562), so a command that needs none of them (``lambdarag --help``,
+``lambdarag where``) or only `lambdarag.errors` does not import the calculus and its pydantic models.
+"""
+import sys
+from importlib import import_module
+from types import ModuleType
+from typing import Any
+
+_EXPORTS = {
+    "Guard": "combinators", "If": "combinators", "Map": "combinators", "Merge": "combinators", "Named": "combinators",
+    "Par": "combinators", "Route": "combinators", "appended": "combinators", "CostModel": "cost", "Lam": "lam",
+    "Reply": "lam", "Context": "runtime", "INITIAL_FIELDS": "state", "Message": "state", "State": "state",
+    "User": "state", "Verdict": "state", "extra_field": "state", "Compose": "term", "Identity": "term", "Term": "term",
+    "run": "term", "Tool": "tool", "tool": "tool", "Span": "trace", "Trace": "trace",
+}
+__all__ = list(_EXPORTS)
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    """Returns the exported `name`, importing its module on first use."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'lambdarag' has no attribute {name!r}")
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})
+
+
+class _Package(ModuleType):
+    """This package's module: importing the submodule `lambdarag.tool` binds it on the package, which must not hide
+    the exported function `tool` of the same name."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _EXPORTS and isinstance(value, ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
