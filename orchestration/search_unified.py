@@ -165,7 +165,7 @@ def lifecycle_term(index: Optional[str] = None, config: ConfigArg = None) -> Ter
 
 def lifecycle_of(setup: Setup) -> Lifecycle:
     """Returns the lifecycle a question set up so runs: FAQ step if the index holds FAQs, the loop's learned rules."""
-    rules, exemplars = setup.loop.rules.learned() if setup.loop else ((), ())
+    rules, exemplars = setup.corrections
     return unified_term(setup.config, faq=has_faq(setup.kb.index), rules=rules, exemplars=exemplars)
 
 

@@ -9,7 +9,7 @@ import functools
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Any, Optional, Sequence, Union
 
 from lambdarag import Context, Trace
 from lambdarag.providers.embedder import OpenAIEmbedder
@@ -107,13 +107,15 @@ def disabled_components(config: AgentConfig, kb: KnowledgeBase) -> list[dict[str
 @dataclass(frozen=True)
 class Setup:
     """One question's setup: the config limited by its knowledge base, the base, its feedback loop (None when
-    learning is off), the degradations setup imposes, and the run's context (deadline not yet started)."""
+    learning is off), the degradations setup imposes, the run's context (deadline not yet started), and the
+    loop's learned classification rules and corrected exemplars (read once)."""
 
     config: AgentConfig
     kb: KnowledgeBase
     loop: Optional[FeedbackLoop]
     fallbacks: tuple[dict[str, str], ...]
     ctx: Context
+    corrections: tuple[Sequence[dict], Sequence[dict]] = ((), ())
 
 
 def set_up(config: AgentConfig, index: Optional[str], trace: Trace, query: str = "") -> Setup:
@@ -131,19 +133,20 @@ def set_up(config: AgentConfig, index: Optional[str], trace: Trace, query: str =
         if loop else {}
     ctx = Context(**prov, resources={**kb.resources(), **learned}, llm_budget=llm_budget(config),
                   cost_model=cost_model(config), trace=trace)
+    corrections = loop.rules.learned() if loop else ((), ())
     if query:
-        prepare(kb, loop, prov["embedder"], query)
-    return Setup(config, kb, loop, fallbacks, ctx)
+        prepare(kb, corrections[1], prov["embedder"], query)
+    return Setup(config, kb, loop, fallbacks, ctx, corrections)
 
 
-def prepare(kb: KnowledgeBase, loop: Optional[FeedbackLoop], embedder: Any, query: str) -> None:
+def prepare(kb: KnowledgeBase, exemplars: Sequence[dict], embedder: Any, query: str) -> None:
     """Does the one-time work a process's (or data home's) first question would do, before its deadline starts:
-    fit the learned classifier (with the loop's corrected exemplars), load the embedding models, and build the
+    fit the learned classifier (with the corrected `exemplars`), load the embedding models, and build the
     tokenizer's dictionary by tokenizing `query`. Each step costs nothing once done."""
     from skills.classify import prepare_classifier
 
     profile = kb.resources()["profile"]
-    prepare_classifier(profile, loop.rules.exemplars() if loop else ())
+    prepare_classifier(profile, exemplars)
     models = ([default_embedder()] if profile.exemplars() else []) + ([embedder] if kb.index.has_dense else [])
     for model in dict.fromkeys(models):
         getattr(model, "load", lambda: None)()
