@@ -2,44 +2,71 @@
 
 This package is the calculus; its layers are subpackages: `lambdarag.skills` (atomic terms), `lambdarag.patterns`
 (strategies), `lambdarag.domains` (corpus packs), `lambdarag.orchestration` (classify, route, search, feedback).
-`search`, `asearch`, `search_stream`, `asearch_stream` and `SearchResult` are imported from orchestration on first use.
 
 >>> from lambdarag import Tool, Compose
 >>> a = Tool("a", lambda s: {"answer": s.query}, reads=["query"], writes=["answer"])
 >>> str(Compose(a))
 'λq. a'
+
+The names below load on first use (PEP 562), so a command that needs none of them (``lambdarag --help``,
+``lambdarag where``) or only `lambdarag.errors` does not import the calculus and its pydantic models, and
+`import lambdarag` does not import every layer (`search` and its kin come from orchestration when first used).
 """
+import sys
+from importlib import import_module
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from .combinators import Guard, If, Map, Merge, Named, Par, Route, appended
-from .cost import CostModel
-from .declare import Count, Positive
-from .lam import Lam, Prompt, Reply
-from .runtime import Context
-from .state import INITIAL_FIELDS, Message, Scope, State, User, Verdict, extra_field
-from .term import Compose, Identity, Term, run
-from .tool import Tool, tool
-from .trace import Span, Trace
+_EXPORTS = {
+    "Guard": "combinators", "If": "combinators", "Map": "combinators", "Merge": "combinators", "Named": "combinators",
+    "Par": "combinators", "Route": "combinators", "appended": "combinators", "CostModel": "cost", "Lam": "lam",
+    "Prompt": "lam", "Reply": "lam", "Context": "runtime", "INITIAL_FIELDS": "state", "Message": "state",
+    "State": "state", "User": "state", "Scope": "state", "Verdict": "state", "extra_field": "state",
+    "Compose": "term", "Identity": "term", "Term": "term", "run": "term", "Tool": "tool", "tool": "tool",
+    "Span": "trace", "Trace": "trace", "Count": "declare", "Positive": "declare",
+    "search": "lambdarag.orchestration.search_unified", "asearch": "lambdarag.orchestration.search_unified",
+    "search_stream": "lambdarag.orchestration.search_unified", "asearch_stream": "lambdarag.orchestration.search_unified",
+    "SearchResult": "lambdarag.orchestration.result",
+}
+__all__ = list(_EXPORTS)
+__version__ = "0.7.0"
 
-if TYPE_CHECKING:   # the search API, for type checkers; at run time __getattr__ loads it on first use
+if TYPE_CHECKING:   # what __getattr__ returns, for type checkers (`mypy --strict` on a user's script)
+    from .combinators import Guard, If, Map, Merge, Named, Par, Route, appended
+    from .cost import CostModel
+    from .declare import Count, Positive
+    from .lam import Lam, Prompt, Reply
     from .orchestration.result import SearchResult
     from .orchestration.search_unified import asearch, asearch_stream, search, search_stream
-
-SEARCH = {"search": "search_unified", "asearch": "search_unified", "search_stream": "search_unified",
-          "asearch_stream": "search_unified", "SearchResult": "result"}
-"""The search API, by the orchestration module that defines it: loaded lazily, since orchestration imports the
-calculus and `import lambdarag` must not import every layer."""
-
-__all__ = [
-    "State", "Context", "Tool", "tool", "Lam", "Prompt", "Reply", "Compose", "Par", "If", "Route", "Guard", "Map", "Identity", "Named",
-    "Merge", "appended", "extra_field", "Term", "CostModel", "Trace", "Span", "run", "INITIAL_FIELDS",
-    "Verdict", "Message", "User", "Scope", "Count", "Positive", *SEARCH,
-]
-__version__ = "0.7.0"
+    from .runtime import Context
+    from .state import INITIAL_FIELDS, Message, Scope, State, User, Verdict, extra_field
+    from .term import Compose, Identity, Term, run
+    from .tool import Tool, tool
+    from .trace import Span, Trace
 
 
 def __getattr__(name: str) -> Any:
-    if name in SEARCH:
-        from importlib import import_module
-        return getattr(import_module(f"lambdarag.orchestration.{SEARCH[name]}"), name)
-    raise AttributeError(f"module 'lambdarag' has no attribute {name!r}")
+    """Returns the exported `name`, importing its module on first use."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'lambdarag' has no attribute {name!r}")
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})
+
+
+class _Package(ModuleType):
+    """This package's module: importing the submodule `lambdarag.tool` binds it on the package, which must not hide
+    the exported function `tool` of the same name."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _EXPORTS and isinstance(value, ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

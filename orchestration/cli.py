@@ -58,7 +58,10 @@ def cmd_index(args: argparse.Namespace) -> int:
     backend, _ = build_with_wiki(config.retrieval.backend.model_dump(), corpus, args.name, wiki=not args.no_wiki,
                                  vectors_dir=args.vectors, dense=not args.no_dense, progress=True)
     if not args.no_dense:
-        prepare_classifier()
+        from lambdarag.skills.classify import prepare_classifier
+        from lambdarag.skills.profile import profile_named
+
+        prepare_classifier(profile_named(corpus.domain), progress=True)
     print(f"index {args.name!r}: {len(backend.documents())} documents, {len(backend.chunks())} chunks, "
           f"domain {corpus.domain}, "
           f"dense={'yes' if backend.has_dense else 'no'}, fingerprint {backend.fingerprint()}, "
@@ -100,14 +103,6 @@ def cmd_where(args: argparse.Namespace) -> int:
     for name in built_indexes():
         print(f"index {name:<10} {index_dir(name)}; feedback {feedback_dir(name)}; wiki {wiki_dir_for(config, name)}")
     return 0
-
-
-def prepare_classifier() -> None:
-    """Embeds the question classifier's exemplars now, with a progress bar, unless the data home has them cached,
-    so that the first question is not the one that waits for them."""
-    from lambdarag.skills.classify import exemplar_classifier
-
-    exemplar_classifier().model(progress=True)
 
 
 def restricted_summary(documents: Sequence[Any], problems: Sequence[tuple[str, int, str]] = ()) -> str:
@@ -350,8 +345,9 @@ def cmd_ask(args: argparse.Namespace) -> int:
 
     config = resolve_config(args.config)
     check_query(" ".join(args.question), config)     # a bad question fails before an index is built
-    open_index(config, args.index, progress=True)
-    prepare_classifier()
+    from lambdarag.skills.classify import prepare_classifier
+
+    prepare_classifier(open_index(config, args.index, progress=True).resources()["profile"], progress=True)
     user = User(id="cli", departments=tuple(args.department or ()), security_level=args.security_level)
     question = " ".join(args.question)
     if args.stream:

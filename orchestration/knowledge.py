@@ -20,6 +20,7 @@ from lambdarag.skills.store.home import cache_dir
 from lambdarag.skills.store.tokenize import cache_dictionary_in
 
 from .config import AgentConfig, corpus_path
+from .demo_index import seed
 
 
 @dataclass
@@ -136,8 +137,9 @@ def open_knowledge(config: AgentConfig, name: Optional[str] = None, *, embedder:
         cache_dictionary_in(cache_dir("jieba"))
         default = name == config.retrieval.index
         corpus = corpus_path(config)
+        wiki_dir = wiki_dir_for(config, name)
         index = None
-        if default and not backend_exists(backend, name):
+        if default and not seed(config, name, embedder, wiki_dir) and not backend_exists(backend, name):
             notes.append(f"built index {name!r} from {corpus} on first use")
         else:
             try:
@@ -152,7 +154,6 @@ def open_knowledge(config: AgentConfig, name: Optional[str] = None, *, embedder:
                       f"(once; about a minute on 2 cores)…", file=sys.stderr)
             index = build_backend(backend, corpus, name, embedder=embedder, dense=dense,
                                   progress=progress, domain=config.retrieval.domain)
-        wiki_dir = wiki_dir_for(config, name)
         if name == config.retrieval.index and not (wiki_dir / "relations.json").is_file():
             compile_wiki(corpus, wiki_dir, progress=progress, domain=config.retrieval.domain)
         wiki_dir = pinned_wiki(getattr(index, "wiki", None), wiki_dir)

@@ -170,7 +170,7 @@ def run_search(query: str, index: Optional[str], user: Optional[User],
             turns = check_history(history, text, cfg)
             if user is not None and not isinstance(user, User):
                 raise QueryError(f"user must be a lambdarag.User, got {type(user).__name__}")
-            setup = set_up(cfg, index, trace)
+            setup = set_up(cfg, index, trace, text, user)
             setup = replace(setup, ctx=setup.ctx.with_timeout(setup.config.limits.timeout_seconds))
         setup_ms = (time.perf_counter() - started) * 1000
         announcer = Announcer(sink)
@@ -183,13 +183,13 @@ def run_search(query: str, index: Optional[str], user: Optional[User],
 def lifecycle_term(index: Optional[str] = None, config: ConfigArg = None, user: Optional[User] = None) -> Term:
     """Returns the lifecycle term `search()` runs on `index` for `user` as it stands now (the learned rules they
     may see included), for ``ask --explain`` to print."""
-    return lifecycle_of(set_up(resolve_config(config), index, Trace()), user).term
+    return lifecycle_of(set_up(resolve_config(config), index, Trace(), user=user)).term
 
 
-def lifecycle_of(setup: Setup, user: Optional[User] = None) -> Lifecycle:
-    """Returns the lifecycle a question of `user` set up so runs: FAQ step if the index holds FAQs, the loop's
-    learned rules that user may see."""
-    rules, exemplars = setup.loop.rules.learned(user) if setup.loop else ((), ())
+def lifecycle_of(setup: Setup) -> Lifecycle:
+    """Returns the lifecycle a question set up so runs: FAQ step if the index holds FAQs, the loop's learned rules
+    that the asking user may see (`set_up` read them for that user)."""
+    rules, exemplars = setup.corrections
     return unified_term(setup.config, faq=has_faq(setup.kb.index), rules=rules, exemplars=exemplars)
 
 
@@ -206,7 +206,7 @@ def answer(text: str, turns: tuple[Message, ...], user: Optional[User], setup: S
     `latency_ms.total`."""
     started = time.perf_counter()
     announce(setup.fallbacks)
-    lifecycle = lifecycle_of(setup, user)
+    lifecycle = lifecycle_of(setup)
 
     def result(state: State, run_ctx: Context, query_id: str = "") -> SearchResult:
         return search_result(state, run_ctx, asked=text, index=setup.kb.name, lifecycle=lifecycle,

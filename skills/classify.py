@@ -19,7 +19,7 @@ from lambdarag.errors import ConfigError
 from lambdarag.state import Record
 
 from .dense import default_embedder
-from .exemplars import SURE, ExemplarClassifier, exemplar_cache
+from .exemplars import SURE, ExemplarClassifier, exemplar_cache, shipped_path
 from .profile import CorpusProfile, profile_named, profile_of
 from .registry import skill
 from .prompts import ProfilePrompt
@@ -143,8 +143,19 @@ def exemplar_classifier(extra: tuple[tuple[str, str], ...] = (),
         if key not in _CLASSIFIERS:
             if len(_CLASSIFIERS) >= 8:
                 _CLASSIFIERS.clear()
-            _CLASSIFIERS[key] = ExemplarClassifier(profile.exemplars() + extra, embedder, exemplar_cache())
+            shipped = shipped_path(profile.exemplars_file) if profile.exemplars_file else None
+            _CLASSIFIERS[key] = ExemplarClassifier(profile.exemplars() + extra, embedder, exemplar_cache(), shipped)
         return _CLASSIFIERS[key]
+
+
+def prepare_classifier(profile: Optional[CorpusProfile] = None, exemplars: Iterable[Mapping[str, Any]] = (),
+                       progress: bool = False) -> None:
+    """Fits the learned classifier of `profile` with the corrected `exemplars` (``[{query, type}]``) now, embedding
+    what no shipped or cached vector covers (with a progress bar if asked): the model load and the fit are work
+    a question must not do inside its deadline."""
+    profile = profile or profile_named("generic")
+    if profile.exemplars():
+        exemplar_classifier(_exemplars({"exemplars": list(exemplars)}), profile).model(progress)
 
 
 def learned_classify(query: str, config: Mapping[str, Any],

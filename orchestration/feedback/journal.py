@@ -4,7 +4,8 @@ keyed by query id with its provenance, so ``lambdarag feedback revert <id>`` can
 Write-back (`write_back`) needs a passed citation check over ``minSources``
 distinct cited corpus documents (cited wiki pages do not count); it adds only
 facts the graph lacks, through `EntityGraph.add_entity/add_relation` with
-``origin="feedback"``, re-renders the touched entity pages and writes
+``origin="feedback"``, re-renders the touched entity pages (refreshing just those in the knowledge base's wiki
+store, never re-reading the rest) and writes
 ``wiki/analyses/<hash>.md``, all under one file lock per wiki (the graph and pages are files). `revert` removes by
 provenance and re-renders, which restores relations.json and the pages byte for
 byte when nothing else changed them meanwhile.
@@ -26,7 +27,6 @@ from lambdarag.skills import build as build_skill
 from lambdarag.skills.store.files import write_text
 from lambdarag.skills.store.access import HIDDEN, Label
 from lambdarag.skills.store.graph import EntityGraph, EntityRecord, RelationRecord
-from lambdarag.skills.store.wiki import WikiStore
 from lambdarag.skills.wiki import page_file, render_page
 
 from ..knowledge import KnowledgeBase
@@ -83,7 +83,8 @@ class WriteBackJournal:
                 render_into(graph, wiki_dir, name, kb.resources()["profile"].entity_type_names)
             if created:
                 write_text(analysis, analysis_page(state, prov, labels, relations))
-            kb.wiki = WikiStore(wiki_dir, names=kb.resources()["profile"])
+            if kb.wiki is not None:
+                kb.wiki.refresh(page_file(n) for n in pages)
         item = {"id": query_id, "query": prov["query"], "time": prov["time"], "sources": list(sources),
                 "extractor": prov["extractor"], "confidence": prov["confidence"], "entities": entities,
                 "relations": relations, "pages": [page_file(n) for n in pages],
@@ -153,12 +154,13 @@ class WriteBackJournal:
             removed = graph.remove_by_provenance(query_id=item_id)
             graph.save(wiki_dir / "relations.json")
             names = self.kb.resources()["profile"].entity_type_names if self.kb and self.kb.wiki_dir == wiki_dir else None
-            for name in {*item["entities"], *(e for r in item["relations"] for e in (r["head"], r["tail"]))}:
+            touched = {*item["entities"], *(e for r in item["relations"] for e in (r["head"], r["tail"]))}
+            for name in touched:
                 render_into(graph, wiki_dir, name, names)
             if item["analysis"] and (wiki_dir / item["analysis"]).exists():
                 (wiki_dir / item["analysis"]).unlink()
-            if self.kb is not None and self.kb.wiki_dir == wiki_dir:
-                self.kb.wiki = WikiStore(wiki_dir, names=self.kb.resources()["profile"])
+            if self.kb is not None and self.kb.wiki_dir == wiki_dir and self.kb.wiki is not None:
+                self.kb.wiki.refresh(page_file(n) for n in touched)
         item.update(reverted=True, reverted_at=now(), removed=removed)
         self.store.write(lambda tx: tx.put_item(WRITEBACK, item_id, item, "reverted"))
         return item

@@ -57,6 +57,23 @@ class Bm25Index:
 
     def add(self, token_lists: Sequence[Sequence[str]]) -> None:
         """Appends one row of term counts per token list (row order = call order)."""
+        new = self._rows(token_lists)
+        self.tf = self._stacked([self._widened(), new])
+        self._ready = False
+
+    def spliced(self, start: int, stop: int, token_lists: Sequence[Sequence[str]]) -> "Bm25Index":
+        """Returns a copy whose rows `start:stop` are replaced by one row per token list; the other rows keep their
+        counts, so only the new texts are tokenised (a wiki page rewritten, added or removed). The copy leaves this
+        index untouched for readers still scoring with it."""
+        out = Bm25Index(self.k1, self.b, self.epsilon)
+        out.vocab = dict(self.vocab)
+        new = out._rows(token_lists)
+        old = out._widened(self.tf)
+        out.tf = self._stacked([old[:start], new, old[stop:]])
+        return out
+
+    def _rows(self, token_lists: Sequence[Sequence[str]]):
+        """Returns the counts of the token lists as CSR rows, adding their new terms to the vocabulary."""
         from scipy import sparse
 
         rows, cols = [], []
@@ -70,10 +87,19 @@ class Bm25Index:
         new = sparse.csr_matrix((np.ones(len(rows), dtype=np.int32), (rows, cols)),
                                 shape=(len(token_lists), len(self.vocab)), dtype=np.int32)
         new.sum_duplicates()
-        old = self.tf
+        return new
+
+    def _widened(self, matrix=None):
+        """Returns (a copy of) the counts with a column for every term of the vocabulary."""
+        old = (self.tf if matrix is None else matrix).copy()
         old.resize((old.shape[0], len(self.vocab)))
-        self.tf = sparse.vstack([old, new], format="csr", dtype=np.int32)
-        self._ready = False
+        return old
+
+    @staticmethod
+    def _stacked(parts):
+        from scipy import sparse
+
+        return sparse.vstack(parts, format="csr", dtype=np.int32)
 
     def keep(self, rows: np.ndarray) -> None:
         """Keeps only the given rows (in that order); terms left with no document stop counting."""

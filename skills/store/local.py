@@ -90,6 +90,11 @@ class LocalBackend(IndexBackend):
     def chunk(self, chunk_id: str) -> Chunk:
         return self._chunks[self._row[chunk_id]]
 
+    @property
+    def vectors(self) -> Optional[np.ndarray]:
+        """Returns the chunk vectors in chunk order, or None for an index built without them."""
+        return self._vectors
+
     def chunks(self) -> Sequence[Chunk]:
         return self._chunks
 

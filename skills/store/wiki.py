@@ -1,12 +1,13 @@
 """The wiki store: compiled entity pages read by name (any alias) or by BM25, filtered by the reader's rights."""
 from __future__ import annotations
 
+import bisect
 import json
 import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Any, Iterable, Optional, Union
 
 from lambdarag import User
 from .records import WikiPage
@@ -61,64 +62,93 @@ def without_empty_sections(lines: list[str]) -> list[str]:
     return out
 
 
+def read_page(wiki_dir: Path, path: Path) -> Optional[Page]:
+    """Returns the entity page at `path` (under `wiki_dir`), or None when it is missing or has no wiki header."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    m = HEADER.match(text.split("\n", 1)[0])
+    if not m:
+        return None
+    head = json.loads(m.group(1))
+    lines = head.get("lines")
+    return Page(entity=head["entity"], path=path.relative_to(wiki_dir).as_posix(),
+                text=text.split("\n", 1)[1], aliases=tuple(head.get("aliases", ())),
+                labels={s: Label(**lab) for s, lab in head.get("sources", {}).items()},
+                attested=tuple(head.get("attested", ())),
+                lines=None if lines is None else {int(i): tuple(src) for i, src in lines.items()})
+
+
 def read_pages(wiki_dir: Path) -> tuple[dict[str, str], dict[str, Page]]:
     """Returns (surface form → entity, entity → page) for the entity pages under `wiki_dir`."""
+    pages = [read_page(wiki_dir, path) for path in sorted((wiki_dir / "entities").glob("*.md"))]
+    return indexed([p for p in pages if p is not None])
+
+
+def indexed(pages: list[Page]) -> tuple[dict[str, str], dict[str, Page]]:
+    """Returns (surface form → entity, entity → page) of pages in path order (the first page naming a form wins)."""
     names: dict[str, str] = {}
-    pages: dict[str, Page] = {}
-    for path in sorted((wiki_dir / "entities").glob("*.md")):
-        text = path.read_text(encoding="utf-8")
-        m = HEADER.match(text.split("\n", 1)[0])
-        if not m:
-            continue
-        head = json.loads(m.group(1))
-        lines = head.get("lines")
-        page = Page(entity=head["entity"], path=path.relative_to(wiki_dir).as_posix(),
-                    text=text.split("\n", 1)[1], aliases=tuple(head.get("aliases", ())),
-                    labels={s: Label(**lab) for s, lab in head.get("sources", {}).items()},
-                    attested=tuple(head.get("attested", ())),
-                    lines=None if lines is None else {int(i): tuple(src) for i, src in lines.items()})
-        pages[page.entity] = page
+    by_entity: dict[str, Page] = {}
+    for page in pages:
+        by_entity[page.entity] = page
         for form in (page.entity, *page.aliases):
             names.setdefault(form, page.entity)
-    return names, pages
+    return names, by_entity
+
+
+@dataclass(frozen=True)
+class View:
+    """What a reader of the wiki sees at once: names, pages, and the BM25 ranker over them once built."""
+
+    names: dict[str, str]
+    pages: dict[str, Page]
+    search: Optional[tuple[list[str], Any]] = None   # (page order, BM25 over their text)
 
 
 class WikiStore:
-    """Returns wiki pages by entity name (any alias) or by BM25 over page text, filtered by the reader's rights."""
+    """Returns wiki pages by entity name (any alias) or by BM25 over page text, filtered by the reader's rights.
+
+    A write-back `refresh`es the pages it wrote: they are re-read and their rows of the ranker replaced, while every
+    other page keeps its text and postings (re-reading the store re-tokenises every page).
+    """
 
     def __init__(self, wiki_dir: Union[str, Path], tokenizer: Any = None, *, names: Names = PLAIN) -> None:
         self.dir = Path(wiki_dir)
         self.names = names                            # how the corpus writes names (its profile's forms)
         self._tokenizer = tokenizer
-        self._pages: Optional[dict[str, Page]] = None
-        self._names: dict[str, str] = {}
-        self._search: Optional[tuple[list[str], Any]] = None   # (page order, BM25 over their text)
+        self._view: Optional[View] = None             # replaced whole, so a reader never mixes two versions
         self._building = threading.Lock()
 
-    def pages(self) -> dict[str, Page]:
-        """Returns the pages by entity, read on first use, once, under a lock (concurrent readers share them)."""
-        if self._pages is None:
+    def view(self) -> View:
+        """Returns the pages and names, read on first use, once, under a lock (concurrent readers share them)."""
+        if self._view is None:
             with self._building:
-                if self._pages is None:
-                    self._names, self._pages = read_pages(self.dir)
-        return self._pages
+                if self._view is None:
+                    self._view = View(*read_pages(self.dir))
+        return self._view
+
+    def pages(self) -> dict[str, Page]:
+        """Returns the pages by entity."""
+        return self.view().pages
 
     def read(self, name: str, user: Optional[User] = None) -> Optional[WikiPage]:
         """Returns the page of an entity (by name or alias) as `user` may see it, or None."""
-        pages = self.pages()
-        canonical = self._names.get(name) or self._names.get(self.names.short_name(name))
+        view = self.view()
+        canonical = view.names.get(name) or view.names.get(self.names.short_name(name))
         if canonical is None:
             return None
-        page = pages[canonical]
+        page = view.pages[canonical]
         text = page.visible_text(user)
         return WikiPage(entity=page.entity, path=page.path, text=text, score=1.0) if text else None
 
     def search(self, query: str, k: int = 3, user: Optional[User] = None) -> list[WikiPage]:
         """Returns up to `k` pages ranked by BM25 over their text, hidden pages skipped."""
-        pages = self.pages()
+        view = self._ranked()
+        pages = view.pages
         if not pages:
             return []
-        order, index = self._ranker(pages)
+        order, index = view.search
         scores = index.scores(self._tokenizer(query))
         out = []
         for i in scores.argsort()[::-1]:
@@ -130,17 +160,56 @@ class WikiStore:
                 out.append(WikiPage(entity=page.entity, path=page.path, text=text, score=float(scores[i])))
         return out
 
-    def _ranker(self, pages: dict[str, Page]) -> tuple[list[str], Any]:
-        """Returns the page order and a BM25 index over their text, built on first search, once, under a lock."""
-        if self._search is None:
+    def _ranked(self) -> View:
+        """Returns the view with a BM25 index over the pages' text in entity order, built on first search, once,
+        under a lock."""
+        view = self.view()
+        if view.search is None:
             with self._building:
-                if self._search is None:
+                view = self._view
+                if view.search is None:
                     from .bm25 import Bm25Index
-                    from .tokenize import default_tokenizer
 
-                    self._tokenizer = self._tokenizer or default_tokenizer()
-                    order = sorted(pages)
+                    order = sorted(view.pages)
                     index = Bm25Index()
-                    index.add([self._tokenizer(f"{n} {pages[n].text}") for n in order])
-                    self._search = (order, index)
-        return self._search
+                    index.add([self._tokens(view.pages[n]) for n in order])
+                    view = self._view = View(view.names, view.pages, (order, index))
+        return view
+
+    def _tokens(self, page: Page) -> list[str]:
+        if self._tokenizer is None:
+            from .tokenize import default_tokenizer
+
+            self._tokenizer = default_tokenizer()
+        return self._tokenizer(f"{page.entity} {page.text}")
+
+    def refresh(self, paths: Iterable[str]) -> None:
+        """Re-reads the pages at `paths` (relative to the wiki folder; written, re-rendered or deleted by a write-back)
+        and replaces their rows of the ranker; the other pages are neither re-read nor re-tokenised."""
+        with self._building:
+            view = self._view
+            if view is None:               # nothing read yet: the first reader reads the folder as it is now
+                return
+            pages = {p.path: p for p in view.pages.values()}
+            changed: dict[str, Optional[Page]] = {}
+            for rel in dict.fromkeys(paths):
+                old, new = pages.pop(rel, None), read_page(self.dir, self.dir / rel)
+                if new is not None:
+                    pages[rel] = new
+                if old is not None:
+                    changed[old.entity] = None
+                if new is not None:
+                    changed[new.entity] = new
+            names, by_entity = indexed([pages[rel] for rel in sorted(pages)])
+            search = view.search
+            if search is not None:
+                order, index = search
+                for entity, page in changed.items():
+                    at = bisect.bisect_left(order, entity)
+                    held = at < len(order) and order[at] == entity
+                    if page is None and not held:
+                        continue
+                    index = index.spliced(at, at + held, [] if page is None else [self._tokens(page)])
+                    order = order[:at] + ([] if page is None else [entity]) + order[at + held:]
+                search = (order, index)
+            self._view = View(names, by_entity, search)
