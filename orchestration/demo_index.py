@@ -127,7 +127,7 @@ def regenerate(progress: bool = True) -> list[Path]:
     with tempfile.TemporaryDirectory() as scratch:
         built = build_demo(Path(scratch), progress=progress)
         shutil.rmtree(PREBUILT, ignore_errors=True)
-        shutil.copytree(built, PREBUILT, ignore=shutil.ignore_patterns("*.lock"))
+        shutil.copytree(built, PREBUILT, ignore=shutil.ignore_patterns("*.lock", "wiki.g*"))   # the current wiki, as a folder
     written = [PREBUILT]
     for name in SHIPPED:
         profile = profile_named(name)

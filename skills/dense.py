@@ -5,7 +5,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 
-from lambdarag import Context, User, tool
+from lambdarag import Context, Count, User, tool
 from .store.records import Candidates, CandidatesOut, RankedList, RetrievalPlan, Variant
 from lambdarag.errors import ProviderError
 
