@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from domain_data import LANGS, flat  # noqa: E402
-from routing_data import MARITIME, TYPES, record_problems  # noqa: E402,F401  (TYPES: the question types)
+from domain_data import flat, labelled_problems  # noqa: E402
+from routing_data import MARITIME, TYPES  # noqa: E402,F401  (TYPES: the question types)
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "bench" / "data" / "answers"
@@ -65,9 +65,7 @@ def problems(records: list[dict], folder: Path) -> list[str]:
     seen: set[str] = set()
     for r in records:
         where = f"{r.get('qid')}: "
-        out += record_problems(r, seen)
-        if r.get("lang") not in LANGS:
-            out.append(where + f"lang {r.get('lang')!r} is not one of {LANGS}")
+        out += labelled_problems(r, seen)
         relevant, evidence = r.get("relevant", []), r.get("evidence", [])
         if not relevant or not evidence:
             out.append(where + "needs relevant files and evidence")

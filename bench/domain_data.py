@@ -43,15 +43,19 @@ def flat(text: str) -> str:
     return re.sub(r"\s+", " ", text)
 
 
+def labelled_problems(r: dict, seen: set) -> list[str]:
+    """Returns what is wrong with one labelled record of a documentation corpus: the routing checks and its `lang`."""
+    wrong_lang = [] if r.get("lang") in LANGS else [f"{r.get('qid')}: lang {r.get('lang')!r} is not one of {LANGS}"]
+    return record_problems(r, seen) + wrong_lang
+
+
 def problems(records: list[dict], files: set[str], folder: Path | None = None) -> list[str]:
     """Returns what is wrong with the records against a corpus's file names (and its text, given its folder)."""
     out: list[str] = []
     seen: set[str] = set()
     for r in records:
         where = f"{r.get('qid')}: "
-        out += record_problems(r, seen)
-        if r.get("lang") not in LANGS:
-            out.append(where + f"lang {r.get('lang')!r} is not one of {LANGS}")
+        out += labelled_problems(r, seen)
         relevant, evidence = r.get("relevant", []), r.get("evidence", {})
         if not relevant:
             out.append(where + "no relevant file")
