@@ -32,17 +32,25 @@ __all__ = list(_EXPORTS)
 __version__ = "0.7.0"
 
 if TYPE_CHECKING:   # what __getattr__ returns, for type checkers (`mypy --strict` on a user's script)
-    from .combinators import Guard, If, Map, Merge, Named, Par, Route, appended
-    from .cost import CostModel
-    from .declare import Count, Positive
-    from .lam import Lam, Prompt, Reply
-    from .orchestration.result import SearchResult
-    from .orchestration.search_unified import asearch, asearch_stream, search, search_stream
-    from .runtime import Context
-    from .state import INITIAL_FIELDS, Message, Scope, State, User, Verdict, extra_field
-    from .term import Compose, Identity, Term, run
-    from .tool import Tool, tool
-    from .trace import Span, Trace
+    from .combinators import (
+        Guard as Guard, If as If, Map as Map, Merge as Merge, Named as Named, Par as Par, Route as Route,
+        appended as appended,
+    )
+    from .cost import CostModel as CostModel
+    from .declare import Count as Count, Positive as Positive
+    from .lam import Lam as Lam, Prompt as Prompt, Reply as Reply
+    from .orchestration.result import SearchResult as SearchResult
+    from .orchestration.search_unified import (
+        asearch as asearch, asearch_stream as asearch_stream, search as search, search_stream as search_stream,
+    )
+    from .runtime import Context as Context
+    from .state import (
+        INITIAL_FIELDS as INITIAL_FIELDS, Message as Message, Scope as Scope, State as State, User as User,
+        Verdict as Verdict, extra_field as extra_field,
+    )
+    from .term import Compose as Compose, Identity as Identity, Term as Term, run as run
+    from .tool import Tool as Tool, tool as tool
+    from .trace import Span as Span, Trace as Trace
 
 
 def __getattr__(name: str) -> Any:
@@ -50,7 +58,7 @@ def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'lambdarag' has no attribute {name!r}")
-    value = getattr(import_module(f".{module}", __name__), name)
+    value = getattr(import_module(module if module.startswith(f"{__name__}.") else f"{__name__}.{module}"), name)
     globals()[name] = value
     return value
 
