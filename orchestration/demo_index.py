@@ -97,6 +97,10 @@ def build_demo(home: Path, reuse: Path = PREBUILT, progress: bool = False) -> Pa
         out = home / "demo"
         shutil.rmtree(out / "index" / "vector-cache", ignore_errors=True)
         compile_wiki(corpus, out / "wiki", progress=progress)
+        if (out / "wiki").is_symlink():   # a compile publishes a generation; what ships is that one, as the folder
+            current = (out / "wiki").resolve()
+            (out / "wiki").unlink()
+            current.rename(out / "wiki")
         for lock in out.rglob("*.lock"):
             lock.unlink()
         write_replace(out / ABOUT, json.dumps({"model": model_fingerprint(embedder), "domain": corpus.domain},
@@ -127,7 +131,7 @@ def regenerate(progress: bool = True) -> list[Path]:
     with tempfile.TemporaryDirectory() as scratch:
         built = build_demo(Path(scratch), progress=progress)
         shutil.rmtree(PREBUILT, ignore_errors=True)
-        shutil.copytree(built, PREBUILT, ignore=shutil.ignore_patterns("*.lock", "wiki.g*"))   # the current wiki, as a folder
+        shutil.copytree(built, PREBUILT, ignore=shutil.ignore_patterns("*.lock"))
     written = [PREBUILT]
     for name in SHIPPED:
         profile = profile_named(name)
