@@ -19,7 +19,8 @@ from pydantic import Field
 from lambdarag import Lam, Reply, State, Term, Tool, Verdict
 from lambdarag.stream import Attempt, Retract, live_text
 
-from .context import FENCE_NOTE, MARKER, cited, claims, citable, resolve
+from .context import FENCE_NOTE, MARKER, cited, claims, citable, resolving
+from .evidence import normalised
 from .generate import REFUSAL
 from .phrasing import EN
 from .registry import skill
@@ -71,12 +72,22 @@ def supports(claim: str, hit: Hit, threshold: float = SUPPORT) -> bool:
                for p in parts)
 
 
+def quotes(claim: str, hit: Hit) -> bool:
+    """Returns whether a claim (or what follows its label, 「title」：…) is a verbatim quote of the chunk, compared
+    normalised (`evidence.normalised`: case, whitespace, punctuation and link targets aside); a chunk holding
+    instruction-like text is quoted by nothing."""
+    text = normalised(hit.text)
+    parts = [claim] + [claim.split(sep, 1)[1] for sep in ("：", ": ") if sep in claim]
+    return not flagged(hit) and any(len(normalised(p)) >= 4 and normalised(p) in text for p in parts)
+
+
 def status_of(claim: str, m: re.Match[str], hits: Sequence[Hit], threshold: float = SUPPORT) -> Status:
-    """Returns the deterministic status of one citation marker of a claim."""
-    hit = resolve(m.group(1), m.group(2) or "", hits)
-    if hit is None:
+    """Returns the deterministic status of one citation marker of a claim: supported when a chunk the marker
+    names quotes it verbatim or covers it (`supports`)."""
+    named = resolving(m.group(1), m.group(2) or "", hits)
+    if not named:
         return "missing"
-    return "supported" if supports(claim, hit, threshold) else "unsupported"
+    return "supported" if any(quotes(claim, h) or supports(claim, h, threshold) for h in named) else "unsupported"
 
 
 def check_overlap(state: State, threshold: float = SUPPORT) -> Verdict:
