@@ -26,7 +26,8 @@ import numpy as np
 from .store.bm25 import Bm25Index
 from .store.records import Hit
 from .store.tokenize import Tokenizer, default_tokenizer, language_of
-from .sentences import split_sentences
+from .coverage import THRESHOLD, SubQuestion, coverage
+from .sentences import covered, keywords, split_sentences
 
 WEIGHTS = {"bm25": 0.45, "dense": 0.45, "heading": 0.10}
 """How the scaled signals mix (the dev questions' choice: see docs/answers.md)."""
@@ -321,11 +322,13 @@ AMOUNT_BONUS = 0.1
 
 @dataclass(frozen=True)
 class Scored:
-    """A candidate with its score for the question and the share of the question's words it holds whole."""
+    """A candidate with its score for the question and the share of the question's weighted words it covers
+    (`cover`, a part of a Chinese word counting a little) and holds whole (`held`)."""
 
     candidate: Candidate
     score: float
     cover: float
+    held: float
 
     @property
     def text(self) -> str:
@@ -339,8 +342,6 @@ class Scored:
 def ranked(query: str, hits: Sequence[Hit], profile: Any, ctx: Any = None,
            rejected: frozenset[str] = frozenset()) -> list[Scored]:
     """Returns the candidates of `hits` (none the check rejected) scored for the question, best first."""
-    from .generate import SubQuestion, coverage   # the word-coverage measure the refusal floor is set in
-    from .sentences import keywords
 
     found = [c for c in candidates(hits, profile) if c.text.rstrip("；;，,") not in rejected]
     if not found:
@@ -349,8 +350,9 @@ def ranked(query: str, hits: Sequence[Hit], profile: Any, ctx: Any = None,
     if ASKS_AMOUNT.search(query):
         scores = scores + AMOUNT_BONUS * np.array([bool(AMOUNT.search(c.text)) for c in found])
     whole = SubQuestion(query, tuple((w, 1.0) for w in keywords(query)))
-    covers = coverage(whole, [(c.text, c.hit, c.rank) for c in found], partial=False)
-    out = [Scored(c, float(s), cover) for c, s, cover in zip(found, scores, covers)]
+    units = [(c.text, c.hit, c.rank) for c in found]
+    out = [Scored(c, float(s), cover, held) for c, s, cover, held
+           in zip(found, scores, coverage(whole, units), coverage(whole, units, partial=False))]
     return sorted(out, key=lambda s: -s.score)
 
 
@@ -362,6 +364,36 @@ def naming(ranking: Sequence[Scored], name: str) -> list[Scored]:
 
 SECOND = 0.85
 """Share of the best score a second unit needs to join a fact answer."""
+
+
+_PARTS = re.compile(r"[？?；;。！!]")
+_CONJUNCTS = re.compile(r"以及|和|与|及|、|跟|同|\b(?:and|or|versus|vs)\b", re.I)
+
+
+def parts(query: str) -> list[str]:
+    """Returns the parts of a question asked together (separate questions, conjuncts with two topic words or
+    more each: 海上货物运输的…时效和航次租船合同的…时效), or the question alone."""
+
+    out: list[str] = []
+    for question in filter(None, (q.strip(" ，,") for q in _PARTS.split(query))):
+        pieces = [p for p in _CONJUNCTS.split(question) if len(keywords(p)) >= 2]
+        out += pieces if len(pieces) >= 2 else [question]
+    return out if len(out) >= 2 else [query]
+
+
+def answering(part: str, query: str, ranking: Sequence[Scored], used: Sequence[Scored] = ()) -> Optional[Scored]:
+    """Returns the best-scored unit not yet `used` among those holding most of one part's words (its own twice,
+    the rest of the question's once), or None when none holds `coverage.THRESHOLD` of them."""
+
+    own = keywords(part)
+    sub = SubQuestion(part, tuple((w, 2.0 if w in own else 1.0) for w in dict.fromkeys([*own, *keywords(query)])))
+    fresh = [s for s in ranking if s not in used]
+    # the hit's rank breaks ties, as it did when this measure alone chose the units
+    covers = [c + 0.01 / (s.candidate.rank + 1) for s, c in zip(fresh, coverage(sub, [(s.text, s.hit, 0) for s in fresh]))]
+    top = max(covers, default=0.0)
+    if top < THRESHOLD:
+        return None
+    return next(s for s, c in zip(fresh, covers) if c >= 0.9 * top)
 
 
 def fact(ranking: Sequence[Scored]) -> list[Scored]:
@@ -378,7 +410,6 @@ def diverse(ranking: Sequence[Scored], limit: int = 6, floor: float = 0.6, balan
     Each pick maximises ``balance · score − (1 − balance) · likeness`` to what is picked (character-bigram
     overlap); a unit scoring under `floor` of the best is never taken, so a short list is never padded.
     """
-    from .sentences import covered
 
     if not ranking:
         return []

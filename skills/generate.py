@@ -8,9 +8,6 @@ amounts are exactly those of the sources.
 """
 from __future__ import annotations
 
-import math
-import re
-from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from pydantic import Field
@@ -19,62 +16,17 @@ from lambdarag import Lam, Reply, State, Term, Tool
 from .store.records import Hit
 from lambdarag.errors import InvalidOutput
 
-from .evidence import Scored, ranked, shaped
+from .coverage import THRESHOLD
+from .evidence import Scored, answering, parts, ranked, shaped
 from .context import FENCE_NOTE, assemble_context, cited, citable, drop_markers, marker
 from .layouts import laid_out
 from .phrasing import ZH, phrases
 from .profile import profile_of
 from .registry import skill
-from .sentences import english_stem_in
 from .store.instructions import flagged
 
 REFUSAL = ZH["refusal"]
 """The Chinese refusal (skills.phrasing has the English one)."""
-THRESHOLD = 0.4
-"""Share of a (sub-)question's weighted words a sentence must cover to answer it."""
-
-
-@dataclass(frozen=True)
-class SubQuestion:
-    """One part of a question: a label and the words it is about (weighted)."""
-
-    label: str
-    focus: tuple[tuple[str, float], ...]
-
-
-def _weights(sub: SubQuestion, sentences: Sequence[tuple[str, Hit, int]]) -> dict[str, float]:
-    n = len(sentences)
-    out = {}
-    for word, weight in sub.focus:
-        df = sum(word in s.lower() for s, _, _ in sentences)
-        out[word] = weight * (1.0 + math.log((n + 1) / (df + 1)))
-    return out
-
-
-def word_share(word: str, sentence: str) -> float:
-    """Returns 1 when the sentence contains the word (letters in any case), else half the share of its
-    characters it contains; an English word counts only whole, in any inflection (gives → given).
-
-    Chinese paraphrase often keeps one character of a word (权力 → 有权), so a
-    partial match counts a little instead of nothing.
-    """
-    sentence = sentence.lower()
-    if word in sentence:
-        return 1.0
-    if word.isascii() and word.isalpha():
-        return 1.0 if english_stem_in(word, sentence) else 0.0
-    return 0.5 * sum(c in sentence for c in word) / len(word)
-
-
-def coverage(sub: SubQuestion, sentences: Sequence[tuple[str, Hit, int]], partial: bool = True) -> list[float]:
-    """Returns, per sentence, the share of the sub-question's weighted words it holds (`word_share`; with
-    `partial` false a word counts only when held whole, in any inflection)."""
-    weights = _weights(sub, sentences)
-    total = sum(weights.values()) or 1.0
-    return [sum(w * share for w, share in ((w, word_share(word, s)) for word, w in weights.items())
-                if partial or share == 1.0) / total for s, _, _ in sentences]
-
-
 def context_text(hits: Sequence[Hit]) -> str:
     """Returns the text and titles of the context hits, lower-cased: what a missing thing is looked for in."""
     return "".join(h.text + h.title for h in hits).lower()
@@ -89,9 +41,9 @@ def extractive_answer(state: State, ctx: Any) -> dict[str, Any]:
     """Returns an extractive, cited answer from the context hits, or a refusal when nothing retrieved is about
     the question; either names only what the profile counts as missing (`CorpusProfile.missing_things`).
 
-    The units quoted are chosen by `skills.evidence` (scored against the question, shaped by its type); the
-    answer refuses only when no unit holds at least the profile's `answer_floor` of the question's words, or
-    when a named thing is missing and no unit holds `THRESHOLD` of them. After a failed check (a `Guard`
+    The units quoted are chosen by `skills.evidence` (scored against the question, shaped by its type; a
+    question in parts gets a unit per part). It refuses only when no unit covers `THRESHOLD` of the question's
+    words (or of a part's) and either a named thing is missing or none holds the profile's `answer_floor`. After a failed check (a `Guard`
     retry) the sentences the verdict rejected are not quoted again; a hit holding instruction-like text
     (`store.instructions`) is never quoted.
     """
@@ -108,15 +60,21 @@ def extractive_answer(state: State, ctx: Any) -> dict[str, Any]:
     p = profile.phrasing(query)
     text = context_text(hits)
     gaps = profile.missing_things(query, text)  # never name as missing what the evidence contains
-    cover = max((s.cover for s in ranking), default=0.0)
-    if cover < profile.answer_floor or (gaps and cover < THRESHOLD):
+    asked = parts(query)
+    found: list = []
+    for part in asked if len(asked) >= 2 else ():
+        found.append(answering(part, query, ranking, [f for f in found if f is not None]))
+    relevant = [s for s in ranking if s.cover >= THRESHOLD or s.held >= profile.answer_floor]
+    if not any(found) and not any(s.cover >= THRESHOLD for s in relevant) and (gaps or not relevant):
         lack = p["lacking"].format(words=p["separator"].join(gaps)) if gaps else p["no_passage"]
         return {"answer": f"{p['refusal']}{p['end']}{lack}", "citations": ()}
-    chosen = shaped(state.query_type, [s for s in ranking if s.cover >= profile.answer_floor],
-                    profile.query_entities(query))
+    chosen = [s for s in found if s is not None][:3] or \
+        shaped(state.query_type, relevant, profile.query_entities(query))
     answer = p["according"] + "\n" + "\n".join(quoted(chosen, p))
-    if gaps:  # only what the evidence really lacks, never a word it contains
-        answer += "\n" + p["not_found"].format(words=p["separator"].join(gaps))
+    # a part no unit answers: what it names that the evidence lacks (never a word the evidence contains)
+    absent = [w for part, got in zip(asked, found) if got is None for w in profile.missing_things(part, text)]
+    if absent:
+        answer += "\n" + p["not_found"].format(words=p["separator"].join(dict.fromkeys(absent)))
     citations, _ = cited(answer, hits)
     return {"answer": answer, "citations": citations}
 

@@ -255,7 +255,7 @@ class CorpusProfile:
 
     answer_floor = 0.2
     """Share of a question's weighted words the best retrieved sentence must cover for the offline answer to quote
-    it when no sentence covers enough of any one part (skills.generate.THRESHOLD); below it nothing retrieved is
+    it when no sentence covers enough of any one part (skills.coverage.THRESHOLD); below it nothing retrieved is
     about the question, and the answer refuses. A profile at or above THRESHOLD never answers from partial support."""
 
     def missing_things(self, query: str, context: str) -> list[str]:
