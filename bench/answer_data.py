@@ -17,13 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from domain_data import flat  # noqa: E402
+from domain_data import LANGS, flat  # noqa: E402
 from routing_data import MARITIME, TYPES, record_problems  # noqa: E402,F401  (TYPES: the question types)
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "bench" / "data" / "answers"
 HALVES = ("dev", "test")
-LANGS = ("en", "zh")
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,8 @@ def test_a_refusal_is_false_only_when_a_top_five_hit_holds_the_evidence():
     assert first["refused"] and first["false_refusal"] and first["evidence_in_top5"]
     sixth = score(q, EN_REFUSAL, [], [*other, hit])
     assert sixth["refused"] and not sixth["false_refusal"] and sixth["evidence_in_top8"]
+    uncited = score(q, "Not found in the documents: readable.", [], [hit])
+    assert uncited["refused"] and uncited["false_refusal"]
     cited = score(q, "- -h, --human-readable print sizes in powers of 1024[source: df.md#Options]",
                   [{"source": "df.md"}], [hit])
     assert cited["evidence"] and not cited["refused"] and not cited["false_refusal"]
