@@ -133,7 +133,7 @@ def units(hit: Hit, profile: Any) -> list[tuple[str, str, str]]:
     """
     out: list[tuple[str, str, str]] = []
     path = [hit.section] if hit.section else []
-    blocks: list[list] = []       # [kind, heading path, lines]
+    blocks: list[list] = []       # [kind, heading path, lines, indentation of the first]
     fenced, open_block = False, None
     lines = hit.text.splitlines()
     for i, raw in enumerate(lines):
@@ -143,7 +143,7 @@ def units(hit: Hit, profile: Any) -> list[tuple[str, str, str]]:
             continue
         if fenced:
             if _COMMAND.match(raw):
-                blocks.append(["command", " / ".join(path), [line]])
+                blocks.append(["command", " / ".join(path), [line], 0])
             continue
         heading = _HEADING.match(raw)
         if heading or (line and profile.is_heading(line)):
@@ -155,17 +155,19 @@ def units(hit: Hit, profile: Any) -> list[tuple[str, str, str]]:
         if line.startswith("|"):
             following = lines[i + 1].strip() if i + 1 < len(lines) else ""
             if not _TABLE_RULE.match(line.strip("|").strip()) and not _TABLE_RULE.match(following.strip("|").strip()):
-                blocks.append(["row", " / ".join(path), [_row(line)]])    # not a rule, not the header above one
+                blocks.append(["row", " / ".join(path), [_row(line)], 0])    # not a rule, not the header above one
             open_block = None
             continue
         bare = _ITEM.sub("", line)
         kind = "option" if _OPTIONS.match(bare) else "item" if _ITEM.match(line) else None
-        if kind is None and open_block is not None and continues(open_block, line):
-            open_block[2].append(line)
+        indent = len(raw) - len(raw.lstrip())
+        if open_block is not None and (continues(open_block, line) if kind is None else
+                                       kind == "item" and defines(open_block, indent)):
+            open_block[2].append(line if kind is None else bare)
             continue
-        open_block = [kind or "sentence", " / ".join(path), [bare if kind == "option" else line]]
+        open_block = [kind or "sentence", " / ".join(path), [bare if kind == "option" else line], indent]
         blocks.append(open_block)
-    for kind, heading, block in blocks:
+    for kind, heading, block, *_ in blocks:
         if kind == "option":
             option = _OPTIONS.match(block[0])
             said = " ".join([block[0][option.end():].strip(" :\t"), *block[1:]]).strip()
@@ -181,10 +183,18 @@ def units(hit: Hit, profile: Any) -> list[tuple[str, str, str]]:
 _ENDED = re.compile(r"[.。!?！？;；:：)）]\s*$")
 
 
+def defines(block: list, indent: int) -> bool:
+    """Returns whether a list item indented under the open block is the definition of the term that block
+    holds alone ("Pre-Depends" above "This is like Depends, except…"): one unit, so the term names it."""
+    kind, _, lines, above = block
+    return kind == "item" and len(lines) == 1 and indent > above and not _ENDED.search(lines[0]) \
+        and len(_ITEM.sub("", lines[0]).split()) <= 4
+
+
 def continues(block: list, line: str) -> bool:
     """Returns whether `line` carries on the open block (hard-wrapped text): an option's description while it
     has none or in lower case; other text after a line that ends no sentence, or in lower case."""
-    kind, _, lines = block
+    kind, _, lines, _ = block
     lower = line[:1].islower() and line[:1].isascii()
     if kind == "option":
         return lower or (len(lines) == 1 and _OPTIONS.match(lines[0]).end() >= len(lines[0].rstrip()))

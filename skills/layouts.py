@@ -24,6 +24,10 @@ from .edges import asked_relations
 from .evidence import Scored, diverse, naming
 from .profile import CorpusProfile
 from .sentences import STOPWORDS, covered, keywords, proper_nouns
+from .store.tokenize import language_of
+
+
+_LATIN = re.compile(r"(?<![\w./+-])[A-Za-z][\w.+/-]*[\w+](?![\w./+-])")
 
 
 def label(title: str) -> str:
@@ -77,7 +81,8 @@ def compared(state: State, hits: Sequence[Hit], profile: CorpusProfile, ranking:
     if len(sides) >= 2:
         return [(s.title, [r for r in ranking if r.hit.source == s.source]) for s in sides[:2]], True
     query = state.original_query
-    named = [e for e in [*profile.query_entities(query), *proper_nouns(query)] if e in query and e not in STOPWORDS]
+    latin = _LATIN.findall(query) if language_of(query) == "zh" else proper_nouns(query)  # a Chinese question's Latin words are names
+    named = [e for e in [*profile.query_entities(query), *latin] if e in query and e not in STOPWORDS]
     named += [e for e in state.entities if e in query and len(e) >= 3 and e not in STOPWORDS]
     # a name inside another (Pre in Pre-Depends) is no side unless the question also says it on its own (Depends)
     named = [e for e in dict.fromkeys(named)

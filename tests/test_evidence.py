@@ -119,3 +119,14 @@ def test_a_verbatim_quote_survives_the_check_whichever_chunk_of_its_file_it_come
     assert verdict.passed, verdict.details
     kept, removed = pruned(State.of("q", hits=hits, answer=text))
     assert removed == () and sentence in kept
+
+
+def test_a_term_and_its_indented_definition_are_one_unit():
+    from skills.store.records import Hit
+
+    text = ('- "Depends"\n  - This declares an absolute dependency.\n- "Pre-Depends"\n'
+            '  - This is like Depends, except that it requires completed installation of the listed packages in advance.')
+    units = [c.text for c in candidates((Hit(chunk_id="d", text=text, source="d.md"),), GENERIC)]
+    assert units == ['"Depends" This declares an absolute dependency.',
+                     '"Pre-Depends" This is like Depends, except that it requires completed installation of the '
+                     'listed packages in advance.']
