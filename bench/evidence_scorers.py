@@ -39,33 +39,33 @@ MIXES = {"bm25": {"bm25": 1.0}, "bm25+heading": {"bm25": 0.8, "heading": 0.2}, "
          "bm25-heavy": {"bm25": 0.6, "dense": 0.3, "heading": 0.1}, "dense-heavy": {"bm25": 0.3, "dense": 0.5, "heading": 0.2}}
 
 
+SEEN: dict = {}
+"""What the answer term saw last: its candidate units and their signals (`keep` writes it)."""
+ANSWER = generate.extractive_answer
+
+
+def keep(state, ctx):
+    """Returns the offline answer, keeping the context's units and their signals in SEEN first."""
+    profile = profile_of(ctx)
+    found = evidence.candidates(citable(state), profile)
+    SEEN.update(found=found, parts=evidence.signals(state.original_query, found, ctx, profile=profile))
+    return ANSWER(state, ctx)
+
+
 def rankings(corpus: str, index: str, cfg) -> list[dict]:
-    """Returns, per dev question, its evidence and each mix's first two units."""
-    seen: dict = {}
-    answer = generate.extractive_answer
-
-    def keep(state, ctx):
-        profile = profile_of(ctx)
-        found = evidence.candidates(tuple(h for h in citable(state)), profile)
-        seen.update(found=found, parts=evidence.signals(state.original_query, found, ctx, profile=profile))
-        return answer(state, ctx)
-
-    generate.extractive_answer = keep
+    """Returns, per dev question, whether its candidates hold an evidence sentence and each mix's first two do."""
     out = []
-    try:
-        for q in load(corpus, "dev"):
-            seen.clear()
-            search(q["query"], index=index, config=cfg)
-            found, parts = seen.get("found", []), seen.get("parts", {})
-            row = {"qid": q["qid"], "type": q["type"], "pool": any(holds(c.text, q["evidence"]) for c in found)}
-            for name, weights in MIXES.items():
-                order = np.argsort(-evidence.mixed(found, parts, weights), kind="stable") if found else []
-                top = [found[i].text for i in order[:2]]
-                row[name] = {"@1": any(holds(t, q["evidence"]) for t in top[:1]),
-                             "@2": any(holds(t, q["evidence"]) for t in top)}
-            out.append(row)
-    finally:
-        generate.extractive_answer = answer
+    for q in load(corpus, "dev"):
+        SEEN.clear()
+        search(q["query"], index=index, config=cfg)
+        found, parts = SEEN.get("found", []), SEEN.get("parts", {})
+        row = {"qid": q["qid"], "type": q["type"], "pool": any(holds(c.text, q["evidence"]) for c in found)}
+        for name, weights in MIXES.items():
+            order = np.argsort(-evidence.mixed(found, parts, weights), kind="stable") if found else []
+            top = [found[i].text for i in order[:2]]
+            row[name] = {"@1": any(holds(t, q["evidence"]) for t in top[:1]),
+                         "@2": any(holds(t, q["evidence"]) for t in top)}
+        out.append(row)
     return out
 
 
@@ -80,6 +80,7 @@ if __name__ == "__main__":
     ap.add_argument("--corpora", default="reference-en,reference-zh-cn,handbook-en")
     args = ap.parse_args()
     cfg = load_config(None)
+    generate.extractive_answer = keep   # before any pipeline is built: every answer term calls it
     result: dict = {"mixes": MIXES, "half": "dev", "corpora": {}}
     for corpus in args.corpora.split(","):
         rows = rankings(corpus, answer_sets()[corpus].index, cfg)
