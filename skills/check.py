@@ -40,8 +40,10 @@ def detail(status: str, cite: str, claim: str) -> str:
 
 
 def exempt(claim: str) -> bool:
-    """Returns whether a claim states nothing to check: a refusal, a lead-in, or a 相同/不同 line comparing the
-    cited lines above it (each checked on its own)."""
+    """Returns whether a claim states nothing to check: a refusal, a lead-in, a 相同/不同 line comparing the
+    cited lines above it (each checked on its own), or punctuation alone."""
+    if not re.search(r"[^\W_]", claim):
+        return True     # punctuation alone (the "）" after a quoted sentence's 。) states nothing
     return REFUSAL in claim or EN["refusal"] in claim or claim.startswith(
         ("根据现有资料：", "以下方面", "缺少", "相同：", "不同：", EN["according"], "Not found in", "Same:", "Different:"))
 

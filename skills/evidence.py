@@ -58,7 +58,7 @@ SYNOPSIS = re.compile(
 """A usage line: "Usage: …", or a command followed only by bracketed or upper-case placeholders (df [OPTION]… [FILE]…)."""
 _REFERENCE = re.compile(
     r"(?:\b(?:see(?:\s+also)?|refer\s+to|read|consult|described\s+in)\b|参见|参阅|请参见|请参阅|请阅读|阅读|详见|见)"
-    r"\s*(?:the\s+|下方的|上方的|下面的|上面的)?\s*(?=[\[“\"'「《『`]|第\s*\d|[\w.-]+\(\d\w*\)|(?:section|chapter)\s)", re.I)
+    r"\s*(?:the\s+|下方的|上方的|下面的|上面的)?\s*(?=[\[“\"'「『`]|第\s*\d|[\w.-]+\(\d\w*\)|(?:section|chapter)\s)", re.I)
 """A pointer elsewhere: a see/参见 verb before a link, a quoted title, a section number or a man page (git(1))."""
 _CAPTION = re.compile(r"^\s*(?:table|figure|example|表|图|例)\s*\d+(?:\.\d+)*[.．:：]?\s", re.I)
 _QUESTION = re.compile(r"[?？][」』”\"']?\s*$")
@@ -82,7 +82,7 @@ def normalised(text: str) -> str:
     return re.sub(r"[\W_]+", "", text)
 
 
-_TARGET = re.compile(r"\[[^\]]*\](?:\([^)]*\))?|[“\"'「《『][^”\"'」》』]*[”\"'」》』]?|第\s*[\d.]+\s*[节章]"
+_TARGET = re.compile(r"\[[^\]]*\](?:\([^)]*\))?|[“\"'「『][^”\"'」』]*[”\"'」』]?|第\s*[\d.]+\s*[节章]"
                      r"|[\w.-]+\(\d\w*\)|(?i:section|chapter)\s+[\d.]+")
 _FOR_MORE = re.compile(r"(?i:for\s+(?:more|further|details|information)|more\s+(?:information|details))"
                        r"|以获得|以获取|了解更多|更多信息|更多细节|详细信息")
@@ -201,11 +201,16 @@ def continues(block: list, line: str) -> bool:
     return lower or not _ENDED.search(lines[-1])
 
 
+_ZH_END = re.compile(r"(?<=[。！？；])")
+
+
 def sentences_of(line: str) -> list[str]:
     """Returns the sentences of a line, never cut inside a markdown link ([第 7.9 节 “…是什么意思？”](….md))."""
     links = _LINK.findall(line)
     masked = _LINK.sub(lambda m: f"\x00{links.index(m.group(0))}\x00", line)
-    return [re.sub(r"\x00(\d+)\x00", lambda m: links[int(m.group(1))], s) for s in split_sentences(masked)]
+    # a Chinese sentence end ends a sentence even in a line the language test calls English (many paths and names)
+    pieces = [p.strip() for s in split_sentences(masked) for p in _ZH_END.split(s) if p.strip()]
+    return [re.sub(r"\x00(\d+)\x00", lambda m: links[int(m.group(1))], p) for p in pieces]
 
 
 def candidates(hits: Sequence[Hit], profile: Any) -> list[Candidate]:

@@ -130,3 +130,14 @@ def test_a_term_and_its_indented_definition_are_one_unit():
     assert units == ['"Depends" This declares an absolute dependency.',
                      '"Pre-Depends" This is like Depends, except that it requires completed installation of the '
                      'listed packages in advance.']
+
+
+def test_a_quoted_row_ending_in_a_closing_bracket_survives_the_check():
+    from skills.store.records import Hit
+
+    row = "| 它们被设置到“/usr/bin/editor”。（在历史上，“$EDITOR”是“ed”，“$VISUAL”是“vi”。） |"
+    hit = Hit(chunk_id="e#t", text=row, source="e.md", section="t")
+    quote = candidates((hit,), GENERIC)[0].text
+    text = f"根据现有资料：\n- {quote}[来源: e.md#t]"
+    assert check_answer(text, (hit,)).passed
+    assert pruned(State.of("q", hits=(hit,), answer=text))[1] == ()
