@@ -252,9 +252,7 @@ def bm25_scores(query: Sequence[str], texts: Sequence[Sequence[str]]) -> np.ndar
     """Returns the BM25 score of each token list for the query tokens, the token lists being the corpus."""
     if not texts or not query:
         return np.zeros(len(texts))
-    index = Bm25Index()
-    index.add([list(t) or ["\0"] for t in texts])
-    return np.asarray(index.scores(list(query)), dtype=float)
+    return np.asarray(Bm25Index.of([list(t) or ["\0"] for t in texts]).scores(list(query)), dtype=float)
 
 
 def scaled(values: np.ndarray) -> np.ndarray:

@@ -141,3 +141,15 @@ def test_a_quoted_row_ending_in_a_closing_bracket_survives_the_check():
     text = f"根据现有资料：\n- {quote}[来源: e.md#t]"
     assert check_answer(text, (hit,)).passed
     assert pruned(State.of("q", hits=(hit,), answer=text))[1] == ()
+
+
+def test_the_throwaway_bm25_of_an_answers_units_scores_as_the_index_does():
+    import numpy as np
+
+    from skills.store.bm25 import Bm25Index
+
+    docs = [["df", "human", "readabl", "df"], ["synopsi", "option"], ["human", "size", "power", "1024"], ["\0"]]
+    built = Bm25Index()
+    built.add(docs)
+    for query in (["human"], ["df", "size"], ["option", "option", "absent"]):
+        assert np.array_equal(Bm25Index.of(docs).scores(query), built.scores(query))
