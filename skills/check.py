@@ -19,7 +19,8 @@ from pydantic import Field
 from lambdarag import Lam, Reply, State, Term, Tool, Verdict
 from lambdarag.stream import Attempt, Retract, live_text
 
-from .context import MARKER, cited, claims, citable, resolve
+from .context import MARKER, cited, claims, citable, resolve, resolving
+from .evidence import normalised
 from .generate import REFUSAL
 from .phrasing import EN
 from .prompts import ProfilePrompt
@@ -40,8 +41,10 @@ def detail(status: str, cite: str, claim: str) -> str:
 
 
 def exempt(claim: str) -> bool:
-    """Returns whether a claim states nothing to check: a refusal, a lead-in, or a 相同/不同 line comparing the
-    cited lines above it (each checked on its own)."""
+    """Returns whether a claim states nothing to check: a refusal, a lead-in, a 相同/不同 line comparing the
+    cited lines above it (each checked on its own), or punctuation alone."""
+    if not re.search(r"[^\W_]", claim):
+        return True     # punctuation alone (the "）" after a quoted sentence's 。) states nothing
     return REFUSAL in claim or EN["refusal"] in claim or claim.startswith(
         ("根据现有资料：", "以下方面", "缺少", "相同：", "不同：", EN["according"], "Not found in", "Same:", "Different:"))
 
@@ -72,12 +75,22 @@ def supports(claim: str, hit: Hit, threshold: float = SUPPORT) -> bool:
                for p in parts)
 
 
+def quotes(claim: str, hit: Hit) -> bool:
+    """Returns whether a claim (or what follows its label, 「title」：…) is a verbatim quote of the chunk, compared
+    normalised (`evidence.normalised`: case, whitespace, punctuation and link targets aside); a chunk holding
+    instruction-like text is quoted by nothing."""
+    text = normalised(hit.text)
+    parts = [claim] + [claim.split(sep, 1)[1] for sep in ("：", ": ") if sep in claim]
+    return not flagged(hit) and any(len(normalised(p)) >= 4 and normalised(p) in text for p in parts)
+
+
 def status_of(claim: str, m: re.Match[str], hits: Sequence[Hit], threshold: float = SUPPORT) -> Status:
-    """Returns the deterministic status of one citation marker of a claim."""
-    hit = resolve(m.group(1), m.group(2) or "", hits)
-    if hit is None:
+    """Returns the deterministic status of one citation marker of a claim: supported when a chunk the marker
+    names quotes it verbatim or covers it (`supports`)."""
+    named = resolving(m.group(1), m.group(2) or "", hits)
+    if not named:
         return "missing"
-    return "supported" if supports(claim, hit, threshold) else "unsupported"
+    return "supported" if any(quotes(claim, h) or supports(claim, h, threshold) for h in named) else "unsupported"
 
 
 def check_overlap(state: State, threshold: float = SUPPORT) -> Verdict:

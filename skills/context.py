@@ -150,14 +150,21 @@ def resolve(source: str, section: str, hits: Sequence[Hit]) -> Optional[Hit]:
     its source path (models often shorten paths); the section must match
     exactly when the marker gives one.
     """
+    return next(iter(resolving(source, section, hits)), None)
+
+
+def resolving(source: str, section: str, hits: Sequence[Hit]) -> list[Hit]:
+    """Returns every context hit a marker names, best first (`resolve`'s test): a marker without a section names
+    each chunk of its file."""
     source, section = source.strip(), (section or "").strip()
+    out = []
     for hit in hits:
         if section and section != hit.section:
             continue
         names = (hit.source, hit.chunk_id, hit.title)
         if source in names or (len(source) >= 4 and (source in hit.source or source in hit.title)):
-            return hit
-    return None
+            out.append(hit)
+    return out
 
 
 def cited(text: str, hits: Sequence[Hit]) -> tuple[tuple[Citation, ...], tuple[str, ...]]:

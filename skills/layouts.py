@@ -1,16 +1,19 @@
 """Offline answer layouts for the multi-document question types: compare, synthesis and relation.
 
-- compare: per aspect (the corpus profile's, or what the question asks), one
-  cited line per side and a same/different statement citing both;
-- synthesis: one cited line per document, whole sentences only, none repeated;
-- relation: the edge first (A —relation→ B), then the passage that states it.
+- compare: one labelled block per named side (a document the question names, else a named thing), each with
+  its best unit and its own citation, per aspect when the profile compares on aspects (with its same/different
+  statement), then a unit that names every side when one says how they relate;
+- synthesis: up to six relevant points from distinct documents (`evidence.diverse`);
+- relation: the edge first (A —relation→ B), then the unit that states it; without an edge, the unit naming
+  both ends.
 
-Each returns None when it cannot lay out an answer (e.g. fewer than two sides),
-and the generic extractive answer is used instead. Words come from the
-profile's phrasing in the question's language (skills.phrasing).
+The units come from `evidence.ranked` (scored against the question). Each layout returns None when it cannot
+lay out an answer (e.g. fewer than two sides), and the generic extractive answer is used instead. Words come
+from the profile's phrasing in the question's language (skills.phrasing).
 """
 from __future__ import annotations
 
+import re
 from typing import Any, Mapping, Optional, Sequence
 
 from lambdarag import State
@@ -18,38 +21,32 @@ from .store.records import Hit
 
 from .context import cited, marker
 from .edges import asked_relations
+from .evidence import Scored, diverse, naming
 from .profile import CorpusProfile
-from .sentences import STOPWORDS, covered, keywords, split_sentences
-
-_ENDS = "。！？；!?;."
-
-
-def whole_sentences(hit: Hit, profile: CorpusProfile) -> list[str]:
-    """Returns the complete sentences of a hit (ending in 。！？；!?; or an English full stop), without the labels
-    the profile numbers units with."""
-    return [profile.without_label(s).strip() for s in split_sentences(hit.text)
-            if s.rstrip().endswith(tuple(_ENDS)) and len(profile.without_label(s).strip()) >= 8]
+from .sentences import STOPWORDS, covered, keywords, proper_nouns
+from .store.tokenize import language_of
 
 
-def best_sentence(hits: Sequence[Hit], words: Sequence[str], profile: CorpusProfile, cues: Sequence[str] = (),
-                  used: frozenset[str] = frozenset()) -> Optional[tuple[str, Hit, float]]:
-    """Returns the sentence of `hits` that best covers `words` and `cues`, with its hit and score."""
-    best = None
-    for rank, hit in enumerate(hits):
-        for sentence in whole_sentences(hit, profile):
-            if sentence in used:
-                continue
-            low = sentence.lower()
-            score = sum(len(w) for w in words if w.lower() in low) + sum(len(c) for c in cues if c.lower() in low)
-            score -= 0.01 * rank
-            if best is None or score > best[2]:
-                best = (sentence, hit, score)
-    return best
+_LATIN = re.compile(r"(?<![\w./+-])[A-Za-z][\w.+/-]*[\w+](?![\w./+-])")
+
+
+def label(title: str) -> str:
+    """Returns a title fit to label a quoted line: without the sentence ends (？。!) that would cut the line in
+    two where the check splits an answer into claims."""
+    return re.sub(r"\s*[。！？!?]+\s*", " ", title).strip()
+
+
+def best_sentence(ranking: Sequence[Scored], cues: Sequence[str] = (), used: frozenset[str] = frozenset()
+                  ) -> Optional[Scored]:
+    """Returns the best-scored unit not yet `used`, preferring one that states a cue word (an aspect's)."""
+    fresh = [s for s in ranking if s.text not in used]
+    cued = [s for s in fresh if any(c.lower() in s.text.lower() for c in cues)]
+    return (cued or fresh or [None])[0]
 
 
 def line(sentence: str, hit: Hit, p: Mapping[str, str]) -> str:
     """Returns a quoted sentence ending in the language's full stop, then its citation marker."""
-    return f"{sentence.rstrip('；;，,。.')}{p['end']}{marker(hit, p['source'])}"
+    return f"{sentence.rstrip('；;，,。.：:')}{p['end']}{marker(hit, p['source'])}"
 
 
 def answer_of(lines: Sequence[str], hits: Sequence[Hit], p: Mapping[str, str]) -> dict[str, Any]:
@@ -75,66 +72,91 @@ def verdict(a: str, b: str, names: tuple[str, str], aspect: str, p: Mapping[str,
                                  only_a=sep.join(only_a) or p["own"], only_b=sep.join(only_b) or p["own"])
 
 
-def compare_answer(state: State, hits: Sequence[Hit], profile: CorpusProfile) -> Optional[dict[str, Any]]:
-    """Returns the per-aspect comparison of the named sides, or None with fewer than two sides in the evidence."""
+def compared(state: State, hits: Sequence[Hit], profile: CorpusProfile, ranking: Sequence[Scored]
+             ) -> tuple[list[tuple[str, list[Scored]]], bool]:
+    """Returns the sides a comparison names, each with its units best first, and whether they are documents:
+    the named documents present in the evidence, else the named things of the question (a unit naming one, or
+    in a hit titled with it)."""
     sides = [s for s in getattr(state, "sides", ()) if any(h.source == s.source for h in hits)]
+    if len(sides) >= 2:
+        return [(s.title, [r for r in ranking if r.hit.source == s.source]) for s in sides[:2]], True
+    query = state.original_query
+    latin = _LATIN.findall(query) if language_of(query) == "zh" else proper_nouns(query)  # a Chinese question's Latin words are names
+    named = [e for e in [*profile.query_entities(query), *latin] if e in query and e not in STOPWORDS]
+    named += [e for e in state.entities if e in query and len(e) >= 3 and e not in STOPWORDS]
+    # a name inside another (Pre in Pre-Depends) is no side unless the question also says it on its own (Depends)
+    named = [e for e in dict.fromkeys(named)
+             if query.count(e) > sum(o.count(e) for o in dict.fromkeys(named) if o != e and e in o)]
+    if len(named) < 2:
+        return [], False
+    return [(e, sorted(naming(ranking, e), key=lambda r: speaks_for(r, e, named))) for e in named], False
+
+
+def speaks_for(unit: Scored, name: str, named: Sequence[str]) -> tuple[bool, bool]:
+    """Returns the sort key of a unit for one side, units that speak for it first: one whose text names it, or
+    whose title names it and no other side (its own law, its own page); then one naming no other side."""
+    text, title = unit.text.lower(), (unit.hit.title + unit.hit.source).lower()
+    others = [o.lower() for o in named if o != name]
+    own = name.lower() in text or (name.lower() in title and not any(o in title for o in others))
+    return not own, any(o in text for o in others)
+
+
+def compare_answer(state: State, hits: Sequence[Hit], profile: CorpusProfile,
+                   ranking: Sequence[Scored]) -> Optional[dict[str, Any]]:
+    """Returns one labelled, cited block per side (per aspect when the sides are documents and the profile
+    compares on aspects), then a unit naming every side; None with fewer than two sides."""
+    sides, documents = compared(state, hits, profile, ranking)
     if len(sides) < 2:
         return None
-    sides = sides[:2]
     query = state.original_query
     p = profile.phrasing(query)
-    topic = [w for w in profile.without_aspects(keywords(query))
-             if not any(w in s.name or w in s.title for s in sides)]
+    aspects = [a for a in (profile.named_aspects(query) or profile.compare_aspects(query)) if a[0]] if documents else []
     lines: list[str] = []
     used: set[str] = set()
-    # an aspect the question names, else its own topic, else the profile's default aspects
-    label = "".join(topic) if "".join(topic) in query else p["separator"].join(topic)
-    aspects = profile.named_aspects(query) or ([(label, tuple(topic))] if topic else profile.compare_aspects(query))
-    for aspect, cues in aspects:
+    for aspect, cues in aspects or [("", ())]:
         found = []
-        for side in sides:
-            own = [h for h in hits if h.source == side.source]
-            found.append(best_sentence(own, topic, profile, cues, frozenset(used)))
-        lines.append(p["aspect"].format(aspect=aspect))
-        for side, got in zip(sides, found):
-            if got is None or got[2] <= 0:
-                lines.append(p["side_not_found"].format(title=side.title, aspect=aspect))
-            else:
-                used.add(got[0])
-                lines.append(p["side"].format(title=side.title) + line(got[0], got[1], p))
-        if all(g is not None and g[2] > 0 for g in found):
-            markers = "".join(dict.fromkeys(marker(g[1], p["source"]) for g in found))
-            said = verdict(found[0][0], found[1][0], (sides[0].title, sides[1].title), aspect, p)
+        for _, own in sides:    # each side its own unit: one quoted for a side is not quoted again for the next
+            found.append(best_sentence(own, cues, frozenset(used)))
+            used.update([found[-1].text] if found[-1] is not None else [])
+        if aspect:
+            lines.append(p["aspect"].format(aspect=aspect))
+        for (name, _), got in zip(sides, found):
+            if got is None:
+                lines.append(p["side_not_found"].format(title=label(name), aspect=aspect) if aspect
+                             else p["side_missing"].format(title=label(name)))
+                continue
+            lines.append((p["side"].format(title=label(name)) if aspect else p["about"].format(label=label(name)))
+                         + ("" if aspect else "\n- ") + line(got.text, got.hit, p))
+        if aspect and all(g is not None for g in found):
+            markers = "".join(dict.fromkeys(marker(g.hit, p["source"]) for g in found))
+            said = verdict(found[0].text, found[1].text, (sides[0][0], sides[1][0]), aspect, p)
             lines.append(f"- {said}{p['end']}{markers}")
+    both = [r for r in ranking if r.text not in used and all(name.lower() in r.text.lower() for name, _ in sides)]
+    if both and not aspects:
+        lines.append(p["between"] + "\n- " + line(both[0].text, both[0].hit, p))
     return answer_of(lines, hits, p)
 
 
 # -- synthesis -------------------------------------------------------------------
 
 
-def synthesis_answer(state: State, hits: Sequence[Hit], profile: CorpusProfile) -> Optional[dict[str, Any]]:
-    """Returns one cited line per document of the evidence (its best whole sentence), or None for a single document."""
-    docs = list(dict.fromkeys(h.source for h in hits if h.kind != "wiki"))
-    if len(docs) < 2:
-        return None
-    words = keywords(state.original_query)
+def synthesis_answer(state: State, hits: Sequence[Hit], profile: CorpusProfile,
+                     ranking: Sequence[Scored]) -> Optional[dict[str, Any]]:
+    """Returns up to six relevant points from distinct documents, each labelled with its title and cited, or
+    None when fewer than two documents have one."""
     p = profile.phrasing(state.original_query)
-    lines: list[str] = []
-    used: set[str] = set()
-    for source in docs:
-        own = [h for h in hits if h.source == source]
-        got = best_sentence(own, words, profile, (), frozenset(used))
-        if got is None or any(covered(got[0], u) >= 0.8 for u in used):
-            continue
-        used.add(got[0])
-        lines.append(p["side"].format(title=own[0].title or source) + line(got[0], got[1], p))
-    return answer_of(lines, hits, p) if len(lines) >= 2 else None
+    points = diverse(ranking)
+    if len(points) < 2:
+        return None
+    return answer_of([p["side"].format(title=label(s.hit.title or s.hit.source)) + line(s.text, s.hit, p)
+                      for s in points], hits, p)
 
 
 # -- relation --------------------------------------------------------------------
 
 
-def relation_answer(state: State, hits: Sequence[Hit], profile: CorpusProfile) -> Optional[dict[str, Any]]:
+def relation_answer(state: State, hits: Sequence[Hit], profile: CorpusProfile,
+                    ranking: Sequence[Scored]) -> Optional[dict[str, Any]]:
     """Returns each edge of an asked type (A —relation→ B) followed by the passage stating it, or None without such edges."""
     asked = asked_relations(state.original_query, profile.relation_cues())
     p = profile.phrasing(state.original_query)
@@ -147,9 +169,10 @@ def relation_answer(state: State, hits: Sequence[Hit], profile: CorpusProfile) -
     for rel in edges:
         stating = [h for h in hits if h.source == rel.source and (not rel.section or h.section == rel.section)]
         lines.append(f"- {rel.head} —{rel.relation}→ {rel.tail}：")
-        got = best_sentence(stating, keywords(rel.description) or (rel.head, rel.tail), profile, (rel.head, rel.tail))
+        own = [r for r in ranking if r.hit in stating]
+        got = best_sentence(own, (rel.head, rel.tail)) if own else None
         if got is not None:
-            lines.append(p["basis"] + line(got[0], got[1], p))
+            lines.append(p["basis"] + line(got.text, got.hit, p))
     if not any(l.startswith(p["basis"]) for l in lines):
         return None
     return answer_of(lines, hits, p)
@@ -158,7 +181,8 @@ def relation_answer(state: State, hits: Sequence[Hit], profile: CorpusProfile) -
 LAYOUTS = {"compare": compare_answer, "synthesis": synthesis_answer, "relation": relation_answer}
 
 
-def laid_out(state: State, hits: Sequence[Hit], profile: CorpusProfile) -> Optional[dict[str, Any]]:
+def laid_out(state: State, hits: Sequence[Hit], profile: CorpusProfile,
+             ranking: Sequence[Scored]) -> Optional[dict[str, Any]]:
     """Returns the answer in the layout of the question's type, or None when that type has none or it does not apply."""
     layout = LAYOUTS.get(state.query_type or "")
-    return layout(state, hits, profile) if layout else None
+    return layout(state, hits, profile, ranking) if layout and ranking else None

@@ -259,22 +259,19 @@ class CorpusProfile:
 
     answer_floor = 0.2
     """Share of a question's weighted words the best retrieved sentence must cover for the offline answer to quote
-    it when no sentence covers enough of any one part (skills.generate.THRESHOLD); below it nothing retrieved is
+    it when no sentence covers enough of any one part (skills.coverage.THRESHOLD); below it nothing retrieved is
     about the question, and the answer refuses. A profile at or above THRESHOLD never answers from partial support."""
 
     def missing_things(self, query: str, context: str) -> list[str]:
-        """Returns what a question asks about that the lower-cased context text never mentions: what an answer may
-        honestly say the documents lack, and why it then refuses rather than quote partial support.
+        """Returns what a question names that the lower-cased context never mentions: what an answer may honestly
+        say the documents lack, and why it then refuses rather than quote partial support.
 
-        Those are its named things (`query_entities`, and capitalised words inside an English sentence), and in a
-        Chinese question its keywords too (the stop words leave nouns and verbs of topic); an English question's
-        other words (gives, relate, handling) are often paraphrased by the text, so their absence proves nothing.
+        Those are its named things (`query_entities`, and capitalised words inside an English sentence), never its
+        everyday words (易读, 查看, current): the text often says those otherwise, so their absence proves nothing.
         """
-        from .sentences import keywords, proper_nouns
-        from .store.tokenize import language_of
+        from .sentences import proper_nouns
 
-        words = keywords(query) if language_of(query) == "zh" else proper_nouns(query)
-        asked = dict.fromkeys([*self.query_entities(query), *words])
+        asked = dict.fromkeys([*self.query_entities(query), *proper_nouns(query)])
         return [name for name in asked if name.lower() not in context]
 
     def direct_replies(self, query: str) -> Mapping[str, str]:

@@ -54,6 +54,18 @@ class GenericProfile(CorpusProfile):
     def query_entities(self, query: str) -> tuple[str, ...]:
         return cues.query_entities(query)
 
+    answer_floor = 0.15
+    """Below the best unit of every dev question of bench/data/domains (the lowest, 0.18, a Chinese synthesis
+    question full of everyday words): documentation answers in other words than the question's."""
+
+    def missing_things(self, query: str, context: str) -> list[str]:
+        """Returns the named things of a question (`cues.named_things`, and capitalised words inside an English
+        sentence) the lower-cased context never mentions: its everyday words are no evidence of a gap."""
+        from lambdarag.skills.sentences import proper_nouns
+
+        asked = dict.fromkeys([*cues.named_things(query), *proper_nouns(query)])
+        return [name for name in asked if name.lower() not in context]
+
     unsure_below = 0.3
     """Barely above chance among five types: a guess that weak is no evidence, and the default type (fact, the
     plain route) is the safe one."""

@@ -74,12 +74,23 @@ PAIRED = re.compile(r"\b(?:and|or|than|between|both|either|each|two|pros)\b|[和
 
 _QUOTED = re.compile(r"`([^`]{2,60})`|[\"“「『]([^\"”」』]{2,60})[\"”」』]")
 _CODE_LIKE = re.compile(r"(?<![\w./-])(?:[A-Z]{2,}[A-Za-z0-9]*|[A-Za-z][\w]*[-./_][\w./-]*\w|[a-z]+[A-Z]\w*)(?![\w-])")
+_CAMEL = re.compile(r"(?<![\w-])[A-Z][a-z]+[A-Z]\w*(?![\w-])")
+"""A CamelCase name (NotAutomatic, NetworkManager)."""
 _PAIR = re.compile(r"\bbetween\s+(.{2,40}?)\s+and\s+(.{2,40}?)(?=[?.,;!]|\s+(?:in|for|when|on|regarding)\b|$)"
                    r"|(?:^|\s)([\w./+-]{2,40})\s+(?:vs\.?|versus|or)\s+([\w./+-]{2,40})(?=[?.,;!\s]|$)"
                    r"|\bcompare\s+(.{2,40}?)\s+(?:and|with|to)\s+(.{2,40}?)(?=[?.,;!]|$)", re.I)
 _ZH_PAIR = re.compile(r"([\u4e00-\u9fffA-Za-z0-9_.+-]{2,20}?)(?:和|与|跟|同|及)([\u4e00-\u9fffA-Za-z0-9_.+-]{2,20}?)"
                       r"(?:之间)?(?:的|有|在|相比|比较|哪个|谁)")
 _LEAD = re.compile(r"^(?:the|a|an|using|use)\s+", re.I)
+
+
+def named_things(query: str) -> tuple[str, ...]:
+    """Returns what a question names as such, in order: quoted or `code` names, acronyms and code-like words
+    (APT, apt-get, --human-readable, sources.list); never an everyday word (易读, 查看, view, current)."""
+    found = [(m.start(), m.group(1) or m.group(2)) for m in _QUOTED.finditer(query)]
+    found += [(m.start(), m.group(0)) for m in _CODE_LIKE.finditer(query)]
+    found += [(m.start(), m.group(0)) for m in _CAMEL.finditer(query)]
+    return tuple(dict.fromkeys(n.strip(" ,.?") for _, n in sorted(found) if len(n.strip(" ,.?")) >= 2))
 
 
 def query_entities(query: str) -> tuple[str, ...]:

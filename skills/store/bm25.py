@@ -101,6 +101,26 @@ class Bm25Index:
 
         return sparse.vstack(parts, format="csr", dtype=np.int32)
 
+    @classmethod
+    def of(cls, token_lists: Sequence[Sequence[str]], **params: float) -> "Bm25Index":
+        """Returns an index of these token lists (one row each) built with numpy alone: what `add` builds, for a
+        small throwaway corpus (the sentences of one answer) without importing scipy."""
+        from collections import Counter
+
+        index = cls(**params)
+        data: list[int] = []
+        indices: list[int] = []
+        indptr = [0]
+        for tokens in token_lists:
+            counts = Counter(index.vocab.setdefault(t, len(index.vocab)) for t in tokens)
+            for j in sorted(counts):
+                indices.append(j)
+                data.append(counts[j])
+            indptr.append(len(indices))
+        index._csr = (np.array(data, dtype=np.int32), np.array(indices, dtype=np.int32),
+                      np.array(indptr, dtype=np.int32), (len(token_lists), len(index.vocab)))
+        return index
+
     def keep(self, rows: np.ndarray) -> None:
         """Keeps only the given rows (in that order); terms left with no document stop counting."""
         self.tf = self.tf[rows]

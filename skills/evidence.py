@@ -1,0 +1,472 @@
+"""Evidence sentences for the offline answer: what in the retrieved chunks can be quoted, and how well each answers.
+
+`candidates` cuts the context hits into quotable units — sentences, list items,
+table rows, option lines with their description (``-h, --human-readable  print
+sizes…``) and shell commands — each with the heading path it sits under. What
+never answers by itself is left out: synopsis and usage lines, bare
+cross-references ("See 'X' in git(1)", 参见第 3 章), headings and captions,
+questions, and repeats of a unit already taken.
+
+`score` ranks them against the question with three signals, each scaled to
+[0, 1] within the question: BM25 over the units (the index's tokenizer: jieba
+for Chinese, its stemmer for English), the embedder's cosine between the
+question's vector (the one retrieval computed, `skills.dense.query_vector`)
+and the units', and BM25 of the heading path, so a heading's words count for
+the units below it. `WEIGHTS` says how they mix.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from .store.bm25 import Bm25Index
+from .store.records import Hit
+from .store.tokenize import Tokenizer, default_tokenizer
+from .coverage import THRESHOLD, SubQuestion, coverage
+from .sentences import covered, keywords, split_sentences
+
+WEIGHTS = {"bm25": 0.45, "dense": 0.45, "heading": 0.10}
+"""How the scaled signals mix (the dev questions' choice: see docs/answers.md)."""
+DENSE_POOL = 32
+"""How many candidates (best by BM25 and heading) the embedder scores for one answer."""
+RANK_PRIOR = 0.05
+"""Bonus a unit of the first hit gets over one of the last (retrieval's order breaks near-ties)."""
+
+_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
+_ITEM = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
+_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}")
+_OPTIONS = re.compile(r"^\s*(?:\*\*|`)?-{1,2}[\w?][\w-]*(?:[= ]?<?[\w-]*>?)?(?:\*\*|`)?"
+                      r"(?:\s*,\s*(?:\*\*|`)?-{1,2}[\w-]+(?:[= ]?<?[\w-]*>?)?(?:\*\*|`)?)*\s*(?=$|\s{2,}|:\s|\t|\s[a-z])")
+"""An option line: one or more options (-h, --human-readable, --block-size=SIZE) before a description or alone."""
+_COMMAND = re.compile(r"^\s*[$#]\s+\S")
+_MARKUP = re.compile(r"\[(?:来源|[Ss]ource):[^\]]*\]|\[\[|\]\]|\*\*|^\s*(?:>\s*)*(?:[-*+•]\s+)?")
+_LEAD_IN = re.compile(r"^[^：。]{1,40} ：")
+_FILE_LINE = re.compile(r"\.md\b|^entities/")
+_LINK_TARGET = re.compile(r"\]\([^)]*\)")
+_LINK = re.compile(r"\[[^\[\]]*(?:\[[^\[\]]*\][^\[\]]*)*\]\([^)]*\)")
+FOOTNOTE = re.compile(r"\[\[\d+\]\s*\]\([^)]*\)\s*")
+"""A footnote reference of converted documentation ([[6] ](11.05-….md)): a pointer, never part of a quote."""
+
+SYNOPSIS = re.compile(
+    r"^\s*(?i:usage|synopsis|用法|概要|语法|格式)\s*[:：]"
+    r"|^\s*[\w./-]+(?:\s+[a-z][\w./-]*)?(?:\s+(?:\[[^\]]*\]|<[^>]*>|\{[^}]*\}|[A-Z][A-Z_]+|\.\.\.|…)(?:\.{3}|…)?)+\s*$")
+"""A usage line: "Usage: …", or a command followed only by bracketed or upper-case placeholders (df [OPTION]… [FILE]…)."""
+_REFERENCE = re.compile(
+    r"(?:\b(?:see(?:\s+also)?|refer\s+to|read|consult|described\s+in)\b|参见|参阅|请参见|请参阅|请阅读|阅读|详见|见)"
+    r"\s*(?:the\s+|下方的|上方的|下面的|上面的)?\s*(?=[\[“\"'「『`]|第\s*\d|[\w.-]+\(\d\w*\)|(?:section|chapter)\s)", re.I)
+"""A pointer elsewhere: a see/参见 verb before a link, a quoted title, a section number or a man page (git(1))."""
+_CAPTION = re.compile(r"^\s*(?:table|figure|example|表|图|例)\s*\d+(?:\.\d+)*[.．:：]?\s", re.I)
+_QUESTION = re.compile(r"[?？][」』”\"']?\s*$")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A quotable unit of a context hit: its text, the hit it cites, that hit's rank, its heading path and kind."""
+
+    text: str
+    hit: Hit
+    rank: int
+    heading: str = ""
+    kind: str = "sentence"
+
+
+def normalised(text: str) -> str:
+    """Returns `text` lower-cased without link targets, citation markers, whitespace and punctuation: what two
+    copies of one sentence still share."""
+    text = _LINK_TARGET.sub("", FOOTNOTE.sub("", re.sub(r"\[(?:来源|[Ss]ource):[^\]]*\]", "", text))).lower()
+    return re.sub(r"[\W_]+", "", text)
+
+
+_TARGET = re.compile(r"\[[^\]]*\](?:\([^)]*\))?|[“\"'「『][^”\"'」』]*[”\"'」』]?|第\s*[\d.]+\s*[节章]"
+                     r"|[\w.-]+\(\d\w*\)|(?i:section|chapter)\s+[\d.]+")
+_FOR_MORE = re.compile(r"(?i:for\s+(?:more|further|details|information)|more\s+(?:information|details))"
+                       r"|以获得|以获取|了解更多|更多信息|更多细节|详细信息")
+_POINTER = re.compile(r"(?i:\b(?:see|refer\s+to|read|consult)\b)|参见|参阅|请阅读|阅读|详见")
+
+
+def _words(text: str) -> int:
+    return len(re.findall(r"[A-Za-z]{2,}", text)) + len(re.findall(r"[\u4e00-\u9fff]", text)) // 3
+
+
+def is_reference(text: str) -> bool:
+    """Returns whether a unit only points elsewhere: a see/参见 verb before a link, title, section or man page,
+    with at most a short lead-in (关于报告缺陷的注意事项，请阅读[…]) and nothing said after it but where to look;
+    or a short "for more details, read …" whatever it names."""
+    if _FOR_MORE.search(text) and _POINTER.search(text) and _words(text) <= 40:
+        return True     # "for more details, read …": where to look, whatever the target looks like
+    m = _REFERENCE.search(text)
+    if m is None or _words(text[:m.start()]) > 4:
+        return False
+    tail = _TARGET.sub(" ", text[m.end():])
+    return _words(text[:m.start()]) == 0 or _words(tail) <= 8 or bool(_FOR_MORE.search(tail))
+
+
+def stands(text: str, kind: str = "sentence") -> bool:
+    """Returns whether a unit may stand as an answer: not a usage line, a bare cross-reference, a caption or a
+    question, and holding some words (a sentence or list item at least three: a term alone says nothing)."""
+    words = len(re.findall(r"[A-Za-z0-9][\w'./-]*", text)) + len(re.findall(r"[\u4e00-\u9fff]", text)) / 2
+    return (len(text) >= 6 and bool(re.search(r"[A-Za-z]{2}|[\u4e00-\u9fff]", text)) and not SYNOPSIS.search(text)
+            and (words >= 3 or kind in ("row", "option", "command"))
+            and not is_reference(text) and not _CAPTION.search(text) and not _QUESTION.search(text))
+
+
+def _clean(text: str, profile: Any) -> str:
+    return _LEAD_IN.sub("", _MARKUP.sub("", profile.without_label(text))).strip()
+
+
+def _row(line: str) -> str:
+    """Returns a table row's cells joined by " | " (the row without its outer bars)."""
+    return " | ".join(c.strip() for c in line.strip().strip("|").split("|") if c.strip())
+
+
+def units(hit: Hit, profile: Any) -> list[tuple[str, str, str]]:
+    """Returns the (text, heading path, kind) units of one hit, in order (see the module docstring).
+
+    Lines are gathered into blocks first: an option line with the description lines under it, a list item or
+    a paragraph with its hard-wrapped continuation lines; a block ends at a blank line or where another one
+    starts (a heading, a table row, an option, an item).
+    """
+    out: list[tuple[str, str, str]] = []
+    path = [hit.section] if hit.section else []
+    blocks: list[list] = []       # [kind, heading path, lines, indentation of the first]
+    fenced, open_block = False, None
+    lines = hit.text.splitlines()
+    for i, raw in enumerate(lines):
+        line = raw.strip()
+        if _FENCE.match(raw):
+            fenced, open_block = not fenced, None
+            continue
+        if fenced:
+            if _COMMAND.match(raw):
+                blocks.append(["command", " / ".join(path), [line], 0])
+            continue
+        heading = _HEADING.match(raw)
+        if heading or (line and profile.is_heading(line)):
+            path, open_block = [*path[:1], heading.group(1) if heading else line], None
+            continue
+        if not line:
+            open_block = None
+            continue
+        if line.startswith("|"):
+            following = lines[i + 1].strip() if i + 1 < len(lines) else ""
+            if not _TABLE_RULE.match(line.strip("|").strip()) and not _TABLE_RULE.match(following.strip("|").strip()):
+                blocks.append(["row", " / ".join(path), [_row(line)], 0])    # not a rule, not the header above one
+            open_block = None
+            continue
+        bare = _ITEM.sub("", line)
+        kind = "option" if _OPTIONS.match(bare) else "item" if _ITEM.match(line) else None
+        indent = len(raw) - len(raw.lstrip())
+        if open_block is not None and (continues(open_block, line) if kind is None else
+                                       kind == "item" and defines(open_block, indent)):
+            open_block[2].append(line if kind is None else bare)
+            continue
+        open_block = [kind or "sentence", " / ".join(path), [bare if kind == "option" else line], indent]
+        blocks.append(open_block)
+    for kind, heading, block, *_ in blocks:
+        if kind == "option":
+            option = _OPTIONS.match(block[0])
+            said = " ".join([block[0][option.end():].strip(" :\t"), *block[1:]]).strip()
+            out.append((f"{block[0][:option.end()].strip()}  {said}".strip(), heading, kind))
+        elif kind in ("row", "command"):
+            out.append((block[0], heading, kind))
+        else:
+            joined = "\n".join(FOOTNOTE.sub("", b) for b in block)
+            out += [(sentence, heading, kind) for sentence in sentences_of(joined)]
+    return out
+
+
+_ENDED = re.compile(r"[.。!?！？;；:：)）]\s*$")
+
+
+def defines(block: list, indent: int) -> bool:
+    """Returns whether a list item indented under the open block is the definition of the term that block
+    holds alone ("Pre-Depends" above "This is like Depends, except…"): one unit, so the term names it."""
+    kind, _, lines, above = block
+    return kind == "item" and len(lines) == 1 and indent > above and not _ENDED.search(lines[0]) \
+        and len(_ITEM.sub("", lines[0]).split()) <= 4
+
+
+def continues(block: list, line: str) -> bool:
+    """Returns whether `line` carries on the open block (hard-wrapped text): an option's description while it
+    has none or in lower case; other text after a line that ends no sentence, or in lower case."""
+    kind, _, lines, _ = block
+    lower = line[:1].islower() and line[:1].isascii()
+    if kind == "option":
+        return lower or (len(lines) == 1 and _OPTIONS.match(lines[0]).end() >= len(lines[0].rstrip()))
+    return lower or not _ENDED.search(lines[-1])
+
+
+_ZH_END = re.compile(r"(?<=[。！？；])")
+
+
+def sentences_of(line: str) -> list[str]:
+    """Returns the sentences of a line, never cut inside a markdown link ([第 7.9 节 “…是什么意思？”](….md))."""
+    links = _LINK.findall(line)
+    masked = _LINK.sub(lambda m: f"\x00{links.index(m.group(0))}\x00", line)
+    # a Chinese sentence end ends a sentence even in a line the language test calls English (many paths and names)
+    pieces = [p.strip() for s in split_sentences(masked) for p in _ZH_END.split(s) if p.strip()]
+    return [re.sub(r"\x00(\d+)\x00", lambda m: links[int(m.group(1))], p) for p in pieces]
+
+
+def candidates(hits: Sequence[Hit], profile: Any) -> list[Candidate]:
+    """Returns the units of `hits` that may stand as an answer, cleaned of labels and markup, each once (the
+    first, best-ranked copy), in hit order; wiki pages only when no document was retrieved."""
+    out, seen = [], set()
+    documents = [h for h in hits if h.kind != "wiki"]
+    for rank, hit in enumerate(hits):
+        if hit.kind == "wiki" and documents:
+            continue    # a page quotes its sources, and the source itself is the better citation
+        for text, heading, kind in units(hit, profile):
+            text = text if kind in ("row", "option", "command") else _clean(text, profile)
+            key = normalised(text)
+            if not key or key in seen or not stands(text, kind) or profile.is_heading(text) \
+                    or _FILE_LINE.search(_LINK_TARGET.sub("]", text)):
+                continue
+            seen.add(key)
+            out.append(Candidate(text, hit, rank, heading, kind))
+    return out
+
+
+def tokenizer_of(ctx: Any, profile: Any = None) -> Tokenizer:
+    """Returns the index's tokenizer (jieba with its stemmer and user words), else one the profile's tokenizer
+    options make (the generic profile's stems English words)."""
+    resources = getattr(ctx, "resources", None) or {}
+    index = resources.get("index")
+    if getattr(index, "tokenizer", None) is not None:
+        return index.tokenizer
+    options = profile.tokenizer_options() if profile is not None else {}
+    return _tokenizer(tuple(sorted(options.items()))) if options else default_tokenizer()
+
+
+@lru_cache(maxsize=4)
+def _tokenizer(options: tuple) -> Tokenizer:
+    return Tokenizer(**dict(options))
+
+
+def bm25_scores(query: Sequence[str], texts: Sequence[Sequence[str]]) -> np.ndarray:
+    """Returns the BM25 score of each token list for the query tokens, the token lists being the corpus."""
+    if not texts or not query:
+        return np.zeros(len(texts))
+    return np.asarray(Bm25Index.of([list(t) or ["\0"] for t in texts]).scores(list(query)), dtype=float)
+
+
+def scaled(values: np.ndarray) -> np.ndarray:
+    """Returns `values` divided by their maximum (zeros stay zeros; all-equal positive values become 1)."""
+    top = float(values.max()) if len(values) else 0.0
+    return values / top if top > 0 else np.zeros(len(values))
+
+
+def dense_scores(query: str, texts: Sequence[str], ctx: Any) -> Optional[np.ndarray]:
+    """Returns each text's cosine to the question's vector, min-max scaled, or None without an embedder.
+
+    The question's vector is the one retrieval embedded (remembered, `query_vector`); the texts go in one batch.
+    """
+    from lambdarag.errors import LambdaRAGError
+
+    from .dense import query_vector
+    from .store.vectors import default_embedder
+
+    if not texts or ctx is None:
+        return None
+    try:
+        embedder = getattr(ctx, "embedder", None) or default_embedder()
+        vector = np.asarray(query_vector(ctx, query), dtype=np.float32)
+        matrix = np.asarray(embedder.embed(list(texts), kind="passage"), dtype=np.float32)
+    except (LambdaRAGError, OSError, ImportError):
+        return None   # no embedder here: the lexical signals rank alone
+    cos = matrix @ vector / np.maximum(np.linalg.norm(matrix, axis=1) * np.linalg.norm(vector), 1e-12)
+    low, high = float(cos.min()), float(cos.max())
+    return (cos - low) / (high - low) if high > low else np.ones(len(cos))
+
+
+def signals(query: str, found: Sequence[Candidate], ctx: Any = None, dense: bool = True,
+            profile: Any = None) -> dict[str, np.ndarray]:
+    """Returns each candidate's scaled BM25, heading and (with `dense` and an embedder) dense scores, by name.
+
+    Only the `DENSE_POOL` candidates best by the lexical signals are embedded (the others score 0 on dense):
+    embedding every unit of a long context costs more than the ranking gains below that pool.
+    """
+    tokenize = tokenizer_of(ctx, profile)
+    asked = tokenize(query)
+    # the document's title is every unit's top heading: a name in it (basenc) is said by each unit of the page
+    out = {"bm25": scaled(bm25_scores(asked, [tokenize(c.text) + tokenize(c.hit.title) for c in found])),
+           "heading": scaled(bm25_scores(asked, [tokenize(c.heading) for c in found]))}
+    if dense:
+        pool = np.argsort(-(out["bm25"] + out["heading"] / 2), kind="stable")[:DENSE_POOL]
+        vectors = dense_scores(query, [found[i].text for i in pool], ctx)
+        if vectors is not None:
+            out["dense"] = np.zeros(len(found))
+            out["dense"][pool] = vectors
+    return out
+
+
+def mixed(found: Sequence[Candidate], parts: dict[str, np.ndarray], weights: Optional[dict] = None) -> np.ndarray:
+    """Returns the `weights` mix of the signals there are (renormalised over them) plus `RANK_PRIOR` by hit rank."""
+    weights = {n: w for n, w in (weights or WEIGHTS).items() if n in parts and w}
+    total = sum(weights.values()) or 1.0
+    out = sum((w / total) * parts[n] for n, w in weights.items()) if weights else np.zeros(len(found))
+    last = max((c.rank for c in found), default=0) or 1
+    return out + RANK_PRIOR * np.array([1 - c.rank / last for c in found])
+
+
+def score(query: str, found: Sequence[Candidate], ctx: Any = None, weights: Optional[dict] = None,
+          profile: Any = None) -> np.ndarray:
+    """Returns each candidate's score for the question: the `WEIGHTS` mix of its scaled BM25, dense and heading
+    scores, plus `RANK_PRIOR` for the hit's rank."""
+    if not found:
+        return np.zeros(0)
+    weights = weights or WEIGHTS
+    return mixed(found, signals(query, found, ctx, dense=bool(weights.get("dense")), profile=profile), weights)
+
+
+ASKS_AMOUNT = re.compile(r"多少|几[年月日天个条次项倍]?|多长|多久|何时|什么时候|哪一年|哪年|期限|金额|数额|比例")
+"""A question asking for an amount, a date or a period (多少, 多久, 何时…)."""
+AMOUNT = re.compile(r"\d|[一二三四五六七八九十百千万两]+(?:日|天|年|月|个月|元|万元|条|小时|倍|人|项|次|以上|以下)")
+
+
+AMOUNT_BONUS = 0.1
+"""What a unit stating an amount, a date or a period gains when the question asks for one."""
+
+
+@dataclass(frozen=True)
+class Scored:
+    """A candidate with its score for the question and the share of the question's weighted words it covers
+    (`cover`, a part of a Chinese word counting a little) and holds whole (`held`)."""
+
+    candidate: Candidate
+    score: float
+    cover: float
+    held: float
+
+    @property
+    def text(self) -> str:
+        return self.candidate.text
+
+    @property
+    def hit(self) -> Hit:
+        return self.candidate.hit
+
+
+def ranked(query: str, hits: Sequence[Hit], profile: Any, ctx: Any = None,
+           rejected: frozenset[str] = frozenset()) -> list[Scored]:
+    """Returns the candidates of `hits` (none the check rejected) scored for the question, best first."""
+
+    found = [c for c in candidates(hits, profile) if c.text.rstrip("；;，,") not in rejected]
+    if not found:
+        return []
+    scores = score(query, found, ctx, profile=profile)
+    if ASKS_AMOUNT.search(query):
+        scores = scores + AMOUNT_BONUS * np.array([bool(AMOUNT.search(c.text)) for c in found])
+    whole = SubQuestion(query, tuple((w, 1.0) for w in keywords(query)))
+    units = [(c.text, c.hit, c.rank) for c in found]
+    out = [Scored(c, float(s), cover, held) for c, s, cover, held
+           in zip(found, scores, coverage(whole, units), coverage(whole, units, partial=False))]
+    return sorted(out, key=lambda s: -s.score)
+
+
+def naming(ranking: Sequence[Scored], name: str) -> list[Scored]:
+    """Returns the scored candidates that name `name` (in any case) or sit in a hit titled with it, best first."""
+    low = name.lower()
+    return [s for s in ranking if low in s.text.lower() or low in s.hit.title.lower() or low in s.candidate.heading.lower()]
+
+
+SECOND = 0.85
+"""Share of the best score a second unit needs to join a fact answer."""
+
+
+_PARTS = re.compile(r"[？?；;。！!]")
+_CONJUNCTS = re.compile(r"以及|和|与|及|、|跟|同|\b(?:and|or|versus|vs)\b", re.I)
+
+
+def parts(query: str) -> list[str]:
+    """Returns the parts of a question asked together (separate questions, conjuncts with two topic words or
+    more each: 海上货物运输的…时效和航次租船合同的…时效), or the question alone."""
+
+    out: list[str] = []
+    for question in filter(None, (q.strip(" ，,") for q in _PARTS.split(query))):
+        pieces = [p for p in _CONJUNCTS.split(question) if len(keywords(p)) >= 2]
+        out += pieces if len(pieces) >= 2 else [question]
+    return out if len(out) >= 2 else [query]
+
+
+def answering(part: str, query: str, ranking: Sequence[Scored], used: Sequence[Scored] = ()) -> Optional[Scored]:
+    """Returns the best-scored unit not yet `used` among those holding most of one part's words (its own twice,
+    the rest of the question's once), or None when none holds `coverage.THRESHOLD` of them."""
+
+    own = keywords(part)
+    sub = SubQuestion(part, tuple((w, 2.0 if w in own else 1.0) for w in dict.fromkeys([*own, *keywords(query)])))
+    fresh = [s for s in ranking if s not in used]
+    # the hit's rank breaks ties, as it did when this measure alone chose the units
+    covers = [c + 0.01 / (s.candidate.rank + 1) for s, c in zip(fresh, coverage(sub, [(s.text, s.hit, 0) for s in fresh]))]
+    top = max(covers, default=0.0)
+    if top < THRESHOLD:
+        return None
+    return next(s for s, c in zip(fresh, covers) if c >= 0.9 * top)
+
+
+def fact(ranking: Sequence[Scored]) -> list[Scored]:
+    """Returns the one or two units that answer a fact question: the best, and the runner-up when it scores
+    within `SECOND` of it."""
+    if not ranking:
+        return []
+    return [ranking[0]] + [s for s in ranking[1:2] if s.score >= SECOND * ranking[0].score]
+
+
+def diverse(ranking: Sequence[Scored], limit: int = 6, floor: float = 0.6, balance: float = 0.7) -> list[Scored]:
+    """Returns up to `limit` relevant units from distinct documents, picked by maximal marginal relevance.
+
+    Each pick maximises ``balance · score − (1 − balance) · likeness`` to what is picked (character-bigram
+    overlap); a unit scoring under `floor` of the best is never taken, so a short list is never padded.
+    """
+
+    if not ranking:
+        return []
+    top = ranking[0].score
+    pool = [s for s in ranking if s.score >= floor * top]
+    picked: list[Scored] = []
+    while pool and len(picked) < limit:
+        best = max(pool, key=lambda s: balance * s.score
+                   - (1 - balance) * max((covered(s.text, p.text) for p in picked), default=0.0))
+        picked.append(best)
+        pool = [s for s in pool if s.hit.source != best.hit.source]
+    return picked
+
+
+_VERSION = re.compile(r"\b(?:v(?:ersion)?\s*)?\d+(?:\.\d+)+\b|\b(?:19|20)\d\d\b|(?:Debian|release|version|版本|版)\s*\d+"
+                      r"|\d{4}\s*年|\d+(?:\.\d+)*\s*版|since|as of|deprecated|自|起|开始|以后|之后", re.I)
+
+
+def temporal(ranking: Sequence[Scored]) -> list[Scored]:
+    """Returns the best unit that names a version or a date (the best unit when none does), then a second as
+    `fact` would."""
+    dated = [s for s in ranking if _VERSION.search(s.text)]
+    if not dated:
+        return fact(ranking)
+    first = dated[0] if dated[0].score >= 0.7 * ranking[0].score else ranking[0]
+    rest = [s for s in ranking if s is not first]
+    return [first] + [s for s in rest[:1] if s.score >= SECOND * first.score]
+
+
+def relation(ranking: Sequence[Scored], ends: Sequence[str]) -> list[Scored]:
+    """Returns the best unit naming two of the question's named `ends` when it scores near the best, else `fact`'s."""
+    both = [s for s in ranking if sum(bool(naming([s], e)) for e in ends) >= 2]
+    return both[:1] if both and both[0].score >= 0.7 * ranking[0].score else fact(ranking)
+
+
+def shaped(query_type: Optional[str], ranking: Sequence[Scored], names: Sequence[str] = ()) -> list[Scored]:
+    """Returns the units an answer of this type quotes: a temporal question's dated unit, a synthesis's diverse
+    points, a relation's unit naming both ends (`names`), else a fact's one or two units."""
+    if not ranking:
+        return []
+    if query_type == "temporal":
+        return temporal(ranking)
+    if query_type == "synthesis":
+        return diverse(ranking)
+    if query_type == "relation" and len(names) >= 2:
+        return relation(ranking, names)
+    return fact(ranking)

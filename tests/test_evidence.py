@@ -1,0 +1,155 @@
+"""The offline answer's evidence units (skills.evidence) on small slices of real documentation, and the checks.
+
+Fixtures: tests/fixtures/man-basenc (a coreutils man page: synopsis and option lines), tests/fixtures/
+debian-faq-zh-cn (one Debian FAQ file, Chinese: both sides of a comparison), tests/fixtures/debian-reference.
+"""
+from __future__ import annotations
+
+import pytest
+
+from lambdarag import Context, State
+from lambdarag.skills.check import check_answer, pruned
+from lambdarag.skills.evidence import candidates, is_reference, normalised, stands
+from lambdarag.skills.generate import extractive_answer
+from lambdarag.skills.profile import profile_named
+from lambdarag.skills.reading import read_corpus
+from lambdarag.skills.store.corpus import to_hits
+from tests.conftest import FIXTURES
+
+GENERIC = profile_named("generic")
+
+
+def hits_of(folder: str, *names: str) -> tuple:
+    """Returns the chunks of the fixture files `names` (all files without names) as hits, in file order."""
+    corpus = read_corpus(FIXTURES / folder, domain="generic")
+    chunks = [c for c in corpus.chunks if not names or any(c.source.startswith(n) for n in names)]
+    return to_hits([(c, 1.0) for c in chunks], "bm25")
+
+
+def answer(query: str, hits: tuple, query_type: str = "fact") -> str:
+    state = State.of(query, hits=hits, query_type=query_type)
+    return extractive_answer(state, Context(resources={"profile": GENERIC}))["answer"]
+
+
+@pytest.mark.parametrize("text, stands_alone", [
+    ("basenc [OPTION]... [FILE]", False),                              # synopsis
+    ("git reset [-q] [<tree-ish>] [--] <pathspec>...", False),
+    ("Usage: git [--version] [--help] <command> [<args>]", False),
+    ("See 'Reset, restore and revert' in git(1).", False),               # bare cross-reference
+    ("参见第 3 章 选择一个 Debian 发布版本以获得关于选择 Debian 发布版本的帮助。", False),
+    ("请阅读[第 6.1 节 “有多少种 Debian 发布版本？”](06.01-有多少种-debian-发布版本.md)。", False),
+    ("Table 10.11. List of git related packages and commands", False),  # caption
+    ("What changed in version 3.2?", False),                            # a question answers nothing
+    ("-d, --decode  decode data", True),
+    ("basenc encode or decode FILE, or standard input, to standard output.", True),
+    ("You can see the [boot log](https://example.org/log) in many places once the system is fully up.", True),
+])
+def test_what_may_stand_as_an_answer(text, stands_alone):
+    assert stands(text) is stands_alone
+
+
+def test_a_cross_reference_with_something_to_say_is_not_bare():
+    assert is_reference("See git-reset(1).")
+    assert is_reference("See [Section 9.9.1](09.09-data-encryption-tips.md) for sharing data between platforms "
+                        "using device level encryption.")   # opens with the pointer: a pointer
+    assert not is_reference("The journal records the start of every unit, and you can see it with journalctl(1) "
+                            "at any time after the system has booted.")
+
+
+def test_an_option_line_is_one_unit_with_its_description_and_the_synopsis_is_none():
+    units = {c.text: c for c in candidates(hits_of("man-basenc"), GENERIC)}
+    assert "-d, --decode  decode data" in units and units["-d, --decode  decode data"].kind == "option"
+    assert "-w, --wrap=COLS  wrap  encoded lines after COLS character (default 76).  Use 0 to disable line wrap‐ ping" \
+        in units      # the description's hard-wrapped lines joined
+    assert not any("[OPTION]" in t for t in units)
+    assert units["-d, --decode  decode data"].heading == "DESCRIPTION"
+
+
+def test_the_option_line_is_quoted_over_the_synopsis():
+    text = answer("Which basenc option decodes the data?", hits_of("man-basenc"))
+    assert "-d, --decode" in text and "decode data" in text, text
+    assert "[OPTION]" not in text
+
+
+def test_cross_references_never_stand_in_an_answer():
+    text = answer("软件包依赖、推荐、建议是什么意思，去哪里阅读更多细节？", hits_of("debian-faq-zh-cn"))
+    assert "请阅读" not in text and "参见" not in text, text
+
+
+def test_a_chinese_compare_gives_both_labelled_sides_each_cited():
+    text = answer("软件包的“依赖”和“推荐”有什么不同？", hits_of("debian-faq-zh-cn"), "compare")
+    blocks = text.split("关于「推荐」：")
+    assert "关于「依赖」：" in blocks[0] and len(blocks) == 2, text
+    depends, recommends = blocks[0].split("关于「依赖」：")[1], blocks[1]
+    assert "依赖（depend）B" in depends and "[来源: " in depends, text
+    assert "推荐（recommend）B" in recommends.splitlines()[1] and "[来源: " in recommends.splitlines()[1], text
+    assert "【】" not in text and "关于的内容" not in text
+
+
+@pytest.mark.parametrize("query", [
+    "怎样查看当前的软件包依赖关系？",
+    "软件包 A 以易读的方式声明依赖 B 是什么意思？",
+    "Please tell me what it means when package A recommends package B; how do I view the current meaning?",
+])
+def test_everyday_words_never_cause_a_refusal(query):
+    text = answer(query, hits_of("debian-faq-zh-cn"))
+    assert not text.startswith(("根据现有资料无法回答", "The documents do not answer")), text
+    assert "缺少" not in text and "not mention" not in text
+
+
+@pytest.mark.parametrize("query, missing", [
+    ("怎样查看当前的路由表？", []),
+    ("df 命令用哪个选项以易读的格式显示？", []),
+    ("pg_dump 和 “推荐” 有什么不同？", ["pg_dump"]),
+    ("How does APT pinning relate to the NotAutomatic flag?", ["NotAutomatic"]),
+])
+def test_only_named_things_are_missing(query, missing):
+    context = "df 命令 -h, --human-readable 推荐 apt pinning".lower()
+    assert GENERIC.missing_things(query, context) == missing
+
+
+def test_a_verbatim_quote_survives_the_check_whichever_chunk_of_its_file_it_comes_from():
+    hits = tuple(h for h in hits_of("debian-reference", "03.02") if not h.section)   # one marker names them all
+    assert len({h.source for h in hits}) == 1 and len(hits) >= 2
+    later = hits[2]
+    sentence = next(c.text for c in candidates((later,), GENERIC) if len(c.text) > 40)
+    assert normalised(sentence) not in normalised(hits[0].text)
+    text = f"From the documents:\n- {sentence}[source: {later.source}]"   # no section: the marker names the file
+    verdict = check_answer(text, hits)
+    assert verdict.passed, verdict.details
+    kept, removed = pruned(State.of("q", hits=hits, answer=text))
+    assert removed == () and sentence in kept
+
+
+def test_a_term_and_its_indented_definition_are_one_unit():
+    from lambdarag.skills.store.records import Hit
+
+    text = ('- "Depends"\n  - This declares an absolute dependency.\n- "Pre-Depends"\n'
+            '  - This is like Depends, except that it requires completed installation of the listed packages in advance.')
+    units = [c.text for c in candidates((Hit(chunk_id="d", text=text, source="d.md"),), GENERIC)]
+    assert units == ['"Depends" This declares an absolute dependency.',
+                     '"Pre-Depends" This is like Depends, except that it requires completed installation of the '
+                     'listed packages in advance.']
+
+
+def test_a_quoted_row_ending_in_a_closing_bracket_survives_the_check():
+    from lambdarag.skills.store.records import Hit
+
+    row = "| 它们被设置到“/usr/bin/editor”。（在历史上，“$EDITOR”是“ed”，“$VISUAL”是“vi”。） |"
+    hit = Hit(chunk_id="e#t", text=row, source="e.md", section="t")
+    quote = candidates((hit,), GENERIC)[0].text
+    text = f"根据现有资料：\n- {quote}[来源: e.md#t]"
+    assert check_answer(text, (hit,)).passed
+    assert pruned(State.of("q", hits=(hit,), answer=text))[1] == ()
+
+
+def test_the_throwaway_bm25_of_an_answers_units_scores_as_the_index_does():
+    import numpy as np
+
+    from lambdarag.skills.store.bm25 import Bm25Index
+
+    docs = [["df", "human", "readabl", "df"], ["synopsi", "option"], ["human", "size", "power", "1024"], ["\0"]]
+    built = Bm25Index()
+    built.add(docs)
+    for query in (["human"], ["df", "size"], ["option", "option", "absent"]):
+        assert np.array_equal(Bm25Index.of(docs).scores(query), built.scores(query))
