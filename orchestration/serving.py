@@ -70,13 +70,28 @@ class Gate:
                                 self.retry_after)
         self.in_flight += 1            # one event loop: no other coroutine runs between the check and this
         self.by_source[source] = self.by_source.get(source, 0) + 1
+        held = True
+
+        def release() -> None:
+            nonlocal held
+            if held:
+                held = False
+                self.in_flight -= 1
+                self.by_source[source] -= 1
+                if not self.by_source[source]:
+                    del self.by_source[source]
+
+        async def sending(message: Any) -> None:
+            # a client may ask again the moment it holds its answer: free its slot before the last byte goes out, or
+            # a client that never has more than the limit in flight is refused for its own previous request
+            if message.get("type") == "http.response.body" and not message.get("more_body", False):
+                release()
+            await send(message)
+
         try:
-            await self.app(scope, receive, send)
+            await self.app(scope, receive, sending)
         finally:
-            self.in_flight -= 1
-            self.by_source[source] -= 1
-            if not self.by_source[source]:
-                del self.by_source[source]
+            release()
 
 
 async def answer(send: Send, status: int, body: dict[str, Any], retry_after: Optional[int] = None) -> None:

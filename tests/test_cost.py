@@ -52,6 +52,32 @@ def test_past_max_per_source_one_address_gets_429_while_another_is_served():
     assert statuses == [200, 200, 200] and after == 200 and by_source == {}
 
 
+def test_a_clients_slot_is_free_before_its_answers_last_byte_reaches_it():
+    """A client with `maxPerSource` requests in flight that asks again as soon as an answer arrives is within its
+    limit: the gate must not count the request it just got an answer to (the race that refused 8 clients of one
+    address at a limit of 8)."""
+    counted_at_last_byte = []
+
+    async def app(scope, receive, send):
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"{}", "more_body": True})
+        await send({"type": "http.response.body", "body": b""})
+
+    async def run():
+        gate = Gate(app, max_in_flight=8, retry_after=1, max_per_source=1)
+        gate.ready()
+
+        async def client_side(message):
+            if message["type"] == "http.response.body" and not message.get("more_body", False):
+                counted_at_last_byte.append((gate.in_flight, dict(gate.by_source)))
+
+        scope = {"type": "http", "path": "/api/search", "client": ("10.0.0.1", 1)}
+        for _ in range(3):
+            await gate(scope, None, client_side)
+    asyncio.run(run())
+    assert counted_at_last_byte == [(0, {})] * 3
+
+
 @pytest.mark.slow
 def test_eight_clients_sending_maximum_length_questions_do_not_fail_a_normal_users_requests(tmp_path):
     flood = ("船舶在海上航行时，船长应当如何保障人命安全，海事管理机构有哪些职责，" * 60)[:2000]

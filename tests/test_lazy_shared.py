@@ -16,7 +16,6 @@ from fastapi.testclient import TestClient
 from lambdarag import Context, Par, Tool, run
 from lambdarag.errors import BranchError, LambdaRAGError, TermError
 from lambdarag.orchestration.cli import main
-from lambdarag.orchestration.config import DEFAULT_CONFIG
 from lambdarag.skills.store import graph as graph_module
 from lambdarag.skills.store import wiki as wiki_module
 from lambdarag.skills.store.graph import EntityGraph
@@ -161,12 +160,8 @@ GRAPH_QUESTIONS = ("船长的权力有哪些？", "船员条例由哪个部门�
                    "海上交通安全法与水污染防治法在船舶管理方面有何异同？", "船长有什么权力？")
 
 
-def test_a_fresh_server_answers_concurrent_graph_questions_without_a_failure(tmp_path):
-    # every reader is one address here (loopback): let it have them all in flight, plus the one still closing
-    config = tmp_path / "agent-config.yml"
-    config.write_text(DEFAULT_CONFIG.read_text(encoding="utf-8") + f"server:\n  maxPerSource: {READERS * 2}\n",
-                      encoding="utf-8")
-    with serve_process("--config", str(config)) as url:
+def test_a_fresh_server_answers_concurrent_graph_questions_without_a_failure():
+    with serve_process() as url:
         def client():
             with httpx.Client(timeout=120) as http:
                 return [http.post(f"{url}/api/search", json={"query": q}).status_code for q in GRAPH_QUESTIONS]
