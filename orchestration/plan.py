@@ -313,7 +313,7 @@ def detect_intent(query: str, history: Sequence[Any] = (), in_domain: Callable[[
 # Risk cues, most cautious first: money, then legal judgement, then failures, then overviews.
 _RISK_CUES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("pricing", re.compile(
-        r"费用|收费|价格|多少钱|报价|费率|港务费|引航费|规费|税费|缴费|付费|支付|退费|退款|发票|罚款|罚金|"
+        r"费用|收费|价格|多少钱|报价|费率|规费|税费|缴费|付费|支付|退费|退款|发票|罚款|罚金|"
         r"赔偿|赔付|赔款|金额|保证金|押金|结算|报销|预算")),
     ("compliance", re.compile(
         r"合规|合法|违法|违规|能否|可否|是否(?:可以|允许|需要|应当|必须|合法)|允许|禁止|不得|法律责任|"

@@ -145,6 +145,10 @@ class CorpusProfile:
     entity_type_names: Mapping[str, str] = {}
     """How a wiki page spells the entity types of this profile's graph (a type not named here is shown as stored)."""
 
+    page_sections: tuple[tuple[str, str, str], ...] = ()
+    """The sections of a wiki page, each (title, relation, end): the edges of that relation, listed by their `head`
+    (edges into the entity) or `tail` (edges out of it); edges of no section are listed together."""
+
     def short_name(self, name: str) -> str:
         """Returns the short form an entity's name is stored and looked up by (without quotes, by default)."""
         from .store.graph import plain_name

@@ -15,14 +15,14 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Optional, TypedDict, Union
+from typing import Any, Optional, TypedDict, Union
 
 from lambdarag import Context, User, tool
 from lambdarag.state import ALL_ACCESS
 from .store.records import WikiPage
 from lambdarag.errors import ProviderError, StoreCorrupt
 
-from .profile import profile_named
+from .profile import CorpusProfile, profile_named
 from .store.corpus import Corpus, Document
 from .reading import read_corpus
 from .store.files import ORPHAN_AGE, clean_temp, write_atomic, write_text
@@ -185,7 +185,7 @@ def compile_wiki(corpus_root: Union[str, Path, Corpus], wiki_dir: Union[str, Pat
         if rec.wiki_page != page_file(name):
             old.unlink(missing_ok=True)
             graph.add_entity(rec.model_copy(update={"wiki_page": page_file(name)}))
-        write_text(path, render_page(graph, name, profile.entity_type_names))
+        write_text(path, render_page(graph, name, profile))
         report.pages_written += 1
     graph.save(target / "relations.json")
     write_atomic(target / "manifest.json", json.dumps(manifest, ensure_ascii=False, indent=1).encode("utf-8"))
@@ -196,15 +196,17 @@ def compile_wiki(corpus_root: Union[str, Path, Corpus], wiki_dir: Union[str, Pat
     return report
 
 
-def render_page(graph: EntityGraph, name: str, type_names: Optional[Mapping[str, str]] = None) -> str:
+def render_page(graph: EntityGraph, name: str, profile: Optional[CorpusProfile] = None) -> str:
     """Returns the markdown page of one entity: what it is (its type as the profile's `entity_type_names` spell
-    it, else as stored), versions, dates, duties, related entities, sources.
+    it, else as stored), versions, dates, its relations (a section for each of the profile's `page_sections`, the
+    rest together), sources.
 
     The first line is an HTML comment holding the entity's attesting sources,
     every source's access labels, and per body line the sources it was
     derived from (`WikiStore` shows a line only if all of them are readable).
     """
     rec: EntityRecord = graph.g.nodes[name]["record"]
+    type_names = profile.entity_type_names if profile is not None else {}
     labels = {s: lab.model_dump() for s, lab in sorted(rec.sources.items())}
     # the page holds every line, each with its sources; the reader's rights filter it when it is read
     out_edges = sorted(graph.neighbors(name, direction="out", user=ALL_ACCESS),
@@ -213,7 +215,7 @@ def render_page(graph: EntityGraph, name: str, type_names: Optional[Mapping[str,
     for r in out_edges + in_edges:
         labels.setdefault(r.source, r.label().model_dump())
     body: list[tuple[str, tuple[str, ...]]] = [(f"# {name}", ()), ("", ()),
-                                              (f"类型：{(type_names or {}).get(rec.type, rec.type)}", ())]
+                                              (f"类型：{type_names.get(rec.type, rec.type)}", ())]
     if rec.aliases:
         body.append((f"别名：{'、'.join(rec.aliases)}", tuple(sorted(rec.sources))))
     if rec.versions:
@@ -229,13 +231,8 @@ def render_page(graph: EntityGraph, name: str, type_names: Optional[Mapping[str,
         if newest.events:
             body += [("", ()), ("## 制定与修订", ())]
             body += [(f"- {e.date} {e.note} [来源: {newest.source}]", (newest.source,)) for e in newest.events]
-    sections = [("主管与职责", [r for r in in_edges if r.relation == "主管"], "head"),
-                ("发布机构", [r for r in out_edges if r.relation == "发布机构"], "tail"),
-                ("立法依据", [r for r in out_edges if r.relation == "依据"], "tail"),
-                ("据此制定的法规", [r for r in in_edges if r.relation == "依据"], "head"),
-                ("涉及主题", [r for r in out_edges if r.relation == "涉及"], "tail"),
-                ("引用", [r for r in out_edges if r.relation == "引用"], "tail"),
-                ("被引用", [r for r in in_edges if r.relation == "引用"], "head")]
+    sections = [(title, [r for r in (in_edges if end == "head" else out_edges) if r.relation == relation], end)
+                for title, relation, end in (profile.page_sections if profile is not None else ())]
     shown = {id(r) for _, rs, _ in sections for r in rs}
     other = [r for r in out_edges + in_edges if id(r) not in shown]
     sections.append(("其他关系", other, "both"))

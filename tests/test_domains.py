@@ -345,3 +345,14 @@ def test_the_learned_classifier_compares_only_what_a_question_sets_side_by_side(
     assert generic.admits_type("fact", "Why can the audit tool not be fully trusted against attacks?")
     found = learned_classify("为什么备份期间索引器会暂停？", {}, generic)
     assert found is None or found.type != "compare"
+
+
+def test_generic_code_lays_out_no_statute_page():
+    # a statute page's sections are the statute pack's data (extract.PAGE_SECTIONS), which generic code reads from
+    # the profile; their statute-only titles appear nowhere in generic code
+    from lambdarag.domains.prc_statutes.extract import PAGE_SECTIONS
+
+    words = {title for title, _, _ in PAGE_SECTIONS if len(title) > 3} | {"发布机构"}
+    hits = [f"{path.relative_to(ROOT)}: {word}" for top in GENERIC_CODE for path in sorted((ROOT / top).rglob("*.py"))
+            for word in words if word in path.read_text(encoding="utf-8")]
+    assert words and hits == []

@@ -110,6 +110,7 @@ class StatuteProfile(CorpusProfile):
     rules_version = extract.RULES_VERSION
 
     entity_type_names = extract.TYPE_NAMES
+    page_sections = extract.PAGE_SECTIONS
 
     def extract_document(self, doc: Any) -> Any:
         return extract.extract_document(doc)

@@ -65,6 +65,11 @@ TYPE_NAMES = {"law": "法律", "regulation": "行政法规/规章", "judicial_in
               "departmental_rule": "部门规章", "constitution": "宪法", "agency": "机关/部门", "topic": "主题",
               "treaty": "条约/公约", "unknown": "未分类"}
 """How a wiki page spells the entity types this extraction gives."""
+PAGE_SECTIONS = (("主管与职责", "主管", "head"), ("发布机构", "发布机构", "tail"), ("立法依据", "依据", "tail"),
+                 ("据此制定的法规", "依据", "head"), ("涉及主题", "涉及", "tail"), ("引用", "引用", "tail"),
+                 ("被引用", "引用", "head"))
+"""The sections of a statute's wiki page: who is in charge of it, who issued it, what it rests on and what rests on
+it, its topics, what it cites and what cites it."""
 
 
 def iso(m: re.Match) -> str:

@@ -26,6 +26,7 @@ from lambdarag.errors import LambdaRAGError
 from lambdarag.skills import build as build_skill
 from lambdarag.skills.store.files import write_text
 from lambdarag.skills.store.access import HIDDEN, Label
+from lambdarag.skills.profile import CorpusProfile
 from lambdarag.skills.store.graph import EntityGraph, EntityRecord, RelationRecord
 from lambdarag.skills.wiki import page_file, render_page
 
@@ -80,7 +81,7 @@ class WriteBackJournal:
                 graph.save(wiki_dir / "relations.json")
             pages = sorted({*entities, *(e for r in relations for e in (r["head"], r["tail"]))})
             for name in pages:
-                render_into(graph, wiki_dir, name, kb.resources()["profile"].entity_type_names)
+                render_into(graph, wiki_dir, name, kb.resources()["profile"])
             if created:
                 write_text(analysis, analysis_page(state, prov, labels, relations))
             if kb.wiki is not None:
@@ -153,10 +154,10 @@ class WriteBackJournal:
                 else EntityGraph.load(wiki_dir / "relations.json")
             removed = graph.remove_by_provenance(query_id=item_id)
             graph.save(wiki_dir / "relations.json")
-            names = self.kb.resources()["profile"].entity_type_names if self.kb and self.kb.wiki_dir == wiki_dir else None
+            profile = self.kb.resources()["profile"] if self.kb and self.kb.wiki_dir == wiki_dir else None
             touched = {*item["entities"], *(e for r in item["relations"] for e in (r["head"], r["tail"]))}
             for name in touched:
-                render_into(graph, wiki_dir, name, names)
+                render_into(graph, wiki_dir, name, profile)
             if item["analysis"] and (wiki_dir / item["analysis"]).exists():
                 (wiki_dir / item["analysis"]).unlink()
             if self.kb is not None and self.kb.wiki_dir == wiki_dir and self.kb.wiki is not None:
@@ -187,12 +188,12 @@ def noisy(graph: EntityGraph, name: str, is_title: Callable[[str], bool] = lambd
     return not is_title(name) and bool(FUNCTION_WORDS & set(import_jieba().lcut(name)))
 
 
-def render_into(graph: EntityGraph, wiki_dir: Path, name: str, type_names: Optional[Mapping[str, str]] = None) -> None:
-    """Re-renders the wiki page of `name` from the graph (types spelled by `type_names`, the corpus profile's),
-    or deletes it when the entity is gone."""
+def render_into(graph: EntityGraph, wiki_dir: Path, name: str, profile: Optional[CorpusProfile] = None) -> None:
+    """Re-renders the wiki page of `name` from the graph (as the corpus `profile` lays a page out), or deletes it
+    when the entity is gone."""
     path = wiki_dir / page_file(name)
     if name in graph.g:
-        write_text(path, render_page(graph, name, type_names))
+        write_text(path, render_page(graph, name, profile))
     elif path.exists():
         path.unlink()
 
