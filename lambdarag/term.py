@@ -164,10 +164,17 @@ class Term:
 
         A declared term prints as ``name(param=value, …)`` and equals any term
         declared with the same name and config, so the printed form can be read
-        back (`lambdarag.syntax`); its functions are built afresh on every build.
+        back (`lambdarag.syntax`). Terms are immutable: this is a copy, and `self` keeps its own name and hash.
         """
-        self._origin = Origin(name, dict(params), frozen(config))
-        return self
+        copy = object.__new__(type(self))  # not copy.copy: `Compose.__new__` without terms returns `Identity`
+        for cls in type(self).__mro__:
+            for slot in getattr(cls, "__slots__", ()):
+                if hasattr(self, slot):
+                    object.__setattr__(copy, slot, getattr(self, slot))
+        if hasattr(self, "__dict__"):   # a subclass declaring no slots
+            copy.__dict__.update(self.__dict__)
+        object.__setattr__(copy, "_origin", Origin(name, dict(params), frozen(config)))
+        return copy
 
     def origin(self) -> "Origin | None":
         """Returns how a registry built this term (None for a term built in Python)."""

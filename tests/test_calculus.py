@@ -467,6 +467,15 @@ def test_every_combinator_prints_through_one_form_method_and_route_expands_its_r
     assert not any("expanded_form" in vars(cls) for cls in (Compose, Par, If, Route, Guard, Map, Named))
 
 
+def test_declaring_a_term_returns_a_new_term_and_leaves_the_original_as_it_was():
+    plain = append_tool("a") >> append_tool("b")
+    before = (str(plain), hash(plain))
+    marked = plain.declared("ab", {"width": 2}, {"width": 2})
+    assert marked is not plain and (str(plain), hash(plain)) == before and plain.origin() is None
+    assert str(marked) == "λq. ab(width=2)" and marked == plain.declared("ab", {}, {"width": 2}) != plain
+    assert marked.run(START).answer == "ab"
+
+
 def test_extra_state_fields_must_be_declared_and_are_validated():
     with pytest.raises(CompositionError, match="the initial state has field 'anwser', which no term of the pipeline "
                                                "reads or writes"):
