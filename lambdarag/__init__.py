@@ -21,7 +21,7 @@ _EXPORTS = {
     "Guard": "combinators", "If": "combinators", "Map": "combinators", "Merge": "combinators", "Named": "combinators",
     "Par": "combinators", "Route": "combinators", "appended": "combinators", "CostModel": "cost", "Lam": "lam",
     "Prompt": "lam", "Reply": "lam", "Context": "runtime", "INITIAL_FIELDS": "state", "Message": "state",
-    "State": "state", "User": "state", "Scope": "state", "Verdict": "state", "extra_field": "state",
+    "State": "state", "User": "state", "Scope": "state", "Verdict": "state",
     "Compose": "term", "Identity": "term", "Term": "term", "run": "term", "Tool": "tool", "tool": "tool",
     "Span": "trace", "Trace": "trace", "Count": "declare", "Positive": "declare",
     "search": "lambdarag.orchestration.search_unified", "asearch": "lambdarag.orchestration.search_unified",
@@ -46,7 +46,7 @@ if TYPE_CHECKING:   # what __getattr__ returns, for type checkers (`mypy --stric
     from .runtime import Context as Context
     from .state import (
         INITIAL_FIELDS as INITIAL_FIELDS, Message as Message, Scope as Scope, State as State, User as User,
-        Verdict as Verdict, extra_field as extra_field,
+        Verdict as Verdict,
     )
     from .term import Compose as Compose, Identity as Identity, Term as Term, run as run
     from .tool import Tool as Tool, tool as tool

@@ -4,7 +4,9 @@
 everything a `Tool` needs: it reads `query` and `plan` (with those types), gets
 the context, and writes the fields of `FaqOutcome` (a TypedDict, dataclass,
 NamedTuple or pydantic model) with their types. A parameter with a default is
-an optional read (the default stands in when no earlier term wrote it);
+an optional read (the default stands in when no earlier term wrote it); a
+function handing its reads on together (to helpers that take a state) takes
+one parameter of a `Reads` dataclass instead, whose fields are its reads;
 keyword-only parameters are the skill's configuration, checked against their annotations when the term is
 built (`Count` for a number of things, at least 1). `schema_of` unions the
 declared types of every term in a pipeline when it is closed and reports a
@@ -32,10 +34,28 @@ Positive = Annotated[float, Gt(0)]
 """A configuration parameter that must be above 0 (a smoothing constant, a weight)."""
 
 
+class Reads:
+    """Base of a frozen dataclass of the fields a typed function reads, given to it as one parameter.
+
+    For a step whose helpers take a state-like value (``citable(state)``): the
+    fields are its reads, with their types, and a field with a default is an
+    optional read::
+
+        @dataclass(frozen=True)
+        class Checking(Reads):
+            answer: str
+            hits: Hits
+            wiki_pages: tuple[WikiPage, ...] = ()
+
+        @tool
+        def citation_overlap(state: Checking) -> Checked: ...
+    """
+
+
 class Contract(NamedTuple):
     """What a function declares: `params` (field, default or MISSING) in call order, `ctx_at` (the context's
-    position, or None), the read and written fields' types, its return record, and its keyword-only
-    configuration with defaults and types."""
+    position, or None), the read and written fields' types, its return record, its keyword-only
+    configuration with defaults and types, and the `Reads` class its reads are handed in (or None)."""
 
     params: tuple[tuple[str, Any], ...]
     ctx_at: Optional[int]
@@ -44,6 +64,7 @@ class Contract(NamedTuple):
     record: Any
     config: dict[str, Any]
     config_types: dict[str, Any]
+    grouped: Any = None
 
     @classmethod
     def of(cls, reads: Mapping[str, Any], writes: Mapping[str, Any]) -> "Contract":
@@ -125,10 +146,18 @@ def _read_contract(fn: Callable[..., Any], owner: str, like: Optional[Contract])
             ctx_at = len(params)
         else:
             params.append((p.name, p.default))
+    grouped = annotations.get(params[0][0]) if len(params) == 1 else None
+    if isinstance(grouped, type) and issubclass(grouped, Reads) and dataclasses.is_dataclass(grouped):
+        fields = dataclasses.fields(grouped)
+        params = [(f.name, MISSING if f.default is dataclasses.MISSING else f.default) for f in fields]
+        annotations = {**annotations, **hints(owner, grouped)}
+    else:
+        grouped = None
     reads = {f: annotations.get(f, Any) for f, _ in params}
     writes = like.writes if like is not None and "return" not in hints(owner, fn) else record_fields(owner, record)
     extras = typing.get_type_hints(fn, include_extras=True) if config else {}   # ranges: Annotated[int, Ge(1)]
-    return Contract(tuple(params), ctx_at, reads, writes, record, config, {k: extras.get(k, Any) for k in config})
+    return Contract(tuple(params), ctx_at, reads, writes, record, config, {k: extras.get(k, Any) for k in config},
+                    grouped)
 
 
 def as_writes(record: Any) -> Callable[[Any], Any]:

@@ -138,34 +138,13 @@ def shrink_longest(values: dict[str, str], share: float) -> dict[str, str]:
     return {**values, longest: values[longest][:int(len(values[longest]) * share)]}
 
 
-def output_writes(output: Output, writes: Fields, parse: Optional[Callable[..., Any]], fallback: Any) -> Fields:
-    """Returns a Lam's writes with their types: its output schema is its writes.
-
-    Omitted writes are the output model's fields; names get their types from
-    `parse`'s return record, else the output model's fields, else a typed
-    fallback's writes (so the types are declared once, wherever that is).
-    """
-    structured = output is not str
-    if is_record(writes):
-        return record_fields("Lam", writes)
-    if not writes and structured and parse is None:
-        return {f: info.annotation for f, info in output.model_fields.items()}  # type: ignore[union-attr]
-    if isinstance(writes, Mapping):
-        return writes
-    names = list(field_set("Lam", "writes", writes))
-    if parse is not None:
-        try:
-            record = hints("Lam", parse).get("return")
-        except CompositionError:  # annotations naming local types: the writes stay declared by name
-            record = None
-        declared = record_fields("Lam", record) if is_record(record) else {}
-    elif structured:
-        declared = {f: info.annotation for f, info in output.model_fields.items()}  # type: ignore[union-attr]
-    else:
-        declared = {}
-    if isinstance(fallback, Atom):
-        declared = {**fallback.write_types(), **declared}
-    return {f: declared[f] for f in names} if declared and all(f in declared for f in names) else names
+def record_writes(name: str, writes: Any) -> dict[str, Any]:
+    """Returns field → type of a Lam's writes, declared one way: a record type of the fields it writes (its
+    `output` model itself, or the record its `parse` returns), as a typed tool's return declares them."""
+    if not is_record(writes):
+        raise CompositionError(f"Lam {name!r}: writes must be the record of the fields it writes (a TypedDict, "
+                               f"dataclass, NamedTuple or pydantic model, e.g. its output model), got {writes!r}")
+    return record_fields(name, writes)
 
 
 OFFLINE = "no LLM configured"
@@ -197,9 +176,11 @@ class Lam(Atom):
     validated output to the fields written (a `parse` with a ``ctx`` parameter also gets the run's context, as a
     tool's function does); by default a model's fields of the
     same names are written, or the text itself to the single written field.
-    Its writes and their types are `output`'s fields (or `parse`'s returned
-    record, or a typed fallback's writes); a plain function as `fallback` takes
-    the Lam's reads as parameters and inherits its contract.
+    `writes` is the record of the fields it writes, with their types: the
+    `output` model itself, or the record `parse` returns (the one way, as a
+    typed tool's return). A plain function as `fallback` takes the Lam's reads
+    as parameters and inherits its contract; a typed tool as `fallback` gives
+    the Lam its configuration (`configured`, `parameters`).
     `stream` names the written text field that streams (the answer term's):
     on a streaming run its text is emitted as tokens while the model writes it
     (see `lambdarag.stream`), or sentence by sentence from the fallback.
@@ -215,7 +196,7 @@ class Lam(Atom):
         *,
         output: Output = str,
         reads: Fields = (),
-        writes: Fields = (),
+        writes: Any,
         optional: Fields = (),
         fallback: Union[Term, Callable[..., Mapping[str, Any]]],
         parse: Optional[Callable[..., Mapping[str, Any]]] = None,
@@ -228,7 +209,7 @@ class Lam(Atom):
         self.name = name
         self.prompt = prompt
         self.output = output
-        writes = output_writes(output, writes, parse, fallback)
+        writes = record_writes(name, writes)
         if not isinstance(fallback, Term) and callable(fallback):  # the offline path of the same contract
             like = Contract.of({f: Any for f in [*reads, *optional]} | typed(optional) | typed(reads), typed(writes))
             fallback = Tool(fallback.__name__, fallback, reads=reads, writes=writes, optional=optional,
@@ -265,6 +246,17 @@ class Lam(Atom):
                     raise CompositionError(
                         f"Lam {name!r}: output {self.output.__name__} has no fields {sorted(missing)}; pass parse=...")
 
+    @property
+    def parameters(self) -> frozenset[str]:
+        """Returns the configuration keys it takes: its fallback's (the offline path is what is configured)."""
+        return frozenset(getattr(self.fallback, "parameters", ()))
+
+    def configured(self, **params: Any) -> "Lam":
+        """Returns this Lam with its fallback configured by `params` (see `Tool.configured`)."""
+        if not self.parameters:
+            return self
+        return self.replaced(fallback=self.fallback.configured(**params))  # type: ignore[union-attr,return-value]
+
     def variables(self) -> frozenset[str]:
         """Returns the names its prompt may use: the fields it reads (optional ones too) and its `given` fields."""
         return frozenset(self._reads | self.optional | set(self.given))
@@ -281,8 +273,9 @@ class Lam(Atom):
         """
         return ATTEMPTS * model.call_cost(self.name, "llm") + self.fallback._cost(model)
 
-    def schema(self) -> Optional[dict[str, Any]]:
-        """Returns the JSON schema of a structured output (None for text)."""
+    def output_schema(self) -> Optional[dict[str, Any]]:
+        """Returns the JSON schema of a structured output (None for text); `schema` is the State schema of its
+        writes, as every term's."""
         return None if self.output is str else self.output.model_json_schema()  # type: ignore[union-attr]
 
     def prompt_of(self, state: State, ctx: Optional["Context"] = None) -> Prompt:
@@ -303,7 +296,7 @@ class Lam(Atom):
         values.update({f: give(ctx) for f, give in self.given.items()})
         text = prompt.user.format_map(values)
         if self.output is not str:
-            text += "\n\n" + prompt.schema_note.replace("{schema}", json.dumps(self.schema(), ensure_ascii=False))
+            text += "\n\n" + prompt.schema_note.replace("{schema}", json.dumps(self.output_schema(), ensure_ascii=False))
         system = prompt.system.format_map(values)
         return ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": text}]
 
@@ -378,7 +371,7 @@ class Lam(Atom):
     def _call(self, ctx: "Context", messages: list[dict[str, str]], wait: float, streaming: Optional[Attempt]) -> Any:
         """Returns the model's reply; with a streaming attempt (and a client that streams), its text is fed to the
         attempt as the model writes it."""
-        schema = self.schema()
+        schema = self.output_schema()
         if streaming is None or not hasattr(ctx.llm, "stream"):
             return ctx.llm.complete(messages, schema=schema, max_tokens=self.max_tokens, timeout=wait)
         decode = FieldText(self.stream).feed if schema is not None else str

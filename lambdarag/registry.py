@@ -1,31 +1,34 @@
-"""A named registry of term factories ``(config) -> Term``, used for skills and for patterns.
+"""A named registry of terms by name, used for skills and for patterns.
 
 Config validation, error messages listing valid choices, and the CLI read the
-registry; nothing keeps a second hand-written list. A factory is registered
-under its function's name and a typed tool under its own (one name, written
-once); its parameters are what it reads from its config or, for a typed tool,
-its keyword-only parameters. A registry may know where
-a name is registered (`homes`: name → module) without importing that module:
-the module is imported the first time the name is built, so a process loads
-only the skills its routes run.
+registry; nothing keeps a second hand-written list. What is registered
+declares its parameters, never leaving them to be found in its source: a typed
+tool or a `Lam` its keyword-only configuration (`Tool.configured`), a term
+built in Python by a function of keyword-only parameters those parameters,
+and a pattern's factory ``(settings) -> Term`` none (patterns are configured
+by their section of the config). Registering records the module it is called
+from as the name's home; a registry may be told the homes of names
+(`homes`: name → module) without importing those modules, so a module is
+imported the first time one of its names is built (a process loads only the
+skills its routes run), and a name registered elsewhere than its declared
+home is refused.
 """
 from __future__ import annotations
 
-import ast
-import functools
 import importlib
+import inspect
 import sys
-from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
 from .errors import ConfigError, did_you_mean
 from .term import Term
+from .tool import parameter
 
 Factory = Callable[[Mapping[str, Any]], Term]
 
 
 class Registry(Mapping[str, Factory]):
-    """Returns factories by name; `register(name)` is the decorator that adds one."""
+    """Returns factories by name; `register` is the decorator that adds one."""
 
     def __init__(self, kind: str, homes: Mapping[str, str] | None = None, *, declares: bool = True) -> None:
         self.kind = kind
@@ -34,21 +37,28 @@ class Registry(Mapping[str, Factory]):
         self._factories: dict[str, Factory] = {}
 
     def register(self, what: Any) -> Any:
-        """Registers a factory under its function's name, or a typed `Tool` under its own name (built with the
-        config keys it takes, `Tool.configured`); returns what it was given, so it is a decorator.
+        """Registers a typed tool or `Lam` under its own name (built with the config keys it takes), or a
+        function of keyword-only parameters returning a term under the function's name; returns what it was
+        given, so it is a decorator. The module it is called from is the name's home.
 
-        ``register("name")`` is the decorator registering a factory under another name (a wrapper's).
+        ``register("name")`` is the decorator registering a pattern's factory ``(settings) -> Term`` under
+        `name` (a wrapper's).
         """
         if isinstance(what, str):
-            return lambda factory: self._add(what, factory)
+            return lambda factory: self._add(what, factory, factory.__module__)
+        home = sys._getframe(1).f_globals.get("__name__", "")
         if isinstance(what, Term):
-            self._add(what.name, configuring(what))
+            self._add(what.name, configuring(what), home)
             return what
-        return self._add(what.__name__, what)
+        self._add(what.__name__, constructing(what), home)
+        return what
 
-    def _add(self, name: str, factory: Factory) -> Factory:
+    def _add(self, name: str, factory: Factory, home: str) -> Factory:
         if name in self._factories:
             raise ConfigError(f"{self.kind} {name!r} is registered twice")
+        declared = self.homes.setdefault(name, home)
+        if declared != home:
+            raise ConfigError(f"{self.kind} {name!r} is registered in {home}, but its declared home is {declared}")
         self._factories[name] = factory
         return factory
 
@@ -70,19 +80,14 @@ class Registry(Mapping[str, Factory]):
         return term.declared(name, config if params is None else params, config) if self.declares else term
 
     def parameters(self, name: str) -> frozenset[str]:
-        """Returns the config keys the named factory reads: ``config.get("k")``, ``config["k"]`` or ``"k" in config``,
-        in its body or in a function of its module it hands ``config`` to.
+        """Returns the config keys the named term declares (a pattern's factory declares none); a parameter it
+        does not declare is a typo, not a setting (`patterns.registry.Names` refuses it, listing these)."""
+        return getattr(self[name], "parameters", frozenset())
 
-        Factories take plain mappings, so their code is where their parameters
-        are written; a declared parameter that it never reads is a typo, not a
-        setting (`patterns.registry.Names` refuses it, listing these).
-        """
-        factory = self[name]
-        declared = getattr(factory, "parameters", None)  # a typed tool's keyword-only parameters
-        if declared is not None:
-            return declared
-        module = sys.modules[factory.__module__]
-        return _config_keys(getattr(module, "__file__", None) or "", factory.__name__)
+    def home(self, name: str) -> str:
+        """Returns the module that registers `name` (declared, or recorded when it was registered)."""
+        self[name]
+        return self.homes[name]
 
     def __getitem__(self, name: str) -> Factory:
         if name not in self._factories and name in self.homes:
@@ -102,7 +107,7 @@ class Registry(Mapping[str, Factory]):
 
 
 def configuring(term: Term) -> Factory:
-    """Returns the factory of a typed tool: it is built with the config keys its function takes, ignoring the
+    """Returns the factory of a typed tool or `Lam`: it is built with the config keys it takes, ignoring the
     rest of a component's section (the bm25 section's ``enabled`` is not a parameter of ``bm25_search``)."""
     takes = term.parameters  # type: ignore[attr-defined]
 
@@ -110,57 +115,32 @@ def configuring(term: Term) -> Factory:
         return term.configured(**{k: v for k, v in config.items() if k in takes})  # type: ignore[attr-defined]
 
     build.parameters = takes  # type: ignore[attr-defined]
-    build.__module__ = term.fn.__module__  # type: ignore[attr-defined]
     build.__name__ = build.__qualname__ = term.name
-    build.__doc__ = term.fn.__doc__  # type: ignore[attr-defined]
     return build
 
 
-@functools.lru_cache(maxsize=None)
-def _config_keys(path: str, function: str) -> frozenset[str]:
-    """Returns the string keys `function` (a top-level def of the file at `path`) reads from its first parameter,
-    the config, whatever it is named."""
-    if not path.endswith(".py"):
-        return frozenset()
-    tree = ast.parse(Path(path).read_text(encoding="utf-8"))
-    defs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
-    keys: set[str] = set()
-    seen: set[tuple[str, int]] = set()
+def constructing(fn: Callable[..., Term]) -> Factory:
+    """Returns the factory of a function of keyword-only parameters returning a term (a skill built from
+    others): it is called with the config keys it declares, each checked by its annotation. A function of one
+    parameter is a factory of its whole config section already."""
+    params = inspect.signature(fn).parameters.values()
+    if [p.kind for p in params] == [inspect.Parameter.POSITIONAL_OR_KEYWORD]:
+        return fn   # a factory of the whole config section, as a pattern's: it declares no parameters
+    if any(p.kind is not p.KEYWORD_ONLY for p in params):
+        raise ConfigError(f"{fn.__name__}: a registered function declares its configuration as keyword-only "
+                          f"parameters (def {fn.__name__}(*, limit: int = 3) -> Term); register a typed tool or a "
+                          f"Lam as it is")
+    import typing
 
-    def visit(name: str, position: int) -> None:
-        node = defs.get(name)
-        if (name, position) in seen or node is None or len(node.args.args) <= position:
-            return
-        seen.add((name, position))
-        config = node.args.args[position].arg
-        for inner in ast.walk(node):
-            key = _key_read(inner, config)
-            if key is not None:
-                keys.add(key)
-            elif isinstance(inner, ast.Call) and isinstance(inner.func, ast.Name):
-                for i, a in enumerate(inner.args):  # a helper handed the config reads it too
-                    if isinstance(a, ast.Name) and a.id == config:
-                        visit(inner.func.id, i)
+    types = typing.get_type_hints(fn, include_extras=True)   # ranges: Annotated[int, Ge(1)]
+    takes = frozenset(p.name for p in params)
 
-    visit(function, 0)
-    return frozenset(keys)
+    def build(config: Mapping[str, Any]) -> Term:
+        return fn(**{k: parameter(fn.__name__, k, types.get(k, Any), v) for k, v in config.items() if k in takes})
 
-
-def _key_read(node: ast.AST, config: str) -> "str | None":
-    """Returns the key of ``config.get("k")``, ``config["k"]`` or ``"k" in config`` at `node` (`config` the
-    parameter's name), else None."""
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" and node.args:
-        target, key = node.func.value, node.args[0]
-    elif isinstance(node, ast.Subscript):
-        target, key = node.value, node.slice
-    elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], ast.In):
-        target, key = node.comparators[0], node.left
-    else:
-        return None
-    if isinstance(target, ast.Name) and target.id == config and isinstance(key, ast.Constant) \
-            and isinstance(key.value, str):
-        return key.value
-    return None
+    build.parameters = takes  # type: ignore[attr-defined]
+    build.__name__ = build.__qualname__ = fn.__name__
+    return build
 
 
 _PLUGINS: set[str] = set()

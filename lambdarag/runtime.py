@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from .cost import DEFAULT_COSTS, CostModel
 from .errors import (BranchError, DeadlineExceeded, LambdaRAGError, ProviderTimeout,
                      TermError)
-from .state import State, undeclared, validator_of
+from .state import VALIDATORS, State, undeclared, validator_of
 from .paths import Path, show_path
 from .observe import BRANCH, OBSERVER, branch_context
 from .trace import Trace
@@ -125,8 +125,9 @@ def apply_writes(term: Term, state: State, updates: Mapping[str, Any], path: Pat
                 f"term {term.name!r} wrote field {key!r}, which it does not declare; declared writes: "
                 f"{', '.join(sorted(allowed)) or 'none'}", term=term.name, path=show_path(path))
         check = checks[key]
-        if check is None and key in SCHEMA.get():  # declared by name here, typed by another term of the pipeline
-            check = validator_of(SCHEMA.get()[key].type)
+        if check is None:  # declared by name here: typed by another term of the pipeline, else by the State
+            declared = SCHEMA.get().get(key)
+            check = validator_of(declared.type) if declared is not None else VALIDATORS[key]
         if check is None:
             raise TermError(f"term {term.name!r} wrote field {key!r}: {undeclared(key)}", term=term.name,
                             path=show_path(path))

@@ -3,14 +3,16 @@
 `State` is what flows through a pipeline: every term reads some fields and
 returns new values for others; the runner builds the next `State` and never
 mutates the old one. Sequences are tuples so that nothing inside a state can
-be changed in place either. Extra, user-defined fields carry new patterns' own
-data; their types are declared by the terms that write them (a typed tool's
-returned record), and a pipeline's run validates the ones a state is given
-against those (`given_fields`), so a typo in a field name fails instead of
-passing silently and no field depends on which module was imported first.
-The domain's records (hits, citations, the retrieval plan, …) live in
-`skills.store.records`, which declares the generic types of the
-`DOMAIN_FIELDS` here for terms declared by name alone (`extra_field`).
+be changed in place either. Every field's type is declared in one of two
+places, never in a process-wide table: the built-in fields here, and the
+fields a term reads or writes by the term (a typed tool's parameters and
+returned record). Extra, user-defined fields carry new patterns' own data; a
+pipeline's run validates the ones a state is given against its terms'
+declarations (`given_fields`), so a typo in a field name fails instead of
+passing silently. The domain's records (hits, citations, the retrieval plan, …)
+live in `skills.store.records`; the calculus types those `DOMAIN_FIELDS`
+generically and the terms of a pipeline type them, so no behaviour depends on
+which module was imported first.
 """
 from __future__ import annotations
 
@@ -20,17 +22,20 @@ import json
 from operator import attrgetter
 from typing import Any, Callable, Literal, Mapping, Optional, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
+from pydantic import BaseModel, ConfigDict, TypeAdapter, model_validator
 
 INITIAL_FIELDS: frozenset[str] = frozenset({"query", "original_query", "history", "user", "plan"})
 """Fields every run starts with; a closed pipeline may read only these before writing.
 
-`plan` is initial because every state carries a (default) plan, once a domain layer declares its type."""
+`plan` is initial because a run starts from the default plan its terms' declared type gives (`given_fields`)."""
+
+DEFAULTED: frozenset[str] = frozenset({"plan"})
+"""Initial fields typed by the terms that read them, whose default is their declared record's defaults."""
 
 DOMAIN_FIELDS: frozenset[str] = frozenset({"plan", "variants", "time_range", "candidates", "hits", "relations",
                                            "wiki_pages", "citations"})
-"""Built-in fields whose records belong to the domain: the calculus types them generically, and the domain
-layer (skills.store.records) declares their types with `extra_field`, so the calculus imports no domain record."""
+"""Built-in fields whose records belong to the domain: the calculus types them generically (it imports no domain
+record) and a pipeline's terms declare their types, which validate them when a run is given them."""
 
 
 R = TypeVar("R", bound="Record")
@@ -157,30 +162,6 @@ class Verdict(Record):
     """The items the check rejected, verbatim (e.g. an answer's claims), so a retry can repair exactly those."""
 
 
-EXTRA_FIELDS: dict[str, TypeAdapter] = {}
-"""Declared State field types: user-defined fields and the `DOMAIN_FIELDS`, validated against them."""
-DEFAULTS: dict[str, Any] = {}
-"""Declared defaults of `DOMAIN_FIELDS` (e.g. the default plan)."""
-
-
-def extra_field(name: str, annotation: Any, *, default: Any = None) -> None:
-    """Declares the type of a user-defined State field, or of a `DOMAIN_FIELDS` one (call at import time).
-
-    Declaring a field twice with the same type is harmless; another built-in
-    field or another type is an error. `default` is the value of a domain
-    field a state was not given (user-defined fields have none: absent is absent).
-    """
-    if name in State.__pydantic_fields__ and name not in DOMAIN_FIELDS:
-        raise ValueError(f"extra_field: {name!r} is a built-in State field")
-    adapter = EXTRA_FIELDS.get(name)
-    if adapter is not None and adapter.core_schema != TypeAdapter(annotation).core_schema:
-        raise ValueError(f"extra_field: {name!r} is already declared with another type")
-    EXTRA_FIELDS.setdefault(name, TypeAdapter(annotation))
-    VALIDATORS.pop(name, None)
-    if default is not None and name in DOMAIN_FIELDS:
-        DEFAULTS.setdefault(name, default)
-
-
 def undeclared(name: str) -> str:
     """Returns why `name` cannot be a State field, for errors naming the term or constructor at fault."""
     return (f"State has no field {name!r} and no term declares its type; declare the term with a typed "
@@ -193,14 +174,26 @@ term's write does): only such a state carries private state, so every other one 
 
 
 def given_fields(state: "State", schema: Mapping[str, Any]) -> "State":
-    """Returns `state` with the extra fields it was given unchecked validated against `schema` (field → declared
-    type), the types a pipeline's terms declare; such a field no term declares is refused (a typo). Fields an
-    earlier run wrote were validated by their writers and pass as they are."""
+    """Returns `state` as a run starts from it, under `schema` (field → declared type), the types a pipeline's
+    terms declare: the extra fields it was given unchecked and the `DOMAIN_FIELDS` it was given are validated
+    against them (an extra field no term declares is refused: a typo), and an initial field it lacks whose
+    declared type is a record takes that record's defaults (the default plan). Fields an earlier run wrote were
+    validated by their writers and pass as they are."""
+    values = {}
+    given = state.__pydantic_fields_set__
+    for name in DEFAULTED - given:
+        declared = schema.get(name)
+        if declared is not None and isinstance(declared.type, type) and issubclass(declared.type, Record) \
+                and getattr(state, name) is None:
+            values[name] = declared.type()
+    for name in DOMAIN_FIELDS & given:
+        declared = schema.get(name)
+        if declared is not None:
+            values[name] = validator_of(declared.type)(getattr(state, name))
     private = state.__pydantic_private__
     unchecked = private[UNCHECKED] if private is not None else ()
     if not unchecked:
-        return state
-    values = {}
+        return state.updated(values) if values else state
     for name in unchecked:
         declared = schema.get(name)
         value = state.__pydantic_extra__[name]
@@ -214,19 +207,16 @@ def given_fields(state: "State", schema: Mapping[str, Any]) -> "State":
 
 
 class Validators(dict):
-    """Returns, by field name, the function validating a value of that (declared or built-in) field; None if undeclared.
+    """Returns, by field name, the function validating a value of that built-in State field; None for another.
 
     Each is the type's core validator, looked up once and called directly: the
     runner validates every write, and `TypeAdapter.validate_python` costs
-    several times more. `extra_field` drops a field's entry when it declares it.
+    several times more.
     """
 
     def __missing__(self, name: str) -> Optional[Callable[[Any], Any]]:
         info = State.__pydantic_fields__.get(name)
-        adapter = EXTRA_FIELDS.get(name) or (TypeAdapter(info.annotation) if info is not None else None)
-        if adapter is None:
-            return None  # not kept: the field may be declared later
-        check = self[name] = adapter.validator.validate_python
+        check = self[name] = TypeAdapter(info.annotation).validator.validate_python if info is not None else None
         return check
 
 
@@ -240,7 +230,8 @@ def validator_of(annotation: Any) -> Callable[[Any], Any]:
 
 
 class Checks(dict):
-    """Returns, by field, the validator of a term's write: its declared type's, else the State's (`VALIDATORS`)."""
+    """Returns, by field, the validator of a term's write by its own declared type; None for a write it declares
+    by name alone (the runner then takes the pipeline's type, else the State's, `VALIDATORS`)."""
 
     def __init__(self, types: Mapping[str, Any]) -> None:
         super().__init__()
@@ -248,14 +239,12 @@ class Checks(dict):
 
     def __missing__(self, field: str) -> Optional[Callable[[Any], Any]]:
         t = self.types.get(field)
-        check = VALIDATORS[field] if t is None else validator_of(t)
-        if check is not None:  # an undeclared field may be declared later
-            self[field] = check
+        check = self[field] = None if t is None else validator_of(t)
         return check
 
 
 class State(BaseModel):
-    """One query's working state; frozen, with user-defined fields declared by `extra_field`."""
+    """One query's working state; frozen, with user-defined fields typed by the terms that read and write them."""
 
     model_config = ConfigDict(frozen=True, extra="allow", arbitrary_types_allowed=True)
 
@@ -263,7 +252,7 @@ class State(BaseModel):
     original_query: str = ""
     history: tuple[Message, ...] = ()
     user: User = PUBLIC
-    plan: Any = Field(default_factory=lambda: DEFAULTS.get("plan"))
+    plan: Any = None
     query_type: Optional[str] = None
     entities: tuple[str, ...] = ()
     variants: tuple[Any, ...] = ()
@@ -280,23 +269,11 @@ class State(BaseModel):
     verdict: Optional[Verdict] = None
 
     @model_validator(mode="after")
-    def _declared_fields(self) -> "State":
-        """Validates the extra fields `extra_field` declared (construction only, not the runner's path); the
-        others are typed by the terms of the pipeline that reads them, and stay unchecked until a run validates
-        them (`given_fields`)."""
-        unchecked = []
-        for name, value in (self.__pydantic_extra__ or {}).items():
-            adapter = EXTRA_FIELDS.get(name)
-            if adapter is None:
-                unchecked.append(name)
-            else:
-                self.__pydantic_extra__[name] = adapter.validate_python(value)
-        if unchecked:  # kept where pydantic keeps private state; None (no copying cost) for every other state
-            object.__setattr__(self, "__pydantic_private__", {UNCHECKED: frozenset(unchecked)})
-        for name in DOMAIN_FIELDS & self.__pydantic_fields_set__:
-            adapter = EXTRA_FIELDS.get(name)
-            if adapter is not None:
-                self.__dict__[name] = adapter.validate_python(self.__dict__[name])
+    def _unchecked_fields(self) -> "State":
+        """Marks the extra fields it was given as unchecked (construction only, not the runner's path): they are
+        typed by the terms of the pipeline that reads them, and a run validates them (`given_fields`)."""
+        if self.__pydantic_extra__:  # kept where pydantic keeps private state; None (no copying cost) otherwise
+            object.__setattr__(self, "__pydantic_private__", {UNCHECKED: frozenset(self.__pydantic_extra__)})
         return self
 
     @classmethod

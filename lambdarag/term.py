@@ -61,6 +61,10 @@ def strongest(effects: Iterable[str]) -> str:
     """Returns the join of `effects` in the order of `EFFECTS` (``pure`` for none)."""
     return max(effects, key=EFFECTS.index, default="pure")
 
+COMPUTED = frozenset({"_closed_over", "_signature", "_schema"})
+"""A term's slots computed from the others on first use (`Term.replaced` leaves them to be computed again)."""
+
+
 class Term:
     """Base of every term; subclasses are small immutable values (see module docstring)."""
 
@@ -166,14 +170,20 @@ class Term:
         declared with the same name and config, so the printed form can be read
         back (`lambdarag.syntax`). Terms are immutable: this is a copy, and `self` keeps its own name and hash.
         """
+        return self.replaced(_origin=Origin(name, dict(params), frozen(config)))
+
+    def replaced(self, **slots: Any) -> "Term":
+        """Returns a copy of this term with `slots` set, and nothing computed from the old ones kept (its
+        signature, schema, checks and closure are computed again)."""
         copy = object.__new__(type(self))  # not copy.copy: `Compose.__new__` without terms returns `Identity`
         for cls in type(self).__mro__:
             for slot in getattr(cls, "__slots__", ()):
-                if hasattr(self, slot):
-                    object.__setattr__(copy, slot, getattr(self, slot))
+                if hasattr(self, slot) and slot not in COMPUTED:
+                    object.__setattr__(copy, slot, slots.get(slot, getattr(self, slot)))
         if hasattr(self, "__dict__"):   # a subclass declaring no slots
             copy.__dict__.update(self.__dict__)
-        object.__setattr__(copy, "_origin", Origin(name, dict(params), frozen(config)))
+        for slot, value in slots.items():
+            object.__setattr__(copy, slot, value)
         return copy
 
     def origin(self) -> "Origin | None":

@@ -243,13 +243,17 @@ def typed(fields: Fields) -> dict[str, Any]:
 
 def typed_call(fn: Callable[..., Any], contract: Contract) -> Callable[[State, Any], Mapping[str, Any]]:
     """Returns ``call(state, ctx)``: `fn` applied to the fields its parameters name (a default for an absent
-    optional one) and the context where it asks for it, its record returned as the mapping of its writes."""
+    optional one), gathered in its `Reads` class if it takes one, and the context where it asks for it, its
+    record returned as the mapping of its writes."""
     params = contract.params
     ctx_at = contract.ctx_at
     to_writes = as_writes(contract.record)
+    grouped = contract.grouped
 
     def call(state: State, ctx: Any) -> Mapping[str, Any]:
         args = [getattr(state, f) if d is MISSING else getattr(state, f, d) for f, d in params]
+        if grouped is not None:
+            args = [grouped(*args)]
         if ctx_at is not None:
             args.insert(ctx_at, ctx)
         return to_writes(fn(*args))

@@ -12,11 +12,13 @@ points outside the context.
 from __future__ import annotations
 
 import re
-from typing import Any, Literal, Mapping, Optional, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Mapping, Optional, Sequence, TypedDict
 
 from pydantic import Field
 
-from lambdarag import Lam, Reply, State, Term, Tool, Verdict
+from lambdarag import Context, Lam, Reply, State, Verdict, tool
+from lambdarag.declare import Reads
 from lambdarag.stream import Attempt, Retract, live_text
 
 from .context import MARKER, cited, claims, citable, resolve, resolving
@@ -27,7 +29,7 @@ from .prompts import ProfilePrompt
 from .registry import skill
 from .sentences import bigrams, covered, split_sentences
 from .store.instructions import flagged
-from .store.records import Hit
+from .store.records import Citation, Hit, Hits, RetrievalPlan, WikiPage
 
 Status = Literal["supported", "unsupported", "missing"]
 SUPPORT = 0.5
@@ -152,22 +154,39 @@ class CheckOutput(Reply):
     items: list[CitationJudgement] = Field(default_factory=list)
 
 
-def _from_llm(out: CheckOutput, state: State) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Checking(Reads):
+    """What an answer's citations are checked against: what it may cite."""
+
+    answer: str
+    hits: Hits
+    plan: RetrievalPlan
+    wiki_pages: tuple[WikiPage, ...] = ()
+
+
+class Checked(TypedDict):
+    """The write of `citation_check`."""
+
+    verdict: Verdict
+
+
+def _from_llm(out: CheckOutput, state: State) -> Checked:
     """Returns the deterministic verdict made stricter by the model's: a citation is supported only when both
     say so (a judge that obeys an injected document cannot clear it); uncited claims stay missing."""
     judged = {item.citation.strip(): (item.status, item.reason) for item in out.items}
     return {"verdict": check_answer(state.answer, citable(state), judged=judged)}
 
 
-@skill
-def citation_check(config: Mapping[str, Any]) -> Term:
-    """Returns the citation checker writing `verdict`; offline by bigram overlap (config ``threshold``, default 0.5)."""
-    threshold = float(config.get("threshold", SUPPORT))
-    offline = Tool("citation_overlap", lambda s: {"verdict": check_overlap(s, threshold)},
-                   reads=["answer", "hits", "plan"], optional=["wiki_pages"], writes=["verdict"])
-    return Lam("citation_check", ProfilePrompt("citation_check"),
-               output=CheckOutput, reads=["answer", "context", "hits", "plan"],
-               optional=["wiki_pages"], writes=["verdict"], parse=_from_llm, fallback=offline, max_tokens=800)
+@tool
+def citation_overlap(state: Checking, *, threshold: float = SUPPORT) -> Checked:
+    """Writes the offline verdict: each claim cited, each cited chunk covering its claim by bigram overlap."""
+    return {"verdict": check_overlap(state, threshold)}
+
+
+citation_check = skill(Lam("citation_check", ProfilePrompt("citation_check"), output=CheckOutput,
+                           reads=["answer", "context", "hits", "plan"], optional=["wiki_pages"], writes=Checked,
+                           parse=_from_llm, fallback=citation_overlap, max_tokens=800))
+"""The citation checker writing `verdict`; offline `citation_overlap` (config ``threshold``, default 0.5)."""
 
 
 PIECE = re.compile(r"[^。！？!?\n]*?(?:[。！？!?]+|$)(?:\s*%s)*[\s。；;，,、]*" % MARKER.pattern)
@@ -243,11 +262,30 @@ def check_claims(state: State, ctx: Any, threshold: float = SUPPORT) -> dict[str
     return {"answer": answer, "citations": citations, "verdict": check_answer(answer, hits, threshold)}
 
 
+@dataclass(frozen=True)
+class Claiming(Reads):
+    """What the claims of an answer are checked against: what it cites and may cite, and the check's verdict."""
+
+    answer: str
+    citations: tuple[Citation, ...]
+    hits: Hits
+    plan: RetrievalPlan
+    wiki_pages: tuple[WikiPage, ...] = ()
+    verdict: Optional[Verdict] = None
+    context: str = ""
+
+
+class ClaimsChecked(TypedDict):
+    """The write of `claim_check`: the answer without its refuted sentences, its citations and verdict."""
+
+    answer: str
+    citations: tuple[Citation, ...]
+    verdict: Verdict
+
+
 @skill
-def claim_check(config: Mapping[str, Any]) -> Term:
-    """Returns the term removing every answer sentence its citations do not support or the verdict rejected
-    (listed in the fallbacks)."""
-    threshold = float(config.get("threshold", SUPPORT))
-    return Tool("claim_check", lambda s, ctx: check_claims(s, ctx, threshold),
-                reads=["answer", "citations", "hits", "plan"], optional=["wiki_pages", "verdict", "context"],
-                writes=["answer", "citations", "verdict"])
+@tool
+def claim_check(state: Claiming, ctx: Context, *, threshold: float = SUPPORT) -> ClaimsChecked:
+    """Removes every answer sentence its citations do not support or the verdict rejected (listed in the
+    fallbacks)."""
+    return check_claims(state, ctx, threshold)  # type: ignore[return-value]

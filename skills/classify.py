@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import re
 import threading
-from typing import Any, Iterable, Literal, Mapping, Optional, TypedDict
+from typing import Annotated, Any, Iterable, Literal, Mapping, Optional, TypedDict
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
 from lambdarag import Context, If, Lam, Reply, State, Term, tool
 from lambdarag.errors import ConfigError
@@ -95,18 +95,29 @@ def rule_classify(query: str, extra_rules: Iterable[Mapping[str, str]] = (),
     return None
 
 
-def _default_type(config: Mapping[str, Any]) -> str:
-    kind = config.get("default", "fact")
+def _default_type(kind: Any) -> str:
     if kind not in TYPES:
         raise ConfigError(f"classify.default must be one of {', '.join(TYPES)}, got {kind!r}")
-    return kind
+    return str(kind)
 
 
-def _rules(config: Mapping[str, Any]) -> tuple[Mapping[str, str], ...]:
-    rules = tuple(config.get("rules", ()))
+def _rules(rules: tuple[Any, ...]) -> tuple[Any, ...]:
     for rule in rules:
         learned_rule(rule)
     return rules
+
+
+def _exemplars_checked(exemplars: tuple[Any, ...]) -> tuple[Any, ...]:
+    _exemplars({"exemplars": exemplars})
+    return exemplars
+
+
+DefaultType = Annotated[Any, AfterValidator(_default_type)]
+"""The ``default`` parameter: the type when nothing decides, one of `TYPES`."""
+Rules = Annotated[tuple[Any, ...], AfterValidator(_rules)]
+"""The ``rules`` parameter: learned ``[{pattern, type}]``, each checked when the term is built."""
+Exemplars = Annotated[tuple[Any, ...], AfterValidator(_exemplars_checked)]
+"""The ``exemplars`` parameter: extra labelled ``[{query, type}]``, each checked when the term is built."""
 
 
 def _as_fields(c: Classification) -> Classified:
@@ -174,21 +185,17 @@ def learned_classify(query: str, config: Mapping[str, Any],
 
 
 @skill
-def classify_offline(config: Mapping[str, Any]) -> Term:
-    """Returns the offline classifier: learned and built-in rules, else the learned classifier, else the default type."""
-    default, rules = _default_type(config), _rules(config)
-    _exemplars(config)
-
-    @tool
-    def classify_rules_or_default(query: str, ctx: Context) -> Classified:
-        profile = profile_of(ctx)
-        found = rule_classify(query, rules, profile) or learned_classify(query, config, profile)
-        if found is None:
-            found = Classification(type=default, entities=profile.query_entities(query), confidence=0.3,
-                                   stage="default")
-        return _as_fields(found)
-
-    return classify_rules_or_default
+@tool
+def classify_offline(query: str, ctx: Context, *, default: DefaultType = "fact", rules: Rules = (),
+                     exemplars: Exemplars = (), learned: bool = True) -> Classified:
+    """Writes the offline classification: learned and built-in rules, else the learned classifier, else the
+    default type."""
+    profile = profile_of(ctx)
+    found = rule_classify(query, rules, profile) or learned_classify(
+        query, {"learned": learned, "exemplars": exemplars}, profile)
+    if found is None:
+        found = Classification(type=default, entities=profile.query_entities(query), confidence=0.3, stage="default")
+    return _as_fields(found)
 
 
 def _from_llm(out: LLMClassification, state: State) -> Classified:
@@ -196,36 +203,33 @@ def _from_llm(out: LLMClassification, state: State) -> Classified:
     return _as_fields(Classification(type=out.type, entities=entities, confidence=out.confidence, stage="llm"))
 
 
-@skill
-def classify_llm(config: Mapping[str, Any]) -> Term:
-    """Returns the LLM classifier; offline (or on failure) it uses the rules, then the default type."""
-    return Lam("classify_llm", ProfilePrompt("classify_llm"), output=LLMClassification, reads=["query"],
-               writes=["query_type", "entities", "classification"], parse=_from_llm,
-               fallback=classify_offline(config), max_tokens=200)
+classify_llm = skill(Lam("classify_llm", ProfilePrompt("classify_llm"), output=LLMClassification, reads=["query"],
+                         writes=Classified, parse=_from_llm, fallback=classify_offline, max_tokens=200))
+"""The LLM classifier; offline (or on failure) `classify_offline`: the rules, then the default type."""
 
 
 @skill
-def classify(config: Mapping[str, Any]) -> Term:
+def classify(*, default: DefaultType = "fact", rules: Rules = (), exemplars: Exemplars = (),
+             learned: bool = True) -> Term:
     """Returns rules → learned classifier → LLM → default: the LLM is asked only when rules and classifier are unsure.
 
-    Config: ``default`` (type when nothing decides, default fact), ``rules``
-    (learned ``[{pattern, type}]``), ``exemplars`` (extra labelled ``[{query, type}]``),
-    ``learned`` (false switches the learned classifier off).
+    ``default`` (type when nothing decides, default fact), ``rules`` (learned ``[{pattern, type}]``),
+    ``exemplars`` (extra labelled ``[{query, type}]``), ``learned`` (false switches the learned classifier off).
     """
-    rules = _rules(config)
-    _exemplars(config)
+    config = {"learned": learned, "exemplars": exemplars}
 
     @tool
     def classify_rules(query: str, ctx: Context) -> RulesDecided:
         profile = profile_of(ctx)
         found = rule_classify(query, rules, profile)
         if found is None:
-            learned = learned_classify(query, config, profile)
-            found = learned if learned is not None and learned.confidence >= SURE else None
+            found = learned_classify(query, config, profile)
+            found = found if found is not None and found.confidence >= SURE else None
         return {"rule_classification": found}
 
     @tool
     def adopt_rules(rule_classification: Optional[Classification]) -> Classified:  # runs when it is set
         return _as_fields(rule_classification)
 
-    return If(classify_rules, adopt_rules, classify_llm(config))
+    return If(classify_rules, adopt_rules, classify_llm.configured(default=default, rules=rules, exemplars=exemplars,
+                                                                   learned=learned))

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Any, Mapping, Optional, Sequence
+from dataclasses import dataclass
+from typing import Any, Mapping, Optional, Sequence, TypedDict
 
-from lambdarag import State, Term, Tool
-from .store.records import Citation, Hit, WikiPage
+from lambdarag import State, tool
+from lambdarag.declare import Reads
+from .store.records import Citation, Hit, Hits, Relation, RetrievalPlan, WikiPage
 
 from .registry import skill
 from .sentences import split_sentences
@@ -128,19 +130,29 @@ def render_context(state: State) -> str:
     return "\n".join(parts).strip()
 
 
-def assemble(state: State) -> dict[str, str]:
-    return {"context": render_context(state)}
+@dataclass(frozen=True)
+class Assembling(Reads):
+    """What the context is assembled from: relations and wiki pages are optional, used when present, so the
+    term closes after a plain retriever that writes only `hits`."""
+
+    hits: Hits
+    plan: RetrievalPlan
+    relations: tuple[Relation, ...] = ()
+    wiki_pages: tuple[WikiPage, ...] = ()
+    original_query: str = ""
+
+
+class Assembled(TypedDict):
+    """The write of `assemble_context`."""
+
+    context: str
 
 
 @skill
-def assemble_context(config: Mapping[str, Any]) -> Term:
-    """Returns the pure term that writes `context` from hits, relations and wiki pages under the plan's budgets.
-
-    Relations and wiki pages are optional reads, used when present, so the
-    term closes after a plain retriever that writes only `hits`.
-    """
-    return Tool("assemble_context", assemble, reads=["hits", "plan"],
-                optional=["relations", "wiki_pages", "original_query"], writes=["context"])
+@tool
+def assemble_context(state: Assembling) -> Assembled:
+    """Writes `context` from hits, relations and wiki pages under the plan's budgets (`render_context`)."""
+    return {"context": render_context(state)}
 
 
 def resolve(source: str, section: str, hits: Sequence[Hit]) -> Optional[Hit]:

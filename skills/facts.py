@@ -8,12 +8,14 @@ left out, so what remains is new.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional, TypedDict
+from dataclasses import dataclass
+from typing import Any, Optional, TypedDict
 
 from pydantic import Field
 
-from lambdarag import Lam, Reply, State, Term, Tool
-from .store.records import Hit, Relation
+from lambdarag import Context, Lam, Reply, State, tool
+from lambdarag.declare import Reads
+from .store.records import Citation, Hit, Hits, Relation, RetrievalPlan, WikiPage
 from lambdarag.state import ALL_ACCESS, Record
 
 from .context import citable, claims, resolve
@@ -98,7 +100,29 @@ class FactOutput(Reply):
     relations: list[FactRelation] = Field(default_factory=list)
 
 
-def _from_llm(out: FactOutput, state: State) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Extracting(Reads):
+    """What facts are read from: the answer, what it cites, and the context it was given."""
+
+    answer: str
+    citations: tuple[Citation, ...]
+    hits: Hits
+    plan: RetrievalPlan
+    wiki_pages: tuple[WikiPage, ...] = ()
+
+
+@dataclass(frozen=True)
+class Supporting(Reads):
+    """What the write-back gate checks: the facts against what the answer cites."""
+
+    facts: Optional[Facts]
+    citations: tuple[Citation, ...]
+    hits: Hits
+    plan: RetrievalPlan
+    wiki_pages: tuple[WikiPage, ...] = ()
+
+
+def _from_llm(out: FactOutput, state: State) -> FactsOut:
     """Returns the model's facts, keeping only relations whose citation is one the answer makes."""
     allowed = {c.chunk_id for c in state.citations}
     hits = [h for h in citable(state) if h.chunk_id in allowed]
@@ -112,15 +136,16 @@ def _from_llm(out: FactOutput, state: State) -> dict[str, Any]:
     return {"facts": Facts(entities=tuple(names), relations=tuple(kept), sources=tuple(sorted(allowed)), origin="llm")}
 
 
-@skill
-def fact_extract(config: Mapping[str, Any]) -> Term:
-    """Returns the fact extractor writing `facts` (a `Facts` record); offline it uses the wiki compile rules."""
-    reads = ["answer", "citations", "hits", "plan"]
-    offline = Tool("fact_rules", lambda s, ctx: {"facts": rule_facts(s, ctx.resources.get("graph"), profile_of(ctx))},
-                   reads=reads, optional=["wiki_pages"], writes=FactsOut)
-    return Lam("fact_extract", ProfilePrompt("fact_extract"),
-               output=FactOutput, reads=reads, optional=["wiki_pages"], writes=FactsOut,
-               parse=_from_llm, fallback=offline, max_tokens=800)
+@tool
+def fact_rules(state: Extracting, ctx: Context) -> FactsOut:
+    """Writes the facts the wiki compile rules read in the answer's cited claims and chunks (`rule_facts`)."""
+    return {"facts": rule_facts(state, ctx.resources.get("graph"), profile_of(ctx))}
+
+
+fact_extract = skill(Lam("fact_extract", ProfilePrompt("fact_extract"), output=FactOutput,
+                         reads=["answer", "citations", "hits", "plan"], optional=["wiki_pages"], writes=FactsOut,
+                         parse=_from_llm, fallback=fact_rules, max_tokens=800))
+"""Writes `facts` (a `Facts` record) the answer states; offline it uses the wiki compile rules (`fact_rules`)."""
 
 
 def cited_hits(state: State) -> tuple[Hit, ...]:
@@ -158,7 +183,7 @@ class Entailed(Reply):
     supported: list[int] = Field(default_factory=list)
 
 
-def _entailed(out: Entailed, state: State, ctx: Any) -> dict[str, Any]:
+def _entailed(out: Entailed, state: State, ctx: Any) -> FactsOut:
     """Returns the offline-supported facts minus the relations the model did not confirm."""
     offline = supported_facts(state, profile_of(ctx))
     numbered = {i: r for i, r in enumerate(state.facts.relations, 1)}
@@ -169,11 +194,13 @@ def _entailed(out: Entailed, state: State, ctx: Any) -> dict[str, Any]:
     return {"facts": offline.model_copy(update={"relations": kept, "rejected": offline.rejected + tuple(refused)})}
 
 
-@skill
-def fact_support(config: Mapping[str, Any]) -> Term:
-    """Returns the write-back gate rewriting `facts` to what the cited text states; with an LLM, also entailed."""
-    offline = Tool("fact_support_rules", lambda s, ctx: {"facts": supported_facts(s, profile_of(ctx))},
-                   reads=["facts", "citations", "hits", "plan"], optional=["wiki_pages"], writes=FactsOut)
-    return Lam("fact_support", ProfilePrompt("fact_support"),
-               output=Entailed, reads=["facts", "citations", "hits", "plan"],
-               optional=["context", "wiki_pages"], writes=FactsOut, parse=_entailed, fallback=offline, max_tokens=200)
+@tool
+def fact_support_rules(state: Supporting, ctx: Context) -> FactsOut:
+    """Writes `facts` keeping only what the cited text states (`supported_facts`)."""
+    return {"facts": supported_facts(state, profile_of(ctx))}
+
+
+fact_support = skill(Lam("fact_support", ProfilePrompt("fact_support"), output=Entailed,
+                         reads=["facts", "citations", "hits", "plan"], optional=["context", "wiki_pages"],
+                         writes=FactsOut, parse=_entailed, fallback=fact_support_rules, max_tokens=200))
+"""The write-back gate: rewrites `facts` to what the cited text states; with an LLM, also entailed."""

@@ -6,18 +6,20 @@ the question names, and most of its keywords, occur in the page texts.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional, TypedDict
+from dataclasses import dataclass
+from typing import Any, Optional, TypedDict
 
 from pydantic import Field
 
-from lambdarag import Lam, Reply, State, Term, Tool, tool
+from lambdarag import Context, Lam, Reply, tool
+from lambdarag.declare import Reads
 from lambdarag.state import Record
 
 from .profile import CorpusProfile, profile_named, profile_of
 from .registry import skill
 from .prompts import ProfilePrompt
 from .sentences import keywords
-from .store.records import Variant
+from .store.records import Variant, WikiPage
 
 COVERAGE = 0.6
 """Share of the question's terms the pages must contain (named entities are always required); below 1
@@ -33,7 +35,16 @@ class Coverage(Record):
     share: float = 0.0
 
 
-def coverage(state: State, profile: Optional[CorpusProfile] = None) -> Coverage:
+@dataclass(frozen=True)
+class Covering(Reads):
+    """What coverage is judged from: the question, the wiki pages read, and the entities when known."""
+
+    original_query: str
+    wiki_pages: tuple[WikiPage, ...]
+    entities: tuple[str, ...] = ()
+
+
+def coverage(state: Any, profile: Optional[CorpusProfile] = None) -> Coverage:
     """Returns what of the question (entities from `entities` or the profile's named things, jieba keywords) the
     wiki pages contain."""
     query = state.original_query or state.query
@@ -53,6 +64,8 @@ def is_sufficient(c: Coverage, threshold: float) -> bool:
 
 
 class SufficiencyOutput(Reply):
+    """What the sufficiency prompt asks the model to return, and the write of `sufficient`."""
+
     sufficient: bool
 
 
@@ -60,29 +73,38 @@ class MissingOutput(Reply):
     missing: list[str] = Field(default_factory=list)
 
 
-@skill
-def sufficient(config: Mapping[str, Any]) -> Term:
-    """Returns the term writing `sufficient`: whether the wiki pages answer the question (config ``threshold``)."""
-    threshold = float(config.get("threshold", COVERAGE))
-    offline = Tool("wiki_coverage", lambda s, ctx: {"sufficient": is_sufficient(coverage(s, profile_of(ctx)), threshold)},
-                   reads=["original_query", "wiki_pages"], optional=["entities"], writes=["sufficient"])
-    return Lam("sufficient", ProfilePrompt("sufficient"),
-               output=SufficiencyOutput, reads=["original_query", "wiki_pages"],
-               optional=["entities"], writes=["sufficient"], fallback=offline, max_tokens=50)
+class Missing(TypedDict):
+    """The write of `missing_topics`."""
+
+    missing: tuple[str, ...]
 
 
-def _missing_from_llm(out: MissingOutput, state: State) -> dict[str, Any]:
+@tool
+def wiki_coverage(state: Covering, ctx: Context, *, threshold: float = COVERAGE) -> SufficiencyOutput:
+    """Writes whether the wiki pages cover the question's entities and `threshold` of its terms."""
+    return SufficiencyOutput(sufficient=is_sufficient(coverage(state, profile_of(ctx)), threshold))
+
+
+sufficient = skill(Lam("sufficient", ProfilePrompt("sufficient"), output=SufficiencyOutput,
+                       reads=["original_query", "wiki_pages"], optional=["entities"], writes=SufficiencyOutput,
+                       fallback=wiki_coverage, max_tokens=50))
+"""Writes `sufficient`: whether the wiki pages answer the question (offline: `wiki_coverage`; config ``threshold``)."""
+
+
+def _missing_from_llm(out: MissingOutput, state: Any) -> Missing:
     return {"missing": tuple(dict.fromkeys(m.strip() for m in out.missing if m.strip()))}
 
 
-@skill
-def missing_topics(config: Mapping[str, Any]) -> Term:
-    """Returns the term writing `missing`: the question's entities and aspects the wiki pages do not cover."""
-    offline = Tool("wiki_gaps", lambda s, ctx: {"missing": coverage(s, profile_of(ctx)).missing},
-                   reads=["original_query", "wiki_pages"], optional=["entities"], writes=["missing"])
-    return Lam("missing_topics", ProfilePrompt("missing_topics"),
-               output=MissingOutput, reads=["original_query", "wiki_pages"],
-               optional=["entities"], writes=["missing"], parse=_missing_from_llm, fallback=offline, max_tokens=200)
+@tool
+def wiki_gaps(state: Covering, ctx: Context) -> Missing:
+    """Writes the question's entities and keywords the wiki pages do not contain."""
+    return {"missing": coverage(state, profile_of(ctx)).missing}
+
+
+missing_topics = skill(Lam("missing_topics", ProfilePrompt("missing_topics"), output=MissingOutput,
+                           reads=["original_query", "wiki_pages"], optional=["entities"], writes=Missing,
+                           parse=_missing_from_llm, fallback=wiki_gaps, max_tokens=200))
+"""Writes `missing`: the question's entities and aspects the wiki pages do not cover."""
 
 
 class TopicsOut(TypedDict):

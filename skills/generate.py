@@ -8,10 +8,12 @@ amounts are exactly those of the sources.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Optional, Sequence, TypedDict
 
-from lambdarag import Lam, State, Term, Tool
-from .store.records import Hit
+from lambdarag import Context, Count, Lam, State, Term, Verdict, tool
+from lambdarag.declare import Reads
+from .store.records import Citation, Hit, Hits, Relation, RetrievalPlan, WikiPage
 from lambdarag.errors import InvalidOutput
 from lambdarag.lam import json_object
 
@@ -37,7 +39,30 @@ def quoted(evidence: Sequence[Scored], p: Mapping[str, str]) -> list[str]:
     return [f"- {e.text.rstrip('；;，,')}{marker(e.hit, p['source'])}" for e in evidence]
 
 
-def extractive_answer(state: State, ctx: Any) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Answering(Reads):
+    """What an answer is written from: the question and the context's hits under the plan; the rest is used
+    when an earlier term wrote it (so the term closes after any retriever), `verdict` by a `Guard`'s retry."""
+
+    original_query: str
+    hits: Hits
+    plan: RetrievalPlan
+    query_type: Optional[str] = None
+    entities: tuple[str, ...] = ()
+    wiki_pages: tuple[WikiPage, ...] = ()
+    sides: tuple[Any, ...] = ()
+    relations: tuple[Relation, ...] = ()
+    verdict: Optional[Verdict] = None
+
+
+class Answered(TypedDict):
+    """The write of `answer_generate`: the answer and the citations it makes."""
+
+    answer: str
+    citations: tuple[Citation, ...]
+
+
+def extractive_answer(state: Answering, ctx: Context) -> Answered:
     """Returns an extractive, cited answer from the context hits, or a refusal when nothing retrieved is about
     the question; either names only what the profile counts as missing (`CorpusProfile.missing_things`).
 
@@ -79,7 +104,7 @@ def extractive_answer(state: State, ctx: Any) -> dict[str, Any]:
     return {"answer": answer, "citations": citations}
 
 
-def _from_llm(text: str, state: State, ctx: Any) -> dict[str, Any]:
+def _from_llm(text: str, state: State, ctx: Any) -> Answered:
     """Returns the model's plain-text answer with its citations: bare ``[n]`` references written as markers,
     citations outside the context removed; no valid citation is invalid, unless the answer refuses.
 
@@ -106,8 +131,12 @@ def _from_llm(text: str, state: State, ctx: Any) -> dict[str, Any]:
     return {"answer": answer, "citations": citations}
 
 
+EXTRACTIVE = tool(extractive_answer)
+"""The offline answer: `extractive_answer` as a term."""
+
+
 @skill
-def answer_generate(config: Mapping[str, Any]) -> Term:
+def answer_generate(*, max_tokens: Count = 1024) -> Term:
     """Returns ``assemble_context >> answer_generate``: a cited answer from the context, extractive offline.
 
     `query_type`, `entities` and `wiki_pages` are optional reads, used when an
@@ -116,11 +145,7 @@ def answer_generate(config: Mapping[str, Any]) -> Term:
     prompt shows the failed verdict; offline, the rejected sentences are dropped).
     """
     optional = ["query_type", "entities", "wiki_pages", "sides", "relations", "verdict"]
-    offline = Tool("extractive_answer", extractive_answer,
-                   reads=["original_query", "hits", "plan"], optional=optional,
-                   writes=["answer", "citations"])
-    lam = Lam("answer_generate", ProfilePrompt("answer_generate"), output=str,
-              reads=["original_query", "context", "hits", "plan"], optional=optional,
-              writes=["answer", "citations"], parse=_from_llm, fallback=offline,
-              max_tokens=int(config.get("max_tokens", 1024)), stream="answer")
-    return assemble_context(config) >> lam
+    return assemble_context >> Lam("answer_generate", ProfilePrompt("answer_generate"), output=str,
+                                   reads=["original_query", "context", "hits", "plan"], optional=optional,
+                                   writes=Answered, parse=_from_llm, fallback=EXTRACTIVE, max_tokens=max_tokens,
+                                   stream="answer")

@@ -1,11 +1,11 @@
 """The graph skills: thin terms over the entity graph store (`skills.store.graph`)."""
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional, TypedDict
+from typing import Any, Optional, TypedDict
 
 from pydantic import Field
 
-from lambdarag import Context, Lam, Reply, Term, User, tool
+from lambdarag import Context, Lam, Reply, User, tool
 from lambdarag.errors import InvalidOutput
 
 from .registry import skill
@@ -44,7 +44,7 @@ class VariantsOut(TypedDict):
     variants: tuple[Variant, ...]
 
 
-def keywords(text: str, k: int) -> list[str]:
+def noun_keywords(text: str, k: int) -> list[str]:
     """Returns up to `k` TF-IDF noun keywords of `text` (jieba)."""
     base_dictionary()   # quiet, shared with the tokenizers, and jieba imported without pkg_resources
     import jieba.analyse
@@ -52,25 +52,19 @@ def keywords(text: str, k: int) -> list[str]:
     return [w for w in jieba.analyse.extract_tags(text, topK=k, allowPOS=NOUNS) if len(w) >= 2]
 
 
-@skill
-def entity_extract(config: Mapping[str, Any]) -> Term:
-    """Returns a Lam that writes the entities a query names; offline: graph dictionary match + jieba keywords."""
-    k = int(config.get("keywords", 3))
+@tool(effect="io")
+def entity_match(query: str, user: User, ctx: Context, *, keywords: int = 3) -> EntitiesOut:
+    """Writes the entities the graph's dictionary finds in the query, then up to `keywords` jieba keywords of
+    the text the names do not cover."""
+    graph: Optional[EntityGraph] = ctx.resources.get("graph")
+    spans = graph.spans(query, user=user) if graph is not None else []
+    rest, found = query, list(dict.fromkeys(name for _, _, name in spans))
+    for start, end, _ in reversed(spans):   # keywords come from the text the names do not cover
+        rest = rest[:start] + "，" + rest[end:]
+    found += [w for w in noun_keywords(rest, keywords) if w not in found]
+    return {"entities": tuple(found)}
 
-    @tool(effect="io")
-    def entity_match(query: str, user: User, ctx: Context) -> EntitiesOut:
-        graph: Optional[EntityGraph] = ctx.resources.get("graph")
-        spans = graph.spans(query, user=user) if graph is not None else []
-        rest, found = query, list(dict.fromkeys(name for _, _, name in spans))
-        for start, end, _ in reversed(spans):   # keywords come from the text the names do not cover
-            rest = rest[:start] + "，" + rest[end:]
-        found += [w for w in keywords(rest, k) if w not in found]
-        return {"entities": tuple(found)}
 
-    return Lam("entity_extract", ProfilePrompt("entity_extract"),
-               output=EntityList, reads=["query", "user"], writes=["entities"],
-               fallback=entity_match, parse=short_entities, given={"name_rule": name_rule}, max_tokens=200,
-               required=["entities"])
 
 
 def name_rule(ctx: Optional[Context]) -> str:
@@ -85,6 +79,12 @@ def short_entities(out: EntityList, state: Any, ctx: Context) -> EntitiesOut:
     if not found:   # blank names: the rules' entities stay
         raise InvalidOutput("LLM reply names only blank entities")
     return {"entities": found}
+
+
+entity_extract = skill(Lam("entity_extract", ProfilePrompt("entity_extract"), output=EntityList,
+                           reads=["query", "user"], writes=EntitiesOut, fallback=entity_match, parse=short_entities,
+                           given={"name_rule": name_rule}, max_tokens=200, required=["entities"]))
+"""Writes the entities a query names; offline `entity_match` (config ``keywords``)."""
 
 
 @skill

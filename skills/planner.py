@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import functools
 import re
+from dataclasses import dataclass
 from typing import Any, Iterable, Literal, Mapping, Optional, Sequence, TypedDict
 
 from pydantic import Field
 
-from lambdarag import Lam, Message, Reply, State, Term, Tool, User
-from .store.records import Variant
+from lambdarag import Context, Lam, Message, Reply, State, User, tool
+from lambdarag.declare import Reads
+from .store.records import RetrievalPlan, Variant
 from lambdarag.errors import InvalidOutput
 from lambdarag.state import Record
 
@@ -230,28 +232,34 @@ def _from_llm(out: PlanOutput, state: State) -> Planned:
     return {"variants": variants, "query_plan": QueryPlan(source="llm")}
 
 
-@skill
-def query_expand(config: Mapping[str, Any]) -> Term:
-    """Returns the query planner; offline it cleans, completes follow-ups and expands by synonyms and the graph.
+@dataclass(frozen=True)
+class Planning(Reads):
+    """What the query planner reads: the question as asked and as rewritten, the conversation, the plan and who
+    asks (the graph's names they may read)."""
 
-    Config: ``synonyms`` (term → [synonyms], merged with the ``synonyms``
-    resource, i.e. learned ones). A failure while planning leaves only the
-    original query, marked in `query_plan` and as the span's fallback.
-    """
-    configured = dict(config.get("synonyms", {}))
+    query: str
+    original_query: str
+    history: tuple[Message, ...]
+    plan: RetrievalPlan
+    user: User
 
-    def query_expand_rules(state: State, ctx: Any) -> Planned:
-        synonyms = {**configured, **(ctx.resources.get("synonyms") or {})}
-        try:
-            variants = rule_variants(state, synonyms, ctx.resources.get("graph"), profile_of(ctx))
-        except Exception as e:  # a broken resource must not stop retrieval: fall back to the original query
-            ctx.trace.mark_current(f"query planning failed ({type(e).__name__}: {e}); searched the original query")
-            return {"variants": with_original(state, ()),
-                    "query_plan": QueryPlan(source="original", fallback=True, reason=f"{type(e).__name__}: {e}")}
-        return {"variants": with_original(state, variants), "query_plan": QueryPlan(source="rules")}
 
-    reads = ["query", "original_query", "history", "plan", "user"]
-    rules = Tool("query_expand_rules", query_expand_rules, reads=reads, writes=Planned)
-    return Lam("query_expand", ProfilePrompt("query_expand"),
-               output=PlanOutput, reads=reads, writes=Planned, parse=_from_llm, fallback=rules,
-               max_tokens=400)
+@tool
+def query_expand_rules(state: Planning, ctx: Context, *, synonyms: Optional[dict[str, Any]] = None) -> Planned:
+    """Writes the offline variants: cleaned, follow-ups completed, expanded by `synonyms` (term → [synonyms],
+    merged with the ``synonyms`` resource, i.e. learned ones) and the graph. A failure while planning leaves only
+    the original query, marked in `query_plan` and as the span's fallback."""
+    synonyms = {**(synonyms or {}), **(ctx.resources.get("synonyms") or {})}
+    try:
+        variants = rule_variants(state, synonyms, ctx.resources.get("graph"), profile_of(ctx))
+    except Exception as e:  # a broken resource must not stop retrieval: fall back to the original query
+        ctx.trace.mark_current(f"query planning failed ({type(e).__name__}: {e}); searched the original query")
+        return {"variants": with_original(state, ()),
+                "query_plan": QueryPlan(source="original", fallback=True, reason=f"{type(e).__name__}: {e}")}
+    return {"variants": with_original(state, variants), "query_plan": QueryPlan(source="rules")}
+
+
+query_expand = skill(Lam("query_expand", ProfilePrompt("query_expand"), output=PlanOutput,
+                         reads=["query", "original_query", "history", "plan", "user"], writes=Planned,
+                         parse=_from_llm, fallback=query_expand_rules, max_tokens=400))
+"""The query planner; offline `query_expand_rules` (config ``synonyms``)."""

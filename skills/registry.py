@@ -1,30 +1,42 @@
-"""The skill registry: skill name → factory ``(config) -> Term`` (see `lambdarag.registry`).
+"""The skill registry: skill name → its declared term (see `lambdarag.registry`).
 
-A skill is registered once, by ``@skill`` on its factory or typed tool, under
-the function's name. `HOMES` finds those names in the modules' source without
-importing them, so that a skill's module is imported when a route first builds
-it, not at ``import skills``: an offline fact question never loads the graph
-store, the LLM-only output schemas or the planner (tests/test_registry.py
-checks the table against what the modules register).
+A skill is registered once, by ``@skill`` on its typed tool or its function
+of keyword-only parameters, or ``skill(Lam(...))``, in its module. `MODULES`
+declares which module holds which skills, so that a skill's module is imported
+when a route first builds it, not at ``import skills``: an offline fact
+question never loads the graph store, the LLM-only output schemas or the
+planner. Registering a skill elsewhere than this table says fails, and
+tests/test_registry.py checks the table against what the modules register.
 """
 from __future__ import annotations
 
-import re
-from pathlib import Path
-
 from lambdarag.registry import Registry
 
-_REGISTERED = re.compile(r"^@skill\b.*?^def (\w+)", re.M | re.S)
-"""A module-level ``@skill`` and the name of the first module-level def after it (the one it decorates)."""
+MODULES: dict[str, tuple[str, ...]] = {
+    "check": ("citation_check", "claim_check"),
+    "classify": ("classify_offline", "classify_llm", "classify"),
+    "context": ("assemble_context",),
+    "dense": ("embedding_search",),
+    "diversify": ("priors_ahead", "one_version", "diversify", "topic_search", "document_search"),
+    "edges": ("edge_search",),
+    "facts": ("fact_extract", "fact_support"),
+    "faq": ("faq_direct_answer",),
+    "fusion": ("rrf_merge", "score_fusion", "merge_results"),
+    "gaps": ("sufficient", "missing_topics", "gap_topics"),
+    "generate": ("answer_generate",),
+    "graph": ("entity_extract", "graph_walk", "relation_lookup", "graph_expand"),
+    "learned": ("learned_boost",),
+    "lexical": ("bm25_search",),
+    "planner": ("query_expand",),
+    "rerank": ("rerank",),
+    "sides": ("name_sides", "side_search", "named_first"),
+    "temporal": ("extract_time_range", "time_filter"),
+    "wiki": ("wiki_page_read",),
+}
+"""Module of this package → the skills it registers."""
 
-
-def homes(package: Path = Path(__file__).parent) -> dict[str, str]:
-    """Returns skill name → the module of `package` that registers it, read from the modules' source."""
-    return {name: f"{__package__}.{path.stem}" for path in sorted(package.glob("*.py"))
-            for name in _REGISTERED.findall(path.read_text(encoding="utf-8"))}
-
-
-HOMES = homes()
+HOMES = {name: f"{__package__}.{module}" for module, names in MODULES.items() for name in names}
+"""Skill name → the module that registers it."""
 
 REGISTRY = Registry("skill", homes=HOMES)
 skill = REGISTRY.register

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from typing import Any, Callable, Mapping, Optional, Sequence, TypedDict
+from typing import Any, Callable, Literal, Mapping, Optional, Sequence, TypedDict
 
-from lambdarag import Context, Term, User, tool
-from lambdarag.errors import ConfigError
+from lambdarag import Context, User, tool
 from .store.records import Hit, Hits, HitsOut, TimeRange
 
 from .registry import skill
@@ -231,8 +230,10 @@ def current_versions(backend: Any, hits: Sequence[Hit], window: Optional[TimeRan
 
 
 @skill
-def time_filter(config: Mapping[str, Any]) -> Term:
-    """Returns a term keeping the `hits` in force in `time_range` (newest version for "latest").
+@tool
+def time_filter(hits: Hits, time_range: Optional[TimeRange], user: User, ctx: Context, *,
+                undated: Literal["all", "latest"] = "all") -> HitsOut:
+    """Keeps the `hits` in force in `time_range` (newest version for "latest").
 
     Versions come from the index (resource "index") when the context has one,
     else from the hits themselves; an out-of-force article is swapped for the
@@ -241,18 +242,9 @@ def time_filter(config: Mapping[str, Any]) -> Term:
     `undated: latest` keeps the newest versions when the question names no
     time (one version per family); by default such a question keeps them all.
     """
-    choice = config.get("undated", "all")
-    if choice not in UNDATED:
-        raise ConfigError(f"time_filter.undated must be one of {', '.join(UNDATED)}, got {choice!r}")
-    undated = UNDATED[choice]
-
-    @tool
-    def time_filter(hits: Hits, time_range: Optional[TimeRange], user: User, ctx: Context) -> HitsOut:
-        backend, window = ctx.resources.get("index"), time_range or undated
-        if backend is None:
-            return {"hits": time_filter_hits(hits, window, _hit_versions(hits))}
-        return {"hits": unrepealed(time_filter_hits(hits, window, index_versions(backend, hits),
-                                                    _counterpart_in(backend, user)), window,
-                                   profile_of(ctx).repealed(backend))}
-
-    return time_filter
+    backend, window = ctx.resources.get("index"), time_range or UNDATED[undated]
+    if backend is None:
+        return {"hits": time_filter_hits(hits, window, _hit_versions(hits))}
+    return {"hits": unrepealed(time_filter_hits(hits, window, index_versions(backend, hits),
+                                                _counterpart_in(backend, user)), window,
+                               profile_of(ctx).repealed(backend))}

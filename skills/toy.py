@@ -45,7 +45,7 @@ def extract_first(original_query, hits):
 
 
 answer = Lam("answer_generate", "资料：\n{hits}\n问题：{original_query}\n只依据资料回答并注明来源。",
-             reads=["original_query", "hits"], writes={"answer": str}, fallback=extract_first)
+             reads=["original_query", "hits"], writes=Answered, fallback=extract_first)
 
 # -- the six lines ------------------------------------------------------------
 if __name__ == "__main__":

@@ -5,18 +5,21 @@ import json
 import random
 import threading
 import time
-from typing import Any
+from typing import Any, TypedDict
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lambdarag import Compose, Context, CostModel, Guard, Identity, If, Lam, Map, Named, Par, Route, State, Tool, Verdict, appended, extra_field
+from lambdarag import Compose, Context, CostModel, Guard, Identity, If, Lam, Map, Named, Par, Route, State, Tool, Verdict, appended
 from lambdarag.skills.store.records import RankedList, Variant
 from lambdarag.errors import BranchError, BudgetExceeded, CompositionError, DeadlineExceeded, TermError
 
-for _name in ("x", "y", "z", "left", "right"):  # the fields these tests invent
-    extra_field(_name, Any)
+
+class Answered(TypedDict):
+    """The write of the tests' answering Lam."""
+
+    answer: str
 
 
 def append_tool(name: str, effect: str = "pure") -> Tool:
@@ -64,7 +67,7 @@ def test_par_result_is_independent_of_branch_timing(delays):
         def fn(s):
             time.sleep(delay)
             return {field: f"{field}:{s.query}"}
-        return Tool(field, fn, reads=["query"], writes=[field])
+        return Tool(field, fn, reads=["query"], writes={field: str})
 
     par = Par(*(writer(f, d) for f, d in zip(("x", "y", "z"), delays)))
     out = par.run("q")
@@ -75,7 +78,7 @@ def test_par_runs_branches_concurrently():
     barrier = threading.Barrier(2, timeout=5)
 
     def meet(field):
-        return Tool(field, lambda s: (barrier.wait(), {field: True})[1], writes=[field], effect="io")
+        return Tool(field, lambda s: (barrier.wait(), {field: True})[1], writes={field: bool}, effect="io")
 
     out = Par(meet("left"), meet("right")).run("q")  # sequential execution would break the barrier
     assert out.left and out.right
@@ -316,13 +319,13 @@ def test_map_is_bounded():
 
 
 def test_a_failing_branch_is_named():
-    boom = Tool("boom", lambda s: 1 / 0, writes=["x"], effect="io")
+    boom = Tool("boom", lambda s: 1 / 0, writes={"x": int}, effect="io")
     with pytest.raises(BranchError, match=r"branch 1 \(boom\) failed"):
         Par(append_tool("a"), boom).run(START)
 
 
 def test_deadline_stops_a_slow_parallel_branch():
-    slow = Tool("slow", lambda s: (time.sleep(0.5), {"x": 1})[1], writes=["x"], effect="io")
+    slow = Tool("slow", lambda s: (time.sleep(0.5), {"x": 1})[1], writes={"x": int}, effect="io")
     ctx = Context().with_timeout(0.05)
     with pytest.raises(DeadlineExceeded, match=r"branch 1 \(slow\) was running"):
         Par(append_tool("a"), slow).run(START, ctx)
@@ -356,8 +359,8 @@ def test_budget_exceeded_takes_the_configured_fallback():
 
 def test_trace_has_a_span_per_execution_and_is_json():
     ctx = Context()
-    pipeline = append_tool("a") >> Par(Tool("x", lambda s: {"x": 1}, writes=["x"]),
-                                       Tool("y", lambda s: {"y": 2}, writes=["y"]))
+    pipeline = append_tool("a") >> Par(Tool("x", lambda s: {"x": 1}, writes={"x": int}),
+                                       Tool("y", lambda s: {"y": 2}, writes={"y": int}))
     pipeline.run(START, ctx)
     kinds = [s.kind for s in ctx.trace.spans]
     assert kinds.count("tool") == 3 and "par" in kinds and "compose" in kinds
@@ -450,7 +453,7 @@ def test_a_guard_retry_sees_the_failed_verdict_and_can_change_its_answer():
 
 
 def test_a_tool_prints_the_stronger_of_its_own_and_its_fallbacks_effect():
-    asks = Lam("ask", "{query}", reads=["query"], writes=["answer"],
+    asks = Lam("ask", "{query}", reads=["query"], writes=Answered,
                fallback=Tool("quote", lambda s: {"answer": s.query}, reads=["query"], writes=["answer"]))
     cheap = Tool("cheap", lambda s: {"answer": ""}, reads=["query"], writes=["answer"], fallback=asks)
     assert cheap.effect_signature() == "llm" and cheap.effects() == {"pure", "llm"}
@@ -483,9 +486,32 @@ def test_extra_state_fields_must_be_declared_and_are_validated():
     typo = Tool("typo", lambda s: {"anwser": "x"}, writes=["anwser"])
     with pytest.raises(TermError, match="term 'typo' wrote field 'anwser': State has no field 'anwser'"):
         typo.run("q")
-    extra_field("score_note", int)
     with pytest.raises(TermError, match="term 'bad' wrote an invalid value to field 'score_note'"):
-        Tool("bad", lambda s: {"score_note": "many"}, writes=["score_note"]).run("q")
-    assert Tool("good", lambda s: {"score_note": 3}, writes=["score_note"]).run("q").score_note == 3
-    with pytest.raises(ValueError, match="'score_note' is already declared with another type"):
-        extra_field("score_note", str)
+        Tool("bad", lambda s: {"score_note": "many"}, writes={"score_note": int}).run("q")
+    assert Tool("good", lambda s: {"score_note": 3}, writes={"score_note": int}).run("q").score_note == 3
+    with pytest.raises(TermError, match="term 'bad' wrote an invalid value to field 'score_note'"):
+        (Tool("bad", lambda s: {"score_note": "many"}, writes=["score_note"])
+         >> Tool("note", lambda s: {}, reads={"score_note": int})).run("q")   # typed by its reader
+
+
+def test_no_field_type_or_default_depends_on_what_was_imported_first():
+    code = """
+from lambdarag.state import State
+from lambdarag import Tool
+before = (State().plan, State(hits=({"chunk_id": "a", "text": "t"},)).hits)
+import lambdarag.skills.store.records as records
+
+after = (State().plan, State(hits=({"chunk_id": "a", "text": "t"},)).hits)
+print(before == after, before[0])
+hits = Tool("seed", lambda s: {"hits": ({"chunk_id": "a", "text": "t"},)}, writes=["hits"])
+print(type(hits.run("q").hits[0]).__name__)
+typed = Tool("read", lambda s: {"answer": str(s.plan.max_hops)}, reads={"plan": records.RetrievalPlan}, writes=["answer"])
+print(typed.run("q").answer == str(records.RetrievalPlan().max_hops), type((hits >> Tool("h", lambda s: {"answer": ""},
+      reads={"hits": tuple[records.Hit, ...]}, writes=["answer"])).run("q").hits[0]).__name__)
+"""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["True", "None", "dict", "True", "Hit"]

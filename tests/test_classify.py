@@ -13,7 +13,7 @@ from lambdarag.skills import classify as classify_module
 from lambdarag.domains.prc_statutes import StatuteProfile
 from lambdarag.domains.prc_statutes.cues import CUES, query_entities
 from lambdarag.skills import classify as classifiers
-from lambdarag.skills.classify import classify, classify_offline
+from lambdarag.skills import build
 from tests.scripted_server import Reply
 
 PROFILE = StatuteProfile()
@@ -44,7 +44,7 @@ def half(name, questions="routing"):
 
 
 def accuracy(rows, config=None):
-    term = classify_offline(config or {})
+    term = build("classify_offline", config or {})
     return sum(term.run(r["query"], statutes()).query_type == r["type"] for r in rows) / len(rows)
 
 
@@ -105,7 +105,7 @@ def test_extra_exemplars_change_the_learned_decision():
 
 def test_bad_exemplar_names_the_problem():
     with pytest.raises(ConfigError, match="needs a non-empty 'query'"):
-        classify({"exemplars": [{"query": "x", "type": "weird"}]})
+        build("classify", {"exemplars": [{"query": "x", "type": "weird"}]})
 
 
 @pytest.mark.parametrize("query, kind", [
@@ -142,19 +142,19 @@ def test_entities_are_the_laws_named():
 
 
 def test_classify_offline_uses_the_configured_default_when_the_learned_classifier_is_off():
-    s = classify({"default": "synthesis", "learned": False}).run("你好", statutes())
+    s = build("classify", {"default": "synthesis", "learned": False}).run("你好", statutes())
     assert s.query_type == "synthesis" and s.classification.stage == "default"
-    assert classify({"default": "synthesis"}).run("你好", statutes()).classification.stage in ("exemplars", "llm")
+    assert build("classify", {"default": "synthesis"}).run("你好", statutes()).classification.stage in ("exemplars", "llm")
 
 
 def test_classify_asks_the_llm_only_when_rules_and_learned_classifier_are_unsure(llm_server, monkeypatch):
     llm_server.script.script(Reply(text='{"type": "relation", "entities": ["海事局"], "confidence": 0.7}'))
     ctx = statutes(llm=OpenAIChat(llm_server.url, "m", timeout=2))
     monkeypatch.setattr(classify_module, "SURE", 0.0)   # the learned classifier is always sure
-    s = classify({}).run("海事局这个单位怎么样", ctx)
+    s = build("classify", {}).run("海事局这个单位怎么样", ctx)
     assert s.classification.stage == "exemplars" and llm_server.script.requests == []
     monkeypatch.setattr(classify_module, "SURE", 1.01)  # never sure
-    term = classify({})
+    term = build("classify", {})
     s = term.run("全国船员管理工作由哪个部门主管？", ctx)
     assert s.classification.stage == "rules" and llm_server.script.requests == []
     s = term.run("海事局这个单位怎么样", ctx)
@@ -165,7 +165,7 @@ def test_classify_asks_the_llm_only_when_rules_and_learned_classifier_are_unsure
 def test_classify_llm_invalid_type_twice_falls_back_to_default(llm_server):
     llm_server.script.script(Reply(text='{"type": "opinion"}'), Reply(text="not json"))
     ctx = statutes(llm=OpenAIChat(llm_server.url, "m", timeout=2))
-    s = classify({"default": "fact", "learned": False}).run(State.of("海事局这个单位怎么样"), ctx)
+    s = build("classify", {"default": "fact", "learned": False}).run(State.of("海事局这个单位怎么样"), ctx)
     assert s.classification.stage == "default"
     assert any("classify_llm" == f["term"] for f in ctx.trace.fallbacks())
 

@@ -1,13 +1,21 @@
 """`Lam` over real HTTP against a scripted OpenAI-compatible server, and the offline fallback."""
 from __future__ import annotations
 
+from typing import TypedDict
+
 import pytest
 from pydantic import BaseModel
 
-from lambdarag import Context, Lam, State, Tool, extra_field
+from lambdarag import Context, Lam, State, Tool
 from lambdarag.errors import CompositionError
 from lambdarag.providers.llm import OpenAIChat
 from tests.scripted_server import Reply
+
+
+class Answered(TypedDict):
+    """The write of the tests' answering Lam."""
+
+    answer: str
 
 
 class Kind(BaseModel):
@@ -15,12 +23,10 @@ class Kind(BaseModel):
     confidence: float
 
 
-extra_field("type", str)
-extra_field("confidence", float)
 
 
 fallback = Tool("rules", lambda s: {"type": "fact", "confidence": 0.5}, reads=["query"], writes=["type", "confidence"])
-classify = Lam("classify", "把问题分类：{query}", output=Kind, reads=["query"], writes=["type", "confidence"],
+classify = Lam("classify", "把问题分类：{query}", output=Kind, reads=["query"], writes=Kind,
                fallback=fallback)
 
 
@@ -97,7 +103,7 @@ def test_no_llm_configured_runs_the_offline_path_as_a_mode_not_a_fallback():
 
 def test_text_output_and_prompt_rendering(llm_server):
     llm_server.script.script(Reply(text="  答案  "))
-    summarise = Lam("summarise", "资料：\n{hits}\n问题：{query}", reads=["query", "hits"], writes=["answer"],
+    summarise = Lam("summarise", "资料：\n{hits}\n问题：{query}", reads=["query", "hits"], writes=Answered,
                     fallback=Tool("first", lambda s: {"answer": ""}, reads=["hits"], writes=["answer"]))
     out = summarise.run(State.of("问", hits=()), ctx_for(llm_server.url))
     assert out.answer == "答案"
@@ -106,9 +112,12 @@ def test_text_output_and_prompt_rendering(llm_server):
 
 def test_lam_construction_checks():
     with pytest.raises(CompositionError, match="prompt uses \\['hits'\\] but reads only \\['query'\\]"):
-        Lam("x", "{hits}", reads=["query"], writes=["answer"], fallback=Tool("f", lambda s: {}, writes=["answer"]))
+        Lam("x", "{hits}", reads=["query"], writes=Answered, fallback=Tool("f", lambda s: {}, writes=["answer"]))
     with pytest.raises(CompositionError, match="fallback 'f' writes \\['other'\\] but the Lam writes \\['answer'\\]"):
-        Lam("x", "{query}", reads=["query"], writes=["answer"], fallback=Tool("f", lambda s: {}, writes=["other"]))
+        Lam("x", "{query}", reads=["query"], writes=Answered, fallback=Tool("f", lambda s: {}, writes=["other"]))
     with pytest.raises(CompositionError, match="output Kind has no fields \\['answer'\\]"):
-        Lam("x", "{query}", output=Kind, reads=["query"], writes=["answer"],
+        Lam("x", "{query}", output=Kind, reads=["query"], writes=Answered,
             fallback=Tool("f", lambda s: {}, writes=["answer"]))
+    for names in (["answer"], {"answer": str}):   # one way to declare its writes: a record
+        with pytest.raises(CompositionError, match="Lam 'x': writes must be the record of the fields it writes"):
+            Lam("x", "{query}", reads=["query"], writes=names, fallback=Tool("f", lambda s: {}, writes=["answer"]))

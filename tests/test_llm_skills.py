@@ -62,7 +62,7 @@ def prompt_of(server, i=0):
 # -- context assembly ---------------------------------------------------------
 def test_context_numbers_sources_keeps_headings_and_lists_relations():
     rel = Relation(head="海上交通安全法", relation="主管", tail="国务院交通运输主管部门", source=SAFETY[0], section="第四条")
-    s = assemble_context({}).run(State.of(CAPTAIN_Q, hits=CAPTAIN_HITS, relations=(rel,)))
+    s = assemble_context.run(State.of(CAPTAIN_Q, hits=CAPTAIN_HITS, relations=(rel,)))
     assert s.context.startswith(RELATIONS_HEADING)
     assert "- 海上交通安全法 --主管--> 国务院交通运输主管部门" in s.context
     assert "[2] [来源: 行政法/海上交通安全法(2021-04-29).md#第三十八条] 中华人民共和国海上交通安全法 · 第三十八条" in s.context
@@ -73,14 +73,14 @@ def test_context_honours_the_plan_budgets():
     state = State.of(CAPTAIN_Q, hits=CAPTAIN_HITS, plan=plan)
     shown = context_hits(state)
     assert [h.section for h in shown] == ["第三十七条", "第三十八条"]  # the third would exceed 100 chars
-    ctx = assemble_context({}).run(state).context
+    ctx = assemble_context.run(state).context
     assert "第三十九条" not in ctx and "…" in ctx
     assert all(len(block) <= 41 for block in re.findall(r"\n(第.+?)(?:\n|$)", ctx))
 
 
 # -- answer_generate offline -----------------------------------------------------
 def test_extractive_answer_quotes_and_cites_the_article():
-    s = answer_generate({}).run(State.of(CAPTAIN_Q, hits=CAPTAIN_HITS))
+    s = answer_generate().run(State.of(CAPTAIN_Q, hits=CAPTAIN_HITS))
     assert "独立作出决定" in s.answer
     assert "[来源: 行政法/海上交通安全法(2021-04-29).md#第三十八条]" in s.answer
     assert [(c.section, "海上交通安全法" in c.source) for c in s.citations][0] == ("第三十八条", True)
@@ -88,7 +88,7 @@ def test_extractive_answer_quotes_and_cites_the_article():
 
 def test_extractive_answer_copies_numbers_exactly():
     q = "国际航行船舶进出口岸，海事管理机构应当在多长时间内作出许可决定？"
-    s = answer_generate({}).run(State.of(q, hits=hits(SAFETY, "第四十六条", "第四条")))
+    s = answer_generate().run(State.of(q, hits=hits(SAFETY, "第四十六条", "第四条")))
     assert "自受理申请之日起五个工作日内作出许可或者不予许可的决定" in s.answer
     assert s.citations[0].section == "第四十六条"
 
@@ -96,14 +96,14 @@ def test_extractive_answer_copies_numbers_exactly():
 def test_compare_answers_one_part_per_law_each_from_its_own_source():
     q = "海商法和海上交通安全法关于船长职权的规定有什么区别？"
     both = hits(MERCHANT, "第三十五条", "第三十六条") + hits(SAFETY, "第三十八条", "第四条")
-    s = answer_generate({}).run(State.of(q, hits=both, query_type="compare"), statutes())
+    s = answer_generate().run(State.of(q, hits=both, query_type="compare"), statutes())
     parts = s.answer.split("关于「海上交通安全法」：")
     assert "关于「海商法」：" in parts[0] and "海商法" in parts[0].split("关于「海商法」：")[1]
     assert "第三十八条" in parts[1] and "海商法" not in parts[1]
 
 
 def test_insufficient_evidence_refuses_and_names_the_gap():
-    s = answer_generate({}).run(State.of("船舶吨税的税率是多少？", hits=CAPTAIN_HITS), statutes())
+    s = answer_generate().run(State.of("船舶吨税的税率是多少？", hits=CAPTAIN_HITS), statutes())
     assert s.answer.startswith(REFUSAL) and "税率" in s.answer and s.citations == ()
 
 
@@ -115,7 +115,7 @@ GOOD = json.dumps({"answer": "船长有权独立作出决定[来源: 行政法/�
 def test_llm_answer_prompt_carries_the_context_and_bogus_citations_are_dropped(llm_server):
     llm_server.script.script(Reply(text=GOOD))
     ctx = llm_ctx(llm_server)
-    s = answer_generate({}).run(State.of(CAPTAIN_Q, hits=CAPTAIN_HITS), ctx)
+    s = answer_generate().run(State.of(CAPTAIN_Q, hits=CAPTAIN_HITS), ctx)
     prompt = prompt_of(llm_server)
     assert "船长有权独立作出决定" in prompt and CAPTAIN_Q in prompt
     assert "刑法" not in s.answer and [c.section for c in s.citations] == ["第三十八条"]
@@ -126,7 +126,7 @@ def test_llm_answer_prompt_carries_the_context_and_bogus_citations_are_dropped(l
                                    Reply(text='{"answer": "船长很厉害[来源: 民法典#第一条]"}')])
 def test_llm_answer_one_bad_reply_is_retried(llm_server, first):
     llm_server.script.script(first, Reply(text=GOOD))
-    s = answer_generate({}).run(State.of(CAPTAIN_Q, hits=CAPTAIN_HITS), llm_ctx(llm_server))
+    s = answer_generate().run(State.of(CAPTAIN_Q, hits=CAPTAIN_HITS), llm_ctx(llm_server))
     assert s.answer.startswith("船长有权独立作出决定") and len(llm_server.script.requests) == 2
 
 
@@ -134,7 +134,7 @@ def test_llm_answer_one_bad_reply_is_retried(llm_server, first):
 def test_llm_answer_two_failures_take_the_extractive_fallback(llm_server, bad):
     llm_server.script.script(bad, bad)
     ctx = llm_ctx(llm_server)
-    s = answer_generate({}).run(State.of(CAPTAIN_Q, hits=CAPTAIN_HITS), ctx)
+    s = answer_generate().run(State.of(CAPTAIN_Q, hits=CAPTAIN_HITS), ctx)
     assert s.answer.startswith("根据现有资料：") and "独立作出决定" in s.answer
     assert [f["term"] for f in ctx.trace.fallbacks()] == ["answer_generate"]
 
@@ -142,7 +142,7 @@ def test_llm_answer_two_failures_take_the_extractive_fallback(llm_server, bad):
 def test_llm_refusal_keeps_the_refusal_and_lists_what_is_missing(llm_server):
     llm_server.script.script(Reply(text=json.dumps(
         {"answer": "根据现有资料无法回答该问题", "sufficient": False, "missing": ["船舶吨税税率表"]}, ensure_ascii=False)))
-    s = answer_generate({}).run(State.of("船舶吨税的税率是多少？", hits=CAPTAIN_HITS), llm_ctx(llm_server))
+    s = answer_generate().run(State.of("船舶吨税的税率是多少？", hits=CAPTAIN_HITS), llm_ctx(llm_server))
     assert s.answer.startswith(REFUSAL) and "船舶吨税税率表" in s.answer and s.citations == ()
 
 
@@ -164,7 +164,7 @@ def _state(drawn):
 @settings(max_examples=40, deadline=None)
 @given(contexts)
 def test_offline_answers_cite_only_the_context(drawn):
-    s = answer_generate({}).run(_state(drawn))
+    s = answer_generate().run(_state(drawn))
     shown = {h.chunk_id for h in context_hits(s)}
     assert all(c.chunk_id in shown for c in s.citations)
     for m in re.finditer(r"\[来源: ([^\]#]+)#([^\]]+)\]", s.answer):
@@ -184,7 +184,7 @@ def shared_server():
 def test_llm_answers_cite_only_the_context(shared_server, drawn, cited_by_model):
     text = "".join(f"依据{h.section}[来源: {h.source}#{h.section}]。" for h in cited_by_model) + "另见[来源: 伪造法规#第一条]。"
     shared_server.script.default = Reply(text=json.dumps({"answer": text}, ensure_ascii=False))
-    s = answer_generate({}).run(_state(drawn), llm_ctx(shared_server, timeout=2))
+    s = answer_generate().run(_state(drawn), llm_ctx(shared_server, timeout=2))
     shown = {h.chunk_id for h in context_hits(s)}
     assert all(c.chunk_id in shown for c in s.citations)
     assert "伪造法规" not in s.answer
@@ -192,11 +192,11 @@ def test_llm_answers_cite_only_the_context(shared_server, drawn, cited_by_model)
 
 # -- citation_check ---------------------------------------------------------------
 def _answered(answer):
-    return assemble_context({}).run(State.of(CAPTAIN_Q, hits=CAPTAIN_HITS, answer=answer))
+    return assemble_context.run(State.of(CAPTAIN_Q, hits=CAPTAIN_HITS, answer=answer))
 
 
 def test_check_passes_the_extractive_answer():
-    s = (answer_generate({}) >> citation_check({})).run(State.of(CAPTAIN_Q, hits=CAPTAIN_HITS))
+    s = (answer_generate() >> citation_check).run(State.of(CAPTAIN_Q, hits=CAPTAIN_HITS))
     assert s.verdict.passed and s.verdict.details[0].startswith("supported")
 
 
@@ -204,7 +204,7 @@ def test_check_flags_unsupported_missing_and_out_of_context_citations():
     cite38 = "[来源: 行政法/海上交通安全法(2021-04-29).md#第三十八条]"
     answer = (f"- 船长有权对船员处以罚款五万元{cite38}\n- 船长负责管理和指挥船舶{cite38}\n"
               "- 船长应当每日向海事局报告\n- 船长可以拒绝引航[来源: 海商法#第三十九条]")
-    v = citation_check({}).run(_answered(answer)).verdict
+    v = citation_check.run(_answered(answer)).verdict
     statuses = [d.split(" | ")[0] for d in v.details]
     assert statuses == ["unsupported", "supported", "missing", "missing"] and not v.passed
 
@@ -216,7 +216,7 @@ def test_llm_check_cannot_clear_a_citation_outside_the_context(llm_server):
         ensure_ascii=False)))
     answer = ("船长负责管理和指挥船舶[来源: 行政法/海上交通安全法(2021-04-29).md#第三十八条]。"
               "船长可以拒绝引航[来源: 海商法#第三十九条]。")
-    s = citation_check({}).run(_answered(answer), llm_ctx(llm_server))
+    s = citation_check.run(_answered(answer), llm_ctx(llm_server))
     assert "船长可以拒绝引航" in prompt_of(llm_server) and "船长有权独立作出决定" in prompt_of(llm_server)
     assert not s.verdict.passed
     assert any(d.startswith("missing | [来源: 海商法#第三十九条]") for d in s.verdict.details)
@@ -225,7 +225,7 @@ def test_llm_check_cannot_clear_a_citation_outside_the_context(llm_server):
 # -- fact_extract -------------------------------------------------------------------
 def test_fact_rules_find_the_competent_authority_with_its_citation():
     q = "海上交通安全工作由哪个部门主管？"
-    s = (answer_generate({}) >> fact_extract({})).run(State.of(q, hits=hits(SAFETY, "第四条", "第三十八条")), statutes())
+    s = (answer_generate() >> fact_extract).run(State.of(q, hits=hits(SAFETY, "第四条", "第三十八条")), statutes())
     rel = {(r.head, r.relation, r.tail): r for r in s.facts.relations}
     r = rel[("国务院交通运输主管部门", "主管", "海上交通安全法")]
     assert (r.source, r.section) == (SAFETY[0], "第四条")
@@ -235,7 +235,7 @@ def test_fact_rules_find_the_competent_authority_with_its_citation():
 def test_fact_rules_leave_out_what_the_graph_knows():
     g = EntityGraph()
     g.add_relation(head="国务院交通运输主管部门", relation="主管", tail="海上交通安全法")
-    s = (answer_generate({}) >> fact_extract({})).run(
+    s = (answer_generate() >> fact_extract).run(
         State.of("海上交通安全工作由哪个部门主管？", hits=hits(SAFETY, "第四条")), Context(resources={"graph": g}))
     assert ("国务院交通运输主管部门", "主管", "海上交通安全法") not in {(r.head, r.relation, r.tail) for r in s.facts.relations}
 
@@ -246,8 +246,8 @@ def test_llm_facts_without_a_cited_source_are_dropped(llm_server):
          "citation": "[来源: 行政法/海上交通安全法(2021-04-29).md#第四条]"},
         {"head": "海事局", "relation": "隶属", "tail": "交通运输部", "citation": "[来源: 国务院公报#第一条]"}]},
         ensure_ascii=False)))
-    base = answer_generate({}).run(State.of("海上交通安全工作由哪个部门主管？", hits=hits(SAFETY, "第四条")))
-    s = fact_extract({}).run(base, llm_ctx(llm_server))
+    base = answer_generate().run(State.of("海上交通安全工作由哪个部门主管？", hits=hits(SAFETY, "第四条")))
+    s = fact_extract.run(base, llm_ctx(llm_server))
     assert [(r.head, r.section, r.origin) for r in s.facts.relations] == [("国家海事管理机构", "第四条", "llm")]
     assert "海事局" not in s.facts.entities
 
@@ -258,19 +258,19 @@ PAGE = WikiPage(entity="海上交通安全法", path="wiki/entities/海上交通
 
 
 def test_wiki_pages_covering_the_question_are_sufficient():
-    s = (sufficient({}) >> missing_topics({})).run(State.of("海上交通安全法对船长的权力有何规定？", wiki_pages=(PAGE,)))
+    s = (sufficient >> missing_topics).run(State.of("海上交通安全法对船长的权力有何规定？", wiki_pages=(PAGE,)))
     assert s.sufficient is True and "海上交通安全法" not in s.missing and "船长" not in s.missing
 
 
 def test_missing_topics_name_what_the_pages_lack():
-    s = (sufficient({}) >> missing_topics({})).run(
+    s = (sufficient >> missing_topics).run(
         State.of("海上交通安全法与海商法在船长权力上有何异同？", wiki_pages=(PAGE,)), statutes())
     assert s.sufficient is False and "海商法" in s.missing
 
 
 def test_llm_missing_topics_are_cleaned(llm_server):
     llm_server.script.script(Reply(text='{"missing": ["海商法 船长", " ", "海商法 船长"]}'))
-    s = missing_topics({}).run(State.of("海上交通安全法与海商法在船长权力上有何异同？", wiki_pages=(PAGE,)),
+    s = missing_topics.run(State.of("海上交通安全法与海商法在船长权力上有何异同？", wiki_pages=(PAGE,)),
                                llm_ctx(llm_server))
     assert s.missing == ("海商法 船长",) and "海上交通安全法由全国人民代表大会" in prompt_of(llm_server)
 
@@ -285,13 +285,13 @@ def kinds(s):
 
 
 def test_follow_up_is_rewritten_from_history_and_original_kept():
-    s = query_expand({}).run(State.of("那船员呢？", history=HISTORY))
+    s = query_expand.run(State.of("那船员呢？", history=HISTORY))
     assert kinds(s) == [("original", "那船员呢？"), ("rewrite", "船员在保障海上生命安全方面有什么权力？")]
     assert s.query_plan.source == "rules"
 
 
 def test_spoken_phrasing_is_cleaned():
-    s = query_expand({}).run("请问那个船舶没证书出海咋处罚啊")
+    s = query_expand.run("请问那个船舶没证书出海咋处罚啊")
     assert ("rewrite", "船舶没证书出海如何处罚") in kinds(s)
 
 
@@ -299,13 +299,13 @@ def test_synonyms_and_graph_neighbours_expand_within_the_count():
     g = EntityGraph()
     g.add_relation(head="海上交通安全法", relation="规定", tail="船舶航行安全")
     ctx = Context(resources={"graph": g, "synonyms": {"船长": ["船舶负责人"]}})
-    s = query_expand({}).run("海上交通安全法对船长有什么规定", ctx)
+    s = query_expand.run("海上交通安全法对船长有什么规定", ctx)
     assert kinds(s)[:3] == [("original", "海上交通安全法对船长有什么规定"),
                             ("multi_query", "海上交通安全法对船舶负责人有什么规定"),
                             ("expansion", "海上交通安全法对船长有什么规定 船舶航行安全")]
-    capped = query_expand({}).run(State.of("海上交通安全法对船长有什么规定", plan=RetrievalPlan(expansion_count=1)), ctx)
+    capped = query_expand.run(State.of("海上交通安全法对船长有什么规定", plan=RetrievalPlan(expansion_count=1)), ctx)
     assert len(capped.variants) == 2
-    off = query_expand({}).run(State.of("海上交通安全法对船长有什么规定", plan=RetrievalPlan(expand_query=False)), ctx)
+    off = query_expand.run(State.of("海上交通安全法对船长有什么规定", plan=RetrievalPlan(expand_query=False)), ctx)
     assert kinds(off) == [("original", "海上交通安全法对船长有什么规定")]
 
 
@@ -315,7 +315,7 @@ def test_broken_graph_leaves_the_original_query_marked():
             raise RuntimeError("graph file unreadable")
 
     ctx = Context(resources={"graph": Broken()})
-    s = query_expand({}).run("海上交通安全法对船长有什么规定", ctx)
+    s = query_expand.run("海上交通安全法对船长有什么规定", ctx)
     assert kinds(s) == [("original", "海上交通安全法对船长有什么规定")]
     assert s.query_plan.fallback and "graph file unreadable" in s.query_plan.reason
     assert any("graph file unreadable" in f["reason"] and f["term"] == "query_expand_rules"
@@ -327,7 +327,7 @@ def test_llm_planner_uses_history_and_keeps_the_original(llm_server):
         {"text": "船员在保障海上生命安全方面的权利和义务", "kind": "rewrite"},
         {"text": "那船员呢？", "kind": "multi_query"},
         {"text": "船员管理制度", "kind": "step_back"}]}, ensure_ascii=False)))
-    s = query_expand({}).run(State.of("那船员呢？", history=HISTORY), llm_ctx(llm_server))
+    s = query_expand.run(State.of("那船员呢？", history=HISTORY), llm_ctx(llm_server))
     assert "船长在保障海上生命安全方面有什么权力" in prompt_of(llm_server)
     assert kinds(s) == [("original", "那船员呢？"), ("rewrite", "船员在保障海上生命安全方面的权利和义务"),
                         ("step_back", "船员管理制度")]
@@ -337,7 +337,7 @@ def test_llm_planner_uses_history_and_keeps_the_original(llm_server):
 def test_llm_planner_with_no_usable_variant_falls_back_to_rules(llm_server):
     llm_server.script.script(Reply(text='{"variants": []}'), Reply(text='{"variants": [{"text": "那船员呢？", "kind": "rewrite"}]}'))
     ctx = llm_ctx(llm_server)
-    s = query_expand({}).run(State.of("那船员呢？", history=HISTORY), ctx)
+    s = query_expand.run(State.of("那船员呢？", history=HISTORY), ctx)
     assert s.query_plan.source == "rules" and ("rewrite", "船员在保障海上生命安全方面有什么权力？") in kinds(s)
     assert "no usable variant" in ctx.trace.fallbacks()[0]["reason"]
 
@@ -365,17 +365,17 @@ CHARTER = "有关航次租船合同的请求权，时效期间为二年，自知
 
 
 def test_a_verbatim_quote_of_either_chunk_under_one_marker_passes_the_check():
-    first = (answer_generate({}) >> citation_check({})).run(State.of(LIMITATION_Q, hits=_split_article()))
+    first = (answer_generate() >> citation_check).run(State.of(LIMITATION_Q, hits=_split_article()))
     assert first.verdict.passed and CHARTER in first.answer and "时效期间为一年" in first.answer  # both parts
 
 
 def test_an_offline_retry_drops_the_sentences_the_check_rejected():
     failed = Verdict(passed=False, details=(f"unsupported | [来源: 海商法#第二百五十七条] | {CHARTER}",),
                      rejected=(CHARTER,))
-    out = answer_generate({}).run(State.of(LIMITATION_Q, hits=_split_article(), verdict=failed))
+    out = answer_generate().run(State.of(LIMITATION_Q, hits=_split_article(), verdict=failed))
     assert "航次租船合同" not in out.answer and "时效期间为一年" in out.answer
     ctx = Context()
-    reviewed = Guard(answer_generate({}), citation_check({}), retry=1).run(
+    reviewed = Guard(answer_generate(), citation_check, retry=1).run(
         State.of(LIMITATION_Q, hits=_split_article()), ctx)
     assert reviewed.verdict.passed
     assert next(s for s in ctx.trace.spans if s.kind == "guard").notes == {"verdict": "passed", "attempts": 1}
@@ -389,7 +389,7 @@ def test_an_llm_retry_is_told_what_failed_and_answers_differently(llm_server):
     supported = {"items": [{"citation": cite, "status": "supported", "reason": "原文一致"}]}
     llm_server.script.script(*(Reply(text=json.dumps(r, ensure_ascii=False))
                                for r in (wrong, unsupported, fixed, supported)))
-    reviewed = Guard(answer_generate({}), citation_check({}), retry=1)
+    reviewed = Guard(answer_generate(), citation_check, retry=1)
     out = reviewed.run(State.of(LIMITATION_Q, hits=hits(MERCHANT, "第二百五十七条")), llm_ctx(llm_server))
     assert out.verdict.passed and "一年" in out.answer and "三年" not in out.answer
     assert "原文为一年，不是三年" not in prompt_of(llm_server, 0)
@@ -397,5 +397,5 @@ def test_an_llm_retry_is_told_what_failed_and_answers_differently(llm_server):
 
 
 def test_an_empty_answer_fails_the_check():
-    v = citation_check({}).run(_answered("")).verdict
+    v = citation_check.run(_answered("")).verdict
     assert not v.passed and v.details[0].startswith("empty")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel
 
-from lambdarag import Context, Lam, State, Tool, extra_field
+from lambdarag import Context, Lam, State, Tool
 from lambdarag.errors import InvalidOutput
 from lambdarag.lam import json_object, parse_reply
 from lambdarag.providers.llm import OpenAIChat
@@ -19,10 +19,9 @@ class Topics(BaseModel):
     topics: list[str] = []
 
 
-extra_field("topics", list[str])
 
 keep = Tool("rules", lambda s: {"topics": ["规则"]}, reads=["query", "context"], writes=["topics"])
-topics = Lam("topics", "资料：{context}\n问题：{query}", output=Topics, reads=["query", "context"], writes=["topics"],
+topics = Lam("topics", "资料：{context}\n问题：{query}", output=Topics, reads=["query", "context"], writes=Topics,
              fallback=keep, required=["topics"])
 
 

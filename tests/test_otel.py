@@ -1,6 +1,8 @@
 """OpenTelemetry export: the trace's spans, parents and durations, with GenAI attributes (needs the otel extra)."""
 from __future__ import annotations
 
+from typing import TypedDict
+
 import pytest
 
 from lambdarag import Context, Lam, Par, State, Tool
@@ -11,10 +13,16 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
 
 
+class Answered(TypedDict):
+    """The write of the tests' answering Lam."""
+
+    answer: str
+
+
 def test_an_exported_trace_keeps_parents_and_durations_and_marks_genai_operations():
     search = Tool("bm25_search", lambda s: {"context": s.query}, reads=["query"], writes=["context"], effect="io")
     rerank = Tool("rerank", lambda s: {"entities": ("x",)}, reads=["query"], writes=["entities"], effect="io")
-    answer = Lam("answer_generate", "{context}", reads=["context"], writes=["answer"],
+    answer = Lam("answer_generate", "{context}", reads=["context"], writes=Answered,
                  fallback=Tool("extractive", lambda s: {"answer": s.context}, reads=["context"], writes=["answer"]))
     ctx = Context()
     (Par(search, rerank) >> answer).run(State.of("船员"), ctx)

@@ -1,6 +1,8 @@
 """Every registered skill and pattern builds from configuration, prints its lambda form and effects, and closes."""
 from __future__ import annotations
 
+from typing import TypedDict
+
 import pytest
 
 from lambdarag import patterns
@@ -53,13 +55,38 @@ def test_a_patterns_own_camel_case_parameters_reach_it_in_snake_case():
 
 def test_each_skill_lives_where_the_registry_says_and_no_skill_lacks_a_home():
     import importlib
+    from pathlib import Path
 
     from lambdarag.skills.registry import HOMES
 
-    for module in sorted(set(HOMES.values())):
-        importlib.import_module(module)
-    registered = {name: factory.__module__ for name, factory in skills.REGISTRY._factories.items()}
+    for path in sorted(Path(skills.__file__).parent.glob("*.py")):   # every module, declared or not
+        importlib.import_module(f"lambdarag.skills.{path.stem}")
+    registered = {name: skills.REGISTRY.homes[name] for name in skills.REGISTRY._factories
+                  if skills.REGISTRY.homes[name].startswith("lambdarag.skills.")}
     assert registered == HOMES
+
+
+def test_a_skill_registered_outside_its_declared_home_is_refused_and_a_new_home_is_recorded():
+    from lambdarag import tool
+    from lambdarag.registry import Registry
+
+    @tool
+    def shout(query: str, *, times: int = 1) -> Shouted:
+        return {"answer": query.upper() * times}
+
+    registry = Registry("skill", homes={"shout": "somewhere.else"})
+    with pytest.raises(ConfigError, match="skill 'shout' is registered in tests.test_registry, but its declared "
+                                          "home is somewhere.else"):
+        registry.register(shout)
+    fresh = Registry("skill")
+    fresh.register(shout)
+    assert fresh.home("shout") == __name__ and fresh.parameters("shout") == {"times"}
+    assert str(fresh.build("shout", {"times": 2})) == "λq. shout(times=2)"
+    assert fresh.build("shout", {"times": "2"}).run("ab").answer == "ABAB"
+
+
+class Shouted(TypedDict):
+    answer: str
 
 
 def test_importing_skills_loads_no_skill_module_until_a_skill_is_built():

@@ -2,6 +2,8 @@
 cancellation, and the same result as search()."""
 from __future__ import annotations
 
+from typing import TypedDict
+
 import asyncio
 import json
 
@@ -12,6 +14,12 @@ from lambdarag.orchestration.events import event_json
 from lambdarag.orchestration.search_unified import asearch_stream, search, search_stream
 from tests.scripted_server import Reply
 from tests.test_search import INTERNAL, config_with
+
+
+class Answered(TypedDict):
+    """The write of the tests' answering Lam."""
+
+    answer: str
 
 COMPARE = "海上交通安全法与水污染防治法在船舶管理方面有何异同？"
 SAFETY = "[来源: 海上交通安全法(2021-04-29).md#第三十八条]"
@@ -172,7 +180,7 @@ def test_the_async_twin_yields_the_same_events():
 
 def test_only_the_main_path_streams_not_par_branches():
     offline = Tool("echo", lambda s: {"answer": f"{s.query}。第二句。"}, reads=["query"], writes=["answer"])
-    lam = Lam("say", "{query}", reads=["query"], writes=["answer"], fallback=offline, stream="answer")
+    lam = Lam("say", "{query}", reads=["query"], writes=Answered, fallback=offline, stream="answer")
     other = Tool("other", lambda s: {"entities": ("x",)}, reads=["query"], writes=["entities"])
 
     def tokens(term):
@@ -186,7 +194,7 @@ def test_only_the_main_path_streams_not_par_branches():
 def test_a_guard_retracts_on_the_calculus_level_with_a_real_stream(llm_server):
     llm_server.script.script(Reply(text="第一稿。", rate=10.0, piece=1), Reply(text="第二稿。", rate=10.0, piece=1))
     offline = Tool("echo", lambda s: {"answer": "离线。"}, reads=["query"], writes=["answer"])
-    lam = Lam("say", "{query}", reads=["query"], optional=["verdict"], writes=["answer"], fallback=offline,
+    lam = Lam("say", "{query}", reads=["query"], optional=["verdict"], writes=Answered, fallback=offline,
               stream="answer")
     check = Tool("check", lambda s: {"verdict": Verdict(passed="第二" in s.answer, details=(s.answer,))},
                  reads=["answer"], writes=["verdict"])

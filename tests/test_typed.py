@@ -135,7 +135,7 @@ def test_a_lam_writes_its_outputs_fields_with_their_types_and_its_function_fallb
     def offline(query):
         return {"topic": query[:2], "score": 0.5}
 
-    lam = Lam("topic_of", "问题：{query}", output=Topic, reads=["query"], fallback=offline)
+    lam = Lam("topic_of", "问题：{query}", output=Topic, reads=["query"], writes=Topic, fallback=offline)
     assert lam.writes() == {"topic", "score"} and dict(lam.write_types()) == {"topic": str, "score": float}
     assert lam.fallback.writes() == lam.writes()
     out = lam.run("船长的权力", Context())
@@ -186,27 +186,31 @@ def test_a_given_field_no_term_declares_is_refused_as_a_typo_and_a_declared_one_
     assert echo.run(State.of("q", flag="true")).note == "True"
 
 
-def test_registry_parameters_read_a_factory_whose_argument_is_not_named_config(tmp_path, monkeypatch):
+def test_registry_parameters_are_declared_by_keyword_only_parameters_never_read_from_source(tmp_path, monkeypatch):
     (tmp_path / "settings_skill.py").write_text(
-        "def helper(opts):\n    return opts.get('depth', 1)\n\n"
-        "def wide(settings):\n    width = settings['width']\n    return helper(settings) + width\n",
-        encoding="utf-8")
+        "from lambdarag import Count, Term\nfrom tests.test_typed import flag\n\n"
+        "def wide(*, width: Count = 1, depth: int = 2) -> Term:\n    return flag\n", encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
     import settings_skill
 
     registry = Registry("skill")
     registry.register(settings_skill.wide)
-    assert registry.parameters("wide") == {"width", "depth"}
+    assert registry.parameters("wide") == {"width", "depth"} and registry.home("wide") == "tests.test_typed"
+    with pytest.raises(ConfigError, match="term 'wide': parameter width=0: Input should be greater than or equal to 1"):
+        registry.build("wide", {"width": 0})
     registry.register(flag)
     assert "flag" in registry and registry.parameters("flag") == frozenset()
+    with pytest.raises(ConfigError, match="its configuration as keyword-only parameters"):
+        registry.register(lambda config, extra: flag)
 
 
-def test_skill_homes_are_read_from_the_source_so_each_skill_is_named_once():
-    from lambdarag.skills.registry import HOMES
+def test_skill_homes_are_declared_once_per_module_and_match_what_the_modules_register():
+    from lambdarag.skills.registry import HOMES, MODULES
 
     assert HOMES["faq_direct_answer"] == "lambdarag.skills.faq" and HOMES["priors_ahead"] == "lambdarag.skills.diversify"
-    text = (ROOT / "skills" / "faq.py").read_text(encoding="utf-8")
-    assert text.count('"faq_direct_answer"') == 0 and "extra_field" not in text
+    assert sum(map(len, MODULES.values())) == len(HOMES)
+    text = (ROOT / "lambdarag" / "registry.py").read_text(encoding="utf-8")
+    assert "import ast" not in text and "read_text" not in text
 
 
 def test_the_readme_plugin_skill_is_declared_once_and_runs_in_a_composition():

@@ -2,11 +2,10 @@
 
 They live on the skills' ground floor (the stores build them too); the
 calculus only knows their fields by name, typed generically. Typed terms
-declare these fields' types where they write them (``-> HitsOut``); the one
-`extra_field` site below stays for what no term declares: a low-level `Tool`
-writing ``hits`` by name (a user's, the README's), a state given a plan, and
-the default plan every state starts with — every skill imports this module,
-so it is loaded before any domain field is written.
+declare these fields' types where they read and write them (``plan:
+RetrievalPlan``, ``-> HitsOut``), and a run types a field a low-level `Tool`
+writes by name, and the initial plan, from those declarations: importing this
+module declares nothing.
 """
 from __future__ import annotations
 
@@ -15,7 +14,7 @@ from typing import Literal, Optional, TypedDict
 
 from pydantic import Field
 
-from lambdarag.state import Record, extra_field
+from lambdarag.state import Record
 
 
 class Hit(Record):
@@ -124,14 +123,6 @@ class RetrievalPlan(Record):
     short_query: bool = False
     time_range: Optional[TimeRange] = None
     reason: str = "default"
-
-
-for _field, _type in (("variants", tuple[Variant, ...]), ("time_range", Optional[TimeRange]),
-                      ("candidates", tuple[RankedList, ...]), ("hits", tuple[Hit, ...]),
-                      ("relations", tuple[Relation, ...]), ("wiki_pages", tuple[WikiPage, ...]),
-                      ("citations", tuple[Citation, ...])):
-    extra_field(_field, _type)
-extra_field("plan", RetrievalPlan, default=RetrievalPlan())
 
 
 Hits = tuple[Hit, ...]
