@@ -23,7 +23,7 @@ _EXPORTS = {
     "Prompt": "lam", "Reply": "lam", "Context": "runtime", "INITIAL_FIELDS": "state", "Message": "state",
     "State": "state", "User": "state", "Scope": "state", "Verdict": "state",
     "Compose": "term", "Identity": "term", "Term": "term", "run": "term", "Tool": "tool", "tool": "tool",
-    "Span": "trace", "Trace": "trace", "Count": "declare", "Positive": "declare",
+    "Span": "trace", "Trace": "trace", "Count": "declare", "Positive": "declare", "Reads": "declare",
     "search": "lambdarag.orchestration.search_unified", "asearch": "lambdarag.orchestration.search_unified",
     "search_stream": "lambdarag.orchestration.search_unified", "asearch_stream": "lambdarag.orchestration.search_unified",
     "SearchResult": "lambdarag.orchestration.result",
@@ -37,7 +37,7 @@ if TYPE_CHECKING:   # what __getattr__ returns, for type checkers (`mypy --stric
         appended as appended,
     )
     from .cost import CostModel as CostModel
-    from .declare import Count as Count, Positive as Positive
+    from .declare import Count as Count, Positive as Positive, Reads as Reads
     from .lam import Lam as Lam, Prompt as Prompt, Reply as Reply
     from .orchestration.result import SearchResult as SearchResult
     from .orchestration.search_unified import (

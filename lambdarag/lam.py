@@ -17,7 +17,7 @@ from .state import State
 from .stream import Attempt, FieldText, Sink, live_text
 from .paths import Path
 from .term import Term
-from .declare import CTX, Contract, contract_of, hints, is_record, record_fields
+from .declare import CTX, Contract, contract_of, is_record, record_fields
 from .tool import ATTEMPTS, Atom, Fields, Tool, field_set, typed
 
 if TYPE_CHECKING:

@@ -1,4 +1,4 @@
-"""A named registry of terms by name, used for skills and for patterns.
+"""A named registry of declared terms, used for skills and for patterns.
 
 Config validation, error messages listing valid choices, and the CLI read the
 registry; nothing keeps a second hand-written list. What is registered

@@ -17,11 +17,10 @@ from typing import Any, Literal, Mapping, Optional, Sequence, TypedDict
 
 from pydantic import Field
 
-from lambdarag import Context, Lam, Reply, State, Verdict, tool
-from lambdarag.declare import Reads
+from lambdarag import Context, Lam, Reads, Reply, State, Verdict, tool
 from lambdarag.stream import Attempt, Retract, live_text
 
-from .context import MARKER, cited, claims, citable, resolve, resolving
+from .context import MARKER, Cited, cited, claims, citable, resolve, resolving
 from .evidence import normalised
 from .generate import REFUSAL
 from .phrasing import EN
@@ -263,14 +262,9 @@ def check_claims(state: State, ctx: Any, threshold: float = SUPPORT) -> dict[str
 
 
 @dataclass(frozen=True)
-class Claiming(Reads):
+class Claiming(Cited):
     """What the claims of an answer are checked against: what it cites and may cite, and the check's verdict."""
 
-    answer: str
-    citations: tuple[Citation, ...]
-    hits: Hits
-    plan: RetrievalPlan
-    wiki_pages: tuple[WikiPage, ...] = ()
     verdict: Optional[Verdict] = None
     context: str = ""
 

@@ -12,8 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence, TypedDict
 
-from lambdarag import State, tool
-from lambdarag.declare import Reads
+from lambdarag import Reads, State, tool
 from .store.records import Citation, Hit, Hits, Relation, RetrievalPlan, WikiPage
 
 from .registry import skill
@@ -128,6 +127,18 @@ def render_context(state: State) -> str:
             parts += [f"[{i}] {marker(hit, label)} {heading}{dated}",
                       *fenced(clip(hit.text, plan.max_chunk_chars), tag, words), ""]
     return "\n".join(parts).strip()
+
+
+@dataclass(frozen=True)
+class Cited(Reads):
+    """An answer with the citations it makes and what it may cite (`citable`): what checks and fact extraction
+    read."""
+
+    answer: str
+    citations: tuple[Citation, ...]
+    hits: Hits
+    plan: RetrievalPlan
+    wiki_pages: tuple[WikiPage, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -13,12 +13,11 @@ from typing import Any, Optional, TypedDict
 
 from pydantic import Field
 
-from lambdarag import Context, Lam, Reply, State, tool
-from lambdarag.declare import Reads
+from lambdarag import Context, Lam, Reads, Reply, State, tool
 from .store.records import Citation, Hit, Hits, Relation, RetrievalPlan, WikiPage
 from lambdarag.state import ALL_ACCESS, Record
 
-from .context import citable, claims, resolve
+from .context import Cited, citable, claims, resolve
 from .support import attesting, unsupported
 from .profile import CorpusProfile, profile_named, profile_of
 from .registry import skill
@@ -101,17 +100,6 @@ class FactOutput(Reply):
 
 
 @dataclass(frozen=True)
-class Extracting(Reads):
-    """What facts are read from: the answer, what it cites, and the context it was given."""
-
-    answer: str
-    citations: tuple[Citation, ...]
-    hits: Hits
-    plan: RetrievalPlan
-    wiki_pages: tuple[WikiPage, ...] = ()
-
-
-@dataclass(frozen=True)
 class Supporting(Reads):
     """What the write-back gate checks: the facts against what the answer cites."""
 
@@ -137,7 +125,7 @@ def _from_llm(out: FactOutput, state: State) -> FactsOut:
 
 
 @tool
-def fact_rules(state: Extracting, ctx: Context) -> FactsOut:
+def fact_rules(state: Cited, ctx: Context) -> FactsOut:
     """Writes the facts the wiki compile rules read in the answer's cited claims and chunks (`rule_facts`)."""
     return {"facts": rule_facts(state, ctx.resources.get("graph"), profile_of(ctx))}
 

@@ -11,8 +11,7 @@ from typing import Any, Optional, TypedDict
 
 from pydantic import Field
 
-from lambdarag import Context, Lam, Reply, tool
-from lambdarag.declare import Reads
+from lambdarag import Context, Lam, Reads, Reply, tool
 from lambdarag.state import Record
 
 from .profile import CorpusProfile, profile_named, profile_of

@@ -9,10 +9,9 @@ amounts are exactly those of the sources.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence, TypedDict
+from typing import Any, Mapping, Optional, Sequence, TypedDict
 
-from lambdarag import Context, Count, Lam, State, Term, Verdict, tool
-from lambdarag.declare import Reads
+from lambdarag import Context, Count, Lam, Reads, State, Term, Verdict, tool
 from .store.records import Citation, Hit, Hits, Relation, RetrievalPlan, WikiPage
 from lambdarag.errors import InvalidOutput
 from lambdarag.lam import json_object

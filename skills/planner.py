@@ -15,8 +15,7 @@ from typing import Any, Iterable, Literal, Mapping, Optional, Sequence, TypedDic
 
 from pydantic import Field
 
-from lambdarag import Context, Lam, Message, Reply, State, User, tool
-from lambdarag.declare import Reads
+from lambdarag import Context, Lam, Message, Reads, Reply, State, User, tool
 from .store.records import RetrievalPlan, Variant
 from lambdarag.errors import InvalidOutput
 from lambdarag.state import Record

@@ -5,7 +5,7 @@ import json
 import random
 import threading
 import time
-from typing import Any, TypedDict
+from typing import TypedDict
 
 import pytest
 from hypothesis import given, settings
