@@ -9,7 +9,7 @@ from typing import Optional, Sequence, TypedDict
 
 import pytest
 
-from lambdarag import Compose, Context, Lam, Reply, State, Tool, tool
+from lambdarag import Compose, Context, Lam, Reads, Reply, State, Tool, tool
 from lambdarag.errors import CompositionError, ConfigError, ProviderError, TermError, TypeClash
 from lambdarag.registry import Registry
 from lambdarag.skills.store.records import Hit
@@ -184,6 +184,42 @@ def test_a_given_field_no_term_declares_is_refused_as_a_typo_and_a_declared_one_
     with pytest.raises(Exception, match="valid boolean"):
         echo.run(State.of("q", flag="many"))
     assert echo.run(State.of("q", flag="true")).note == "True"
+
+
+@dataclass(frozen=True)
+class Noting(Reads):
+    """The reads of `note_of`, handed in together."""
+
+    query: str
+    flag: bool
+    entities: tuple[str, ...] = ()
+
+
+@tool
+def note_of(state: Noting, *, prefix: str = "") -> Noted:
+    return {"note": f"{prefix}{state.query}:{state.flag}:{len(state.entities)}"}
+
+
+def test_reads_handed_in_as_one_record_are_declared_by_its_fields_and_configured_like_parameters():
+    assert note_of.reads() == {"query", "flag"} and note_of.optional == {"entities"}
+    assert dict(note_of.read_types()) == {"query": str, "flag": bool, "entities": tuple[str, ...]}
+    assert (flag >> note_of.configured(prefix="n:")).run("ab").note == "n:ab:True:0"
+    with pytest.raises(CompositionError, match="term 'note_of' reads field 'flag', which no earlier term writes"):
+        note_of.run("q")
+
+
+def test_a_lams_configuration_is_its_typed_fallbacks_and_configuring_returns_a_new_lam():
+    lam = Lam("note_llm", "{query}", output=NoteReply, reads=["query", "flag"], optional=["entities"],
+              writes=NoteReply, fallback=note_of)
+    configured = lam.configured(prefix="x:")
+    assert lam.parameters == {"prefix"} and configured is not lam and configured.fallback is not lam.fallback
+    assert (flag >> configured).run("ab", Context()).note == "x:ab:True:0"
+    assert (flag >> lam).run("q", Context()).note == "q:False:0"
+    assert str(configured) == str(lam) == "λq. note_llm"
+
+
+class NoteReply(Reply):
+    note: str
 
 
 def test_registry_parameters_are_declared_by_keyword_only_parameters_never_read_from_source(tmp_path, monkeypatch):
