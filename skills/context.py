@@ -38,12 +38,21 @@ def marker(hit: Hit, label: str = "来源") -> str:
     return f"[{label}: {where}]"
 
 
+def plan_of(state: Any) -> RetrievalPlan:
+    """Returns the plan a state is read under: its own, or the default plan for a state built without one (a run
+    starts from the default plan its terms declare; a helper called on a bare state reads the same)."""
+    return state.plan or DEFAULT_PLAN
+
+
+DEFAULT_PLAN = RetrievalPlan()
+
+
 def context_hits(state: State) -> tuple[Hit, ...]:
     """Returns the hits the context shows: most relevant first, at most `final_top_k`, within the char budget.
 
     A table-preferring plan (`plan.prefer_tables`) puts table rows first among hits of equal score.
     """
-    plan = state.plan
+    plan = plan_of(state)
     ranked = sorted(state.hits, key=lambda h: (-h.score, not (plan.prefer_tables and h.kind == "table_row")))
     ranked = ranked[: plan.final_top_k]
     chosen, used = [], 0
@@ -64,7 +73,7 @@ def page_hit(page: WikiPage, limit: int) -> Hit:
 
 def citable(state: State) -> tuple[Hit, ...]:
     """Returns everything an answer may cite: the wiki pages and the hits the context shows."""
-    return tuple(page_hit(p, state.plan.max_chunk_chars) for p in state.wiki_pages) + context_hits(state)
+    return tuple(page_hit(p, plan_of(state).max_chunk_chars) for p in state.wiki_pages) + context_hits(state)
 
 
 def clip(text: str, limit: int) -> str:
@@ -103,7 +112,7 @@ def render_context(state: State) -> str:
     """Returns the context text in the question's language: graph relations, wiki pages, then numbered chunks with
     headings and citation markers; the relations and every page and chunk text are fenced (`fenced`), so the
     prompt can tell the model that fenced text is data."""
-    plan = state.plan
+    plan = plan_of(state)
     question = getattr(state, "original_query", None)
     words = SCAFFOLD[language_of(question) if question else "zh"]
     pages = [page_hit(p, plan.max_chunk_chars) for p in state.wiki_pages]
