@@ -1,4 +1,4 @@
-"""hybrid_search: λq. Par(bm25_search, embedding_search) >> score_fusion >> rerank(q, _) >> priors_ahead."""
+"""hybrid_search: λq. Par(bm25_search, embedding_search) >> score_fusion >> learned_boost >> rerank(q, _) >> priors_ahead."""
 from __future__ import annotations
 
 from typing import Any, Mapping
