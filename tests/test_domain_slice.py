@@ -62,6 +62,9 @@ def test_the_language_test_of_the_benchmark(text, lang):
 
 
 def test_mrr_is_the_reciprocal_rank_of_the_first_relevant_document():
-    assert domain_bench.mrr(["b.md"], ["a.md", "b.md", "c.md"]) == 0.5
-    assert domain_bench.mrr(["x/c.md", "a.md"], ["a.md", "c.md"]) == 1.0
-    assert domain_bench.mrr(["z.md"], ["a.md"] * 5 + ["z.md"]) == 0.0
+    def mrr(relevant, ranked):
+        return score(f"mrr@{domain_bench.K}", ranked, domain_bench.judged(relevant))
+
+    assert mrr(["b.md"], ["a.md", "b.md", "c.md"]) == 0.5
+    assert mrr(["x/c.md", "a.md"], ["a.md", "c.md"]) == 1.0
+    assert mrr(["z.md"], ["a.md", "b.md", "c.md", "d.md", "e.md", "z.md"]) == 0.0
