@@ -41,11 +41,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from debian_docs import SOURCES, default_out, write  # noqa: E402
 from domain_data import CORPORA, HALVES, load, manifest  # noqa: E402
 from machine import facts as machine  # noqa: E402
-from routing import K, doc_name, mean, recall, top_documents, warm_up  # noqa: E402
+from routing import K, doc_name, judged, mean, top_documents, warm_up  # noqa: E402
 from routing_data import TYPES  # noqa: E402
 
 from lambdarag.orchestration.cli import main as cli  # noqa: E402
 from lambdarag.orchestration.config import RoutingConfig, load_config  # noqa: E402
+from lambdarag.orchestration.metrics import score  # noqa: E402
 from lambdarag.orchestration.search_unified import search  # noqa: E402
 from lambdarag.orchestration.setup import open_index  # noqa: E402
 
@@ -63,12 +64,6 @@ def language(text: str) -> str:
     words, else 'mixed'."""
     cjk, words = len(CJK.findall(text)), len(WORD.findall(text))
     return "en" if cjk == 0 else "zh" if cjk >= words else "mixed"
-
-
-def mrr(relevant: list[str], ranked: list[str], k: int = K) -> float:
-    """Returns the reciprocal rank of the first relevant document among the first `k`, 0 when none is."""
-    wanted = {doc_name(r) for r in relevant}
-    return next((1 / (i + 1) for i, d in enumerate(ranked[:k]) if d in wanted), 0.0)
 
 
 def system_config(cfg, pattern: str | None):
@@ -116,9 +111,9 @@ def run_half(questions: list[dict], index: str, configs: dict) -> dict:
             ranked = top_documents(r.hits)
             cited = {doc_name(c.source) for c in r.citations}
             s = scores[system][q["type"]]
-            s["recall@5"].append(recall(q["relevant"], ranked))
-            s["recall@10"].append(recall(q["relevant"], top_documents(r.hits, WIDE)))
-            s["mrr@5"].append(mrr(q["relevant"], ranked))
+            s["recall@5"].append(score(f"recall@{K}", ranked, judged(q["relevant"])))
+            s["recall@10"].append(score(f"recall@{WIDE}", top_documents(r.hits, WIDE), judged(q["relevant"])))
+            s["mrr@5"].append(score(f"mrr@{K}", ranked, judged(q["relevant"])))
             s["cites_answer"].append(float(bool(cited & {doc_name(f) for f in q["relevant"]})))
             s["answer_language"].append(float(language(r.answer) == q["lang"]))
             strategies[system][r.strategy] += 1

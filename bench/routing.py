@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import statistics
 import sys
@@ -41,6 +40,7 @@ from routing_data import SETS, TYPES, QuestionSet, load  # noqa: E402
 from lambdarag import Context, State  # noqa: E402
 from lambdarag.orchestration.config import load_config  # noqa: E402
 from lambdarag.orchestration.learning import retrieval_term  # noqa: E402
+from lambdarag.orchestration.metrics import score  # noqa: E402
 from lambdarag.orchestration.search_unified import search  # noqa: E402
 from lambdarag.orchestration.setup import open_index, providers  # noqa: E402
 from lambdarag.skills.store.index import knowledge_root  # noqa: E402
@@ -75,18 +75,9 @@ def top_documents(hits, k: int = K) -> list[str]:
     return docs
 
 
-def recall(relevant: list[str], ranked: list[str]) -> float:
-    """Returns the share of relevant documents among the ranked ones."""
-    wanted = {doc_name(r) for r in relevant}
-    return len(wanted & set(ranked)) / len(wanted)
-
-
-def ndcg(relevant: list[str], ranked: list[str], k: int = K) -> float:
-    """Returns binary nDCG@k of a ranking of documents."""
-    wanted = {doc_name(r) for r in relevant}
-    dcg = sum(1 / math.log2(i + 2) for i, d in enumerate(ranked[:k]) if d in wanted)
-    ideal = sum(1 / math.log2(i + 2) for i in range(min(len(wanted), k)))
-    return dcg / ideal
+def judged(relevant: list[str]) -> dict[str, float]:
+    """Returns a question's judged documents for `orchestration.metrics.score`: each relevant file name, gain 1."""
+    return dict.fromkeys((doc_name(r) for r in relevant), 1.0)
 
 
 def right_version_first(q: dict, ranked: list[str]) -> float:
@@ -129,8 +120,8 @@ def run_half(questions: list[dict], index: str, cfg, ctx: Context) -> dict:
             latency[kind].append(ms)
         for system, docs in ranked.items():
             s = scores[system][q["type"]]
-            s["recall@5"].append(recall(q["relevant"], docs))
-            s["ndcg@5"].append(ndcg(q["relevant"], docs))
+            s["recall@5"].append(score(f"recall@{K}", docs, judged(q["relevant"])))
+            s["ndcg@5"].append(score(f"ndcg@{K}", docs, judged(q["relevant"])))
             if q["type"] == "temporal":
                 s["right_version_first"].append(right_version_first(q, docs))
             if q["type"] == "compare":

@@ -23,6 +23,7 @@ from machine import facts as machine  # noqa: E402
 import lambdarag.domains.prc_statutes.cues as cues  # noqa: E402
 import lambdarag.domains.prc_statutes.kinds as kinds  # noqa: E402
 import lambdarag.domains.prc_statutes.ranks as ranks  # noqa: E402
+from lambdarag.orchestration.metrics import score  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 HALVES = {"maritime": ("dev", "dev2"), "laws": ("dev", "dev2")}
@@ -101,8 +102,8 @@ def facts_as_surveys(questions: str, halves: tuple[str, ...]) -> dict:
         out = {}
         for half in halves:
             facts = [q for q in routing.load(half, qs.folder) if q["type"] == "fact"]
-            found = [routing.recall(q["relevant"], routing.top_documents(routing.search(q["query"], index=qs.index).hits))
-                     for q in facts]
+            found = [score(f"recall@{routing.K}", routing.top_documents(routing.search(q["query"], index=qs.index).hits),
+                           routing.judged(q["relevant"])) for q in facts]
             out[half] = {"recall@5": routing.mean(found), "n": len(facts)}
         return out
     finally:

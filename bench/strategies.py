@@ -26,14 +26,15 @@ from typing import Any
 
 os.environ.setdefault("LAMBDARAG_FEEDBACK", "off")
 
-from lambdarag import Context, Par, State, appended
+from lambdarag import Context, State
 from lambdarag.skills.store.records import RetrievalPlan
 from lambdarag.orchestration.config import load_config
 from lambdarag.orchestration.knowledge import open_knowledge
+from lambdarag.orchestration.metrics import score
 from lambdarag.orchestration.plan import build_retrieval_plan, detect_intent
 from lambdarag.orchestration.router import choose
 from lambdarag.orchestration.setup import providers
-from lambdarag.skills import build
+from lambdarag.patterns.hybrid_search import hybrid_retrieval
 from lambdarag.domains.prc_statutes.cues import query_entities
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,18 +50,15 @@ def top_documents(hits, k: int = K) -> list[str]:
     return list(dict.fromkeys(h.source for h in hits))[:k]
 
 
-def recall(relevant: list[str], ranked: list[str]) -> float:
-    return len(set(relevant) & set(ranked)) / len(relevant) if relevant else 0.0
-
-
 def plain_terms() -> dict[str, Any]:
-    """Returns the plain retrievers, each writing `hits`."""
-    both = Par(build("bm25_search"), build("embedding_search"), merge=appended("candidates"))
-    return {"bm25": build("bm25_search") >> build("rrf_merge"),
-            "dense": build("embedding_search") >> build("rrf_merge"),
-            "hybrid": both >> build("score_fusion"),
-            "hybrid_rrf": both >> build("rrf_merge"),
-            "hybrid_rerank": both >> build("score_fusion") >> build("rerank")}
+    """Returns the plain retrievers, each `hybrid_retrieval` without learning, writing `hits`."""
+    off, rrf = {"enabled": False}, {"hybrid_search": {"merge": "rrf"}}
+    settings = {"bm25": {"skills": {"embedding": off, "rerank": off}, "patterns": rrf},
+                "dense": {"skills": {"bm25": off, "rerank": off}, "patterns": rrf},
+                "hybrid": {"skills": {"rerank": off}},
+                "hybrid_rrf": {"skills": {"rerank": off}, "patterns": rrf},
+                "hybrid_rerank": {"skills": {"rerank": {"enabled": True}}}}
+    return {name: hybrid_retrieval(s, learned=False) for name, s in settings.items()}
 
 
 def before_config(cfg):
@@ -103,8 +101,8 @@ def main(index: str, questions_path: Path, config: str | None = None) -> dict[st
     latency: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for q in questions:
         for name, term in plain.items():
-            recalls[q["type"]][name].append(recall(q["relevant"], top_documents(term.run(State.of(q["query"], plan=deep),
-                                                                                         ctx_of()).hits)))
+            ranked = top_documents(term.run(State.of(q["query"], plan=deep), ctx_of()).hits)
+            recalls[q["type"]][name].append(score(f"recall@{K}", ranked, dict.fromkeys(q["relevant"], 1.0)))
         plan = build_retrieval_plan(q["query"], detect_intent(q["query"], (), in_domain), cfg.orchestration.plan,
                                     query_type=q["type"])
         for name, c in routes.items():
@@ -113,7 +111,8 @@ def main(index: str, questions_path: Path, config: str | None = None) -> dict[st
             started = time.perf_counter()
             out = term.run(state, ctx_of())
             latency[q["type"]][name].append((time.perf_counter() - started) * 1000)
-            recalls[q["type"]][f"routed_{name}"].append(recall(q["relevant"], top_documents(out.hits)))
+            recalls[q["type"]][f"routed_{name}"].append(score(f"recall@{K}", top_documents(out.hits),
+                                                              dict.fromkeys(q["relevant"], 1.0)))
     systems = [*plain, "routed_before", "routed_after"]
     per_type = {t: {s: round(statistics.mean(v[s]), 3) for s in systems} | {"n": len(v["bm25"])}
                 for t, v in sorted(recalls.items())}

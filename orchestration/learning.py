@@ -17,16 +17,17 @@ from typing import Any, Callable, Iterable, NamedTuple, Optional, Sequence
 
 import numpy as np
 
-from lambdarag import Par, State, Term, appended
+from lambdarag import State, Term
 from lambdarag.skills.store.records import RetrievalPlan
 from lambdarag.state import PUBLIC
-from lambdarag.errors import LambdaRAGError
-from lambdarag.skills import build as build_skill
+from lambdarag.errors import ConfigError, LambdaRAGError
+from lambdarag.patterns.hybrid_search import hybrid_retrieval, retrieve
 from lambdarag.skills.learned import learned_signals, lexical_list, readable
 from lambdarag.skills.store.learned import (DEFAULT_WEIGHTS, SIGNALS, LearnedIndex, LearnedParams, Nearest, Pair, gate_features,
                                   lower_bound, score_matrix)
 
 from .feedback.confirmations import Confirmations
+from .metrics import ndcg_columns, score
 
 FIT_DEPTH = 100
 GRID = {"neighbours": (0.0, 1.0, 2.0, 4.0, 8.0), "expansion": (0.0, 1.0), "terms": (0.0, 1.0, 2.0, 4.0),
@@ -60,20 +61,21 @@ that loses on new ones (an ad hoc nested check lost 0.007–0.014 on the fifth f
 on unseen questions, 1.5 lost 0.005)."""
 
 
+RETRIEVERS = {"bm25": {"embedding": {"enabled": False}}, "dense": {"bm25": {"enabled": False}}, "hybrid": {}}
+"""`eval --retriever KIND` → the skill sections of `patterns.hybrid_search.hybrid_retrieval` it switches off."""
+
+
 def retrieval_term(kind: str, learned: bool = True) -> Term:
-    """Returns the retrieval of `eval --retriever KIND`: one retriever or both, fused by score, then learned_boost.
+    """Returns the retrieval of `eval --retriever KIND`: `hybrid_retrieval` with one retriever or both, no rerank.
 
     Without `learned`, bm25 and dense return their own list unfused (read it from
     ``candidates[-1]``); with it, the list is fused (a single list keeps its order)
     so the learned boost can re-rank it.
     """
-    one = {"bm25": "bm25_search", "dense": "embedding_search"}
-    if kind in one:
-        term = build_skill(one[kind])
-        return term >> build_skill("score_fusion") >> build_skill("learned_boost") if learned else term
-    both = Par(build_skill("bm25_search"), build_skill("embedding_search"), merge=appended("candidates")) \
-        >> build_skill("score_fusion")
-    return both >> build_skill("learned_boost") if learned else both
+    if kind not in RETRIEVERS:
+        raise ConfigError(f"retrieval_term: unknown retriever {kind!r}; valid retrievers: {', '.join(RETRIEVERS)}")
+    settings = {"skills": {**RETRIEVERS[kind], "rerank": {"enabled": False}}}
+    return hybrid_retrieval(settings, learned=learned) if learned or kind == "hybrid" else retrieve(settings)
 
 
 class CorpusView:
@@ -169,13 +171,6 @@ def base_ranking(backend: Any, embedder: Any, depth: int = FIT_DEPTH) -> Callabl
     return ranking
 
 
-def ndcg10(ranked: Sequence[str], relevant: set[str]) -> float:
-    """Returns binary nDCG@10."""
-    gain = sum(1.0 / np.log2(i + 2) for i, c in enumerate(ranked[:10]) if c in relevant)
-    ideal = sum(1.0 / np.log2(i + 2) for i in range(min(10, len(relevant))))
-    return gain / ideal if ideal else 0.0
-
-
 def recall100_many(ids: Sequence[str], matrix: np.ndarray, weights: np.ndarray, relevant: set[str]) -> np.ndarray:
     """Returns recall@100 of `rank(ids, matrix, w)` for every weight column w of `weights` at once."""
     order = np.argsort(-(matrix @ weights), axis=0, kind="stable")[:100]
@@ -187,9 +182,7 @@ def ndcg10_many(ids: Sequence[str], matrix: np.ndarray, weights: np.ndarray, rel
     """Returns binary nDCG@10 of `rank(ids, matrix, w)` for every weight column w of `weights` at once."""
     order = np.argsort(-(matrix @ weights), axis=0, kind="stable")[:10]
     rel = np.array([c in relevant for c in ids], dtype=np.float64)
-    gains = (rel[order] / np.log2(np.arange(2, len(order) + 2))[:, None]).sum(axis=0)
-    ideal = sum(1.0 / np.log2(i + 2) for i in range(min(10, len(relevant))))
-    return gains / ideal if ideal else np.zeros(weights.shape[1])
+    return ndcg_columns(rel[order], np.ones(len(relevant)), 10)
 
 
 def fit(view: CorpusView, pairs: Sequence[Pair], vectors: np.ndarray, base: Callable[[str], Unlearned],
@@ -275,7 +268,7 @@ def question_rows(view: CorpusView, learned: LearnedIndex, questions: Sequence[t
             ids, matrix = score_matrix(ranked, {**signals, "neighbours": neighbours, "families": families})
             nearest_chunks = learned.pairs[near.rows[0]].chunks
             mats[k, s] = (ids, matrix, gate_features(nk, neighbours, ranked, nearest_chunks, matrix))
-        rows.append(Row(near.best, not (relevant & taught), ndcg10([c for c, _ in ranked], relevant), mats,
+        rows.append(Row(near.best, not (relevant & taught), score("ndcg@10", [c for c, _ in ranked], dict.fromkeys(relevant, 1.0)), mats,
                         relevant, len(ranked)))
     return rows
 

@@ -5,7 +5,7 @@ from typing import Any, Mapping
 
 from lambdarag import Term
 
-from .hybrid_search import adds_to_hybrid, fuse, retrieve
+from .hybrid_search import adds_to_hybrid, hybrid_retrieval
 from .registry import params, pattern, skill
 
 
@@ -18,6 +18,6 @@ def compare_search(settings: Mapping[str, Any]) -> Term:
     crowded out by the other, nor by a second version of one document.
     """
     p = params(settings, "compare_search")
-    body = (skill(settings, "name_sides", loose=True) >> retrieve(settings) >> fuse(settings, "compare_search")
+    body = (skill(settings, "name_sides", loose=True) >> hybrid_retrieval(settings, "compare_search")
             >> skill(settings, "side_search", per_side=p.get("per_side", 1)) >> skill(settings, "one_version"))
     return adds_to_hybrid(body, settings)

@@ -5,7 +5,7 @@ from typing import Any, Mapping
 
 from lambdarag import Map, Term
 
-from .hybrid_search import fuse, retrieve
+from .hybrid_search import fuse, hybrid_retrieval, retrieve
 from .registry import enabled, pattern, skill
 
 
@@ -16,7 +16,7 @@ def graph_retrieval(settings: Mapping[str, Any]) -> Term:
     With the graph switched off it is hybrid retrieval on the question alone.
     """
     if not enabled(settings, "graph"):
-        return retrieve(settings) >> fuse(settings, "graph_retrieval")
+        return hybrid_retrieval(settings, "graph_retrieval")
     search = Map(retrieve(settings), over="variants", bind="query", pick="text", width=2)
     return (skill(settings, "entity_extract") >> skill(settings, "graph_walk")
             >> skill(settings, "graph_expand") >> search >> fuse(settings, "graph_retrieval"))

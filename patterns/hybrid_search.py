@@ -1,4 +1,4 @@
-"""hybrid_search: λq. Par(bm25_search, embedding_search) >> score_fusion >> rerank(q, _) >> priors_ahead."""
+"""hybrid_search: λq. Par(bm25_search, embedding_search) >> score_fusion >> learned_boost >> rerank(q, _) >> priors_ahead."""
 from __future__ import annotations
 
 from typing import Any, Mapping
@@ -34,10 +34,23 @@ def fusion(settings: Mapping[str, Any], name: str) -> Term:
     return skill(settings, fuser, **extra, **({"weights": p["weights"]} if p.get("weights") else {}))
 
 
-def fuse(settings: Mapping[str, Any], name: str) -> Term:
-    """Returns the pattern's fusion, the learned boost (a no-op until the index has learned), then rerank if enabled."""
-    merged = fusion(settings, name) >> skill(settings, "learned_boost")
+def fuse(settings: Mapping[str, Any], name: str, learned: bool = True) -> Term:
+    """Returns the pattern's fusion, the learned boost (a no-op until the index has learned) unless `learned` is
+    false, then rerank if enabled."""
+    merged = fusion(settings, name)
+    if learned:
+        merged = merged >> skill(settings, "learned_boost")
     return merged >> skill(settings, "rerank") if reranks(settings) else merged
+
+
+def hybrid_retrieval(settings: Mapping[str, Any], name: str = "hybrid_search", learned: bool = True) -> Term:
+    """Returns hybrid retrieval, built here only: the enabled retrievers (`retrieve`), the fusion of pattern `name`
+    (`fusion`), the learned boost unless `learned` is false, rerank if enabled.
+
+    Every pattern, `lambdarag eval --retriever`, learning's fit and the
+    benchmarks build it through this function, so they rank alike.
+    """
+    return retrieve(settings) >> fuse(settings, name, learned)
 
 
 @pattern("hybrid_search")
@@ -52,7 +65,7 @@ def hybrid_search(settings: Mapping[str, Any]) -> Term:
     bench/data/routing, measured in bench/results/routing.json.
     """
     window = params(settings, "hybrid_search").get("priors_ahead")
-    fused = retrieve(settings) >> fuse(settings, "hybrid_search")
+    fused = hybrid_retrieval(settings)
     if window is None:
         return fused >> skill(settings, "priors_ahead")
     return fused >> skill(settings, "priors_ahead", window=int(window)) if int(window) else fused

@@ -5,7 +5,7 @@ from typing import Any, Mapping
 
 from lambdarag import Term
 
-from .hybrid_search import adds_to_hybrid, fuse, retrieve
+from .hybrid_search import adds_to_hybrid, hybrid_retrieval
 from .registry import enabled, pattern, skill
 
 
@@ -16,6 +16,6 @@ def relation_search(settings: Mapping[str, Any]) -> Term:
     Chunks of a document the question names come first; with the graph off
     there are no edges, only that ordering.
     """
-    body = (skill(settings, "name_sides") >> retrieve(settings) >> fuse(settings, "relation_search")
+    body = (skill(settings, "name_sides") >> hybrid_retrieval(settings, "relation_search")
             >> skill(settings, "named_first"))
     return adds_to_hybrid(body >> skill(settings, "edge_search") if enabled(settings, "graph") else body, settings)

@@ -101,3 +101,21 @@ def test_hybrid_search_on_the_stard_slice_equals_the_zscore_formula_with_validat
             assert h.score == pytest.approx(total[h.chunk_id], rel=1e-12, abs=1e-12)
             assert h.ranks == ranks[h.chunk_id] and h.scores == scores[h.chunk_id]
             assert h == Hit(**h.model_dump())
+
+
+def test_hybrid_retrieval_is_one_construction_for_the_pattern_eval_and_learning():
+    """The hybrid_search pattern, `eval --retriever` (and learning's fit, which ranks with it) build the same term."""
+    from lambdarag.errors import ConfigError
+    from lambdarag.orchestration.learning import retrieval_term
+    from lambdarag.patterns import REGISTRY
+    from lambdarag.patterns.hybrid_search import hybrid_retrieval
+
+    plain = {"skills": {"rerank": {"enabled": False}}}
+    pattern = REGISTRY.build("hybrid_search", {**plain, "patterns": {"hybrid_search": {"priors_ahead": 0}}})
+    assert pattern.body == hybrid_retrieval(plain) == retrieval_term("hybrid")
+    assert retrieval_term("hybrid", learned=False) == hybrid_retrieval(plain, learned=False)
+    assert str(retrieval_term("hybrid", learned=False)) == "λq. Par(bm25_search, embedding_search) >> score_fusion"
+    assert str(retrieval_term("bm25")) == "λq. bm25_search >> score_fusion >> learned_boost"
+    assert str(retrieval_term("dense", learned=False)) == "λq. embedding_search"  # its own list, unfused
+    with pytest.raises(ConfigError, match=r"retrieval_term: unknown retriever 'sparse'; valid retrievers: bm25, dense"):
+        retrieval_term("sparse")

@@ -41,3 +41,33 @@ def test_hand_computed_values():
 def test_unknown_metric_names_the_valid_ones():
     with pytest.raises(ConfigError, match=r"'map@10'.*recall@K, mrr@K, ndcg@K"):
         evaluate({"a": {"x": 1}}, {}, ["map@10"])
+
+
+def test_one_ranking_scores_the_same_alone_in_evaluate_and_as_a_column_of_many():
+    """`score`, `evaluate` and `ndcg_columns` are one nDCG: a ranking gets the same bits however it is scored
+    (learning's fit compares a question's unlearned score with its columns; a last-bit difference is a false gain)."""
+    import numpy as np
+
+    from lambdarag.orchestration.metrics import ndcg_columns, score
+
+    rng = random.Random(3)
+    docs = [f"d{i}" for i in range(30)]
+    for _ in range(300):
+        judged = {d: float(rng.randint(1, 3)) for d in rng.sample(docs, rng.randint(1, 12))}
+        rankings = [rng.sample(docs, 10) for _ in range(5)]
+        gains = np.array([[judged.get(r[i], 0.0) for r in rankings] for i in range(10)])  # ranks × rankings
+        ideal = np.sort(np.array(list(judged.values())))[::-1]
+        for layout in (gains, np.asfortranarray(gains)):        # numpy's sum order depends on the memory layout
+            columns = ndcg_columns(layout, ideal, 10)
+            for j, r in enumerate(rankings):
+                assert score("ndcg@10", r, judged) == evaluate({"q": judged}, {"q": r}, ["ndcg@10"])["ndcg@10"] \
+                    == columns[j] == ndcg_columns(layout[:, [j]], ideal, 10)[0]
+
+
+def test_score_of_one_ranking_counts_a_repeat_once_and_names_a_bad_metric():
+    from lambdarag.orchestration.metrics import score
+
+    assert score("recall@3", ["y", "y", "n", "x"], {"x": 1, "y": 1}) == 1.0   # the repeat takes no rank
+    assert score("mrr@5", ["n", "x"], {"x": 1}) == 0.5
+    with pytest.raises(ConfigError, match=r"'ndcg@0'"):
+        score("ndcg@0", ["x"], {"x": 1})
