@@ -108,7 +108,7 @@ def main(index: str, questions_path: Path, config: str | None = None) -> dict[st
         plan = build_retrieval_plan(q["query"], detect_intent(q["query"], (), in_domain), cfg.orchestration.plan,
                                     query_type=q["type"])
         for name, c in routes.items():
-            term = choose(c, q["type"]).term
+            term = choose(c, q["type"], pack=profile.name).term
             state = State.of(q["query"], plan=plan, query_type=q["type"], entities=query_entities(q["query"]))
             started = time.perf_counter()
             out = term.run(state, ctx_of())

@@ -129,15 +129,15 @@ def pick_label(query_type: str, option: tuple[str, ...]) -> str:
     return f"{query_type}/{'+'.join(option)}"
 
 
-def routes_of(config: AgentConfig) -> dict[str, RouteChoice]:
+def routes_of(config: AgentConfig, pack: str = "") -> dict[str, RouteChoice]:
     """Returns every route the lifecycle may take, by the label `learned_route` writes: each query type and
     ``default`` (their configured strategies), and with adaptive routing ``type/strategies`` for each other
-    candidate the routing statistics may pick (`router.candidates`)."""
-    table = dict(route_table(config))
+    candidate the routing statistics may pick (`router.candidates`); for an index of domain `pack`."""
+    table = dict(route_table(config, pack=pack))
     if config.orchestration.routing.adaptive:
         for query_type in QUERY_TYPES:
             for option in candidates(config, query_type)[1:]:
-                table[pick_label(query_type, option)] = choose(config, query_type, option, "adaptive")
+                table[pick_label(query_type, option)] = choose(config, query_type, option, "adaptive", pack)
     return table
 
 
@@ -242,20 +242,20 @@ _LIFECYCLES_LOCK = threading.Lock()
 
 
 def unified_term(config: AgentConfig, *, faq: bool = False, rules: Sequence[dict] = (),
-                 exemplars: Sequence[dict] = ()) -> Lifecycle:
+                 exemplars: Sequence[dict] = (), pack: str = "") -> Lifecycle:
     """Returns the lifecycle term (module docstring): the route behind the FAQ step with `faq`, learned classifier
-    `rules` and corrected `exemplars` in the classifier.
+    `rules` and corrected `exemplars` in the classifier, the routes those of the index's domain `pack`.
 
     Terms are immutable, so a lifecycle is kept per config object, FAQ flag and learned rules (a few, LRU): a
     greeting answers in well under a millisecond, less than building one would take.
     """
-    key = (id(config), faq, frozen(list(rules)), frozen(list(exemplars)))
+    key = (id(config), faq, frozen(list(rules)), frozen(list(exemplars)), pack)
     with _LIFECYCLES_LOCK:
         cached = _LIFECYCLES.get(key)
         if cached is not None and cached[0] is config:
             _LIFECYCLES.move_to_end(key)
             return cached[1]
-    table = routes_of(config)
+    table = routes_of(config, pack)
     route = strategy_route(table)
     answered = classifier(config, rules, exemplars) >> learned_route_term(config, table) >> plan_term(config) \
         >> (faq_first(route) if faq else route)

@@ -188,9 +188,10 @@ def lifecycle_term(index: Optional[str] = None, config: ConfigArg = None, user: 
 
 def lifecycle_of(setup: Setup) -> Lifecycle:
     """Returns the lifecycle a question set up so runs: FAQ step if the index holds FAQs, the loop's learned rules
-    that the asking user may see (`set_up` read them for that user)."""
+    that the asking user may see (`set_up` read them for that user), the routes those of the index's domain pack."""
     rules, exemplars = setup.corrections
-    return unified_term(setup.config, faq=has_faq(setup.kb.index), rules=rules, exemplars=exemplars)
+    return unified_term(setup.config, faq=has_faq(setup.kb.index), rules=rules, exemplars=exemplars,
+                        pack=setup.kb.resources()["profile"].name)
 
 
 def announce(records: Sequence[dict[str, str]]) -> None:

@@ -5,15 +5,13 @@ documents (with `priors_first`, documents the corpus profile ranks first
 lead each round: laws before regulations, for statutes). `priors_ahead`
 keeps a single ranking's order but lets, among its first documents, those of
 a better prior rank go first (the fact route's last step); `one_version`
-keeps one version of each family in front. `topic_search` and
-`document_search` ask the profile for the documents a survey question's
-topics name and those matching it as a whole (a generic corpus adds none).
+keeps one version of each family in front.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Optional, Sequence
+from typing import Callable, Optional, Sequence
 
-from lambdarag import Context, Term, Tool, User, tool
+from lambdarag import Context, tool
 from .store.records import Hit, Hits, HitsOut, TimeRange
 
 from .profile import profile_of
@@ -23,8 +21,6 @@ from .temporal import LATEST, in_force, time_range_of
 AHEAD_WINDOW = 12
 """Documents among which a better prior goes first: for statutes, 8 left a law ranked 9th behind seven regulations
 (dev2 of bench/data/routing); 12 changed no dev answer (bench/results/routing.json)."""
-SPECIFIC = 16
-"""A topic word found in more titles than this is too common to name a document."""
 
 
 def per_document(hits: Sequence[Hit], cap: int = 1, rank: Optional[Callable[[Hit], int]] = None,
@@ -142,28 +138,3 @@ def diversify(hits: Hits, query: str, ctx: Context, *, cap: int = 1, priors_firs
     if not priors_first:
         return {"hits": per_document(hits, cap)}
     return {"hits": per_document(hits, cap, profile.prior(query), profile.stand_back(query))}
-
-
-@skill
-@tool(effect="io")
-def topic_search(query: str, hits: Hits, user: User, ctx: Context, *, limit: int = 6,
-                 specific: int = SPECIFIC) -> HitsOut:
-    """Puts, for each topic of the question, the best chunk of the document the corpus profile says it names among
-    the first `hits` (`limit` documents; `specific`: a word in more titles names none)."""
-    return {"hits": profile_of(ctx).topic_hits(ctx.resource("index"), query, hits, user, limit, specific)}
-
-
-@skill
-def document_search(config: Mapping[str, Any]) -> Term:
-    """Returns a term putting the documents that match the question as a whole, as the corpus profile ranks them,
-    ahead of `hits` (config `top_k` chunks, default 200; `depth`, default 3; `purposes`, default 100).
-
-    A factory of the low-level `Tool`: the profile's `document_hits` is handed the state (the profile interface).
-    """
-    k, depth, purposes = int(config.get("top_k", 200)), int(config.get("depth", 3)), int(config.get("purposes", 100))
-
-    def run(state, ctx):
-        return {"hits": profile_of(ctx).document_hits(ctx, state, k, depth, purposes)}
-
-    return Tool("document_search", run, reads=["query", "hits", "user", "time_range"], writes=HitsOut,
-                effect="io")

@@ -128,15 +128,6 @@ class CorpusProfile:
         """Returns family → date from which that family is out of force because another document replaced it."""
         return {}
 
-    def topic_hits(self, backend: Any, query: str, hits: Sequence[Any], user: Any, limit: int,
-                   specific: int) -> tuple:
-        """Returns `hits` with the documents the question's topics name put among the first (unchanged by default)."""
-        return tuple(hits)
-
-    def document_hits(self, ctx: Any, state: Any, k: int, depth: int, purposes: int) -> tuple:
-        """Returns `state.hits` with the documents matching the question as a whole ahead (unchanged by default)."""
-        return tuple(state.hits)
-
     # -- graph --------------------------------------------------------------------------------------------------
 
     rules_version: Any = "base-1"

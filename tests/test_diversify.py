@@ -120,10 +120,10 @@ MARINE_OLD, MARINE_NEW = "行政法/海洋环境保护法(2017-11-04).md", "行�
 
 
 @pytest.mark.parametrize("time_range, version", [(None, MARINE_NEW), (TimeRange(as_of=dt.date(2020, 5, 1)), MARINE_OLD)])
-def test_document_search_brings_each_statute_in_one_version_the_current_one_unless_the_question_is_dated(
+def test_statute_documents_brings_each_statute_in_one_version_the_current_one_unless_the_question_is_dated(
         maritime_bm25, time_range, version):
     question = "海洋环境保护和防治船舶污染的法律有哪些？"
-    out = build("document_search", {}).run(State.of(question, hits=(), time_range=time_range),
+    out = build("statute_documents", {}).run(State.of(question, hits=(), time_range=time_range),
                                            Context(resources={"index": maritime_bm25}))
     marine = {h.source for h in out.hits if h.family == "海洋环境保护法"}
     assert marine == {version}

@@ -288,8 +288,8 @@ def test_a_survey_on_generic_documents_covers_the_documents_about_its_topic(back
     query = "Summarize the ways to make a backup of files"
     plain = list(dict.fromkeys(h.source for h in to_hits(backups.bm25(query, 50), "bm25")))
     assert plain[0] == "tar.md" and not {"rsync.md", "snapshots.md"} & set(plain[:5])
-    out = build("document_search", {}).run(State.of(query, hits=(), time_range=None),
-                                           Context(resources={"index": backups})).hits
+    out = build("survey_documents", {}).run(State.of(query, hits=(), time_range=None),
+                                          Context(resources={"index": backups})).hits
     assert list(dict.fromkeys(h.source for h in out))[:3] == ["tar.md", "rsync.md", "snapshots.md"]
     assert len({h.chunk_id for h in out}) == len(out) and set(plain) <= {h.source for h in out}
 
@@ -356,3 +356,27 @@ def test_generic_code_lays_out_no_statute_page():
     hits = [f"{path.relative_to(ROOT)}: {word}" for top in GENERIC_CODE for path in sorted((ROOT / top).rglob("*.py"))
             for word in words if word in path.read_text(encoding="utf-8")]
     assert words and hits == []
+
+
+def test_a_statute_survey_route_prints_the_statute_terms_that_run_and_a_generic_one_prints_none():
+    from lambdarag.orchestration.router import choose
+
+    cfg = parse_config("")
+    statute, generic, plain = (str(choose(cfg, "synthesis", pack=pack).term) for pack in ("prc_statutes", "generic", ""))
+    assert "fan_out_merge(k=60)) >> statute_documents >> statute_topics >> time_filter(undated=latest)" in statute
+    assert "fan_out_merge(k=60)) >> survey_documents >> time_filter(undated=latest)" in generic
+    for printed in (generic, plain):
+        assert "statute" not in printed and "document_search" not in printed and "topic_search" not in printed
+    assert "survey_documents" not in plain
+    # the configured routing still decides which patterns a type runs; a pack only varies the ones it names
+    routed = parse_config("orchestration:\n  routing:\n    synthesis: [fusion_search]\n")
+    assert "statute_documents" not in str(choose(routed, "synthesis", pack="prc_statutes").term)
+
+
+def test_a_pack_varies_only_a_registered_pattern_and_only_once():
+    from lambdarag.patterns.registry import pack_pattern
+
+    with pytest.raises(ConfigError, match="pack 'mine': no pattern 'synthesys' to vary; did you mean 'synthesis'"):
+        pack_pattern("mine", "synthesys")
+    with pytest.raises(ConfigError, match="pack 'prc_statutes' registers its variant of pattern 'synthesis' twice"):
+        pack_pattern("prc_statutes", "synthesis")(lambda settings: None)

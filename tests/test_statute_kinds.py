@@ -42,7 +42,7 @@ def survey(index, question: str) -> list[str]:
     """Returns the document titles of the synthesis route's evidence, in order, one entry per chunk."""
     ctx = Context(resources={"index": index})
     state = State.of(question, hits=(), time_range=None)
-    for name, config in (("document_search", {}), ("topic_search", {}), ("time_filter", {"undated": "latest"}),
+    for name, config in (("statute_documents", {}), ("statute_topics", {}), ("time_filter", {"undated": "latest"}),
                          ("diversify", {"priors_first": True})):
         state = build(name, config).run(state, ctx)
     return [h.title for h in state.hits]

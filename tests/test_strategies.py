@@ -41,7 +41,7 @@ def routes(tmp_path_factory):
         def run(question: str, kind: str) -> State:
             plan = build_retrieval_plan(question, "knowledge", cfg.orchestration.plan, query_type=kind)
             state = State.of(question, plan=plan, query_type=kind)
-            return choose(cfg, kind).term.run(state, Context(resources=kb.resources()))
+            return choose(cfg, kind, pack=kb.resources()["profile"].name).term.run(state, Context(resources=kb.resources()))
 
         yield run
         forget("slice")

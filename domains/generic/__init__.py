@@ -16,9 +16,9 @@ from typing import Any
 
 from lambdarag.skills.profile import CorpusProfile
 
+from . import routes  # noqa: F401  (registers the pack's terms and route variants)
 from . import cues, graph
 from .names import document_names
-from .survey import covering
 
 EXEMPLARS = Path(__file__).with_name("data") / "classify_exemplars.jsonl"
 """Questions about documentation and prose of no particular field, in English and Chinese, labelled by type."""
@@ -41,9 +41,6 @@ class GenericProfile(CorpusProfile):
         """Returns the documents a comparison names (`loose`); other questions name none, so their ranking stays
         the hybrid one: a title word in a question is weaker evidence in documentation than in statutes."""
         return document_names(index).named(query, limit) if loose else ()
-
-    def document_hits(self, ctx: Any, state: Any, k: int, depth: int, purposes: int) -> tuple:
-        return covering(ctx, state)
 
     def extract_document(self, doc: Any) -> Any:
         return graph.extract_document(doc)

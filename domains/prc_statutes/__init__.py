@@ -20,6 +20,7 @@ from lambdarag.skills.profile import CorpusProfile
 from lambdarag.skills.sentences import keywords
 from lambdarag.skills.store.corpus import Document
 
+from . import routes  # noqa: F401  (registers the pack's terms and route variants)
 from . import aspects, cues, documents, edges, extract, kinds, ranks, repeal, wording
 from .names import name_forms, short_name, statute_names
 
@@ -97,13 +98,6 @@ class StatuteProfile(CorpusProfile):
 
     def repealed(self, index: Any) -> dict[str, str]:
         return repeal.repeals(index)
-
-    def topic_hits(self, backend: Any, query: str, hits: Sequence[Any], user: Any, limit: int,
-                   specific: int) -> tuple:
-        return ranks.topic_hits(backend, query, hits, user, limit, specific)
-
-    def document_hits(self, ctx: Any, state: Any, k: int, depth: int, purposes: int) -> tuple:
-        return ranks.document_hits(ctx, state, k, depth, purposes)
 
     # -- graph --------------------------------------------------------------------------------------------------
 

@@ -7,8 +7,8 @@ several laws, each named by one of its topics; one ranking tends to return
 five chunks of whichever law matches best. `topic_hits` adds, for each topic
 word, the best chunk of the statute whose title carries it; `document_hits`
 adds the statutes most of whose best articles match the question (a field's
-laws rarely carry its name: 知识产权 → 专利法, 商标法, 著作权法). The generic
-skills (skills.diversify) call these through the statute profile.
+laws rarely carry its name: 知识产权 → 专利法, 商标法, 著作权法). The pack's
+survey terms (routes) run them.
 
 Tuned on the dev half of bench/data/routing only; bench/results/routing.json holds
 what it measures on both halves.
@@ -240,8 +240,9 @@ _sizes: PerObject[dict[str, int]] = PerObject(lambda index: dict(Counter(c.sourc
 """Returns source → number of chunks of an index, counted once per index version."""
 
 
-def document_hits(ctx: Any, state: Any, k: int, depth: int, purposes: int) -> tuple[Hit, ...]:
-    """Returns `state.hits` with the statutes that match the question as a whole, in their current version, ahead.
+def document_hits(ctx: Any, query: str, hits: Sequence[Hit], user: Any, time_range: Any, k: int, depth: int,
+                  purposes: int) -> tuple[Hit, ...]:
+    """Returns `hits` with the statutes that match the question as a whole, in their current version, ahead.
 
     Searches `k` chunks and `purposes` purpose articles densely (BM25 on an
     index without vectors), keeps the versions in force when the question is
@@ -257,22 +258,22 @@ def document_hits(ctx: Any, state: Any, k: int, depth: int, purposes: int) -> tu
     being the topics topic_hits finds laws for.
     """
     backend = ctx.resource("index")
-    vector = query_vector(ctx, state.query) if backend.has_dense else None
+    vector = query_vector(ctx, query) if backend.has_dense else None
 
     def current(n: int, filters=None) -> tuple[Hit, ...]:
-        found = backend.dense(vector, n, user=state.user, filters=filters) if vector is not None \
-            else backend.bm25(state.query, n, user=state.user, filters=filters)
-        return current_versions(backend, to_hits(found, "document"), state.time_range)
+        found = backend.dense(vector, n, user=user, filters=filters) if vector is not None \
+            else backend.bm25(query, n, user=user, filters=filters)
+        return current_versions(backend, to_hits(found, "document"), time_range)
 
-    found, asked = current(k), asked_kinds(state.query)
+    found, asked = current(k), asked_kinds(query)
     laws = asked == LAWS
     documents = by_match_and_purpose(found, current(purposes, {"section": PURPOSE}), depth, statutes_only=laws,
                                      sizes=None if laws or not HUB_POWER else _sizes(backend))
     if not asked:
         documents = laws_lead(documents)
     elif not laws:
-        documents = area_first(documents, found, listed_words(topic_text(state.query)))
-    return interleave([documents], state.hits, len(documents))
+        documents = area_first(documents, found, listed_words(topic_text(query)))
+    return interleave([documents], hits, len(documents))
 
 
 def laws_lead(documents: Sequence[Hit]) -> tuple[Hit, ...]:
