@@ -33,7 +33,7 @@ from lambdarag.skills.store.records import RetrievalPlan
 from .config import QUERY_TYPES, AgentConfig
 from .llm_budget import fit_context
 from .plan import DIRECT_INTENTS, build_retrieval_plan, detect_intent
-from .router import RouteChoice, candidates, choose, route_table
+from .router import Pack, RouteChoice, candidates, choose, route_table
 
 FEEDBACK_READS = ("query", "original_query", "history", "user", "plan")
 FEEDBACK_OPTIONAL = ("query_type", "classification", "variants", "candidates", "hits", "relations", "wiki_pages",
@@ -129,7 +129,7 @@ def pick_label(query_type: str, option: tuple[str, ...]) -> str:
     return f"{query_type}/{'+'.join(option)}"
 
 
-def routes_of(config: AgentConfig, pack: str = "") -> dict[str, RouteChoice]:
+def routes_of(config: AgentConfig, pack: Pack = "") -> dict[str, RouteChoice]:
     """Returns every route the lifecycle may take, by the label `learned_route` writes: each query type and
     ``default`` (their configured strategies), and with adaptive routing ``type/strategies`` for each other
     candidate the routing statistics may pick (`router.candidates`); for an index of domain `pack`."""
@@ -242,7 +242,7 @@ _LIFECYCLES_LOCK = threading.Lock()
 
 
 def unified_term(config: AgentConfig, *, faq: bool = False, rules: Sequence[dict] = (),
-                 exemplars: Sequence[dict] = (), pack: str = "") -> Lifecycle:
+                 exemplars: Sequence[dict] = (), pack: Pack = "") -> Lifecycle:
     """Returns the lifecycle term (module docstring): the route behind the FAQ step with `faq`, learned classifier
     `rules` and corrected `exemplars` in the classifier, the routes those of the index's domain `pack`.
 

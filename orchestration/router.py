@@ -4,7 +4,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Union
 
 from lambdarag import CostModel, Term
 from lambdarag import domains  # noqa: F401  (registers the packs' terms and route variants)
@@ -16,6 +16,8 @@ from lambdarag.skills import build as build_skill
 
 from .config import QUERY_TYPES, AgentConfig, settings_of
 
+Pack = Union[str, tuple[str, ...]]
+"""The domain pack(s) routes are built for, most specific first (skills.profile.packs_of); none: registered patterns."""
 
 
 def cost_model(config: AgentConfig) -> CostModel:
@@ -53,7 +55,7 @@ def strategy_term(names: tuple[str, ...], settings: Mapping[str, Any]) -> Term:
 
 
 def choose(config: AgentConfig, query_type: str, strategies: Optional[tuple[str, ...]] = None,
-           reason: str = "configured", pack: str = "") -> RouteChoice:
+           reason: str = "configured", pack: Pack = "") -> RouteChoice:
     """Returns the route for `query_type`: the configured (or given) strategies, downgraded when over budget; each
     pattern is the variant of the index's domain `pack` where it registered one (patterns.registry.pack_pattern)."""
     names = strategies or config.orchestration.routing.targets(query_type)
@@ -81,7 +83,7 @@ _TABLES_LOCK = threading.Lock()
 
 
 def route_table(config: AgentConfig, picks: Optional[Mapping[str, tuple[tuple[str, ...], str]]] = None,
-                pack: str = "") -> dict[str, RouteChoice]:
+                pack: Pack = "") -> dict[str, RouteChoice]:
     """Returns the route of every query type, plus `default`, for an index of domain `pack` (none: the registered
     patterns); `picks` maps a type to (strategies, reason) to use instead.
 

@@ -64,9 +64,13 @@ def pack_pattern(pack: str, name: str):
 
 
 def registered(name: str, settings: Mapping[str, Any]) -> Term:
-    """Returns the registered pattern `name`, or the variant the routes' pack (``settings["pack"]``) registered."""
-    variant = VARIANTS.get((settings.get("pack", ""), name))
-    return Named(name, variant(settings)) if variant is not None else REGISTRY.build(name, settings)
+    """Returns the registered pattern `name`, or the variant the routes' pack registered: ``settings["pack"]`` is a
+    pack name or names, most specific first (a user's pack derived from the generic one runs the generic variants)."""
+    packs = settings.get("pack") or ()
+    for pack in (packs,) if isinstance(packs, str) else packs:
+        if (pack, name) in VARIANTS:
+            return Named(name, VARIANTS[pack, name](settings))
+    return REGISTRY.build(name, settings)
 
 
 def enabled(settings: Mapping[str, Any], component: str) -> bool:

@@ -7,7 +7,7 @@ from lambdarag import Term
 
 from .generic import fan_out_merge, review
 from .hybrid_search import adds_to_hybrid
-from .registry import REGISTRY, pattern, skill
+from .registry import pattern, registered, skill
 
 
 @pattern("synthesis")
@@ -16,18 +16,18 @@ def synthesis(settings: Mapping[str, Any]) -> Term:
 
     Every document answers in its current version unless the question names a
     time (then in the version in force then); hits are ordered so that the
-    first ones come from different documents, better priors ahead. A domain
-    pack's variant (`surveyed`) puts the documents it finds about the question
-    as a whole first.
+    first ones come from different documents. A domain pack's variant
+    (`surveyed`) puts the documents it finds about the question as a whole
+    first, and may spread them by its prior.
     """
     return surveyed(settings)
 
 
 def surveyed(settings: Mapping[str, Any], lead: Term | None = None, spread: Term | None = None) -> Term:
     """Returns the synthesis route with `lead` (a pack's terms putting whole documents ahead of the merged
-    evidence) before the time filter, and `spread` (default: diversify with the profile's priors first) after it."""
-    branches = [REGISTRY.build(name, settings) for name in ("wiki_deep", "graph_retrieval", "fusion_search")]
-    tail = skill(settings, "time_filter", undated="latest") >> (spread or skill(settings, "diversify", priors_first=True))
+    evidence) before the time filter, and `spread` (default: diversify) after it."""
+    branches = [registered(name, settings) for name in ("wiki_deep", "graph_retrieval", "fusion_search")]
+    tail = skill(settings, "time_filter", undated="latest") >> (spread or skill(settings, "diversify"))
     evidence = adds_to_hybrid(skill(settings, "extract_time_range") >> fan_out_merge(*branches)
                               >> (lead >> tail if lead is not None else tail), settings)
     return evidence >> review(skill(settings, "answer_generate"), skill(settings, "citation_check"))

@@ -100,33 +100,9 @@ class CorpusProfile:
 
     # -- ranking priors, versions and repeals ------------------------------------------------------------------
 
-    def rank(self, title: str) -> int:
-        """Returns the prior rank of a document by its title: 0 goes first, higher ranks after (all 0 by default)."""
-        return 0
-
     def source_rank(self, source: str) -> int:
         """Returns the prior rank of a document by its source path (all 0 by default)."""
         return 0
-
-    def prior(self, query: str) -> Callable[[Any], int]:
-        """Returns a hit's prior rank for a question: 0 goes first, higher ranks after (by default its title's `rank`,
-        whatever the question asks)."""
-        return lambda hit: self.rank(hit.title or "")
-
-    def stand_back(self, query: str) -> Optional[int]:
-        """Returns how many places a survey's document stands back per `prior` rank in each round of its evidence, or
-        None when a better prior goes first outright (the default)."""
-        return None
-
-    def order_ahead(self, hits: Sequence[Any], query: str) -> list:
-        """Returns the hits of a ranking's first documents with those of a better `prior` first, each group in rank
-        order; a document the question names by its short title counts as ranked first."""
-        rank = self.prior(query)
-        return sorted(hits, key=lambda h: bool(rank(h)) and self.short_title(h.title or "") not in query)
-
-    def repealed(self, index: Any) -> dict[str, str]:
-        """Returns family → date from which that family is out of force because another document replaced it."""
-        return {}
 
     # -- graph --------------------------------------------------------------------------------------------------
 
@@ -339,6 +315,12 @@ def index_profile(index: Any) -> CorpusProfile:
 
 _detected: PerObject[str] = PerObject(lambda index: choose_profile(list(index.documents().values())))
 """Returns the profile an index built before profiles were recorded fits, judged once per index version."""
+
+
+def packs_of(profile: CorpusProfile) -> tuple[str, ...]:
+    """Returns the packs whose own terms and route variants a profile runs: its own, then those it derives from."""
+    return tuple(dict.fromkeys(c.name for c in type(profile).__mro__ if isinstance(c, type) and
+                               issubclass(c, CorpusProfile) and "name" in vars(c)))
 
 
 def profile_of(ctx: Any) -> CorpusProfile:

@@ -257,8 +257,15 @@ def test_the_readme_profile_example_runs_as_written(tmp_path, monkeypatch):
     ctx = Context(resources={"index": index})
     hits = to_hits(index.bm25("what about the budget", 5), "bm25")
     assert hits[0].source == "2024-03-meeting.md"   # plain BM25 prefers the meeting…
-    ahead = build("priors_ahead", {}).run(State.of("what about the budget", hits=hits), ctx).hits
-    assert ahead[0].source == "decisions-q1.md"      # …the profile's prior puts the decisions first
+    ahead = build("decisions_first", {}).run(State.of("what about the budget", hits=hits), ctx).hits
+    assert ahead[0].source == "decisions-q1.md"      # …the pack's own prior puts the decisions first
+    from lambdarag.orchestration.router import choose
+    from lambdarag.skills.profile import packs_of
+
+    packs = packs_of(index_profile(index))
+    assert packs[:2] == ("minutes", "generic")       # its own variants first, then the generic pack's
+    assert ">> decisions_first >> Guard(" in str(choose(parse_config(""), "fact", pack=packs).term)
+    assert ">> survey_documents >> " in str(choose(parse_config(""), "synthesis", pack=packs).term)
     sys.modules.pop("minutes", None)
 
 

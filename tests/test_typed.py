@@ -204,7 +204,7 @@ def test_registry_parameters_read_a_factory_whose_argument_is_not_named_config(t
 def test_skill_homes_are_read_from_the_source_so_each_skill_is_named_once():
     from lambdarag.skills.registry import HOMES
 
-    assert HOMES["faq_direct_answer"] == "lambdarag.skills.faq" and HOMES["priors_ahead"] == "lambdarag.skills.diversify"
+    assert HOMES["faq_direct_answer"] == "lambdarag.skills.faq" and HOMES["versions_ahead"] == "lambdarag.skills.diversify"
     text = (ROOT / "skills" / "faq.py").read_text(encoding="utf-8")
     assert text.count('"faq_direct_answer"') == 0 and "extra_field" not in text
 

@@ -81,23 +81,8 @@ class StatuteProfile(CorpusProfile):
 
     # -- priors, versions, repeals --------------------------------------------------------------------------------
 
-    def rank(self, title: str) -> int:
-        return kinds.title_rank(title)
-
     def source_rank(self, source: str) -> int:
         return ranks.source_rank(source)
-
-    def prior(self, query: str) -> Callable[[Any], int]:
-        return kinds.prior(query)
-
-    def stand_back(self, query: str) -> Optional[int]:
-        return kinds.stand_back(query)
-
-    def order_ahead(self, hits: Sequence[Any], query: str) -> list:
-        return kinds.order_ahead(hits, query, self.short_title)
-
-    def repealed(self, index: Any) -> dict[str, str]:
-        return repeal.repeals(index)
 
     # -- graph --------------------------------------------------------------------------------------------------
 

@@ -26,10 +26,11 @@ from lambdarag.skills.sides import interleave
 from lambdarag.skills.store.corpus import to_hits
 from lambdarag.skills.store.derived import PerObject
 from lambdarag.skills.store.records import Hit, RankedList
-from lambdarag.skills.temporal import current_versions
+from lambdarag.skills.temporal import LATEST, current_versions
 
 from .kinds import LAWS, SURVEY_LEAD, asked_kinds, title_rank, topic_text
 from .names import statute_names
+from .repeal import repeals, unrepealed
 
 GENERIC_TOPICS = frozenset("法律 法规 规定 制度 体系 管理 保护 相关 领域 法律制度 立法 依法 规章 条例 哪些 有关 权益 监管 "
                            "保障 依据 概况 概述 汇总 梳理 总结 国家".split())
@@ -246,7 +247,7 @@ def document_hits(ctx: Any, query: str, hits: Sequence[Hit], user: Any, time_ran
 
     Searches `k` chunks and `purposes` purpose articles densely (BM25 on an
     index without vectors), keeps the versions in force when the question is
-    dated, else the newest (see skills.temporal.current_versions), ranks
+    dated, else the newest (see skills.temporal.current_versions), of statutes not repealed then (repeal), ranks
     statutes by by_match_and_purpose and puts each one's best chunk ahead of
     the question's chunk ranking: on the dev half of bench/data/routing the
     chunk ranking alone finds fewer of a survey's statutes than either
@@ -263,7 +264,8 @@ def document_hits(ctx: Any, query: str, hits: Sequence[Hit], user: Any, time_ran
     def current(n: int, filters=None) -> tuple[Hit, ...]:
         found = backend.dense(vector, n, user=user, filters=filters) if vector is not None \
             else backend.bm25(query, n, user=user, filters=filters)
-        return current_versions(backend, to_hits(found, "document"), time_range)
+        return unrepealed(current_versions(backend, to_hits(found, "document"), time_range), time_range or LATEST,
+                          repeals(backend))
 
     found, asked = current(k), asked_kinds(query)
     laws = asked == LAWS

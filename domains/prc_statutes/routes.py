@@ -1,18 +1,42 @@
-"""The statute pack's own terms and the routes that run them: a survey leads with the statutes matching the
-question as a whole (statute_documents) and those its topics name (statute_topics)."""
+"""The statute pack's own terms and the routes that run them: laws ahead of the instruments below them
+(statute_priors, statute_spread), repealed statutes out (repeal.drop_repealed), and a survey led by the statutes
+matching the question as a whole (statute_documents) and those its topics name (statute_topics)."""
 from __future__ import annotations
 
 from typing import Any, Mapping, Optional
 
 from lambdarag import Context, Term, User, tool
+from lambdarag.patterns.hybrid_search import hybrid
 from lambdarag.patterns.registry import pack_pattern, skill as built
 from lambdarag.patterns.synthesis import surveyed
+from lambdarag.patterns.temporal_search import dated
+from lambdarag.skills.diversify import AHEAD_WINDOW, ordered_by_priors, per_document, question_window
 from lambdarag.skills.registry import skill
 from lambdarag.skills.store.records import Hits, HitsOut, TimeRange
 
+from .kinds import order_ahead, prior, stand_back
+from .names import short_name
 from .ranks import SPECIFIC, document_hits, topic_hits
 
 PACK = "prc_statutes"
+
+
+@skill
+@tool
+def statute_priors(hits: Hits, query: str, time_range: Optional[TimeRange] = None, *,
+                   window: int = AHEAD_WINDOW) -> HitsOut:
+    """Puts the chunks of the first `window` statutes of `hits`, one version each, ahead, laws before the
+    regulations and interpretations below them unless the question asks for those (kinds.order_ahead)."""
+    return {"hits": ordered_by_priors(hits, window, question_window(query, time_range),
+                                      lambda ahead: order_ahead(ahead, query, short_name))}
+
+
+@skill
+@tool
+def statute_spread(hits: Hits, query: str, *, cap: int = 1) -> HitsOut:
+    """Orders `hits` so the first ones span statutes, each round by the kind prior of the question (kinds.prior:
+    laws first, or the kinds it asks for; kinds.stand_back: how far a lower kind stands back)."""
+    return {"hits": per_document(hits, cap, prior(query), stand_back(query))}
 
 
 @skill
@@ -33,7 +57,21 @@ def statute_topics(query: str, hits: Hits, user: User, ctx: Context, *, limit: i
     return {"hits": topic_hits(ctx.resource("index"), query, hits, user, limit, specific)}
 
 
+@pack_pattern(PACK, "hybrid_search")
+def hybrid_search(settings: Mapping[str, Any]) -> Term:
+    """Returns hybrid_search with laws ahead among its first statutes (statute_priors)."""
+    return hybrid(settings, "statute_priors")
+
+
+@pack_pattern(PACK, "temporal_search")
+def temporal_search(settings: Mapping[str, Any]) -> Term:
+    """Returns temporal_search without the statutes a successor repealed by the question's time."""
+    return dated(settings, built(settings, "drop_repealed"))
+
+
 @pack_pattern(PACK, "synthesis")
 def synthesis(settings: Mapping[str, Any]) -> Term:
-    """Returns the synthesis route led by whole statutes (statute_documents), then those the topics name."""
-    return surveyed(settings, built(settings, "statute_documents") >> built(settings, "statute_topics"))
+    """Returns the synthesis route led by whole statutes (statute_documents), then those the topics name, without
+    repealed statutes, spread over statutes laws first (statute_spread)."""
+    return surveyed(settings, built(settings, "statute_documents") >> built(settings, "statute_topics"),
+                    built(settings, "drop_repealed", undated="latest") >> built(settings, "statute_spread"))
