@@ -121,16 +121,10 @@ class RouteReport:
 
 def route_reports(config: AgentConfig, source: str) -> list[RouteReport]:
     """Returns every route of `config` (each query type and `default`), each closed over the initial fields, so a
-    free read fails here, naming the config file `source` and the route, and not at its first question."""
+    free read fails here, naming the config file `source` and the route, and not at its first question; so is
+    every route as each domain pack varies it."""
     model = cost_model(config)
     reports = []
-    for pack in sorted({pack for pack, _ in VARIANTS}):   # a pack's route variants must close too
-        for query_type, choice in route_table(config, pack=pack).items():
-            try:
-                choice.term.close()
-            except CompositionError as e:
-                raise ConfigError(f"{source}: orchestration.routing.{query_type} ({choice.strategy}, as domain "
-                                  f"pack {pack} varies it): {e}") from None
     for query_type, choice in route_table(config).items():
         try:
             choice.term.close()
@@ -138,4 +132,11 @@ def route_reports(config: AgentConfig, source: str) -> list[RouteReport]:
             raise ConfigError(f"{source}: orchestration.routing.{query_type} ({choice.strategy}): {e}") from None
         reports.append(RouteReport(query_type, choice.strategy, choice.term.form(expand=True),
                                    choice.term.effect_signature(), choice.term.cost_bound(model), choice.fallback))
+    for pack in sorted({pack for pack, _ in VARIANTS}):   # a pack's route variants must close too
+        for query_type, choice in route_table(config, pack=pack).items():
+            try:
+                choice.term.close()
+            except CompositionError as e:
+                raise ConfigError(f"{source}: orchestration.routing.{query_type} ({choice.strategy}, as domain "
+                                  f"pack {pack} varies it): {e}") from None
     return reports

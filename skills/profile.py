@@ -78,10 +78,6 @@ class CorpusProfile:
 
     # -- comparison sides ----------------------------------------------------------------------------------------
 
-    def named_sides(self, index: Any, query: str, limit: int, loose: bool) -> tuple:
-        """Returns the `Side`s (skills.sides) a question names, in order of mention: none by default."""
-        return ()
-
     sides_lead = True
     """Whether the sides' own best chunks go ahead of the question's ranking (else the ranking's first chunk leads,
     and the sides follow it round-robin)."""

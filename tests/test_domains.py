@@ -15,6 +15,7 @@ from lambdarag.orchestration.declared import import_plugins
 from lambdarag.skills import build
 from lambdarag.skills.profile import index_profile, load_profile, profile_named
 from lambdarag.skills.sentences import split_sentences
+from lambdarag.skills.titles import document_names
 from lambdarag.skills.store.corpus import Document, chunk_markdown, to_hits
 from lambdarag.skills.reading import read_corpus
 from lambdarag.skills.store.graph import EntityGraph
@@ -101,9 +102,9 @@ def test_auto_reads_a_generic_corpus_once(guide, monkeypatch):
 
 def test_sides_are_titles_on_word_boundaries_never_inside_a_word(guide):
     _, index = guide
-    sides = profile_named("generic").named_sides(index, "What is the difference between APT and dpkg?", 4, True)
+    sides = document_names(index).named("What is the difference between APT and dpkg?", 4)
     assert [s.source for s in sides] == ["apt.md", "dpkg.md"]   # "difference" does not name if.md
-    assert profile_named("generic").named_sides(index, "What happens inside the differ tool?", 4, True) == ()
+    assert document_names(index).named("What happens inside the differ tool?", 4) == ()
 
 
 def test_generic_graph_has_sections_links_and_definitions(guide):

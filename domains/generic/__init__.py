@@ -2,7 +2,7 @@
 
 Sections are the units (chunked by headings, skills.store.corpus); the named
 things of a question are document titles, file names and headings, matched
-on word boundaries (names); the graph holds sections, links and definitions
+on word boundaries (skills.titles); the graph holds sections, links and definitions
 (graph); the classifier's cues and exemplars are in both languages (cues,
 data/classify_exemplars.jsonl); answers are worded in the question's
 language (skills.phrasing). There are no priors and no repeals, and a survey
@@ -18,7 +18,6 @@ from lambdarag.skills.profile import CorpusProfile
 
 from . import routes  # noqa: F401  (registers the pack's terms and route variants)
 from . import cues, graph
-from .names import document_names
 
 EXEMPLARS = Path(__file__).with_name("data") / "classify_exemplars.jsonl"
 """Questions about documentation and prose of no particular field, in English and Chinese, labelled by type."""
@@ -36,11 +35,6 @@ class GenericProfile(CorpusProfile):
         return {"english": "snowball"}
 
     sides_lead = False
-
-    def named_sides(self, index: Any, query: str, limit: int, loose: bool) -> tuple:
-        """Returns the documents a comparison names (`loose`); other questions name none, so their ranking stays
-        the hybrid one: a title word in a question is weaker evidence in documentation than in statutes."""
-        return document_names(index).named(query, limit) if loose else ()
 
     def extract_document(self, doc: Any) -> Any:
         return graph.extract_document(doc)

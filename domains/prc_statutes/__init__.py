@@ -22,7 +22,7 @@ from lambdarag.skills.store.corpus import Document
 
 from . import routes  # noqa: F401  (registers the pack's terms and route variants)
 from . import aspects, cues, documents, edges, extract, kinds, ranks, repeal, wording
-from .names import name_forms, short_name, statute_names
+from .names import name_forms, short_name
 
 EXEMPLARS = Path(__file__).with_name("data") / "classify_exemplars.jsonl"
 """Statute questions labelled by type, the learned classifier's training set (none from a test half)."""
@@ -66,9 +66,6 @@ class StatuteProfile(CorpusProfile):
     entity_name_rule = extract.NAME_RULE
 
     # -- comparison ---------------------------------------------------------------------------------------------
-
-    def named_sides(self, index: Any, query: str, limit: int, loose: bool) -> tuple:
-        return statute_names(index).named(query, limit, loose)
 
     def compare_aspects(self, query: str) -> list[tuple[str, tuple[str, ...]]]:
         return aspects.aspects_of(query)

@@ -1,4 +1,5 @@
-"""The statute pack's own terms and the routes that run them: laws ahead of the instruments below them
+"""The statute pack's own terms and the routes that run them: the statutes a question names (statute_sides), laws
+ahead of the instruments below them
 (statute_priors, statute_spread), repealed statutes out (repeal.drop_repealed), and a survey led by the statutes
 matching the question as a whole (statute_documents) and those its topics name (statute_topics)."""
 from __future__ import annotations
@@ -6,16 +7,19 @@ from __future__ import annotations
 from typing import Any, Mapping, Optional
 
 from lambdarag import Context, Term, User, tool
+from lambdarag.patterns.compare_search import compared
 from lambdarag.patterns.hybrid_search import hybrid
+from lambdarag.patterns.relation_search import related
 from lambdarag.patterns.registry import pack_pattern, skill as built
 from lambdarag.patterns.synthesis import surveyed
 from lambdarag.patterns.temporal_search import dated
 from lambdarag.skills.diversify import AHEAD_WINDOW, ordered_by_priors, per_document, question_window
 from lambdarag.skills.registry import skill
+from lambdarag.skills.sides import SidesOut
 from lambdarag.skills.store.records import Hits, HitsOut, TimeRange
 
 from .kinds import order_ahead, prior, stand_back
-from .names import short_name
+from .names import short_name, statute_names
 from .ranks import SPECIFIC, document_hits, topic_hits
 
 PACK = "prc_statutes"
@@ -41,6 +45,14 @@ def statute_spread(hits: Hits, query: str, *, cap: int = 1) -> HitsOut:
 
 @skill
 @tool(effect="io")
+def statute_sides(query: str, ctx: Context, *, limit: int = 4, loose: bool = False) -> SidesOut:
+    """Writes `sides`: the statutes the question names by title, short name or stem (names; `loose`: a question
+    that sets named things side by side also names them by a shorter part of the title)."""
+    return {"sides": statute_names(ctx.resource("index")).named(query, limit, loose)}
+
+
+@skill
+@tool(effect="io")
 def statute_documents(query: str, hits: Hits, user: User, ctx: Context, time_range: Optional[TimeRange] = None, *,
                       top_k: int = 200, depth: int = 3, purposes: int = 100) -> HitsOut:
     """Puts the statutes matching the question as a whole and by their purpose article, in their current version,
@@ -61,6 +73,18 @@ def statute_topics(query: str, hits: Hits, user: User, ctx: Context, *, limit: i
 def hybrid_search(settings: Mapping[str, Any]) -> Term:
     """Returns hybrid_search with laws ahead among its first statutes (statute_priors)."""
     return hybrid(settings, "statute_priors")
+
+
+@pack_pattern(PACK, "compare_search")
+def compare_search(settings: Mapping[str, Any]) -> Term:
+    """Returns compare_search with the statutes the question names as its sides (statute_sides)."""
+    return compared(settings, "statute_sides")
+
+
+@pack_pattern(PACK, "relation_search")
+def relation_search(settings: Mapping[str, Any]) -> Term:
+    """Returns relation_search with the statutes the question names first (statute_sides)."""
+    return related(settings, "statute_sides")
 
 
 @pack_pattern(PACK, "temporal_search")

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any, Mapping
 
-from lambdarag.skills.sides import Side
-from lambdarag.skills.store.derived import PerObject
-from lambdarag.skills.store.tokenize import ENGLISH_STOPWORDS, import_jieba, load_words
+from .sides import Side
+from .store.derived import PerObject
+from .store.tokenize import ENGLISH_STOPWORDS, import_jieba, load_words
 
 _NUMBERING = re.compile(r"^(?:chapter\s+)?[\dA-Z]+(?:\.\d+)*[.)]?\s+|^第[一二三四五六七八九十\d]+[章节]\s*", re.I)
 _WORD = "A-Za-z0-9_+\\-."
