@@ -28,6 +28,7 @@ os.environ.setdefault("LAMBDARAG_FEEDBACK", "off")
 
 from lambdarag import Context, Par, State, appended
 from lambdarag.skills.store.records import RetrievalPlan
+from lambdarag.skills.profile import in_domain as question_in_domain
 from lambdarag.orchestration.config import load_config
 from lambdarag.orchestration.knowledge import open_knowledge
 from lambdarag.orchestration.plan import build_retrieval_plan, detect_intent
@@ -93,7 +94,7 @@ def main(index: str, questions_path: Path, config: str | None = None) -> dict[st
     profile = kb.resources()["profile"]
 
     def in_domain(query: str) -> bool:
-        return profile.in_domain(query, kb.index)
+        return question_in_domain(profile, query, kb.index)
 
     questions = [json.loads(ln) for ln in questions_path.read_text(encoding="utf-8").splitlines() if ln.strip()]
     plain = plain_terms()

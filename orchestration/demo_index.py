@@ -135,9 +135,9 @@ def regenerate(progress: bool = True) -> list[Path]:
     written = [PREBUILT]
     for name in SHIPPED:
         profile = profile_named(name)
-        if profile.exemplars_file:
-            path = shipped_path(profile.exemplars_file)
-            write_shipped(path, ExemplarClassifier(profile.exemplars(), default_embedder(), shipped=path))
+        if profile.classifier.exemplars_file:
+            path = shipped_path(profile.classifier.exemplars_file)
+            write_shipped(path, ExemplarClassifier(profile.classifier.exemplars, default_embedder(), shipped=path))
             written.append(path)
     return written
 

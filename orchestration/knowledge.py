@@ -160,8 +160,8 @@ def open_knowledge(config: AgentConfig, name: Optional[str] = None, *, embedder:
         profile = index_profile(index) if config.retrieval.domain == "auto" else profile_named(config.retrieval.domain)
         graph = wiki = None
         if (wiki_dir / "relations.json").is_file():   # names are looked up in the forms the profile writes them
-            graph = EntityGraph.load(wiki_dir / "relations.json", names=profile)
-            wiki = WikiStore(wiki_dir, names=profile)
+            graph = EntityGraph.load(wiki_dir / "relations.json", names=profile.names)
+            wiki = WikiStore(wiki_dir, names=profile.names)
         else:
             notes.append(f"no compiled wiki for index {name!r} (lambdarag compile-wiki); graph and wiki skills fall back")
         kb = KnowledgeBase(name, index, graph, wiki, wiki_dir if graph is not None else None, tuple(notes), profile)

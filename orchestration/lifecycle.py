@@ -27,7 +27,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 from lambdarag import Context, Identity, If, Message, Named, Route, State, Term, Tool, Verdict
 from lambdarag.term import frozen
 from lambdarag.skills import build as build_skill
-from lambdarag.skills.profile import profile_of
+from lambdarag.skills.profile import in_domain as question_in_domain, profile_of
 from lambdarag.skills.store.records import RetrievalPlan
 
 from .config import QUERY_TYPES, AgentConfig
@@ -46,7 +46,7 @@ ones are written on some paths only)."""
 def in_domain(ctx: Context) -> Callable[[str], bool]:
     """Returns the corpus profile's test of whether a question is about the indexed documents."""
     profile, index = profile_of(ctx), ctx.resources.get("index")
-    return lambda query: profile.in_domain(query, index)
+    return lambda query: question_in_domain(profile, query, index)
 
 
 def standalone(text: str, turns: Sequence[Message], ctx: Context) -> tuple[str, list[dict[str, str]]]:
@@ -110,7 +110,7 @@ def plan_term(config: AgentConfig) -> Tool:
 
 def reply(state: State, ctx: Context) -> dict:
     """Returns the plan's direct reply: the configured one, else the corpus profile's in the question's language."""
-    answer = state.plan.direct_reply or profile_of(ctx).direct_replies(state.query).get(state.plan.intent, "")
+    answer = state.plan.direct_reply or profile_of(ctx).wording.direct_replies(state.query).get(state.plan.intent, "")
     return {"answer": answer, "answer_path": "direct_reply", "answer_reason": state.plan.reason,
             "verdict": Verdict(passed=True, details=("direct reply: nothing retrieved or generated to check",))}
 

@@ -99,8 +99,8 @@ def side_search(query: str, sides: Sides, hits: Hits, user: User, ctx: Context, 
     asked = aspect_query(query, sides)
     profile = profile_of(ctx)
     ranked = [side_ranking(backend, side, f"{asked} {' '.join(cues)}", user, top_k)
-              for _, cues in profile.compare_aspects(query) for side in sides]
-    return {"hits": interleave(ranked if profile.sides_lead else [hits, *ranked], hits, per_side)}
+              for _, cues in profile.comparison.aspects(query) for side in sides]
+    return {"hits": interleave(ranked if profile.comparison.sides_lead else [hits, *ranked], hits, per_side)}
 
 
 def named_ahead(hits: Sequence[Hit], sides: Sequence[Side]) -> tuple[Hit, ...]:

@@ -109,12 +109,12 @@ def test_sides_are_titles_on_word_boundaries_never_inside_a_word(guide):
 
 def test_generic_graph_has_sections_links_and_definitions(guide):
     docs, _ = guide
-    facts = profile_named("generic").extract_document(read_corpus(docs).documents[0])
+    facts = profile_named("generic").graph.extract_document(read_corpus(docs).documents[0])
     rels = {(r.head, r.relation, r.tail) for r in facts.relations}
     assert ("APT", "contains", "Sources") in rels and ("Sources", "links_to", "dpkg") in rels
     dpkg = next(d for d in read_corpus(docs).documents if d.source == "dpkg.md")
     assert ("dpkg", "defines", "dpkg") not in {(r.head, r.relation, r.tail)
-                                               for r in profile_named("generic").extract_document(dpkg).relations}
+                                               for r in profile_named("generic").graph.extract_document(dpkg).relations}
 
 
 def test_generic_graph_says_which_key_configures_what_and_a_steering_question_finds_it():
@@ -127,27 +127,27 @@ def test_generic_graph_says_which_key_configures_what_and_a_steering_question_fi
             "## 文件\n监听地址由 /etc/proxy/listen.conf 决定。\n")
     doc = Document(id="proxy.md", source="proxy.md", title="Proxy", text=text)
     generic = profile_named("generic")
-    edges = [r for r in generic.extract_document(doc).relations if r.relation == "configures"]
+    edges = [r for r in generic.graph.extract_document(doc).relations if r.relation == "configures"]
     assert {(r.head, r.tail) for r in edges} == {("idle.timeout", "Options"), ("--workers", "Options"),
                                                  ("/etc/proxy/proxy.conf", "Files"), ("/etc/proxy/listen.conf", "文件")}
     assert next(r for r in edges if r.head == "/etc/proxy/proxy.conf").description == \
         "The file /etc/proxy/proxy.conf controls the listening port."
     query = "Which option decides how long an idle connection is kept open?"
-    kinds = asked_relations(query, generic.relation_cues())
+    kinds = asked_relations(query, generic.graph.relation_cues)
     assert "configures" in kinds
-    found = EdgeTable(edges).best(query, kinds, asking=generic.relation_asking_words())
+    found = EdgeTable(edges).best(query, kinds, asking=generic.graph.asking_words)
     assert [rec.head for _, rec in found][:1] == ["idle.timeout"]
 
 
 def test_name_forms_are_the_profiles_and_only_the_statute_pack_adds_the_state_name():
     # issue 29: the graph, the wiki and the write-back gate write names as the corpus profile says, not as statutes do
     generic, statutes = profile_named("generic"), profile_named("prc_statutes")
-    assert generic.name_forms("《海商法》") == {"《海商法》", "海商法"}
-    assert generic.short_name("《中华人民共和国海商法》") == "中华人民共和国海商法"
-    assert statutes.name_forms("《海商法》", "law") == {"《海商法》", "海商法", "中华人民共和国海商法"}
-    assert statutes.name_forms("海事局", "agency") == {"海事局"}
-    assert statutes.short_name("《中华人民共和国海商法》") == "海商法"
-    plain, statute = EntityGraph(), EntityGraph(names=statutes)
+    assert generic.names.name_forms("《海商法》") == {"《海商法》", "海商法"}
+    assert generic.names.short_name("《中华人民共和国海商法》") == "中华人民共和国海商法"
+    assert statutes.names.name_forms("《海商法》", "law") == {"《海商法》", "海商法", "中华人民共和国海商法"}
+    assert statutes.names.name_forms("海事局", "agency") == {"海事局"}
+    assert statutes.names.short_name("《中华人民共和国海商法》") == "海商法"
+    plain, statute = EntityGraph(), EntityGraph(names=statutes.names)
     for graph in (plain, statute):
         graph.add_entity("海商法", type="law")
     assert statute.resolve("《中华人民共和国海商法》") == "海商法"
@@ -159,8 +159,8 @@ def test_the_write_back_gate_takes_name_forms_and_cue_words_from_the_profile():
     fact = Relation(head="海事局", relation="依据", tail="中华人民共和国海商法", source="a.md")
     assert unsupported(fact, [hit], profile_named("prc_statutes")) is None   # short name, and 依照 is a cue of 依据
     assert "no sentence" in unsupported(fact, [hit], profile_named("generic"))
-    assert attesting("中华人民共和国海商法", [hit], profile_named("prc_statutes")) == ("a.md",)
-    assert attesting("中华人民共和国海商法", [hit], profile_named("generic")) == ()
+    assert attesting("中华人民共和国海商法", [hit], profile_named("prc_statutes").names) == ("a.md",)
+    assert attesting("中华人民共和国海商法", [hit], profile_named("generic").names) == ()
 
 
 def test_a_generic_knowledge_base_builds_its_graph_with_the_profile_and_answers_relation_questions(guide):
@@ -348,9 +348,9 @@ def test_the_learned_classifier_compares_only_what_a_question_sets_side_by_side(
     from lambdarag.skills.classify import learned_classify
 
     generic = profile_named("generic")
-    assert not generic.admits_type("compare", "Why can the audit tool not be fully trusted against attacks?")
-    assert generic.admits_type("compare", "apt or aptitude for daily upgrades?")
-    assert generic.admits_type("fact", "Why can the audit tool not be fully trusted against attacks?")
+    assert not generic.classifier.admits_type("compare", "Why can the audit tool not be fully trusted against attacks?")
+    assert generic.classifier.admits_type("compare", "apt or aptitude for daily upgrades?")
+    assert generic.classifier.admits_type("fact", "Why can the audit tool not be fully trusted against attacks?")
     found = learned_classify("为什么备份期间索引器会暂停？", {}, generic)
     assert found is None or found.type != "compare"
 

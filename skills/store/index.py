@@ -120,7 +120,7 @@ def build_index(corpus_root: Union[str, Path, Corpus], name: str, *, embedder: A
     if not corpus.chunks:
         raise ConfigError(f"corpus {corpus.root} has no chunks to index"
                           + (f"; first problem: {corpus.problems[0]}" if corpus.problems else ""))
-    tokenizer = Tokenizer(stopwords, user_words, **profile_named(corpus.domain).tokenizer_options())
+    tokenizer = Tokenizer(stopwords, user_words, **profile_named(corpus.domain).reading.tokenizer)
     if dense and embedder is None:
         embedder = default_embedder()
     model = embedder.name if dense else None
@@ -246,7 +246,7 @@ def build_backend(settings: Optional[Mapping[str, Any]], corpus_root: Union[str,
                                                                              domain=domain)
     if not corpus.chunks:
         raise ConfigError(f"corpus {corpus.root} has no chunks to index")
-    tokenizer = Tokenizer(stopwords, user_words, **profile_named(corpus.domain).tokenizer_options())
+    tokenizer = Tokenizer(stopwords, user_words, **profile_named(corpus.domain).reading.tokenizer)
     if dense and embedder is None:
         embedder = default_embedder()
     model = embedder.name if dense else None
