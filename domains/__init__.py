@@ -1,4 +1,4 @@
-"""Layer between orchestration and patterns: domain packs, each a corpus profile (skills.profile) and its rules.
+"""Layer between orchestration and patterns: domain packs, each a corpus profile (skills.profile), its own terms and routes.
 
 `generic` fits any markdown, plain text or JSONL corpus in Chinese or English;
 `prc_statutes` holds every rule that only PRC statutes have (articles, titles

@@ -76,7 +76,7 @@ def build_demo(home: Path, reuse: Path = PREBUILT, progress: bool = False) -> Pa
     embedded."""
     from lambdarag.skills.reading import read_corpus
     from lambdarag.skills.store.corpus import searchable_text
-    from lambdarag.skills.store.index import build_index
+    from lambdarag.skills.indexing import build_index
     from lambdarag.skills.store.local import LocalBackend
     from lambdarag.skills.wiki import compile_wiki
 

@@ -12,8 +12,9 @@ from lambdarag.skills.profile import CorpusProfile, index_profile, profile_named
 from lambdarag.skills.store.graph import EntityGraph
 from lambdarag.skills.store import generations
 from lambdarag.skills.store.corpus import Corpus
-from lambdarag.skills.store.index import (backend_exists, build_backend, built_indexes, commit_wiki, knowledge_root,
-                                open_backend, recorded_wiki)
+from lambdarag.skills.store.index import (backend_exists, built_indexes, commit_wiki, knowledge_root, open_backend,
+                                          recorded_wiki)
+from lambdarag.skills.indexing import build_backend
 from lambdarag.skills.store.wiki import WikiStore
 from lambdarag.skills.wiki import compile_wiki
 from lambdarag.skills.store.home import cache_dir

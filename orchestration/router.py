@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Union
 
 from lambdarag import CostModel, Term
-from lambdarag import domains  # noqa: F401  (registers the packs' terms and route variants)
+import lambdarag.domains  # noqa: F401  (registers the packs' terms and route variants)
 from lambdarag.errors import CompositionError, ConfigError
 from lambdarag.patterns import build as build_pattern
 from lambdarag.patterns import fan_out_merge, review

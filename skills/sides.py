@@ -13,24 +13,12 @@ from __future__ import annotations
 from typing import Any, Sequence, TypedDict
 
 from lambdarag import Context, User, tool
-from lambdarag.state import Record
 
 from .profile import profile_of
 from .registry import skill
+from .titles import Side, Sides, document_names
 from .store.corpus import to_hits
 from .store.records import Hit, Hits, HitsOut
-
-
-class Side(Record):
-    """One thing a question names: the name as written, the title it resolved to, and its document."""
-
-    name: str
-    title: str
-    source: str
-    family: str = ""
-
-
-Sides = tuple[Side, ...]
 
 
 class SidesOut(TypedDict):
@@ -52,8 +40,6 @@ def name_sides(query: str, ctx: Context, *, limit: int = 4, loose: bool = False)
     """Writes `sides`: the documents a comparison names by title, file name or heading (skills.titles; `loose`: a
     question that sets named things side by side; other questions name none, so their ranking stays the hybrid one:
     a title word in a question is weak evidence). A pack may name its own (statute_sides)."""
-    from .titles import document_names
-
     return {"sides": document_names(ctx.resource("index")).named(query, limit) if loose else ()}
 
 

@@ -18,7 +18,7 @@ from lambdarag.skills.store.local import LocalBackend
 from lambdarag.skills.context import context_hits
 from lambdarag.skills.reading import read_corpus
 from lambdarag.skills.faq import decide, normalise
-from lambdarag.skills.store.index import build_index
+from lambdarag.skills.indexing import build_index
 
 ROOT = Path(__file__).resolve().parents[1]
 
