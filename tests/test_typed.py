@@ -81,7 +81,7 @@ def test_a_users_reader_clashing_with_a_skills_write_is_named_before_anything_ru
         return {"note": str(sides)}
 
     with pytest.raises(TypeClash, match=r"^field 'sides': term 'count_sides' reads it as int \(path: Compose\[1\] › "
-                                        r"count_sides\), but term 'name_sides' writes it as tuple\[lambdarag.skills.sides.Side, "
+                                        r"count_sides\), but term 'name_sides' writes it as tuple\[lambdarag.skills.titles.Side, "
                                         r"\.\.\.\] \(path: Compose\[0\] › name_sides\)"):
         Compose(skills.build("name_sides"), count_sides).run("海上交通安全法的船长", Context())
 
