@@ -46,7 +46,7 @@ def main() -> None:
         again = compile_wiki(args.corpus, tmp, progress=False)
         noop_s = time.perf_counter() - start
         start = time.perf_counter()
-        graph = EntityGraph.load(Path(tmp) / "relations.json", names=profile_named(report.domain))
+        graph = EntityGraph.load(Path(tmp) / "relations.json", names=profile_named(report.domain).names)
         load_s = time.perf_counter() - start
         seeds = [graph.find_entities(q) for q in QUERIES]
         result = {

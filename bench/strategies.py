@@ -28,6 +28,7 @@ os.environ.setdefault("LAMBDARAG_FEEDBACK", "off")
 
 from lambdarag import Context, State
 from lambdarag.skills.store.records import RetrievalPlan
+from lambdarag.skills.profile import in_domain as question_in_domain
 from lambdarag.orchestration.config import load_config
 from lambdarag.orchestration.knowledge import open_knowledge
 from lambdarag.orchestration.metrics import score
@@ -91,7 +92,7 @@ def main(index: str, questions_path: Path, config: str | None = None) -> dict[st
     profile = kb.resources()["profile"]
 
     def in_domain(query: str) -> bool:
-        return profile.in_domain(query, kb.index)
+        return question_in_domain(profile, query, kb.index)
 
     questions = [json.loads(ln) for ln in questions_path.read_text(encoding="utf-8").splitlines() if ln.strip()]
     plain = plain_terms()
@@ -106,7 +107,7 @@ def main(index: str, questions_path: Path, config: str | None = None) -> dict[st
         plan = build_retrieval_plan(q["query"], detect_intent(q["query"], (), in_domain), cfg.orchestration.plan,
                                     query_type=q["type"])
         for name, c in routes.items():
-            term = choose(c, q["type"]).term
+            term = choose(c, q["type"], pack=profile.name).term
             state = State.of(q["query"], plan=plan, query_type=q["type"], entities=query_entities(q["query"]))
             started = time.perf_counter()
             out = term.run(state, ctx_of())

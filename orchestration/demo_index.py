@@ -76,7 +76,7 @@ def build_demo(home: Path, reuse: Path = PREBUILT, progress: bool = False) -> Pa
     embedded."""
     from lambdarag.skills.reading import read_corpus
     from lambdarag.skills.store.corpus import searchable_text
-    from lambdarag.skills.store.index import build_index
+    from lambdarag.skills.indexing import build_index
     from lambdarag.skills.store.local import LocalBackend
     from lambdarag.skills.wiki import compile_wiki
 
@@ -135,9 +135,9 @@ def regenerate(progress: bool = True) -> list[Path]:
     written = [PREBUILT]
     for name in SHIPPED:
         profile = profile_named(name)
-        if profile.exemplars_file:
-            path = shipped_path(profile.exemplars_file)
-            write_shipped(path, ExemplarClassifier(profile.exemplars(), default_embedder(), shipped=path))
+        if profile.classifier.exemplars_file:
+            path = shipped_path(profile.classifier.exemplars_file)
+            write_shipped(path, ExemplarClassifier(profile.classifier.exemplars, default_embedder(), shipped=path))
             written.append(path)
     return written
 

@@ -12,8 +12,9 @@ from lambdarag.skills.profile import CorpusProfile, index_profile, profile_named
 from lambdarag.skills.store.graph import EntityGraph
 from lambdarag.skills.store import generations
 from lambdarag.skills.store.corpus import Corpus
-from lambdarag.skills.store.index import (backend_exists, build_backend, built_indexes, commit_wiki, knowledge_root,
-                                open_backend, recorded_wiki)
+from lambdarag.skills.store.index import (backend_exists, built_indexes, commit_wiki, knowledge_root, open_backend,
+                                          recorded_wiki)
+from lambdarag.skills.indexing import build_backend
 from lambdarag.skills.store.wiki import WikiStore
 from lambdarag.skills.wiki import compile_wiki
 from lambdarag.skills.store.home import cache_dir
@@ -160,8 +161,8 @@ def open_knowledge(config: AgentConfig, name: Optional[str] = None, *, embedder:
         profile = index_profile(index) if config.retrieval.domain == "auto" else profile_named(config.retrieval.domain)
         graph = wiki = None
         if (wiki_dir / "relations.json").is_file():   # names are looked up in the forms the profile writes them
-            graph = EntityGraph.load(wiki_dir / "relations.json", names=profile)
-            wiki = WikiStore(wiki_dir, names=profile)
+            graph = EntityGraph.load(wiki_dir / "relations.json", names=profile.names)
+            wiki = WikiStore(wiki_dir, names=profile.names)
         else:
             notes.append(f"no compiled wiki for index {name!r} (lambdarag compile-wiki); graph and wiki skills fall back")
         kb = KnowledgeBase(name, index, graph, wiki, wiki_dir if graph is not None else None, tuple(notes), profile)

@@ -27,13 +27,13 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 from lambdarag import Context, Identity, If, Message, Named, Route, State, Term, Tool, Verdict
 from lambdarag.term import frozen
 from lambdarag.skills import build as build_skill
-from lambdarag.skills.profile import profile_of
+from lambdarag.skills.profile import in_domain as question_in_domain, profile_of
 from lambdarag.skills.store.records import RetrievalPlan
 
 from .config import QUERY_TYPES, AgentConfig
 from .llm_budget import fit_context
 from .plan import DIRECT_INTENTS, build_retrieval_plan, detect_intent
-from .router import RouteChoice, candidates, choose, route_table
+from .router import Pack, RouteChoice, candidates, choose, route_table
 
 FEEDBACK_READS = ("query", "original_query", "history", "user", "plan")
 FEEDBACK_OPTIONAL = ("query_type", "classification", "variants", "candidates", "hits", "relations", "wiki_pages",
@@ -46,7 +46,7 @@ ones are written on some paths only)."""
 def in_domain(ctx: Context) -> Callable[[str], bool]:
     """Returns the corpus profile's test of whether a question is about the indexed documents."""
     profile, index = profile_of(ctx), ctx.resources.get("index")
-    return lambda query: profile.in_domain(query, index)
+    return lambda query: question_in_domain(profile, query, index)
 
 
 def standalone(text: str, turns: Sequence[Message], ctx: Context) -> tuple[str, list[dict[str, str]]]:
@@ -110,7 +110,7 @@ def plan_term(config: AgentConfig) -> Tool:
 
 def reply(state: State, ctx: Context) -> dict:
     """Returns the plan's direct reply: the configured one, else the corpus profile's in the question's language."""
-    answer = state.plan.direct_reply or profile_of(ctx).direct_replies(state.query).get(state.plan.intent, "")
+    answer = state.plan.direct_reply or profile_of(ctx).wording.direct_replies(state.query).get(state.plan.intent, "")
     return {"answer": answer, "answer_path": "direct_reply", "answer_reason": state.plan.reason,
             "verdict": Verdict(passed=True, details=("direct reply: nothing retrieved or generated to check",))}
 
@@ -129,15 +129,15 @@ def pick_label(query_type: str, option: tuple[str, ...]) -> str:
     return f"{query_type}/{'+'.join(option)}"
 
 
-def routes_of(config: AgentConfig) -> dict[str, RouteChoice]:
+def routes_of(config: AgentConfig, pack: Pack = "") -> dict[str, RouteChoice]:
     """Returns every route the lifecycle may take, by the label `learned_route` writes: each query type and
     ``default`` (their configured strategies), and with adaptive routing ``type/strategies`` for each other
-    candidate the routing statistics may pick (`router.candidates`)."""
-    table = dict(route_table(config))
+    candidate the routing statistics may pick (`router.candidates`); for an index of domain `pack`."""
+    table = dict(route_table(config, pack=pack))
     if config.orchestration.routing.adaptive:
         for query_type in QUERY_TYPES:
             for option in candidates(config, query_type)[1:]:
-                table[pick_label(query_type, option)] = choose(config, query_type, option, "adaptive")
+                table[pick_label(query_type, option)] = choose(config, query_type, option, "adaptive", pack)
     return table
 
 
@@ -242,20 +242,20 @@ _LIFECYCLES_LOCK = threading.Lock()
 
 
 def unified_term(config: AgentConfig, *, faq: bool = False, rules: Sequence[dict] = (),
-                 exemplars: Sequence[dict] = ()) -> Lifecycle:
+                 exemplars: Sequence[dict] = (), pack: Pack = "") -> Lifecycle:
     """Returns the lifecycle term (module docstring): the route behind the FAQ step with `faq`, learned classifier
-    `rules` and corrected `exemplars` in the classifier.
+    `rules` and corrected `exemplars` in the classifier, the routes those of the index's domain `pack`.
 
     Terms are immutable, so a lifecycle is kept per config object, FAQ flag and learned rules (a few, LRU): a
     greeting answers in well under a millisecond, less than building one would take.
     """
-    key = (id(config), faq, frozen(list(rules)), frozen(list(exemplars)))
+    key = (id(config), faq, frozen(list(rules)), frozen(list(exemplars)), pack)
     with _LIFECYCLES_LOCK:
         cached = _LIFECYCLES.get(key)
         if cached is not None and cached[0] is config:
             _LIFECYCLES.move_to_end(key)
             return cached[1]
-    table = routes_of(config)
+    table = routes_of(config, pack)
     route = strategy_route(table)
     answered = classifier(config, rules, exemplars) >> learned_route_term(config, table) >> plan_term(config) \
         >> (faq_first(route) if faq else route)

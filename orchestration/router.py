@@ -4,16 +4,20 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Union
 
 from lambdarag import CostModel, Term
+import lambdarag.domains  # noqa: F401  (registers the packs' terms and route variants)
 from lambdarag.errors import CompositionError, ConfigError
 from lambdarag.patterns import build as build_pattern
 from lambdarag.patterns import fan_out_merge, review
+from lambdarag.patterns.registry import VARIANTS
 from lambdarag.skills import build as build_skill
 
 from .config import QUERY_TYPES, AgentConfig, settings_of
 
+Pack = Union[str, tuple[str, ...]]
+"""The domain pack(s) routes are built for, most specific first (skills.profile.packs_of); none: registered patterns."""
 
 
 def cost_model(config: AgentConfig) -> CostModel:
@@ -51,10 +55,11 @@ def strategy_term(names: tuple[str, ...], settings: Mapping[str, Any]) -> Term:
 
 
 def choose(config: AgentConfig, query_type: str, strategies: Optional[tuple[str, ...]] = None,
-           reason: str = "configured") -> RouteChoice:
-    """Returns the route for `query_type`: the configured (or given) strategies, downgraded when over budget."""
+           reason: str = "configured", pack: Pack = "") -> RouteChoice:
+    """Returns the route for `query_type`: the configured (or given) strategies, downgraded when over budget; each
+    pattern is the variant of the index's domain `pack` where it registered one (patterns.registry.pack_pattern)."""
     names = strategies or config.orchestration.routing.targets(query_type)
-    settings = settings_of(config)
+    settings = {**settings_of(config), "pack": pack}
     term = with_answer(strategy_term(names, settings))
     strategy = "+".join(names)
     bound = term.cost_bound(cost_model(config))
@@ -77,22 +82,24 @@ _TABLES: "OrderedDict[tuple, tuple[AgentConfig, dict[str, RouteChoice]]]" = Orde
 _TABLES_LOCK = threading.Lock()
 
 
-def route_table(config: AgentConfig,
-                picks: Optional[Mapping[str, tuple[tuple[str, ...], str]]] = None) -> dict[str, RouteChoice]:
-    """Returns the route of every query type, plus `default`; `picks` maps a type to (strategies, reason) to use instead.
+def route_table(config: AgentConfig, picks: Optional[Mapping[str, tuple[tuple[str, ...], str]]] = None,
+                pack: Pack = "") -> dict[str, RouteChoice]:
+    """Returns the route of every query type, plus `default`, for an index of domain `pack` (none: the registered
+    patterns); `picks` maps a type to (strategies, reason) to use instead.
 
     Tables are immutable terms, so they are kept per config object and picks (a few, LRU): building one
     takes about 2 ms, a quarter of a whole keyword_search question.
     """
     picks = dict(picks or {})
-    key = (id(config), tuple(sorted(picks.items())))
+    key = (id(config), tuple(sorted(picks.items())), pack)
     with _TABLES_LOCK:
         cached = _TABLES.get(key)
         if cached is not None and cached[0] is config:
             _TABLES.move_to_end(key)
             return cached[1]
-    table = {t: choose(config, t, *picks[t]) if t in picks else choose(config, t) for t in QUERY_TYPES}
-    table["default"] = choose(config, "default", (config.orchestration.routing.default,))
+    table = {t: choose(config, t, *picks[t], pack=pack) if t in picks else choose(config, t, pack=pack)
+             for t in QUERY_TYPES}
+    table["default"] = choose(config, "default", (config.orchestration.routing.default,), pack=pack)
     with _TABLES_LOCK:
         _TABLES[key] = (config, table)  # holding the config keeps its id from being reused
         while len(_TABLES) > 32:
@@ -114,7 +121,8 @@ class RouteReport:
 
 def route_reports(config: AgentConfig, source: str) -> list[RouteReport]:
     """Returns every route of `config` (each query type and `default`), each closed over the initial fields, so a
-    free read fails here, naming the config file `source` and the route, and not at its first question."""
+    free read fails here, naming the config file `source` and the route, and not at its first question; so is
+    every route as each domain pack varies it."""
     model = cost_model(config)
     reports = []
     for query_type, choice in route_table(config).items():
@@ -124,4 +132,11 @@ def route_reports(config: AgentConfig, source: str) -> list[RouteReport]:
             raise ConfigError(f"{source}: orchestration.routing.{query_type} ({choice.strategy}): {e}") from None
         reports.append(RouteReport(query_type, choice.strategy, choice.term.form(expand=True),
                                    choice.term.effect_signature(), choice.term.cost_bound(model), choice.fallback))
+    for pack in sorted({pack for pack, _ in VARIANTS}):   # a pack's route variants must close too
+        for query_type, choice in route_table(config, pack=pack).items():
+            try:
+                choice.term.close()
+            except CompositionError as e:
+                raise ConfigError(f"{source}: orchestration.routing.{query_type} ({choice.strategy}, as domain "
+                                  f"pack {pack} varies it): {e}") from None
     return reports

@@ -11,6 +11,7 @@ from lambdarag import Context, Message, State, Term, Trace, User
 from lambdarag.errors import LambdaRAGError, QueryError
 from lambdarag.combinators import gate_of
 from lambdarag.stream import FallbackTaken, Sink, Stream, emit
+from lambdarag.skills.profile import packs_of
 from lambdarag.skills import build as build_skill
 from lambdarag.skills.context import claim_units
 from lambdarag.skills.faq import has_faq
@@ -188,9 +189,10 @@ def lifecycle_term(index: Optional[str] = None, config: ConfigArg = None, user: 
 
 def lifecycle_of(setup: Setup) -> Lifecycle:
     """Returns the lifecycle a question set up so runs: FAQ step if the index holds FAQs, the loop's learned rules
-    that the asking user may see (`set_up` read them for that user)."""
+    that the asking user may see (`set_up` read them for that user), the routes those of the index's domain pack."""
     rules, exemplars = setup.corrections
-    return unified_term(setup.config, faq=has_faq(setup.kb.index), rules=rules, exemplars=exemplars)
+    return unified_term(setup.config, faq=has_faq(setup.kb.index), rules=rules, exemplars=exemplars,
+                        pack=packs_of(setup.kb.resources()["profile"]))
 
 
 def announce(records: Sequence[dict[str, str]]) -> None:

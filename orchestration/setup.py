@@ -166,7 +166,7 @@ def prepare(kb: KnowledgeBase, exemplars: Sequence[dict], embedder: Any, query: 
 
     profile = kb.resources()["profile"]
     prepare_classifier(profile, exemplars)
-    models = ([default_embedder()] if profile.exemplars() else []) + ([embedder] if kb.index.has_dense else [])
+    models = ([default_embedder()] if profile.classifier.exemplars else []) + ([embedder] if kb.index.has_dense else [])
     for model in dict.fromkeys(models):
         getattr(model, "load", lambda: None)()
     kb.index.tokenizer(query)

@@ -13,11 +13,16 @@ from .registry import params, pattern, skill
 def compare_search(settings: Mapping[str, Any]) -> Term:
     """Returns retrieval for a comparison: the question's own ranking, with each named side's best chunks first.
 
-    Each thing the question names is resolved to its document (by the corpus
-    profile) and searched alone for the compared aspect, so no side can be
-    crowded out by the other, nor by a second version of one document.
+    Each thing the question names is resolved to its document and searched
+    alone for the compared aspect, so no side can be crowded out by the
+    other, nor by a second version of one document.
     """
+    return compared(settings)
+
+
+def compared(settings: Mapping[str, Any], sides: str = "name_sides") -> Term:
+    """Returns compare_search with `sides` the skill naming the question's sides (a pack's own: statute_sides)."""
     p = params(settings, "compare_search")
-    body = (skill(settings, "name_sides", loose=True) >> hybrid_retrieval(settings, "compare_search")
+    body = (skill(settings, sides, loose=True) >> hybrid_retrieval(settings, "compare_search")
             >> skill(settings, "side_search", per_side=p.get("per_side", 1)) >> skill(settings, "one_version"))
     return adds_to_hybrid(body, settings)

@@ -1,4 +1,4 @@
-"""hybrid_search: λq. Par(bm25_search, embedding_search) >> score_fusion >> learned_boost >> rerank(q, _) >> priors_ahead."""
+"""hybrid_search: λq. Par(bm25_search, embedding_search) >> score_fusion >> learned_boost >> rerank(q, _) >> versions_ahead."""
 from __future__ import annotations
 
 from typing import Any, Mapping
@@ -6,7 +6,7 @@ from typing import Any, Mapping
 from lambdarag import Par, Term, appended
 
 from .generic import keeps_lead
-from .registry import REGISTRY, enabled, params, pattern, reranks, skill
+from .registry import enabled, params, pattern, registered, reranks, skill
 
 
 def retrieve(settings: Mapping[str, Any]) -> Term:
@@ -55,23 +55,29 @@ def hybrid_retrieval(settings: Mapping[str, Any], name: str = "hybrid_search", l
 
 @pattern("hybrid_search")
 def hybrid_search(settings: Mapping[str, Any]) -> Term:
-    """Returns lexical and dense retrieval run concurrently, fused (z-scores by default), reranked if enabled, priors ahead.
+    """Returns lexical and dense retrieval run concurrently, fused (z-scores by default), reranked if enabled, the
+    first documents' chunks ahead, one version each."""
+    return hybrid(settings)
+
+
+def hybrid(settings: Mapping[str, Any], ahead: str = "versions_ahead") -> Term:
+    """Returns hybrid_search with `ahead` as its last step: the skill putting its first documents' chunks ahead
+    (a pack's own orders them by its prior: statute_priors).
 
     Parameter ``priors_ahead`` (0 = off; unset: the skill's default,
-    skills.diversify.AHEAD_WINDOW) is the number of first documents among
-    which the corpus profile's first-ranked documents go first (for statutes:
-    laws before regulations and interpretations), one version each (see
-    skills.diversify.priors_ahead); tuned on the dev sets of
-    bench/data/routing, measured in bench/results/routing.json.
+    skills.diversify.AHEAD_WINDOW) is the number of first documents whose
+    chunks go ahead, one version each, in the pack's prior order (for
+    statutes: laws before regulations and interpretations); tuned on the dev
+    sets of bench/data/routing, measured in bench/results/routing.json.
     """
     window = params(settings, "hybrid_search").get("priors_ahead")
     fused = hybrid_retrieval(settings)
     if window is None:
-        return fused >> skill(settings, "priors_ahead")
-    return fused >> skill(settings, "priors_ahead", window=int(window)) if int(window) else fused
+        return fused >> skill(settings, ahead)
+    return fused >> skill(settings, ahead, window=int(window)) if int(window) else fused
 
 
 def adds_to_hybrid(route: Term, settings: Mapping[str, Any]) -> Term:
     """Returns `route` run beside hybrid_search, hybrid's best hit kept among its first five documents unless the
     route's evidence there is stronger (patterns.generic.keeps_lead): a route adds to plain retrieval, never subtracts."""
-    return keeps_lead(route, REGISTRY.build("hybrid_search", settings))
+    return keeps_lead(route, registered("hybrid_search", settings))

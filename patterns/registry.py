@@ -3,7 +3,9 @@
 `settings` is a plain mapping with the keys ``skills`` (component sections:
 bm25, embedding, rerank, graph, wiki — each with ``enabled``) and ``patterns``
 (per-pattern parameters), both snake_case, so that patterns never import the
-orchestration layer's schema.
+orchestration layer's schema, and optionally ``pack``: the domain pack of the
+index the routes answer on (skills.profile), whose own variant of a pattern
+(`pack_pattern`) is built in its place.
 """
 from __future__ import annotations
 
@@ -19,6 +21,8 @@ from lambdarag.skills import REGISTRY as SKILLS
 from lambdarag.skills import build as build_skill
 
 REGISTRY = Registry("pattern", declares=False)  # a pattern is declared by its `Named` wrapper
+VARIANTS: dict[tuple[str, str], Any] = {}
+"""(pack, pattern) → the factory of that pack's variant of the pattern (`pack_pattern`)."""
 
 # Which component section of the config a skill reads; skills not listed read none.
 COMPONENT = {
@@ -40,6 +44,33 @@ def pattern(name: str):
         return factory
 
     return register
+
+
+def pack_pattern(pack: str, name: str):
+    """Returns a decorator registering a domain pack's variant of pattern `name`: routes built for an index of that
+    pack (``settings["pack"]``) run it in place of the registered pattern, under the same name, so a pack's own
+    terms print in its routes and no other corpus's routes hold them."""
+    if name not in REGISTRY:
+        raise ConfigError(f"pack {pack!r}: no pattern {name!r} to vary; {did_you_mean(name, REGISTRY)}"
+                          f"valid patterns: {', '.join(sorted(REGISTRY))}")
+
+    def register(factory):
+        if (pack, name) in VARIANTS:
+            raise ConfigError(f"pack {pack!r} registers its variant of pattern {name!r} twice")
+        VARIANTS[pack, name] = factory
+        return factory
+
+    return register
+
+
+def registered(name: str, settings: Mapping[str, Any]) -> Term:
+    """Returns the registered pattern `name`, or the variant the routes' pack registered: ``settings["pack"]`` is a
+    pack name or names, most specific first (a user's pack derived from the generic one runs the generic variants)."""
+    packs = settings.get("pack") or ()
+    for pack in (packs,) if isinstance(packs, str) else packs:
+        if (pack, name) in VARIANTS:
+            return Named(name, VARIANTS[pack, name](settings))
+    return REGISTRY.build(name, settings)
 
 
 def enabled(settings: Mapping[str, Any], component: str) -> bool:
@@ -70,10 +101,10 @@ def skill(settings: Mapping[str, Any], name: str, **extra: Any) -> Term:
 
 def build(name: str, settings: Mapping[str, Any]) -> Term:
     """Returns the named pattern built from `settings`: declared there by ``expr:`` (``settings["declared"]``), else
-    registered."""
+    the pack's variant, else registered (`registered`)."""
     if name in settings.get("declared", {}):
         return Names(settings).term(name, {})
-    return REGISTRY.build(name, settings)
+    return registered(name, settings)
 
 
 MERGES = ("appended", "fan_out_merge", "keep_lead")
@@ -97,7 +128,7 @@ class Names:
                 raise ConfigError(f"pattern {name!r} is declared in terms of itself ({' → '.join(self.within)} → {name})")
             if name in declared:
                 return Named(name, parse(declared[name], Names(self.settings, (*self.within, name))))
-            return REGISTRY.build(name, self.settings)
+            return registered(name, self.settings)
         if name in SKILLS:
             params = {to_snake(k): v for k, v in given.items()}
             valid = SKILLS.parameters(name)

@@ -16,6 +16,12 @@ def relation_search(settings: Mapping[str, Any]) -> Term:
     Chunks of a document the question names come first; with the graph off
     there are no edges, only that ordering.
     """
-    body = (skill(settings, "name_sides") >> hybrid_retrieval(settings, "relation_search")
+    return related(settings)
+
+
+def related(settings: Mapping[str, Any], sides: str = "name_sides") -> Term:
+    """Returns relation_search with `sides` the skill naming the documents of the question (a pack's own:
+    statute_sides)."""
+    body = (skill(settings, sides) >> hybrid_retrieval(settings, "relation_search")
             >> skill(settings, "named_first"))
     return adds_to_hybrid(body >> skill(settings, "edge_search") if enabled(settings, "graph") else body, settings)

@@ -16,6 +16,12 @@ def temporal_search(settings: Mapping[str, Any]) -> Term:
     The filter runs after fusion and before rerank, so rerank only orders
     chunks of the versions that apply.
     """
+    return dated(settings)
+
+
+def dated(settings: Mapping[str, Any], also: Term | None = None) -> Term:
+    """Returns temporal_search with `also` (a pack's own filter of what is in force then) after the time filter."""
+    kept = skill(settings, "time_filter")
     body = (skill(settings, "extract_time_range") >> retrieve(settings)
-            >> fusion(settings, "temporal_search") >> skill(settings, "time_filter"))
+            >> fusion(settings, "temporal_search") >> (kept >> also if also is not None else kept))
     return adds_to_hybrid(body >> skill(settings, "rerank") if reranks(settings) else body, settings)

@@ -82,13 +82,13 @@ def rule_classify(query: str, extra_rules: Iterable[Mapping[str, str]] = (),
     are tried before the profile's built-in ones because they encode past mistakes.
     """
     profile = profile or profile_named("generic")
-    entities = profile.query_entities(query)
+    entities = profile.names.query_entities(query)
     for rule in extra_rules:
         kind, pattern = learned_rule(rule)
         if pattern.search(query):
             return Classification(type=kind, entities=entities, confidence=0.95, stage="learned",
                                   rule=pattern.pattern)
-    for kind, confidence, pattern in profile.classifier_rules():
+    for kind, confidence, pattern in profile.classifier.rules:
         m = pattern.search(query)
         if m:
             return Classification(type=kind, entities=entities, confidence=confidence, stage="rules", rule=m.group(0))
@@ -154,8 +154,8 @@ def exemplar_classifier(extra: tuple[tuple[str, str], ...] = (),
         if key not in _CLASSIFIERS:
             if len(_CLASSIFIERS) >= 8:
                 _CLASSIFIERS.clear()
-            shipped = shipped_path(profile.exemplars_file) if profile.exemplars_file else None
-            _CLASSIFIERS[key] = ExemplarClassifier(profile.exemplars() + extra, embedder, exemplar_cache(), shipped)
+            shipped = shipped_path(profile.classifier.exemplars_file) if profile.classifier.exemplars_file else None
+            _CLASSIFIERS[key] = ExemplarClassifier(profile.classifier.exemplars + extra, embedder, exemplar_cache(), shipped)
         return _CLASSIFIERS[key]
 
 
@@ -165,7 +165,7 @@ def prepare_classifier(profile: Optional[CorpusProfile] = None, exemplars: Itera
     what no shipped or cached vector covers (with a progress bar if asked): the model load and the fit are work
     a question must not do inside its deadline."""
     profile = profile or profile_named("generic")
-    if profile.exemplars():
+    if profile.classifier.exemplars:
         exemplar_classifier(_exemplars({"exemplars": list(exemplars)}), profile).model(progress)
 
 
@@ -175,13 +175,13 @@ def learned_classify(query: str, config: Mapping[str, Any],
     none is), or None when the config switches it off (``learned: false``), the profile has no exemplars, or the
     classifier is less sure than the profile's `unsure_below`."""
     profile = profile or profile_named("generic")
-    if not config.get("learned", True) or not profile.exemplars():
+    if not config.get("learned", True) or not profile.classifier.exemplars:
         return None
     ranked = exemplar_classifier(_exemplars(config), profile).ranked(query)
-    kind, p = next(((k, p) for k, p in ranked if profile.admits_type(k, query)), ranked[0])
-    if p < profile.unsure_below:
+    kind, p = next(((k, p) for k, p in ranked if profile.classifier.admits_type(k, query)), ranked[0])
+    if p < profile.classifier.unsure_below:
         return None
-    return Classification(type=kind, entities=profile.query_entities(query), confidence=round(p, 3), stage="exemplars")
+    return Classification(type=kind, entities=profile.names.query_entities(query), confidence=round(p, 3), stage="exemplars")
 
 
 @skill
@@ -194,7 +194,7 @@ def classify_offline(query: str, ctx: Context, *, default: DefaultType = "fact",
     found = rule_classify(query, rules, profile) or learned_classify(
         query, {"learned": learned, "exemplars": exemplars}, profile)
     if found is None:
-        found = Classification(type=default, entities=profile.query_entities(query), confidence=0.3, stage="default")
+        found = Classification(type=default, entities=profile.names.query_entities(query), confidence=0.3, stage="default")
     return _as_fields(found)
 
 

@@ -1,30 +1,25 @@
-"""Evidence that spans documents: per-document caps, one version per family, the profile's priors ahead.
+"""Evidence that spans documents: per-document caps, one version per family, the first documents' chunks ahead.
 
 `diversify` orders hits so that the first ones come from different
-documents (with `priors_first`, documents the corpus profile ranks first
-lead each round: laws before regulations, for statutes). `priors_ahead`
-keeps a single ranking's order but lets, among its first documents, those of
-a better prior rank go first (the fact route's last step); `one_version`
-keeps one version of each family in front. `topic_search` and
-`document_search` ask the profile for the documents a survey question's
-topics name and those matching it as a whole (a generic corpus adds none).
+documents (a pack's own term may rank each round by its prior:
+domains/prc_statutes). `versions_ahead` keeps a single ranking's order but
+puts the chunks of its first documents, one version each, ahead (the fact
+route's last step; a pack may order those documents by its prior);
+`one_version` keeps one version of each family in front.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Optional, Sequence
+from typing import Callable, Optional, Sequence
 
-from lambdarag import Context, Term, Tool, User, tool
+from lambdarag import tool
 from .store.records import Hit, Hits, HitsOut, TimeRange
 
-from .profile import profile_of
 from .registry import skill
 from .temporal import LATEST, in_force, time_range_of
 
 AHEAD_WINDOW = 12
-"""Documents among which a better prior goes first: for statutes, 8 left a law ranked 9th behind seven regulations
+"""Documents whose chunks go ahead, among which a better prior goes first: for statutes, 8 left a law ranked 9th behind seven regulations
 (dev2 of bench/data/routing); 12 changed no dev answer (bench/results/routing.json)."""
-SPECIFIC = 16
-"""A topic word found in more titles than this is too common to name a document."""
 
 
 def per_document(hits: Sequence[Hit], cap: int = 1, rank: Optional[Callable[[Hit], int]] = None,
@@ -91,11 +86,11 @@ def rescored(hits: Sequence[Hit]) -> tuple[Hit, ...]:
 
 def ordered_by_priors(hits: Sequence[Hit], window: int, time_range: Optional[TimeRange] = None,
                       order: Callable[[list[Hit]], list[Hit]] = list) -> tuple[Hit, ...]:
-    """Returns `hits` with the hits of their first `window` documents put in the `order` of the corpus profile's prior.
+    """Returns `hits` with the hits of their first `window` documents ahead, put in the `order` of a pack's prior.
 
     For statutes a question is answered by a law before the regulations and
-    judicial interpretations below it, unless it asks for those (see the
-    profile's `order_ahead`). Versions of one document take one place: only
+    judicial interpretations below it, unless it asks for those
+    (domains/prc_statutes/kinds). Versions of one document take one place: only
     the version in force in `time_range` (the newest when None) stays, where
     the document first ranked; the others' chunks follow all hits (see best_versions).
     """
@@ -112,12 +107,10 @@ def question_window(query: str, time_range: Optional[TimeRange]) -> Optional[Tim
 
 @skill
 @tool
-def priors_ahead(hits: Hits, query: str, ctx: Context, time_range: Optional[TimeRange] = None, *,
-                 window: int = AHEAD_WINDOW) -> HitsOut:
-    """Puts the corpus profile's first-ranked documents ahead within the first `window` documents of `hits`."""
-    profile = profile_of(ctx)
-    return {"hits": ordered_by_priors(hits, window, question_window(query, time_range),
-                                      lambda ahead: profile.order_ahead(ahead, query))}
+def versions_ahead(hits: Hits, query: str, time_range: Optional[TimeRange] = None, *,
+                   window: int = AHEAD_WINDOW) -> HitsOut:
+    """Puts the chunks of the first `window` documents of `hits`, each in one version (ordered_by_priors), ahead."""
+    return {"hits": ordered_by_priors(hits, window, question_window(query, time_range))}
 
 
 @skill
@@ -135,35 +128,6 @@ def one_version(hits: Hits, query: str, time_range: Optional[TimeRange] = None) 
 
 @skill
 @tool
-def diversify(hits: Hits, query: str, ctx: Context, *, cap: int = 1, priors_first: bool = False) -> HitsOut:
-    """Orders `hits` so the first ones span documents (`priors_first`: each round by the corpus profile's prior
-    for the question, see per_document)."""
-    profile = profile_of(ctx)
-    if not priors_first:
-        return {"hits": per_document(hits, cap)}
-    return {"hits": per_document(hits, cap, profile.prior(query), profile.stand_back(query))}
-
-
-@skill
-@tool(effect="io")
-def topic_search(query: str, hits: Hits, user: User, ctx: Context, *, limit: int = 6,
-                 specific: int = SPECIFIC) -> HitsOut:
-    """Puts, for each topic of the question, the best chunk of the document the corpus profile says it names among
-    the first `hits` (`limit` documents; `specific`: a word in more titles names none)."""
-    return {"hits": profile_of(ctx).topic_hits(ctx.resource("index"), query, hits, user, limit, specific)}
-
-
-@skill
-def document_search(config: Mapping[str, Any]) -> Term:
-    """Returns a term putting the documents that match the question as a whole, as the corpus profile ranks them,
-    ahead of `hits` (config `top_k` chunks, default 200; `depth`, default 3; `purposes`, default 100).
-
-    A factory of the low-level `Tool`: the profile's `document_hits` is handed the state (the profile interface).
-    """
-    k, depth, purposes = int(config.get("top_k", 200)), int(config.get("depth", 3)), int(config.get("purposes", 100))
-
-    def run(state, ctx):
-        return {"hits": profile_of(ctx).document_hits(ctx, state, k, depth, purposes)}
-
-    return Tool("document_search", run, reads=["query", "hits", "user", "time_range"], writes=HitsOut,
-                effect="io")
+def diversify(hits: Hits, *, cap: int = 1) -> HitsOut:
+    """Orders `hits` so the first ones span documents (per_document: each document's first `cap` chunks first)."""
+    return {"hits": per_document(hits, cap)}

@@ -109,11 +109,11 @@ def edge_search(query: str, hits: Hits, user: User, ctx: Context, relations: tup
     Without a graph, or when no cue names a relation type, `hits` and `relations` stay as they are.
     """
     graph, profile = ctx.resources.get("graph"), profile_of(ctx)
-    types = asked_relations(query, profile.relation_cues())
+    types = asked_relations(query, profile.graph.relation_cues)
     if graph is None or not types:
         return {"hits": hits, "relations": relations}
-    found = edge_table(graph).best(query, types, user, limit, asking=profile.relation_asking_words(),
-                                   source_rank=profile.source_rank)
+    found = edge_table(graph).best(query, types, user, limit, asking=profile.graph.asking_words,
+                                   source_rank=profile.graph.source_rank)
     backend = ctx.resource("index")
     evidence = [h for h in (article_hit(backend, rec, query, user) for _, rec in found) if h]
     edges = tuple(rec.to_relation() for _, rec in found)

@@ -116,7 +116,7 @@ def stands(text: str, kind: str = "sentence") -> bool:
 
 
 def _clean(text: str, profile: Any) -> str:
-    return _LEAD_IN.sub("", _MARKUP.sub("", profile.without_label(text))).strip()
+    return _LEAD_IN.sub("", _MARKUP.sub("", profile.reading.without_label(text))).strip()
 
 
 def _row(line: str) -> str:
@@ -146,7 +146,7 @@ def units(hit: Hit, profile: Any) -> list[tuple[str, str, str]]:
                 blocks.append(["command", " / ".join(path), [line], 0])
             continue
         heading = _HEADING.match(raw)
-        if heading or (line and profile.is_heading(line)):
+        if heading or (line and profile.reading.is_heading(line)):
             path, open_block = [*path[:1], heading.group(1) if heading else line], None
             continue
         if not line:
@@ -224,7 +224,7 @@ def candidates(hits: Sequence[Hit], profile: Any) -> list[Candidate]:
         for text, heading, kind in units(hit, profile):
             text = text if kind in ("row", "option", "command") else _clean(text, profile)
             key = normalised(text)
-            if not key or key in seen or not stands(text, kind) or profile.is_heading(text) \
+            if not key or key in seen or not stands(text, kind) or profile.reading.is_heading(text) \
                     or _FILE_LINE.search(_LINK_TARGET.sub("]", text)):
                 continue
             seen.add(key)
@@ -239,7 +239,7 @@ def tokenizer_of(ctx: Any, profile: Any = None) -> Tokenizer:
     index = resources.get("index")
     if getattr(index, "tokenizer", None) is not None:
         return index.tokenizer
-    options = profile.tokenizer_options() if profile is not None else {}
+    options = profile.reading.tokenizer if profile is not None else {}
     return _tokenizer(tuple(sorted(options.items()))) if options else default_tokenizer()
 
 

@@ -69,7 +69,7 @@ def rule_facts(state: State, graph: Optional[Any] = None, profile: Optional[Corp
     relations: dict[tuple[str, str, str], Relation] = {}
     entities: dict[str, None] = {}
     for hit, text in texts:
-        found, named = profile.answer_facts(hit, text)
+        found, named = profile.graph.answer_facts(hit, text)
         for r in found:
             r = r.model_copy(update={"source": hit.source, "section": r.section or hit.section})
             if (r.head, r.relation, r.tail) not in relations and not _known(graph, r):
@@ -156,7 +156,7 @@ def supported_facts(state: State, profile: CorpusProfile) -> Facts:
             rejected.append(f"relation {r.head} --{r.relation}--> {r.tail} [{r.source}#{r.section}]: {why}")
     attested = {}
     for name in dict.fromkeys([*facts.entities, *(x for r in relations for x in (r.head, r.tail))]):
-        sources = attesting(name, hits, profile)
+        sources = attesting(name, hits, profile.names)
         if sources:
             attested[name] = sources
         else:

@@ -48,7 +48,7 @@ def coverage(state: Any, profile: Optional[CorpusProfile] = None) -> Coverage:
     wiki pages contain."""
     query = state.original_query or state.query
     text = "\n".join(f"{p.entity}\n{p.text}" for p in state.wiki_pages)
-    named = (profile or profile_named("generic")).query_entities(query)
+    named = (profile or profile_named("generic")).names.query_entities(query)
     entities = tuple(dict.fromkeys([*(e for e in state.entities if e in query), *named]))
     words = tuple(w for w in keywords(query) if not any(w in e for e in entities))
     missing = [e for e in entities if e not in text] + [w for w in words if w not in text]

@@ -81,22 +81,22 @@ def extractive_answer(state: Answering, ctx: Context) -> Answered:
     layout = laid_out(state, hits, profile, ranking)
     if layout is not None:
         return layout
-    p = profile.phrasing(query)
+    p = profile.wording.phrasing(query)
     text = context_text(hits)
-    gaps = profile.missing_things(query, text)  # never name as missing what the evidence contains
+    gaps = profile.wording.missing_things(query, text)  # never name as missing what the evidence contains
     asked = parts(query)
     found: list = []
     for part in asked if len(asked) >= 2 else ():
         found.append(answering(part, query, ranking, [f for f in found if f is not None]))
-    relevant = [s for s in ranking if s.cover >= THRESHOLD or s.held >= profile.answer_floor]
+    relevant = [s for s in ranking if s.cover >= THRESHOLD or s.held >= profile.wording.answer_floor]
     if not any(found) and not any(s.cover >= THRESHOLD for s in relevant) and (gaps or not relevant):
         lack = p["lacking"].format(words=p["separator"].join(gaps)) if gaps else p["no_passage"]
         return {"answer": f"{p['refusal']}{p['end']}{lack}", "citations": ()}
     chosen = [s for s in found if s is not None][:3] or \
-        shaped(state.query_type, relevant, profile.query_entities(query))
+        shaped(state.query_type, relevant, profile.names.query_entities(query))
     answer = p["according"] + "\n" + "\n".join(quoted(chosen, p))
     # a part no unit answers: what it names that the evidence lacks (never a word the evidence contains)
-    absent = [w for part, got in zip(asked, found) if got is None for w in profile.missing_things(part, text)]
+    absent = [w for part, got in zip(asked, found) if got is None for w in profile.wording.missing_things(part, text)]
     if absent:
         answer += "\n" + p["not_found"].format(words=p["separator"].join(dict.fromkeys(absent)))
     citations, _ = cited(answer, hits)
@@ -109,7 +109,7 @@ def _from_llm(text: str, state: State, ctx: Any) -> Answered:
 
     A reply that is still a JSON object with an ``answer`` (a model used to JSON) is read leniently.
     """
-    p = profile_of(ctx).phrasing(state.original_query)
+    p = profile_of(ctx).wording.phrasing(state.original_query)
     hits = citable(state)
     reply = json_object(text) if text.lstrip().startswith(("{", "`")) else None
     if reply is not None and isinstance(reply.get("answer"), str):

@@ -69,12 +69,12 @@ def entity_match(query: str, user: User, ctx: Context, *, keywords: int = 3) -> 
 
 def name_rule(ctx: Optional[Context]) -> str:
     """Returns the entity prompt's line on how to write names: the corpus profile's."""
-    return profile_of(ctx).entity_name_rule
+    return profile_of(ctx).wording.entity_name_rule
 
 
 def short_entities(out: EntityList, state: Any, ctx: Context) -> EntitiesOut:
     """Returns the LLM's entities in the short form the corpus profile stores names by."""
-    short = profile_of(ctx).short_name
+    short = profile_of(ctx).names.short_name
     found = tuple(dict.fromkeys(short(e) for e in out.entities if e.strip()))
     if not found:   # blank names: the rules' entities stay
         raise InvalidOutput("LLM reply names only blank entities")
@@ -112,23 +112,22 @@ def relation_lookup(entities: tuple[str, ...], user: User, ctx: Context, *, limi
     return {"relations": tuple(out.values())[:limit]}
 
 
-EXPAND_ORDER = {"涉及": 0, "主管": 1, "依据": 2, "引用": 3}
-
-
 @skill
 @tool
-def graph_expand(query: str, entities: tuple[str, ...], relations: Relations, plan: RetrievalPlan, *,
+def graph_expand(query: str, entities: tuple[str, ...], relations: Relations, plan: RetrievalPlan, ctx: Context, *,
                  max_terms: Optional[int] = None) -> VariantsOut:
     """Appends one ``expansion`` variant: the query plus related graph terms.
 
     The terms are the ends of the state's relations not already in the query,
-    topics first, at most ``plan.expansion_count``. It writes
+    in the corpus profile's order of relation types (`GraphRules.expand_order`;
+    for statutes topics first), at most ``plan.expansion_count``. It writes
     ``(original, expansion)`` so that fusion search still runs the original
     query; it does not read earlier variants (that would make every pipeline
     write them first), so put it before `query_expand` if both are used.
     """
     terms: list[str] = []
-    ranked = sorted(relations, key=lambda r: (EXPAND_ORDER.get(r.relation, 9), -r.confidence))
+    order = profile_of(ctx).graph.expand_order
+    ranked = sorted(relations, key=lambda r: (order.get(r.relation, len(order)), -r.confidence))
     for rel in ranked:
         for end in (rel.tail, rel.head):
             if end not in query and end not in terms and end not in entities:

@@ -82,7 +82,7 @@ def compared(state: State, hits: Sequence[Hit], profile: CorpusProfile, ranking:
         return [(s.title, [r for r in ranking if r.hit.source == s.source]) for s in sides[:2]], True
     query = state.original_query
     latin = _LATIN.findall(query) if language_of(query) == "zh" else proper_nouns(query)  # a Chinese question's Latin words are names
-    named = [e for e in [*profile.query_entities(query), *latin] if e in query and e not in STOPWORDS]
+    named = [e for e in [*profile.names.query_entities(query), *latin] if e in query and e not in STOPWORDS]
     named += [e for e in state.entities if e in query and len(e) >= 3 and e not in STOPWORDS]
     # a name inside another (Pre in Pre-Depends) is no side unless the question also says it on its own (Depends)
     named = [e for e in dict.fromkeys(named)
@@ -109,8 +109,8 @@ def compare_answer(state: State, hits: Sequence[Hit], profile: CorpusProfile,
     if len(sides) < 2:
         return None
     query = state.original_query
-    p = profile.phrasing(query)
-    aspects = [a for a in (profile.named_aspects(query) or profile.compare_aspects(query)) if a[0]] if documents else []
+    p = profile.wording.phrasing(query)
+    aspects = [a for a in (profile.comparison.named_aspects(query) or profile.comparison.aspects(query)) if a[0]] if documents else []
     lines: list[str] = []
     used: set[str] = set()
     for aspect, cues in aspects or [("", ())]:
@@ -144,7 +144,7 @@ def synthesis_answer(state: State, hits: Sequence[Hit], profile: CorpusProfile,
                      ranking: Sequence[Scored]) -> Optional[dict[str, Any]]:
     """Returns up to six relevant points from distinct documents, each labelled with its title and cited, or
     None when fewer than two documents have one."""
-    p = profile.phrasing(state.original_query)
+    p = profile.wording.phrasing(state.original_query)
     points = diverse(ranking)
     if len(points) < 2:
         return None
@@ -158,8 +158,8 @@ def synthesis_answer(state: State, hits: Sequence[Hit], profile: CorpusProfile,
 def relation_answer(state: State, hits: Sequence[Hit], profile: CorpusProfile,
                     ranking: Sequence[Scored]) -> Optional[dict[str, Any]]:
     """Returns each edge of an asked type (A —relation→ B) followed by the passage stating it, or None without such edges."""
-    asked = asked_relations(state.original_query, profile.relation_cues())
-    p = profile.phrasing(state.original_query)
+    asked = asked_relations(state.original_query, profile.graph.relation_cues)
+    p = profile.wording.phrasing(state.original_query)
     first: dict[tuple[str, str, str], Any] = {}
     for r in state.relations:
         if r.relation in asked:

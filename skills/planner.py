@@ -93,7 +93,7 @@ def clean(query: str) -> str:
 
 
 def _topic(text: str, profile: CorpusProfile) -> Optional[str]:
-    laws = profile.query_entities(text)
+    laws = profile.names.query_entities(text)
     if laws:
         return laws[0]
     words = keywords(text)
@@ -114,11 +114,11 @@ def antecedent(history: Sequence[Message], query: str, profile: Optional[CorpusP
     if last_user is None:
         return None
     previous = _CONNECTIVE.sub("", clean(history[last_user].content))
-    named = profile.query_entities(previous)
+    named = profile.names.query_entities(previous)
     if _BODY_QUESTION.search(query):
         replies = [m.content for m in history[last_user + 1:] if m.role == "assistant"]
-        bodies = [e for e in named if not profile.is_title(e)] \
-            or [e for text in replies for e in profile.query_entities(text) if not profile.is_title(e)]
+        bodies = [e for e in named if not profile.names.is_title(e)] \
+            or [e for text in replies for e in profile.names.query_entities(text) if not profile.names.is_title(e)]
         if bodies:
             return bodies[0]
     return named[0] if named else _topic(previous, profile)
@@ -131,7 +131,7 @@ def resolve_pronoun(query: str, history: Sequence[Message], profile: Optional[Co
     """
     profile = profile or profile_named("generic")
     cleaned = _CONNECTIVE.sub("", clean(query)).strip(" ，,")
-    m = pronoun(profile.pronoun_nouns).search(cleaned)
+    m = pronoun(profile.names.pronoun_nouns).search(cleaned)
     if m is None or len(cleaned) > FOLLOW_UP_MAX_CHARS or not _ENDS.sub("", cleaned.replace(m.group(0), "")):
         return None
     entity = antecedent(history, query, profile)
@@ -155,14 +155,14 @@ def complete_follow_up(query: str, history: Sequence[Message], profile: Optional
     previous = next((m.content for m in reversed(history) if m.role == "user" and m.content.strip() != query.strip()), None)
     cleaned = clean(query)
     if previous is None or len(cleaned) > 16 or not _FOLLOW_UP.search(query.strip()) \
-            or pronoun(profile.pronoun_nouns).search(cleaned):
+            or pronoun(profile.names.pronoun_nouns).search(cleaned):
         return None
     fragment = _ENDS.sub("", _ENDS.sub("", cleaned)).strip(" ，,")
     if not fragment:
         return None
     new_topic = _topic(fragment, profile) or fragment
     frame = clean(previous)
-    topics, frame_topics = profile.query_entities(fragment), profile.query_entities(frame)
+    topics, frame_topics = profile.names.query_entities(fragment), profile.names.query_entities(frame)
     if topics and not frame_topics:
         return f"{new_topic}中{frame}"
     old_topic = frame_topics[0] if topics else \
@@ -205,10 +205,10 @@ def rule_variants(state: State, synonyms: Mapping[str, Sequence[str]], graph: An
             terms = graph_terms(standalone, graph, state.user)
             if terms:
                 out.append(Variant(text=f"{standalone} {' '.join(terms)}", kind="expansion"))
-        laws = profile.query_entities(standalone)
+        laws = profile.names.query_entities(standalone)
         words = [w for w in keywords(standalone) if not any(w in law for law in laws)]
         if laws and words:
-            out.append(Variant(text=f"{laws[0]} {words[0]}{profile.step_back_suffix}", kind="step_back"))
+            out.append(Variant(text=f"{laws[0]} {words[0]}{profile.wording.step_back_suffix}", kind="step_back"))
     return out
 
 

@@ -1,16 +1,17 @@
-"""The corpus profile: the one seam through which generic skills learn what the indexed documents are.
+"""The corpus profile: the data sheet through which generic skills learn what the indexed documents are.
 
-Everything that depends on the kind of document — what a unit is and how a
-file is chunked, titles, families and repeals, the things a comparison names
-and how they resolve, ranking priors, entity and relation extraction, the
-aspects a comparison is made on, classifier cues and exemplars, the offline
-answer's phrasing and the direct replies, and what counts as in-domain — is a
-method of a `CorpusProfile`. Generic skills call these methods and hold no
-domain words; a domain pack (``domains/…``) subclasses the profile.
+A profile says how documents are read and chunked (`Reading`), how their
+titles and the things a question names are written (`Names`), what a
+comparison is made on (`Comparison`), what the entity graph holds and how a
+wiki page shows it (`GraphRules`), the classifier's cues and exemplars
+(`Classifier`), and the wording of answers, replies and prompts (`Wording`).
+It holds tables and functions of text, nothing that runs against an index:
+what a pack *does* (a statute survey, laws ahead of regulations, repeals) is
+its own terms, registered with its route variants (docs/profiles.md).
 
-The base class is what a skill may assume of documents it knows nothing
-about (no priors, no repeals, no sides, words in the question's language);
-a subclass overrides what its documents have. A profile is chosen by name or spec (``generic``,
+`CorpusProfile` is what a skill may assume of documents it knows nothing
+about; a pack (``domains/…``) derives from it and replaces the sub-sheets its
+documents need. A profile is chosen by name or spec (``generic``,
 ``prc_statutes``, ``package.module:Factory``), recorded in the index manifest
 when the index is built, and found again from the index at query time.
 """
@@ -19,6 +20,8 @@ from __future__ import annotations
 import importlib
 import re
 import threading
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from lambdarag.errors import ConfigError
@@ -31,271 +34,271 @@ SHIPPED = {"generic": "lambdarag.domains.generic:GenericProfile", "prc_statutes"
 AUTO_ORDER = ("prc_statutes", "generic")
 
 
-class CorpusProfile:
-    """What a corpus's documents are, as generic skills need to know it; this base knows nothing domain-specific."""
+def _any_corpus(documents: Sequence[Any]) -> bool:
+    return True
 
-    name = "base"
 
-    # -- choosing ---------------------------------------------------------------------------------------------
+def _family(title: str) -> str:
+    from .store.corpus import family_of
 
-    @classmethod
-    def claims(cls, documents: Sequence[Any]) -> bool:
-        """Returns whether this profile fits a corpus, judged from its documents (for ``domain: auto``)."""
-        return True
+    return family_of(title)
 
-    # -- structure --------------------------------------------------------------------------------------------
 
-    def markdown_fields(self, name: str, title: str, lines: Sequence[str]) -> dict[str, Any]:
-        """Returns the kind, header lines, date and family of a markdown file (its name, title and body lines)
-        where front matter does not declare them."""
-        from .store.corpus import file_date
+def _markdown_fields(name: str, title: str, lines: Sequence[str]) -> dict[str, Any]:
+    from .store.corpus import file_date
 
-        return {"kind": "markdown", "headers": (), "date": file_date(name), "family": self.family(title)}
+    return {"kind": "markdown", "headers": (), "date": file_date(name), "family": _family(title)}
 
+
+def _chunk(doc: Any, cap: int) -> list:
+    from .store.corpus import chunk_document
+
+    return chunk_document(doc, cap)
+
+
+def _as_is(text: str) -> str:
+    return text
+
+
+def _never(text: str) -> bool:
+    return False
+
+
+@dataclass(frozen=True)
+class Reading:
+    """How documents are read and chunked: which corpus is of this kind, a markdown file's fields, a unit's chunks."""
+
+    claims: Callable[[Sequence[Any]], bool] = _any_corpus
+    """Whether this profile fits a corpus, judged from its documents (for ``domain: auto``)."""
+    markdown_fields: Callable[[str, str, Sequence[str]], dict[str, Any]] = _markdown_fields
+    """The kind, header lines, date and family of a markdown file (its name, title and body lines) where front
+    matter does not declare them."""
     record_document_keys: tuple[str, ...] = ("document",)
     """Fields of a JSONL record naming the document it is a part of (the first one set gives its family, else its
     title does)."""
+    family: Callable[[str], str] = _family
+    """The family id of a title: the dated versions of one document share it."""
+    chunk: Callable[[Any, int], list] = _chunk
+    """The chunks of a document under a size cap (see skills.store.corpus for the generic chunkers)."""
+    tokenizer: Mapping[str, Any] = field(default_factory=dict)
+    """The options of the index's BM25 tokenizer (skills.store.tokenize.Tokenizer keyword arguments)."""
+    without_label: Callable[[str], str] = _as_is
+    """A sentence without the leading label its unit is numbered with, never part of a quote (none by default)."""
+    is_heading: Callable[[str], bool] = _never
+    """Whether a line of a chunk is a structural heading not to be quoted as an answer."""
 
-    def family(self, title: str) -> str:
-        """Returns the family id of a title: the dated versions of one document share it."""
-        from .store.corpus import family_of
 
-        return family_of(title)
+def _short_name(name: str) -> str:
+    from .store.graph import plain_name
 
-    def chunk(self, doc: Any, cap: int) -> list:
-        """Returns the chunks of a document (see skills.store.corpus for the generic chunkers)."""
-        from .store.corpus import chunk_document
+    return plain_name(name)
 
-        return chunk_document(doc, cap)
 
-    def tokenizer_options(self) -> dict:
-        """Returns the options of the index's BM25 tokenizer (skills.store.tokenize.Tokenizer keyword arguments)."""
-        return {}
+def _name_forms(name: str, kind: Optional[str] = None) -> set[str]:
+    return {name, _short_name(name)}
 
-    def short_title(self, title: str) -> str:
-        """Returns the short form of a document title used to match it in a question."""
-        return title.strip()
 
-    # -- comparison sides ----------------------------------------------------------------------------------------
+def _no_entities(query: str) -> tuple[str, ...]:
+    return ()
 
-    def named_sides(self, index: Any, query: str, limit: int, loose: bool) -> tuple:
-        """Returns the `Side`s (skills.sides) a question names, in order of mention: none by default."""
-        return ()
 
-    sides_lead = True
+@dataclass(frozen=True)
+class Names:
+    """How titles and named things are written: short forms, the ways text writes a name, a question's names."""
+
+    short_title: Callable[[str], str] = str.strip
+    """The short form of a document title used to match it in a question."""
+    short_name: Callable[[str], str] = _short_name
+    """The short form an entity's name is stored and looked up by (without quotes, by default)."""
+    name_forms: Callable[..., set[str]] = _name_forms
+    """The ways text may write an entity's name (name, kind=None: of any type)."""
+    is_title: Callable[[str], bool] = _never
+    """Whether a named thing is a document's title rather than a body or a topic."""
+    query_entities: Callable[[str], tuple[str, ...]] = _no_entities
+    """The named things of a question, in order of appearance."""
+    pronoun_nouns: str = "文件|文档|章节|部分|机构|部门|单位|机关|工具|命令|软件|功能|系统|方法|问题"
+    """Nouns a Chinese demonstrative stands with for the previous turn's subject (这个文件, 该命令), joined by |."""
+
+
+def _one_plain_aspect(query: str) -> list[tuple[str, tuple[str, ...]]]:
+    return [("", ())]
+
+
+def _no_aspects(query: str) -> list[tuple[str, tuple[str, ...]]]:
+    return []
+
+
+def _all_words(words: Sequence[str]) -> list[str]:
+    return list(words)
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """What a comparison is made on: the aspects a question compares, and whether the sides lead the evidence."""
+
+    sides_lead: bool = True
     """Whether the sides' own best chunks go ahead of the question's ranking (else the ranking's first chunk leads,
     and the sides follow it round-robin)."""
+    aspects: Callable[[str], list[tuple[str, tuple[str, ...]]]] = _one_plain_aspect
+    """(aspect, cue words a document states it with) the question compares on; one plain aspect by default."""
+    named_aspects: Callable[[str], list[tuple[str, tuple[str, ...]]]] = _no_aspects
+    """(aspect, cue words) for each aspect the question asks about by name: none by default."""
+    without_aspects: Callable[[Sequence[str]], list[str]] = _all_words
+    """The words that are not themselves the way a question names an aspect."""
 
-    def compare_aspects(self, query: str) -> list[tuple[str, tuple[str, ...]]]:
-        """Returns (aspect, cue words a document states it with) the question compares on; one plain aspect by default."""
-        return [("", ())]
 
-    def named_aspects(self, query: str) -> list[tuple[str, tuple[str, ...]]]:
-        """Returns (aspect, cue words) for each aspect the question asks about by name: none by default."""
-        return []
+def _own_entity(doc: Any) -> Any:
+    from .store.graph import DocFacts, EntityRecord, Label
 
-    def without_aspects(self, words: Sequence[str]) -> list[str]:
-        """Returns the words that are not themselves the way a question names an aspect."""
-        return list(words)
+    name = (doc.title or doc.family).strip()
+    me = EntityRecord(name=name, type="document",
+                      sources={doc.source: Label(department=doc.department, security_level=doc.security_level)})
+    return DocFacts(source=doc.source, entity=name, entities=[me])
 
-    # -- ranking priors, versions and repeals ------------------------------------------------------------------
 
-    def rank(self, title: str) -> int:
-        """Returns the prior rank of a document by its title: 0 goes first, higher ranks after (all 0 by default)."""
-        return 0
+def _no_llm_extraction(doc: Any, llm: Any) -> Any:
+    from lambdarag.errors import ProviderError
 
-    def source_rank(self, source: str) -> int:
-        """Returns the prior rank of a document by its source path (all 0 by default)."""
-        return 0
+    raise ProviderError("this corpus profile has no LLM extraction")
 
-    def prior(self, query: str) -> Callable[[Any], int]:
-        """Returns a hit's prior rank for a question: 0 goes first, higher ranks after (by default its title's `rank`,
-        whatever the question asks)."""
-        return lambda hit: self.rank(hit.title or "")
 
-    def stand_back(self, query: str) -> Optional[int]:
-        """Returns how many places a survey's document stands back per `prior` rank in each round of its evidence, or
-        None when a better prior goes first outright (the default)."""
-        return None
+def _no_facts(hit: Any, text: str) -> tuple[list, list[tuple[str, str]]]:
+    return [], []
 
-    def order_ahead(self, hits: Sequence[Any], query: str) -> list:
-        """Returns the hits of a ranking's first documents with those of a better `prior` first, each group in rank
-        order; a document the question names by its short title counts as ranked first."""
-        rank = self.prior(query)
-        return sorted(hits, key=lambda h: bool(rank(h)) and self.short_title(h.title or "") not in query)
 
-    def repealed(self, index: Any) -> dict[str, str]:
-        """Returns family → date from which that family is out of force because another document replaced it."""
-        return {}
+def _first(source: str) -> int:
+    return 0
 
-    def topic_hits(self, backend: Any, query: str, hits: Sequence[Any], user: Any, limit: int,
-                   specific: int) -> tuple:
-        """Returns `hits` with the documents the question's topics name put among the first (unchanged by default)."""
-        return tuple(hits)
 
-    def document_hits(self, ctx: Any, state: Any, k: int, depth: int, purposes: int) -> tuple:
-        """Returns `state.hits` with the documents matching the question as a whole ahead (unchanged by default)."""
-        return tuple(state.hits)
-
-    # -- graph --------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class GraphRules:
+    """What the entity graph holds and how it is read: extraction, relation vocabulary, a wiki page's sections."""
 
     rules_version: Any = "base-1"
     """Changes when extraction changes, so that incremental wiki compiles redo every document."""
-
-    entity_type_names: Mapping[str, str] = {}
-    """How a wiki page spells the entity types of this profile's graph (a type not named here is shown as stored)."""
-
+    extract_document: Callable[[Any], Any] = _own_entity
+    """The `DocFacts` (skills.wiki) of a document: its own entity, no relations by default."""
+    llm_extract: Callable[[Any, Any], Any] = _no_llm_extraction
+    """The `DocFacts` an LLM reads in a document (doc, llm); raises `ProviderError` when it fails (rules' output
+    stays)."""
+    answer_facts: Callable[[Any, str], tuple[list, list[tuple[str, str]]]] = _no_facts
+    """(relations, (entity, type) pairs) the rules read in a cited passage of an answer (its hit, the passage)."""
+    type_names: Mapping[str, str] = field(default_factory=dict)
+    """How a wiki page spells the entity types (a type not named here is shown as stored)."""
     page_sections: tuple[tuple[str, str, str], ...] = ()
     """The sections of a wiki page, each (title, relation, end): the edges of that relation, listed by their `head`
     (edges into the entity) or `tail` (edges out of it); edges of no section are listed together."""
-
-    def short_name(self, name: str) -> str:
-        """Returns the short form an entity's name is stored and looked up by (without quotes, by default)."""
-        from .store.graph import plain_name
-
-        return plain_name(name)
-
-    def name_forms(self, name: str, kind: Optional[str] = None) -> set[str]:
-        """Returns the ways text may write an entity's name, for an entity of type `kind` (None: of any type): as given
-        and its short form, by default."""
-        return {name, self.short_name(name)}
-
-    support_cues: Mapping[str, tuple[str, ...]] = {}
+    support_cues: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     """Relation type → words one of which a sentence must contain to state a relation of that type (a type not
     listed: its own name)."""
-    entity_name_rule = "名称去掉书名号和引号，只列问题里出现或明确指代的，不要补充。"
-    """The line of the LLM's entity prompt that says how to write the names it lists."""
-
-    def extract_document(self, doc: Any) -> Any:
-        """Returns the `DocFacts` (skills.wiki) of a document: its own entity, no relations by default."""
-        from .store.graph import DocFacts, EntityRecord, Label
-
-        name = self.short_title(doc.title or doc.family)
-        me = EntityRecord(name=name, type="document",
-                          sources={doc.source: Label(department=doc.department, security_level=doc.security_level)})
-        return DocFacts(source=doc.source, entity=name, entities=[me])
-
-    def llm_extract(self, doc: Any, llm: Any) -> Any:
-        """Returns the `DocFacts` an LLM reads in a document; raises `ProviderError` when it fails (rules' output stays)."""
-        from lambdarag.errors import ProviderError
-
-        raise ProviderError(f"corpus profile {self.name!r} has no LLM extraction")
-
-    def answer_facts(self, source: Any, text: str) -> tuple[list, list[tuple[str, str]]]:
-        """Returns (relations, (entity, type) pairs) the rules read in a cited passage of an answer (`source`: its hit)."""
-        return [], []
-
-    relation_cue_table: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = ()
+    relation_cues: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = ()
     """(question cue, relation types it asks about) pairs for edge search."""
     asking_words: frozenset[str] = frozenset()
     """Words of a relation question that name the relation rather than what it is about."""
+    expand_order: Mapping[str, int] = field(default_factory=dict)
+    """Relation type → its place when graph expansion picks related terms (a type not listed goes last; ties by
+    confidence)."""
+    source_rank: Callable[[str], int] = _first
+    """Which of two equally good edges wins: the one from the document of the lower rank, by its source path."""
+
+
+def _any_type(kind: str, query: str) -> bool:
+    return True
+
+
+@dataclass(frozen=True)
+class Classifier:
+    """The question classifier's cue rules and labelled exemplars."""
+
     rules: tuple[tuple[str, float, re.Pattern[str]], ...] = ()
-    """The classifier's (type, confidence, cue pattern) rules, the first firing one deciding."""
+    """(type, confidence, cue pattern) rules, the first firing one deciding."""
     exemplars_file: Any = None
     """A JSONL file of labelled questions ``{"query", "type"}`` the learned classifier is fitted on, or None."""
+    unsure_below: float = 0.0
+    """Probability below which the learned classifier's guess decides nothing (the classifier's default type does)."""
+    admits_type: Callable[[str, str], bool] = _any_type
+    """Whether the learned classifier may give a question no rule settled this type (type, query)."""
 
-    def relation_cues(self) -> tuple[tuple[re.Pattern[str], tuple[str, ...]], ...]:
-        """Returns (question cue, relation types it asks about) pairs for edge search."""
-        return self.relation_cue_table
-
-    def relation_asking_words(self) -> frozenset[str]:
-        """Returns words of a relation question that name the relation rather than what it is about."""
-        return self.asking_words
-
-    # -- classification -------------------------------------------------------------------------------------------
-
-    def classifier_rules(self) -> tuple[tuple[str, float, re.Pattern[str]], ...]:
-        """Returns (type, confidence, cue pattern) rules, the first firing one deciding."""
-        return self.rules
-
+    @cached_property
     def exemplars(self) -> tuple[tuple[str, str], ...]:
-        """Returns labelled questions (query, type) the learned classifier is fitted on, read once per profile
-        (the classifier asks on every question)."""
+        """Labelled questions (query, type) of `exemplars_file`, read once (the classifier asks on every question)."""
         from .exemplars import read_exemplars
 
-        if "_exemplars" not in self.__dict__:
-            self._exemplars = read_exemplars(self.exemplars_file) if self.exemplars_file else ()
-        return self._exemplars
-
-    def query_entities(self, query: str) -> tuple[str, ...]:
-        """Returns the named things of a question, in order of appearance."""
-        return ()
+        return read_exemplars(self.exemplars_file) if self.exemplars_file else ()
 
     def asks_compare(self, query: str) -> bool:
-        """Returns whether a question's words set things side by side (a compare rule of the profile fires)."""
-        return any(kind == "compare" and pattern.search(query) for kind, _, pattern in self.classifier_rules())
+        """Returns whether a question's words set things side by side (a compare rule fires)."""
+        return any(kind == "compare" and pattern.search(query) for kind, _, pattern in self.rules)
 
-    unsure_below = 0.0
-    """Probability below which the learned classifier's guess decides nothing (the classifier's default type does)."""
 
-    def admits_type(self, kind: str, query: str) -> bool:
-        """Returns whether the learned classifier may give a question no rule settled this type (any, by default)."""
-        return True
+def _phrases(query: str) -> Mapping[str, str]:
+    from .phrasing import phrases
 
-    def is_title(self, name: str) -> bool:
-        """Returns whether a named thing is a document's title rather than a body or a topic (none by default)."""
-        return False
+    return phrases(query)
 
-    pronoun_nouns = "文件|文档|章节|部分|机构|部门|单位|机关|工具|命令|软件|功能|系统|方法|问题"
-    """Nouns a Chinese demonstrative stands with for the previous turn's subject (这个文件, 该命令), joined by |."""
-    step_back_suffix = ""
-    """Words a step-back query variant ends with (none by default)."""
 
-    def without_label(self, sentence: str) -> str:
-        """Returns a sentence without the leading label its unit is numbered with, never part of a quote (none by
-        default)."""
-        return sentence
+def _named_things_missing(query: str, context: str) -> list[str]:
+    from .sentences import proper_nouns
 
-    def is_heading(self, line: str) -> bool:
-        """Returns whether a line of a chunk is a structural heading not to be quoted as an answer."""
-        return False
+    return [name for name in dict.fromkeys(proper_nouns(query)) if name.lower() not in context]
 
-    # -- answers and direct replies -----------------------------------------------------------------------------
 
-    def phrasing(self, query: str) -> Mapping[str, str]:
-        """Returns the offline answer's phrases for a question (skills.phrasing keys)."""
-        from .phrasing import phrases
+@dataclass(frozen=True)
+class Wording:
+    """The wording of answers, replies and prompts, and what a question may be about."""
 
-        return phrases(query)
-
-    prompt_files: tuple = ()
-    """The LLM prompt files (`skills.prompts`), later ones overriding earlier ones; none here (a pack names its own)."""
-
-    answer_floor = 0.2
+    phrasing: Callable[[str], Mapping[str, str]] = _phrases
+    """The offline answer's phrases for a question (skills.phrasing keys), the direct replies among them."""
+    answer_floor: float = 0.2
     """Share of a question's weighted words the best retrieved sentence must cover for the offline answer to quote
     it when no sentence covers enough of any one part (skills.coverage.THRESHOLD); below it nothing retrieved is
     about the question, and the answer refuses. A profile at or above THRESHOLD never answers from partial support."""
-
-    def missing_things(self, query: str, context: str) -> list[str]:
-        """Returns what a question names that the lower-cased context never mentions: what an answer may honestly
-        say the documents lack, and why it then refuses rather than quote partial support.
-
-        Those are its named things (`query_entities`, and capitalised words inside an English sentence), never its
-        everyday words (易读, 查看, current): the text often says those otherwise, so their absence proves nothing.
-        """
-        from .sentences import proper_nouns
-
-        asked = dict.fromkeys([*self.query_entities(query), *proper_nouns(query)])
-        return [name for name in asked if name.lower() not in context]
+    missing_things: Callable[[str, str], list[str]] = _named_things_missing
+    """What a question names that the lower-cased context never mentions (query, context): what an answer may
+    honestly say the documents lack, and why it then refuses rather than quote partial support; its named things,
+    never its everyday words (the text often says those otherwise, so their absence proves nothing)."""
+    in_domain: Optional[Callable[[str], bool]] = None
+    """Whether a question with an off-topic cue (weather, a joke) is about the documents all the same; None: when at
+    least half its words are words of the index (`in_domain`)."""
+    step_back_suffix: str = ""
+    """Words a step-back query variant ends with (none by default)."""
+    prompt_files: tuple = ()
+    """The LLM prompt files (`skills.prompts`), later ones overriding earlier ones; none here (a pack names its own)."""
+    entity_name_rule: str = "名称去掉书名号和引号，只列问题里出现或明确指代的，不要补充。"
+    """The line of the LLM's entity prompt that says how to write the names it lists."""
 
     def direct_replies(self, query: str) -> Mapping[str, str]:
         """Returns the greeting and out-of-scope replies for a question's language (`greeting`, `out_of_scope`)."""
-        from .phrasing import phrases
-
-        p = phrases(query)
+        p = self.phrasing(query)
         return {"greeting": p["greeting"], "out_of_scope": p["out_of_scope"]}
 
-    def in_domain(self, query: str, index: Any = None) -> bool:
-        """Returns whether a question with an off-topic cue (weather, a joke) is about the documents all the same:
-        when at least half its words are words of the index (none without an index)."""
-        lexical = getattr(index, "lexical", None)
-        if lexical is None:
-            return False
-        tokens = index.tokenizer(query)
-        return bool(tokens) and 2 * sum(t in lexical.vocab for t in tokens) >= len(tokens)
+
+class CorpusProfile:
+    """What a corpus's documents are, as generic skills need to know it: a name and six sub-sheets; this base
+    knows nothing domain-specific."""
+
+    name = "base"
+    reading = Reading()
+    names = Names()
+    comparison = Comparison()
+    graph = GraphRules()
+    classifier = Classifier()
+    wording = Wording()
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
+
+
+def in_domain(profile: CorpusProfile, query: str, index: Any = None) -> bool:
+    """Returns whether a question with an off-topic cue is about the documents all the same: the profile's test,
+    else whether at least half its words are words of the index (none without an index)."""
+    if profile.wording.in_domain is not None:
+        return profile.wording.in_domain(query)
+    lexical = getattr(index, "lexical", None)
+    if lexical is None:
+        return False
+    tokens = index.tokenizer(query)
+    return bool(tokens) and 2 * sum(t in lexical.vocab for t in tokens) >= len(tokens)
 
 
 def load_profile(spec: str) -> CorpusProfile:
@@ -324,7 +327,7 @@ def load_profile(spec: str) -> CorpusProfile:
 def choose_profile(documents: Sequence[Any]) -> str:
     """Returns the name of the first shipped profile that claims the documents (``domain: auto``)."""
     for name in AUTO_ORDER:
-        if type(load_profile(name)).claims(documents):
+        if load_profile(name).reading.claims(documents):
             return name
     return "generic"
 
@@ -348,6 +351,12 @@ def index_profile(index: Any) -> CorpusProfile:
 
 _detected: PerObject[str] = PerObject(lambda index: choose_profile(list(index.documents().values())))
 """Returns the profile an index built before profiles were recorded fits, judged once per index version."""
+
+
+def packs_of(profile: CorpusProfile) -> tuple[str, ...]:
+    """Returns the packs whose own terms and route variants a profile runs: its own, then those it derives from."""
+    return tuple(dict.fromkeys(c.name for c in type(profile).__mro__ if isinstance(c, type) and
+                               issubclass(c, CorpusProfile) and "name" in vars(c)))
 
 
 def profile_of(ctx: Any) -> CorpusProfile:

@@ -80,7 +80,7 @@ class ProfilePrompt:
 
     def __call__(self, state: Any, ctx: Any) -> Prompt:
         language = next((language_of(str(v)) for f in LANGUAGE_FIELDS if (v := getattr(state, f, None))), "en")
-        table = read_prompts(profile_of(ctx).prompt_files)
+        table = read_prompts(profile_of(ctx).wording.prompt_files)
         entry = table.get(self.name, {})
         texts = dict(entry.get(language) or entry.get("en") or {})
         overrides = ((getattr(ctx, "resources", None) or {}).get("prompts") or {}).get(self.name, {})

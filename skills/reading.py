@@ -38,7 +38,7 @@ def read_corpus(root: Union[str, Path], *, progress: bool = False, cap: int = 80
     corpus.domain = domain
     corpus.problems[:0] = links
     for doc in corpus.documents:
-        pieces = [flag_instructions(c) for c in profile.chunk(doc, cap)]
+        pieces = [flag_instructions(c) for c in profile.reading.chunk(doc, cap)]
         if not pieces:
             corpus.problems.append((doc.source, 0, "no chunkable text"))
         corpus.chunks.extend(pieces)

@@ -17,7 +17,7 @@ MODULES: dict[str, tuple[str, ...]] = {
     "classify": ("classify_offline", "classify_llm", "classify"),
     "context": ("assemble_context",),
     "dense": ("embedding_search",),
-    "diversify": ("priors_ahead", "one_version", "diversify", "topic_search", "document_search"),
+    "diversify": ("versions_ahead", "one_version", "diversify"),
     "edges": ("edge_search",),
     "facts": ("fact_extract", "fact_support"),
     "faq": ("faq_direct_answer",),

@@ -1,8 +1,8 @@
 """The things a question names (its sides), resolved to documents, and retrieval that gives each side a place.
 
 A comparison of two documents answered from one ranking often gets five
-chunks of the better-matching one and none of the other. `name_sides` asks
-the corpus profile (skills.profile) which documents the question names;
+chunks of the better-matching one and none of the other. `name_sides` finds
+the documents the question names by title (a pack may name its own);
 `side_search` searches each on its own, restricted to its document, once per
 compared aspect (also the profile's), and interleaves the sides' best chunks
 ahead of the question's own ranking; `named_first` moves the named
@@ -13,24 +13,12 @@ from __future__ import annotations
 from typing import Any, Sequence, TypedDict
 
 from lambdarag import Context, User, tool
-from lambdarag.state import Record
 
 from .profile import profile_of
 from .registry import skill
+from .titles import Side, Sides, document_names
 from .store.corpus import to_hits
 from .store.records import Hit, Hits, HitsOut
-
-
-class Side(Record):
-    """One thing a question names: the name as written, the title it resolved to, and its document."""
-
-    name: str
-    title: str
-    source: str
-    family: str = ""
-
-
-Sides = tuple[Side, ...]
 
 
 class SidesOut(TypedDict):
@@ -49,9 +37,10 @@ def aspect_query(query: str, sides: Sequence[Side]) -> str:
 @skill
 @tool(effect="io")
 def name_sides(query: str, ctx: Context, *, limit: int = 4, loose: bool = False) -> SidesOut:
-    """Writes `sides`: the documents the question names, as the corpus profile resolves them (`loose` for
-    questions that set named things side by side)."""
-    return {"sides": profile_of(ctx).named_sides(ctx.resource("index"), query, limit, loose)}
+    """Writes `sides`: the documents a comparison names by title, file name or heading (skills.titles; `loose`: a
+    question that sets named things side by side; other questions name none, so their ranking stays the hybrid one:
+    a title word in a question is weak evidence). A pack may name its own (statute_sides)."""
+    return {"sides": document_names(ctx.resource("index")).named(query, limit) if loose else ()}
 
 
 def side_ranking(backend: Any, side: Side, aspect: str, user: Any, k: int) -> tuple[Hit, ...]:
@@ -96,8 +85,8 @@ def side_search(query: str, sides: Sides, hits: Hits, user: User, ctx: Context, 
     asked = aspect_query(query, sides)
     profile = profile_of(ctx)
     ranked = [side_ranking(backend, side, f"{asked} {' '.join(cues)}", user, top_k)
-              for _, cues in profile.compare_aspects(query) for side in sides]
-    return {"hits": interleave(ranked if profile.sides_lead else [hits, *ranked], hits, per_side)}
+              for _, cues in profile.comparison.aspects(query) for side in sides]
+    return {"hits": interleave(ranked if profile.comparison.sides_lead else [hits, *ranked], hits, per_side)}
 
 
 def named_ahead(hits: Sequence[Hit], sides: Sequence[Side]) -> tuple[Hit, ...]:

@@ -25,7 +25,7 @@ def evidence(hit: Hit) -> list[str]:
 
 
 def names(sentence: str, name: str, hit: Hit, forms: Names) -> bool:
-    """Returns whether `sentence` of `hit` names the entity in one of the ways `forms` (the corpus profile) says text
+    """Returns whether `sentence` of `hit` names the entity in one of the ways `forms` (the profile's names) says text
     writes it (the cited document itself counts as named)."""
     short = forms.short_name
     if short(name) in {short(hit.title), short(hit.source.rsplit("/", 1)[-1].split("(")[0])}:
@@ -40,11 +40,12 @@ def unsupported(relation: Relation, hits: Iterable[Hit], profile: "CorpusProfile
                   and (not relation.section or not h.section or h.section == relation.section)]
     if not candidates:
         return f"its source {relation.source}#{relation.section} is not a cited chunk"
-    cues = profile.support_cues.get(relation.relation, (relation.relation,))
+    cues = profile.graph.support_cues.get(relation.relation, (relation.relation,))
     injected = False
     for hit in candidates:
         for sentence in split_sentences(f"{hit.section} {hit.text}"):
-            if not (names(sentence, relation.head, hit, profile) and names(sentence, relation.tail, hit, profile)):
+            if not (names(sentence, relation.head, hit, profile.names)
+                    and names(sentence, relation.tail, hit, profile.names)):
                 continue
             if instruction_like(sentence):
                 injected = True

@@ -14,7 +14,6 @@ from lambdarag import Context, User, tool
 from .store.records import Hit, Hits, HitsOut, TimeRange
 
 from .registry import skill
-from .profile import index_profile, profile_of
 
 LATEST_WORDS = re.compile(r"最新|现行|现在|目前|当前|最近|如今|现阶段|现今|新修订|修订后")
 FULL_DATE = re.compile(r"(\d{4})\s*(?:年|-|/|\.)\s*(\d{1,2})\s*(?:月|-|/|\.)\s*(\d{1,2})\s*日?")
@@ -195,38 +194,14 @@ def extract_time_range(query: str, *, today: str = "") -> TimeRangeOut:
     return {"time_range": time_range_of(query, dt.date.fromisoformat(today) if today else None)}
 
 
-def unrepealed(hits: Sequence[Hit], window: Optional[TimeRange], repealed: dict[str, str]) -> tuple[Hit, ...]:
-    """Returns the hits of families not repealed before `window` (`repealed`: family → date, from the corpus
-    profile): all of them when the window is None.
-
-    A repealed family is out of force for the newest-version window (an
-    undated question) and for a window that starts on or after its repeal; a
-    question about a time before the repeal keeps it.
-    """
-    if window is None or not repealed:
-        return tuple(hits)
-    since = window.as_of or window.start
-    if not window.latest and since is None:
-        return tuple(hits)
-
-    def repealed_then(h: Hit) -> bool:
-        date = repealed.get(h.family or "")
-        return date is not None and (since is None or date <= since.isoformat())
-
-    return tuple(h for h in hits if not repealed_then(h))
-
-
 def current_versions(backend: Any, hits: Sequence[Hit], window: Optional[TimeRange]) -> tuple[Hit, ...]:
     """Returns the hits of the versions in force in `window`, or of the newest versions when it is None; others go.
 
     A document answers an undated question in its current text: two versions
     share most units word for word, so without this the older one ranks as
-    often as the newer (identical vectors tie). A family the corpus profile
-    says another document replaced goes too (`CorpusProfile.repealed`).
+    often as the newer (identical vectors tie).
     """
-    window = window or LATEST
-    return unrepealed(time_filter_hits(hits, window, index_versions(backend, hits)), window,
-                      index_profile(backend).repealed(backend))
+    return time_filter_hits(hits, window or LATEST, index_versions(backend, hits))
 
 
 @skill
@@ -237,14 +212,11 @@ def time_filter(hits: Hits, time_range: Optional[TimeRange], user: User, ctx: Co
 
     Versions come from the index (resource "index") when the context has one,
     else from the hits themselves; an out-of-force article is swapped for the
-    same article of the in-force version when the index holds it, and a
-    family the corpus profile says was replaced by then goes. Config
+    same article of the in-force version when the index holds it. Config
     `undated: latest` keeps the newest versions when the question names no
     time (one version per family); by default such a question keeps them all.
     """
     backend, window = ctx.resources.get("index"), time_range or UNDATED[undated]
     if backend is None:
         return {"hits": time_filter_hits(hits, window, _hit_versions(hits))}
-    return {"hits": unrepealed(time_filter_hits(hits, window, index_versions(backend, hits),
-                                                _counterpart_in(backend, user)), window,
-                               profile_of(ctx).repealed(backend))}
+    return {"hits": time_filter_hits(hits, window, index_versions(backend, hits), _counterpart_in(backend, user))}

@@ -133,13 +133,13 @@ def compile_wiki(corpus_root: Union[str, Path, Corpus], wiki_dir: Union[str, Pat
     manifest = read_manifest((base or wiki) / "manifest.json")
     known: dict[str, dict] = manifest["documents"]
     docs = {d.source: d for d in corpus.documents}
-    hashes = {s: doc_hash(d, llm is not None, profile.rules_version) for s, d in docs.items()}
+    hashes = {s: doc_hash(d, llm is not None, profile.graph.rules_version) for s, d in docs.items()}
     report = CompileReport(domain=corpus.domain, documents=len(docs))
     report.added = sorted(s for s in docs if s not in known)
     report.changed = sorted(s for s in docs if s in known and (
         known[s]["hash"] != hashes[s] or (llm is not None and known[s].get("llm_failed"))))
     report.removed = sorted(s for s in known if s not in docs)
-    graph = EntityGraph.load((base or wiki) / "relations.json", missing_ok=True, names=profile)
+    graph = EntityGraph.load((base or wiki) / "relations.json", missing_ok=True, names=profile.names)
     written = {rec.name: rec.wiki_page for rec in graph.entities() if rec.wiki_page}   # where each page is now
     if report.noop and base is not None and (base / "relations.json").exists():
         report.entities, report.relations, report.generation = len(graph), graph.g.number_of_edges(), base
@@ -158,12 +158,12 @@ def compile_wiki(corpus_root: Union[str, Path, Corpus], wiki_dir: Union[str, Pat
         todo = tqdm(todo, desc="compile wiki", unit="doc")
     for source in todo:
         doc = docs[source]
-        facts = profile.extract_document(doc)
+        facts = profile.graph.extract_document(doc)
         touched |= apply_facts(graph, facts)
         known[source] = {"hash": hashes[source], "entity": facts.entity}
         if llm is not None:
             try:
-                touched |= apply_facts(graph, profile.llm_extract(doc, llm))
+                touched |= apply_facts(graph, profile.graph.llm_extract(doc, llm))
             except ProviderError as e:
                 report.llm_failures.append(f"{source}: {e}")
                 known[source]["llm_failed"] = str(e)[:200]
@@ -206,7 +206,7 @@ def render_page(graph: EntityGraph, name: str, profile: Optional[CorpusProfile] 
     derived from (`WikiStore` shows a line only if all of them are readable).
     """
     rec: EntityRecord = graph.g.nodes[name]["record"]
-    type_names = profile.entity_type_names if profile is not None else {}
+    type_names = profile.graph.type_names if profile is not None else {}
     labels = {s: lab.model_dump() for s, lab in sorted(rec.sources.items())}
     # the page holds every line, each with its sources; the reader's rights filter it when it is read
     out_edges = sorted(graph.neighbors(name, direction="out", user=ALL_ACCESS),
@@ -232,7 +232,7 @@ def render_page(graph: EntityGraph, name: str, profile: Optional[CorpusProfile] 
             body += [("", ()), ("## 制定与修订", ())]
             body += [(f"- {e.date} {e.note} [来源: {newest.source}]", (newest.source,)) for e in newest.events]
     sections = [(title, [r for r in (in_edges if end == "head" else out_edges) if r.relation == relation], end)
-                for title, relation, end in (profile.page_sections if profile is not None else ())]
+                for title, relation, end in (profile.graph.page_sections if profile is not None else ())]
     shown = {id(r) for _, rs, _ in sections for r in rs}
     other = [r for r in out_edges + in_edges if id(r) not in shown]
     sections.append(("其他关系", other, "both"))

@@ -19,7 +19,8 @@ from lambdarag.errors import ConfigError
 from lambdarag.orchestration.config import DEMO_DOCS
 from lambdarag.skills import build
 from lambdarag.skills.store.local import LocalBackend
-from lambdarag.skills.store.index import build_backend, open_backend
+from lambdarag.skills.store.index import open_backend
+from lambdarag.skills.indexing import build_backend
 from lambdarag.skills.store.corpus import Chunk, Document, to_hits
 from lambdarag.skills.reading import read_corpus
 from lambdarag.skills.store.milvus import MilvusBackend, filter_expression

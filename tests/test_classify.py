@@ -85,7 +85,7 @@ def test_learned_classifier_generalises_to_held_out_questions():
 
 
 def test_exemplars_never_include_the_frozen_test_half():
-    assert not {q for q, _ in PROFILE.exemplars()} & {r["query"] for r in half("test")}
+    assert not {q for q, _ in PROFILE.classifier.exemplars} & {r["query"] for r in half("test")}
 
 
 @pytest.mark.slow

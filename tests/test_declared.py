@@ -48,9 +48,9 @@ def test_parameters_print_in_yaml_spelling_and_make_a_different_term():
                        "Map), found the end"),
     ("Par(bm25_search, embedding_search >> score_fusion", "column 50: expected ')' to close Par, found the end"),
     ("bm25_search(topk=30)", "column 1: skill 'bm25_search' has no parameter 'topk'; did you mean 'topK'? its parameters: filters, topK"),
-    ("priors_ahead(window=12, cap=2)", "column 1: skill 'priors_ahead' has no parameter 'cap'; its parameters: "
+    ("versions_ahead(window=12, cap=2)", "column 1: skill 'versions_ahead' has no parameter 'cap'; its parameters: "
                                          "window"),
-    ("priors_ahead(window=twelve)", "column 1: term 'priors_ahead': parameter window='twelve': Input should be a "
+    ("versions_ahead(window=twelve)", "column 1: term 'versions_ahead': parameter window='twelve': Input should be a "
                                       "valid integer, unable to parse string as an integer"),
     ("bm25_search(topK=three)", "column 1: term 'bm25_search': parameter topK='three': Input should be a valid "
                                 "integer, unable to parse string as an integer"),
@@ -185,7 +185,7 @@ def test_a_module_not_listed_under_plugins_is_never_imported(tmp_path):
     assert out.returncode == 0, out.stderr
     assert (tmp_path / "imported.marker").exists()
     assert "plugins: marker_plugin" in out.stdout and "fact: mine\n  λq. Par(bm25_search, embedding_search) >> " in out.stdout
-    assert ">> priors_ahead >> marker_skill >> Guard(" in out.stdout
+    assert ">> versions_ahead >> marker_skill >> Guard(" in out.stdout
 
 
 def test_a_plugin_that_fails_to_import_is_named_with_its_yaml_line(tmp_path):

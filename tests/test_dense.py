@@ -10,7 +10,7 @@ from lambdarag import Context, State
 from lambdarag.errors import ConfigError
 from lambdarag.skills import build
 from lambdarag.skills.store.vectors import DenseIndex, VectorCache, embed_passages, read_vectors_dir
-from lambdarag.skills.store.index import build_index
+from lambdarag.skills.indexing import build_index
 from tests.conftest import STARD
 
 VECTORS = STARD / "embeddings"

@@ -8,6 +8,8 @@ import pytest
 from lambdarag import Context, State
 from lambdarag.errors import ConfigError
 from lambdarag.domains.prc_statutes import StatuteProfile
+from lambdarag.domains.prc_statutes.kinds import order_ahead, prior
+from lambdarag.domains.prc_statutes.names import short_name
 from lambdarag.domains.prc_statutes.ranks import by_document, by_match_and_purpose, rank_of
 from lambdarag.skills import build
 from lambdarag.skills.diversify import ordered_by_priors as priors_ahead, per_document
@@ -24,7 +26,7 @@ STATUTES = {"profile": PROFILE}
 
 
 def statutes_ahead(hits, window, query="", time_range=None):
-    return priors_ahead(hits, window, time_range, lambda ahead: PROFILE.order_ahead(ahead, query))
+    return priors_ahead(hits, window, time_range, lambda ahead: order_ahead(ahead, query, short_name))
 
 
 FOREST = "中华人民共和国森林法"
@@ -46,7 +48,7 @@ def test_statutes_first_puts_every_statute_ahead_of_regulations_and_versions_cou
             hit("经济法/草原法(2021-04-29).md", GRASS, "第一条", 5)]
     plain = [h.source for h in per_document(hits)]
     assert plain[:4] == [hits[0].source, hits[2].source, hits[3].source, hits[4].source]  # old version waits a round
-    first = [h.title for h in per_document(hits, rank=PROFILE.prior("森林和草原有哪些法律？"))][:4]
+    first = [h.title for h in per_document(hits, rank=prior("森林和草原有哪些法律？"))][:4]
     assert first == [FOREST, GRASS, FOREST_RULES, INTERPRETATION]
 
 
@@ -85,7 +87,7 @@ def test_a_fact_answered_by_a_regulation_keeps_it_first():
     hits = [hit("行政法规/车船税法实施条例(2019-03-02).md", "中华人民共和国车船税法实施条例", "第四条", 6.1),
             hit("经济法/车船税法(2019-04-23).md", "中华人民共和国车船税法", "第三条", 3.2),
             hit("经济法/车船税法(2019-04-23).md", "中华人民共和国车船税法", "第二条", 2.9)]
-    out = build("priors_ahead", {}).run(State.of("机动船舶的车船税每净吨具体适用多少税额？", hits=tuple(hits)),
+    out = build("statute_priors", {}).run(State.of("机动船舶的车船税每净吨具体适用多少税额？", hits=tuple(hits)),
                                        Context(resources=STATUTES)).hits
     assert out[0].source == "行政法规/车船税法实施条例(2019-03-02).md"
 
@@ -106,13 +108,13 @@ OVERTIME = [("行政法规/关于工资总额组成的规定.md", "关于工资�
 def test_a_law_ranked_behind_seven_lower_instruments_goes_ahead_by_its_score_plus_the_lead():
     hits = tuple(hit(source, title, "第九条", score) for source, title, score in OVERTIME)
     question = "单位让加班，加班费至少按工资的多少给？"
-    out = build("priors_ahead", {}).run(State.of(question, hits=hits), Context(resources=STATUTES)).hits
+    out = build("statute_priors", {}).run(State.of(question, hits=hits), Context(resources=STATUTES)).hits
     assert [h.title for h in out[:3]] == ["关于工资总额组成的规定", "中华人民共和国劳动合同法", "中华人民共和国劳动法"]
-    assert build("priors_ahead", {"window": 8}).run(State.of(question, hits=hits),
+    assert build("statute_priors", {"window": 8}).run(State.of(question, hits=hits),
                                                     Context(resources=STATUTES)).hits[-1].title == "中华人民共和国劳动法"
     # the lead is a weight, not a sort: a law matching far worse than the regulations stays behind them
     weak = hits[:-1] + (hits[-1].model_copy(update={"score": -4.0}),)
-    assert build("priors_ahead", {}).run(State.of(question, hits=weak),
+    assert build("statute_priors", {}).run(State.of(question, hits=weak),
                                          Context(resources=STATUTES)).hits[-1].title == "中华人民共和国劳动法"
 
 
@@ -120,10 +122,10 @@ MARINE_OLD, MARINE_NEW = "行政法/海洋环境保护法(2017-11-04).md", "行�
 
 
 @pytest.mark.parametrize("time_range, version", [(None, MARINE_NEW), (TimeRange(as_of=dt.date(2020, 5, 1)), MARINE_OLD)])
-def test_document_search_brings_each_statute_in_one_version_the_current_one_unless_the_question_is_dated(
+def test_statute_documents_brings_each_statute_in_one_version_the_current_one_unless_the_question_is_dated(
         maritime_bm25, time_range, version):
     question = "海洋环境保护和防治船舶污染的法律有哪些？"
-    out = build("document_search", {}).run(State.of(question, hits=(), time_range=time_range),
+    out = build("statute_documents", {}).run(State.of(question, hits=(), time_range=time_range),
                                            Context(resources={"index": maritime_bm25}))
     marine = {h.source for h in out.hits if h.family == "海洋环境保护法"}
     assert marine == {version}
@@ -163,7 +165,7 @@ def test_one_version_moves_a_statutes_other_versions_after_every_other_hit():
 
 @pytest.mark.parametrize("question, version", [("船舶污染海洋环境要担什么责任？", MARINE_NEW),
                                                ("2020年船舶污染海洋环境要担什么责任？", MARINE_OLD)])
-@pytest.mark.parametrize("step", ["priors_ahead", "one_version"])
+@pytest.mark.parametrize("step", ["statute_priors", "versions_ahead", "one_version"])
 def test_a_statute_stands_in_its_version_in_force_where_its_tied_older_version_ranked(maritime_bm25, question, version, step):
     hits = to_hits(maritime_bm25.bm25("船舶 污染 海洋环境", 40), "bm25")
     marine = [h for h in hits if h.family == "海洋环境保护法"]
@@ -175,7 +177,7 @@ def test_a_statute_stands_in_its_version_in_force_where_its_tied_older_version_r
     assert len(out) == len(tied) and [h.score for h in out] == sorted((h.score for h in out), reverse=True)
 
 
-@pytest.mark.parametrize("step", ["priors_ahead", "one_version"])
+@pytest.mark.parametrize("step", ["statute_priors", "versions_ahead", "one_version"])
 def test_a_time_an_earlier_step_extracted_chooses_the_version_as_the_question_would(maritime_bm25, step):
     from lambdarag.skills.temporal import time_range_of as extract_time_range
 

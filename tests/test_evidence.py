@@ -105,7 +105,7 @@ def test_everyday_words_never_cause_a_refusal(query):
 ])
 def test_only_named_things_are_missing(query, missing):
     context = "df 命令 -h, --human-readable 推荐 apt pinning".lower()
-    assert GENERIC.missing_things(query, context) == missing
+    assert GENERIC.wording.missing_things(query, context) == missing
 
 
 def test_a_verbatim_quote_survives_the_check_whichever_chunk_of_its_file_it_comes_from():

@@ -18,7 +18,7 @@ from lambdarag.skills.store.local import LocalBackend
 from lambdarag.skills.context import context_hits
 from lambdarag.skills.reading import read_corpus
 from lambdarag.skills.faq import decide, normalise
-from lambdarag.skills.store.index import build_index
+from lambdarag.skills.indexing import build_index
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -216,7 +216,7 @@ def test_without_a_fitting_faq_the_route_answers_and_says_why(faq_index):
                                            ("今天上海天气怎么样？", "out_of_scope")])
 def test_direct_reply_intents_answer_without_retrieval(faq_index, query, intent):
     r = search(query, index=faq_index, config=offline_config())
-    reply = getattr(PlanConfig().direct_reply, intent) or profile_named(r.domain).direct_replies(query)[intent]
+    reply = getattr(PlanConfig().direct_reply, intent) or profile_named(r.domain).wording.direct_replies(query)[intent]
     assert (r.domain, r.answer_path, r.strategy, r.answer) == ("generic", "direct_reply", "direct_reply", reply)
     assert r.hits == [] and r.citations == [] and r.plan.retrieve is False
     assert r.expression == "direct_reply" and set(r.latency_ms) == {

@@ -15,7 +15,8 @@ from lambdarag.orchestration.knowledge import wiki_dir_for
 from lambdarag.skills.exemplars import exemplar_cache
 from lambdarag.skills.store import index as index_module
 from lambdarag.skills.store.home import cache_root, data_home
-from lambdarag.skills.store.index import backend_exists, build_index, index_dir, open_index
+from lambdarag.skills.store.index import backend_exists, index_dir, open_index
+from lambdarag.skills.indexing import build_index
 from tests.conftest import MARITIME
 
 

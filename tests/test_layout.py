@@ -100,10 +100,8 @@ def test_stores_live_in_skills_store_and_import_nothing_else_from_skills():
     outside = {p.relative_to(ROOT).as_posix(): sorted(defines(p)[0]) for p in modules(ROOT / "skills")
                if defines(p)[0] and "store" not in p.parts}
     assert not outside
-    # the one exception: how a corpus is read, chunked and tokenised is the corpus profile's (skills.profile, and
-    # skills.reading, which reads a corpus by its profile), which the store asks when it builds an index
-    upward = {p.name: sorted(m for m in imports(p) if m.startswith("lambdarag.skills.") and not m.startswith("lambdarag.skills.store")
-                             and not m.startswith(("lambdarag.skills.profile", "lambdarag.skills.reading")))
+    # reading a corpus by its profile and building an index from it is skills.indexing's, above the store
+    upward = {p.name: sorted(m for m in imports(p) if m.startswith("lambdarag.skills.") and not m.startswith("lambdarag.skills.store"))
               for p in modules(ROOT / "skills" / "store")}
     assert not {k: v for k, v in upward.items() if v}
 
@@ -131,3 +129,13 @@ def test_every_module_reaches_the_layers_through_the_one_namespace():
     bare = {p.relative_to(ROOT).as_posix(): sorted(m for m in imports(p) if m.split(".")[0] in FOLDERS)
             for folder in (*PACKAGES, "tests", "bench", "examples") for p in modules(ROOT / folder)}
     assert not {k: v for k, v in bare.items() if v}
+
+
+def test_the_domain_packs_sit_between_orchestration_and_patterns():
+    """The packs are in the graph the cycle test checks; orchestration imports them, and nothing below them does."""
+    graph = module_graph()
+    assert {"lambdarag.domains", "lambdarag.domains.generic", "lambdarag.domains.prc_statutes"} <= set(graph)
+    assert graph.has_edge("lambdarag.orchestration.router", "lambdarag.domains")
+    upward = sorted((a, b) for a, b in graph.edges
+                    if b.startswith("lambdarag.domains") and not a.startswith(("lambdarag.domains", "lambdarag.orchestration")))
+    assert upward == []

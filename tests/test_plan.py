@@ -14,6 +14,7 @@ from lambdarag.skills.store.records import RetrievalPlan, TimeRange
 from lambdarag.errors import CompositionError, QueryError
 from lambdarag.domains.generic import GenericProfile
 from lambdarag.domains.prc_statutes import StatuteProfile
+from lambdarag.skills.profile import in_domain
 from lambdarag.orchestration.plan import (DIRECT_INTENTS, INTENTS, QUERY_TYPES, RISKS, PlanConfig, build_retrieval_plan,
                                 detect_intent, detect_risk, wants_table)
 
@@ -24,7 +25,7 @@ HISTORY = (Message(role="user", content="海事局的职责是什么？"), Messa
 
 def plan_for(query: str, *, history=(), **kw) -> RetrievalPlan:
     """Returns the plan for `query` with its intent detected as the pipeline would."""
-    return build_retrieval_plan(query, detect_intent(query, history, STATUTES.in_domain), CONFIG, history=history, **kw)
+    return build_retrieval_plan(query, detect_intent(query, history, STATUTES.wording.in_domain), CONFIG, history=history, **kw)
 
 
 # --- rule detectors -------------------------------------------------------
@@ -51,7 +52,7 @@ def plan_for(query: str, *, history=(), **kw) -> RetrievalPlan:
     ("其他国家的船舶应该怎样登记", HISTORY, "faq"),
 ])
 def test_detect_intent(query, history, intent):
-    assert detect_intent(query, history, STATUTES.in_domain) == intent
+    assert detect_intent(query, history, STATUTES.wording.in_domain) == intent
 
 
 @pytest.mark.parametrize("query, intent", [("Hello!", "greeting"), ("thanks", "greeting"),
@@ -60,11 +61,11 @@ def test_detect_intent(query, history, intent):
                                            ("How do I keep the system time in sync?", "knowledge"),
                                            ("Is the package using a single config file?", "knowledge")])
 def test_english_intents_and_off_topic_cues_on_word_boundaries(query, intent):
-    assert detect_intent(query, (), GenericProfile().in_domain) == intent   # no index: only cue-free questions are in
+    assert detect_intent(query, (), lambda q: in_domain(GenericProfile(), q)) == intent   # no index: only cue-free questions are in
 
 
 def test_a_question_with_an_off_topic_cue_is_in_domain_when_its_words_are_the_corpus_words(tmp_path, monkeypatch):
-    from lambdarag.skills.store.index import build_index
+    from lambdarag.skills.indexing import build_index
 
     docs = tmp_path / "docs"
     docs.mkdir()
@@ -72,9 +73,9 @@ def test_a_question_with_an_off_topic_cue_is_in_domain_when_its_words_are_the_co
     monkeypatch.setenv("LAMBDARAG_HOME", str(tmp_path / "home"))   # restored after the test, not deleted
     index = build_index(docs, "w", dense=False, progress=False)
     profile = GenericProfile()
-    assert detect_intent("How often does the weather forecast daemon poll?", (), lambda q: profile.in_domain(q, index)) \
+    assert detect_intent("How often does the weather forecast daemon poll?", (), lambda q: in_domain(profile, q, index)) \
         == "knowledge"
-    assert detect_intent("What's the weather in Paris?", (), lambda q: profile.in_domain(q, index)) == "out_of_scope"
+    assert detect_intent("What's the weather in Paris?", (), lambda q: in_domain(profile, q, index)) == "out_of_scope"
 
 
 def test_detect_intent_rejects_an_empty_query():

@@ -106,7 +106,7 @@ def test_a_hanging_embedding_endpoint_degrades_to_lexical_search(llm_server, tmp
     from lambdarag import Context, State
     from lambdarag.skills import build
     from lambdarag.skills.reading import read_corpus
-    from lambdarag.skills.store.index import build_index
+    from lambdarag.skills.indexing import build_index
 
     monkeypatch.setenv("LAMBDARAG_HOME", str(tmp_path / "home"))
     docs = tmp_path / "docs"

@@ -49,14 +49,15 @@ def test_a_patterns_own_camel_case_parameters_reach_it_in_snake_case():
     cfg = parse_config("patterns:\n  hybrid_search:\n    priorsAhead: 0\n  compare_search:\n    perSide: 2\n")
     settings = settings_of(cfg)
     assert settings["patterns"]["compare_search"]["per_side"] == 2
-    assert "priors_ahead" not in str(patterns.build("hybrid_search", settings))
-    assert "priors_ahead" in str(patterns.build("hybrid_search", SETTINGS))
+    assert "versions_ahead" not in str(patterns.build("hybrid_search", settings))
+    assert "versions_ahead" in str(patterns.build("hybrid_search", SETTINGS))
 
 
 def test_each_skill_lives_where_the_registry_says_and_no_skill_lacks_a_home():
     import importlib
     from pathlib import Path
 
+    from lambdarag import domains
     from lambdarag.skills.registry import HOMES
 
     for path in sorted(Path(skills.__file__).parent.glob("*.py")):   # every module, declared or not
@@ -64,6 +65,9 @@ def test_each_skill_lives_where_the_registry_says_and_no_skill_lacks_a_home():
     registered = {name: skills.REGISTRY.homes[name] for name in skills.REGISTRY._factories
                   if skills.REGISTRY.homes[name].startswith("lambdarag.skills.")}
     assert registered == HOMES
+    packs = {name: home for name, home in skills.REGISTRY.homes.items() if home.startswith("lambdarag.domains.")}
+    # a pack's own skills are registered by the pack when it loads, each under the pack that holds it
+    assert {home.split(".")[2] for home in packs.values()} == set(domains.PACKS)
 
 
 def test_a_skill_registered_outside_its_declared_home_is_refused_and_a_new_home_is_recorded():

@@ -8,7 +8,7 @@ import pytest
 from lambdarag import Context, State
 from lambdarag.skills import build
 from lambdarag.domains.prc_statutes.repeal import repealed_families
-from lambdarag.skills.temporal import unrepealed
+from lambdarag.domains.prc_statutes.repeal import unrepealed
 from lambdarag.skills.store.corpus import to_hits
 from lambdarag.skills.store.records import TimeRange
 from lambdarag.skills.temporal import LATEST
@@ -26,7 +26,7 @@ pytestmark = pytest.mark.needs_shared
 @pytest.fixture(scope="module")
 def index(tmp_path_factory):
     """Returns a BM25-only index of SLICE, copied from the full laws folder."""
-    from lambdarag.skills.store.index import build_index
+    from lambdarag.skills.indexing import build_index
 
     with laws_slice(tmp_path_factory, SLICE) as (_, corpus):
         yield build_index(corpus, "repeal", dense=False, progress=False)
@@ -49,10 +49,12 @@ def test_a_repealed_statute_is_out_of_force_for_undated_questions_and_kept_befor
     assert unrepealed(hits, None, repealed) == hits
 
 
-def test_the_synthesis_time_filter_drops_a_repealed_statute_from_an_undated_survey(index):
+def test_the_synthesis_route_drops_a_repealed_statute_from_an_undated_survey(index):
     hits = to_hits(index.bm25("噪声 学位", 300), "bm25")
     assert {NOISE_OLD, NOISE_NEW, DEGREE_RULES} <= {h.source for h in hits}
-    out = build("time_filter", {"undated": "latest"}).run(State.of("噪声和学位方面的法律有哪些", hits=hits, time_range=None),
-                                                          Context(resources={"index": index}))
+    state, ctx = State.of("噪声和学位方面的法律有哪些", hits=hits, time_range=None), Context(resources={"index": index})
+    kept = build("time_filter", {"undated": "latest"}).run(state, ctx)
+    assert NOISE_OLD in {h.source for h in kept.hits}   # two titles: the time filter alone keeps both laws
+    out = build("drop_repealed", {"undated": "latest"}).run(kept, ctx)
     assert {h.source for h in out.hits} & {NOISE_OLD, DEGREE_RULES} == set()
     assert NOISE_NEW in {h.source for h in out.hits}

@@ -35,7 +35,7 @@ def test_compare_question_routes_cites_both_laws_and_explains_itself():
     assert r.query_type == "compare"
     assert r.strategy == "compare_search"
     # the demo corpus holds FAQ pairs, so the route sits behind the FAQ step
-    assert r.expression.startswith("If(faq_direct_answer(q, _), identity, Par(name_sides(loose=true) >> Par(bm25_search")
+    assert r.expression.startswith("If(faq_direct_answer(q, _), identity, Par(statute_sides(loose=true) >> Par(bm25_search")
     assert "merge=keep_lead(window=5)" in r.expression   # the route adds to hybrid_search, never subtracts
     assert "side_search" in r.latency_ms
     assert any("海上交通安全法" in s for s in sources(r)) and any("水污染防治法" in s for s in sources(r))
@@ -148,7 +148,7 @@ def test_internal_documents_never_reach_a_public_user():
 
 
 def test_an_index_without_a_compiled_wiki_degrades_instead_of_failing(tmp_path, monkeypatch):
-    from lambdarag.skills.store.index import build_index
+    from lambdarag.skills.indexing import build_index
 
     monkeypatch.setenv("LAMBDARAG_HOME", str(tmp_path))
     build_index(DEMO_DOCS, "nowiki", dense=False, progress=False)

@@ -8,7 +8,8 @@ import pytest
 
 from lambdarag import Context, State
 from lambdarag.domains.prc_statutes import StatuteProfile
-from lambdarag.domains.prc_statutes.kinds import INTERPRETATION, LAW, REGULATION, asked_kinds, document_kind, order_ahead
+from lambdarag.domains.prc_statutes.kinds import (INTERPRETATION, LAW, REGULATION, asked_kinds, document_kind, order_ahead,
+                                                title_rank)
 from lambdarag.domains.prc_statutes.ranks import area_first, by_document
 from lambdarag.skills import build
 from lambdarag.skills.diversify import per_document
@@ -27,7 +28,7 @@ def hit(source: str, section: str, score: float, text: str = "") -> Hit:
 @pytest.fixture(scope="module")
 def kinds_index(tmp_path_factory):
     """Returns a BM25-only index of the maritime fixture's 14 statutes plus its three judicial interpretations."""
-    from lambdarag.skills.store.index import build_index
+    from lambdarag.skills.indexing import build_index
 
     corpus = tmp_path_factory.mktemp("corpus")
     for folder in ("maritime", "maritime-interpretations"):
@@ -42,8 +43,8 @@ def survey(index, question: str) -> list[str]:
     """Returns the document titles of the synthesis route's evidence, in order, one entry per chunk."""
     ctx = Context(resources={"index": index})
     state = State.of(question, hits=(), time_range=None)
-    for name, config in (("document_search", {}), ("topic_search", {}), ("time_filter", {"undated": "latest"}),
-                         ("diversify", {"priors_first": True})):
+    for name, config in (("statute_documents", {}), ("statute_topics", {}), ("time_filter", {"undated": "latest"}),
+                         ("drop_repealed", {"undated": "latest"}), ("statute_spread", {})):
         state = build(name, config).run(state, ctx)
     return [h.title for h in state.hits]
 
@@ -81,7 +82,7 @@ def test_a_fact_whose_answer_is_in_an_interpretation_keeps_it_first():
         [("行政法", "海警法(2021-01-22)"), ("诉讼与非诉讼程序法", "民事诉讼法(2023-09-01)"),
          ("诉讼与非诉讼程序法", "海事诉讼特别程序法(1999-12-25)"), ("行政法", "海关法(2021-04-29)"),
          ("民法商法", "海商法(1992-11-07)")])]
-    out = build("priors_ahead", {}).run(State.of("两次拍卖都流拍的船舶还能变卖吗？变卖价格最低不能低于多少？",
+    out = build("statute_priors", {}).run(State.of("两次拍卖都流拍的船舶还能变卖吗？变卖价格最低不能低于多少？",
                                                  hits=tuple(hits)), Context(resources=STATUTES)).hits
     assert out[0].source == hits[0].source
     assert [h.source for h in out[1:]] == [h.source for h in hits[1:]]   # the laws behind it keep their order
@@ -98,7 +99,7 @@ def test_a_survey_asking_for_judicial_interpretations_gets_them_in_its_top_5(kin
 def test_a_survey_asking_for_laws_lists_laws_first(kinds_index):
     titles = survey(kinds_index, "防治船舶污染和海洋环境保护的法律有哪些？")
     first_round = list(dict.fromkeys(titles))
-    laws = [t for t in first_round if not StatuteProfile().rank(t)]
+    laws = [t for t in first_round if not title_rank(t)]
     assert first_round[:len(laws)] == laws
 
 
@@ -106,7 +107,7 @@ def test_a_survey_naming_no_kind_keeps_a_regulation_that_matches_it_best_in_its_
     # a question routed as a survey by mistake (it asks for one regulation's list of papers) must not get five laws
     titles = list(dict.fromkeys(survey(kinds_index, "买了一条船去办船舶登记，要交哪些材料？")))
     assert "中华人民共和国船舶登记条例" in titles[:5]
-    assert any(not StatuteProfile().rank(t) for t in titles[:5])            # laws still lead the survey
+    assert any(not title_rank(t) for t in titles[:5])            # laws still lead the survey
 
 
 def test_a_worse_prior_stands_back_some_places_not_behind_every_better_one():

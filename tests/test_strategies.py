@@ -26,7 +26,7 @@ SLICE = ["行政法/海上交通安全法(2021-04-29).md", "行政法/水污染�
 @pytest.fixture(scope="module")
 def routes(tmp_path_factory):
     """Returns (config, run) where run(question, type) runs that type's route on an index of the slice."""
-    from lambdarag.skills.store.index import build_index
+    from lambdarag.skills.indexing import build_index
     from lambdarag.skills.wiki import compile_wiki
 
     with laws_slice(tmp_path_factory, SLICE) as (home, corpus):
@@ -41,7 +41,7 @@ def routes(tmp_path_factory):
         def run(question: str, kind: str) -> State:
             plan = build_retrieval_plan(question, "knowledge", cfg.orchestration.plan, query_type=kind)
             state = State.of(question, plan=plan, query_type=kind)
-            return choose(cfg, kind).term.run(state, Context(resources=kb.resources()))
+            return choose(cfg, kind, pack=kb.resources()["profile"].name).term.run(state, Context(resources=kb.resources()))
 
         yield run
         forget("slice")

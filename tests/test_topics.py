@@ -46,7 +46,7 @@ def test_a_topic_word_names_a_law_before_a_shorter_regulation_titled_by_it():
 @pytest.fixture(scope="module")
 def index(tmp_path_factory):
     """Returns a BM25-only index of SLICE, copied from the full laws folder."""
-    from lambdarag.skills.store.index import build_index
+    from lambdarag.skills.indexing import build_index
 
     with laws_slice(tmp_path_factory, SLICE) as (_, corpus):
         yield build_index(corpus, "topics", dense=False, progress=False)
@@ -61,8 +61,8 @@ def test_a_listed_field_names_the_law_whose_articles_keep_mentioning_it(index):
 
 
 @pytest.mark.needs_shared
-def test_topic_search_puts_a_listed_fields_law_and_a_titled_law_first(index):
-    term = build("topic_search", {})
+def test_statute_topics_puts_a_listed_fields_law_and_a_titled_law_first(index):
+    term = build("statute_topics", {})
     state = term.run(State.of("幼儿园、电影、垃圾，这些方面的法律有哪些？", hits=()), Context(resources={"index": index}))
     # before: 幼儿园 and 电影 went to the regulations titled by them, 垃圾 to no statute
     assert [h.source for h in state.hits[:3]] == [PRESCHOOL, FILM_LAW, SOLID_WASTE]
@@ -70,7 +70,7 @@ def test_topic_search_puts_a_listed_fields_law_and_a_titled_law_first(index):
 
 @pytest.mark.needs_shared
 def test_a_word_only_regulations_are_titled_by_names_its_field_law_even_unlisted(index):
-    out = build("topic_search", {}).run(State.of("从幼儿园到上学，孩子相关的法律有哪些？", hits=()),
+    out = build("statute_topics", {}).run(State.of("从幼儿园到上学，孩子相关的法律有哪些？", hits=()),
                                         Context(resources={"index": index}))
     assert out.hits[0].source == PRESCHOOL   # before: 幼儿园管理条例, the regulation titled by it
 
@@ -80,7 +80,7 @@ def test_statutes_named_by_contraction_among_listed_things_go_first_and_unlisted
     names = statute_names(index)
     query = "村委会、居委会、农村集体经济组织的法律规定汇总"
     assert [source for _, source in listed_statutes(names, query, listed_words(query), 6)] == [VILLAGERS, RESIDENTS]
-    out = build("topic_search", {}).run(State.of(query, hits=()), Context(resources={"index": index}))
+    out = build("statute_topics", {}).run(State.of(query, hits=()), Context(resources={"index": index}))
     assert [h.source for h in out.hits[:2]] == [VILLAGERS, RESIDENTS]   # before: 居委会 is in no title
     query = "幼儿园、电影这些方面是怎么立法的？"
     assert listed_statutes(names, query, listed_words(query), 6) == []   # 立法 is not listed: not 立法法

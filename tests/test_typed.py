@@ -81,7 +81,7 @@ def test_a_users_reader_clashing_with_a_skills_write_is_named_before_anything_ru
         return {"note": str(sides)}
 
     with pytest.raises(TypeClash, match=r"^field 'sides': term 'count_sides' reads it as int \(path: Compose\[1\] › "
-                                        r"count_sides\), but term 'name_sides' writes it as tuple\[lambdarag.skills.sides.Side, "
+                                        r"count_sides\), but term 'name_sides' writes it as tuple\[lambdarag.skills.titles.Side, "
                                         r"\.\.\.\] \(path: Compose\[0\] › name_sides\)"):
         Compose(skills.build("name_sides"), count_sides).run("海上交通安全法的船长", Context())
 
@@ -243,7 +243,7 @@ def test_registry_parameters_are_declared_by_keyword_only_parameters_never_read_
 def test_skill_homes_are_declared_once_per_module_and_match_what_the_modules_register():
     from lambdarag.skills.registry import HOMES, MODULES
 
-    assert HOMES["faq_direct_answer"] == "lambdarag.skills.faq" and HOMES["priors_ahead"] == "lambdarag.skills.diversify"
+    assert HOMES["faq_direct_answer"] == "lambdarag.skills.faq" and HOMES["versions_ahead"] == "lambdarag.skills.diversify"
     assert sum(map(len, MODULES.values())) == len(HOMES)
     text = (ROOT / "lambdarag" / "registry.py").read_text(encoding="utf-8")
     assert "import ast" not in text and "read_text" not in text

@@ -122,3 +122,18 @@ ASKING = frozenset("which what who where section chapter part link links refer r
                    "meaning control controls decide decides determine determines configure configures setting option "
                    "variable file 哪 哪个 哪些 属于 章节 定义 是指 什么 链接 控制 决定 配置 设置 选项 变量 文件".split())
 """Words of a relation question that name the relation rather than what it is about."""
+
+
+def missing_things(query: str, context: str) -> list[str]:
+    """Returns the named things of a question (`named_things`, and capitalised words inside an English sentence)
+    the lower-cased context never mentions: its everyday words are no evidence of a gap."""
+    from lambdarag.skills.sentences import proper_nouns
+
+    asked = dict.fromkeys([*named_things(query), *proper_nouns(query)])
+    return [name for name in asked if name.lower() not in context]
+
+
+def admits_type(kind: str, query: str) -> bool:
+    """Returns False for a comparison whose question pairs nothing (no and/or/than, 和/与/还是, both, two): a
+    question no compare cue fired on is a comparison only if it sets two things side by side."""
+    return kind != "compare" or bool(PAIRED.search(query))

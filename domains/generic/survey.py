@@ -105,39 +105,39 @@ def fused_documents(*rankings: tuple[Sequence[str], float], k: int = RRF_K) -> l
     return sorted(score, key=lambda d: -score[d])
 
 
-def plain_ranking(ctx: Any, state: Any) -> tuple[Hit, ...]:
+def plain_ranking(ctx: Any, query: str, user: Any) -> tuple[Hit, ...]:
     """Returns the question's hybrid ranking (BM25 and dense, z-score fused), at most `LEAD` chunks."""
     backend = ctx.resource("index")
-    lists = [RankedList(retriever="bm25", query=state.query,
-                        hits=to_hits(backend.bm25(state.query, LEAD, user=state.user), "bm25"))]
+    lists = [RankedList(retriever="bm25", query=query,
+                        hits=to_hits(backend.bm25(query, LEAD, user=user), "bm25"))]
     if backend.has_dense:
-        found = backend.dense(query_vector(ctx, state.query), LEAD, user=state.user)
-        lists.append(RankedList(retriever="dense", query=state.query, hits=to_hits(found, "dense")))
+        found = backend.dense(query_vector(ctx, query), LEAD, user=user)
+        lists.append(RankedList(retriever="dense", query=query, hits=to_hits(found, "dense")))
     return tuple(zscore(lists, top=LEAD) if len(lists) > 1 else lists[0].hits)
 
 
-def covering(ctx: Any, state: Any) -> tuple[Hit, ...]:
+def covering(ctx: Any, query: str, hits: Sequence[Hit], user: Any) -> tuple[Hit, ...]:
     """Returns the best chunk of each of the first `COVER` documents about the question (module docstring), then the
-    plain ranking, then `state.hits`, each chunk once."""
+    plain ranking, then `hits`, each chunk once."""
     backend = ctx.resource("index")
-    plain = plain_ranking(ctx, state)
+    plain = plain_ranking(ctx, query, user)
     best: dict[str, Hit] = {}
     for h in plain:
         best.setdefault(h.source, h)
-    titled = headings(backend).ranked(backend.tokenizer(state.query), COVER)
+    titled = headings(backend).ranked(backend.tokenizer(query), COVER)
     leads = []
     first = list(best)[:1]  # the plain ranking's first document keeps its place: a survey adds, never subtracts
-    listed = listed_documents(backend, state.query, state.user)
+    listed = listed_documents(backend, query, user)
     fused = fused_documents((list(best), 1.0), (titled, HEADINGS_WEIGHT), (listed, 1.0))
     for source in dict.fromkeys([*first, *fused][:COVER]):
         if source not in best:
-            found = to_hits(backend.bm25(state.query, 1, user=state.user, filters={"source": source}), "headings")
+            found = to_hits(backend.bm25(query, 1, user=user, filters={"source": source}), "headings")
             if not found:
                 continue  # the user may not read it, or none of its chunks holds a word of the question
             best[source] = found[0]
         leads.append(best[source])
     unique: dict[str, Hit] = {}
-    for h in (*leads, *plain, *state.hits):
+    for h in (*leads, *plain, *hits):
         unique.setdefault(h.chunk_id, h)
     order = list(unique.values())
     return tuple(h.model_copy(update={"score": float(len(order) - i)}) for i, h in enumerate(order))

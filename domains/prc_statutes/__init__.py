@@ -12,16 +12,14 @@ and exemplars (cues), and the wording of answers and replies (wording).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable, Mapping, Optional, Sequence
 
 from lambdarag.domains.generic import PROMPTS as GENERIC_PROMPTS
 from lambdarag.skills.generate import THRESHOLD
-from lambdarag.skills.profile import CorpusProfile
-from lambdarag.skills.sentences import keywords
-from lambdarag.skills.store.corpus import Document
+from lambdarag.skills.profile import Classifier, Comparison, CorpusProfile, GraphRules, Names, Reading, Wording
 
-from . import aspects, cues, documents, edges, extract, kinds, ranks, repeal, wording
-from .names import name_forms, short_name, statute_names
+from . import routes  # noqa: F401  (registers the pack's terms and route variants)
+from . import aspects, cues, documents, edges, extract, ranks, wording
+from .names import name_forms, short_name
 
 EXEMPLARS = Path(__file__).with_name("data") / "classify_exemplars.jsonl"
 """Statute questions labelled by type, the learned classifier's training set (none from a test half)."""
@@ -33,135 +31,21 @@ class StatuteProfile(CorpusProfile):
     """PRC statutes: articles are the units, titles name families of dated versions, laws outrank regulations."""
 
     name = "prc_statutes"
-
-    @classmethod
-    def claims(cls, docs: Sequence[Any]) -> bool:
-        return documents.claims(docs)
-
-    def markdown_fields(self, name: str, title: str, lines: Sequence[str]) -> dict[str, Any]:
-        headers = documents.header_lines(lines)
-        return {"kind": "statute" if documents.is_statute(lines) else "markdown", "headers": headers,
-                "date": documents.date_of(name, headers), "family": self.family(title)}
-
-    record_document_keys = ("document", "law")
-    """STARD records name their statute in `law`."""
-
-    def family(self, title: str) -> str:
-        return documents.family(title)
-
-    def chunk(self, doc: Any, cap: int) -> list:
-        return documents.chunk(doc, cap)
-
-    def short_title(self, title: str) -> str:
-        return short_name(title)
-
-    def short_name(self, name: str) -> str:
-        return short_name(name)
-
-    def name_forms(self, name: str, kind: Optional[str] = None) -> set[str]:
-        return name_forms(name, kind)
-
-    support_cues = extract.SUPPORT_CUES
-    entity_name_rule = extract.NAME_RULE
-
-    # -- comparison ---------------------------------------------------------------------------------------------
-
-    def named_sides(self, index: Any, query: str, limit: int, loose: bool) -> tuple:
-        return statute_names(index).named(query, limit, loose)
-
-    def compare_aspects(self, query: str) -> list[tuple[str, tuple[str, ...]]]:
-        return aspects.aspects_of(query)
-
-    def named_aspects(self, query: str) -> list[tuple[str, tuple[str, ...]]]:
-        return aspects.named_aspects(query)
-
-    def without_aspects(self, words: Sequence[str]) -> list[str]:
-        return aspects.without_aspects(tuple(words))
-
-    # -- priors, versions, repeals --------------------------------------------------------------------------------
-
-    def rank(self, title: str) -> int:
-        return kinds.title_rank(title)
-
-    def source_rank(self, source: str) -> int:
-        return ranks.source_rank(source)
-
-    def prior(self, query: str) -> Callable[[Any], int]:
-        return kinds.prior(query)
-
-    def stand_back(self, query: str) -> Optional[int]:
-        return kinds.stand_back(query)
-
-    def order_ahead(self, hits: Sequence[Any], query: str) -> list:
-        return kinds.order_ahead(hits, query, self.short_title)
-
-    def repealed(self, index: Any) -> dict[str, str]:
-        return repeal.repeals(index)
-
-    def topic_hits(self, backend: Any, query: str, hits: Sequence[Any], user: Any, limit: int,
-                   specific: int) -> tuple:
-        return ranks.topic_hits(backend, query, hits, user, limit, specific)
-
-    def document_hits(self, ctx: Any, state: Any, k: int, depth: int, purposes: int) -> tuple:
-        return ranks.document_hits(ctx, state, k, depth, purposes)
-
-    # -- graph --------------------------------------------------------------------------------------------------
-
-    rules_version = extract.RULES_VERSION
-
-    entity_type_names = extract.TYPE_NAMES
-    page_sections = extract.PAGE_SECTIONS
-
-    def extract_document(self, doc: Any) -> Any:
-        return extract.extract_document(doc)
-
-    def llm_extract(self, doc: Any, llm: Any) -> Any:
-        return extract.llm_extract(doc, llm)
-
-    def answer_facts(self, hit: Any, text: str) -> tuple[list, list[tuple[str, str]]]:
-        doc = Document(id=hit.chunk_id, source=hit.source, title=hit.title, text=text, date=hit.date, kind="statute")
-        return extract.extract_relations(doc), extract.extract_entities(text)
-
-    relation_cue_table, asking_words = edges.CUES, edges.ASKING
-
-    # -- classification -------------------------------------------------------------------------------------------
-
-    rules, exemplars_file = cues.RULES, EXEMPLARS
-
-    def query_entities(self, query: str) -> tuple[str, ...]:
-        return cues.query_entities(query)
-
-    def admits_type(self, kind: str, query: str) -> bool:
-        return kind != "synthesis" or cues.asks_for_survey(query)
-
-    def without_label(self, sentence: str) -> str:
-        return documents.UNIT_LABEL.sub("", sentence, count=1)
-
-    def is_heading(self, line: str) -> bool:
-        return bool(documents.DIVISION_LINE.search(line))
-
-    def is_title(self, name: str) -> bool:
-        return bool(cues.TITLE_END.search(name))
-
-    pronoun_nouns = "法律|法规|条例|规定|办法|机构|部门|单位|机关|法"
-    step_back_suffix = " 相关规定"
-
-    # -- answers and replies ------------------------------------------------------------------------------------
-
-    prompt_files = (GENERIC_PROMPTS, PROMPTS)
-
-    def phrasing(self, query: str) -> Mapping[str, str]:
-        return wording.PHRASES
-
-    answer_floor = THRESHOLD
-    """A statute answer quotes only articles that cover the question; a partial match is no answer."""
-
-    def missing_things(self, query: str, context: str) -> list[str]:
-        """Returns the question's keywords the context never contains: a statute question's words are its terms."""
-        return [w for w in keywords(query) if w.lower() not in context]
-
-    def direct_replies(self, query: str) -> Mapping[str, str]:
-        return {"greeting": wording.PHRASES["greeting"], "out_of_scope": wording.PHRASES["out_of_scope"]}
-
-    def in_domain(self, query: str, index: Any = None) -> bool:
-        return bool(wording.DOMAIN.search(wording.PUNCTUATION.sub("", query)))
+    reading = Reading(claims=documents.claims, markdown_fields=documents.markdown_fields,
+                      record_document_keys=("document", "law"),   # STARD records name their statute in `law`
+                      family=documents.family, chunk=documents.chunk, without_label=documents.without_label,
+                      is_heading=documents.is_heading)
+    names = Names(short_title=short_name, short_name=short_name, name_forms=name_forms, is_title=cues.is_title,
+                  query_entities=cues.query_entities, pronoun_nouns="法律|法规|条例|规定|办法|机构|部门|单位|机关|法")
+    comparison = Comparison(aspects=aspects.aspects_of, named_aspects=aspects.named_aspects,
+                            without_aspects=aspects.words_without_aspects)
+    graph = GraphRules(rules_version=extract.RULES_VERSION, extract_document=extract.extract_document,
+                       llm_extract=extract.llm_extract, answer_facts=extract.answer_facts,
+                       type_names=extract.TYPE_NAMES, page_sections=extract.PAGE_SECTIONS,
+                       support_cues=extract.SUPPORT_CUES, relation_cues=edges.CUES, asking_words=edges.ASKING,
+                       expand_order=extract.EXPAND_ORDER, source_rank=ranks.source_rank)
+    classifier = Classifier(rules=cues.RULES, exemplars_file=EXEMPLARS, admits_type=cues.admits_type)
+    wording = Wording(phrasing=wording.phrasing, answer_floor=THRESHOLD, missing_things=wording.missing_things,
+                      in_domain=wording.in_domain, step_back_suffix=" 相关规定",
+                      prompt_files=(GENERIC_PROMPTS, PROMPTS), entity_name_rule=extract.NAME_RULE)
+    """A statute answer quotes only articles that cover the question (answer_floor): a partial match is no answer."""

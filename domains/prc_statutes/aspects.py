@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from typing import Sequence
 
 ASPECTS: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
     ("立法目的", re.compile(r"目的|宗旨|解决什么|为什么制定|管什么|管的事|调整什么"), ("为了", "制定本")),
@@ -28,3 +29,8 @@ def aspects_of(query: str) -> list[tuple[str, tuple[str, ...]]]:
 def without_aspects(words: tuple[str, ...]) -> list[str]:
     """Returns the words that are not themselves the way a question names an aspect (主管部门, 法律责任, …)."""
     return [w for w in words if not any(ask.fullmatch(w) or ask.search(w) for _, ask, _ in ASPECTS)]
+
+
+def words_without_aspects(words: Sequence[str]) -> list[str]:
+    """Returns `without_aspects` of any sequence of words."""
+    return without_aspects(tuple(words))

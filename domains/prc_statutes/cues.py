@@ -63,3 +63,13 @@ def query_entities(query: str) -> tuple[str, ...]:
 
 TITLE_END = re.compile(r"(?:法|条例|细则|办法|公约|解释|规定)$")
 """How a statute's name ends (a named thing without it is a body or a topic)."""
+
+
+def is_title(name: str) -> bool:
+    """Returns whether a named thing ends as a statute's title does (…法, …条例, …解释)."""
+    return bool(TITLE_END.search(name))
+
+
+def admits_type(kind: str, query: str) -> bool:
+    """Returns False for a survey guess on a question that asks for no survey (asks_for_survey)."""
+    return kind != "synthesis" or asks_for_survey(query)

@@ -148,3 +148,20 @@ def claims(documents: Sequence[Any]) -> bool:
         return str(d.get("kind") or "") == "statute" or bool(ARTICLE_IN.search(str(d.get("title") or "")))
 
     return bool(documents) and 2 * sum(map(statute, documents)) > len(documents)
+
+
+def markdown_fields(name: str, title: str, lines: Sequence[str]) -> dict[str, Any]:
+    """Returns the kind (statute when it reads as one), header lines, date and family of a markdown file."""
+    headers = header_lines(lines)
+    return {"kind": "statute" if is_statute(lines) else "markdown", "headers": headers,
+            "date": date_of(name, headers), "family": family(title)}
+
+
+def without_label(sentence: str) -> str:
+    """Returns a sentence without its leading article label (第X条)."""
+    return UNIT_LABEL.sub("", sentence, count=1)
+
+
+def is_heading(line: str) -> bool:
+    """Returns whether a line is a 编/章/节 division heading."""
+    return bool(DIVISION_LINE.search(line))

@@ -39,6 +39,8 @@ RULES_VERSION = 2   # bump when the rules change so that incremental compiles re
 
 # relation types
 ISSUER, BASIS, AUTHORITY, CITES, TOPIC = "发布机构", "依据", "主管", "引用", "涉及"
+EXPAND_ORDER = {TOPIC: 0, AUTHORITY: 1, BASIS: 2, CITES: 3}
+"""The relations whose ends graph expansion adds to a question first: topics, then agencies, bases, citations."""
 
 DATE = re.compile(r"(\d{4})\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*日")
 ARTICLE = re.compile(r"^\s*(第[一二三四五六七八九十百千零〇\d]+条)")
@@ -347,3 +349,9 @@ def llm_extract(doc: Document, llm: Any, *, max_chars: int = 6000, max_tokens: i
 
 __all__ = ["DocFacts", "extract_document", "extract_relations", "extract_entities", "llm_extract", "normalise_time",
            "parse_text", "entity_type", "header_events"]
+
+
+def answer_facts(hit: Any, text: str) -> tuple[list[Relation], list[tuple[str, str]]]:
+    """Returns the relations and (entity, type) pairs the rules read in a cited passage (`hit`: its chunk)."""
+    doc = Document(id=hit.chunk_id, source=hit.source, title=hit.title, text=text, date=hit.date, kind="statute")
+    return extract_relations(doc), extract_entities(text)

@@ -7,8 +7,8 @@ several laws, each named by one of its topics; one ranking tends to return
 five chunks of whichever law matches best. `topic_hits` adds, for each topic
 word, the best chunk of the statute whose title carries it; `document_hits`
 adds the statutes most of whose best articles match the question (a field's
-laws rarely carry its name: 知识产权 → 专利法, 商标法, 著作权法). The generic
-skills (skills.diversify) call these through the statute profile.
+laws rarely carry its name: 知识产权 → 专利法, 商标法, 著作权法). The pack's
+survey terms (routes) run them.
 
 Tuned on the dev half of bench/data/routing only; bench/results/routing.json holds
 what it measures on both halves.
@@ -26,10 +26,11 @@ from lambdarag.skills.sides import interleave
 from lambdarag.skills.store.corpus import to_hits
 from lambdarag.skills.store.derived import PerObject
 from lambdarag.skills.store.records import Hit, RankedList
-from lambdarag.skills.temporal import current_versions
+from lambdarag.skills.temporal import LATEST, current_versions
 
 from .kinds import LAWS, SURVEY_LEAD, asked_kinds, title_rank, topic_text
 from .names import statute_names
+from .repeal import repeals, unrepealed
 
 GENERIC_TOPICS = frozenset("法律 法规 规定 制度 体系 管理 保护 相关 领域 法律制度 立法 依法 规章 条例 哪些 有关 权益 监管 "
                            "保障 依据 概况 概述 汇总 梳理 总结 国家".split())
@@ -240,12 +241,13 @@ _sizes: PerObject[dict[str, int]] = PerObject(lambda index: dict(Counter(c.sourc
 """Returns source → number of chunks of an index, counted once per index version."""
 
 
-def document_hits(ctx: Any, state: Any, k: int, depth: int, purposes: int) -> tuple[Hit, ...]:
-    """Returns `state.hits` with the statutes that match the question as a whole, in their current version, ahead.
+def document_hits(ctx: Any, query: str, hits: Sequence[Hit], user: Any, time_range: Any, k: int, depth: int,
+                  purposes: int) -> tuple[Hit, ...]:
+    """Returns `hits` with the statutes that match the question as a whole, in their current version, ahead.
 
     Searches `k` chunks and `purposes` purpose articles densely (BM25 on an
     index without vectors), keeps the versions in force when the question is
-    dated, else the newest (see skills.temporal.current_versions), ranks
+    dated, else the newest (see skills.temporal.current_versions), of statutes not repealed then (repeal), ranks
     statutes by by_match_and_purpose and puts each one's best chunk ahead of
     the question's chunk ranking: on the dev half of bench/data/routing the
     chunk ranking alone finds fewer of a survey's statutes than either
@@ -257,22 +259,23 @@ def document_hits(ctx: Any, state: Any, k: int, depth: int, purposes: int) -> tu
     being the topics topic_hits finds laws for.
     """
     backend = ctx.resource("index")
-    vector = query_vector(ctx, state.query) if backend.has_dense else None
+    vector = query_vector(ctx, query) if backend.has_dense else None
 
     def current(n: int, filters=None) -> tuple[Hit, ...]:
-        found = backend.dense(vector, n, user=state.user, filters=filters) if vector is not None \
-            else backend.bm25(state.query, n, user=state.user, filters=filters)
-        return current_versions(backend, to_hits(found, "document"), state.time_range)
+        found = backend.dense(vector, n, user=user, filters=filters) if vector is not None \
+            else backend.bm25(query, n, user=user, filters=filters)
+        return unrepealed(current_versions(backend, to_hits(found, "document"), time_range), time_range or LATEST,
+                          repeals(backend))
 
-    found, asked = current(k), asked_kinds(state.query)
+    found, asked = current(k), asked_kinds(query)
     laws = asked == LAWS
     documents = by_match_and_purpose(found, current(purposes, {"section": PURPOSE}), depth, statutes_only=laws,
                                      sizes=None if laws or not HUB_POWER else _sizes(backend))
     if not asked:
         documents = laws_lead(documents)
     elif not laws:
-        documents = area_first(documents, found, listed_words(topic_text(state.query)))
-    return interleave([documents], state.hits, len(documents))
+        documents = area_first(documents, found, listed_words(topic_text(query)))
+    return interleave([documents], hits, len(documents))
 
 
 def laws_lead(documents: Sequence[Hit]) -> tuple[Hit, ...]:

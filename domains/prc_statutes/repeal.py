@@ -9,9 +9,13 @@ which version on; `repeals(index)` reads every such clause of an index once.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Literal, Optional, Sequence
 
+from lambdarag import Context, tool
+from lambdarag.skills.registry import skill
 from lambdarag.skills.store.derived import PerObject
+from lambdarag.skills.store.records import Hit, Hits, HitsOut, TimeRange
+from lambdarag.skills.temporal import UNDATED
 
 from .names import short_name
 
@@ -52,3 +56,34 @@ def repealed_families(index: Any) -> dict[str, str]:
 
 repeals: PerObject[dict[str, str]] = PerObject(repealed_families)
 """Returns repealed_families(index), computed again only when the index changes."""
+
+
+def unrepealed(hits: Sequence[Hit], window: Optional[TimeRange], repealed: dict[str, str]) -> tuple[Hit, ...]:
+    """Returns the hits of families not repealed before `window` (`repealed`: family → date,
+    repealed_families): all of them when the window is None.
+
+    A repealed family is out of force for the newest-version window (an
+    undated question) and for a window that starts on or after its repeal; a
+    question about a time before the repeal keeps it.
+    """
+    if window is None or not repealed:
+        return tuple(hits)
+    since = window.as_of or window.start
+    if not window.latest and since is None:
+        return tuple(hits)
+
+    def repealed_then(h: Hit) -> bool:
+        date = repealed.get(h.family or "")
+        return date is not None and (since is None or date <= since.isoformat())
+
+    return tuple(h for h in hits if not repealed_then(h))
+
+
+@skill
+@tool
+def drop_repealed(hits: Hits, ctx: Context, time_range: Optional[TimeRange] = None, *,
+                  undated: Literal["all", "latest"] = "all") -> HitsOut:
+    """Drops the hits of statutes a successor of another title repealed by the question's time (`time_range`, else
+    `undated` as time_filter takes it): both would count as in force, the repealed one cited beside its successor."""
+    backend, window = ctx.resources.get("index"), time_range or UNDATED[undated]
+    return {"hits": tuple(hits) if backend is None else unrepealed(hits, window, repeals(backend))}

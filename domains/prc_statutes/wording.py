@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from typing import Mapping
 
+from lambdarag.skills.sentences import keywords
+
 from lambdarag.skills.phrasing import ZH
 
 PHRASES: Mapping[str, str] = {
@@ -23,3 +25,18 @@ DOMAIN = re.compile(
 """Words of a question about statutes: an off-topic cue (天气, 电影) counts only without one of these."""
 PUNCTUATION = re.compile(r"[\s\W_]+")
 """Spaces and punctuation, dropped before the domain words are looked for."""
+
+
+def phrasing(query: str) -> Mapping[str, str]:
+    """Returns the statute answer's phrases, in Chinese whatever the question's language."""
+    return PHRASES
+
+
+def in_domain(query: str) -> bool:
+    """Returns whether a question holds a word of statutes (`DOMAIN`), punctuation and spaces aside."""
+    return bool(DOMAIN.search(PUNCTUATION.sub("", query)))
+
+
+def missing_things(query: str, context: str) -> list[str]:
+    """Returns the question's keywords the context never contains: a statute question's words are its terms."""
+    return [w for w in keywords(query) if w.lower() not in context]

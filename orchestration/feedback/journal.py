@@ -73,7 +73,7 @@ class WriteBackJournal:
                 "confidence": EXTRACTOR_CONFIDENCE.get(facts.origin, 0.5)}
         with lock_for(wiki_dir / "feedback"):
             graph = kb.graph
-            entities, relations = self._add_facts(graph, facts, prov, labels, kb.resources()["profile"].is_title)
+            entities, relations = self._add_facts(graph, facts, prov, labels, kb.resources()["profile"].names.is_title)
             created = not analysis.exists()
             if not (entities or relations or created):
                 return None

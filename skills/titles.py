@@ -14,9 +14,23 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any, Mapping
 
-from lambdarag.skills.sides import Side
-from lambdarag.skills.store.derived import PerObject
-from lambdarag.skills.store.tokenize import ENGLISH_STOPWORDS, import_jieba, load_words
+from lambdarag.state import Record
+
+from .store.derived import PerObject
+from .store.tokenize import ENGLISH_STOPWORDS, import_jieba, load_words
+
+
+class Side(Record):
+    """One thing a question names: the name as written, the title it resolved to, and its document."""
+
+    name: str
+    title: str
+    source: str
+    family: str = ""
+
+
+Sides = tuple[Side, ...]
+
 
 _NUMBERING = re.compile(r"^(?:chapter\s+)?[\dA-Z]+(?:\.\d+)*[.)]?\s+|^第[一二三四五六七八九十\d]+[章节]\s*", re.I)
 _WORD = "A-Za-z0-9_+\\-."

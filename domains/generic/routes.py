@@ -1,0 +1,28 @@
+"""The generic pack's own terms and the routes that run them: a survey leads with the documents about its topic."""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from lambdarag import Context, Term, User, tool
+from lambdarag.patterns.registry import pack_pattern, skill as built
+from lambdarag.patterns.synthesis import surveyed
+from lambdarag.skills.registry import skill
+from lambdarag.skills.store.records import Hits, HitsOut
+
+from .survey import covering
+
+PACK = "generic"
+
+
+@skill
+@tool(effect="io")
+def survey_documents(query: str, hits: Hits, user: User, ctx: Context) -> HitsOut:
+    """Puts the best chunk of each document about the question (by content, headings and listed things: survey)
+    ahead of `hits`, after the plain ranking's first document."""
+    return {"hits": covering(ctx, query, hits, user)}
+
+
+@pack_pattern(PACK, "synthesis")
+def synthesis(settings: Mapping[str, Any]) -> Term:
+    """Returns the synthesis route with the documents about the question ahead (survey_documents)."""
+    return surveyed(settings, built(settings, "survey_documents"))
