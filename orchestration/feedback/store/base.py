@@ -38,6 +38,7 @@ CREATE INDEX IF NOT EXISTS logs_order ON logs (ns, log, seq);
 CREATE TABLE IF NOT EXISTS items (ns TEXT NOT NULL, kind TEXT NOT NULL, id TEXT NOT NULL, pos BIGINT NOT NULL,
     state TEXT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (ns, kind, id));
 CREATE INDEX IF NOT EXISTS items_state ON items (ns, kind, state, pos);
+CREATE INDEX IF NOT EXISTS items_order ON items (ns, kind, pos);
 CREATE TABLE IF NOT EXISTS counters (ns TEXT NOT NULL, name TEXT NOT NULL, value BIGINT NOT NULL,
     PRIMARY KEY (ns, name));
 CREATE TABLE IF NOT EXISTS routing (ns TEXT NOT NULL, query_type TEXT NOT NULL, strategy TEXT NOT NULL,
