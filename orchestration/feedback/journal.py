@@ -133,8 +133,9 @@ class WriteBackJournal:
             self.store.write(append)
 
     def items(self) -> dict[str, dict[str, Any]]:
-        """Returns every learned item by id (reverted ones included, marked)."""
-        return self.store.read(lambda tx: tx.items(WRITEBACK))
+        """Returns every learned item by id (reverted ones included, marked); a row lacking an item's fields is left
+        out (a replica refuses it too, `replica.checked`)."""
+        return {i: x for i, x in self.store.read(lambda tx: tx.items(WRITEBACK)).items() if well_formed(x)}
 
     def item(self, item_id: str) -> dict[str, Any]:
         item = self.store.read(lambda tx: tx.item(WRITEBACK, item_id))
@@ -188,6 +189,13 @@ class WriteBackJournal:
         self.store.write(lambda tx: tx.put_item(WRITEBACK, item_id, {**item, "change": number}, "reverted",
                                                 pos=number))
         return item
+
+
+def well_formed(item: Mapping[str, Any]) -> bool:
+    """Returns whether a stored write-back has the fields the journal, its listing and retention read."""
+    return isinstance(item.get("reverted"), bool) and isinstance(item.get("time"), str) \
+        and isinstance(item.get("query"), str) and isinstance(item.get("sources"), list) \
+        and isinstance(item.get("entities"), list) and isinstance(item.get("relations"), list)
 
 
 def live_item(tx: Tx, item_id: str) -> dict[str, Any]:
