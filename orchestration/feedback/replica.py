@@ -1,5 +1,4 @@
-"""The learned facts of a knowledge base as every server sharing its feedback store holds them: the write-backs and
-reverts of all servers, replayed in the order they committed onto this server's graph and wiki.
+"""Write-backs and reverts of every server sharing a feedback store, replayed in commit order onto this one's wiki.
 
 Every write-back and revert takes the next number of the store's `rows.CHANGES` counter as the first statement of
 the transaction that records it, and stores its item under that number (`rows.put_writeback`). The counter's row
