@@ -31,7 +31,7 @@ from lambdarag.skills.wiki import page_file
 
 from ..knowledge import KnowledgeBase
 from .cache import normalise
-from .replica import EXTRACTOR_CONFIDENCE, WIKI_PAGES, Change, Replica, lock_for, render_into  # noqa: F401
+from .replica import EXTRACTOR_CONFIDENCE, WIKI_PAGES, Change, Replica, lock_for, render_into
 from .store import FeedbackStore, Tx, now
 from .store.rows import CHANGES, WRITEBACK, put_writeback
 
@@ -153,8 +153,8 @@ class WriteBackJournal:
         item = self.item(item_id)
 
         def undo(tx: Tx, number: int) -> dict[str, Any]:
-            live = live_item(tx, item_id)
-            live.update(reverted=True, reverted_at=now(), removed=replica.remove(item_id, live.get("analysis")))
+            live = reverted(live_item(tx, item_id))
+            live["removed"] = replica.remove(item_id, live.get("analysis"))
             put_writeback(tx, live, number)
             return live
 
@@ -170,8 +170,7 @@ class WriteBackJournal:
         of the folder it was written into, when that folder is on this machine (servers replay the revert)."""
         def undo(tx: Tx) -> tuple[dict[str, Any], int]:
             number = tx.bump(CHANGES)
-            item = live_item(tx, item_id)
-            item.update(reverted=True, reverted_at=now())
+            item = reverted(live_item(tx, item_id))
             put_writeback(tx, item, number)
             return item, number
         item, number = self.store.write(undo)
@@ -207,6 +206,13 @@ def live_item(tx: Tx, item_id: str) -> dict[str, Any]:
     if item["reverted"]:
         raise LambdaRAGError(f"feedback revert: item {item_id!r} was already reverted")
     return item
+
+
+def reverted(item: dict[str, Any]) -> dict[str, Any]:
+    """Returns `item` marked reverted, without what only replaying it live needs (its entity records and analysis
+    text), so reverted items keep the store no larger than before."""
+    kept = {k: v for k, v in item.items() if k not in ("entity_records", "analysis_text")}
+    return {**kept, "reverted": True, "reverted_at": now()}
 
 
 def own_change(item: Mapping[str, Any]) -> Change:
