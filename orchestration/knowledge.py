@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
@@ -15,7 +15,7 @@ from lambdarag.skills.store.corpus import Corpus
 from lambdarag.skills.store.index import (backend_exists, built_indexes, commit_wiki, knowledge_root, open_backend,
                                           recorded_wiki)
 from lambdarag.skills.indexing import build_backend
-from lambdarag.skills.store.wiki import WikiStore
+from lambdarag.skills.store.wiki import WikiStore, learned_change
 from lambdarag.skills.wiki import compile_wiki
 from lambdarag.skills.store.home import cache_dir
 from lambdarag.skills.store.tokenize import cache_dictionary_in
@@ -35,6 +35,10 @@ class KnowledgeBase:
     wiki_dir: Optional[Path]
     notes: tuple[str, ...] = ()
     profile: Optional[CorpusProfile] = None
+    learned: int = 0
+    """The last change of the feedback store the graph and pages held when they were read (`skills.store.wiki`)."""
+    replica: Any = field(default=None, repr=False)
+    """What the feedback loop replays onto the graph and wiki (`orchestration.feedback.replica`), made on first use."""
 
     def resources(self) -> dict[str, Any]:
         out: dict[str, Any] = {"index": self.index, "profile": self.profile or index_profile(self.index)}
@@ -160,12 +164,14 @@ def open_knowledge(config: AgentConfig, name: Optional[str] = None, *, embedder:
         wiki_dir = pinned_wiki(getattr(index, "wiki", None), wiki_dir)
         profile = index_profile(index) if config.retrieval.domain == "auto" else profile_named(config.retrieval.domain)
         graph = wiki = None
+        learned = learned_change(wiki_dir)     # read before the graph: replaying a change it already holds is a no-op
         if (wiki_dir / "relations.json").is_file():   # names are looked up in the forms the profile writes them
             graph = EntityGraph.load(wiki_dir / "relations.json", names=profile.names)
             wiki = WikiStore(wiki_dir, names=profile.names)
         else:
             notes.append(f"no compiled wiki for index {name!r} (lambdarag compile-wiki); graph and wiki skills fall back")
-        kb = KnowledgeBase(name, index, graph, wiki, wiki_dir if graph is not None else None, tuple(notes), profile)
+        kb = KnowledgeBase(name, index, graph, wiki, wiki_dir if graph is not None else None, tuple(notes), profile,
+                           learned)
         _OPEN[key] = kb
         return kb
 

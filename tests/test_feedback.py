@@ -19,6 +19,7 @@ from lambdarag.orchestration.config import DEFAULT_CONFIG, DEMO_DOCS, parse_conf
 from lambdarag.skills.lexical import expand_tokens
 from lambdarag.skills.store.vectors import default_embedder
 from lambdarag.skills.wiki import compile_wiki
+from lambdarag.skills.store.wiki import LEARNED
 from lambdarag.orchestration.feedback import (FeedbackLoop, SynonymLearner, normalise,
                                     routing_scores, scope_of, variant_pairs)
 from lambdarag.orchestration.learning import open_learned
@@ -64,8 +65,9 @@ def kb(home, tmp_path, monkeypatch):
 
 
 def snapshot(wiki: Path) -> dict[str, bytes]:
+    """Returns the wiki's files but locks, backups and the number of the last store change it holds (`LEARNED`)."""
     return {p.relative_to(wiki).as_posix(): p.read_bytes() for p in sorted(wiki.rglob("*"))
-            if p.is_file() and not p.name.endswith((".lock", ".bak"))}
+            if p.is_file() and not p.name.endswith((".lock", ".bak")) and p.name != LEARNED}
 
 
 def drop_relation(config, head: str, relation: str, tail: str) -> None:

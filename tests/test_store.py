@@ -260,9 +260,10 @@ def test_the_config_selects_postgres_only_with_a_dsn():
     assert (store.kind, store.dsn) == ("postgres", "host=/x")
 
 
-SEARCH_TRANSACTIONS = 12
-"""Store transactions one feedback-on search may run on the demo index: its reads (synonyms, learned-index stamp,
-classification rules, cache version and lookup, routing table), its recording (the log line with what it taught,
+SEARCH_TRANSACTIONS = 13
+"""Store transactions one feedback-on search may run on the demo index: its reads (the write-back change counter
+other servers' write-backs are replayed from, synonyms, learned-index stamp, classification rules, cache version and
+lookup, routing table), its recording (the log line with what it taught,
 the write-back journal, the cache version and count) and, after a confirmation, the learned index's rebuild
 (pairs, vectors, params). Each is a round trip or three on PostgreSQL; a new read on the search path belongs in
 one of these, not beside them."""

@@ -4,11 +4,14 @@ keyed by query id with its provenance, so ``lambdarag feedback revert <id>`` can
 Write-back (`write_back`) needs a passed citation check over ``minSources``
 distinct cited corpus documents (cited wiki pages do not count); it adds only
 facts the graph lacks, through `EntityGraph.add_entity/add_relation` with
-``origin="feedback"``, re-renders the touched entity pages (refreshing just those in the knowledge base's wiki
-store, never re-reading the rest) and writes
-``wiki/analyses/<hash>.md``, all under one file lock per wiki (the graph and pages are files). `revert` removes by
+``origin="feedback"``. The item (its entity and relation records and its
+analysis page's text included) is stored as the next change of the store
+(`replica`), in the transaction that replays what other servers sharing the
+store changed before it; the graph, the touched entity pages (refreshing just
+those in the knowledge base's wiki store, never re-reading the rest) and
+``wiki/analyses/<hash>.md`` are written after it commits. `revert` removes by
 provenance and re-renders, which restores relations.json and the pages byte for
-byte when nothing else changed them meanwhile.
+byte when nothing else changed them meanwhile; every other server replays both.
 """
 from __future__ import annotations
 
@@ -18,27 +21,20 @@ import json
 from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence
 
-from filelock import FileLock
-
 from lambdarag import Context, State
 from lambdarag.state import ALL_ACCESS
 from lambdarag.errors import LambdaRAGError
 from lambdarag.skills import build as build_skill
-from lambdarag.skills.store.files import write_text
 from lambdarag.skills.store.access import HIDDEN, Label
-from lambdarag.skills.profile import CorpusProfile
 from lambdarag.skills.store.graph import EntityGraph, EntityRecord, RelationRecord
-from lambdarag.skills.wiki import page_file, render_page
+from lambdarag.skills.wiki import page_file
 
 from ..knowledge import KnowledgeBase
 from .cache import normalise
+from .replica import EXTRACTOR_CONFIDENCE, WIKI_PAGES, Change, Replica, lock_for, render_into
 from .store import FeedbackStore, Tx, now
-from .store.rows import WRITEBACK
+from .store.rows import CHANGES, WRITEBACK, put_writeback
 
-EXTRACTOR_CONFIDENCE = {"rule": 0.6, "llm": 0.5}
-"""Confidence of a learned relation by extractor: below compiled facts (1.0), so graph walks prefer those."""
-WIKI_PAGES = ("entities/", "analyses/")     # citation sources that are wiki pages, not corpus documents
-LOCK_TIMEOUT = 60.0
 FUNCTION_WORDS = frozenset("由 都 对 在 将 被 和 与 及 规定 应当 负责 依照 根据 依法 实施".split())
 
 
@@ -57,41 +53,45 @@ class WriteBackJournal:
         """
         kb = self.kb
         sources = cited_sources(state)
-        if kb is None or kb.graph is None or kb.wiki_dir is None or len(sources) < self.min_sources \
-                or state.verdict is None or not state.verdict.passed:
+        replica = Replica.of(kb)
+        if replica is None or len(sources) < self.min_sources or state.verdict is None or not state.verdict.passed:
             return None
         extract = build_skill("fact_extract", {}) >> build_skill("fact_support", {})
         # the facts are read as the knowledge base's corpus profile reads its documents, whatever context asked
         run_ctx = replace(ctx, resources={**ctx.resources, **kb.resources()}) if ctx else Context(resources=kb.resources())
         facts = extract.run(state, run_ctx).facts
         self.log_rejections(query_id, facts.rejected)
-        wiki_dir: Path = kb.wiki_dir
-        analysis = wiki_dir / "analyses" / f"{hashlib.sha1(normalise(state.query).encode()).hexdigest()[:12]}.md"
+        wiki_dir: Path = replica.dir
+        analysis = f"analyses/{hashlib.sha1(normalise(state.query).encode()).hexdigest()[:12]}.md"
         labels = {h.source: Label(department=h.department, security_level=h.security_level) for h in state.hits}
         prov = {"query_id": query_id, "query": state.original_query or state.query, "sources": list(sources),
                 "time": now(), "extractor": f"fact_extract/{facts.origin}",
                 "confidence": EXTRACTOR_CONFIDENCE.get(facts.origin, 0.5)}
-        with lock_for(wiki_dir / "feedback"):
-            graph = kb.graph
-            entities, relations = self._add_facts(graph, facts, prov, labels, kb.resources()["profile"].names.is_title)
-            created = not analysis.exists()
+        is_title = kb.resources()["profile"].names.is_title
+
+        def learn(tx: Tx, number: int) -> Optional[dict[str, Any]]:
+            graph = replica.graph
+            entities, relations = self._add_facts(graph, facts, prov, labels, is_title)
+            created = not (wiki_dir / analysis).exists() and analysis not in replica.pending_analyses()
             if not (entities or relations or created):
                 return None
-            if entities or relations:     # an unchanged graph keeps its file, so cache keys stay valid
-                graph.save(wiki_dir / "relations.json")
-            pages = sorted({*entities, *(e for r in relations for e in (r["head"], r["tail"]))})
-            for name in pages:
-                render_into(graph, wiki_dir, name, kb.resources()["profile"])
-            if created:
-                write_text(analysis, analysis_page(state, prov, labels, relations))
-            if kb.wiki is not None:
-                kb.wiki.refresh(page_file(n) for n in pages)
-        item = {"id": query_id, "query": prov["query"], "time": prov["time"], "sources": list(sources),
-                "extractor": prov["extractor"], "confidence": prov["confidence"], "entities": entities,
-                "relations": relations, "pages": [page_file(n) for n in pages],
-                "analysis": analysis.relative_to(wiki_dir).as_posix() if created else None,
-                "wiki_dir": str(wiki_dir), "reverted": False}
-        self.store.write(lambda tx: tx.put_item(WRITEBACK, query_id, item, "live"))
+            item = {"id": query_id, "query": prov["query"], "time": prov["time"], "sources": list(sources),
+                    "extractor": prov["extractor"], "confidence": prov["confidence"], "entities": entities,
+                    "relations": relations, "pages": [page_file(n) for n in pages_of(entities, relations)],
+                    "analysis": analysis if created else None, "wiki_dir": str(wiki_dir), "reverted": False,
+                    "entity_records": [graph.entity(n).model_dump() for n in entities],
+                    "analysis_text": analysis_page(state, prov, labels, relations) if created else None}
+            put_writeback(tx, item, number)
+            return item
+
+        with replica.lock:
+            item = replica.record(self.store, learn, lambda: replica.remove(query_id))
+            if item is not None:
+                replica.due(pages_of(item["entities"], item["relations"]), item["analysis"], item["analysis_text"],
+                            changed=bool(item["entities"] or item["relations"]))
+            replica.materialise()
+        if item is not None:
+            item["change"] = replica.change
         return item
 
     @staticmethod
@@ -133,8 +133,9 @@ class WriteBackJournal:
             self.store.write(append)
 
     def items(self) -> dict[str, dict[str, Any]]:
-        """Returns every learned item by id (reverted ones included, marked)."""
-        return self.store.read(lambda tx: tx.items(WRITEBACK))
+        """Returns every learned item by id (reverted ones included, marked); a row lacking an item's fields is left
+        out (a replica refuses it too, `replica.checked`)."""
+        return {i: x for i, x in self.store.read(lambda tx: tx.items(WRITEBACK)).items() if well_formed(x)}
 
     def item(self, item_id: str) -> dict[str, Any]:
         item = self.store.read(lambda tx: tx.item(WRITEBACK, item_id))
@@ -144,32 +145,85 @@ class WriteBackJournal:
         return item
 
     def revert(self, item_id: str) -> dict[str, Any]:
-        """Returns the reverted item after removing its facts from the graph and its pages from the wiki."""
+        """Returns the reverted item after removing its facts from the graph and its pages from the wiki: the
+        knowledge base's, or (a command that opened none) those of the folder the item was written into."""
+        replica = Replica.of(self.kb)
+        if replica is None:
+            return self.revert_files(item_id)
         item = self.item(item_id)
-        if item["reverted"]:
-            raise LambdaRAGError(f"feedback revert: item {item_id!r} was already reverted")
+
+        def undo(tx: Tx, number: int) -> dict[str, Any]:
+            live = reverted(live_item(tx, item_id))
+            live["removed"] = replica.remove(item_id, live.get("analysis"))
+            put_writeback(tx, live, number)
+            return live
+
+        def restore() -> None:       # the revert did not commit: its facts are live again
+            replica.apply(own_change(item))
+        with replica.lock:
+            item = replica.record(self.store, undo, restore)
+            replica.materialise()
+        return item
+
+    def revert_files(self, item_id: str) -> dict[str, Any]:
+        """Returns the reverted item after marking it reverted in the store, then removing its facts from the files
+        of the folder it was written into, when that folder is on this machine (servers replay the revert)."""
+        def undo(tx: Tx) -> tuple[dict[str, Any], int]:
+            number = tx.bump(CHANGES)
+            item = reverted(live_item(tx, item_id))
+            put_writeback(tx, item, number)
+            return item, number
+        item, number = self.store.write(undo)
         wiki_dir = Path(item["wiki_dir"])
+        if not (wiki_dir / "relations.json").is_file():
+            return item
         with lock_for(wiki_dir / "feedback"):
-            graph = self.kb.graph if self.kb and self.kb.wiki_dir == wiki_dir and self.kb.graph is not None \
-                else EntityGraph.load(wiki_dir / "relations.json")
-            removed = graph.remove_by_provenance(query_id=item_id)
+            graph = EntityGraph.load(wiki_dir / "relations.json")
+            item["removed"] = graph.remove_by_provenance(query_id=item_id)
             graph.save(wiki_dir / "relations.json")
-            profile = self.kb.resources()["profile"] if self.kb and self.kb.wiki_dir == wiki_dir else None
-            touched = {*item["entities"], *(e for r in item["relations"] for e in (r["head"], r["tail"]))}
-            for name in touched:
-                render_into(graph, wiki_dir, name, profile)
-            if item["analysis"] and (wiki_dir / item["analysis"]).exists():
-                (wiki_dir / item["analysis"]).unlink()
-            if self.kb is not None and self.kb.wiki_dir == wiki_dir and self.kb.wiki is not None:
-                self.kb.wiki.refresh(page_file(n) for n in touched)
-        item.update(reverted=True, reverted_at=now(), removed=removed)
-        self.store.write(lambda tx: tx.put_item(WRITEBACK, item_id, item, "reverted"))
+            for name in pages_of(item["entities"], item["relations"]):
+                render_into(graph, wiki_dir, name)
+            if item["analysis"]:
+                (wiki_dir / item["analysis"]).unlink(missing_ok=True)
+        self.store.write(lambda tx: tx.put_item(WRITEBACK, item_id, {**item, "change": number}, "reverted",
+                                                pos=number))
         return item
 
 
-def lock_for(path: Path) -> FileLock:
-    """Returns the inter-process lock guarding the wiki files under `path` (graph, pages)."""
-    return FileLock(str(path) + ".lock", timeout=LOCK_TIMEOUT)
+def well_formed(item: Mapping[str, Any]) -> bool:
+    """Returns whether a stored write-back has the fields the journal, its listing and retention read."""
+    return isinstance(item.get("reverted"), bool) and isinstance(item.get("time"), str) \
+        and isinstance(item.get("query"), str) and isinstance(item.get("sources"), list) \
+        and isinstance(item.get("entities"), list) and isinstance(item.get("relations"), list)
+
+
+def live_item(tx: Tx, item_id: str) -> dict[str, Any]:
+    """Returns write-back `item_id`, its row locked until the transaction ends, or raises if it is gone or reverted."""
+    item = tx.item(WRITEBACK, item_id, lock=True)
+    if item is None:
+        known = ", ".join(sorted(tx.items(WRITEBACK))) or "none"
+        raise LambdaRAGError(f"feedback: no learned item {item_id!r}; known: {known}")
+    if item["reverted"]:
+        raise LambdaRAGError(f"feedback revert: item {item_id!r} was already reverted")
+    return item
+
+
+def reverted(item: dict[str, Any]) -> dict[str, Any]:
+    """Returns `item` marked reverted, without what only replaying it live needs (its entity records and analysis
+    text), so reverted items keep the store no larger than before."""
+    kept = {k: v for k, v in item.items() if k not in ("entity_records", "analysis_text")}
+    return {**kept, "reverted": True, "reverted_at": now()}
+
+
+def own_change(item: Mapping[str, Any]) -> Change:
+    """Returns the change that adds this server's own write-back item's facts again (parsed, not checked)."""
+    return Change(item["id"], False, tuple(EntityRecord.model_validate(e) for e in item.get("entity_records") or ()),
+                  tuple(RelationRecord.model_validate(r) for r in item["relations"]))
+
+
+def pages_of(entities: Sequence[str], relations: Sequence[Mapping[str, Any]]) -> set[str]:
+    """Returns the entities whose pages a write-back touches: its new entities and the ends of its relations."""
+    return {*entities, *(e for r in relations for e in (r["head"], r["tail"]))}
 
 
 def cited_sources(state: State) -> tuple[str, ...]:
@@ -186,16 +240,6 @@ def noisy(graph: EntityGraph, name: str, is_title: Callable[[str], bool] = lambd
     if spans and spans[-1][1] == len(name) and spans[-1][0] > 0:
         return True
     return not is_title(name) and bool(FUNCTION_WORDS & set(import_jieba().lcut(name)))
-
-
-def render_into(graph: EntityGraph, wiki_dir: Path, name: str, profile: Optional[CorpusProfile] = None) -> None:
-    """Re-renders the wiki page of `name` from the graph (as the corpus `profile` lays a page out), or deletes it
-    when the entity is gone."""
-    path = wiki_dir / page_file(name)
-    if name in graph.g:
-        write_text(path, render_page(graph, name, profile))
-    elif path.exists():
-        path.unlink()
 
 
 def analysis_page(state: State, prov: Mapping[str, Any], labels: Mapping[str, Label],

@@ -42,6 +42,7 @@ from .confirmations import Confirmations
 from .store import now, open_store
 from .journal import WIKI_PAGES, WriteBackJournal
 from .lexicon import Lexicon
+from .replica import follow
 from .retention import CACHE_ENTRY_BYTES, PRUNE_EVERY, capped, live_write_backs, prune, size
 from .routing import RoutingStats
 from .rules import RuleBook
@@ -79,12 +80,15 @@ def feedback_dir(kb_name: str) -> Path:
 
 
 def open_feedback(config: AgentConfig, kb: KnowledgeBase) -> Optional["FeedbackLoop"]:
-    """Returns the loop of a knowledge base, or None when feedback is off (config or LAMBDARAG_FEEDBACK)."""
+    """Returns the loop of a knowledge base, its graph and wiki brought up to what every server sharing its store
+    wrote back or reverted (`replica.follow`), or None when feedback is off (config or LAMBDARAG_FEEDBACK)."""
     if not config.orchestration.feedback.enabled or disabled_by_env():
         return None
     llm = config.llm
     provider = f"{llm.base_url}|{llm.model or 'default'}" if llm.base_url else "offline"
-    return FeedbackLoop(config.orchestration.feedback, feedback_dir(kb.name), kb, provider=provider)
+    loop = FeedbackLoop(config.orchestration.feedback, feedback_dir(kb.name), kb, provider=provider)
+    follow(kb, loop.store)
+    return loop
 
 
 class FeedbackLoop:

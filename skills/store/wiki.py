@@ -13,9 +13,28 @@ from lambdarag import User
 from .records import WikiPage
 
 from .access import HIDDEN, Label, attested, principal, visible
+from .files import write_text
 from .graph import PLAIN, Names
 
 HEADER = re.compile(r"^<!-- wiki (\{.*\}) -->$")
+LEARNED = "learned.json"
+"""The file of a wiki folder naming the last change of the feedback store its graph and pages hold, so a process
+opening the folder replays only the changes after it (`orchestration.feedback.replica`)."""
+
+
+def learned_change(wiki_dir: Path) -> int:
+    """Returns the last feedback-store change the folder's graph and pages hold (0 when none is recorded or the
+    record is unreadable: every change is then replayed, which changes nothing already held)."""
+    try:
+        change = json.loads((Path(wiki_dir) / LEARNED).read_text(encoding="utf-8")).get("change")
+    except (OSError, ValueError, AttributeError):
+        return 0
+    return change if isinstance(change, int) and change > 0 else 0
+
+
+def record_learned(wiki_dir: Path, change: int) -> None:
+    """Records that the folder's graph and pages hold every feedback-store change up to `change`."""
+    write_text(Path(wiki_dir) / LEARNED, json.dumps({"change": change}) + "\n")
 
 
 @dataclass

@@ -38,6 +38,7 @@ CREATE INDEX IF NOT EXISTS logs_order ON logs (ns, log, seq);
 CREATE TABLE IF NOT EXISTS items (ns TEXT NOT NULL, kind TEXT NOT NULL, id TEXT NOT NULL, pos BIGINT NOT NULL,
     state TEXT NOT NULL, body TEXT NOT NULL, PRIMARY KEY (ns, kind, id));
 CREATE INDEX IF NOT EXISTS items_state ON items (ns, kind, state, pos);
+CREATE INDEX IF NOT EXISTS items_order ON items (ns, kind, pos);
 CREATE TABLE IF NOT EXISTS counters (ns TEXT NOT NULL, name TEXT NOT NULL, value BIGINT NOT NULL,
     PRIMARY KEY (ns, name));
 CREATE TABLE IF NOT EXISTS routing (ns TEXT NOT NULL, query_type TEXT NOT NULL, strategy TEXT NOT NULL,
@@ -66,6 +67,15 @@ CREATE TABLE IF NOT EXISTS documents (ns TEXT NOT NULL, name TEXT NOT NULL, body
 def now() -> str:
     """Returns the current UTC time as the stores record it (ISO 8601, milliseconds)."""
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="milliseconds")
+
+
+def json_object(text: str) -> Optional[dict[str, Any]]:
+    """Returns the JSON object `text` holds, or None when it holds something else or is not JSON."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def dumps(value: Any) -> str:
@@ -152,13 +162,14 @@ class Tx:
         return json.loads(row[0]) if row else None
 
     def items(self, kind: str, state: Optional[str] = None) -> dict[str, dict[str, Any]]:
-        """Returns the items of `kind` (of one `state` if given) by id, in their order."""
+        """Returns the items of `kind` (of one `state` if given) by id, in their order; a damaged row (its body not
+        a JSON object, e.g. written by hand into a shared database) is left out rather than failing every reader."""
         if state is None:
             rows = self.all("SELECT id, body FROM items WHERE ns = ? AND kind = ? ORDER BY pos, id", self.ns, kind)
         else:
             rows = self.all("SELECT id, body FROM items WHERE ns = ? AND kind = ? AND state = ? ORDER BY pos, id",
                             self.ns, kind, state)
-        return {i: json.loads(b) for i, b in rows}
+        return {i: body for i, body in ((i, json_object(b)) for i, b in rows) if body is not None}
 
     # -- documents -----------------------------------------------------------------------------------------
     def document(self, name: str) -> dict[str, Any]:

@@ -26,6 +26,11 @@ CONFIRMATION = "confirmation"
 
 WRITEBACK = "writeback"
 
+CHANGES = f"pos:{WRITEBACK}"
+"""The counter numbering write-backs and their reverts in the order they commit: a change takes the next number as
+the first statement of its transaction, so its row lock makes the changes of every server sharing the store go one
+at a time (`orchestration.feedback.replica`)."""
+
 
 def put_count(tx: Tx, key: str, n: int, recency: Optional[int] = None) -> int:
     """Returns the answer count of `key` after adding `n` to it (and making it the most recently counted, or
@@ -89,6 +94,21 @@ def put_confirmations(tx: Tx, items: Sequence[Mapping[str, Any]]) -> None:
     explicit = sum(1 for i in items if i["origin"] != "answer")
     if explicit:
         tx.bump("generation", explicit)
+
+
+def put_writeback(tx: Tx, item: dict[str, Any], number: int) -> None:
+    """Stores write-back `item` (live, or reverted when it says so) as change `number` of the `CHANGES` counter."""
+    tx.put_item(WRITEBACK, item["id"], {**item, "change": number}, "reverted" if item["reverted"] else "live",
+                pos=number)
+
+
+def writebacks_after(tx: Tx, number: int) -> tuple[int, list[tuple[str, int, str]]]:
+    """Returns the `CHANGES` counter and the write-back rows (id, change number, body as stored) changed after
+    change `number`, in the order they changed; a body is returned unparsed, so a damaged row harms only itself."""
+    last = tx.counter(CHANGES)
+    rows = tx.all("SELECT id, pos, body FROM items WHERE ns = ? AND kind = ? AND pos > ? ORDER BY pos", tx.ns,
+                  WRITEBACK, number)
+    return last, [(str(i), int(pos), str(body)) for i, pos, body in rows]
 
 
 def stored_vectors(store: FeedbackStore, keys: Sequence[str]) -> dict[str, np.ndarray]:
