@@ -252,9 +252,9 @@ def summary(item: Mapping[str, Any]) -> dict[str, Any]:
 
 def verdict_of(state: State, ctx: Optional[Context]):
     """Returns citation_check's verdict on a finished run; every field it reads counts as given (possibly empty,
-    e.g. no hits when wiki pages alone answered)."""
+    e.g. no hits when wiki pages alone answered; a record left unset, such as the plan, takes its declared default)."""
     check = build_skill("citation_check", {})
-    given = state.model_copy(update={f: getattr(state, f) for f in check.reads()})
+    given = state.model_copy(update={f: value for f in check.reads() if (value := getattr(state, f, None)) is not None})
     return check.run(given, ctx or Context()).verdict
 
 
