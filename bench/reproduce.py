@@ -68,9 +68,17 @@ GROUPS: dict[str, tuple[Run, ...]] = {
     "retrieval": (Run("retrieval.json", ("bench/retrieval.py",)),),
 }
 QUICK: dict[str, tuple[Run, ...]] = {
+    "routing": (Run("routing.json", ("bench/routing.py", "--halves", "test"), ("laws",), keys=("index", "test")),
+                Run("routing-maritime.json", ("bench/routing.py", "--questions", "maritime", "--halves", "test"),
+                    ("maritime",), keys=("index", "test"))),
+    "domains": tuple(Run(r.result, (*r.argv, "--halves", "test"), r.indexes, keys=("corpus", "index", "test"))
+                     for r in GROUPS["domains"]),
+    "answers": tuple(Run(r.result, (*r.argv, "--halves", "test"), r.indexes, keys=("corpus", "index", "test"))
+                     for r in GROUPS["answers"]),
     "learning": (Run("feedback.json", ("bench/feedback.py", "--skip-stard"), ("maritime",), keys=("maritime",)),),
 }
-"""Groups that take more than ~25 minutes here, cut to a part that reruns whole (--quick)."""
+"""Groups cut to the frozen test halves (every route and type) or, for learning, its maritime part (--quick);
+the parts a quick run writes equal a full run's, so they compare with the full reference files."""
 
 
 def compare(fresh, reference, path: str = "") -> list[str]:
