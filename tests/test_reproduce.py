@@ -24,6 +24,12 @@ def test_an_integer_and_a_float_of_equal_value_differ_and_a_missing_key_is_named
     assert compare({}, {"hits": 3}) == ["hits: 3 → (missing)"]
 
 
+def test_a_query_log_id_inside_a_text_is_not_compared_but_the_text_around_it_is():
+    cited = "海洋环境保护法 [第七十四条] ← q20261201225234-03448a37"
+    assert compare(cited.replace("20261201225234-03448a37", "20261202120000-9f0e1d2c"), cited) == []
+    assert len(compare(cited.replace("第七十四条", "第七十五条"), cited)) == 1
+
+
 def test_every_group_runs_a_bench_script_of_this_tree_that_wrote_a_committed_result():
     for runs in [*GROUPS.values(), *QUICK.values()]:
         for r in runs:
