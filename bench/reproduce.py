@@ -5,7 +5,7 @@ bench command that wrote its committed file(s) of bench/results (the commands of
 docs/benchmarks.md). The tree is copied (without .git) to a work folder beside a link to the tree's ../shared,
 every command runs there exactly as documented, with PYTHONPATH on the copy and LAMBDARAG_HOME on --home, and the
 file it writes is copied to --out. Then every field of the fresh file is compared with the same file in --against,
-except timings, dates, load and machine facts (`timing`): a figure, a per-question outcome or an answer's text
+except timings, dates, load and machine facts (`TIMING`, `MACHINE`): a figure, a per-question outcome or an answer's text
 that differs in the last decimal or character is a difference. Exit 1 on any difference or failed run.
 
   PYTHONPATH=/work/wt8-x LAMBDARAG_HOME=/work/home8-x python bench/reproduce.py --only routing,answers \\
