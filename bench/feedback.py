@@ -26,7 +26,8 @@ feedback.json has none). Writes bench/results/stard-latency.json.
 
 Part 4 (`--partition SEED`): part 2 again with the questions shuffled into other folds,
 to show how much the result owes to one split. Writes
-bench/results/feedback-partition-SEED.json.
+bench/results/feedback-partition-SEED.json. Splits 0 (question order), 1 and 2 are the ones the gate's
+margin was tuned on (issue 45); seed 3 is the fresh split, frozen before that tuning and never tuned on.
 
 Usage: python bench/feedback.py [--skip-maritime] [--skip-stard] [--limit N] [--latency-only] [--partition SEED]
 """
