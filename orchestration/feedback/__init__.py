@@ -3,6 +3,6 @@
 (`store`: SQLite by default, PostgreSQL when shared)."""
 from .cache import normalise, scope_of  # noqa: F401
 from .journal import render_into  # noqa: F401
-from .lexicon import SynonymLearner, qrels_pairs, synonym_learner, variant_pairs  # noqa: F401
+from .lexicon import SynonymLearner, variant_pairs  # noqa: F401
 from .loop import FeedbackLoop, disabled_by_env, feedback_dir, open_feedback, verdict_of  # noqa: F401
 from .routing import routing_scores  # noqa: F401
