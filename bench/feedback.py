@@ -35,8 +35,13 @@ on a copy of the built index, then `lambdarag eval` of the frozen test half (and
 with learning. Writes bench/results/feedback-debian.json.
 Needs: the domain-NAME indexes (bench/domain_bench.py builds them).
 
+Part 6 (`--eval-latency`): `lambdarag eval` of fold 0's questions, as a new process, on a copy of the stard
+index that learned folds 1-4 through `feedback learn --qrels` (fold 0's params of the last full run stored as the
+fit): learned and unlearned p50 in the same run, the first question included. Writes
+bench/results/feedback-eval.json.
+
 Usage: python bench/feedback.py [--skip-maritime] [--skip-stard] [--limit N] [--latency-only] [--partition SEED]
-       [--debian]
+       [--debian] [--eval-latency]
 """
 from __future__ import annotations
 
@@ -384,6 +389,44 @@ def evidence_qrels(backend: Any, path: Path, out: Path) -> Path:
     return out
 
 
+def eval_latency() -> dict:
+    """Returns `lambdarag eval` of fold 0's held-out STARD questions, run as a new process on a copy of the stard
+    index that learned folds 1-4 (`feedback learn --qrels`, then fold 0's params of the last full run stored as the
+    fit): its metrics and its learned and unlearned p50, timed in the same run, the process's first question
+    included."""
+    import subprocess
+
+    from lambdarag.orchestration.feedback.confirmations import Confirmations
+    from lambdarag.orchestration.learning import learn_pairs
+    from lambdarag.skills.store.index import knowledge_root, open_index
+    from lambdarag.skills.store.learned import LearnedParams
+    from lambdarag.skills.store.vectors import default_embedder
+
+    fits = [f for f in json.loads(OUT.read_text(encoding="utf-8"))["stard"]["fits"]
+            if f["fold"] == 0 and f["system"] == "hybrid+learned"]
+    if not fits:
+        raise SystemExit(f"run the STARD part first: {OUT.name} holds no fold-0 fit")
+    queries = [json.loads(x) for x in (STARD / "train.jsonl").read_text(encoding="utf-8").splitlines() if x.strip()]
+    home = Path(tempfile.mkdtemp(prefix="feedback-eval-"))
+    shutil.copytree(knowledge_root() / "stard" / "index", home / "stard" / "index",
+                    ignore=shutil.ignore_patterns("*.lock"))
+    test = home / "test.jsonl"
+    test.write_text("".join(json.dumps(q, ensure_ascii=False) + "\n" for i, q in enumerate(queries) if not i % FOLDS),
+                    encoding="utf-8")
+    os.environ["LAMBDARAG_HOME"] = str(home)
+    learn_pairs(home / "stard" / "feedback", open_index("stard"), default_embedder(), "qrels",
+                [(q["query"], q["relevant"]) for i, q in enumerate(queries) if i % FOLDS], refit=False)
+    Confirmations(home / "stard" / "feedback").save_params(LearnedParams.from_dict(fits[0]), fits[0]["report"])
+    before = machine_facts()
+    run = subprocess.run([sys.executable, "-m", "lambdarag.orchestration.cli", "eval", "--index", "stard", "--queries",
+                          str(test), "--retriever", "hybrid", "--json"], check=True, capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    shutil.rmtree(home)
+    return {"machine_before": before, "learned_from": "folds 1-4 (feedback learn --qrels)",
+            "params": f"fold 0's fit stored in {OUT.name}", **out}
+
+
 def store_sizes(view, pairs, vectors, last_fit) -> dict:
     """Returns the on-disk and in-memory sizes of the learned stores for all pairs, and the lazy build time."""
     from lambdarag.orchestration.feedback.confirmations import Confirmations
@@ -434,7 +477,14 @@ def main() -> dict:
     p.add_argument("--debian", action="store_true",
                    help="learn each Debian corpus's dev questions, measure its test questions; writes "
                         "bench/results/feedback-debian.json")
+    p.add_argument("--eval-latency", action="store_true",
+                   help="lambdarag eval of fold 0 in a new process on an index that learned folds 1-4; writes "
+                        "bench/results/feedback-eval.json")
     args = p.parse_args()
+    if args.eval_latency:
+        from bench.machine import write
+
+        return json.loads(write("feedback-eval", eval_latency()).read_text(encoding="utf-8"))
     if args.debian:
         from bench.machine import write
 

@@ -203,6 +203,21 @@ def test_learning_switched_off_never_opens_the_learned_stores(corpus, tmp_path, 
     assert "learned stores were opened" in capsys.readouterr().err
 
 
+def test_eval_with_learning_times_the_unlearned_retriever_in_the_same_run(corpus, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("LAMBDARAG_HOME", str(tmp_path))
+    assert main(["index", "--corpus", str(STARD / "corpus.jsonl"), "--name", "slice", "--vectors",
+                 str(STARD / "embeddings"), "--no-wiki"]) == 0
+    argv = ["eval", "--index", "slice", "--queries", str(STARD / "train.jsonl"), "--retriever", "hybrid", "--json"]
+    assert main(argv) == 0
+    assert set(json.loads(capsys.readouterr().out.splitlines()[-1])["latency_ms"]) == {"p50", "p95"}
+    learn_pairs(feedback_dir("slice"), open_index("slice"), default_embedder(), "confirm", [(CONFIRMED, [ANSWER])],
+                refit=False)
+    assert main(argv) == 0
+    latency = json.loads(capsys.readouterr().out.splitlines()[-1])["latency_ms"]
+    assert latency["unlearned"]["p50"] > 0 and latency["learned_over_unlearned_p50"] == \
+        round(latency["p50"] / latency["unlearned"]["p50"], 3)
+
+
 def test_fit_over_the_confirmed_questions_never_does_worse_than_no_learning(corpus, tmp_path):
     backend = backend_of(corpus)
     questions = [json.loads(x) for x in (STARD / "train.jsonl").read_text(encoding="utf-8").splitlines() if x.strip()]
