@@ -199,6 +199,21 @@ def feedback_debian(r: dict) -> str:
         + " (hybrid → learned from the dev half)"
 
 
+def feedback_eval(r: dict) -> str:
+    lat = r["latency_ms"]
+    return (f"{r['n_queries']} fold-0 questions, new process, learned from folds 1-4: p50 unlearned "
+            f"{lat['unlearned']['p50']} ms, learned {lat['p50']} ms ({lat['learned_over_unlearned_p50']}×), first "
+            f"question included; MRR@10 {r['metrics']['mrr@10']:.3f}")
+
+
+def feedback_adapter(r: dict) -> str:
+    best = max(r["adapted"], key=lambda ridge: r["adapted"][ridge]["all"])
+    a, p = r["adapted"][best], r["plain"]
+    return (f"dense MRR@10, query vector adapted (ridge {best}) vs plain: all {p['all']:.3f} → {a['all']:.3f}, seen "
+            f"{r['seen']} {p['seen']:.3f} → {a['seen']:.3f}, unseen {r['unseen']} {p['unseen']:.3f} → "
+            f"{a['unseen']:.3f} (not in the product: it would need the gate)")
+
+
 def stard_latency(r: dict) -> str:
     lat = r["latency_ms"]
     return (f"{r['questions']} held-out questions, query embedding included: p50 / p95 hybrid "
@@ -308,6 +323,10 @@ ROWS: list[tuple[str, str, str, Callable[[dict], str]]] = [
      "bench/feedback.py --partition 3", feedback_partition),
     ("learned retrieval, Debian corpora, dev half learned, test half measured", "feedback-debian",
      "bench/feedback.py --debian", feedback_debian),
+    ("learned retrieval through lambdarag eval, STARD fold 0, same-run latency", "feedback-eval",
+     "bench/feedback.py --eval-latency", feedback_eval),
+    ("query-side linear adapter probe, STARD 5-fold dense", "feedback-adapter", "bench/query_adapter.py",
+     feedback_adapter),
     ("hybrid search latency, STARD fold 0", "stard-latency", "bench/feedback.py --latency-only", stard_latency),
     ("Milvus (milvus-lite) vs local, STARD", "milvus", "bench/milvus.py", milvus),
     ("`lambdarag ask` on the built demo index, fresh process", "cli", "bench/cli.py", cli),
