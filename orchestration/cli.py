@@ -169,8 +169,15 @@ def cmd_eval(args: argparse.Namespace) -> int:
     queries = read_queries(args.queries)
     ranked, routed_as, latency, chunk_level = (routed_rankings if args.routed else retriever_rankings)(args, queries)
     out = scored(queries, ranked, routed_as, chunk_level)
+    unlearned = latency.pop("unlearned", None) if isinstance(latency, dict) else None
+    latency = latency["learned"] if isinstance(latency, dict) else latency
     out["latency_ms"] = {"p50": round(float(np.percentile(latency, 50)), 2),
                          "p95": round(float(np.percentile(latency, 95)), 2)}
+    if unlearned:
+        out["latency_ms"]["unlearned"] = {"p50": round(float(np.percentile(unlearned, 50)), 2),
+                                          "p95": round(float(np.percentile(unlearned, 95)), 2)}
+        out["latency_ms"]["learned_over_unlearned_p50"] = round(out["latency_ms"]["p50"] /
+                                                                out["latency_ms"]["unlearned"]["p50"], 3)
     if args.json:
         print(json.dumps(out, ensure_ascii=False))
         return 0
@@ -181,12 +188,18 @@ def cmd_eval(args: argparse.Namespace) -> int:
         cells = "  ".join(f"{k} {v:.3f}" for k, v in m.items() if k != "n")
         print(f"  {kind:<10} ({m['n']:>3})  {cells}")
     print(f"  latency p50 {out['latency_ms']['p50']} ms, p95 {out['latency_ms']['p95']} ms")
+    if unlearned:
+        print(f"  without learning, same run: p50 {out['latency_ms']['unlearned']['p50']} ms "
+              f"({out['latency_ms']['learned_over_unlearned_p50']}x)")
     return 0
 
 
 def retriever_rankings(args: argparse.Namespace, queries: list[dict]):
-    """Returns (qid → ranked ids, {}, latencies in ms, chunk level) of one plain retriever."""
-    from lambdarag import Context, State
+    """Returns (qid → ranked ids, {}, latencies in ms, chunk level) of one plain retriever; with learning, the
+    latencies are {"learned": …, "unlearned": …}: each question also runs without learning, the two runs
+    interleaved (which goes first alternates), so the cost of learning is measured in the same run, the
+    process's first question included."""
+    from lambdarag import Context
     from lambdarag.orchestration.feedback import feedback_dir
     from lambdarag.orchestration.learning import open_learned, retrieval_term
     from lambdarag.skills.store.index import open_backend
@@ -202,14 +215,30 @@ def retriever_rankings(args: argparse.Namespace, queries: list[dict]):
     term = retrieval_term(args.retriever, learned=learned is not None)
     plan = RetrievalPlan(bm25_top_k=args.k, dense_top_k=args.k, fused_top_k=args.k)
     ctx = Context(resources={"index": backend, **({"learned": learned} if learned else {})})
-    ranked, latency = {}, []
-    for q in queries:
-        start = time.perf_counter()
-        state = term.run(State.of(q["query"], plan=plan), ctx)
-        latency.append((time.perf_counter() - start) * 1000)
+    plain = (retrieval_term(args.retriever, learned=False), Context(resources={"index": backend})) if learned else None
+    ranked, latency, unlearned = {}, [], []
+    for n, q in enumerate(queries):
+        if plain and n % 2:
+            unlearned.append(timed_run(*plain, q["query"], plan)[1])
+        state, ms = timed_run(term, ctx, q["query"], plan)
+        latency.append(ms)
+        if plain and not n % 2:
+            unlearned.append(timed_run(*plain, q["query"], plan)[1])
         hits = state.hits if args.retriever == "hybrid" or learned else state.candidates[-1].hits
         ranked[q["qid"]] = [h.chunk_id if chunk_level else Path(doc_of.get(h.chunk_id, h.chunk_id)).name for h in hits]
-    return ranked, {}, latency, chunk_level
+    return ranked, {}, {"learned": latency, "unlearned": unlearned} if plain else latency, chunk_level
+
+
+def timed_run(term, ctx, query: str, plan) -> tuple:
+    """Returns the state of one retrieval run and its wall milliseconds, its query embedded anew (a kept vector
+    would let the second of two runs skip it)."""
+    from lambdarag import State
+    from lambdarag.skills.store.vectors import forget_query_vectors
+
+    forget_query_vectors()
+    start = time.perf_counter()
+    state = term.run(State.of(query, plan=plan), ctx)
+    return state, (time.perf_counter() - start) * 1000
 
 
 def routed_rankings(args: argparse.Namespace, queries: list[dict]):

@@ -11,6 +11,7 @@ import pytest
 
 from lambdarag import Context, State, User
 from lambdarag.orchestration.cli import main
+from lambdarag.orchestration import learning
 from lambdarag.orchestration.feedback import feedback_dir
 from lambdarag.orchestration.learning import CLOSED, Confirmations, learn_pairs, open_learned, retrieval_term
 from lambdarag.skills.reading import read_corpus
@@ -73,6 +74,28 @@ def test_confirmation_lifts_its_document_for_a_paraphrase_and_revert_restores_th
     assert position(after, ANSWER) < 5
     Confirmations(tmp_path).revert(item["id"])
     assert ranking(backend, tmp_path, PARAPHRASE) == before
+
+
+def test_the_learned_state_loads_once_per_generation_and_a_confirmation_or_revert_reloads_it(corpus, tmp_path,
+                                                                                           monkeypatch):
+    backend, embedder = backend_of(corpus), default_embedder()
+    questions = [json.loads(x) for x in (STARD / "train.jsonl").read_text(encoding="utf-8").splitlines() if x.strip()]
+    learn_pairs(tmp_path, backend, embedder, "qrels", [(q["query"], q["relevant"]) for q in questions])  # fits
+    builds, maps = [], []
+    build, term_map = learning.build_learned, learning.CorpusView.term_map
+    monkeypatch.setattr(learning, "build_learned", lambda *a, **kw: builds.append(1) or build(*a, **kw))
+    monkeypatch.setattr(learning.CorpusView, "term_map", lambda *a: maps.append(1) or term_map(*a))
+
+    def ask(n: int) -> list:
+        return [ranking(backend, tmp_path, q["query"]) for q in questions[:n]]
+    first = ask(4)
+    assert (len(builds), len(maps)) == (1, 0)          # four questions, one load; the fit's term map is read
+    assert ask(4) == first and len(builds) == 1
+    answer = Confirmations(tmp_path).add("answer", [(PARAPHRASE, [ANSWER])])
+    ask(3)
+    assert (len(builds), len(maps)) == (2, 0)          # a confirmation reloads once; an answer keeps the term map
+    Confirmations(tmp_path).revert(answer["id"])
+    assert ask(3) == first[:3] and (len(builds), len(maps)) == (3, 1)   # an explicit change learns it again
 
 
 def test_the_field_signal_ranks_a_confirmed_article_as_if_its_question_were_part_of_its_text(corpus, tmp_path):
@@ -178,6 +201,21 @@ def test_learning_switched_off_never_opens_the_learned_stores(corpus, tmp_path, 
     assert json.loads(capsys.readouterr().out.splitlines()[-1])["n_queries"] == 30
     assert main(argv) == 3      # the CLI reports the planted fault as an internal error, in one line
     assert "learned stores were opened" in capsys.readouterr().err
+
+
+def test_eval_with_learning_times_the_unlearned_retriever_in_the_same_run(corpus, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("LAMBDARAG_HOME", str(tmp_path))
+    assert main(["index", "--corpus", str(STARD / "corpus.jsonl"), "--name", "slice", "--vectors",
+                 str(STARD / "embeddings"), "--no-wiki"]) == 0
+    argv = ["eval", "--index", "slice", "--queries", str(STARD / "train.jsonl"), "--retriever", "hybrid", "--json"]
+    assert main(argv) == 0
+    assert set(json.loads(capsys.readouterr().out.splitlines()[-1])["latency_ms"]) == {"p50", "p95"}
+    learn_pairs(feedback_dir("slice"), open_index("slice"), default_embedder(), "confirm", [(CONFIRMED, [ANSWER])],
+                refit=False)
+    assert main(argv) == 0
+    latency = json.loads(capsys.readouterr().out.splitlines()[-1])["latency_ms"]
+    assert latency["unlearned"]["p50"] > 0 and latency["learned_over_unlearned_p50"] == \
+        round(latency["p50"] / latency["unlearned"]["p50"], 3)
 
 
 def test_fit_over_the_confirmed_questions_never_does_worse_than_no_learning(corpus, tmp_path):

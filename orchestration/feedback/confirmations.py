@@ -11,7 +11,7 @@ Rows of the feedback store (`store`):
 - ``vectors``: one row per confirmed question's embedding, by text digest, so
   rebuilding the learned index never re-embeds;
 - the document ``learned_params``: signal weights and gate fitted by cross-validation
-  (`orchestration.learning.fit`), with the fit's report;
+  (`orchestration.learning.fit`), with the fit's report and the term map it learned;
 - the counter ``changes``, bumped by every add, revert and refit: what `stamp` reads to
   tell a server that another one changed what it learned;
 - the counter ``generation``, bumped by every explicit change (an item
@@ -93,12 +93,27 @@ class Confirmations:
         data = self.store.read(lambda tx: tx.document("learned_params"))
         return LearnedParams.from_dict(data["params"]) if "params" in data else LearnedParams()
 
-    def save_params(self, params: LearnedParams, report: Mapping[str, Any]) -> None:
+    def save_params(self, params: LearnedParams, report: Mapping[str, Any],
+                    term_map: Optional[Mapping[str, Sequence[str]]] = None) -> None:
+        """Stores the fitted params and the fit's report, and the term map the fit learned from the live pairs
+        (valid until the next explicit change: `term_map`)."""
         def change(tx: Tx) -> None:
-            tx.put_document("learned_params", {"params": params.to_dict(), "report": dict(report), "time": now()})
             tx.bump("changes")
-            tx.bump("generation")
+            generation = tx.bump("generation")
+            tx.put_document("learned_params", {"params": params.to_dict(), "report": dict(report), "time": now(),
+                                               **({"term_map": dict(term_map), "term_map_generation": generation}
+                                                  if term_map is not None else {})})
         self.store.write(change)
+
+    def term_map(self) -> Optional[dict[str, list[str]]]:
+        """Returns the term map the last fit stored when no explicit change (`generation`) came after it, else None:
+        a process's first question then reads it instead of learning it again; an answer confirmation leaves it
+        standing until the next explicit change."""
+        def read(tx: Tx) -> Optional[dict[str, list[str]]]:
+            data = tx.document("learned_params")
+            fresh = "term_map" in data and data.get("term_map_generation") == tx.counter("generation")
+            return {t: list(a) for t, a in data["term_map"].items()} if fresh else None
+        return self.store.read(read)
 
     def generation(self) -> int:
         """Returns how many explicit changes the learned stores have had (see the module docstring)."""

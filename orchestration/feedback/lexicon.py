@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from lambdarag import State
 from lambdarag.skills.sentences import keywords
@@ -126,34 +126,3 @@ class SynonymLearner:
             if ranked:
                 out[q] = {d: c for _, d, c in ranked[:self.per_term]}
         return out
-
-
-def qrels_pairs(backend: Any, queries: Iterable[tuple[str, Sequence[str]]]) -> list[tuple[list[str], list[list[str]]]]:
-    """Returns (query tokens, [relevant chunk tokens]) per labelled query; ids may name chunks or documents.
-
-    Chunk tokens come from the BM25 index itself, so what is learned matches
-    what BM25 matches on.
-    """
-    lex = backend.lexical
-    terms = [""] * len(lex.vocab)
-    for t, j in lex.vocab.items():
-        terms[j] = t
-    rows: dict[str, list[int]] = {}
-    for i, c in enumerate(backend.chunks()):
-        rows.setdefault(c.id, []).append(i)
-        rows.setdefault(c.doc_id, []).append(i)
-    out = []
-    for query, relevant in queries:
-        docs = [[terms[j] for j in lex.tf[i].indices] for r in relevant for i in rows.get(r, ())]
-        if docs:
-            out.append((backend.tokenizer(query), docs))
-    return out
-
-
-def synonym_learner(backend: Any, **params: Any) -> SynonymLearner:
-    """Returns a learner whose document frequencies are those of the index's BM25."""
-    import numpy as np
-
-    lex = backend.lexical
-    df = np.diff(lex.tf.tocsc().indptr)
-    return SynonymLearner({t: int(df[j]) for t, j in lex.vocab.items() if j < len(df)}, lex.size, **params)
