@@ -164,10 +164,10 @@ def citation_check(config: Mapping[str, Any]) -> Term:
     """Returns the citation checker writing `verdict`; offline by bigram overlap (config ``threshold``, default 0.5)."""
     threshold = float(config.get("threshold", SUPPORT))
     offline = Tool("citation_overlap", lambda s: {"verdict": check_overlap(s, threshold)},
-                   reads=["answer", "hits", "plan"], optional=["wiki_pages"], writes=["verdict"])
+                   reads=["answer", "hits", "plan"], optional=["wiki_pages", "neighbours"], writes=["verdict"])
     return Lam("citation_check", ProfilePrompt("citation_check"),
                output=CheckOutput, reads=["answer", "context", "hits", "plan"],
-               optional=["wiki_pages"], writes=["verdict"], parse=_from_llm, fallback=offline, max_tokens=800)
+               optional=["wiki_pages", "neighbours"], writes=["verdict"], parse=_from_llm, fallback=offline, max_tokens=800)
 
 
 PIECE = re.compile(r"[^。！？!?\n]*?(?:[。！？!?]+|$)(?:\s*%s)*[\s。；;，,、]*" % MARKER.pattern)
@@ -249,5 +249,5 @@ def claim_check(config: Mapping[str, Any]) -> Term:
     (listed in the fallbacks)."""
     threshold = float(config.get("threshold", SUPPORT))
     return Tool("claim_check", lambda s, ctx: check_claims(s, ctx, threshold),
-                reads=["answer", "citations", "hits", "plan"], optional=["wiki_pages", "verdict", "context"],
+                reads=["answer", "citations", "hits", "plan"], optional=["wiki_pages", "neighbours", "verdict", "context"],
                 writes=["answer", "citations", "verdict"])

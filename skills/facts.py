@@ -117,9 +117,9 @@ def fact_extract(config: Mapping[str, Any]) -> Term:
     """Returns the fact extractor writing `facts` (a `Facts` record); offline it uses the wiki compile rules."""
     reads = ["answer", "citations", "hits", "plan"]
     offline = Tool("fact_rules", lambda s, ctx: {"facts": rule_facts(s, ctx.resources.get("graph"), profile_of(ctx))},
-                   reads=reads, optional=["wiki_pages"], writes=FactsOut)
+                   reads=reads, optional=["wiki_pages", "neighbours"], writes=FactsOut)
     return Lam("fact_extract", ProfilePrompt("fact_extract"),
-               output=FactOutput, reads=reads, optional=["wiki_pages"], writes=FactsOut,
+               output=FactOutput, reads=reads, optional=["wiki_pages", "neighbours"], writes=FactsOut,
                parse=_from_llm, fallback=offline, max_tokens=800)
 
 
@@ -173,7 +173,7 @@ def _entailed(out: Entailed, state: State, ctx: Any) -> dict[str, Any]:
 def fact_support(config: Mapping[str, Any]) -> Term:
     """Returns the write-back gate rewriting `facts` to what the cited text states; with an LLM, also entailed."""
     offline = Tool("fact_support_rules", lambda s, ctx: {"facts": supported_facts(s, profile_of(ctx))},
-                   reads=["facts", "citations", "hits", "plan"], optional=["wiki_pages"], writes=FactsOut)
+                   reads=["facts", "citations", "hits", "plan"], optional=["wiki_pages", "neighbours"], writes=FactsOut)
     return Lam("fact_support", ProfilePrompt("fact_support"),
                output=Entailed, reads=["facts", "citations", "hits", "plan"],
-               optional=["context", "wiki_pages"], writes=FactsOut, parse=_entailed, fallback=offline, max_tokens=200)
+               optional=["context", "wiki_pages", "neighbours"], writes=FactsOut, parse=_entailed, fallback=offline, max_tokens=200)

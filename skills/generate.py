@@ -17,7 +17,7 @@ from lambdarag.lam import json_object
 
 from .coverage import THRESHOLD
 from .evidence import Scored, answering, parts, ranked, shaped
-from .context import assemble_context, cited, citable, context_hits, drop_markers, marker, numbered_markers
+from .context import assemble_context, cited, citable, drop_markers, marker, numbered_markers, shown
 from .layouts import laid_out
 from .phrasing import ZH
 from .profile import profile_of
@@ -94,7 +94,7 @@ def _from_llm(text: str, state: State, ctx: Any) -> dict[str, Any]:
     else:
         answer, missing = text, []
         sufficient = p["refusal"] not in answer
-    answer = numbered_markers(answer.strip(), context_hits(state), p["source"])
+    answer = numbered_markers(answer.strip(), shown(state), p["source"])
     citations, bogus = cited(answer, hits)
     answer = drop_markers(answer, bogus).strip()
     if sufficient and not citations:
@@ -115,7 +115,7 @@ def answer_generate(config: Mapping[str, Any]) -> Term:
     is read too: under a `Guard`, a retry repairs what the check rejected (the
     prompt shows the failed verdict; offline, the rejected sentences are dropped).
     """
-    optional = ["query_type", "entities", "wiki_pages", "sides", "relations", "verdict"]
+    optional = ["query_type", "entities", "wiki_pages", "neighbours", "sides", "relations", "verdict"]
     offline = Tool("extractive_answer", extractive_answer,
                    reads=["original_query", "hits", "plan"], optional=optional,
                    writes=["answer", "citations"])
