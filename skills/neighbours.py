@@ -7,6 +7,7 @@ answer may quote them (issue 40). A neighbour shares its hit's document, so it c
 """
 from __future__ import annotations
 
+import re
 import threading
 import weakref
 from typing import Any, Sequence
@@ -34,10 +35,13 @@ def positions(index: Any) -> dict[str, int]:
     return known[1]
 
 
+_ROW = re.compile(r"\s(?:row \d+|第\d+行)$")
+
+
 def section_of(chunk: Chunk) -> str:
-    """Returns the section a chunk belongs to: its heading (a table row's ``X row 3`` sits under ``X``), else its
-    label (a statute's article is a section of its own)."""
-    return chunk.heading or chunk.section
+    """Returns the section a chunk belongs to: its label without a table row's number (``X row 3`` sits in ``X``);
+    a statute's article is a section of its own, whatever chapter holds it."""
+    return _ROW.sub("", chunk.section)
 
 
 def neighbours(hits: Sequence[Hit], index: Any) -> tuple[Hit, ...]:
