@@ -161,6 +161,7 @@ class Checking(Reads):
     hits: Hits
     plan: RetrievalPlan
     wiki_pages: tuple[WikiPage, ...] = ()
+    neighbours: tuple[Hit, ...] = ()
 
 
 class Checked(TypedDict):
@@ -183,7 +184,7 @@ def citation_overlap(state: Checking, *, threshold: float = SUPPORT) -> Checked:
 
 
 citation_check = skill(Lam("citation_check", ProfilePrompt("citation_check"), output=CheckOutput,
-                           reads=["answer", "context", "hits", "plan"], optional=["wiki_pages"], writes=Checked,
+                           reads=["answer", "context", "hits", "plan"], optional=["wiki_pages", "neighbours"], writes=Checked,
                            parse=_from_llm, fallback=citation_overlap, max_tokens=800))
 """The citation checker writing `verdict`; offline `citation_overlap` (config ``threshold``, default 0.5)."""
 

@@ -12,9 +12,10 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence, TypedDict
 
-from lambdarag import Reads, State, tool
+from lambdarag import Context, Reads, State, tool
 from .store.records import Citation, Hit, Hits, Relation, RetrievalPlan, WikiPage
 
+from .neighbours import neighbours
 from .registry import skill
 from .sentences import split_sentences
 from .store.tokenize import language_of
@@ -30,6 +31,7 @@ SCAFFOLD: Mapping[str, Mapping[str, str]] = {
 }
 """The context's headings, fence lines and marker label in the question's language (the prompts name the fences)."""
 RELATIONS_HEADING = SCAFFOLD["zh"]["relations"]
+extra_field("neighbours", tuple[Hit, ...])
 
 def marker(hit: Hit, label: str = "来源") -> str:
     """Returns the citation marker of a hit, e.g. ``[来源: guide/install.md#Install / Debian]`` (`label`: ``source``
@@ -71,9 +73,15 @@ def page_hit(page: WikiPage, limit: int) -> Hit:
                title=page.entity, kind="wiki")
 
 
+def shown(state: State, near: Optional[Sequence[Hit]] = None) -> tuple[Hit, ...]:
+    """Returns the passages the context numbers: its hits, then the chunks next to the best of them (`near`, else
+    the `neighbours` that `assemble_context` wrote)."""
+    return context_hits(state) + tuple(near if near is not None else getattr(state, "neighbours", None) or ())
+
+
 def citable(state: State) -> tuple[Hit, ...]:
-    """Returns everything an answer may cite: the wiki pages and the hits the context shows."""
-    return tuple(page_hit(p, plan_of(state).max_chunk_chars) for p in state.wiki_pages) + context_hits(state)
+    """Returns everything an answer may cite: the wiki pages and the passages the context shows."""
+    return tuple(page_hit(p, plan_of(state).max_chunk_chars) for p in state.wiki_pages) + shown(state)
 
 
 def clip(text: str, limit: int) -> str:
@@ -108,7 +116,7 @@ def fenced(text: str, tag: str, words: Mapping[str, str] = SCAFFOLD["zh"]) -> li
     return [words["begin"].format(tag=tag), text, words["end"].format(tag=tag)]
 
 
-def render_context(state: State) -> str:
+def render_context(state: State, near: Optional[Sequence[Hit]] = None) -> str:
     """Returns the context text in the question's language: graph relations, wiki pages, then numbered chunks with
     headings and citation markers; the relations and every page and chunk text are fenced (`fenced`), so the
     prompt can tell the model that fenced text is data."""
@@ -116,7 +124,7 @@ def render_context(state: State) -> str:
     question = getattr(state, "original_query", None)
     words = SCAFFOLD[language_of(question) if question else "zh"]
     pages = [page_hit(p, plan.max_chunk_chars) for p in state.wiki_pages]
-    hits = context_hits(state)
+    hits = shown(state, near)
     relations = "\n".join(relation_lines(state.relations))
     texts = [relations] + [h.text for h in pages] + [clip(h.text, plan.max_chunk_chars) for h in hits]
     tag = fence_tag(texts)
@@ -148,6 +156,7 @@ class Cited(Reads):
     hits: Hits
     plan: RetrievalPlan
     wiki_pages: tuple[WikiPage, ...] = ()
+    neighbours: tuple[Hit, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -163,16 +172,19 @@ class Assembling(Reads):
 
 
 class Assembled(TypedDict):
-    """The write of `assemble_context`."""
+    """The write of `assemble_context`: the context and the index's chunks next to its best hits it shows."""
 
     context: str
+    neighbours: tuple[Hit, ...]
 
 
 @skill
 @tool
-def assemble_context(state: Assembling) -> Assembled:
-    """Writes `context` from hits, relations and wiki pages under the plan's budgets (`render_context`)."""
-    return {"context": render_context(state)}
+def assemble_context(state: Assembling, ctx: Context) -> Assembled:
+    """Writes `context` from hits, relations and wiki pages under the plan's budgets (`render_context`), and the
+    `neighbours` it shows after its hits (the index's chunks next to the best)."""
+    near = neighbours(context_hits(state), ctx.resources.get("index"))
+    return {"context": render_context(state, near), "neighbours": near}
 
 
 def resolve(source: str, section: str, hits: Sequence[Hit]) -> Optional[Hit]:

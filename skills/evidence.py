@@ -210,7 +210,23 @@ def sentences_of(line: str) -> list[str]:
     masked = _LINK.sub(lambda m: f"\x00{links.index(m.group(0))}\x00", line)
     # a Chinese sentence end ends a sentence even in a line the language test calls English (many paths and names)
     pieces = [p.strip() for s in split_sentences(masked) for p in _ZH_END.split(s) if p.strip()]
-    return [re.sub(r"\x00(\d+)\x00", lambda m: links[int(m.group(1))], p) for p in pieces]
+    return [re.sub(r"\x00(\d+)\x00", lambda m: links[int(m.group(1))], p) for p in clauses_joined(pieces)]
+
+
+SENTENCE = 120
+"""Longest sentence (characters) whose clauses (…；…。) stay one unit: a short sentence says one thing, and its
+second clause alone (经船检局授权，可以代行法定检验) has lost its subject; a long one is a list of provisions."""
+
+
+def clauses_joined(pieces: Sequence[str]) -> list[str]:
+    """Returns the pieces with the clauses of each sentence at most `SENTENCE` long joined again."""
+    groups: list[list[str]] = []
+    for piece in pieces:
+        if groups and groups[-1][-1].endswith(("；", ";")):
+            groups[-1].append(piece)
+        else:
+            groups.append([piece])
+    return [p for g in groups for p in (["".join(g)] if sum(map(len, g)) <= SENTENCE else g)]
 
 
 def candidates(hits: Sequence[Hit], profile: Any) -> list[Candidate]:
@@ -369,10 +385,15 @@ def ranked(query: str, hits: Sequence[Hit], profile: Any, ctx: Any = None,
     return sorted(out, key=lambda s: -s.score)
 
 
+def names(text: str, name: str) -> bool:
+    """Returns whether `text` says `name` in any case, as a whole word where it is Latin (apt is not said by
+    apt-get or aptitude; a Chinese name needs no boundary)."""
+    return re.search(r"(?<![A-Za-z0-9_-])" + re.escape(name) + r"(?![A-Za-z0-9_-])", text, re.I) is not None
+
+
 def naming(ranking: Sequence[Scored], name: str) -> list[Scored]:
-    """Returns the scored candidates that name `name` (in any case) or sit in a hit titled with it, best first."""
-    low = name.lower()
-    return [s for s in ranking if low in s.text.lower() or low in s.hit.title.lower() or low in s.candidate.heading.lower()]
+    """Returns the scored candidates that name `name` or sit in a hit (or under a heading) titled with it, best first."""
+    return [s for s in ranking if any(names(t, name) for t in (s.text, s.hit.title, s.candidate.heading))]
 
 
 SECOND = 0.85

@@ -108,6 +108,7 @@ class Supporting(Reads):
     hits: Hits
     plan: RetrievalPlan
     wiki_pages: tuple[WikiPage, ...] = ()
+    neighbours: tuple[Hit, ...] = ()
 
 
 def _from_llm(out: FactOutput, state: State) -> FactsOut:
@@ -131,7 +132,7 @@ def fact_rules(state: Cited, ctx: Context) -> FactsOut:
 
 
 fact_extract = skill(Lam("fact_extract", ProfilePrompt("fact_extract"), output=FactOutput,
-                         reads=["answer", "citations", "hits", "plan"], optional=["wiki_pages"], writes=FactsOut,
+                         reads=["answer", "citations", "hits", "plan"], optional=["wiki_pages", "neighbours"], writes=FactsOut,
                          parse=_from_llm, fallback=fact_rules, max_tokens=800))
 """Writes `facts` (a `Facts` record) the answer states; offline it uses the wiki compile rules (`fact_rules`)."""
 
@@ -189,6 +190,6 @@ def fact_support_rules(state: Supporting, ctx: Context) -> FactsOut:
 
 
 fact_support = skill(Lam("fact_support", ProfilePrompt("fact_support"), output=Entailed,
-                         reads=["facts", "citations", "hits", "plan"], optional=["context", "wiki_pages"],
+                         reads=["facts", "citations", "hits", "plan"], optional=["context", "wiki_pages", "neighbours"],
                          writes=FactsOut, parse=_entailed, fallback=fact_support_rules, max_tokens=200))
 """The write-back gate: rewrites `facts` to what the cited text states; with an LLM, also entailed."""

@@ -18,7 +18,7 @@ from lambdarag.lam import json_object
 
 from .coverage import THRESHOLD
 from .evidence import Scored, answering, parts, ranked, shaped
-from .context import assemble_context, cited, citable, context_hits, drop_markers, marker, numbered_markers
+from .context import assemble_context, cited, citable, drop_markers, marker, numbered_markers, shown
 from .layouts import laid_out
 from .phrasing import ZH
 from .profile import profile_of
@@ -49,6 +49,7 @@ class Answering(Reads):
     query_type: Optional[str] = None
     entities: tuple[str, ...] = ()
     wiki_pages: tuple[WikiPage, ...] = ()
+    neighbours: tuple[Hit, ...] = ()
     sides: tuple[Any, ...] = ()
     relations: tuple[Relation, ...] = ()
     verdict: Optional[Verdict] = None
@@ -118,7 +119,7 @@ def _from_llm(text: str, state: State, ctx: Any) -> Answered:
     else:
         answer, missing = text, []
         sufficient = p["refusal"] not in answer
-    answer = numbered_markers(answer.strip(), context_hits(state), p["source"])
+    answer = numbered_markers(answer.strip(), shown(state), p["source"])
     citations, bogus = cited(answer, hits)
     answer = drop_markers(answer, bogus).strip()
     if sufficient and not citations:
@@ -143,7 +144,7 @@ def answer_generate(*, max_tokens: Count = 1024) -> Term:
     is read too: under a `Guard`, a retry repairs what the check rejected (the
     prompt shows the failed verdict; offline, the rejected sentences are dropped).
     """
-    optional = ["query_type", "entities", "wiki_pages", "sides", "relations", "verdict"]
+    optional = ["query_type", "entities", "wiki_pages", "neighbours", "sides", "relations", "verdict"]
     return assemble_context >> Lam("answer_generate", ProfilePrompt("answer_generate"), output=str,
                                    reads=["original_query", "context", "hits", "plan"], optional=optional,
                                    writes=Answered, parse=_from_llm, fallback=EXTRACTIVE, max_tokens=max_tokens,

@@ -21,13 +21,17 @@ from .store.records import Hit
 
 from .context import cited, marker
 from .edges import asked_relations
-from .evidence import Scored, diverse, naming
+from .evidence import Scored, diverse, names, naming
 from .profile import CorpusProfile
 from .sentences import STOPWORDS, covered, keywords, proper_nouns
 from .store.tokenize import language_of
 
 
-_LATIN = re.compile(r"(?<![\w./+-])[A-Za-z][\w.+/-]*[\w+](?![\w./+-])")
+_LATIN = re.compile(r"(?<![A-Za-z0-9_./+-])[A-Za-z](?:[\w.+/-]*[A-Za-z0-9_+])?(?: [A-Za-z](?:[\w.+/-]*[A-Za-z0-9_+])?)*"
+                    r"(?![A-Za-z0-9_./+-])", re.A)
+"""A run of Latin words in a Chinese question (Pre-Depends, X Window): a name."""
+_CONNECTIVE = re.compile(r"\b(?:and|or|with|from|vs\.?|versus|against|to)\b|和|与|及|跟|同|对比|相比|比较|还是|或", re.I)
+_COMMAND = re.compile(r"(?<![A-Za-z0-9_./+-])[a-z][a-z0-9_.+-]*[a-z0-9+](?![A-Za-z0-9_./+-])")
 
 
 def label(title: str) -> str:
@@ -76,29 +80,73 @@ def compared(state: State, hits: Sequence[Hit], profile: CorpusProfile, ranking:
              ) -> tuple[list[tuple[str, list[Scored]]], bool]:
     """Returns the sides a comparison names, each with its units best first, and whether they are documents:
     the named documents present in the evidence, else the named things of the question (a unit naming one, or
-    in a hit titled with it)."""
+    in a hit titled with it; among equals, one from a document that speaks for the other side too, where the two
+    are set side by side)."""
     sides = [s for s in getattr(state, "sides", ()) if any(h.source == s.source for h in hits)]
     if len(sides) >= 2:
         return [(s.title, [r for r in ranking if r.hit.source == s.source]) for s in sides[:2]], True
     query = state.original_query
-    latin = _LATIN.findall(query) if language_of(query) == "zh" else proper_nouns(query)  # a Chinese question's Latin words are names
+    # a Chinese question's Latin words are names; an English one's capitalised words and the commands it names
+    latin = [w for w in _LATIN.findall(query) if len(w) >= 2] if language_of(query) == "zh" \
+        else [*proper_nouns(query), *commands(query, hits)]
     named = [e for e in [*profile.names.query_entities(query), *latin] if e in query and e not in STOPWORDS]
     named += [e for e in state.entities if e in query and len(e) >= 3 and e not in STOPWORDS]
     # a name inside another (Pre in Pre-Depends) is no side unless the question also says it on its own (Depends)
     named = [e for e in dict.fromkeys(named)
              if query.count(e) > sum(o.count(e) for o in dict.fromkeys(named) if o != e and e in o)]
+    named = paired(query, sorted(named, key=query.find))
     if len(named) < 2:
         return [], False
-    return [(e, sorted(naming(ranking, e), key=lambda r: speaks_for(r, e, named))) for e in named], False
+    said = {e: e if naming(ranking, e) else leading(e) for e in named}   # X Window System as texts say it
+    speaking = {e: {r.hit.source for r in ranking if names(r.text, said[e])} for e in named}
+
+    def key(unit: Scored, e: str) -> tuple[bool, ...]:
+        beside = set().union(*(speaking[o] for o in named if o != e))   # a document speaking for another side
+        return (*speaks_for(unit, said[e], list(said.values())), unit.hit.source not in beside)
+
+    return [(e, sorted(naming(ranking, said[e]), key=lambda r: key(r, e))) for e in named], False
 
 
-def speaks_for(unit: Scored, name: str, named: Sequence[str]) -> tuple[bool, bool]:
+def commands(query: str, hits: Sequence[Hit]) -> list[str]:
+    """Returns the lower-case words of an English question that some hit opens a sentence or a list item with in
+    lower case (cron is the daemon…, apt is a second front end…): commands and other names, which a sentence
+    never capitalises, where an everyday word would be."""
+    text = "\n".join(h.text for h in hits)
+    return [w for w in dict.fromkeys(_COMMAND.findall(query)) if w not in STOPWORDS and re.search(
+        r"(?:^\s*(?:[-*+]\s+)?|[.!?]\s+)[\"“`*]*" + re.escape(w) + r"(?![A-Za-z0-9_-])", text, re.M)]
+
+
+def paired(query: str, named: Sequence[str]) -> list[str]:
+    """Returns the two names a comparison sets side by side when it names more: the first two in a row joined by a
+    connective and at most three other words (Wayland with the X Window System: not network-capable), else all."""
+    for a, b in zip(named, named[1:]):
+        gap = query[query.find(a) + len(a):query.find(b)]
+        if len(named) > 2 and _CONNECTIVE.search(gap) and len(re.findall(r"\w+", gap)) <= 4:
+            return [a, b]
+    return list(named)
+
+
+def leading(name: str) -> str:
+    """Returns the first two words of a longer name (X Window of X Window System), which a text may say alone."""
+    words = name.split()
+    return " ".join(words[:2]) if len(words) > 2 else name
+
+
+_DEFINES = re.compile(r"\s*(?:is|are|was|means|refers|stands|[:：]|是|指|即|为)", re.I)
+"""What follows a name that a sentence defines: a copula (cron is the daemon…, X Window 是…) or a colon."""
+
+
+def speaks_for(unit: Scored, name: str, named: Sequence[str]) -> tuple[bool, bool, bool, bool]:
     """Returns the sort key of a unit for one side, units that speak for it first: one whose text names it, or
-    whose title names it and no other side (its own law, its own page); then one naming no other side."""
-    text, title = unit.text.lower(), (unit.hit.title + unit.hit.source).lower()
-    others = [o.lower() for o in named if o != name]
-    own = name.lower() in text or (name.lower() in title and not any(o in title for o in others))
-    return not own, any(o in text for o in others)
+    whose title names it and no other side (its own law, its own page); then one defining it (opening with the
+    name, quoted or before a copula: "Suggests" Many users…, cron is the daemon…); then one naming no other side;
+    then one opening with the name."""
+    text, title = unit.text, unit.hit.title + " " + unit.hit.source
+    others = [o for o in named if o != name]
+    own = names(text, name) or (names(title, name) and not any(names(title, o) for o in others))
+    opens = re.match(r"[\s\"“「『*`]*" + re.escape(name) + r"(?![A-Za-z0-9_-])[\"”」』*`]*", text, re.I)
+    defines = opens is not None and (opens.group(0)[-1:] in "\"”」』*`" or _DEFINES.match(text, opens.end()) is not None)
+    return not own, not defines, any(names(text, o) for o in others), opens is None
 
 
 def compare_answer(state: State, hits: Sequence[Hit], profile: CorpusProfile,
@@ -131,7 +179,7 @@ def compare_answer(state: State, hits: Sequence[Hit], profile: CorpusProfile,
             markers = "".join(dict.fromkeys(marker(g.hit, p["source"]) for g in found))
             said = verdict(found[0].text, found[1].text, (sides[0][0], sides[1][0]), aspect, p)
             lines.append(f"- {said}{p['end']}{markers}")
-    both = [r for r in ranking if r.text not in used and all(name.lower() in r.text.lower() for name, _ in sides)]
+    both = [r for r in ranking if r.text not in used and all(names(r.text, name) for name, _ in sides)]
     if both and not aspects:
         lines.append(p["between"] + "\n- " + line(both[0].text, both[0].hit, p))
     return answer_of(lines, hits, p)

@@ -17,7 +17,7 @@ _PARAGRAPH = re.compile(r"\n\s*\n|\n(?=\s*(?:[-*+>|#]|\d+[.)]\s))")
 ABBREVIATIONS = frozenset("e.g i.e etc vs cf al mr mrs ms dr prof sr jr st no fig figs eq sec ch vol ed approx "
                           "inc ltd co corp dept est jan feb mar apr jun jul aug sep sept oct nov dec".split())
 """Words after which an English full stop ends no sentence (e.g., etc., Dr.)."""
-_ENGLISH_END = re.compile(r"(?<=[.?!])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9`])")
+_ENGLISH_END = re.compile(r"(?<=[.?!])[\"')\]]*\s+(?=[\"'(\[]?[A-Za-z0-9`])")
 _CJK_OR_WORD = re.compile(r"[\u4e00-\u9fff]|[A-Za-z0-9]+")
 
 STOPWORDS = frozenset(
@@ -36,8 +36,9 @@ def split_sentences(text: str) -> list[str]:
 
     Chinese text ends a sentence at 。！？； and at every line break; an English
     paragraph is first joined across its hard-wrapped lines, then cut after
-    . ? ! before whitespace and a capital or digit, except after a common
-    abbreviation (e.g., Dr.) or a single letter (an initial).
+    . ? ! before whitespace and a word (a command such as apt opens a sentence in
+    lower case), except after a common abbreviation (e.g., Dr.) or a single
+    letter (an initial).
     """
     if language_of(text) == "zh":
         return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
@@ -96,7 +97,7 @@ def english_stem_in(word: str, text: str) -> bool:
     return len(stem) >= 3 and re.search(r"\b" + re.escape(stem), text) is not None
 
 
-_PROPER = re.compile(r"(?<=[A-Za-z0-9,;:)] )[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*")
+_PROPER = re.compile(r"(?<=[A-Za-z0-9,;:)] )(?:[A-Z] )?[A-Z][a-z]+(?:\s+[A-Z][a-z]+)*")
 
 
 def proper_nouns(text: str) -> tuple[str, ...]:

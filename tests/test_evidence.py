@@ -153,3 +153,77 @@ def test_the_throwaway_bm25_of_an_answers_units_scores_as_the_index_does():
     built.add(docs)
     for query in (["human"], ["df", "size"], ["option", "option", "absent"]):
         assert np.array_equal(Bm25Index.of(docs).scores(query), built.scores(query))
+
+
+def test_the_chunks_next_to_a_top_hit_in_its_section_are_quoted_and_cited():
+    from lambdarag.skills.check import check_answer
+    from lambdarag.skills.context import assemble, citable
+    from lambdarag.skills.store.local import LocalBackend
+
+    corpus = read_corpus(FIXTURES / "debian-reference", domain="generic")
+    backend = LocalBackend()
+    backend.add(corpus.documents, corpus.chunks)
+    pieces = [c for c in corpus.chunks if c.heading.startswith("Fetching of the meta data")]
+    first, middle, last = pieces
+    state = State.of("Which meta data points to the file location of the binary and source packages?",
+                     hits=to_hits([(middle, 1.0)], "bm25"))
+    near = assemble(state, Context(resources={"index": backend}))["neighbours"]
+    assert [h.chunk_id for h in near] == [first.id, last.id]     # the chunk before `first` is another section
+    state = State.of(state.original_query, hits=state.hits, neighbours=near)
+    out = extractive_answer(state, Context(resources={"profile": GENERIC}))
+    assert '"Filename:" stanza pointing to the file location' in out["answer"], out["answer"]   # only in `last`
+    assert check_answer(out["answer"], citable(state)).passed
+    alone = extractive_answer(State.of(state.original_query, hits=state.hits), Context(resources={"profile": GENERIC}))
+    assert '"Filename:" stanza' not in alone["answer"]
+
+
+def blocks(text: str, *labels: str) -> list[str]:
+    """Returns the lines under each side's label (``On “x”:`` / ``关于「x」：``) of a compare answer, in order."""
+    out = []
+    for i, label in enumerate(labels):
+        after = text.split(label, 1)[1]
+        out.append(after.split(labels[i + 1], 1)[0] if i + 1 < len(labels) else after)
+    return out
+
+
+def sourced(*pairs: tuple[str, str]) -> tuple:
+    from lambdarag.skills.store.records import Hit
+
+    return tuple(Hit(chunk_id=f"{s}#{i}", text=t, source=s, title=s.removesuffix(".md"), score=1.0 - i / 10)
+                 for i, (s, t) in enumerate(pairs))
+
+
+def test_lower_case_commands_are_compare_sides_each_with_the_sentence_defining_it():
+    hits = sourced(("anacron.md", "anacron is the daemon that completes cron for computers that are not on at all "
+                                  "times. It runs the jobs cron missed while the computer was off."),
+                   ("cron.md", "To block one user from cron, write the name in /etc/cron.deny. cron is the daemon "
+                               "responsible for executing scheduled and recurring commands."))
+    text = answer("Compare cron and anacron: which one should I use on a laptop that is often switched off?",
+                  hits, "compare")
+    cron, anacron = blocks(text, "On “cron”:", "On “anacron”:")
+    assert "cron is the daemon responsible" in cron and "[source: cron.md" in cron, text
+    assert "anacron is the daemon that completes" in anacron and "[source: anacron.md" in anacron, text
+
+
+@pytest.mark.parametrize("query, labels", [
+    ("Compare Wayland with the X Window System: which one is network-capable?",
+     ("On “Wayland”:", "On “X Window System”:")),
+    ("Wayland 和 X Window 相比，哪个具备网络功能？", ("关于「Wayland」：", "关于「X Window」：")),
+])
+def test_a_compare_sides_are_the_two_names_the_connective_joins(query, labels):
+    hits = sourced(("gui.md", "Please check the freedesktop.org site for how Wayland architecture is different from "
+                              "X Window architecture."),
+                   ("gui.md", "Wayland is a same-host GUI communication protocol: new, simpler, faster."),
+                   ("gui.md", "X Window is a network-capable GUI communication protocol: traditional, complex."))
+    text = answer(query, hits, "compare")
+    wayland, x = blocks(text, *labels)
+    assert "Wayland is a same-host" in wayland and "X Window is a network-capable" in x, text
+
+
+def test_a_short_sentence_keeps_its_clauses_and_a_long_one_is_cut_at_them():
+    from lambdarag.skills.evidence import sentences_of
+
+    short = "中国船级社是社会团体性质的船舶检验机构，承办入级检验业务；经船检局授权，可以代行法定检验。"
+    assert sentences_of(short) == [short]
+    long = "；".join(["船舶所有人应当按照规定办理登记手续并缴纳相关费用"] * 6) + "。"
+    assert len(sentences_of(long)) == 6
