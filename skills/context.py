@@ -31,7 +31,7 @@ SCAFFOLD: Mapping[str, Mapping[str, str]] = {
 }
 """The context's headings, fence lines and marker label in the question's language (the prompts name the fences)."""
 RELATIONS_HEADING = SCAFFOLD["zh"]["relations"]
-extra_field("neighbours", tuple[Hit, ...])
+
 
 def marker(hit: Hit, label: str = "来源") -> str:
     """Returns the citation marker of a hit, e.g. ``[来源: guide/install.md#Install / Debian]`` (`label`: ``source``

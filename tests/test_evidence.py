@@ -157,7 +157,7 @@ def test_the_throwaway_bm25_of_an_answers_units_scores_as_the_index_does():
 
 def test_the_chunks_next_to_a_top_hit_in_its_section_are_quoted_and_cited():
     from lambdarag.skills.check import check_answer
-    from lambdarag.skills.context import assemble, citable
+    from lambdarag.skills.context import assemble_context, citable
     from lambdarag.skills.store.local import LocalBackend
 
     corpus = read_corpus(FIXTURES / "debian-reference", domain="generic")
@@ -167,7 +167,7 @@ def test_the_chunks_next_to_a_top_hit_in_its_section_are_quoted_and_cited():
     first, middle, last = pieces
     state = State.of("Which meta data points to the file location of the binary and source packages?",
                      hits=to_hits([(middle, 1.0)], "bm25"))
-    near = assemble(state, Context(resources={"index": backend}))["neighbours"]
+    near = assemble_context.run(state, Context(resources={"index": backend})).neighbours
     assert [h.chunk_id for h in near] == [first.id, last.id]     # the chunk before `first` is another section
     state = State.of(state.original_query, hits=state.hits, neighbours=near)
     out = extractive_answer(state, Context(resources={"profile": GENERIC}))
