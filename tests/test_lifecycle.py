@@ -13,18 +13,20 @@ from lambdarag.orchestration.search_unified import search
 from tests.test_feedback import COMPARE_Q, home, kb  # noqa: F401  (fixtures)
 from tests.test_search import config_with
 
-STEPS = ("standalone_rewrite", "query_cache", "detect_intent", "retrieval_plan", "direct_reply", "classify",
-         "learned_route", "faq_direct_answer", "Route(", "record_feedback")
+STEPS = ("has_history", "rewrite_plan", "query_expand", "standalone_rewrite", "query_cache", "detect_intent",
+         "retrieval_plan", "direct_reply", "classify", "learned_route", "faq_direct_answer", "Route(", "search_result",
+         "record_feedback")
 
 
 def test_the_printed_lifecycle_shows_every_step_in_the_order_it_runs():
     form = str(unified_term(config_with(), faq=True).term)
-    assert form.startswith("λq. standalone_rewrite >> If(query_cache, identity, If(detect_intent, retrieval_plan "
-                           ">> direct_reply, classify(")
+    assert form.startswith("λq. If(has_history, rewrite_plan >> query_expand(q, _) >> standalone_rewrite(q, _), "
+                           "identity) >> If(query_cache, identity, If(detect_intent, retrieval_plan >> direct_reply, "
+                           "classify(")
     at = [form.index(step) for step in STEPS]
     assert at == sorted(at), form
     assert "learned_route >> retrieval_plan >> If(faq_direct_answer(q, _), identity, Route(identity, {fact: " in form
-    assert form.endswith(", on=faq_hit), on=direct), on=cache_hit) >> record_feedback(q, _)")
+    assert form.endswith(", on=faq_hit), on=direct), on=cache_hit) >> search_result >> record_feedback(q, _)")
 
 
 def test_ask_explain_prints_the_lifecycle_term(capsys):
@@ -55,7 +57,7 @@ def test_a_cache_hit_is_a_step_of_the_trace_and_feedback_is_recorded_by_the_term
     steps = [s.name for s in first.trace.spans]
     assert "record_feedback" in steps and "feedback" not in steps
     recorded = next(s for s in first.trace.spans if s.name == "record_feedback")
-    assert recorded.kind == "tool" and recorded.path.endswith("Compose[2] › record_feedback")
+    assert recorded.kind == "tool" and recorded.path.endswith("Compose[3] › record_feedback")
     log = open_store(fb).log("query_log").records()
     assert [r["query_id"] for r in log] == [first.query_id] and first.query_id
     again = search(COMPARE_Q, config=config)
