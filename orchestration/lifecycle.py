@@ -102,6 +102,13 @@ def standalone_rewrite(query: str, original_query: str, history: tuple[Message, 
             "query_plan": None}
 
 
+def follow_up_rewrite() -> Term:
+    """Returns the lifecycle's first step: a follow-up rewritten as a standalone question by `query_expand` (the
+    LLM's rewrite with one configured, else the rule-based completion), a first question left as it is."""
+    return If(has_history, rewrite_plan >> build_skill("query_expand", {}) >> standalone_rewrite, Identity,
+              on="has_history")
+
+
 class Intent(TypedDict):
     intent: str
     direct: bool
@@ -338,9 +345,7 @@ def unified_term(config: AgentConfig, *, faq: bool = False, rules: Sequence[dict
     answered = classifier(config, rules, exemplars) >> learned_route_term(config, table) >> plan_term(config) \
         >> (faq_first(route) if faq else route)
     body = If(DETECT_INTENT, plan_term(config) >> DIRECT_REPLY, answered, on="direct")
-    rewrite = If(has_history, rewrite_plan >> build_skill("query_expand", {}) >> standalone_rewrite, Identity,
-                 on="has_history")
-    term = rewrite >> If(QUERY_CACHE, Identity, body, on="cache_hit") >> result_term(table, shown) \
+    term = follow_up_rewrite() >> If(QUERY_CACHE, Identity, body, on="cache_hit") >> result_term(table, shown) \
         >> record_feedback
     lifecycle = Lifecycle(term, table, shown, faq, fingerprint(term, config))
     with _LIFECYCLES_LOCK:

@@ -68,3 +68,95 @@ def test_a_cache_hit_is_a_step_of_the_trace_and_feedback_is_recorded_by_the_term
     assert [r["from_cache"] for r in open_store(fb).log("query_log").records()] == [False, True]
     assert re.fullmatch(r"q\d{14}-[0-9a-f]{8}", again.query_id) and again.query_id != first.query_id
     assert again.trace.model_dump_json()
+
+
+def counting(monkeypatch, cls) -> list:
+    """Counts the constructions of `cls` from now on (its `__init__` still runs)."""
+    made, init = [], cls.__init__
+
+    def counted(self, *args, **kwargs):
+        made.append(self)
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(cls, "__init__", counted)
+    return made
+
+
+def test_setup_runs_once_per_config_and_index_not_per_question(kb, home, tmp_path, monkeypatch):  # noqa: F811
+    """100 questions (the first 8 at once) build one feedback loop; a second index, or a changed config, one more
+    each; the learned rules are still read per question (a rule learned now is used by the next one)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from lambdarag.orchestration.config import DEMO_DOCS
+    from lambdarag.orchestration.feedback import loop as feedback_loop
+    from lambdarag.skills.store.index import build_index
+
+    make, _, _ = kb
+    config, _ = make()
+    loops = counting(monkeypatch, feedback_loop.FeedbackLoop)
+    with ThreadPoolExecutor(8) as pool:
+        first = list(pool.map(lambda _: search("你好", config=config), range(8)))
+    rest = [search("你好", config=config) for _ in range(92)]
+    assert len(loops) == 1 and all(r.answer_path == "direct_reply" for r in first + rest)
+
+    corpus = tmp_path / "two-docs"
+    corpus.mkdir()
+    for name in ("海上交通安全法(2021-04-29).md", "水污染防治法(2017-06-27).md"):
+        (corpus / name).write_bytes((DEMO_DOCS / name).read_bytes())
+    build_index(corpus, "two", dense=False, progress=False)
+    for _ in range(3):
+        assert search(COMPARE_Q, index="two", config=config).index == "two"
+        search("你好", config=config)
+    assert len(loops) == 2
+    search("你好", config=make(cacheAfter=5)[0])
+    assert len(loops) == 3
+
+
+def test_the_result_is_built_once_per_question_and_recorded_as_returned(kb, monkeypatch):  # noqa: F811
+    from lambdarag.orchestration.result import SearchResult
+
+    make, _, fb = kb
+    config, _ = make()
+    built = counting(monkeypatch, SearchResult)
+    r = search(COMPARE_Q, config=config)
+    assert len(built) == 1 and built[0].answer == r.answer and built[0].expression == r.expression
+    logged = open_store(fb).log("query_log").records()[-1]
+    assert logged["query_id"] == r.query_id and logged["strategy"] == r.strategy and logged["answer"] == r.answer
+    assert [s.name for s in r.trace.spans][-2:] == ["search_result", "record_feedback"]
+    monkeypatch.setenv("LAMBDARAG_FEEDBACK", "off")        # no loop: the term still builds the one result
+    built.clear()
+    r = search(COMPARE_Q, config=config)
+    assert len(built) == 1 and not r.query_id
+
+
+def test_ask_explain_prints_the_very_term_that_ran(kb, capsys, monkeypatch):  # noqa: F811
+    from lambdarag.orchestration import search_unified
+
+    make, _, _ = kb
+    _, path = make()
+    ran, of = [], search_unified.lifecycle_of
+    monkeypatch.setattr(search_unified, "lifecycle_of", lambda setup: ran.append(of(setup)) or ran[-1])
+    monkeypatch.setattr(search_unified, "lifecycle_term", None)     # nothing rebuilds a lifecycle to print
+    assert main(["ask", "--explain", "--config", str(path), COMPARE_Q]) == 0
+    line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("lifecycle: "))
+    [lifecycle] = ran
+    assert line == f"lifecycle: {lifecycle.term}"
+    r = search(COMPARE_Q, config=path)
+    assert r.trace.spans[0].notes["lifecycle"] == lifecycle.fingerprint
+    assert search_unified.lifecycle_ran(r) is lifecycle.term
+
+
+def test_classified_is_heard_from_the_steps_of_the_term_before_the_plan():
+    """The observer describes the route from `learned_route`'s label (a direct reply from `detect_intent`), so
+    the event comes before the plan, and says what the result says."""
+    from lambdarag.orchestration.search_unified import search_stream
+    from lambdarag.stream import Event
+
+    for query, strategy in ((COMPARE_Q, "compare_search"), ("你好", "direct_reply")):
+        events = list(search_stream(query))
+        kinds = [e.kind for e in events]
+        assert kinds.index("classified") < kinds.index("plan"), kinds
+        classified, result = events[kinds.index("classified")], events[-1].result
+        assert (classified.query_type, classified.strategy, classified.expression, classified.effect_signature) \
+            == (result.query_type, strategy, result.expression, result.effect_signature)
+        assert all(isinstance(e, Event) and json.dumps(e.as_json(), ensure_ascii=False) for e in events)
