@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Optional, Union
 from lambdarag import State, Term
 from lambdarag.stream import Checked, Event, FallbackTaken, Retract, Sink, Step, Token
 
-from .lifecycle import DIRECT_REPLY
+from .lifecycle import direct_reply
 from .result import Hit, SearchResult, classification_dict
 
 if TYPE_CHECKING:
@@ -99,8 +99,8 @@ class Announcer:
         if step.phase != "end" and step.term != ANSWER_TERM:
             return None
         if step.term == "detect_intent" and getattr(state, "direct", False):
-            return self._once(Classified("default", DIRECT, DIRECT_REPLY.form(expand=True),
-                                         DIRECT_REPLY.effect_signature()))
+            return self._once(Classified("default", DIRECT, direct_reply.form(expand=True),
+                                         direct_reply.effect_signature()))
         if step.term == "learned_route":
             term = self.shown[state.route]
             return self._once(Classified(state.query_type or "default", self.routes[state.route].strategy,

@@ -30,7 +30,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional, Sequence, TypedDict
 
-from lambdarag import Context, Identity, If, Message, Named, Route, State, Term, Verdict, tool
+from lambdarag import Context, Identity, If, Message, Named, Route, State, Term, User, Verdict, tool
 from lambdarag.errors import LambdaRAGError
 from lambdarag.term import frozen
 from lambdarag.skills import build as build_skill
@@ -38,7 +38,6 @@ from lambdarag.skills.classify import Classification
 from lambdarag.skills.planner import QueryPlan
 from lambdarag.skills.profile import profile_of
 from lambdarag.skills.store.records import Citation, Hit, RankedList, Relation, RetrievalPlan, Variant, WikiPage
-from lambdarag.state import User
 
 from .config import QUERY_TYPES, AgentConfig
 from .llm_budget import fit_context
@@ -66,12 +65,12 @@ def has_history(history: tuple[Message, ...]) -> HasHistory:
     return {"has_history": bool(history)}
 
 
-class Planned(TypedDict):
+class FrozenPlan(TypedDict):
     plan: RetrievalPlan
 
 
 @tool(cost=0.0)
-def rewrite_plan(query: str) -> Planned:
+def rewrite_plan() -> FrozenPlan:
     """Writes the plan under which `query_expand` rewrites a follow-up (`REWRITE_PLAN`); `retrieval_plan` replaces
     it once the question is classified."""
     return {"plan": REWRITE_PLAN}
@@ -122,13 +121,11 @@ def intent(query: str, history: tuple[Message, ...], ctx: Context) -> Intent:
     return {"intent": found, "direct": found in DIRECT_INTENTS}
 
 
-DETECT_INTENT = intent
-
 
 def plan_term(config: AgentConfig) -> Term:
     """Returns the term that freezes this query's retrieval plan from its type and intent."""
     @tool(name="retrieval_plan")
-    def plan(query: str, history: tuple[Message, ...], intent: str, query_type: Optional[str] = None) -> Planned:
+    def plan(query: str, history: tuple[Message, ...], intent: str, query_type: Optional[str] = None) -> FrozenPlan:
         return {"plan": fit_context(build_retrieval_plan(query, intent, config.orchestration.plan,
                                                          query_type=query_type, history=history), config.llm)}
     return plan
@@ -149,8 +146,6 @@ def direct_reply(plan: RetrievalPlan, query: str, ctx: Context) -> Replied:
     return {"answer": answer, "answer_path": "direct_reply", "answer_reason": plan.reason,
             "verdict": Verdict(passed=True, details=("direct reply: nothing retrieved or generated to check",))}
 
-
-DIRECT_REPLY = direct_reply
 
 
 def faq_first(term: Term) -> Term:
@@ -227,8 +222,6 @@ def query_cache(query: str, user: User, ctx: Context) -> Looked:
     return {"cache_hit": False} if hit is None else {"cache_hit": True, "cached_result": hit}
 
 
-QUERY_CACHE = query_cache
-
 
 class Built(TypedDict):
     result: SearchResult
@@ -249,7 +242,7 @@ def result_term(routes: Mapping[str, RouteChoice], shown: Mapping[str, Term]) ->
         if asked is None:
             return {}
         return {"result": search_result(
-            ctx, asked=asked, routes=routes, shown=shown, direct=DIRECT_REPLY, original_query=original_query,
+            ctx, asked=asked, routes=routes, shown=shown, direct=direct_reply, original_query=original_query,
             answer=answer, citations=citations, hits=hits, relations=relations, query_type=query_type, plan=plan,
             verdict=verdict, classification=classification, route=route, answer_path=answer_path,
             answer_reason=answer_reason, cached_result=cached_result if cache_hit else None)}
@@ -309,10 +302,6 @@ class Lifecycle:
     """A digest of what answers: the printed lifecycle term (every route's term, the classifier's learned rules)
     and the config it was built from (providers, models, parameters), so the query cache misses after a change."""
 
-    def tail(self, label: str) -> Term:
-        """Returns the term the route of `label` runs as (behind the FAQ step with `faq`)."""
-        return self.shown[label]
-
 
 def fingerprint(term: Term, config: AgentConfig) -> str:
     """Returns the digest of a lifecycle term and its config (secrets are named by the config, never held)."""
@@ -344,8 +333,8 @@ def unified_term(config: AgentConfig, *, faq: bool = False, rules: Sequence[dict
     route = strategy_route(table)
     answered = classifier(config, rules, exemplars) >> learned_route_term(config, table) >> plan_term(config) \
         >> (faq_first(route) if faq else route)
-    body = If(DETECT_INTENT, plan_term(config) >> DIRECT_REPLY, answered, on="direct")
-    term = follow_up_rewrite() >> If(QUERY_CACHE, Identity, body, on="cache_hit") >> result_term(table, shown) \
+    body = If(intent, plan_term(config) >> direct_reply, answered, on="direct")
+    term = follow_up_rewrite() >> If(query_cache, Identity, body, on="cache_hit") >> result_term(table, shown) \
         >> record_feedback
     lifecycle = Lifecycle(term, table, shown, faq, fingerprint(term, config))
     with _LIFECYCLES_LOCK:

@@ -7,7 +7,7 @@ from contextlib import aclosing
 from dataclasses import replace
 from typing import Any, AsyncIterator, Iterator, Optional, Sequence, Union, get_args
 
-from lambdarag import Context, Message, State, Term, Trace, User
+from lambdarag import Message, State, Term, Trace, User
 from lambdarag.errors import LambdaRAGError, QueryError
 from lambdarag.combinators import gate_of
 from lambdarag.stream import FallbackTaken, Sink, Stream, emit
