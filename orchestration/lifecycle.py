@@ -274,7 +274,7 @@ def record_feedback(query: str, original_query: str, history: tuple[Message, ...
         missing=missing, context=context, answer=answer, citations=citations, verdict=verdict,
     ).updated({"classification": classification} if classification is not None else {})
     dumped = result.model_dump()
-    final = state is None or not (llm_failures(ctx) or final_check_failure(verdict, ctx.trace))
+    final = not (llm_failures(ctx) or final_check_failure(verdict, ctx.trace))
     learned = learn.loop.record({**dumped, "trace": {} if state is None else dumped["trace"],
                                  "route_reason": route_reason}, state, None if state is None else ctx.llm,
                                 user, final=final, embedder=ctx.embedder, pipeline=learn.pipeline)
