@@ -208,13 +208,6 @@ def live_text() -> Optional[Sink]:
     return sink if sink is not None and sink.tokens else None
 
 
-def emit(event: Any) -> None:
-    """Sends `event` to the current sink, if any (from branches too: fallbacks matter wherever they happen)."""
-    sink = SINK.get()
-    if sink is not None:
-        sink.emit(event)
-
-
 class Attempt:
     """One run of a streaming answer term: numbers it, releases its text as tokens, retracts it if it fails.
 

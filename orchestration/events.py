@@ -10,7 +10,7 @@ hits the result holds, tokens are the answer text.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Optional, Union
+from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Optional, Sequence, Union
 
 from lambdarag import State, Term
 from lambdarag.stream import Checked, Event, FallbackTaken, Retract, Sink, Step, Token
@@ -23,6 +23,10 @@ if TYPE_CHECKING:
 
 ANSWER_TERM = "answer_generate"
 """The answer term whose start means retrieval has finished: its input's hits are the evidence."""
+FIRST_STEP = "has_history"
+"""The lifecycle's first step: when it ends, the fallbacks setup imposed are told."""
+RESULT_STEP = "search_result"
+"""The step that builds the result: when it ends, the router's fallbacks are told."""
 DIRECT = "direct_reply"
 """The strategy a question answered without retrieval reports (`lifecycle.direct_reply`)."""
 
@@ -79,7 +83,8 @@ class Announcer:
     """The observer's relay from the lifecycle's steps to the query's milestones, which also fills in the ones a
     run skipped.
 
-    `classified` is heard when `detect_intent` decides on a direct reply or
+    The fallbacks setup imposed are told when the first step ends, the
+    router's when the result is built; `classified` is heard when `detect_intent` decides on a direct reply or
     `learned_route` labels the route (described by `shown`, the lifecycle's
     route terms by label, and `routes`, their strategies); `plan` when
     `retrieval_plan` ends; `hits` when the answer term starts. A run that
@@ -88,16 +93,22 @@ class Announcer:
     one whose answer term streamed no token gets the answer as tokens then.
     """
 
-    def __init__(self, sink: Sink, shown: Mapping[str, Term], routes: Mapping[str, "RouteChoice"]) -> None:
-        self.sink, self.shown, self.routes = sink, shown, routes
+    def __init__(self, sink: Sink, shown: Mapping[str, Term], routes: Mapping[str, "RouteChoice"],
+                 setup_fallbacks: Sequence[Mapping[str, str]] = ()) -> None:
+        self.sink, self.shown, self.routes, self.setup_fallbacks = sink, shown, routes, setup_fallbacks
         self.sent: set[str] = set()
-        sink.watch = sink.watch | {"detect_intent", "learned_route", "retrieval_plan", ANSWER_TERM}
+        sink.watch = sink.watch | {FIRST_STEP, "detect_intent", "learned_route", "retrieval_plan", ANSWER_TERM,
+                                   RESULT_STEP}
         sink.relay = self.relay
 
     def relay(self, step: Step) -> Optional[Event]:
         state: State = step.state
         if step.phase != "end" and step.term != ANSWER_TERM:
             return None
+        if step.term == FIRST_STEP:            # what setup degraded, before anything runs on it
+            self.fell_back(self.setup_fallbacks)
+        if step.term == RESULT_STEP:           # a route the router could not give as configured
+            self.fell_back([f for f in state.result.fallbacks if f["term"] == "router"])
         if step.term == "detect_intent" and getattr(state, "direct", False):
             return self._once(Classified("default", DIRECT, direct_reply.form(expand=True),
                                          direct_reply.effect_signature()))
@@ -111,6 +122,11 @@ class Announcer:
         if step.term == ANSWER_TERM and step.phase == "start":
             return self._once(Evidence(hits=[Hit.of(h).model_dump() for h in state.hits]))
         return None
+
+    def fell_back(self, records: Sequence[Mapping[str, str]]) -> None:
+        """Emits fallbacks decided outside a term's own run (setup, the router), as `fallback` events."""
+        for f in records:
+            self.sink.emit(FallbackTaken(f["term"], f["path"], f["reason"]))
 
     def _once(self, event: Event) -> Optional[Event]:
         if event.kind in self.sent:

@@ -10,7 +10,7 @@ from typing import Any, AsyncIterator, Iterator, Optional, Sequence, Union, get_
 from lambdarag import Message, State, Term, Trace, User
 from lambdarag.errors import LambdaRAGError, QueryError
 from lambdarag.combinators import gate_of
-from lambdarag.stream import FallbackTaken, Sink, Stream, emit
+from lambdarag.stream import Sink, Stream
 from lambdarag.skills import build as build_skill
 from lambdarag.skills.context import claim_units
 from lambdarag.skills.faq import has_faq
@@ -175,7 +175,7 @@ def run_search(query: str, index: Optional[str], user: Optional[User],
         setup_ms = (time.perf_counter() - started) * 1000
         lifecycle = lifecycle_of(setup)
         root.notes["lifecycle"] = lifecycle.fingerprint
-        announcer = Announcer(sink, lifecycle.shown, lifecycle.routes)
+        announcer = Announcer(sink, lifecycle.shown, lifecycle.routes, setup.fallbacks)
         out = answer(text, turns, user, setup, lifecycle)
     total = round((time.perf_counter() - started) * 1000, 3)
     result: SearchResult = out.result
@@ -203,26 +203,17 @@ def lifecycle_of(setup: Setup) -> Lifecycle:
     return unified_term(setup.config, faq=has_faq(setup.kb.index), rules=rules, exemplars=exemplars)
 
 
-def announce(records: Sequence[dict[str, str]]) -> None:
-    """Tells a stream's consumer about fallbacks decided outside the terms (config, knowledge base, router)."""
-    for f in records:
-        emit(FallbackTaken(f["term"], f["path"], f["reason"]))
-
-
 def answer(text: str, turns: tuple[Message, ...], user: Optional[User], setup: Setup, lifecycle: Lifecycle) -> State:
     """Returns the final state of the lifecycle term (`orchestration.lifecycle`) on `text` once providers,
     knowledge and context are set up: its ``result`` is the question's `SearchResult`, built once by the term
     from the state and trace, its query id written by `record_feedback`; `run_search` adds the run's closing
     trace and latency."""
-    announce(setup.fallbacks)
     asked = Asked(text, setup.kb.name, setup.fallbacks, setup.modes, time.perf_counter())
     resources = {**setup.ctx.resources, "asked": asked}
     if setup.loop is not None:
         resources["feedback"] = Learning(setup.loop, lifecycle.fingerprint)
     state = State(query=text, original_query=text, history=turns, user=user or User())
-    out = lifecycle.term.run(state, replace(setup.ctx, resources=resources))
-    announce([f for f in out.result.fallbacks if f["term"] == "router"])
-    return out
+    return lifecycle.term.run(state, replace(setup.ctx, resources=resources))
 
 
 __all__ = ["search", "asearch", "search_stream", "asearch_stream", "lifecycle_term", "lifecycle_ran", "SearchResult"]

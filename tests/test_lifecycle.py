@@ -160,3 +160,13 @@ def test_classified_is_heard_from_the_steps_of_the_term_before_the_plan():
         assert (classified.query_type, classified.strategy, classified.expression, classified.effect_signature) \
             == (result.query_type, strategy, result.expression, result.effect_signature)
         assert all(isinstance(e, Event) and json.dumps(e.as_json(), ensure_ascii=False) for e in events)
+
+
+def test_what_setup_degraded_is_told_when_the_first_step_ends_before_anything_is_classified():
+    from lambdarag.orchestration.search_unified import search_stream
+
+    events = list(search_stream(COMPARE_Q, config=config_with(retrieval__skills__embedding__enabled=False)))
+    kinds = [e.kind for e in events]
+    told = [i for i, e in enumerate(events) if e.kind == "fallback" and e.term == "embedding"]
+    assert told and told[0] < kinds.index("classified")
+    assert any(f["term"] == "embedding" and f["path"] == "config" for f in events[-1].result.fallbacks)
