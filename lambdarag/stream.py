@@ -30,7 +30,7 @@ import contextvars
 import queue
 import re
 import threading
-from dataclasses import asdict, dataclass, field, is_dataclass
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any, AsyncIterator, Callable, ClassVar, Iterator, Optional
 
 from .combinators import gate_of
@@ -47,8 +47,19 @@ class Cancelled(LambdaRAGError):
     """The consumer of a stream went away; the run stops at the next term boundary or streamed chunk."""
 
 
+class Event:
+    """One event of a stream: the calculus's (`Token`, `Checked`, `Retract`, `FallbackTaken`) and the query's
+    milestones (`orchestration.events`) are one family; `kind` names it on the wire."""
+
+    kind: ClassVar[str] = ""
+
+    def as_json(self) -> dict[str, Any]:
+        """Returns the event as a JSON-able dict with its `kind` first."""
+        return {"kind": self.kind, **asdict(self)}
+
+
 @dataclass(frozen=True)
-class Token:
+class Token(Event):
     """A piece of the answer text as it streams, provisional until its attempt's check passes."""
 
     kind: ClassVar[str] = "token"
@@ -57,7 +68,7 @@ class Token:
 
 
 @dataclass(frozen=True)
-class Checked:
+class Checked(Event):
     """The verdict of a `Guard`'s check on one attempt."""
 
     kind: ClassVar[str] = "verdict"
@@ -69,7 +80,7 @@ class Checked:
 
 
 @dataclass(frozen=True)
-class Retract:
+class Retract(Event):
     """An attempt withdrawn: its tokens no longer stand; `text` is what it had streamed."""
 
     kind: ClassVar[str] = "retract"
@@ -79,7 +90,7 @@ class Retract:
 
 
 @dataclass(frozen=True)
-class FallbackTaken:
+class FallbackTaken(Event):
     """A term degraded to its fallback (or the run to a cheaper pattern), with why."""
 
     kind: ClassVar[str] = "fallback"
@@ -96,12 +107,6 @@ class Step:
     term: str
     phase: str
     state: State
-
-
-def event_dict(event: Any) -> dict[str, Any]:
-    """Returns an event as a JSON-able dict with its `kind` first."""
-    body = asdict(event) if is_dataclass(event) else dict(event)
-    return {"kind": event.kind, **body}
 
 
 SINK = OBSERVER
@@ -144,6 +149,7 @@ class Sink:
     """The Guards running on the main path, innermost last, each with the gate its check makes."""
 
     def emit(self, event: Any) -> None:
+        """Queues `event` for the consumer; a `Step` is relayed (`relay`) and never queued as it is."""
         if isinstance(event, Step):
             event = self.relay(event) if self.relay is not None else None
             if event is None:
@@ -200,13 +206,6 @@ def live_text() -> Optional[Sink]:
     """Returns the sink when text streams here as tokens: a streaming main path whose consumer wants them."""
     sink = live()
     return sink if sink is not None and sink.tokens else None
-
-
-def emit(event: Any) -> None:
-    """Sends `event` to the current sink, if any (from branches too: fallbacks matter wherever they happen)."""
-    sink = SINK.get()
-    if sink is not None:
-        sink.emit(event)
 
 
 class Attempt:

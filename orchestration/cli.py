@@ -369,7 +369,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     """
     from lambdarag import User
     from lambdarag.orchestration.feedback.worker import drain
-    from lambdarag.orchestration.search_unified import check_query, lifecycle_term, search
+    from lambdarag.orchestration.search_unified import check_query, lifecycle_ran, search
     from lambdarag.orchestration.setup import open_index, resolve_config
 
     config = resolve_config(args.config)
@@ -385,7 +385,7 @@ def cmd_ask(args: argparse.Namespace) -> int:
     if args.json:
         print(result.model_dump_json(indent=1))
     else:
-        print_result(result, args.explain, str(lifecycle_term(args.index, config, user)) if args.explain else "")
+        print_result(result, args.explain, str(lifecycle_ran(result)) if args.explain else "")
     sys.stdout.flush()
     if not drain(0):
         limit = config.orchestration.feedback.background_seconds

@@ -1,25 +1,38 @@
-"""The events `search_stream` yields: what the calculus streams (tokens, verdicts, retractions, fallbacks) plus
-the query's own milestones (classified, plan, hits, result), in the order they happen.
+"""The query's milestones in the one event family (`lambdarag.stream.Event`): classified, plan, hits, result.
 
-Every event carries only what the final `SearchResult` may carry: hits are
-the permission-filtered hits the result holds, tokens are the answer text.
+`search_stream` yields them among the calculus's events (tokens, verdicts,
+retractions, fallbacks), in the order they happen. The run's observer (the
+`Sink`) hears the lifecycle's steps and `Announcer` turns them into
+milestones; nothing outside the term computes one. Every event carries only
+what the final `SearchResult` may carry: hits are the permission-filtered
+hits the result holds, tokens are the answer text.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar, Optional, Union
+from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Optional, Sequence, Union
 
-from lambdarag import State
-from lambdarag.stream import Checked, FallbackTaken, Retract, Sink, Step, Token, event_dict
+from lambdarag import State, Term
+from lambdarag.stream import Checked, Event, FallbackTaken, Retract, Sink, Step, Token
 
+from .lifecycle import direct_reply
 from .result import Hit, SearchResult, classification_dict
+
+if TYPE_CHECKING:
+    from .router import RouteChoice
 
 ANSWER_TERM = "answer_generate"
 """The answer term whose start means retrieval has finished: its input's hits are the evidence."""
+FIRST_STEP = "has_history"
+"""The lifecycle's first step: when it ends, the fallbacks setup imposed are told."""
+RESULT_STEP = "search_result"
+"""The step that builds the result: when it ends, the router's fallbacks are told."""
+DIRECT = "direct_reply"
+"""The strategy a question answered without retrieval reports (`lifecycle.direct_reply`)."""
 
 
 @dataclass(frozen=True)
-class Classified:
+class Classified(Event):
     """The question's type and the route it takes: strategy, lambda expression, effect signature."""
 
     kind: ClassVar[str] = "classified"
@@ -31,7 +44,7 @@ class Classified:
 
 
 @dataclass(frozen=True)
-class Planned:
+class Planned(Event):
     """The frozen retrieval plan of the query."""
 
     kind: ClassVar[str] = "plan"
@@ -39,7 +52,7 @@ class Planned:
 
 
 @dataclass(frozen=True)
-class Evidence:
+class Evidence(Event):
     """The hits retrieval produced, sent as soon as the answer term starts (before its first token)."""
 
     kind: ClassVar[str] = "hits"
@@ -47,64 +60,84 @@ class Evidence:
 
 
 @dataclass(frozen=True)
-class Finished:
+class Finished(Event):
     """The last event: the same `SearchResult` that `search()` returns."""
 
     kind: ClassVar[str] = "result"
     result: SearchResult
 
+    def as_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "result": self.result.model_dump(mode="json")}
 
-Event = Union[Classified, Planned, Evidence, Token, Checked, Retract, FallbackTaken, Finished]
+
+QueryEvent = Union[Classified, Planned, Evidence, Token, Checked, Retract, FallbackTaken, Finished]
+"""What `search_stream` yields."""
 
 
 def event_json(event: Event) -> dict[str, Any]:
     """Returns an event as a JSON-able dict with its `kind` first (the result as `SearchResult.model_dump()`)."""
-    if isinstance(event, Finished):
-        return {"kind": event.kind, "result": event.result.model_dump(mode="json")}
-    return event_dict(event)
+    return event.as_json()
 
 
 class Announcer:
-    """Turns the steps a run reports into the query's milestones, and fills in the ones a run skipped.
+    """The observer's relay from the lifecycle's steps to the query's milestones, which also fills in the ones a
+    run skipped.
 
-    `follow` says how to describe a classification (the route the state
-    is labelled for, from the state the plan starts on). A run that classifies nothing (a direct
-    reply, a cached answer) or retrieves nothing (an FAQ answer) still
-    yields `classified` and `hits` before its `result`; one whose answer
-    term streamed no token gets the answer as tokens then.
+    The fallbacks setup imposed are told when the first step ends, the
+    router's when the result is built; `classified` is heard when `detect_intent` decides on a direct reply or
+    `learned_route` labels the route (described by `shown`, the lifecycle's
+    route terms by label, and `routes`, their strategies); `plan` when
+    `retrieval_plan` ends; `hits` when the answer term starts. A run that
+    classifies nothing (a cached answer) or retrieves nothing (an FAQ or a
+    direct answer) still yields `classified` and `hits` before its `result`;
+    one whose answer term streamed no token gets the answer as tokens then.
     """
 
-    def __init__(self, sink: Sink) -> None:
-        self.sink = sink
-        self.describe: Optional[Callable[[State], Classified]] = None
+    def __init__(self, sink: Sink, shown: Mapping[str, Term], routes: Mapping[str, "RouteChoice"],
+                 setup_fallbacks: Sequence[Mapping[str, str]] = ()) -> None:
+        self.sink, self.shown, self.routes, self.setup_fallbacks = sink, shown, routes, setup_fallbacks
         self.sent: set[str] = set()
-        sink.watch = sink.watch | {"retrieval_plan", ANSWER_TERM}
+        sink.watch = sink.watch | {FIRST_STEP, "detect_intent", "learned_route", "retrieval_plan", ANSWER_TERM,
+                                   RESULT_STEP}
         sink.relay = self.relay
-
-    def follow(self, describe: Callable[[State], Classified]) -> None:
-        """Reports `classified` when the plan starts (classification has ended), as `describe(state)` says."""
-        self.describe = describe
-
-    def emit(self, event: Event) -> None:
-        """Emits a milestone once."""
-        if self._once(event) is not None:
-            self.sink.emit(event)
 
     def relay(self, step: Step) -> Optional[Event]:
         state: State = step.state
-        if step.term == "retrieval_plan" and step.phase == "start" and self.describe is not None:
-            return self._once(self.describe(state))
-        if step.term == "retrieval_plan" and step.phase == "end":
+        if step.phase != "end" and step.term != ANSWER_TERM:
+            return None
+        if step.term == FIRST_STEP:            # what setup degraded, before anything runs on it
+            self.fell_back(self.setup_fallbacks)
+        if step.term == RESULT_STEP:           # a route the router could not give as configured
+            self.fell_back([f for f in state.result.fallbacks if f["term"] == "router"])
+        if step.term == "detect_intent" and getattr(state, "direct", False):
+            return self._once(Classified("default", DIRECT, direct_reply.form(expand=True),
+                                         direct_reply.effect_signature()))
+        if step.term == "learned_route":
+            term = self.shown[state.route]
+            return self._once(Classified(state.query_type or "default", self.routes[state.route].strategy,
+                                         term.form(expand=True), term.effect_signature(),
+                                         classification_dict(getattr(state, "classification", None))))
+        if step.term == "retrieval_plan":
             return self._once(Planned(plan=state.plan.model_dump(mode="json")))
         if step.term == ANSWER_TERM and step.phase == "start":
             return self._once(Evidence(hits=[Hit.of(h).model_dump() for h in state.hits]))
         return None
+
+    def fell_back(self, records: Sequence[Mapping[str, str]]) -> None:
+        """Emits fallbacks decided outside a term's own run (setup, the router), as `fallback` events."""
+        for f in records:
+            self.sink.emit(FallbackTaken(f["term"], f["path"], f["reason"]))
 
     def _once(self, event: Event) -> Optional[Event]:
         if event.kind in self.sent:
             return None
         self.sent.add(event.kind)
         return event
+
+    def emit(self, event: Event) -> None:
+        """Emits a milestone once."""
+        if self._once(event) is not None:
+            self.sink.emit(event)
 
     def finish(self, result: SearchResult) -> None:
         """Emits the milestones the run skipped, the answer as tokens if none streamed, then the result."""
@@ -118,5 +151,5 @@ class Announcer:
         self.sink.emit(Finished(result))
 
 
-__all__ = ["Event", "Classified", "Planned", "Evidence", "Finished", "Token", "Checked", "Retract", "FallbackTaken",
-           "event_json", "Announcer", "classification_dict"]
+__all__ = ["Event", "QueryEvent", "Classified", "Planned", "Evidence", "Finished", "Token", "Checked", "Retract",
+           "FallbackTaken", "event_json", "Announcer", "classification_dict"]

@@ -1,18 +1,21 @@
 """`SearchResult`: what one question returns, built from the lifecycle's final state and its trace."""
 from __future__ import annotations
 
+import time
+
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from lambdarag import Context, State, Term, Trace
+from lambdarag import Context, Term, Trace
 from lambdarag import trace as tracing
 from lambdarag.skills.profile import profile_of
 from lambdarag.skills.store.records import Citation, Relation, RetrievalPlan
 
 
 if TYPE_CHECKING:
-    from .lifecycle import Lifecycle
+    from .router import RouteChoice
 
 BUDGET = "LLM budget:"
 """How a step skipped by the LLM budget names its fallback: planned, not a failure (`lambdarag.budget`)."""
@@ -131,14 +134,14 @@ def route_taken(trace: Trace) -> Optional[tracing.Span]:
     return next((s for s in trace.spans if s.kind == "route" and s.notes.get("label") == "route"), None)
 
 
-def final_check_failure(out: State, trace: Trace) -> str:
+def final_check_failure(verdict: Any, trace: Trace) -> str:
     """Returns why the final check failed the answer as it was generated — claim_check removed sentences, or its
-    verdict did not pass — or "" when it passed (the result is then not degraded on this account)."""
+    `verdict` did not pass — or "" when it passed (the result is then not degraded on this account)."""
     removed = [s.fallback for s in trace.spans if s.name == "claim_check" and s.fallback]
     if removed:
         return f"the final check failed the answer: {removed[-1]}"
-    if out.verdict is not None and not out.verdict.passed:
-        return "the final check failed the answer: " + "; ".join(out.verdict.details[:3])
+    if verdict is not None and not verdict.passed:
+        return "the final check failed the answer: " + "; ".join(verdict.details[:3])
     return ""
 
 
@@ -147,52 +150,65 @@ def llm_failures(ctx: Context) -> list[str]:
     return [s.fallback for s in ctx.trace.spans if s.kind == "lam" and s.fallback]
 
 
-def search_result(out: State, ctx: Context, *, asked: str, index: str, lifecycle: "Lifecycle", direct: Term,
-                  setup_fallbacks: Sequence[Mapping[str, str]], total_ms: float, query_id: str = "",
-                  setup_modes: Sequence[Mapping[str, str]] = ()) -> SearchResult:
-    """Returns the result of a run from its final state `out` and its trace.
+@dataclass(frozen=True)
+class Asked:
+    """What a result reports that its run's state does not hold — the question as asked, the index, the
+    degradations and modes setup imposed, when the question started (`time.perf_counter`) — the ``asked``
+    resource of a run."""
+
+    query: str
+    index: str
+    fallbacks: tuple[Mapping[str, str], ...] = ()
+    modes: tuple[Mapping[str, str], ...] = ()
+    started: float = 0.0
+
+
+def search_result(ctx: Context, *, asked: Asked, routes: Mapping[str, "RouteChoice"], shown: Mapping[str, Term],
+                  direct: Term, original_query: str, answer: str, citations: Sequence[Citation], hits: Sequence[Any],
+                  relations: Sequence[Relation], query_type: Optional[str], plan: Any, verdict: Any,
+                  classification: Any, route: Optional[str], answer_path: str, answer_reason: str,
+                  cached_result: Optional[Mapping[str, Any]]) -> SearchResult:
+    """Returns the result of a run from its final state's fields and its trace (`lifecycle.result_term` calls it,
+    once per question).
 
     The strategy and expression are those of the route `Route` recorded
-    taking (a `lifecycle.Lifecycle`'s routes by label, as it ran them); a
-    stored FAQ answer shows the route labelled for it, a direct reply the
-    `direct` term. A cached answer is the cached
-    result, its trace this run's (the cache hit is a step of it).
+    taking (`routes` and `shown` by label, as it ran them); a stored FAQ
+    answer shows the route labelled for it, a direct reply the `direct`
+    term. A cached answer is the `cached_result`, its trace this run's (the
+    cache hit is a step of it).
     """
     trace = ctx.trace
-    latency = {**trace.latency_breakdown(), "total": round(total_ms, 3)}
-    if getattr(out, "cache_hit", False):
-        return SearchResult(**{**out.cached_result, "query": asked, "query_id": query_id,
-                               "from_cache": True, "trace": trace.to_dict(), "cost": trace.total_cost(),
-                               "latency_ms": latency})
-    fallbacks = [dict(f) for f in setup_fallbacks]
-    path = getattr(out, "answer_path", "route")
+    latency = {**trace.latency_breakdown(), "total": round((time.perf_counter() - asked.started) * 1000, 3)}
+    if cached_result is not None:
+        return SearchResult(**{**cached_result, "query": asked.query, "query_id": "", "from_cache": True,
+                               "trace": trace.to_dict(), "cost": trace.total_cost(), "latency_ms": latency})
+    fallbacks = [dict(f) for f in asked.fallbacks]
     span = route_taken(trace)
-    label = span.notes["route"] if span is not None else getattr(out, "route", None)
+    label = span.notes["route"] if span is not None else route
     if label is None:
-        strategy, shown = "direct_reply", direct
+        strategy, term = "direct_reply", direct
     else:
-        chosen = lifecycle.routes[label]
-        strategy, shown = chosen.strategy, lifecycle.tail(label)
-        if chosen.fallback and path == "route":
+        chosen = routes[label]
+        strategy, term = chosen.strategy, shown[label]
+        if chosen.fallback and answer_path == "route":
             fallbacks.append({"term": "router", "path": chosen.query_type, "reason": chosen.fallback})
-    if path not in ("route", "direct_reply"):
+    if answer_path not in ("route", "direct_reply"):
         strategy = "faq_direct_answer"
-    failed_check = final_check_failure(out, trace)
+    failed_check = final_check_failure(verdict, trace)
     fallbacks += trace.fallbacks()
     if failed_check:
         fallbacks.append({"term": "claim_check", "path": "degraded", "reason": failed_check})
     return SearchResult(
-        query=asked, rewritten_query=out.original_query, answer=out.answer,
-        citations=list(out.citations), hits=[Hit.of(h) for h in out.hits], relations=list(out.relations),
-        query_type=out.query_type or "default",
-        classification=classification_dict(getattr(out, "classification", None)),
-        strategy=strategy, expression=shown.form(expand=True),
-        effect_signature=shown.effect_signature(), plan=out.plan,
+        query=asked.query, rewritten_query=original_query, answer=answer,
+        citations=list(citations), hits=[Hit.of(h) for h in hits], relations=list(relations),
+        query_type=query_type or "default", classification=classification_dict(classification),
+        strategy=strategy, expression=term.form(expand=True),
+        effect_signature=term.effect_signature(), plan=plan,
         latency_ms=latency, cost=trace.total_cost(),
-        fallbacks=fallbacks, trace=RunTrace.model_validate(trace.to_dict()), index=index,
+        fallbacks=fallbacks, trace=RunTrace.model_validate(trace.to_dict()), index=asked.index,
         domain=profile_of(ctx).name,
-        answer_path=path, answer_reason=getattr(out, "answer_reason", ""), query_id=query_id,
+        answer_path=answer_path, answer_reason=answer_reason,
         llm_budget=ctx.llm_budget.report() if ctx.llm_budget is not None else {},
         degraded=any(not r.startswith(BUDGET) for r in llm_failures(ctx)) or bool(failed_check),
-        modes=[dict(m) for m in setup_modes],
+        modes=[dict(m) for m in asked.modes],
     )

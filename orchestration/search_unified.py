@@ -7,19 +7,19 @@ from contextlib import aclosing
 from dataclasses import replace
 from typing import Any, AsyncIterator, Iterator, Optional, Sequence, Union, get_args
 
-from lambdarag import Context, Message, State, Term, Trace, User
+from lambdarag import Message, State, Term, Trace, User
 from lambdarag.errors import LambdaRAGError, QueryError
 from lambdarag.combinators import gate_of
-from lambdarag.stream import FallbackTaken, Sink, Stream, emit
+from lambdarag.stream import Sink, Stream
 from lambdarag.skills.profile import packs_of
 from lambdarag.skills import build as build_skill
 from lambdarag.skills.context import claim_units
 from lambdarag.skills.faq import has_faq
 
 from .config import AgentConfig
-from .events import Announcer, Classified, Event, Finished
-from .lifecycle import DIRECT_REPLY, Learning, Lifecycle, unified_term
-from .result import SearchResult, classification_dict, final_check_failure, llm_failures, search_result
+from .events import Announcer, Event, Finished
+from .lifecycle import Learning, Lifecycle, ran, unified_term
+from .result import Asked, RunTrace, SearchResult
 from .setup import ConfigArg, Setup, resolve_config, set_up
 
 ROLES = get_args(Message.model_fields["role"].annotation)
@@ -164,7 +164,7 @@ def run_search(query: str, index: Optional[str], user: Optional[User],
     """
     started = time.perf_counter()
     trace = Trace()
-    with trace.span(name="search", kind="query", effect="", path=("search",)):
+    with trace.span(name="search", kind="query", effect="", path=("search",)) as root:
         with trace.span(name="setup", kind="setup", effect="", path=("search", "setup")):
             cfg = resolve_config(config)
             text = check_query(query, cfg)
@@ -174,17 +174,27 @@ def run_search(query: str, index: Optional[str], user: Optional[User],
             setup = set_up(cfg, index, trace, text, user)
             setup = replace(setup, ctx=setup.ctx.with_timeout(setup.config.limits.timeout_seconds))
         setup_ms = (time.perf_counter() - started) * 1000
-        announcer = Announcer(sink)
-        result = answer(text, turns, user, setup, announcer)
+        lifecycle = lifecycle_of(setup)
+        root.notes["lifecycle"] = lifecycle.fingerprint
+        announcer = Announcer(sink, lifecycle.shown, lifecycle.routes, setup.fallbacks)
+        out = answer(text, turns, user, setup, lifecycle)
     total = round((time.perf_counter() - started) * 1000, 3)
-    announcer.finish(result.model_copy(update={"latency_ms": {"setup": round(setup_ms, 3), **result.latency_ms,
-                                                              "total": total}}))
+    result: SearchResult = out.result
+    announcer.finish(result.model_copy(update={
+        "query_id": getattr(out, "query_id", ""), "trace": RunTrace.model_validate(trace.to_dict()),
+        "latency_ms": {"setup": round(setup_ms, 3), **trace.latency_breakdown(), "total": total}}))
 
 
 def lifecycle_term(index: Optional[str] = None, config: ConfigArg = None, user: Optional[User] = None) -> Term:
     """Returns the lifecycle term `search()` runs on `index` for `user` as it stands now (the learned rules they
-    may see included), for ``ask --explain`` to print."""
+    may see included)."""
     return lifecycle_of(set_up(resolve_config(config), index, Trace(), user=user)).term
+
+
+def lifecycle_ran(result: SearchResult) -> Term:
+    """Returns the very lifecycle term object that answered `result` (its trace names it by fingerprint), for
+    ``ask --explain`` to print."""
+    return ran(result.trace.spans[0].notes["lifecycle"]).term
 
 
 def lifecycle_of(setup: Setup) -> Lifecycle:
@@ -195,56 +205,17 @@ def lifecycle_of(setup: Setup) -> Lifecycle:
                         pack=packs_of(setup.kb.resources()["profile"]))
 
 
-def announce(records: Sequence[dict[str, str]]) -> None:
-    """Tells a stream's consumer about fallbacks decided outside the terms (config, knowledge base, router)."""
-    for f in records:
-        emit(FallbackTaken(f["term"], f["path"], f["reason"]))
-
-
-def answer(text: str, turns: tuple[Message, ...], user: Optional[User], setup: Setup,
-           announcer: Announcer) -> SearchResult:
-    """Returns the result of `search` once providers, knowledge and context are set up: the run of the lifecycle
-    term (`orchestration.lifecycle`), read back from its final state and trace; `run_search` sets the final
-    `latency_ms.total`."""
-    started = time.perf_counter()
-    announce(setup.fallbacks)
-    lifecycle = lifecycle_of(setup)
-
-    def result(state: State, run_ctx: Context, query_id: str = "") -> SearchResult:
-        return search_result(state, run_ctx, asked=text, index=setup.kb.name, lifecycle=lifecycle,
-                             direct=DIRECT_REPLY, setup_fallbacks=setup.fallbacks, setup_modes=setup.modes,
-                             total_ms=(time.perf_counter() - started) * 1000, query_id=query_id)
-
-    def record(state: State, run_ctx: Context) -> dict:
-        done = result(state, run_ctx)
-        llm_failed, failed_check = llm_failures(run_ctx), final_check_failure(state, run_ctx.trace)
-        dumped = done.model_dump()
-        learned = setup.loop.record({**dumped, "trace": {} if done.from_cache else dumped["trace"],
-                                     "route_reason": getattr(state, "route_reason", None)},
-                                    None if done.from_cache else state, None if done.from_cache else run_ctx.llm,
-                                    user, final=not llm_failed and not failed_check, embedder=run_ctx.embedder,
-                                    pipeline=lifecycle.fingerprint)
-        return {"query_id": learned["query_id"]}
-
-    def classified(state: State) -> Classified:
-        if getattr(state, "direct", False):
-            return Classified("default", "direct_reply", DIRECT_REPLY.form(expand=True),
-                              DIRECT_REPLY.effect_signature())
-        tail = lifecycle.tail(state.route)
-        return Classified(state.query_type or "default", lifecycle.routes[state.route].strategy,
-                          tail.form(expand=True), tail.effect_signature(),
-                          classification_dict(getattr(state, "classification", None)))
-
-    announcer.follow(classified)
-    ctx = setup.ctx
+def answer(text: str, turns: tuple[Message, ...], user: Optional[User], setup: Setup, lifecycle: Lifecycle) -> State:
+    """Returns the final state of the lifecycle term (`orchestration.lifecycle`) on `text` once providers,
+    knowledge and context are set up: its ``result`` is the question's `SearchResult`, built once by the term
+    from the state and trace, its query id written by `record_feedback`; `run_search` adds the run's closing
+    trace and latency."""
+    asked = Asked(text, setup.kb.name, setup.fallbacks, setup.modes, time.perf_counter())
+    resources = {**setup.ctx.resources, "asked": asked}
     if setup.loop is not None:
-        ctx = replace(ctx, resources={**ctx.resources, "feedback": Learning(setup.loop, record,
-                                                                             lifecycle.fingerprint)})
+        resources["feedback"] = Learning(setup.loop, lifecycle.fingerprint)
     state = State(query=text, original_query=text, history=turns, user=user or User())
-    out = lifecycle.term.run(state, ctx)
-    done = result(out, ctx, getattr(out, "query_id", ""))
-    announce([f for f in done.fallbacks if f["term"] == "router"])
-    return done
+    return lifecycle.term.run(state, replace(setup.ctx, resources=resources))
 
 
-__all__ = ["search", "asearch", "search_stream", "asearch_stream", "lifecycle_term", "SearchResult"]
+__all__ = ["search", "asearch", "search_stream", "asearch_stream", "lifecycle_term", "lifecycle_ran", "SearchResult"]

@@ -6,7 +6,10 @@ with the same embedder and read the same config object.
 from __future__ import annotations
 
 import functools
+import hashlib
 import logging
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional, Sequence, Union
@@ -18,7 +21,7 @@ from lambdarag.providers.reranker import HTTPReranker, OverlapReranker
 from lambdarag.skills.store.vectors import default_embedder
 
 from .config import AgentConfig, config_path, load_config
-from .feedback import FeedbackLoop, open_feedback
+from .feedback import FeedbackLoop, disabled_by_env, open_feedback
 from .knowledge import KnowledgeBase, open_knowledge
 from .learning import open_learned
 from .llm_budget import llm_budget
@@ -119,6 +122,59 @@ def disabled_components(config: AgentConfig, kb: KnowledgeBase) -> tuple[list[di
 
 
 @dataclass(frozen=True)
+class Prepared:
+    """What every question of one (config, index) shares, built once (`prepared`): the config limited by the
+    knowledge base, the base, its feedback loop (None when learning is off), the providers, the degradations
+    and modes setup imposes, and the resources every run reads."""
+
+    config: AgentConfig
+    kb: KnowledgeBase
+    loop: Optional[FeedbackLoop]
+    providers: dict[str, Any]
+    fallbacks: tuple[dict[str, str], ...]
+    modes: tuple[dict[str, str], ...]
+    resources: dict[str, Any]
+
+
+def config_fingerprint(config: AgentConfig) -> str:
+    """Returns a digest of everything a config says (it is frozen, so its dump is what it is)."""
+    return hashlib.sha256(config.model_dump_json().encode("utf-8")).hexdigest()[:16]
+
+
+_PREPARED: "OrderedDict[tuple, Prepared]" = OrderedDict()
+_PREPARED_LOCK = threading.Lock()
+PREPARED_KEPT = 8
+"""How many (config, index) setups a process keeps (least recently used dropped first)."""
+
+
+def prepared(config: AgentConfig, index: Optional[str]) -> Prepared:
+    """Returns the shared setup of `config` on `index`, built by the first question that needs it (concurrent
+    first questions wait for that one) and built anew when the config, the opened knowledge base or its index
+    version changes, when LAMBDARAG_FEEDBACK is switched, or when the feedback store was deleted."""
+    kb = open_knowledge(config, index, embedder=embedder_of(config))
+    key = (config_fingerprint(config), id(kb), id(kb.index), getattr(kb.index, "version", 0), disabled_by_env())
+    with _PREPARED_LOCK:
+        found = _PREPARED.get(key)
+        if found is not None and found.kb is kb and (found.loop is None or found.loop.store.engine.exists()):
+            _PREPARED.move_to_end(key)
+            return found
+        found = _PREPARED[key] = build_prepared(config, kb)   # holding kb keeps its id from being reused
+        while len(_PREPARED) > PREPARED_KEPT:
+            _PREPARED.popitem(last=False)
+        return found
+
+
+def build_prepared(config: AgentConfig, kb: KnowledgeBase) -> Prepared:
+    """Returns the shared setup of `config` on the opened `kb` (`prepared` keeps it)."""
+    prov = providers(config)
+    fallbacks, modes = disabled_components(config, kb)
+    config = kb.limit(config)
+    prompts = {"prompts": config.llm.prompts_by_name()} if config.llm.prompts else {}
+    return Prepared(config, kb, open_feedback(config, kb), prov, tuple(fallbacks), tuple(modes),
+                    {**kb.resources(), **prompts})
+
+
+@dataclass(frozen=True)
 class Setup:
     """One question's setup: the config limited by its knowledge base, the base, its feedback loop (None when
     learning is off), the degradations setup imposes, the run's context (deadline not yet started), and the
@@ -137,25 +193,20 @@ class Setup:
 
 def set_up(config: AgentConfig, index: Optional[str], trace: Trace, query: str = "",
            user: Optional[User] = None) -> Setup:
-    """Returns what a question of `user` against `index` needs: providers, knowledge base, feedback loop, the learned
-    rules that user may see, and context, with the one-time work of answering `query` done (`prepare`), when given.
-
-    The loop's learned synonyms and learned index join the knowledge base's resources.
+    """Returns what a question of `user` against `index` needs: the shared setup of (config, index) (`prepared`),
+    what the loop has learned so far (synonyms, learned index, the rules that user may see: read per question,
+    since answers teach), and context, with the one-time work of answering `query` done (`prepare`), when given.
     """
-    prov = providers(config)
-    kb = open_knowledge(config, index, embedder=prov["embedder"])
-    fallbacks, modes = disabled_components(config, kb)
-    config = kb.limit(config)
-    loop = open_feedback(config, kb)
-    learned = {"synonyms": loop.lexicon.synonyms(), "learned": open_learned(loop.dir, kb.index, prov["embedder"])} \
+    shared = prepared(config, index)
+    loop, kb, embedder = shared.loop, shared.kb, shared.providers["embedder"]
+    learned = {"synonyms": loop.lexicon.synonyms(), "learned": open_learned(loop.dir, kb.index, embedder)} \
         if loop else {}
-    prompts = {"prompts": config.llm.prompts_by_name()} if config.llm.prompts else {}
-    ctx = Context(**prov, resources={**kb.resources(), **learned, **prompts}, llm_budget=llm_budget(config),
-                  cost_model=cost_model(config), trace=trace)
+    ctx = Context(**shared.providers, resources={**shared.resources, **learned},
+                  llm_budget=llm_budget(shared.config), cost_model=cost_model(shared.config), trace=trace)
     corrections = loop.rules.learned(user) if loop else ((), ())
     if query:
-        prepare(kb, corrections[1], prov["embedder"], query)
-    return Setup(config, kb, loop, tuple(fallbacks), ctx, tuple(modes), corrections)
+        prepare(kb, corrections[1], embedder, query)
+    return Setup(shared.config, kb, loop, shared.fallbacks, ctx, shared.modes, corrections)
 
 
 def prepare(kb: KnowledgeBase, exemplars: Sequence[dict], embedder: Any, query: str) -> None:

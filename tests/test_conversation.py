@@ -7,10 +7,10 @@ import shutil
 import pytest
 import yaml
 
-from lambdarag import Context, Message
+from lambdarag import Context, Message, State
 from lambdarag.providers.llm import OpenAIChat
 from lambdarag.orchestration.config import DEFAULT_CONFIG, parse_config
-from lambdarag.orchestration.lifecycle import standalone
+from lambdarag.orchestration.lifecycle import follow_up_rewrite
 from lambdarag.orchestration.search_unified import search
 from lambdarag.skills.indexing import build_index
 from lambdarag.domains.prc_statutes import StatuteProfile
@@ -19,6 +19,13 @@ from tests.conftest import MARITIME
 from tests.scripted_server import Reply
 
 FILES = ["行政法规/船员条例(2023-07-20).md", "行政法规/船舶登记条例(2014-07-29).md", "经济法/港口法(2018-12-29).md"]
+
+
+def standalone(text: str, history: tuple[Message, ...], ctx: Context) -> tuple[str, list[dict]]:
+    """Returns the lifecycle's rewrite of `text` after `history`, and the fallbacks its own step recorded."""
+    out = follow_up_rewrite().run(State(query=text, original_query=text, history=history), ctx)
+    assert out.original_query == out.query and out.variants == ()   # the route plans its own variants
+    return out.query, [f for f in ctx.trace.fallbacks() if f["term"] == "standalone_rewrite"]
 
 
 def turns(*pairs: tuple[str, str]) -> tuple[Message, ...]:

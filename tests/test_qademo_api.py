@@ -73,8 +73,8 @@ def test_search_view_has_everything_the_page_draws(relation_view):
     assert v["relations"] and set(v["relations"][0]) == {"head", "relation", "tail", "source"}
     assert v["relations_total"] >= len(v["relations"])
     names = [row["name"] for row in v["waterfall"]]
-    assert names[:7] == ["standalone_rewrite", "query_cache", "detect_intent", "classify_rules", "adopt_rules",
-                         "learned_route", "retrieval_plan"]
+    assert names[:7] == ["has_history", "query_cache", "detect_intent", "classify_rules", "adopt_rules",
+                         "learned_route", "retrieval_plan"]      # a first question is not rewritten
     assert "relation_search" in names and "edge_search" in names and "compose" not in names and "par" not in names
     for row in v["waterfall"]:
         assert row["start_ms"] >= 0 and row["duration_ms"] >= 0 and row["depth"] >= 0
