@@ -220,5 +220,5 @@ def test_direct_reply_intents_answer_without_retrieval(faq_index, query, intent)
     assert (r.domain, r.answer_path, r.strategy, r.answer) == ("generic", "direct_reply", "direct_reply", reply)
     assert r.hits == [] and r.citations == [] and r.plan.retrieve is False
     assert r.expression == "direct_reply" and set(r.latency_ms) == {
-        "setup", "standalone_rewrite", "query_cache", "detect_intent", "retrieval_plan", "direct_reply", "record_feedback",
-        "total"}   # the lifecycle's own steps, and nothing retrieved
+        "setup", "has_history", "query_cache", "detect_intent", "retrieval_plan", "direct_reply", "search_result",
+        "record_feedback", "total"}   # the lifecycle's own steps (a first question is not rewritten), nothing retrieved
