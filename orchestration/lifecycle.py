@@ -125,9 +125,11 @@ def intent(query: str, history: tuple[Message, ...], ctx: Context) -> Intent:
 def plan_term(config: AgentConfig) -> Term:
     """Returns the term that freezes this query's retrieval plan from its type and intent."""
     @tool(name="retrieval_plan")
-    def plan(query: str, history: tuple[Message, ...], intent: str, query_type: Optional[str] = None) -> FrozenPlan:
-        return {"plan": fit_context(build_retrieval_plan(query, intent, config.orchestration.plan,
-                                                         query_type=query_type, history=history), config.llm)}
+    def plan(query: str, history: tuple[Message, ...], intent: str, ctx: Context,
+             query_type: Optional[str] = None) -> FrozenPlan:
+        return {"plan": fit_context(build_retrieval_plan(query, intent, config.orchestration.plan, query_type=query_type,
+                                                         history=history, cues=profile_of(ctx).classifier),
+                                    config.llm)}
     return plan
 
 

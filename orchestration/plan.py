@@ -20,6 +20,7 @@ from typing import Annotated, Any, Callable, Mapping, Optional, Sequence
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
+from lambdarag.skills.profile import Classifier, profile_named
 from lambdarag.skills.store.records import RetrievalPlan, TimeRange
 from lambdarag.errors import CompositionError, QueryError
 
@@ -310,38 +311,27 @@ def detect_intent(query: str, history: Sequence[Any] = (), in_domain: Callable[[
     return "knowledge"
 
 
-# Risk cues, most cautious first: money, then legal judgement, then failures, then overviews.
-_RISK_CUES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("pricing", re.compile(
-        r"费用|收费|价格|多少钱|报价|费率|规费|税费|缴费|付费|支付|退费|退款|发票|罚款|罚金|"
-        r"赔偿|赔付|赔款|金额|保证金|押金|结算|报销|预算")),
-    ("compliance", re.compile(
-        r"合规|合法|违法|违规|能否|可否|是否(?:可以|允许|需要|应当|必须|合法)|允许|禁止|不得|法律责任|"
-        r"承担.{0,4}责任|免责|许可|审批|资质|隐私|个人信息|保密|合同|条款|报关|申报|出口管制|制裁|强制性")),
-    ("troubleshooting", re.compile(
-        r"故障|报错|失败|无法|异常|告警|报警|排查|维修|事故|遇险|应急|险情|怎么处理|如何处置")),
-    ("summary", re.compile(
-        r"总结|概括|归纳|整理|梳理|综述|汇总|对比|区别|有哪些|都包括|主要内容|大纲|概述")),
-)
-
-_TABLE = re.compile(
-    r"表中|表格|附表|一览表|对照表|清单|明细|台账|第几档|哪一档|哪档|档次|哪一栏|哪栏|哪一列|哪一行|栏目|"
-    r"多少钱|收费标准|费率|单价|标准是多少|限额是多少|对应的?(?:数额|金额|等级)")
-
-
-def detect_risk(query: str) -> str:
-    """Returns the risk category of `query` (pricing, compliance, troubleshooting, summary) or "" for none."""
+def detect_risk(query: str, cues: Optional[Classifier] = None) -> str:
+    """Returns the risk category of `query` (pricing, compliance, troubleshooting, summary) by the corpus profile's
+    cues (default: the generic pack's), or "" for none."""
     text = content(query).lower()
-    return next((risk for risk, cue in _RISK_CUES if cue.search(text)), "")
+    return next((risk for risk, cue in (cues or generic_cues()).risk_cues if cue.search(text)), "")
 
 
-def wants_table(query: str) -> bool:
-    """Returns whether `query` asks for a row or field of a table (a fee, a grade, a column).
+def wants_table(query: str, cues: Optional[Classifier] = None) -> bool:
+    """Returns whether `query` asks for a row or field of a table (a fee, a grade, a column), by the corpus
+    profile's cue (default: the generic pack's).
 
     Such questions are answered by one table row; a FAQ that merely resembles
     them answers a different question.
     """
-    return bool(_TABLE.search(content(query)))
+    cue = (cues or generic_cues()).table_cue
+    return bool(cue and cue.search(content(query)))
+
+
+def generic_cues() -> Classifier:
+    """Returns the generic pack's classifier sheet: the risk and table cues of a plan built without a profile."""
+    return profile_named("generic").classifier
 
 
 def tagged(plan: RetrievalPlan, tag: str, **update: Any) -> RetrievalPlan:
@@ -415,10 +405,11 @@ def check_choice(name: str, value: Optional[str], choices: tuple[str, ...]) -> N
 
 def build_retrieval_plan(query: str, intent: str, config: PlanConfig, *, query_type: Optional[str] = None,
                          history: Sequence[Any] = (), time_range: Optional[TimeRange] = None,
-                         risk: Optional[str] = None) -> RetrievalPlan:
+                         risk: Optional[str] = None, cues: Optional[Classifier] = None) -> RetrievalPlan:
     """Returns the frozen retrieval plan for `query`: type defaults, then intent, short-query, risk, table layers.
 
-    `risk` overrides `detect_risk(query)` (e.g. when a classifier decided it).
+    `risk` overrides `detect_risk(query, cues)` (e.g. when a classifier decided it); `cues` is the corpus
+    profile's classifier sheet (default: the generic pack's).
     Plans that do not retrieve skip the retrieval-tuning layers, so their
     reason says only why nothing is retrieved.
     """
@@ -431,14 +422,14 @@ def build_retrieval_plan(query: str, intent: str, config: PlanConfig, *, query_t
         max_chunk_chars=kind.max_chunk_chars, min_score=config.min_score, expand_query=kind.expand_query,
         expansion_count=kind.expansion_count, rerank=kind.rerank, faq_top_k=config.faq_top_k,
         faq_direct_threshold=config.base_threshold, intent=intent,
-        risk=detect_risk(query) if risk is None else risk, max_hops=kind.max_hops, max_nodes=kind.max_nodes,
+        risk=detect_risk(query, cues) if risk is None else risk, max_hops=kind.max_hops, max_nodes=kind.max_nodes,
         query_type=query_type, short_query=len(content(query)) <= config.short_query.max_chars,
         time_range=time_range, reason=query_type or "")
     plan = intent_layer(plan, kind, config)
     if plan.retrieve:
         plan = short_query_layer(plan, kind, config, history)
         plan = risk_layer(plan, kind, config)
-        plan = table_layer(plan, kind, config, wants_table(query))
+        plan = table_layer(plan, kind, config, wants_table(query, cues))
     docs = plan.bm25_top_k  # the layers carry document recall here; dense recall follows it
     return plan.model_copy(update={
         "dense_top_k": docs, "fused_top_k": max(plan.final_top_k, math.ceil(docs * config.fused_ratio))})

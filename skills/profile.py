@@ -218,6 +218,10 @@ class Classifier:
     """Probability below which the learned classifier's guess decides nothing (the classifier's default type does)."""
     admits_type: Callable[[str, str], bool] = _any_type
     """Whether the learned classifier may give a question no rule settled this type (type, query)."""
+    risk_cues: tuple[tuple[str, re.Pattern[str]], ...] = ()
+    """(risk category, cue pattern) pairs, most cautious first; the first firing one sets the plan's risk."""
+    table_cue: Optional[re.Pattern[str]] = None
+    """The words with which a question asks for a row or field of a table (a fee, a grade, a column), or None."""
 
     @cached_property
     def exemplars(self) -> tuple[tuple[str, str], ...]:

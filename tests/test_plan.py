@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from functools import partial
 
 import pytest
 import yaml
@@ -15,11 +16,15 @@ from lambdarag.errors import CompositionError, QueryError
 from lambdarag.domains.generic import GenericProfile
 from lambdarag.domains.prc_statutes import StatuteProfile
 from lambdarag.skills.profile import in_domain
-from lambdarag.orchestration.plan import (DIRECT_INTENTS, INTENTS, QUERY_TYPES, RISKS, PlanConfig, build_retrieval_plan,
-                                detect_intent, detect_risk, wants_table)
+from lambdarag.orchestration import plan as planning
+from lambdarag.orchestration.plan import DIRECT_INTENTS, INTENTS, QUERY_TYPES, RISKS, PlanConfig, detect_intent
 
 CONFIG = PlanConfig()
 STATUTES = StatuteProfile()
+# the questions below are statute questions: planned, as the lifecycle plans them, with the statute pack's cues
+build_retrieval_plan = partial(planning.build_retrieval_plan, cues=STATUTES.classifier)
+detect_risk = partial(planning.detect_risk, cues=STATUTES.classifier)
+wants_table = partial(planning.wants_table, cues=STATUTES.classifier)
 HISTORY = (Message(role="user", content="海事局的职责是什么？"), Message(role="assistant", content="……"))
 
 
@@ -395,3 +400,13 @@ def test_every_broken_rung_is_reported():
     text = str(err.value)
     assert "shortQuery.threshold (0.95) is above risk.pricing.threshold (0.84)" in text
     assert "risk.compliance.threshold (0.86) is above directReply.threshold (0.8)" in text
+
+
+def test_risk_and_table_cues_are_the_corpus_profiles():
+    """A fine or an annexed table is a statute question's cue; the generic pack, holding no statute words, sees
+    neither, and a plan built without a profile uses the generic pack's cues."""
+    generic = GenericProfile().classifier
+    assert detect_risk("逾期未缴要交多少罚款？") == "pricing" and planning.detect_risk("逾期未缴要交多少罚款？", generic) == ""
+    assert planning.detect_risk("逾期未缴要交多少罚款？") == ""
+    assert wants_table("附表二的适用范围") and not planning.wants_table("附表二的适用范围", generic)
+    assert planning.detect_risk("退款要多久？", generic) == "pricing" and planning.wants_table("收费标准是什么", generic)

@@ -40,5 +40,5 @@ class GenericProfile(CorpusProfile):
     graph = GraphRules(rules_version=graph.RULES_VERSION, extract_document=graph.extract_document,
                        relation_cues=cues.RELATION_CUES, asking_words=cues.ASKING)
     classifier = Classifier(rules=cues.RULES, exemplars_file=EXEMPLARS, unsure_below=UNSURE_BELOW,
-                            admits_type=cues.admits_type)
+                            admits_type=cues.admits_type, risk_cues=cues.RISK_CUES, table_cue=cues.TABLE_CUE)
     wording = Wording(prompt_files=(PROMPTS,), answer_floor=ANSWER_FLOOR, missing_things=cues.missing_things)

@@ -137,3 +137,30 @@ def admits_type(kind: str, query: str) -> bool:
     """Returns False for a comparison whose question pairs nothing (no and/or/than, 和/与/还是, both, two): a
     question no compare cue fired on is a comparison only if it sets two things side by side."""
     return kind != "compare" or bool(PAIRED.search(query))
+
+
+RISK_CUES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("pricing", re.compile(
+        r"费用|收费|价格|多少钱|报价|费率|规费|税费|缴费|付费|支付|退费|退款|发票|"
+        r"赔偿|赔付|赔款|金额|保证金|押金|结算|报销|预算")),
+    ("compliance", re.compile(
+        r"合规|违规|能否|可否|是否(?:可以|允许|需要|应当|必须|合法)|允许|禁止|不得|"
+        r"承担.{0,4}责任|免责|许可|审批|资质|隐私|个人信息|保密|合同|申报|强制性")),
+    ("troubleshooting", re.compile(
+        r"故障|报错|失败|无法|异常|告警|报警|排查|维修|事故|遇险|应急|险情|怎么处理|如何处置")),
+    ("summary", re.compile(
+        r"总结|概括|归纳|整理|梳理|综述|汇总|对比|区别|有哪些|都包括|主要内容|大纲|概述")),
+)
+"""The plan's risk categories and their Chinese cues, most cautious first: money, then judgement, then failures, then
+overviews (a pack widens them with its own words, `widened`)."""
+
+TABLE_CUE = re.compile(
+    r"表中|表格|一览表|对照表|清单|明细|台账|第几档|哪一档|哪档|档次|哪一栏|哪栏|哪一列|哪一行|栏目|"
+    r"多少钱|收费标准|费率|单价|标准是多少|限额是多少|对应的?(?:数额|金额|等级)")
+"""The words with which a question asks for a row or field of a table."""
+
+
+def widened(cues: tuple[tuple[str, re.Pattern[str]], ...],
+            more: dict[str, str]) -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """Returns `cues` with each category's pattern also matching the alternatives `more` gives it (a pack's words)."""
+    return tuple((kind, re.compile(f"{cue.pattern}|{more[kind]}") if kind in more else cue) for kind, cue in cues)

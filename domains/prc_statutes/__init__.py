@@ -44,7 +44,8 @@ class StatuteProfile(CorpusProfile):
                        type_names=extract.TYPE_NAMES, page_sections=extract.PAGE_SECTIONS,
                        support_cues=extract.SUPPORT_CUES, relation_cues=edges.CUES, asking_words=edges.ASKING,
                        expand_order=extract.EXPAND_ORDER, source_rank=ranks.source_rank)
-    classifier = Classifier(rules=cues.RULES, exemplars_file=EXEMPLARS, admits_type=cues.admits_type)
+    classifier = Classifier(rules=cues.RULES, exemplars_file=EXEMPLARS, admits_type=cues.admits_type,
+                            risk_cues=cues.RISK_CUES, table_cue=cues.TABLE_CUE)
     wording = Wording(phrasing=wording.phrasing, answer_floor=THRESHOLD, missing_things=wording.missing_things,
                       in_domain=wording.in_domain, step_back_suffix=" 相关规定",
                       prompt_files=(GENERIC_PROMPTS, PROMPTS), entity_name_rule=extract.NAME_RULE)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from lambdarag.domains.generic import cues as generic
+
 from .kinds import asked_kinds
 
 ENUMERATION = r"[^、，。？?]+、[^、，。？?]+、"
@@ -73,3 +75,10 @@ def is_title(name: str) -> bool:
 def admits_type(kind: str, query: str) -> bool:
     """Returns False for a survey guess on a question that asks for no survey (asks_for_survey)."""
     return kind != "synthesis" or asks_for_survey(query)
+
+
+RISK_CUES = generic.widened(generic.RISK_CUES, {"pricing": "罚款|罚金",
+                                               "compliance": "合法|违法|法律责任|条款|报关|出口管制|制裁"})
+"""The generic risk cues with a statute question's fines and legal judgement."""
+TABLE_CUE = re.compile(f"{generic.TABLE_CUE.pattern}|附表")
+"""The generic table cue with the statutes' annexed tables (附表二里哪一栏…)."""
