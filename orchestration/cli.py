@@ -89,10 +89,8 @@ def cmd_where(args: argparse.Namespace) -> int:
 
     from lambdarag.orchestration.config import DEMO_DOCS, WORKING_FOLDER, config_source, load_config
     from lambdarag.orchestration.trust import describe
-    from lambdarag.orchestration.feedback import feedback_dir
-    from lambdarag.orchestration.knowledge import wiki_dir_for
-    from lambdarag.skills.store.home import cache_root, data_home
-    from lambdarag.skills.store.index import built_indexes, index_dir
+    from lambdarag.orchestration.folders import feedback_dir, wiki_dir_for
+    from lambdarag.skills.store.home import built_indexes, cache_root, data_home, index_dir
 
     path, found = config_source(args.config)
     config, home = load_config(args.config), data_home()

@@ -37,10 +37,14 @@ QUERY_TYPES = ("fact", "compare", "relation", "synthesis", "temporal")
 
 def known_pattern(name: str, info: ValidationInfo) -> str:
     """Returns `name` if it is a registered pattern or one the YAML declares (``expr:``), else fails listing them."""
-    from lambdarag.patterns import REGISTRY
+    from lambdarag.patterns import SHIPPED
 
     declared = (info.context or {}).get("declared", frozenset())
-    if name not in REGISTRY and name not in declared:
+    if name in SHIPPED or name in declared:
+        return name       # known without importing a pattern (a plugin's are in the registry)
+    from lambdarag.patterns import REGISTRY
+
+    if name not in REGISTRY:
         raise ValueError(f"unknown pattern {name!r}; {did_you_mean(name, {*REGISTRY, *declared})}"
                          f"valid patterns: {', '.join(sorted({*REGISTRY, *declared}))}")
     return name
@@ -402,11 +406,12 @@ class AgentConfig(Section):
     @field_validator("patterns")
     @classmethod
     def _known_pattern_sections(cls, value: dict[str, PatternConfig], info: ValidationInfo) -> dict[str, PatternConfig]:
-        from lambdarag.patterns import REGISTRY
-
         for name, section in value.items():
-            if section.expr is not None and name in REGISTRY:
-                raise ValueError(f"{name!r} is a registered pattern; declare the expression under a new name")
+            if section.expr is not None:
+                from lambdarag.patterns import REGISTRY     # only a declared expression needs the registry
+
+                if name in REGISTRY:
+                    raise ValueError(f"{name!r} is a registered pattern; declare the expression under a new name")
             known_pattern(name, info)
         return value
 

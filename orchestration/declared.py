@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any, Callable, Mapping, Optional
 
 from lambdarag.errors import CompositionError, ConfigError, DeclarationError
-from lambdarag.registry import allow_plugin
 
 MODULE = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 Where = Callable[[tuple[Any, ...]], Optional[int]]
@@ -32,6 +31,8 @@ def import_plugins(names: Any, folder: Optional[Path], where: Where, source: str
     """
     if names is None:
         return ()
+    from lambdarag.registry import allow_plugin      # here: a config that lists no plugin needs no registry
+
     if not isinstance(names, list):
         raise ConfigError(at(source, where(("plugins",)), "plugins", "expected a list of module names"))
     for i, name in enumerate(names):
@@ -79,6 +80,8 @@ def expr_column(text: str, name: str) -> tuple[Optional[int], int]:
 def check_expressions(settings: Mapping[str, Any], text: str, source: str, where: Where) -> None:
     """Builds every pattern declared by ``expr:``, so syntax, unknown names and wiring (free reads, overlapping
     `Par` writes, a `Guard` whose generator cannot see the verdict) fail at load, naming the YAML line."""
+    if not settings["declared"]:
+        return     # nothing to build: loading the config needs no calculus (`lambdarag where`)
     from lambdarag.patterns import build as build_pattern
 
     for name in settings["declared"]:

@@ -22,6 +22,7 @@ from lambdarag.skills.store.tokenize import cache_dictionary_in
 
 from .config import AgentConfig, corpus_path
 from .demo_index import seed
+from .folders import wiki_dir_for
 
 
 @dataclass
@@ -67,14 +68,6 @@ class KnowledgeBase:
 
 _LOCK = threading.Lock()
 _OPEN: dict[tuple, KnowledgeBase] = {}
-
-
-def wiki_dir_for(config: AgentConfig, name: str) -> Path:
-    """Returns the wiki folder of an index: retrieval.skills.wiki.dir for the default index when set, else
-    <data home>/<name>/wiki."""
-    if name == config.retrieval.index and config.retrieval.skills.wiki.dir:
-        return Path(config.retrieval.skills.wiki.dir).resolve()
-    return knowledge_root() / name / "wiki"
 
 
 def index_wiki(name: str) -> Path:

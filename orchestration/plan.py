@@ -15,14 +15,16 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Annotated, Any, Callable, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Annotated, Any, Callable, Mapping, Optional, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
 from lambdarag.skills.profile import Classifier, profile_named
-from lambdarag.skills.store.records import RetrievalPlan, TimeRange
 from lambdarag.errors import CompositionError, QueryError
+
+if TYPE_CHECKING:    # the config imports this module; a plan is built only when a question is asked
+    from lambdarag.skills.store.records import RetrievalPlan, TimeRange
 
 INTENTS: tuple[str, ...] = ("greeting", "out_of_scope", "human_service", "faq", "knowledge", "follow_up")
 DIRECT_INTENTS: tuple[str, ...] = ("greeting", "out_of_scope", "human_service")
@@ -413,6 +415,8 @@ def build_retrieval_plan(query: str, intent: str, config: PlanConfig, *, query_t
     Plans that do not retrieve skip the retrieval-tuning layers, so their
     reason says only why nothing is retrieved.
     """
+    from lambdarag.skills.store.records import RetrievalPlan
+
     check_choice("intent", intent, INTENTS)
     check_choice("query_type", query_type, QUERY_TYPES)
     check_choice("risk", risk or None, RISKS)

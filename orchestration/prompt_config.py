@@ -4,7 +4,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lambdarag.errors import ConfigError
-from lambdarag.skills.prompts import languages, prompt_specs, read_prompts, template_errors
 
 from .declared import Where, at
 
@@ -24,6 +23,10 @@ def check_prompts(config: "AgentConfig", source: str, where: Where) -> None:
     """Raises `ConfigError` naming the YAML line of the first bad override: an unknown prompt or language, a
     variable the Lam does not read, a required variable that neither template (with the default filling what the
     override leaves out) uses, or a malformed brace."""
+    if not config.llm.prompts_by_name():
+        return     # no override: nothing to check, and loading the config imports no Lam
+    from lambdarag.skills.prompts import languages, prompt_specs, read_prompts, template_errors
+
     files = default_prompt_files()
     specs, table, langs = prompt_specs(files), read_prompts(files), languages(files)
     for name, by_language in config.llm.prompts_by_name().items():

@@ -12,7 +12,7 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
 from lambdarag import Context, Trace, User
 from lambdarag.providers.embedder import OpenAIEmbedder
@@ -21,11 +21,14 @@ from lambdarag.providers.reranker import HTTPReranker, OverlapReranker
 from lambdarag.skills.store.vectors import default_embedder
 
 from .config import AgentConfig, config_path, load_config
-from .feedback import FeedbackLoop, disabled_by_env, open_feedback
+from .folders import disabled_by_env, learns
 from .knowledge import KnowledgeBase, open_knowledge
 from .learning import open_learned
 from .llm_budget import llm_budget
 from .router import cost_model, route_reports
+
+if TYPE_CHECKING:
+    from .feedback import FeedbackLoop
 
 log = logging.getLogger(__name__)
 ConfigArg = Union[AgentConfig, str, Path, None]
@@ -170,7 +173,12 @@ def build_prepared(config: AgentConfig, kb: KnowledgeBase) -> Prepared:
     fallbacks, modes = disabled_components(config, kb)
     config = kb.limit(config)
     prompts = {"prompts": config.llm.prompts_by_name()} if config.llm.prompts else {}
-    return Prepared(config, kb, open_feedback(config, kb), prov, tuple(fallbacks), tuple(modes),
+    loop = None
+    if learns(config):      # the loop's modules are imported only by a process that learns
+        from .feedback import open_feedback
+
+        loop = open_feedback(config, kb)
+    return Prepared(config, kb, loop, prov, tuple(fallbacks), tuple(modes),
                     {**kb.resources(), **prompts})
 
 

@@ -20,7 +20,10 @@ from lambdarag.syntax import parse
 from lambdarag.skills import REGISTRY as SKILLS
 from lambdarag.skills import build as build_skill
 
-REGISTRY = Registry("pattern", declares=False)  # a pattern is declared by its `Named` wrapper
+from . import SHIPPED
+
+REGISTRY = Registry("pattern", {name: f"{__package__}.{name}" for name in SHIPPED}, declares=False)
+"""Pattern name → factory; a pattern is declared by its `Named` wrapper."""
 VARIANTS: dict[tuple[str, str], Any] = {}
 """(pack, pattern) → the factory of that pack's variant of the pattern (`pack_pattern`)."""
 
@@ -39,7 +42,7 @@ def pattern(name: str):
         def named(settings: Mapping[str, Any]) -> Term:
             return Named(name, factory(settings))
 
-        named.__doc__ = factory.__doc__
+        named.__doc__, named.__module__ = factory.__doc__, factory.__module__   # its home: the factory's module
         REGISTRY.register(name)(named)
         return factory
 

@@ -25,7 +25,6 @@ from functools import cached_property
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from lambdarag.errors import ConfigError
-from lambdarag.registry import is_plugin
 
 from .store.derived import PerObject
 
@@ -309,6 +308,8 @@ def load_profile(spec: str) -> CorpusProfile:
     """Returns the profile `spec` names: a shipped name, or ``package.module:Factory`` of a listed plugin
     (`lambdarag.registry.is_plugin`) returning a `CorpusProfile`; an index manifest's `domain` comes here too, so
     neither a config nor a manifest can make this import a module nobody listed."""
+    from lambdarag.registry import is_plugin     # here: the config imports this module, not the calculus
+
     target = SHIPPED.get(spec, spec)
     module, _, attr = target.partition(":")
     if not module or not attr:

@@ -22,7 +22,6 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-import os
 import uuid
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
@@ -35,6 +34,7 @@ from lambdarag.skills.generate import REFUSAL
 from lambdarag.skills.store.vectors import remembered_query_vector
 
 from ..config import AgentConfig, FeedbackConfig
+from ..folders import feedback_dir, learns
 from ..knowledge import KnowledgeBase
 from .asking import Asking, asking_source
 from .cache import QueryCache, scope_of
@@ -49,7 +49,6 @@ from .rules import RuleBook
 from .votes import Votes, shown_chunks
 from .worker import submit
 
-OFF = ("0", "off", "false", "no")
 MIN_SUPPORTING_SOURCES = 2
 """An answer confirms its evidence only when claims are supported from at least this many distinct documents."""
 SYNTHESIS = "synthesis"
@@ -68,21 +67,10 @@ def everyone_may_read(state: State) -> bool:
     return all(PUBLIC.may_read(h.department, h.security_level) for h in state.hits if h.chunk_id in cited)
 
 
-def disabled_by_env() -> bool:
-    """Returns whether LAMBDARAG_FEEDBACK switches learning off for this process (e.g. a test run)."""
-    return os.environ.get("LAMBDARAG_FEEDBACK", "").strip().lower() in OFF
-
-
-def feedback_dir(kb_name: str) -> Path:
-    from lambdarag.skills.store.index import knowledge_root
-
-    return knowledge_root() / kb_name / "feedback"
-
-
 def open_feedback(config: AgentConfig, kb: KnowledgeBase) -> Optional["FeedbackLoop"]:
     """Returns the loop of a knowledge base, its graph and wiki brought up to what every server sharing its store
     wrote back or reverted (`replica.follow`), or None when feedback is off (config or LAMBDARAG_FEEDBACK)."""
-    if not config.orchestration.feedback.enabled or disabled_by_env():
+    if not learns(config):
         return None
     llm = config.llm
     provider = f"{llm.base_url}|{llm.model or 'default'}" if llm.base_url else "offline"

@@ -14,15 +14,17 @@ from __future__ import annotations
 import hashlib
 import json
 from abc import ABC, abstractmethod
-from typing import Any, Iterable, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
-from lambdarag import User
 from lambdarag.errors import ConfigError
 
 from .bm25 import Bm25Index
 from .corpus import Chunk, Document
+
+if TYPE_CHECKING:
+    from lambdarag import User
 from .tokenize import Tokenizer
 
 Scored = tuple[Chunk, float]

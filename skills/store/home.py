@@ -14,6 +14,8 @@ from pathlib import Path
 
 import platformdirs
 
+from lambdarag.errors import ConfigError
+
 APP = "lambdarag"
 
 
@@ -32,3 +34,16 @@ def cache_dir(kind: str) -> Path:
     directory = cache_root() / kind
     directory.mkdir(parents=True, exist_ok=True)
     return directory
+
+
+def index_dir(name: str) -> Path:
+    """Returns the directory of the named index (it may not exist yet)."""
+    if not name or "/" in name or "\\" in name or name.startswith("."):
+        raise ConfigError(f"index name {name!r} must be a plain folder name such as 'demo'")
+    return data_home() / name / "index"
+
+
+def built_indexes() -> list[str]:
+    """Returns the names of the local indexes built under the data home, sorted."""
+    root = data_home()
+    return sorted(p.parent.parent.name for p in root.glob("*/index/manifest.json")) if root.is_dir() else []

@@ -29,23 +29,11 @@ from .vectors import VectorCache, default_embedder, embed_passages, read_vectors
 from .bm25 import Bm25Index
 from .tokenize import Tokenizer
 
+from .home import built_indexes, index_dir  # noqa: F401  (where an index lives: the callers of this module ask here)
 from .home import data_home as knowledge_root  # noqa: F401  (the name the callers of this module know)
 
 OLD_ROOT = Path(__file__).resolve().parents[2] / "knowledge"   # where a source checkout kept indexes before
 _TOLD: set[str] = set()
-
-
-def index_dir(name: str) -> Path:
-    """Returns the directory of the named index (it may not exist yet)."""
-    if not name or "/" in name or "\\" in name or name.startswith("."):
-        raise ConfigError(f"index name {name!r} must be a plain folder name such as 'demo'")
-    return knowledge_root() / name / "index"
-
-
-def built_indexes() -> list[str]:
-    """Returns the names of the local indexes built under the knowledge root, sorted."""
-    root = knowledge_root()
-    return sorted(p.parent.parent.name for p in root.glob("*/index/manifest.json")) if root.is_dir() else []
 
 
 def old_index_dir(name: str) -> Optional[Path]:
