@@ -282,7 +282,37 @@ def store(r: dict) -> str:
             f"{added}")
 
 
+def imports(r: dict) -> str:
+    return "; ".join(f"{label} {r[k]['cpu_s']['branch']} CPU-s vs {r[k]['cpu_s']['main']} on main "
+                     f"({r[k]['ratio_cpu']}×)" for label, k in (("`--help`", "help"), ("`where`", "where"),
+                                                                ("warm `ask`", "warm_ask")))
+
+
+def first_question(r: dict) -> str:
+    return "; ".join(f"{run['hogs']} hogs: exit {run['exit']}, {run['wall_s']} s wall, {run['cpu_s']} CPU-s, load "
+                     f"{run['loadavg_1min_after']}" for run in r["runs"])
+
+
+def index_parallel(r: dict) -> str:
+    per = r["median_cpu_s_per_passage"]
+    return (f"{r['passages']} passages: 2 processes {r['ratio_to_1_worker']['2 processes']}× one worker "
+            f"({r['median_passages_per_s']['2 processes']} vs {r['median_passages_per_s']['1 worker']} passages/s; "
+            f"{per['2 processes']} vs {per['1 worker']} CPU-s a passage), load {r['loadavg_before'][0]}–"
+            f"{r['loadavg_after'][0]}")
+
+
+def wiki_writeback(r: dict) -> str:
+    m = r["median_ms"]
+    return (f"{r['questions']} questions × {r['rounds']} rounds: feedback on/off {r['ratio_on_off']['wall']}× wall "
+            f"({m['on']['wall']} vs {m['off']['wall']} ms), {r['ratio_on_off']['cpu']}× CPU")
+
+
 ROWS: list[tuple[str, str, str, Callable[[dict], str]]] = [
+    ("CPU of CLI commands, same run as main", "imports", "bench/imports.py --base MAIN", imports),
+    ("first `ask` in an empty data home, `timeoutSeconds: 15`", "first-question", "bench/first_question.py",
+     first_question),
+    ("indexing: passages embedded per second, 2 cores", "index-parallel", "bench/index_parallel.py", index_parallel),
+    ("synthesis with feedback on vs off (write-backs)", "wiki-writeback", "bench/wiki_writeback.py", wiki_writeback),
     ("runner overhead", "runner", "bench/runner.py", runner),
     ("BM25 vs rank-bm25, STARD 58.6k articles", "retrieval", "bench/retrieval.py", bm25_speed),
     ("STARD train (`lambdarag eval` metrics)", "retrieval", "bench/retrieval.py", stard_quality),

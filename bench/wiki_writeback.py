@@ -5,7 +5,8 @@ On a copy of the prebuilt demo index and wiki (a fresh data home), each synthesi
 goes first alternates), in one process. After an "on" question the feedback worker is drained, so its write-back
 (graph, pages, wiki store) is done before the next question; what a write-back costs the following questions is
 what the ratio shows; the steps that cost more with feedback on say where the rest goes. Remembered query vectors are forgotten before each question, so both arms embed it. Medians of wall and CPU per question (CPU: the process's, all threads), the write-backs
-made, and the ratio on/off. Writes bench/results/wiki-writeback.json.
+made, and the ratio on/off. The offline answer's sentence vectors are remembered in the data home
+(`skills.store.passage_vectors`): the arm that asks a question second reads them, and which arm goes first alternates. Writes bench/results/wiki-writeback.json.
 
 Usage: nice -n 10 python bench/wiki_writeback.py [--rounds N]
 """
@@ -24,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from bench.machine import write  # noqa: E402
 
-QUESTION_SETS = (ROOT / "tests" / "data" / "maritime_questions.jsonl", ROOT / "orchestration" / "demo" / "questions.jsonl")
+QUESTION_SETS = (ROOT / "tests" / "data" / "maritime_questions.jsonl", ROOT / "tests" / "data" / "demo_questions.jsonl")
 
 
 def synthesis_questions() -> list[str]:
