@@ -32,12 +32,13 @@ HOGS = 8
 def first_ask(checkout: Path, hogs: int) -> dict:
     """Returns how the first ask of `checkout` in an empty data home went with `hogs` busy processes beside it."""
     scratch = Path(tempfile.mkdtemp(prefix="first-question-"))
-    config = yaml.safe_load((checkout / "orchestration" / "agent-config.yml").read_text(encoding="utf-8"))
+    config = yaml.safe_load((checkout / "agent-config.yml").read_text(encoding="utf-8"))
     config["limits"] = {**config.get("limits", {}), "timeoutSeconds": 15}
     (scratch / "agent-config.yml").write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
     env = {**os.environ, "LAMBDARAG_HOME": str(scratch / "home"), "LAMBDARAG_CACHE": str(scratch / "cache"),
            "PYTHONPATH": str(checkout)}
     env.pop("LAMBDARAG_FEEDBACK", None)
+    load_before = round(os.getloadavg()[0], 2)
     busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(hogs)]
     before, started = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
     try:
@@ -53,7 +54,8 @@ def first_ask(checkout: Path, hogs: int) -> dict:
     return {"hogs": hogs, "exit": done.returncode, "deadline_passed": "deadline passed" in done.stdout + done.stderr,
             "wall_s": round(wall, 1), "cpu_s": round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 1),
             "latency_ms": int(latency.group(1)) if latency else None,
-            "setup_ms": int(latency.group(2)) if latency else None, "loadavg_1min_after": round(os.getloadavg()[0], 2)}
+            "setup_ms": int(latency.group(2)) if latency else None, "loadavg_1min_before": load_before,
+            "loadavg_1min_after": round(os.getloadavg()[0], 2)}
 
 
 def main() -> dict:

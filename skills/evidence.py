@@ -281,7 +281,9 @@ def dense_scores(query: str, texts: Sequence[str], ctx: Any) -> Optional[np.ndar
     """Returns each text's cosine to the question's vector, min-max scaled, or None without an embedder.
 
     The question's vector is the one retrieval embedded (remembered, `query_vector`); the texts' vectors are
-    remembered across questions and processes (`store.passage_vectors`), the new ones embedded in one batch.
+    remembered across questions and processes (`store.passage_vectors`), the new ones embedded while the question's
+    deadline (less its reserve) leaves time. When it does not, the lexical signals rank alone, and the step says so
+    in the result's fallbacks: embedding is never what makes a question miss its deadline.
     """
     from lambdarag.errors import LambdaRAGError
 
@@ -294,12 +296,23 @@ def dense_scores(query: str, texts: Sequence[str], ctx: Any) -> Optional[np.ndar
     try:
         embedder = getattr(ctx, "embedder", None) or default_embedder()
         vector = np.asarray(query_vector(ctx, query), dtype=np.float32)
-        matrix = embedded_passages(texts, embedder)
+        matrix = embedded_passages(texts, embedder, lambda: spendable(ctx))
     except (LambdaRAGError, OSError, ImportError):
         return None   # no embedder here: the lexical signals rank alone
+    if matrix is None:
+        ctx.trace.mark_current(f"evidence ranked without sentence vectors: the deadline left no time to embed "
+                               f"the {len(texts)} sentences scored")
+        return None
     cos = matrix @ vector / np.maximum(np.linalg.norm(matrix, axis=1) * np.linalg.norm(vector), 1e-12)
     low, high = float(cos.min()), float(cos.max())
     return (cos - low) / (high - low) if high > low else np.ones(len(cos))
+
+
+def spendable(ctx: Any) -> Optional[float]:
+    """Returns the seconds a step may still spend before the deadline, less what is kept for the steps after it
+    (`Context.reserve`); None without a deadline."""
+    left = ctx.remaining() if hasattr(ctx, "remaining") else None
+    return None if left is None else left - getattr(ctx, "reserve", 0.0)
 
 
 def signals(query: str, found: Sequence[Candidate], ctx: Any = None, dense: bool = True,

