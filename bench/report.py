@@ -236,7 +236,7 @@ def feedback_adapter(r: dict) -> str:
     def cells(name: str) -> str:
         return "/".join(f"{fresh[name][part]:.3f}" for part in ("all", "seen", "unseen"))
     return (out + f"; gated (ridge {g['ridge']}, blend {g['blend']}, cosine ≥ {g['cosine_floor']}, chosen on splits "
-            f"0-2), fresh split 3 all/seen/unseen: plain {cells('plain')}, ungated {cells('ungated')}, gated "
+            f"0-2), fresh split 3 all/seen/unseen: plain {cells('plain')}, blend without the gate {cells('ungated')}, with it "
             f"{cells('gated')} (a probe, not in the product)")
 
 
