@@ -40,8 +40,13 @@ index that learned folds 1-4 through `feedback learn --qrels` (fold 0's params o
 fit): learned and unlearned p50 in the same run, the first question included. Writes
 bench/results/feedback-eval.json.
 
+Part 7 (`--self-confirmation [--corpora NAME …]`): on each Debian corpus, its dev questions answered offline
+through `search_unified.search` with feedback on (answers confirm their own supporting chunks, no labels), under
+the shipped two-document rule and a one-document what-if, then `lambdarag eval` of the test and dev halves without
+and with learning. Writes bench/results/feedback-self.json (the corpora not named keep their entries).
+
 Usage: python bench/feedback.py [--skip-maritime] [--skip-stard] [--limit N] [--latency-only] [--partition SEED]
-       [--debian] [--eval-latency]
+       [--debian] [--self-confirmation [--corpora NAME ...]] [--eval-latency]
 """
 from __future__ import annotations
 
