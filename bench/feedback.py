@@ -40,8 +40,13 @@ index that learned folds 1-4 through `feedback learn --qrels` (fold 0's params o
 fit): learned and unlearned p50 in the same run, the first question included. Writes
 bench/results/feedback-eval.json.
 
+Part 7 (`--self-confirmation [--corpora NAME …]`): on each Debian corpus, its dev questions answered offline
+through `search_unified.search` with feedback on (answers confirm their own supporting chunks, no labels), under
+the shipped two-document rule and a one-document what-if, then `lambdarag eval` of the test and dev halves without
+and with learning. Writes bench/results/feedback-self.json (the corpora not named keep their entries).
+
 Usage: python bench/feedback.py [--skip-maritime] [--skip-stard] [--limit N] [--latency-only] [--partition SEED]
-       [--debian] [--eval-latency]
+       [--debian] [--self-confirmation [--corpora NAME ...]] [--eval-latency]
 """
 from __future__ import annotations
 
@@ -73,6 +78,12 @@ issue 45, is in the history of these result files.)"""
 PASSES = 3
 DEBIAN = ("handbook-en", "reference-en", "reference-zh-cn")
 """Debian corpora (bench/data/domains) whose dev questions are learned and frozen test questions measured."""
+SELF_RULES = {"shipped": 2, "one_document": 1}
+"""Self-confirmation rules measured (`--self-confirmation`): how many distinct documents an answer's supporting
+chunks must come from — the product's floor, and a what-if with one enough."""
+SELF_DEADLINE_S = 600.0
+"""Each question's deadline there: what an answer teaches does not depend on its latency, and a loaded shared
+machine overran the default 60 s on a synthesis question."""
 
 
 def maritime_source() -> Path:
@@ -322,21 +333,11 @@ def debian(names: tuple[str, ...] = DEBIAN) -> dict:
     frozen test questions (and of the dev questions themselves), through the CLI on a copy of the built index:
     plain and learned metrics and p50 latency from one `eval` run each, at two levels: documents as labelled
     (every chunk of a labelled document confirmed), and the chunks holding each label's evidence passage."""
-    import contextlib
-    import io
-
-    from lambdarag.orchestration.cli import main as cli
     from lambdarag.orchestration.feedback import feedback_dir
     from lambdarag.orchestration.feedback.confirmations import Confirmations
     from lambdarag.skills.store.index import knowledge_root, open_index
 
-    def run(*argv: str) -> dict:
-        out = io.StringIO()
-        with contextlib.redirect_stdout(out):
-            if cli(list(argv)) != 0:
-                raise SystemExit(f"lambdarag {' '.join(argv)} failed")
-        return json.loads(out.getvalue().strip().splitlines()[-1])
-
+    run = cli_json
     source = knowledge_root()
     home = Path(tempfile.mkdtemp(prefix="feedback-debian-"))
     results = {}
@@ -368,6 +369,85 @@ def debian(names: tuple[str, ...] = DEBIAN) -> dict:
                           "hybrid+learned": evaluated[half, "learned"]["metrics"],
                           "latency_ms": evaluated[half, "learned"]["latency_ms"]} for half in ("test", "dev")}}
             print(json.dumps({name: {level: results[name][level]["test"]}}, ensure_ascii=False), flush=True)
+    shutil.rmtree(home)
+    return results
+
+
+def cli_json(*argv: str) -> dict:
+    """Returns the JSON last printed by `lambdarag ARGV` run in this process; exits naming the command if it fails."""
+    import contextlib
+    import io
+
+    from lambdarag.orchestration.cli import main as cli
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        if cli(list(argv)) != 0:
+            raise SystemExit(f"lambdarag {' '.join(argv)} failed")
+    return json.loads(out.getvalue().strip().splitlines()[-1])
+
+
+def self_confirmation(names: tuple[str, ...] = DEBIAN) -> dict:
+    """Returns, per Debian corpus, what answering its dev questions teaches on its own (no labels): each dev
+    question asked once through `search_unified.search` with feedback on, as the process's own (trusted) caller,
+    on a copy of the built index and wiki, so an answer that passed its check confirms its supporting chunks
+    (`FeedbackLoop.confirm_answer`); then `lambdarag eval` of the frozen test half and of the dev half, without
+    and with learning, at the document and the evidence-chunk level, and how many of the confirmed chunks lie in
+    a labelled document of their question. Run with the shipped rule (supporting chunks from ≥ 2 documents) and,
+    as a what-if on another copy, with one document enough (`SELF_RULES`)."""
+    from unittest import mock
+
+    import yaml
+
+    from lambdarag.orchestration.config import DEFAULT_CONFIG, parse_config
+    from lambdarag.orchestration.feedback import feedback_dir, loop
+    from lambdarag.orchestration.feedback.confirmations import Confirmations
+    from lambdarag.orchestration.search_unified import search
+    from lambdarag.skills.store.index import knowledge_root, open_index
+
+    source = knowledge_root()
+    home = Path(tempfile.mkdtemp(prefix="feedback-self-"))
+    os.environ["LAMBDARAG_FEEDBACK"] = "on"
+    results = {}
+    for name in names:
+        index, data = f"domain-{name}", ROOT / "bench" / "data" / "domains" / name
+        if not (source / index / "index" / "manifest.json").is_file():
+            raise SystemExit(f"build the {name} index first: python bench/domain_bench.py --corpora {name}")
+        dev = [json.loads(x) for x in (data / "dev.jsonl").read_text(encoding="utf-8").splitlines() if x.strip()]
+        labelled = {q["query"]: set(q["relevant"]) for q in dev}
+        results[name] = {"asked": len(dev)}
+        for rule, documents in SELF_RULES.items():
+            os.environ["LAMBDARAG_HOME"] = str(home / rule)
+            for part in ("index", "wiki"):
+                shutil.copytree(source / index / part, home / rule / index / part,
+                                ignore=shutil.ignore_patterns("*.lock", "analyses"))
+            files = {("document", half): data / f"{half}.jsonl" for half in ("dev", "test")}
+            files.update({("chunk", half): evidence_qrels(open_index(index), files["document", half],
+                                                          home / rule / f"{name}-{half}.jsonl") for half in ("dev", "test")})
+
+            def evaluate(learned: bool) -> dict:
+                return {key: cli_json("eval", "--index", index, "--queries", str(path), "--retriever", "hybrid",
+                                      "--json", *(() if learned else ("--no-learned",))) for key, path in files.items()}
+            plain = evaluate(False)
+            settings = yaml.safe_load(DEFAULT_CONFIG.read_text(encoding="utf-8"))
+            settings["orchestration"]["feedback"]["minSources"] = documents
+            settings.setdefault("limits", {})["timeoutSeconds"] = SELF_DEADLINE_S
+            config = parse_config(yaml.safe_dump(settings, allow_unicode=True))
+            with mock.patch.object(loop, "MIN_SUPPORTING_SOURCES", documents):
+                answered = [search(q["query"], index=index, config=config) for q in dev]
+            pairs = Confirmations(feedback_dir(index)).pairs()
+            backend = open_index(index)
+            learned = evaluate(True)
+            results[name][rule] = {
+                "supporting_documents": documents,
+                "answered_undegraded": sum(1 for r in answered if not r.degraded and r.citations),
+                "confirmed_questions": len({p.query for p in pairs}),
+                "confirmed_chunks": sum(len(p.chunks) for p in pairs),
+                "confirmed_chunks_in_labelled_document": sum(backend.chunk(c).doc_id in labelled.get(p.query, ())
+                                                             for p in pairs for c in p.chunks),
+                **{f"{level}_{half}": {"n": plain[level, half]["n_queries"], "hybrid": plain[level, half]["metrics"],
+                                       "hybrid+learned": learned[level, half]["metrics"]} for level, half in files}}
+            print(json.dumps({name: {rule: results[name][rule]}}, ensure_ascii=False), flush=True)
     shutil.rmtree(home)
     return results
 
@@ -477,6 +557,11 @@ def main() -> dict:
     p.add_argument("--debian", action="store_true",
                    help="learn each Debian corpus's dev questions, measure its test questions; writes "
                         "bench/results/feedback-debian.json")
+    p.add_argument("--self-confirmation", action="store_true",
+                   help="answer each Debian corpus's dev questions (answers confirm their own evidence), measure "
+                        "its test questions; writes bench/results/feedback-self.json")
+    p.add_argument("--corpora", nargs="+", choices=DEBIAN, default=list(DEBIAN),
+                   help="--self-confirmation: the Debian corpora to (re)measure; the others' entries are kept")
     p.add_argument("--eval-latency", action="store_true",
                    help="lambdarag eval of fold 0 in a new process on an index that learned folds 1-4; writes "
                         "bench/results/feedback-eval.json")
@@ -485,6 +570,14 @@ def main() -> dict:
         from bench.machine import write
 
         return json.loads(write("feedback-eval", eval_latency()).read_text(encoding="utf-8"))
+    if args.self_confirmation:
+        from bench.machine import write
+
+        kept = ROOT / "bench" / "results" / "feedback-self.json"
+        result = json.loads(kept.read_text(encoding="utf-8")) if kept.exists() else {}
+        result.update({"machine_before": machine_facts(), **self_confirmation(tuple(args.corpora)),
+                       "machine_after": machine_facts()})
+        return json.loads(write("feedback-self", result).read_text(encoding="utf-8"))
     if args.debian:
         from bench.machine import write
 

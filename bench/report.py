@@ -199,6 +199,20 @@ def feedback_debian(r: dict) -> str:
         + " (hybrid → learned from the dev half)"
 
 
+def feedback_self(r: dict) -> str:
+    def cells(corpus: dict) -> str:
+        out = []
+        for rule in ("shipped", "one_document"):
+            m = corpus[rule]
+            out.append(f"{rule.replace('_', ' ')}: {m['confirmed_questions']}/{corpus['asked']} confirmed, test chunks "
+                       f"MRR@10 {m['chunk_test']['hybrid']['mrr@10']:.3f} → {m['chunk_test']['hybrid+learned']['mrr@10']:.3f}"
+                       f", documents nDCG@10 {m['document_test']['hybrid']['ndcg@10']:.3f} → "
+                       f"{m['document_test']['hybrid+learned']['ndcg@10']:.3f}")
+        return "; ".join(out)
+    return "; ".join(f"{name}: {cells(r[name])}" for name in r if isinstance(r[name], dict) and "shipped" in r[name]) \
+        + " (hybrid → after answering the dev half)"
+
+
 def feedback_eval(r: dict) -> str:
     lat = r["latency_ms"]
     return (f"{r['n_queries']} fold-0 questions, new process, learned from folds 1-4: p50 unlearned "
@@ -209,9 +223,21 @@ def feedback_eval(r: dict) -> str:
 def feedback_adapter(r: dict) -> str:
     best = max(r["adapted"], key=lambda ridge: r["adapted"][ridge]["all"])
     a, p = r["adapted"][best], r["plain"]
-    return (f"dense MRR@10, query vector adapted (ridge {best}) vs plain: all {p['all']:.3f} → {a['all']:.3f}, seen "
-            f"{r['seen']} {p['seen']:.3f} → {a['seen']:.3f}, unseen {r['unseen']} {p['unseen']:.3f} → "
-            f"{a['unseen']:.3f} (not in the product: it would need the gate)")
+    out = (f"dense MRR@10, query vector adapted (ridge {best}) vs plain: all {p['all']:.3f} → {a['all']:.3f}, seen "
+           f"{r['seen']} {p['seen']:.3f} → {a['seen']:.3f}, unseen {r['unseen']} {p['unseen']:.3f} → "
+           f"{a['unseen']:.3f}")
+    g = r.get("gated")
+    if not g:
+        return out + " (not in the product: it would need the gate)"
+    if g["ridge"] is None:
+        return out + "; gated by the nearest confirmed question: no setting kept unseen questions safe on splits 0-2"
+    fresh = g["splits"]["3"]
+
+    def cells(name: str) -> str:
+        return "/".join(f"{fresh[name][part]:.3f}" for part in ("all", "seen", "unseen"))
+    return (out + f"; gated (ridge {g['ridge']}, blend {g['blend']}, cosine ≥ {g['cosine_floor']}, chosen on splits "
+            f"0-2), fresh split 3 all/seen/unseen: plain {cells('plain')}, blend without the gate {cells('ungated')}, with it "
+            f"{cells('gated')} (a probe, not in the product)")
 
 
 def stard_latency(r: dict) -> str:
@@ -353,6 +379,8 @@ ROWS: list[tuple[str, str, str, Callable[[dict], str]]] = [
      "bench/feedback.py --partition 3", feedback_partition),
     ("learned retrieval, Debian corpora, dev half learned, test half measured", "feedback-debian",
      "bench/feedback.py --debian", feedback_debian),
+    ("answer self-confirmation, Debian corpora, dev half answered, test half measured", "feedback-self",
+     "bench/feedback.py --self-confirmation", feedback_self),
     ("learned retrieval through lambdarag eval, STARD fold 0, same-run latency", "feedback-eval",
      "bench/feedback.py --eval-latency", feedback_eval),
     ("query-side linear adapter probe, STARD 5-fold dense", "feedback-adapter", "bench/query_adapter.py",
