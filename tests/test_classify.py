@@ -190,3 +190,49 @@ def test_generic_rules_know_what_steers_what_in_both_languages(query):
 
     c = classifiers.rule_classify(query, (), profile_named("generic"))
     assert c is not None and c.type == "relation" and c.stage == "rules", c
+
+
+GENERIC_RELATION_SHAPES = [  # written for this test (issue 41, round 9), about no corpus of any benchmark
+    "Which file defines the upstream mirrors the proxy uses?",
+    "Which script calls the cleanup hook after an upgrade?",
+    "Which programs read the netrc file?",
+    "Which files does the shell read when a login session starts?",
+    "What does the indexer depend on to find new documents?",
+    "What does the scheduler rely on to wake up on time?",
+    "Which subsystem do both sandboxing tools build on?",
+    "How does the cache daemon work with the resolver?",
+    "What role does the staging area play in a commit?",
+    "打印服务和扫描服务之间的关系是什么？",
+    "缓存守护进程与解析器是什么联系？",
+    "哪些程序会读取这个配置文件？",
+    "登录 shell 启动时读取哪些文件？",
+    "暂存区在提交过程中起什么作用？",
+    "这个沙盒工具是基于哪个内核机制的？",
+]
+
+
+@pytest.mark.parametrize("query", GENERIC_RELATION_SHAPES)
+def test_generic_rules_know_what_uses_reads_calls_and_relates_to_what(query):
+    from lambdarag.skills.profile import profile_named
+
+    c = classifiers.rule_classify(query, (), profile_named("generic"))
+    assert c is not None and c.type == "relation" and c.stage == "rules", c
+
+
+LOOKALIKE_FACTS = [  # how-to and where-is questions that share a relation question's words
+    "Which command do I use to list the files of an installed package?",
+    "What command do you run to rebuild the index?",
+    "How do I connect to the database server?",
+    "Which command can be used to run the tests?",
+    "Which flag tells the archiver to compress with gzip?",
+    "用什么命令启动这个服务？",
+    "查看日志用哪个命令？",
+]
+
+
+@pytest.mark.parametrize("query", LOOKALIKE_FACTS)
+def test_generic_relation_rules_leave_how_to_questions_alone(query):
+    from lambdarag.skills.profile import profile_named
+
+    c = classifiers.rule_classify(query, (), profile_named("generic"))
+    assert c is None or c.type != "relation", c
