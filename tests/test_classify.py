@@ -208,6 +208,14 @@ GENERIC_RELATION_SHAPES = [  # written for this test (issue 41, round 9), about 
     "登录 shell 启动时读取哪些文件？",
     "暂存区在提交过程中起什么作用？",
     "这个沙盒工具是基于哪个内核机制的？",
+    "What does the pull command run under the hood?",
+    "Which helper is used by the garbage collector to pack objects?",
+    "What is the short command a shorthand for?",
+    "Is the graphical tool a front end for the command-line client?",
+    "Which environment variables affect the pager?",
+    "哪些环境变量会影响分页程序的行为？",
+    "这个图形工具是命令行客户端的前端吗？",
+    "守护进程通过什么和客户端通信？",
 ]
 
 
@@ -227,6 +235,8 @@ LOOKALIKE_FACTS = [  # how-to and where-is questions that share a relation quest
     "Which flag tells the archiver to compress with gzip?",
     "用什么命令启动这个服务？",
     "查看日志用哪个命令？",
+    "What is used by default when no editor is set?",
+    "Which command is used to create a new branch?",
 ]
 
 
