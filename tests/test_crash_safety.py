@@ -205,3 +205,15 @@ def test_the_default_index_is_rebuilt_when_its_stored_generation_fails_validatio
     r = search("船员条例由哪个部门主管？", config=config)
     assert r.citations
     assert any("rebuilt index 'demo'" in f["reason"] and "format-2" in f["reason"] for f in r.fallbacks)
+
+
+def test_publishing_an_unchanged_plain_wiki_folder_links_to_its_generation_not_to_itself(tmp_path):
+    # a wiki compiled before generations, recompiled with nothing changed, is published as it is
+    from lambdarag.skills.store import generations
+
+    wiki = tmp_path / "wiki"
+    wiki.mkdir()
+    (wiki / "relations.json").write_text("{}", encoding="utf-8")
+    generations.publish(wiki, generations.current(wiki))
+    assert wiki.is_symlink() and generations.current(wiki) == tmp_path / "wiki.g0"
+    assert (wiki / "relations.json").read_text(encoding="utf-8") == "{}"

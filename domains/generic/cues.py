@@ -13,6 +13,15 @@ _STEERS = ("controls?|decides?|determines?|configures?|governs?|overrides?|sets|
 """English verbs with which a question asks what steers something (which variable decides the name of …)."""
 _ZH_STEERS = "控制|决定|配置|设置|指定|设定|左右"
 """Chinese verbs with which a question asks what steers something (由哪些配置文件控制)."""
+_USES = "defines|reads|loads|calls|invokes|sources|imports|spawns|triggers|consumes"
+"""English verbs (singular) with which a question asks what one thing does to another (which script calls …)."""
+_THINGS = ("(?:files?|settings?|options?|variables?|keys?|modules?|librar(?:y|ies)|packages?|programs?|commands?"
+           "|hooks?|scripts?|services?|units?|components?|daemons?|processes|process|tools?|functions?|plugins?)")
+"""English nouns for the parts of a system a relation question asks which of (which files does X read)."""
+_ZH_THINGS = "(?:配置文件|配置项|文件|变量|模块|库|程序|命令|进程|服务|脚本|组件|工具|函数|单元|守护进程|插件|选项|参数)"
+"""Chinese nouns for the parts of a system a relation question asks which of (哪些程序会读取…)."""
+_ZH_USES = "调用|读取|加载|引用|依赖|导入|定义"
+"""Chinese verbs with which a question asks what one thing does to another (读取哪些配置文件)."""
 
 CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
     ("synthesis", 0.85, (r"\b(?:different|various|several|all the|main|possible|available) " + _KINDS + r"\b",
@@ -47,11 +56,28 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         r"\bwhich (?:package|module|component|library|service|team|group|process|chapter|section) "
                         r"(?:provides|owns|starts|calls|sends|imports|uses|is responsible|does)\b",
                         r"\bwhat (?:calls|uses|imports|starts|triggers)\b",
+                        r"\bwhich (?:[\w.-]+ ){0,2}[\w.-]+ (?:" + _USES + r")\b",
+                        r"\bwhich (?:[\w.-]+ ){0,2}[\w.-]+s (?:read|load|call|invoke|source|include|import|require|use)\b",
+                        r"\bwhich (?:[\w.-]+ ){0,2}?" + _THINGS + r" (?:does|do|will|would) (?!I\b|you\b|we\b|one\b)"
+                        r".{2,50}?\b(?:read|load|call|invoke|run|source|include|import|require|honou?r)\b",
+                        r"\bwhat (?:does|do) (?!I\b|you\b|we\b|one\b).{2,50}?\b(?:depend|rely|call|invoke|run|load|source|import)\b",
+                        r"\b(?:used|called|invoked|run|read|loaded|started|spawned|triggered|sourced) by (?!default\b)",
+                        r"\b(?:shorthand|alias|wrapper|front[- ]?end|back[- ]?end|synonym) (?:for|of|to|around)\b",
+                        r"\bon top of\b", r"\b(?:which|what) (?:[\w.-]+ ){0,3}?(?:affects?|influences?)\b",
+                        r"\brel(?:y|ies|ied) on\b", r"\bbuil(?:d|ds|t) (?:up)?on\b",
+                        r"\bhow (?:does|do|is|are) (?!I\b|you\b|we\b|one\b).{2,60}?\b(?:work(?:s)? (?:with|together)|fits? (?:in|into)"
+                        r"|interact|connect|tie in|tied to|linked to)\b", r"\bwhat role\b|\brole of\b.{2,60}\bin\b",
                         "由谁", "谁负责", "谁有权", "属于哪", "依赖", "哪个(?:模块|组件|团队|进程|服务)(?:负责|调用|启动|触发|投递|提供)",
                         "(?:有|是)什么关系", "有何关系", "关系如何", "交互", "配合", "协作", "调用了?哪", "被哪", "归哪", r"由哪.{0,12}(?:负责|管理|启动|触发|提供|维护|" + _ZH_STEERS + ")",
                         r"(?:哪个|哪些|什么)(?:配置项|配置文件|选项|变量|参数|设置|文件|指令|键)(?:来|可以|能)?(?:" + _ZH_STEERS + ")",
                         r"受(?:哪|什么).{0,12}(?:" + _ZH_STEERS + "|影响|约束)", r"(?:" + _ZH_STEERS + ")于哪", "取决于",
-                        r"是.{1,16}的(?:一部分|组成部分)", r"属于.{0,12}的一部分")),
+                        r"是.{1,16}的(?:一部分|组成部分)", r"属于.{0,12}的一部分",
+                        r"(?:与|和|跟|同).{1,30}?(?:之间)?的(?:关系|联系)", r"关系是什么", r"(?:有|是)(?:什么|何)联系",
+                        r"(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,4}?" + _ZH_THINGS + r"(?:会|来|可以|能)?(?:" + _ZH_USES + ")",
+                        r"(?:" + _ZH_USES + r")了?(?:哪个|哪些|什么)" + _ZH_THINGS,
+                        r"(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,4}?" + _ZH_THINGS + r"(?:会)?影响", r"是.{1,20}的(?:前端|后端|封装|别名|简写)",
+                        r"(?:与|和|跟|同).{1,20}(?:通信|通讯)",
+                        r"(?:起|扮演|担任|发挥)(?:了)?(?:什么|怎样的?|何种)(?:作用|角色)", r"基于哪", r"建立在.{1,12}之上")),
     ("synthesis", 0.85, (r"\boverview\b", r"\bsummar(?:y|ise|ize)\b", r"\boutline\b", r"\bsurvey\b",
                          r"\boverall\b", r"\bwalk me through\b", r"\bend to end\b", r"\bfrom start to (?:end|finish)\b",
                          r"\ball (?:the )?(?:ways|options|tools|methods)\b", r"\bevery (?:place|way|option|tool)\b",

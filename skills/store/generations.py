@@ -75,9 +75,12 @@ def _link(src: str, dst: str) -> None:
 
 
 def publish(wiki: Path, generation: Path) -> None:
-    """Points the link `wiki` at `generation` in one rename; a plain folder there becomes generation 0 first."""
+    """Points the link `wiki` at `generation` in one rename; a plain folder there becomes generation 0 first (and is
+    the one published when `generation` is that folder: a compile that changed nothing)."""
     if wiki.is_dir() and not wiki.is_symlink():
-        wiki.rename(wiki.with_name(f"{wiki.name}.g0"))
+        legacy = wiki.with_name(f"{wiki.name}.g0")
+        generation = legacy if generation.absolute() == wiki.absolute() else generation
+        wiki.rename(legacy)
     link = wiki.with_name(f".{wiki.name}.link.tmp")
     link.unlink(missing_ok=True)
     link.symlink_to(generation.name)
