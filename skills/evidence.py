@@ -2,7 +2,8 @@
 
 `candidates` cuts the context hits into quotable units — sentences, list items,
 table rows, option lines with their description (``-h, --human-readable  print
-sizes…``) and shell commands — each with the heading path it sits under. What
+sizes…``) and shell commands — each with the heading path it sits under (a table
+row's ends in its table's header, scored with the row). What
 never answers by itself is left out: synopsis and usage lines, bare
 cross-references ("See 'X' in git(1)", 参见第 3 章), headings and captions,
 questions, and repeats of a unit already taken.
@@ -134,8 +135,8 @@ def units(hit: Hit, profile: Any) -> list[tuple[str, str, str]]:
     out: list[tuple[str, str, str]] = []
     path = [hit.section] if hit.section else []
     blocks: list[list] = []       # [kind, heading path, lines, indentation of the first]
-    fenced, open_block = False, None
     lines = hit.text.splitlines()
+    fenced, open_block, header = opens_fenced(lines), None, ""
     for i, raw in enumerate(lines):
         line = raw.strip()
         if _FENCE.match(raw):
@@ -154,10 +155,13 @@ def units(hit: Hit, profile: Any) -> list[tuple[str, str, str]]:
             continue
         if line.startswith("|"):
             following = lines[i + 1].strip() if i + 1 < len(lines) else ""
-            if not _TABLE_RULE.match(line.strip("|").strip()) and not _TABLE_RULE.match(following.strip("|").strip()):
-                blocks.append(["row", " / ".join(path), [_row(line)], 0])    # not a rule, not the header above one
+            if _TABLE_RULE.match(following.strip("|").strip()):
+                header = _row(line)     # the header above the rule: the heading of the rows below it
+            elif not _TABLE_RULE.match(line.strip("|").strip()):
+                blocks.append(["row", " / ".join([*path, header] if header else path), [_row(line)], 0])
             open_block = None
             continue
+        header = ""
         bare = _ITEM.sub("", line)
         kind = "option" if _OPTIONS.match(bare) else "item" if _ITEM.match(line) else None
         indent = len(raw) - len(raw.lstrip())
@@ -181,6 +185,19 @@ def units(hit: Hit, profile: Any) -> list[tuple[str, str, str]]:
 
 
 _ENDED = re.compile(r"[.。!?！？;；:：)）]\s*$")
+_PROSE = re.compile(r"[A-Za-z)\]][.!?](?:\s|$)|[。！？]")
+
+
+def opens_fenced(lines: Sequence[str]) -> bool:
+    """Returns whether a chunk opens inside a code block: chunking cut the block, so its fence lines are odd in
+    number, and the text before the first fence reads less like prose (fewer sentence ends) than the text after
+    the last; else its first fence would open a block and swallow every sentence after it."""
+    fences = [i for i, line in enumerate(lines) if _FENCE.match(line)]
+    if len(fences) % 2 == 0:
+        return False
+    head, tail = "\n".join(lines[:fences[0]]), "\n".join(lines[fences[-1] + 1:])
+    return len(_PROSE.findall(tail)) > len(_PROSE.findall(head))
+
 
 
 def defines(block: list, indent: int) -> bool:
@@ -315,6 +332,12 @@ def spendable(ctx: Any) -> Optional[float]:
     return None if left is None else left - getattr(ctx, "reserve", 0.0)
 
 
+def said(c: Candidate) -> str:
+    """Returns what a unit says when scored: a table row under its heading path, whose last part is the table's
+    header (`1 | used as the default…` means little without `Pin-Priority | effect`); any other unit as quoted."""
+    return f"{c.heading}: {c.text}" if c.kind == "row" and c.heading else c.text
+
+
 def signals(query: str, found: Sequence[Candidate], ctx: Any = None, dense: bool = True,
             profile: Any = None) -> dict[str, np.ndarray]:
     """Returns each candidate's scaled BM25, heading and (with `dense` and an embedder) dense scores, by name.
@@ -325,11 +348,11 @@ def signals(query: str, found: Sequence[Candidate], ctx: Any = None, dense: bool
     tokenize = tokenizer_of(ctx, profile)
     asked = tokenize(query)
     # the document's title is every unit's top heading: a name in it (basenc) is said by each unit of the page
-    out = {"bm25": scaled(bm25_scores(asked, [tokenize(c.text) + tokenize(c.hit.title) for c in found])),
+    out = {"bm25": scaled(bm25_scores(asked, [tokenize(said(c)) + tokenize(c.hit.title) for c in found])),
            "heading": scaled(bm25_scores(asked, [tokenize(c.heading) for c in found]))}
     if dense:
         pool = np.argsort(-(out["bm25"] + out["heading"] / 2), kind="stable")[:DENSE_POOL]
-        vectors = dense_scores(query, [found[i].text for i in pool], ctx)
+        vectors = dense_scores(query, [said(found[i]) for i in pool], ctx)
         if vectors is not None:
             out["dense"] = np.zeros(len(found))
             out["dense"][pool] = vectors
@@ -355,13 +378,26 @@ def score(query: str, found: Sequence[Candidate], ctx: Any = None, weights: Opti
     return mixed(found, signals(query, found, ctx, dense=bool(weights.get("dense")), profile=profile), weights)
 
 
-ASKS_AMOUNT = re.compile(r"多少|几[年月日天个条次项倍]?|多长|多久|何时|什么时候|哪一年|哪年|期限|金额|数额|比例")
-"""A question asking for an amount, a date or a period (多少, 多久, 何时…)."""
+ASKS_AMOUNT = re.compile(r"多少|几[年月日天个条次项倍]?|多长|多久|何时|什么时候|哪一年|哪年|期限|金额|数额|比例"
+                         r"|\bhow (?:many|much|long|often)\b|\bwhat (?:year|date)\b|^when\b|\bwhen (?:was|were|did|will)\b",
+                         re.I)
+"""A question asking for an amount, a date or a period (多少, 多久, 何时, how many, when was…)."""
 AMOUNT = re.compile(r"\d|[一二三四五六七八九十百千万两]+(?:日|天|年|月|个月|元|万元|条|小时|倍|人|项|次|以上|以下)")
+ASKS_PLACE = re.compile(r"^where\b|\bwhere (?:is|are|can|do|does|should|will)\b"
+                        r"|\b(?:which|what) (?:directory|folder|path)\b|哪个目录|什么目录|哪个路径|存放在哪|位于哪", re.I)
+"""A question asking where something lies on the system (where can I view…, which directory…, 哪个目录)."""
+PLACE = re.compile(r"(?<![\w.:/])~?/[\w.-]+/?")
+"""A unit naming a path (/var/log/, /etc/systemd/system, ~/.bashrc)."""
+ASKED = ((ASKS_AMOUNT, AMOUNT), (ASKS_PLACE, PLACE))
+"""(what a question asks for, what a unit that states it holds): such a unit gains `ASKED_BONUS`."""
 
+ASKS_HOW = re.compile(r"\bhow (?:do|does|can|could|to|would|should|are|is)\b|\bcommands?\b|\b(?:run|invoke|type)\b"
+                      r"|如何|怎样|怎么|命令|执行|运行|输入", re.I)
+"""A question asking how to do something or for a command: only such a question is answered by a command line
+(``$ tar -xvf …``); to any other a command is an example, not a statement."""
 
-AMOUNT_BONUS = 0.1
-"""What a unit stating an amount, a date or a period gains when the question asks for one."""
+ASKED_BONUS = 0.1
+"""What a unit stating what the question asks for (an amount or a date, a path) gains."""
 
 
 @dataclass(frozen=True)
@@ -387,12 +423,15 @@ def ranked(query: str, hits: Sequence[Hit], profile: Any, ctx: Any = None,
            rejected: frozenset[str] = frozenset()) -> list[Scored]:
     """Returns the candidates of `hits` (none the check rejected) scored for the question, best first."""
 
-    found = [c for c in candidates(hits, profile) if c.text.rstrip("；;，,") not in rejected]
+    how = bool(ASKS_HOW.search(query))
+    found = [c for c in candidates(hits, profile) if c.text.rstrip("；;，,") not in rejected
+             and (how or c.kind != "command")]
     if not found:
         return []
     scores = score(query, found, ctx, profile=profile)
-    if ASKS_AMOUNT.search(query):
-        scores = scores + AMOUNT_BONUS * np.array([bool(AMOUNT.search(c.text)) for c in found])
+    for asks, states in ASKED:
+        if asks.search(query):
+            scores = scores + ASKED_BONUS * np.array([bool(states.search(c.text)) for c in found])
     whole = SubQuestion(query, tuple((w, 1.0) for w in keywords(query)))
     units = [(c.text, c.hit, c.rank) for c in found]
     out = [Scored(c, float(s), cover, held) for c, s, cover, held
@@ -445,12 +484,23 @@ def answering(part: str, query: str, ranking: Sequence[Scored], used: Sequence[S
     return next(s for s, c in zip(fresh, covers) if c >= 0.9 * top)
 
 
+QUOTED = 3
+"""Most sentences a non-synthesis answer quotes: a runner-up that would take the answer past them is left out."""
+
+
+def sentence_count(text: str) -> int:
+    """Returns how many sentences a unit holds (a table cell may hold several)."""
+    return len(split_sentences(text)) or 1
+
+
 def fact(ranking: Sequence[Scored]) -> list[Scored]:
     """Returns the one or two units that answer a fact question: the best, and the runner-up when it scores
-    within `SECOND` of it."""
+    within `SECOND` of it and the two quote at most `QUOTED` sentences."""
     if not ranking:
         return []
-    return [ranking[0]] + [s for s in ranking[1:2] if s.score >= SECOND * ranking[0].score]
+    room = QUOTED - sentence_count(ranking[0].text)
+    return [ranking[0]] + [s for s in ranking[1:2] if s.score >= SECOND * ranking[0].score
+                           and sentence_count(s.text) <= room]
 
 
 def diverse(ranking: Sequence[Scored], limit: int = 6, floor: float = 0.6, balance: float = 0.7) -> list[Scored]:

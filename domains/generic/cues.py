@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 _KINDS = r"(?:ways|methods|options|tools|approaches|alternatives|choices|steps|stages|parts|components|places)"
 """English plural nouns a survey question counts over (the ways to…, which tools exist…)."""
@@ -110,11 +111,31 @@ _ZH_PAIR = re.compile(r"([\u4e00-\u9fffA-Za-z0-9_.+-]{2,20}?)(?:和|与|跟|同|
 _LEAD = re.compile(r"^(?:the|a|an|using|use)\s+", re.I)
 
 
+_COMBINING = frozenset("one two non self well multi semi re co pre post sub".split())
+"""English combining forms that make an everyday compound of a hyphenated word (non-free, self-signed)."""
+
+
+def everyday(word: str) -> bool:
+    """Returns whether a hyphenated word is an everyday English compound, not a name: lower-case letters only,
+    with a part that is a stopword or a combining form (one-off, up-to-date, built-in, non-interactive); a
+    command's parts are names (apt-get, dpkg-reconfigure)."""
+    parts = word.split("-")
+    return len(parts) >= 2 and all(p.isalpha() and p.islower() for p in parts) \
+        and any(p in _COMBINING or p in _english_stopwords() for p in parts)
+
+
+@lru_cache(maxsize=1)
+def _english_stopwords() -> frozenset[str]:
+    from lambdarag.skills.store.tokenize import ENGLISH_STOPWORDS, load_words
+
+    return frozenset(load_words(ENGLISH_STOPWORDS))
+
+
 def named_things(query: str) -> tuple[str, ...]:
     """Returns what a question names as such, in order: quoted or `code` names, acronyms and code-like words
-    (APT, apt-get, --human-readable, sources.list); never an everyday word (易读, 查看, view, current)."""
+    (APT, apt-get, --human-readable, sources.list); never an everyday word (易读, 查看, view, current, one-off)."""
     found = [(m.start(), m.group(1) or m.group(2)) for m in _QUOTED.finditer(query)]
-    found += [(m.start(), m.group(0)) for m in _CODE_LIKE.finditer(query)]
+    found += [(m.start(), m.group(0)) for m in _CODE_LIKE.finditer(query) if not everyday(m.group(0))]
     found += [(m.start(), m.group(0)) for m in _CAMEL.finditer(query)]
     return tuple(dict.fromkeys(n.strip(" ,.?") for _, n in sorted(found) if len(n.strip(" ,.?")) >= 2))
 
