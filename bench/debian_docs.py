@@ -131,8 +131,9 @@ class DocBookMarkdown(HTMLParser):
             self.skip_depth += skip
         if self.skip_depth or self.in_head:
             return
-        if a.get("id"):
-            (self.heading_anchors if self.heading is not None else self.current().anchors).add(a["id"])
+        anchor = a.get("id") or (a.get("name") if tag == "a" else None)   # DocBook's older XSL writes <a name=…>
+        if anchor:
+            (self.heading_anchors if self.heading is not None else self.current().anchors).add(anchor)
         if re.fullmatch(r"h[1-6]", tag):
             self.flush()
             self.heading = int(tag[1])
