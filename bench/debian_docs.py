@@ -8,7 +8,7 @@ chapter holds before its first section; deeper headings stay `##`/`###` lines in
 at the markdown file that holds their target. The output is deterministic (sorted inputs,
 no dates), and `<out>.json` next to the folder records the package, its version and every
 file's sha256.
-  apt-get install debian-reference-en debian-reference-zh-cn debian-faq-zh-cn debian-handbook
+  apt-get install debian-reference-en debian-reference-zh-cn debian-faq-zh-cn debian-handbook valgrind
   python bench/debian_docs.py reference-en [--out DIR]   # default $LAMBDARAG_HOME/corpora/reference-en
 """
 from __future__ import annotations
@@ -31,7 +31,7 @@ class Source:
     """One Debian package's HTML documents and how they split into markdown files."""
 
     package: str
-    pattern: str      # glob of the HTML files, in reading order when sorted
+    pattern: str      # glob(s) of the HTML files, space-separated, in reading order when sorted
     split: int        # heading level that starts a new file (2: h2 sections)
     language: str     # BCP 47 tag of the text
     toc: str = ""     # a page whose links give the reading order (else: page_order of the file names)
@@ -44,10 +44,12 @@ SOURCES = {
     "faq-zh-cn": Source("debian-faq-zh-cn", "/usr/share/doc/debian/FAQ/zh-cn/*.zh-cn.html", 2, "zh-CN"),
     "handbook-en": Source("debian-handbook", "/usr/share/doc/debian-handbook/html/en-US/*.html", 2, "en",
                           toc="/usr/share/doc/debian-handbook/html/en-US/index.html"),
+    "valgrind-en": Source("valgrind", "/usr/share/doc/valgrind/html/manual-[ic]*.html /usr/share/doc/valgrind/html/*-manual.html",
+                          2, "en", toc="/usr/share/doc/valgrind/html/manual.html"),
 }
-SKIPPED = {"navheader", "navfooter", "toc", "list-of-tables", "list-of-figures", "list-of-examples", "docnav"}
+SKIPPED = {"navheader", "navfooter", "toc", "list-of-tables", "list-of-figures", "list-of-examples", "docnav", "nav"}
 SKIPPED_IDS = {"banner", "title"}   # the handbook's page banner and logo line, on every page
-FRAMES = ("div", "ul", "p")         # elements whose whole subtree a SKIPPED class or id leaves out
+FRAMES = ("div", "ul", "p", "table")  # elements whose whole subtree a SKIPPED class or id leaves out
 BLOCKS = {"p", "li", "dt", "dd", "div", "blockquote", "ul", "ol", "dl", "table", "title"}
 NUMBER = re.compile(r"^(?:(?:Chapter|Appendix)\s+\S+\.|第\s*\S+\s*章|附录\s*\S+[.．]?|[\dA-Z]+(?:\.\d+)*\.)\s*")
 LINK = "\x00{}\x00"
@@ -64,9 +66,9 @@ class Section:
 
 
 def chapter_number(heading: str, fallback: int) -> int:
-    """Returns the chapter number a chapter heading states ('Chapter 3. …', '第 3 章 …'), else `fallback`."""
-    m = re.match(r"^(?:Chapter\s+|第\s*)(\d+)", heading)
-    return int(m.group(1)) if m else fallback
+    """Returns the chapter number a chapter heading states ('Chapter 3. …', '第 3 章 …', '3. …'), else `fallback`."""
+    m = re.match(r"^(?:Chapter\s+|第\s*)(\d+)|^(\d+)\.\s", heading)
+    return int(m.group(1) or m.group(2)) if m else fallback
 
 
 def slug(title: str, limit: int = 40) -> str:
@@ -129,8 +131,9 @@ class DocBookMarkdown(HTMLParser):
             self.skip_depth += skip
         if self.skip_depth or self.in_head:
             return
-        if a.get("id"):
-            (self.heading_anchors if self.heading is not None else self.current().anchors).add(a["id"])
+        anchor = a.get("id") or (a.get("name") if tag == "a" else None)   # DocBook's older XSL writes <a name=…>
+        if anchor:
+            (self.heading_anchors if self.heading is not None else self.current().anchors).add(anchor)
         if re.fullmatch(r"h[1-6]", tag):
             self.flush()
             self.heading = int(tag[1])
@@ -235,7 +238,8 @@ class DocBookMarkdown(HTMLParser):
 def convert(name: str) -> tuple[Source, dict[str, str]]:
     """Returns the source of corpus `name` and its markdown files (file name → text), links resolved."""
     source = SOURCES[name]
-    pages = sorted((p for p in Path("/").glob(source.pattern.lstrip("/")) if not p.name.startswith("index.")),
+    pages = sorted((p for glob in source.pattern.split() for p in Path("/").glob(glob.lstrip("/"))
+                    if not p.name.startswith("index.")),
                    key=toc_order(Path(source.toc)) if source.toc else page_order)
     if not pages:
         raise SystemExit(f"no {source.pattern}: apt-get install {source.package}")

@@ -82,6 +82,11 @@ def domain_half(half: str) -> Callable[[dict], str]:
             survey = ("; synthesis recall@5 / @10 routed {:.3f} / {:.3f}, hybrid {:.3f} / {:.3f}, BM25 {:.3f} / {:.3f}; "
                       "relation type accuracy {:.3f}").format(
                 *(per[s][k] for s in per for k in ("recall@5", "recall@10")), h["type_accuracy"]["relation"])
+            types = h["routed"]["per_type"]
+            survey += "; per type recall@5 / MRR@5 routed vs hybrid: " + ", ".join(
+                "{} {:.2f} / {:.2f} vs {:.2f} / {:.2f}".format(t, types[t]["recall@5"], types[t]["mrr@5"],
+                                                             h["hybrid"]["per_type"][t]["recall@5"],
+                                                             h["hybrid"]["per_type"][t]["mrr@5"]) for t in types)
         return (f"{r['corpus']['package']} {r['corpus']['version']}, {h['questions']} questions: type accuracy "
                 f"{h['type_accuracy']['overall']:.3f}; doc {' / '.join(k.replace('mrr', 'MRR') for k in keys)} "
                 f"{ranks}{survey}; answers cite a right file routed "
@@ -93,7 +98,8 @@ def domain_half(half: str) -> Callable[[dict], str]:
 
 def domain_rows() -> list[tuple[str, str, str, Callable[[dict], str]]]:
     """Returns the rows of the non-statute corpora: before the domain work (both halves), before issue 41's routes
-    (frozen test) and now (frozen test)."""
+    (frozen test) and now (frozen test); the Valgrind manual (issue 41's held-out corpus): before this round's survey
+    and now, both halves."""
     rows = []
     for corpus in ("reference-en", "reference-zh-cn", "faq-zh-cn", "handbook-en"):
         script = f"bench/domain_bench.py --corpora {corpus}"
@@ -105,6 +111,11 @@ def domain_rows() -> list[tuple[str, str, str, Callable[[dict], str]]]:
         rows += [(f"non-statute corpus {corpus}, frozen TEST half, before issue 41's routes",
                   f"domain-{corpus}-routes-before", f"{script} --tag routes-before", domain_half("test")),
                  (f"non-statute corpus {corpus}, frozen TEST half", f"domain-{corpus}", script, domain_half("test"))]
+    script = "bench/domain_bench.py --corpora valgrind-en"
+    for half, label in (("test", "frozen TEST half"), ("dev", "DEV half")):
+        rows += [(f"non-statute corpus valgrind-en, {label}, before the covering survey", "domain-valgrind-en-before",
+                  f"{script} --tag before", domain_half(half)),
+                 (f"non-statute corpus valgrind-en, {label}", "domain-valgrind-en", script, domain_half(half))]
     return rows
 
 

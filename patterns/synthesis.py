@@ -23,11 +23,13 @@ def synthesis(settings: Mapping[str, Any]) -> Term:
     return surveyed(settings)
 
 
-def surveyed(settings: Mapping[str, Any], lead: Term | None = None, spread: Term | None = None) -> Term:
+def surveyed(settings: Mapping[str, Any], lead: Term | None = None, spread: Term | None = None,
+             window: int = 5) -> Term:
     """Returns the synthesis route with `lead` (a pack's terms putting whole documents ahead of the merged
-    evidence) before the time filter, and `spread` (default: diversify) after it."""
+    evidence) before the time filter, `spread` (default: diversify) after it, and hybrid's best hit kept among
+    its first `window` documents (keep_lead)."""
     branches = [registered(name, settings) for name in ("wiki_deep", "graph_retrieval", "fusion_search")]
     tail = skill(settings, "time_filter", undated="latest") >> (spread or skill(settings, "diversify"))
     evidence = adds_to_hybrid(skill(settings, "extract_time_range") >> fan_out_merge(*branches)
-                              >> (lead >> tail if lead is not None else tail), settings)
+                              >> (lead >> tail if lead is not None else tail), settings, window)
     return evidence >> review(skill(settings, "answer_generate"), skill(settings, "citation_check"))

@@ -65,3 +65,14 @@ def test_the_converter_reproduces_the_labelled_corpus_and_every_passage_is_in_it
         pytest.skip(f"{package} {got['version']} installed, the questions were labelled on {want['version']}")
     assert got["sha256"] == want["sha256"]
     assert domain_data.problems(records(corpus), set(got["sha256"]), tmp_path / corpus) == []
+
+
+def test_a_numbered_chapter_heading_numbers_its_files_and_navigation_tables_are_left_out():
+    page = ('<div><table class="nav"><tr><th>Valgrind User Manual</th></tr></table></div>'
+            '<div class="chapter"><h1 class="title">4. Memcheck: a memory error detector</h1>'
+            '<h2 class="title">4.1. Overview</h2><p>Memcheck is a memory error detector.</p>'
+            '<table class="nav" summary="Navigation footer"><tr><td>&lt;&lt; 3. Core</td><td>5. Cachegrind &gt;&gt;</td>'
+            '</tr></table></div>')
+    files = debian_docs.markdown_files([page], 2)
+    assert list(files) == ["04.01-overview.md"]
+    assert files["04.01-overview.md"] == "# Overview\nMemcheck is a memory error detector.\n"

@@ -325,6 +325,43 @@ def test_a_survey_on_generic_documents_covers_the_documents_about_its_topic(back
     assert len({h.chunk_id for h in out}) == len(out) and set(plain) <= {h.source for h in out}
 
 
+@pytest.fixture(scope="module")
+def manual(tmp_path_factory):
+    """A numbered manual: chapter 5's page is about networking, its three sections say so in none of their words;
+    four pages of other chapters share the question's common words."""
+    home, docs = tmp_path_factory.mktemp("home"), tmp_path_factory.mktemp("docs")
+    pages = {"05.00-networking.md": "# Networking\n\nThis chapter is an overview of networking on the system.\n",
+             "05.01-wireless.md": "# Wireless\n\nA wireless card joins an access point with a passphrase.\n",
+             "05.02-tunnels.md": "# Tunnels\n\nA tunnel carries packets between two sites, encrypted.\n",
+             "05.03-bridges.md": "# Bridges\n\nA bridge joins two segments into one.\n",
+             "06.00-printing.md": "# Printing\n\nAn overview of printing on the system.\n",
+             "07.01-fonts.md": "# Fonts\n\nAn overview of the fonts on the system.\n",
+             "07.02-sound.md": "# Sound\n\nAn overview of sound on the system.\n",
+             "07.03-mail.md": "# Mail\n\nAn overview of mail on the system.\n"}
+    for name, text in pages.items():
+        (docs / name).write_text(text, encoding="utf-8")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("LAMBDARAG_HOME", str(home))
+        return build_index(docs, "manual", dense=False, progress=False)
+
+
+def test_a_survey_brings_in_the_sections_of_the_chapter_page_about_its_topic(manual):
+    # issue 41: a numbered corpus's chapter page is about the topic, its sections are too whatever words they use
+    from lambdarag.domains.generic.survey import outline, section_number
+
+    query = "Give an overview of networking on the system"
+    assert section_number("05.02-tunnels.md") == (5, 2) and section_number("README.md") is None
+    assert outline(manual).sections == {"05.00-networking.md": ["05.01-wireless.md", "05.02-tunnels.md",
+                                                                 "05.03-bridges.md"]}
+    plain = list(dict.fromkeys(h.source for h in to_hits(manual.bm25(query, 50), "bm25")))
+    assert plain[0] == "05.00-networking.md" and not {"05.01-wireless.md", "05.02-tunnels.md"} & set(plain)
+    out = build("survey_documents", {}).run(State.of(query, hits=(), time_range=None),
+                                          Context(resources={"index": manual})).hits
+    first = list(dict.fromkeys(h.source for h in out))
+    assert first[0] == "05.00-networking.md"   # then its sections, as high as the text's second page
+    assert first[1] == "05.01-wireless.md" and "05.02-tunnels.md" in first[:5] and "05.03-bridges.md" in first[:6]
+
+
 @pytest.mark.parametrize("query, things", [
     ("Summarize the ways to rotate logs: logrotate, journald and cron jobs.", ["logrotate", "journald", "cron jobs"]),
     ("Give an overview of printing, from the spooler to the driver.", ["the spooler", "the driver"]),

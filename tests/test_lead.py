@@ -71,3 +71,19 @@ def test_every_typed_route_keeps_hybrids_lead(name):
     settings = {"skills": {"graph": {"enabled": True}}, "patterns": {}}
     assert "merge=keep_lead(window=5)" in build(name, settings).form(expand=True)
     assert "keep_lead" not in build("hybrid_search", settings).form(expand=True)
+
+
+def test_a_survey_keeps_hybrids_first_document_first_unless_its_own_first_is_evidenced():
+    # window 1: the generic survey's merge; a chapter page the survey put first yields first place to hybrid's best
+    assert docs(kept_lead([hit("chapter"), hit("h"), hit("b")], [hit("h")], window=1)) == ["h", "chapter", "b"]
+    assert docs(kept_lead([hit("chapter"), hit("b")], [hit("h")], window=1)) == ["h", "chapter", "b"]
+    assert docs(kept_lead([hit("a", side=1), hit("b")], [hit("h")], window=1)) == ["a", "b"]
+
+
+def test_the_generic_survey_route_keeps_hybrids_first_document_first_and_other_routes_the_first_five():
+    from lambdarag.orchestration.config import parse_config
+    from lambdarag.orchestration.router import choose
+
+    generic = str(choose(parse_config(""), "synthesis", pack=("generic",)).term)
+    assert "survey_documents" in generic and "merge=keep_lead(window=1)" in generic
+    assert "merge=keep_lead(window=5)" in str(choose(parse_config(""), "compare", pack=("generic",)).term)

@@ -6,16 +6,20 @@ further down. A page is about a topic when its content matches the question
 (the plain hybrid ranking: BM25 and dense, z-score fused) and its title and
 headings do too (`Headings`: BM25 over each document's title and heading
 lines), and the things the question lists (cron, at and anacron) each find
-their own best documents. The rankings are fused by reciprocal rank, so a page
-two of them match goes ahead of one only its text matches; the plain ranking's
-first document keeps the first place, then each of the first `COVER` documents
-of the fusion leads with its best chunk, then the plain ranking follows,
-then the route's own hits (wiki pages, graph-expanded and rewritten queries).
+their own best documents. Where the corpus numbers its files as an outline
+(15.00-… a chapter page, 15.01-… its sections: `Outline`), a chapter page among
+the first documents brings its sections, which are about its topic whatever
+words they use. The rankings are fused by reciprocal rank, so a page two of
+them match goes ahead of one only its text matches; the plain ranking's first
+document keeps the first place, then each of the first `COVER` documents of the
+fusion leads with its best chunk, then the plain ranking follows, then the
+route's own hits (wiki pages, graph-expanded and rewritten queries).
 """
 from __future__ import annotations
 
 import re
 from collections import defaultdict
+from pathlib import PurePosixPath
 from typing import Any, Sequence
 
 from lambdarag.skills.dense import query_vector
@@ -42,6 +46,13 @@ LIST_START = re.compile(r"[:：]|\b(?:such as|like|including|from)\b|(?:比如|�
 """Where a question's list of things starts, when it says so."""
 MAX_ITEM = 40
 """Characters of a listed thing at most: a longer part is a clause, not a thing."""
+SEEDS = 3
+"""Documents of the first fusion whose sections, when it is a chapter page (Outline), join the survey."""
+SECTIONS_WEIGHT = 1.0
+"""Weight of the ranking of the first documents' sections (a chapter page's) in the fusion: a section is about its
+chapter's topic whatever words it uses, as much as a page the text ranks."""
+NUMBERED = re.compile(r"^(\d+(?:\.\d+)*)(?=[-_ .])")
+"""A file name's section number (15.00-…, 2.3-…): the corpus's own outline, where it has one."""
 
 
 class Headings:
@@ -68,6 +79,38 @@ class Headings:
 
 headings: PerObject[Headings] = PerObject(Headings)
 """Returns the heading table of an index, rebuilt when the index changes."""
+
+
+def section_number(source: str) -> tuple[int, ...] | None:
+    """Returns the section number a file name starts with ('15.01-x.md' → (15, 1)), else None."""
+    m = NUMBERED.match(PurePosixPath(source).name)
+    return tuple(int(p) for p in m.group(1).split(".")) if m else None
+
+
+class Outline:
+    """The corpus's own outline, where its file names are numbered: a chapter page (15.00-…) and the sections
+    under it (15.01-…, 15.02-…), which are about the chapter's topic whatever words they use."""
+
+    def __init__(self, index: Any) -> None:
+        self.titles = {str(m.get("source") or ""): str(m.get("title") or "") for m in index.documents().values()}
+        sources = sorted(set(self.titles) - {""})
+        numbers = {s: n for s in sources if (n := section_number(s))}
+        pages = {n[:-1]: s for s, n in numbers.items() if len(n) > 1 and n[-1] == 0}   # 15.00 heads chapter 15
+        self.sections: dict[str, list[str]] = defaultdict(list)
+        for s, n in numbers.items():
+            if n[-1] != 0 and n[:-1] in pages:
+                self.sections[pages[n[:-1]]].append(s)
+
+    def sections_by(self, page: str, ranking: Sequence[str]) -> list[str]:
+        """Returns the sections under chapter page `page`, those `ranking` holds first in its order, then the rest
+        in the outline's."""
+        place = {d: i for i, d in enumerate(ranking)}
+        sections = self.sections.get(page, [])
+        return [d for _, d in sorted(enumerate(sections), key=lambda p: (place.get(p[1], len(place)), p[0]))]
+
+
+outline: PerObject[Outline] = PerObject(Outline)
+"""Returns the outline of an index (its numbered chapters), rebuilt when the index changes."""
 
 
 def listed_things(query: str) -> list[str]:
@@ -116,6 +159,16 @@ def plain_ranking(ctx: Any, query: str, user: Any) -> tuple[Hit, ...]:
     return tuple(zscore(lists, top=LEAD) if len(lists) > 1 else lists[0].hits)
 
 
+def best_chunk(backend: Any, source: str, queries: Sequence[str], user: Any) -> Hit | None:
+    """Returns the chunk of `source` that the first of `queries` matching any of its chunks matches best (the
+    question, then the document's title: a chapter's section may share no word with the question), else None."""
+    for words in (q for q in queries if q):
+        found = to_hits(backend.bm25(words, 1, user=user, filters={"source": source}), "headings")
+        if found:
+            return found[0]
+    return None
+
+
 def covering(ctx: Any, query: str, hits: Sequence[Hit], user: Any) -> tuple[Hit, ...]:
     """Returns the best chunk of each of the first `COVER` documents about the question (module docstring), then the
     plain ranking, then `hits`, each chunk once."""
@@ -128,13 +181,16 @@ def covering(ctx: Any, query: str, hits: Sequence[Hit], user: Any) -> tuple[Hit,
     leads = []
     first = list(best)[:1]  # the plain ranking's first document keeps its place: a survey adds, never subtracts
     listed = listed_documents(backend, query, user)
-    fused = fused_documents((list(best), 1.0), (titled, HEADINGS_WEIGHT), (listed, 1.0))
+    rankings = [(list(best), 1.0), (titled, HEADINGS_WEIGHT), (listed, 1.0)]
+    table = outline(backend)
+    near = [d for seed in fused_documents(*rankings)[:SEEDS] for d in table.sections_by(seed, list(best))]
+    fused = fused_documents(*rankings, (near, SECTIONS_WEIGHT))
     for source in dict.fromkeys([*first, *fused][:COVER]):
         if source not in best:
-            found = to_hits(backend.bm25(query, 1, user=user, filters={"source": source}), "headings")
-            if not found:
-                continue  # the user may not read it, or none of its chunks holds a word of the question
-            best[source] = found[0]
+            found = best_chunk(backend, source, (query, table.titles.get(source, "")), user)
+            if found is None:
+                continue  # the user may not read it, or none of its chunks holds a word of the question or title
+            best[source] = found
         leads.append(best[source])
     unique: dict[str, Hit] = {}
     for h in (*leads, *plain, *hits):
