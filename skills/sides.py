@@ -77,7 +77,9 @@ def side_search(query: str, sides: Sides, hits: Hits, user: User, ctx: Context, 
     are. One side (where only one of two names resolves) still goes first:
     the other side's words tend to dominate the ranking and push out the one
     document the question names. `per_side` is how many chunks per side
-    and aspect go first.
+    and aspect go first. With no cue words to compare on (the generic
+    profile), each side's chunk that names it best goes too: the place a
+    page says what its thing is, which the question's other words may miss.
     """
     if not sides:
         return {"hits": hits}
@@ -86,6 +88,8 @@ def side_search(query: str, sides: Sides, hits: Hits, user: User, ctx: Context, 
     profile = profile_of(ctx)
     ranked = [side_ranking(backend, side, f"{asked} {' '.join(cues)}", user, top_k)
               for _, cues in profile.comparison.aspects(query) for side in sides]
+    if not any(cues for _, cues in profile.comparison.aspects(query)):   # a plain aspect: also where each is named
+        ranked += [side_ranking(backend, side, side.name, user, top_k) for side in sides]
     return {"hits": interleave(ranked if profile.comparison.sides_lead else [hits, *ranked], hits, per_side)}
 
 
