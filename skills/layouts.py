@@ -23,15 +23,7 @@ from .context import cited, marker
 from .edges import asked_relations
 from .evidence import Scored, diverse, names, naming
 from .profile import CorpusProfile
-from .sentences import STOPWORDS, proper_nouns
-from .store.tokenize import language_of
-
-
-_LATIN = re.compile(r"(?<![A-Za-z0-9_./+-])[A-Za-z](?:[\w.+/-]*[A-Za-z0-9_+])?(?: [A-Za-z](?:[\w.+/-]*[A-Za-z0-9_+])?)*"
-                    r"(?![A-Za-z0-9_./+-])", re.A)
-"""A run of Latin words in a Chinese question (Pre-Depends, X Window): a name."""
-_CONNECTIVE = re.compile(r"\b(?:and|or|with|from|vs\.?|versus|against|to)\b|和|与|及|跟|同|对比|相比|比较|还是|或", re.I)
-_COMMAND = re.compile(r"(?<![A-Za-z0-9_./+-])[a-z][a-z0-9_.+-]*[a-z0-9+](?![A-Za-z0-9_./+-])")
+from .named import named_things
 
 
 def label(title: str) -> str:
@@ -69,25 +61,16 @@ def compared(state: State, hits: Sequence[Hit], profile: CorpusProfile, ranking:
     in a hit titled with it; among equals, one from a document that speaks for the other side too, where the two
     are set side by side)."""
     sides = [s for s in getattr(state, "sides", ()) if any(h.source == s.source for h in hits)][:2]
-    if len(sides) >= 2 and all(names(s.title, s.name) for s in sides):   # each its own page, titled with it
-        called = [s.name for s in sides]
+    if len(sides) >= 2 and all(names(s.title, s.name) or not s.name.isascii() for s in sides):   # own pages
+        called = [s.name for s in sides]    # in its own page, a unit naming the other side compares: no fault
         return [(side_label(s), sorted([r for r in ranking if r.hit.source == s.source],
-                                 key=lambda r, s=s: speaks_for(r, s.name, called))) for s in sides], True
-    query = state.original_query
-    # a Chinese question's Latin words are names; an English one's capitalised words and the commands it names
-    latin = [w for w in _LATIN.findall(query) if len(w) >= 2] if language_of(query) == "zh" \
-        else [whole(query, n) for n in proper_nouns(query)] + commands(query, hits)
-    named = [e for e in [*profile.names.query_entities(query), *latin] if e in query and e not in STOPWORDS]
-    named += [e for e in state.entities if e in query and len(e) >= 3 and e not in STOPWORDS]
-    # a name inside another (Pre in Pre-Depends) is no side unless the question also says it on its own (Depends)
-    named = [e for e in dict.fromkeys(named)
-             if query.count(e) > sum(o.count(e) for o in dict.fromkeys(named) if o != e and e in o)]
-    named = paired(query, sorted(named, key=query.find))
+                                       key=lambda r, s=s: speaks_for(r, s.name, called)[:4])) for s in sides], True
+    named = named_things(state.original_query, hits, profile, state.entities)
     if len(named) < 2:
         return [], False
     # a side's units name it whole or by its first two words (X Window System as texts say it)
-    own = {e: [r for r in ranking if naming([r], e) or naming([r], leading(e))] for e in named}
-    speaking = {e: {r.hit.source for r in ranking if names(r.text, e) or names(r.text, leading(e))} for e in named}
+    own = {e: [r for r in ranking if any(naming([r], f) for f in said(e))] for e in named}
+    speaking = {e: {r.hit.source for r in ranking if any(names(r.text, f) for f in said(e))} for e in named}
 
     def key(unit: Scored, e: str) -> tuple[bool, ...]:
         beside = set().union(*(speaking[o] for o in named if o != e))   # a document speaking for another side
@@ -102,30 +85,10 @@ def side_label(side: Any) -> str:
     return side.name if side.name.isascii() and side.name.lower() != side.title.lower() else side.title
 
 
-def whole(query: str, name: str) -> str:
-    """Returns the whole word of `query` that `name` is part of (AppArmor, not its App)."""
-    m = re.search(r"[\w.+-]*" + re.escape(name) + r"[\w.+-]*", query)
-    return m.group(0).strip(".-") if m else name
-
-
-def commands(query: str, hits: Sequence[Hit]) -> list[str]:
-    """Returns the lower-case words of an English question that some hit opens a sentence, a list item or a table
-    cell with in lower case (cron is the daemon…, | gzip foo | compress…), or names as a manual page (gzip(1)):
-    commands and other names, which a sentence never capitalises, where an everyday word would be."""
-    text = "\n".join(h.text for h in hits)
-    return [w for w in dict.fromkeys(_COMMAND.findall(query)) if w not in STOPWORDS and re.search(
-        r"(?:(?:^\s*(?:[-*+]\s+)?|[.!?]\s+|\|\s*\[?\s*)[\"“`*]*" + re.escape(w) + r"(?![A-Za-z0-9_(-])"
-        r"|(?<![\w.-])" + re.escape(w) + r"\(\d\w*\))", text, re.M)]
-
-
-def paired(query: str, named: Sequence[str]) -> list[str]:
-    """Returns the two names a comparison sets side by side when it names more: the first two in a row joined by a
-    connective and at most three other words (Wayland with the X Window System: not network-capable), else all."""
-    for a, b in zip(named, named[1:]):
-        gap = query[query.find(a) + len(a):query.find(b)]
-        if len(named) > 2 and _CONNECTIVE.search(gap) and len(re.findall(r"\w+", gap)) <= 4:
-            return [a, b]
-    return list(named)
+def said(name: str) -> list[str]:
+    """Returns the ways a text may say a side's name: as written, by its first two words (`leading`), and with
+    hyphens for spaces (git reset as git-reset)."""
+    return list(dict.fromkeys([name, leading(name), name.replace(" ", "-")]))
 
 
 def leading(name: str) -> str:
@@ -134,8 +97,10 @@ def leading(name: str) -> str:
     return " ".join(words[:2]) if len(words) > 2 else name
 
 
-_DEFINES = re.compile(r"\s*(?:\(\d\w*\)\s*)?(?:is|are|was|means|refers|stands|[:：]|是|指|即|为|程序|命令)", re.I)
-"""What follows a name that a sentence defines: a copula (cron is the daemon…, X Window 是…) or a colon."""
+_DEFINES = re.compile(r"\s*(?:\(\d\w*\)\s*)?(?:is|are|was|means|refers|stands|[:：]|是|指|即|为|程序|命令"
+                      r"|(?:\s*,\s*[\w.+-]+)*\s+[-–—]{1,2}\s)", re.I)
+"""What follows a name that a sentence defines: a copula (cron is the daemon…, X Window 是…), a colon, or the dash
+of a manual page's name line (gzip, gunzip, zcat - compress or expand files)."""
 _BARE_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 
 
@@ -154,7 +119,7 @@ def speaks_for(unit: Scored, name: str, named: Sequence[str]) -> tuple[bool, ...
     something (not a shell command, not a link alone); then one saying the name as the question writes it (apt,
     not APT); then one naming no other side; then one opening with the name."""
     text, title = _BARE_LINK.sub(r"\1", unit.text), unit.hit.title + " " + unit.hit.source
-    forms = list(dict.fromkeys([name, leading(name)]))
+    forms = said(name)
     others = [o for o in named if o != name]
     own = any(names(text, f) for f in forms) or (names(title, name) and not any(names(title, o) for o in others))
     opens = [m for f in forms if (m := re.match(r"[\s\"“「『*`]*" + re.escape(f) + r"(?![A-Za-z0-9_-])[\"”」』*`]*",
@@ -200,7 +165,8 @@ def compare_answer(state: State, hits: Sequence[Hit], profile: CorpusProfile,
                 continue
             lines.append((p["side"].format(title=title) if aspect else p["about"].format(label=title))
                          + ("" if aspect else "\n- ") + line(got.text, got.hit, p))
-    both = [r for r in ranking if r.text not in used and all(names(r.text, name) for name, _ in sides)]
+    both = [r for r in ranking if r.text not in used
+            and all(any(names(r.text, f) for f in said(name)) for name, _ in sides)]
     if both:
         lines.append(p["between"] + "\n- " + line(both[0].text, both[0].hit, p))
     return answer_of(lines, hits, p)
