@@ -64,7 +64,7 @@ def compared(state: State, hits: Sequence[Hit], profile: CorpusProfile, ranking:
     if len(sides) >= 2 and all(names(s.title, s.name) or not s.name.isascii() for s in sides):   # own pages
         called = [s.name for s in sides]    # in its own page, a unit naming the other side compares: no fault
         return [(side_label(s), sorted([r for r in ranking if r.hit.source == s.source],
-                                       key=lambda r, s=s: speaks_for(r, s.name, called)[:4])) for s in sides], True
+                                       key=lambda r, s=s: speaks_for(r, s.name, called)[:5])) for s in sides], True
     named = named_things(state.original_query, hits, profile, state.entities)
     if len(named) < 2:
         return [], False
@@ -114,7 +114,8 @@ def exactly(text: str, name: str) -> bool:
 def speaks_for(unit: Scored, name: str, named: Sequence[str]) -> tuple[bool, ...]:
     """Returns the sort key of a unit for one side, units that speak for it first: one whose text names it (or
     its first two words: X Window of X Window System), or whose title names it and no other side (its own law,
-    its own page); then one defining it (opening with the name, a link's text counting as its words, quoted or
+    its own page); then one not from the page of another side (Contrary to SELinux… on AppArmor's page, a citation
+    of the wrong page); then one defining it (opening with the name, a link's text counting as its words, quoted or
     before a copula: "Suggests" Many users…, cron is the daemon…, [PolicyKit](…) is…); then one that says
     something (not a shell command, not a link alone); then one saying the name as the question writes it (apt,
     not APT); then one naming no other side; then one opening with the name."""
@@ -127,7 +128,8 @@ def speaks_for(unit: Scored, name: str, named: Sequence[str]) -> tuple[bool, ...
     defines = any(m.group(0)[-1:] in "\"”」』*`" or _DEFINES.match(text, m.end()) for m in opens)
     says = unit.candidate.kind != "command" and len(re.findall(r"[A-Za-z]{2,}|[\u4e00-\u9fff]", text)) > len(
         re.findall(r"[A-Za-z]{2,}|[\u4e00-\u9fff]", " ".join(_BARE_LINK.findall(unit.text)))) + 1
-    return (not own, not defines, not says, not any(exactly(text, f) for f in forms),
+    elsewhere = any(names(title, o) for o in others) and not any(names(title, f) for f in forms)
+    return (not own, elsewhere, not defines, not says, not any(exactly(text, f) for f in forms),
             any(names(text, o) for o in others), not opens)
 
 
