@@ -1,8 +1,8 @@
 """Offline answer layouts for the multi-document question types: compare, synthesis and relation.
 
 - compare: one labelled block per named side (a document the question names, else a named thing), each with
-  its best unit and its own citation, per aspect when the profile compares on aspects (with its same/different
-  statement), then a unit that names every side when one says how they relate;
+  its best unit and its own citation, per aspect when the profile compares on aspects, then a unit that names
+  every side when one says how they relate (what they share or differ in is quoted, never made of keywords);
 - synthesis: up to six relevant points from distinct documents (`evidence.diverse`);
 - relation: the edge first (A —relation→ B), then the unit that states it; without an edge, the unit naming
   both ends.
@@ -61,7 +61,7 @@ def compared(state: State, hits: Sequence[Hit], profile: CorpusProfile, ranking:
     in a hit titled with it; among equals, one from a document that speaks for the other side too, where the two
     are set side by side)."""
     sides = [s for s in getattr(state, "sides", ()) if any(h.source == s.source for h in hits)][:2]
-    if len(sides) >= 2 and all(names(s.title, s.name) or not s.name.isascii() for s in sides):   # own pages
+    if len(sides) >= 2 and all(titled(s) for s in sides):   # each its own page
         called = [s.name for s in sides]    # in its own page, a unit naming the other side compares: no fault
         return [(side_label(s), sorted([r for r in ranking if r.hit.source == s.source],
                                        key=lambda r, s=s: speaks_for(r, s.name, called)[:5])) for s in sides], True
@@ -77,6 +77,13 @@ def compared(state: State, hits: Sequence[Hit], profile: CorpusProfile, ranking:
         return (*speaks_for(unit, e, named), unit.hit.source not in beside)
 
     return [(e, sorted(own[e], key=lambda r: key(r, e))) for e in named], False
+
+
+def titled(side: Any) -> bool:
+    """Returns whether a document side's title names it (git-reset(1) names git reset; a Chinese name, a
+    statute's short name, always counts): a page found by a heading alone (apt in "Automatic Upgrades") is
+    not the side's own."""
+    return not side.name.isascii() or any(names(side.title, f) for f in said(side.name))
 
 
 def side_label(side: Any) -> str:

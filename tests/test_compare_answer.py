@@ -148,3 +148,15 @@ def test_no_side_and_no_named_thing_keeps_the_ranking(hit):
     state = State.of("How are these two configured differently?", hits=(hit,), sides=())
     out = build("side_search", {}).run(state, Context(resources={"index": None, "profile": GENERIC}))
     assert out.hits == (hit,)
+
+
+def test_a_hyphenated_page_is_the_side_a_question_names_with_a_space():
+    hits = sourced(("apt-get.md", "apt-get - APT package handling utility -- command-line interface"),
+                   ("apt-cache.md", "apt-cache - query the APT cache"))
+    hits = tuple(h.model_copy(update={"title": h.source.removesuffix(".md") + "(8)"}) for h in hits)
+    sides = tuple(Side(name=n, title=h.title, source=h.source) for n, h in zip(("apt get", "apt cache"), hits))
+    state = State.of("How does apt get differ from apt cache?", hits=hits, query_type="compare", sides=sides)
+    text = extractive_answer(state, Context(resources={"profile": GENERIC}))["answer"]
+    get, cache = blocks(text, "On “apt get”:", "On “apt cache”:")
+    assert "APT package handling utility" in get and "[source: apt-get.md" in get, text
+    assert "query the APT cache" in cache and "[source: apt-cache.md" in cache, text
