@@ -2,7 +2,8 @@
 
 - compare: one labelled block per named side (a document the question names, else a named thing), each with
   its best unit and its own citation, per aspect when the profile compares on aspects, then a unit that names
-  every side when one says how they relate (what they share or differ in is quoted, never made of keywords);
+  every side when one says how they relate (quoted; only a pack comparing on aspects, the statutes', adds its
+  same/different statement per aspect);
 - synthesis: up to six relevant points from distinct documents (`evidence.diverse`);
 - relation: the edge first (A —relation→ B), then the unit that states it; without an edge, the unit naming
   both ends.
@@ -24,6 +25,7 @@ from .edges import asked_relations
 from .evidence import Scored, diverse, names, naming
 from .profile import CorpusProfile
 from .named import named_things
+from .sentences import STOPWORDS, covered, keywords
 
 
 def label(title: str) -> str:
@@ -52,6 +54,20 @@ def answer_of(lines: Sequence[str], hits: Sequence[Hit], p: Mapping[str, str]) -
 
 
 # -- compare ---------------------------------------------------------------------
+
+
+def verdict(a: str, b: str, names: tuple[str, str], aspect: str, p: Mapping[str, str]) -> str:
+    """Returns the same/different statement for two sides' sentences on one aspect."""
+    wa, wb = set(keywords(a)), set(keywords(b))
+    shared = [w for w in keywords(a) if w in wb and w not in STOPWORDS][:4]
+    sep = p["separator"]
+    if covered(a, b) >= 0.6 or (shared and len(shared) >= 0.6 * min(len(wa), len(wb))):
+        return p["same"].format(aspect=aspect, a=names[0], b=names[1], shared=sep.join(shared) or aspect)
+    only_a = [w for w in keywords(a) if w not in wb][:3]
+    only_b = [w for w in keywords(b) if w not in wa][:3]
+    same = p["both"].format(shared=sep.join(shared)) if shared else ""
+    return p["different"].format(aspect=aspect, same=same, a=names[0], b=names[1],
+                                 only_a=sep.join(only_a) or p["own"], only_b=sep.join(only_b) or p["own"])
 
 
 def compared(state: State, hits: Sequence[Hit], profile: CorpusProfile, ranking: Sequence[Scored]
@@ -174,6 +190,11 @@ def compare_answer(state: State, hits: Sequence[Hit], profile: CorpusProfile,
                 continue
             lines.append((p["side"].format(title=title) if aspect else p["about"].format(label=title))
                          + ("" if aspect else "\n- ") + line(got.text, got.hit, p))
+        if aspect and len(blocks) == 2 and all(g is not None for _, g in blocks):   # a pack's aspects only
+            found = [g for _, g in blocks]
+            markers = "".join(dict.fromkeys(marker(g.hit, p["source"]) for g in found))
+            stated = verdict(found[0].text, found[1].text, (sides[0][0], sides[1][0]), aspect, p)
+            lines.append(f"- {stated}{p['end']}{markers}")
     both = [r for r in ranking if r.text not in used
             and all(any(names(r.text, f) for f in said(name)) for name, _ in sides)]
     if both:
