@@ -1,8 +1,9 @@
 """Offline answer layouts for the multi-document question types: compare, synthesis and relation.
 
 - compare: one labelled block per named side (a document the question names, else a named thing), each with
-  its best unit and its own citation, per aspect when the profile compares on aspects (with its same/different
-  statement), then a unit that names every side when one says how they relate;
+  its best unit and its own citation, per aspect when the profile compares on aspects, then a unit that names
+  every side when one says how they relate (quoted; only a pack comparing on aspects, the statutes', adds its
+  same/different statement per aspect);
 - synthesis: up to six relevant points from distinct documents (`evidence.diverse`);
 - relation: the edge first (A —relation→ B), then the unit that states it; without an edge, the unit naming
   both ends.
@@ -23,15 +24,8 @@ from .context import cited, marker
 from .edges import asked_relations
 from .evidence import Scored, diverse, names, naming
 from .profile import CorpusProfile
-from .sentences import STOPWORDS, covered, keywords, proper_nouns
-from .store.tokenize import language_of
-
-
-_LATIN = re.compile(r"(?<![A-Za-z0-9_./+-])[A-Za-z](?:[\w.+/-]*[A-Za-z0-9_+])?(?: [A-Za-z](?:[\w.+/-]*[A-Za-z0-9_+])?)*"
-                    r"(?![A-Za-z0-9_./+-])", re.A)
-"""A run of Latin words in a Chinese question (Pre-Depends, X Window): a name."""
-_CONNECTIVE = re.compile(r"\b(?:and|or|with|from|vs\.?|versus|against|to)\b|和|与|及|跟|同|对比|相比|比较|还是|或", re.I)
-_COMMAND = re.compile(r"(?<![A-Za-z0-9_./+-])[a-z][a-z0-9_.+-]*[a-z0-9+](?![A-Za-z0-9_./+-])")
+from .named import named_things
+from .sentences import STOPWORDS, covered, keywords
 
 
 def label(title: str) -> str:
@@ -82,48 +76,42 @@ def compared(state: State, hits: Sequence[Hit], profile: CorpusProfile, ranking:
     the named documents present in the evidence, else the named things of the question (a unit naming one, or
     in a hit titled with it; among equals, one from a document that speaks for the other side too, where the two
     are set side by side)."""
-    sides = [s for s in getattr(state, "sides", ()) if any(h.source == s.source for h in hits)]
-    if len(sides) >= 2:
-        return [(s.title, [r for r in ranking if r.hit.source == s.source]) for s in sides[:2]], True
-    query = state.original_query
-    # a Chinese question's Latin words are names; an English one's capitalised words and the commands it names
-    latin = [w for w in _LATIN.findall(query) if len(w) >= 2] if language_of(query) == "zh" \
-        else [*proper_nouns(query), *commands(query, hits)]
-    named = [e for e in [*profile.names.query_entities(query), *latin] if e in query and e not in STOPWORDS]
-    named += [e for e in state.entities if e in query and len(e) >= 3 and e not in STOPWORDS]
-    # a name inside another (Pre in Pre-Depends) is no side unless the question also says it on its own (Depends)
-    named = [e for e in dict.fromkeys(named)
-             if query.count(e) > sum(o.count(e) for o in dict.fromkeys(named) if o != e and e in o)]
-    named = paired(query, sorted(named, key=query.find))
+    sides = [s for s in getattr(state, "sides", ()) if any(h.source == s.source for h in hits)][:2]
+    if len(sides) >= 2 and all(titled(s) for s in sides):   # each its own page
+        called = [s.name for s in sides]    # in its own page, a unit naming the other side compares: no fault
+        return [(side_label(s), sorted([r for r in ranking if r.hit.source == s.source],
+                                       key=lambda r, s=s: speaks_for(r, s.name, called)[:5])) for s in sides], True
+    named = named_things(state.original_query, hits, profile, state.entities)
     if len(named) < 2:
         return [], False
-    said = {e: e if naming(ranking, e) else leading(e) for e in named}   # X Window System as texts say it
-    speaking = {e: {r.hit.source for r in ranking if names(r.text, said[e])} for e in named}
+    # a side's units name it whole or by its first two words (X Window System as texts say it)
+    own = {e: [r for r in ranking if any(naming([r], f) for f in said(e))] for e in named}
+    speaking = {e: {r.hit.source for r in ranking if any(names(r.text, f) for f in said(e))} for e in named}
 
     def key(unit: Scored, e: str) -> tuple[bool, ...]:
         beside = set().union(*(speaking[o] for o in named if o != e))   # a document speaking for another side
-        return (*speaks_for(unit, said[e], list(said.values())), unit.hit.source not in beside)
+        return (*speaks_for(unit, e, named), unit.hit.source not in beside)
 
-    return [(e, sorted(naming(ranking, said[e]), key=lambda r: key(r, e))) for e in named], False
-
-
-def commands(query: str, hits: Sequence[Hit]) -> list[str]:
-    """Returns the lower-case words of an English question that some hit opens a sentence or a list item with in
-    lower case (cron is the daemon…, apt is a second front end…): commands and other names, which a sentence
-    never capitalises, where an everyday word would be."""
-    text = "\n".join(h.text for h in hits)
-    return [w for w in dict.fromkeys(_COMMAND.findall(query)) if w not in STOPWORDS and re.search(
-        r"(?:^\s*(?:[-*+]\s+)?|[.!?]\s+)[\"“`*]*" + re.escape(w) + r"(?![A-Za-z0-9_-])", text, re.M)]
+    return [(e, sorted(own[e], key=lambda r: key(r, e))) for e in named], False
 
 
-def paired(query: str, named: Sequence[str]) -> list[str]:
-    """Returns the two names a comparison sets side by side when it names more: the first two in a row joined by a
-    connective and at most three other words (Wayland with the X Window System: not network-capable), else all."""
-    for a, b in zip(named, named[1:]):
-        gap = query[query.find(a) + len(a):query.find(b)]
-        if len(named) > 2 and _CONNECTIVE.search(gap) and len(re.findall(r"\w+", gap)) <= 4:
-            return [a, b]
-    return list(named)
+def titled(side: Any) -> bool:
+    """Returns whether a document side's title names it (git-reset(1) names git reset; a Chinese name, a
+    statute's short name, always counts): a page found by a heading alone (apt in "Automatic Upgrades") is
+    not the side's own."""
+    return not side.name.isascii() or any(names(side.title, f) for f in said(side.name))
+
+
+def side_label(side: Any) -> str:
+    """Returns what labels a side that is a document: the name as the question writes it when it is a word of an
+    English title (AppArmor, not "Introduction to AppArmor"), else the title (a statute's full name)."""
+    return side.name if side.name.isascii() and side.name.lower() != side.title.lower() else side.title
+
+
+def said(name: str) -> list[str]:
+    """Returns the ways a text may say a side's name: as written, by its first two words (`leading`), and with
+    hyphens for spaces (git reset as git-reset)."""
+    return list(dict.fromkeys([name, leading(name), name.replace(" ", "-")]))
 
 
 def leading(name: str) -> str:
@@ -132,27 +120,48 @@ def leading(name: str) -> str:
     return " ".join(words[:2]) if len(words) > 2 else name
 
 
-_DEFINES = re.compile(r"\s*(?:is|are|was|means|refers|stands|[:：]|是|指|即|为)", re.I)
-"""What follows a name that a sentence defines: a copula (cron is the daemon…, X Window 是…) or a colon."""
+_DEFINES = re.compile(r"\s*(?:\(\d\w*\)\s*)?(?:is|are|was|means|refers|stands|[:：]|是|指|即|为|程序|命令"
+                      r"|(?:\s*,\s*[\w.+-]+)*\s+[-–—]{1,2}\s)", re.I)
+"""What follows a name that a sentence defines: a copula (cron is the daemon…, X Window 是…), a colon, or the dash
+of a manual page's name line (gzip, gunzip, zcat - compress or expand files)."""
+_BARE_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 
 
-def speaks_for(unit: Scored, name: str, named: Sequence[str]) -> tuple[bool, bool, bool, bool]:
-    """Returns the sort key of a unit for one side, units that speak for it first: one whose text names it, or
-    whose title names it and no other side (its own law, its own page); then one defining it (opening with the
-    name, quoted or before a copula: "Suggests" Many users…, cron is the daemon…); then one naming no other side;
-    then one opening with the name."""
-    text, title = unit.text, unit.hit.title + " " + unit.hit.source
+def exactly(text: str, name: str) -> bool:
+    """Returns whether `text` says `name` as the question writes it (a capital opening a sentence aside): apt, not
+    the project APT."""
+    return re.search(r"(?<![A-Za-z0-9_-])(?:" + re.escape(name) + "|" + re.escape(name[:1].upper() + name[1:])
+                     + r")(?![A-Za-z0-9_-])", text) is not None
+
+
+def speaks_for(unit: Scored, name: str, named: Sequence[str]) -> tuple[bool, ...]:
+    """Returns the sort key of a unit for one side, units that speak for it first: one whose text names it (or
+    its first two words: X Window of X Window System), or whose title names it and no other side (its own law,
+    its own page); then one not from the page of another side (Contrary to SELinux… on AppArmor's page, a citation
+    of the wrong page); then one defining it (opening with the name, a link's text counting as its words, quoted or
+    before a copula: "Suggests" Many users…, cron is the daemon…, [PolicyKit](…) is…); then one that says
+    something (not a shell command, not a link alone); then one saying the name as the question writes it (apt,
+    not APT); then one naming no other side; then one opening with the name."""
+    text, title = _BARE_LINK.sub(r"\1", unit.text), unit.hit.title + " " + unit.hit.source
+    forms = said(name)
     others = [o for o in named if o != name]
-    own = names(text, name) or (names(title, name) and not any(names(title, o) for o in others))
-    opens = re.match(r"[\s\"“「『*`]*" + re.escape(name) + r"(?![A-Za-z0-9_-])[\"”」』*`]*", text, re.I)
-    defines = opens is not None and (opens.group(0)[-1:] in "\"”」』*`" or _DEFINES.match(text, opens.end()) is not None)
-    return not own, not defines, any(names(text, o) for o in others), opens is None
+    own = any(names(text, f) for f in forms) or (names(title, name) and not any(names(title, o) for o in others))
+    opens = [m for f in forms if (m := re.match(r"[\s\"“「『*`]*" + re.escape(f) + r"(?![A-Za-z0-9_-])[\"”」』*`]*",
+                                                 text, re.I))]
+    defines = any(m.group(0)[-1:] in "\"”」』*`" or _DEFINES.match(text, m.end()) for m in opens)
+    says = unit.candidate.kind != "command" and len(re.findall(r"[A-Za-z]{2,}|[\u4e00-\u9fff]", text)) > len(
+        re.findall(r"[A-Za-z]{2,}|[\u4e00-\u9fff]", " ".join(_BARE_LINK.findall(unit.text)))) + 1
+    elsewhere = any(names(title, o) for o in others) and not any(names(title, f) for f in forms)
+    return (not own, elsewhere, not defines, not says, not any(exactly(text, f) for f in forms),
+            any(names(text, o) for o in others), not opens)
 
 
 def compare_answer(state: State, hits: Sequence[Hit], profile: CorpusProfile,
                    ranking: Sequence[Scored]) -> Optional[dict[str, Any]]:
     """Returns one labelled, cited block per side (per aspect when the sides are documents and the profile
-    compares on aspects), then a unit naming every side; None with fewer than two sides."""
+    compares on aspects), then a unit naming every side when one says how they relate; None with fewer than two
+    sides. A side whose one unit is the one quoted for another side (a sentence naming both) shares that block's
+    label rather than being called missing."""
     sides, documents = compared(state, hits, profile, ranking)
     if len(sides) < 2:
         return None
@@ -162,25 +171,33 @@ def compare_answer(state: State, hits: Sequence[Hit], profile: CorpusProfile,
     lines: list[str] = []
     used: set[str] = set()
     for aspect, cues in aspects or [("", ())]:
-        found = []
-        for _, own in sides:    # each side its own unit: one quoted for a side is not quoted again for the next
-            found.append(best_sentence(own, cues, frozenset(used)))
-            used.update([found[-1].text] if found[-1] is not None else [])
+        blocks: list[tuple[list[str], Optional[Scored]]] = []
+        for name, own in sides:    # each side its own unit: one quoted for a side is not quoted again for the next
+            got = best_sentence(own, cues, frozenset(used))
+            shared = next((b for b in blocks if got is None and b[1] is not None and b[1] in own[:1]), None)
+            if shared is not None:
+                shared[0].append(name)
+                continue
+            blocks.append(([name], got))
+            used.update([got.text] if got is not None else [])
         if aspect:
             lines.append(p["aspect"].format(aspect=aspect))
-        for (name, _), got in zip(sides, found):
+        for called, got in blocks:
+            title = label(p["separator"].join(called))
             if got is None:
-                lines.append(p["side_not_found"].format(title=label(name), aspect=aspect) if aspect
-                             else p["side_missing"].format(title=label(name)))
+                lines.append(p["side_not_found"].format(title=title, aspect=aspect) if aspect
+                             else p["side_missing"].format(title=title))
                 continue
-            lines.append((p["side"].format(title=label(name)) if aspect else p["about"].format(label=label(name)))
+            lines.append((p["side"].format(title=title) if aspect else p["about"].format(label=title))
                          + ("" if aspect else "\n- ") + line(got.text, got.hit, p))
-        if aspect and all(g is not None for g in found):
+        if aspect and len(blocks) == 2 and all(g is not None for _, g in blocks):   # a pack's aspects only
+            found = [g for _, g in blocks]
             markers = "".join(dict.fromkeys(marker(g.hit, p["source"]) for g in found))
-            said = verdict(found[0].text, found[1].text, (sides[0][0], sides[1][0]), aspect, p)
-            lines.append(f"- {said}{p['end']}{markers}")
-    both = [r for r in ranking if r.text not in used and all(names(r.text, name) for name, _ in sides)]
-    if both and not aspects:
+            stated = verdict(found[0].text, found[1].text, (sides[0][0], sides[1][0]), aspect, p)
+            lines.append(f"- {stated}{p['end']}{markers}")
+    both = [r for r in ranking if r.text not in used
+            and all(any(names(r.text, f) for f in said(name)) for name, _ in sides)]
+    if both:
         lines.append(p["between"] + "\n- " + line(both[0].text, both[0].hit, p))
     return answer_of(lines, hits, p)
 

@@ -10,12 +10,14 @@ documents' chunks to the front.
 """
 from __future__ import annotations
 
+import re
 from typing import Any, Sequence, TypedDict
 
 from lambdarag import Context, User, tool
 
 from .profile import profile_of
 from .registry import skill
+from .named import named_things
 from .titles import Side, Sides, document_names
 from .store.corpus import to_hits
 from .store.records import Hit, Hits, HitsOut
@@ -77,15 +79,25 @@ def side_search(query: str, sides: Sides, hits: Hits, user: User, ctx: Context, 
     are. One side (where only one of two names resolves) still goes first:
     the other side's words tend to dominate the ranking and push out the one
     document the question names. `per_side` is how many chunks per side
-    and aspect go first.
+    and aspect go first. With no cue words to compare on (the generic
+    profile), each side's chunk that names it best goes too: the place a
+    page says what its thing is, which the question's other words may miss;
+    and each named thing no document resolves (a field, a command, a term:
+    `layouts.named_things`) gets its best chunk of the whole index for it
+    and the aspect, so a thing the other one's words outrank keeps a place.
     """
-    if not sides:
-        return {"hits": hits}
     backend = ctx.resource("index")
     asked = aspect_query(query, sides)
     profile = profile_of(ctx)
     ranked = [side_ranking(backend, side, f"{asked} {' '.join(cues)}", user, top_k)
               for _, cues in profile.comparison.aspects(query) for side in sides]
+    if not any(cues for _, cues in profile.comparison.aspects(query)):   # a plain aspect: also where each is named
+        ranked += [side_ranking(backend, side, side.name, user, top_k) for side in sides]
+        things = [n for n in named_things(query, hits, profile) if not any(s.name == n for s in sides)]
+        rest = re.sub("|".join(map(re.escape, things)), " ", asked) if things else asked
+        ranked += [to_hits(backend.bm25(f"{name} {rest}", top_k, user=user), "bm25") for name in things]
+    if not ranked:
+        return {"hits": hits}
     return {"hits": interleave(ranked if profile.comparison.sides_lead else [hits, *ranked], hits, per_side)}
 
 

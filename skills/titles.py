@@ -6,6 +6,11 @@ an English name must stand as a whole word (letters, digits, ``-`` ``.``
 stop word names nothing. A Chinese name must begin and end where jieba cuts
 the question, unless it is four characters or longer. Longer names win, and a
 stretch of the question names one document only.
+
+A title's name-like words name its document too, when no other title has them: a word with a digit, ``-``,
+``.`` or ``_`` (``apt-cache`` of "The apt-cache Command"), one capitalised inside (``AppArmor``, ``SELinux``), or
+a lower-case word of a capitalised or Chinese title (``cron`` of "Scheduling Tasks with cron and atd", ``ssh``
+of 服务器远程访问和工具-ssh): commands, which a title never capitalises. A hyphenated name may be said with spaces (``git reset`` for ``git-reset``).
 """
 from __future__ import annotations
 
@@ -35,6 +40,9 @@ Sides = tuple[Side, ...]
 _NUMBERING = re.compile(r"^(?:chapter\s+)?[\dA-Z]+(?:\.\d+)*[.)]?\s+|^第[一二三四五六七八九十\d]+[章节]\s*", re.I)
 _WORD = "A-Za-z0-9_+\\-."
 MIN_ASCII = 3
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+_NAME_LIKE = re.compile(r"(?<![\w.-])(?:[A-Za-z][\w]*[\d_.-][\w.-]*[A-Za-z0-9]|[A-Za-z]+\d\w*|[A-Z]?[a-z]+[A-Z]\w*|[A-Z]{2,}[a-z]\w*)(?![\w-])")
+"""A code-like word of a title: a digit, -, . or _ inside (apt-cache, bzip2), or a capital inside (AppArmor)."""
 
 
 @dataclass(frozen=True)
@@ -67,8 +75,13 @@ class DocumentNames:
                                          str(meta.get("family") or ""))
 
         for meta in documents.values():
-            add(str(meta.get("title") or ""), meta)
-            add(PurePosixPath(str(meta.get("source") or "").split(":")[0]).stem, meta)
+            title = str(meta.get("title") or "")
+            for name in (title, PurePosixPath(str(meta.get("source") or "").split(":")[0]).stem):
+                add(name, meta)
+                if "-" in name.strip("-") and " " not in name.strip():
+                    add(name.replace("-", " "), meta)      # git-reset as a question says it: git reset
+            for word in name_like(title):
+                add(word, meta)
         by_source = {str(m.get("source") or ""): m for m in documents.values()}
         for chunk in chunks:
             if chunk.section and chunk.source in by_source:
@@ -96,6 +109,18 @@ class DocumentNames:
                                                family=name.family))
                 break
         return tuple(side for _, side in sorted(found.values(), key=lambda p: p[0]))
+
+
+def name_like(title: str) -> list[str]:
+    """Returns the name-like words of a title (see the module docstring): code-like or CamelCase words, and the
+    lower-case words of a title whose other words are capitalised."""
+    words = re.findall(r"[A-Za-z][\w.+-]*[A-Za-z0-9+]|[A-Za-z]", title)
+    stop = frozenset(load_words(ENGLISH_STOPWORDS))
+    content = [w for w in words if w.lower() not in stop]
+    capitalised = len(content) >= 2 and sum(w[:1].isupper() for w in content) >= len(content) / 2
+    lower = [w for w in content if (capitalised or _CJK.search(title)) and w.isalpha() and w.islower()
+             and len(w) >= MIN_ASCII]
+    return [*_NAME_LIKE.findall(title), *lower]
 
 
 def _places(low: str, name: str, cuts: set[int]) -> list[int]:

@@ -1,0 +1,65 @@
+"""The things a comparison sets side by side, as its question names them (apt and apt-get, Depends 和 Pre-Depends).
+
+What names a side depends on the question's language: a Chinese question's runs
+of Latin words (`X Window`), an English one's capitalised words and the
+lower-case words the retrieved text uses as names (commands: `cron is the
+daemon…`, `| gzip foo |`, `gzip(1)`), besides the profile's named things
+(quoted terms, code-like words, "between X and Y"). `skills.sides` searches for
+each; `skills.layouts` gives each its block.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Sequence
+
+from .sentences import STOPWORDS, proper_nouns
+from .store.records import Hit
+from .store.tokenize import language_of
+
+_LATIN = re.compile(r"(?<![A-Za-z0-9_./+-])[A-Za-z](?:[\w.+/-]*[A-Za-z0-9_+])?(?: [A-Za-z](?:[\w.+/-]*[A-Za-z0-9_+])?)*"
+                    r"(?![A-Za-z0-9_./+-])", re.A)
+"""A run of Latin words in a Chinese question (Pre-Depends, X Window): a name."""
+_CONNECTIVE = re.compile(r"\b(?:and|or|with|from|vs\.?|versus|against|to)\b|和|与|及|跟|同|对比|相比|比较|还是|或", re.I)
+_COMMAND = re.compile(r"(?<![A-Za-z0-9_./+-])[a-z][a-z0-9_.+-]*[a-z0-9+](?![A-Za-z0-9_./+-])")
+
+
+def named_things(query: str, hits: Sequence[Hit], profile: Any, entities: Sequence[str] = ()
+                 ) -> list[str]:
+    """Returns the things a comparison sets side by side, in order: the profile's named things, a Chinese
+    question's runs of Latin words, an English one's capitalised words and the commands the hits name
+    (`commands`), and the question's entities; a name inside another only when also said alone; when more than
+    two, the two a connective joins (`paired`)."""
+    latin = [w for w in _LATIN.findall(query) if len(w) >= 2] if language_of(query) == "zh" \
+        else [whole(query, n) for n in proper_nouns(query)] + commands(query, hits)
+    named = [e for e in [*profile.names.query_entities(query), *latin] if e in query and e not in STOPWORDS]
+    named += [e for e in entities if e in query and len(e) >= 3 and e not in STOPWORDS]
+    # a name inside another (Pre in Pre-Depends) is no side unless the question also says it on its own (Depends)
+    named = [e for e in dict.fromkeys(named)
+             if query.count(e) > sum(o.count(e) for o in dict.fromkeys(named) if o != e and e in o)]
+    return paired(query, sorted(named, key=query.find))
+
+
+def whole(query: str, name: str) -> str:
+    """Returns the whole word of `query` that `name` is part of (AppArmor, not its App)."""
+    m = re.search(r"[\w.+-]*" + re.escape(name) + r"[\w.+-]*", query)
+    return m.group(0).strip(".-") if m else name
+
+
+def commands(query: str, hits: Sequence[Hit]) -> list[str]:
+    """Returns the lower-case words of an English question that some hit opens a sentence, a list item or a table
+    cell with in lower case (cron is the daemon…, | gzip foo | compress…), or names as a manual page (gzip(1)):
+    commands and other names, which a sentence never capitalises, where an everyday word would be."""
+    text = "\n".join(h.text for h in hits)
+    return [w for w in dict.fromkeys(_COMMAND.findall(query)) if w not in STOPWORDS and re.search(
+        r"(?:(?:^\s*(?:[-*+]\s+)?|[.!?]\s+|\|\s*\[?\s*)[\"“`*]*" + re.escape(w) + r"(?![A-Za-z0-9_(-])"
+        r"|(?<![\w.-])" + re.escape(w) + r"\(\d\w*\))", text, re.M)]
+
+
+def paired(query: str, named: Sequence[str]) -> list[str]:
+    """Returns the two names a comparison sets side by side when it names more: the first two in a row joined by a
+    connective and at most three other words (Wayland with the X Window System: not network-capable), else all."""
+    for a, b in zip(named, named[1:]):
+        gap = query[query.find(a) + len(a):query.find(b)]
+        if len(named) > 2 and _CONNECTIVE.search(gap) and len(re.findall(r"\w+", gap)) <= 4:
+            return [a, b]
+    return list(named)

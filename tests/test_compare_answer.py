@@ -1,0 +1,162 @@
+"""Compare answers on Debian text: which things are the sides, where each is found, and the unit quoted for each.
+
+Texts are sentences of the Debian Reference (tests/fixtures/debian-reference) and the Debian Administrator's
+Handbook, as the corpora have them.
+"""
+from __future__ import annotations
+
+import pytest
+
+from lambdarag import Context, State
+from lambdarag.skills import build
+from lambdarag.skills.generate import extractive_answer
+from lambdarag.skills.named import commands
+from lambdarag.skills.profile import profile_named
+from lambdarag.skills.store.records import Hit
+from lambdarag.skills.titles import DocumentNames, Side
+from tests.conftest import FIXTURES
+from tests.test_evidence import GENERIC, answer, blocks, hits_of, sourced
+
+APT = ("06.02-aptitude-apt-get-and-apt-commands.md",
+       "APT is a vast project, whose original plans included a graphical interface. apt is a second command-line "
+       "based front end provided by APT which overcomes some design mistakes of apt-get.")
+APT_GET = ("06.02-aptitude-apt-get-and-apt-commands.md",
+           "Conversely, the public interface of apt-get is well defined and will not change in any backwards "
+           "incompatible way.")
+
+
+def test_a_lower_case_side_is_said_as_the_question_writes_it_not_as_an_acronym():
+    text = answer("How does apt differ from apt-get?", sourced(APT, APT_GET), "compare")
+    apt, apt_get = blocks(text, "On “apt”:", "On “apt-get”:")
+    assert "apt is a second command-line" in apt and "APT is a vast project" not in text, text
+    assert "public interface of apt-get" in apt_get, text
+
+
+def test_a_side_whose_name_is_a_link_is_defined_by_the_sentence_opening_with_it():
+    text = answer("What is the difference between sudo and PolicyKit for giving users administrative rights?",
+                  hits_of("debian-reference", "04.07"), "compare")
+    sudo, policykit = blocks(text, "On “sudo”:", "On “PolicyKit”:")
+    assert "sudo(8) is a program designed" in sudo, text
+    assert "[PolicyKit](https://en.wikipedia.org/wiki/PolicyKit) is an operating system component" in policykit, text
+    assert "[source: 04.07-other-access-controls.md" in policykit
+
+
+def test_one_sentence_naming_both_sides_is_quoted_once_under_both_names_not_called_missing():
+    hits = sourced(("01.04-the-basic-unix-like-work-environment.md",
+                    'The choice "/usr/bin/vim.basic" over "/usr/bin/vim.tiny" is my recommendation for newbies since '
+                    "it supports syntax highlighting."),
+                   ("01.04-the-basic-unix-like-work-environment.md",
+                    "Vim can be started with syntax highlighting by setting the syntax option in the vimrc file."))
+    for query, label, missing in [("Should I use vim.basic or vim.tiny as a newbie?", "On “vim.basic, vim.tiny”:",
+                                   "Not found"),
+                                  ("新手该用 vim.basic 还是 vim.tiny？", "关于「vim.basic、vim.tiny」：", "未找到")]:
+        text = answer(query, hits, "compare")
+        assert label in text and missing not in text, text
+        assert text.count("my recommendation for newbies") == 1, text
+
+
+def test_a_shell_command_never_speaks_for_a_side():
+    hits = sourced(("10.01-sharing-copying-and-archiving.md",
+                    "```\n$ tar -xvJf archive.tar.xz\n```\n"
+                    "tar(1) is the archiver of choice for the tar format, and cpio(1) copies files into and out of "
+                    "archives in the cpio format."),
+                   ("10.01-sharing-copying-and-archiving.md",
+                    "cpio is used by the initramfs of the Linux kernel, and its archive holds the files listed on "
+                    "its standard input."))
+    text = answer("How does tar differ from cpio?", hits, "compare")
+    tar = blocks(text, "On “tar”:", "On “cpio”:")[0]
+    assert "$ tar" not in tar and "tar(1) is the archiver" in tar, text
+
+
+def test_named_documents_are_labelled_by_the_name_each_cited_from_its_own_page_with_no_keyword_verdict():
+    apparmor = ("14.04-introduction-to-apparmor.md",
+                "AppArmor is a Mandatory Access Control (MAC) system built on Linux's LSM (Linux Security Modules) "
+                "interface. The profile applied by the kernel depends on the installation path of the program being "
+                "executed. Contrary to SELinux, the rules applied do not depend on the user.")
+    selinux = ("14.05-introduction-to-selinux.md",
+               "With SELinux, the management of rights is completely different from traditional Unix systems. The "
+               "rights of a process depend on its security context.")
+    names = ("AppArmor", "SELinux")
+    hits = tuple(h.model_copy(update={"title": f"Introduction to {n}"}) for n, h in zip(names, sourced(apparmor, selinux)))
+    sides = tuple(Side(name=n, title=h.title, source=h.source) for n, h in zip(names, hits))
+    state = State.of("How do AppArmor and SELinux differ in what decides a process's rights?", hits=hits,
+                     query_type="compare", sides=sides)
+    text = extractive_answer(state, Context(resources={"profile": GENERIC}))["answer"]
+    first, second = blocks(text, "On “AppArmor”:", "On “SELinux”:")
+    assert "[source: 14.04-introduction-to-apparmor.md" in first and "[source: 14.05-introduction-to-selinux.md" in \
+        second.split("\n")[1], text
+    assert "stresses" not in text and "侧重" not in text
+    named = extractive_answer(state.model_copy(update={"sides": ()}), Context(resources={"profile": GENERIC}))["answer"]
+    assert "[source: 14.05-introduction-to-selinux.md" in blocks(named, "On “AppArmor”:", "On “SELinux”:")[1], named
+
+
+def test_a_side_resolved_to_a_page_its_title_does_not_name_is_a_named_thing_instead():
+    hits = sourced(APT, APT_GET, ("06.09-automatic-upgrades.md", "The last source of interactions, and the hardest "
+                                  "to get rid of, is the configuration scripts run by dpkg."))
+    sides = (Side(name="apt", title="Automatic Upgrades", source="06.09-automatic-upgrades.md"),
+             Side(name="apt-get", title="aptitude, apt-get, and apt Commands", source=APT[0]))
+    state = State.of("How does apt differ from apt-get?", hits=hits, query_type="compare", sides=sides)
+    text = extractive_answer(state, Context(resources={"profile": GENERIC}))["answer"]
+    assert "Automatic Upgrades" not in text and "apt is a second command-line" in blocks(text, "On “apt”:")[0], text
+
+
+def test_a_titles_command_names_its_page_and_a_hyphenated_name_may_be_said_with_a_space():
+    documents = {s: {"source": s, "title": t} for s, t in [
+        ("09.07-scheduling-tasks-with-cron-and-atd.md", "Scheduling Tasks with cron and atd"),
+        ("09.08-scheduling-asynchronous-tasks-anacron.md", "Scheduling Asynchronous Tasks: anacron"),
+        ("06.03-the-apt-cache-command.md", "The apt-cache Command"),
+        ("06.04-the-apt-file-command.md", "The apt-file Command"),
+        ("14.04-introduction-to-apparmor.md", "Introduction to AppArmor"),
+        ("14.05-introduction-to-selinux.md", "Introduction to SELinux"),
+        ("man/update-alternatives.md", "update-alternatives")]}
+    names = DocumentNames(documents, [])
+    for query, sources in [
+            ("Compare cron and anacron: which one should I use on a laptop?", ["09.07", "09.08"]),
+            ("apt-cache or apt-file: which one finds the package that ships a given file?", ["06.03", "06.04"]),
+            ("How do AppArmor and SELinux differ?", ["14.04", "14.05"]),
+            ("What does update alternatives do?", ["man/update-alternatives.md"])]:
+        assert [s.source[:len(sources[0]) if len(sources) > 1 else None] for s in names.named(query)] == sources
+    assert names.named("How do I schedule tasks at night?") == ()     # an everyday word of a title names nothing
+
+
+def test_a_command_named_in_a_table_cell_or_as_a_manual_page_is_a_side():
+    hits = sourced(("01.04-the-basic-unix-like-work-environment.md",
+                    '| bzip2 foo | compress "foo" to create "foo.bz2" using the Burrows-Wheeler block sorting text '
+                    "compression algorithm, and Huffman coding (better compression than gzip) |"),
+                   ("10.01-sharing-copying-and-archiving.md", "The compressed files are read with zcat(1) and "
+                    "gzip(1) handles the .gz files."))
+    assert commands("How does bzip2 differ from gzip when compressing a file?", hits) == ["bzip2", "gzip"]
+    assert commands("How does compressing differ from archiving a file?", hits) == []
+
+
+def test_a_named_thing_no_document_resolves_keeps_a_place_in_the_evidence(tmp_path, monkeypatch):
+    from lambdarag.skills.indexing import build_index
+    from lambdarag.skills.store.corpus import to_hits
+
+    monkeypatch.setenv("LAMBDARAG_HOME", str(tmp_path))
+    index = build_index(FIXTURES / "debian-reference", "debian-slice", dense=False, progress=False, domain="generic")
+    crowded = to_hits(index.bm25("sudo group password root", 6), "bm25")
+    assert not any("PolicyKit" in h.text for h in crowded[:3])
+    state = State.of("How do sudo and PolicyKit differ?", hits=crowded, sides=())
+    ctx = Context(resources={"index": index, "profile": profile_named("generic")})
+    out = build("side_search", {}).run(state, ctx)
+    assert any("PolicyKit" in h.text for h in out.hits[:3]), [h.text[:60] for h in out.hits[:3]]
+
+
+@pytest.mark.parametrize("hit", [Hit(chunk_id="x#0", text="x", source="x.md", score=1.0)])
+def test_no_side_and_no_named_thing_keeps_the_ranking(hit):
+    state = State.of("How are these two configured differently?", hits=(hit,), sides=())
+    out = build("side_search", {}).run(state, Context(resources={"index": None, "profile": GENERIC}))
+    assert out.hits == (hit,)
+
+
+def test_a_hyphenated_page_is_the_side_a_question_names_with_a_space():
+    hits = sourced(("apt-get.md", "apt-get - APT package handling utility -- command-line interface"),
+                   ("apt-cache.md", "apt-cache - query the APT cache"))
+    hits = tuple(h.model_copy(update={"title": h.source.removesuffix(".md") + "(8)"}) for h in hits)
+    sides = tuple(Side(name=n, title=h.title, source=h.source) for n, h in zip(("apt get", "apt cache"), hits))
+    state = State.of("How does apt get differ from apt cache?", hits=hits, query_type="compare", sides=sides)
+    text = extractive_answer(state, Context(resources={"profile": GENERIC}))["answer"]
+    get, cache = blocks(text, "On “apt get”:", "On “apt cache”:")
+    assert "APT package handling utility" in get and "[source: apt-get.md" in get, text
+    assert "query the APT cache" in cache and "[source: apt-cache.md" in cache, text
