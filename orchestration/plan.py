@@ -20,7 +20,8 @@ from typing import Annotated, Any, Callable, Mapping, Optional, Sequence
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
-from lambdarag.skills.profile import Classifier, profile_named
+from lambdarag.domains import profile_named
+from lambdarag.skills.profile import Classifier
 from lambdarag.skills.store.records import RetrievalPlan, TimeRange
 from lambdarag.errors import CompositionError, QueryError
 

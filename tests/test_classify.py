@@ -186,7 +186,7 @@ GENERIC_RELATIONS = [  # written for this test (issue 41), about no corpus of an
 
 @pytest.mark.parametrize("query", GENERIC_RELATIONS)
 def test_generic_rules_know_what_steers_what_in_both_languages(query):
-    from lambdarag.skills.profile import profile_named
+    from lambdarag.domains import profile_named
 
     c = classifiers.rule_classify(query, (), profile_named("generic"))
     assert c is not None and c.type == "relation" and c.stage == "rules", c

@@ -12,7 +12,7 @@ from lambdarag.skills.store.records import RetrievalPlan
 from lambdarag.errors import StoreCorrupt
 from lambdarag.skills import build
 from lambdarag.skills.store.graph import EntityGraph, EntityRecord, Label, RelationRecord
-from lambdarag.skills.wiki import compile_wiki
+from lambdarag.domains.corpus import compile_wiki
 from tests.conftest import MARITIME
 
 QUESTION = "海上交通安全法与水污染防治法在船舶管理方面有何异同？"

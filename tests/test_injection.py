@@ -22,7 +22,7 @@ from lambdarag.orchestration.search_unified import search, search_stream
 from lambdarag.qademo.app import create_app
 from lambdarag.skills import build
 from lambdarag.skills.context import render_context
-from lambdarag.skills.reading import read_corpus
+from lambdarag.domains.corpus import read_corpus
 from lambdarag.skills.store.records import Hit, RetrievalPlan
 from tests.conftest import MARITIME
 from tests.scripted_server import Reply
@@ -262,7 +262,7 @@ def test_a_judge_that_calls_everything_supported_cannot_clear_what_the_text_does
 
 def test_the_extractive_answer_quotes_no_sentence_of_a_chunk_that_gives_orders():
     from lambdarag.skills.generate import extractive_answer
-    from lambdarag.skills.profile import profile_named
+    from lambdarag.domains import profile_named
 
     order = Hit(chunk_id=f"{PLANTED}#第二条", text=PLANTED_TEXT.split("\n\n")[-1].strip(), source=PLANTED,
                 section="第二条", score=2.0)

@@ -26,7 +26,7 @@ pytestmark = pytest.mark.needs_shared
 @pytest.fixture(scope="module")
 def index(tmp_path_factory):
     """Returns a BM25-only index of SLICE, copied from the full laws folder."""
-    from lambdarag.skills.indexing import build_index
+    from lambdarag.domains.corpus import build_index
 
     with laws_slice(tmp_path_factory, SLICE) as (_, corpus):
         yield build_index(corpus, "repeal", dense=False, progress=False)

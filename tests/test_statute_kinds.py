@@ -28,7 +28,7 @@ def hit(source: str, section: str, score: float, text: str = "") -> Hit:
 @pytest.fixture(scope="module")
 def kinds_index(tmp_path_factory):
     """Returns a BM25-only index of the maritime fixture's 14 statutes plus its three judicial interpretations."""
-    from lambdarag.skills.indexing import build_index
+    from lambdarag.domains.corpus import build_index
 
     corpus = tmp_path_factory.mktemp("corpus")
     for folder in ("maritime", "maritime-interpretations"):

@@ -9,7 +9,7 @@ from lambdarag import Context, State
 from lambdarag.skills.store.records import TimeRange
 from lambdarag.skills import build
 from lambdarag.skills.store.local import LocalBackend
-from lambdarag.skills.reading import read_corpus
+from lambdarag.domains.corpus import read_corpus
 from lambdarag.skills.temporal import time_range_of as extract_time_range
 from tests.conftest import MARITIME
 

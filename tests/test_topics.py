@@ -46,7 +46,7 @@ def test_a_topic_word_names_a_law_before_a_shorter_regulation_titled_by_it():
 @pytest.fixture(scope="module")
 def index(tmp_path_factory):
     """Returns a BM25-only index of SLICE, copied from the full laws folder."""
-    from lambdarag.skills.indexing import build_index
+    from lambdarag.domains.corpus import build_index
 
     with laws_slice(tmp_path_factory, SLICE) as (_, corpus):
         yield build_index(corpus, "topics", dense=False, progress=False)

@@ -18,12 +18,12 @@ from lambdarag.orchestration.knowledge import KnowledgeBase
 from lambdarag.skills import build
 from lambdarag.domains.prc_statutes import StatuteProfile
 from lambdarag.skills.store.corpus import Chunk, Document
-from lambdarag.skills.reading import read_corpus
+from lambdarag.domains.corpus import read_corpus
 from lambdarag.skills.store.local import LocalBackend
 from lambdarag.skills.store.tokenize import Tokenizer
 from lambdarag.skills.store.graph import EntityGraph
 from lambdarag.skills.store.wiki import WikiStore
-from lambdarag.skills.wiki import compile_wiki
+from lambdarag.domains.corpus import compile_wiki
 from tests.conftest import MARITIME
 from tests.scripted_server import Reply
 
