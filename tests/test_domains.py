@@ -35,11 +35,16 @@ DATA = (ROOT / "knowledge", ROOT / "orchestration" / "demo")
 """The bundled demo knowledge base (maritime statutes) and its prebuilt index and wiki: documents, not code."""
 
 
+SHORTEST_WORD, SHORTEST_PHRASE = 3, 6
+"""The guard's length rule, its only exception: a two-character relation name (依据, 涉及, 引用, 规定) is an everyday
+word of any Chinese text, and a short stretch of a phrase (的规定) part of any sentence; the compounds and whole
+clauses are the statute pack's."""
+
+
 def statute_words() -> list[str]:
     """Returns the statute pack's own words, read from its data: relation names, a wiki page's section titles, entity
     type names, kinds of document, and the phrases its answers and replies are worded with (their stretches between
-    placeholders). Two-character relation names (依据, 涉及, 引用, 规定) are everyday words of any Chinese text, and
-    a short stretch of a phrase (的规定) any sentence's: the compounds and whole clauses are the statute pack's."""
+    placeholders), each as long as the length rule asks (`SHORTEST_WORD`, `SHORTEST_PHRASE`)."""
     from lambdarag.domains.prc_statutes import StatuteProfile, edges, extract, kinds
     from lambdarag.skills.phrasing import ZH
 
@@ -49,15 +54,18 @@ def statute_words() -> list[str]:
     phrases = {part.strip(" -：:，。") for key, text in sheet.wording.phrasing("").items() if ZH.get(key) != text
                for part in re.split(r"\{[^}]*\}", text)}
     words = {*relations, *sections, *sheet.graph.type_names.values(), *kinds.FOLDERS}
-    return sorted({*(w for w in words if len(w) >= 3), *(p for p in phrases if len(p) >= 6)})
+    return sorted({*(w for w in words if len(w) >= SHORTEST_WORD), *(p for p in phrases if len(p) >= SHORTEST_PHRASE)})
 
 
 STATUTE_WORDS = re.compile("|".join([ISSUE_29, *map(re.escape, statute_words())]))
 
 
 def test_generic_code_holds_no_statute_vocabulary():
-    # issues 29 and 39: every statute rule and word lives in domains/prc_statutes (the prompt files too); the words
-    # come from the pack's own data, so a word it adds is guarded too; a hit elsewhere fails, with file and line
+    """Every statute rule and word lives in domains/prc_statutes (issues 29 and 39); the words come from the pack's
+    own data, so a word it adds is guarded too, and a hit elsewhere fails with file and line.
+
+    Rule: a word shorter than SHORTEST_WORD or a phrase stretch shorter than SHORTEST_PHRASE is not guarded; no word
+    is exempted by name."""
     assert {"发布机构", "立法依据", "司法解释", "监督指导"} <= set(statute_words())
     assert any("法律法规知识问答助手" in w for w in statute_words())
     hits = [f"{path.relative_to(ROOT)}:{n}: {line.strip()[:80]}"
