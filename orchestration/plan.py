@@ -64,21 +64,26 @@ def over_defaults(defaults: Mapping[str, Camel], data: Any) -> Any:
     return merged
 
 
+UNPLANNED = RetrievalPlan()
+"""The plan a pattern runs under when nobody planned (skills.store.records): its numbers are where every query
+type's defaults start, written once there."""
+
+
 class TypeDefaults(Camel):
     """The numbers a plan starts from for one query type, before any layer adjusts them."""
 
-    doc_top_k: Count = 20
+    doc_top_k: Count = UNPLANNED.bm25_top_k
     """Per-retriever document recall (BM25 and dense alike)."""
     wide_doc_top_k: Count = 30
     """Recall when a layer asks for more (knowledge, follow-up, risk, tables)."""
     final_top_k: Count = 5
-    max_context_chars: Count = 6000
-    max_chunk_chars: Count = 800
-    expand_query: bool = True
-    expansion_count: Count = 3
-    rerank: bool = True
-    max_hops: int = Field(default=2, ge=0)
-    max_nodes: Count = 20
+    max_context_chars: Count = UNPLANNED.max_context_chars
+    max_chunk_chars: Count = UNPLANNED.max_chunk_chars
+    expand_query: bool = UNPLANNED.expand_query
+    expansion_count: Count = UNPLANNED.expansion_count
+    rerank: bool = UNPLANNED.rerank
+    max_hops: int = Field(default=UNPLANNED.max_hops, ge=0)
+    max_nodes: Count = UNPLANNED.max_nodes
 
     @model_validator(mode="after")
     def _consistent(self) -> "TypeDefaults":
