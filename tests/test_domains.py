@@ -220,7 +220,7 @@ def test_the_entity_prompt_says_how_to_write_names_as_the_profile_does():
 
 def test_an_english_question_gets_an_english_answer_without_statute_wording(guide):
     _, index = guide
-    ctx = Context(resources={"index": index})
+    ctx = Context(resources={"index": index, "profile": index_profile(index)})
     hits = to_hits(index.bm25("How does APT fetch packages?", 5), "bm25")
     out = build("answer_generate", {}).run(State.of("How does APT fetch packages?", hits=hits), ctx)
     assert out.answer.startswith("From the documents:") and "[source: apt.md#Sources]" in out.answer
@@ -233,7 +233,7 @@ def test_an_english_answer_quotes_the_best_supported_sentence_when_its_words_are
     # issue 29: "gives", "lowest", "layer", "handling" appear nowhere, yet the dpkg sentence is the answer; the old
     # answer refused and called those words missing from the documents
     _, index = guide
-    ctx = Context(resources={"index": index})
+    ctx = Context(resources={"index": index, "profile": index_profile(index)})
     q = "Which tool gives the lowest layer for handling packages?"
     out = build("answer_generate", {}).run(State.of(q, hits=to_hits(index.bm25(q, 5), "bm25")), ctx)
     assert out.answer.startswith("From the documents:") and "low-level package tool" in out.answer
@@ -242,7 +242,7 @@ def test_an_english_answer_quotes_the_best_supported_sentence_when_its_words_are
 
 def test_a_partial_answer_names_as_missing_only_named_things_the_documents_lack(guide):
     _, index = guide
-    ctx = Context(resources={"index": index})
+    ctx = Context(resources={"index": index, "profile": index_profile(index)})
     q = "How does dpkg install .deb files, and how does it relate to the flag that gives RPM support?"
     out = build("answer_generate", {}).run(State.of(q, hits=to_hits(index.bm25(q, 5), "bm25")), ctx).answer
     assert "It installs .deb files." in out and "RPM" in out.split("Not found in the documents:")[1]
@@ -255,7 +255,7 @@ def test_a_partial_answer_names_as_missing_only_named_things_the_documents_lack(
 ])
 def test_an_out_of_scope_question_is_refused_in_its_own_language_whatever_was_retrieved(guide, question, refusal):
     _, index = guide
-    ctx = Context(resources={"index": index})
+    ctx = Context(resources={"index": index, "profile": index_profile(index)})
     everything = to_hits([(c, 1.0) for c in index.chunks()], "dense")   # a dense search returns its nearest anyway
     out = build("answer_generate", {}).run(State.of(question, hits=everything), ctx)
     assert out.answer.startswith(refusal) and out.citations == ()
@@ -287,7 +287,7 @@ def test_the_readme_profile_example_runs_as_written(tmp_path, monkeypatch):
     import_plugins(["minutes"], tmp_path, lambda loc: None, "<test>")   # what plugins: [minutes] in a config does
     index = build_index(docs, "minutes", dense=False, progress=False, domain="minutes:factory")
     assert index.domain == "minutes:factory" and type(index_profile(index)).__name__ == "MinutesProfile"
-    ctx = Context(resources={"index": index})
+    ctx = Context(resources={"index": index, "profile": index_profile(index)})
     hits = to_hits(index.bm25("what about the budget", 5), "bm25")
     assert hits[0].source == "2024-03-meeting.md"   # plain BM25 prefers the meeting…
     ahead = build("decisions_first", {}).run(State.of("what about the budget", hits=hits), ctx).hits
@@ -329,7 +329,7 @@ def test_a_survey_on_generic_documents_covers_the_documents_about_its_topic(back
     plain = list(dict.fromkeys(h.source for h in to_hits(backups.bm25(query, 50), "bm25")))
     assert plain[0] == "tar.md" and not {"rsync.md", "snapshots.md"} & set(plain[:5])
     out = build("survey_documents", {}).run(State.of(query, hits=(), time_range=None),
-                                          Context(resources={"index": backups})).hits
+                                          Context(resources={"index": backups, "profile": index_profile(backups)})).hits
     assert list(dict.fromkeys(h.source for h in out))[:3] == ["tar.md", "rsync.md", "snapshots.md"]
     assert len({h.chunk_id for h in out}) == len(out) and set(plain) <= {h.source for h in out}
 
