@@ -16,9 +16,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.machine import write  # noqa: E402
-from lambdarag.skills.profile import profile_named  # noqa: E402
+from lambdarag.domains import profile_named  # noqa: E402
 from lambdarag.skills.store.graph import EntityGraph  # noqa: E402
-from lambdarag.skills.wiki import compile_wiki  # noqa: E402
+from lambdarag.domains.corpus import compile_wiki  # noqa: E402
 
 QUERIES = ["海上交通安全法与水污染防治法在船舶管理方面有何异同？", "防治船舶污染海洋环境管理条例的立法依据是什么",
            "《中华人民共和国民法典》和公司法关于担保的规定", "国务院交通运输主管部门负责哪些工作"]

@@ -32,7 +32,7 @@ CORPORA = (ROOT / "knowledge", ROOT / "tests" / "fixtures" / "maritime")
 
 def passages(limit: int) -> list[str]:
     """Returns up to `limit` distinct searchable chunk texts of the demo docs and the maritime fixture."""
-    from lambdarag.skills.reading import read_corpus
+    from lambdarag.domains.corpus import read_corpus
     from lambdarag.skills.store.corpus import searchable_text
 
     texts = [searchable_text(c) for root in CORPORA for c in read_corpus(root, progress=False).chunks]

@@ -52,7 +52,7 @@ def quotes_order(order: dict[str, Any]) -> bool:
     """Returns whether the offline answer to the article's question quotes the planted order."""
     from lambdarag import Context, State
     from lambdarag.skills.generate import extractive_answer
-    from lambdarag.skills.profile import profile_named
+    from lambdarag.domains import profile_named
     from lambdarag.skills.store.records import Hit, RetrievalPlan
 
     text, question = ARTICLE[order["lang"]]
@@ -91,7 +91,7 @@ def index_chunks(name: str, home: Path) -> list[dict[str, Any]]:
 
 
 def folder_chunks(root: Path) -> list[dict[str, Any]]:
-    from lambdarag.skills.reading import read_corpus
+    from lambdarag.domains.corpus import read_corpus
 
     return [{"id": c.id, "text": c.text} for c in read_corpus(root).chunks] if root.is_dir() else []
 

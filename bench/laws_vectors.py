@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lambdarag.skills.reading import read_corpus
+from lambdarag.domains.corpus import read_corpus
 from lambdarag.skills.store.index import knowledge_root
 
 ROOT = Path(__file__).resolve().parents[1]

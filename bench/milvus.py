@@ -26,7 +26,7 @@ from lambdarag.skills.store.records import RankedList  # noqa: E402
 from lambdarag.skills.store.records import Hit
 from lambdarag.orchestration import metrics  # noqa: E402
 from lambdarag.skills.store.local import LocalBackend  # noqa: E402
-from lambdarag.skills.reading import read_corpus  # noqa: E402
+from lambdarag.domains.corpus import read_corpus  # noqa: E402
 from lambdarag.skills.store.vectors import default_embedder, read_vectors_dir  # noqa: E402
 from lambdarag.skills.fusion import rrf  # noqa: E402
 from lambdarag.skills.store.milvus import MilvusBackend  # noqa: E402

@@ -27,7 +27,7 @@ from lambdarag.orchestration.router import settings_of  # noqa: E402
 from lambdarag.patterns import build as build_pattern  # noqa: E402
 from lambdarag.orchestration import metrics  # noqa: E402
 from lambdarag.skills.store.local import LocalBackend  # noqa: E402
-from lambdarag.skills.reading import read_corpus  # noqa: E402
+from lambdarag.domains.corpus import read_corpus  # noqa: E402
 from lambdarag.skills.store.vectors import default_embedder, read_vectors_dir  # noqa: E402
 from lambdarag.skills.fusion import rrf, zscore  # noqa: E402
 from lambdarag.skills.store.tokenize import Tokenizer  # noqa: E402

@@ -31,7 +31,7 @@ import queue
 import re
 import threading
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, AsyncIterator, Callable, ClassVar, Iterator, Optional
+from typing import TYPE_CHECKING, Any, AsyncIterator, Callable, ClassVar, Iterator, Optional, dataclass_transform
 
 from .combinators import gate_of
 from .errors import LambdaRAGError
@@ -47,31 +47,36 @@ class Cancelled(LambdaRAGError):
     """The consumer of a stream went away; the run stops at the next term boundary or streamed chunk."""
 
 
+@dataclass_transform(frozen_default=True)
 class Event:
     """One event of a stream: the calculus's (`Token`, `Checked`, `Retract`, `FallbackTaken`) and the query's
-    milestones (`orchestration.events`) are one family; `kind` names it on the wire."""
+    milestones (`orchestration.events`) are one family; `kind` names it on the wire.
+
+    An event is declared once, as ``class Token(Event, kind="token")`` with its fields: every subclass is a frozen
+    dataclass named on the wire by its `kind`."""
 
     kind: ClassVar[str] = ""
+
+    def __init_subclass__(cls, kind: str = "", **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.kind = kind or cls.kind
+        dataclass(frozen=True)(cls)
 
     def as_json(self) -> dict[str, Any]:
         """Returns the event as a JSON-able dict with its `kind` first."""
         return {"kind": self.kind, **asdict(self)}
 
 
-@dataclass(frozen=True)
-class Token(Event):
+class Token(Event, kind="token"):
     """A piece of the answer text as it streams, provisional until its attempt's check passes."""
 
-    kind: ClassVar[str] = "token"
     text: str
     attempt: int
 
 
-@dataclass(frozen=True)
-class Checked(Event):
+class Checked(Event, kind="verdict"):
     """The verdict of a `Guard`'s check on one attempt."""
 
-    kind: ClassVar[str] = "verdict"
     attempt: int
     passed: bool
     details: tuple[str, ...] = ()
@@ -79,21 +84,17 @@ class Checked(Event):
     """True when no retry follows (passed, or retries ran out)."""
 
 
-@dataclass(frozen=True)
-class Retract(Event):
+class Retract(Event, kind="retract"):
     """An attempt withdrawn: its tokens no longer stand; `text` is what it had streamed."""
 
-    kind: ClassVar[str] = "retract"
     attempt: int
     text: str
     reason: str
 
 
-@dataclass(frozen=True)
-class FallbackTaken(Event):
+class FallbackTaken(Event, kind="fallback"):
     """A term degraded to its fallback (or the run to a cheaper pattern), with why."""
 
-    kind: ClassVar[str] = "fallback"
     term: str
     path: str
     reason: str

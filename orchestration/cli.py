@@ -39,7 +39,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     """Builds or updates a named index and prints what it holds."""
     from lambdarag.orchestration.config import load_config
     from lambdarag.orchestration.knowledge import build_with_wiki
-    from lambdarag.skills.reading import read_corpus
+    from lambdarag.domains.corpus import read_corpus
     from lambdarag.skills.store.index import index_dir
 
     config = load_config(args.config)   # once: a load imports the plugins and builds every declared pattern
@@ -59,9 +59,8 @@ def cmd_index(args: argparse.Namespace) -> int:
                                  vectors_dir=args.vectors, dense=not args.no_dense, progress=True)
     if not args.no_dense:
         from lambdarag.skills.classify import prepare_classifier
-        from lambdarag.skills.profile import profile_named
 
-        prepare_classifier(profile_named(corpus.domain), progress=True)
+        prepare_classifier(corpus.profile, progress=True)
     print(f"index {args.name!r}: {len(backend.documents())} documents, {len(backend.chunks())} chunks, "
           f"domain {corpus.domain}, "
           f"dense={'yes' if backend.has_dense else 'no'}, fingerprint {backend.fingerprint()}, "

@@ -134,17 +134,17 @@ class RetrievalConfig(Section):
     @classmethod
     def _known_domain(cls, value: str, info: ValidationInfo) -> str:
         from lambdarag.registry import is_plugin
-        from lambdarag.skills.profile import SHIPPED
+        from lambdarag.domains import PACKS
 
-        if value != "auto" and value not in SHIPPED and ":" not in value:
-            raise ValueError(f"retrieval.domain must be auto, {', '.join(SHIPPED)} or package.module:Factory, "
+        if value != "auto" and value not in PACKS and ":" not in value:
+            raise ValueError(f"retrieval.domain must be auto, {', '.join(PACKS)} or package.module:Factory, "
                              f"got {value!r}")
         module = value.partition(":")[0]
         listed = (info.context or {}).get("plugins", ())
         if ":" in value and not any(module == p or module.startswith(p + ".") for p in listed) \
                 and not is_plugin(module):
             raise ValueError(f"{value!r} imports {module}, which is not listed under plugins:; a domain is auto, "
-                             f"{', '.join(SHIPPED)} or module:Factory of a listed plugin")
+                             f"{', '.join(PACKS)} or module:Factory of a listed plugin")
         return value
 
 

@@ -74,7 +74,7 @@ def build_demo(home: Path, reuse: Path = PREBUILT, progress: bool = False) -> Pa
     """Builds the demo index and wiki into the data home `home` as a first `ask` would, and returns the folder
     holding them (index/, wiki/); vectors of chunk texts the `reuse` index holds are taken from it, the others
     embedded."""
-    from lambdarag.skills.reading import read_corpus
+    from lambdarag.domains.corpus import read_corpus
     from lambdarag.skills.store.corpus import searchable_text
     from lambdarag.skills.indexing import build_index
     from lambdarag.skills.store.local import LocalBackend
@@ -126,14 +126,14 @@ def regenerate(progress: bool = True) -> list[Path]:
     """Rebuilds the prebuilt demo index and wiki in the package from the demo documents, and each shipped corpus
     profile's exemplar vectors and fit; returns what it wrote."""
     from lambdarag.skills.exemplars import ExemplarClassifier, shipped_path, write_shipped
-    from lambdarag.skills.profile import SHIPPED, profile_named
+    from lambdarag.domains import PACKS, profile_named
 
     with tempfile.TemporaryDirectory() as scratch:
         built = build_demo(Path(scratch), progress=progress)
         shutil.rmtree(PREBUILT, ignore_errors=True)
         shutil.copytree(built, PREBUILT, ignore=shutil.ignore_patterns("*.lock"))
     written = [PREBUILT]
-    for name in SHIPPED:
+    for name in PACKS:
         profile = profile_named(name)
         if profile.classifier.exemplars_file:
             path = shipped_path(profile.classifier.exemplars_file)

@@ -9,8 +9,8 @@ hits the result holds, tokens are the answer text.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Mapping, Optional, Sequence, Union
+from dataclasses import field
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Union
 
 from lambdarag import State, Term
 from lambdarag.stream import Checked, Event, FallbackTaken, Retract, Sink, Step, Token
@@ -31,11 +31,9 @@ DIRECT = "direct_reply"
 """The strategy a question answered without retrieval reports (`lifecycle.direct_reply`)."""
 
 
-@dataclass(frozen=True)
-class Classified(Event):
+class Classified(Event, kind="classified"):
     """The question's type and the route it takes: strategy, lambda expression, effect signature."""
 
-    kind: ClassVar[str] = "classified"
     query_type: str
     strategy: str
     expression: str
@@ -43,27 +41,21 @@ class Classified(Event):
     classification: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class Planned(Event):
+class Planned(Event, kind="plan"):
     """The frozen retrieval plan of the query."""
 
-    kind: ClassVar[str] = "plan"
     plan: dict[str, Any]
 
 
-@dataclass(frozen=True)
-class Evidence(Event):
+class Evidence(Event, kind="hits"):
     """The hits retrieval produced, sent as soon as the answer term starts (before its first token)."""
 
-    kind: ClassVar[str] = "hits"
     hits: list[dict[str, Any]]
 
 
-@dataclass(frozen=True)
-class Finished(Event):
+class Finished(Event, kind="result"):
     """The last event: the same `SearchResult` that `search()` returns."""
 
-    kind: ClassVar[str] = "result"
     result: SearchResult
 
     def as_json(self) -> dict[str, Any]:

@@ -8,15 +8,15 @@ from pathlib import Path
 from typing import Any, Optional
 
 from lambdarag.errors import StoreCorrupt
-from lambdarag.skills.profile import CorpusProfile, index_profile, profile_named
+from lambdarag.domains import index_profile, profile_named
+from lambdarag.domains.corpus import build_backend, compile_wiki
+from lambdarag.skills.profile import CorpusProfile
 from lambdarag.skills.store.graph import EntityGraph
 from lambdarag.skills.store import generations
 from lambdarag.skills.store.corpus import Corpus
 from lambdarag.skills.store.index import (backend_exists, built_indexes, commit_wiki, knowledge_root, open_backend,
                                           recorded_wiki)
-from lambdarag.skills.indexing import build_backend
 from lambdarag.skills.store.wiki import WikiStore, learned_change
-from lambdarag.skills.wiki import compile_wiki
 from lambdarag.skills.store.home import cache_dir
 from lambdarag.skills.store.tokenize import cache_dictionary_in
 

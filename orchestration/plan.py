@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Callable, Mapping, Optional, S
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
-from lambdarag.skills.profile import Classifier, profile_named
+from lambdarag.skills.profile import Classifier
 from lambdarag.errors import CompositionError, QueryError
 
 if TYPE_CHECKING:    # the config imports this module; a plan is built only when a question is asked
@@ -333,6 +333,8 @@ def wants_table(query: str, cues: Optional[Classifier] = None) -> bool:
 
 def generic_cues() -> Classifier:
     """Returns the generic pack's classifier sheet: the risk and table cues of a plan built without a profile."""
+    from lambdarag.domains import profile_named   # here: the config imports this module, not the packs
+
     return profile_named("generic").classifier
 
 

@@ -20,7 +20,7 @@ from lambdarag.state import Record
 
 from .dense import default_embedder
 from .exemplars import SURE, ExemplarClassifier, exemplar_cache, shipped_path
-from .profile import CorpusProfile, profile_named, profile_of
+from .profile import CorpusProfile, profile_of
 from .registry import skill
 from .prompts import ProfilePrompt
 
@@ -74,14 +74,13 @@ def learned_rule(rule: Any) -> tuple[str, re.Pattern[str]]:
         raise ConfigError(f"classification rule {rule!r}: bad pattern: {e}") from None
 
 
-def rule_classify(query: str, extra_rules: Iterable[Mapping[str, str]] = (),
-                  profile: Optional[CorpusProfile] = None) -> Optional[Classification]:
+def rule_classify(query: str, extra_rules: Iterable[Mapping[str, str]],
+                  profile: CorpusProfile) -> Optional[Classification]:
     """Returns the rule-based classification of `query`, or None when no rule fires (unsure).
 
     Learned rules (``{"pattern": regex, "type": ...}``, e.g. from user corrections)
     are tried before the profile's built-in ones because they encode past mistakes.
     """
-    profile = profile or profile_named("generic")
     entities = profile.names.query_entities(query)
     for rule in extra_rules:
         kind, pattern = learned_rule(rule)
@@ -139,15 +138,14 @@ _CLASSIFIERS: dict[tuple[str, tuple[tuple[str, str], ...], str], ExemplarClassif
 _CLASSIFIERS_LOCK = threading.Lock()
 
 
-def exemplar_classifier(extra: tuple[tuple[str, str], ...] = (),
-                        profile: Optional[CorpusProfile] = None) -> ExemplarClassifier:
+def exemplar_classifier(extra: tuple[tuple[str, str], ...],
+                        profile: CorpusProfile) -> ExemplarClassifier:
     """Returns the learned classifier over the profile's exemplars plus `extra` (vectors cached per user, by text).
 
     It always embeds with the bundled model, whatever retrieval is configured with: the classifier is
     fitted on that model's vectors, and a failing embedding endpoint must not break classification.
     Kept per extra exemplars, as refitting per question would cost more than the classification.
     """
-    profile = profile or profile_named("generic")
     embedder = default_embedder()
     key = (profile.name, extra, embedder.name)
     with _CLASSIFIERS_LOCK:
@@ -159,22 +157,20 @@ def exemplar_classifier(extra: tuple[tuple[str, str], ...] = (),
         return _CLASSIFIERS[key]
 
 
-def prepare_classifier(profile: Optional[CorpusProfile] = None, exemplars: Iterable[Mapping[str, Any]] = (),
+def prepare_classifier(profile: CorpusProfile, exemplars: Iterable[Mapping[str, Any]] = (),
                        progress: bool = False) -> None:
     """Fits the learned classifier of `profile` with the corrected `exemplars` (``[{query, type}]``) now, embedding
     what no shipped or cached vector covers (with a progress bar if asked): the model load and the fit are work
     a question must not do inside its deadline."""
-    profile = profile or profile_named("generic")
     if profile.classifier.exemplars:
         exemplar_classifier(_exemplars({"exemplars": list(exemplars)}), profile).model(progress)
 
 
 def learned_classify(query: str, config: Mapping[str, Any],
-                     profile: Optional[CorpusProfile] = None) -> Optional[Classification]:
+                     profile: CorpusProfile) -> Optional[Classification]:
     """Returns the learned classifier's most probable type the profile admits for the question (its first when
     none is), or None when the config switches it off (``learned: false``), the profile has no exemplars, or the
     classifier is less sure than the profile's `unsure_below`."""
-    profile = profile or profile_named("generic")
     if not config.get("learned", True) or not profile.classifier.exemplars:
         return None
     ranked = exemplar_classifier(_exemplars(config), profile).ranked(query)

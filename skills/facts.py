@@ -19,7 +19,7 @@ from lambdarag.state import ALL_ACCESS, Record
 
 from .context import Cited, citable, claims, resolve
 from .support import attesting, unsupported
-from .profile import CorpusProfile, profile_named, profile_of
+from .profile import CorpusProfile, profile_of
 from .registry import skill
 from .prompts import ProfilePrompt
 
@@ -51,10 +51,9 @@ def _known(graph: Any, relation: Relation) -> bool:
                for r in graph.neighbors(relation.head, user=ALL_ACCESS))
 
 
-def rule_facts(state: State, graph: Optional[Any] = None, profile: Optional[CorpusProfile] = None) -> Facts:
+def rule_facts(state: State, graph: Optional[Any], profile: CorpusProfile) -> Facts:
     """Returns the facts the corpus profile's rules read in the answer's cited claims and cited chunks, minus what
     `graph` knows."""
-    profile = profile or profile_named("generic")
     hits = citable(state)
     by_id = {h.chunk_id: h for h in hits}
     cited_ids = [c.chunk_id for c in state.citations if c.chunk_id in by_id]

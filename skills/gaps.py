@@ -7,14 +7,14 @@ the question names, and most of its keywords, occur in the page texts.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional, TypedDict
+from typing import Any, TypedDict
 
 from pydantic import Field
 
 from lambdarag import Context, Lam, Reads, Reply, tool
 from lambdarag.state import Record
 
-from .profile import CorpusProfile, profile_named, profile_of
+from .profile import CorpusProfile, profile_of
 from .registry import skill
 from .prompts import ProfilePrompt
 from .sentences import keywords
@@ -43,12 +43,12 @@ class Covering(Reads):
     entities: tuple[str, ...] = ()
 
 
-def coverage(state: Any, profile: Optional[CorpusProfile] = None) -> Coverage:
+def coverage(state: Any, profile: CorpusProfile) -> Coverage:
     """Returns what of the question (entities from `entities` or the profile's named things, jieba keywords) the
     wiki pages contain."""
     query = state.original_query or state.query
     text = "\n".join(f"{p.entity}\n{p.text}" for p in state.wiki_pages)
-    named = (profile or profile_named("generic")).names.query_entities(query)
+    named = profile.names.query_entities(query)
     entities = tuple(dict.fromkeys([*(e for e in state.entities if e in query), *named]))
     words = tuple(w for w in keywords(query) if not any(w in e for e in entities))
     missing = [e for e in entities if e not in text] + [w for w in words if w not in text]

@@ -20,7 +20,7 @@ from .store.records import RetrievalPlan, Variant
 from lambdarag.errors import InvalidOutput
 from lambdarag.state import Record
 
-from .profile import CorpusProfile, profile_named, profile_of
+from .profile import CorpusProfile, profile_of
 from .registry import skill
 from .prompts import ProfilePrompt
 from .sentences import keywords
@@ -100,7 +100,7 @@ def _topic(text: str, profile: CorpusProfile) -> Optional[str]:
     return words[0] if words else None
 
 
-def antecedent(history: Sequence[Message], query: str, profile: Optional[CorpusProfile] = None) -> Optional[str]:
+def antecedent(history: Sequence[Message], query: str, profile: CorpusProfile) -> Optional[str]:
     """Returns what a pronoun in `query` points to: the subject of the previous user turn.
 
     That is the first thing it names (the profile's named things), else its
@@ -108,7 +108,6 @@ def antecedent(history: Sequence[Message], query: str, profile: Optional[CorpusP
     previous turn names no body points instead to the first body the
     assistant's reply names (a named thing that is not a document title).
     """
-    profile = profile or profile_named("generic")
     last_user = next((i for i in range(len(history) - 1, -1, -1) if history[i].role == "user"
                       and history[i].content.strip() != query.strip()), None)
     if last_user is None:
@@ -124,12 +123,11 @@ def antecedent(history: Sequence[Message], query: str, profile: Optional[CorpusP
     return named[0] if named else _topic(previous, profile)
 
 
-def resolve_pronoun(query: str, history: Sequence[Message], profile: Optional[CorpusProfile] = None) -> Optional[str]:
+def resolve_pronoun(query: str, history: Sequence[Message], profile: CorpusProfile) -> Optional[str]:
     """Returns a short follow-up such as 它的上级部门是谁？ with its pronoun replaced by the antecedent, or None.
 
     None when there is no pronoun, nothing but the pronoun (这个呢), or no antecedent.
     """
-    profile = profile or profile_named("generic")
     cleaned = _CONNECTIVE.sub("", clean(query)).strip(" ，,")
     m = pronoun(profile.names.pronoun_nouns).search(cleaned)
     if m is None or len(cleaned) > FOLLOW_UP_MAX_CHARS or not _ENDS.sub("", cleaned.replace(m.group(0), "")):
@@ -140,7 +138,7 @@ def resolve_pronoun(query: str, history: Sequence[Message], profile: Optional[Co
     return cleaned[:m.start()] + entity + cleaned[m.end():]
 
 
-def complete_follow_up(query: str, history: Sequence[Message], profile: Optional[CorpusProfile] = None) -> Optional[str]:
+def complete_follow_up(query: str, history: Sequence[Message], profile: CorpusProfile) -> Optional[str]:
     """Returns a follow-up rewritten as a standalone question, or None if it is not one (or cannot be completed).
 
     A pronoun (它的上级部门是谁？) is replaced by the previous turn's subject
@@ -148,7 +146,6 @@ def complete_follow_up(query: str, history: Sequence[Message], profile: Optional
     question as the frame: a law or body replaces the law or body the frame
     names, any other topic replaces the frame's first keyword outside them.
     """
-    profile = profile or profile_named("generic")
     resolved = resolve_pronoun(query, history, profile)
     if resolved:
         return resolved
@@ -193,9 +190,8 @@ def graph_terms(query: str, graph: Any, user: Optional[User], limit: int = 6) ->
 
 
 def rule_variants(state: State, synonyms: Mapping[str, Sequence[str]], graph: Any,
-                  profile: Optional[CorpusProfile] = None) -> list[Variant]:
+                  profile: CorpusProfile) -> list[Variant]:
     """Returns the offline variants: rewrite, synonym wordings, graph expansion, step-back (in that priority)."""
-    profile = profile or profile_named("generic")
     query = state.query
     standalone = complete_follow_up(query, state.history, profile) or clean(query)
     out = [Variant(text=standalone, kind="rewrite")] if standalone != query else []

@@ -13,24 +13,17 @@ its own terms, registered with its route variants (docs/profiles.md).
 about; a pack (``domains/…``) derives from it and replaces the sub-sheets its
 documents need. A profile is chosen by name or spec (``generic``,
 ``prc_statutes``, ``package.module:Factory``), recorded in the index manifest
-when the index is built, and found again from the index at query time.
+when the index is built, and found again from the index at query time; both
+lookups are lambdarag.domains', and skills receive the profile object.
 """
 from __future__ import annotations
 
-import importlib
 import re
-import threading
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 from lambdarag.errors import ConfigError
-
-from .store.derived import PerObject
-
-SHIPPED = {"generic": "lambdarag.domains.generic:GenericProfile", "prc_statutes": "lambdarag.domains.prc_statutes:StatuteProfile"}
-"""The profiles that ship, by name; `auto` asks each whether it claims a corpus (statutes first)."""
-AUTO_ORDER = ("prc_statutes", "generic")
 
 
 def _any_corpus(documents: Sequence[Any]) -> bool:
@@ -304,60 +297,6 @@ def in_domain(profile: CorpusProfile, query: str, index: Any = None) -> bool:
     return bool(tokens) and 2 * sum(t in lexical.vocab for t in tokens) >= len(tokens)
 
 
-def load_profile(spec: str) -> CorpusProfile:
-    """Returns the profile `spec` names: a shipped name, or ``package.module:Factory`` of a listed plugin
-    (`lambdarag.registry.is_plugin`) returning a `CorpusProfile`; an index manifest's `domain` comes here too, so
-    neither a config nor a manifest can make this import a module nobody listed."""
-    from lambdarag.registry import is_plugin     # here: the config imports this module, not the calculus
-
-    target = SHIPPED.get(spec, spec)
-    module, _, attr = target.partition(":")
-    if not module or not attr:
-        raise ConfigError(f"retrieval.domain: {spec!r} is neither a shipped profile "
-                          f"({', '.join(['auto', *SHIPPED])}) nor package.module:Factory")
-    if spec not in SHIPPED and not is_plugin(module):
-        raise ConfigError(f"retrieval.domain: {spec!r} imports {module}, which no trusted config lists under "
-                          f"plugins:; a domain is a shipped profile ({', '.join(SHIPPED)}) or module:Factory of a "
-                          f"listed plugin")
-    try:
-        factory: Callable[[], Any] = getattr(importlib.import_module(module), attr)
-    except (ImportError, AttributeError) as e:
-        raise ConfigError(f"retrieval.domain: cannot load {spec!r}: {e}") from None
-    profile = factory()
-    if not isinstance(profile, CorpusProfile):
-        raise ConfigError(f"retrieval.domain: {spec!r} returned {type(profile).__name__}, not a CorpusProfile")
-    return profile
-
-
-def choose_profile(documents: Sequence[Any]) -> str:
-    """Returns the name of the first shipped profile that claims the documents (``domain: auto``)."""
-    for name in AUTO_ORDER:
-        if load_profile(name).reading.claims(documents):
-            return name
-    return "generic"
-
-
-_LOADED: dict[str, CorpusProfile] = {}
-_LOADING = threading.Lock()
-
-
-def profile_named(spec: str) -> CorpusProfile:
-    """Returns the profile of `spec`, loaded once per process (under a lock: concurrent first questions share it)."""
-    with _LOADING:
-        if spec not in _LOADED:
-            _LOADED[spec] = load_profile(spec)
-        return _LOADED[spec]
-
-
-def index_profile(index: Any) -> CorpusProfile:
-    """Returns the profile an index was built with (its manifest's `domain`), else the one its documents fit."""
-    return profile_named(getattr(index, "domain", None) or _detected(index))
-
-
-_detected: PerObject[str] = PerObject(lambda index: choose_profile(list(index.documents().values())))
-"""Returns the profile an index built before profiles were recorded fits, judged once per index version."""
-
-
 def packs_of(profile: CorpusProfile) -> tuple[str, ...]:
     """Returns the packs whose own terms and route variants a profile runs: its own, then those it derives from."""
     return tuple(dict.fromkeys(c.name for c in type(profile).__mro__ if isinstance(c, type) and
@@ -365,10 +304,10 @@ def packs_of(profile: CorpusProfile) -> tuple[str, ...]:
 
 
 def profile_of(ctx: Any) -> CorpusProfile:
-    """Returns the profile a term runs under: the context's `profile` resource, else its index's, else generic."""
-    resources = getattr(ctx, "resources", None) or {}
-    found = resources.get("profile")
-    if found is not None:
-        return found
-    index = resources.get("index")
-    return index_profile(index) if index is not None else profile_named("generic")
+    """Returns the profile a term runs under: the context's `profile` resource (the knowledge base puts it there;
+    a pack is never looked up by name below lambdarag.domains)."""
+    found = (getattr(ctx, "resources", None) or {}).get("profile")
+    if found is None:
+        raise ConfigError("profile_of: the context has no 'profile' resource; open the index with "
+                          "lambdarag.orchestration.knowledge (or pass resources={'profile': ...})")
+    return found

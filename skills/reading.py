@@ -1,4 +1,4 @@
-"""Reading a corpus by its profile: choose the corpus profile (or take the one named), read the files, chunk them.
+"""Reading a corpus by its profile: read the files as a profile says (or as the one chosen from them), chunk them.
 
 Above both the store's file readers (skills.store.corpus) and the profile seam
 (skills.profile), so that neither imports the other's caller.
@@ -6,21 +6,21 @@ Above both the store's file readers (skills.store.corpus) and the profile seam
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterable, Union
+from typing import Callable, Iterable, Optional, Sequence, Union
 
 from lambdarag.errors import ConfigError
 
-from .profile import choose_profile, profile_named
-from .store.corpus import DEFAULT_EXCLUDE, Corpus, corpus_files, flag_instructions, read_files
+from .profile import CorpusProfile
+from .store.corpus import DEFAULT_EXCLUDE, Corpus, Document, corpus_files, flag_instructions, read_files
 
 
-def read_corpus(root: Union[str, Path], *, progress: bool = False, cap: int = 800,
-                exclude: Iterable[str] = DEFAULT_EXCLUDE, domain: str = "auto") -> Corpus:
+def read_corpus(root: Union[str, Path], profile: CorpusProfile, *, progress: bool = False, cap: int = 800,
+                exclude: Iterable[str] = DEFAULT_EXCLUDE,
+                choose: Optional[Callable[[Sequence[Document]], CorpusProfile]] = None) -> Corpus:
     """Returns the corpus under `root` (a folder of markdown/JSONL files, or one file), chunked by its profile.
 
-    `domain` names the corpus profile (skills.profile): ``auto`` reads the
-    files plainly first and takes the first shipped profile that claims them (reading them again only when that
-    profile is not the generic one).
+    `profile` reads the files; with `choose` (``domain: auto``, lambdarag.domains), the profile it picks from
+    what was read takes over, reading them again only when it is another profile.
     Unreadable or malformed inputs are skipped and listed in `Corpus.problems`
     by path and line; files named in `exclude` (folder notes) are not read.
     """
@@ -28,17 +28,14 @@ def read_corpus(root: Union[str, Path], *, progress: bool = False, cap: int = 80
     if not root.exists():
         raise ConfigError(f"read_corpus: corpus path {str(root)!r} does not exist")
     files, links = corpus_files(root, exclude)
-    plain = None
-    if domain == "auto":
-        plain = read_files(root, files, profile_named("generic"), progress)
-        domain = choose_profile(plain.documents)
-    profile = profile_named(domain)
-    # The plain read is the generic profile's own: read again only for a profile that reads files its own way.
-    corpus = plain if plain is not None and domain == "generic" else read_files(root, files, profile, progress)
-    corpus.domain = domain
+    corpus = read_files(root, files, profile, progress)
+    chosen = choose(corpus.documents) if choose is not None else profile
+    if chosen is not profile:   # a profile that reads files its own way
+        corpus = read_files(root, files, chosen, progress)
+    corpus.domain, corpus.profile = chosen.name, chosen
     corpus.problems[:0] = links
     for doc in corpus.documents:
-        pieces = [flag_instructions(c) for c in profile.reading.chunk(doc, cap)]
+        pieces = [flag_instructions(c) for c in chosen.reading.chunk(doc, cap)]
         if not pieces:
             corpus.problems.append((doc.source, 0, "no chunkable text"))
         corpus.chunks.extend(pieces)

@@ -20,11 +20,10 @@ from typing import Any, Optional, TypedDict, Union
 from lambdarag import Context, User, tool
 from lambdarag.state import ALL_ACCESS
 from .store.records import WikiPage
-from lambdarag.errors import ProviderError, StoreCorrupt
+from lambdarag.errors import ConfigError, ProviderError, StoreCorrupt
 
-from .profile import CorpusProfile, profile_named
+from .profile import CorpusProfile
 from .store.corpus import Corpus, Document
-from .reading import read_corpus
 from .store.files import ORPHAN_AGE, clean_temp, write_atomic, write_text
 from .store import generations
 from .store.graph import DocFacts, EntityGraph, EntityRecord
@@ -105,13 +104,13 @@ def apply_facts(graph: EntityGraph, facts: DocFacts) -> set[str]:
     return touched
 
 
-def compile_wiki(corpus_root: Union[str, Path, Corpus], wiki_dir: Union[str, Path], *, llm: Any = None,
-                 progress: bool = True, domain: str = "auto", base: Optional[Path] = None,
+def compile_wiki(corpus: Corpus, wiki_dir: Union[str, Path], *, llm: Any = None,
+                 progress: bool = True, base: Optional[Path] = None,
                  publish: bool = True) -> CompileReport:
-    """Returns a report after bringing ``wiki_dir`` up to date with the corpus at ``corpus_root`` (a path, read
-    under `domain`, or a `Corpus` already read, as `lambdarag index` passes the one it indexed).
+    """Returns a report after bringing ``wiki_dir`` up to date with `corpus` (read by its profile, as `lambdarag
+    index` passes the one it indexed; a path and a pack name are lambdarag.domains.compile_wiki's).
 
-    The corpus profile (`domain`, see skills.profile) extracts each document's
+    The corpus profile (`corpus.profile`, see skills.profile) extracts each document's
     facts. Rules always run; with an `llm`, its validated relations are merged in
     (origin ``llm``). An LLM failure on a document keeps that document's rule
     output, is listed in the report and marked in the manifest, so the next
@@ -127,9 +126,10 @@ def compile_wiki(corpus_root: Union[str, Path, Corpus], wiki_dir: Union[str, Pat
     for folder in (base, base / "entities", base / "analyses") if base is not None else ():
         if folder.is_dir():   # temp files of a compile or write-back killed mid-write
             clean_temp(folder, older_than=ORPHAN_AGE)
-    corpus = corpus_root if isinstance(corpus_root, Corpus) else read_corpus(corpus_root, progress=progress,
-                                                                             domain=domain)
-    profile = profile_named(corpus.domain)
+    profile = corpus.profile
+    if profile is None:
+        raise ConfigError(f"compile_wiki: corpus {corpus.root} was read by no profile; read it with "
+                          "skills.reading.read_corpus or lambdarag.domains.read_corpus")
     manifest = read_manifest((base or wiki) / "manifest.json")
     known: dict[str, dict] = manifest["documents"]
     docs = {d.source: d for d in corpus.documents}

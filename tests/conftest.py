@@ -84,7 +84,7 @@ def dead_url():
 @pytest.fixture(scope="module")
 def maritime_bm25(tmp_path_factory):
     """Returns a BM25-only index of the shipped maritime statutes (two of them in two versions), one per test module."""
-    from lambdarag.skills.indexing import build_index
+    from lambdarag.domains.corpus import build_index
 
     mp = pytest.MonkeyPatch()
     mp.setenv("LAMBDARAG_HOME", str(tmp_path_factory.mktemp("home")))

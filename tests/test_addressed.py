@@ -8,7 +8,7 @@ import pytest
 from lambdarag import Context, State
 from lambdarag.skills.check import check_answer
 from lambdarag.skills.generate import extractive_answer
-from lambdarag.skills.profile import profile_named
+from lambdarag.domains import profile_named
 from lambdarag.skills.store.instructions import flagged, instruction_like, instruction_phrases
 from lambdarag.skills.store.records import Hit, RetrievalPlan
 

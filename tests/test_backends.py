@@ -20,9 +20,9 @@ from lambdarag.orchestration.config import DEMO_DOCS
 from lambdarag.skills import build
 from lambdarag.skills.store.local import LocalBackend
 from lambdarag.skills.store.index import open_backend
-from lambdarag.skills.indexing import build_backend
+from lambdarag.domains.corpus import build_backend
 from lambdarag.skills.store.corpus import Chunk, Document, to_hits
-from lambdarag.skills.reading import read_corpus
+from lambdarag.domains.corpus import read_corpus
 from lambdarag.skills.store.milvus import MilvusBackend, filter_expression
 from lambdarag.skills.store.tokenize import Tokenizer
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from lambdarag.orchestration.cli import main
-from lambdarag.skills.reading import read_corpus
+from lambdarag.domains.corpus import read_corpus
 from lambdarag.skills.store.index import index_dir, open_index
-from lambdarag.skills.wiki import compile_wiki
+from lambdarag.domains.corpus import compile_wiki
 from tests.conftest import MARITIME
 from tests.test_crash_safety import home, run_child  # noqa: F401  (home is a fixture)
 

@@ -224,7 +224,7 @@ LOOKALIKE_FACTS = [  # how-to and where-is questions that share a relation quest
 @pytest.mark.parametrize("query,relation",
                          [(q, True) for q in GENERIC_RELATIONS] + [(q, False) for q in LOOKALIKE_FACTS])
 def test_generic_rules_tell_relations_from_how_to_questions_in_both_languages(query, relation):
-    from lambdarag.skills.profile import profile_named
+    from lambdarag.domains import profile_named
 
     c = classifiers.rule_classify(query, (), profile_named("generic"))
     if relation:

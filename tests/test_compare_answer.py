@@ -11,7 +11,7 @@ from lambdarag import Context, State
 from lambdarag.skills import build
 from lambdarag.skills.generate import extractive_answer
 from lambdarag.skills.named import commands
-from lambdarag.skills.profile import profile_named
+from lambdarag.domains import profile_named
 from lambdarag.skills.store.records import Hit
 from lambdarag.skills.titles import DocumentNames, Side
 from tests.conftest import FIXTURES
@@ -130,7 +130,7 @@ def test_a_command_named_in_a_table_cell_or_as_a_manual_page_is_a_side():
 
 
 def test_a_named_thing_no_document_resolves_keeps_a_place_in_the_evidence(tmp_path, monkeypatch):
-    from lambdarag.skills.indexing import build_index
+    from lambdarag.domains.corpus import build_index
     from lambdarag.skills.store.corpus import to_hits
 
     monkeypatch.setenv("LAMBDARAG_HOME", str(tmp_path))

@@ -11,7 +11,7 @@ import pytest
 
 from lambdarag.errors import ConfigError, UntrustedConfig
 from lambdarag.orchestration.config import load_config, parse_config
-from lambdarag.skills.profile import load_profile
+from lambdarag.domains import load_profile
 from tests.scripted_server import Reply
 
 ROOT = Path(__file__).resolve().parents[1]

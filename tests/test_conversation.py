@@ -12,7 +12,7 @@ from lambdarag.providers.llm import OpenAIChat
 from lambdarag.orchestration.config import DEFAULT_CONFIG, parse_config
 from lambdarag.orchestration.lifecycle import follow_up_rewrite
 from lambdarag.orchestration.search_unified import search
-from lambdarag.skills.indexing import build_index
+from lambdarag.domains.corpus import build_index
 from lambdarag.domains.prc_statutes import StatuteProfile
 from lambdarag.skills.planner import complete_follow_up
 from tests.conftest import MARITIME

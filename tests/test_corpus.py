@@ -6,7 +6,7 @@ import json
 import pytest
 
 from lambdarag.domains.prc_statutes.documents import family as family_of
-from lambdarag.skills.reading import read_corpus
+from lambdarag.domains.corpus import read_corpus
 from tests.conftest import LAWS, MARITIME
 
 

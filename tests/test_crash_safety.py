@@ -17,7 +17,7 @@ from lambdarag.errors import StoreCorrupt
 from lambdarag.orchestration.cli import main
 from lambdarag.orchestration.knowledge import forget
 from lambdarag.skills.store.index import index_dir, open_index
-from lambdarag.skills.indexing import build_index
+from lambdarag.domains.corpus import build_index
 from tests.conftest import MARITIME   # the real statutes shipped in tests/fixtures: runs on a bare clone too
 
 REPO = str(Path(__file__).resolve().parents[1])

@@ -8,9 +8,9 @@ import pytest
 from lambdarag.orchestration.config import DEMO_DOCS, load_config
 from lambdarag.orchestration.knowledge import forget
 from lambdarag.orchestration.search_unified import search
-from lambdarag.skills.reading import read_corpus
-from lambdarag.skills.indexing import build_index
-from lambdarag.skills.wiki import compile_wiki
+from lambdarag.domains.corpus import read_corpus
+from lambdarag.domains.corpus import build_index
+from lambdarag.domains.corpus import compile_wiki
 
 QUESTIONS = {
     "fact": "船长在保障海上生命安全和防治船舶污染方面有什么权力？",

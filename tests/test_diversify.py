@@ -15,6 +15,7 @@ from lambdarag.skills import build
 from lambdarag.skills.diversify import ordered_by_priors as priors_ahead, per_document
 from lambdarag.skills.store.corpus import to_hits
 from lambdarag.skills.store.records import Hit, TimeRange
+from lambdarag.domains import index_profile, profile_named
 
 
 def hit(source: str, title: str, section: str, score: float) -> Hit:
@@ -126,7 +127,7 @@ def test_statute_documents_brings_each_statute_in_one_version_the_current_one_un
         maritime_bm25, time_range, version):
     question = "海洋环境保护和防治船舶污染的法律有哪些？"
     out = build("statute_documents", {}).run(State.of(question, hits=(), time_range=time_range),
-                                           Context(resources={"index": maritime_bm25}))
+                                           Context(resources={"index": maritime_bm25, "profile": index_profile(maritime_bm25)}))
     marine = {h.source for h in out.hits if h.family == "海洋环境保护法"}
     assert marine == {version}
     assert len({h.title for h in out.hits}) == len(out.hits)   # one entry per statute
@@ -135,7 +136,7 @@ def test_statute_documents_brings_each_statute_in_one_version_the_current_one_un
 def test_undated_questions_keep_the_newest_version_only_when_the_filter_is_asked_to(maritime_bm25):
     hits = to_hits(maritime_bm25.bm25("船舶 污染 海洋环境", 40), "bm25")
     assert {MARINE_OLD, MARINE_NEW} <= {h.source for h in hits}
-    ctx = Context(resources={"index": maritime_bm25})
+    ctx = Context(resources={"index": maritime_bm25, "profile": index_profile(maritime_bm25)})
     latest = build("time_filter", {"undated": "latest"}).run(State.of("防治船舶污染", hits=hits, time_range=None), ctx).hits
     assert MARINE_NEW in {h.source for h in latest} and MARINE_OLD not in {h.source for h in latest}
     assert build("time_filter", {}).run(State.of("防治船舶污染", hits=hits, time_range=None), ctx).hits == hits
@@ -157,7 +158,7 @@ def test_a_statute_found_only_by_its_purpose_article_joins_and_both_signals_add_
 def test_one_version_moves_a_statutes_other_versions_after_every_other_hit():
     hits = (hit("经济法/森林法(2019-12-28).md", FOREST, "第一条", 9), hit("经济法/森林法(2009-08-27).md", FOREST, "第一条", 8),
             hit("经济法/草原法(2021-04-29).md", GRASS, "第二条", 7), hit("经济法/森林法(2019-12-28).md", FOREST, "第五条", 6))
-    out = build("one_version", {}).run(State.of("森林法和草原法有什么不同？", hits=hits), Context()).hits
+    out = build("one_version", {}).run(State.of("森林法和草原法有什么不同？", hits=hits), Context(resources={"profile": profile_named("generic")})).hits
     assert [(h.source, h.section) for h in out] == [(hits[0].source, "第一条"), (hits[2].source, "第二条"),
                                                      (hits[3].source, "第五条"), (hits[1].source, "第一条")]
     assert [h.score for h in out] == [4.0, 3.0, 2.0, 1.0]

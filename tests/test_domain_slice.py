@@ -26,7 +26,7 @@ def questions():
 
 @pytest.fixture(scope="module")
 def slice_index(tmp_path_factory):
-    from lambdarag.skills.indexing import build_index
+    from lambdarag.domains.corpus import build_index
 
     mp = pytest.MonkeyPatch()
     mp.setenv("LAMBDARAG_HOME", str(tmp_path_factory.mktemp("home")))

@@ -13,16 +13,16 @@ from lambdarag.errors import ConfigError
 from lambdarag.orchestration.config import parse_config
 from lambdarag.orchestration.declared import import_plugins
 from lambdarag.skills import build
-from lambdarag.skills.profile import index_profile, load_profile, profile_named
+from lambdarag.domains import index_profile, load_profile, profile_named
 from lambdarag.skills.sentences import split_sentences
 from lambdarag.skills.titles import document_names
 from lambdarag.skills.store.corpus import Document, chunk_markdown, to_hits
-from lambdarag.skills.reading import read_corpus
+from lambdarag.domains.corpus import read_corpus
 from lambdarag.skills.store.graph import EntityGraph
-from lambdarag.skills.indexing import build_index
+from lambdarag.domains.corpus import build_index
 from lambdarag.skills.store.records import Hit, Relation
 from lambdarag.skills.support import attesting, unsupported
-from lambdarag.skills.wiki import compile_wiki
+from lambdarag.domains.corpus import compile_wiki
 from lambdarag.skills.store.tokenize import Tokenizer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,11 +35,16 @@ DATA = (ROOT / "knowledge", ROOT / "orchestration" / "demo")
 """The bundled demo knowledge base (maritime statutes) and its prebuilt index and wiki: documents, not code."""
 
 
+SHORTEST_WORD, SHORTEST_PHRASE = 3, 6
+"""The guard's length rule, its only exception: a two-character relation name (依据, 涉及, 引用, 规定) is an everyday
+word of any Chinese text, and a short stretch of a phrase (的规定) part of any sentence; the compounds and whole
+clauses are the statute pack's."""
+
+
 def statute_words() -> list[str]:
     """Returns the statute pack's own words, read from its data: relation names, a wiki page's section titles, entity
     type names, kinds of document, and the phrases its answers and replies are worded with (their stretches between
-    placeholders). Two-character relation names (依据, 涉及, 引用, 规定) are everyday words of any Chinese text, and
-    a short stretch of a phrase (的规定) any sentence's: the compounds and whole clauses are the statute pack's."""
+    placeholders), each as long as the length rule asks (`SHORTEST_WORD`, `SHORTEST_PHRASE`)."""
     from lambdarag.domains.prc_statutes import StatuteProfile, edges, extract, kinds
     from lambdarag.skills.phrasing import ZH
 
@@ -49,15 +54,18 @@ def statute_words() -> list[str]:
     phrases = {part.strip(" -：:，。") for key, text in sheet.wording.phrasing("").items() if ZH.get(key) != text
                for part in re.split(r"\{[^}]*\}", text)}
     words = {*relations, *sections, *sheet.graph.type_names.values(), *kinds.FOLDERS}
-    return sorted({*(w for w in words if len(w) >= 3), *(p for p in phrases if len(p) >= 6)})
+    return sorted({*(w for w in words if len(w) >= SHORTEST_WORD), *(p for p in phrases if len(p) >= SHORTEST_PHRASE)})
 
 
 STATUTE_WORDS = re.compile("|".join([ISSUE_29, *map(re.escape, statute_words())]))
 
 
 def test_generic_code_holds_no_statute_vocabulary():
-    # issues 29 and 39: every statute rule and word lives in domains/prc_statutes (the prompt files too); the words
-    # come from the pack's own data, so a word it adds is guarded too; a hit elsewhere fails, with file and line
+    """Every statute rule and word lives in domains/prc_statutes (issues 29 and 39); the words come from the pack's
+    own data, so a word it adds is guarded too, and a hit elsewhere fails with file and line.
+
+    Rule: a word shorter than SHORTEST_WORD or a phrase stretch shorter than SHORTEST_PHRASE is not guarded; no word
+    is exempted by name."""
     assert {"发布机构", "立法依据", "司法解释", "监督指导"} <= set(statute_words())
     assert any("法律法规知识问答助手" in w for w in statute_words())
     hits = [f"{path.relative_to(ROOT)}:{n}: {line.strip()[:80]}"
@@ -206,12 +214,13 @@ def test_the_entity_prompt_says_how_to_write_names_as_the_profile_does():
     lam = build("entity_extract")
     statute = Context(resources={"profile": profile_named("prc_statutes")})
     assert "中华人民共和国" in "".join(m["content"] for m in lam.messages(State.of("海商法的主管部门？"), ctx=statute))
-    assert "中华人民共和国" not in lam.messages(State.of("Who maintains APT?"))[-1]["content"]
+    generic = Context(resources={"profile": profile_named("generic")})
+    assert "中华人民共和国" not in lam.messages(State.of("Who maintains APT?"), ctx=generic)[-1]["content"]
 
 
 def test_an_english_question_gets_an_english_answer_without_statute_wording(guide):
     _, index = guide
-    ctx = Context(resources={"index": index})
+    ctx = Context(resources={"index": index, "profile": index_profile(index)})
     hits = to_hits(index.bm25("How does APT fetch packages?", 5), "bm25")
     out = build("answer_generate", {}).run(State.of("How does APT fetch packages?", hits=hits), ctx)
     assert out.answer.startswith("From the documents:") and "[source: apt.md#Sources]" in out.answer
@@ -224,7 +233,7 @@ def test_an_english_answer_quotes_the_best_supported_sentence_when_its_words_are
     # issue 29: "gives", "lowest", "layer", "handling" appear nowhere, yet the dpkg sentence is the answer; the old
     # answer refused and called those words missing from the documents
     _, index = guide
-    ctx = Context(resources={"index": index})
+    ctx = Context(resources={"index": index, "profile": index_profile(index)})
     q = "Which tool gives the lowest layer for handling packages?"
     out = build("answer_generate", {}).run(State.of(q, hits=to_hits(index.bm25(q, 5), "bm25")), ctx)
     assert out.answer.startswith("From the documents:") and "low-level package tool" in out.answer
@@ -233,7 +242,7 @@ def test_an_english_answer_quotes_the_best_supported_sentence_when_its_words_are
 
 def test_a_partial_answer_names_as_missing_only_named_things_the_documents_lack(guide):
     _, index = guide
-    ctx = Context(resources={"index": index})
+    ctx = Context(resources={"index": index, "profile": index_profile(index)})
     q = "How does dpkg install .deb files, and how does it relate to the flag that gives RPM support?"
     out = build("answer_generate", {}).run(State.of(q, hits=to_hits(index.bm25(q, 5), "bm25")), ctx).answer
     assert "It installs .deb files." in out and "RPM" in out.split("Not found in the documents:")[1]
@@ -246,7 +255,7 @@ def test_a_partial_answer_names_as_missing_only_named_things_the_documents_lack(
 ])
 def test_an_out_of_scope_question_is_refused_in_its_own_language_whatever_was_retrieved(guide, question, refusal):
     _, index = guide
-    ctx = Context(resources={"index": index})
+    ctx = Context(resources={"index": index, "profile": index_profile(index)})
     everything = to_hits([(c, 1.0) for c in index.chunks()], "dense")   # a dense search returns its nearest anyway
     out = build("answer_generate", {}).run(State.of(question, hits=everything), ctx)
     assert out.answer.startswith(refusal) and out.citations == ()
@@ -278,7 +287,7 @@ def test_the_readme_profile_example_runs_as_written(tmp_path, monkeypatch):
     import_plugins(["minutes"], tmp_path, lambda loc: None, "<test>")   # what plugins: [minutes] in a config does
     index = build_index(docs, "minutes", dense=False, progress=False, domain="minutes:factory")
     assert index.domain == "minutes:factory" and type(index_profile(index)).__name__ == "MinutesProfile"
-    ctx = Context(resources={"index": index})
+    ctx = Context(resources={"index": index, "profile": index_profile(index)})
     hits = to_hits(index.bm25("what about the budget", 5), "bm25")
     assert hits[0].source == "2024-03-meeting.md"   # plain BM25 prefers the meeting…
     ahead = build("decisions_first", {}).run(State.of("what about the budget", hits=hits), ctx).hits
@@ -320,7 +329,7 @@ def test_a_survey_on_generic_documents_covers_the_documents_about_its_topic(back
     plain = list(dict.fromkeys(h.source for h in to_hits(backups.bm25(query, 50), "bm25")))
     assert plain[0] == "tar.md" and not {"rsync.md", "snapshots.md"} & set(plain[:5])
     out = build("survey_documents", {}).run(State.of(query, hits=(), time_range=None),
-                                          Context(resources={"index": backups})).hits
+                                          Context(resources={"index": backups, "profile": index_profile(backups)})).hits
     assert list(dict.fromkeys(h.source for h in out))[:3] == ["tar.md", "rsync.md", "snapshots.md"]
     assert len({h.chunk_id for h in out}) == len(out) and set(plain) <= {h.source for h in out}
 

@@ -11,8 +11,8 @@ from lambdarag import Context, State
 from lambdarag.skills.check import check_answer, pruned
 from lambdarag.skills.evidence import candidates, is_reference, normalised, stands
 from lambdarag.skills.generate import extractive_answer
-from lambdarag.skills.profile import profile_named
-from lambdarag.skills.reading import read_corpus
+from lambdarag.domains import profile_named
+from lambdarag.domains.corpus import read_corpus
 from lambdarag.skills.store.corpus import to_hits
 from tests.conftest import FIXTURES
 

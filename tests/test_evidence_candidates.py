@@ -7,7 +7,7 @@ import pytest
 from lambdarag import Context, State
 from lambdarag.skills.evidence import candidates, opens_fenced, ranked
 from lambdarag.skills.generate import extractive_answer
-from lambdarag.skills.profile import profile_named
+from lambdarag.domains import profile_named
 from lambdarag.skills.store.records import Hit
 
 GENERIC = profile_named("generic")

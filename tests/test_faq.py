@@ -12,13 +12,13 @@ from lambdarag.skills.store.records import Hit, RetrievalPlan
 from lambdarag.providers.reranker import OverlapReranker
 from lambdarag.orchestration.config import DEFAULT_CONFIG, DEMO_DOCS, parse_config
 from lambdarag.orchestration.plan import PlanConfig, build_retrieval_plan, detect_intent
-from lambdarag.skills.profile import profile_named
+from lambdarag.domains import profile_named
 from lambdarag.orchestration.search_unified import search
 from lambdarag.skills.store.local import LocalBackend
 from lambdarag.skills.context import context_hits
-from lambdarag.skills.reading import read_corpus
+from lambdarag.domains.corpus import read_corpus
 from lambdarag.skills.faq import decide, normalise
-from lambdarag.skills.indexing import build_index
+from lambdarag.domains.corpus import build_index
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -18,7 +18,8 @@ from lambdarag.orchestration.cli import main
 from lambdarag.orchestration.config import DEFAULT_CONFIG, DEMO_DOCS, parse_config
 from lambdarag.skills.lexical import expand_tokens
 from lambdarag.skills.store.vectors import default_embedder
-from lambdarag.skills.wiki import compile_wiki
+from lambdarag.domains import profile_named
+from lambdarag.domains.corpus import compile_wiki
 from lambdarag.skills.store.wiki import LEARNED
 from lambdarag.orchestration.feedback import (FeedbackLoop, SynonymLearner, normalise,
                                     routing_scores, scope_of, variant_pairs)
@@ -261,7 +262,7 @@ def test_agreeing_llm_classifications_become_a_rule(tmp_path):
     assert loop.rules.observe("琼州海峡定线制", llm) is None
     rule = loop.rules.observe("成山角定线制", llm)
     assert rule["type"] == "temporal" and rule["origin"] == "llm" and rule["evidence"] == 2
-    found = rule_classify("老铁山水道定线制", loop.rules.rules())
+    found = rule_classify("老铁山水道定线制", loop.rules.rules(), profile_named("prc_statutes"))
     assert (found.type, found.stage) == ("temporal", "learned")
 
 

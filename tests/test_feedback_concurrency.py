@@ -9,7 +9,7 @@ import pytest
 from lambdarag.orchestration.config import DEMO_DOCS, FeedbackConfig
 from lambdarag.orchestration.feedback import FeedbackLoop
 from lambdarag.orchestration.feedback.store import open_store
-from lambdarag.skills.wiki import compile_wiki
+from lambdarag.domains.corpus import compile_wiki
 
 WORKERS, ROUNDS = 4, 25
 

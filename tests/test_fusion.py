@@ -70,7 +70,7 @@ def test_hybrid_search_on_the_stard_slice_equals_the_zscore_formula_with_validat
 
     from lambdarag.orchestration.learning import retrieval_term
     from lambdarag.skills.fusion import DEFAULT_ZSCORE_WEIGHTS
-    from lambdarag.skills.reading import read_corpus
+    from lambdarag.domains.corpus import read_corpus
     from lambdarag.skills.store.local import LocalBackend
     from lambdarag.skills.store.tokenize import Tokenizer
     from lambdarag.skills.store.vectors import default_embedder, read_vectors_dir

@@ -12,8 +12,9 @@ from lambdarag.skills.store.records import RetrievalPlan
 from lambdarag.errors import StoreCorrupt
 from lambdarag.skills import build
 from lambdarag.skills.store.graph import EntityGraph, EntityRecord, Label, RelationRecord
-from lambdarag.skills.wiki import compile_wiki
+from lambdarag.domains.corpus import compile_wiki
 from tests.conftest import MARITIME
+from lambdarag.domains import profile_named
 
 QUESTION = "海上交通安全法与水污染防治法在船舶管理方面有何异同？"
 REGULATION = "防治船舶污染海洋环境管理条例"
@@ -171,7 +172,7 @@ def test_permission_filters_relations():
 
 
 def test_graph_skills_run_offline(graph):
-    ctx = Context(resources={"graph": graph})
+    ctx = Context(resources={"graph": graph, "profile": profile_named("generic")})
     state = build("entity_extract").run(State.of(QUESTION), ctx)
     assert state.entities[:2] == ("海上交通安全法", "水污染防治法") and "船舶" in "".join(state.entities[2:])
     walked = build("graph_walk").run(State.of(QUESTION, entities=(REGULATION,)), ctx)

@@ -16,7 +16,7 @@ from lambdarag.skills.exemplars import exemplar_cache
 from lambdarag.skills.store import index as index_module
 from lambdarag.skills.store.home import cache_root, data_home
 from lambdarag.skills.store.index import backend_exists, index_dir, open_index
-from lambdarag.skills.indexing import build_index
+from lambdarag.domains.corpus import build_index
 from tests.conftest import MARITIME
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from lambdarag.orchestration.cli import main
 from lambdarag.skills.store.index import index_dir, open_index
-from lambdarag.skills.indexing import build_index
+from lambdarag.domains.corpus import build_index
 from tests.conftest import MARITIME
 
 FILES = ["行政法规/国际海运条例(2019-03-02).md", "行政法规/国际海运条例(2023-07-20).md", "经济法/港口法(2018-12-29).md"]

@@ -10,6 +10,7 @@ from lambdarag import Context, Lam, State, Tool
 from lambdarag.errors import CompositionError
 from lambdarag.providers.llm import OpenAIChat
 from tests.scripted_server import Reply
+from lambdarag.domains import profile_named
 
 
 class Answered(TypedDict):
@@ -31,7 +32,7 @@ classify = Lam("classify", "把问题分类：{query}", output=Kind, reads=["que
 
 
 def ctx_for(url: str, timeout: float = 2.0) -> Context:
-    return Context(llm=OpenAIChat(url, "scripted-model", timeout=timeout))
+    return Context(llm=OpenAIChat(url, "scripted-model", timeout=timeout), resources={"profile": profile_named("generic")})
 
 
 def test_valid_json_is_validated_and_written(llm_server):
@@ -94,7 +95,7 @@ def test_no_server_at_all_falls_back(dead_url):
 
 
 def test_no_llm_configured_runs_the_offline_path_as_a_mode_not_a_fallback():
-    ctx = Context()
+    ctx = Context(resources={"profile": profile_named("generic")})
     assert classify.run("q", ctx).type == "fact"
     assert ctx.trace.fallbacks() == []
     span = next(s for s in ctx.trace.spans if s.name == "classify")

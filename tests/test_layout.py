@@ -139,3 +139,26 @@ def test_the_domain_packs_sit_between_orchestration_and_patterns():
     upward = sorted((a, b) for a, b in graph.edges
                     if b.startswith("lambdarag.domains") and not a.startswith(("lambdarag.domains", "lambdarag.orchestration")))
     assert upward == []
+
+
+PACK_PATH = re.compile(r"^lambdarag\.domains(\.\w+)*(:\w+)?$")
+"""A pack's module (or ``module:Factory``) written as a string: what an import by name would load."""
+
+
+def test_skills_and_patterns_never_load_a_pack():
+    """A pack is found by name in lambdarag.domains only (issue 39): no module of skills/ or patterns/ imports
+    lambdarag.domains (under TYPE_CHECKING too) or importlib (its metadata aside), calls `__import__` or
+    `import_module`, or holds a pack's module path as a string; skills and patterns receive the profile object."""
+    loads = {}
+    for folder in ("skills", "patterns"):
+        for path in modules(ROOT / folder):
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            found = [m for m in imports(path) if m.startswith("lambdarag.domains")
+                     or (m.split(".")[0] == "importlib" and not m.startswith("importlib.metadata"))]
+            found += [f"line {n.lineno}: {ast.unparse(n)[:60]}" for n in ast.walk(tree)
+                      if (isinstance(n, ast.Call) and getattr(n.func, "id", getattr(n.func, "attr", ""))
+                          in ("__import__", "import_module"))
+                      or (isinstance(n, ast.Constant) and isinstance(n.value, str) and PACK_PATH.match(n.value))]
+            if found:
+                loads[path.relative_to(ROOT).as_posix()] = sorted(found)
+    assert loads == {}

@@ -20,7 +20,7 @@ from lambdarag.skills.store import graph as graph_module
 from lambdarag.skills.store import wiki as wiki_module
 from lambdarag.skills.store.graph import EntityGraph
 from lambdarag.skills.store.wiki import WikiStore
-from lambdarag.skills.wiki import compile_wiki
+from lambdarag.domains.corpus import compile_wiki
 from tests.conftest import MARITIME, serve_process
 
 READERS = 8

@@ -14,7 +14,7 @@ from lambdarag.orchestration.cli import main
 from lambdarag.orchestration import learning
 from lambdarag.orchestration.feedback import feedback_dir
 from lambdarag.orchestration.learning import CLOSED, Confirmations, learn_pairs, open_learned, retrieval_term
-from lambdarag.skills.reading import read_corpus
+from lambdarag.domains.corpus import read_corpus
 from lambdarag.skills.store.records import RetrievalPlan
 from lambdarag.skills.store.index import open_index
 from lambdarag.skills.store.learned import GATE_FEATURES, HEAD, SIGNALS, LearnedParams

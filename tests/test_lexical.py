@@ -7,7 +7,7 @@ from hypothesis import given, settings, strategies as st
 from rank_bm25 import BM25Okapi
 
 from lambdarag.skills.store.corpus import searchable_text
-from lambdarag.skills.reading import read_corpus
+from lambdarag.domains.corpus import read_corpus
 from lambdarag.skills.store.bm25 import Bm25Index
 from lambdarag.skills.store.tokenize import Tokenizer
 from tests.conftest import MARITIME, STARD

@@ -89,7 +89,7 @@ def test_setup_runs_once_per_config_and_index_not_per_question(kb, home, tmp_pat
 
     from lambdarag.orchestration.config import DEMO_DOCS
     from lambdarag.orchestration.feedback import loop as feedback_loop
-    from lambdarag.skills.indexing import build_index
+    from lambdarag.domains.corpus import build_index
 
     make, _, _ = kb
     config, _ = make()

@@ -19,6 +19,12 @@ from lambdarag.skills.store.graph import EntityGraph
 from lambdarag.skills.planner import query_expand
 from tests.conftest import MARITIME
 from tests.scripted_server import Reply, Running
+from lambdarag.domains import profile_named
+
+
+def generic_ctx() -> Context:
+    """Returns a context under the generic profile (what a context without one ran under)."""
+    return Context(resources={"profile": profile_named("generic")})
 
 ARTICLE = re.compile(r"^(第[一二三四五六七八九十百零]+条)\s(.*?)(?=^第[一二三四五六七八九十百零]+条\s|^#|\Z)", re.S | re.M)
 
@@ -52,7 +58,7 @@ CAPTAIN_Q = "船长在保障海上生命安全和防治船舶污染方面有什�
 
 
 def llm_ctx(server, timeout=1.0):
-    return Context(llm=OpenAIChat(server.url, "m", timeout=timeout))
+    return Context(llm=OpenAIChat(server.url, "m", timeout=timeout), resources={"profile": profile_named("generic")})
 
 
 def prompt_of(server, i=0):
@@ -62,7 +68,7 @@ def prompt_of(server, i=0):
 # -- context assembly ---------------------------------------------------------
 def test_context_numbers_sources_keeps_headings_and_lists_relations():
     rel = Relation(head="海上交通安全法", relation="主管", tail="国务院交通运输主管部门", source=SAFETY[0], section="第四条")
-    s = assemble_context.run(State.of(CAPTAIN_Q, hits=CAPTAIN_HITS, relations=(rel,)))
+    s = assemble_context.run(State.of(CAPTAIN_Q, hits=CAPTAIN_HITS, relations=(rel,)), generic_ctx())
     assert s.context.startswith(RELATIONS_HEADING)
     assert "- 海上交通安全法 --主管--> 国务院交通运输主管部门" in s.context
     assert "[2] [来源: 行政法/海上交通安全法(2021-04-29).md#第三十八条] 中华人民共和国海上交通安全法 · 第三十八条" in s.context
@@ -73,14 +79,14 @@ def test_context_honours_the_plan_budgets():
     state = State.of(CAPTAIN_Q, hits=CAPTAIN_HITS, plan=plan)
     shown = context_hits(state)
     assert [h.section for h in shown] == ["第三十七条", "第三十八条"]  # the third would exceed 100 chars
-    ctx = assemble_context.run(state).context
+    ctx = assemble_context.run(state, generic_ctx()).context
     assert "第三十九条" not in ctx and "…" in ctx
     assert all(len(block) <= 41 for block in re.findall(r"\n(第.+?)(?:\n|$)", ctx))
 
 
 # -- answer_generate offline -----------------------------------------------------
 def test_extractive_answer_quotes_and_cites_the_article():
-    s = answer_generate().run(State.of(CAPTAIN_Q, hits=CAPTAIN_HITS))
+    s = answer_generate().run(State.of(CAPTAIN_Q, hits=CAPTAIN_HITS), generic_ctx())
     assert "独立作出决定" in s.answer
     assert "[来源: 行政法/海上交通安全法(2021-04-29).md#第三十八条]" in s.answer
     assert [(c.section, "海上交通安全法" in c.source) for c in s.citations][0] == ("第三十八条", True)
@@ -88,7 +94,7 @@ def test_extractive_answer_quotes_and_cites_the_article():
 
 def test_extractive_answer_copies_numbers_exactly():
     q = "国际航行船舶进出口岸，海事管理机构应当在多长时间内作出许可决定？"
-    s = answer_generate().run(State.of(q, hits=hits(SAFETY, "第四十六条", "第四条")))
+    s = answer_generate().run(State.of(q, hits=hits(SAFETY, "第四十六条", "第四条")), generic_ctx())
     assert "自受理申请之日起五个工作日内作出许可或者不予许可的决定" in s.answer
     assert s.citations[0].section == "第四十六条"
 
@@ -164,7 +170,7 @@ def _state(drawn):
 @settings(max_examples=40, deadline=None)
 @given(contexts)
 def test_offline_answers_cite_only_the_context(drawn):
-    s = answer_generate().run(_state(drawn))
+    s = answer_generate().run(_state(drawn), generic_ctx())
     shown = {h.chunk_id for h in context_hits(s)}
     assert all(c.chunk_id in shown for c in s.citations)
     for m in re.finditer(r"\[来源: ([^\]#]+)#([^\]]+)\]", s.answer):
@@ -192,11 +198,11 @@ def test_llm_answers_cite_only_the_context(shared_server, drawn, cited_by_model)
 
 # -- citation_check ---------------------------------------------------------------
 def _answered(answer):
-    return assemble_context.run(State.of(CAPTAIN_Q, hits=CAPTAIN_HITS, answer=answer))
+    return assemble_context.run(State.of(CAPTAIN_Q, hits=CAPTAIN_HITS, answer=answer), generic_ctx())
 
 
 def test_check_passes_the_extractive_answer():
-    s = (answer_generate() >> citation_check).run(State.of(CAPTAIN_Q, hits=CAPTAIN_HITS))
+    s = (answer_generate() >> citation_check).run(State.of(CAPTAIN_Q, hits=CAPTAIN_HITS), generic_ctx())
     assert s.verdict.passed and s.verdict.details[0].startswith("supported")
 
 
@@ -204,7 +210,7 @@ def test_check_flags_unsupported_missing_and_out_of_context_citations():
     cite38 = "[来源: 行政法/海上交通安全法(2021-04-29).md#第三十八条]"
     answer = (f"- 船长有权对船员处以罚款五万元{cite38}\n- 船长负责管理和指挥船舶{cite38}\n"
               "- 船长应当每日向海事局报告\n- 船长可以拒绝引航[来源: 海商法#第三十九条]")
-    v = citation_check.run(_answered(answer)).verdict
+    v = citation_check.run(_answered(answer), generic_ctx()).verdict
     statuses = [d.split(" | ")[0] for d in v.details]
     assert statuses == ["unsupported", "supported", "missing", "missing"] and not v.passed
 
@@ -236,7 +242,7 @@ def test_fact_rules_leave_out_what_the_graph_knows():
     g = EntityGraph()
     g.add_relation(head="国务院交通运输主管部门", relation="主管", tail="海上交通安全法")
     s = (answer_generate() >> fact_extract).run(
-        State.of("海上交通安全工作由哪个部门主管？", hits=hits(SAFETY, "第四条")), Context(resources={"graph": g}))
+        State.of("海上交通安全工作由哪个部门主管？", hits=hits(SAFETY, "第四条")), Context(resources={"graph": g, "profile": profile_named("generic")}))
     assert ("国务院交通运输主管部门", "主管", "海上交通安全法") not in {(r.head, r.relation, r.tail) for r in s.facts.relations}
 
 
@@ -246,7 +252,7 @@ def test_llm_facts_without_a_cited_source_are_dropped(llm_server):
          "citation": "[来源: 行政法/海上交通安全法(2021-04-29).md#第四条]"},
         {"head": "海事局", "relation": "隶属", "tail": "交通运输部", "citation": "[来源: 国务院公报#第一条]"}]},
         ensure_ascii=False)))
-    base = answer_generate().run(State.of("海上交通安全工作由哪个部门主管？", hits=hits(SAFETY, "第四条")))
+    base = answer_generate().run(State.of("海上交通安全工作由哪个部门主管？", hits=hits(SAFETY, "第四条")), generic_ctx())
     s = fact_extract.run(base, llm_ctx(llm_server))
     assert [(r.head, r.section, r.origin) for r in s.facts.relations] == [("国家海事管理机构", "第四条", "llm")]
     assert "海事局" not in s.facts.entities
@@ -258,7 +264,7 @@ PAGE = WikiPage(entity="海上交通安全法", path="wiki/entities/海上交通
 
 
 def test_wiki_pages_covering_the_question_are_sufficient():
-    s = (sufficient >> missing_topics).run(State.of("海上交通安全法对船长的权力有何规定？", wiki_pages=(PAGE,)))
+    s = (sufficient >> missing_topics).run(State.of("海上交通安全法对船长的权力有何规定？", wiki_pages=(PAGE,)), generic_ctx())
     assert s.sufficient is True and "海上交通安全法" not in s.missing and "船长" not in s.missing
 
 
@@ -285,20 +291,20 @@ def kinds(s):
 
 
 def test_follow_up_is_rewritten_from_history_and_original_kept():
-    s = query_expand.run(State.of("那船员呢？", history=HISTORY))
+    s = query_expand.run(State.of("那船员呢？", history=HISTORY), generic_ctx())
     assert kinds(s) == [("original", "那船员呢？"), ("rewrite", "船员在保障海上生命安全方面有什么权力？")]
     assert s.query_plan.source == "rules"
 
 
 def test_spoken_phrasing_is_cleaned():
-    s = query_expand.run("请问那个船舶没证书出海咋处罚啊")
+    s = query_expand.run("请问那个船舶没证书出海咋处罚啊", generic_ctx())
     assert ("rewrite", "船舶没证书出海如何处罚") in kinds(s)
 
 
 def test_synonyms_and_graph_neighbours_expand_within_the_count():
     g = EntityGraph()
     g.add_relation(head="海上交通安全法", relation="规定", tail="船舶航行安全")
-    ctx = Context(resources={"graph": g, "synonyms": {"船长": ["船舶负责人"]}})
+    ctx = Context(resources={"graph": g, "synonyms": {"船长": ["船舶负责人"]}, "profile": profile_named("generic")})
     s = query_expand.run("海上交通安全法对船长有什么规定", ctx)
     assert kinds(s)[:3] == [("original", "海上交通安全法对船长有什么规定"),
                             ("multi_query", "海上交通安全法对船舶负责人有什么规定"),
@@ -314,7 +320,7 @@ def test_broken_graph_leaves_the_original_query_marked():
         def find_entities(self, text, user=None):
             raise RuntimeError("graph file unreadable")
 
-    ctx = Context(resources={"graph": Broken()})
+    ctx = Context(resources={"graph": Broken(), "profile": profile_named("generic")})
     s = query_expand.run("海上交通安全法对船长有什么规定", ctx)
     assert kinds(s) == [("original", "海上交通安全法对船长有什么规定")]
     assert s.query_plan.fallback and "graph file unreadable" in s.query_plan.reason
@@ -365,16 +371,16 @@ CHARTER = "有关航次租船合同的请求权，时效期间为二年，自知
 
 
 def test_a_verbatim_quote_of_either_chunk_under_one_marker_passes_the_check():
-    first = (answer_generate() >> citation_check).run(State.of(LIMITATION_Q, hits=_split_article()))
+    first = (answer_generate() >> citation_check).run(State.of(LIMITATION_Q, hits=_split_article()), generic_ctx())
     assert first.verdict.passed and CHARTER in first.answer and "时效期间为一年" in first.answer  # both parts
 
 
 def test_an_offline_retry_drops_the_sentences_the_check_rejected():
     failed = Verdict(passed=False, details=(f"unsupported | [来源: 海商法#第二百五十七条] | {CHARTER}",),
                      rejected=(CHARTER,))
-    out = answer_generate().run(State.of(LIMITATION_Q, hits=_split_article(), verdict=failed))
+    out = answer_generate().run(State.of(LIMITATION_Q, hits=_split_article(), verdict=failed), generic_ctx())
     assert "航次租船合同" not in out.answer and "时效期间为一年" in out.answer
-    ctx = Context()
+    ctx = Context(resources={"profile": profile_named("generic")})
     reviewed = Guard(answer_generate(), citation_check, retry=1).run(
         State.of(LIMITATION_Q, hits=_split_article()), ctx)
     assert reviewed.verdict.passed
@@ -397,5 +403,5 @@ def test_an_llm_retry_is_told_what_failed_and_answers_differently(llm_server):
 
 
 def test_an_empty_answer_fails_the_check():
-    v = citation_check.run(_answered("")).verdict
+    v = citation_check.run(_answered(""), generic_ctx()).verdict
     assert not v.passed and v.details[0].startswith("empty")

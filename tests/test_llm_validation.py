@@ -11,6 +11,12 @@ from lambdarag.providers.llm import OpenAIChat
 from lambdarag.skills import build
 from lambdarag.skills.graph import EntityList
 from tests.scripted_server import Reply, cut_json, echo_schema, overflow
+from lambdarag.domains import profile_named
+
+
+def generic_ctx() -> Context:
+    """Returns a context under the generic profile (what a context without one ran under)."""
+    return Context(resources={"profile": profile_named("generic")})
 
 QUERY = "船员条例和海上交通安全法对船长职责的规定有何不同？"
 
@@ -26,7 +32,7 @@ topics = Lam("topics", "资料：{context}\n问题：{query}", output=Topics, re
 
 
 def ctx_for(server, timeout: float = 2.0) -> Context:
-    return Context(llm=OpenAIChat(server.url, "scripted-model", timeout=timeout))
+    return Context(llm=OpenAIChat(server.url, "scripted-model", timeout=timeout), resources={"profile": profile_named("generic")})
 
 
 def entities(ctx: Context) -> tuple[str, ...]:
@@ -34,7 +40,7 @@ def entities(ctx: Context) -> tuple[str, ...]:
 
 
 def test_a_schema_echo_or_a_cut_reply_never_removes_the_rule_entities(llm_server):
-    offline = entities(Context())
+    offline = entities(Context(resources={"profile": profile_named("generic")}))
     assert offline
     schema = EntityList.model_json_schema()
     for bad in (echo_schema(schema), cut_json({"entities": ["船员条例", "海上交通安全法"]}),
@@ -76,7 +82,7 @@ def test_an_endpoint_without_json_schema_support_is_asked_in_json_mode_from_then
 
 
 def test_the_schema_goes_into_the_prompt_as_json():
-    text = topics.messages(State.of("q", context="c"))[-1]["content"]
+    text = topics.messages(State.of("q", context="c"), ctx=generic_ctx())[-1]["content"]
     assert '"properties": {"topics"' in text and "'properties'" not in text
 
 

@@ -14,7 +14,7 @@ import pytest
 from lambdarag.orchestration.knowledge import forget, index_wiki, pinned_wiki
 from lambdarag.skills.store.graph import EntityGraph
 from lambdarag.skills.store.index import open_index
-from lambdarag.skills.wiki import compile_wiki
+from lambdarag.domains.corpus import compile_wiki
 from tests.test_crash_safety import home, quiet_main, run_child, statutes   # noqa: F401  (home is a fixture)
 
 KILLS = 10   # per command: a bounded number of real SIGKILLs at moments drawn from the run's own events

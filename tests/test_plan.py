@@ -70,7 +70,7 @@ def test_english_intents_and_off_topic_cues_on_word_boundaries(query, intent):
 
 
 def test_a_question_with_an_off_topic_cue_is_in_domain_when_its_words_are_the_corpus_words(tmp_path, monkeypatch):
-    from lambdarag.skills.indexing import build_index
+    from lambdarag.domains.corpus import build_index
 
     docs = tmp_path / "docs"
     docs.mkdir()

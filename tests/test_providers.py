@@ -105,8 +105,8 @@ def test_a_hanging_rerank_endpoint_waits_no_longer_than_the_deadline_allows(llm_
 def test_a_hanging_embedding_endpoint_degrades_to_lexical_search(llm_server, tmp_path, monkeypatch):
     from lambdarag import Context, State
     from lambdarag.skills import build
-    from lambdarag.skills.reading import read_corpus
-    from lambdarag.skills.indexing import build_index
+    from lambdarag.domains.corpus import read_corpus
+    from lambdarag.domains.corpus import build_index
 
     monkeypatch.setenv("LAMBDARAG_HOME", str(tmp_path / "home"))
     docs = tmp_path / "docs"

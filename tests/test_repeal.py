@@ -13,6 +13,7 @@ from lambdarag.skills.store.corpus import to_hits
 from lambdarag.skills.store.records import TimeRange
 from lambdarag.skills.temporal import LATEST
 from tests.conftest import laws_slice
+from lambdarag.domains import index_profile
 
 NOISE_OLD = "行政法/环境噪声污染防治法(2018-12-29).md"
 NOISE_NEW = "行政法/噪声污染防治法(2021-12-24).md"
@@ -26,7 +27,7 @@ pytestmark = pytest.mark.needs_shared
 @pytest.fixture(scope="module")
 def index(tmp_path_factory):
     """Returns a BM25-only index of SLICE, copied from the full laws folder."""
-    from lambdarag.skills.indexing import build_index
+    from lambdarag.domains.corpus import build_index
 
     with laws_slice(tmp_path_factory, SLICE) as (_, corpus):
         yield build_index(corpus, "repeal", dense=False, progress=False)
@@ -52,7 +53,7 @@ def test_a_repealed_statute_is_out_of_force_for_undated_questions_and_kept_befor
 def test_the_synthesis_route_drops_a_repealed_statute_from_an_undated_survey(index):
     hits = to_hits(index.bm25("噪声 学位", 300), "bm25")
     assert {NOISE_OLD, NOISE_NEW, DEGREE_RULES} <= {h.source for h in hits}
-    state, ctx = State.of("噪声和学位方面的法律有哪些", hits=hits, time_range=None), Context(resources={"index": index})
+    state, ctx = State.of("噪声和学位方面的法律有哪些", hits=hits, time_range=None), Context(resources={"index": index, "profile": index_profile(index)})
     kept = build("time_filter", {"undated": "latest"}).run(state, ctx)
     assert NOISE_OLD in {h.source for h in kept.hits}   # two titles: the time filter alone keeps both laws
     out = build("drop_repealed", {"undated": "latest"}).run(kept, ctx)

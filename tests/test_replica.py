@@ -19,7 +19,7 @@ from lambdarag.orchestration.feedback.store.rows import CHANGES, WRITEBACK, put_
 from lambdarag.orchestration.search_unified import search
 from lambdarag.skills.store.access import HIDDEN
 from lambdarag.skills.store.wiki import learned_change
-from lambdarag.skills.wiki import compile_wiki
+from lambdarag.domains.corpus import compile_wiki
 
 PUBLIC_DOC = "船员条例(2023-07-20).md"
 RESTRICTED_DOC = "船员适任证书核查内部指引(2024-05-10).md"      # 船员管理处, level 2

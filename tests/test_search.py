@@ -148,7 +148,7 @@ def test_internal_documents_never_reach_a_public_user():
 
 
 def test_an_index_without_a_compiled_wiki_degrades_instead_of_failing(tmp_path, monkeypatch):
-    from lambdarag.skills.indexing import build_index
+    from lambdarag.domains.corpus import build_index
 
     monkeypatch.setenv("LAMBDARAG_HOME", str(tmp_path))
     build_index(DEMO_DOCS, "nowiki", dense=False, progress=False)

@@ -8,6 +8,7 @@ from lambdarag.skills import build
 from lambdarag.domains.prc_statutes.names import StatuteNames
 from lambdarag.skills.sides import Side
 from lambdarag.skills.store.corpus import to_hits
+from lambdarag.domains import index_profile
 
 PORT = "经济法/港口法(2018-12-29).md"
 FISHERY = "经济法/渔业法(2013-12-28).md"
@@ -18,7 +19,7 @@ def test_a_single_named_side_goes_ahead_of_a_ranking_without_it(maritime_bm25):
     crowded = to_hits(maritime_bm25.bm25("渔业 捕捞 许可", 10, filters={"source": FISHERY}), "bm25")
     port = Side(name="港口法", title="港口法", source=PORT, family="港口法")
     state = State.of(question, hits=crowded, sides=(port,))
-    out = build("side_search", {}).run(state, Context(resources={"index": maritime_bm25}))
+    out = build("side_search", {}).run(state, Context(resources={"index": maritime_bm25, "profile": index_profile(maritime_bm25)}))
     assert out.hits[0].source == PORT
     assert {h.source for h in out.hits[1:]} >= {FISHERY}
 

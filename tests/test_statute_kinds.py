@@ -14,6 +14,7 @@ from lambdarag.domains.prc_statutes.ranks import area_first, by_document
 from lambdarag.skills import build
 from lambdarag.skills.diversify import per_document
 from lambdarag.skills.store.records import Hit
+from lambdarag.domains import index_profile
 
 FIXTURES = Path(__file__).parent / "fixtures"
 STATUTES = {"profile": StatuteProfile()}
@@ -28,7 +29,7 @@ def hit(source: str, section: str, score: float, text: str = "") -> Hit:
 @pytest.fixture(scope="module")
 def kinds_index(tmp_path_factory):
     """Returns a BM25-only index of the maritime fixture's 14 statutes plus its three judicial interpretations."""
-    from lambdarag.skills.indexing import build_index
+    from lambdarag.domains.corpus import build_index
 
     corpus = tmp_path_factory.mktemp("corpus")
     for folder in ("maritime", "maritime-interpretations"):
@@ -41,7 +42,7 @@ def kinds_index(tmp_path_factory):
 
 def survey(index, question: str) -> list[str]:
     """Returns the document titles of the synthesis route's evidence, in order, one entry per chunk."""
-    ctx = Context(resources={"index": index})
+    ctx = Context(resources={"index": index, "profile": index_profile(index)})
     state = State.of(question, hits=(), time_range=None)
     for name, config in (("statute_documents", {}), ("statute_topics", {}), ("time_filter", {"undated": "latest"}),
                          ("drop_repealed", {"undated": "latest"}), ("statute_spread", {})):

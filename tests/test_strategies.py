@@ -26,8 +26,8 @@ SLICE = ["行政法/海上交通安全法(2021-04-29).md", "行政法/水污染�
 @pytest.fixture(scope="module")
 def routes(tmp_path_factory):
     """Returns (config, run) where run(question, type) runs that type's route on an index of the slice."""
-    from lambdarag.skills.indexing import build_index
-    from lambdarag.skills.wiki import compile_wiki
+    from lambdarag.domains.corpus import build_index
+    from lambdarag.domains.corpus import compile_wiki
 
     with laws_slice(tmp_path_factory, SLICE) as (home, corpus):
         build_index(corpus, "slice", dense=False, progress=False)

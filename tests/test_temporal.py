@@ -9,9 +9,10 @@ from lambdarag import Context, State
 from lambdarag.skills.store.records import TimeRange
 from lambdarag.skills import build
 from lambdarag.skills.store.local import LocalBackend
-from lambdarag.skills.reading import read_corpus
+from lambdarag.domains.corpus import read_corpus
 from lambdarag.skills.temporal import time_range_of as extract_time_range
 from tests.conftest import MARITIME
+from lambdarag.domains import index_profile
 
 TODAY = dt.date(2024, 6, 1)
 
@@ -47,7 +48,7 @@ def maritime():
 def run(backend, query, window, k=20):
     term = build("bm25_search", {"top_k": k}) >> build("rrf_merge") >> build("time_filter")
     state = State.of(query, time_range=window)
-    return term.run(state, Context(resources={"index": backend})).hits
+    return term.run(state, Context(resources={"index": backend, "profile": index_profile(backend)})).hits
 
 
 def test_latest_keeps_only_the_newest_version(maritime):
@@ -70,7 +71,7 @@ def test_version_in_force_at_a_date(maritime):
 def test_old_article_is_swapped_for_the_same_article_of_the_newest_version(maritime):
     term = build("bm25_search", {"filters": {"date": "2017-11-04"}}) >> build("rrf_merge") >> build("time_filter")
     state = State.of("海洋环境保护法 第一条 保护和改善海洋环境", time_range=TimeRange(latest=True))
-    hits = term.run(state, Context(resources={"index": maritime})).hits
+    hits = term.run(state, Context(resources={"index": maritime, "profile": index_profile(maritime)})).hits
     assert hits and all(h.date == "2023-10-24" for h in hits)
     assert "行政法/海洋环境保护法(2023-10-24).md#第一条" in {h.chunk_id for h in hits}
 

@@ -8,6 +8,7 @@ from lambdarag.skills import build
 from lambdarag.domains.prc_statutes.ranks import field_law, listed_statutes, listed_words, titled_by
 from lambdarag.domains.prc_statutes.names import StatuteNames, statute_names
 from tests.conftest import laws_slice
+from lambdarag.domains import index_profile
 
 SOLID_WASTE = "行政法/固体废物污染环境防治法(2020-04-29).md"
 PRESCHOOL = "行政法/学前教育法(2024-11-08).md"
@@ -46,7 +47,7 @@ def test_a_topic_word_names_a_law_before_a_shorter_regulation_titled_by_it():
 @pytest.fixture(scope="module")
 def index(tmp_path_factory):
     """Returns a BM25-only index of SLICE, copied from the full laws folder."""
-    from lambdarag.skills.indexing import build_index
+    from lambdarag.domains.corpus import build_index
 
     with laws_slice(tmp_path_factory, SLICE) as (_, corpus):
         yield build_index(corpus, "topics", dense=False, progress=False)
@@ -63,7 +64,7 @@ def test_a_listed_field_names_the_law_whose_articles_keep_mentioning_it(index):
 @pytest.mark.needs_shared
 def test_statute_topics_puts_a_listed_fields_law_and_a_titled_law_first(index):
     term = build("statute_topics", {})
-    state = term.run(State.of("幼儿园、电影、垃圾，这些方面的法律有哪些？", hits=()), Context(resources={"index": index}))
+    state = term.run(State.of("幼儿园、电影、垃圾，这些方面的法律有哪些？", hits=()), Context(resources={"index": index, "profile": index_profile(index)}))
     # before: 幼儿园 and 电影 went to the regulations titled by them, 垃圾 to no statute
     assert [h.source for h in state.hits[:3]] == [PRESCHOOL, FILM_LAW, SOLID_WASTE]
 
@@ -71,7 +72,7 @@ def test_statute_topics_puts_a_listed_fields_law_and_a_titled_law_first(index):
 @pytest.mark.needs_shared
 def test_a_word_only_regulations_are_titled_by_names_its_field_law_even_unlisted(index):
     out = build("statute_topics", {}).run(State.of("从幼儿园到上学，孩子相关的法律有哪些？", hits=()),
-                                        Context(resources={"index": index}))
+                                        Context(resources={"index": index, "profile": index_profile(index)}))
     assert out.hits[0].source == PRESCHOOL   # before: 幼儿园管理条例, the regulation titled by it
 
 
@@ -80,7 +81,7 @@ def test_statutes_named_by_contraction_among_listed_things_go_first_and_unlisted
     names = statute_names(index)
     query = "村委会、居委会、农村集体经济组织的法律规定汇总"
     assert [source for _, source in listed_statutes(names, query, listed_words(query), 6)] == [VILLAGERS, RESIDENTS]
-    out = build("statute_topics", {}).run(State.of(query, hits=()), Context(resources={"index": index}))
+    out = build("statute_topics", {}).run(State.of(query, hits=()), Context(resources={"index": index, "profile": index_profile(index)}))
     assert [h.source for h in out.hits[:2]] == [VILLAGERS, RESIDENTS]   # before: 居委会 is in no title
     query = "幼儿园、电影这些方面是怎么立法的？"
     assert listed_statutes(names, query, listed_words(query), 6) == []   # 立法 is not listed: not 立法法

@@ -18,14 +18,15 @@ from lambdarag.orchestration.knowledge import KnowledgeBase
 from lambdarag.skills import build
 from lambdarag.domains.prc_statutes import StatuteProfile
 from lambdarag.skills.store.corpus import Chunk, Document
-from lambdarag.skills.reading import read_corpus
+from lambdarag.domains.corpus import read_corpus
 from lambdarag.skills.store.local import LocalBackend
 from lambdarag.skills.store.tokenize import Tokenizer
 from lambdarag.skills.store.graph import EntityGraph
 from lambdarag.skills.store.wiki import WikiStore
-from lambdarag.skills.wiki import compile_wiki
+from lambdarag.domains.corpus import compile_wiki
 from tests.conftest import MARITIME
 from tests.scripted_server import Reply
+from lambdarag.domains import index_profile, profile_named
 
 LAW = "行政法/海洋环境保护法(2023-10-24).md"
 STAFF = User(id="staff", departments=("法规处",), security_level=2)
@@ -54,7 +55,7 @@ def test_l1_a_restricted_source_with_hash_in_its_path_stays_hidden(tmp_path):
     assert "船舶检查内部规定" not in store.read("海洋环境保护法", User()).text
     assert store.read("船舶检查内部规定", User()) is None
     pages = build("wiki_page_read", {"k": 5}).run(State.of("船舶检查内部规定 海洋环境保护法"),
-                                                 Context(resources={"wiki": store})).wiki_pages
+                                                 Context(resources={"wiki": store, "profile": profile_named("generic")})).wiki_pages
     assert pages and all("船舶检查内部规定" not in p.text for p in pages)
 
 
@@ -77,7 +78,7 @@ def test_l2_a_line_derived_from_a_public_and_a_restricted_source_is_hidden(tmp_p
 def test_l4_version_chain_follows_the_user(tmp_path):
     _, graph = two_versions(tmp_path)
     lookup = build("relation_lookup")
-    ctx = Context(resources={"graph": graph})
+    ctx = Context(resources={"graph": graph, "profile": profile_named("generic")})
     staff = lookup.run(State.of("海洋环境保护法", entities=("海洋环境保护法",), user=STAFF), ctx).relations
     assert any(r.relation == "新版本" and "2019-03-15" in r.head for r in staff)
     public = lookup.run(State.of("海洋环境保护法", entities=("海洋环境保护法",), user=User()), ctx).relations
@@ -114,7 +115,7 @@ def test_l3_write_back_never_widens_an_entitys_sources(tmp_path):
     state = answered("船舶检查依照《船舶保密检查办法》执行[来源: 内部/船舶检查内部规定(2020-01-01).md#第五条]。"
                      "海上交通安全法为加强海上交通管理而制定[来源: docs/海上交通安全法(2021-04-29).md#第一条]。",
                      secret, PUBLIC_LAW)
-    loop.journal.write_back("q1", state, Context())
+    loop.journal.write_back("q1", state, Context(resources={"profile": profile_named("generic")}))
     graph = loop.kb.graph
     assert "船舶保密检查办法" in graph.find_entities("船舶保密检查办法", user=STAFF)
     assert set(graph.entity("船舶保密检查办法").sources) == {secret.source}
@@ -133,7 +134,7 @@ def test_p1_an_instruction_in_a_document_is_never_written_back(tmp_path):
                      injected, PUBLIC_LAW)
     extracted = build("fact_extract").run(state, Context(resources={"profile": StatuteProfile()})).facts
     assert any(r.relation == "主管" for r in extracted.relations)      # the claim alone would teach it
-    loop.journal.write_back("q1", state, Context())
+    loop.journal.write_back("q1", state, Context(resources={"profile": profile_named("generic")}))
     assert not [r for r in loop.kb.graph.records() if r.relation == "主管"]
     reasons = [r["reason"] for r in open_store(tmp_path / "feedback").log("rejected")]
     assert any("主管" in r and "instruction" in r for r in reasons)
@@ -150,7 +151,7 @@ def test_p1_an_llm_relation_whose_cited_text_never_names_its_head_is_refused(tmp
     llm_server.script.script(Reply(text=json.dumps(invented, ensure_ascii=False)),
                              Reply(text=json.dumps({"supported": [1]})))
     loop = learning_loop(tmp_path)
-    loop.journal.write_back("q1", state, Context(llm=OpenAIChat(llm_server.url, "m", timeout=5)))
+    loop.journal.write_back("q1", state, Context(llm=OpenAIChat(llm_server.url, "m", timeout=5), resources={"profile": profile_named("generic")}))
     assert loop.kb.graph.entity("交通运输部") is None and not list(loop.kb.graph.records())
     reasons = [r["reason"] for r in open_store(tmp_path / "feedback").log("rejected")]
     assert any("交通运输部" in r and "names" in r for r in reasons)
@@ -260,7 +261,7 @@ def test_e3_an_invented_sentence_with_a_real_citation_is_removed_on_the_fact_rou
     llm_server.script.default = Reply(text=json.dumps(answer, ensure_ascii=False))
     fact = choose(load_config(None), "fact").term
     ctx = Context(llm=OpenAIChat(llm_server.url, "m", timeout=5), embedder=FlatEmbedder(),
-                  resources={"index": one_chunk_index(PUBLIC_LAW)})
+                  resources={"index": one_chunk_index(PUBLIC_LAW), "profile": index_profile(one_chunk_index(PUBLIC_LAW))})
     out = fact.run(State.of("海上交通安全法的立法目的是什么", plan=RetrievalPlan()), ctx)
     assert "加强海上交通管理" in out.answer and "一百万元" not in out.answer
     assert [c.chunk_id for c in out.citations] == ["p#1"] and out.verdict.passed

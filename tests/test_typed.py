@@ -14,6 +14,12 @@ from lambdarag.errors import CompositionError, ConfigError, ProviderError, TermE
 from lambdarag.registry import Registry
 from lambdarag.skills.store.records import Hit
 from tests.conftest import ROOT
+from lambdarag.domains import profile_named
+
+
+def generic_ctx() -> Context:
+    """Returns a context under the generic profile (what a context without one ran under)."""
+    return Context(resources={"profile": profile_named("generic")})
 
 
 class Flagged(TypedDict):
@@ -45,7 +51,7 @@ def flag(query: str) -> Flagged:
 def test_a_typed_tool_reads_its_parameters_and_writes_its_record_under_its_functions_name():
     assert repr(flag) == "Tool('flag', reads=['query'], writes=['flag'], effect='pure')"
     assert dict(flag.read_types()) == {"query": str} and dict(flag.write_types()) == {"flag": bool}
-    assert flag.run("abc").flag is True
+    assert flag.run("abc", generic_ctx()).flag is True
     with pytest.raises(CompositionError, match="term 'untyped': annotate its return with a record"):
         @tool
         def untyped(query: str):
@@ -58,7 +64,7 @@ def test_a_write_is_validated_against_its_writers_declared_type():
 
     with pytest.raises(TermError, match="term 'bad' wrote an invalid value to field 'flag': Input should be a valid "
                                         "boolean"):
-        tool(bad).run("q")
+        tool(bad).run("q", generic_ctx())
 
 
 def test_a_reader_and_writer_that_disagree_fail_at_close_naming_both_terms_the_field_and_both_paths():
@@ -83,7 +89,7 @@ def test_a_users_reader_clashing_with_a_skills_write_is_named_before_anything_ru
     with pytest.raises(TypeClash, match=r"^field 'sides': term 'count_sides' reads it as int \(path: Compose\[1\] › "
                                         r"count_sides\), but term 'name_sides' writes it as tuple\[lambdarag.skills.titles.Side, "
                                         r"\.\.\.\] \(path: Compose\[0\] › name_sides\)"):
-        Compose(skills.build("name_sides"), count_sides).run("海上交通安全法的船长", Context())
+        Compose(skills.build("name_sides"), count_sides).run("海上交通安全法的船长", Context(resources={"profile": profile_named("generic")}))
 
 
 def test_two_writers_of_one_field_with_other_types_clash_and_optional_readers_accept_the_narrower_write():
@@ -98,7 +104,7 @@ def test_two_writers_of_one_field_with_other_types_clash_and_optional_readers_ac
     def maybe(flag: Optional[bool] = None) -> Noted:
         return {"note": str(flag)}
 
-    assert (flag >> maybe).run("abc").note == "True"
+    assert (flag >> maybe).run("abc", generic_ctx()).note == "True"
 
     from lambdarag import skills
 
@@ -119,12 +125,12 @@ def test_a_fallback_given_as_a_function_inherits_the_contract_without_repeating_
     typed = tool(failing, effect="io", fallback=local)
     assert (typed.fallback.name, typed.fallback.reads(), typed.fallback.writes()) == ("local", {"query"}, {"note"})
     assert dict(typed.fallback.write_types()) == {"note": str} and typed.fallback.effect == "io"
-    ctx = Context()
+    ctx = Context(resources={"profile": profile_named("generic")})
     assert typed.run("q", ctx).note == "local q" and ctx.trace.fallbacks()[0]["term"] == "failing"
 
     low = Tool("low", lambda s: (_ for _ in ()).throw(ProviderError("down")), reads=["query"],
                writes={"note": str}, fallback=lambda s: {"note": s.query})
-    assert low.fallback.reads() == {"query"} and low.run("q").note == "q"
+    assert low.fallback.reads() == {"query"} and low.run("q", generic_ctx()).note == "q"
 
 
 def test_a_lam_writes_its_outputs_fields_with_their_types_and_its_function_fallback_takes_its_reads():
@@ -138,7 +144,7 @@ def test_a_lam_writes_its_outputs_fields_with_their_types_and_its_function_fallb
     lam = Lam("topic_of", "问题：{query}", output=Topic, reads=["query"], writes=Topic, fallback=offline)
     assert lam.writes() == {"topic", "score"} and dict(lam.write_types()) == {"topic": str, "score": float}
     assert lam.fallback.writes() == lam.writes()
-    out = lam.run("船长的权力", Context())
+    out = lam.run("船长的权力", Context(resources={"profile": profile_named("generic")}))
     assert (out.topic, out.score) == ("船长", 0.5)
 
 
@@ -147,11 +153,11 @@ def test_a_fallback_writing_a_default_value_writes_it_so_a_later_reader_closes()
     # check reading the citations after it must close (the trust property test met this on a refused question)
     refuse = Tool("answer", lambda s: (_ for _ in ()).throw(ProviderError("down")), reads=["query"],
                   writes=["answer", "citations"], fallback=lambda s: {"answer": "no passage answers it", "citations": ()})
-    out = refuse.run("q")
+    out = refuse.run("q", generic_ctx())
     assert {"answer", "citations"} <= out.given() and out.citations == ()
     check = Tool("check", lambda s: {"answer": s.answer + f" ({len(s.citations)} cited)"},
                  reads=["answer", "citations"], writes=["answer"])
-    assert check.run(out).answer == "no passage answers it (0 cited)"
+    assert check.run(out, generic_ctx()).answer == "no passage answers it (0 cited)"
 
 
 def test_a_dataclass_record_and_keyword_only_configuration():
@@ -160,7 +166,7 @@ def test_a_dataclass_record_and_keyword_only_configuration():
         return Trimmed(note=query[:width])
 
     assert trim.parameters == {"width"}
-    assert trim.run("abcdef").note == "ab" and trim.configured(width="4").run("abcdef").note == "abcd"
+    assert trim.run("abcdef", generic_ctx()).note == "ab" and trim.configured(width="4").run("abcdef", generic_ctx()).note == "abcd"
     with pytest.raises(ConfigError, match=r"^term 'trim': parameter width='four': Input should be a valid integer"):
         trim.configured(width="four")
 
@@ -180,10 +186,10 @@ def test_a_given_field_no_term_declares_is_refused_as_a_typo_and_a_declared_one_
         return {"note": str(flag)}
 
     with pytest.raises(CompositionError, match="the initial state has field 'falg', which no term"):
-        echo.run(State.of("q", flag=True, falg=True))
+        echo.run(State.of("q", flag=True, falg=True), generic_ctx())
     with pytest.raises(Exception, match="valid boolean"):
-        echo.run(State.of("q", flag="many"))
-    assert echo.run(State.of("q", flag="true")).note == "True"
+        echo.run(State.of("q", flag="many"), generic_ctx())
+    assert echo.run(State.of("q", flag="true"), generic_ctx()).note == "True"
 
 
 @dataclass(frozen=True)
@@ -203,9 +209,9 @@ def note_of(state: Noting, *, prefix: str = "") -> Noted:
 def test_reads_handed_in_as_one_record_are_declared_by_its_fields_and_configured_like_parameters():
     assert note_of.reads() == {"query", "flag"} and note_of.optional == {"entities"}
     assert dict(note_of.read_types()) == {"query": str, "flag": bool, "entities": tuple[str, ...]}
-    assert (flag >> note_of.configured(prefix="n:")).run("ab").note == "n:ab:True:0"
+    assert (flag >> note_of.configured(prefix="n:")).run("ab", generic_ctx()).note == "n:ab:True:0"
     with pytest.raises(CompositionError, match="term 'note_of' reads field 'flag', which no earlier term writes"):
-        note_of.run("q")
+        note_of.run("q", generic_ctx())
 
 
 def test_a_lams_configuration_is_its_typed_fallbacks_and_configuring_returns_a_new_lam():
@@ -213,8 +219,8 @@ def test_a_lams_configuration_is_its_typed_fallbacks_and_configuring_returns_a_n
               writes=NoteReply, fallback=note_of)
     configured = lam.configured(prefix="x:")
     assert lam.parameters == {"prefix"} and configured is not lam and configured.fallback is not lam.fallback
-    assert (flag >> configured).run("ab", Context()).note == "x:ab:True:0"
-    assert (flag >> lam).run("q", Context()).note == "q:False:0"
+    assert (flag >> configured).run("ab", Context(resources={"profile": profile_named("generic")})).note == "x:ab:True:0"
+    assert (flag >> lam).run("q", Context(resources={"profile": profile_named("generic")})).note == "q:False:0"
     assert str(configured) == str(lam) == "λq. note_llm"
 
 
@@ -270,7 +276,7 @@ def test_a_write_declared_by_name_takes_the_type_another_term_of_the_pipeline_de
     low = Tool("low", lambda s: {"flag": "many"}, reads=["query"], writes=["flag"])
     with pytest.raises(TermError, match="term 'low' wrote an invalid value to field 'flag': Input should be a valid "
                                         "boolean"):
-        (low >> Tool("echo", lambda s: {"note": str(s.flag)}, reads=["flag"], writes=["note"]) >> flag).run("q")
+        (low >> Tool("echo", lambda s: {"note": str(s.flag)}, reads=["flag"], writes=["note"]) >> flag).run("q", generic_ctx())
     with pytest.raises(TermError, match="term 'low' wrote field 'flag': State has no field 'flag' and no term "
                                         "declares its type"):
-        low.run("q")
+        low.run("q", generic_ctx())

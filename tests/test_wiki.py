@@ -13,7 +13,7 @@ from lambdarag.skills import build
 from lambdarag.domains.prc_statutes.extract import extract_relations, normalise_time
 from lambdarag.skills.store.graph import EntityGraph
 from lambdarag.skills.store.wiki import WikiStore
-from lambdarag.skills.wiki import compile_wiki
+from lambdarag.domains.corpus import compile_wiki
 from tests.conftest import MARITIME
 from tests.scripted_server import Reply
 

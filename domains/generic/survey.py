@@ -19,15 +19,17 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import PurePosixPath
 from typing import Any, Sequence
 
-from lambdarag.skills.dense import query_vector
-from lambdarag.skills.fusion import zscore
+from lambdarag import State, Term
+from lambdarag.patterns.hybrid_search import hybrid_retrieval
 from lambdarag.skills.store.bm25 import Bm25Index
 from lambdarag.skills.store.corpus import to_hits
 from lambdarag.skills.store.derived import PerObject
-from lambdarag.skills.store.records import Hit, RankedList
+from lambdarag.skills.store.records import Hit, RetrievalPlan
+from lambdarag.trace import Trace
 
 LEAD = 50
 """Chunks of the plain ranking that go ahead of the route's hits."""
@@ -148,15 +150,23 @@ def fused_documents(*rankings: tuple[Sequence[str], float], k: int = RRF_K) -> l
     return sorted(score, key=lambda d: -score[d])
 
 
+PLAIN = {"skills": {"rerank": {"enabled": False}}, "patterns": {"hybrid_search": {"weights": {"bm25": 1.0, "dense": 1.0}}}}
+"""The plain ranking's hybrid retrieval: BM25 and dense fused by z-scores of equal weight, not reranked."""
+
+
+def plain_retrieval(dense: bool) -> Term:
+    """Returns the plain ranking's term (patterns.hybrid_search.hybrid_retrieval, without the learned boost), with
+    the dense retriever when the index has vectors."""
+    return hybrid_retrieval({**PLAIN, "skills": {**PLAIN["skills"], "embedding": {"enabled": dense}}}, learned=False)
+
+
 def plain_ranking(ctx: Any, query: str, user: Any) -> tuple[Hit, ...]:
-    """Returns the question's hybrid ranking (BM25 and dense, z-score fused), at most `LEAD` chunks."""
+    """Returns the question's hybrid ranking (`plain_retrieval`, at most `LEAD` chunks): its words as asked, without
+    learned synonyms, in a trace of its own."""
     backend = ctx.resource("index")
-    lists = [RankedList(retriever="bm25", query=query,
-                        hits=to_hits(backend.bm25(query, LEAD, user=user), "bm25"))]
-    if backend.has_dense:
-        found = backend.dense(query_vector(ctx, query), LEAD, user=user)
-        lists.append(RankedList(retriever="dense", query=query, hits=to_hits(found, "dense")))
-    return tuple(zscore(lists, top=LEAD) if len(lists) > 1 else lists[0].hits)
+    plan = RetrievalPlan(bm25_top_k=LEAD, dense_top_k=LEAD, fused_top_k=LEAD)
+    own = replace(ctx, trace=Trace(), resources={k: v for k, v in ctx.resources.items() if k != "synonyms"})
+    return plain_retrieval(backend.has_dense).run(State.of(query, user=user, plan=plan), own).hits
 
 
 def best_chunk(backend: Any, source: str, queries: Sequence[str], user: Any) -> Hit | None:

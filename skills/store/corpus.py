@@ -576,6 +576,7 @@ class Corpus:
 
     root: str
     domain: str = "generic"      # the corpus profile chunking used (skills.profile), recorded in the index
+    profile: Any = None          # that profile itself (skills.reading sets it), which indexing and the wiki read by
     documents: list[Document] = field(default_factory=list)
     chunks: list[Chunk] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
