@@ -145,20 +145,32 @@ PACK_PATH = re.compile(r"^lambdarag\.domains(\.\w+)*(:\w+)?$")
 """A pack's module (or ``module:Factory``) written as a string: what an import by name would load."""
 
 
+def own_module(call: ast.Call) -> bool:
+    """Whether an import call loads a module of the calling package itself (a lazy package's
+    ``import_module(f"{__name__}.{name}")``), which cannot name a pack."""
+    first = call.args[0] if call.args else None
+    return isinstance(first, ast.JoinedStr) and bool(first.values) and ast.unparse(first.values[0]) in (
+        "{__name__}", "{__package__}")
+
+
 def test_skills_and_patterns_never_load_a_pack():
     """A pack is found by name in lambdarag.domains only (issue 39): no module of skills/ or patterns/ imports
     lambdarag.domains (under TYPE_CHECKING too) or importlib (its metadata aside), calls `__import__` or
-    `import_module`, or holds a pack's module path as a string; skills and patterns receive the profile object."""
+    `import_module` (but on its own package's modules, as a lazy package does), or holds a pack's module path as
+    a string; skills and patterns receive the profile object."""
     loads = {}
     for folder in ("skills", "patterns"):
         for path in modules(ROOT / folder):
             tree = ast.parse(path.read_text(encoding="utf-8"))
+            calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)
+                     and getattr(n.func, "id", getattr(n.func, "attr", "")) in ("__import__", "import_module")]
+            foreign = [n for n in calls if not own_module(n)]
             found = [m for m in imports(path) if m.startswith("lambdarag.domains")
-                     or (m.split(".")[0] == "importlib" and not m.startswith("importlib.metadata"))]
+                     or (m.split(".")[0] == "importlib" and not m.startswith("importlib.metadata")
+                         and (foreign or not calls))]
+            found += [f"line {n.lineno}: {ast.unparse(n)[:60]}" for n in foreign]
             found += [f"line {n.lineno}: {ast.unparse(n)[:60]}" for n in ast.walk(tree)
-                      if (isinstance(n, ast.Call) and getattr(n.func, "id", getattr(n.func, "attr", ""))
-                          in ("__import__", "import_module"))
-                      or (isinstance(n, ast.Constant) and isinstance(n.value, str) and PACK_PATH.match(n.value))]
+                      if isinstance(n, ast.Constant) and isinstance(n.value, str) and PACK_PATH.match(n.value)]
             if found:
                 loads[path.relative_to(ROOT).as_posix()] = sorted(found)
     assert loads == {}
