@@ -239,19 +239,26 @@ def main() -> dict:
         served = run_child("--child", "serve", "--index", name, "--queries", str(args.queries),
                            "--routed", str(args.routed), home=home)
         sizes[str(n)] = {"build": built, "serve": served}
-        print(json.dumps({n: sizes[str(n)]}), file=sys.stderr)
         if not args.keep:
             subprocess.run(["rm", "-rf", str(home / name)], check=True)
-    first, last = sizes[min(sizes, key=int)]["serve"], sizes[max(sizes, key=int)]["serve"]
-    result = {"source": "laws index: real chunks, then copies with mixed real vectors (see bench/scale.py)",
-              "queries": args.queries, "k": K, "sizes": sizes,
-              "largest_over_smallest": {
-                  "open_cpu": round(last["open_cpu_s"] / max(first["open_cpu_s"], 1e-3), 1),
-                  "rss_after_open": round(last["rss_after_open_mb"] / max(first["rss_after_open_mb"], 1), 2),
-                  **{f"{r}_p50": round(last["routes"][r]["p50_ms"] / max(first["routes"][r]["p50_ms"], 1e-3), 2)
-                     for r in first["routes"] if r in last["routes"]}}}
-    write(args.name, result)
+        result = summary(sizes, args)
+        write(args.name, result)     # after every size: a run stopped at the largest keeps the smaller ones
     return result
+
+
+def summary(sizes: dict, args) -> dict:
+    """Returns the result: every size measured so far and the largest size's figures over the smallest's."""
+    first, last = sizes[min(sizes, key=int)]["serve"], sizes[max(sizes, key=int)]["serve"]
+    ratios = {"open_cpu": round(last["open_cpu_s"] / max(first["open_cpu_s"], 1e-3), 1),
+              "rss_after_open": round(last["rss_after_open_mb"] / max(first["rss_after_open_mb"], 1), 2)}
+    for route in first["routes"]:
+        if route in last["routes"]:
+            ratios[f"{route} p50"] = round(last["routes"][route]["p50_ms"] / max(first["routes"][route]["p50_ms"], 1e-3), 2)
+            ratios[f"{route} cpu p50"] = round(last["routes"][route]["cpu_p50_ms"]
+                                               / max(first["routes"][route]["cpu_p50_ms"], 1e-3), 2)
+    return {"source": "laws index: real chunks, then copies with mixed real vectors (see bench/scale.py)",
+            "queries": args.queries, "routed_queries": args.routed, "k": K, "sizes": sizes,
+            "largest_over_smallest": ratios}
 
 
 if __name__ == "__main__":

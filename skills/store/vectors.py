@@ -30,7 +30,11 @@ from .topk import top_k
 
 
 ANN_THRESHOLD = 200_000
-"""Above this many vectors the index is HNSW (approximate) instead of flat (exact)."""
+"""Above this many vectors the dense index is approximate (a faiss IVF index saved with the index), not exact."""
+ANN_PROBES = 32
+"""How many of the IVF index's lists a query scans (recall@10 against exact search: bench/results/scale.json)."""
+EXACT_BLOCK = 16_384
+"""Rows of stored (float16) vectors converted to float32 at a time by exact search: no full float32 copy."""
 
 
 def text_key(text: str) -> str:
@@ -38,22 +42,50 @@ def text_key(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8")).hexdigest()
 
 
-class DenseIndex:
-    """Returns the nearest vectors by inner product: exact (numpy) up to `ann_threshold`, faiss HNSW above.
+def build_ann(vectors: np.ndarray):
+    """Returns a faiss IVF index (float16 codes, inner product) over `vectors`: √n lists trained on a sample.
 
-    Exact search is one row-wise dot product on one thread, about as fast as faiss's flat index, and
-    it spares a one-shot question faiss's import (0.1–0.3 s).
+    Built once at `index` time and saved beside the vectors (`DenseIndex.save_ann`); float16 codes hold the
+    stored float16 vectors exactly, so a scanned vector's score is its exact one.
+    """
+    import faiss
+
+    n, dim = vectors.shape
+    lists = max(1, int(np.sqrt(n)))
+    index = faiss.IndexIVFScalarQuantizer(faiss.IndexFlatIP(dim), dim, lists, faiss.ScalarQuantizer.QT_fp16,
+                                          faiss.METRIC_INNER_PRODUCT)
+    sample = np.random.default_rng(0).choice(n, min(n, 64 * lists), replace=False)
+    index.train(np.asarray(vectors[np.sort(sample)], dtype=np.float32))
+    for start in range(0, n, EXACT_BLOCK * 4):
+        index.add(np.asarray(vectors[start:start + EXACT_BLOCK * 4], dtype=np.float32))
+    return index
+
+
+class DenseIndex:
+    """Returns the nearest vectors by inner product: exact (numpy) up to `ann_threshold`, a faiss IVF index above.
+
+    `vectors` may be the float16 array an index stores, memory-mapped: exact search converts it a block at a
+    time, and the IVF index is read from `ann_path` (memory-mapped, saved at `index` time) or, for an index
+    never saved, built at the first query. Exact search is one row-wise dot product on one thread, about as
+    fast as faiss's flat index, and it spares a one-shot question faiss's import (0.1–0.3 s).
     """
 
-    def __init__(self, vectors: np.ndarray, ann_threshold: int = ANN_THRESHOLD) -> None:
-        self.vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+    def __init__(self, vectors: np.ndarray, ann_threshold: int = ANN_THRESHOLD,
+                 ann_path: Optional[Path] = None) -> None:
+        self.vectors = vectors if vectors.dtype in (np.float16, np.float32) else vectors.astype(np.float32)
         self.ann_threshold = ann_threshold
+        self.ann_path = ann_path
         self._index = None
         self._lock = threading.Lock()
 
     @property
     def dim(self) -> int:
         return self.vectors.shape[1]
+
+    @property
+    def approximate(self) -> bool:
+        """Whether queries go to the IVF index (more vectors than `ann_threshold`)."""
+        return len(self.vectors) > self.ann_threshold
 
     def _faiss(self):
         with self._lock:
@@ -63,10 +95,21 @@ class DenseIndex:
                 # One query at a time gains nothing from OpenMP; on a 2-core machine its threads fight the
                 # embedder's and double dense latency (bench/retrieval.py: p50 36 ms → 19 ms on STARD).
                 faiss.omp_set_num_threads(int(os.environ.get("LAMBDARAG_FAISS_THREADS", "1")))
-                index = faiss.IndexHNSWFlat(self.dim, 32, faiss.METRIC_INNER_PRODUCT)
-                index.add(self.vectors)
+                if self.ann_path is not None:
+                    index = faiss.read_index(str(self.ann_path), faiss.IO_FLAG_MMAP_IFC | faiss.IO_FLAG_READ_ONLY)
+                else:
+                    index = build_ann(self.vectors)
+                index.nprobe = ANN_PROBES
                 self._index = index
             return self._index
+
+    def save_ann(self, path: Path) -> None:
+        """Writes the IVF index to `path` by write-rename (built now unless a query built it already)."""
+        import faiss
+
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        faiss.write_index(self._faiss(), str(tmp))
+        os.replace(tmp, path)
 
     def search(self, vector: np.ndarray, k: int, allowed: Optional[np.ndarray] = None) -> tuple[np.ndarray, np.ndarray]:
         """Returns (rows, scores) of the k nearest rows, best first (ties: earlier row); `allowed` masks rows out."""
@@ -79,25 +122,28 @@ class DenseIndex:
                               f"{self.dim}; embed queries with the model the index was built with")
         if allowed is not None and not allowed.any():
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        if n <= self.ann_threshold:
+        if not self.approximate:
             return self._exact(query[0], k, allowed)
         import faiss
 
         index = self._faiss()
-        params = None
+        params = faiss.SearchParametersIVF(nprobe=ANN_PROBES)
         if allowed is not None:
             bits = np.packbits(allowed, bitorder="little")
-            selector = faiss.IDSelectorBitmap(n, faiss.swig_ptr(bits))
-            params = (faiss.SearchParametersHNSW(sel=selector) if isinstance(index, faiss.IndexHNSWFlat)
-                      else faiss.SearchParameters(sel=selector))
+            params.sel = faiss.IDSelectorBitmap(n, faiss.swig_ptr(bits))
         scores, rows = index.search(query, min(k, n), params=params)
         keep = rows[0] >= 0
         return rows[0][keep].astype(np.int64), scores[0][keep]
 
     def _exact(self, query: np.ndarray, k: int, allowed: Optional[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         # Not `vectors @ query`: OpenBLAS runs that product on every core, and on a busy 2-core machine its threads
-        # wait for each other (STARD hybrid search: ~30 ms more CPU per query, twice the wall time).
-        scores = np.vecdot(self.vectors, query)
+        # wait for each other (STARD hybrid search: ~30 ms more CPU per query, twice the wall time). Row-wise, the
+        # score of a row does not depend on the block it is converted in.
+        if self.vectors.dtype == np.float32:
+            scores = np.vecdot(self.vectors, query)
+        else:
+            scores = np.concatenate([np.vecdot(self.vectors[s:s + EXACT_BLOCK].astype(np.float32), query)
+                                     for s in range(0, len(self.vectors), EXACT_BLOCK)])
         rows = np.arange(len(scores))
         if allowed is not None:
             rows = np.flatnonzero(allowed)
