@@ -53,6 +53,10 @@ def write(path: Path, chunks: Iterable[Chunk], documents: Mapping[str, Mapping[s
         raise
 
 
+ITER_BATCH = 4096
+"""Chunks read per query while iterating a whole store."""
+
+
 class ChunkStore(Sequence):
     """The chunks of a saved index as a read-only sequence in index order, read from SQLite per access."""
 
@@ -93,9 +97,10 @@ class ChunkStore(Sequence):
         return [found[r] for r in rows]
 
     def __iter__(self) -> Iterator[Chunk]:
-        with self._lock:
-            texts = [t for (t,) in self._db.execute("SELECT json FROM chunk ORDER BY row")]
-        return (Chunk(**json.loads(t)) for t in texts)
+        for start in range(0, self._size, ITER_BATCH):       # a batch at a time: a million chunks never in memory
+            for (text,) in self._query("SELECT json FROM chunk WHERE row >= ? AND row < ? ORDER BY row",
+                                       (start, start + ITER_BATCH)):
+                yield Chunk(**json.loads(text))
 
     def column(self, field: str) -> np.ndarray:
         """Returns one filterable field of every chunk, in index order (what a metadata filter compares)."""
