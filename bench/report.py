@@ -282,6 +282,17 @@ def store(r: dict) -> str:
             f"{added}")
 
 
+def scale(r: dict) -> str:
+    def size(n: str, m: dict) -> str:
+        s = m["serve"]
+        p50 = " / ".join(f"{s['routes'][k]['p50_ms']}" if k in s["routes"] else "—"
+                         for k in ("bm25", "dense", "hybrid", "routed fact"))
+        return (f"{int(n) // 1000}k: build {m['build']['build_cpu_s']} s CPU, open {s['open_cpu_s']} s CPU, "
+                f"RSS after open {s['rss_after_open_mb']} MB, p50 bm25 / dense / hybrid / routed fact {p50} ms, "
+                f"dense recall@10 {s['dense_recall@10']}")
+    return "; ".join(size(n, m) for n, m in r["sizes"].items())
+
+
 ROWS: list[tuple[str, str, str, Callable[[dict], str]]] = [
     ("runner overhead", "runner", "bench/runner.py", runner),
     ("BM25 vs rank-bm25, STARD 58.6k articles", "retrieval", "bench/retrieval.py", bm25_speed),
@@ -336,6 +347,9 @@ ROWS: list[tuple[str, str, str, Callable[[dict], str]]] = [
     ("five question types, real SmolLM2-135M (llama.cpp, CPU), default config", "real-llm-60s", "bench/slow_llm.py",
      slow_llm),
     ("feedback store: files before vs SQLite vs PostgreSQL", "store", "bench/store.py", store),
+    ("index scale, laws chunks replicated (vectors imported, no embedding), before constant-time open",
+     "scale-before", "bench/scale.py --name scale-before", scale),
+    ("index scale, laws chunks replicated (vectors imported, no embedding)", "scale", "bench/scale.py", scale),
     ("streaming, offline: first evidence / first token / result", "stream", "bench/stream.py",
      stream_latency("offline")),
     ("streaming, scripted LLM at 40 tokens/s: first evidence / first token / result", "stream", "bench/stream.py",

@@ -8,9 +8,7 @@ opening costs the same for ten chunks or a million and readers in many threads s
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
-import tempfile
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict
@@ -21,13 +19,12 @@ import numpy as np
 
 from .base import FILTER_FIELDS
 from .corpus import Chunk
+from .files import replacing
 
 
 def write(path: Path, chunks: Iterable[Chunk], documents: Mapping[str, Mapping[str, Any]]) -> None:
     """Writes the chunks (in index order) and documents to a new SQLite file at `path`, by write-rename."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
+    with replacing(path) as tmp:
         db = sqlite3.connect(tmp)
         db.execute("PRAGMA journal_mode=OFF")
         db.execute("PRAGMA synchronous=OFF")
@@ -44,13 +41,6 @@ def write(path: Path, chunks: Iterable[Chunk], documents: Mapping[str, Mapping[s
                        ((d, json.dumps(m, ensure_ascii=False)) for d, m in documents.items()))
         db.commit()
         db.close()
-        with open(tmp, "rb+") as f:
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 ITER_BATCH = 4096

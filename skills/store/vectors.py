@@ -25,7 +25,7 @@ import numpy as np
 
 from lambdarag.errors import ConfigError
 
-from .files import clean_temp, write_replace
+from .files import clean_temp, replacing, write_replace
 from .topk import top_k
 
 
@@ -107,9 +107,8 @@ class DenseIndex:
         """Writes the IVF index to `path` by write-rename (built now unless a query built it already)."""
         import faiss
 
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        faiss.write_index(self._faiss(), str(tmp))
-        os.replace(tmp, path)
+        with replacing(path) as tmp:
+            faiss.write_index(self._faiss(), str(tmp))
 
     def search(self, vector: np.ndarray, k: int, allowed: Optional[np.ndarray] = None) -> tuple[np.ndarray, np.ndarray]:
         """Returns (rows, scores) of the k nearest rows, best first (ties: earlier row); `allowed` masks rows out."""
