@@ -74,13 +74,12 @@ def test_opening_reads_no_chunk_and_maps_the_stored_vectors(home, monkeypatch):
     assert asdict(opened.chunk("d42#1")) == asdict(memory.chunk("d42#1")) and opened.fingerprint() == memory.fingerprint()
 
 
-def test_exact_search_over_float16_blocks_scores_as_over_a_float32_copy(monkeypatch):
+def test_exact_search_over_stored_float16_scores_as_over_a_float32_copy():
     stored = np.random.default_rng(1).normal(size=(1000, 24)).astype(np.float16)
     query = np.random.default_rng(2).normal(size=24).astype(np.float32)
-    monkeypatch.setattr(vectors, "EXACT_BLOCK", 64)
-    blocked = vectors.DenseIndex(stored).search(query, 20)
+    mapped = vectors.DenseIndex(stored).search(query, 20)
     whole = vectors.DenseIndex(stored.astype(np.float32)).search(query, 20)
-    assert blocked[0].tolist() == whole[0].tolist() and blocked[1].tolist() == whole[1].tolist()
+    assert mapped[0].tolist() == whole[0].tolist() and mapped[1].tolist() == whole[1].tolist()
 
 
 def test_the_ivf_index_is_built_at_save_and_read_back_not_rebuilt(home, monkeypatch):

@@ -33,8 +33,8 @@ ANN_THRESHOLD = 200_000
 """Above this many vectors the dense index is approximate (a faiss IVF index saved with the index), not exact."""
 ANN_PROBES = 32
 """How many of the IVF index's lists a query scans (recall@10 against exact search: bench/results/scale.json)."""
-EXACT_BLOCK = 16_384
-"""Rows of stored (float16) vectors converted to float32 at a time by exact search: no full float32 copy."""
+ADD_BLOCK = 65_536
+"""Rows of stored (float16) vectors converted to float32 at a time while an IVF index is built."""
 
 
 def text_key(text: str) -> str:
@@ -56,18 +56,20 @@ def build_ann(vectors: np.ndarray):
                                           faiss.METRIC_INNER_PRODUCT)
     sample = np.random.default_rng(0).choice(n, min(n, 64 * lists), replace=False)
     index.train(np.asarray(vectors[np.sort(sample)], dtype=np.float32))
-    for start in range(0, n, EXACT_BLOCK * 4):
-        index.add(np.asarray(vectors[start:start + EXACT_BLOCK * 4], dtype=np.float32))
+    for start in range(0, n, ADD_BLOCK):
+        index.add(np.asarray(vectors[start:start + ADD_BLOCK], dtype=np.float32))
     return index
 
 
 class DenseIndex:
     """Returns the nearest vectors by inner product: exact (numpy) up to `ann_threshold`, a faiss IVF index above.
 
-    `vectors` may be the float16 array an index stores, memory-mapped: exact search converts it a block at a
-    time, and the IVF index is read from `ann_path` (memory-mapped, saved at `index` time) or, for an index
-    never saved, built at the first query. Exact search is one row-wise dot product on one thread, about as
-    fast as faiss's flat index, and it spares a one-shot question faiss's import (0.1–0.3 s).
+    `vectors` may be the float16 array an index stores, memory-mapped: exact search converts it to float32 once,
+    at its first query, not when the index opens (numpy scores float16 25× slower than float32; the copy is at most
+    `ann_threshold` × dim × 4 bytes); above the threshold the IVF index is read from `ann_path` (memory-mapped,
+    saved at `index` time) or, for an index never saved, built at the first query, and the vectors are never
+    converted. Exact search is one row-wise dot product on one thread, about as fast as faiss's flat index, and it
+    spares a one-shot question faiss's import (0.1–0.3 s).
     """
 
     def __init__(self, vectors: np.ndarray, ann_threshold: int = ANN_THRESHOLD,
@@ -76,6 +78,7 @@ class DenseIndex:
         self.ann_threshold = ann_threshold
         self.ann_path = ann_path
         self._index = None
+        self._exact_vectors: Optional[np.ndarray] = None
         self._lock = threading.Lock()
 
     @property
@@ -134,15 +137,17 @@ class DenseIndex:
         keep = rows[0] >= 0
         return rows[0][keep].astype(np.int64), scores[0][keep]
 
+    def _float32(self) -> np.ndarray:
+        """Returns the vectors as one float32 array, converted at the first exact query and kept."""
+        with self._lock:
+            if self._exact_vectors is None:
+                self._exact_vectors = np.ascontiguousarray(self.vectors, dtype=np.float32)
+            return self._exact_vectors
+
     def _exact(self, query: np.ndarray, k: int, allowed: Optional[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         # Not `vectors @ query`: OpenBLAS runs that product on every core, and on a busy 2-core machine its threads
-        # wait for each other (STARD hybrid search: ~30 ms more CPU per query, twice the wall time). Row-wise, the
-        # score of a row does not depend on the block it is converted in.
-        if self.vectors.dtype == np.float32:
-            scores = np.vecdot(self.vectors, query)
-        else:
-            scores = np.concatenate([np.vecdot(self.vectors[s:s + EXACT_BLOCK].astype(np.float32), query)
-                                     for s in range(0, len(self.vectors), EXACT_BLOCK)])
+        # wait for each other (STARD hybrid search: ~30 ms more CPU per query, twice the wall time).
+        scores = np.vecdot(self._float32(), query)
         rows = np.arange(len(scores))
         if allowed is not None:
             rows = np.flatnonzero(allowed)
