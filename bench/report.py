@@ -287,9 +287,10 @@ def scale(r: dict) -> str:
         s = m["serve"]
         p50 = " / ".join(f"{s['routes'][k]['p50_ms']}" if k in s["routes"] else "—"
                          for k in ("bm25", "dense", "hybrid", "routed fact"))
+        fact = s["routes"].get("routed fact", {}).get("cpu_p50_ms", "—")
         return (f"{int(n) // 1000}k: build {m['build']['build_cpu_s']} s CPU, open {s['open_cpu_s']} s CPU, "
-                f"RSS after open {s['rss_after_open_mb']} MB, p50 bm25 / dense / hybrid / routed fact {p50} ms, "
-                f"dense recall@10 {s['dense_recall@10']}")
+                f"RSS after open {s['rss_after_open_mb']} MB, p50 wall bm25 / dense / hybrid / routed fact {p50} ms "
+                f"(routed fact CPU p50 {fact} ms), dense recall@10 {s['dense_recall@10']}")
     return "; ".join(size(n, m) for n, m in r["sizes"].items())
 
 
