@@ -31,7 +31,7 @@ from .topk import top_k
 
 ANN_THRESHOLD = 200_000
 """Above this many vectors the dense index is approximate (a faiss IVF index saved with the index), not exact."""
-ANN_PROBES = 32
+ANN_PROBES = 64
 """How many of the IVF index's lists a query scans (recall@10 against exact search: bench/results/scale.json)."""
 ADD_BLOCK = 65_536
 """Rows of stored (float16) vectors converted to float32 at a time while an IVF index is built."""
