@@ -344,6 +344,18 @@ def wiki_writeback(r: dict) -> str:
             f"({m['on']['wall']} vs {m['off']['wall']} ms), {r['ratio_on_off']['cpu']}× CPU")
 
 
+def scale(r: dict) -> str:
+    def size(n: str, m: dict) -> str:
+        s = m["serve"]
+        p50 = " / ".join(f"{s['routes'][k]['p50_ms']}" if k in s["routes"] else "—"
+                         for k in ("bm25", "dense", "hybrid", "routed fact"))
+        fact = s["routes"].get("routed fact", {}).get("cpu_p50_ms", "—")
+        return (f"{int(n) // 1000}k: build {m['build']['build_cpu_s']} s CPU, open {s['open_cpu_s']} s CPU, "
+                f"RSS after open {s['rss_after_open_mb']} MB, p50 wall bm25 / dense / hybrid / routed fact {p50} ms "
+                f"(routed fact CPU p50 {fact} ms), dense recall@10 {s['dense_recall@10']}")
+    return "; ".join(size(n, m) for n, m in r["sizes"].items())
+
+
 ROWS: list[tuple[str, str, str, Callable[[dict], str]]] = [
     ("CPU of CLI commands, same run as main", "imports", "bench/imports.py --base MAIN", imports),
     ("first `ask` in an empty data home, `timeoutSeconds: 15`", "first-question", "bench/first_question.py",
@@ -405,6 +417,9 @@ ROWS: list[tuple[str, str, str, Callable[[dict], str]]] = [
     ("five question types, real SmolLM2-135M (llama.cpp, CPU), default config", "real-llm-60s", "bench/slow_llm.py",
      slow_llm),
     ("feedback store: files before vs SQLite vs PostgreSQL", "store", "bench/store.py", store),
+    ("index scale, laws chunks replicated (vectors imported, no embedding), before constant-time open",
+     "scale-before", "bench/scale.py --name scale-before", scale),
+    ("index scale, laws chunks replicated (vectors imported, no embedding)", "scale", "bench/scale.py", scale),
     ("streaming, offline: first evidence / first token / result", "stream", "bench/stream.py",
      stream_latency("offline")),
     ("streaming, scripted LLM at 40 tokens/s: first evidence / first token / result", "stream", "bench/stream.py",

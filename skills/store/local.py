@@ -5,7 +5,6 @@ import hashlib
 import io
 import json
 import threading
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
@@ -15,7 +14,9 @@ from lambdarag import User
 from lambdarag.errors import ConfigError, StoreCorrupt
 from lambdarag.state import PUBLIC
 
+from . import chunk_store
 from .base import FILTER_FIELDS, IndexBackend, Scored, doc_meta, fingerprint_of
+from .chunk_store import ChunkStore
 from .corpus import Chunk, Document, searchable_text
 from .files import clean_temp, write_replace
 from .vectors import ANN_THRESHOLD, DenseIndex
@@ -24,7 +25,12 @@ from .tokenize import Tokenizer
 
 
 class LocalBackend(IndexBackend):
-    """In-process backend: BM25 on a sparse inverted index, dense on faiss, permissions as row masks."""
+    """In-process backend: BM25 on a sparse inverted index, dense on faiss, permissions as row masks.
+
+    Built in memory, it holds chunks, documents and float32 vectors; opened from disk (`load`), it maps the
+    saved arrays and reads chunks and documents from the chunk store per hit, and reads them whole only
+    before a change (`_materialise`).
+    """
 
     def __init__(self, tokenizer: Optional[Tokenizer] = None, *, model: Optional[str] = None,
                  bm25: Optional[Bm25Index] = None, ann_threshold: int = ANN_THRESHOLD) -> None:
@@ -34,9 +40,12 @@ class LocalBackend(IndexBackend):
         self.ann_threshold = ann_threshold
         self.domain: Optional[str] = None   # the corpus profile the chunks were made with (skills.profile)
         self.wiki: Optional[str] = None     # the wiki generation built with these chunks (skills.store.generations)
-        self._chunks: list[Chunk] = []
-        self._docs: dict[str, dict] = {}
-        self._vectors: Optional[np.ndarray] = None
+        self._chunks: Sequence[Chunk] = []        # a ChunkStore once opened
+        self._docs: Optional[dict[str, dict]] = {}  # None: in the chunk store, not read yet
+        self._vectors: Optional[np.ndarray] = None  # float32; the stored float16, memory-mapped, once opened
+        self._store: Optional[ChunkStore] = None
+        self._ann_path: Optional[Path] = None
+        self._fingerprint: Optional[str] = None     # the manifest's, while the opened index is unchanged
         self._dense: Optional[DenseIndex] = None
         self._lock = threading.Lock()
         self.version = 0
@@ -45,19 +54,22 @@ class LocalBackend(IndexBackend):
     # ---- content
 
     def _reindex(self) -> None:
-        self._row = {c.id: i for i, c in enumerate(self._chunks)}
-        labels: dict[tuple, int] = {}
-        self._label = np.array([labels.setdefault((c.department, c.security_level), len(labels))
-                                for c in self._chunks], dtype=np.int32)
-        self._labels = list(labels)
+        if self._store is None:
+            self._row = {c.id: i for i, c in enumerate(self._chunks)}
+            labels: dict[tuple, int] = {}
+            self._label = np.array([labels.setdefault((c.department, c.security_level), len(labels))
+                                    for c in self._chunks], dtype=np.int32)
+            self._labels = list(labels)
         self._columns: dict[str, np.ndarray] = {}
-        self._dense = DenseIndex(self._vectors, self.ann_threshold) if self._vectors is not None else None
+        self._dense = DenseIndex(self._vectors, self.ann_threshold, self._ann_path) \
+            if self._vectors is not None else None
         if self.lexical.size:
             self.lexical.scores(())  # derive idf and norms now, not inside concurrent queries
 
     def add(self, documents: Sequence[Document], chunks: Sequence[Chunk], vectors: Optional[np.ndarray] = None,
             *, progress: bool = False) -> None:
         ids = self.check_add(documents, chunks, vectors)
+        self._materialise()
         if ids & self._docs.keys():
             self.remove(ids & self._docs.keys())
         tokens = self.tokenizer.tokenize_many([searchable_text(c) for c in chunks], progress=progress)
@@ -73,9 +85,10 @@ class LocalBackend(IndexBackend):
             self._reindex()
 
     def remove(self, doc_ids: Iterable[str]) -> None:
-        gone = set(doc_ids) & self._docs.keys()
+        gone = set(doc_ids) & self.documents().keys()
         if not gone:
             return
+        self._materialise()
         with self._lock:
             rows = np.array([i for i, c in enumerate(self._chunks) if c.doc_id not in gone], dtype=np.int64)
             self.lexical.keep(rows)
@@ -87,22 +100,47 @@ class LocalBackend(IndexBackend):
             self.version += 1
             self._reindex()
 
+    def set_ann_threshold(self, size: int) -> None:
+        """Makes dense search approximate above `size` vectors from now on (the next `save` saves its IVF index)."""
+        if size != self.ann_threshold:
+            self.ann_threshold, self._ann_path = size, None
+            self._reindex()
+
+    def _materialise(self) -> None:
+        """Reads an opened index's chunks, documents and vectors into memory, before a change."""
+        if self._store is None:
+            return
+        self._docs = dict(self.documents())
+        self._chunks = list(self._store)
+        if self._vectors is not None:
+            self._vectors = np.asarray(self._vectors, dtype=np.float32)
+        self._store, self._ann_path, self._fingerprint = None, None, None
+
+    def _take(self, rows: Iterable[int]) -> list[Chunk]:
+        """Returns the chunks at these rows (one read of the chunk store for an opened index)."""
+        return self._store.take(rows) if self._store is not None else [self._chunks[r] for r in rows]
+
     def chunk(self, chunk_id: str) -> Chunk:
         return self._chunks[self._row[chunk_id]]
 
     @property
     def vectors(self) -> Optional[np.ndarray]:
-        """Returns the chunk vectors in chunk order, or None for an index built without them."""
+        """Returns the chunk vectors in chunk order (float16 as stored, once opened), or None for an index built
+        without them."""
         return self._vectors
 
     def chunks(self) -> Sequence[Chunk]:
         return self._chunks
 
     def documents(self) -> Mapping[str, Mapping[str, Any]]:
+        if self._docs is None:
+            self._docs = self._store.documents()
         return self._docs
 
     def fingerprint(self) -> str:
-        digests = {d: m["digest"] for d, m in self._docs.items()}
+        if self._fingerprint is not None:
+            return self._fingerprint
+        digests = {d: m["digest"] for d, m in self.documents().items()}
         return fingerprint_of(digests, self.tokenizer.fingerprint(), self.model, self.lexical.params())
 
     @property
@@ -121,7 +159,8 @@ class LocalBackend(IndexBackend):
                 raise ConfigError(f"retrieval filter {name!r} is unknown; valid fields: {', '.join(FILTER_FIELDS)}")
             column = self._columns.get(name)
             if column is None:
-                column = self._columns[name] = np.array([getattr(c, name) for c in self._chunks], dtype=object)
+                column = self._columns[name] = self._store.column(name) if self._store is not None \
+                    else np.array([getattr(c, name) for c in self._chunks], dtype=object)
             values = list(value) if isinstance(value, (list, tuple, set, frozenset)) else [value]
             hit = np.isin(column, np.array(values, dtype=object))
             mask = hit if mask is None else mask & hit
@@ -133,7 +172,7 @@ class LocalBackend(IndexBackend):
              filters: Optional[Mapping[str, Any]] = None) -> list[Scored]:
         tokens = self.tokenizer(query) if isinstance(query, str) else list(query)
         rows, scores = self.lexical.top(tokens, k, self.allowed(user, filters))
-        return [(self._chunks[r], float(s)) for r, s in zip(rows, scores)]
+        return [(c, float(s)) for c, s in zip(self._take(rows), scores)]
 
     def bm25_expanded(self, tokens: Sequence[str], chunk_ids: Sequence[str], extra: Bm25Index) -> np.ndarray:
         return self.lexical.scores_with(tokens, np.array([self._row[c] for c in chunk_ids], dtype=np.int64), extra)
@@ -144,7 +183,7 @@ class LocalBackend(IndexBackend):
             raise ConfigError("embedding_search: this index was built without vectors (--no-dense); "
                               "rebuild it with dense vectors or use bm25_search")
         rows, scores = self._dense.search(vector, k, self.allowed(user, filters))
-        return [(self._chunks[r], float(s)) for r, s in zip(rows, scores)]
+        return [(c, float(s)) for c, s in zip(self._take(rows), scores)]
 
     # ---- persistence
 
@@ -152,40 +191,90 @@ class LocalBackend(IndexBackend):
         """Writes the index to `directory` as a new generation; callers hold the index lock.
 
         Each file of the generation is written by write-rename under a new
-        name, then the manifest naming them (with sizes and SHA-256 digests)
-        replaces the old one, then older generations' files go (the previous
-        one stays for readers that just read its manifest). A kill at any
-        moment leaves the previous manifest and its files intact.
+        name, then the manifest naming them (with their sizes and sampled
+        digests, `file_check`) replaces the old one, then older generations'
+        files go (the previous one stays for readers that just read its
+        manifest). A kill at any moment leaves the previous manifest and its
+        files intact. What opening needs is saved ready to map: the chunk
+        store, BM25's prepared postings, the label of each row, the float16
+        vectors and, above `ann_threshold` vectors, the IVF index.
         """
         directory.mkdir(parents=True, exist_ok=True)
         generation = next_generation(directory)
-        chunks = "".join(json.dumps(asdict(c), ensure_ascii=False) + "\n" for c in self._chunks).encode("utf-8")
-        vocab, counts = self.lexical.dump()
-        parts = {"chunks": ("jsonl", chunks), "bm25": ("json", vocab), "counts": ("npz", counts)}
-        if self._vectors is not None:
+        files: dict[str, dict] = {}
+
+        def written(part: str, suffix: str, data: Optional[bytes] = None) -> Path:
+            path = directory / f"{part}.{generation}.{suffix}"
+            if data is not None:
+                write_replace(path, data)
+            files[part] = {"name": path.name, **file_check(path)}
+            return path
+
+        def array(part: str, values: np.ndarray) -> None:
             buf = io.BytesIO()
-            np.save(buf, self._vectors.astype(np.float16))
-            parts["vectors"] = ("npy", buf.getvalue())
-        files = {}
-        for part, (suffix, data) in parts.items():
-            name = f"{part}.{generation}.{suffix}"
-            write_replace(directory / name, data)
-            files[part] = {"name": name, "bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+            np.save(buf, np.asarray(values))
+            written(part, "npy", buf.getvalue())
+
+        chunk_store.write(directory / f"chunks.{generation}.sqlite", self._chunks, self.documents())
+        written("chunks", "sqlite")
+        meta, arrays = self.lexical.arrays()
+        written("bm25", "json", json.dumps(meta, ensure_ascii=False).encode("utf-8"))
+        for name, values in arrays.items():
+            array(f"bm25-{name}", values)
+        array("labels", self._label)
+        if self._vectors is not None:
+            array("vectors", np.asarray(self._vectors).astype(np.float16))
+            if self._dense is not None and self._dense.approximate:
+                self._dense.save_ann(directory / f"ann.{generation}.faiss")
+                written("ann", "faiss")
         manifest = {"format": FORMAT, "generation": generation, "files": files,
                     "fingerprint": self.fingerprint(), "version": self.version, "model": self.model,
-                    "tokenizer": self.tokenizer.config(), "ann_threshold": self.ann_threshold, "domain": self.domain, "wiki": self.wiki,
-                    "documents": self._docs, "chunks": len(self._chunks)}
+                    "tokenizer": self.tokenizer.config(), "ann_threshold": self.ann_threshold, "domain": self.domain,
+                    "wiki": self.wiki, "labels": [list(label) for label in self._labels],
+                    "documents": len(self.documents()), "chunks": len(self._chunks)}
         write_replace(directory / MANIFEST, json.dumps(manifest, ensure_ascii=False).encode("utf-8"))
         sweep(directory)
 
     @classmethod
     def load(cls, directory: Path) -> "LocalBackend":
-        """Returns the backend `save` wrote to `directory`, after checking every file against the manifest.
+        """Returns the backend `save` wrote to `directory`, its arrays memory-mapped and its chunks left on disk.
 
-        A file that is missing, of another size or digest, or a count that
-        disagrees raises `StoreCorrupt` naming it (see `check_generation`).
+        Opening costs the same whatever the index's size: each file is checked
+        against the manifest by size and sampled digest (`check_files`), and a
+        file that is missing or changed, or a count that disagrees, raises
+        `StoreCorrupt` naming it. An index an older version wrote (format 2)
+        opens whole into memory (`load_legacy`); `open_index` migrates it.
         """
-        manifest, data = check_generation(directory)
+        manifest = read_manifest(directory)
+        if manifest["format"] == LEGACY_FORMAT:
+            return cls.load_legacy(directory, manifest)
+        paths = check_files(directory, manifest)
+        meta = json.loads(paths["bm25"].read_text(encoding="utf-8"))
+        lexical = Bm25Index.from_arrays(meta, {part[len("bm25-"):]: np.load(path, mmap_mode="r")
+                                               for part, path in paths.items() if part.startswith("bm25-")})
+        backend = cls(Tokenizer.from_config(manifest["tokenizer"]), model=manifest["model"], bm25=lexical,
+                      ann_threshold=manifest["ann_threshold"])
+        backend._store = ChunkStore(paths["chunks"], manifest["chunks"])
+        backend._chunks, backend._docs, backend._row = backend._store, None, backend._store.rows
+        backend._label = np.load(paths["labels"], mmap_mode="r")
+        backend._labels = [tuple(label) for label in manifest["labels"]]
+        if backend.model is not None:
+            backend._vectors = np.load(paths["vectors"], mmap_mode="r")
+            backend._ann_path = paths.get("ann")
+        rows = {"bm25 rows": backend.lexical.size, "labels": len(backend._label),
+                "vectors": len(backend._vectors) if backend._vectors is not None else manifest["chunks"]}
+        backend._check_count(directory, manifest, rows)
+        backend.domain = manifest.get("domain")
+        backend.wiki = manifest.get("wiki")
+        backend.version = manifest["version"]
+        backend._fingerprint = manifest["fingerprint"]
+        backend._reindex()
+        return backend
+
+    @classmethod
+    def load_legacy(cls, directory: Path, manifest: dict) -> "LocalBackend":
+        """Returns a format-2 index read whole into memory, every file checked for size and SHA-256 digest."""
+        data = read_legacy(directory, manifest)
         backend = cls(Tokenizer.from_config(manifest["tokenizer"]), model=manifest["model"],
                       bm25=Bm25Index.from_dump(data["bm25"], data["counts"]), ann_threshold=manifest["ann_threshold"])
         backend._chunks = [Chunk(**json.loads(line)) for line in data["chunks"].decode("utf-8").splitlines()]
@@ -193,10 +282,7 @@ class LocalBackend(IndexBackend):
             backend._vectors = np.load(io.BytesIO(data["vectors"])).astype(np.float32)
         rows = {"chunks": len(backend._chunks), "bm25 rows": backend.lexical.size,
                 "vectors": len(backend._vectors) if backend._vectors is not None else manifest["chunks"]}
-        wrong = {k: n for k, n in rows.items() if n != manifest["chunks"]}
-        if wrong:
-            raise StoreCorrupt(f"{directory}: manifest says {manifest['chunks']} chunks but found "
-                               f"{', '.join(f'{n} {k}' for k, n in wrong.items())}")
+        backend._check_count(directory, manifest, rows)
         backend._docs = manifest["documents"]
         backend.domain = manifest.get("domain")
         backend.wiki = manifest.get("wiki")
@@ -204,10 +290,37 @@ class LocalBackend(IndexBackend):
         backend._reindex()
         return backend
 
+    @staticmethod
+    def _check_count(directory: Path, manifest: dict, rows: Mapping[str, int]) -> None:
+        wrong = {k: n for k, n in rows.items() if n != manifest["chunks"]}
+        if wrong:
+            raise StoreCorrupt(f"{directory}: manifest says {manifest['chunks']} chunks but found "
+                               f"{', '.join(f'{n} {k}' for k, n in wrong.items())}")
 
-FORMAT = 2
+
+FORMAT = 3
+LEGACY_FORMAT = 2
+"""The format before the chunk store and saved postings: still opened (whole), and migrated by `open_index`."""
 MANIFEST = "manifest.json"
-PARTS = {"chunks", "bm25", "counts"}
+BM25_ARRAYS = ("starts", "rows", "weights", "counts", "doclen", "idf")
+PARTS = {"chunks", "bm25", "labels", *(f"bm25-{a}" for a in BM25_ARRAYS)}
+"""The files every generation has; a dense one adds vectors (and ann above the ANN threshold)."""
+LEGACY_PARTS = {"chunks", "bm25", "counts"}
+SAMPLE = 1 << 16
+"""Bytes at each end of a file that its sampled digest covers."""
+
+
+def file_check(path: Path) -> dict:
+    """Returns what the manifest records of a written file: its size and a SHA-256 of its first and last
+    `SAMPLE` bytes, so opening checks any file in constant time (a truncated, grown or rewritten file fails)."""
+    size = path.stat().st_size
+    h = hashlib.sha256(str(size).encode())
+    with open(path, "rb") as f:
+        h.update(f.read(SAMPLE))
+        if size > SAMPLE:
+            f.seek(max(SAMPLE, size - SAMPLE))
+            h.update(f.read(SAMPLE))
+    return {"bytes": size, "sample_sha256": h.hexdigest()}
 
 
 def has_manifest(directory: Path) -> bool:
@@ -216,14 +329,15 @@ def has_manifest(directory: Path) -> bool:
 
 
 def read_manifest(directory: Path) -> dict:
-    """Returns the manifest of the index in `directory`; an unreadable or old-format one raises `StoreCorrupt`."""
+    """Returns the manifest of the index in `directory`; an unreadable or unknown-format one raises `StoreCorrupt`."""
     path = directory / MANIFEST
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
         raise StoreCorrupt(f"{path}: unreadable index manifest ({e})") from None
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-        raise StoreCorrupt(f"{path}: not a format-{FORMAT} index manifest (built by an older version)")
+    if not isinstance(manifest, dict) or manifest.get("format") not in (FORMAT, LEGACY_FORMAT):
+        raise StoreCorrupt(f"{path}: not a format-{FORMAT} or format-{LEGACY_FORMAT} index manifest "
+                           f"(built by another version)")
     return manifest
 
 
@@ -235,11 +349,30 @@ def next_generation(directory: Path) -> int:
         return 1
 
 
-def check_generation(directory: Path) -> tuple[dict, dict[str, bytes]]:
-    """Returns the manifest and the bytes of each file it names, each checked for size and SHA-256 digest."""
-    manifest = read_manifest(directory)
+def check_files(directory: Path, manifest: dict) -> dict[str, Path]:
+    """Returns the path of each file the manifest names, each checked for size and sampled digest."""
     files = manifest.get("files") or {}
     need = PARTS | ({"vectors"} if manifest.get("model") else set())
+    if need - files.keys():
+        raise StoreCorrupt(f"{directory / MANIFEST}: names no {', '.join(sorted(need - files.keys()))} file")
+    paths = {}
+    for part, entry in files.items():
+        path = directory / entry["name"]
+        try:
+            found = file_check(path)
+        except OSError as e:
+            raise StoreCorrupt(f"{path}: {part} file of generation {manifest['generation']} unreadable ({e})") from None
+        if found != {"bytes": entry["bytes"], "sample_sha256": entry["sample_sha256"]}:
+            raise StoreCorrupt(f"{path}: {part} file has {found['bytes']} bytes / digest other than the manifest's "
+                               f"{entry['bytes']} bytes (half-written or changed)")
+        paths[part] = path
+    return paths
+
+
+def read_legacy(directory: Path, manifest: dict) -> dict[str, bytes]:
+    """Returns the bytes of each file a format-2 manifest names, each checked for size and SHA-256 digest."""
+    files = manifest.get("files") or {}
+    need = LEGACY_PARTS | ({"vectors"} if manifest.get("model") else set())
     if need - files.keys():
         raise StoreCorrupt(f"{directory / MANIFEST}: names no {', '.join(sorted(need - files.keys()))} file")
     data = {}
@@ -253,7 +386,7 @@ def check_generation(directory: Path) -> tuple[dict, dict[str, bytes]]:
             raise StoreCorrupt(f"{path}: {part} file has {len(raw)} bytes / digest other than the manifest's "
                                f"{entry['bytes']} bytes (half-written or changed)")
         data[part] = raw
-    return manifest, data
+    return data
 
 
 def sweep(directory: Path) -> list[Path]:
@@ -269,7 +402,8 @@ def sweep(directory: Path) -> list[Path]:
     gone = clean_temp(directory)
     for path in directory.glob("*.*.*"):
         part, generation, _ = path.name.split(".", 2)
-        if current is not None and part in PARTS | {"vectors"} and generation not in (str(current), str(current - 1)):
+        if current is not None and part in PARTS | LEGACY_PARTS | {"vectors", "ann"} \
+                and generation not in (str(current), str(current - 1)):
             path.unlink(missing_ok=True)
             gone.append(path)
     return gone

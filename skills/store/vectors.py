@@ -25,12 +25,16 @@ import numpy as np
 
 from lambdarag.errors import ConfigError
 
-from .files import clean_temp, write_replace
+from .files import clean_temp, replacing, write_replace
 from .topk import top_k
 
 
 ANN_THRESHOLD = 200_000
-"""Above this many vectors the index is HNSW (approximate) instead of flat (exact)."""
+"""Above this many vectors the dense index is approximate (a faiss IVF index saved with the index), not exact."""
+ANN_PROBES = 64
+"""How many of the IVF index's lists a query scans (recall@10 against exact search: bench/results/scale.json)."""
+ADD_BLOCK = 65_536
+"""Rows of stored (float16) vectors converted to float32 at a time while an IVF index is built."""
 
 
 def text_key(text: str) -> str:
@@ -38,22 +42,53 @@ def text_key(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8")).hexdigest()
 
 
-class DenseIndex:
-    """Returns the nearest vectors by inner product: exact (numpy) up to `ann_threshold`, faiss HNSW above.
+def build_ann(vectors: np.ndarray):
+    """Returns a faiss IVF index (float16 codes, inner product) over `vectors`: √n lists trained on a sample.
 
-    Exact search is one row-wise dot product on one thread, about as fast as faiss's flat index, and
-    it spares a one-shot question faiss's import (0.1–0.3 s).
+    Built once at `index` time and saved beside the vectors (`DenseIndex.save_ann`); float16 codes hold the
+    stored float16 vectors exactly, so a scanned vector's score is its exact one.
+    """
+    import faiss
+
+    n, dim = vectors.shape
+    lists = max(1, int(np.sqrt(n)))
+    index = faiss.IndexIVFScalarQuantizer(faiss.IndexFlatIP(dim), dim, lists, faiss.ScalarQuantizer.QT_fp16,
+                                          faiss.METRIC_INNER_PRODUCT)
+    sample = np.random.default_rng(0).choice(n, min(n, 64 * lists), replace=False)
+    index.train(np.asarray(vectors[np.sort(sample)], dtype=np.float32))
+    for start in range(0, n, ADD_BLOCK):
+        index.add(np.asarray(vectors[start:start + ADD_BLOCK], dtype=np.float32))
+    return index
+
+
+class DenseIndex:
+    """Returns the nearest vectors by inner product: exact (numpy) up to `ann_threshold`, a faiss IVF index above.
+
+    `vectors` may be the float16 array an index stores, memory-mapped: exact search converts it to float32 once,
+    at its first query, not when the index opens (numpy scores float16 25× slower than float32; the copy is at most
+    `ann_threshold` × dim × 4 bytes); above the threshold the IVF index is read from `ann_path` (memory-mapped,
+    saved at `index` time) or, for an index never saved, built at the first query, and the vectors are never
+    converted. Exact search is one row-wise dot product on one thread, about as fast as faiss's flat index, and it
+    spares a one-shot question faiss's import (0.1–0.3 s).
     """
 
-    def __init__(self, vectors: np.ndarray, ann_threshold: int = ANN_THRESHOLD) -> None:
-        self.vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+    def __init__(self, vectors: np.ndarray, ann_threshold: int = ANN_THRESHOLD,
+                 ann_path: Optional[Path] = None) -> None:
+        self.vectors = vectors if vectors.dtype in (np.float16, np.float32) else vectors.astype(np.float32)
         self.ann_threshold = ann_threshold
+        self.ann_path = ann_path
         self._index = None
+        self._exact_vectors: Optional[np.ndarray] = None
         self._lock = threading.Lock()
 
     @property
     def dim(self) -> int:
         return self.vectors.shape[1]
+
+    @property
+    def approximate(self) -> bool:
+        """Whether queries go to the IVF index (more vectors than `ann_threshold`)."""
+        return len(self.vectors) > self.ann_threshold
 
     def _faiss(self):
         with self._lock:
@@ -63,10 +98,20 @@ class DenseIndex:
                 # One query at a time gains nothing from OpenMP; on a 2-core machine its threads fight the
                 # embedder's and double dense latency (bench/retrieval.py: p50 36 ms → 19 ms on STARD).
                 faiss.omp_set_num_threads(int(os.environ.get("LAMBDARAG_FAISS_THREADS", "1")))
-                index = faiss.IndexHNSWFlat(self.dim, 32, faiss.METRIC_INNER_PRODUCT)
-                index.add(self.vectors)
+                if self.ann_path is not None:
+                    index = faiss.read_index(str(self.ann_path), faiss.IO_FLAG_MMAP_IFC | faiss.IO_FLAG_READ_ONLY)
+                else:
+                    index = build_ann(self.vectors)
+                index.nprobe = ANN_PROBES
                 self._index = index
             return self._index
+
+    def save_ann(self, path: Path) -> None:
+        """Writes the IVF index to `path` by write-rename (built now unless a query built it already)."""
+        import faiss
+
+        with replacing(path) as tmp:
+            faiss.write_index(self._faiss(), str(tmp))
 
     def search(self, vector: np.ndarray, k: int, allowed: Optional[np.ndarray] = None) -> tuple[np.ndarray, np.ndarray]:
         """Returns (rows, scores) of the k nearest rows, best first (ties: earlier row); `allowed` masks rows out."""
@@ -79,25 +124,30 @@ class DenseIndex:
                               f"{self.dim}; embed queries with the model the index was built with")
         if allowed is not None and not allowed.any():
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-        if n <= self.ann_threshold:
+        if not self.approximate:
             return self._exact(query[0], k, allowed)
         import faiss
 
         index = self._faiss()
-        params = None
+        params = faiss.SearchParametersIVF(nprobe=ANN_PROBES)
         if allowed is not None:
             bits = np.packbits(allowed, bitorder="little")
-            selector = faiss.IDSelectorBitmap(n, faiss.swig_ptr(bits))
-            params = (faiss.SearchParametersHNSW(sel=selector) if isinstance(index, faiss.IndexHNSWFlat)
-                      else faiss.SearchParameters(sel=selector))
+            params.sel = faiss.IDSelectorBitmap(n, faiss.swig_ptr(bits))
         scores, rows = index.search(query, min(k, n), params=params)
         keep = rows[0] >= 0
         return rows[0][keep].astype(np.int64), scores[0][keep]
 
+    def _float32(self) -> np.ndarray:
+        """Returns the vectors as one float32 array, converted at the first exact query and kept."""
+        with self._lock:
+            if self._exact_vectors is None:
+                self._exact_vectors = np.ascontiguousarray(self.vectors, dtype=np.float32)
+            return self._exact_vectors
+
     def _exact(self, query: np.ndarray, k: int, allowed: Optional[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         # Not `vectors @ query`: OpenBLAS runs that product on every core, and on a busy 2-core machine its threads
         # wait for each other (STARD hybrid search: ~30 ms more CPU per query, twice the wall time).
-        scores = np.vecdot(self.vectors, query)
+        scores = np.vecdot(self._float32(), query)
         rows = np.arange(len(scores))
         if allowed is not None:
             rows = np.flatnonzero(allowed)
