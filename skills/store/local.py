@@ -349,19 +349,29 @@ def next_generation(directory: Path) -> int:
         return 1
 
 
-def check_files(directory: Path, manifest: dict) -> dict[str, Path]:
-    """Returns the path of each file the manifest names, each checked for size and sampled digest."""
+def listed_files(directory: Path, manifest: dict, parts: set[str]) -> dict[str, dict]:
+    """Returns the manifest's file entries by part, after checking it names every part an index of its kind needs."""
     files = manifest.get("files") or {}
-    need = PARTS | ({"vectors"} if manifest.get("model") else set())
+    need = parts | ({"vectors"} if manifest.get("model") else set())
     if need - files.keys():
         raise StoreCorrupt(f"{directory / MANIFEST}: names no {', '.join(sorted(need - files.keys()))} file")
+    return files
+
+
+def unreadable(path: Path, part: str, manifest: dict, error: OSError) -> StoreCorrupt:
+    """Returns the error for a file the manifest names that cannot be read."""
+    return StoreCorrupt(f"{path}: {part} file of generation {manifest['generation']} unreadable ({error})")
+
+
+def check_files(directory: Path, manifest: dict) -> dict[str, Path]:
+    """Returns the path of each file the manifest names, each checked for size and sampled digest."""
     paths = {}
-    for part, entry in files.items():
+    for part, entry in listed_files(directory, manifest, PARTS).items():
         path = directory / entry["name"]
         try:
             found = file_check(path)
         except OSError as e:
-            raise StoreCorrupt(f"{path}: {part} file of generation {manifest['generation']} unreadable ({e})") from None
+            raise unreadable(path, part, manifest, e) from None
         if found != {"bytes": entry["bytes"], "sample_sha256": entry["sample_sha256"]}:
             raise StoreCorrupt(f"{path}: {part} file has {found['bytes']} bytes / digest other than the manifest's "
                                f"{entry['bytes']} bytes (half-written or changed)")
@@ -371,17 +381,13 @@ def check_files(directory: Path, manifest: dict) -> dict[str, Path]:
 
 def read_legacy(directory: Path, manifest: dict) -> dict[str, bytes]:
     """Returns the bytes of each file a format-2 manifest names, each checked for size and SHA-256 digest."""
-    files = manifest.get("files") or {}
-    need = LEGACY_PARTS | ({"vectors"} if manifest.get("model") else set())
-    if need - files.keys():
-        raise StoreCorrupt(f"{directory / MANIFEST}: names no {', '.join(sorted(need - files.keys()))} file")
     data = {}
-    for part, entry in files.items():
+    for part, entry in listed_files(directory, manifest, LEGACY_PARTS).items():
         path = directory / entry["name"]
         try:
             raw = path.read_bytes()
         except OSError as e:
-            raise StoreCorrupt(f"{path}: {part} file of generation {manifest['generation']} unreadable ({e})") from None
+            raise unreadable(path, part, manifest, e) from None
         if len(raw) != entry["bytes"] or hashlib.sha256(raw).hexdigest() != entry["sha256"]:
             raise StoreCorrupt(f"{path}: {part} file has {len(raw)} bytes / digest other than the manifest's "
                                f"{entry['bytes']} bytes (half-written or changed)")
