@@ -299,8 +299,8 @@ def dense_scores(query: str, texts: Sequence[str], ctx: Any) -> Optional[np.ndar
 
     The question's vector is the one retrieval embedded (remembered, `query_vector`); the texts' vectors are
     remembered across questions and processes (`store.passage_vectors`), the new ones embedded within half of
-    the time the question's deadline (less its reserve) leaves. When it does not, the lexical signals rank alone, and the step says so
-    in the result's fallbacks: embedding is never what makes a question miss its deadline.
+    the time the question's deadline (less its reserve) leaves. When it does not, the lexical signals rank
+    alone, and the step says so in the result's fallbacks: embedding never makes a question miss its deadline.
     """
     from lambdarag.errors import LambdaRAGError
 
