@@ -1,5 +1,5 @@
-"""A warm question repeats no route check that passed on the same config and code, and compiles no cue table of a
-pack its index does not use."""
+"""A warm question repeats no route check that passed on the same config and code, compiles no cue table of a pack
+its index does not use, and does not have the cyclic collector scan what it imported again and again."""
 from __future__ import annotations
 
 import json
@@ -94,22 +94,39 @@ def test_a_pack_s_lazy_cues_match_as_the_compiled_ones_would(pack):
             assert (found and found.group(0)) == (expected and expected.group(0)), (kind, question)
 
 
-COMPILED_RULES = """
-import io, json, contextlib
+ASKED = """
+import contextlib, gc, io, json
 from lambdarag.orchestration.cli import main
+collections = []
+gc.callbacks.append(lambda phase, info: phase == "start" and collections.append(info["generation"]))
 with contextlib.redirect_stdout(io.StringIO()):
     code = main(["ask", "国际海运条例的最新版本是哪一年的？"])
+asked = len(collections)
 from lambdarag.domains.generic import cues as generic
 from lambdarag.domains.prc_statutes import cues as statutes
-print(json.dumps([code, [p._compiled is not None for *_, p in generic.RULES],
+print(json.dumps([code, asked, gc.get_threshold(), [p._compiled is not None for *_, p in generic.RULES],
                   [p._compiled is not None for *_, p in statutes.RULES]]))
 """
 
 
-def test_a_question_on_the_statute_demo_compiles_no_cue_of_the_generic_pack():
-    done = subprocess.run([sys.executable, "-c", COMPILED_RULES], cwd=ROOT, capture_output=True, text=True,
-                          check=True, env={**os.environ, "LAMBDARAG_FEEDBACK": "off"})
-    code, generic, statutes = json.loads(done.stdout.splitlines()[-1])
+@pytest.fixture(scope="module")
+def asked() -> list:
+    """Returns what a fresh process's `ask` on the statute demo did: exit code, cyclic collections while it ran,
+    the collector's thresholds after it, and which cue rules of each pack it compiled."""
+    done = subprocess.run([sys.executable, "-c", ASKED], cwd=ROOT, capture_output=True, text=True, check=True,
+                          env={**os.environ, "LAMBDARAG_FEEDBACK": "off"})
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def test_a_question_on_the_statute_demo_compiles_no_cue_of_the_generic_pack(asked):
+    code, _, _, generic, statutes = asked
     assert code == 0
     assert not any(generic)
     assert statutes[0]          # the first rule (the one a statute question tries first) was compiled to be tried
+
+
+def test_an_ask_does_not_scan_what_it_imported_again_and_again(asked):
+    code, collections, thresholds, _, _ = asked
+    assert code == 0
+    assert collections <= 2     # Python's own thresholds collect about 130 times while a warm ask imports
+    assert thresholds == list(__import__("gc").get_threshold())   # the caller's thresholds are back
