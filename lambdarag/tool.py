@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Un
 
 from .declare import MISSING, Contract, as_writes, contract_of, is_record, record_fields
 from .errors import CompositionError, ConfigError, ProviderError
-from .state import Checks, ReadView, State
+from .state import Checks, ReadView, State, validator_of
 from .runtime import apply_writes, execute
 from .paths import Path
 from .term import EFFECTS, Term, read_mark, strongest
@@ -292,11 +292,11 @@ def parameter(term: str, key: str, annotation: Any, value: Any) -> Any:
     term, the parameter in YAML spelling and what it accepts."""
     if annotation is Any:
         return value
-    from pydantic import TypeAdapter, ValidationError
+    from pydantic import ValidationError
     from pydantic.alias_generators import to_camel
 
     try:
-        return TypeAdapter(annotation).validate_python(value)
+        return validator_of(annotation)(value)
     except ValidationError as e:
         raise ConfigError(f"term {term!r}: parameter {to_camel(key)}={value!r}: "
                           f"{e.errors()[0]['msg'].removeprefix('Value error, ')}") from None

@@ -8,13 +8,15 @@ configured LLM or endpoint failed (`ask --json` still prints that answer).
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import logging
 import sys
 import time
 import traceback
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Iterator, Optional, Sequence
 
 from lambdarag import __version__
 from lambdarag.errors import DeadlineExceeded, LambdaRAGError, ProviderError
@@ -357,13 +359,40 @@ def print_result(r, explain: bool, lifecycle: str = "") -> None:
             print(f"  {span.duration_ms:9.2f}ms  {span.kind:<8} {span.path}{taken}")
 
 
+ONE_SHOT_GC = (100_000, 50, 100)
+"""The cyclic collector's thresholds while `ask` runs: Python's (700, 10, 10) suit a long-lived process, whereas a
+command that imports some hundred thousand long-lived objects and exits would scan them again and again for
+garbage it does not have."""
+
+
+@contextmanager
+def one_shot_collector() -> Iterator[None]:
+    """Runs the block with the collector's thresholds at `ONE_SHOT_GC`, then freezes what it left (`gc.freeze`: the
+    collection at exit does not scan it again; a long-lived caller keeps what was imported anyway) and puts the
+    caller's thresholds back."""
+    before = gc.get_threshold()
+    gc.set_threshold(*ONE_SHOT_GC)
+    try:
+        yield
+    finally:
+        gc.freeze()
+        gc.set_threshold(*before)
+
+
 def cmd_ask(args: argparse.Namespace) -> int:
-    """Answers one question through search_unified.search and prints it (or its JSON).
+    """Answers one question through search_unified.search and prints it (or its JSON), collecting cyclic garbage
+    as a one-shot process should (`one_shot_collector`).
 
     Returns 3 when the answer is degraded (a configured LLM failed, or the final check failed the answer); then
     waits, at most
     orchestration.feedback.backgroundSeconds, for the feedback worker to finish learning from it.
     """
+    with one_shot_collector():
+        return ask(args)
+
+
+def ask(args: argparse.Namespace) -> int:
+    """Answers `ask`'s question and returns its exit status (`cmd_ask`)."""
     from lambdarag import User
     from lambdarag.orchestration.feedback.worker import drain
     from lambdarag.orchestration.search_unified import check_query, lifecycle_ran, search

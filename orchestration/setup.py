@@ -25,7 +25,8 @@ from .folders import disabled_by_env, learns
 from .knowledge import KnowledgeBase, open_knowledge
 from .learning import open_learned
 from .llm_budget import llm_budget
-from .router import cost_model, route_reports
+from .route_check import checked_routes
+from .router import cost_model
 
 if TYPE_CHECKING:
     from .feedback import FeedbackLoop
@@ -43,9 +44,8 @@ def resolve_config(config: ConfigArg) -> AgentConfig:
     key = (str(path.resolve()), path.stat().st_mtime_ns if path.is_file() else 0, config is None)
     if key not in _CONFIGS:
         config = load_config(config)   # as given: a config found in the working folder is trusted only if approved
-        for r in route_reports(config, str(path)):   # cost bounds and closed routes, before the first question
-            if r.over_budget:
-                log.warning("%s: route %s: %s", path, r.query_type, r.over_budget)
+        for route, why in checked_routes(config, str(path)):   # cost bounds and closed routes, before a question
+            log.warning("%s: route %s: %s", path, route, why)
         _CONFIGS[key] = config
     return _CONFIGS[key]
 

@@ -21,9 +21,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Callable, Mapping, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 from lambdarag.errors import ConfigError
+from lambdarag.lazy_pattern import LazyPattern
 
 
 def _any_corpus(documents: Sequence[Any]) -> bool:
@@ -202,8 +203,9 @@ def _any_type(kind: str, query: str) -> bool:
 class Classifier:
     """The question classifier's cue rules and labelled exemplars."""
 
-    rules: tuple[tuple[str, float, re.Pattern[str]], ...] = ()
-    """(type, confidence, cue pattern) rules, the first firing one deciding."""
+    rules: tuple[tuple[str, float, Union[re.Pattern[str], LazyPattern]], ...] = ()
+    """(type, confidence, cue pattern) rules, the first firing one deciding (a pack compiles its own lazily: a
+    question of another pack's index never reads them)."""
     exemplars_file: Any = None
     """A JSONL file of labelled questions ``{"query", "type"}`` the learned classifier is fitted on, or None."""
     unsure_below: float = 0.0

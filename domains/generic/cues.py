@@ -4,6 +4,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from lambdarag.lazy_pattern import LazyPattern
+
 _KINDS = r"(?:ways|methods|options|tools|approaches|alternatives|choices|steps|stages|parts|components|places)"
 """English plural nouns a survey question counts over (the ways to…, which tools exist…)."""
 _ZH_KINDS = "(?:方法|方式|办法|途径|手段|工具|选项|方案|步骤|环节|阶段|部分|组成|地方|措施|命令|软件)"
@@ -93,8 +95,8 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
 over kinds of things (the different ways, 有哪些方法) is recognised before a comparison, whose 不同 it shares,
 and a relation (被哪些模块引用) before a survey's open 哪些 (读取哪些配置文件);
 a cue is one that settles the type in any field, and a question no cue settles goes to the exemplars."""
-RULES: tuple[tuple[str, float, re.Pattern[str]], ...] = tuple(
-    (kind, confidence, re.compile("|".join(cues), re.I)) for kind, confidence, cues in CUES)
+RULES: tuple[tuple[str, float, LazyPattern], ...] = tuple(
+    (kind, confidence, LazyPattern("|".join(cues), re.I)) for kind, confidence, cues in CUES)
 
 PAIRED = re.compile(r"\b(?:and|or|than|between|both|either|each|two|pros)\b|[和与跟同或两俩各]|还是|、", re.I)
 """Words with which a question sets two or more things side by side."""

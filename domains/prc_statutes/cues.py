@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from lambdarag.domains.generic import cues as generic
+from lambdarag.lazy_pattern import LazyPattern
 
 from .kinds import asked_kinds
 
@@ -30,8 +31,8 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
     ("synthesis", 0.8, (ENUMERATION,)),  # after relation: 船舶、设施、人员由哪个部门检查 asks for a body
     ("fact", 0.7, ("多少", "几年", "有效期")),
 )
-RULES: tuple[tuple[str, float, re.Pattern[str]], ...] = tuple(
-    (kind, confidence, re.compile("|".join(cues))) for kind, confidence, cues in CUES)
+RULES: tuple[tuple[str, float, LazyPattern], ...] = tuple(
+    (kind, confidence, LazyPattern("|".join(cues))) for kind, confidence, cues in CUES)
 
 SURVEY_WORDS = re.compile(r"、|梳理|汇总|概述|概况|总结|体系|领域|方面|都有|有哪些(?:法|规|司法)|哪些法|什么法")
 """Words of a question that asks for a survey across documents: a list, 梳理, 体系, 哪些法律 …"""

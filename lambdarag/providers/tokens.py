@@ -6,8 +6,9 @@ context window; `llm.tokensPerChar` overrides it for a model the table misses.
 """
 from __future__ import annotations
 
-import re
 from typing import Optional
+
+from lambdarag.lazy_pattern import LazyPattern
 
 FAMILIES: dict[str, tuple[float, float]] = {
     "smollm": (1.7, 0.3),
@@ -26,7 +27,7 @@ SmolLM2's English-centred BPE splits most Chinese characters into two byte token
 vocabularies (Qwen, DeepSeek, GLM) hold common two-character words as one token."""
 UNKNOWN = (1.7, 0.3)
 """An unknown model is assumed to tokenize like the worst family in the table: a prompt sized for it fits."""
-_CJK = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uf900-\ufaff\uff00-\uffef]")
+_CJK = LazyPattern(r"[\u3000-\u303f\u3400-\u9fff\uf900-\ufaff\uff00-\uffef]")
 
 
 def token_rates(model: Optional[str], per_cjk_char: Optional[float] = None) -> tuple[float, float]:
