@@ -215,6 +215,13 @@ GENERIC_RELATIONS = [  # written for this test (issue 41), about no corpus of an
     "要让声卡工作，必须加载哪个内核模块？",
     "哪个守护进程处理客户端发来的请求？",
     "这个选项默认作用于哪些任务？",
+    "Which package contains the mount helper?",
+    "What does the verbose flag affect?",
+    "Which settings does the indexer take into account?",
+    "这个程序包含在哪个软件包中？",
+    "修改这个参数会影响到哪些服务？",
+    "这个环境变量控制什么？",
+    "哪个服务会启动这个守护进程？",
 ]
 
 

@@ -61,12 +61,12 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         r"\bin charge of\b", r"\binteracts? with\b", r"\bconnected to\b", r"\btalks? to\b",
                         r"\bwho (?:maintains|owns|runs|starts|calls|approves|is allowed)\b",
                         r"\bwhich (?:package|module|component|library|service|team|group|process|chapter|section) "
-                        r"(?:provides|owns|starts|calls|sends|imports|uses|is responsible|does)\b",
+                        r"(?:provides|owns|starts|calls|sends|imports|uses|is responsible|does|contains|ships|includes)\b",
                         r"\bwhat (?:calls|uses|imports|starts|triggers)\b",
                         r"\bwhich (?:[\w.-]+ ){0,2}[\w.-]+ (?:" + _USES + r")\b",
                         r"\bwhich (?:[\w.-]+ ){0,2}[\w.-]+s (?:read|load|call|invoke|source|include|import|require|use)\b",
                         r"\bwhich (?:[\w.-]+ ){0,2}?" + _THINGS + r" (?:does|do|will|would) (?!I\b|you\b|we\b|one\b)"
-                        r".{2,50}?\b(?:read|load|call|invoke|run|source|include|import|require|honou?r)\b",
+                        r".{2,50}?\b(?:read|load|call|invoke|run|source|include|import|require|honou?r|respect|obey|take into account)\b",
                         r"\bwhat (?:does|do) (?!I\b|you\b|we\b|one\b).{2,50}?\b(?:depend|rely|call|invoke|run|load|source|import)\b",
                         r"\b(?:used|called|invoked|run|read|loaded|started|spawned|triggered|sourced|managed|provided|handled"
                         r"|generated|maintained|owned|launched|wrapped) by (?!default\b)",
@@ -75,11 +75,11 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         r"\b(?:which|what) (?:[\w.-]+ ){0,3}?(?:does|do) (?!I\b|you\b|we\b|one\b).{2,50}?\b(?:act|operate) (?:up)?on\b",
                         r"\b(?:acts?|operates?|appl(?:y|ies)) (?:up)?on (?:which|what)\b",
                         r"\b(?:shorthand|alias|wrapper|front[- ]?end|back[- ]?end|synonym) (?:for|of|to|around)\b",
-                        r"\bon top of\b", r"\b(?:which|what) (?:[\w.-]+ ){0,3}?(?:affects?|influences?)\b",
+                        r"\bon top of\b", r"\b(?:which|what) (?:[\w.-]+ ){0,4}?(?:affects?|influences?)\b",
                         r"\brel(?:y|ies|ied) on\b", r"\bbuil(?:d|ds|t) (?:up)?on\b",
                         r"\bhow (?:does|do|is|are) (?!I\b|you\b|we\b|one\b).{2,60}?\b(?:work(?:s)? (?:with|together)|fits? (?:in|into)"
                         r"|interact|connect|tie in|tied to|linked to)\b", r"\bwhat role\b|\brole of\b.{2,60}\bin\b",
-                        "由谁", "谁负责", "谁有权", "属于哪", "依赖", "哪个(?:模块|组件|团队|进程|服务|守护进程)(?:负责|调用|启动|触发|投递|提供|处理|管理|生成|监听)",
+                        "由谁", "谁负责", "谁有权", "属于哪", "依赖", "哪个(?:模块|组件|团队|进程|服务|守护进程)会?(?:负责|调用|启动|触发|投递|提供|处理|管理|生成|监听)",
                         "(?:有|是)什么关系", "有何关系", "关系如何", "交互", "配合", "协作", "调用了?哪", "被哪", "归哪", r"由哪.{0,12}(?:负责|管理|启动|触发|提供|维护|" + _ZH_STEERS + ")",
                         r"(?:哪个|哪些|什么)(?:配置项|配置文件|选项|变量|参数|设置|文件|指令|键)(?:来|可以|能)?(?:" + _ZH_STEERS + ")",
                         r"受(?:哪|什么).{0,12}(?:" + _ZH_STEERS + "|影响|约束)", r"(?:" + _ZH_STEERS + ")于哪", "取决于",
@@ -89,6 +89,7 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         r"(?:" + _ZH_USES + r")了?(?:哪个|哪些|什么)" + _ZH_THINGS,
                         r"(?:使用|用到)了?(?:哪个|哪些|什么)(?:库|模块|组件|服务|后端|协议|守护进程|插件|驱动)",
                         r"(?:必须|需要|得)先?(?:预加载|加载|链接|安装|启用)(?:哪个|哪些|什么)", r"(?:作用于|适用于)(?:哪|什么)",
+                        r"影响到?(?:哪些|哪个)", r"(?:控制|决定|左右)了?(?:哪些|哪个|什么)", r"(?:包含|收录|打包)在哪",
                         r"(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,4}?" + _ZH_THINGS + r"(?:会)?影响", r"是.{1,20}的(?:前端|后端|封装|别名|简写)",
                         r"(?:与|和|跟|同).{1,20}(?:通信|通讯)",
                         r"(?:起|扮演|担任|发挥)(?:了)?(?:什么|怎样的?|何种)(?:作用|角色)", r"基于哪", r"建立在.{1,12}之上")),
