@@ -222,6 +222,11 @@ GENERIC_RELATIONS = [  # written for this test (issue 41), about no corpus of an
     "修改这个参数会影响到哪些服务？",
     "这个环境变量控制什么？",
     "哪个服务会启动这个守护进程？",
+    "What launches the session manager?",
+    "Which libraries does the image viewer need?",
+    "这个插件需要哪些软件包？",
+    "这个命令来自哪个软件包？",
+    "这个脚本在哪个软件包里？",
 ]
 
 

@@ -6,7 +6,7 @@ from functools import lru_cache
 
 _KINDS = r"(?:ways|methods|options|tools|approaches|alternatives|choices|steps|stages|parts|components|places)"
 """English plural nouns a survey question counts over (the ways to…, which tools exist…)."""
-_ZH_KINDS = "(?:方法|方式|办法|途径|手段|工具|选项|方案|步骤|环节|阶段|部分|组成|地方|措施|命令|软件)"
+_ZH_KINDS = "(?:方法|方式|办法|途径|手段|工具|选项|方案|步骤|环节|阶段|部分|组成|地方|措施|命令|软件(?!包))"
 """Chinese nouns a survey question counts over (有哪些方法, 哪几种方式)."""
 
 _STEERS = ("controls?|decides?|determines?|configures?|governs?|overrides?|sets|selects|specifies|chooses|picks"
@@ -62,11 +62,11 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         r"\bwho (?:maintains|owns|runs|starts|calls|approves|is allowed)\b",
                         r"\bwhich (?:package|module|component|library|service|team|group|process|chapter|section) "
                         r"(?:provides|owns|starts|calls|sends|imports|uses|is responsible|does|contains|ships|includes)\b",
-                        r"\bwhat (?:calls|uses|imports|starts|triggers)\b",
+                        r"\bwhat (?:calls|uses|imports|starts|triggers|launches|runs|spawns|loads|reads|executes|invokes|handles|manages)\b",
                         r"\bwhich (?:[\w.-]+ ){0,2}[\w.-]+ (?:" + _USES + r")\b",
                         r"\bwhich (?:[\w.-]+ ){0,2}[\w.-]+s (?:read|load|call|invoke|source|include|import|require|use)\b",
                         r"\bwhich (?:[\w.-]+ ){0,2}?" + _THINGS + r" (?:does|do|will|would) (?!I\b|you\b|we\b|one\b)"
-                        r".{2,50}?\b(?:read|load|call|invoke|run|source|include|import|require|honou?r|respect|obey|take into account)\b",
+                        r".{2,50}?\b(?:read|load|call|invoke|run|source|include|import|require|need|honou?r|respect|obey|take into account)\b",
                         r"\bwhat (?:does|do) (?!I\b|you\b|we\b|one\b).{2,50}?\b(?:depend|rely|call|invoke|run|load|source|import)\b",
                         r"\b(?:used|called|invoked|run|read|loaded|started|spawned|triggered|sourced|managed|provided|handled"
                         r"|generated|maintained|owned|launched|wrapped) by (?!default\b)",
@@ -89,7 +89,8 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         r"(?:" + _ZH_USES + r")了?(?:哪个|哪些|什么)" + _ZH_THINGS,
                         r"(?:使用|用到)了?(?:哪个|哪些|什么)(?:库|模块|组件|服务|后端|协议|守护进程|插件|驱动)",
                         r"(?:必须|需要|得)先?(?:预加载|加载|链接|安装|启用)(?:哪个|哪些|什么)", r"(?:作用于|适用于)(?:哪|什么)",
-                        r"影响到?(?:哪些|哪个)", r"(?:控制|决定|左右)了?(?:哪些|哪个|什么)", r"(?:包含|收录|打包)在哪",
+                        r"影响到?(?:哪些|哪个)", r"需要(?:哪些|哪个)(?:软件包|库|模块|组件)", r"来自(?:哪个|哪些)(?:软件包|包|模块|组件|项目|库)",
+                        r"在哪个(?:软件包|包|模块|组件)(?:里|中)", r"(?:控制|决定|左右)了?(?:哪些|哪个|什么)", r"(?:包含|收录|打包)在哪",
                         r"(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,4}?" + _ZH_THINGS + r"(?:会)?影响", r"是.{1,20}的(?:前端|后端|封装|别名|简写)",
                         r"(?:与|和|跟|同).{1,20}(?:通信|通讯)",
                         r"(?:起|扮演|担任|发挥)(?:了)?(?:什么|怎样的?|何种)(?:作用|角色)", r"基于哪", r"建立在.{1,12}之上")),
