@@ -276,3 +276,17 @@ def test_generic_rules_tell_release_times_and_surveys_of_a_guide_from_facts(quer
 
     c = classifiers.rule_classify(query, (), profile_named("generic"))
     assert c is not None and (c.type, c.stage) == (kind, "rules"), c
+
+
+@pytest.mark.parametrize("corpus", ["reference-en", "reference-zh-cn", "faq-zh-cn", "handbook-en", "valgrind-en"])
+def test_generic_type_accuracy_on_the_dev_half_of_each_documentation_corpus(corpus):
+    # issue 41 asks relation >= 0.85 and overall >= 0.90 per corpus; tuned on dev, the frozen test half is
+    # reported by bench/classify_types.py only
+    from lambdarag.domains import profile_named
+
+    term, ctx = build("classify_offline", {}), Context(resources={"profile": profile_named("generic")})
+    rows = half("dev", f"domains/{corpus}")
+    got = [(r["type"], term.run(r["query"], ctx).query_type) for r in rows]
+    relation = [kind == "relation" for gold, kind in got if gold == "relation"]
+    assert sum(gold == kind for gold, kind in got) / len(got) >= 0.9, got
+    assert sum(relation) / len(relation) >= 0.85, got
