@@ -119,6 +119,15 @@ def domain_rows() -> list[tuple[str, str, str, Callable[[dict], str]]]:
     return rows
 
 
+def classify_types(r: dict) -> str:
+    """Returns the offline classifier's type accuracy, relation's own and overall, per set and half (bench/classify_types.py)."""
+    def cell(h: dict) -> str:
+        acc = h["type_accuracy"]
+        return f"{acc['overall']:.3f} (relation {acc.get('relation', float('nan')):.2f})"
+    return "; ".join(f"{name} " + ", ".join(f"{half} {cell(h)}" for half, h in halves.items())
+                     for name, halves in r["sets"].items())
+
+
 def answers_half(half: str) -> Callable[[dict], str]:
     """Returns the formatter of one half (dev: tuned on; test: frozen) of the offline answer benchmark (bench/answers.py)."""
     def fmt(r: dict) -> str:
@@ -425,6 +434,8 @@ ROWS: list[tuple[str, str, str, Callable[[dict], str]]] = [
     ("streaming, scripted LLM at 40 tokens/s: first evidence / first token / result", "stream", "bench/stream.py",
      stream_latency("scripted_llm")),
     *domain_rows(),
+    ("query type accuracy of the offline classifier, every labelled set (documentation corpora: dev, frozen test; "
+     "statutes: dev, dev2, frozen test)", "classify-types", "bench/classify_types.py", classify_types),
     *answers_rows(),
 ]
 

@@ -205,6 +205,28 @@ GENERIC_RELATIONS = [  # written for this test (issue 41), about no corpus of an
     "哪些环境变量会影响分页程序的行为？",
     "这个图形工具是命令行客户端的前端吗？",
     "守护进程通过什么和客户端通信？",
+    # what handles, needs or acts on what (issue 41, round 10)
+    "Which daemon handles the requests that the client sends?",
+    "Which kernel module must be loaded for the sound card to work?",
+    "Which package needs to be installed for the spell checker to work?",
+    "The thumbnail cache is managed by which service?",
+    "Which jobs does the scheduler act on by default?",
+    "这个工具使用哪个库来渲染字体？",
+    "要让声卡工作，必须加载哪个内核模块？",
+    "哪个守护进程处理客户端发来的请求？",
+    "这个选项默认作用于哪些任务？",
+    "Which package contains the mount helper?",
+    "What does the verbose flag affect?",
+    "Which settings does the indexer take into account?",
+    "这个程序包含在哪个软件包中？",
+    "修改这个参数会影响到哪些服务？",
+    "这个环境变量控制什么？",
+    "哪个服务会启动这个守护进程？",
+    "What launches the session manager?",
+    "Which libraries does the image viewer need?",
+    "这个插件需要哪些软件包？",
+    "这个命令来自哪个软件包？",
+    "这个脚本在哪个软件包里？",
 ]
 
 
@@ -231,3 +253,40 @@ def test_generic_rules_tell_relations_from_how_to_questions_in_both_languages(qu
         assert c is not None and c.type == "relation" and c.stage == "rules", c
     else:
         assert c is None or c.type != "relation", c
+
+
+GENERIC_TIMES_AND_SURVEYS = [  # written for this test (issue 41, round 10), about no corpus of any benchmark
+    ("In which release of the editor did the option first appear?", "temporal"),
+    ("From which compiler version on is the new file format supported?", "temporal"),
+    ("What version of the server first added the flag?", "temporal"),
+    ("How long is the expected lifetime of a long-term release?", "temporal"),
+    ("How often do new major versions come out?", "temporal"),
+    ("这个选项是在哪个版本首次出现的？", "temporal"),
+    ("长期支持版的生命周期有多长？", "temporal"),
+    ("What are the different web servers the guide sets up?", "synthesis"),
+    ("Which tools does the manual describe for monitoring disks?", "synthesis"),
+    ("How long does the build take?", "fact"),
+    ("多久备份一次？", "fact"),
+]
+
+
+@pytest.mark.parametrize("query,kind", GENERIC_TIMES_AND_SURVEYS)
+def test_generic_rules_tell_release_times_and_surveys_of_a_guide_from_facts(query, kind):
+    from lambdarag.domains import profile_named
+
+    c = classifiers.rule_classify(query, (), profile_named("generic"))
+    assert c is not None and (c.type, c.stage) == (kind, "rules"), c
+
+
+@pytest.mark.parametrize("corpus", ["reference-en", "reference-zh-cn", "faq-zh-cn", "handbook-en", "valgrind-en"])
+def test_generic_type_accuracy_on_the_dev_half_of_each_documentation_corpus(corpus):
+    # issue 41 asks relation >= 0.85 and overall >= 0.90 per corpus; tuned on dev, the frozen test half is
+    # reported by bench/classify_types.py only
+    from lambdarag.domains import profile_named
+
+    term, ctx = build("classify_offline", {}), Context(resources={"profile": profile_named("generic")})
+    rows = half("dev", f"domains/{corpus}")
+    got = [(r["type"], term.run(r["query"], ctx).query_type) for r in rows]
+    relation = [kind == "relation" for gold, kind in got if gold == "relation"]
+    assert sum(gold == kind for gold, kind in got) / len(got) >= 0.9, got
+    assert sum(relation) / len(relation) >= 0.85, got

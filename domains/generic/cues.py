@@ -8,7 +8,7 @@ from lambdarag.lazy_pattern import LazyPattern
 
 _KINDS = r"(?:ways|methods|options|tools|approaches|alternatives|choices|steps|stages|parts|components|places)"
 """English plural nouns a survey question counts over (the ways to…, which tools exist…)."""
-_ZH_KINDS = "(?:方法|方式|办法|途径|手段|工具|选项|方案|步骤|环节|阶段|部分|组成|地方|措施|命令|软件)"
+_ZH_KINDS = "(?:方法|方式|办法|途径|手段|工具|选项|方案|步骤|环节|阶段|部分|组成|地方|措施|命令|软件(?!包))"
 """Chinese nouns a survey question counts over (有哪些方法, 哪几种方式)."""
 
 _STEERS = ("controls?|decides?|determines?|configures?|governs?|overrides?|sets|selects|specifies|chooses|picks"
@@ -16,7 +16,7 @@ _STEERS = ("controls?|decides?|determines?|configures?|governs?|overrides?|sets|
 """English verbs with which a question asks what steers something (which variable decides the name of …)."""
 _ZH_STEERS = "控制|决定|配置|设置|指定|设定|左右"
 """Chinese verbs with which a question asks what steers something (由哪些配置文件控制)."""
-_USES = "defines|reads|loads|calls|invokes|sources|imports|spawns|triggers|consumes"
+_USES = "defines|reads|loads|calls|invokes|sources|imports|spawns|triggers|consumes|handles|manages|requires|wraps"
 """English verbs (singular) with which a question asks what one thing does to another (which script calls …)."""
 _THINGS = ("(?:files?|settings?|options?|variables?|keys?|modules?|librar(?:y|ies)|packages?|programs?|commands?"
            "|hooks?|scripts?|services?|units?|components?|daemons?|processes|process|tools?|functions?|plugins?)")
@@ -38,7 +38,12 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                       "异同", "区别", "差别", "差异", "对比", "相比", "比较一下", "比较(?=[^好快慢多少常]{0,2}[？?]?$)",
                       r"(?:和|与|跟|同).{1,30}(?:不同|不一样|一样吗|相同|优缺点|优劣|哪个更|哪种更|谁更)",
                       "有何不同", "有什么不同", "不同之处", "哪个更", "哪种更")),
-    ("temporal", 0.85, (r"\b(?:latest|newest|current) (?:version|release|edition)\b", r"\bwhich (?:version|release)\b",
+    ("temporal", 0.85, (r"\b(?:latest|newest|current) (?:version|release|edition)\b",
+                        r"\bwhich (?:[\w.-]+ ){0,2}?(?:version|release)\b",
+                        r"\bwhat (?:[\w.-]+ ){0,2}?(?:version|release) (?:did|was|were|first|added|introduced|removed|dropped)\b",
+                        r"\bfirst (?:appeared|appear|introduced|added|shipped|supported|available)\b",
+                        r"\b(?:lifetime|life ?cycle|end of life|support period|release (?:cycle|schedule))\b",
+                        r"\bhow often (?:do|does|are|is|will) (?:(?:new|stable|major|minor) ){0,2}(?:releases?|versions?)\b",
                         r"\b(?:since|before|until|in|after) (?:version|release|v?\d+\.\d+)", r"\bdeprecated\b",
                         r"\b(?:introduced|added|removed|dropped) in\b", r"\bwhat changed\b", r"\bchanges? in\b",
                         r"\bolder versions?\b", r"\bsince (?:which|when)\b", r"\bover time\b", r"\bhistory of\b",
@@ -47,7 +52,8 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         r"\bwhen (?:was|were|did|will|is)\b", r"\b(?:last|this|next) year\b", r"\b(?:before|after|since) (?:the )?(?:19|20)\d\d\b",
                         "最新版", "哪个版本", "哪一版", "旧版本", "新版本", "老版本", r"从哪.{0,16}版", "版本开始", "版起",
                         "自从", "哪一年", "什么时候", "何时", "第几版", r"目前.{0,6}版", "下个版本", "下一个?版本",
-                        "上一个?版本", "大版本", "去年", "今年", "前年", "近年", "这些年", "历年", "演变", "还支持", "还能用", "还在用", "下线",
+                        "上一个?版本", "大版本", "首次(?:出现|引入|加入|支持)", "最早(?:出现|引入|加入|支持)", "(?:生命|支持|发布|维护)周期",
+                        r"多久(?:发布|发)一次",  "去年", "今年", "前年", "近年", "这些年", "历年", "演变", "还支持", "还能用", "还在用", "下线",
                         r"\d{4}\s*年(?:版|以前|之前|以后|起)", r"\d+(?:\.\d+)+\s*版", "废弃", "引入的")),
     ("relation", 0.85, (r"\brelat(?:e|es|ed|ion|ionship) (?:to|between|with)\b", r"\bhow (?:are|is|do|does) .{2,60}\brelated\b",
                         r"\b(?:which|what) (?:[\w.-]+ ){0,4}?(?:" + _STEERS + r")\b",
@@ -57,20 +63,25 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         r"\bin charge of\b", r"\binteracts? with\b", r"\bconnected to\b", r"\btalks? to\b",
                         r"\bwho (?:maintains|owns|runs|starts|calls|approves|is allowed)\b",
                         r"\bwhich (?:package|module|component|library|service|team|group|process|chapter|section) "
-                        r"(?:provides|owns|starts|calls|sends|imports|uses|is responsible|does)\b",
-                        r"\bwhat (?:calls|uses|imports|starts|triggers)\b",
+                        r"(?:provides|owns|starts|calls|sends|imports|uses|is responsible|does|contains|ships|includes)\b",
+                        r"\bwhat (?:calls|uses|imports|starts|triggers|launches|runs|spawns|loads|reads|executes|invokes|handles|manages)\b",
                         r"\bwhich (?:[\w.-]+ ){0,2}[\w.-]+ (?:" + _USES + r")\b",
                         r"\bwhich (?:[\w.-]+ ){0,2}[\w.-]+s (?:read|load|call|invoke|source|include|import|require|use)\b",
                         r"\bwhich (?:[\w.-]+ ){0,2}?" + _THINGS + r" (?:does|do|will|would) (?!I\b|you\b|we\b|one\b)"
-                        r".{2,50}?\b(?:read|load|call|invoke|run|source|include|import|require|honou?r)\b",
+                        r".{2,50}?\b(?:read|load|call|invoke|run|source|include|import|require|need|honou?r|respect|obey|take into account)\b",
                         r"\bwhat (?:does|do) (?!I\b|you\b|we\b|one\b).{2,50}?\b(?:depend|rely|call|invoke|run|load|source|import)\b",
-                        r"\b(?:used|called|invoked|run|read|loaded|started|spawned|triggered|sourced) by (?!default\b)",
+                        r"\b(?:used|called|invoked|run|read|loaded|started|spawned|triggered|sourced|managed|provided|handled"
+                        r"|generated|maintained|owned|launched|wrapped) by (?!default\b)",
+                        r"\b(?:which|what) (?:[\w.-]+ ){0,2}?" + _THINGS + r" (?:must|needs? to|has to|have to|should) be "
+                        r"(?:pre)?(?:loaded|linked|installed|present|running|enabled|mounted|imported|sourced)\b",
+                        r"\b(?:which|what) (?:[\w.-]+ ){0,3}?(?:does|do) (?!I\b|you\b|we\b|one\b).{2,50}?\b(?:act|operate) (?:up)?on\b",
+                        r"\b(?:acts?|operates?|appl(?:y|ies)) (?:up)?on (?:which|what)\b",
                         r"\b(?:shorthand|alias|wrapper|front[- ]?end|back[- ]?end|synonym) (?:for|of|to|around)\b",
-                        r"\bon top of\b", r"\b(?:which|what) (?:[\w.-]+ ){0,3}?(?:affects?|influences?)\b",
+                        r"\bon top of\b", r"\b(?:which|what) (?:[\w.-]+ ){0,4}?(?:affects?|influences?)\b",
                         r"\brel(?:y|ies|ied) on\b", r"\bbuil(?:d|ds|t) (?:up)?on\b",
                         r"\bhow (?:does|do|is|are) (?!I\b|you\b|we\b|one\b).{2,60}?\b(?:work(?:s)? (?:with|together)|fits? (?:in|into)"
                         r"|interact|connect|tie in|tied to|linked to)\b", r"\bwhat role\b|\brole of\b.{2,60}\bin\b",
-                        "由谁", "谁负责", "谁有权", "属于哪", "依赖", "哪个(?:模块|组件|团队|进程|服务)(?:负责|调用|启动|触发|投递|提供)",
+                        "由谁", "谁负责", "谁有权", "属于哪", "依赖", "哪个(?:模块|组件|团队|进程|服务|守护进程)会?(?:负责|调用|启动|触发|投递|提供|处理|管理|生成|监听)",
                         "(?:有|是)什么关系", "有何关系", "关系如何", "交互", "配合", "协作", "调用了?哪", "被哪", "归哪", r"由哪.{0,12}(?:负责|管理|启动|触发|提供|维护|" + _ZH_STEERS + ")",
                         r"(?:哪个|哪些|什么)(?:配置项|配置文件|选项|变量|参数|设置|文件|指令|键)(?:来|可以|能)?(?:" + _ZH_STEERS + ")",
                         r"受(?:哪|什么).{0,12}(?:" + _ZH_STEERS + "|影响|约束)", r"(?:" + _ZH_STEERS + ")于哪", "取决于",
@@ -78,6 +89,10 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         r"(?:与|和|跟|同).{1,30}?(?:之间)?的(?:关系|联系)", r"关系是什么", r"(?:有|是)(?:什么|何)联系",
                         r"(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,4}?" + _ZH_THINGS + r"(?:会|来|可以|能)?(?:" + _ZH_USES + ")",
                         r"(?:" + _ZH_USES + r")了?(?:哪个|哪些|什么)" + _ZH_THINGS,
+                        r"(?:使用|用到)了?(?:哪个|哪些|什么)(?:库|模块|组件|服务|后端|协议|守护进程|插件|驱动)",
+                        r"(?:必须|需要|得)先?(?:预加载|加载|链接|安装|启用)(?:哪个|哪些|什么)", r"(?:作用于|适用于)(?:哪|什么)",
+                        r"影响到?(?:哪些|哪个)", r"需要(?:哪些|哪个)(?:软件包|库|模块|组件)", r"来自(?:哪个|哪些)(?:软件包|包|模块|组件|项目|库)",
+                        r"在哪个(?:软件包|包|模块|组件)(?:里|中)", r"(?:控制|决定|左右)了?(?:哪些|哪个|什么)", r"(?:包含|收录|打包)在哪",
                         r"(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,4}?" + _ZH_THINGS + r"(?:会)?影响", r"是.{1,20}的(?:前端|后端|封装|别名|简写)",
                         r"(?:与|和|跟|同).{1,20}(?:通信|通讯)",
                         r"(?:起|扮演|担任|发挥)(?:了)?(?:什么|怎样的?|何种)(?:作用|角色)", r"基于哪", r"建立在.{1,12}之上")),
@@ -85,7 +100,9 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                          r"\boverall\b", r"\bwalk me through\b", r"\bend to end\b", r"\bfrom start to (?:end|finish)\b",
                          r"\ball (?:the )?(?:ways|options|tools|methods)\b", r"\bevery (?:place|way|option|tool)\b",
                          r"\bmain (?:topics|components|parts|features|points)\b",
-                         r"\ball (?:the )?(?:\w+ )?\w+s\b", r"\b(?:the )?(?:different|various|individual) \w+s\b",
+                         r"\ball (?:the )?(?:\w+ )?\w+s\b", r"\b(?:the )?(?:different|various|individual) (?:[\w-]+ )?\w+s\b",
+                         r"\b(?:which|what) (?:[\w.-]+ ){0,2}?\w+s (?:does|do) (?:the|this) (?:book|manual|guide|documentation|docs"
+                         r"|handbook|reference|chapter|tutorial) (?:describe|cover|present|list|mention|discuss|introduce|explain)\b",
                          "哪几种", "各自", r"分别(?:放|是|包含|有|怎么|如何)", "梳理", "汇总", "概述", "总结", "归纳", "整体",
                          "全面", "主要(?:内容|部分|组成|功能)", "有哪些方面", "哪些方面", "哪些环节", "哪些地方", "各个", "各(?:种|类|项|级)",
                          r"哪些[\u4e00-\u9fff]{1,6}[？?]?$")),

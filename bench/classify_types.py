@@ -1,0 +1,72 @@
+"""Type accuracy of the offline classifier on every labelled question set, without an index (issue 41).
+
+search() classifies a question before it retrieves anything, offline by the corpus profile's rules, then
+its learned classifier, then the default type (skills.classify.classify_offline): so the type accuracy
+bench/domain_bench.py and bench/routing.py report can be measured in seconds, per corpus and half, while
+their indexes build. Each set is classified under the profile its index is built with (`PROFILES`): the
+documentation corpora of bench/data/domains (dev: may be tuned on; test: frozen, report only) under the
+generic pack, the routing sets `laws` and `maritime` (dev, dev2, test) under the statute pack.
+Run:
+  python bench/classify_types.py [--sets reference-en,…,laws,maritime]   → bench/results/classify-types.json
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter, defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from domain_data import CORPORA, HALVES, load as load_domain  # noqa: E402
+from machine import facts as machine  # noqa: E402
+from routing_data import SETS, TYPES, load as load_routing  # noqa: E402
+
+from lambdarag import Context  # noqa: E402
+from lambdarag.domains import profile_named  # noqa: E402
+from lambdarag.skills import build  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+PROFILES = {**{c: "generic" for c in CORPORA}, **{s: "prc_statutes" for s in SETS}}
+"""The corpus profile each set's index is built with (``domain: auto``: the statute pack claims the statutes)."""
+
+
+def halves(name: str) -> dict[str, list[dict]]:
+    """Returns the labelled questions of each half of a set, by half."""
+    if name in SETS:
+        return {h: load_routing(h, SETS[name].folder) for h in SETS[name].halves}
+    return {h: load_domain(name, h) for h in HALVES}
+
+
+def classified(questions: list[dict], profile: str) -> dict:
+    """Returns type accuracy per type and overall, the confusion and the misclassified questions of one half."""
+    term, ctx = build("classify_offline", {}), {"profile": profile_named(profile)}
+    confusion: dict[str, Counter] = defaultdict(Counter)
+    misses = []
+    for q in questions:
+        c = term.run(q["query"], Context(resources=ctx)).classification
+        confusion[q["type"]][c.type] += 1
+        if c.type != q["type"]:
+            misses.append({"qid": q["qid"], "type": q["type"], "classified": c.type, "stage": c.stage,
+                           "rule": c.rule, "query": q["query"]})
+    accuracy = {t: round(confusion[t][t] / sum(confusion[t].values()), 3) for t in TYPES if t in confusion}
+    overall = round(sum(confusion[t][t] for t in confusion) / len(questions), 3)
+    return {"questions": len(questions), "type_accuracy": {"overall": overall} | accuracy,
+            "confusion": {t: dict(v) for t, v in confusion.items()}, "misses": misses}
+
+
+def main(names: list[str]) -> dict:
+    return {"machine": machine(), "profiles": {n: PROFILES[n] for n in names},
+            "sets": {n: {h: classified(qs, PROFILES[n]) for h, qs in halves(n).items()} for n in names}}
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sets", default=",".join(PROFILES), help=f"comma-separated, of {','.join(PROFILES)}")
+    out = main(ap.parse_args().sets.split(","))
+    (ROOT / "bench" / "results" / "classify-types.json").write_text(json.dumps(out, ensure_ascii=False, indent=1) + "\n",
+                                                                   encoding="utf-8")
+    for name, by_half in out["sets"].items():
+        sys.stdout.write(f"{name:16} " + "  ".join(f"{h} {r['type_accuracy']['overall']:.3f} (relation "
+                                                  f"{r['type_accuracy'].get('relation', float('nan')):.2f})"
+                                                  for h, r in by_half.items()) + "\n")
