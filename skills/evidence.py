@@ -67,13 +67,15 @@ _QUESTION = re.compile(r"[?？][」』”\"']?\s*$")
 
 @dataclass(frozen=True)
 class Candidate:
-    """A quotable unit of a context hit: its text, the hit it cites, that hit's rank, its heading path and kind."""
+    """A quotable unit of a context hit: its text, the hit it cites, that hit's rank, its heading path and kind,
+    and the unit before it when this one names that as its subject (`lead`, scored with it, never quoted)."""
 
     text: str
     hit: Hit
     rank: int
     heading: str = ""
     kind: str = "sentence"
+    lead: str = ""
 
 
 def normalised(text: str) -> str:
@@ -254,14 +256,16 @@ def candidates(hits: Sequence[Hit], profile: Any) -> list[Candidate]:
     for rank, hit in enumerate(hits):
         if hit.kind == "wiki" and documents:
             continue    # a page quotes its sources, and the source itself is the better citation
+        before = ""
         for text, heading, kind in units(hit, profile):
             text = text if kind in ("row", "option", "command") else _clean(text, profile)
+            lead, before = (before if profile.reading.refers_back(text) else ""), text
             key = normalised(text)
             if not key or key in seen or not stands(text, kind) or profile.reading.is_heading(text) \
                     or _FILE_LINE.search(_LINK_TARGET.sub("]", text)):
                 continue
             seen.add(key)
-            out.append(Candidate(text, hit, rank, heading, kind))
+            out.append(Candidate(text, hit, rank, heading, kind, lead))
     return out
 
 
@@ -289,9 +293,10 @@ def bm25_scores(query: Sequence[str], texts: Sequence[Sequence[str]]) -> np.ndar
 
 
 def scaled(values: np.ndarray) -> np.ndarray:
-    """Returns `values` divided by their maximum (zeros stay zeros; all-equal positive values become 1)."""
+    """Returns `values` divided by their maximum, negatives as 0 (zeros stay zeros; all-equal positive values
+    become 1): BM25 over a few units is negative for a word most of them hold, which must not outweigh the rest."""
     top = float(values.max()) if len(values) else 0.0
-    return values / top if top > 0 else np.zeros(len(values))
+    return np.clip(values, 0.0, None) / top if top > 0 else np.zeros(len(values))
 
 
 def dense_scores(query: str, texts: Sequence[str], ctx: Any) -> Optional[np.ndarray]:
@@ -334,8 +339,10 @@ def spendable(ctx: Any) -> Optional[float]:
 
 def said(c: Candidate) -> str:
     """Returns what a unit says when scored: a table row under its heading path, whose last part is the table's
-    header (`1 | used as the default…` means little without `Pin-Priority | effect`); any other unit as quoted."""
-    return f"{c.heading}: {c.text}" if c.kind == "row" and c.heading else c.text
+    header (`1 | used as the default…` means little without `Pin-Priority | effect`); a unit naming the one
+    before it as its subject after that one (`lead`); any other unit as quoted."""
+    text = f"{c.lead} {c.text}" if c.lead else c.text
+    return f"{c.heading}: {text}" if c.kind == "row" and c.heading else text
 
 
 def signals(query: str, found: Sequence[Candidate], ctx: Any = None, dense: bool = True,
@@ -433,7 +440,7 @@ def ranked(query: str, hits: Sequence[Hit], profile: Any, ctx: Any = None,
         if asks.search(query):
             scores = scores + ASKED_BONUS * np.array([bool(states.search(c.text)) for c in found])
     whole = SubQuestion(query, tuple((w, 1.0) for w in keywords(query)))
-    units = [(c.text, c.hit, c.rank) for c in found]
+    units = [(f"{c.lead}{c.text}", c.hit, c.rank) for c in found]     # a unit's subject said before it counts
     out = [Scored(c, float(s), cover, held) for c, s, cover, held
            in zip(found, scores, coverage(whole, units), coverage(whole, units, partial=False))]
     return sorted(out, key=lambda s: -s.score)
@@ -455,7 +462,9 @@ SECOND = 0.85
 
 
 _PARTS = re.compile(r"[？?；;。！!]")
-_CONJUNCTS = re.compile(r"以及|和|与|及|、|跟|同|\b(?:and|or|versus|vs)\b", re.I)
+_CONJUNCTS = re.compile(r"以及|和|与|及|跟|\b(?:and|or|versus|vs)\b", re.I)
+"""Words joining two things asked about; never 、, which lists the items of one phrase (集装箱船、普通货船运输业务),
+nor 同, far more often part of a word (合同, 相同, 同时) than a conjunction."""
 
 
 def parts(query: str) -> list[str]:
@@ -524,7 +533,9 @@ def diverse(ranking: Sequence[Scored], limit: int = 6, floor: float = 0.6, balan
 
 
 _VERSION = re.compile(r"\b(?:v(?:ersion)?\s*)?\d+(?:\.\d+)+\b|\b(?:19|20)\d\d\b|(?:Debian|release|version|版本|版)\s*\d+"
-                      r"|\d{4}\s*年|\d+(?:\.\d+)*\s*版|since|as of|deprecated|自|起|开始|以后|之后", re.I)
+                      r"|\d{4}\s*年|\d+(?:\.\d+)*\s*版|since|as of|deprecated", re.I)
+"""A version or a date a unit names (Debian 8, 2.4.1, 2019年, since); never 自 or 起 alone (自己, 自治区,
+自开业之日起: a period, not a version)."""
 
 
 def temporal(ranking: Sequence[Scored]) -> list[Scored]:
