@@ -167,7 +167,7 @@ def units(hit: Hit, profile: Any) -> list[tuple[str, str, str]]:
         bare = _ITEM.sub("", line)
         kind = "option" if _OPTIONS.match(bare) else "item" if _ITEM.match(line) else None
         indent = len(raw) - len(raw.lstrip())
-        if open_block is not None and (continues(open_block, line) if kind is None else
+        if open_block is not None and (continues(open_block, line, indent) if kind is None else
                                        kind == "item" and defines(open_block, indent)):
             open_block[2].append(line if kind is None else bare)
             continue
@@ -210,13 +210,17 @@ def defines(block: list, indent: int) -> bool:
         and len(_ITEM.sub("", lines[0]).split()) <= 4
 
 
-def continues(block: list, line: str) -> bool:
-    """Returns whether `line` carries on the open block (hard-wrapped text): an option's description while it
-    has none or in lower case; other text after a line that ends no sentence, or in lower case."""
-    kind, _, lines, _ = block
+def continues(block: list, line: str, indent: int = 0) -> bool:
+    """Returns whether `line` (indented by `indent`) carries on the open block (hard-wrapped text): an option's
+    description while it has none or in lower case; a list item's text in lower case or indented under it (a
+    line flush with the item that opens in upper case or Chinese is the paragraph after the list); other text
+    after a line that ends no sentence, or in lower case."""
+    kind, _, lines, above = block
     lower = line[:1].islower() and line[:1].isascii()
     if kind == "option":
         return lower or (len(lines) == 1 and _OPTIONS.match(lines[0]).end() >= len(lines[0].rstrip()))
+    if kind == "item":
+        return lower or (indent > above and not _ENDED.search(lines[-1]))
     return lower or not _ENDED.search(lines[-1])
 
 

@@ -339,3 +339,29 @@ def test_a_temporal_answer_quotes_the_unit_naming_a_version_or_date_not_one_sayi
     hit = Hit(chunk_id="a#1", source="a.md", text=" ".join(texts))
     ranking = [Scored(Candidate(t, hit, 0), 1.0 - i / 10, 1.0, 1.0) for i, t in enumerate(texts)]
     assert temporal(ranking)[0].text == dated
+
+
+@pytest.mark.parametrize("text, item, after", [
+    ('The target release can be set by several methods.\n- "/etc/apt/apt.conf" with a Default-Release line\n'
+     '- command line option, e.g., "apt-get install -t testing some-package"\n'
+     'The NotAutomatic archive is set by the archive server in its Release file.',
+     'command line option, e.g., "apt-get install -t testing some-package"',
+     "The NotAutomatic archive is set by the archive server in its Release file."),
+    ("目标发行版可以用几种方法设置。\n- 配置文件中的 Default-Release 行\n- 命令行选项，例如 apt-get install -t testing\n"
+     "档案服务器在其 Release 文件中设置 NotAutomatic 档案。",
+     "命令行选项，例如 apt-get install -t testing", "档案服务器在其 Release 文件中设置 NotAutomatic 档案。"),
+], ids=["en", "zh"])
+def test_a_paragraph_flush_after_a_list_item_is_a_unit_of_its_own(text, item, after):
+    from lambdarag.skills.store.records import Hit
+
+    texts = [c.text for c in candidates((Hit(chunk_id="a#1", source="a.md", text=text),), GENERIC)]
+    assert item in texts and after in texts, texts
+
+
+def test_an_item_wrapped_onto_an_indented_or_lower_case_line_stays_one_unit():
+    from lambdarag.skills.store.records import Hit
+
+    text = "- The daemon reads its configuration\n  File from /etc at start.\n- It restarts the jobs\nthat failed."
+    texts = [c.text for c in candidates((Hit(chunk_id="a#1", source="a.md", text=text),), GENERIC)]
+    assert "The daemon reads its configuration File from /etc at start." in texts
+    assert "It restarts the jobs that failed." in texts, texts
