@@ -407,6 +407,15 @@ ASKS_HOW = re.compile(r"\bhow (?:do|does|can|could|to|would|should|are|is)\b|\bc
 """A question asking how to do something or for a command: only such a question is answered by a command line
 (``$ tar -xvf …``); to any other a command is an example, not a statement."""
 
+ASKS_OPTION = re.compile(r"\b(?:which|what)\s+(?:[\w.-]+\s+)?(?:option|flag|switch)s?\b"
+                        r"|哪个选项|哪些选项|什么选项|哪个参数|什么参数", re.I)
+"""A question asking for a command-line option (which apt-get option…, what flag, 哪个选项)."""
+OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*")
+"""A unit naming an option (-s, --track-origins=yes, -h, --human-readable)."""
+LEAD = 0.7
+"""Share of the best score the best unit naming an asked-for option needs to lead the ranking (as a dated unit
+ does for a temporal question)."""
+
 ASKED_BONUS = 0.1
 """What a unit stating what the question asks for (an amount or a date, a path) gains."""
 
@@ -447,7 +456,18 @@ def ranked(query: str, hits: Sequence[Hit], profile: Any, ctx: Any = None,
     units = [(f"{c.lead}{c.text}", c.hit, c.rank) for c in found]     # a unit's subject said before it counts
     out = [Scored(c, float(s), cover, held) for c, s, cover, held
            in zip(found, scores, coverage(whole, units), coverage(whole, units, partial=False))]
-    return sorted(out, key=lambda s: -s.score)
+    return option_first(query, sorted(out, key=lambda s: -s.score))
+
+
+def option_first(query: str, ranking: list[Scored]) -> list[Scored]:
+    """Returns `ranking` with its best unit naming an option first when the question asks for an option, the
+    best unit names none and that one scores within `LEAD` of it: only a unit naming one answers "which option"."""
+    if not ranking or not ASKS_OPTION.search(query) or OPTION.search(ranking[0].text):
+        return ranking
+    naming = next((s for s in ranking if OPTION.search(s.text)), None)
+    if naming is None or naming.score < LEAD * ranking[0].score:
+        return ranking
+    return [naming, *(s for s in ranking if s is not naming)]
 
 
 def names(text: str, name: str) -> bool:

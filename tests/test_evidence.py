@@ -365,3 +365,22 @@ def test_an_item_wrapped_onto_an_indented_or_lower_case_line_stays_one_unit():
     texts = [c.text for c in candidates((Hit(chunk_id="a#1", source="a.md", text=text),), GENERIC)]
     assert "The daemon reads its configuration File from /etc at start." in texts
     assert "It restarts the jobs that failed." in texts, texts
+
+
+@pytest.mark.parametrize("query, texts", [
+    ("Which Memcheck option shows where uninitialised values come from?",
+     ["Then, when an uninitialised value error is reported, Memcheck will try to show the origin of the value.",
+      "--track-origins=<yes|no> [default: no] Controls whether Memcheck tracks the origin of uninitialised values."]),
+    ("df 用哪个选项以易读的格式显示大小？",
+     ["df 命令以易读的格式显示每个文件系统的大小。", "-h, --human-readable  以易读的格式显示大小（例如 1K 234M 2G）"]),
+], ids=["en", "zh"])
+def test_a_question_asking_for_an_option_is_answered_first_by_the_unit_naming_one(query, texts):
+    from lambdarag.skills.evidence import Candidate, Scored, option_first
+    from lambdarag.skills.store.records import Hit
+
+    hit = Hit(chunk_id="a#1", source="a.md", text="\n".join(texts))
+    ranking = [Scored(Candidate(t, hit, 0), 1.0 - i / 4, 1.0, 1.0) for i, t in enumerate(texts)]
+    assert option_first(query, ranking)[0].text == texts[1]
+    assert option_first("What does Memcheck show for uninitialised values?", ranking)[0].text == texts[0]
+    far = [ranking[0], Scored(ranking[1].candidate, 0.5, 1.0, 1.0)]      # under LEAD of the best: not first
+    assert option_first(query, far)[0].text == texts[0]
