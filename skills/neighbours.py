@@ -3,7 +3,7 @@
 A section longer than a chunk is cut into several (``Filesystem permissions``, ``…~2``, its table rows); the
 sentence that answers often sits in the piece retrieval did not rank. `neighbours` reads the index's chunks by
 document and position and returns the adjacent pieces of the same section of the first `BEST` hits, then the
-pieces of the first hit's section farther away that share the most of the question's words (`SECTION`), so the
+pieces of their sections farther away that share the most of the question's words (`SECTION`), so the
 answer may quote them (issue 40). A neighbour shares its hit's document, so it carries the same access labels.
 """
 from __future__ import annotations
@@ -23,7 +23,7 @@ BEST = 3
 LIMIT = 3
 """At most this many adjacent chunks in one context (each one is shown to a model too)."""
 SECTION = 3
-"""At most this many more chunks of the first hit's section, best by the question's words (BM25 in the section)."""
+"""At most this many more chunks of the best hits' sections, best by the question's words (BM25 over them)."""
 
 _POSITIONS: "weakref.WeakKeyDictionary[Any, tuple[int, dict[str, int], dict[tuple[str, str], list[int]]]]" = \
     weakref.WeakKeyDictionary()
@@ -60,8 +60,8 @@ def section_of(chunk: Chunk) -> str:
 
 def neighbours(hits: Sequence[Hit], index: Any, query: str = "") -> tuple[Hit, ...]:
     """Returns the chunks just before and after each of the first `BEST` hits in the same document and section,
-    none already a hit, at most `LIMIT`, then (with a `query`) the `section_rest` of the first hit, each with its
-    hit's score; () without an index that lists its chunks."""
+    none already a hit, at most `LIMIT`, then (with a `query`) the `section_rest` of those hits, each with the
+    first hit's score; () without an index that lists its chunks."""
     if index is None or not hasattr(index, "chunks") or not hits:
         return ()
     where = positions(index)
@@ -81,20 +81,21 @@ def neighbours(hits: Sequence[Hit], index: Any, query: str = "") -> tuple[Hit, .
                 found.append((chunks[near], hit.score))
     found = found[:LIMIT]
     taken = {h.chunk_id for h in hits} | {c.id for c, _ in found}
-    found += [(c, hits[0].score) for c in section_rest(hits[0], index, query, taken)]
+    found += [(c, hits[0].score) for c in section_rest(hits[:BEST], index, query, taken)]
     return to_hits(found, "neighbour")
 
 
-def section_rest(hit: Hit, index: Any, query: str, taken: set[str]) -> list[Chunk]:
-    """Returns the chunks of `hit`'s section (same document) not `taken` that share the question's words, best
-    by BM25 within the section first, at most `SECTION`: the answering row of a long table or the paragraph
-    after it, however far from the piece retrieval ranked."""
-    at = positions(index).get(hit.chunk_id)
-    if at is None or not query:
-        return []
+def section_rest(hits: Sequence[Hit], index: Any, query: str, taken: set[str]) -> list[Chunk]:
+    """Returns the chunks of the sections `hits` sit in (each in its document) not `taken` that share the
+    question's words, best by BM25 over those sections first, at most `SECTION`: the answering row of a long
+    table or the paragraph after it, however far from the piece retrieval ranked."""
+    where, (_, _, sections) = positions(index), _layout(index)
     chunks = index.chunks()
-    rest = [chunks[i] for i in _layout(index)[2].get((chunks[at].doc_id, section_of(chunks[at])), ())
-            if chunks[i].id not in taken]
+    if not query:
+        return []
+    places = dict.fromkeys((chunks[at].doc_id, section_of(chunks[at]))
+                           for at in (where.get(h.chunk_id) for h in hits) if at is not None)
+    rest = [chunks[i] for place in places for i in sections.get(place, ()) if chunks[i].id not in taken]
     if not rest:
         return []
     tokenize = getattr(index, "tokenizer", None) or default_tokenizer()
