@@ -183,7 +183,7 @@ class Assembled(TypedDict):
 def assemble_context(state: Assembling, ctx: Context) -> Assembled:
     """Writes `context` from hits, relations and wiki pages under the plan's budgets (`render_context`), and the
     `neighbours` it shows after its hits (the index's chunks next to the best)."""
-    near = neighbours(context_hits(state), ctx.resources.get("index"))
+    near = neighbours(context_hits(state), ctx.resources.get("index"), state.original_query)
     return {"context": render_context(state, near), "neighbours": near}
 
 

@@ -67,13 +67,15 @@ _QUESTION = re.compile(r"[?？][」』”\"']?\s*$")
 
 @dataclass(frozen=True)
 class Candidate:
-    """A quotable unit of a context hit: its text, the hit it cites, that hit's rank, its heading path and kind."""
+    """A quotable unit of a context hit: its text, the hit it cites, that hit's rank, its heading path and kind,
+    and the unit before it when this one names that as its subject (`lead`, scored with it, never quoted)."""
 
     text: str
     hit: Hit
     rank: int
     heading: str = ""
     kind: str = "sentence"
+    lead: str = ""
 
 
 def normalised(text: str) -> str:
@@ -165,7 +167,7 @@ def units(hit: Hit, profile: Any) -> list[tuple[str, str, str]]:
         bare = _ITEM.sub("", line)
         kind = "option" if _OPTIONS.match(bare) else "item" if _ITEM.match(line) else None
         indent = len(raw) - len(raw.lstrip())
-        if open_block is not None and (continues(open_block, line) if kind is None else
+        if open_block is not None and (continues(open_block, line, indent) if kind is None else
                                        kind == "item" and defines(open_block, indent)):
             open_block[2].append(line if kind is None else bare)
             continue
@@ -208,13 +210,17 @@ def defines(block: list, indent: int) -> bool:
         and len(_ITEM.sub("", lines[0]).split()) <= 4
 
 
-def continues(block: list, line: str) -> bool:
-    """Returns whether `line` carries on the open block (hard-wrapped text): an option's description while it
-    has none or in lower case; other text after a line that ends no sentence, or in lower case."""
-    kind, _, lines, _ = block
+def continues(block: list, line: str, indent: int = 0) -> bool:
+    """Returns whether `line` (indented by `indent`) carries on the open block (hard-wrapped text): an option's
+    description while it has none or in lower case; a list item's text in lower case or indented under it (a
+    line flush with the item that opens in upper case or Chinese is the paragraph after the list); other text
+    after a line that ends no sentence, or in lower case."""
+    kind, _, lines, above = block
     lower = line[:1].islower() and line[:1].isascii()
     if kind == "option":
         return lower or (len(lines) == 1 and _OPTIONS.match(lines[0]).end() >= len(lines[0].rstrip()))
+    if kind == "item":
+        return lower or (indent > above and not _ENDED.search(lines[-1]))
     return lower or not _ENDED.search(lines[-1])
 
 
@@ -254,14 +260,16 @@ def candidates(hits: Sequence[Hit], profile: Any) -> list[Candidate]:
     for rank, hit in enumerate(hits):
         if hit.kind == "wiki" and documents:
             continue    # a page quotes its sources, and the source itself is the better citation
+        before = ""
         for text, heading, kind in units(hit, profile):
             text = text if kind in ("row", "option", "command") else _clean(text, profile)
+            lead, before = (before if profile.reading.refers_back(text) else ""), text
             key = normalised(text)
             if not key or key in seen or not stands(text, kind) or profile.reading.is_heading(text) \
                     or _FILE_LINE.search(_LINK_TARGET.sub("]", text)):
                 continue
             seen.add(key)
-            out.append(Candidate(text, hit, rank, heading, kind))
+            out.append(Candidate(text, hit, rank, heading, kind, lead))
     return out
 
 
@@ -289,9 +297,10 @@ def bm25_scores(query: Sequence[str], texts: Sequence[Sequence[str]]) -> np.ndar
 
 
 def scaled(values: np.ndarray) -> np.ndarray:
-    """Returns `values` divided by their maximum (zeros stay zeros; all-equal positive values become 1)."""
+    """Returns `values` divided by their maximum, negatives as 0 (zeros stay zeros; all-equal positive values
+    become 1): BM25 over a few units is negative for a word most of them hold, which must not outweigh the rest."""
     top = float(values.max()) if len(values) else 0.0
-    return values / top if top > 0 else np.zeros(len(values))
+    return np.clip(values, 0.0, None) / top if top > 0 else np.zeros(len(values))
 
 
 def dense_scores(query: str, texts: Sequence[str], ctx: Any) -> Optional[np.ndarray]:
@@ -334,8 +343,10 @@ def spendable(ctx: Any) -> Optional[float]:
 
 def said(c: Candidate) -> str:
     """Returns what a unit says when scored: a table row under its heading path, whose last part is the table's
-    header (`1 | used as the default…` means little without `Pin-Priority | effect`); any other unit as quoted."""
-    return f"{c.heading}: {c.text}" if c.kind == "row" and c.heading else c.text
+    header (`1 | used as the default…` means little without `Pin-Priority | effect`); a unit naming the one
+    before it as its subject after that one (`lead`); any other unit as quoted."""
+    text = f"{c.lead} {c.text}" if c.lead else c.text
+    return f"{c.heading}: {text}" if c.kind == "row" and c.heading else text
 
 
 def signals(query: str, found: Sequence[Candidate], ctx: Any = None, dense: bool = True,
@@ -396,6 +407,15 @@ ASKS_HOW = re.compile(r"\bhow (?:do|does|can|could|to|would|should|are|is)\b|\bc
 """A question asking how to do something or for a command: only such a question is answered by a command line
 (``$ tar -xvf …``); to any other a command is an example, not a statement."""
 
+ASKS_OPTION = re.compile(r"\b(?:which|what)\s+(?:[\w.-]+\s+)?(?:option|flag|switch)s?\b"
+                        r"|哪个选项|哪些选项|什么选项|哪个参数|什么参数", re.I)
+"""A question asking for a command-line option (which apt-get option…, what flag, 哪个选项)."""
+OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*")
+"""A unit naming an option (-s, --track-origins=yes, -h, --human-readable)."""
+LEAD = 0.7
+"""Share of the best score the best unit naming an asked-for option needs to lead the ranking (as a dated unit
+ does for a temporal question)."""
+
 ASKED_BONUS = 0.1
 """What a unit stating what the question asks for (an amount or a date, a path) gains."""
 
@@ -433,10 +453,21 @@ def ranked(query: str, hits: Sequence[Hit], profile: Any, ctx: Any = None,
         if asks.search(query):
             scores = scores + ASKED_BONUS * np.array([bool(states.search(c.text)) for c in found])
     whole = SubQuestion(query, tuple((w, 1.0) for w in keywords(query)))
-    units = [(c.text, c.hit, c.rank) for c in found]
+    units = [(f"{c.lead}{c.text}", c.hit, c.rank) for c in found]     # a unit's subject said before it counts
     out = [Scored(c, float(s), cover, held) for c, s, cover, held
            in zip(found, scores, coverage(whole, units), coverage(whole, units, partial=False))]
-    return sorted(out, key=lambda s: -s.score)
+    return option_first(query, sorted(out, key=lambda s: -s.score))
+
+
+def option_first(query: str, ranking: list[Scored]) -> list[Scored]:
+    """Returns `ranking` with its best unit naming an option first when the question asks for an option, the
+    best unit names none and that one scores within `LEAD` of it: only a unit naming one answers "which option"."""
+    if not ranking or not ASKS_OPTION.search(query) or OPTION.search(ranking[0].text):
+        return ranking
+    naming = next((s for s in ranking if OPTION.search(s.text)), None)
+    if naming is None or naming.score < LEAD * ranking[0].score:
+        return ranking
+    return [naming, *(s for s in ranking if s is not naming)]
 
 
 def names(text: str, name: str) -> bool:
@@ -455,7 +486,9 @@ SECOND = 0.85
 
 
 _PARTS = re.compile(r"[？?；;。！!]")
-_CONJUNCTS = re.compile(r"以及|和|与|及|、|跟|同|\b(?:and|or|versus|vs)\b", re.I)
+_CONJUNCTS = re.compile(r"以及|和|与|及|跟|\b(?:and|or|versus|vs)\b", re.I)
+"""Words joining two things asked about; never 、, which lists the items of one phrase (集装箱船、普通货船运输业务),
+nor 同, far more often part of a word (合同, 相同, 同时) than a conjunction."""
 
 
 def parts(query: str) -> list[str]:
@@ -524,7 +557,9 @@ def diverse(ranking: Sequence[Scored], limit: int = 6, floor: float = 0.6, balan
 
 
 _VERSION = re.compile(r"\b(?:v(?:ersion)?\s*)?\d+(?:\.\d+)+\b|\b(?:19|20)\d\d\b|(?:Debian|release|version|版本|版)\s*\d+"
-                      r"|\d{4}\s*年|\d+(?:\.\d+)*\s*版|since|as of|deprecated|自|起|开始|以后|之后", re.I)
+                      r"|\d{4}\s*年|\d+(?:\.\d+)*\s*版|since|as of|deprecated", re.I)
+"""A version or a date a unit names (Debian 8, 2.4.1, 2019年, since); never 自 or 起 alone (自己, 自治区,
+自开业之日起: a period, not a version)."""
 
 
 def temporal(ranking: Sequence[Scored]) -> list[Scored]:

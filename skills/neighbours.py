@@ -2,7 +2,8 @@
 
 A section longer than a chunk is cut into several (``Filesystem permissions``, ``…~2``, its table rows); the
 sentence that answers often sits in the piece retrieval did not rank. `neighbours` reads the index's chunks by
-document and position and returns the adjacent pieces of the same section of the first `BEST` hits, so the
+document and position and returns the adjacent pieces of the same section of the first `BEST` hits, then the
+pieces of their sections farther away that share the most of the question's words (`SECTION`), so the
 answer may quote them (issue 40). A neighbour shares its hit's document, so it carries the same access labels.
 """
 from __future__ import annotations
@@ -12,27 +13,40 @@ import threading
 import weakref
 from typing import Any, Sequence
 
+from .store.bm25 import Bm25Index
 from .store.corpus import Chunk, to_hits
 from .store.records import Hit
+from .store.tokenize import default_tokenizer
 
 BEST = 3
 """How many of the best context hits lend their neighbours."""
 LIMIT = 3
-"""At most this many neighbours in one context (each one is shown to a model too)."""
+"""At most this many adjacent chunks in one context (each one is shown to a model too)."""
+SECTION = 3
+"""At most this many more chunks of the best hits' sections, best by the question's words (BM25 over them)."""
 
-_POSITIONS: "weakref.WeakKeyDictionary[Any, tuple[int, dict[str, int]]]" = weakref.WeakKeyDictionary()
+_POSITIONS: "weakref.WeakKeyDictionary[Any, tuple[int, dict[str, int], dict[tuple[str, str], list[int]]]]" = \
+    weakref.WeakKeyDictionary()
 _LOCK = threading.Lock()
 
 
-def positions(index: Any) -> dict[str, int]:
-    """Returns chunk id → position in the index's chunk order, built once per index version."""
+def _layout(index: Any) -> tuple[int, dict[str, int], dict[tuple[str, str], list[int]]]:
+    """Returns (index version, chunk id → position, (document, section) → positions), built once per version."""
     version = getattr(index, "version", 0)
     with _LOCK:
         known = _POSITIONS.get(index)
         if known is None or known[0] != version:
-            known = (version, {c.id: i for i, c in enumerate(index.chunks())})
+            sections: dict[tuple[str, str], list[int]] = {}
+            for i, c in enumerate(index.chunks()):
+                sections.setdefault((c.doc_id, section_of(c)), []).append(i)
+            known = (version, {c.id: i for i, c in enumerate(index.chunks())}, sections)
             _POSITIONS[index] = known
-    return known[1]
+    return known
+
+
+def positions(index: Any) -> dict[str, int]:
+    """Returns chunk id → position in the index's chunk order, built once per index version."""
+    return _layout(index)[1]
 
 
 _ROW = re.compile(r"\s(?:row \d+|第\d+行)$")
@@ -44,9 +58,10 @@ def section_of(chunk: Chunk) -> str:
     return _ROW.sub("", chunk.section)
 
 
-def neighbours(hits: Sequence[Hit], index: Any) -> tuple[Hit, ...]:
+def neighbours(hits: Sequence[Hit], index: Any, query: str = "") -> tuple[Hit, ...]:
     """Returns the chunks just before and after each of the first `BEST` hits in the same document and section,
-    none already a hit, at most `LIMIT`, each with its hit's score; () without an index that lists its chunks."""
+    none already a hit, at most `LIMIT`, then (with a `query`) the `section_rest` of those hits, each with the
+    first hit's score; () without an index that lists its chunks."""
     if index is None or not hasattr(index, "chunks") or not hits:
         return ()
     where = positions(index)
@@ -64,4 +79,26 @@ def neighbours(hits: Sequence[Hit], index: Any) -> tuple[Hit, ...]:
                     and section_of(chunks[near]) == section_of(own):
                 taken.add(chunks[near].id)
                 found.append((chunks[near], hit.score))
-    return to_hits(found[:LIMIT], "neighbour")
+    found = found[:LIMIT]
+    taken = {h.chunk_id for h in hits} | {c.id for c, _ in found}
+    found += [(c, hits[0].score) for c in section_rest(hits[:BEST], index, query, taken)]
+    return to_hits(found, "neighbour")
+
+
+def section_rest(hits: Sequence[Hit], index: Any, query: str, taken: set[str]) -> list[Chunk]:
+    """Returns the chunks of the sections `hits` sit in (each in its document) not `taken` that share the
+    question's words, best by BM25 over those sections first, at most `SECTION`: the answering row of a long
+    table or the paragraph after it, however far from the piece retrieval ranked."""
+    where, (_, _, sections) = positions(index), _layout(index)
+    chunks = index.chunks()
+    if not query:
+        return []
+    places = dict.fromkeys((chunks[at].doc_id, section_of(chunks[at]))
+                           for at in (where.get(h.chunk_id) for h in hits) if at is not None)
+    rest = [chunks[i] for place in places for i in sections.get(place, ()) if chunks[i].id not in taken]
+    if not rest:
+        return []
+    tokenize = getattr(index, "tokenizer", None) or default_tokenizer()
+    scores = Bm25Index.of([tokenize(c.text) or ["\0"] for c in rest]).scores(tokenize(query))
+    best = sorted((i for i, s in enumerate(scores) if s > 0), key=lambda i: -scores[i])[:SECTION]
+    return [rest[i] for i in best]

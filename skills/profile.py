@@ -79,6 +79,9 @@ class Reading:
     """A sentence without the leading label its unit is numbered with, never part of a quote (none by default)."""
     is_heading: Callable[[str], bool] = _never
     """Whether a line of a chunk is a structural heading not to be quoted as an answer."""
+    refers_back: Callable[[str], bool] = _never
+    """Whether a unit opens by naming the unit before it as its subject (前款…): it is scored with that unit's
+    words, which it does not repeat (none by default)."""
 
 
 def _short_name(name: str) -> str:

@@ -227,3 +227,160 @@ def test_a_short_sentence_keeps_its_clauses_and_a_long_one_is_cut_at_them():
     assert sentences_of(short) == [short]
     long = "；".join(["船舶所有人应当按照规定办理登记手续并缴纳相关费用"] * 6) + "。"
     assert len(sentences_of(long)) == 6
+
+
+SECTION_EN = """# Compression
+
+## Compression options
+
+The compressor reads files and writes them back smaller.
+
+| option | description |
+|---|---|
+| -1 | compress faster, with a lower ratio |
+| -9 | compress better, slowly |
+| -c | write on standard output and keep the original files |
+| -d | decompress the files given |
+| -k | keep the input files after compressing |
+| -l | list the sizes of each compressed file |
+| -q | suppress all warnings |
+| -r | operate recursively on directories |
+| -t | test the integrity of each compressed file without writing anything |
+"""
+SECTION_ZH = """# 压缩
+
+## 压缩选项
+
+压缩程序读入文件并把它写得更小。
+
+| 选项 | 说明 |
+|---|---|
+| -1 | 压缩得更快，压缩率较低 |
+| -9 | 压缩得更好，但较慢 |
+| -c | 输出到标准输出并保留原文件 |
+| -d | 解压给定的文件 |
+| -k | 压缩后保留输入文件 |
+| -l | 列出每个压缩文件的大小 |
+| -q | 不显示任何警告 |
+| -r | 递归处理目录 |
+| -t | 检查每个压缩文件的完整性而不写出任何文件 |
+"""
+
+
+@pytest.mark.parametrize("text, query, row", [
+    (SECTION_EN, "Which option checks the integrity of a compressed file?", "test the integrity of each compressed"),
+    (SECTION_ZH, "哪个选项可以检查压缩文件的完整性？", "检查每个压缩文件的完整性"),
+], ids=["en", "zh"])
+def test_the_answering_row_far_down_the_first_hits_section_is_quoted_and_cited(tmp_path, text, query, row):
+    from lambdarag.skills.context import assemble_context, citable
+    from lambdarag.skills.store.local import LocalBackend
+
+    (tmp_path / "compression.md").write_text(text, encoding="utf-8")
+    corpus = read_corpus(tmp_path, domain="generic")
+    backend = LocalBackend()
+    backend.add(corpus.documents, corpus.chunks)
+    first = next(c for c in corpus.chunks if "-1 |" in c.text)      # retrieval ranked the table's first row
+    state = State.of(query, hits=to_hits([(first, 1.0)], "bm25"))
+    near = assemble_context.run(state, Context(resources={"index": backend})).neighbours
+    assert any(row in h.text for h in near)                          # eight rows away: no adjacent chunk
+    state = State.of(query, hits=state.hits, neighbours=near)
+    out = extractive_answer(state, Context(resources={"profile": GENERIC}))
+    assert row in out["answer"], out["answer"]
+    assert check_answer(out["answer"], citable(state)).passed
+
+
+def test_a_statute_paragraph_whose_subject_is_the_paragraph_before_it_is_scored_with_that_paragraph():
+    from lambdarag.domains.prc_statutes.documents import refers_back
+    from lambdarag.skills.evidence import ranked
+    from lambdarag.skills.store.records import Hit
+
+    assert refers_back("前款保证金金额为30万元人民币。") and refers_back("依照前款规定取得许可的，应当公告。")
+    assert not refers_back("保证金金额为30万元人民币。") and not refers_back("本条例自公布之日起施行。")
+    statute = profile_named("prc_statutes")
+    hits = (Hit(chunk_id="agency.md#第十二条", source="agency.md", section="第十二条", title="船舶代理管理办法", score=2.0,
+                text="第十二条 经营船舶代理业务，应当向交通主管部门备案，并交纳保证金。\n\n"
+                     "前款保证金金额为30万元人民币；每增设一个分公司，增加保证金5万元人民币。"),
+            Hit(chunk_id="agency.md#第二十条", source="agency.md", section="第二十条", title="船舶代理管理办法", score=1.0,
+                text="第二十条 船舶代理业务经营者未按照规定交纳保证金的，由交通主管部门责令限期改正。"))
+    query = "船舶代理业务经营者应当交纳多少保证金？"
+    best = ranked(query, hits, statute, Context(resources={"profile": statute}))[0]
+    assert best.text.startswith("前款保证金金额为30万元"), best.text
+    assert best.candidate.lead.startswith("经营船舶代理业务")
+
+
+def test_negative_bm25_over_a_few_units_scales_to_zero_never_below_a_unit_sharing_no_word():
+    import numpy as np
+
+    from lambdarag.skills.evidence import scaled
+
+    assert scaled(np.array([-7.9, 0.0, 0.5, 1.0])).tolist() == [0.0, 0.0, 0.5, 1.0]
+
+
+@pytest.mark.parametrize("query, count", [
+    ("国际海运条例修订后，经营国际集装箱船、普通货船运输业务还需要许可吗？", 1),   # 、 lists the items of one phrase
+    ("海上货物运输的诉讼时效和航次租船合同的诉讼时效各是多久？", 2),
+    ("Which options compress faster and which ones keep the input files?", 2),
+])
+def test_a_question_splits_into_parts_at_conjunctions_never_at_an_enumeration_comma(query, count):
+    from lambdarag.skills.evidence import parts
+
+    assert len(parts(query)) == count, parts(query)
+
+
+@pytest.mark.parametrize("texts, dated", [
+    (["申请人应当向自治区交通主管部门提交自己的材料。", "本条例自2019年3月2日起施行。"], "本条例自2019年3月2日起施行。"),
+    (["The daemon restarts itself on failure.", "Since Debian 8 the daemon is started by systemd."],
+     "Since Debian 8 the daemon is started by systemd."),
+])
+def test_a_temporal_answer_quotes_the_unit_naming_a_version_or_date_not_one_saying_zi_or_qi(texts, dated):
+    from lambdarag.skills.evidence import Candidate, Scored, temporal
+    from lambdarag.skills.store.records import Hit
+
+    hit = Hit(chunk_id="a#1", source="a.md", text=" ".join(texts))
+    ranking = [Scored(Candidate(t, hit, 0), 1.0 - i / 10, 1.0, 1.0) for i, t in enumerate(texts)]
+    assert temporal(ranking)[0].text == dated
+
+
+@pytest.mark.parametrize("text, item, after", [
+    ('The target release can be set by several methods.\n- "/etc/apt/apt.conf" with a Default-Release line\n'
+     '- command line option, e.g., "apt-get install -t testing some-package"\n'
+     'The NotAutomatic archive is set by the archive server in its Release file.',
+     'command line option, e.g., "apt-get install -t testing some-package"',
+     "The NotAutomatic archive is set by the archive server in its Release file."),
+    ("目标发行版可以用几种方法设置。\n- 配置文件中的 Default-Release 行\n- 命令行选项，例如 apt-get install -t testing\n"
+     "档案服务器在其 Release 文件中设置 NotAutomatic 档案。",
+     "命令行选项，例如 apt-get install -t testing", "档案服务器在其 Release 文件中设置 NotAutomatic 档案。"),
+], ids=["en", "zh"])
+def test_a_paragraph_flush_after_a_list_item_is_a_unit_of_its_own(text, item, after):
+    from lambdarag.skills.store.records import Hit
+
+    texts = [c.text for c in candidates((Hit(chunk_id="a#1", source="a.md", text=text),), GENERIC)]
+    assert item in texts and after in texts, texts
+
+
+def test_an_item_wrapped_onto_an_indented_or_lower_case_line_stays_one_unit():
+    from lambdarag.skills.store.records import Hit
+
+    text = "- The daemon reads its configuration\n  File from /etc at start.\n- It restarts the jobs\nthat failed."
+    texts = [c.text for c in candidates((Hit(chunk_id="a#1", source="a.md", text=text),), GENERIC)]
+    assert "The daemon reads its configuration File from /etc at start." in texts
+    assert "It restarts the jobs that failed." in texts, texts
+
+
+@pytest.mark.parametrize("query, texts", [
+    ("Which Memcheck option shows where uninitialised values come from?",
+     ["Then, when an uninitialised value error is reported, Memcheck will try to show the origin of the value.",
+      "--track-origins=<yes|no> [default: no] Controls whether Memcheck tracks the origin of uninitialised values."]),
+    ("df 用哪个选项以易读的格式显示大小？",
+     ["df 命令以易读的格式显示每个文件系统的大小。", "-h, --human-readable  以易读的格式显示大小（例如 1K 234M 2G）"]),
+], ids=["en", "zh"])
+def test_a_question_asking_for_an_option_is_answered_first_by_the_unit_naming_one(query, texts):
+    from lambdarag.skills.evidence import Candidate, Scored, option_first
+    from lambdarag.skills.store.records import Hit
+
+    hit = Hit(chunk_id="a#1", source="a.md", text="\n".join(texts))
+    ranking = [Scored(Candidate(t, hit, 0), 1.0 - i / 4, 1.0, 1.0) for i, t in enumerate(texts)]
+    assert option_first(query, ranking)[0].text == texts[1]
+    assert option_first("What does Memcheck show for uninitialised values?", ranking)[0].text == texts[0]
+    far = [ranking[0], Scored(ranking[1].candidate, 0.5, 1.0, 1.0)]      # under LEAD of the best: not first
+    assert option_first(query, far)[0].text == texts[0]

@@ -34,7 +34,7 @@ class StatuteProfile(CorpusProfile):
     reading = Reading(claims=documents.claims, markdown_fields=documents.markdown_fields,
                       record_document_keys=("document", "law"),   # STARD records name their statute in `law`
                       family=documents.family, chunk=documents.chunk, without_label=documents.without_label,
-                      is_heading=documents.is_heading)
+                      is_heading=documents.is_heading, refers_back=documents.refers_back)
     names = Names(short_title=short_name, short_name=short_name, name_forms=name_forms, is_title=cues.is_title,
                   query_entities=cues.query_entities, pronoun_nouns="法律|法规|条例|规定|办法|机构|部门|单位|机关|法")
     comparison = Comparison(aspects=aspects.aspects_of, named_aspects=aspects.named_aspects,

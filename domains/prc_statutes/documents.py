@@ -162,6 +162,15 @@ def without_label(sentence: str) -> str:
     return UNIT_LABEL.sub("", sentence, count=1)
 
 
+BACK_REFERENCE = re.compile(r"^(?:依照|依据|按照|有)?(?:前款|前两款|前三款|前[一二三四五六七八九十]项|本条第[一二三四五六七八九十]款)")
+"""A paragraph opening with the paragraph before it as its subject (前款保证金金额为80万元…)."""
+
+
+def refers_back(sentence: str) -> bool:
+    """Returns whether a unit's subject is the paragraph before it (前款…, 依照前款规定…)."""
+    return bool(BACK_REFERENCE.search(sentence))
+
+
 def is_heading(line: str) -> bool:
     """Returns whether a line is a 编/章/节 division heading."""
     return bool(DIVISION_LINE.search(line))
