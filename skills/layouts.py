@@ -56,6 +56,18 @@ def answer_of(lines: Sequence[str], hits: Sequence[Hit], p: Mapping[str, str]) -
 # -- compare ---------------------------------------------------------------------
 
 
+def stating(own: Sequence[Scored], cues: Sequence[str], used: frozenset[str]) -> Optional[Scored]:
+    """Returns a side's unit not yet `used` that states the aspect best: the one saying the earliest of its cue words
+    (a pack lists them strongest first: 主管 before 负责), then the first stated in the best-ranked chunk (an
+    article's first paragraph sets its rule, the next ones its parts); with no cue words, the side's first unit.
+    """
+    def strength(unit: Scored) -> tuple[int, ...]:
+        said = [i for i, c in enumerate(cues) if c.lower() in unit.text.lower()]
+        return (min(said), unit.candidate.rank, unit.hit.text.find(unit.text)) if said else (len(cues),)
+
+    return min((s for s in own if s.text not in used), key=strength, default=None)
+
+
 def verdict(a: str, b: str, names: tuple[str, str], aspect: str, p: Mapping[str, str]) -> str:
     """Returns the same/different statement for two sides' sentences on one aspect."""
     wa, wb = set(keywords(a)), set(keywords(b))
@@ -173,7 +185,7 @@ def compare_answer(state: State, hits: Sequence[Hit], profile: CorpusProfile,
     for aspect, cues in aspects or [("", ())]:
         blocks: list[tuple[list[str], Optional[Scored]]] = []
         for name, own in sides:    # each side its own unit: one quoted for a side is not quoted again for the next
-            got = best_sentence(own, cues, frozenset(used))
+            got = stating(own, cues, frozenset(used))
             shared = next((b for b in blocks if got is None and b[1] is not None and b[1] in own[:1]), None)
             if shared is not None:
                 shared[0].append(name)

@@ -160,3 +160,23 @@ def test_a_hyphenated_page_is_the_side_a_question_names_with_a_space():
     get, cache = blocks(text, "On “apt get”:", "On “apt cache”:")
     assert "APT package handling utility" in get and "[source: apt-get.md" in get, text
     assert "query the APT cache" in cache and "[source: apt-cache.md" in cache, text
+
+
+def test_a_statute_side_quotes_the_paragraph_saying_the_aspects_strongest_cue_first_stated():
+    from lambdarag.domains.prc_statutes import StatuteProfile
+
+    a = ("行政法规/甲船舶条例(2017-03-01).md", "甲船舶条例",
+         "第四条 县级以上人民政府环境保护部门负责组织协调本条例的实施，并主管港区水域外的船舶管理工作。\n\n"
+         "国家渔港监督管理部门主管渔港水域的船舶管理工作，负责监督渔业水域。\n\n"
+         "前两款所列部门，简称“甲船舶管理的主管部门”。")
+    b = ("行政法规/乙船舶条例(2018-03-09).md", "乙船舶条例",
+         "第四条 海事管理机构依照本条例规定具体负责乙船舶管理的监督管理工作。\n\n"
+         "国务院交通运输主管部门主管所辖港区水域内乙船舶的管理工作。")
+    hits = tuple(Hit(chunk_id=f"{s}#第四条", text=t, source=s, title=n, section="第四条", score=1.0 - i / 10)
+                 for i, (s, n, t) in enumerate((a, b)))
+    sides = tuple(Side(name=n, title=n, source=s) for s, n, _ in (a, b))
+    state = State.of("甲船舶条例和乙船舶条例的主管部门有什么不同？", hits=hits, query_type="compare", sides=sides)
+    text = extractive_answer(state, Context(resources={"profile": StatuteProfile()}))["answer"]
+    first, second = blocks(text, "《甲船舶条例》", "《乙船舶条例》")
+    assert "县级以上人民政府环境保护部门负责组织协调" in first, text    # 主管 before 负责, first paragraph first
+    assert "国务院交通运输主管部门主管所辖港区" in second.splitlines()[0], text  # 主管 over a higher-ranked 负责
