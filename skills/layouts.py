@@ -92,7 +92,7 @@ def compared(state: State, hits: Sequence[Hit], profile: CorpusProfile, ranking:
     if len(sides) >= 2 and all(titled(s) for s in sides):   # each its own page
         called = [s.name for s in sides]    # in its own page, a unit naming the other side compares: no fault
         return [(side_label(s), sorted([r for r in ranking if r.hit.source == s.source],
-                                       key=lambda r, s=s: speaks_for(r, s.name, called)[:5])) for s in sides], True
+                                       key=lambda r, s=s: speaks_for(r, s.name, called)[:6])) for s in sides], True
     named = named_things(state.original_query, hits, profile, state.entities)
     if len(named) < 2:
         return [], False
@@ -146,11 +146,28 @@ def exactly(text: str, name: str) -> bool:
                      + r")(?![A-Za-z0-9_-])", text) is not None
 
 
+_CONTRARY = (r"(?:unlike|contrary\s+to|in\s+contrast\s+(?:to|with)|as\s+opposed\s+to|不像|不同于|有别于|区别于)"
+             r"\s*[\"“「`*]*{name}(?![A-Za-z0-9_-])|(?:与|跟|和|同)\s*[\"“「`*]*{name}.{{0,12}}?(?:不同|相比|相反)")
+"""A unit setting a thing against the name in it (Contrary to SELinux…, Unlike telnet…, 不像 telnet…, 与 X 不同)."""
+_CONVERSELY = re.compile(r"^[\s\"“]*(?:conversely|in\s+contrast|by\s+contrast|on\s+the\s+other\s+hand|相反|反之)",
+                         re.I)
+"""A unit opening by setting itself against the one before it (Conversely, …)."""
+
+
+def contrasts(text: str, name: str, others: Sequence[str]) -> bool:
+    """Returns whether a unit sets its side against another: it names another side after a contrary word (Contrary
+    to SELinux, the rules… on AppArmor's page; 不像 telnet 命令，ssh 命令…), or opens with one (Conversely, …) and
+    names its side. Such a unit says how the two differ, which is what a comparison asks."""
+    if _CONVERSELY.match(text):
+        return any(names(text, f) for f in said(name))
+    return any(re.search(_CONTRARY.format(name=re.escape(f)), text, re.I) for o in others for f in said(o))
+
+
 def speaks_for(unit: Scored, name: str, named: Sequence[str]) -> tuple[bool, ...]:
     """Returns the sort key of a unit for one side, units that speak for it first: one whose text names it (or
     its first two words: X Window of X Window System), or whose title names it and no other side (its own law,
     its own page); then one not from the page of another side (Contrary to SELinux… on AppArmor's page, a citation
-    of the wrong page); then one defining it (opening with the name, a link's text counting as its words, quoted or
+    of the wrong page); then one setting it against another side (`contrasts`); then one defining it (opening with the name, a link's text counting as its words, quoted or
     before a copula: "Suggests" Many users…, cron is the daemon…, [PolicyKit](…) is…); then one that says
     something (not a shell command, not a link alone); then one saying the name as the question writes it (apt,
     not APT); then one naming no other side; then one opening with the name."""
@@ -164,7 +181,7 @@ def speaks_for(unit: Scored, name: str, named: Sequence[str]) -> tuple[bool, ...
     says = unit.candidate.kind != "command" and len(re.findall(r"[A-Za-z]{2,}|[\u4e00-\u9fff]", text)) > len(
         re.findall(r"[A-Za-z]{2,}|[\u4e00-\u9fff]", " ".join(_BARE_LINK.findall(unit.text)))) + 1
     elsewhere = any(names(title, o) for o in others) and not any(names(title, f) for f in forms)
-    return (not own, elsewhere, not defines, not says, not any(exactly(text, f) for f in forms),
+    return (not own, elsewhere, not contrasts(text, name, others), not defines, not says, not any(exactly(text, f) for f in forms),
             any(names(text, o) for o in others), not opens)
 
 

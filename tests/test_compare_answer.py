@@ -180,3 +180,38 @@ def test_a_statute_side_quotes_the_paragraph_saying_the_aspects_strongest_cue_fi
     first, second = blocks(text, "《甲船舶条例》", "《乙船舶条例》")
     assert "县级以上人民政府环境保护部门负责组织协调" in first, text    # 主管 before 负责, first paragraph first
     assert "国务院交通运输主管部门主管所辖港区" in second.splitlines()[0], text  # 主管 over a higher-ranked 负责
+
+
+@pytest.mark.parametrize("query, pairs, label, quoted, other", [
+    ("How does apt differ from apt-get?",
+     [("06.02-aptitude-apt-get-and-apt-commands.md", "apt is a second command-line based front end provided by APT "
+       "which overcomes some design mistakes of apt-get. apt-get is the first front end, command-line based, which "
+       "was developed within the project. Conversely, the public interface of apt-get is well defined and will not "
+       "change in any backwards incompatible way.")],
+     "On “apt-get”:", "Conversely, the public interface of apt-get", "On “apt”:"),
+    ("ssh 和 telnet 相比好在哪里？",
+     [("06.03-服务器远程访问和工具-ssh.md", "ssh 是安全的远程登录程序，用于登录远程主机。不像 telnet 命令，ssh 命令不会在遇到 "
+       "telnet 的退出字符时停止。"), ("06.06-其它网络应用客户端.md", "telnet 是 TELNET 协议的客户端程序。")],
+     "关于「ssh」：", "不像 telnet 命令", "关于「telnet」："),
+])
+def test_a_side_quotes_the_unit_setting_it_against_the_other_side_over_its_definition(query, pairs, label, quoted,
+                                                                                        other):
+    text = answer(query, sourced(*pairs), "compare")
+    mine = blocks(text, label)[0].split(other)[0]
+    assert quoted in mine, text
+    assert quoted not in blocks(text, other)[0].split(label)[0], text
+
+
+def test_a_page_sentence_contrary_to_the_other_side_speaks_for_the_page_not_for_the_side_it_names():
+    apparmor = ("14.04-introduction-to-apparmor.md", "AppArmor is a Mandatory Access Control (MAC) system built on "
+                "Linux's LSM interface. Contrary to SELinux, the rules applied do not depend on the user.")
+    selinux = ("14.05-introduction-to-selinux.md", "SELinux (Security Enhanced Linux) is a Mandatory Access Control "
+               "system built on Linux's LSM interface.")
+    hits = tuple(h.model_copy(update={"title": f"Introduction to {n}"})
+                 for n, h in zip(("AppArmor", "SELinux"), sourced(apparmor, selinux)))
+    sides = tuple(Side(name=n, title=h.title, source=h.source) for n, h in zip(("AppArmor", "SELinux"), hits))
+    state = State.of("How do AppArmor and SELinux differ in what decides a process's rights?", hits=hits,
+                     query_type="compare", sides=sides)
+    text = extractive_answer(state, Context(resources={"profile": GENERIC}))["answer"]
+    first, second = blocks(text, "On “AppArmor”:", "On “SELinux”:")
+    assert "Contrary to SELinux" in first and "Contrary to SELinux" not in second, text
