@@ -154,12 +154,17 @@ _CONVERSELY = re.compile(r"^[\s\"“]*(?:conversely|in\s+contrast|by\s+contrast|
 """A unit opening by setting itself against the one before it (Conversely, …)."""
 
 
-def contrasts(text: str, name: str, others: Sequence[str]) -> bool:
+def contrasts(unit: Scored, name: str, others: Sequence[str]) -> bool:
     """Returns whether a unit sets its side against another: it names another side after a contrary word (Contrary
-    to SELinux, the rules… on AppArmor's page; 不像 telnet 命令，ssh 命令…), or opens with one (Conversely, …) and
-    names its side. Such a unit says how the two differ, which is what a comparison asks."""
+    to SELinux, the rules… on AppArmor's page; 不像 telnet 命令，ssh 命令…), or it names its side and opens with one
+    (Conversely, …) right after a sentence naming another. Such a unit says how the two differ, which is what a
+    comparison asks."""
+    text = unit.text
     if _CONVERSELY.match(text):
-        return any(names(text, f) for f in said(name))
+        start = unit.hit.text.find(text)
+        before = [b for b in re.split(r"(?<=[.!?])\s+|(?<=[。！？])", unit.hit.text[:max(start, 0)].strip()) if b][-1:]
+        return any(names(text, f) for f in said(name)) and any(names(b, f) for b in before for o in others
+                                                                for f in said(o))
     return any(re.search(_CONTRARY.format(name=re.escape(f)), text, re.I) for o in others for f in said(o))
 
 
@@ -181,7 +186,7 @@ def speaks_for(unit: Scored, name: str, named: Sequence[str]) -> tuple[bool, ...
     says = unit.candidate.kind != "command" and len(re.findall(r"[A-Za-z]{2,}|[\u4e00-\u9fff]", text)) > len(
         re.findall(r"[A-Za-z]{2,}|[\u4e00-\u9fff]", " ".join(_BARE_LINK.findall(unit.text)))) + 1
     elsewhere = any(names(title, o) for o in others) and not any(names(title, f) for f in forms)
-    return (not own, elsewhere, not contrasts(text, name, others), not defines, not says, not any(exactly(text, f) for f in forms),
+    return (not own, elsewhere, not contrasts(unit, name, others), not defines, not says, not any(exactly(text, f) for f in forms),
             any(names(text, o) for o in others), not opens)
 
 

@@ -186,8 +186,9 @@ def test_a_statute_side_quotes_the_paragraph_saying_the_aspects_strongest_cue_fi
     ("How does apt differ from apt-get?",
      [("06.02-aptitude-apt-get-and-apt-commands.md", "apt is a second command-line based front end provided by APT "
        "which overcomes some design mistakes of apt-get. apt-get is the first front end, command-line based, which "
-       "was developed within the project. Conversely, the public interface of apt-get is well defined and will not "
-       "change in any backwards incompatible way.")],
+       "was developed within the project. The default behavior of apt has been improved for interactive use. "
+       "Conversely, the public interface of apt-get is well defined and will not change in any backwards "
+       "incompatible way.")],
      "On “apt-get”:", "Conversely, the public interface of apt-get", "On “apt”:"),
     ("ssh 和 telnet 相比好在哪里？",
      [("06.03-服务器远程访问和工具-ssh.md", "ssh 是安全的远程登录程序，用于登录远程主机。不像 telnet 命令，ssh 命令不会在遇到 "
@@ -215,3 +216,13 @@ def test_a_page_sentence_contrary_to_the_other_side_speaks_for_the_page_not_for_
     text = extractive_answer(state, Context(resources={"profile": GENERIC}))["answer"]
     first, second = blocks(text, "On “AppArmor”:", "On “SELinux”:")
     assert "Contrary to SELinux" in first and "Contrary to SELinux" not in second, text
+
+
+def test_a_conversely_after_a_sentence_on_the_same_side_sets_nothing_against_the_other():
+    text = answer("Compare cron and anacron: which one should I use on a laptop?", sourced(
+        ("09.07-scheduling-tasks-with-cron-and-atd.md", "cron is the daemon responsible for executing scheduled and "
+         "recurring commands. To allow a few users to use cron, list them in /etc/cron.allow. Conversely, to only "
+         "block one or two troublemakers, you could write their username in /etc/cron.deny."),
+        ("09.08-scheduling-asynchronous-tasks-anacron.md", "anacron is the daemon that completes cron for computers "
+         "that are not on at all times.")), "compare")
+    assert "cron is the daemon responsible" in blocks(text, "On “cron”:", "On “anacron”:")[0], text
