@@ -226,3 +226,21 @@ def test_a_conversely_after_a_sentence_on_the_same_side_sets_nothing_against_the
         ("09.08-scheduling-asynchronous-tasks-anacron.md", "anacron is the daemon that completes cron for computers "
          "that are not on at all times.")), "compare")
     assert "cron is the daemon responsible" in blocks(text, "On “cron”:", "On “anacron”:")[0], text
+
+
+def test_on_its_own_page_a_side_quotes_the_unit_stating_the_compared_aspect_over_one_naming_it():
+    apparmor = ("14.04-introduction-to-apparmor.md", "AppArmor is a Mandatory Access Control (MAC) system built on "
+                "Linux's LSM interface. The profile applied by the kernel depends on the installation path of the "
+                "program being executed.")
+    selinux = ("14.05-introduction-to-selinux.md", "With SELinux, the management of rights is completely different "
+               "from traditional Unix systems. The rights of a process depend on its security context.")
+    hits = tuple(h.model_copy(update={"title": f"Introduction to {n}"})
+                 for n, h in zip(("AppArmor", "SELinux"), sourced(apparmor, selinux)))
+    sides = tuple(Side(name=n, title=h.title, source=h.source) for n, h in zip(("AppArmor", "SELinux"), hits))
+    state = State.of("How do AppArmor and SELinux differ in what decides a process's rights?", hits=hits,
+                     query_type="compare", sides=sides)
+    text = extractive_answer(state, Context(resources={"profile": GENERIC}))["answer"]
+    assert "The rights of a process depend on its security context" in blocks(text, "On “SELinux”:")[0], text
+    plain = extractive_answer(state.model_copy(update={"original_query": "How do AppArmor and SELinux differ?"}),
+                              Context(resources={"profile": GENERIC}))["answer"]
+    assert "AppArmor is a Mandatory Access Control" in blocks(plain, "On “AppArmor”:", "On “SELinux”:")[0], plain
