@@ -203,17 +203,21 @@ def test_a_side_quotes_the_unit_setting_it_against_the_other_side_over_its_defin
     assert quoted not in blocks(text, other)[0].split(label)[0], text
 
 
+def on_their_pages(query: str, apparmor: tuple[str, str], selinux: tuple[str, str]) -> str:
+    """Returns the compare answer of `query` with AppArmor and SELinux as document sides, each page titled by it."""
+    hits = tuple(h.model_copy(update={"title": f"Introduction to {n}"})
+                 for n, h in zip(("AppArmor", "SELinux"), sourced(apparmor, selinux)))
+    sides = tuple(Side(name=n, title=h.title, source=h.source) for n, h in zip(("AppArmor", "SELinux"), hits))
+    state = State.of(query, hits=hits, query_type="compare", sides=sides)
+    return extractive_answer(state, Context(resources={"profile": GENERIC}))["answer"]
+
+
 def test_a_page_sentence_contrary_to_the_other_side_speaks_for_the_page_not_for_the_side_it_names():
     apparmor = ("14.04-introduction-to-apparmor.md", "AppArmor is a Mandatory Access Control (MAC) system built on "
                 "Linux's LSM interface. Contrary to SELinux, the rules applied do not depend on the user.")
     selinux = ("14.05-introduction-to-selinux.md", "SELinux (Security Enhanced Linux) is a Mandatory Access Control "
                "system built on Linux's LSM interface.")
-    hits = tuple(h.model_copy(update={"title": f"Introduction to {n}"})
-                 for n, h in zip(("AppArmor", "SELinux"), sourced(apparmor, selinux)))
-    sides = tuple(Side(name=n, title=h.title, source=h.source) for n, h in zip(("AppArmor", "SELinux"), hits))
-    state = State.of("How do AppArmor and SELinux differ in what decides a process's rights?", hits=hits,
-                     query_type="compare", sides=sides)
-    text = extractive_answer(state, Context(resources={"profile": GENERIC}))["answer"]
+    text = on_their_pages("How do AppArmor and SELinux differ in what decides a process's rights?", apparmor, selinux)
     first, second = blocks(text, "On “AppArmor”:", "On “SELinux”:")
     assert "Contrary to SELinux" in first and "Contrary to SELinux" not in second, text
 
@@ -234,13 +238,7 @@ def test_on_its_own_page_a_side_quotes_the_unit_stating_the_compared_aspect_over
                 "program being executed.")
     selinux = ("14.05-introduction-to-selinux.md", "With SELinux, the management of rights is completely different "
                "from traditional Unix systems. The rights of a process depend on its security context.")
-    hits = tuple(h.model_copy(update={"title": f"Introduction to {n}"})
-                 for n, h in zip(("AppArmor", "SELinux"), sourced(apparmor, selinux)))
-    sides = tuple(Side(name=n, title=h.title, source=h.source) for n, h in zip(("AppArmor", "SELinux"), hits))
-    state = State.of("How do AppArmor and SELinux differ in what decides a process's rights?", hits=hits,
-                     query_type="compare", sides=sides)
-    text = extractive_answer(state, Context(resources={"profile": GENERIC}))["answer"]
+    text = on_their_pages("How do AppArmor and SELinux differ in what decides a process's rights?", apparmor, selinux)
     assert "The rights of a process depend on its security context" in blocks(text, "On “SELinux”:")[0], text
-    plain = extractive_answer(state.model_copy(update={"original_query": "How do AppArmor and SELinux differ?"}),
-                              Context(resources={"profile": GENERIC}))["answer"]
+    plain = on_their_pages("How do AppArmor and SELinux differ?", apparmor, selinux)
     assert "AppArmor is a Mandatory Access Control" in blocks(plain, "On “AppArmor”:", "On “SELinux”:")[0], plain
