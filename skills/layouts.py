@@ -25,6 +25,7 @@ from .edges import asked_relations
 from .evidence import Scored, diverse, names, naming
 from .profile import CorpusProfile
 from .named import named_things
+from .coverage import SubQuestion, coverage
 from .sentences import STOPWORDS, covered, keywords
 
 
@@ -56,6 +57,18 @@ def answer_of(lines: Sequence[str], hits: Sequence[Hit], p: Mapping[str, str]) -
 # -- compare ---------------------------------------------------------------------
 
 
+def stating(own: Sequence[Scored], cues: Sequence[str], used: frozenset[str]) -> Optional[Scored]:
+    """Returns a side's unit not yet `used` that states the aspect best: the one saying the earliest of its cue words
+    (a pack lists them strongest first: 主管 before 负责), then the first stated in the best-ranked chunk (an
+    article's first paragraph sets its rule, the next ones its parts); with no cue words, the side's first unit.
+    """
+    def strength(unit: Scored) -> tuple[int, ...]:
+        said = [i for i, c in enumerate(cues) if c.lower() in unit.text.lower()]
+        return (min(said), unit.candidate.rank, unit.hit.text.find(unit.text)) if said else (len(cues),)
+
+    return min((s for s in own if s.text not in used), key=strength, default=None)
+
+
 def verdict(a: str, b: str, names: tuple[str, str], aspect: str, p: Mapping[str, str]) -> str:
     """Returns the same/different statement for two sides' sentences on one aspect."""
     wa, wb = set(keywords(a)), set(keywords(b))
@@ -79,8 +92,11 @@ def compared(state: State, hits: Sequence[Hit], profile: CorpusProfile, ranking:
     sides = [s for s in getattr(state, "sides", ()) if any(h.source == s.source for h in hits)][:2]
     if len(sides) >= 2 and all(titled(s) for s in sides):   # each its own page
         called = [s.name for s in sides]    # in its own page, a unit naming the other side compares: no fault
+        # steered by the aspect only here: a unit of a side's own page speaks for no other side
+        steered = on_aspect(state.original_query, called, ranking)
         return [(side_label(s), sorted([r for r in ranking if r.hit.source == s.source],
-                                       key=lambda r, s=s: speaks_for(r, s.name, called)[:5])) for s in sides], True
+                                       key=lambda r, s=s: speaks_for(r, s.name, called, steered)[:7]))
+                for s in sides], True
     named = named_things(state.original_query, hits, profile, state.entities)
     if len(named) < 2:
         return [], False
@@ -93,6 +109,23 @@ def compared(state: State, hits: Sequence[Hit], profile: CorpusProfile, ranking:
         return (*speaks_for(unit, e, named), unit.hit.source not in beside)
 
     return [(e, sorted(own[e], key=lambda r: key(r, e))) for e in named], False
+
+
+ASPECT_SHARE = 0.5
+"""Share of the compared aspect's weighted words a unit holds whole to speak for a side on that aspect."""
+
+
+def on_aspect(query: str, named: Sequence[str], ranking: Sequence[Scored]) -> frozenset[str]:
+    """Returns the units stating what the sides are compared on: holding `ASPECT_SHARE` of the question's words
+    other than the sides' names (what decides a process's rights: "The rights of a process depend on its security
+    context."), when it has two or more; none when the question names no aspect (How does apt differ from apt-get?)."""
+    called = {w for n in named for w in keywords(n)}
+    asked = [w for w in keywords(query) if w not in called]
+    if len(asked) < 2:
+        return frozenset()
+    units = [(r.text, r.hit, r.candidate.rank) for r in ranking]
+    shares = coverage(SubQuestion("aspect", tuple((w, 1.0) for w in asked)), units, partial=False)
+    return frozenset(r.text for r, share in zip(ranking, shares) if share >= ASPECT_SHARE)
 
 
 def titled(side: Any) -> bool:
@@ -134,11 +167,35 @@ def exactly(text: str, name: str) -> bool:
                      + r")(?![A-Za-z0-9_-])", text) is not None
 
 
-def speaks_for(unit: Scored, name: str, named: Sequence[str]) -> tuple[bool, ...]:
+_CONTRARY = (r"(?:unlike|contrary\s+to|in\s+contrast\s+(?:to|with)|as\s+opposed\s+to|不像|不同于|有别于|区别于)"
+             r"\s*[\"“「`*]*{name}(?![A-Za-z0-9_-])|(?:与|跟|和|同)\s*[\"“「`*]*{name}.{{0,12}}?(?:不同|相比|相反)")
+"""A unit setting a thing against the name in it (Contrary to SELinux…, Unlike telnet…, 不像 telnet…, 与 X 不同)."""
+_CONVERSELY = re.compile(r"^[\s\"“]*(?:conversely|in\s+contrast|by\s+contrast|on\s+the\s+other\s+hand|相反|反之)",
+                         re.I)
+"""A unit opening by setting itself against the one before it (Conversely, …)."""
+
+
+def contrasts(unit: Scored, name: str, others: Sequence[str]) -> bool:
+    """Returns whether a unit sets its side against another: it names another side after a contrary word (Contrary
+    to SELinux, the rules… on AppArmor's page; 不像 telnet 命令，ssh 命令…), or it names its side and opens with one
+    (Conversely, …) right after a sentence naming another. Such a unit says how the two differ, which is what a
+    comparison asks."""
+    text = unit.text
+    if _CONVERSELY.match(text):
+        start = unit.hit.text.find(text)
+        before = [b for b in re.split(r"(?<=[.!?])\s+|(?<=[。！？])", unit.hit.text[:max(start, 0)].strip()) if b][-1:]
+        return any(names(text, f) for f in said(name)) and any(names(b, f) for b in before for o in others
+                                                                for f in said(o))
+    return any(re.search(_CONTRARY.format(name=re.escape(f)), text, re.I) for o in others for f in said(o))
+
+
+def speaks_for(unit: Scored, name: str, named: Sequence[str], steered: frozenset[str] = frozenset()
+               ) -> tuple[bool, ...]:
     """Returns the sort key of a unit for one side, units that speak for it first: one whose text names it (or
     its first two words: X Window of X Window System), or whose title names it and no other side (its own law,
     its own page); then one not from the page of another side (Contrary to SELinux… on AppArmor's page, a citation
-    of the wrong page); then one defining it (opening with the name, a link's text counting as its words, quoted or
+    of the wrong page); then one setting it against another side (`contrasts`); then one of the `steered` units
+    (stating the compared aspect: `on_aspect`); then one defining it (opening with the name, a link's text counting as its words, quoted or
     before a copula: "Suggests" Many users…, cron is the daemon…, [PolicyKit](…) is…); then one that says
     something (not a shell command, not a link alone); then one saying the name as the question writes it (apt,
     not APT); then one naming no other side; then one opening with the name."""
@@ -152,7 +209,7 @@ def speaks_for(unit: Scored, name: str, named: Sequence[str]) -> tuple[bool, ...
     says = unit.candidate.kind != "command" and len(re.findall(r"[A-Za-z]{2,}|[\u4e00-\u9fff]", text)) > len(
         re.findall(r"[A-Za-z]{2,}|[\u4e00-\u9fff]", " ".join(_BARE_LINK.findall(unit.text)))) + 1
     elsewhere = any(names(title, o) for o in others) and not any(names(title, f) for f in forms)
-    return (not own, elsewhere, not defines, not says, not any(exactly(text, f) for f in forms),
+    return (not own, elsewhere, not contrasts(unit, name, others), unit.text not in steered, not defines, not says, not any(exactly(text, f) for f in forms),
             any(names(text, o) for o in others), not opens)
 
 
@@ -173,7 +230,7 @@ def compare_answer(state: State, hits: Sequence[Hit], profile: CorpusProfile,
     for aspect, cues in aspects or [("", ())]:
         blocks: list[tuple[list[str], Optional[Scored]]] = []
         for name, own in sides:    # each side its own unit: one quoted for a side is not quoted again for the next
-            got = best_sentence(own, cues, frozenset(used))
+            got = stating(own, cues, frozenset(used))
             shared = next((b for b in blocks if got is None and b[1] is not None and b[1] in own[:1]), None)
             if shared is not None:
                 shared[0].append(name)

@@ -160,3 +160,85 @@ def test_a_hyphenated_page_is_the_side_a_question_names_with_a_space():
     get, cache = blocks(text, "On “apt get”:", "On “apt cache”:")
     assert "APT package handling utility" in get and "[source: apt-get.md" in get, text
     assert "query the APT cache" in cache and "[source: apt-cache.md" in cache, text
+
+
+def test_a_statute_side_quotes_the_paragraph_saying_the_aspects_strongest_cue_first_stated():
+    from lambdarag.domains.prc_statutes import StatuteProfile
+
+    a = ("行政法规/甲船舶条例(2017-03-01).md", "甲船舶条例",
+         "第四条 县级以上人民政府环境保护部门负责组织协调本条例的实施，并主管港区水域外的船舶管理工作。\n\n"
+         "国家渔港监督管理部门主管渔港水域的船舶管理工作，负责监督渔业水域。\n\n"
+         "前两款所列部门，简称“甲船舶管理的主管部门”。")
+    b = ("行政法规/乙船舶条例(2018-03-09).md", "乙船舶条例",
+         "第四条 海事管理机构依照本条例规定具体负责乙船舶管理的监督管理工作。\n\n"
+         "国务院交通运输主管部门主管所辖港区水域内乙船舶的管理工作。")
+    hits = tuple(Hit(chunk_id=f"{s}#第四条", text=t, source=s, title=n, section="第四条", score=1.0 - i / 10)
+                 for i, (s, n, t) in enumerate((a, b)))
+    sides = tuple(Side(name=n, title=n, source=s) for s, n, _ in (a, b))
+    state = State.of("甲船舶条例和乙船舶条例的主管部门有什么不同？", hits=hits, query_type="compare", sides=sides)
+    text = extractive_answer(state, Context(resources={"profile": StatuteProfile()}))["answer"]
+    first, second = blocks(text, "《甲船舶条例》", "《乙船舶条例》")
+    assert "县级以上人民政府环境保护部门负责组织协调" in first, text    # 主管 before 负责, first paragraph first
+    assert "国务院交通运输主管部门主管所辖港区" in second.splitlines()[0], text  # 主管 over a higher-ranked 负责
+
+
+@pytest.mark.parametrize("query, pairs, label, quoted, other", [
+    ("How does apt differ from apt-get?",
+     [("06.02-aptitude-apt-get-and-apt-commands.md", "apt is a second command-line based front end provided by APT "
+       "which overcomes some design mistakes of apt-get. apt-get is the first front end, command-line based, which "
+       "was developed within the project. The default behavior of apt has been improved for interactive use. "
+       "Conversely, the public interface of apt-get is well defined and will not change in any backwards "
+       "incompatible way.")],
+     "On “apt-get”:", "Conversely, the public interface of apt-get", "On “apt”:"),
+    ("ssh 和 telnet 相比好在哪里？",
+     [("06.03-服务器远程访问和工具-ssh.md", "ssh 是安全的远程登录程序，用于登录远程主机。不像 telnet 命令，ssh 命令不会在遇到 "
+       "telnet 的退出字符时停止。"), ("06.06-其它网络应用客户端.md", "telnet 是 TELNET 协议的客户端程序。")],
+     "关于「ssh」：", "不像 telnet 命令", "关于「telnet」："),
+])
+def test_a_side_quotes_the_unit_setting_it_against_the_other_side_over_its_definition(query, pairs, label, quoted,
+                                                                                        other):
+    text = answer(query, sourced(*pairs), "compare")
+    mine = blocks(text, label)[0].split(other)[0]
+    assert quoted in mine, text
+    assert quoted not in blocks(text, other)[0].split(label)[0], text
+
+
+def on_their_pages(query: str, apparmor: tuple[str, str], selinux: tuple[str, str]) -> str:
+    """Returns the compare answer of `query` with AppArmor and SELinux as document sides, each page titled by it."""
+    hits = tuple(h.model_copy(update={"title": f"Introduction to {n}"})
+                 for n, h in zip(("AppArmor", "SELinux"), sourced(apparmor, selinux)))
+    sides = tuple(Side(name=n, title=h.title, source=h.source) for n, h in zip(("AppArmor", "SELinux"), hits))
+    state = State.of(query, hits=hits, query_type="compare", sides=sides)
+    return extractive_answer(state, Context(resources={"profile": GENERIC}))["answer"]
+
+
+def test_a_page_sentence_contrary_to_the_other_side_speaks_for_the_page_not_for_the_side_it_names():
+    apparmor = ("14.04-introduction-to-apparmor.md", "AppArmor is a Mandatory Access Control (MAC) system built on "
+                "Linux's LSM interface. Contrary to SELinux, the rules applied do not depend on the user.")
+    selinux = ("14.05-introduction-to-selinux.md", "SELinux (Security Enhanced Linux) is a Mandatory Access Control "
+               "system built on Linux's LSM interface.")
+    text = on_their_pages("How do AppArmor and SELinux differ in what decides a process's rights?", apparmor, selinux)
+    first, second = blocks(text, "On “AppArmor”:", "On “SELinux”:")
+    assert "Contrary to SELinux" in first and "Contrary to SELinux" not in second, text
+
+
+def test_a_conversely_after_a_sentence_on_the_same_side_sets_nothing_against_the_other():
+    text = answer("Compare cron and anacron: which one should I use on a laptop?", sourced(
+        ("09.07-scheduling-tasks-with-cron-and-atd.md", "cron is the daemon responsible for executing scheduled and "
+         "recurring commands. To allow a few users to use cron, list them in /etc/cron.allow. Conversely, to only "
+         "block one or two troublemakers, you could write their username in /etc/cron.deny."),
+        ("09.08-scheduling-asynchronous-tasks-anacron.md", "anacron is the daemon that completes cron for computers "
+         "that are not on at all times.")), "compare")
+    assert "cron is the daemon responsible" in blocks(text, "On “cron”:", "On “anacron”:")[0], text
+
+
+def test_on_its_own_page_a_side_quotes_the_unit_stating_the_compared_aspect_over_one_naming_it():
+    apparmor = ("14.04-introduction-to-apparmor.md", "AppArmor is a Mandatory Access Control (MAC) system built on "
+                "Linux's LSM interface. The profile applied by the kernel depends on the installation path of the "
+                "program being executed.")
+    selinux = ("14.05-introduction-to-selinux.md", "With SELinux, the management of rights is completely different "
+               "from traditional Unix systems. The rights of a process depend on its security context.")
+    text = on_their_pages("How do AppArmor and SELinux differ in what decides a process's rights?", apparmor, selinux)
+    assert "The rights of a process depend on its security context" in blocks(text, "On “SELinux”:")[0], text
+    plain = on_their_pages("How do AppArmor and SELinux differ?", apparmor, selinux)
+    assert "AppArmor is a Mandatory Access Control" in blocks(plain, "On “AppArmor”:", "On “SELinux”:")[0], plain
