@@ -338,7 +338,6 @@ def test_a_survey_on_generic_documents_covers_the_documents_about_its_topic(back
 def manual(tmp_path_factory):
     """A numbered manual: chapter 5's page is about networking, its three sections say so in none of their words;
     four pages of other chapters share the question's common words."""
-    home, docs = tmp_path_factory.mktemp("home"), tmp_path_factory.mktemp("docs")
     pages = {"05.00-networking.md": "# Networking\n\nThis chapter is an overview of networking on the system.\n",
              "05.01-wireless.md": "# Wireless\n\nA wireless card joins an access point with a passphrase.\n",
              "05.02-tunnels.md": "# Tunnels\n\nA tunnel carries packets between two sites, encrypted.\n",
@@ -347,11 +346,17 @@ def manual(tmp_path_factory):
              "07.01-fonts.md": "# Fonts\n\nAn overview of the fonts on the system.\n",
              "07.02-sound.md": "# Sound\n\nAn overview of sound on the system.\n",
              "07.03-mail.md": "# Mail\n\nAn overview of mail on the system.\n"}
-    for name, text in pages.items():
-        (docs / name).write_text(text, encoding="utf-8")
+    return index_of(tmp_path_factory, "manual", pages)
+
+
+def index_of(tmp_path_factory, name: str, pages: dict[str, str]):
+    """Returns a BM25-only index, built in a home of its own, of markdown `pages` (file name → text)."""
+    home, docs = tmp_path_factory.mktemp("home"), tmp_path_factory.mktemp("docs")
+    for file, text in pages.items():
+        (docs / file).write_text(text, encoding="utf-8")
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("LAMBDARAG_HOME", str(home))
-        return build_index(docs, "manual", dense=False, progress=False)
+        return build_index(docs, name, dense=False, progress=False)
 
 
 def test_a_survey_brings_in_the_sections_of_the_chapter_page_about_its_topic(manual):
@@ -376,17 +381,12 @@ def test_a_survey_brings_in_the_sections_of_the_chapter_page_about_its_topic(man
 def jobs(tmp_path_factory):
     """A numbered manual without chapter pages: chapter 3's sections are about running jobs later, its third (anacron)
     says so in none of the question's words; six pages of six other chapters share its common words."""
-    home, docs = tmp_path_factory.mktemp("home"), tmp_path_factory.mktemp("docs")
     pages = {"03.01-cron.md": "# Cron\n\nCron runs jobs at set times: the ways to schedule a job for every hour.\n",
              "03.02-at.md": "# At\n\nThe at command schedules a job once, at a given time.\n",
              "03.03-anacron.md": "# Anacron\n\nAnacron runs periodic commands on machines that are not always on.\n"}
     for i, name in enumerate(("fonts", "printing", "mail", "sound", "locale", "backups")):
         pages[f"0{4 + i}.01-{name}.md"] = f"# {name.title()}\n\nThe ways to set up {name}.\n"
-    for name, text in pages.items():
-        (docs / name).write_text(text, encoding="utf-8")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("LAMBDARAG_HOME", str(home))
-        return build_index(docs, "jobs", dense=False, progress=False)
+    return index_of(tmp_path_factory, "jobs", pages)
 
 
 def test_a_survey_brings_in_the_sibling_sections_of_the_chapter_its_first_documents_share(jobs):
