@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from lambdarag import Context, Term, User, tool
+from lambdarag import Context, Identity, Term, User, tool
 from lambdarag.patterns.registry import pack_pattern, skill as built
 from lambdarag.patterns.synthesis import surveyed
 from lambdarag.skills.registry import skill
@@ -29,5 +29,6 @@ def survey_documents(query: str, hits: Hits, user: User, ctx: Context) -> HitsOu
 @pack_pattern(PACK, "synthesis")
 def synthesis(settings: Mapping[str, Any]) -> Term:
     """Returns the synthesis route with hybrid's best document first, then the documents about the question
-    (survey_documents)."""
-    return surveyed(settings, built(settings, "survey_documents"), window=FIRST)
+    (survey_documents), one chunk each: no spread by title after it (a manual's sections share titles such as
+    "Overview" without being versions of one document)."""
+    return surveyed(settings, built(settings, "survey_documents"), Identity, window=FIRST)

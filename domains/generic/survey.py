@@ -9,7 +9,8 @@ lines), and the things the question lists (cron, at and anacron) each find
 their own best documents. Where the corpus numbers its files as an outline
 (15.00-… a chapter page, 15.01-… its sections: `Outline`), a chapter page among
 the first documents brings its sections, which are about its topic whatever
-words they use. The rankings are fused by reciprocal rank, so a page two of
+words they use, and a chapter holding two of the plain ranking's first ten
+documents brings its sibling sections. The rankings are fused by reciprocal rank, so a page two of
 them match goes ahead of one only its text matches; the plain ranking's first
 document keeps the first place, then each of the first `COVER` documents of the
 fusion leads with its best chunk, then the plain ranking follows, then the
@@ -50,9 +51,18 @@ MAX_ITEM = 40
 """Characters of a listed thing at most: a longer part is a clause, not a thing."""
 SEEDS = 3
 """Documents of the first fusion whose sections, when it is a chapter page (Outline), join the survey."""
-SECTIONS_WEIGHT = 1.0
+SECTIONS_WEIGHT = 0.5
 """Weight of the ranking of the first documents' sections (a chapter page's) in the fusion: a section is about its
-chapter's topic whatever words it uses, as much as a page the text ranks."""
+chapter's topic whatever words it uses, but a chapter page among the first three may be there by a side topic (at
+1.0 the dev surveys of faq-zh-cn and valgrind-en recalled 0.81 at 5, not 0.88: one heap profiler's chapter filled
+the places of the other's)."""
+SIBLINGS_TOP = 10
+"""Documents of the plain ranking whose chapters vote for their sibling sections."""
+SIBLINGS_LEAST = 2
+"""Of the plain ranking's first `SIBLINGS_TOP` documents, how many one chapter must hold for its sections to join."""
+SIBLINGS_WEIGHT = 1.0
+"""Weight of the sibling sections' ranking in the fusion: as much as the text's, since sections a chapter shares
+with the first documents are about their topic (FAQ answers of one chapter, a manual's sections on one tool)."""
 NUMBERED = re.compile(r"^(\d+(?:\.\d+)*)(?=[-_ .])")
 """A file name's section number (15.00-…, 2.3-…): the corpus's own outline, where it has one."""
 
@@ -99,16 +109,35 @@ class Outline:
         numbers = {s: n for s in sources if (n := section_number(s))}
         pages = {n[:-1]: s for s, n in numbers.items() if len(n) > 1 and n[-1] == 0}   # 15.00 heads chapter 15
         self.sections: dict[str, list[str]] = defaultdict(list)
+        self.chapters: dict[tuple[int, ...], list[str]] = defaultdict(list)
+        self.chapter: dict[str, tuple[int, ...]] = {}
         for s, n in numbers.items():
-            if n[-1] != 0 and n[:-1] in pages:
-                self.sections[pages[n[:-1]]].append(s)
+            if len(n) > 1 and n[-1] != 0:
+                self.chapters[n[:-1]].append(s)
+                self.chapter[s] = n[:-1]
+                if n[:-1] in pages:
+                    self.sections[pages[n[:-1]]].append(s)
 
     def sections_by(self, page: str, ranking: Sequence[str]) -> list[str]:
         """Returns the sections under chapter page `page`, those `ranking` holds first in its order, then the rest
         in the outline's."""
-        place = {d: i for i, d in enumerate(ranking)}
-        sections = self.sections.get(page, [])
-        return [d for _, d in sorted(enumerate(sections), key=lambda p: (place.get(p[1], len(place)), p[0]))]
+        return ranked_first(self.sections.get(page, []), ranking)
+
+    def siblings(self, ranking: Sequence[str], top: int = SIBLINGS_TOP, least: int = SIBLINGS_LEAST) -> list[str]:
+        """Returns the sections of the chapters holding at least `least` of the first `top` documents of `ranking`
+        (most held first), each chapter's in `ranking`'s order, then the rest in the outline's."""
+        held: dict[tuple[int, ...], int] = {}
+        for doc in ranking[:top]:
+            if doc in self.chapter:
+                held[self.chapter[doc]] = held.get(self.chapter[doc], 0) + 1
+        chosen = sorted((c for c, n in held.items() if n >= least), key=lambda c: -held[c])
+        return [d for c in chosen for d in ranked_first(self.chapters[c], ranking)]
+
+
+def ranked_first(sections: Sequence[str], ranking: Sequence[str]) -> list[str]:
+    """Returns `sections`, those `ranking` holds first in its order, then the rest in their own order."""
+    place = {d: i for i, d in enumerate(ranking)}
+    return [d for _, d in sorted(enumerate(sections), key=lambda p: (place.get(p[1], len(place)), p[0]))]
 
 
 outline: PerObject[Outline] = PerObject(Outline)
@@ -194,7 +223,7 @@ def covering(ctx: Any, query: str, hits: Sequence[Hit], user: Any) -> tuple[Hit,
     rankings = [(list(best), 1.0), (titled, HEADINGS_WEIGHT), (listed, 1.0)]
     table = outline(backend)
     near = [d for seed in fused_documents(*rankings)[:SEEDS] for d in table.sections_by(seed, list(best))]
-    fused = fused_documents(*rankings, (near, SECTIONS_WEIGHT))
+    fused = fused_documents(*rankings, (near, SECTIONS_WEIGHT), (table.siblings(list(best)), SIBLINGS_WEIGHT))
     for source in dict.fromkeys([*first, *fused][:COVER]):
         if source not in best:
             found = best_chunk(backend, source, (query, table.titles.get(source, "")), user)
