@@ -61,7 +61,8 @@ def rows(section: BaseModel, prefix: str = "") -> list[str]:
         if isinstance(kind, type) and issubclass(kind, BaseModel):
             out.extend(rows(value, key + "."))
         elif model is AgentConfig and name == "patterns":   # a row per pattern: the defaults laid under each
-            out.extend(f"| `patterns.{p}` | PatternConfig | `{json_default(d)}` | |" for p, d in PATTERN_DEFAULTS.items())
+            out.extend(f"| `patterns.{p}` | PatternConfig | `{json_default(d)}` | |"
+                       for p, d in PATTERN_DEFAULTS.items())
         else:
             type_name = kind.__name__ if isinstance(kind, type) else str(kind).replace("typing.", "")
             note = notes.get(name, "").replace("|", "\\|")

@@ -195,8 +195,8 @@ def speaks_for(unit: Scored, name: str, named: Sequence[str], steered: frozenset
     its first two words: X Window of X Window System), or whose title names it and no other side (its own law,
     its own page); then one not from the page of another side (Contrary to SELinux… on AppArmor's page, a citation
     of the wrong page); then one setting it against another side (`contrasts`); then one of the `steered` units
-    (stating the compared aspect: `on_aspect`); then one defining it (opening with the name, a link's text counting as its words, quoted or
-    before a copula: "Suggests" Many users…, cron is the daemon…, [PolicyKit](…) is…); then one that says
+    (stating the compared aspect: `on_aspect`); then one defining it (opening with the name, a link's text
+    counting as its words, quoted or before a copula: "Suggests" Many users…, cron is the daemon…, [PolicyKit](…) is…); then one that says
     something (not a shell command, not a link alone); then one saying the name as the question writes it (apt,
     not APT); then one naming no other side; then one opening with the name."""
     text, title = _BARE_LINK.sub(r"\1", unit.text), unit.hit.title + " " + unit.hit.source
@@ -209,8 +209,8 @@ def speaks_for(unit: Scored, name: str, named: Sequence[str], steered: frozenset
     says = unit.candidate.kind != "command" and len(re.findall(r"[A-Za-z]{2,}|[\u4e00-\u9fff]", text)) > len(
         re.findall(r"[A-Za-z]{2,}|[\u4e00-\u9fff]", " ".join(_BARE_LINK.findall(unit.text)))) + 1
     elsewhere = any(names(title, o) for o in others) and not any(names(title, f) for f in forms)
-    return (not own, elsewhere, not contrasts(unit, name, others), unit.text not in steered, not defines, not says, not any(exactly(text, f) for f in forms),
-            any(names(text, o) for o in others), not opens)
+    return (not own, elsewhere, not contrasts(unit, name, others), unit.text not in steered, not defines,
+            not says, not any(exactly(text, f) for f in forms), any(names(text, o) for o in others), not opens)
 
 
 def compare_answer(state: State, hits: Sequence[Hit], profile: CorpusProfile,
