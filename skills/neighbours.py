@@ -36,10 +36,12 @@ def _layout(index: Any) -> tuple[int, dict[str, int], dict[tuple[str, str], list
     with _LOCK:
         known = _POSITIONS.get(index)
         if known is None or known[0] != version:
+            where: dict[str, int] = {}
             sections: dict[tuple[str, str], list[int]] = {}
-            for i, c in enumerate(index.chunks()):
+            for i, c in enumerate(index.chunks()):    # one pass: a large index reads its chunks from disk
+                where[c.id] = i
                 sections.setdefault((c.doc_id, section_of(c)), []).append(i)
-            known = (version, {c.id: i for i, c in enumerate(index.chunks())}, sections)
+            known = (version, where, sections)
             _POSITIONS[index] = known
     return known
 
@@ -89,10 +91,10 @@ def section_rest(hits: Sequence[Hit], index: Any, query: str, taken: set[str]) -
     """Returns the chunks of the sections `hits` sit in (each in its document) not `taken` that share the
     question's words, best by BM25 over those sections first, at most `SECTION`: the answering row of a long
     table or the paragraph after it, however far from the piece retrieval ranked."""
-    where, (_, _, sections) = positions(index), _layout(index)
-    chunks = index.chunks()
     if not query:
         return []
+    _, where, sections = _layout(index)
+    chunks = index.chunks()
     places = dict.fromkeys((chunks[at].doc_id, section_of(chunks[at]))
                            for at in (where.get(h.chunk_id) for h in hits) if at is not None)
     rest = [chunks[i] for place in places for i in sections.get(place, ()) if chunks[i].id not in taken]
