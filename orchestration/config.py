@@ -397,6 +397,9 @@ class ServerConfig(Section):
     half of `max_in_flight` by default, so one caller leaves the other half to the rest (behind a reverse proxy
     every caller has the proxy's address: raise it to `max_in_flight`)."""
     retry_after_seconds: int = Field(2, ge=1)
+    follow_seconds: float = Field(1.0, gt=0)
+    """How often an idle server replays what the servers sharing its feedback store wrote back or reverted; a
+    question replays it first whatever this says (`orchestration.setup.set_up`)."""
 
     @field_validator("trusted_hosts")
     @classmethod

@@ -7,8 +7,9 @@ embedding model, opens the feedback store and the learned index, and answers
 builds lazily (classifier vectors, reranker, profile). Until then `Gate` answers
 ``GET /ready`` with 503 and every API request but ``/api/info`` with 503 and
 ``Retry-After``, so no request pays for a cold start inside its deadline; then
-``/ready`` is 200; from then on it replays, every `FOLLOW_SECONDS`, what other servers sharing its feedback store
-wrote back or reverted (`follow`), so an idle server's graph and wiki keep up too. Past ``server.maxInFlight`` requests in flight, an API request
+``/ready`` is 200; from then on it replays, every ``server.followSeconds``, what other servers sharing its feedback
+store wrote back or reverted (`follow`), so an idle server's graph and wiki keep up too (a question catches up
+first anyway: `setup.set_up`). Past ``server.maxInFlight`` requests in flight, an API request
 is answered 503 with ``Retry-After`` at once rather than queued until it times out;
 past ``server.maxPerSource`` requests in flight from one client address, that
 address is answered 429 with ``Retry-After``, so one caller sending expensive
@@ -28,8 +29,6 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 WARM_QUERIES = ("预热", "甲与乙有何异同？", "甲和乙是什么关系？")
 """Asked once before serving, of several shapes so several routes run; the answers are thrown away (only what
 answering builds is kept)."""
-FOLLOW_SECONDS = 1.0
-"""How often a server replays the write-backs and reverts of the servers sharing its feedback store."""
 UNGATED = ("/api/info",)
 """API routes answered while warming up: the page's form reads them and they touch no index."""
 
@@ -140,14 +139,14 @@ def warm_in_background(gate: Gate, config: Any, index: Optional[str]) -> threadi
             return
         print("ready: models, indexes and the learned state are loaded", file=sys.stderr)
         gate.ready()
-        follow(config, index)
+        follow(config, index, config.server.follow_seconds)
 
     thread = threading.Thread(target=run, name="lambdarag-warm-up", daemon=True)
     thread.start()
     return thread
 
 
-def follow(config: Any, index: Optional[str], every: float = FOLLOW_SECONDS) -> None:
+def follow(config: Any, index: Optional[str], every: float) -> None:
     """Replays, every `every` seconds until the process ends, what the servers sharing the feedback store of `index`
     wrote back or reverted (opening the feedback loop replays it); a failure is reported once, and retried."""
     from lambdarag.orchestration.feedback import open_feedback

@@ -202,11 +202,16 @@ class Setup:
 def set_up(config: AgentConfig, index: Optional[str], trace: Trace, query: str = "",
            user: Optional[User] = None) -> Setup:
     """Returns what a question of `user` against `index` needs: the shared setup of (config, index) (`prepared`),
-    what the loop has learned so far (synonyms, learned index, the rules that user may see: read per question,
+    its graph and wiki brought up to every change the servers sharing its feedback store committed, what the loop
+    has learned so far (synonyms, learned index, the rules that user may see: read per question,
     since answers teach), and context, with the one-time work of answering `query` done (`prepare`), when given.
     """
     shared = prepared(config, index)
     loop, kb, embedder = shared.loop, shared.kb, shared.providers["embedder"]
+    if loop is not None:      # what any server committed before this question is what it reads (one counter read)
+        from .feedback.replica import follow
+
+        follow(kb, loop.store)
     learned = {"synonyms": loop.lexicon.synonyms(), "learned": open_learned(loop.dir, kb.index, embedder)} \
         if loop else {}
     ctx = Context(**shared.providers, resources={**shared.resources, **learned},

@@ -121,6 +121,23 @@ def test_a_fact_written_back_through_one_server_is_walked_and_shown_by_the_other
                 if taught["query_id"] in p.read_text(encoding="utf-8")]
 
 
+def test_a_question_reads_every_change_committed_before_it_on_any_server(two_homes):
+    """With the idle replay an hour apart, only the question's own catch-up can show b the fact a taught, and hide
+    it from a again once reverted through a's data home (which edits a's files, not a's memory). Only one answer
+    after the revert is checked: being cited, it teaches the fact again."""
+    (env_a, _), (env_b, _) = two_homes[0]
+    config = two_homes[1]
+    config.write_text(config.read_text(encoding="utf-8") + "server:\n  followSeconds: 3600\n", encoding="utf-8")
+    with serve_process("--config", str(config), env=env_a) as a, serve_process("--config", str(config), env=env_b) as b, \
+            httpx.Client() as http:
+        ask(http, b, QUESTIONS[0])                           # b's setup (which replays once) made before a teaches
+        taught = ask(http, a, RELATION_Q)
+        seen = ask(http, b, RELATION_Q)
+        assert LEARNED in walked(seen)                       # a's write-back, walked by b's next question at once
+        revert(env_a, config, taught["query_id"])            # (b's answer found the fact known: no item of its own)
+        assert LEARNED not in walked(ask(http, a, RELATION_Q))     # a's memory caught up with its own files
+
+
 def learned_state(env: dict, config: Path) -> tuple[set, set]:
     """Returns (feedback relations, analysis pages) of `env`'s demo wiki after replaying the store, as a process
     opening that data home now holds them, and checks the files say the same."""
