@@ -107,6 +107,13 @@ from lambdarag.domains.prc_statutes import cues as statutes
 print(json.dumps([code, asked, gc.get_threshold(), [p._compiled is not None for *_, p in generic.RULES],
                   [p._compiled is not None for *_, p in statutes.RULES]]))
 """
+THREADS = """
+import contextlib, io, os
+from lambdarag.orchestration.cli import main
+with contextlib.redirect_stdout(io.StringIO()):
+    code = main(["ask", "国际海运条例的最新版本是哪一年的？"])
+print(code, len(os.listdir("/proc/self/task")))
+"""
 
 
 @pytest.fixture(scope="module")
@@ -130,3 +137,15 @@ def test_an_ask_does_not_scan_what_it_imported_again_and_again(asked):
     assert code == 0
     assert collections <= 2     # Python's own thresholds collect about 130 times while a warm ask imports
     assert thresholds == list(__import__("gc").get_threshold())   # the caller's thresholds are back
+
+
+@pytest.mark.skipif(os.cpu_count() < 2 or not os.path.isdir("/proc/self/task"), reason="needs 2 cores and /proc")
+def test_an_ask_starts_no_blas_thread_pool_unless_the_caller_asks_for_one():
+    def threads_left(**env: str) -> int:
+        environ = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+        done = subprocess.run([sys.executable, "-c", THREADS], cwd=ROOT, capture_output=True, text=True, check=True,
+                              env={**environ, "LAMBDARAG_FEEDBACK": "off", **env})
+        code, threads = map(int, done.stdout.split()[-2:])
+        assert code == 0
+        return threads
+    assert threads_left() == threads_left(OPENBLAS_NUM_THREADS="2") - 1     # a caller's own setting is kept
