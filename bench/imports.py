@@ -5,6 +5,7 @@ Run: python bench/imports.py --base /path/to/main [--runs 9] [--ask-runs 5] → 
 checkout runs from its own PYTHONPATH with its own bytecode cache (PYTHONPYCACHEPREFIX), one untimed warm-up run
 each first; the ask runs on the data home of $LAMBDARAG_HOME (the demo index built there), feedback off. On a
 shared machine the CPU seconds and the ratios are the result; wall time includes waiting for a core.
+`floor_cpu_s`: what a Python process costs here before any of this project's code runs (`FLOOR`), in the same run.
 """
 from __future__ import annotations
 
@@ -27,14 +28,21 @@ QUESTION = "国际海运条例的最新版本是哪一年的？"
 COMMANDS = {"help": ["--help"], "where": ["where"], "warm_ask": ["ask", QUESTION]}
 
 
-def run(checkout: Path, cache: str, args: list[str]) -> tuple[float, float]:
-    """Returns the CPU (user + system) and wall seconds of one `lambdarag` process run from `checkout`."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+ONE_THREAD = "import os; os.environ['OPENBLAS_NUM_THREADS'] = '1'; "
+FLOOR = {"python": "pass", "python_numpy": ONE_THREAD + "import numpy",
+         "python_numpy_pydantic": ONE_THREAD + "import numpy, pydantic.main"}
+"""What any Python answerer pays before its first line of work, on this machine (one BLAS thread, as `ask` runs)."""
+
+
+def run(checkout: Path, cache: str, args: list[str], module: tuple[str, ...] = ("-m", "lambdarag.orchestration.cli")
+        ) -> tuple[float, float]:
+    """Returns the CPU (user + system) and wall seconds of one `lambdarag` process (or `python *module *args`) run
+    from `checkout`."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "OPENBLAS_NUM_THREADS")}
     env.update(PYTHONPATH=str(checkout), PYTHONPYCACHEPREFIX=cache, LAMBDARAG_FEEDBACK="off")
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "lambdarag.orchestration.cli", *args], cwd=checkout, env=env,
-                   capture_output=True, check=True)
+    subprocess.run([sys.executable, *module, *args], cwd=checkout, env=env, capture_output=True, check=True)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, wall
@@ -65,6 +73,8 @@ def main() -> dict:
     with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
         result = {name: compare(args.base.resolve(), command, args.ask_runs if name == "warm_ask" else args.runs,
                                 (a, b)) for name, command in COMMANDS.items()}
+        floor = {name: [run(ROOT, a, [code], ("-c",))[0] for _ in range(args.runs)] for name, code in FLOOR.items()}
+    result["floor_cpu_s"] = {name: round(statistics.median(t), 3) for name, t in floor.items()}
     result["what"] = __doc__.split("\n\n")[0].replace("\n", " ")
     result["how"] = (f"python -m lambdarag.orchestration.cli from each checkout (B: {args.base}), own bytecode cache "
                      f"each, one warm-up run each not counted; ask on $LAMBDARAG_HOME's demo index, feedback off")
