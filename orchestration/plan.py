@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
 from lambdarag.skills.profile import Classifier
+from lambdarag.skills.store.limits import Count, Limits
 from lambdarag.errors import CompositionError, QueryError
 
 if TYPE_CHECKING:    # the config imports this module; a plan is built only when a question is asked
@@ -35,7 +36,6 @@ FOLLOW_UP_MAX_CHARS = 20
 """A follow-up is a short turn; longer questions carry their own subject."""
 
 Threshold = Annotated[float, Field(ge=0.0, le=1.0)]
-Count = Annotated[int, Field(ge=1)]
 
 
 class Camel(BaseModel):
@@ -65,29 +65,14 @@ def over_defaults(defaults: Mapping[str, Camel], data: Any) -> Any:
     return merged
 
 
-class TypeDefaults(Camel):
-    """The numbers a plan starts from for one query type, before any layer adjusts them."""
+class TypeDefaults(Camel, Limits):
+    """The numbers a plan starts from for one query type, before any layer adjusts them: document recall, and the
+    `Limits` a plan carries."""
 
     doc_top_k: Count = 20
     """Per-retriever document recall (BM25 and dense alike)."""
     wide_doc_top_k: Count = 30
     """Recall when a layer asks for more (knowledge, follow-up, risk, tables)."""
-    final_top_k: Count = 5
-    """Hits the answer is written from."""
-    max_context_chars: Count = 6000
-    """Characters of context the answer step reads, over all hits."""
-    max_chunk_chars: Count = 800
-    """Characters kept of any one hit in the context."""
-    expand_query: bool = True
-    """Whether the question is rewritten into variants that are retrieved too."""
-    expansion_count: Count = 3
-    """How many variants at most."""
-    rerank: bool = True
-    """Whether the fused hits are reranked (when `retrieval.skills.rerank` is enabled)."""
-    max_hops: int = Field(default=2, ge=0)
-    """Steps the entity-graph walk takes from the question's entities."""
-    max_nodes: Count = 20
-    """Entities the graph walk visits at most."""
 
     @model_validator(mode="after")
     def _consistent(self) -> "TypeDefaults":
@@ -100,7 +85,7 @@ class TypeDefaults(Camel):
 
 
 TYPE_DEFAULTS: dict[str, TypeDefaults] = {
-    "default": TypeDefaults(),
+    "default": TypeDefaults(final_top_k=5),
     # One clause answers a fact: short context, no variants. Recall is not
     # narrow: the fact route fuses BM25 and dense by z-scores, which standardise
     # over each list, and over 12 candidates they ranked worse on the dev half of
@@ -455,12 +440,9 @@ def build_retrieval_plan(query: str, intent: str, config: PlanConfig, *, query_t
     check_choice("risk", risk or None, RISKS)
     kind = config.types.of(query_type)
     plan = RetrievalPlan(
-        bm25_top_k=kind.doc_top_k, final_top_k=kind.final_top_k, max_context_chars=kind.max_context_chars,
-        max_chunk_chars=kind.max_chunk_chars, expand_query=kind.expand_query,
-        expansion_count=kind.expansion_count, rerank=kind.rerank, faq_top_k=config.faq_top_k,
+        **kind.limits(), bm25_top_k=kind.doc_top_k, faq_top_k=config.faq_top_k,
         faq_direct_threshold=config.base_threshold, intent=intent,
-        risk=detect_risk(query, cues) if risk is None else risk, max_hops=kind.max_hops, max_nodes=kind.max_nodes,
-        query_type=query_type, short_query=len(content(query)) <= config.short_query.max_chars,
+        risk=detect_risk(query, cues) if risk is None else risk, query_type=query_type, short_query=len(content(query)) <= config.short_query.max_chars,
         time_range=time_range, reason=query_type or "")
     plan = intent_layer(plan, kind, config)
     if plan.retrieve:

@@ -410,3 +410,16 @@ def test_risk_and_table_cues_are_the_corpus_profiles():
     assert planning.detect_risk("逾期未缴要交多少罚款？") == ""
     assert wants_table("附表二的适用范围") and not planning.wants_table("附表二的适用范围", generic)
     assert planning.detect_risk("退款要多久？", generic) == "pricing" and planning.wants_table("收费标准是什么", generic)
+
+
+def test_every_limit_a_query_type_sets_reaches_its_plan():
+    """The limits are declared once (`skills.store.limits.Limits`) and a plan starts from all of them: a type's
+    setting of any one of them, however new, is what the plan of a question of that type carries."""
+    from lambdarag.skills.store.limits import Limits
+
+    odd = {name: (not field.default) if isinstance(field.default, bool) else field.default + 7
+           for name, field in Limits.model_fields.items()}
+    config = PlanConfig.model_validate({"types": {"relation": odd}})
+    plan = planning.build_retrieval_plan("甲和乙是什么关系？", "knowledge", config, query_type="relation")
+    assert {name: getattr(plan, name) for name in odd} == odd
+    assert set(Limits.model_fields) <= set(RetrievalPlan.model_fields) & set(planning.TypeDefaults.model_fields)

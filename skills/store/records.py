@@ -14,6 +14,7 @@ from typing import Literal, Optional, TypedDict
 
 from pydantic import Field
 
+from lambdarag.skills.store.limits import Limits
 from lambdarag.state import Record
 
 
@@ -92,8 +93,9 @@ class Citation(Record):
     quote: str = ""
 
 
-class RetrievalPlan(Record):
-    """Every per-query tunable the patterns read; built by the orchestrator, frozen.
+class RetrievalPlan(Record, Limits):
+    """Every per-query tunable the patterns read: the query type's `Limits`, recall depths and FAQ rules; built by
+    the orchestrator, frozen.
 
     `reason` records each adjustment made while building the plan.
     """
@@ -104,16 +106,6 @@ class RetrievalPlan(Record):
     """Documents dense search recalls; the orchestrator sets it to `bm25_top_k`."""
     fused_top_k: int = 30
     """Length of the fused list (`fusedRatio` × document recall)."""
-    final_top_k: int = 6
-    """Hits the answer is written from."""
-    max_context_chars: int = 6000
-    """Characters of context over all hits."""
-    max_chunk_chars: int = 800
-    """Characters kept of one hit."""
-    expand_query: bool = True
-    """Whether the question is rewritten into variants."""
-    expansion_count: int = 3
-    rerank: bool = True
     prefer_tables: bool = False
     """A table question: table rows rank first."""
     faq_first: bool = False
@@ -125,9 +117,6 @@ class RetrievalPlan(Record):
     direct_reply: str = ""
     intent: str = "knowledge"
     risk: str = ""
-    max_hops: int = 2
-    """Steps and entities of the graph walk."""
-    max_nodes: int = 20
     faq_top_k: int = 20
     query_type: Optional[str] = None
     short_query: bool = False
