@@ -208,12 +208,15 @@ def set_up(config: AgentConfig, index: Optional[str], trace: Trace, query: str =
     """
     shared = prepared(config, index)
     loop, kb, embedder = shared.loop, shared.kb, shared.providers["embedder"]
-    if loop is not None:      # what any server committed before this question is what it reads (one counter read)
+    learned = {}
+    if loop is not None:      # what any server committed before this question is what it reads
         from .feedback.replica import follow
+        from .feedback.store.rows import CHANGES, synonym_terms
 
-        follow(kb, loop.store)
-    learned = {"synonyms": loop.lexicon.synonyms(), "learned": open_learned(loop.dir, kb.index, embedder)} \
-        if loop else {}
+        counter, terms = loop.store.read(lambda tx: (tx.counter(CHANGES), synonym_terms(tx)))   # one round trip
+        follow(kb, loop.store, counter)
+        learned = {"synonyms": loop.lexicon.synonyms(terms=terms), "learned": open_learned(loop.dir, kb.index,
+                                                                                           embedder)}
     ctx = Context(**shared.providers, resources={**shared.resources, **learned},
                   llm_budget=llm_budget(shared.config), cost_model=cost_model(shared.config), trace=trace)
     corrections = loop.rules.learned(user) if loop else ((), ())

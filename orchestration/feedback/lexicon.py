@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Mapping, Optional, Sequence
 
 from lambdarag import State
 from lambdarag.skills.sentences import keywords
@@ -32,9 +32,11 @@ class Lexicon:
         """Returns term → {synonym: evidence count}."""
         return self.store.read(synonym_terms)
 
-    def synonyms(self, min_count: int = 1) -> dict[str, list[str]]:
-        """Returns the learned synonym map term → [synonyms], strongest first (what `query_expand` reads)."""
-        terms = self.terms()
+    def synonyms(self, min_count: int = 1, terms: Optional[Mapping[str, Mapping[str, int]]] = None
+                 ) -> dict[str, list[str]]:
+        """Returns the learned synonym map term → [synonyms], strongest first (what `query_expand` reads), of the
+        `terms` the caller read (`synonym_terms`) or read now."""
+        terms = self.terms() if terms is None else terms
         out = {}
         for term, alts in terms.items():
             kept = [a for a, n in sorted(alts.items(), key=lambda x: (-x[1], x[0])) if n >= min_count]

@@ -181,10 +181,10 @@ class Replica:
                                  kb.resources()["profile"], kb.wiki)
         return kb.replica
 
-    def follow(self, store: FeedbackStore) -> int:
+    def follow(self, store: FeedbackStore, counter: Optional[int] = None) -> int:
         """Returns how many changes committed after `change` were replayed, after applying them and writing them
-        into the folder (one counter read when there are none)."""
-        if store.read(lambda tx: tx.counter(CHANGES)) <= self.change:
+        into the folder (one counter read when there are none; none when the caller read the `counter`)."""
+        if (store.read(lambda tx: tx.counter(CHANGES)) if counter is None else counter) <= self.change:
             return 0
         with self.lock:
             last, rows = store.read(lambda tx: writebacks_after(tx, self.change))
@@ -296,8 +296,9 @@ class Replica:
             self.wiki.refresh(page_file(n) for n in pages)
 
 
-def follow(kb: Optional[KnowledgeBase], store: FeedbackStore) -> None:
-    """Replays onto `kb`'s graph and wiki what the servers sharing `store` wrote back or reverted since."""
+def follow(kb: Optional[KnowledgeBase], store: FeedbackStore, counter: Optional[int] = None) -> None:
+    """Replays onto `kb`'s graph and wiki what the servers sharing `store` wrote back or reverted since (up to the
+    change `counter` the caller read, if it did)."""
     replica = Replica.of(kb)
     if replica is not None:
-        replica.follow(store)
+        replica.follow(store, counter)
