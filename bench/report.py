@@ -329,9 +329,12 @@ def store(r: dict) -> str:
 
 
 def imports(r: dict) -> str:
+    floor = r.get("floor_cpu_s")
     return "; ".join(f"{label} {r[k]['cpu_s']['branch']} CPU-s vs {r[k]['cpu_s']['main']} on main "
                      f"({r[k]['ratio_cpu']}×)" for label, k in (("`--help`", "help"), ("`where`", "where"),
-                                                                ("warm `ask`", "warm_ask")))
+                                                                ("warm `ask`", "warm_ask"))) + (
+        f"; a bare `python` here costs {floor['python']} CPU-s, with numpy {floor['python_numpy']}, with numpy "
+        f"and pydantic {floor['python_numpy_pydantic']}" if floor else "")
 
 
 def first_question(r: dict) -> str:
