@@ -227,6 +227,36 @@ GENERIC_RELATIONS = [  # written for this test (issue 41), about no corpus of an
     "这个插件需要哪些软件包？",
     "这个命令来自哪个软件包？",
     "这个脚本在哪个软件包里？",
+    # relationships named as such, parts asked last, what a thing hands on or overrides (issue 41, round 11)
+    "What is the cache's relationship to the index?",
+    "What relationship is there between sessions and transactions?",
+    "What is the connection between locales and collations?",
+    "What is the index builder part of?",
+    "What is the lock file used by?",
+    "Who reads the pid file?",
+    "Which setting does the --force option override?",
+    "Which options are implied by the --all flag?",
+    "Which daemon does the client contact to resolve names?",
+    "Which options does the archive command pass on to the compressor?",
+    "Which service is started when the socket receives a connection?",
+    "Is the quick command a shortcut for two other commands?",
+    "What does the printing system use to convert documents?",
+    "哪个环境变量决定临时文件的位置？",
+    "默认编辑器由什么决定？",
+    "哪些设置会影响服务器的内存占用？",
+    "这个命令会读取哪些环境变量？",
+    "--all 选项隐含了哪些选项？",
+    "这个选项会覆盖哪个配置项？",
+    "邮件客户端把邮件交给哪个程序投递？",
+    "打印系统靠什么来转换文档？",
+    "显示手册页用的是哪个程序？",
+    "这个包装脚本在底层调用了什么？",
+    "Which program writes the lock file?",
+    "What provides the default font configuration?",
+    "Where does the resolver get its list of name servers from?",
+    "哪个程序负责写锁文件？",
+    "解析器从哪个文件获取名称服务器列表？",
+    "挂载单元还需要哪些其他单元？",
 ]
 
 
@@ -240,6 +270,11 @@ LOOKALIKE_FACTS = [  # how-to and where-is questions that share a relation quest
     "查看日志用哪个命令？",
     "What is used by default when no editor is set?",
     "Which command is used to create a new branch?",
+    "What does this error message imply?",
+    "哪个命令可以查询已安装的软件包？",
+    "运行什么命令可以查看日志？",
+    "这个接口用的是什么认证方式？",
+    "What does the --verbose option do?",
 ]
 
 
