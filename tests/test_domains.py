@@ -489,3 +489,28 @@ def test_a_pack_varies_only_a_registered_pattern_and_only_once():
         pack_pattern("mine", "synthesys")
     with pytest.raises(ConfigError, match="pack 'prc_statutes' registers its variant of pattern 'synthesis' twice"):
         pack_pattern("prc_statutes", "synthesis")(lambda settings: None)
+
+
+@pytest.fixture(scope="module")
+def requests_manual(tmp_path_factory):
+    """Three pages: one describes two client requests side by side, one is about memory pools and says one of
+    them many times, one is about tracing."""
+    return index_of(tmp_path_factory, "requests", {
+        "heap.md": "# Heap profiling\n\nHeap profiling counts REQ_ALLOC and REQ_FREE blocks.\n",
+        "requests.md": "# Client requests\n\nREQ_ALLOC marks a block as allocated; REQ_FREE marks it as freed. "
+                       "Each request takes the block's address.\n",
+        "pools.md": "# Memory pools\n\nA pool releases its chunks with REQ_FREE. REQ_FREE on a pool chunk, "
+                    "REQ_FREE again: each chunk of a pool needs REQ_FREE.\n",
+        "trace.md": "# Tracing\n\nTracing prints each request as it happens.\n"})
+
+
+def test_a_comparison_keeps_its_second_chunk_when_its_first_mentions_every_named_thing(requests_manual):
+    # issue 41: the hybrid ranking's first chunk names both requests, so neither needs a chunk of the whole index
+    # for it; a search for REQ_FREE alone would put the pools page ahead of the page that describes both
+    query = "What do REQ_ALLOC and REQ_FREE each do?"
+    hits = tuple(h for page in ("heap.md", "requests.md", "trace.md")      # the question's own ranking
+                 for h in to_hits(requests_manual.bm25(query, 1, filters={"source": page}), "bm25"))
+    own = [h.source for h in hits]
+    ctx = Context(resources={"index": requests_manual, "profile": profile_named("generic")})
+    out = build("side_search", {}).run(State.of(query, hits=hits, sides=()), ctx).hits
+    assert [h.source for h in out[:2]] == own[:2]
