@@ -257,6 +257,8 @@ GENERIC_RELATIONS = [  # written for this test (issue 41), about no corpus of an
     "哪个程序负责写锁文件？",
     "解析器从哪个文件获取名称服务器列表？",
     "挂载单元还需要哪些其他单元？",
+    "哪些因素决定了缓存的大小？",
+    "下载器选择哪个镜像由什么决定？",
 ]
 
 
@@ -275,6 +277,7 @@ LOOKALIKE_FACTS = [  # how-to and where-is questions that share a relation quest
     "运行什么命令可以查看日志？",
     "这个接口用的是什么认证方式？",
     "What does the --verbose option do?",
+    "怎样决定缓存的大小？",
 ]
 
 
