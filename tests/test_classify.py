@@ -259,6 +259,16 @@ GENERIC_RELATIONS = [  # written for this test (issue 41), about no corpus of an
     "挂载单元还需要哪些其他单元？",
     "哪些因素决定了缓存的大小？",
     "下载器选择哪个镜像由什么决定？",
+    "Which tool is the heap profiler based on?",
+    "Which of the tool's options affect the speed of the run?",
+    "What tool does the profiler hand its output to for display?",
+    "Which kernel feature does the container tool use to isolate processes?",
+    "Which user does the mail daemon run as?",
+    "Which tool interprets the suppression files?",
+    "安装程序用哪个工具下载软件包？",
+    "容器工具用内核的哪个特性来隔离进程？",
+    "引导程序查阅哪个文件来找到内核？",
+    "哪个工具负责解释抑制文件？",
 ]
 
 
@@ -278,6 +288,8 @@ LOOKALIKE_FACTS = [  # how-to and where-is questions that share a relation quest
     "这个接口用的是什么认证方式？",
     "What does the --verbose option do?",
     "怎样决定缓存的大小？",
+    "重启网络服务用哪个命令？",
+    "What options does the command accept?",
 ]
 
 
