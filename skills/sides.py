@@ -55,6 +55,11 @@ def side_ranking(backend: Any, side: Side, aspect: str, user: Any, k: int) -> tu
     return to_hits(backend.bm25(aspect, k, user=user, filters={"source": side.source}), "bm25")
 
 
+def mentions(hits: Sequence[Hit], name: str) -> bool:
+    """Returns whether any of `hits` mentions `name`, ignoring case."""
+    return any(name.lower() in h.text.lower() for h in hits)
+
+
 def interleave(per_side: Sequence[Sequence[Hit]], rest: Sequence[Hit], take: int) -> tuple[Hit, ...]:
     """Returns the sides' first `take` hits round-robin, then `rest`, each chunk once, scored by final rank."""
     order: list[Hit] = []
@@ -84,7 +89,10 @@ def side_search(query: str, sides: Sides, hits: Hits, user: User, ctx: Context, 
     page says what its thing is, which the question's other words may miss;
     and each named thing no document resolves (a field, a command, a term:
     `layouts.named_things`) gets its best chunk of the whole index for it
-    and the aspect, so a thing the other one's words outrank keeps a place.
+    and the aspect, so a thing the other one's words outrank keeps a place,
+    unless the first chunk of `hits` already mentions it: that thing has its
+    place, and a whole-index chunk would push the question's own second
+    chunk (often the page naming both) out of the lead.
     """
     backend = ctx.resource("index")
     asked = aspect_query(query, sides)
@@ -95,7 +103,8 @@ def side_search(query: str, sides: Sides, hits: Hits, user: User, ctx: Context, 
         ranked += [side_ranking(backend, side, side.name, user, top_k) for side in sides]
         things = [n for n in named_things(query, hits, profile) if not any(s.name == n for s in sides)]
         rest = re.sub("|".join(map(re.escape, things)), " ", asked) if things else asked
-        ranked += [to_hits(backend.bm25(f"{name} {rest}", top_k, user=user), "bm25") for name in things]
+        ranked += [to_hits(backend.bm25(f"{name} {rest}", top_k, user=user), "bm25") for name in things
+                   if not mentions(hits[:1], name)]
     if not ranked:
         return {"hits": hits}
     return {"hits": interleave(ranked if profile.comparison.sides_lead else [hits, *ranked], hits, per_side)}

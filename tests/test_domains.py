@@ -489,3 +489,47 @@ def test_a_pack_varies_only_a_registered_pattern_and_only_once():
         pack_pattern("mine", "synthesys")
     with pytest.raises(ConfigError, match="pack 'prc_statutes' registers its variant of pattern 'synthesis' twice"):
         pack_pattern("prc_statutes", "synthesis")(lambda settings: None)
+
+
+@pytest.fixture(scope="module")
+def requests_manual(tmp_path_factory):
+    """Three pages: one describes two client requests side by side, one is about memory pools and says one of
+    them many times, one is about tracing."""
+    return index_of(tmp_path_factory, "requests", {
+        "heap.md": "# Heap profiling\n\nHeap profiling counts REQ_ALLOC and REQ_FREE blocks.\n",
+        "requests.md": "# Client requests\n\nREQ_ALLOC marks a block as allocated; REQ_FREE marks it as freed. "
+                       "Each request takes the block's address.\n",
+        "pools.md": "# Memory pools\n\nA pool releases its chunks with REQ_FREE. REQ_FREE on a pool chunk, "
+                    "REQ_FREE again: each chunk of a pool needs REQ_FREE.\n",
+        "trace.md": "# Tracing\n\nTracing prints each request as it happens.\n"})
+
+
+def test_a_comparison_keeps_its_second_chunk_when_its_first_mentions_every_named_thing(requests_manual):
+    # issue 41: the hybrid ranking's first chunk names both requests, so neither needs a chunk of the whole index
+    # for it; a search for REQ_FREE alone would put the pools page ahead of the page that describes both
+    query = "What do REQ_ALLOC and REQ_FREE each do?"
+    hits = tuple(h for page in ("heap.md", "requests.md", "trace.md")      # the question's own ranking
+                 for h in to_hits(requests_manual.bm25(query, 1, filters={"source": page}), "bm25"))
+    own = [h.source for h in hits]
+    ctx = Context(resources={"index": requests_manual, "profile": profile_named("generic")})
+    out = build("side_search", {}).run(State.of(query, hits=hits, sides=()), ctx).hits
+    assert [h.source for h in out[:2]] == own[:2]
+
+
+@pytest.fixture(scope="module")
+def encryption(tmp_path_factory):
+    """Chinese pages: one on encrypting data, one on disk images, one on the lsof and ps tools."""
+    return index_of(tmp_path_factory, "encryption", {
+        "09.09-加密.md": "# 数据加密\n\n加密磁盘分区可以用 cryptsetup，加密文件可以用 gpg。\n",
+        "09.07-磁盘映像.md": "# 磁盘映像\n\n磁盘映像文件可以挂载。磁盘映像也可以写回磁盘。\n",
+        "03.06-监控.md": "# 系统监控\n\nlsof 列出打开的文件，ps 列出进程。\n"})
+
+
+def test_a_survey_searches_listed_things_on_their_own_only_when_one_is_a_name(encryption):
+    # issue 41: 磁盘、移动介质和文件 are aspects of the topic, which the question's own ranking covers; a search for
+    # 磁盘 alone would lead with the disk image page, which is not about encryption
+    from lambdarag.domains.generic.survey import listed_documents
+    from lambdarag import User
+
+    assert listed_documents(encryption, "总结一下加密数据的方法：磁盘、移动介质和文件。", User()) == []
+    assert "03.06-监控.md" in listed_documents(encryption, "有哪些工具可以观察进程：系统监控、ps 和 lsof？", User())

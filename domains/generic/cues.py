@@ -16,17 +16,24 @@ _STEERS = ("controls?|decides?|determines?|configures?|governs?|overrides?|sets|
 """English verbs with which a question asks what steers something (which variable decides the name of …)."""
 _ZH_STEERS = "控制|决定|配置|设置|指定|设定|左右"
 """Chinese verbs with which a question asks what steers something (由哪些配置文件控制)."""
-_USES = "defines|reads|loads|calls|invokes|sources|imports|spawns|triggers|consumes|handles|manages|requires|wraps"
+_USES = ("defines|reads|loads|calls|invokes|sources|imports|spawns|triggers|consumes|handles|manages|requires|wraps"
+         "|generates|writes|populates|interprets|intercepts")
 """English verbs (singular) with which a question asks what one thing does to another (which script calls …)."""
 _THINGS = ("(?:files?|settings?|options?|variables?|keys?|modules?|librar(?:y|ies)|packages?|programs?|commands?"
-           "|hooks?|scripts?|services?|units?|components?|daemons?|processes|process|tools?|functions?|plugins?)")
+           "|hooks?|scripts?|services?|units?|components?|daemons?|processes|process|tools?|functions?|plugins?|features?"
+           "|mechanisms?|interfaces?|protocols?|backends?|drivers?|signals?|users?|groups?|accounts?)")
 """English nouns for the parts of a system a relation question asks which of (which files does X read)."""
-_ZH_THINGS = "(?:配置文件|配置项|文件|变量|模块|库|程序|命令|进程|服务|脚本|组件|工具|函数|单元|守护进程|插件|选项|参数)"
+_ZH_THINGS = ("(?:配置文件|配置项|配置|设置|文件|变量|模块|库|程序|命令|进程|服务|脚本|组件|工具|函数|单元|守护进程|插件"
+              "|选项|参数|指令|键)")
 """Chinese nouns for the parts of a system a relation question asks which of (哪些程序会读取…)."""
-_ZH_USES = "调用|读取|加载|引用|依赖|导入|定义"
-"""Chinese verbs with which a question asks what one thing does to another (读取哪些配置文件)."""
+_ZH_USES = "调用|读取|加载|引用|依赖|导入|定义|覆盖|隐含|触发|查阅"
+"""Chinese verbs with which a question asks what one thing does to another (读取哪些配置文件, 覆盖哪个配置项)."""
+_HANDS = "contact|consult|pass|hand|send|forward|override|imply|use|start|launch|trigger|spawn|delegate|query|write|notify"
+"""English verbs (base form) with which a question asks what a thing hands work or data to (which daemon does the
+client contact, which setting does the option override)."""
 
 CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
+    ("relation", 0.85, (r"(?:" + _ZH_USES + r")了?(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,4}?" + _ZH_THINGS,)),
     ("synthesis", 0.85, (r"\b(?:different|various|several|all the|main|possible|available) " + _KINDS + r"\b",
                          r"\b(?:what|which) " + _KINDS + r" (?:are there|exist|are available|do i have|can)\b",
                          "(?:不同|各种|哪些|哪几种|几种|多种)的?" + _ZH_KINDS)),
@@ -55,43 +62,56 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         "上一个?版本", "大版本", "首次(?:出现|引入|加入|支持)", "最早(?:出现|引入|加入|支持)", "(?:生命|支持|发布|维护)周期",
                         r"多久(?:发布|发)一次",  "去年", "今年", "前年", "近年", "这些年", "历年", "演变", "还支持", "还能用", "还在用", "下线",
                         r"\d{4}\s*年(?:版|以前|之前|以后|起)", r"\d+(?:\.\d+)+\s*版", "废弃", "引入的")),
-    ("relation", 0.85, (r"\brelat(?:e|es|ed|ion|ionship) (?:to|between|with)\b", r"\bhow (?:are|is|do|does) .{2,60}\brelated\b",
-                        r"\b(?:which|what) (?:[\w.-]+ ){0,4}?(?:" + _STEERS + r")\b",
+    ("relation", 0.85, (r"\brelat(?:e|es|ed|ion|ionship) (?:to|between|with)\b", r"\brelationships?\b",
+                        r"\b(?:connection|link|interplay|interaction|tie) (?:between|of .{2,40}? (?:to|with))\b", r"\bhow (?:are|is|do|does) .{2,60}\brelated\b",
+                        r"\b(?:which|what) (?:[\w.'’-]+ ){0,4}?(?:" + _STEERS + r")\b",
                         r"\b(?:controlled|decided|determined|governed|configured|overridden) by\b",
-                        r"\b(?:is|are) (?:\w+ )?part of\b", r"^(?:is|are) [\w .-]{2,40}? part of\b", r"\bpart of (?:which|what)\b",
+                        r"\b(?:is|are) (?:\w+ )?part of\b", r"^(?:is|are) [\w .-]{2,40}? part of\b", r"\bpart of (?:which|what)\b", r"\bpart of\s*\?",
                         r"\bdepends? on\b", r"\bdependenc(?:y|ies)\b", r"\bbelongs? to\b", r"\bresponsible for\b",
                         r"\bin charge of\b", r"\binteracts? with\b", r"\bconnected to\b", r"\btalks? to\b",
-                        r"\bwho (?:maintains|owns|runs|starts|calls|approves|is allowed)\b",
+                        r"\bwho (?:maintains|owns|runs|starts|calls|approves|is allowed|reads|writes|uses|loads|sends|consumes|triggers)\b",
                         r"\bwhich (?:package|module|component|library|service|team|group|process|chapter|section) "
                         r"(?:provides|owns|starts|calls|sends|imports|uses|is responsible|does|contains|ships|includes)\b",
-                        r"\bwhat (?:calls|uses|imports|starts|triggers|launches|runs|spawns|loads|reads|executes|invokes|handles|manages)\b",
+                        r"\bwhat (?:calls|uses|imports|starts|triggers|launches|runs|spawns|loads|reads|executes|invokes|handles|manages"
+                        r"|provides|generates|writes|populates)\b",
+                        r"\bwhere (?:does|do) (?!I\b|you\b|we\b|one\b).{2,50}?\b(?:get|take|read|load|obtain) .{0,40}\bfrom\b",
                         r"\bwhich (?:[\w.-]+ ){0,2}[\w.-]+ (?:" + _USES + r")\b",
                         r"\bwhich (?:[\w.-]+ ){0,2}[\w.-]+s (?:read|load|call|invoke|source|include|import|require|use)\b",
-                        r"\bwhich (?:[\w.-]+ ){0,2}?" + _THINGS + r" (?:does|do|will|would) (?!I\b|you\b|we\b|one\b)"
-                        r".{2,50}?\b(?:read|load|call|invoke|run|source|include|import|require|need|honou?r|respect|obey|take into account)\b",
+                        r"\b(?:which|what) (?:[\w.-]+ ){0,2}?" + _THINGS + r" (?:does|do|will|would) (?!I\b|you\b|we\b|one\b)"
+                        r".{2,50}?\b(?:read|load|call|invoke|run|source|include|import|require|need|honou?r|respect|obey|take into account|"
+                        + _HANDS + r")\b",
                         r"\bwhat (?:does|do) (?!I\b|you\b|we\b|one\b).{2,50}?\b(?:depend|rely|call|invoke|run|load|source|import)\b",
                         r"\b(?:used|called|invoked|run|read|loaded|started|spawned|triggered|sourced|managed|provided|handled"
-                        r"|generated|maintained|owned|launched|wrapped) by (?!default\b)",
+                        r"|generated|maintained|owned|launched|wrapped|implied|overridden|superseded) by\b(?!\s+default\b)",
+                        r"\b(?:which|what) (?:[\w.-]+ ){0,2}?" + _THINGS + r" (?:is|are|gets?) (?:started|launched|run|invoked|called"
+                        r"|triggered|spawned|activated|loaded|read) (?:when|whenever|on|after|before|at)\b",
+                        r"\b(?:derived|inherited) from\b", r"^does .{2,50}?\bimply\b",
+                        r"\bwhat (?:does|do) (?!I\b|you\b|we\b|one\b).{2,50}?\buse (?:to|for)\b",
                         r"\b(?:which|what) (?:[\w.-]+ ){0,2}?" + _THINGS + r" (?:must|needs? to|has to|have to|should) be "
                         r"(?:pre)?(?:loaded|linked|installed|present|running|enabled|mounted|imported|sourced)\b",
                         r"\b(?:which|what) (?:[\w.-]+ ){0,3}?(?:does|do) (?!I\b|you\b|we\b|one\b).{2,50}?\b(?:act|operate) (?:up)?on\b",
                         r"\b(?:acts?|operates?|appl(?:y|ies)) (?:up)?on (?:which|what)\b",
-                        r"\b(?:shorthand|alias|wrapper|front[- ]?end|back[- ]?end|synonym) (?:for|of|to|around)\b",
-                        r"\bon top of\b", r"\b(?:which|what) (?:[\w.-]+ ){0,4}?(?:affects?|influences?)\b",
+                        r"\b(?:shorthand|shortcut|alias|wrapper|front[- ]?end|back[- ]?end|synonym) (?:for|of|to|around)\b",
+                        r"\bon top of\b", r"\b(?:which|what) (?:[\w.'’-]+ ){0,4}?(?:affects?|influences?)\b",
+                        r"\b(?:which|what) .{2,60}?\bbased on\b", r"\bbased on (?:which|what)\b",
                         r"\brel(?:y|ies|ied) on\b", r"\bbuil(?:d|ds|t) (?:up)?on\b",
                         r"\bhow (?:does|do|is|are) (?!I\b|you\b|we\b|one\b).{2,60}?\b(?:work(?:s)? (?:with|together)|fits? (?:in|into)"
                         r"|interact|connect|tie in|tied to|linked to)\b", r"\bwhat role\b|\brole of\b.{2,60}\bin\b",
-                        "由谁", "谁负责", "谁有权", "属于哪", "依赖", "哪个(?:模块|组件|团队|进程|服务|守护进程)会?(?:负责|调用|启动|触发|投递|提供|处理|管理|生成|监听)",
-                        "(?:有|是)什么关系", "有何关系", "关系如何", "交互", "配合", "协作", "调用了?哪", "被哪", "归哪", r"由哪.{0,12}(?:负责|管理|启动|触发|提供|维护|" + _ZH_STEERS + ")",
-                        r"(?:哪个|哪些|什么)(?:配置项|配置文件|选项|变量|参数|设置|文件|指令|键)(?:来|可以|能)?(?:" + _ZH_STEERS + ")",
+                        "由谁", "谁负责", "谁有权", "属于哪", "依赖", "哪个(?:模块|组件|团队|进程|服务|守护进程|程序|脚本|软件包|库|单元|工具|命令)会?(?:负责|调用|启动|触发|投递|提供|处理|管理|生成|监听)",
+                        "(?:有|是)什么关系", "有何关系", "关系如何", "交互", "配合", "协作", "调用了?哪", "被哪", "归哪", r"由(?:哪|什么|谁).{0,12}(?:负责|管理|启动|触发|提供|维护|" + _ZH_STEERS + ")",
+                        r"(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,4}?" + _ZH_THINGS + r"(?:来|可以|能|会)?(?:" + _ZH_STEERS + ")", r"(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,6}?(?:决定|左右)了?",
                         r"受(?:哪|什么).{0,12}(?:" + _ZH_STEERS + "|影响|约束)", r"(?:" + _ZH_STEERS + ")于哪", "取决于",
                         r"是.{1,16}的(?:一部分|组成部分)", r"属于.{0,12}的一部分",
                         r"(?:与|和|跟|同).{1,30}?(?:之间)?的(?:关系|联系)", r"关系是什么", r"(?:有|是)(?:什么|何)联系",
                         r"(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,4}?" + _ZH_THINGS + r"(?:会|来|可以|能)?(?:" + _ZH_USES + ")",
-                        r"(?:" + _ZH_USES + r")了?(?:哪个|哪些|什么)" + _ZH_THINGS,
+                        r"调用了?什么", r"(?:程序|工具|服务|进程|命令|脚本|模块|组件|插件|内核|守护进程)(?:会|是)?(?:使用|用|借助|通过)"
+                        r".{0,6}?(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,4}?(?:" + _ZH_THINGS + r"|特性|机制|接口|协议)来?[\u4e00-\u9fff]{2}", r"用的是(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,4}?" + _ZH_THINGS,
+                        r"(?:交给|传给|传递给|转交给?|发送给|发给|委托给?|靠|依靠|借助|凭借)(?:哪个|哪些|什么)",
+                        r"(?:如何|怎样|怎么)(?:关联|联系|衔接)", r"的底层(?:实现|命令|程序)",
                         r"(?:使用|用到)了?(?:哪个|哪些|什么)(?:库|模块|组件|服务|后端|协议|守护进程|插件|驱动)",
                         r"(?:必须|需要|得)先?(?:预加载|加载|链接|安装|启用)(?:哪个|哪些|什么)", r"(?:作用于|适用于)(?:哪|什么)",
-                        r"影响到?(?:哪些|哪个)", r"需要(?:哪些|哪个)(?:软件包|库|模块|组件)", r"来自(?:哪个|哪些)(?:软件包|包|模块|组件|项目|库)",
+                        r"影响到?(?:哪些|哪个)", r"需要(?:哪些|哪个)(?:软件包|库|模块|组件)", r"需要(?:哪些|哪个)[\u4e00-\u9fff]{0,4}?" + _ZH_THINGS,
+                        r"从(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,4}?" + _ZH_THINGS + r"[中里]?(?:获取|读取|加载|得到)", r"来自(?:哪个|哪些)(?:软件包|包|模块|组件|项目|库)",
                         r"在哪个(?:软件包|包|模块|组件)(?:里|中)", r"(?:控制|决定|左右)了?(?:哪些|哪个|什么)", r"(?:包含|收录|打包)在哪",
                         r"(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,4}?" + _ZH_THINGS + r"(?:会)?影响", r"是.{1,20}的(?:前端|后端|封装|别名|简写)",
                         r"(?:与|和|跟|同).{1,20}(?:通信|通讯)",
@@ -108,9 +128,10 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                          r"哪些[\u4e00-\u9fff]{1,6}[？?]?$")),
     ("fact", 0.7, (r"\bhow (?:many|much|long|often)\b", r"\bwhat is the default\b", "多少", "多久", "几次")),
 )
-"""(type, confidence, cues): the first group whose cue fires decides; English cues on word boundaries. A survey
-over kinds of things (the different ways, 有哪些方法) is recognised before a comparison, whose 不同 it shares,
-and a relation (被哪些模块引用) before a survey's open 哪些 (读取哪些配置文件);
+"""(type, confidence, cues): the first group whose cue fires decides; English cues on word boundaries. What one
+thing does to which others (隐含了哪些选项, 读取哪些配置文件) is a relation before anything, a survey over kinds of
+things (the different ways, 有哪些方法) is recognised before a comparison, whose 不同 it shares,
+and a relation (被哪些模块引用) before a survey's open 哪些 (有哪些配置文件);
 a cue is one that settles the type in any field, and a question no cue settles goes to the exemplars."""
 RULES: tuple[tuple[str, float, LazyPattern], ...] = tuple(
     (kind, confidence, LazyPattern("|".join(cues), re.I)) for kind, confidence, cues in CUES)

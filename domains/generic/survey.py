@@ -5,8 +5,8 @@ can fill a survey's first places while the other pages about the topic wait
 further down. A page is about a topic when its content matches the question
 (the plain hybrid ranking: BM25 and dense, z-score fused) and its title and
 headings do too (`Headings`: BM25 over each document's title and heading
-lines), and the things the question lists (cron, at and anacron) each find
-their own best documents. Where the corpus numbers its files as an outline
+lines), and the things the question lists (cron, at and anacron), when one is
+a name, each find their own best documents. Where the corpus numbers its files as an outline
 (15.00-… a chapter page, 15.01-… its sections: `Outline`), a chapter page among
 the first documents brings its sections, which are about its topic whatever
 words they use, and a chapter holding two of the plain ranking's first ten
@@ -47,6 +47,9 @@ SPANNED = re.compile(r"\s*(?:\bto\b|到)\s*", re.I)
 """What separates the ends of a span a question lists from … to … (从密码到安全模块)."""
 LIST_START = re.compile(r"[:：]|\b(?:such as|like|including|from)\b|(?:比如|例如|包括|从)")
 """Where a question's list of things starts, when it says so."""
+NAME = re.compile(r"[A-Za-z0-9]")
+"""What makes a listed thing a name (ps, Massif, systemd-networkd): a list of Chinese words alone (磁盘、移动介质和文件)
+names aspects of the topic, which the question's own ranking covers, not documents of their own."""
 MAX_ITEM = 40
 """Characters of a listed thing at most: a longer part is a clause, not a thing."""
 SEEDS = 3
@@ -157,9 +160,9 @@ def listed_things(query: str) -> list[str]:
 
 def listed_documents(backend: Any, query: str, user: Any) -> list[str]:
     """Returns, round-robin, the best documents of each thing the question lists, each searched with the question's
-    other words (BM25: a listed name is a word of the text)."""
+    other words (BM25: a listed name is a word of the text); none when no listed thing is a name (`NAME`)."""
     things = listed_things(query)
-    if not things:
+    if not any(NAME.search(t) for t in things):
         return []
     rest = query
     for thing in things:
