@@ -68,7 +68,8 @@ _QUESTION = re.compile(r"[?？][」』”\"']?\s*$")
 @dataclass(frozen=True)
 class Candidate:
     """A quotable unit of a context hit: its text, the hit it cites, that hit's rank, its heading path and kind,
-    and the unit before it when this one names that as its subject (`lead`, scored with it, never quoted)."""
+    the unit before it when this one names that as its subject (`lead`, scored with it, never quoted), and
+    whether it opens its document (`opening`: among the first `OPENING` units before any heading)."""
 
     text: str
     hit: Hit
@@ -76,6 +77,7 @@ class Candidate:
     heading: str = ""
     kind: str = "sentence"
     lead: str = ""
+    opening: bool = False
 
 
 def normalised(text: str) -> str:
@@ -169,6 +171,8 @@ def units(hit: Hit, profile: Any) -> list[tuple[str, str, str]]:
         indent = len(raw) - len(raw.lstrip())
         if open_block is not None and (continues(open_block, line, indent) if kind is None else
                                        kind == "item" and defines(open_block, indent)):
+            if kind is not None:
+                open_block[0] = "term"      # the item above is a term, this one its definition
             open_block[2].append(line if kind is None else bare)
             continue
         open_block = [kind or "sentence", " / ".join(path), [bare if kind == "option" else line], indent]
@@ -180,6 +184,8 @@ def units(hit: Hit, profile: Any) -> list[tuple[str, str, str]]:
             out.append((f"{block[0][:option.end()].strip()}  {said}".strip(), heading, kind))
         elif kind in ("row", "command"):
             out.append((block[0], heading, kind))
+        elif kind == "term":
+            out += [(text, heading, "item") for text in defined(block[0], "\n".join(block[1:]))]
         else:
             joined = "\n".join(FOOTNOTE.sub("", b) for b in block)
             out += [(sentence, heading, kind) for sentence in sentences_of(joined)]
@@ -210,6 +216,23 @@ def defines(block: list, indent: int) -> bool:
         and len(_ITEM.sub("", lines[0]).split()) <= 4
 
 
+DEFINITION = 2
+"""Most sentences of a term's definition quoted as one unit with the term: a glossary entry is one statement."""
+
+
+def defined(term: str, definition: str) -> list[str]:
+    """Returns the units of a term and its definition: one unit when the definition holds at most `DEFINITION`
+    sentences (\"Suggests\" This declares a weak dependency. Many users…; “建议” 较弱的依赖。这个软件包…), else
+    the term with the first sentence, then the others; the term never stands alone (a Chinese term, ended by no
+    full stop, would otherwise be cut from its definition and dropped)."""
+    said = sentences_of(FOOTNOTE.sub("", definition))
+    if not said:
+        return [term]
+    if len(said) <= DEFINITION:
+        return [f"{term} {' '.join(said) if definition.isascii() else ''.join(said)}"]
+    return [f"{term} {said[0]}", *said[1:]]
+
+
 def continues(block: list, line: str, indent: int = 0) -> bool:
     """Returns whether `line` (indented by `indent`) carries on the open block (hard-wrapped text): an option's
     description while it has none or in lower case; a list item's text in lower case or indented under it (a
@@ -219,7 +242,7 @@ def continues(block: list, line: str, indent: int = 0) -> bool:
     lower = line[:1].islower() and line[:1].isascii()
     if kind == "option":
         return lower or (len(lines) == 1 and _OPTIONS.match(lines[0]).end() >= len(lines[0].rstrip()))
-    if kind == "item":
+    if kind in ("item", "term"):
         return lower or (indent > above and not _ENDED.search(lines[-1]))
     return lower or not _ENDED.search(lines[-1])
 
@@ -252,6 +275,12 @@ def clauses_joined(pieces: Sequence[str]) -> list[str]:
     return [p for g in groups for p in (["".join(g)] if sum(map(len, g)) <= SENTENCE else g)]
 
 
+OPENING = 3
+"""Units of a document's text before its first heading that count as its opening, where it says what it is about."""
+_LEADS_IN = re.compile(r"[:：]\s*$")
+"""A unit ending in a colon leads in to what follows it (The detected errors are:): never an opening statement."""
+
+
 def candidates(hits: Sequence[Hit], profile: Any) -> list[Candidate]:
     """Returns the units of `hits` that may stand as an answer, cleaned of labels and markup, each once (the
     first, best-ranked copy), in hit order; wiki pages only when no document was retrieved."""
@@ -261,7 +290,7 @@ def candidates(hits: Sequence[Hit], profile: Any) -> list[Candidate]:
         if hit.kind == "wiki" and documents:
             continue    # a page quotes its sources, and the source itself is the better citation
         before = ""
-        for text, heading, kind in units(hit, profile):
+        for place, (text, heading, kind) in enumerate(units(hit, profile)):
             text = text if kind in ("row", "option", "command") else _clean(text, profile)
             lead, before = (before if profile.reading.refers_back(text) else ""), text
             key = normalised(text)
@@ -269,7 +298,8 @@ def candidates(hits: Sequence[Hit], profile: Any) -> list[Candidate]:
                     or _FILE_LINE.search(_LINK_TARGET.sub("]", text)):
                 continue
             seen.add(key)
-            out.append(Candidate(text, hit, rank, heading, kind, lead))
+            opening = not hit.section and not heading and place < OPENING and not _LEADS_IN.search(text)
+            out.append(Candidate(text, hit, rank, heading, kind, lead, opening))
     return out
 
 
@@ -344,8 +374,9 @@ def spendable(ctx: Any) -> Optional[float]:
 def said(c: Candidate) -> str:
     """Returns what a unit says when scored: a table row under its heading path, whose last part is the table's
     header (`1 | used as the default…` means little without `Pin-Priority | effect`); a unit naming the one
-    before it as its subject after that one (`lead`); any other unit as quoted."""
-    text = f"{c.lead} {c.text}" if c.lead else c.text
+    before it as its subject after that one (`lead`); any other unit as quoted. A link's target is not what a
+    unit says: a package table's row names `bzip2` in three URLs, which must not count as saying it three times."""
+    text = _LINK_TARGET.sub("]", f"{c.lead} {c.text}" if c.lead else c.text)
     return f"{c.heading}: {text}" if c.kind == "row" and c.heading else text
 
 
@@ -536,22 +567,29 @@ def fact(ranking: Sequence[Scored]) -> list[Scored]:
                            and sentence_count(s.text) <= room]
 
 
+OPENING_SHARE = 0.7
+"""Share of its document's best score an opening unit needs to stand as the document's point in an overview."""
+
+
 def diverse(ranking: Sequence[Scored], limit: int = 6, floor: float = 0.6, balance: float = 0.7) -> list[Scored]:
     """Returns up to `limit` relevant units from distinct documents, picked by maximal marginal relevance.
 
     Each pick maximises ``balance · score − (1 − balance) · likeness`` to what is picked (character-bigram
-    overlap); a unit scoring under `floor` of the best is never taken, so a short list is never padded.
+    overlap); a unit scoring under `floor` of the best is never taken, so a short list is never padded. A picked
+    document is quoted by its opening (`opening`) when that scores within `OPENING_SHARE` of the pick: an
+    overview's point on a document is what the document says it is about, which it says first.
     """
 
     if not ranking:
         return []
-    top = ranking[0].score
-    pool = [s for s in ranking if s.score >= floor * top]
+    pool = [s for s in ranking if s.score >= floor * ranking[0].score]
     picked: list[Scored] = []
     while pool and len(picked) < limit:
         best = max(pool, key=lambda s: balance * s.score
                    - (1 - balance) * max((covered(s.text, p.text) for p in picked), default=0.0))
-        picked.append(best)
+        opening = next((s for s in ranking if s.hit.source == best.hit.source and s.candidate.opening
+                        and s.score >= OPENING_SHARE * best.score), best)
+        picked.append(opening)
         pool = [s for s in pool if s.hit.source != best.hit.source]
     return picked
 

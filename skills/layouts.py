@@ -198,7 +198,8 @@ def speaks_for(unit: Scored, name: str, named: Sequence[str], steered: frozenset
     (stating the compared aspect: `on_aspect`); then one defining it (opening with the name, a link's text
     counting as its words, quoted or before a copula: "Suggests" Many users…, cron is the daemon…, [PolicyKit](…) is…); then one that says
     something (not a shell command, not a link alone); then one saying the name as the question writes it (apt,
-    not APT); then one naming no other side; then one opening with the name."""
+    not APT); then one naming no other side unless it opens with this one (its subject: `bzip2 foo | compress
+    "foo"… (better compression than gzip)` speaks for bzip2); then one opening with the name."""
     text, title = _BARE_LINK.sub(r"\1", unit.text), unit.hit.title + " " + unit.hit.source
     forms = said(name)
     others = [o for o in named if o != name]
@@ -210,7 +211,8 @@ def speaks_for(unit: Scored, name: str, named: Sequence[str], steered: frozenset
         re.findall(r"[A-Za-z]{2,}|[\u4e00-\u9fff]", " ".join(_BARE_LINK.findall(unit.text)))) + 1
     elsewhere = any(names(title, o) for o in others) and not any(names(title, f) for f in forms)
     return (not own, elsewhere, not contrasts(unit, name, others), unit.text not in steered, not defines,
-            not says, not any(exactly(text, f) for f in forms), any(names(text, o) for o in others), not opens)
+            not says, not any(exactly(text, f) for f in forms), any(names(text, o) for o in others) and not opens,
+            not opens)
 
 
 def compare_answer(state: State, hits: Sequence[Hit], profile: CorpusProfile,
