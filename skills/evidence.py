@@ -281,16 +281,58 @@ _LEADS_IN = re.compile(r"[:：]\s*$")
 """A unit ending in a colon leads in to what follows it (The detected errors are:): never an opening statement."""
 
 
+_PIECE = re.compile(r"^(.*)~(\d+)$")
+
+
+def piece(hit: Hit) -> int:
+    """Returns which piece of its section a chunk is: the chunker cuts a section longer than a chunk at sentence
+    ends into pieces ``…#Package dependencies``, ``…~2``, ``…~3`` (1 for the first)."""
+    m = _PIECE.match(hit.chunk_id)
+    return int(m.group(2)) if m else 1
+
+
+def piece_before(hit: Hit, hits: Sequence[Hit]) -> Optional[Hit]:
+    """Returns the hit holding the piece of `hit`'s section just before it, when `hits` hold it."""
+    m = _PIECE.match(hit.chunk_id)
+    if m is None:
+        return None
+    want = m.group(1) if m.group(2) == "2" else f"{m.group(1)}~{int(m.group(2)) - 1}"
+    return next((h for h in hits if h.chunk_id == want), None)
+
+
+def carried(hit: Hit, hits: Sequence[Hit]) -> str:
+    """Returns `hit`'s text with the block the piece before it left open in front, when `hits` hold that piece and
+    `hit` opens inside the block (a sentence flush left, no item, heading, table or fence): a cut at a sentence end
+    of a long list separates a term's definition from its second sentence (`- "Suggests"` / `This declares a weak
+    dependency.` | `Many users of this package…`). The block is the piece's lines from its last flush-left one,
+    when that opens a list item or an option line; nothing is carried out of a code block the cut left open."""
+    before = piece_before(hit, hits)
+    first = hit.text.split("\n", 1)[0]
+    if before is None or not first.strip() or first[:1].isspace() or _ITEM.match(first) or _HEADING.match(first) \
+            or _FENCE.match(first) or first.startswith("|") or _OPTIONS.match(first):
+        return hit.text
+    lines = before.text.rstrip().splitlines()
+    if sum(bool(_FENCE.match(line)) for line in lines) % 2:
+        return hit.text     # the cut fell inside a code block: `opens_fenced` reads that piece
+    start = next((i for i in range(len(lines) - 1, -1, -1) if lines[i].strip() and not lines[i][:1].isspace()), None)
+    if start is None or not (_ITEM.match(lines[start]) or _OPTIONS.match(lines[start])):
+        return hit.text     # a paragraph goes on in sentences of its own; an item or option has its subject above
+    return "\n".join(lines[start:]) + " " + hit.text
+
+
 def candidates(hits: Sequence[Hit], profile: Any) -> list[Candidate]:
     """Returns the units of `hits` that may stand as an answer, cleaned of labels and markup, each once (the
-    first, best-ranked copy), in hit order; wiki pages only when no document was retrieved."""
+    first, best-ranked copy), in hit order; wiki pages only when no document was retrieved. A piece of a section
+    opening inside a block of the piece before it reads that block in front (`carried`)."""
     out, seen = [], set()
     documents = [h for h in hits if h.kind != "wiki"]
     for rank, hit in enumerate(hits):
         if hit.kind == "wiki" and documents:
             continue    # a page quotes its sources, and the source itself is the better citation
         before = ""
-        for place, (text, heading, kind) in enumerate(units(hit, profile)):
+        text_of = carried(hit, hits)
+        read = hit if text_of == hit.text else hit.model_copy(update={"text": text_of})
+        for place, (text, heading, kind) in enumerate(units(read, profile)):
             text = text if kind in ("row", "option", "command") else _clean(text, profile)
             lead, before = (before if profile.reading.refers_back(text) else ""), text
             key = normalised(text)

@@ -72,3 +72,56 @@ def test_an_overview_point_on_a_document_is_its_opening_when_it_scores_near_its_
     assert low.text.startswith("For the low level network configuration"), [p.text for p in points]
     assert low.candidate.opening and not next(c for c in candidates(hits, GENERIC)
                                               if c.text.startswith("The command ip route")).opening
+
+
+PIECE_ONE = ('- "Recommends"\n  - This declares a strong, but not absolute, dependency.\n'
+             '- "Suggests"\n  - This declares a weak dependency. ')
+PIECE_TWO = ("Many users of this package may benefit from the packages listed but can do without them.\n"
+             '- "Enhances"\n  - This declares a weak dependency like Suggests but in the opposite direction.')
+"""A long list the chunker cut at a sentence end, inside the definition of Suggests."""
+
+
+def test_a_definition_cut_between_two_pieces_of_a_section_is_read_whole_and_survives_the_check():
+    from lambdarag.skills.check import check_answer
+
+    section = "Package dependencies"
+    hits = (Hit(chunk_id=f"deps.md#{section}", text=PIECE_ONE, source="deps.md", title="deps", section=section,
+                score=1.0),
+            Hit(chunk_id=f"deps.md#{section}~2", text=PIECE_TWO, source="deps.md", title="deps", section=section,
+                score=0.9))
+    whole = '"Suggests" This declares a weak dependency. Many users of this package may benefit'
+    assert any(t.startswith(whole) for t in units_of(hits)), units_of(hits)
+    text = extractive_answer(State.of("How do Recommends and Suggests differ?", hits=hits, query_type="compare"),
+                             Context(resources={"profile": GENERIC}))["answer"]
+    _, suggests = blocks(text, "On “Recommends”:", "On “Suggests”:")
+    assert whole in suggests, text
+    assert check_answer(text, hits).passed, text
+
+
+def test_a_piece_opening_with_an_item_reads_nothing_of_the_piece_before():
+    hits = (Hit(chunk_id="d.md#S", text=PIECE_ONE, source="d.md", section="S"),
+            Hit(chunk_id="d.md#S~2", text='- "Enhances"\n  - This declares a reverse weak dependency.', source="d.md",
+                section="S"))
+    assert '"Enhances" This declares a reverse weak dependency.' in units_of(hits)
+    assert not any("Enhances" in t and "Suggests" in t for t in units_of(hits))
+
+
+def units_of(hits: tuple) -> list[str]:
+    return [c.text for c in candidates(hits, GENERIC)]
+
+
+def test_a_piece_cut_inside_a_code_block_reads_nothing_of_the_piece_before():
+    hits = (Hit(chunk_id="v.md#S", text="The options are listed so:\n```\n$ valgrind --help-dyn-options\n  -v -q",
+                source="v.md", section="S"),
+            Hit(chunk_id="v.md#S~2", text="es --gen-suppressions=all --trace-children\n```\nThey change at run time.",
+                source="v.md", section="S"))
+    assert not any("valgrind --help-dyn-options" in t and "trace-children" in t for t in units_of(hits))
+
+
+def test_a_piece_going_on_with_a_paragraph_reads_nothing_of_the_piece_before():
+    hits = (Hit(chunk_id="p.md#S", text="Helgrind reports races.\nIts output for this program is short.",
+                source="p.md", section="S"),
+            Hit(chunk_id="p.md#S~2", text="This often makes it clear which thread failed to lock.", source="p.md",
+                section="S"))
+    assert candidates(hits, GENERIC)[-1].hit.chunk_id == "p.md#S~2"
+    assert "This often makes it clear which thread failed to lock." in units_of(hits)
