@@ -225,12 +225,12 @@ def defined(term: str, definition: str) -> list[str]:
     sentences (\"Suggests\" This declares a weak dependency. Many users…; “建议” 较弱的依赖。这个软件包…), else
     the term with the first sentence, then the others; the term never stands alone (a Chinese term, ended by no
     full stop, would otherwise be cut from its definition and dropped)."""
-    said = sentences_of(FOOTNOTE.sub("", definition))
-    if not said:
+    parts = sentences_of(FOOTNOTE.sub("", definition))
+    if not parts:
         return [term]
-    if len(said) <= DEFINITION:
-        return [f"{term} {' '.join(said) if definition.isascii() else ''.join(said)}"]
-    return [f"{term} {said[0]}", *said[1:]]
+    if len(parts) <= DEFINITION:
+        return [f"{term} {' '.join(parts) if definition.isascii() else ''.join(parts)}"]
+    return [f"{term} {parts[0]}", *parts[1:]]
 
 
 def continues(block: list, line: str, indent: int = 0) -> bool:
