@@ -18,7 +18,7 @@ the units below it. `WEIGHTS` says how they mix.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, Optional, Sequence
 
@@ -185,7 +185,8 @@ def units(hit: Hit, profile: Any) -> list[tuple[str, str, str]]:
         elif kind in ("row", "command"):
             out.append((block[0], heading, kind))
         elif kind == "term":
-            out += [(text, heading, "item") for text in defined(block[0], "\n".join(block[1:]))]
+            said = defined(block[0], "\n".join(block[1:]))
+            out += [(text, heading, "definition" if len(said) == 1 else "item") for text in said]
         else:
             joined = "\n".join(FOOTNOTE.sub("", b) for b in block)
             out += [(sentence, heading, kind) for sentence in sentences_of(joined)]
@@ -594,9 +595,41 @@ QUOTED = 3
 """Most sentences a non-synthesis answer quotes: a runner-up that would take the answer past them is left out."""
 
 
+_ASCII_END = re.compile(r"(?<=[\u4e00-\u9fff）)][.!?])\s+")
+"""A Latin full stop closing a Chinese sentence (安全. 不像…): a sentence end the Chinese splitter does not see."""
+
+
+def quoted_sentences(text: str) -> list[str]:
+    """Returns the sentences a unit quotes, as a reader counts them: never cut inside a link, cut at a Latin full
+    stop closing a Chinese sentence too, and a piece holding no word (the ） after 。) kept with the one before."""
+    out: list[str] = []
+    for piece in (p for s in sentences_of(text) for p in _ASCII_END.split(s) if p.strip()):
+        if out and not re.search(r"\w", piece):
+            out[-1] += piece
+        else:
+            out.append(piece)
+    return out
+
+
 def sentence_count(text: str) -> int:
-    """Returns how many sentences a unit holds (a table cell may hold several)."""
-    return len(split_sentences(text)) or 1
+    """Returns how many sentences a unit quotes (a paragraph line, a table cell or a definition may hold several)."""
+    return len(quoted_sentences(text)) or 1
+
+
+WHOLE = ("definition", "command")
+"""Kinds of unit quoted whole whatever their length: a term's definition is one statement, a command one line."""
+
+
+def cuttable(unit: Scored) -> bool:
+    """Returns whether a unit may be quoted by one of its sentences: not a `WHOLE` kind, not a table row of several
+    cells (one record), and holding more than one sentence."""
+    kind = unit.candidate.kind
+    return kind not in WHOLE and not (kind == "row" and " | " in unit.text) and sentence_count(unit.text) > 1
+
+
+def sentence_of(unit: Scored, sentence: str) -> Scored:
+    """Returns the unit quoting only `sentence`, one of its own (`quoted_sentences`)."""
+    return replace(unit, candidate=replace(unit.candidate, text=sentence.strip()))
 
 
 def fact(ranking: Sequence[Scored]) -> list[Scored]:
@@ -654,9 +687,19 @@ def temporal(ranking: Sequence[Scored]) -> list[Scored]:
 
 
 def relation(ranking: Sequence[Scored], ends: Sequence[str]) -> list[Scored]:
-    """Returns the best unit naming two of the question's named `ends` when it scores near the best, else `fact`'s."""
+    """Returns the best unit naming two of the question's named `ends` when it scores near the best, quoted by its
+    sentence naming them when it holds several (`cuttable`), else `fact`'s."""
+    both = linking(ranking, ends)
+    if both is None:
+        return fact(ranking)
+    stating = [t for t in quoted_sentences(both.text) if sum(names(t, e) for e in ends) >= 2]
+    return [sentence_of(both, stating[0]) if stating and cuttable(both) else both]
+
+
+def linking(ranking: Sequence[Scored], ends: Sequence[str]) -> Optional[Scored]:
+    """Returns the best unit naming two of the question's named `ends` when it scores within 0.7 of the best."""
     both = [s for s in ranking if sum(bool(naming([s], e)) for e in ends) >= 2]
-    return both[:1] if both and both[0].score >= 0.7 * ranking[0].score else fact(ranking)
+    return both[0] if both and both[0].score >= 0.7 * ranking[0].score else None
 
 
 def shaped(query_type: Optional[str], ranking: Sequence[Scored], names: Sequence[str] = ()) -> list[Scored]:

@@ -3,10 +3,11 @@
 - compare: one labelled block per named side (a document the question names, else a named thing), each with
   its best unit and its own citation, per aspect when the profile compares on aspects, then a unit that names
   every side when one says how they relate (quoted; only a pack comparing on aspects, the statutes', adds its
-  same/different statement per aspect);
+  same/different statement per aspect); without aspects, the blocks and that unit quote at most
+  `evidence.QUOTED` sentences where cutting a unit to its best sentence allows (`bounds`);
 - synthesis: up to six relevant points from distinct documents (`evidence.diverse`);
-- relation: the edge first (A —relation→ B), then the unit that states it; without an edge, the unit naming
-  both ends.
+- relation: the edge first (A —relation→ B), then the unit that states it, the passages within the bound
+  (`bounds`); without an edge, the unit naming both ends.
 
 The units come from `evidence.ranked` (scored against the question). Each layout returns None when it cannot
 lay out an answer (e.g. fewer than two sides), and the generic extractive answer is used instead. Words come
@@ -26,6 +27,7 @@ from .evidence import Scored, diverse, names, naming
 from .profile import CorpusProfile
 from .named import named_things
 from .coverage import SubQuestion, coverage
+from .bounds import bounded
 from .sentences import STOPWORDS, covered, keywords
 
 
@@ -215,6 +217,12 @@ def speaks_for(unit: Scored, name: str, named: Sequence[str], steered: frozenset
             not opens)
 
 
+def naming_all(ranking: Sequence[Scored], sides: Sequence[tuple[str, Any]], used: set[str]) -> list[Scored]:
+    """Returns the best unit not yet `used` that names every side (how they relate, when one says so), or none."""
+    return [r for r in ranking if r.text not in used
+            and all(any(names(r.text, f) for f in said(name)) for name, _ in sides)][:1]
+
+
 def compare_answer(state: State, hits: Sequence[Hit], profile: CorpusProfile,
                    ranking: Sequence[Scored]) -> Optional[dict[str, Any]]:
     """Returns one labelled, cited block per side (per aspect when the sides are documents and the profile
@@ -229,6 +237,7 @@ def compare_answer(state: State, hits: Sequence[Hit], profile: CorpusProfile,
     aspects = [a for a in (profile.comparison.named_aspects(query) or profile.comparison.aspects(query)) if a[0]] if documents else []
     lines: list[str] = []
     used: set[str] = set()
+    between: list[Scored] = []
     for aspect, cues in aspects or [("", ())]:
         blocks: list[tuple[list[str], Optional[Scored]]] = []
         for name, own in sides:    # each side its own unit: one quoted for a side is not quoted again for the next
@@ -241,6 +250,12 @@ def compare_answer(state: State, hits: Sequence[Hit], profile: CorpusProfile,
             used.update([got.text] if got is not None else [])
         if aspect:
             lines.append(p["aspect"].format(aspect=aspect))
+        else:   # one block per side and the unit naming both: at most `QUOTED` sentences where cutting allows
+            found = bounded([g for _, g in blocks if g is not None] + naming_all(ranking, sides, used), query,
+                            keep=sum(g is not None for _, g in blocks))
+            cuts = iter(found)
+            blocks = [(called, got if got is None else next(cuts)) for called, got in blocks]
+            between = list(cuts)
         for called, got in blocks:
             title = label(p["separator"].join(called))
             if got is None:
@@ -254,10 +269,10 @@ def compare_answer(state: State, hits: Sequence[Hit], profile: CorpusProfile,
             markers = "".join(dict.fromkeys(marker(g.hit, p["source"]) for g in found))
             stated = verdict(found[0].text, found[1].text, (sides[0][0], sides[1][0]), aspect, p)
             lines.append(f"- {stated}{p['end']}{markers}")
-    both = [r for r in ranking if r.text not in used
-            and all(any(names(r.text, f) for f in said(name)) for name, _ in sides)]
-    if both:
-        lines.append(p["between"] + "\n- " + line(both[0].text, both[0].hit, p))
+    if aspects:     # a pack's aspects, each with its verdict, then the unit naming both as before
+        between = naming_all(ranking, sides, used)
+    if between:
+        lines.append(p["between"] + "\n- " + line(between[0].text, between[0].hit, p))
     return answer_of(lines, hits, p)
 
 
@@ -289,14 +304,20 @@ def relation_answer(state: State, hits: Sequence[Hit], profile: CorpusProfile,
         if r.relation in asked:
             first.setdefault((r.head, r.relation, r.tail), r)  # each fact once, from its best-ranked edge
     edges = list(first.values())[:3]
-    lines: list[str] = []
+    stated = []
     for rel in edges:
         stating = [h for h in hits if h.source == rel.source and (not rel.section or h.section == rel.section)]
-        lines.append(f"- {rel.head} —{rel.relation}→ {rel.tail}：")
         own = [r for r in ranking if r.hit in stating]
-        got = best_sentence(own, (rel.head, rel.tail)) if own else None
-        if got is not None:
-            lines.append(p["basis"] + line(got.text, got.hit, p))
+        stated.append(best_sentence(own, (rel.head, rel.tail)) if own else None)
+    kept = iter(bounded([g for g in stated if g is not None], state.original_query))
+    lines: list[str] = []
+    for rel, got in zip(edges, stated):
+        quote = None if got is None else next(kept, None)
+        if got is not None and quote is None:
+            continue    # the bound left its passage out: the edge goes with it
+        lines.append(f"- {rel.head} —{rel.relation}→ {rel.tail}：")
+        if quote is not None:
+            lines.append(p["basis"] + line(quote.text, quote.hit, p))
     if not any(l.startswith(p["basis"]) for l in lines):
         return None
     return answer_of(lines, hits, p)
