@@ -251,9 +251,8 @@ def compare_answer(state: State, hits: Sequence[Hit], profile: CorpusProfile,
         if aspect:
             lines.append(p["aspect"].format(aspect=aspect))
         else:   # one block per side and the unit naming both: at most `QUOTED` sentences where cutting allows
-            found = bounded([g for _, g in blocks if g is not None] + naming_all(ranking, sides, used), query,
-                            keep=sum(g is not None for _, g in blocks))
-            cuts = iter(found)
+            cuts = iter(bounded([g for _, g in blocks if g is not None] + naming_all(ranking, sides, used), query,
+                                keep=sum(g is not None for _, g in blocks)))
             blocks = [(called, got if got is None else next(cuts)) for called, got in blocks]
             between = list(cuts)
         for called, got in blocks:
