@@ -11,8 +11,9 @@ Per corpus, half and question type it reports:
   skills.phrasing in either language) while one of the first five hits holds an evidence sentence;
 - evidence_in_top5 / evidence_in_top8: the share whose first five (eight) hits hold an evidence sentence, what
   an answerer could have quoted;
-- length: quoted sentences (sentences of the answer's cited claims, skills.context.claims) and points (cited
-  claims), mean and max, for synthesis and the other types apart;
+- length: quoted sentences (sentences of the answer's cited claims, skills.context.claims, cut at 。！？ and at
+  . ! ? before whitespace: a ? inside a URL ends nothing, and a piece holding no word, the ） after 。, is no
+  sentence) and points (cited claims), mean and max, for synthesis and the other types apart;
 - the exit code `lambdarag ask` gives (orchestration.cli.ask_exit_code on the same result), degraded answers,
   answers with fallbacks and which terms fell back; a few questions (--cli-check) also run as a
   `lambdarag ask --json` subprocess and the two exit codes are compared;
@@ -66,7 +67,7 @@ NUMBERED = re.compile(r"\[\d+\]")
 LINK = re.compile(r"!?\[([^\]]*)\]\([^)\s]*\)")
 MARKS = re.compile(r"(?m)^\s*(?:#{1,6}\s+|[-*+]\s+|\d+[.)]\s+)|\*\*|__|`|\|")
 EMPHASIS = re.compile(r"(?<![\w*])[*_]([^*_\n]+)[*_](?![\w*])")
-SENTENCE_END = re.compile(r"(?<=[。！？!?])|(?<=\.)\s")
+SENTENCE_END = re.compile(r"(?<=[。！？])|(?<=[.!?])\s")
 TRAILING = "。，,.、：: "
 
 
@@ -97,7 +98,7 @@ def cites(citations: list[dict], files: list[str]) -> bool:
 def length(answer: str) -> dict[str, int]:
     """Returns the answer's points (cited claims) and quoted sentences (the sentences of those claims)."""
     cited = [claim for claim, markers in claims(answer) if markers]
-    sentences = sum(len([s for s in SENTENCE_END.split(c) if s.strip(" -。；;，,.")]) or 1 for c in cited)
+    sentences = sum(len([s for s in SENTENCE_END.split(c) if re.search(r"\w", s)]) or 1 for c in cited)
     return {"points": len(cited), "sentences": sentences}
 
 

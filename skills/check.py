@@ -21,7 +21,7 @@ from lambdarag import Context, Lam, Reads, Reply, State, Verdict, tool
 from lambdarag.stream import Attempt, Retract, live_text
 
 from .context import MARKER, Cited, cited, claims, citable, resolve, resolving
-from .evidence import normalised
+from .evidence import normalised, piece
 from .generate import REFUSAL
 from .phrasing import EN
 from .prompts import ProfilePrompt
@@ -91,7 +91,17 @@ def status_of(claim: str, m: re.Match[str], hits: Sequence[Hit], threshold: floa
     named = resolving(m.group(1), m.group(2) or "", hits)
     if not named:
         return "missing"
-    return "supported" if any(quotes(claim, h) or supports(claim, h, threshold) for h in named) else "unsupported"
+    if any(quotes(claim, h) or supports(claim, h, threshold) for h in named):
+        return "supported"
+    return "supported" if quotes(claim, section_of(named)) else "unsupported"
+
+
+def section_of(named: Sequence[Hit]) -> Hit:
+    """Returns the chunks a marker names as one, in piece order (`evidence.piece`): a unit read across the cut
+    between two pieces of a section is a verbatim quote of the section, though of neither piece alone."""
+    ordered = sorted(named, key=piece)
+    return ordered[0].model_copy(update={"text": "\n".join(h.text for h in ordered),
+                                         "instructions": tuple(i for h in ordered for i in h.instructions)})
 
 
 def check_overlap(state: State, threshold: float = SUPPORT) -> Verdict:

@@ -18,7 +18,7 @@ the units below it. `WEIGHTS` says how they mix.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any, Optional, Sequence
 
@@ -68,7 +68,8 @@ _QUESTION = re.compile(r"[?？][」』”\"']?\s*$")
 @dataclass(frozen=True)
 class Candidate:
     """A quotable unit of a context hit: its text, the hit it cites, that hit's rank, its heading path and kind,
-    and the unit before it when this one names that as its subject (`lead`, scored with it, never quoted)."""
+    the unit before it when this one names that as its subject (`lead`, scored with it, never quoted), and
+    whether it opens its document (`opening`: among the first `OPENING` units before any heading)."""
 
     text: str
     hit: Hit
@@ -76,6 +77,7 @@ class Candidate:
     heading: str = ""
     kind: str = "sentence"
     lead: str = ""
+    opening: bool = False
 
 
 def normalised(text: str) -> str:
@@ -169,6 +171,8 @@ def units(hit: Hit, profile: Any) -> list[tuple[str, str, str]]:
         indent = len(raw) - len(raw.lstrip())
         if open_block is not None and (continues(open_block, line, indent) if kind is None else
                                        kind == "item" and defines(open_block, indent)):
+            if kind is not None:
+                open_block[0] = "term"      # the item above is a term, this one its definition
             open_block[2].append(line if kind is None else bare)
             continue
         open_block = [kind or "sentence", " / ".join(path), [bare if kind == "option" else line], indent]
@@ -180,6 +184,9 @@ def units(hit: Hit, profile: Any) -> list[tuple[str, str, str]]:
             out.append((f"{block[0][:option.end()].strip()}  {said}".strip(), heading, kind))
         elif kind in ("row", "command"):
             out.append((block[0], heading, kind))
+        elif kind == "term":
+            said = defined(block[0], "\n".join(block[1:]))
+            out += [(text, heading, "definition" if len(said) == 1 else "item") for text in said]
         else:
             joined = "\n".join(FOOTNOTE.sub("", b) for b in block)
             out += [(sentence, heading, kind) for sentence in sentences_of(joined)]
@@ -210,6 +217,23 @@ def defines(block: list, indent: int) -> bool:
         and len(_ITEM.sub("", lines[0]).split()) <= 4
 
 
+DEFINITION = 2
+"""Most sentences of a term's definition quoted as one unit with the term: a glossary entry is one statement."""
+
+
+def defined(term: str, definition: str) -> list[str]:
+    """Returns the units of a term and its definition: one unit when the definition holds at most `DEFINITION`
+    sentences (\"Suggests\" This declares a weak dependency. Many users…; “建议” 较弱的依赖。这个软件包…), else
+    the term with the first sentence, then the others; the term never stands alone (a Chinese term, ended by no
+    full stop, would otherwise be cut from its definition and dropped)."""
+    parts = sentences_of(FOOTNOTE.sub("", definition))
+    if not parts:
+        return [term]
+    if len(parts) <= DEFINITION:
+        return [f"{term} {' '.join(parts) if definition.isascii() else ''.join(parts)}"]
+    return [f"{term} {parts[0]}", *parts[1:]]
+
+
 def continues(block: list, line: str, indent: int = 0) -> bool:
     """Returns whether `line` (indented by `indent`) carries on the open block (hard-wrapped text): an option's
     description while it has none or in lower case; a list item's text in lower case or indented under it (a
@@ -219,7 +243,7 @@ def continues(block: list, line: str, indent: int = 0) -> bool:
     lower = line[:1].islower() and line[:1].isascii()
     if kind == "option":
         return lower or (len(lines) == 1 and _OPTIONS.match(lines[0]).end() >= len(lines[0].rstrip()))
-    if kind == "item":
+    if kind in ("item", "term"):
         return lower or (indent > above and not _ENDED.search(lines[-1]))
     return lower or not _ENDED.search(lines[-1])
 
@@ -252,16 +276,64 @@ def clauses_joined(pieces: Sequence[str]) -> list[str]:
     return [p for g in groups for p in (["".join(g)] if sum(map(len, g)) <= SENTENCE else g)]
 
 
+OPENING = 3
+"""Units of a document's text before its first heading that count as its opening, where it says what it is about."""
+_LEADS_IN = re.compile(r"[:：]\s*$")
+"""A unit ending in a colon leads in to what follows it (The detected errors are:): never an opening statement."""
+
+
+_PIECE = re.compile(r"^(.*)~(\d+)$")
+
+
+def piece(hit: Hit) -> int:
+    """Returns which piece of its section a chunk is: the chunker cuts a section longer than a chunk at sentence
+    ends into pieces ``…#Package dependencies``, ``…~2``, ``…~3`` (1 for the first)."""
+    m = _PIECE.match(hit.chunk_id)
+    return int(m.group(2)) if m else 1
+
+
+def piece_before(hit: Hit, hits: Sequence[Hit]) -> Optional[Hit]:
+    """Returns the hit holding the piece of `hit`'s section just before it, when `hits` hold it."""
+    m = _PIECE.match(hit.chunk_id)
+    if m is None:
+        return None
+    want = m.group(1) if m.group(2) == "2" else f"{m.group(1)}~{int(m.group(2)) - 1}"
+    return next((h for h in hits if h.chunk_id == want), None)
+
+
+def carried(hit: Hit, hits: Sequence[Hit]) -> str:
+    """Returns `hit`'s text with the block the piece before it left open in front, when `hits` hold that piece and
+    `hit` opens inside the block (a sentence flush left, no item, heading, table or fence): a cut at a sentence end
+    of a long list separates a term's definition from its second sentence (`- "Suggests"` / `This declares a weak
+    dependency.` | `Many users of this package…`). The block is the piece's lines from its last flush-left one,
+    when that opens a list item or an option line; nothing is carried out of a code block the cut left open."""
+    before = piece_before(hit, hits)
+    first = hit.text.split("\n", 1)[0]
+    if before is None or not first.strip() or first[:1].isspace() or _ITEM.match(first) or _HEADING.match(first) \
+            or _FENCE.match(first) or first.startswith("|") or _OPTIONS.match(first):
+        return hit.text
+    lines = before.text.rstrip().splitlines()
+    if sum(bool(_FENCE.match(line)) for line in lines) % 2:
+        return hit.text     # the cut fell inside a code block: `opens_fenced` reads that piece
+    start = next((i for i in range(len(lines) - 1, -1, -1) if lines[i].strip() and not lines[i][:1].isspace()), None)
+    if start is None or not (_ITEM.match(lines[start]) or _OPTIONS.match(lines[start])):
+        return hit.text     # a paragraph goes on in sentences of its own; an item or option has its subject above
+    return "\n".join(lines[start:]) + " " + hit.text
+
+
 def candidates(hits: Sequence[Hit], profile: Any) -> list[Candidate]:
     """Returns the units of `hits` that may stand as an answer, cleaned of labels and markup, each once (the
-    first, best-ranked copy), in hit order; wiki pages only when no document was retrieved."""
+    first, best-ranked copy), in hit order; wiki pages only when no document was retrieved. A piece of a section
+    opening inside a block of the piece before it reads that block in front (`carried`)."""
     out, seen = [], set()
     documents = [h for h in hits if h.kind != "wiki"]
     for rank, hit in enumerate(hits):
         if hit.kind == "wiki" and documents:
             continue    # a page quotes its sources, and the source itself is the better citation
         before = ""
-        for text, heading, kind in units(hit, profile):
+        text_of = carried(hit, hits)
+        read = hit if text_of == hit.text else hit.model_copy(update={"text": text_of})
+        for place, (text, heading, kind) in enumerate(units(read, profile)):
             text = text if kind in ("row", "option", "command") else _clean(text, profile)
             lead, before = (before if profile.reading.refers_back(text) else ""), text
             key = normalised(text)
@@ -269,7 +341,8 @@ def candidates(hits: Sequence[Hit], profile: Any) -> list[Candidate]:
                     or _FILE_LINE.search(_LINK_TARGET.sub("]", text)):
                 continue
             seen.add(key)
-            out.append(Candidate(text, hit, rank, heading, kind, lead))
+            opening = not hit.section and not heading and place < OPENING and not _LEADS_IN.search(text)
+            out.append(Candidate(text, hit, rank, heading, kind, lead, opening))
     return out
 
 
@@ -344,8 +417,9 @@ def spendable(ctx: Any) -> Optional[float]:
 def said(c: Candidate) -> str:
     """Returns what a unit says when scored: a table row under its heading path, whose last part is the table's
     header (`1 | used as the default…` means little without `Pin-Priority | effect`); a unit naming the one
-    before it as its subject after that one (`lead`); any other unit as quoted."""
-    text = f"{c.lead} {c.text}" if c.lead else c.text
+    before it as its subject after that one (`lead`); any other unit as quoted. A link's target is not what a
+    unit says: a package table's row names `bzip2` in three URLs, which must not count as saying it three times."""
+    text = _LINK_TARGET.sub("]", f"{c.lead} {c.text}" if c.lead else c.text)
     return f"{c.heading}: {text}" if c.kind == "row" and c.heading else text
 
 
@@ -521,9 +595,41 @@ QUOTED = 3
 """Most sentences a non-synthesis answer quotes: a runner-up that would take the answer past them is left out."""
 
 
+_ASCII_END = re.compile(r"(?<=[\u4e00-\u9fff）)][.!?])\s+")
+"""A Latin full stop closing a Chinese sentence (安全. 不像…): a sentence end the Chinese splitter does not see."""
+
+
+def quoted_sentences(text: str) -> list[str]:
+    """Returns the sentences a unit quotes, as a reader counts them: never cut inside a link, cut at a Latin full
+    stop closing a Chinese sentence too, and a piece holding no word (the ） after 。) kept with the one before."""
+    out: list[str] = []
+    for piece in (p for s in sentences_of(text) for p in _ASCII_END.split(s) if p.strip()):
+        if out and not re.search(r"\w", piece):
+            out[-1] += piece
+        else:
+            out.append(piece)
+    return out
+
+
 def sentence_count(text: str) -> int:
-    """Returns how many sentences a unit holds (a table cell may hold several)."""
-    return len(split_sentences(text)) or 1
+    """Returns how many sentences a unit quotes (a paragraph line, a table cell or a definition may hold several)."""
+    return len(quoted_sentences(text)) or 1
+
+
+WHOLE = ("definition", "command")
+"""Kinds of unit quoted whole whatever their length: a term's definition is one statement, a command one line."""
+
+
+def cuttable(unit: Scored) -> bool:
+    """Returns whether a unit may be quoted by one of its sentences: not a `WHOLE` kind, not a table row of several
+    cells (one record), and holding more than one sentence."""
+    kind = unit.candidate.kind
+    return kind not in WHOLE and not (kind == "row" and " | " in unit.text) and sentence_count(unit.text) > 1
+
+
+def sentence_of(unit: Scored, sentence: str) -> Scored:
+    """Returns the unit quoting only `sentence`, one of its own (`quoted_sentences`)."""
+    return replace(unit, candidate=replace(unit.candidate, text=sentence.strip()))
 
 
 def fact(ranking: Sequence[Scored]) -> list[Scored]:
@@ -536,22 +642,29 @@ def fact(ranking: Sequence[Scored]) -> list[Scored]:
                            and sentence_count(s.text) <= room]
 
 
+OPENING_SHARE = 0.7
+"""Share of its document's best score an opening unit needs to stand as the document's point in an overview."""
+
+
 def diverse(ranking: Sequence[Scored], limit: int = 6, floor: float = 0.6, balance: float = 0.7) -> list[Scored]:
     """Returns up to `limit` relevant units from distinct documents, picked by maximal marginal relevance.
 
     Each pick maximises ``balance · score − (1 − balance) · likeness`` to what is picked (character-bigram
-    overlap); a unit scoring under `floor` of the best is never taken, so a short list is never padded.
+    overlap); a unit scoring under `floor` of the best is never taken, so a short list is never padded. A picked
+    document is quoted by its opening (`opening`) when that scores within `OPENING_SHARE` of the pick: an
+    overview's point on a document is what the document says it is about, which it says first.
     """
 
     if not ranking:
         return []
-    top = ranking[0].score
-    pool = [s for s in ranking if s.score >= floor * top]
+    pool = [s for s in ranking if s.score >= floor * ranking[0].score]
     picked: list[Scored] = []
     while pool and len(picked) < limit:
         best = max(pool, key=lambda s: balance * s.score
                    - (1 - balance) * max((covered(s.text, p.text) for p in picked), default=0.0))
-        picked.append(best)
+        opening = next((s for s in ranking if s.hit.source == best.hit.source and s.candidate.opening
+                        and s.score >= OPENING_SHARE * best.score), best)
+        picked.append(opening)
         pool = [s for s in pool if s.hit.source != best.hit.source]
     return picked
 
@@ -574,9 +687,19 @@ def temporal(ranking: Sequence[Scored]) -> list[Scored]:
 
 
 def relation(ranking: Sequence[Scored], ends: Sequence[str]) -> list[Scored]:
-    """Returns the best unit naming two of the question's named `ends` when it scores near the best, else `fact`'s."""
+    """Returns the best unit naming two of the question's named `ends` when it scores near the best, quoted by its
+    sentence naming them when it holds several (`cuttable`), else `fact`'s."""
+    both = linking(ranking, ends)
+    if both is None:
+        return fact(ranking)
+    stating = [t for t in quoted_sentences(both.text) if sum(names(t, e) for e in ends) >= 2]
+    return [sentence_of(both, stating[0]) if stating and cuttable(both) else both]
+
+
+def linking(ranking: Sequence[Scored], ends: Sequence[str]) -> Optional[Scored]:
+    """Returns the best unit naming two of the question's named `ends` when it scores within 0.7 of the best."""
     both = [s for s in ranking if sum(bool(naming([s], e)) for e in ends) >= 2]
-    return both[:1] if both and both[0].score >= 0.7 * ranking[0].score else fact(ranking)
+    return both[0] if both and both[0].score >= 0.7 * ranking[0].score else None
 
 
 def shaped(query_type: Optional[str], ranking: Sequence[Scored], names: Sequence[str] = ()) -> list[Scored]:

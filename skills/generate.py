@@ -17,8 +17,9 @@ from lambdarag.errors import InvalidOutput
 from lambdarag.lam import json_object
 
 from .coverage import THRESHOLD
-from .evidence import Scored, answering, parts, ranked, shaped
+from .evidence import Scored, answering, linking, parts, ranked, shaped
 from .context import assemble_context, cited, citable, drop_markers, marker, numbered_markers, shown
+from .bounds import bounded
 from .layouts import laid_out
 from .phrasing import ZH
 from .profile import profile_of
@@ -85,16 +86,20 @@ def extractive_answer(state: Answering, ctx: Context) -> Answered:
     p = profile.wording.phrasing(query)
     text = context_text(hits)
     gaps = profile.wording.missing_things(query, text)  # never name as missing what the evidence contains
-    asked = parts(query)
+    relevant = [s for s in ranking if s.cover >= THRESHOLD or s.held >= profile.wording.answer_floor]
+    ends = profile.names.query_entities(query)
+    # a relation's two ends ask one thing when a unit names both (between A and B is no question in two parts)
+    asked = [query] if state.query_type == "relation" and relevant and linking(relevant, ends) else parts(query)
     found: list = []
     for part in asked if len(asked) >= 2 else ():
         found.append(answering(part, query, ranking, [f for f in found if f is not None]))
-    relevant = [s for s in ranking if s.cover >= THRESHOLD or s.held >= profile.wording.answer_floor]
     if not any(found) and not any(s.cover >= THRESHOLD for s in relevant) and (gaps or not relevant):
         lack = p["lacking"].format(words=p["separator"].join(gaps)) if gaps else p["no_passage"]
         return {"answer": f"{p['refusal']}{p['end']}{lack}", "citations": ()}
     chosen = [s for s in found if s is not None][:3] or \
-        shaped(state.query_type, relevant, profile.names.query_entities(query))
+        shaped(state.query_type, relevant, ends)
+    if state.query_type != "synthesis":     # a synthesis is bounded by its points (`evidence.diverse`)
+        chosen = bounded(chosen, query)
     answer = p["according"] + "\n" + "\n".join(quoted(chosen, p))
     # a part no unit answers: what it names that the evidence lacks (never a word the evidence contains)
     absent = [w for part, got in zip(asked, found) if got is None for w in profile.wording.missing_things(part, text)]

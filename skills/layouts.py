@@ -3,10 +3,11 @@
 - compare: one labelled block per named side (a document the question names, else a named thing), each with
   its best unit and its own citation, per aspect when the profile compares on aspects, then a unit that names
   every side when one says how they relate (quoted; only a pack comparing on aspects, the statutes', adds its
-  same/different statement per aspect);
+  same/different statement per aspect); without aspects, the blocks and that unit quote at most
+  `evidence.QUOTED` sentences where cutting a unit to its best sentence allows (`bounds`);
 - synthesis: up to six relevant points from distinct documents (`evidence.diverse`);
-- relation: the edge first (A —relation→ B), then the unit that states it; without an edge, the unit naming
-  both ends.
+- relation: the edge first (A —relation→ B), then the unit that states it, the passages within the bound
+  (`bounds`); without an edge, the unit naming both ends.
 
 The units come from `evidence.ranked` (scored against the question). Each layout returns None when it cannot
 lay out an answer (e.g. fewer than two sides), and the generic extractive answer is used instead. Words come
@@ -26,6 +27,7 @@ from .evidence import Scored, diverse, names, naming
 from .profile import CorpusProfile
 from .named import named_things
 from .coverage import SubQuestion, coverage
+from .bounds import bounded
 from .sentences import STOPWORDS, covered, keywords
 
 
@@ -198,7 +200,8 @@ def speaks_for(unit: Scored, name: str, named: Sequence[str], steered: frozenset
     (stating the compared aspect: `on_aspect`); then one defining it (opening with the name, a link's text
     counting as its words, quoted or before a copula: "Suggests" Many users…, cron is the daemon…, [PolicyKit](…) is…); then one that says
     something (not a shell command, not a link alone); then one saying the name as the question writes it (apt,
-    not APT); then one naming no other side; then one opening with the name."""
+    not APT); then one naming no other side unless it opens with this one (its subject: `bzip2 foo | compress
+    "foo"… (better compression than gzip)` speaks for bzip2); then one opening with the name."""
     text, title = _BARE_LINK.sub(r"\1", unit.text), unit.hit.title + " " + unit.hit.source
     forms = said(name)
     others = [o for o in named if o != name]
@@ -210,7 +213,14 @@ def speaks_for(unit: Scored, name: str, named: Sequence[str], steered: frozenset
         re.findall(r"[A-Za-z]{2,}|[\u4e00-\u9fff]", " ".join(_BARE_LINK.findall(unit.text)))) + 1
     elsewhere = any(names(title, o) for o in others) and not any(names(title, f) for f in forms)
     return (not own, elsewhere, not contrasts(unit, name, others), unit.text not in steered, not defines,
-            not says, not any(exactly(text, f) for f in forms), any(names(text, o) for o in others), not opens)
+            not says, not any(exactly(text, f) for f in forms), any(names(text, o) for o in others) and not opens,
+            not opens)
+
+
+def naming_all(ranking: Sequence[Scored], sides: Sequence[tuple[str, Any]], used: set[str]) -> list[Scored]:
+    """Returns the best unit not yet `used` that names every side (how they relate, when one says so), or none."""
+    return [r for r in ranking if r.text not in used
+            and all(any(names(r.text, f) for f in said(name)) for name, _ in sides)][:1]
 
 
 def compare_answer(state: State, hits: Sequence[Hit], profile: CorpusProfile,
@@ -227,6 +237,7 @@ def compare_answer(state: State, hits: Sequence[Hit], profile: CorpusProfile,
     aspects = [a for a in (profile.comparison.named_aspects(query) or profile.comparison.aspects(query)) if a[0]] if documents else []
     lines: list[str] = []
     used: set[str] = set()
+    between: list[Scored] = []
     for aspect, cues in aspects or [("", ())]:
         blocks: list[tuple[list[str], Optional[Scored]]] = []
         for name, own in sides:    # each side its own unit: one quoted for a side is not quoted again for the next
@@ -239,6 +250,11 @@ def compare_answer(state: State, hits: Sequence[Hit], profile: CorpusProfile,
             used.update([got.text] if got is not None else [])
         if aspect:
             lines.append(p["aspect"].format(aspect=aspect))
+        else:   # one block per side and the unit naming both: at most `QUOTED` sentences where cutting allows
+            cuts = iter(bounded([g for _, g in blocks if g is not None] + naming_all(ranking, sides, used), query,
+                                keep=sum(g is not None for _, g in blocks)))
+            blocks = [(called, got if got is None else next(cuts)) for called, got in blocks]
+            between = list(cuts)
         for called, got in blocks:
             title = label(p["separator"].join(called))
             if got is None:
@@ -252,10 +268,10 @@ def compare_answer(state: State, hits: Sequence[Hit], profile: CorpusProfile,
             markers = "".join(dict.fromkeys(marker(g.hit, p["source"]) for g in found))
             stated = verdict(found[0].text, found[1].text, (sides[0][0], sides[1][0]), aspect, p)
             lines.append(f"- {stated}{p['end']}{markers}")
-    both = [r for r in ranking if r.text not in used
-            and all(any(names(r.text, f) for f in said(name)) for name, _ in sides)]
-    if both:
-        lines.append(p["between"] + "\n- " + line(both[0].text, both[0].hit, p))
+    if aspects:     # a pack's aspects, each with its verdict, then the unit naming both as before
+        between = naming_all(ranking, sides, used)
+    if between:
+        lines.append(p["between"] + "\n- " + line(between[0].text, between[0].hit, p))
     return answer_of(lines, hits, p)
 
 
@@ -287,14 +303,20 @@ def relation_answer(state: State, hits: Sequence[Hit], profile: CorpusProfile,
         if r.relation in asked:
             first.setdefault((r.head, r.relation, r.tail), r)  # each fact once, from its best-ranked edge
     edges = list(first.values())[:3]
-    lines: list[str] = []
+    stated = []
     for rel in edges:
         stating = [h for h in hits if h.source == rel.source and (not rel.section or h.section == rel.section)]
-        lines.append(f"- {rel.head} —{rel.relation}→ {rel.tail}：")
         own = [r for r in ranking if r.hit in stating]
-        got = best_sentence(own, (rel.head, rel.tail)) if own else None
-        if got is not None:
-            lines.append(p["basis"] + line(got.text, got.hit, p))
+        stated.append(best_sentence(own, (rel.head, rel.tail)) if own else None)
+    kept = iter(bounded([g for g in stated if g is not None], state.original_query))
+    lines: list[str] = []
+    for rel, got in zip(edges, stated):
+        quote = None if got is None else next(kept, None)
+        if got is not None and quote is None:
+            continue    # the bound left its passage out: the edge goes with it
+        lines.append(f"- {rel.head} —{rel.relation}→ {rel.tail}：")
+        if quote is not None:
+            lines.append(p["basis"] + line(quote.text, quote.hit, p))
     if not any(l.startswith(p["basis"]) for l in lines):
         return None
     return answer_of(lines, hits, p)

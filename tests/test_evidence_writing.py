@@ -1,0 +1,127 @@
+"""How documentation is written, and what the offline answer quotes because of it (skills.evidence, layouts,
+neighbours): a glossary entry is one statement, a link's target is not what a line says, the subject of a
+comparing line is the side it speaks for, and a document says what it is about before its first heading.
+Small synthetic text in English and Chinese, shaped like the Debian corpora's."""
+from __future__ import annotations
+
+import pytest
+
+from lambdarag import Context, State
+from lambdarag.domains import profile_named
+from lambdarag.skills.evidence import candidates, ranked, said, shaped
+from lambdarag.skills.generate import extractive_answer
+from lambdarag.skills.store.records import Hit
+from tests.test_evidence import blocks, sourced
+
+GENERIC = profile_named("generic")
+
+
+def units(text: str) -> list[str]:
+    return [c.text for c in candidates((Hit(chunk_id="d.md#0", text=text, source="d.md"),), GENERIC)]
+
+
+@pytest.mark.parametrize("text, unit", [
+    ('- "Suggests"\n  - This declares a weak dependency. Many users can do without the packages listed.\n',
+     '"Suggests" This declares a weak dependency. Many users can do without the packages listed.'),
+    ("- “建议”\n  - 较弱的依赖。这个软件包的大多数用户可能会从中受益，但没有它们也可以有适当的功能。\n",
+     "“建议” 较弱的依赖。这个软件包的大多数用户可能会从中受益，但没有它们也可以有适当的功能。"),
+], ids=["en", "zh"])
+def test_a_term_and_a_two_sentence_definition_are_one_unit_and_a_chinese_term_is_kept(text, unit):
+    assert units(text) == [unit]
+
+
+def test_a_longer_definition_keeps_its_term_on_the_first_sentence_only():
+    text = '- "Breaks"\n  - This declares an incompatibility. Upgrade the packages. Or remove them first.\n'
+    assert units(text) == ['"Breaks" This declares an incompatibility.', "Upgrade the packages.",
+                           "Or remove them first."]
+
+
+def test_a_links_target_is_not_what_a_unit_says():
+    row = ("[ bzip2 ](http://packages.debian.org/sid/bzip2) | [V:161](http://qa.debian.org/popcon.php?packages=bzip2)"
+           " | compress utilities")
+    found = candidates((Hit(chunk_id="p.md#0", text=f"| {row} |", source="p.md"),), GENERIC)
+    assert said(found[0]).count("bzip2") == 1 and "http" not in said(found[0])
+
+
+@pytest.mark.parametrize("query, labels", [
+    ("How does bzip2 differ from gzip when compressing a file?", ("On “bzip2”:", "On “gzip”:")),
+    ("bzip2 和 gzip 压缩文件有什么区别？", ("关于「bzip2」：", "关于「gzip」：")),
+], ids=["en", "zh"])
+def test_a_unit_whose_subject_is_a_side_speaks_for_it_though_it_names_the_other(query, labels):
+    hits = sourced(("kernel.md", "| bzip2 | utilities for bz2 files |"),
+                   ("tools.md", "| bzip2 foo | compress foo to foo.bz2, better compression than gzip |"),
+                   ("tools.md", "| gzip foo | compress foo to foo.gz with the LZ77 coding |"))
+    text = extractive_answer(State.of(query, hits=hits, query_type="compare"),
+                             Context(resources={"profile": GENERIC}))["answer"]
+    bzip2, gzip = blocks(text, *labels)
+    assert "better compression than gzip" in bzip2 and "LZ77" in gzip, text
+
+
+def test_an_overview_point_on_a_document_is_its_opening_when_it_scores_near_its_best():
+    hits = (Hit(chunk_id="net.md#text", source="net.md", title="Network", section="", score=1.0,
+                text="Debian manages network connections with NetworkManager on desktops.\n"
+                     "Wireless networks are listed by the applet."),
+            Hit(chunk_id="low.md#text", source="low.md", title="Low level", section="", score=0.9,
+                text="For the low level network configuration, use the ip programs of iproute2.\n"
+                     "The command ip link lists network devices."),
+            Hit(chunk_id="low.md#Tools", source="low.md", title="Low level", section="Tools", score=0.8,
+                text="The command ip route lists the network routing table of Debian."))
+    query = "Give an overview of network configuration on Debian: NetworkManager and low level ip commands."
+    points = shaped("synthesis", ranked(query, hits, GENERIC))
+    low = next(p for p in points if p.hit.source == "low.md")
+    assert low.text.startswith("For the low level network configuration"), [p.text for p in points]
+    assert low.candidate.opening and not next(c for c in candidates(hits, GENERIC)
+                                              if c.text.startswith("The command ip route")).opening
+
+
+PIECE_ONE = ('- "Recommends"\n  - This declares a strong, but not absolute, dependency.\n'
+             '- "Suggests"\n  - This declares a weak dependency. ')
+PIECE_TWO = ("Many users of this package may benefit from the packages listed but can do without them.\n"
+             '- "Enhances"\n  - This declares a weak dependency like Suggests but in the opposite direction.')
+"""A long list the chunker cut at a sentence end, inside the definition of Suggests."""
+
+
+def test_a_definition_cut_between_two_pieces_of_a_section_is_read_whole_and_survives_the_check():
+    from lambdarag.skills.check import check_answer
+
+    section = "Package dependencies"
+    hits = (Hit(chunk_id=f"deps.md#{section}", text=PIECE_ONE, source="deps.md", title="deps", section=section,
+                score=1.0),
+            Hit(chunk_id=f"deps.md#{section}~2", text=PIECE_TWO, source="deps.md", title="deps", section=section,
+                score=0.9))
+    whole = '"Suggests" This declares a weak dependency. Many users of this package may benefit'
+    assert any(t.startswith(whole) for t in units_of(hits)), units_of(hits)
+    text = extractive_answer(State.of("How do Recommends and Suggests differ?", hits=hits, query_type="compare"),
+                             Context(resources={"profile": GENERIC}))["answer"]
+    _, suggests = blocks(text, "On “Recommends”:", "On “Suggests”:")
+    assert whole in suggests, text
+    assert check_answer(text, hits).passed, text
+
+
+def test_a_piece_opening_with_an_item_reads_nothing_of_the_piece_before():
+    hits = (Hit(chunk_id="d.md#S", text=PIECE_ONE, source="d.md", section="S"),
+            Hit(chunk_id="d.md#S~2", text='- "Enhances"\n  - This declares a reverse weak dependency.', source="d.md",
+                section="S"))
+    assert '"Enhances" This declares a reverse weak dependency.' in units_of(hits)
+    assert not any("Enhances" in t and "Suggests" in t for t in units_of(hits))
+
+
+def units_of(hits: tuple) -> list[str]:
+    return [c.text for c in candidates(hits, GENERIC)]
+
+
+def test_a_piece_cut_inside_a_code_block_reads_nothing_of_the_piece_before():
+    hits = (Hit(chunk_id="v.md#S", text="The options are listed so:\n```\n$ valgrind --help-dyn-options\n  -v -q",
+                source="v.md", section="S"),
+            Hit(chunk_id="v.md#S~2", text="es --gen-suppressions=all --trace-children\n```\nThey change at run time.",
+                source="v.md", section="S"))
+    assert not any("valgrind --help-dyn-options" in t and "trace-children" in t for t in units_of(hits))
+
+
+def test_a_piece_going_on_with_a_paragraph_reads_nothing_of_the_piece_before():
+    hits = (Hit(chunk_id="p.md#S", text="Helgrind reports races.\nIts output for this program is short.",
+                source="p.md", section="S"),
+            Hit(chunk_id="p.md#S~2", text="This often makes it clear which thread failed to lock.", source="p.md",
+                section="S"))
+    assert candidates(hits, GENERIC)[-1].hit.chunk_id == "p.md#S~2"
+    assert "This often makes it clear which thread failed to lock." in units_of(hits)
