@@ -382,7 +382,7 @@ def one_shot_collector() -> Iterator[None]:
 
 def one_blas_thread() -> None:
     """Keeps numpy's BLAS to one thread in a process about to load it, unless OPENBLAS_NUM_THREADS says otherwise:
-    one question's products are small, and starting a thread per core cost a one-shot `ask` about 0.07 CPU-s."""
+    one question's products are small, and starting a thread per core only costs a one-shot `ask` CPU."""
     if "numpy" not in sys.modules:
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
