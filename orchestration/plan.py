@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import TYPE_CHECKING, Annotated, Any, Callable, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Annotated, Any, Callable, ClassVar, Mapping, Optional, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
@@ -47,14 +47,16 @@ class Camel(BaseModel):
 def over_defaults(defaults: Mapping[str, Camel], data: Any) -> Any:
     """Returns `data` with each named entry laid over its own default, so a partial YAML entry keeps the rest.
 
-    Needed because entries of one table (e.g. `types.fact`, `types.synthesis`)
-    share a model but not their default values.
+    Needed because entries of one table (e.g. `types.fact`, `types.synthesis`) share a model but not their
+    default values, and a layer's shared rules (`FaqBar`, `HitsFloor` …) have none of their own. An entry is
+    named in snake_case or camelCase (`follow_up`, `followUp`).
     """
     if not isinstance(data, Mapping):
         return data
-    merged: dict[str, Any] = {k: v for k, v in data.items() if k not in defaults}
+    spelt = {name: next((k for k in (name, to_camel(name)) if k in data), name) for name in defaults}
+    merged: dict[str, Any] = {k: v for k, v in data.items() if k not in spelt.values()}
     for name, default in defaults.items():
-        given = data.get(name)
+        given = data.get(spelt[name])
         if given is None or isinstance(given, BaseModel) or not isinstance(given, Mapping):
             merged[name] = default if given is None else given
             continue
@@ -63,6 +65,25 @@ def over_defaults(defaults: Mapping[str, Camel], data: Any) -> Any:
         layered.update({(fields[k].alias or k) if k in fields else k: v for k, v in given.items()})
         merged[name] = layered
     return merged
+
+
+class Table(Camel):
+    """A config record whose entries named in `defaults` are laid over their own defaults (`over_defaults`)."""
+
+    defaults: ClassVar[Mapping[str, Camel]] = {}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _over_defaults(cls, data: Any) -> Any:
+        return over_defaults(cls.defaults, data)
+
+
+def table(name: str, defaults: Mapping[str, Camel], doc: str) -> type[Table]:
+    """Returns a `Table` with a field per entry of `defaults`, typed and defaulted by it, so an entry (a query
+    type, a risk category) is named once, in its defaults."""
+    fields = {"__annotations__": {entry: type(default) for entry, default in defaults.items()}, **defaults}
+    return type(name, (Table,), {"__module__": __name__, "__qualname__": name, "__doc__": doc,
+                                 "defaults": defaults, **fields})
 
 
 class TypeDefaults(Camel, Limits):
@@ -104,116 +125,104 @@ TYPE_DEFAULTS: dict[str, TypeDefaults] = {
 }
 
 
-class TypeTable(Camel):
-    """Per-query-type defaults; `default` serves queries of unknown type."""
-
-    default: TypeDefaults = TYPE_DEFAULTS["default"]
-    fact: TypeDefaults = TYPE_DEFAULTS["fact"]
-    compare: TypeDefaults = TYPE_DEFAULTS["compare"]
-    relation: TypeDefaults = TYPE_DEFAULTS["relation"]
-    synthesis: TypeDefaults = TYPE_DEFAULTS["synthesis"]
-    temporal: TypeDefaults = TYPE_DEFAULTS["temporal"]
-
-    @model_validator(mode="before")
-    @classmethod
-    def _layer(cls, data: Any) -> Any:
-        return over_defaults(TYPE_DEFAULTS, data)
-
-    def of(self, query_type: Optional[str]) -> TypeDefaults:
-        """Returns the defaults for `query_type` (None: the generic ones)."""
-        return getattr(self, query_type or "default")
+TypeTable = table("TypeTable", TYPE_DEFAULTS, "Per-query-type defaults; `default` serves queries of unknown type.")
 
 
-class RiskRule(Camel):
-    """How a risk category tightens the plan; a threshold of 0 raises nothing."""
+class FaqBar(Camel):
+    """A layer that raises the FAQ direct-answer threshold (no layer lowers one set before it)."""
 
-    threshold: Threshold = 0.0
-    """Score a FAQ must reach to answer a question of this category directly (the ladder's rung)."""
-    final_top_k: Count = 6
-    """Hits at least, so the answer rests on more evidence."""
+    threshold: Threshold
+    """FAQ direct-answer threshold at least; 0 raises nothing."""
+
+
+class HitsFloor(Camel):
+    """A layer that asks for more evidence."""
+
+    final_top_k: Count
+    """Hits at least."""
+
+
+class RecallCut(Camel):
+    """A layer that cuts document recall, never below a floor."""
+
+    doc_top_k_floor: Count
+    """Documents per retriever at least, when recall is cut."""
+
+
+class WiderRecall(Camel):
+    """A layer that may widen document recall."""
+
     widen_recall: bool = True
     """Recall `wideDocTopK` documents per retriever instead of `docTopK`."""
+
+
+class RiskRule(WiderRecall, HitsFloor, FaqBar):
+    """How a risk category tightens the plan: a FAQ bar, more evidence, wider recall."""
+
     full_faq_recall: bool = False
     """Undo the short-query cut of FAQ recall (money questions need every candidate)."""
 
 
 RISK_DEFAULTS: dict[str, RiskRule] = {
-    "pricing": RiskRule(threshold=0.84, full_faq_recall=True),
-    "compliance": RiskRule(threshold=0.86),
-    "troubleshooting": RiskRule(),
-    "summary": RiskRule(),
+    "pricing": RiskRule(threshold=0.84, final_top_k=6, full_faq_recall=True),
+    "compliance": RiskRule(threshold=0.86, final_top_k=6),
+    "troubleshooting": RiskRule(threshold=0.0, final_top_k=6),
+    "summary": RiskRule(threshold=0.0, final_top_k=6),
 }
 
 
-class RiskTable(Camel):
-    """Per-risk-category rules."""
-
-    pricing: RiskRule = RISK_DEFAULTS["pricing"]
-    compliance: RiskRule = RISK_DEFAULTS["compliance"]
-    troubleshooting: RiskRule = RISK_DEFAULTS["troubleshooting"]
-    summary: RiskRule = RISK_DEFAULTS["summary"]
-
-    @model_validator(mode="before")
-    @classmethod
-    def _layer(cls, data: Any) -> Any:
-        return over_defaults(RISK_DEFAULTS, data)
+RiskTable = table("RiskTable", RISK_DEFAULTS, "Per-risk-category rules.")
 
 
-class FaqLayer(Camel):
+class FaqLayer(RecallCut):
     """FAQ-first: trust a standard answer sooner, read fewer documents."""
 
     threshold_floor: Threshold = 0.62
     """Lowest FAQ direct-answer threshold a FAQ-style question may get."""
     threshold_discount: Threshold = 0.08
     """How far below `baseThreshold` a FAQ-style question's threshold goes (down to the floor)."""
-    doc_top_k_floor: Count = 8
-    """Documents per retriever at least, when recall is cut."""
     doc_top_k_divisor: Count = 2
     """Document recall is the type's `docTopK` divided by this (the FAQ is expected to answer)."""
 
 
-class KnowledgeLayer(Camel):
+class KnowledgeLayer(HitsFloor):
     """Knowledge question: several passages make one answer."""
 
-    final_top_k: Count = 5
-    """Hits at least."""
 
-
-class FollowUpLayer(Camel):
+class FollowUpLayer(HitsFloor, FaqBar):
     """Follow-up: the turn is incomplete, so recall more and answer from a FAQ only when very sure."""
 
-    threshold: Threshold = 0.78
-    """FAQ direct-answer threshold at least."""
     faq_top_k: Count = 24
     """FAQ candidates at least."""
-    final_top_k: Count = 5
-    """Hits at least."""
 
 
-class ShortQueryLayer(Camel):
+class ShortQueryLayer(RecallCut, FaqBar):
     """Short query: ambiguous, so recall fewer documents and raise the FAQ bar."""
 
     max_chars: Count = 12
     """A query of at most this many characters (punctuation and spaces not counted) is short."""
-    threshold: Threshold = 0.78
-    """FAQ direct-answer threshold at least."""
-    doc_top_k_floor: Count = 12
-    """Documents per retriever at least, when recall is cut."""
     final_multiplier: Count = 2
     """Document recall is cut to this many times the type's `finalTopK` (down to the floor)."""
     faq_top_k: Count = 10
     """FAQ candidates at most."""
 
 
-class TableLayer(Camel):
+class TableLayer(WiderRecall, HitsFloor):
     """Table question: keep table rows; a FAQ that merely resembles the question must not answer it."""
 
-    final_top_k: Count = 7
-    """Hits at least."""
-    widen_recall: bool = True
-    """Recall `wideDocTopK` documents per retriever instead of `docTopK`."""
     exact_faq_only: bool = True
     """A FAQ answers directly only when it matches the question exactly."""
+
+
+LAYER_DEFAULTS: dict[str, Camel] = {
+    "faq": FaqLayer(doc_top_k_floor=8),
+    "knowledge": KnowledgeLayer(final_top_k=5),
+    "follow_up": FollowUpLayer(threshold=0.78, final_top_k=5),
+    "short_query": ShortQueryLayer(threshold=0.78, doc_top_k_floor=12),
+    "table": TableLayer(final_top_k=7),
+}
+"""Each layer's numbers for the rules it shares with other layers (`FaqBar`, `HitsFloor`, `RecallCut`), which
+are declared once and so have no default of their own."""
 
 
 class DirectReplies(Camel):
@@ -231,7 +240,7 @@ class DirectReplies(Camel):
     human_service: str = "好的，已为您记录转人工请求，请通过人工服务渠道联系工作人员。"
 
 
-class PlanConfig(Camel):
+class PlanConfig(Table):
     """Every number of the retrieval plan; YAML section `orchestration.plan` (camelCase keys).
 
     The FAQ direct-answer thresholds form a ladder from FAQ-first (lowest) to a
@@ -244,14 +253,16 @@ class PlanConfig(Camel):
     """FAQ candidates retrieved."""
     fused_ratio: float = Field(default=1.5, ge=1.0)
     """Fused list length per document recalled by one retriever."""
-    faq: FaqLayer = FaqLayer()
-    knowledge: KnowledgeLayer = KnowledgeLayer()
-    follow_up: FollowUpLayer = FollowUpLayer()
-    short_query: ShortQueryLayer = ShortQueryLayer()
+    faq: FaqLayer = LAYER_DEFAULTS["faq"]
+    knowledge: KnowledgeLayer = LAYER_DEFAULTS["knowledge"]
+    follow_up: FollowUpLayer = LAYER_DEFAULTS["follow_up"]
+    short_query: ShortQueryLayer = LAYER_DEFAULTS["short_query"]
     risk: RiskTable = RiskTable()
-    table: TableLayer = TableLayer()
+    table: TableLayer = LAYER_DEFAULTS["table"]
     direct_reply: DirectReplies = DirectReplies()
     types: TypeTable = TypeTable()
+
+    defaults = LAYER_DEFAULTS
 
     @model_validator(mode="after")
     def _monotone_ladder(self) -> "PlanConfig":
@@ -438,7 +449,7 @@ def build_retrieval_plan(query: str, intent: str, config: PlanConfig, *, query_t
     check_choice("intent", intent, INTENTS)
     check_choice("query_type", query_type, QUERY_TYPES)
     check_choice("risk", risk or None, RISKS)
-    kind = config.types.of(query_type)
+    kind: TypeDefaults = getattr(config.types, query_type or "default")
     plan = RetrievalPlan(
         **kind.limits(), bm25_top_k=kind.doc_top_k, faq_top_k=config.faq_top_k,
         faq_direct_threshold=config.base_threshold, intent=intent,

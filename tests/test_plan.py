@@ -364,6 +364,25 @@ def test_config_reads_camel_case_yaml_and_keeps_per_entry_defaults():
         config.base_threshold = 0.5  # frozen
 
 
+def test_a_rule_shared_by_layers_is_declared_once_and_a_partial_entry_keeps_its_layer_s_number():
+    """`threshold`, `finalTopK` and `docTopKFloor` mean one thing in every layer that has them: one declaration
+    each (its bound and meaning), the layer's number in `LAYER_DEFAULTS`/`RISK_DEFAULTS`; the tables' entries are
+    the defaults' names."""
+    shared = {"threshold": planning.FaqBar, "final_top_k": planning.HitsFloor,
+              "doc_top_k_floor": planning.RecallCut, "widen_recall": planning.WiderRecall}
+    layers = [*planning.LAYER_DEFAULTS.values(), *planning.RISK_DEFAULTS.values()]
+    for layer in layers:
+        for name in type(layer).model_fields.keys() & shared.keys():
+            assert isinstance(layer, shared[name]), (type(layer).__name__, name)
+            assert name not in vars(type(layer)).get("__annotations__", {}), (type(layer).__name__, name)
+    assert list(planning.TypeTable.model_fields) == list(planning.TYPE_DEFAULTS)
+    assert list(planning.RiskTable.model_fields) == list(planning.RISK_DEFAULTS)
+    config = PlanConfig.model_validate({"followUp": {"faqTopK": 30}, "table": {"exactFaqOnly": False}})
+    assert (config.follow_up.faq_top_k, config.follow_up.threshold, config.follow_up.final_top_k) == (30, 0.78, 5)
+    assert (config.table.final_top_k, config.table.widen_recall) == (7, True)
+    assert PlanConfig(follow_up={"faq_top_k": 30}) == PlanConfig(followUp={"faqTopK": 30})
+
+
 @pytest.mark.parametrize("data, where, what", [
     ({"topK": 3}, "topK", "Extra inputs are not permitted"),
     ({"risk": {"pricing": {"treshold": 0.9}}}, "risk.pricing.treshold", "Extra inputs are not permitted"),
