@@ -249,11 +249,12 @@ def typed_call(fn: Callable[..., Any], contract: Contract) -> Callable[[State, A
     ctx_at = contract.ctx_at
     to_writes = as_writes(contract.record)
     grouped = contract.grouped
+    names = [f for f, _ in params]
 
     def call(state: State, ctx: Any) -> Mapping[str, Any]:
         args = [getattr(state, f) if d is MISSING else getattr(state, f, d) for f, d in params]
         if grouped is not None:
-            args = [grouped(*args)]
+            args = [grouped(**dict(zip(names, args)))]
         if ctx_at is not None:
             args.insert(ctx_at, ctx)
         return to_writes(fn(*args))

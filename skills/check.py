@@ -17,10 +17,10 @@ from typing import Any, Literal, Mapping, Optional, Sequence, TypedDict
 
 from pydantic import Field
 
-from lambdarag import Context, Lam, Reads, Reply, State, Verdict, tool
+from lambdarag import Context, Lam, Reply, State, Verdict, tool
 from lambdarag.stream import Attempt, Retract, live_text
 
-from .context import MARKER, Cited, cited, claims, citable, resolve, resolving
+from .context import MARKER, Citable, Cited, cited, claims, citable, resolve, resolving
 from .evidence import normalised, piece
 from .generate import REFUSAL
 from .phrasing import EN
@@ -28,7 +28,7 @@ from .prompts import ProfilePrompt
 from .registry import skill
 from .sentences import bigrams, covered, split_sentences
 from .store.instructions import flagged
-from .store.records import Citation, Hit, Hits, RetrievalPlan, WikiPage
+from .store.records import Citation, Hit
 
 Status = Literal["supported", "unsupported", "missing"]
 SUPPORT = 0.5
@@ -163,15 +163,11 @@ class CheckOutput(Reply):
     items: list[CitationJudgement] = Field(default_factory=list)
 
 
-@dataclass(frozen=True)
-class Checking(Reads):
+@dataclass(frozen=True, kw_only=True)
+class Checking(Citable):
     """What an answer's citations are checked against: what it may cite."""
 
     answer: str
-    hits: Hits
-    plan: RetrievalPlan
-    wiki_pages: tuple[WikiPage, ...] = ()
-    neighbours: tuple[Hit, ...] = ()
 
 
 class Checked(TypedDict):

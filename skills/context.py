@@ -147,16 +147,22 @@ def render_context(state: State, near: Optional[Sequence[Hit]] = None) -> str:
 
 
 @dataclass(frozen=True)
-class Cited(Reads):
-    """An answer with the citations it makes and what it may cite (`citable`): what checks and fact extraction
-    read."""
+class Citable(Reads):
+    """What an answer may cite (`citable`): the context's hits under the plan, the wiki pages read and the
+    neighbours the context shows; the base of every read that writes or checks citations."""
 
-    answer: str
-    citations: tuple[Citation, ...]
     hits: Hits
     plan: RetrievalPlan
     wiki_pages: tuple[WikiPage, ...] = ()
     neighbours: tuple[Hit, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Cited(Citable):
+    """An answer with the citations it makes and what it may cite: what checks and fact extraction read."""
+
+    answer: str
+    citations: tuple[Citation, ...]
 
 
 @dataclass(frozen=True)

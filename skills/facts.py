@@ -13,11 +13,11 @@ from typing import Any, Optional, TypedDict
 
 from pydantic import Field
 
-from lambdarag import Context, Lam, Reads, Reply, State, tool
-from .store.records import Citation, Hit, Hits, Relation, RetrievalPlan, WikiPage
+from lambdarag import Context, Lam, Reply, State, tool
+from .store.records import Citation, Relation
 from lambdarag.state import ALL_ACCESS, Record
 
-from .context import Cited, citable, claims, resolve
+from .context import Citable, Cited, citable, claims, resolve
 from .support import attesting, unsupported
 from .profile import CorpusProfile, profile_of
 from .registry import skill
@@ -98,16 +98,12 @@ class FactOutput(Reply):
     relations: list[FactRelation] = Field(default_factory=list)
 
 
-@dataclass(frozen=True)
-class Supporting(Reads):
+@dataclass(frozen=True, kw_only=True)
+class Supporting(Citable):
     """What the write-back gate checks: the facts against what the answer cites."""
 
     facts: Optional[Facts]
     citations: tuple[Citation, ...]
-    hits: Hits
-    plan: RetrievalPlan
-    wiki_pages: tuple[WikiPage, ...] = ()
-    neighbours: tuple[Hit, ...] = ()
 
 
 def _from_llm(out: FactOutput, state: State) -> FactsOut:

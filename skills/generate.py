@@ -11,14 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence, TypedDict
 
-from lambdarag import Context, Count, Lam, Reads, State, Term, Verdict, tool
-from .store.records import Citation, Hit, Hits, Relation, RetrievalPlan, WikiPage
+from lambdarag import Context, Count, Lam, State, Term, Verdict, tool
+from .store.records import Citation, Hit, Relation
 from lambdarag.errors import InvalidOutput
 from lambdarag.lam import json_object
 
 from .coverage import THRESHOLD
 from .evidence import Scored, answering, linking, parts, ranked, shaped
-from .context import assemble_context, cited, citable, drop_markers, marker, numbered_markers, shown
+from .context import Citable, assemble_context, cited, citable, drop_markers, marker, numbered_markers, shown
 from .bounds import bounded
 from .layouts import laid_out
 from .phrasing import ZH
@@ -39,18 +39,14 @@ def quoted(evidence: Sequence[Scored], p: Mapping[str, str]) -> list[str]:
     return [f"- {e.text.rstrip('；;，,')}{marker(e.hit, p['source'])}" for e in evidence]
 
 
-@dataclass(frozen=True)
-class Answering(Reads):
-    """What an answer is written from: the question and the context's hits under the plan; the rest is used
-    when an earlier term wrote it (so the term closes after any retriever), `verdict` by a `Guard`'s retry."""
+@dataclass(frozen=True, kw_only=True)
+class Answering(Citable):
+    """What an answer is written from: the question and what it may cite; the rest is used when an earlier term
+    wrote it (so the term closes after any retriever), `verdict` by a `Guard`'s retry."""
 
     original_query: str
-    hits: Hits
-    plan: RetrievalPlan
     query_type: Optional[str] = None
     entities: tuple[str, ...] = ()
-    wiki_pages: tuple[WikiPage, ...] = ()
-    neighbours: tuple[Hit, ...] = ()
     sides: tuple[Any, ...] = ()
     relations: tuple[Relation, ...] = ()
     verdict: Optional[Verdict] = None

@@ -206,6 +206,23 @@ def note_of(state: Noting, *, prefix: str = "") -> Noted:
     return {"note": f"{prefix}{state.query}:{state.flag}:{len(state.entities)}"}
 
 
+@dataclass(frozen=True, kw_only=True)
+class NotingMore(Noting):
+    """`Noting` and one more read: a read extends a shared one (as every citing read extends `Citable`)."""
+
+    note: str
+
+
+@tool
+def note_again(state: NotingMore) -> Noted:
+    return {"note": f"{state.note}|{state.query}:{state.flag}:{len(state.entities)}"}
+
+
+def test_a_read_extending_a_shared_read_gets_every_field_by_name():
+    assert note_again.reads() == {"query", "flag", "note"} and note_again.optional == {"entities"}
+    assert (flag >> note_of >> note_again).run("ab", generic_ctx()).note == "ab:True:0|ab:True:0"
+
+
 def test_reads_handed_in_as_one_record_are_declared_by_its_fields_and_configured_like_parameters():
     assert note_of.reads() == {"query", "flag"} and note_of.optional == {"entities"}
     assert dict(note_of.read_types()) == {"query": str, "flag": bool, "entities": tuple[str, ...]}
