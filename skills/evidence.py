@@ -66,16 +66,23 @@ _QUESTION = re.compile(r"[?？][」』”\"']?\s*$")
 
 
 @dataclass(frozen=True)
-class Candidate:
-    """A quotable unit of a context hit: its text, the hit it cites, that hit's rank, its heading path and kind,
-    the unit before it when this one names that as its subject (`lead`, scored with it, never quoted), and
-    whether it opens its document (`opening`: among the first `OPENING` units before any heading)."""
+class Unit:
+    """A piece of one hit's text that may be quoted whole (see the module docstring): its text, its heading path
+    and its kind (sentence, item, term, definition, option, row, command)."""
 
     text: str
-    hit: Hit
-    rank: int
     heading: str = ""
     kind: str = "sentence"
+
+
+@dataclass(frozen=True, kw_only=True)
+class Candidate(Unit):
+    """A unit of a context hit that may stand as an answer: the hit it cites, that hit's rank, the unit before it
+    when this one names that as its subject (`lead`, scored with it, never quoted), and whether it opens its
+    document (`opening`: among the first `OPENING` units before any heading)."""
+
+    hit: Hit
+    rank: int
     lead: str = ""
     opening: bool = False
 
@@ -129,14 +136,14 @@ def _row(line: str) -> str:
     return " | ".join(c.strip() for c in line.strip().strip("|").split("|") if c.strip())
 
 
-def units(hit: Hit, profile: Any) -> list[tuple[str, str, str]]:
-    """Returns the (text, heading path, kind) units of one hit, in order (see the module docstring).
+def units(hit: Hit, profile: Any) -> list[Unit]:
+    """Returns the units of one hit, in order (see the module docstring).
 
     Lines are gathered into blocks first: an option line with the description lines under it, a list item or
     a paragraph with its hard-wrapped continuation lines; a block ends at a blank line or where another one
     starts (a heading, a table row, an option, an item).
     """
-    out: list[tuple[str, str, str]] = []
+    out: list[Unit] = []
     path = [hit.section] if hit.section else []
     blocks: list[list] = []       # [kind, heading path, lines, indentation of the first]
     lines = hit.text.splitlines()
@@ -181,15 +188,15 @@ def units(hit: Hit, profile: Any) -> list[tuple[str, str, str]]:
         if kind == "option":
             option = _OPTIONS.match(block[0])
             said = " ".join([block[0][option.end():].strip(" :\t"), *block[1:]]).strip()
-            out.append((f"{block[0][:option.end()].strip()}  {said}".strip(), heading, kind))
+            out.append(Unit(f"{block[0][:option.end()].strip()}  {said}".strip(), heading, kind))
         elif kind in ("row", "command"):
-            out.append((block[0], heading, kind))
+            out.append(Unit(block[0], heading, kind))
         elif kind == "term":
             said = defined(block[0], "\n".join(block[1:]))
-            out += [(text, heading, "definition" if len(said) == 1 else "item") for text in said]
+            out += [Unit(text, heading, "definition" if len(said) == 1 else "item") for text in said]
         else:
             joined = "\n".join(FOOTNOTE.sub("", b) for b in block)
-            out += [(sentence, heading, kind) for sentence in sentences_of(joined)]
+            out += [Unit(sentence, heading, kind) for sentence in sentences_of(joined)]
     return out
 
 
@@ -333,8 +340,9 @@ def candidates(hits: Sequence[Hit], profile: Any) -> list[Candidate]:
         before = ""
         text_of = carried(hit, hits)
         read = hit if text_of == hit.text else hit.model_copy(update={"text": text_of})
-        for place, (text, heading, kind) in enumerate(units(read, profile)):
-            text = text if kind in ("row", "option", "command") else _clean(text, profile)
+        for place, unit in enumerate(units(read, profile)):
+            heading, kind = unit.heading, unit.kind
+            text = unit.text if kind in ("row", "option", "command") else _clean(unit.text, profile)
             lead, before = (before if profile.reading.refers_back(text) else ""), text
             key = normalised(text)
             if not key or key in seen or not stands(text, kind) or profile.reading.is_heading(text) \
@@ -342,7 +350,7 @@ def candidates(hits: Sequence[Hit], profile: Any) -> list[Candidate]:
                 continue
             seen.add(key)
             opening = not hit.section and not heading and place < OPENING and not _LEADS_IN.search(text)
-            out.append(Candidate(text, hit, rank, heading, kind, lead, opening))
+            out.append(Candidate(text, heading, kind, hit=hit, rank=rank, lead=lead, opening=opening))
     return out
 
 

@@ -337,7 +337,7 @@ def test_a_temporal_answer_quotes_the_unit_naming_a_version_or_date_not_one_sayi
     from lambdarag.skills.store.records import Hit
 
     hit = Hit(chunk_id="a#1", source="a.md", text=" ".join(texts))
-    ranking = [Scored(Candidate(t, hit, 0), 1.0 - i / 10, 1.0, 1.0) for i, t in enumerate(texts)]
+    ranking = [Scored(Candidate(t, hit=hit, rank=0), 1.0 - i / 10, 1.0, 1.0) for i, t in enumerate(texts)]
     assert temporal(ranking)[0].text == dated
 
 
@@ -379,7 +379,7 @@ def test_a_question_asking_for_an_option_is_answered_first_by_the_unit_naming_on
     from lambdarag.skills.store.records import Hit
 
     hit = Hit(chunk_id="a#1", source="a.md", text="\n".join(texts))
-    ranking = [Scored(Candidate(t, hit, 0), 1.0 - i / 4, 1.0, 1.0) for i, t in enumerate(texts)]
+    ranking = [Scored(Candidate(t, hit=hit, rank=0), 1.0 - i / 4, 1.0, 1.0) for i, t in enumerate(texts)]
     assert option_first(query, ranking)[0].text == texts[1]
     assert option_first("What does Memcheck show for uninitialised values?", ranking)[0].text == texts[0]
     far = [ranking[0], Scored(ranking[1].candidate, 0.5, 1.0, 1.0)]      # under LEAD of the best: not first

@@ -157,6 +157,6 @@ def test_a_fact_answer_quotes_at_most_three_sentences():
     short = hit("“/usr/bin/editor”指向系统默认的文本编辑器。", source, "设置默认文本编辑器", 2)
 
     def scored(h: Hit, score: float) -> Scored:
-        return Scored(Candidate(h.text.strip("| "), h, 0), score, 0.5, 0.5)
+        return Scored(Candidate(h.text.strip("| "), hit=h, rank=0), score, 0.5, 0.5)
     assert [s.hit for s in fact([scored(first, 1.0), scored(row, 0.95)])] == [first]   # 1 + 3 sentences: left out
     assert [s.hit for s in fact([scored(first, 1.0), scored(short, 0.95)])] == [first, short]
