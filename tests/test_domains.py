@@ -43,9 +43,10 @@ clauses are the statute pack's."""
 
 def statute_words() -> list[str]:
     """Returns the statute pack's own words, read from its data: relation names, a wiki page's section titles, entity
-    type names, kinds of document, and the phrases its answers and replies are worded with (their stretches between
-    placeholders), each as long as the length rule asks (`SHORTEST_WORD`, `SHORTEST_PHRASE`)."""
-    from lambdarag.domains.prc_statutes import StatuteProfile, edges, extract, kinds
+    type names, kinds of document, the words it adds to the risk cues, and the phrases its answers and replies are
+    worded with (their stretches between placeholders), each as long as the length rule asks (`SHORTEST_WORD`,
+    `SHORTEST_PHRASE`)."""
+    from lambdarag.domains.prc_statutes import StatuteProfile, cues, edges, extract, kinds
     from lambdarag.skills.phrasing import ZH
 
     sheet = StatuteProfile()
@@ -53,7 +54,8 @@ def statute_words() -> list[str]:
     sections = {title for title, _, _ in sheet.graph.page_sections}
     phrases = {part.strip(" -：:，。") for key, text in sheet.wording.phrasing("").items() if ZH.get(key) != text
                for part in re.split(r"\{[^}]*\}", text)}
-    words = {*relations, *sections, *sheet.graph.type_names.values(), *kinds.FOLDERS}
+    risks = {word for alternatives in cues.RISK_WORDS.values() for word in alternatives.split("|")}
+    words = {*relations, *sections, *sheet.graph.type_names.values(), *kinds.FOLDERS, *risks}
     return sorted({*(w for w in words if len(w) >= SHORTEST_WORD), *(p for p in phrases if len(p) >= SHORTEST_PHRASE)})
 
 
@@ -66,7 +68,7 @@ def test_generic_code_holds_no_statute_vocabulary():
 
     Rule: a word shorter than SHORTEST_WORD or a phrase stretch shorter than SHORTEST_PHRASE is not guarded; no word
     is exempted by name."""
-    assert {"发布机构", "立法依据", "司法解释", "监督指导"} <= set(statute_words())
+    assert {"发布机构", "立法依据", "司法解释", "监督指导", "法律责任", "出口管制"} <= set(statute_words())
     assert any("法律法规知识问答助手" in w for w in statute_words())
     hits = [f"{path.relative_to(ROOT)}:{n}: {line.strip()[:80]}"
             for top in GENERIC_CODE for path in sorted((ROOT / top).rglob("*"))
@@ -77,6 +79,30 @@ def test_generic_code_holds_no_statute_vocabulary():
 
 def doc(text: str, source: str = "guide.md") -> Document:
     return Document(id=source, source=source, title="Guide", text=text)
+
+
+def test_a_profile_is_a_data_sheet_that_never_reaches_a_run():
+    """Issue 39: `CorpusProfile` has at most 16 public members, a shipped profile adds no method (a pack's behaviour
+    is its own terms), and no function of its sheets takes the run's context, its state or an index."""
+    import dataclasses
+    import inspect
+
+    from lambdarag.domains import profile_named
+    from lambdarag.skills.profile import CorpusProfile
+
+    public = [name for name in dir(CorpusProfile) if not name.startswith("_")]
+    assert len(public) <= 16, public
+    run_parameters = {"ctx", "state", "backend", "index", "kb", "resources"}   # `context` of missing_things is text
+    for name in ("generic", "prc_statutes"):
+        profile = profile_named(name)
+        own = {k: v for k, v in vars(type(profile)).items() if not k.startswith("_")}
+        assert not [k for k, v in own.items() if inspect.isfunction(v) or isinstance(v, (property, classmethod))], own
+        for sheet in (getattr(profile, k) for k in public if dataclasses.is_dataclass(getattr(profile, k))):
+            for f in dataclasses.fields(sheet):
+                value = getattr(sheet, f.name)
+                if inspect.isfunction(value) or inspect.ismethod(value):
+                    taken = set(inspect.signature(value).parameters) & run_parameters
+                    assert not taken, f"{name}: {type(sheet).__name__}.{f.name} takes {sorted(taken)}"
 
 
 def test_headings_need_no_blank_line_and_fenced_code_never_yields_one():

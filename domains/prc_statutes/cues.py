@@ -78,8 +78,9 @@ def admits_type(kind: str, query: str) -> bool:
     return kind != "synthesis" or asks_for_survey(query)
 
 
-RISK_CUES = generic.widened(generic.RISK_CUES, {"pricing": "罚款|罚金",
-                                               "compliance": "合法|违法|法律责任|条款|报关|出口管制|制裁"})
-"""The generic risk cues with a statute question's fines and legal judgement."""
+RISK_WORDS = {"pricing": "罚款|罚金", "compliance": "合法|违法|法律责任|条款|报关|出口管制|制裁"}
+"""A statute question's fines and legal judgement: the words the statute pack adds to each risk category."""
+RISK_CUES = generic.widened(generic.RISK_CUES, RISK_WORDS)
+"""The generic risk cues with the statute pack's `RISK_WORDS`."""
 TABLE_CUE = re.compile(f"{generic.TABLE_CUE.pattern}|附表")
 """The generic table cue with the statutes' annexed tables (附表二里哪一栏…)."""
