@@ -102,9 +102,9 @@ class FallbackTaken(Event, kind="fallback"):
 
 @dataclass(frozen=True)
 class Step:
-    """A watched term started or ended on the main path, with the state at that moment (for the layer above)."""
+    """A watched term started or ended on the main path, with the state at that moment: not an event (it is never
+    queued, and has no wire form), what the sink's `relay` turns into one for the layer above."""
 
-    kind: ClassVar[str] = "step"
     term: str
     phase: str
     state: State
