@@ -152,18 +152,25 @@ def _own_entity(doc: Any) -> Any:
     return DocFacts(source=doc.source, entity=name, entities=[me])
 
 
-def _no_llm_extraction(doc: Any, llm: Any) -> Any:
-    from lambdarag.errors import ProviderError
-
-    raise ProviderError("this corpus profile has no LLM extraction")
-
-
 def _no_facts(hit: Any, text: str) -> tuple[list, list[tuple[str, str]]]:
     return [], []
 
 
 def _first(source: str) -> int:
     return 0
+
+
+@dataclass(frozen=True)
+class LLMReading:
+    """How an LLM is asked for the facts of a document (`skills.wiki.llm_facts` makes the call): the prompt, the
+    reply's model, and the facts a parsed reply gives."""
+
+    prompt: Callable[[Any], str]
+    """The prompt for a document, its output format included."""
+    reply: type
+    """The `lambdarag.Reply` model the answer must parse as."""
+    facts: Callable[[Any, Any], Any]
+    """The `DocFacts` of a document from its parsed reply; raises `InvalidOutput` on a reply that says nothing."""
 
 
 @dataclass(frozen=True)
@@ -174,9 +181,8 @@ class GraphRules:
     """Changes when extraction changes, so that incremental wiki compiles redo every document."""
     extract_document: Callable[[Any], Any] = _own_entity
     """The `DocFacts` (skills.wiki) of a document: its own entity, no relations by default."""
-    llm_extract: Callable[[Any, Any], Any] = _no_llm_extraction
-    """The `DocFacts` an LLM reads in a document (doc, llm); raises `ProviderError` when it fails (rules' output
-    stays)."""
+    llm_reading: Optional[LLMReading] = None
+    """How an LLM reads a document's facts when the wiki is compiled with one (None: no LLM extraction)."""
     answer_facts: Callable[[Any, str], tuple[list, list[tuple[str, str]]]] = _no_facts
     """(relations, (entity, type) pairs) the rules read in a cited passage of an answer (its hit, the passage)."""
     type_names: Mapping[str, str] = field(default_factory=dict)

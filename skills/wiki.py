@@ -20,7 +20,8 @@ from typing import Any, Optional, TypedDict, Union
 from lambdarag import Context, User, tool
 from lambdarag.state import ALL_ACCESS
 from .store.records import WikiPage
-from lambdarag.errors import ConfigError, ProviderError, StoreCorrupt
+from lambdarag.errors import ConfigError, InvalidOutput, ProviderError, StoreCorrupt
+from lambdarag.lam import parse_reply
 
 from .profile import CorpusProfile
 from .store.corpus import Corpus, Document
@@ -31,6 +32,8 @@ from .store.wiki import WikiStore
 from .registry import skill
 
 MANIFEST_SCHEMA = 1
+LLM_MAX_TOKENS = 1500
+"""Tokens an LLM may answer with about one document's facts (a cut reply fails rather than parse half)."""
 
 
 @dataclass
@@ -163,7 +166,7 @@ def compile_wiki(corpus: Corpus, wiki_dir: Union[str, Path], *, llm: Any = None,
         known[source] = {"hash": hashes[source], "entity": facts.entity}
         if llm is not None:
             try:
-                touched |= apply_facts(graph, profile.graph.llm_extract(doc, llm))
+                touched |= apply_facts(graph, llm_facts(doc, llm, profile))
             except ProviderError as e:
                 report.llm_failures.append(f"{source}: {e}")
                 known[source]["llm_failed"] = str(e)[:200]
@@ -194,6 +197,22 @@ def compile_wiki(corpus: Corpus, wiki_dir: Union[str, Path], *, llm: Any = None,
         generations.publish(wiki, target)
         generations.sweep(wiki, keep=(base, target))
     return report
+
+
+def llm_facts(doc: Document, llm: Any, profile: CorpusProfile) -> DocFacts:
+    """Returns the facts the LLM reads in `doc` as the profile asks (`GraphRules.llm_reading`).
+
+    Raises `ProviderError` (`InvalidOutput` included) when the profile has no LLM reading or the call or its reply
+    fails; the caller keeps the rules' output.
+    """
+    reading = profile.graph.llm_reading
+    if reading is None:
+        raise ProviderError("this corpus profile has no LLM extraction")
+    schema = reading.reply.model_json_schema()
+    reply = llm.complete([{"role": "user", "content": reading.prompt(doc)}], schema=schema, max_tokens=LLM_MAX_TOKENS)
+    if reply.finish_reason == "length":
+        raise InvalidOutput(f"LLM reply was cut at max_tokens={LLM_MAX_TOKENS} (finish_reason: length)")
+    return reading.facts(doc, parse_reply(reply.text, reading.reply))
 
 
 def render_page(graph: EntityGraph, name: str, profile: Optional[CorpusProfile] = None) -> str:

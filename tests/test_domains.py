@@ -83,7 +83,7 @@ def doc(text: str, source: str = "guide.md") -> Document:
 
 def test_a_profile_is_a_data_sheet_that_never_reaches_a_run():
     """Issue 39: `CorpusProfile` has at most 16 public members, a shipped profile adds no method (a pack's behaviour
-    is its own terms), and no function of its sheets takes the run's context, its state or an index."""
+    is its own terms), and no function of its sheets takes the run's context, its state, an index or an LLM."""
     import dataclasses
     import inspect
 
@@ -92,7 +92,7 @@ def test_a_profile_is_a_data_sheet_that_never_reaches_a_run():
 
     public = [name for name in dir(CorpusProfile) if not name.startswith("_")]
     assert len(public) <= 16, public
-    run_parameters = {"ctx", "state", "backend", "index", "kb", "resources"}   # `context` of missing_things is text
+    run_parameters = {"ctx", "state", "backend", "index", "kb", "resources", "llm"}   # missing_things' `context` is text
     for name in ("generic", "prc_statutes"):
         profile = profile_named(name)
         own = {k: v for k, v in vars(type(profile)).items() if not k.startswith("_")}

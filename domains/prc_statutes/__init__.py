@@ -40,7 +40,7 @@ class StatuteProfile(CorpusProfile):
     comparison = Comparison(aspects=aspects.aspects_of, named_aspects=aspects.named_aspects,
                             without_aspects=aspects.words_without_aspects)
     graph = GraphRules(rules_version=extract.RULES_VERSION, extract_document=extract.extract_document,
-                       llm_extract=extract.llm_extract, answer_facts=extract.answer_facts,
+                       llm_reading=extract.LLM_READING, answer_facts=extract.answer_facts,
                        type_names=extract.TYPE_NAMES, page_sections=extract.PAGE_SECTIONS,
                        support_cues=extract.SUPPORT_CUES, relation_cues=edges.CUES, asking_words=edges.ASKING,
                        expand_order=extract.EXPAND_ORDER, source_rank=ranks.source_rank)

@@ -19,12 +19,13 @@ from typing import Any, Optional, Union
 from pydantic import Field
 
 from lambdarag.errors import InvalidOutput
-from lambdarag.lam import Reply, parse_reply
+from lambdarag.lam import Reply
 
 from lambdarag.skills.store.corpus import Document
 from lambdarag.skills.store.graph import EntityRecord, Event, Label, RelationRecord, Version
 from lambdarag.skills.store.records import Relation
 from lambdarag.skills.store.graph import DocFacts
+from lambdarag.skills.profile import LLMReading
 
 from .hierarchy import agency_relations
 from .names import short_name
@@ -311,26 +312,31 @@ PROMPT = """你是法规知识图谱的构建助手。请从下面的法规文�
 {text}"""
 
 
-def llm_extract(doc: Document, llm: Any, *, max_chars: int = 6000, max_tokens: int = 1500) -> DocFacts:
-    """Returns the LLM's entities and relations for `doc`, validated and time-normalised.
+def publication_date(doc: Document) -> Optional[str]:
+    """Returns the date `doc` was published: its own, else the last dated event of its header lines."""
+    return doc.date or next((e.date for e in reversed(header_events(doc.headers)) if e.date), None)
 
-    Raises `ProviderError` (including `InvalidOutput`) when the call or its reply fails; the caller keeps the rules' output.
-    """
-    date = doc.date or next((e.date for e in reversed(header_events(doc.headers)) if e.date), None)
+
+def llm_prompt(doc: Document, max_chars: int = 6000) -> str:
+    """Returns the prompt asking for `doc`'s entities and relations, with the publication date relative times are
+    made absolute by, and the JSON schema of `LLMExtraction`."""
+    date = publication_date(doc)
     d = dt.date.fromisoformat(date) if date else None
     prompt = PROMPT.format(
         date=date or "未知", title=doc.title, headers="\n".join(doc.headers), text=doc.text[:max_chars],
         full=f"{d.year}年{d.month}月{d.day}日" if d else "发布日期", last=d.year - 1 if d else "发布年份-1",
         recent=d.year - 3 if d else "发布年份-3", year=d.year if d else "发布年份")
     schema = LLMExtraction.model_json_schema()
-    prompt += f"\n\n只输出一个符合以下 JSON Schema 的 JSON 对象（填入内容，不要照抄 Schema）：\n" \
-              f"{json.dumps(schema, ensure_ascii=False)}"
-    reply = llm.complete([{"role": "user", "content": prompt}], schema=schema, max_tokens=max_tokens)
-    if reply.finish_reason == "length":
-        raise InvalidOutput(f"LLM reply was cut at max_tokens={max_tokens} (finish_reason: length)")
-    out: LLMExtraction = parse_reply(reply.text, LLMExtraction)
+    return prompt + f"\n\n只输出一个符合以下 JSON Schema 的 JSON 对象（填入内容，不要照抄 Schema）：\n" \
+                    f"{json.dumps(schema, ensure_ascii=False)}"
+
+
+def llm_facts(doc: Document, out: LLMExtraction) -> DocFacts:
+    """Returns the LLM's entities and relations for `doc` as facts, names shortened and times made absolute;
+    raises `InvalidOutput` when the reply names nothing."""
     if not (out.entities or out.relations):
         raise InvalidOutput("LLM reply names no entities and no relations")
+    date = publication_date(doc)
     name = short_name(doc.title or doc.family)
     src = {doc.source: Label(department=doc.department, security_level=doc.security_level)}
     facts = DocFacts(source=doc.source, entity=name)
@@ -347,8 +353,12 @@ def llm_extract(doc: Document, llm: Any, *, max_chars: int = 6000, max_tokens: i
     return facts
 
 
-__all__ = ["DocFacts", "extract_document", "extract_relations", "extract_entities", "llm_extract", "normalise_time",
-           "parse_text", "entity_type", "header_events"]
+LLM_READING = LLMReading(prompt=llm_prompt, reply=LLMExtraction, facts=llm_facts)
+"""How an LLM reads a statute's facts when the wiki is compiled with one."""
+
+
+__all__ = ["DocFacts", "extract_document", "extract_relations", "extract_entities", "llm_prompt", "llm_facts",
+           "LLM_READING", "normalise_time", "parse_text", "entity_type", "header_events"]
 
 
 def answer_facts(hit: Any, text: str) -> tuple[list[Relation], list[tuple[str, str]]]:
