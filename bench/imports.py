@@ -6,6 +6,8 @@ checkout runs from its own PYTHONPATH with its own bytecode cache (PYTHONPYCACHE
 each first; the ask runs on the data home of $LAMBDARAG_HOME (the demo index built there), feedback off. On a
 shared machine the CPU seconds and the ratios are the result; wall time includes waiting for a core.
 `floor_cpu_s`: what a Python process costs here before any of this project's code runs (`FLOOR`), in the same run.
+`ask_phases_cpu_s`: where a warm in-process `ask` of this checkout spends its CPU, phase by phase in one process
+(`PHASES`), and what a second question costs in that process once everything is loaded.
 `resident`: a warm `ask` of this checkout answered by a resident it started (`serve --socket`), its CPU the client
 process's plus the resident's over that question (/proc/PID/stat, every thread; `resident_logged_cpu_s` is what the
 resident logged around the request): for `QUESTION` asked again (as `warm_ask`), and for `--new-questions` demo
@@ -43,6 +45,27 @@ FLOOR = {"python": "pass", "python_numpy": ONE_THREAD + "import numpy",
 and what the client of a resident answerer imports."""
 
 
+PHASES = ONE_THREAD + """
+import json, sys, time
+from lambdarag.orchestration.cli import one_shot_collector
+spent, last = {"python": time.process_time()}, time.process_time()
+def phase(name):
+    global last
+    spent[name], last = time.process_time() - last, time.process_time()
+with one_shot_collector():
+    import numpy; phase("numpy")
+    import pydantic.main; phase("pydantic")
+    from lambdarag import User
+    from lambdarag.orchestration import cli, search_unified, setup
+    from lambdarag.orchestration.feedback import worker
+    from lambdarag.skills.classify import prepare_classifier; phase("lambdarag_imports")
+    config = setup.resolve_config(None); phase("config")
+    prepare_classifier(setup.open_index(config, None).resources()["profile"]); phase("index_open")
+    search_unified.search(sys.argv[1], user=User(id="cli"), config=config); phase("question")
+    search_unified.search(sys.argv[2], user=User(id="cli"), config=config); phase("next_question")
+print(json.dumps(spent))
+"""
+"""One warm `ask`'s work in the order `ask` does it, timed per phase (CPU seconds), then a second question."""
 DEMO_QUESTIONS = [json.loads(line)["query"] for line in
                   (ROOT / "tests" / "data" / "demo_questions.jsonl").read_text("utf-8").splitlines()]
 
@@ -86,6 +109,15 @@ def process_cpu(pid: int) -> float:
     """Returns the CPU seconds (user + system, every thread, ended ones too) process `pid` has used so far."""
     fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def ask_phases(cache: str, runs: int, next_question: str) -> dict:
+    """Returns the median CPU seconds of each of `PHASES` over `runs` processes of this checkout."""
+    env = environment(ROOT, cache)
+    runs_spent = [json.loads(subprocess.run([sys.executable, "-c", PHASES, QUESTION, next_question], cwd=ROOT,
+                                            env=env, capture_output=True, text=True, check=True).stdout)
+                  for _ in range(runs)]
+    return {name: median(r[name] for r in runs_spent) for name in runs_spent[0]}
 
 
 def resident_asks(cache: str, questions: list[str]) -> dict:
@@ -144,6 +176,7 @@ def main() -> dict:
                                 (a, b)) for name, command in COMMANDS.items()}
         floor = {name: [run(ROOT, a, [code], ("-c",))[0] for _ in range(args.runs)] for name, code in FLOOR.items()}
         result["resident"] = resident(a, args.ask_runs, args.new_questions)
+        result["ask_phases_cpu_s"] = ask_phases(a, args.ask_runs, DEMO_QUESTIONS[0])
     result["floor_cpu_s"] = {name: median(t) for name, t in floor.items()}
     result["what"] = __doc__.split("\n\n")[0].replace("\n", " ")
     result["how"] = (f"python -m lambdarag.orchestration.cli from each checkout (B: {args.base}), own bytecode cache "

@@ -336,6 +336,9 @@ def imports(r: dict) -> str:
     if floor:
         text += (f"; a bare `python` here costs {floor['python']} CPU-s, with numpy {floor['python_numpy']}, with "
                  f"numpy and pydantic {floor['python_numpy_pydantic']}")
+    if "ask_phases_cpu_s" in r:
+        text += "; an in-process `ask` spends " + ", ".join(f"{v} on {k.replace('_', ' ')}"
+                                                            for k, v in r["ask_phases_cpu_s"].items())
     return text + (resident(r["resident"]) if "resident" in r else "")
 
 
