@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Optional, Sequence
 
 from lambdarag import __version__
-from lambdarag.errors import DeadlineExceeded, LambdaRAGError, ProviderError
+from lambdarag.errors import DeadlineExceeded, LambdaRAGError, ProviderError, ResidentRefused
 
+ASK_COMMANDS = ("ask", "search")
 USER_ERRORS = (LambdaRAGError, FileNotFoundError, PermissionError, IsADirectoryError)
 SERVICE_ERRORS = (DeadlineExceeded, ProviderError)
 EXIT_USER, EXIT_SERVICE = 2, 3
@@ -496,7 +497,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if args.socket:
         from lambdarag.orchestration.resident import serve_socket
 
-        return serve_socket(resolve_config(args.config), args.index)
+        return serve_socket(resolve_config(args.config), args.index, ask_argv)
     import uvicorn
 
     from lambdarag.orchestration.http_limits import trusting
@@ -813,7 +814,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     args = parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(name)s: %(message)s")
-    if args.command in ("ask", "search") and not args.stream:
+    if args.command in ASK_COMMANDS and not args.stream:
         with one_shot_collector():      # what it imports is kept to the end: no use scanning it
             from lambdarag.orchestration.resident import ask_resident
 
@@ -821,6 +822,19 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if code is not None:
             return code
     return run_command(args, COMMANDS[args.command])
+
+
+def ask_argv(argv: list[str]) -> int:
+    """Answers `lambdarag *argv` in this process, for the resident answerer (`resident.serve_socket`), or raises
+    `ResidentRefused` unless it is an `ask` without --stream."""
+    try:
+        args = parser().parse_args(argv)
+    except SystemExit:
+        raise ResidentRefused(f"bad arguments: {argv}") from None
+    if args.command not in ASK_COMMANDS or args.stream:
+        raise ResidentRefused("it answers `ask` without --stream only")
+    logging.getLogger().setLevel(logging.INFO if args.verbose else logging.WARNING)
+    return run_command(args, ask)
 
 
 def run_command(args: argparse.Namespace, command: Callable[[argparse.Namespace], int]) -> int:

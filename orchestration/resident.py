@@ -6,7 +6,7 @@ if it is a socket owned by this user with no group or other permission, and only
 anything else (another owner, a wrong mode, no listener, a reply not in `PROTOCOL`, a resident started with another
 environment) it prints one note and `ask` answers in-process. The resident answers only `ask` (never `--stream`),
 only for a peer of its own uid (SO_PEERCRED), one question at a time, in the asker's working folder, with the
-same code the in-process `ask` runs (`cli.run_command`), so its output and exit status are the in-process ones.
+same code the in-process `ask` runs (`cli.ask_argv`), so its output and exit status are the in-process ones.
 It logs each question's CPU seconds, which a warm `ask` costs on top of the client's.
 """
 from __future__ import annotations
@@ -23,7 +23,9 @@ import sys
 import time
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
+
+from lambdarag.errors import ResidentRefused, ResidentUnavailable
 
 PROTOCOL = "lambdarag-ask/1"
 SOCKET_NAME = "ask.sock"
@@ -34,7 +36,9 @@ REQUEST_SECONDS = 10.0
 ENVIRONMENT = ("LAMBDARAG_", "MILVUS_", "OPENAI_")
 """Prefixes of the environment variables an answer depends on (with names ending in _KEY or _TOKEN): a resident
 answers only a client whose values of them are its own."""
-ASK_COMMANDS = ("ask", "search")
+AskArgv = Callable[[list[str]], int]
+"""Answers `lambdarag *argv` in this process and returns its exit status, or raises `ResidentRefused` if it is not
+an `ask` the resident serves (`cli.ask_argv`)."""
 
 
 def socket_path() -> Path:
@@ -133,47 +137,33 @@ def ask_resident(argv: Sequence[str]) -> Optional[int]:
     return reply["exit"]
 
 
-class Refused(Exception):
-    """A request the resident does not answer; the client answers it in-process."""
-
-
-def answered(request: Any) -> dict:
+def answered(request: Any, ask_argv: AskArgv) -> dict:
     """Returns the reply to one request: `ask`'s exit status and output, as the in-process `ask` would give them."""
-    from lambdarag.orchestration.cli import ask, parser, run_command
-
     if not isinstance(request, dict) or request.get("protocol") != PROTOCOL:
-        raise Refused(f"not a {PROTOCOL} request")
+        raise ResidentRefused(f"not a {PROTOCOL} request")
     if request.get("env") != environment_digest():
-        raise Refused("it was started with other LAMBDARAG_*, MILVUS_*, OPENAI_* or key variables than this ask's; "
-                      "restart it from this environment")
+        raise ResidentRefused("it was started with other LAMBDARAG_*, MILVUS_*, OPENAI_* or key variables than this "
+                              "ask's; restart it from this environment")
     argv, cwd = request.get("argv"), request.get("cwd")
     if not (isinstance(argv, list) and all(isinstance(a, str) for a in argv) and isinstance(cwd, str)):
-        raise Refused("argv must be a list of strings and cwd a string")
-    err = io.StringIO()
-    try:
-        with redirect_stderr(err):
-            args = parser().parse_args(argv)
-    except SystemExit:
-        raise Refused(f"bad arguments: {err.getvalue().strip()}") from None
-    if args.command not in ASK_COMMANDS or args.stream:
-        raise Refused("it answers `ask` without --stream only")
+        raise ResidentRefused("argv must be a list of strings and cwd a string")
     out, err = io.StringIO(), io.StringIO()
     handler = logging.StreamHandler(err)
     handler.setFormatter(logging.Formatter("%(name)s: %(message)s"))
     root, here = logging.getLogger(), os.getcwd()
     kept, level = root.handlers[:], root.level
-    root.handlers, root.level = [handler], logging.INFO if args.verbose else logging.WARNING
+    root.handlers = [handler]
     try:
         os.chdir(cwd)
         with redirect_stdout(out), redirect_stderr(err):
-            code = run_command(args, ask)
+            code = ask_argv(argv)
     finally:
         os.chdir(here)
         root.handlers, root.level = kept, level
     return {"protocol": PROTOCOL, "exit": code, "stdout": out.getvalue(), "stderr": err.getvalue()}
 
 
-def answer_one(conn: socket.socket) -> None:
+def answer_one(conn: socket.socket, ask_argv: AskArgv) -> None:
     """Answers one connection: refuses a peer of another uid without reading it, else replies to its request."""
     if peer_uid(conn) != os.getuid():
         print(f"refused a connection from uid {peer_uid(conn)}", file=sys.stderr)
@@ -183,8 +173,8 @@ def answer_one(conn: socket.socket) -> None:
         conn.settimeout(REQUEST_SECONDS)
         request = json.loads(read_all(conn, MAX_REQUEST))
         conn.settimeout(None)
-        reply = answered(request)
-    except Refused as e:
+        reply = answered(request, ask_argv)
+    except ResidentRefused as e:
         reply = {"protocol": PROTOCOL, "refused": str(e)}
     except (OSError, ValueError) as e:
         reply = {"protocol": PROTOCOL, "refused": f"unreadable request: {e}"}
@@ -202,21 +192,19 @@ def answer_one(conn: socket.socket) -> None:
 
 def claim(path: Path) -> None:
     """Makes `path` free for a new socket: removes a stale socket of this user's, refuses anything else."""
-    from lambdarag.orchestration.cli import UsageError
-
     try:
         why = untrusted(path)
     except FileNotFoundError:
         return
     if why:
-        raise UsageError(f"serve --socket: {why}; remove it first")
+        raise ResidentUnavailable(f"serve --socket: {why}; remove it first")
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
         try:
             probe.connect(str(path))
         except ConnectionRefusedError:
             path.unlink()
             return
-    raise UsageError(f"serve --socket: a resident already answers at {path}")
+    raise ResidentUnavailable(f"serve --socket: a resident already answers at {path}")
 
 
 def listen(path: Path) -> socket.socket:
@@ -231,20 +219,20 @@ def listen(path: Path) -> socket.socket:
     return listener
 
 
-def serve_socket(config: Any, index: Optional[str]) -> int:
-    """Warms up on `index` (as `serve` does), then answers `ask` at `socket_path()` until interrupted."""
+def serve_socket(config: Any, index: Optional[str], ask_argv: AskArgv) -> int:
+    """Warms up on `index` (as `serve` does), then answers `ask` at `socket_path()` with `ask_argv` until stopped."""
     import signal
 
-    from lambdarag.orchestration.cli import UsageError
     from lambdarag.orchestration.serving import warm
 
     if not hasattr(socket, "SO_PEERCRED"):
-        raise UsageError("serve --socket needs SO_PEERCRED (Linux) to check who asks")
+        raise ResidentUnavailable("serve --socket needs SO_PEERCRED (Linux) to check who asks")
     if os.environ.get("LAMBDARAG_HOME"):
         os.environ["LAMBDARAG_HOME"] = os.path.abspath(os.environ["LAMBDARAG_HOME"])
     path = socket_path()
     if len(os.fsencode(path)) > 100:
-        raise UsageError(f"serve --socket: {path} is too long for a unix socket; set LAMBDARAG_HOME to a shorter path")
+        raise ResidentUnavailable(f"serve --socket: {path} is too long for a unix socket; set LAMBDARAG_HOME to a "
+                                  f"shorter path")
     claim(path)
     warm(config, index)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
@@ -254,7 +242,7 @@ def serve_socket(config: Any, index: Optional[str]) -> int:
             while True:
                 conn, _ = listener.accept()
                 with conn:
-                    answer_one(conn)
+                    answer_one(conn, ask_argv)
         except KeyboardInterrupt:
             return 0
         finally:

@@ -226,7 +226,9 @@ def test_the_resident_gives_the_json_an_in_process_ask_gives(resident):
 
 
 def test_the_resident_answers_ask_only(resident, monkeypatch):
-    from lambdarag.orchestration.resident import PROTOCOL, Refused, answered, environment_digest
+    from lambdarag.orchestration.cli import ask_argv
+    from lambdarag.errors import ResidentRefused
+    from lambdarag.orchestration.resident import PROTOCOL, answered, environment_digest
 
     home, _ = resident
     monkeypatch.setenv("LAMBDARAG_HOME", home)
@@ -234,12 +236,12 @@ def test_the_resident_answers_ask_only(resident, monkeypatch):
     for argv, why in ((["feedback", "revert", "x"], "ask` without --stream only"),
                       (["ask", "--stream", "q"], "ask` without --stream only"), (["ask"], "bad arguments"),
                       (["ask", 3], "list of strings")):
-        with pytest.raises(Refused, match=why):
-            answered({**request, "argv": argv})
-    with pytest.raises(Refused, match="other LAMBDARAG_"):
-        answered({**request, "argv": ["ask", "q"], "env": "0" * 64})
-    with pytest.raises(Refused, match="not a lambdarag-ask/1 request"):
-        answered({**request, "argv": ["ask", "q"], "protocol": "lambdarag-ask/0"})
+        with pytest.raises(ResidentRefused, match=why):
+            answered({**request, "argv": argv}, ask_argv)
+    with pytest.raises(ResidentRefused, match="other LAMBDARAG_"):
+        answered({**request, "argv": ["ask", "q"], "env": "0" * 64}, ask_argv)
+    with pytest.raises(ResidentRefused, match="not a lambdarag-ask/1 request"):
+        answered({**request, "argv": ["ask", "q"], "protocol": "lambdarag-ask/0"}, ask_argv)
 
 
 @pytest.fixture
@@ -335,7 +337,7 @@ def test_the_resident_refuses_a_peer_of_another_uid_before_reading_it(tmp_path, 
     path = os.path.join(folder, "ask.sock")
     listener = resident.listen(resident.Path(path))
     os.chmod(path, 0o666)                             # as if the mode were loosened: the peer check still holds
-    monkeypatch.setattr(resident, "answered", lambda request: pytest.fail("answered another user's request"))
+    monkeypatch.setattr(resident, "answered", lambda *_: pytest.fail("answered another user's request"))
     read, write = os.pipe()
     child = os.fork()
     if child == 0:                                    # another user asks
@@ -353,7 +355,7 @@ def test_the_resident_refuses_a_peer_of_another_uid_before_reading_it(tmp_path, 
     listener.settimeout(20)
     conn, _ = listener.accept()
     with conn, listener:
-        resident.answer_one(conn)
+        resident.answer_one(conn, lambda argv: pytest.fail("answered another user's request"))
     os.waitpid(child, 0)
     got = os.read(read, 100)         # closed without a word (a reset, when it closed before the asker's last byte)
     assert got == b"reply:" or got.startswith((b"ConnectionResetError", b"BrokenPipeError")), got
