@@ -360,3 +360,26 @@ def test_the_resident_refuses_a_peer_of_another_uid_before_reading_it(tmp_path, 
     got = os.read(read, 100)         # closed without a word (a reset, when it closed before the asker's last byte)
     assert got == b"reply:" or got.startswith((b"ConnectionResetError", b"BrokenPipeError")), got
     assert "refused a connection from uid 65534" in capsys.readouterr().err
+
+
+def test_a_new_resident_takes_over_a_stale_socket_only(fake_home):
+    import socket
+    from pathlib import Path
+
+    from lambdarag.errors import ResidentUnavailable
+    from lambdarag.orchestration.resident import claim, listen
+
+    path = Path(fake_home[1])
+    with socket.socket(socket.AF_UNIX) as stale:      # a resident that was killed left its socket
+        stale.bind(str(path))
+        os.chmod(path, 0o600)
+    claim(path)
+    assert not path.exists()
+    with listen(path):
+        assert oct(os.stat(path).st_mode & 0o777) == "0o600"
+        with pytest.raises(ResidentUnavailable, match="a resident already answers at"):
+            claim(path)
+    path.unlink()
+    path.write_text("")
+    with pytest.raises(ResidentUnavailable, match="is not a socket; remove it first"):
+        claim(path)
