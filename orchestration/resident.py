@@ -1,5 +1,7 @@
-"""An opt-in resident answerer: `lambdarag serve --socket` keeps the models and indexes loaded and answers `ask` over
-a unix socket in the data home, so a warm `ask` pays for a small client process and the question, not the imports.
+"""The opt-in resident answerer (`serve --socket`): it answers this user's `ask` over a socket, models kept loaded.
+
+`lambdarag serve --socket` warms up once and listens in the data home, so a warm `ask` pays for a small client
+process and the question, not for the imports.
 
 The client half (`ask_resident`) imports only the standard library and `skills.store.home`: it trusts the socket only
 if it is a socket owned by this user with no group or other permission, and only a peer running as this user; on
