@@ -174,6 +174,7 @@ def ask_as_cli(home: str, *argv: str, **env: str) -> tuple[int, str, str, bool]:
 @pytest.fixture(scope="module")
 def resident():
     """Yields the data home of a running `serve --socket` (a short path: a socket's is limited) and its process."""
+    import shutil
     import tempfile
     import time
 
@@ -191,6 +192,7 @@ def resident():
     proc.terminate()
     assert proc.wait(timeout=30) == 0
     assert not os.path.exists(sock)                  # a resident that stops takes its socket with it
+    shutil.rmtree(home)
 
 
 def normalised(text: str) -> str:
@@ -245,13 +247,14 @@ def test_the_resident_answers_ask_only(resident, monkeypatch):
 
 
 @pytest.fixture
-def fake_home(tmp_path, monkeypatch):
-    """Returns a data home (the process's, for `ask_resident`) and the path its resident socket would have."""
+def fake_home(monkeypatch):
+    """Yields a data home (the process's, for `ask_resident`; a short path: a socket's is limited) and the path its
+    resident socket would have."""
     import tempfile
 
-    home = tempfile.mkdtemp(prefix="lr-")
-    monkeypatch.setenv("LAMBDARAG_HOME", home)
-    return home, os.path.join(home, "ask.sock")
+    with tempfile.TemporaryDirectory(prefix="lr-") as home:
+        monkeypatch.setenv("LAMBDARAG_HOME", home)
+        yield home, os.path.join(home, "ask.sock")
 
 
 def replying(sock_path: str, reply: bytes):
@@ -324,15 +327,14 @@ def test_a_socket_of_another_user_or_mode_is_not_trusted(fake_home, capsys):
     assert "belongs to uid 65534, not to this user (uid 0)" in capsys.readouterr().err
 
 
-def test_the_resident_refuses_a_peer_of_another_uid_before_reading_it(tmp_path, monkeypatch, capsys):
+def test_the_resident_refuses_a_peer_of_another_uid_before_reading_it(fake_home, monkeypatch, capsys):
     import socket
-    import tempfile
 
     from lambdarag.orchestration import resident
 
     if os.getuid() != 0:
         pytest.skip("asking as another user needs root")
-    folder = tempfile.mkdtemp(prefix="lr-")
+    folder = fake_home[0]
     os.chmod(folder, 0o711)
     path = os.path.join(folder, "ask.sock")
     listener = resident.listen(resident.Path(path))
