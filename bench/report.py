@@ -330,11 +330,23 @@ def store(r: dict) -> str:
 
 def imports(r: dict) -> str:
     floor = r.get("floor_cpu_s")
-    return "; ".join(f"{label} {r[k]['cpu_s']['branch']} CPU-s vs {r[k]['cpu_s']['main']} on main "
+    text = "; ".join(f"{label} {r[k]['cpu_s']['branch']} CPU-s vs {r[k]['cpu_s']['main']} on main "
                      f"({r[k]['ratio_cpu']}×)" for label, k in (("`--help`", "help"), ("`where`", "where"),
-                                                                ("warm `ask`", "warm_ask"))) + (
-        f"; a bare `python` here costs {floor['python']} CPU-s, with numpy {floor['python_numpy']}, with numpy "
-        f"and pydantic {floor['python_numpy_pydantic']}" if floor else "")
+                                                                ("warm `ask`", "warm_ask")))
+    if floor:
+        text += (f"; a bare `python` here costs {floor['python']} CPU-s, with numpy {floor['python_numpy']}, with "
+                 f"numpy and pydantic {floor['python_numpy_pydantic']}")
+    if "ask_phases_cpu_s" in r:
+        text += "; an in-process `ask` spends " + ", ".join(f"{v} on {k.replace('_', ' ')}"
+                                                            for k, v in r["ask_phases_cpu_s"].items())
+    return text + (resident(r["resident"]) if "resident" in r else "")
+
+
+def resident(r: dict) -> str:
+    same, new = r["same_question"], r["new_questions"]
+    return (f"; answered by a resident (`serve --socket`): {same['cpu_s']} CPU-s (client {same['client_cpu_s']} + "
+            f"resident {same['resident_cpu_s']}), {new['runs']} questions it had not seen {new['cpu_s']} (client "
+            f"{new['client_cpu_s']} + resident {new['resident_cpu_s']}) vs {new['in_process_cpu_s']} in-process")
 
 
 def first_question(r: dict) -> str:

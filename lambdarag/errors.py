@@ -116,6 +116,16 @@ class StoreUnavailable(LambdaRAGError):
     engine and what to fix."""
 
 
+class ResidentUnavailable(LambdaRAGError):
+    """The resident answerer cannot listen here: its socket is taken, not this user's, too long, or peers cannot be
+    checked."""
+
+
+class ResidentRefused(LambdaRAGError):
+    """A request the resident answerer does not answer (not an `ask` it serves, another environment, another
+    protocol); the client answers it in-process."""
+
+
 class FeedbackRefused(LambdaRAGError):
     """A vote broke the feedback trust boundary (not an answer shown to this caller, a chunk it did not cite or show,
     a chunk the caller may not read); the message names the rule and echoes nothing the caller sent."""

@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Optional, Sequence
 
 from lambdarag import __version__
-from lambdarag.errors import DeadlineExceeded, LambdaRAGError, ProviderError
+from lambdarag.errors import DeadlineExceeded, LambdaRAGError, ProviderError, ResidentRefused
 
+ASK_COMMANDS = ("ask", "search")
 USER_ERRORS = (LambdaRAGError, FileNotFoundError, PermissionError, IsADirectoryError)
 SERVICE_ERRORS = (DeadlineExceeded, ProviderError)
 EXIT_USER, EXIT_SERVICE = 2, 3
@@ -489,12 +490,18 @@ def app_factory(spec: str) -> Callable[..., Any]:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """Serves a web app (default: the qademo demo, see --app) with uvicorn; its API answers once the index, models and
-    learned state are loaded (/ready), and answers 503 with Retry-After past server.maxInFlight requests."""
+    learned state are loaded (/ready), and answers 503 with Retry-After past server.maxInFlight requests. With
+    --socket, answers `ask` from a resident process instead (`orchestration.resident`)."""
+    from lambdarag.orchestration.setup import open_index, resolve_config
+
+    if args.socket:
+        from lambdarag.orchestration.resident import serve_socket
+
+        return serve_socket(resolve_config(args.config), args.index, ask_argv)
     import uvicorn
 
     from lambdarag.orchestration.http_limits import trusting
     from lambdarag.orchestration.serving import Gate, warm_in_background
-    from lambdarag.orchestration.setup import open_index, resolve_config
 
     if not 0 < args.port < 65536:
         raise UsageError(f"--port {args.port} is not a TCP port (1-65535)")
@@ -759,6 +766,9 @@ def parser() -> argparse.ArgumentParser:
     sv.add_argument("--port", type=int, default=8000, help="TCP port to listen on, on 127.0.0.1 (default 8000)")
     sv.add_argument("--app", default=DEMO_APP, help=f"web app factory as module:factory (default {DEMO_APP})")
     sv.add_argument("--index", default=None, help="index searched unless a request names one (default: the config's)")
+    sv.add_argument("--socket", action="store_true",
+                    help="instead of the web app, answer `lambdarag ask` of this user from a resident process at "
+                         "<data home>/ask.sock (mode 600), so a warm ask skips the imports")
     sv.add_argument("--config", default=argparse.SUPPRESS, type=Path, help="agent-config.yml to use")
     mc = sub.add_parser("mcp", help="serve an index to an agent as MCP tools (search, explain) over stdio",
                         description="Serves the tools search and explain with the official MCP SDK (pip install "
@@ -799,11 +809,38 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Runs the command line; returns the exit status."""
+    """Runs the command line; returns the exit status. `ask` (without --stream) is answered by the resident
+    answerer when the user started one (`serve --socket`), else in-process."""
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(name)s: %(message)s")
+    if args.command in ASK_COMMANDS and not args.stream:
+        with one_shot_collector():      # what it imports is kept to the end: no use scanning it
+            from lambdarag.orchestration.resident import ask_resident
+
+            code = ask_resident(argv)
+        if code is not None:
+            return code
+    return run_command(args, COMMANDS[args.command])
+
+
+def ask_argv(argv: list[str]) -> int:
+    """Answers `lambdarag *argv` in this process, for the resident answerer (`resident.serve_socket`), or raises
+    `ResidentRefused` unless it is an `ask` without --stream."""
     try:
-        return COMMANDS[args.command](args)
+        args = parser().parse_args(argv)
+    except SystemExit:
+        raise ResidentRefused(f"bad arguments: {argv}") from None
+    if args.command not in ASK_COMMANDS or args.stream:
+        raise ResidentRefused("it answers `ask` without --stream only")
+    logging.getLogger().setLevel(logging.INFO if args.verbose else logging.WARNING)
+    return run_command(args, ask)
+
+
+def run_command(args: argparse.Namespace, command: Callable[[argparse.Namespace], int]) -> int:
+    """Runs one command and returns its exit status, a failure reported in one line (`EXIT_USER`, `EXIT_SERVICE`)."""
+    try:
+        return command(args)
     except SERVICE_ERRORS as e:
         print(f"lambdarag {args.command}: {e}", file=sys.stderr)
         return EXIT_SERVICE
