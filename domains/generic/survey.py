@@ -7,7 +7,7 @@ further down. A page is about a topic when its content matches the question
 headings do too (`Headings`: BM25 over each document's title and heading
 lines), and the things the question lists (cron, at and anacron), when one is
 a name, each find their own best documents, by text and, for a proper name, by
-the headings that name it (Massif's output file format). Where the corpus numbers its files as an outline
+the headings that name it, its own or its chapter page's (Massif's output file format). Where the corpus numbers its files as an outline
 (15.00-… a chapter page, 15.01-… its sections: `Outline`), a chapter page among
 the first documents brings its sections, which are about its topic whatever
 words they use, and a chapter holding two of the plain ranking's first ten
@@ -23,7 +23,7 @@ import re
 from collections import defaultdict
 from dataclasses import replace
 from pathlib import PurePosixPath
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from lambdarag import State, Term
 from lambdarag.patterns.hybrid_search import hybrid_retrieval
@@ -101,10 +101,12 @@ class Headings:
         rows, scores = self.bm25.top(list(tokens), k)
         return [self.sources[int(r)] for r, s in zip(rows, scores) if s > 0]
 
-    def naming(self, thing: Sequence[str], tokens: Sequence[str], k: int) -> list[str]:
-        """Returns the documents among the `k` whose title and headings best match `tokens` that hold every word of
-        `thing` in their title or headings (Massif's output file format, for Massif among the things listed)."""
-        return [s for s in self.ranked(tokens, k) if thing and set(thing) <= self.words[s]]
+    def naming(self, thing: Sequence[str], aspect: Sequence[str], parent: Mapping[str, str]) -> list[str]:
+        """Returns the documents that hold every word of `thing` in their title or headings or in those of their
+        `parent` (Massif's output file format, for Massif; Basic block vector file format, a section of the chapter
+        on the BBV tool), those whose title and headings match `aspect` (the question's other words), best first."""
+        return [s for s in self.ranked(aspect, len(self.sources))
+                if thing and set(thing) <= self.words[s] | self.words.get(parent.get(s, ""), frozenset())]
 
 
 headings: PerObject[Headings] = PerObject(Headings)
@@ -129,12 +131,14 @@ class Outline:
         self.sections: dict[str, list[str]] = defaultdict(list)
         self.chapters: dict[tuple[int, ...], list[str]] = defaultdict(list)
         self.chapter: dict[str, tuple[int, ...]] = {}
+        self.page: dict[str, str] = {}
         for s, n in numbers.items():
             if len(n) > 1 and n[-1] != 0:
                 self.chapters[n[:-1]].append(s)
                 self.chapter[s] = n[:-1]
                 if n[:-1] in pages:
                     self.sections[pages[n[:-1]]].append(s)
+                    self.page[s] = pages[n[:-1]]
 
     def sections_by(self, page: str, ranking: Sequence[str]) -> list[str]:
         """Returns the sections under chapter page `page`, those `ranking` holds first in its order, then the rest
@@ -207,7 +211,7 @@ def titled_documents(backend: Any, query: str) -> list[str]:
     best match the question's other words (`Headings.naming`), in the list's order."""
     things, rest = named_list(query)
     table = headings(backend)
-    found = [table.naming(backend.tokenizer(thing), backend.tokenizer(f"{thing} {rest}"), COVER)[:1]
+    found = [table.naming(backend.tokenizer(thing), backend.tokenizer(rest), outline(backend).page)[:1]
              for thing in things if PROPER.search(thing)]
     return list(dict.fromkeys(d for docs in found for d in docs))
 
