@@ -269,6 +269,14 @@ GENERIC_RELATIONS = [  # written for this test (issue 41), about no corpus of an
     "容器工具用内核的哪个特性来隔离进程？",
     "引导程序查阅哪个文件来找到内核？",
     "哪个工具负责解释抑制文件？",
+    "Which key in the settings file chooses the theme?",
+    "What is the name of the option that controls the log rotation?",
+    "Which setting is used to pick the merge strategy?",
+    "Which services must be started before the network comes up?",
+    "In which file is the prompt colour configured?",
+    "哪些选项会影响编译速度？",
+    "提示符的颜色在哪个文件里配置？",
+    "启动网络服务之前需要先启动哪些服务？",
 ]
 
 
@@ -290,6 +298,9 @@ LOOKALIKE_FACTS = [  # how-to and where-is questions that share a relation quest
     "怎样决定缓存的大小？",
     "重启网络服务用哪个命令？",
     "What options does the command accept?",
+    "Which options do I need to build the docs?",
+    "How do I change where the cache is stored?",
+    "提示符的颜色怎么修改？",
 ]
 
 
@@ -315,6 +326,7 @@ GENERIC_TIMES_AND_SURVEYS = [  # written for this test (issue 41, round 10), abo
     ("长期支持版的生命周期有多长？", "temporal"),
     ("What are the different web servers the guide sets up?", "synthesis"),
     ("Which tools does the manual describe for monitoring disks?", "synthesis"),
+    ("有哪些选项可以压缩备份？", "synthesis"),
     ("How long does the build take?", "fact"),
     ("多久备份一次？", "fact"),
 ]

@@ -427,11 +427,45 @@ def test_a_survey_brings_in_the_sibling_sections_of_the_chapter_its_first_docume
     assert first[:2] == plain[:2] and "03.03-anacron.md" in first[:5], first
 
 
+@pytest.fixture(scope="module")
+def formats(tmp_path_factory):
+    """A manual of three tools: the section on each one's file format says so in its heading only (Gamma's names the
+    format, and its chapter page the tool), while usage and overview pages repeat the question's words in their
+    text."""
+    pages = {"05.01-alpha-usage.md": "# Using Alpha\n\nAlpha writes output files. Run Alpha and read its output files.\n",
+             "05.02-alpha-internals.md": "# Implementation details\n\n## Alpha's output file format\n\nOne cost per line.\n",
+             "06.01-beta-usage.md": "# Using Beta\n\nBeta writes output files. Run Beta and read its output files.\n",
+             "06.02-beta-format.md": "# Beta's output file format\n\nPlain text, one snapshot per line.\n",
+             "07.00-gamma.md": "# The Gamma tool\n\nGamma writes vectors.\n",
+             "07.01-vector-format.md": "# Vector file format\n\nDumped at fixed intervals.\n"}
+    for i, name in enumerate(("fonts", "printing", "mail", "sound")):
+        pages[f"0{1 + i}.01-{name}.md"] = (f"# {name.title()}\n\nThe {name} tools write output files, and Alpha, Beta "
+                                           f"and Gamma read such output files in several file formats.\n")
+    return index_of(tmp_path_factory, "formats", pages)
+
+
+def test_a_survey_leads_with_the_documents_whose_headings_name_a_listed_thing(formats):
+    # issue 41: the pages about each listed tool's file format say so in their headings, not in their text; a
+    # section whose chapter page names the tool names it too
+    from lambdarag.domains.generic.survey import titled_documents
+
+    query = "Summarize the output file formats written by Alpha, Beta and the Gamma tool."
+    assert titled_documents(formats, query) == ["05.02-alpha-internals.md", "06.02-beta-format.md",
+                                                "07.01-vector-format.md"]
+    out = build("survey_documents", {}).run(State.of(query, hits=(), time_range=None),
+                                          Context(resources={"index": formats})).hits
+    first = list(dict.fromkeys(h.source for h in out))
+    assert {"05.02-alpha-internals.md", "06.02-beta-format.md", "07.01-vector-format.md"} <= set(first[:6]), first
+
+
 @pytest.mark.parametrize("query, things", [
     ("Summarize the ways to rotate logs: logrotate, journald and cron jobs.", ["logrotate", "journald", "cron jobs"]),
     ("Give an overview of printing, from the spooler to the driver.", ["the spooler", "the driver"]),
     ("备份有哪些方式：整盘镜像、增量备份和快照？", ["整盘镜像", "增量备份", "快照"]),
     ("Summarize the ways to make a backup of files", []),
+    ("Summarize the output file formats written by Cachegrind, Massif and the BBV tool.",
+     ["Cachegrind", "Massif", "the BBV tool"]),
+    ("Which tools can profile a program's heap memory use, and what do they measure?", []),
 ])
 def test_a_survey_finds_the_things_its_question_lists(query, things):
     from lambdarag.domains.generic.survey import listed_things

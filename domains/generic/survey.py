@@ -6,7 +6,8 @@ further down. A page is about a topic when its content matches the question
 (the plain hybrid ranking: BM25 and dense, z-score fused) and its title and
 headings do too (`Headings`: BM25 over each document's title and heading
 lines), and the things the question lists (cron, at and anacron), when one is
-a name, each find their own best documents. Where the corpus numbers its files as an outline
+a name, each find their own best documents, by text and, for a proper name, by
+the headings that name it, its own or its chapter page's (Massif's output file format). Where the corpus numbers its files as an outline
 (15.00-… a chapter page, 15.01-… its sections: `Outline`), a chapter page among
 the first documents brings its sections, which are about its topic whatever
 words they use, and a chapter holding two of the plain ranking's first ten
@@ -22,7 +23,7 @@ import re
 from collections import defaultdict
 from dataclasses import replace
 from pathlib import PurePosixPath
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from lambdarag import State, Term
 from lambdarag.patterns.hybrid_search import hybrid_retrieval
@@ -50,8 +51,15 @@ LIST_START = re.compile(r"[:：]|\b(?:such as|like|including|from)\b|(?:比如|�
 NAME = re.compile(r"[A-Za-z0-9]")
 """What makes a listed thing a name (ps, Massif, systemd-networkd): a list of Chinese words alone (磁盘、移动介质和文件)
 names aspects of the topic, which the question's own ranking covers, not documents of their own."""
+PROPER = re.compile(r"[A-Z0-9_./-]")
+"""What makes a word a proper name (Cachegrind, systemd-networkd, cg_annotate), not a common word (use, stable): a
+heading naming a common word is not about the thing the question lists."""
 MAX_ITEM = 40
 """Characters of a listed thing at most: a longer part is a clause, not a thing."""
+NAMED_WEIGHT = 1.0
+"""Weight of the ranking of documents whose headings name a listed proper name (titled_documents) in the fusion: a
+heading naming the thing and the question's other words is as strong as the text (at 0.5 and 0.75 the dev survey
+of valgrind-en kept the format section of one of its three tools out of the first five)."""
 SEEDS = 3
 """Documents of the first fusion whose sections, when it is a chapter page (Outline), join the survey."""
 SECTIONS_WEIGHT = 0.5
@@ -81,8 +89,10 @@ class Headings:
             for heading in (chunk.section or "").split(" / "):
                 lines[chunk.source][heading] = None
         self.sources = [s for s in lines if s]
+        tokens = [index.tokenizer(" ".join(lines[s])) for s in self.sources]
+        self.words = {s: frozenset(t) for s, t in zip(self.sources, tokens)}
         self.bm25 = Bm25Index()
-        self.bm25.add([index.tokenizer(" ".join(lines[s])) for s in self.sources])
+        self.bm25.add(tokens)
 
     def ranked(self, tokens: Sequence[str], k: int) -> list[str]:
         """Returns the sources of the `k` documents whose title and headings best match `tokens` (a score above 0)."""
@@ -90,6 +100,13 @@ class Headings:
             return []
         rows, scores = self.bm25.top(list(tokens), k)
         return [self.sources[int(r)] for r, s in zip(rows, scores) if s > 0]
+
+    def naming(self, thing: Sequence[str], aspect: Sequence[str], parent: Mapping[str, str]) -> list[str]:
+        """Returns the documents that hold every word of `thing` in their title or headings or in those of their
+        `parent` (Massif's output file format, for Massif; Basic block vector file format, a section of the chapter
+        on the BBV tool), those whose title and headings match `aspect` (the question's other words), best first."""
+        return [s for s in self.ranked(aspect, len(self.sources))
+                if thing and set(thing) <= self.words[s] | self.words.get(parent.get(s, ""), frozenset())]
 
 
 headings: PerObject[Headings] = PerObject(Headings)
@@ -114,12 +131,14 @@ class Outline:
         self.sections: dict[str, list[str]] = defaultdict(list)
         self.chapters: dict[tuple[int, ...], list[str]] = defaultdict(list)
         self.chapter: dict[str, tuple[int, ...]] = {}
+        self.page: dict[str, str] = {}
         for s, n in numbers.items():
             if len(n) > 1 and n[-1] != 0:
                 self.chapters[n[:-1]].append(s)
                 self.chapter[s] = n[:-1]
                 if n[:-1] in pages:
                     self.sections[pages[n[:-1]]].append(s)
+                    self.page[s] = pages[n[:-1]]
 
     def sections_by(self, page: str, ranking: Sequence[str]) -> list[str]:
         """Returns the sections under chapter page `page`, those `ranking` holds first in its order, then the rest
@@ -154,22 +173,47 @@ def listed_things(query: str) -> list[str]:
     spans = start is not None and start.group(0).lower() in ("from", "从")
     parts = [p.strip(" ?？。.!！\"'“”") for part in LISTED.split(tail)
              for p in (SPANNED.split(part) if spans else [part])]
+    if not start and len(parts) > 2:
+        parts[0], parts[-1] = clause_end(parts[0], -1), clause_end(parts[-1], 0)
     parts = [p for p in parts if 1 < len(p) <= MAX_ITEM]
     return parts if len(parts) >= 2 else []
+
+
+def clause_end(part: str, end: int) -> str:
+    """Returns the name at the `end` (0: first, -1: last) of `part` when `part` is a clause longer than a listed
+    thing ("… written by Cachegrind", the first of "Cachegrind, Massif and the BBV tool"), else `part`."""
+    words = part.split()
+    return words[end] if len(part) > MAX_ITEM and words and PROPER.search(words[end]) else part
+
+
+def named_list(query: str) -> tuple[list[str], str]:
+    """Returns the things the question lists and its other words, or no things when none is a name (`NAME`)."""
+    things = listed_things(query)
+    if not any(NAME.search(t) for t in things):
+        return [], query
+    rest = query
+    for thing in things:
+        rest = rest.replace(thing, " ")
+    return things, rest
 
 
 def listed_documents(backend: Any, query: str, user: Any) -> list[str]:
     """Returns, round-robin, the best documents of each thing the question lists, each searched with the question's
     other words (BM25: a listed name is a word of the text); none when no listed thing is a name (`NAME`)."""
-    things = listed_things(query)
-    if not any(NAME.search(t) for t in things):
-        return []
-    rest = query
-    for thing in things:
-        rest = rest.replace(thing, " ")
+    things, rest = named_list(query)
     found = [list(dict.fromkeys(c.source for c, _ in backend.bm25(f"{thing} {rest}", 10, user=user)))[:2]
              for thing in things]
     return list(dict.fromkeys(d for rank in range(2) for docs in found if rank < len(docs) for d in [docs[rank]]))
+
+
+def titled_documents(backend: Any, query: str) -> list[str]:
+    """Returns, for each proper name the question lists (`PROPER`), the document whose title or headings name it and
+    best match the question's other words (`Headings.naming`), in the list's order."""
+    things, rest = named_list(query)
+    table = headings(backend)
+    found = [table.naming(backend.tokenizer(thing), backend.tokenizer(rest), outline(backend).page)[:1]
+             for thing in things if PROPER.search(thing)]
+    return list(dict.fromkeys(d for docs in found for d in docs))
 
 
 def fused_documents(*rankings: tuple[Sequence[str], float], k: int = RRF_K) -> list[str]:
@@ -223,7 +267,8 @@ def covering(ctx: Any, query: str, hits: Sequence[Hit], user: Any) -> tuple[Hit,
     leads = []
     first = list(best)[:1]  # the plain ranking's first document keeps its place: a survey adds, never subtracts
     listed = listed_documents(backend, query, user)
-    rankings = [(list(best), 1.0), (titled, HEADINGS_WEIGHT), (listed, 1.0)]
+    rankings = [(list(best), 1.0), (titled, HEADINGS_WEIGHT), (listed, 1.0),
+                (titled_documents(backend, query), NAMED_WEIGHT)]
     table = outline(backend)
     near = [d for seed in fused_documents(*rankings)[:SEEDS] for d in table.sections_by(seed, list(best))]
     fused = fused_documents(*rankings, (near, SECTIONS_WEIGHT), (table.siblings(list(best)), SIBLINGS_WEIGHT))
