@@ -113,10 +113,14 @@ def is_reference(text: str) -> bool:
 
 def stands(text: str, kind: str = "sentence") -> bool:
     """Returns whether a unit may stand as an answer: not a usage line, a bare cross-reference, a caption or a
-    question, and holding some words (a sentence or list item at least three: a term alone says nothing)."""
+    question, holding some words (a sentence or list item at least three: a term alone says nothing), and a
+    table row saying something past its first cell (`| gpg --armor --sign file | , , |` only repeats the row
+    above: its ditto cells mean nothing quoted alone)."""
     words = len(re.findall(r"[A-Za-z0-9][\w'./-]*", text)) + len(re.findall(r"[\u4e00-\u9fff]", text)) / 2
+    cells = text.split(" | ") if kind == "row" else []
     return (len(text) >= 6 and bool(re.search(r"[A-Za-z]{2}|[\u4e00-\u9fff]", text)) and not SYNOPSIS.search(text)
             and (words >= 3 or kind in ("row", "option", "command"))
+            and (len(cells) < 2 or any(re.search(r"\w", c) for c in cells[1:]))
             and not is_reference(text) and not _CAPTION.search(text) and not _QUESTION.search(text))
 
 
@@ -427,8 +431,9 @@ def signals(query: str, found: Sequence[Candidate], ctx: Any = None, dense: bool
             profile: Any = None) -> dict[str, np.ndarray]:
     """Returns each candidate's scaled BM25, heading and (with `dense` and an embedder) dense scores, by name.
 
-    Only the `DENSE_POOL` candidates best by the lexical signals are embedded (the others score 0 on dense):
-    embedding every unit of a long context costs more than the ranking gains below that pool.
+    Only the `DENSE_POOL` candidates best by the lexical signals and the documents' openings are embedded (the
+    others score 0 on dense): embedding every unit of a long context costs more than the ranking gains below that
+    pool, and an opening says what its document is about in words of its own, rarely the question's.
     """
     tokenize = tokenizer_of(ctx, profile)
     asked = tokenize(query)
@@ -436,7 +441,8 @@ def signals(query: str, found: Sequence[Candidate], ctx: Any = None, dense: bool
     out = {"bm25": scaled(bm25_scores(asked, [tokenize(said(c)) + tokenize(c.hit.title) for c in found])),
            "heading": scaled(bm25_scores(asked, [tokenize(c.heading) for c in found]))}
     if dense:
-        pool = np.argsort(-(out["bm25"] + out["heading"] / 2), kind="stable")[:DENSE_POOL]
+        best = np.argsort(-(out["bm25"] + out["heading"] / 2), kind="stable")[:DENSE_POOL]
+        pool = np.array(sorted(set(best.tolist()) | {i for i, c in enumerate(found) if c.opening}), dtype=int)
         vectors = dense_scores(query, [said(found[i]) for i in pool], ctx)
         if vectors is not None:
             out["dense"] = np.zeros(len(found))
@@ -651,8 +657,10 @@ def diverse(ranking: Sequence[Scored], limit: int = 6, floor: float = 0.6, balan
 
     Each pick maximises ``balance · score − (1 − balance) · likeness`` to what is picked (character-bigram
     overlap); a unit scoring under `floor` of the best is never taken, so a short list is never padded. A picked
-    document is quoted by its opening (`opening`) when that scores within `OPENING_SHARE` of the pick: an
-    overview's point on a document is what the document says it is about, which it says first.
+    document is quoted by its opening (`opening`) when that scores within `OPENING_SHARE` of the pick, or, when
+    the pick is a table row (a record, which says little of its document alone), when the opening is relevant in
+    its own right (`floor` of the best): an overview's point on a document is what the document says it is
+    about, which it says first.
     """
 
     if not ranking:
@@ -662,8 +670,10 @@ def diverse(ranking: Sequence[Scored], limit: int = 6, floor: float = 0.6, balan
     while pool and len(picked) < limit:
         best = max(pool, key=lambda s: balance * s.score
                    - (1 - balance) * max((covered(s.text, p.text) for p in picked), default=0.0))
+        bar = OPENING_SHARE * best.score
+        bar = min(bar, floor * ranking[0].score) if best.candidate.kind == "row" else bar
         opening = next((s for s in ranking if s.hit.source == best.hit.source and s.candidate.opening
-                        and s.score >= OPENING_SHARE * best.score), best)
+                        and s.score >= bar), best)
         picked.append(opening)
         pool = [s for s in pool if s.hit.source != best.hit.source]
     return picked
