@@ -69,7 +69,8 @@ _QUESTION = re.compile(r"[?？][」』”\"']?\s*$")
 class Candidate:
     """A quotable unit of a context hit: its text, the hit it cites, that hit's rank, its heading path and kind,
     the unit before it when this one names that as its subject (`lead`, scored with it, never quoted), and
-    whether it opens its document (`opening`: among the first `OPENING` units before any heading)."""
+    whether it opens its document (`opening`: among the first `OPENING` units before any heading), and its place
+    among the units of its hit (`place`, in reading order)."""
 
     text: str
     hit: Hit
@@ -78,6 +79,7 @@ class Candidate:
     kind: str = "sentence"
     lead: str = ""
     opening: bool = False
+    place: int = 0
 
 
 def normalised(text: str) -> str:
@@ -346,7 +348,7 @@ def candidates(hits: Sequence[Hit], profile: Any) -> list[Candidate]:
                 continue
             seen.add(key)
             opening = not hit.section and not heading and place < OPENING and not _LEADS_IN.search(text)
-            out.append(Candidate(text, hit, rank, heading, kind, lead, opening))
+            out.append(Candidate(text, hit, rank, heading, kind, lead, opening, place))
     return out
 
 
@@ -683,15 +685,39 @@ _VERSION = re.compile(r"\b(?:v(?:ersion)?\s*)?\d+(?:\.\d+)+\b|\b(?:19|20)\d\d\b|
                       r"|\d{4}\s*年|\d+(?:\.\d+)*\s*版|since|as of|deprecated", re.I)
 """A version or a date a unit names (Debian 8, 2.4.1, 2019年, since); never 自 or 起 alone (自己, 自治区,
 自开业之日起: a period, not a version)."""
+_PLACE_NUMBER = re.compile(r"\]\([^)]*\)|第\s*[\d.]+\s*[节章]|(?i:section|chapter|table|figure)\s+[\d.]+")
+"""A number naming a place in the text, never a version: a link's target (06.03-那-sid-呢.md), a section (第 6.3 节)."""
 
 
-def temporal(ranking: Sequence[Scored]) -> list[Scored]:
-    """Returns the best unit that names a version or a date (the best unit when none does), then a second as
-    `fact` would."""
-    dated = [s for s in ranking if _VERSION.search(s.text)]
-    if not dated:
+def dated(text: str) -> bool:
+    """Returns whether a unit names a version or a date (`_VERSION`) outside its links' targets and section numbers."""
+    return _VERSION.search(_PLACE_NUMBER.sub(" ", text)) is not None
+
+
+NOTE_AFTER = 2
+"""How many units after the one it dates a version note may come (a description's second sentence between)."""
+
+
+def dated_after(unit: Scored, ranking: Sequence[Scored]) -> Optional[Scored]:
+    """Returns the first dated unit of `ranking` at most `NOTE_AFTER` units after `unit` under its heading in its
+    hit, or None."""
+    near = [s for s in ranking if s.hit.chunk_id == unit.hit.chunk_id and s.candidate.heading == unit.candidate.heading
+            and 0 < s.candidate.place - unit.candidate.place <= NOTE_AFTER and dated(s.text)]
+    return min(near, key=lambda s: s.candidate.place, default=None)
+
+
+def temporal(ranking: Sequence[Scored], around: Sequence[Scored] = ()) -> list[Scored]:
+    """Returns the best unit that names a version or a date (the best unit when none scores near it), then a
+    second as `fact` would; an undated first unit is followed by a dated unit just after it among `around` (every
+    unit of the context: `dated_after`; This functionality is new in Valgrind 3.7.0: a version note follows what
+    it dates, in few of the question's words)."""
+    versioned = [s for s in ranking if dated(s.text)]
+    first = versioned[0] if versioned and versioned[0].score >= 0.7 * ranking[0].score else ranking[0]
+    after = None if dated(first.text) else dated_after(first, around or ranking)
+    if after is not None:
+        return [first, after]
+    if not versioned:
         return fact(ranking)
-    first = dated[0] if dated[0].score >= 0.7 * ranking[0].score else ranking[0]
     rest = [s for s in ranking if s is not first]
     return [first] + [s for s in rest[:1] if s.score >= SECOND * first.score]
 
@@ -712,13 +738,14 @@ def linking(ranking: Sequence[Scored], ends: Sequence[str]) -> Optional[Scored]:
     return both[0] if both and both[0].score >= 0.7 * ranking[0].score else None
 
 
-def shaped(query_type: Optional[str], ranking: Sequence[Scored], names: Sequence[str] = ()) -> list[Scored]:
+def shaped(query_type: Optional[str], ranking: Sequence[Scored], names: Sequence[str] = (),
+           around: Sequence[Scored] = ()) -> list[Scored]:
     """Returns the units an answer of this type quotes: a temporal question's dated unit, a synthesis's diverse
     points, a relation's unit naming both ends (`names`), else a fact's one or two units."""
     if not ranking:
         return []
     if query_type == "temporal":
-        return temporal(ranking)
+        return temporal(ranking, around)
     if query_type == "synthesis":
         return diverse(ranking)
     if query_type == "relation" and len(names) >= 2:

@@ -160,3 +160,22 @@ def test_an_overview_reads_the_opening_of_a_documents_row_and_quotes_it_for_that
                                  Context(resources={"profile": GENERIC}))["answer"]
         assert "For the low level network configuration on Linux, use the" in text, text
         assert "ip route show | display" not in text, text
+
+
+OPTIONS = ("--free-is-write=no|yes [default: no]\n"
+           "When enabled, Helgrind treats freeing of heap memory as if the memory was written before the free. "
+           "This exposes races where memory is freed by another thread.\n"
+           "This functionality is new in Valgrind 3.7.0, and is regarded as experimental. User feedback is welcomed.\n"
+           "--track-lockorders=no|yes [default: yes]\n"
+           "When enabled, Helgrind performs lock order consistency checking (see [Locks](03.02-locks.md)).\n")
+
+
+def test_a_version_note_after_the_unit_it_dates_joins_a_temporal_answer_and_a_link_target_is_no_version():
+    from lambdarag.skills.evidence import dated
+
+    hits = (Hit(chunk_id="opts.md#text", text=OPTIONS, source="opts.md", title="Helgrind options", score=1.0),)
+    query = "In which Valgrind release did Helgrind's --free-is-write option first appear?"
+    text = extractive_answer(State.of(query, hits=hits, query_type="temporal"),
+                             Context(resources={"profile": GENERIC}))["answer"]
+    assert "--free-is-write=no|yes" in text and "new in Valgrind 3.7.0" in text, text
+    assert not dated("see [Locks](03.02-locks.md) and 第 6.3 节") and dated("new in Valgrind 3.7.0")
