@@ -382,8 +382,9 @@ def scaled(values: np.ndarray) -> np.ndarray:
     return np.clip(values, 0.0, None) / top if top > 0 else np.zeros(len(values))
 
 
-def dense_scores(query: str, texts: Sequence[str], ctx: Any) -> Optional[np.ndarray]:
-    """Returns each text's cosine to the question's vector, min-max scaled, or None without an embedder.
+def dense_scores(query: str, texts: Sequence[str], ctx: Any, ranged: Optional[int] = None) -> Optional[np.ndarray]:
+    """Returns each text's cosine to the question's vector, min-max scaled over the first `ranged` texts (all by
+    default; the others clipped to that range), or None without an embedder.
 
     The question's vector is the one retrieval embedded (remembered, `query_vector`); the texts' vectors are
     remembered across questions and processes (`store.passage_vectors`), the new ones embedded within half of
@@ -409,8 +410,8 @@ def dense_scores(query: str, texts: Sequence[str], ctx: Any) -> Optional[np.ndar
                                f"the {len(texts)} sentences scored")
         return None
     cos = matrix @ vector / np.maximum(np.linalg.norm(matrix, axis=1) * np.linalg.norm(vector), 1e-12)
-    low, high = float(cos.min()), float(cos.max())
-    return (cos - low) / (high - low) if high > low else np.ones(len(cos))
+    low, high = float(cos[:ranged].min()), float(cos[:ranged].max())
+    return np.clip((cos - low) / (high - low), 0.0, 1.0) if high > low else np.ones(len(cos))
 
 
 def spendable(ctx: Any) -> Optional[float]:
@@ -435,7 +436,8 @@ def signals(query: str, found: Sequence[Candidate], ctx: Any = None, dense: bool
 
     Only the `DENSE_POOL` candidates best by the lexical signals and the documents' openings are embedded (the
     others score 0 on dense): embedding every unit of a long context costs more than the ranking gains below that
-    pool, and an opening says what its document is about in words of its own, rarely the question's.
+    pool, and an opening says what its document is about in words of its own, rarely the question's. The dense
+    scores are scaled over that pool alone, so adding the openings moves no other unit's score.
     """
     tokenize = tokenizer_of(ctx, profile)
     asked = tokenize(query)
@@ -444,8 +446,8 @@ def signals(query: str, found: Sequence[Candidate], ctx: Any = None, dense: bool
            "heading": scaled(bm25_scores(asked, [tokenize(c.heading) for c in found]))}
     if dense:
         best = np.argsort(-(out["bm25"] + out["heading"] / 2), kind="stable")[:DENSE_POOL]
-        pool = np.array(sorted(set(best.tolist()) | {i for i, c in enumerate(found) if c.opening}), dtype=int)
-        vectors = dense_scores(query, [said(found[i]) for i in pool], ctx)
+        pool = np.array([*best, *(i for i, c in enumerate(found) if c.opening and i not in set(best))], dtype=int)
+        vectors = dense_scores(query, [said(found[i]) for i in pool], ctx, ranged=len(best))
         if vectors is not None:
             out["dense"] = np.zeros(len(found))
             out["dense"][pool] = vectors
