@@ -195,8 +195,20 @@ def units(hit: Hit, profile: Any) -> list[tuple[str, str, str]]:
             out += [(text, heading, "definition" if len(said) == 1 else "item") for text in said]
         else:
             joined = "\n".join(FOOTNOTE.sub("", b) for b in block)
-            out += [(sentence, heading, kind) for sentence in sentences_of(joined)]
+            said = sentences_of(joined)
+            term = _GLOSSED.fullmatch(_ITEM.sub("", said[0])) if kind == "item" and len(said) > 1 else None
+            if term:    # a glossary item ("Possibly lost". This covers…): its sentences sit under the term
+                out += [(sentence, " / ".join(filter(None, [heading, f"“{term.group(1)}”"])), kind)
+                        for sentence in said[1:]]
+            else:
+                out += [(sentence, heading, kind) for sentence in said]
     return out
+
+
+_GLOSSED = re.compile(r"[\"“「*]+([^\"”」*]{2,40})[\"”」*]+\s*[.:：。]")
+"""A list item's first sentence that is a quoted term alone ("Possibly lost".): the item defines it, and its other
+sentences (This means that…) have it as their subject, so it is their heading, quoted (“Possibly lost”) as the
+glossary's term and no section's title."""
 
 
 _ENDED = re.compile(r"[.。!?！？;；:：)）]\s*$")
