@@ -386,21 +386,43 @@ def test_a_question_asking_for_an_option_is_answered_first_by_the_unit_naming_on
     assert option_first(query, far)[0].text == texts[0]
 
 
-def test_an_option_with_its_value_is_a_compare_side_whole_answered_from_its_options_description():
-    hits = sourced(("memcheck.md", "--leak-check=<no|summary|yes|full> [default: summary]\nWhen enabled, search for "
-                                   "memory leaks when the client program finishes. If set to summary, it says how "
-                                   "many leaks occurred. If set to full or yes, each individual leak will be shown "
-                                   "in detail.\nIf --xml=yes is given, memcheck will automatically use the value "
-                                   "--leak-check=full.\n--leak-resolution=<low|med|high> [default: high]\nWhen set "
-                                   "to low, only the first two entries need match."),
-                   ("requests.md", "VALGRIND_DO_QUICK_LEAK_CHECK: like VALGRIND_DO_LEAK_CHECK, except it produces "
-                                   "only a leak summary (like --leak-check=summary)."),
-                   ("requests.md", "VALGRIND_DO_LEAK_CHECK: does a full memory leak check (like --leak-check=full) "
-                                   "right now."))
-    text = answer("How does --leak-check=summary differ from --leak-check=full?", hits, "compare")
-    summary, full = blocks(text, "On “--leak-check=summary”:", "On “--leak-check=full”:")
-    assert "If set to summary, it says how many leaks occurred" in summary, text
-    assert "If set to full or yes, each individual leak" in full, text
+OPTION_DESCRIPTION = (
+    ("memcheck.md", "--leak-check=<no|summary|yes|full> [default: summary]\nWhen enabled, search for memory leaks when "
+                    "the client program finishes. If set to summary, it says how many leaks occurred. If set to full "
+                    "or yes, each individual leak will be shown in detail.\nIf --xml=yes is given, memcheck will "
+                    "automatically use the value --leak-check=full.\n--leak-resolution=<low|med|high> [default: "
+                    "high]\nWhen set to low, only the first two entries need match."),
+    ("requests.md", "VALGRIND_DO_QUICK_LEAK_CHECK: like VALGRIND_DO_LEAK_CHECK, except it produces only a leak summary "
+                    "(like --leak-check=summary)."),
+    ("requests.md", "VALGRIND_DO_LEAK_CHECK: does a full memory leak check (like --leak-check=full) right now."))
+GLOSSED = (
+    ("what-is-a-package.md", "依赖关系在每个软件包含有的 control 文件里给出。"),
+    ("depends-recommends.md", "- 如果运行软件包 A 前必须先安装软件包 B，那么 A 依赖（depend）B。\n- 如果软件包维护者认为大多数用户"
+                              "在没有软件包 B 提供的功能的情况下，就不会愿意安装软件包 A，那么 A 推荐（recommend）B。"))
+GLOSSARY = (
+    ("leaks.md", "- \"Definitely lost\". This covers case 3 above. This means that no pointer to the block can be "
+                 "found.\n- \"Possibly lost\". This covers cases 5--8 above. This means that a chain of one or more "
+                 "pointers to the block has been found, but at least one of the pointers is an interior-pointer."),
+    ("leaks.md", "To also show the reachable blocks in addition to the definitely and possibly lost blocks, use "
+                 "--show-leak-kinds=all."))
+
+
+@pytest.mark.parametrize("query, pairs, sides", [
+    # an option named with its value is one side whole, answered from its option's description
+    ("How does --leak-check=summary differ from --leak-check=full?", OPTION_DESCRIPTION,
+     {"On “--leak-check=summary”:": "If set to summary, it says how many leaks occurred",
+      "On “--leak-check=full”:": "If set to full or yes, each individual leak"}),
+    # a term glossed in brackets is answered from where the text introduces it
+    ("软件包的“依赖”和“推荐”有什么不同？", GLOSSED, {"关于「依赖」：": "A 依赖（depend）B", "关于「推荐」：": "A 推荐（recommend）B"}),
+    # the sentences of a glossary item speak for its quoted term
+    ("What is the difference between definitely lost and possibly lost blocks?", GLOSSARY,
+     {"On “definitely lost”:": "This means that no pointer to the block can be found",
+      "On “possibly lost blocks”:": "This means that a chain of one or more pointers"}),
+])
+def test_each_compare_side_is_answered_from_where_the_text_defines_it(query, pairs, sides):
+    text = answer(query, sourced(*pairs), "compare")
+    for block, quote in zip(blocks(text, *sides), sides.values()):
+        assert quote in block, text
 
 
 def test_a_connective_the_hits_open_a_sentence_with_is_no_compare_side():
@@ -410,26 +432,3 @@ def test_a_connective_the_hits_open_a_sentence_with_is_no_compare_side():
                    ("core.md", "and *, which have the usual meaning."))
     assert named_things("How do --trace-children and --child-silent-after-fork differ?", hits, GENERIC) == \
         ["--trace-children", "--child-silent-after-fork"]
-
-
-def test_a_term_glossed_in_brackets_is_answered_from_where_the_text_introduces_it():
-    hits = sourced(("what-is-a-package.md", "依赖关系在每个软件包含有的 control 文件里给出。"),
-                   ("depends-recommends.md", "- 如果运行软件包 A 前必须先安装软件包 B，那么 A 依赖（depend）B。\n"
-                                             "- 如果软件包维护者认为大多数用户在没有软件包 B 提供的功能的情况下，就不会"
-                                             "愿意安装软件包 A，那么 A 推荐（recommend）B。"))
-    text = answer("软件包的“依赖”和“推荐”有什么不同？", hits, "compare")
-    depends, recommends = blocks(text, "关于「依赖」：", "关于「推荐」：")
-    assert "A 依赖（depend）B" in depends and "A 推荐（recommend）B" in recommends, text
-
-
-def test_the_sentences_of_a_glossary_item_speak_for_its_quoted_term():
-    hits = sourced(("leaks.md", "- \"Definitely lost\". This covers case 3 above. This means that no pointer to the "
-                                "block can be found.\n- \"Possibly lost\". This covers cases 5--8 above. This means "
-                                "that a chain of one or more pointers to the block has been found, but at least one "
-                                "of the pointers is an interior-pointer."),
-                   ("leaks.md", "To also show the reachable blocks in addition to the definitely and possibly lost "
-                                "blocks, use --show-leak-kinds=all."))
-    text = answer("What is the difference between definitely lost and possibly lost blocks?", hits, "compare")
-    definitely, possibly = blocks(text, "On “definitely lost”:", "On “possibly lost blocks”:")
-    assert "This means that no pointer to the block can be found" in definitely, text
-    assert "This means that a chain of one or more pointers" in possibly, text
