@@ -251,9 +251,14 @@ def speaks_for(unit: Scored, name: str, named: Sequence[str], steered: frozenset
 
 
 def naming_all(ranking: Sequence[Scored], sides: Sequence[tuple[str, Any]], used: set[str]) -> list[Scored]:
-    """Returns the best unit not yet `used` that names every side (how they relate, when one says so), or none."""
-    return [r for r in ranking if r.text not in used
-            and all(any(names(r.text, f) for f in said(name)) for name, _ in sides)][:1]
+    """Returns the best unit not yet `used` that names every side (how they relate, when one says so) and says a
+    word besides options (a list of options, `--leak-check=summary --leak-check=full`, relates nothing), or none."""
+    return [r for r in ranking if r.text not in used and re.search(r"[A-Za-z]{2}|[\u4e00-\u9fff]", _OPTIONS.sub(
+        " ", r.text)) and all(any(names(r.text, f) for f in said(name)) for name, _ in sides)][:1]
+
+
+_OPTIONS = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*(?:=\S*)?")
+"""A command-line option with its value, if any."""
 
 
 def compare_answer(state: State, hits: Sequence[Hit], profile: CorpusProfile,

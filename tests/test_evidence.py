@@ -425,6 +425,13 @@ def test_each_compare_side_is_answered_from_where_the_text_defines_it(query, pai
         assert quote in block, text
 
 
+def test_a_list_of_options_naming_both_sides_is_no_statement_of_how_they_relate():
+    listed = ("core.md", "--leak-check=summary --leak-check=yes --leak-check=full --ignore-ranges.")
+    text = answer("How does --leak-check=summary differ from --leak-check=full?",
+                  sourced(*OPTION_DESCRIPTION, listed), "compare")
+    assert "If set to summary" in text and "--ignore-ranges" not in text, text
+
+
 def test_a_connective_the_hits_open_a_sentence_with_is_no_compare_side():
     from lambdarag.skills.named import named_things
 
