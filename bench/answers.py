@@ -6,7 +6,9 @@ Per corpus, half and question type it reports:
 
 - evidence: the share of answers that contain a labelled evidence sentence (any one of the question's);
 - compare_all_sides (compare only): the share where every named side has one of its own evidence sentences in
-  the answer and the answer cites one of that side's relevant files;
+  the answer and the answer cites one of that side's relevant files (a set whose sides are only named,
+  bench/domain_answers.py: where each side has a block labelled with its name, or a cited claim naming it,
+  citing one of the question's relevant files);
 - refusals, and false_refusals: the share of answers that refuse (no citation, or the refusal sentence of
   skills.phrasing in either language) while one of the first five hits holds an evidence sentence;
 - evidence_in_top5 / evidence_in_top8: the share whose first five (eight) hits hold an evidence sentence, what
@@ -59,6 +61,7 @@ from lambdarag.orchestration.config import load_config  # noqa: E402
 from lambdarag.orchestration.search_unified import search  # noqa: E402
 from lambdarag.orchestration.setup import open_index  # noqa: E402
 from lambdarag.skills.context import MARKER, claims  # noqa: E402
+from lambdarag.skills.evidence import names  # noqa: E402
 from lambdarag.skills.phrasing import EN, ZH  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -113,7 +116,31 @@ def score(q: dict, answer: str, citations: list[dict], hits: list[dict]) -> dict
         out["sides"] = {s["name"]: holds(answer, s["evidence"]) and cites(citations, s["relevant"])
                         for s in q["sides"]}
         out["compare_all_sides"] = all(out["sides"].values())
+    elif q.get("named"):
+        out["sides"] = {name: side_cited(answer, name, q["relevant"]) for name in q["named"]}
+        out["compare_all_sides"] = all(out["sides"].values())
     return out
+
+
+def blocks(answer: str) -> list[tuple[str, list[tuple[str, tuple]]]]:
+    """Returns the answer's blocks: each label line (ending in : or ：, no marker) with the claims below it."""
+    out: list[tuple[str, list[tuple[str, tuple]]]] = [("", [])]
+    for line in answer.splitlines():
+        if line.rstrip().endswith(("：", ":")) and not MARKER.search(line):
+            out.append((line, []))
+        else:
+            out[-1][1].extend(claims(line))
+    return out
+
+
+def side_cited(answer: str, name: str, relevant: list[str]) -> bool:
+    """Returns whether a side named only (no evidence of its own) is answered: a block labelled with its name, or
+    a cited claim naming it (a whole word where Latin: Depends is not named by Pre-Depends), cites one of the
+    relevant files."""
+    files = {doc_name(f) for f in relevant}
+    return any(doc_name(m.group(1)) in files
+               for label, cited in blocks(answer) for claim, markers in cited for m in markers
+               if names(label, name) or names(claim, name))
 
 
 def summarise(rows: list[dict]) -> dict:

@@ -144,7 +144,8 @@ def answers_half(half: str) -> Callable[[dict], str]:
 
 
 def answers_rows() -> list[tuple[str, str, str, Callable[[dict], str]]]:
-    """Returns the rows of the answer benchmark: before issue 40 (both halves) and now (both halves)."""
+    """Returns the rows of the answer benchmark: before issue 40 (both halves) and now (both halves), then its
+    scores on the routing sets' dev halves (bench/domain_answers.py), before this round's side fixes and now."""
     rows = []
     for corpus in ("reference-en", "reference-zh-cn", "handbook-en", "maritime"):
         script = f"bench/answers.py --corpora {corpus}"
@@ -154,7 +155,22 @@ def answers_rows() -> list[tuple[str, str, str, Callable[[dict], str]]]:
                   f"{script} --tag before", answers_half("dev")),
                  (f"offline answers, {corpus}, frozen TEST half", f"answers-{corpus}", script, answers_half("test")),
                  (f"offline answers, {corpus}, DEV half (tuned on)", f"answers-{corpus}", script, answers_half("dev"))]
-    return rows
+    script = "bench/domain_answers.py"
+    return rows + [("offline answers on the routing sets' DEV halves, before issue 40's side fixes",
+                    "answers-domain-dev-before", f"{script} --tag before", domain_answers),
+                   ("offline answers on the routing sets' DEV halves (tuned on)", "answers-domain-dev", script,
+                    domain_answers)]
+
+
+def domain_answers(r: dict) -> str:
+    """Returns per corpus the wider dev answer scores (bench/domain_answers.py): evidence, compare every side
+    cited, false refusals, exit 0."""
+    def cell(corpus: str, h: dict) -> str:
+        o, compare = h["overall"], h["per_type"].get("compare", {})
+        return (f"{corpus} ({h['questions']}) evidence {o['evidence']:.2f}, compare every side cited "
+                f"{compare.get('compare_all_sides', float('nan')):.2f}, false refusals {o['false_refusal']:.2f}, "
+                f"exit 0 {o['exit_0']:.2f}")
+    return "; ".join(cell(corpus, c["dev"]) for corpus, c in r["corpora"].items())
 
 
 def routing_per_type(half: str) -> Callable[[dict], str]:

@@ -175,6 +175,7 @@ class Assembling(Reads):
     relations: tuple[Relation, ...] = ()
     wiki_pages: tuple[WikiPage, ...] = ()
     original_query: str = ""
+    query_type: Optional[str] = None
 
 
 class Assembled(TypedDict):
@@ -188,8 +189,10 @@ class Assembled(TypedDict):
 @tool
 def assemble_context(state: Assembling, ctx: Context) -> Assembled:
     """Writes `context` from hits, relations and wiki pages under the plan's budgets (`render_context`), and the
-    `neighbours` it shows after its hits (the index's chunks next to the best)."""
-    near = neighbours(context_hits(state), ctx.resources.get("index"), state.original_query)
+    `neighbours` it shows after its hits (the index's chunks next to the best; for a synthesis, the openings of
+    their documents too)."""
+    near = neighbours(context_hits(state), ctx.resources.get("index"), state.original_query,
+                      overview=state.query_type == "synthesis")
     return {"context": render_context(state, near), "neighbours": near}
 
 

@@ -79,12 +79,14 @@ class Unit:
 class Candidate(Unit):
     """A unit of a context hit that may stand as an answer: the hit it cites, that hit's rank, the unit before it
     when this one names that as its subject (`lead`, scored with it, never quoted), and whether it opens its
-    document (`opening`: among the first `OPENING` units before any heading)."""
+    document (`opening`: among the first `OPENING` units before any heading) and its place among the units of its
+    hit (`place`, in reading order)."""
 
     hit: Hit
     rank: int
     lead: str = ""
     opening: bool = False
+    place: int = 0
 
 
 def normalised(text: str) -> str:
@@ -120,10 +122,14 @@ def is_reference(text: str) -> bool:
 
 def stands(text: str, kind: str = "sentence") -> bool:
     """Returns whether a unit may stand as an answer: not a usage line, a bare cross-reference, a caption or a
-    question, and holding some words (a sentence or list item at least three: a term alone says nothing)."""
+    question, holding some words (a sentence or list item at least three: a term alone says nothing), and a
+    table row saying something past its first cell (`| gpg --armor --sign file | , , |` only repeats the row
+    above: its ditto cells mean nothing quoted alone)."""
     words = len(re.findall(r"[A-Za-z0-9][\w'./-]*", text)) + len(re.findall(r"[\u4e00-\u9fff]", text)) / 2
+    cells = text.split(" | ") if kind == "row" else []
     return (len(text) >= 6 and bool(re.search(r"[A-Za-z]{2}|[\u4e00-\u9fff]", text)) and not SYNOPSIS.search(text)
             and (words >= 3 or kind in ("row", "option", "command"))
+            and (len(cells) < 2 or any(re.search(r"\w", c) for c in cells[1:]))
             and not is_reference(text) and not _CAPTION.search(text) and not _QUESTION.search(text))
 
 
@@ -196,8 +202,20 @@ def units(hit: Hit, profile: Any) -> list[Unit]:
             out += [Unit(text, heading, "definition" if len(said) == 1 else "item") for text in said]
         else:
             joined = "\n".join(FOOTNOTE.sub("", b) for b in block)
-            out += [Unit(sentence, heading, kind) for sentence in sentences_of(joined)]
+            said = sentences_of(joined)
+            term = _GLOSSED.fullmatch(_ITEM.sub("", said[0])) if kind == "item" and len(said) > 1 else None
+            if term:    # a glossary item ("Possibly lost". This covers…): its sentences sit under the term
+                out += [Unit(sentence, " / ".join(filter(None, [heading, f"“{term.group(1)}”"])), kind)
+                        for sentence in said[1:]]
+            else:
+                out += [Unit(sentence, heading, kind) for sentence in said]
     return out
+
+
+_GLOSSED = re.compile(r"[\"“「*]+([^\"”」*]{2,40})[\"”」*]+\s*[.:：。]")
+"""A list item's first sentence that is a quoted term alone ("Possibly lost".): the item defines it, and its other
+sentences (This means that…) have it as their subject, so it is their heading, quoted (“Possibly lost”) as the
+glossary's term and no section's title."""
 
 
 _ENDED = re.compile(r"[.。!?！？;；:：)）]\s*$")
@@ -350,7 +368,7 @@ def candidates(hits: Sequence[Hit], profile: Any) -> list[Candidate]:
                 continue
             seen.add(key)
             opening = not hit.section and not heading and place < OPENING and not _LEADS_IN.search(text)
-            out.append(Candidate(text, heading, kind, hit=hit, rank=rank, lead=lead, opening=opening))
+            out.append(Candidate(text, heading, kind, hit=hit, rank=rank, lead=lead, opening=opening, place=place))
     return out
 
 
@@ -384,8 +402,9 @@ def scaled(values: np.ndarray) -> np.ndarray:
     return np.clip(values, 0.0, None) / top if top > 0 else np.zeros(len(values))
 
 
-def dense_scores(query: str, texts: Sequence[str], ctx: Any) -> Optional[np.ndarray]:
-    """Returns each text's cosine to the question's vector, min-max scaled, or None without an embedder.
+def dense_scores(query: str, texts: Sequence[str], ctx: Any, ranged: Optional[int] = None) -> Optional[np.ndarray]:
+    """Returns each text's cosine to the question's vector, min-max scaled over the first `ranged` texts (all by
+    default; the others clipped to that range), or None without an embedder.
 
     The question's vector is the one retrieval embedded (remembered, `query_vector`); the texts' vectors are
     remembered across questions and processes (`store.passage_vectors`), the new ones embedded within half of
@@ -411,8 +430,8 @@ def dense_scores(query: str, texts: Sequence[str], ctx: Any) -> Optional[np.ndar
                                f"the {len(texts)} sentences scored")
         return None
     cos = matrix @ vector / np.maximum(np.linalg.norm(matrix, axis=1) * np.linalg.norm(vector), 1e-12)
-    low, high = float(cos.min()), float(cos.max())
-    return (cos - low) / (high - low) if high > low else np.ones(len(cos))
+    low, high = float(cos[:ranged].min()), float(cos[:ranged].max())
+    return np.clip((cos - low) / (high - low), 0.0, 1.0) if high > low else np.ones(len(cos))
 
 
 def spendable(ctx: Any) -> Optional[float]:
@@ -435,8 +454,10 @@ def signals(query: str, found: Sequence[Candidate], ctx: Any = None, dense: bool
             profile: Any = None) -> dict[str, np.ndarray]:
     """Returns each candidate's scaled BM25, heading and (with `dense` and an embedder) dense scores, by name.
 
-    Only the `DENSE_POOL` candidates best by the lexical signals are embedded (the others score 0 on dense):
-    embedding every unit of a long context costs more than the ranking gains below that pool.
+    Only the `DENSE_POOL` candidates best by the lexical signals and the documents' openings are embedded (the
+    others score 0 on dense): embedding every unit of a long context costs more than the ranking gains below that
+    pool, and an opening says what its document is about in words of its own, rarely the question's. The dense
+    scores are scaled over that pool alone, so adding the openings moves no other unit's score.
     """
     tokenize = tokenizer_of(ctx, profile)
     asked = tokenize(query)
@@ -444,8 +465,9 @@ def signals(query: str, found: Sequence[Candidate], ctx: Any = None, dense: bool
     out = {"bm25": scaled(bm25_scores(asked, [tokenize(said(c)) + tokenize(c.hit.title) for c in found])),
            "heading": scaled(bm25_scores(asked, [tokenize(c.heading) for c in found]))}
     if dense:
-        pool = np.argsort(-(out["bm25"] + out["heading"] / 2), kind="stable")[:DENSE_POOL]
-        vectors = dense_scores(query, [said(found[i]) for i in pool], ctx)
+        best = np.argsort(-(out["bm25"] + out["heading"] / 2), kind="stable")[:DENSE_POOL]
+        pool = np.array([*best, *(i for i, c in enumerate(found) if c.opening and i not in set(best))], dtype=int)
+        vectors = dense_scores(query, [said(found[i]) for i in pool], ctx, ranged=len(best))
         if vectors is not None:
             out["dense"] = np.zeros(len(found))
             out["dense"][pool] = vectors
@@ -659,8 +681,10 @@ def diverse(ranking: Sequence[Scored], limit: int = 6, floor: float = 0.6, balan
 
     Each pick maximises ``balance · score − (1 − balance) · likeness`` to what is picked (character-bigram
     overlap); a unit scoring under `floor` of the best is never taken, so a short list is never padded. A picked
-    document is quoted by its opening (`opening`) when that scores within `OPENING_SHARE` of the pick: an
-    overview's point on a document is what the document says it is about, which it says first.
+    document is quoted by its opening (`opening`) when that scores within `OPENING_SHARE` of the pick, or, when
+    the pick is a table row (a record, which says little of its document alone), when the opening is relevant in
+    its own right (`floor` of the best): an overview's point on a document is what the document says it is
+    about, which it says first.
     """
 
     if not ranking:
@@ -670,8 +694,10 @@ def diverse(ranking: Sequence[Scored], limit: int = 6, floor: float = 0.6, balan
     while pool and len(picked) < limit:
         best = max(pool, key=lambda s: balance * s.score
                    - (1 - balance) * max((covered(s.text, p.text) for p in picked), default=0.0))
+        bar = OPENING_SHARE * best.score
+        bar = min(bar, floor * ranking[0].score) if best.candidate.kind == "row" else bar
         opening = next((s for s in ranking if s.hit.source == best.hit.source and s.candidate.opening
-                        and s.score >= OPENING_SHARE * best.score), best)
+                        and s.score >= bar), best)
         picked.append(opening)
         pool = [s for s in pool if s.hit.source != best.hit.source]
     return picked
@@ -681,15 +707,39 @@ _VERSION = re.compile(r"\b(?:v(?:ersion)?\s*)?\d+(?:\.\d+)+\b|\b(?:19|20)\d\d\b|
                       r"|\d{4}\s*年|\d+(?:\.\d+)*\s*版|since|as of|deprecated", re.I)
 """A version or a date a unit names (Debian 8, 2.4.1, 2019年, since); never 自 or 起 alone (自己, 自治区,
 自开业之日起: a period, not a version)."""
+_PLACE_NUMBER = re.compile(r"\]\([^)]*\)|第\s*[\d.]+\s*[节章]|(?i:section|chapter|table|figure)\s+[\d.]+")
+"""A number naming a place in the text, never a version: a link's target (06.03-那-sid-呢.md), a section (第 6.3 节)."""
 
 
-def temporal(ranking: Sequence[Scored]) -> list[Scored]:
-    """Returns the best unit that names a version or a date (the best unit when none does), then a second as
-    `fact` would."""
-    dated = [s for s in ranking if _VERSION.search(s.text)]
-    if not dated:
+def dated(text: str) -> bool:
+    """Returns whether a unit names a version or a date (`_VERSION`) outside its links' targets and section numbers."""
+    return _VERSION.search(_PLACE_NUMBER.sub(" ", text)) is not None
+
+
+NOTE_AFTER = 2
+"""How many units after the one it dates a version note may come (a description's second sentence between)."""
+
+
+def dated_after(unit: Scored, ranking: Sequence[Scored]) -> Optional[Scored]:
+    """Returns the first dated unit of `ranking` at most `NOTE_AFTER` units after `unit` under its heading in its
+    hit, or None."""
+    near = [s for s in ranking if s.hit.chunk_id == unit.hit.chunk_id and s.candidate.heading == unit.candidate.heading
+            and 0 < s.candidate.place - unit.candidate.place <= NOTE_AFTER and dated(s.text)]
+    return min(near, key=lambda s: s.candidate.place, default=None)
+
+
+def temporal(ranking: Sequence[Scored], around: Sequence[Scored] = ()) -> list[Scored]:
+    """Returns the best unit that names a version or a date (the best unit when none scores near it), then a
+    second as `fact` would; an undated first unit is followed by a dated unit just after it among `around` (every
+    unit of the context: `dated_after`; This functionality is new in Valgrind 3.7.0: a version note follows what
+    it dates, in few of the question's words)."""
+    versioned = [s for s in ranking if dated(s.text)]
+    first = versioned[0] if versioned and versioned[0].score >= 0.7 * ranking[0].score else ranking[0]
+    after = None if dated(first.text) else dated_after(first, around or ranking)
+    if after is not None:
+        return [first, after]
+    if not versioned:
         return fact(ranking)
-    first = dated[0] if dated[0].score >= 0.7 * ranking[0].score else ranking[0]
     rest = [s for s in ranking if s is not first]
     return [first] + [s for s in rest[:1] if s.score >= SECOND * first.score]
 
@@ -710,13 +760,14 @@ def linking(ranking: Sequence[Scored], ends: Sequence[str]) -> Optional[Scored]:
     return both[0] if both and both[0].score >= 0.7 * ranking[0].score else None
 
 
-def shaped(query_type: Optional[str], ranking: Sequence[Scored], names: Sequence[str] = ()) -> list[Scored]:
+def shaped(query_type: Optional[str], ranking: Sequence[Scored], names: Sequence[str] = (),
+           around: Sequence[Scored] = ()) -> list[Scored]:
     """Returns the units an answer of this type quotes: a temporal question's dated unit, a synthesis's diverse
     points, a relation's unit naming both ends (`names`), else a fact's one or two units."""
     if not ranking:
         return []
     if query_type == "temporal":
-        return temporal(ranking)
+        return temporal(ranking, around)
     if query_type == "synthesis":
         return diverse(ranking)
     if query_type == "relation" and len(names) >= 2:

@@ -144,9 +144,12 @@ def side_label(side: Any) -> str:
 
 
 def said(name: str) -> list[str]:
-    """Returns the ways a text may say a side's name: as written, by its first two words (`leading`), and with
-    hyphens for spaces (git reset as git-reset)."""
-    return list(dict.fromkeys([name, leading(name), name.replace(" ", "-")]))
+    """Returns the ways a text may say a side's name: as written, by its first two words (`leading`), with
+    hyphens for spaces (git reset as git-reset), and an option's value as its description says it
+    (--leak-check=summary: "If set to summary")."""
+    value = _VALUED.fullmatch(name)
+    return list(dict.fromkeys([name, leading(name), name.replace(" ", "-"),
+                               *([f"set to {value.group(2)}"] if value else [])]))
 
 
 def leading(name: str) -> str:
@@ -155,10 +158,34 @@ def leading(name: str) -> str:
     return " ".join(words[:2]) if len(words) > 2 else name
 
 
+_VALUED = re.compile(r"(--?[A-Za-z][\w-]*)=(\S+)")
+"""An option with a value (--leak-check=summary), as a question names a side."""
+
+
+def described(unit: Scored, name: str) -> bool:
+    """Returns whether a unit is part of the description of an option side's option: after the line listing its
+    values among which the side's (--leak-check=<no|summary|yes|full>) in its chunk, before the next option's
+    line, saying the value as set (If set to summary, …): where the value is defined."""
+    value = _VALUED.fullmatch(name)
+    if value is None:
+        return False
+    text, at = unit.hit.text, max(unit.hit.text.find(unit.text), 0)
+    line = re.search(r"(?m)^[\s`*]*" + re.escape(value.group(1)) + r"=[<\[][\w|,-]*?(?<![\w-])"
+                     + re.escape(value.group(2)) + r"(?![\w-])", text)
+    return (line is not None and line.start() <= at and not _OPTION_LINE.search(text, line.end(), at)
+            and names(unit.text, f"set to {value.group(2)}"))
+
+
+_OPTION_LINE = re.compile(r"(?m)^[\s`*]*--?[A-Za-z]")
+"""A line opening with an option: where the description of the option before it ends."""
+
+
 _DEFINES = re.compile(r"\s*(?:\(\d\w*\)\s*)?(?:is|are|was|means|refers|stands|[:：]|是|指|即|为|程序|命令"
                       r"|(?:\s*,\s*[\w.+-]+)*\s+[-–—]{1,2}\s)", re.I)
 """What follows a name that a sentence defines: a copula (cron is the daemon…, X Window 是…), a colon, or the dash
 of a manual page's name line (gzip, gunzip, zcat - compress or expand files)."""
+_GLOSS = r"\s*[（(][A-Za-z][A-Za-z -]*[)）]"
+"""A term's Latin gloss in brackets right after it (依赖（depend）): where a text introduces the term."""
 _BARE_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 
 
@@ -195,20 +222,26 @@ def speaks_for(unit: Scored, name: str, named: Sequence[str], steered: frozenset
                ) -> tuple[bool, ...]:
     """Returns the sort key of a unit for one side, units that speak for it first: one whose text names it (or
     its first two words: X Window of X Window System), or whose title names it and no other side (its own law,
-    its own page); then one not from the page of another side (Contrary to SELinux… on AppArmor's page, a citation
-    of the wrong page); then one setting it against another side (`contrasts`); then one of the `steered` units
-    (stating the compared aspect: `on_aspect`); then one defining it (opening with the name, a link's text
-    counting as its words, quoted or before a copula: "Suggests" Many users…, cron is the daemon…, [PolicyKit](…) is…); then one that says
-    something (not a shell command, not a link alone); then one saying the name as the question writes it (apt,
-    not APT); then one naming no other side unless it opens with this one (its subject: `bzip2 foo | compress
-    "foo"… (better compression than gzip)` speaks for bzip2); then one opening with the name."""
+    its own page), or that sits in its glossary item (under its quoted term: `evidence.units`); then one not from
+    the page of another side (Contrary to SELinux… on AppArmor's page, a citation of the wrong page); then one
+    setting it against another side (`contrasts`); then one of the `steered` units (stating the compared aspect:
+    `on_aspect`); then one defining it (opening with the name, a link's text counting as its words, quoted or
+    before a copula: "Suggests" Many users…, cron is the daemon…, [PolicyKit](…) is…; or glossing it, as a text
+    introduces a term: A 依赖（depend）B; or in its glossary item; or in its option's description: `described`);
+    then one that says something (not a shell command, not a link alone); then one saying the name as the
+    question writes it (apt, not APT); then one naming no other side unless it opens with this one (its subject:
+    `bzip2 foo | compress "foo"… (better compression than gzip)` speaks for bzip2); then one opening with the
+    name."""
     text, title = _BARE_LINK.sub(r"\1", unit.text), unit.hit.title + " " + unit.hit.source
     forms = said(name)
     others = [o for o in named if o != name]
-    own = any(names(text, f) for f in forms) or (names(title, name) and not any(names(title, o) for o in others))
+    glossed = unit.candidate.heading.rsplit(" / ", 1)[-1].lower() in [f"“{f.lower()}”" for f in forms]
+    own = any(names(text, f) for f in forms) or (names(title, name) and not any(names(title, o) for o in others)) \
+        or glossed
     opens = [m for f in forms if (m := re.match(r"[\s\"“「『*`]*" + re.escape(f) + r"(?![A-Za-z0-9_-])[\"”」』*`]*",
                                                  text, re.I))]
-    defines = any(m.group(0)[-1:] in "\"”」』*`" or _DEFINES.match(text, m.end()) for m in opens)
+    defines = any(m.group(0)[-1:] in "\"”」』*`" or _DEFINES.match(text, m.end()) for m in opens) or any(
+        re.search(re.escape(f) + _GLOSS, text) for f in forms) or described(unit, name) or glossed
     says = unit.candidate.kind != "command" and len(re.findall(r"[A-Za-z]{2,}|[\u4e00-\u9fff]", text)) > len(
         re.findall(r"[A-Za-z]{2,}|[\u4e00-\u9fff]", " ".join(_BARE_LINK.findall(unit.text)))) + 1
     elsewhere = any(names(title, o) for o in others) and not any(names(title, f) for f in forms)
@@ -218,9 +251,14 @@ def speaks_for(unit: Scored, name: str, named: Sequence[str], steered: frozenset
 
 
 def naming_all(ranking: Sequence[Scored], sides: Sequence[tuple[str, Any]], used: set[str]) -> list[Scored]:
-    """Returns the best unit not yet `used` that names every side (how they relate, when one says so), or none."""
-    return [r for r in ranking if r.text not in used
-            and all(any(names(r.text, f) for f in said(name)) for name, _ in sides)][:1]
+    """Returns the best unit not yet `used` that names every side (how they relate, when one says so) and says a
+    word besides options (a list of options, `--leak-check=summary --leak-check=full`, relates nothing), or none."""
+    return [r for r in ranking if r.text not in used and re.search(r"[A-Za-z]{2}|[\u4e00-\u9fff]", _OPTIONS.sub(
+        " ", r.text)) and all(any(names(r.text, f) for f in said(name)) for name, _ in sides)][:1]
+
+
+_OPTIONS = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*(?:=\S*)?")
+"""A command-line option with its value, if any."""
 
 
 def compare_answer(state: State, hits: Sequence[Hit], profile: CorpusProfile,

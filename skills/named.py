@@ -20,18 +20,24 @@ _LATIN = re.compile(r"(?<![A-Za-z0-9_./+-])[A-Za-z](?:[\w.+/-]*[A-Za-z0-9_+])?(?
                     r"(?![A-Za-z0-9_./+-])", re.A)
 """A run of Latin words in a Chinese question (Pre-Depends, X Window): a name."""
 _CONNECTIVE = re.compile(r"\b(?:and|or|with|from|vs\.?|versus|against|to)\b|和|与|及|跟|同|对比|相比|比较|还是|或", re.I)
+_OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*(?:=[\w.,:/+-]*[\w+])?")
+"""A command-line option as the question writes it, with its value (--leak-check=summary): a name whole, not its
+value alone ("summary")."""
 _COMMAND = re.compile(r"(?<![A-Za-z0-9_./+-])[a-z][a-z0-9_.+-]*[a-z0-9+](?![A-Za-z0-9_./+-])")
 
 
 def named_things(query: str, hits: Sequence[Hit], profile: Any, entities: Sequence[str] = ()
                  ) -> list[str]:
-    """Returns the things a comparison sets side by side, in order: the profile's named things, a Chinese
+    """Returns the things a comparison sets side by side, in order: options as written (`_OPTION`), the profile's
+    named things, a Chinese
     question's runs of Latin words, an English one's capitalised words and the commands the hits name
     (`commands`), and the question's entities; a name inside another only when also said alone; when more than
     two, the two a connective joins (`paired`)."""
     latin = [w for w in _LATIN.findall(query) if len(w) >= 2] if language_of(query) == "zh" \
         else [whole(query, n) for n in proper_nouns(query)] + commands(query, hits)
-    named = [e for e in [*profile.names.query_entities(query), *latin] if e in query and e not in STOPWORDS]
+    options = _OPTION.findall(query)
+    named = [e for e in [*options, *profile.names.query_entities(query), *latin]
+             if e in query and e not in STOPWORDS and not _CONNECTIVE.fullmatch(e)]   # and, or, 和: no side
     named += [e for e in entities if e in query and len(e) >= 3 and e not in STOPWORDS]
     # a name inside another (Pre in Pre-Depends) is no side unless the question also says it on its own (Depends)
     named = [e for e in dict.fromkeys(named)

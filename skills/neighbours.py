@@ -4,7 +4,8 @@ A section longer than a chunk is cut into several (``Filesystem permissions``, `
 sentence that answers often sits in the piece retrieval did not rank. `neighbours` reads the index's chunks by
 document and position and returns the adjacent pieces of the same section of the first `BEST` hits, then the
 pieces of their sections farther away that share the most of the question's words (`SECTION`), so the
-answer may quote them (issue 40). A neighbour shares its hit's document, so it carries the same access labels.
+answer may quote them (issue 40); for an overview, the `openings` of the best hits' documents too, where each
+document says what it is about. A neighbour shares its hit's document, so it carries the same access labels.
 """
 from __future__ import annotations
 
@@ -24,6 +25,10 @@ LIMIT = 3
 """At most this many adjacent chunks in one context (each one is shown to a model too)."""
 SECTION = 3
 """At most this many more chunks of the best hits' sections, best by the question's words (BM25 over them)."""
+OPENINGS = 6
+"""At most this many documents' openings in an overview's context (as many as its points, `evidence.diverse`)."""
+OPENING_PIECES = 2
+"""At most this many chunks of one document's opening (a long one is cut into pieces at sentence ends)."""
 
 _POSITIONS: "weakref.WeakKeyDictionary[Any, tuple[int, dict[str, int], dict[tuple[str, str], list[int]]]]" = \
     weakref.WeakKeyDictionary()
@@ -60,10 +65,11 @@ def section_of(chunk: Chunk) -> str:
     return _ROW.sub("", chunk.section)
 
 
-def neighbours(hits: Sequence[Hit], index: Any, query: str = "") -> tuple[Hit, ...]:
+def neighbours(hits: Sequence[Hit], index: Any, query: str = "", overview: bool = False) -> tuple[Hit, ...]:
     """Returns the chunks just before and after each of the first `BEST` hits in the same document and section,
-    none already a hit, at most `LIMIT`, then (with a `query`) the `section_rest` of those hits, each with the
-    first hit's score; () without an index that lists its chunks."""
+    none already a hit, at most `LIMIT`, then (with a `query`) the `section_rest` of those hits, and for an
+    `overview` the `openings` of the hits' documents, each with the first hit's score; () without an index that
+    lists its chunks."""
     if index is None or not hasattr(index, "chunks") or not hits:
         return ()
     where = positions(index)
@@ -84,6 +90,9 @@ def neighbours(hits: Sequence[Hit], index: Any, query: str = "") -> tuple[Hit, .
     found = found[:LIMIT]
     taken = {h.chunk_id for h in hits} | {c.id for c, _ in found}
     found += [(c, hits[0].score) for c in section_rest(hits[:BEST], index, query, taken)]
+    if overview:
+        taken |= {c.id for c, _ in found}
+        found += [(c, hits[0].score) for c in openings(hits, index, taken)]
     return to_hits(found, "neighbour")
 
 
@@ -104,3 +113,14 @@ def section_rest(hits: Sequence[Hit], index: Any, query: str, taken: set[str]) -
     scores = Bm25Index.of([tokenize(c.text) or ["\0"] for c in rest]).scores(tokenize(query))
     best = sorted((i for i, s in enumerate(scores) if s > 0), key=lambda i: -scores[i])[:SECTION]
     return [rest[i] for i in best]
+
+
+def openings(hits: Sequence[Hit], index: Any, taken: set[str]) -> list[Chunk]:
+    """Returns the opening of each of the first `OPENINGS` documents of `hits` (the first `OPENING_PIECES` chunks of
+    its text before the first heading) not `taken`: an overview's point on a document is what the document says
+    it is about, which it says first, and retrieval ranks the piece matching the question's words instead."""
+    _, where, sections = _layout(index)
+    chunks = index.chunks()
+    documents = dict.fromkeys(chunks[at].doc_id for at in (where.get(h.chunk_id) for h in hits) if at is not None)
+    return [chunks[i] for doc in list(documents)[:OPENINGS] for i in sections.get((doc, ""), [])[:OPENING_PIECES]
+            if chunks[i].id not in taken]

@@ -64,3 +64,24 @@ def test_summaries_are_shares_means_and_maxima_with_exit_codes():
     assert got["n"] == 2 and got["evidence"] == 0.5 and got["compare_all_sides"] == 0.0
     assert got["refused"] == 0.5 and got["false_refusal"] == 0.5 and got["exit_0"] == 0.5
     assert got["sentences"] == {"mean": 0.5, "max": 1}
+
+
+def test_a_side_only_named_counts_when_its_own_block_or_a_claim_naming_it_cites_a_relevant_file():
+    q = {"qid": "c", "type": "compare", "evidence": ["Depends must be installed."], "relevant": ["02.01.md"],
+         "named": ["Depends", "Pre-Depends"]}
+    answer = ("From the documents:\nOn “Depends”:\n- Depends must be installed.[source: 09.md#other]\n"
+              "On “Pre-Depends”:\n- Pre-Depends installs first.[source: 02.01.md#deps]")
+    got = score(q, answer, [{"source": "02.01.md"}, {"source": "09.md"}], [])
+    assert got["sides"] == {"Depends": False, "Pre-Depends": True} and not got["compare_all_sides"]
+    both = answer.replace("09.md#other", "02.01.md#deps")
+    assert score(q, both, [{"source": "02.01.md"}], [])["compare_all_sides"]
+
+
+def test_a_routing_record_becomes_an_answer_question_of_its_passages_sentences():
+    from bench.domain_answers import as_answer_question
+
+    r = {"qid": "c03", "type": "compare", "query": "q", "relevant": ["a.md"], "named": ["x", "y"],
+         "evidence": {"a.md": "If set to summary, it says how many leaks occurred. If set to full, each is shown. Yes."}}
+    q = as_answer_question(r)
+    assert q["evidence"] == ["If set to summary, it says how many leaks occurred.", "If set to full, each is shown."]
+    assert q["named"] == ["x", "y"] and q["relevant"] == ["a.md"]

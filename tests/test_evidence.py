@@ -384,3 +384,58 @@ def test_a_question_asking_for_an_option_is_answered_first_by_the_unit_naming_on
     assert option_first("What does Memcheck show for uninitialised values?", ranking)[0].text == texts[0]
     far = [ranking[0], Scored(ranking[1].candidate, 0.5, 1.0, 1.0)]      # under LEAD of the best: not first
     assert option_first(query, far)[0].text == texts[0]
+
+
+OPTION_DESCRIPTION = (
+    ("memcheck.md", "--leak-check=<no|summary|yes|full> [default: summary]\nWhen enabled, search for memory leaks when "
+                    "the client program finishes. If set to summary, it says how many leaks occurred. If set to full "
+                    "or yes, each individual leak will be shown in detail.\nIf --xml=yes is given, memcheck will "
+                    "automatically use the value --leak-check=full.\n--leak-resolution=<low|med|high> [default: "
+                    "high]\nWhen set to low, only the first two entries need match."),
+    ("requests.md", "VALGRIND_DO_QUICK_LEAK_CHECK: like VALGRIND_DO_LEAK_CHECK, except it produces only a leak summary "
+                    "(like --leak-check=summary)."),
+    ("requests.md", "VALGRIND_DO_LEAK_CHECK: does a full memory leak check (like --leak-check=full) right now."))
+GLOSSED = (
+    ("what-is-a-package.md", "依赖关系在每个软件包含有的 control 文件里给出。"),
+    ("depends-recommends.md", "- 如果运行软件包 A 前必须先安装软件包 B，那么 A 依赖（depend）B。\n- 如果软件包维护者认为大多数用户"
+                              "在没有软件包 B 提供的功能的情况下，就不会愿意安装软件包 A，那么 A 推荐（recommend）B。"))
+GLOSSARY = (
+    ("leaks.md", "- \"Definitely lost\". This covers case 3 above. This means that no pointer to the block can be "
+                 "found.\n- \"Possibly lost\". This covers cases 5--8 above. This means that a chain of one or more "
+                 "pointers to the block has been found, but at least one of the pointers is an interior-pointer."),
+    ("leaks.md", "To also show the reachable blocks in addition to the definitely and possibly lost blocks, use "
+                 "--show-leak-kinds=all."))
+
+
+@pytest.mark.parametrize("query, pairs, sides", [
+    # an option named with its value is one side whole, answered from its option's description
+    ("How does --leak-check=summary differ from --leak-check=full?", OPTION_DESCRIPTION,
+     {"On “--leak-check=summary”:": "If set to summary, it says how many leaks occurred",
+      "On “--leak-check=full”:": "If set to full or yes, each individual leak"}),
+    # a term glossed in brackets is answered from where the text introduces it
+    ("软件包的“依赖”和“推荐”有什么不同？", GLOSSED, {"关于「依赖」：": "A 依赖（depend）B", "关于「推荐」：": "A 推荐（recommend）B"}),
+    # the sentences of a glossary item speak for its quoted term
+    ("What is the difference between definitely lost and possibly lost blocks?", GLOSSARY,
+     {"On “definitely lost”:": "This means that no pointer to the block can be found",
+      "On “possibly lost blocks”:": "This means that a chain of one or more pointers"}),
+])
+def test_each_compare_side_is_answered_from_where_the_text_defines_it(query, pairs, sides):
+    text = answer(query, sourced(*pairs), "compare")
+    for block, quote in zip(blocks(text, *sides), sides.values()):
+        assert quote in block, text
+
+
+def test_a_list_of_options_naming_both_sides_is_no_statement_of_how_they_relate():
+    listed = ("core.md", "--leak-check=summary --leak-check=yes --leak-check=full --ignore-ranges.")
+    text = answer("How does --leak-check=summary differ from --leak-check=full?",
+                  sourced(*OPTION_DESCRIPTION, listed), "compare")
+    assert "If set to summary" in text and "--ignore-ranges" not in text, text
+
+
+def test_a_connective_the_hits_open_a_sentence_with_is_no_compare_side():
+    from lambdarag.skills.named import named_things
+
+    hits = sourced(("core.md", "--trace-children=<yes|no> [default: no] When enabled, Valgrind traces sub-processes."),
+                   ("core.md", "and *, which have the usual meaning."))
+    assert named_things("How do --trace-children and --child-silent-after-fork differ?", hits, GENERIC) == \
+        ["--trace-children", "--child-silent-after-fork"]

@@ -125,3 +125,57 @@ def test_a_piece_going_on_with_a_paragraph_reads_nothing_of_the_piece_before():
                 section="S"))
     assert candidates(hits, GENERIC)[-1].hit.chunk_id == "p.md#S~2"
     assert "This often makes it clear which thread failed to lock." in units_of(hits)
+
+
+def test_a_ditto_row_says_nothing_alone_and_a_described_row_stands():
+    from lambdarag.skills.evidence import stands
+
+    assert not stands("gpg -o crypt_file.gpg --recipient name --encrypt file | , .", "row")
+    assert stands("gpg --verify file | verify clear-signed file", "row")
+    assert stands("| 1 | used as the default", "row") and stands("ip addr show", "row")    # one cell: itself
+
+
+OVERVIEW = "Give an overview of low level network configuration: which ip commands are there?"
+
+
+@pytest.mark.parametrize("query_type, opened", [("synthesis", True), ("fact", False)])
+def test_an_overview_reads_the_opening_of_a_documents_row_and_quotes_it_for_that_document(query_type, opened):
+    from lambdarag.domains.corpus import read_corpus
+    from lambdarag.skills.context import assemble_context
+    from lambdarag.skills.store.corpus import to_hits
+    from lambdarag.skills.store.local import LocalBackend
+    from tests.conftest import FIXTURES
+
+    corpus = read_corpus(FIXTURES / "debian-reference", domain="generic")
+    backend = LocalBackend()
+    backend.add(corpus.documents, corpus.chunks)
+    low = [c for c in corpus.chunks if c.source.startswith("05.04")]
+    row = next(c for c in low if c.id.endswith("operations row 3"))      # | ip route show | display … |
+    other = next(c for c in corpus.chunks if c.source.startswith("05.02") and c.section)
+    state = State.of(OVERVIEW, hits=to_hits([(row, 1.0), (other, 0.9)], "bm25"), query_type=query_type)
+    near = assemble_context.run(state, Context(resources={"index": backend})).neighbours
+    assert (low[0].id in {h.chunk_id for h in near}) is opened      # 05.04's text before its first heading
+    if opened:
+        text = extractive_answer(State.of(OVERVIEW, hits=state.hits, neighbours=near, query_type=query_type),
+                                 Context(resources={"profile": GENERIC}))["answer"]
+        assert "For the low level network configuration on Linux, use the" in text, text
+        assert "ip route show | display" not in text, text
+
+
+OPTIONS = ("--free-is-write=no|yes [default: no]\n"
+           "When enabled, Helgrind treats freeing of heap memory as if the memory was written before the free. "
+           "This exposes races where memory is freed by another thread.\n"
+           "This functionality is new in Valgrind 3.7.0, and is regarded as experimental. User feedback is welcomed.\n"
+           "--track-lockorders=no|yes [default: yes]\n"
+           "When enabled, Helgrind performs lock order consistency checking (see [Locks](03.02-locks.md)).\n")
+
+
+def test_a_version_note_after_the_unit_it_dates_joins_a_temporal_answer_and_a_link_target_is_no_version():
+    from lambdarag.skills.evidence import dated
+
+    hits = (Hit(chunk_id="opts.md#text", text=OPTIONS, source="opts.md", title="Helgrind options", score=1.0),)
+    query = "In which Valgrind release did Helgrind's --free-is-write option first appear?"
+    text = extractive_answer(State.of(query, hits=hits, query_type="temporal"),
+                             Context(resources={"profile": GENERIC}))["answer"]
+    assert "--free-is-write=no|yes" in text and "new in Valgrind 3.7.0" in text, text
+    assert not dated("see [Locks](03.02-locks.md) and 第 6.3 节") and dated("new in Valgrind 3.7.0")

