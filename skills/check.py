@@ -24,6 +24,7 @@ from .context import MARKER, Citable, Cited, cited, claims, citable, resolve, re
 from .evidence import normalised, piece
 from .generate import REFUSAL
 from .phrasing import EN
+from .profile import profile_of
 from .prompts import ProfilePrompt
 from .registry import skill
 from .sentences import bigrams, covered, split_sentences
@@ -260,7 +261,8 @@ def check_claims(state: State, ctx: Any, threshold: float = SUPPORT) -> dict[str
                 "verdict": state.verdict or check_answer(state.answer, hits, threshold)}
     citations, _ = cited(answer, hits)
     if not citations:
-        answer, citations = f"{REFUSAL}。现有资料不支持生成的回答。", ()
+        p = profile_of(ctx).wording.phrasing(state.original_query)
+        answer, citations = f"{p['refusal']}{p['end']}{p['unsupported']}", ()
     reason = (f"removed {len(removed)} sentence(s) their citations do not support: "
               + " | ".join(r[:60] for r in removed))
     ctx.trace.mark_current(reason)
@@ -270,10 +272,12 @@ def check_claims(state: State, ctx: Any, threshold: float = SUPPORT) -> dict[str
 
 @dataclass(frozen=True)
 class Claiming(Cited):
-    """What the claims of an answer are checked against: what it cites and may cite, and the check's verdict."""
+    """What the claims of an answer are checked against: what it cites and may cite, and the check's verdict; the
+    question words a refusal in its language."""
 
     verdict: Optional[Verdict] = None
     context: str = ""
+    original_query: str = ""
 
 
 class ClaimsChecked(TypedDict):

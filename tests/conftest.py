@@ -72,6 +72,26 @@ def llm_server():
     server.stop()
 
 
+@pytest.fixture(scope="session")
+def real_model(tmp_path_factory):
+    """Yields a real model's endpoint (`local_model_server.Served`): $LAMBDARAG_TEST_LLM_URL when set, else
+    SmolLM2-135M served by tests/local_model_server.py under $LAMBDARAG_TEST_LLM_PYTHON (default: this Python);
+    skips, naming the install command, when that Python lacks the runtime or the model."""
+    from tests.local_model_server import INSTALL, Served, missing, serving
+
+    if os.environ.get("LAMBDARAG_TEST_LLM_URL"):
+        yield Served(os.environ["LAMBDARAG_TEST_LLM_URL"])
+        return
+    python = os.environ.get("LAMBDARAG_TEST_LLM_PYTHON", sys.executable)
+    lacking = missing(python)
+    if lacking:
+        pytest.skip(f"no local model: {python} lacks {', '.join(lacking)} ({INSTALL}; or set "
+                    f"LAMBDARAG_TEST_LLM_PYTHON to a Python that has them, or LAMBDARAG_TEST_LLM_URL)")
+    folder = tmp_path_factory.mktemp("model")
+    with serving(python, folder / "requests.jsonl", folder / "server.err") as served:
+        yield served
+
+
 @pytest.fixture
 def dead_url():
     """Returns a /v1 URL on 127.0.0.1 where nothing listens."""

@@ -14,7 +14,7 @@ from lambdarag.orchestration.config import parse_config
 from lambdarag.orchestration.knowledge import forget
 from lambdarag.orchestration.search_unified import search
 from tests.conftest import MARITIME
-from tests.scripted_server import DIALECTS, dialect_route
+from tests.scripted_server import DIALECTS, REFUSES_FORMAT, Reply, dialect_route
 from tests.test_search import BASE
 
 GUIDE = {
@@ -95,6 +95,17 @@ def test_a_chinese_statute_question_keeps_the_article_marker_and_a_chinese_promp
     assert re.search(r"\[来源: [^\]#]+\.md#第[^\]]+条\]", r.answer), r.answer
     answer_prompt = next(m for m in messages(llm_server) if "【问题】" in m[-1]["content"])
     assert answer_prompt[0]["role"] == "system" and "依据法律法规" in answer_prompt[0]["content"]
+
+
+def test_an_english_answer_the_final_check_empties_is_refused_in_english(homes, llm_server):
+    """What SmolLM2-135M does (tests/test_real_llm.py): it cites a passage for a sentence the passage does not hold."""
+    unsupported = "The mirrors are chosen at random every night by a cron job. [source: apt.md#Sources]"
+    llm_server.script.route = lambda body: Reply(status=400, text=REFUSES_FORMAT) if "response_format" in body \
+        else Reply(text=unsupported)
+    r = search(QUESTIONS[0], config=config("guide", llm_server.url))
+    assert any(f["term"] == "claim_check" for f in r.fallbacks), r.fallbacks
+    assert r.answer == "The documents do not answer this question. The documents do not support the answer that " \
+                       "was generated.", r.answer
 
 
 def test_a_configured_prompt_replaces_the_profiles_and_a_bad_one_names_its_line(homes, llm_server, tmp_path):

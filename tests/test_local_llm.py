@@ -1,26 +1,21 @@
-"""search() on all five question types against a real local model (scripts/local-llm.sh), when one is given.
-
-Set LAMBDARAG_TEST_LLM_URL (e.g. http://127.0.0.1:8080/v1) and run ``python -m pytest -q -m llm``.
-"""
+"""search() on all five question types against a real local model within the deadline: the `real_model`
+fixture's (tests/local_model_server.py, or $LAMBDARAG_TEST_LLM_URL). Run with ``python -m pytest -q -m llm``."""
 from __future__ import annotations
 
-import os
 import time
 
 import pytest
 
 from tests.test_slow_llm import QUESTIONS, slow_config  # one question per type
 
-URL = os.environ.get("LAMBDARAG_TEST_LLM_URL")
-pytestmark = [pytest.mark.llm,
-              pytest.mark.skipif(not URL, reason="set LAMBDARAG_TEST_LLM_URL to a local model (scripts/local-llm.sh)")]
+pytestmark = pytest.mark.llm
 
 
 @pytest.mark.parametrize("kind", list(QUESTIONS))
-def test_each_type_answers_within_the_deadline_with_a_real_small_model(kind):
+def test_each_type_answers_within_the_deadline_with_a_real_small_model(kind, real_model):
     from lambdarag.orchestration.search_unified import search
 
-    config = slow_config(URL)
+    config = slow_config(real_model.url)
     search(QUESTIONS[kind])   # knowledge and models load outside the timing
     start = time.perf_counter()
     r = search(QUESTIONS[kind], config=config)
