@@ -13,10 +13,11 @@ from .store.learned import GATE_SIGNALS, SIGNALS, LearnedIndex, Nearest, arrange
 from .store.records import Candidates, Hits, HitsOut, RetrievalPlan
 
 
-def learned_signals(learned: LearnedIndex, backend: Any, query: str, vector: Any, near: Nearest,
+def learned_signals(learned: LearnedIndex, backend: Any, tokens: Sequence[str], near: Nearest,
                     fused: Mapping[str, str], user: User, filters: Mapping[str, Any], depth: int,
                     names: Sequence[str] = SIGNALS, lexical: Optional[Mapping[str, float]] = None) -> dict[str, dict]:
-    """Returns the signals `names` of `learned` for a query (gate not applied): chunk → raw score per signal name.
+    """Returns the signals `names` of `learned` for a query, `tokens` its index tokens (gate not applied): chunk →
+    raw score per signal name.
 
     Every chunk a signal names passes the same permission and metadata checks
     as an index search, so a confirmation never makes a chunk reachable to a
@@ -26,10 +27,9 @@ def learned_signals(learned: LearnedIndex, backend: Any, query: str, vector: Any
     `lexical` is the unlearned BM25 list (chunk → score) the fused list came from
     ("field" needs it).
     """
-    tokens = backend.tokenizer(query) if {"expansion", "terms", "field"} & set(names) else []
     signals = {}
     if "neighbours" in names:
-        signals["neighbours"] = learned.neighbour_scores(near, vector)
+        signals["neighbours"] = learned.neighbour_scores(near)
     if "expansion" in names:
         signals["expansion"] = learned.expansion_scores(tokens)
     if "prior" in names:
@@ -62,11 +62,12 @@ def gated_signals(learned: LearnedIndex, backend: Any, query: str, vector: Any, 
     if learned.empty:
         return None
     p = learned.params
-    near = learned.nearest(vector)
+    tokens = backend.tokenizer(query)
+    near = learned.nearest(vector, tokens, {c: i for i, (c, _) in enumerate(base)})
     opened = learned.opened(near)
     if not opened and not p.tail:
         return None
-    args = (learned, backend, query, vector, near, {c: families.get(c, "") for c, _ in base}, user, filters, depth)
+    args = (learned, backend, tokens, near, {c: families.get(c, "") for c, _ in base}, user, filters, depth)
     modelled = opened and bool(p.gate_weights)
     signals = learned_signals(*args, names=GATE_SIGNALS if modelled else ("neighbours",), lexical=lexical)
     if modelled:
