@@ -104,14 +104,6 @@ class CorpusView:
             self._tokens[question] = self.backend.tokenizer(question)
         return self._tokens[question]
 
-    def chunk_vectors(self, ids: Iterable[str]) -> dict[str, np.ndarray]:
-        """Returns chunk id → its indexed vector for the known ids (empty when the index keeps no vectors here)."""
-        stored = getattr(self.backend, "vectors", None)
-        if stored is None:
-            return {}
-        own = {c: r for c in dict.fromkeys(ids) for r in self.rows.get(c, ()) if self.ids[r] == c}
-        return {c: np.asarray(stored[r], dtype=np.float32) for c, r in own.items()}
-
     def lexicon(self) -> tuple[Any, list[str], dict[str, int]]:
         """Returns the index's BM25 counts (docs × terms CSR), its terms by column and their document frequencies."""
         if self._lexicon is None:
@@ -146,8 +138,7 @@ def build_learned(view: CorpusView, pairs: Sequence[Pair], vectors: np.ndarray, 
     map is learned from `pairs` unless given (a fit stores the one it learned)."""
     families = {c: view.family[c] for p in pairs if p.weight > 0 for c in p.chunks if c in view.family}
     return LearnedIndex(pairs, vectors, [view.tokens(p.query) for p in pairs],
-                        view.term_map(pairs) if term_map is None else term_map, params, families,
-                        view.chunk_vectors(c for p in pairs if p.weight > 0 for c in p.chunks))
+                        view.term_map(pairs) if term_map is None else term_map, params, families)
 
 
 _LOCK = threading.Lock()
@@ -305,14 +296,14 @@ def question_rows(view: CorpusView, learned: LearnedIndex, questions: Sequence[t
     rows = []
     for q, vec, relevant in questions:
         ranked, lexical = base(q)
-        tokens = view.tokens(q)
-        near = learned.nearest(vec, tokens, {c: i for i, (c, _) in enumerate(ranked)})
+        near = learned.nearest(vec)
         fused = {c: view.family.get(c, "") for c, _ in ranked}
-        signals = learned_signals(learned, view.backend, tokens, near, fused, PUBLIC, {}, FIT_DEPTH, lexical=lexical)
+        signals = learned_signals(learned, view.backend, view.tokens(q), vec, near, fused, PUBLIC, {}, FIT_DEPTH,
+                                  lexical=lexical)
         mats = {}
         for k, s in NEIGHBOURING:
-            nk = Nearest(near.rows[:k], near.sims[:k], near.rejected)
-            neighbours = learned.neighbour_scores(nk, s)
+            nk = Nearest(near.rows[:k], near.sims[:k])
+            neighbours = learned.neighbour_scores(nk, vec, s)
             families = learned.family_scores(nk, fused, lambda c: readable(view.backend, c, PUBLIC, {}), s)
             ids, matrix = score_matrix(ranked, {**signals, "neighbours": neighbours, "families": families})
             nearest_chunks = learned.pairs[near.rows[0]].chunks

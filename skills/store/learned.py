@@ -3,9 +3,7 @@
 A `LearnedIndex` is built from the live confirmed pairs of one index and holds:
 
 - the past-question neighbour index: unit question vectors (same embedder as the
-  index's queries), each with its confirmed chunks and weight (negative = rejected),
-  the questions' own BM25 index, and the unit vectors of the confirmed chunks, so
-  a past question is matched by its text and by its answer (`match`);
+  index's queries), each with its confirmed chunks and weight (negative = rejected);
 - the expansion field: per confirmed chunk, the tokens of the questions that
   confirmed it, searched with BM25 on their own ("expansion") and scored as if
   appended to the chunk's own text in the main BM25 index ("field", document
@@ -61,10 +59,6 @@ a low predicted gain; with the signal strengths an ad hoc 5-fold study on STARD 
 loss on unseen questions."""
 GATE_SIGNALS = ("neighbours", "field", "prior")
 """The signals `gate_features` reads: computed before the gate decides."""
-MATCH = {"answer": 1.0, "rank": 0.2, "words": 0.05}
-"""How a past question's match to a new one (`LearnedIndex.match`) adds, to the questions' cosine, the cosine of
-the new question and the chunks it confirmed ("answer"), 1 / (1 + the best unlearned rank of those chunks) ("rank")
-and the questions' BM25 score over its maximum ("words"); the sum is halved back to the cosine's scale."""
 HEAD = 10
 """Ranks only an open gate may change: the tail (`LearnedParams.tail`) re-ranks what follows them, so a question
 whose gate stays closed keeps its unlearned top `HEAD` exactly while its recall still gains from past questions."""
@@ -117,12 +111,10 @@ class LearnedParams:
 
 @dataclass(frozen=True)
 class Nearest:
-    """The past questions nearest a query: their rows and `LearnedIndex.match` scores, best first, and the
-    rejected pairs' rows and matches as close as the best (`neighbour_scores` subtracts their chunks)."""
+    """The past questions nearest a query: their rows and cosines, best first."""
 
     rows: np.ndarray
     sims: np.ndarray
-    rejected: tuple[tuple[int, float], ...] = ()
 
     @property
     def best(self) -> float:
@@ -134,8 +126,7 @@ class LearnedIndex:
 
     def __init__(self, pairs: Sequence[Pair], vectors: np.ndarray, tokens: Sequence[Sequence[str]],
                  term_map: Mapping[str, Sequence[str]], params: LearnedParams,
-                 families: Optional[Mapping[str, str]] = None,
-                 answers: Optional[Mapping[str, np.ndarray]] = None) -> None:
+                 families: Optional[Mapping[str, str]] = None) -> None:
         self.pairs, self.params = list(pairs), params
         self.families = dict(families or {})
         self.term_map = {t: list(alts) for t, alts in term_map.items()}
@@ -153,15 +144,6 @@ class LearnedIndex:
                 self.popularity[c] = self.popularity.get(c, 0.0) + pair.weight
         self.field_chunks = list(field_tokens)
         self.field_row = {c: i for i, c in enumerate(self.field_chunks)}
-        self.questions = Bm25Index()
-        if self.pairs:
-            self.questions.add([list(t) for t in tokens])
-            self.questions.scores(())
-        self.answer_vectors, self.answer_pair = answer_rows(self.pairs, answers or {})
-        self.chunk_pairs: dict[str, list[int]] = {}
-        for i, pair in enumerate(self.pairs):
-            for c in pair.chunks:
-                self.chunk_pairs.setdefault(c, []).append(i)
         self.expansion = Bm25Index()
         if self.field_chunks:
             self.expansion.add([field_tokens[c] for c in self.field_chunks])
@@ -177,49 +159,16 @@ class LearnedIndex:
                 "expansion_chunks": len(self.field_chunks), "term_map_words": len(self.term_map),
                 "prior_chunks": len(self.popularity)}
 
-    def match(self, vector: np.ndarray, tokens: Sequence[str] = (), place: Optional[Mapping[str, int]] = None,
-              weights: Mapping[str, float] = MATCH) -> np.ndarray:
-        """Returns every pair's match to a query (`MATCH` `weights`): its question's cosine to the unit query vector,
-        plus the cosine of the query and its closest confirmed chunk, 1 / (1 + its closest chunk's rank in the
-        unlearned ranking `place`, chunk → rank), and its question's BM25 score for `tokens` over the best, halved.
-
-        A question worded unlike the new one but answered by the chunk the new
-        one asks for is matched through its answer; each term is absent (0) when
-        its input is (no chunk vectors, no ranking, no tokens).
-        """
-        vector = np.asarray(vector, dtype=np.float32).ravel()
-        out = (self.vectors @ vector).astype(np.float64)
-        if len(self.answer_pair):
-            answer = np.full(len(self.pairs), -1.0)
-            np.maximum.at(answer, self.answer_pair, self.answer_vectors @ vector)
-            out += weights["answer"] * np.where(answer > -1.0, answer, out)
-        else:
-            out += weights["answer"] * out
-        if place and weights["rank"]:
-            ranked = np.zeros(len(self.pairs))
-            for c, r in place.items():
-                for i in self.chunk_pairs.get(c, ()):
-                    ranked[i] = max(ranked[i], 1.0 / (1 + r))
-            out += weights["rank"] * ranked
-        words = self.questions.scores(tokens) if tokens and self.pairs and weights["words"] else np.zeros(0)
-        if len(words) and words.max() > 0:
-            out += weights["words"] * words / words.max()
-        return out / 2.0
-
-    def nearest(self, vector: np.ndarray, tokens: Sequence[str] = (), place: Optional[Mapping[str, int]] = None
-                ) -> Nearest:
-        """Returns the `params.neighbours` past questions (positive ones) best matching a query (`match`)."""
+    def nearest(self, vector: np.ndarray) -> Nearest:
+        """Returns the `params.neighbours` past questions (positive ones) nearest a unit query vector."""
         if self.empty:
             return Nearest(np.zeros(0, dtype=np.int64), np.zeros(0))
-        scores = self.match(vector, tokens, place)
-        sims = np.where(self.positive, scores, -np.inf)
+        sims = self.vectors @ np.asarray(vector, dtype=np.float32).ravel()
+        sims = np.where(self.positive, sims, -np.inf)
         k = min(self.params.neighbours, int(self.positive.sum()))
         top = np.argpartition(-sims, k - 1)[:k]
         top = top[np.argsort(-sims[top], kind="stable")]
-        best = float(sims[top[0]])
-        rejected = tuple((int(i), min(float(scores[i]), best)) for i in np.flatnonzero(~self.positive)
-                         if scores[i] >= best - 0.02)
-        return Nearest(top, sims[top].astype(np.float64), rejected)
+        return Nearest(top, sims[top].astype(np.float64))
 
     def opened(self, near: Nearest) -> bool:
         """Returns whether the cosine floor lets learning act: the nearest past question is `params.gate` close."""
@@ -235,8 +184,9 @@ class LearnedIndex:
         spread = float(np.dot(features, p.gate_spread)) if p.gate_spread else 0.0
         return float(lower_bound(float(np.dot(features, p.gate_weights)), spread, p.caution)) > 0.0
 
-    def neighbour_scores(self, near: Nearest, sharpness: Optional[float] = None) -> dict[str, float]:
-        """Returns chunk → Σ weight·exp(sharpness·(match − 1)) over the near questions (and rejections).
+    def neighbour_scores(self, near: Nearest, vector: np.ndarray, sharpness: Optional[float] = None
+                         ) -> dict[str, float]:
+        """Returns chunk → Σ weight·exp(sharpness·(cos − 1)) over the near questions (and rejections).
 
         The score keeps how close the past questions are, so a far neighbour
         moves its chunks little; a rejected pair as close as the nearest
@@ -244,9 +194,11 @@ class LearnedIndex:
         """
         sharpness = self.params.sharpness if sharpness is None else sharpness
         out: dict[str, float] = {}
-        for i, sim in [*zip(near.rows, near.sims), *near.rejected]:
+        sims = self.vectors @ np.asarray(vector, dtype=np.float32).ravel()
+        rows = list(near.rows) + [i for i in np.flatnonzero(~self.positive) if sims[i] >= near.best - 0.02]
+        for i in rows:
             pair = self.pairs[i]
-            value = pair.weight * float(np.exp(sharpness * (sim - 1.0)))
+            value = pair.weight * float(np.exp(sharpness * (min(sims[i], near.best) - 1.0)))
             for c in pair.chunks:
                 out[c] = out.get(c, 0.0) + value
         return {c: s for c, s in out.items() if s > 0}
@@ -313,16 +265,6 @@ class LearnedIndex:
         per = self.params.terms_per_word
         extra = [s for t in tokens for s in self.term_map.get(t, ())[:per] if s not in tokens]
         return list(tokens) + list(dict.fromkeys(extra)) if extra else None
-
-
-def answer_rows(pairs: Sequence[Pair], answers: Mapping[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """Returns the unit vectors of the confirmed chunks of positive `pairs` that `answers` (chunk → vector) holds,
-    and the pair row of each."""
-    rows = [(i, c) for i, p in enumerate(pairs) if p.weight > 0 for c in p.chunks if c in answers]
-    if not rows:
-        return np.zeros((0, 1), dtype=np.float32), np.zeros(0, dtype=np.int64)
-    v = np.stack([np.asarray(answers[c], dtype=np.float32) for _, c in rows])
-    return v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12), np.array([i for i, _ in rows])
 
 
 def lower_bound(gain: Any, spread: Any, caution: float) -> Any:
