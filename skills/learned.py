@@ -13,7 +13,7 @@ from .store.learned import GATE_SIGNALS, SIGNALS, LearnedIndex, Nearest, arrange
 from .store.records import Candidates, Hits, HitsOut, RetrievalPlan
 
 
-def learned_signals(learned: LearnedIndex, backend: Any, tokens: Sequence[str], near: Nearest,
+def learned_signals(learned: LearnedIndex, backend: Any, tokens: Sequence[str], vector: Any, near: Nearest,
                     fused: Mapping[str, str], user: User, filters: Mapping[str, Any], depth: int,
                     names: Sequence[str] = SIGNALS, lexical: Optional[Mapping[str, float]] = None) -> dict[str, dict]:
     """Returns the signals `names` of `learned` for a query, `tokens` its index tokens (gate not applied): chunk →
@@ -29,7 +29,7 @@ def learned_signals(learned: LearnedIndex, backend: Any, tokens: Sequence[str], 
     """
     signals = {}
     if "neighbours" in names:
-        signals["neighbours"] = learned.neighbour_scores(near)
+        signals["neighbours"] = learned.neighbour_scores(near, vector)
     if "expansion" in names:
         signals["expansion"] = learned.expansion_scores(tokens)
     if "prior" in names:
@@ -62,12 +62,12 @@ def gated_signals(learned: LearnedIndex, backend: Any, query: str, vector: Any, 
     if learned.empty:
         return None
     p = learned.params
-    tokens = backend.tokenizer(query)
-    near = learned.nearest(vector, tokens, {c: i for i, (c, _) in enumerate(base)})
+    near = learned.nearest(vector)
     opened = learned.opened(near)
     if not opened and not p.tail:
         return None
-    args = (learned, backend, tokens, near, {c: families.get(c, "") for c, _ in base}, user, filters, depth)
+    fused = {c: families.get(c, "") for c, _ in base}
+    args = (learned, backend, backend.tokenizer(query), vector, near, fused, user, filters, depth)
     modelled = opened and bool(p.gate_weights)
     signals = learned_signals(*args, names=GATE_SIGNALS if modelled else ("neighbours",), lexical=lexical)
     if modelled:

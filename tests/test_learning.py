@@ -17,7 +17,7 @@ from lambdarag.orchestration.learning import CLOSED, Confirmations, learn_pairs,
 from lambdarag.domains.corpus import read_corpus
 from lambdarag.skills.store.records import RetrievalPlan
 from lambdarag.skills.store.index import open_index
-from lambdarag.skills.store.learned import GATE_FEATURES, HEAD, SIGNALS, LearnedIndex, LearnedParams, Pair
+from lambdarag.skills.store.learned import GATE_FEATURES, HEAD, SIGNALS, LearnedParams
 from lambdarag.skills.store.local import LocalBackend
 from lambdarag.skills.store.tokenize import Tokenizer
 from lambdarag.skills.store.vectors import default_embedder, read_vectors_dir
@@ -294,47 +294,15 @@ def test_the_term_mapped_search_runs_only_when_the_gate_opens_and_its_signal_has
         assert len(searches) == 1 + extra, params
 
 
-def unit(*xs: float) -> np.ndarray:
-    v = np.array(xs, dtype=np.float32)
-    return v / np.linalg.norm(v)
-
-
-def past_questions(answers: bool = True) -> LearnedIndex:
-    """Returns a learned index of three past questions: "near" worded closest to `unit(1, 0, 0)` but answered by a
-    chunk far from it, "kin" a little farther but answered by a chunk close to it, and one far from both."""
-    pairs = [Pair("near", ("far-chunk",)), Pair("kin", ("close-chunk",)), Pair("other", ("other-chunk",))]
-    vectors = np.stack([unit(0.9, 0.436, 0), unit(0.85, 0, 0.527), unit(-1, 0, 0)])
-    return LearnedIndex(pairs, vectors, [["沉船", "打捞"], ["船舶", "碰撞"], ["海关"]], {}, LearnedParams(neighbours=2),
-                        answers={"far-chunk": unit(0, 1, 0), "close-chunk": unit(0.9, 0, 0.436),
-                                 "other-chunk": unit(-1, 0, 0)} if answers else {})
-
-
-def test_a_past_question_is_matched_by_the_chunk_it_confirmed_not_only_by_its_wording():
-    query = unit(1, 0, 0)
-    assert list(past_questions(answers=False).nearest(query).rows) == [0, 1]    # cosine alone: "near" first
-    near = past_questions().nearest(query)
-    assert list(near.rows) == [1, 0]                                           # its answer fits: "kin" first
-    assert near.sims[0] == pytest.approx((0.85 + 0.9) / 2, abs=1e-3)
-
-
-def test_a_past_question_whose_chunk_plain_retrieval_ranks_first_or_that_shares_the_words_is_matched_first():
-    learned = past_questions(answers=False)
-    query = unit(1, 0.05, 0.05)
-    assert list(learned.nearest(query).rows) == [0, 1]
-    assert list(learned.nearest(query, place={"close-chunk": 0, "far-chunk": 40}).rows) == [1, 0]
-    tied = unit(1, 0.25, 0.3)                                 # "near" ahead by a cosine of 0.001
-    assert list(learned.nearest(tied).rows) == [0, 1]
-    assert list(learned.nearest(tied, tokens=["船舶", "碰撞", "责任"]).rows) == [1, 0]
-
-
-def test_without_chunk_vectors_ranking_or_words_a_past_question_matches_by_its_cosine():
-    learned, query = past_questions(answers=False), unit(1, 0, 0)
-    np.testing.assert_allclose(learned.match(query), learned.vectors @ query, atol=1e-6)
-
-
-def test_the_learned_index_reads_the_confirmed_chunks_vectors_from_the_index(corpus, tmp_path):
+def test_an_open_gate_reading_the_field_then_the_term_map_tokenizes_the_question_once_for_learning(corpus, tmp_path,
+                                                                                                     monkeypatch):
     backend = backend_of(corpus)
     learn_pairs(tmp_path, backend, default_embedder(), "confirm", [(CONFIRMED, [ANSWER])], refit=False)
-    learned = open_learned(tmp_path, backend, default_embedder())
-    row = next(i for i, c in enumerate(backend.chunks()) if c.id == ANSWER)
-    np.testing.assert_allclose(learned.answer_vectors[0], unit(*backend.vectors[row]), atol=1e-3)
+    always = (0.0,) * (len(GATE_FEATURES) - 1) + (1.0,)                   # predicted gain 1: the gate opens
+    Confirmations(tmp_path).save_params(LearnedParams(weights={"terms": 1.0, "field": 1.0}, gate=-1.0,
+                                                      gate_weights=always), {})
+    ranking(backend, tmp_path, PARAPHRASE)                                # loads the learned state
+    tokenized, tokenizer = [], backend.tokenizer
+    monkeypatch.setattr(backend, "tokenizer", lambda text: tokenized.append(text) or tokenizer(text))
+    ranking(backend, tmp_path, PARAPHRASE)
+    assert tokenized.count(PARAPHRASE) == 2                    # once by the BM25 search, once by learning
