@@ -276,6 +276,15 @@ def feedback_adapter(r: dict) -> str:
             f"{cells('gated')} (a probe, not in the product)")
 
 
+def feedback_match(r: dict) -> str:
+    """The share of seen held-out questions whose best-matching past question is a right one, per split."""
+    def rates(split: dict) -> str:
+        top = split["top1_right"]
+        return ", ".join(f"{name} {value:.3f}" for name, value in top.items())
+    return "; ".join(f"split {s} ({v['seen_questions']} seen): {rates(v)}" for s, v in r["splits"].items()) + \
+        " (not in the product: the fits with it ranked lower, feedback-match-fits.json)"
+
+
 def stard_latency(r: dict) -> str:
     lat = r["latency_ms"]
     return (f"{r['questions']} held-out questions, query embedding included: p50 / p95 hybrid "
@@ -448,6 +457,8 @@ ROWS: list[tuple[str, str, str, Callable[[dict], str]]] = [
      "bench/feedback.py --eval-latency", feedback_eval),
     ("query-side linear adapter probe, STARD 5-fold dense", "feedback-adapter", "bench/query_adapter.py",
      feedback_adapter),
+    ("past-question matching, STARD 5-fold: the best past question shares a relevant article", "feedback-match",
+     "bench/neighbour_match.py", feedback_match),
     ("hybrid search latency, STARD fold 0", "stard-latency", "bench/feedback.py --latency-only", stard_latency),
     ("Milvus (milvus-lite) vs local, STARD", "milvus", "bench/milvus.py", milvus),
     ("`lambdarag ask` on the built demo index, fresh process", "cli", "bench/cli.py", cli),

@@ -298,7 +298,8 @@ def question_rows(view: CorpusView, learned: LearnedIndex, questions: Sequence[t
         ranked, lexical = base(q)
         near = learned.nearest(vec)
         fused = {c: view.family.get(c, "") for c, _ in ranked}
-        signals = learned_signals(learned, view.backend, q, vec, near, fused, PUBLIC, {}, FIT_DEPTH, lexical=lexical)
+        signals = learned_signals(learned, view.backend, view.tokens(q), vec, near, fused, PUBLIC, {}, FIT_DEPTH,
+                                  lexical=lexical)
         mats = {}
         for k, s in NEIGHBOURING:
             nk = Nearest(near.rows[:k], near.sims[:k])

@@ -1,7 +1,7 @@
 """The `learned_boost` skill: fused hits re-ranked with what the index learned from confirmed questions."""
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 from lambdarag import Context, User, tool
 
@@ -13,10 +13,12 @@ from .store.learned import GATE_SIGNALS, SIGNALS, LearnedIndex, Nearest, arrange
 from .store.records import Candidates, Hits, HitsOut, RetrievalPlan
 
 
-def learned_signals(learned: LearnedIndex, backend: Any, query: str, vector: Any, near: Nearest,
+def learned_signals(learned: LearnedIndex, backend: Any, tokens: Sequence[str], vector: Any, near: Nearest,
                     fused: Mapping[str, str], user: User, filters: Mapping[str, Any], depth: int,
-                    names: Sequence[str] = SIGNALS, lexical: Optional[Mapping[str, float]] = None) -> dict[str, dict]:
-    """Returns the signals `names` of `learned` for a query (gate not applied): chunk → raw score per signal name.
+                    names: Sequence[str] = SIGNALS, lexical: Optional[Mapping[str, float]] = None,
+                    may_read: Optional[Callable[[str], bool]] = None) -> dict[str, dict]:
+    """Returns the signals `names` of `learned` for a query, `tokens` its index tokens (gate not applied): chunk →
+    raw score per signal name.
 
     Every chunk a signal names passes the same permission and metadata checks
     as an index search, so a confirmation never makes a chunk reachable to a
@@ -24,9 +26,9 @@ def learned_signals(learned: LearnedIndex, backend: Any, query: str, vector: Any
     the chunks already retrieved, with their families (prior and families rank
     only those); `depth` is the term-mapped BM25 search's;
     `lexical` is the unlearned BM25 list (chunk → score) the fused list came from
-    ("field" needs it).
+    ("field" needs it); `may_read` is the question's `reader` when the caller has one.
     """
-    tokens = backend.tokenizer(query) if {"expansion", "terms", "field"} & set(names) else []
+    may_read = may_read or reader(backend, user, filters)
     signals = {}
     if "neighbours" in names:
         signals["neighbours"] = learned.neighbour_scores(near, vector)
@@ -35,11 +37,11 @@ def learned_signals(learned: LearnedIndex, backend: Any, query: str, vector: Any
     if "prior" in names:
         signals["prior"] = learned.prior_scores(list(fused))
     if "families" in names:
-        signals["families"] = learned.family_scores(near, fused, lambda c: readable(backend, c, user, filters))
+        signals["families"] = learned.family_scores(near, fused, may_read)
     if "field" in names:
         signals["field"] = learned.field_scores(backend, tokens, lexical or {}, DEFAULT_ZSCORE_WEIGHTS["bm25"])
     for name, values in signals.items():
-        signals[name] = {c: s for c, s in values.items() if readable(backend, c, user, filters)}
+        signals[name] = {c: s for c, s in values.items() if may_read(c)}
     expanded = learned.expand(tokens) if "terms" in names else None
     if expanded:
         signals["terms"] = {c.id: s for c, s in backend.bm25(expanded, depth, user=user, filters=filters)}
@@ -51,7 +53,7 @@ def gated_signals(learned: LearnedIndex, backend: Any, query: str, vector: Any, 
                   lexical: Optional[Mapping[str, float]] = None) -> Optional[tuple[dict[str, dict], bool]]:
     """Returns the signals the ranking needs and whether the gate opens for this query, or None (rank unchanged).
 
-    `base` is the unlearned ranking (chunk id, fused score), best first, with
+    `base` is the unlearned ranking (chunk id, fused score) retrieved for `user` under `filters`, best first, with
     `families` (chunk id → `Chunk.family`), and `lexical` the BM25 list it was fused from (chunk → score). The
     gate reads only the `GATE_SIGNALS` (past the cosine floor, and only once
     a gain model is fitted), so the others (the term-mapped BM25 search costs
@@ -66,9 +68,12 @@ def gated_signals(learned: LearnedIndex, backend: Any, query: str, vector: Any, 
     opened = learned.opened(near)
     if not opened and not p.tail:
         return None
-    args = (learned, backend, query, vector, near, {c: families.get(c, "") for c, _ in base}, user, filters, depth)
+    fused = {c: families.get(c, "") for c, _ in base}
+    args = (learned, backend, backend.tokenizer(query), vector, near, fused, user, filters, depth)
+    may_read = reader(backend, user, filters, fused)
     modelled = opened and bool(p.gate_weights)
-    signals = learned_signals(*args, names=GATE_SIGNALS if modelled else ("neighbours",), lexical=lexical)
+    signals = learned_signals(*args, names=GATE_SIGNALS if modelled else ("neighbours",), lexical=lexical,
+                              may_read=may_read)
     if modelled:
         features = gate_features(near, signals["neighbours"], base, learned.pairs[near.rows[0]].chunks,
                                  score_matrix(base, signals)[1])
@@ -78,7 +83,7 @@ def gated_signals(learned: LearnedIndex, backend: Any, query: str, vector: Any, 
     used = (p.tail, p.weights) if opened else (p.tail,)
     signals = {n: v for n, v in signals.items() if n == "neighbours" or any(w.get(n, 0.0) for w in used)}
     weighed = [n for n in SIGNALS if n not in signals and n != "neighbours" and any(w.get(n, 0.0) for w in used)]
-    return {**signals, **learned_signals(*args, names=weighed, lexical=lexical)}, opened
+    return {**signals, **learned_signals(*args, names=weighed, lexical=lexical, may_read=may_read)}, opened
 
 
 def lexical_list(candidates: Sequence[Any], query: str) -> dict[str, float]:
@@ -100,6 +105,20 @@ def readable(backend: Any, chunk_id: str, user: Any, filters: Mapping[str, Any])
         if getattr(c, name) not in allowed:
             return False
     return True
+
+
+def reader(backend: Any, user: Any, filters: Mapping[str, Any], retrieved: Iterable[str] = ()
+           ) -> Callable[[str], bool]:
+    """Returns chunk id → `readable` for one question, each chunk checked once (the signals name many alike, and
+    an opened index reads each chunk from its store); the `retrieved` chunks, which the question's own search
+    returned under the same user and filters, are readable unchecked."""
+    known = dict.fromkeys(retrieved, True)
+
+    def may_read(chunk_id: str) -> bool:
+        if chunk_id not in known:
+            known[chunk_id] = readable(backend, chunk_id, user, filters)
+        return known[chunk_id]
+    return may_read
 
 
 def hits_unboosted(query, user, plan, hits, ctx, candidates=(), *, filters=None):

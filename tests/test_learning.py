@@ -292,3 +292,39 @@ def test_the_term_mapped_search_runs_only_when_the_gate_opens_and_its_signal_has
         searches.clear()
         ranking(backend, tmp_path, question)
         assert len(searches) == 1 + extra, params
+
+
+def test_an_open_gate_reading_the_field_then_the_term_map_tokenizes_the_question_once_for_learning(corpus, tmp_path,
+                                                                                                     monkeypatch):
+    backend = backend_of(corpus)
+    learn_pairs(tmp_path, backend, default_embedder(), "confirm", [(CONFIRMED, [ANSWER])], refit=False)
+    always = (0.0,) * (len(GATE_FEATURES) - 1) + (1.0,)                   # predicted gain 1: the gate opens
+    Confirmations(tmp_path).save_params(LearnedParams(weights={"terms": 1.0, "field": 1.0}, gate=-1.0,
+                                                      gate_weights=always), {})
+    ranking(backend, tmp_path, PARAPHRASE)                                # loads the learned state
+    tokenized, tokenizer = [], backend.tokenizer
+    monkeypatch.setattr(backend, "tokenizer", lambda text: tokenized.append(text) or tokenizer(text))
+    ranking(backend, tmp_path, PARAPHRASE)
+    assert tokenized.count(PARAPHRASE) == 2                    # once by the BM25 search, once by learning
+
+
+def test_the_field_signal_finds_the_confirmed_chunks_rows_once_and_learning_rechecks_no_retrieved_chunk(
+        corpus, tmp_path, monkeypatch):
+    backend = backend_of(corpus)
+    plain = {c for c, _ in ranking(backend, tmp_path, PARAPHRASE)}
+    learn_pairs(tmp_path, backend, default_embedder(), "confirm", [(CONFIRMED, [ANSWER]), OTHER], refit=False)
+    Confirmations(tmp_path).save_params(LearnedParams(weights={"field": 1.0, "prior": 1.0, "families": 2.0},
+                                                      gate=-1.0, tail={"field": 1.0, "neighbours": 8.0}), {})
+    first = ranking(backend, tmp_path, PARAPHRASE)
+    rows, chunk = [], {c.id: c for c in backend.chunks()}.__getitem__
+
+    class Rows(dict):
+        def __getitem__(self, key):
+            rows.append(key)
+            return super().__getitem__(key)
+    monkeypatch.setattr(backend, "_row", Rows(backend._row))
+    looked = []
+    monkeypatch.setattr(backend, "chunk", lambda c: looked.append(c) or chunk(c))
+    assert ranking(backend, tmp_path, PARAPHRASE) == first
+    assert not [c for c in rows if c in (ANSWER, OTHER[1])]          # the field's rows: found by the first question
+    assert ANSWER in plain and not plain & set(looked)               # retrieved for this user: not checked again

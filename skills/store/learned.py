@@ -142,7 +142,7 @@ class LearnedIndex:
             for c in pair.chunks:
                 field_tokens.setdefault(c, []).extend(toks)
                 self.popularity[c] = self.popularity.get(c, 0.0) + pair.weight
-        self.field_chunks = list(field_tokens)
+        self.field_chunks = tuple(field_tokens)
         self.field_row = {c: i for i, c in enumerate(self.field_chunks)}
         self.expansion = Bm25Index()
         if self.field_chunks:

@@ -61,6 +61,7 @@ class LocalBackend(IndexBackend):
                                     for c in self._chunks], dtype=np.int32)
             self._labels = list(labels)
         self._columns: dict[str, np.ndarray] = {}
+        self._expanded: tuple[tuple[str, ...], np.ndarray] = ((), np.zeros(0, dtype=np.int64))
         self._dense = DenseIndex(self._vectors, self.ann_threshold, self._ann_path) \
             if self._vectors is not None else None
         if self.lexical.size:
@@ -175,7 +176,14 @@ class LocalBackend(IndexBackend):
         return [(c, float(s)) for c, s in zip(self._take(rows), scores)]
 
     def bm25_expanded(self, tokens: Sequence[str], chunk_ids: Sequence[str], extra: Bm25Index) -> np.ndarray:
-        return self.lexical.scores_with(tokens, np.array([self._row[c] for c in chunk_ids], dtype=np.int64), extra)
+        """The rows of the last `chunk_ids` are kept (a learned index asks with the same ids for every question,
+        and an opened index finds each row in its chunk store)."""
+        ids = tuple(chunk_ids)
+        known, rows = self._expanded
+        if ids != known:
+            rows = np.array([self._row[c] for c in ids], dtype=np.int64)
+            self._expanded = ids, rows
+        return self.lexical.scores_with(tokens, rows, extra)
 
     def dense(self, vector: np.ndarray, k: int, user: Optional[User] = None,
               filters: Optional[Mapping[str, Any]] = None) -> list[Scored]:
