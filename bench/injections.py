@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sqlite3
 import sys
 import time
 from collections import Counter
@@ -85,9 +86,16 @@ def benign(half: str) -> dict[str, Any]:
 
 
 def index_chunks(name: str, home: Path) -> list[dict[str, Any]]:
-    path = home / name / "index" / "chunks.1.jsonl"
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()] \
-        if path.is_file() else []
+    """The chunks of a saved index, read from the SQLite chunk store of the generation its manifest names."""
+    index = home / name / "index"
+    if not (index / "manifest.json").is_file():
+        return []
+    generation = json.loads((index / "manifest.json").read_text(encoding="utf-8"))["generation"]
+    db = sqlite3.connect(f"{(index / f'chunks.{generation}.sqlite').resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        return [json.loads(row) for (row,) in db.execute("SELECT json FROM chunk ORDER BY row")]
+    finally:
+        db.close()
 
 
 def folder_chunks(root: Path) -> list[dict[str, Any]]:
