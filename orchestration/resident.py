@@ -5,8 +5,8 @@ process and the question, not for the imports.
 
 The client half (`ask_resident`) imports only the standard library and `skills.store.home`: it trusts the socket only
 if it is a socket owned by this user with no group or other permission, and only a peer running as this user; on
-anything else (another owner, a wrong mode, no listener, a reply not in `PROTOCOL`, a resident started with another
-environment) it prints one note and `ask` answers in-process. The resident answers only `ask` (never `--stream`),
+anything else (another owner, a wrong mode, no listener, a resident stopped while the client waits, a reply not in
+`PROTOCOL`, a resident started with another environment) it prints one note and `ask` answers in-process. The resident answers only `ask` (never `--stream`),
 only for a peer of its own uid (SO_PEERCRED), one question at a time, in the asker's working folder, with the
 same code the in-process `ask` runs (`cli.ask_argv`), so its output and exit status are the in-process ones.
 It logs each question's CPU seconds, which a warm `ask` costs on top of the client's.
@@ -33,6 +33,9 @@ PROTOCOL = "lambdarag-ask/1"
 SOCKET_NAME = "ask.sock"
 MAX_REQUEST = 1 << 20
 """Bytes a request may hold (a question and its options); more is refused unread."""
+POLL_SECONDS = 1.0
+"""How often a client waiting for its answer checks that the resident can still give it (`alive`): a resident
+stopped by Ctrl-Z in its terminal would otherwise keep every `ask` waiting."""
 REQUEST_SECONDS = 10.0
 """How long the resident waits for a connected client to send its request before dropping it."""
 ENVIRONMENT = ("LAMBDARAG_", "MILVUS_", "OPENAI_")
@@ -61,10 +64,19 @@ def environment_digest(environ: Optional[dict[str, str]] = None) -> str:
     return hashlib.sha256(json.dumps(relevant).encode()).hexdigest()
 
 
-def peer_uid(conn: socket.socket) -> int:
-    """Returns the uid of the process at the other end of a unix socket (Linux's SO_PEERCRED)."""
-    _, uid, _ = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
-    return uid
+def peer(conn: socket.socket) -> tuple[int, int]:
+    """Returns the pid and uid of the process at the other end of a unix socket (Linux's SO_PEERCRED)."""
+    pid, uid, _ = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))
+    return pid, uid
+
+
+def stopped(pid: int) -> bool:
+    """Whether process `pid` can no longer answer: stopped (job control, a tracer), a zombie, or gone."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state in "TtZX"
 
 
 def untrusted(path: Path) -> Optional[str]:
@@ -79,15 +91,31 @@ def untrusted(path: Path) -> Optional[str]:
     return None
 
 
-def read_all(conn: socket.socket, limit: int) -> bytes:
-    """Returns what `conn` sends until it shuts its side, or raises ValueError past `limit` bytes."""
+def read_all(conn: socket.socket, limit: int, waiting: Optional[Callable[[], None]] = None) -> bytes:
+    """Returns what `conn` sends until it shuts its side, or raises ValueError past `limit` bytes; on each timeout
+    of `conn` it calls `waiting` (which raises to give up) or, without one, lets the timeout raise."""
     parts, size = [], 0
-    while chunk := conn.recv(65536):
+    while True:
+        try:
+            chunk = conn.recv(65536)
+        except TimeoutError:
+            if waiting is None:
+                raise
+            waiting()
+            continue
+        if not chunk:
+            break
         size += len(chunk)
         if size > limit:
             raise ValueError(f"more than {limit} bytes")
         parts.append(chunk)
     return b"".join(parts)
+
+
+def alive(pid: int) -> None:
+    """Raises ResidentUnavailable if the resident `pid` a client waits for is stopped or gone: it would never reply."""
+    if stopped(pid):
+        raise ResidentUnavailable(f"the resident (pid {pid}) is stopped and cannot answer")
 
 
 def note(why: str) -> None:
@@ -113,13 +141,17 @@ def ask_resident(argv: Sequence[str]) -> Optional[int]:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
             conn.settimeout(2.0)
             conn.connect(str(path))
-            if peer_uid(conn) != os.getuid():
-                note(f"{path} is served by uid {peer_uid(conn)}, not by this user")
+            pid, uid = peer(conn)
+            if uid != os.getuid():
+                note(f"{path} is served by uid {uid}, not by this user")
                 return None
-            conn.settimeout(None)
             conn.sendall(json.dumps(request).encode())
             conn.shutdown(socket.SHUT_WR)
-            reply = json.loads(read_all(conn, 1 << 28))
+            conn.settimeout(POLL_SECONDS)
+            reply = json.loads(read_all(conn, 1 << 28, lambda: alive(pid)))
+    except ResidentUnavailable as e:
+        note(str(e))
+        return None
     except (OSError, ValueError) as e:
         note(f"{path}: {e}")
         return None
@@ -167,8 +199,9 @@ def answered(request: Any, ask_argv: AskArgv) -> dict:
 
 def answer_one(conn: socket.socket, ask_argv: AskArgv) -> None:
     """Answers one connection: refuses a peer of another uid without reading it, else replies to its request."""
-    if peer_uid(conn) != os.getuid():
-        print(f"refused a connection from uid {peer_uid(conn)}", file=sys.stderr)
+    uid = peer(conn)[1]
+    if uid != os.getuid():
+        print(f"refused a connection from uid {uid}", file=sys.stderr)
         return
     cpu, start = time.process_time(), time.perf_counter()
     try:

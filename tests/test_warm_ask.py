@@ -257,8 +257,11 @@ def fake_home(monkeypatch):
         yield home, os.path.join(home, "ask.sock")
 
 
-def replying(sock_path: str, reply: bytes):
-    """Returns a started thread answering one connection at `sock_path` (mode 600) with `reply`."""
+def replying(sock_path: str, reply: bytes, after: float = 0.0):
+    """Returns a started thread answering one connection at `sock_path` (mode 600) with `reply`, `after` seconds
+    after reading its request."""
+    import time
+
     import socket
     import threading
 
@@ -271,6 +274,7 @@ def replying(sock_path: str, reply: bytes):
         conn, _ = listener.accept()
         with conn, listener:
             conn.recv(1 << 20)
+            time.sleep(after)
             conn.sendall(reply)
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()
@@ -287,6 +291,38 @@ def test_a_reply_not_in_the_protocol_leaves_the_answer_to_the_client(fake_home, 
     assert ask_resident(["ask", "q"]) is None
     out, err = capsys.readouterr()
     assert out == "" and why in err and err.endswith("; answering in-process\n")
+
+
+def test_a_resident_slower_than_its_poll_is_waited_for(fake_home, capsys):
+    from lambdarag.orchestration.resident import POLL_SECONDS, PROTOCOL, ask_resident
+
+    reply = {"protocol": PROTOCOL, "exit": 0, "stdout": "answer\n", "stderr": ""}
+    replying(fake_home[1], json.dumps(reply).encode(), after=2.5 * POLL_SECONDS).join(0)
+    assert ask_resident(["ask", "q"]) == 0
+    assert capsys.readouterr() == ("answer\n", "")
+
+
+def test_a_stopped_resident_leaves_the_answer_to_the_client(fake_home, capsys):
+    import signal
+    import time
+
+    from lambdarag.orchestration.resident import ask_resident
+
+    listens = ("import os, socket, sys, time\n"       # a resident that listens, then is stopped (Ctrl-Z) before it
+               "s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); os.chmod(sys.argv[1], 0o600)\n"
+               "s.listen(4); print('ready', flush=True); time.sleep(120)\n")   # accepts: asks queue in its backlog
+    child = subprocess.Popen([sys.executable, "-c", listens, fake_home[1]], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline() == "ready\n"
+        child.send_signal(signal.SIGSTOP)
+        start = time.monotonic()
+        assert ask_resident(["ask", "q"]) is None
+        assert time.monotonic() - start < 30
+        assert f"the resident (pid {child.pid}) is stopped and cannot answer; answering in-process" in \
+            capsys.readouterr().err
+    finally:
+        child.kill()
+        child.wait()
 
 
 def test_a_socket_nobody_answers_leaves_the_answer_to_the_client(fake_home, capsys):
