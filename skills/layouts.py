@@ -71,6 +71,11 @@ def stating(own: Sequence[Scored], cues: Sequence[str], used: frozenset[str]) ->
     return min((s for s in own if s.text not in used), key=strength, default=None)
 
 
+def states(unit: Scored, cues: Sequence[str]) -> bool:
+    """Returns whether a unit says one of an aspect's cue words (为了…制定本法 for a statute's purpose)."""
+    return any(c.lower() in unit.text.lower() for c in cues)
+
+
 def verdict(a: str, b: str, names: tuple[str, str], aspect: str, p: Mapping[str, str]) -> str:
     """Returns the same/different statement for two sides' sentences on one aspect."""
     wa, wb = set(keywords(a)), set(keywords(b))
@@ -286,6 +291,9 @@ def compare_answer(state: State, hits: Sequence[Hit], profile: CorpusProfile,
                 continue
             blocks.append(([name], got))
             used.update([got.text] if got is not None else [])
+        if cues and not any(g is not None and states(g, cues) for _, g in blocks):
+            used.difference_update(g.text for _, g in blocks if g is not None)
+            continue    # no side states the aspect: a heading over what no unit says would mislabel the quotes
         if aspect:
             lines.append(p["aspect"].format(aspect=aspect))
         else:   # one block per side and the unit naming both: at most `QUOTED` sentences where cutting allows
@@ -301,7 +309,7 @@ def compare_answer(state: State, hits: Sequence[Hit], profile: CorpusProfile,
                 continue
             lines.append((p["side"].format(title=title) if aspect else p["about"].format(label=title))
                          + ("" if aspect else "\n- ") + line(got.text, got.hit, p))
-        if aspect and len(blocks) == 2 and all(g is not None for _, g in blocks):   # a pack's aspects only
+        if aspect and len(blocks) == 2 and all(g is not None and (states(g, cues) or not cues) for _, g in blocks):
             found = [g for _, g in blocks]
             markers = "".join(dict.fromkeys(marker(g.hit, p["source"]) for g in found))
             stated = verdict(found[0].text, found[1].text, (sides[0][0], sides[1][0]), aspect, p)

@@ -182,6 +182,25 @@ def test_a_statute_side_quotes_the_paragraph_saying_the_aspects_strongest_cue_fi
     assert "国务院交通运输主管部门主管所辖港区" in second.splitlines()[0], text  # 主管 over a higher-ranked 负责
 
 
+def test_a_statute_aspect_no_side_states_gets_no_heading_and_a_verdict_needs_both_sides_stating_it():
+    from lambdarag.domains.prc_statutes import StatuteProfile
+
+    a = ("行政法/甲安全法(2021-04-29).md", "甲安全法",
+         "第三十八条 在保障海上生命安全和防治船舶污染方面，船长有权独立作出决定。\n\n"
+         "第四条 国务院交通运输主管部门主管全国海上交通安全工作。")
+    b = ("行政法/乙防治法(2017-06-27).md", "乙防治法",
+         "第九条 县级以上人民政府环境保护主管部门对水污染防治实施统一监督管理。\n\n"
+         "第五十九条 从事海洋航运的船舶进入内河和港口的，应当遵守内河的船舶污染物排放标准。")
+    hits = tuple(Hit(chunk_id=f"{s}#1", text=t, source=s, title=n, section="", score=1.0 - i / 10)
+                 for i, (s, n, t) in enumerate((a, b)))
+    sides = tuple(Side(name=n, title=n, source=s) for s, n, _ in (a, b))
+    state = State.of("甲安全法与乙防治法在船舶管理方面有何异同？", hits=hits, query_type="compare", sides=sides)
+    text = extractive_answer(state, Context(resources={"profile": StatuteProfile()}))["answer"]
+    assert "【立法目的】" not in text and "【适用范围】" not in text, text    # no unit says 为了…制定本 or 适用本
+    assert "【主管部门】" in text and "- 不同：在主管部门上" in text, text   # both state who is in charge
+    assert "船长有权" not in text, text      # what no aspect asks is not quoted under an aspect's heading
+
+
 @pytest.mark.parametrize("query, pairs, label, quoted, other", [
     ("How does apt differ from apt-get?",
      [("06.02-aptitude-apt-get-and-apt-commands.md", "apt is a second command-line based front end provided by APT "

@@ -69,6 +69,12 @@ def test_every_readme_python_block_runs_as_written_and_prints_what_its_comments_
             assert line == comment
 
 
+def test_the_getting_started_page_shows_the_readme_s_search_example_as_it_runs():
+    page = (DOCS / "getting-started.md").read_text(encoding="utf-8")
+    searched = [b for b in python_blocks() if "search(" in b]
+    assert searched and all(b in page for b in searched), "docs/getting-started.md differs from README's example"
+
+
 def test_quick_start_ask_runs():
     (command,) = re.findall(r"lambdarag (ask \"[^\"]+\")", README.split("```python")[0])
     question = command[len('ask "'):-1]
