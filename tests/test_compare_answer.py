@@ -162,9 +162,18 @@ def test_a_hyphenated_page_is_the_side_a_question_names_with_a_space():
     assert "query the APT cache" in cache and "[source: apt-cache.md" in cache, text
 
 
-def test_a_statute_side_quotes_the_paragraph_saying_the_aspects_strongest_cue_first_stated():
+def statute_answer(query: str, *statutes: tuple[str, str, str]) -> str:
+    """Returns the statute pack's offline compare answer over one hit per (source, title, text), each a side."""
     from lambdarag.domains.prc_statutes import StatuteProfile
 
+    hits = tuple(Hit(chunk_id=f"{s}#1", text=t, source=s, title=n, section="", score=1.0 - i / 10)
+                 for i, (s, n, t) in enumerate(statutes))
+    sides = tuple(Side(name=n, title=n, source=s) for s, n, _ in statutes)
+    state = State.of(query, hits=hits, query_type="compare", sides=sides)
+    return extractive_answer(state, Context(resources={"profile": StatuteProfile()}))["answer"]
+
+
+def test_a_statute_side_quotes_the_paragraph_saying_the_aspects_strongest_cue_first_stated():
     a = ("行政法规/甲船舶条例(2017-03-01).md", "甲船舶条例",
          "第四条 县级以上人民政府环境保护部门负责组织协调本条例的实施，并主管港区水域外的船舶管理工作。\n\n"
          "国家渔港监督管理部门主管渔港水域的船舶管理工作，负责监督渔业水域。\n\n"
@@ -172,30 +181,20 @@ def test_a_statute_side_quotes_the_paragraph_saying_the_aspects_strongest_cue_fi
     b = ("行政法规/乙船舶条例(2018-03-09).md", "乙船舶条例",
          "第四条 海事管理机构依照本条例规定具体负责乙船舶管理的监督管理工作。\n\n"
          "国务院交通运输主管部门主管所辖港区水域内乙船舶的管理工作。")
-    hits = tuple(Hit(chunk_id=f"{s}#第四条", text=t, source=s, title=n, section="第四条", score=1.0 - i / 10)
-                 for i, (s, n, t) in enumerate((a, b)))
-    sides = tuple(Side(name=n, title=n, source=s) for s, n, _ in (a, b))
-    state = State.of("甲船舶条例和乙船舶条例的主管部门有什么不同？", hits=hits, query_type="compare", sides=sides)
-    text = extractive_answer(state, Context(resources={"profile": StatuteProfile()}))["answer"]
+    text = statute_answer("甲船舶条例和乙船舶条例的主管部门有什么不同？", a, b)
     first, second = blocks(text, "《甲船舶条例》", "《乙船舶条例》")
     assert "县级以上人民政府环境保护部门负责组织协调" in first, text    # 主管 before 负责, first paragraph first
     assert "国务院交通运输主管部门主管所辖港区" in second.splitlines()[0], text  # 主管 over a higher-ranked 负责
 
 
 def test_a_statute_aspect_no_side_states_gets_no_heading_and_a_verdict_needs_both_sides_stating_it():
-    from lambdarag.domains.prc_statutes import StatuteProfile
-
     a = ("行政法/甲安全法(2021-04-29).md", "甲安全法",
          "第三十八条 在保障海上生命安全和防治船舶污染方面，船长有权独立作出决定。\n\n"
          "第四条 国务院交通运输主管部门主管全国海上交通安全工作。")
     b = ("行政法/乙防治法(2017-06-27).md", "乙防治法",
          "第九条 县级以上人民政府环境保护主管部门对水污染防治实施统一监督管理。\n\n"
          "第五十九条 从事海洋航运的船舶进入内河和港口的，应当遵守内河的船舶污染物排放标准。")
-    hits = tuple(Hit(chunk_id=f"{s}#1", text=t, source=s, title=n, section="", score=1.0 - i / 10)
-                 for i, (s, n, t) in enumerate((a, b)))
-    sides = tuple(Side(name=n, title=n, source=s) for s, n, _ in (a, b))
-    state = State.of("甲安全法与乙防治法在船舶管理方面有何异同？", hits=hits, query_type="compare", sides=sides)
-    text = extractive_answer(state, Context(resources={"profile": StatuteProfile()}))["answer"]
+    text = statute_answer("甲安全法与乙防治法在船舶管理方面有何异同？", a, b)
     assert "【立法目的】" not in text and "【适用范围】" not in text, text    # no unit says 为了…制定本 or 适用本
     assert "【主管部门】" in text and "- 不同：在主管部门上" in text, text   # both state who is in charge
     assert "船长有权" not in text, text      # what no aspect asks is not quoted under an aspect's heading
