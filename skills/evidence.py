@@ -574,10 +574,11 @@ def option_first(query: str, ranking: list[Scored]) -> list[Scored]:
     return [naming, *(s for s in ranking if s is not naming)]
 
 
-def names(text: str, name: str) -> bool:
-    """Returns whether `text` says `name` in any case, as a whole word where it is Latin (apt is not said by
-    apt-get or aptitude; a Chinese name needs no boundary)."""
-    return re.search(r"(?<![A-Za-z0-9_-])" + re.escape(name) + r"(?![A-Za-z0-9_-])", text, re.I) is not None
+def names(text: str, name: str, cased: bool = False) -> bool:
+    """Returns whether `text` says `name` (in any case unless `cased`), as a whole word where it is Latin (apt is
+    not said by apt-get or aptitude; a Chinese name needs no boundary)."""
+    flags = 0 if cased else re.I
+    return re.search(r"(?<![A-Za-z0-9_-])" + re.escape(name) + r"(?![A-Za-z0-9_-])", text, flags) is not None
 
 
 def naming(ranking: Sequence[Scored], name: str) -> list[Scored]:
@@ -745,18 +746,33 @@ def temporal(ranking: Sequence[Scored], around: Sequence[Scored] = ()) -> list[S
 
 
 def relation(ranking: Sequence[Scored], ends: Sequence[str]) -> list[Scored]:
-    """Returns the best unit naming two of the question's named `ends` when it scores near the best, quoted by its
-    sentence naming them when it holds several (`cuttable`), else `fact`'s."""
-    both = linking(ranking, ends)
-    if both is None:
+    """Returns the units naming two of the question's named `ends` that score within `SECOND` of the best of them
+    (when that one scores near the best unit: `linking`), each quoted by its sentence naming them when it holds
+    several (`cuttable`), together at most `QUOTED` sentences; else `fact`'s. Several units may state how the
+    same two things relate, and the score alone cannot tell which states it plainly."""
+    first = linking(ranking, ends)
+    if first is None:
         return fact(ranking)
-    stating = [t for t in quoted_sentences(both.text) if sum(names(t, e) for e in ends) >= 2]
-    return [sentence_of(both, stating[0]) if stating and cuttable(both) else both]
+    out, room = [], QUOTED
+    for unit in (s for s in ranking if s.score >= SECOND * first.score and links(s, ends)):
+        stating = [t for t in quoted_sentences(unit.text) if sum(names(t, e, not e.islower()) for e in ends) >= 2]
+        quote = sentence_of(unit, stating[0]) if stating and cuttable(unit) else unit
+        if sentence_count(quote.text) <= room:
+            out.append(quote)
+            room -= sentence_count(quote.text)
+    return out
+
+
+def links(unit: Scored, ends: Sequence[str]) -> bool:
+    """Returns whether a unit names two of `ends` in its text, its hit's title or its heading; an end the question
+    capitalises only as written (the Release file is not "Pin: release a=unstable")."""
+    said = (unit.text, unit.hit.title, unit.candidate.heading)
+    return sum(any(names(t, e, cased=not e.islower()) for t in said) for e in ends) >= 2
 
 
 def linking(ranking: Sequence[Scored], ends: Sequence[str]) -> Optional[Scored]:
     """Returns the best unit naming two of the question's named `ends` when it scores within 0.7 of the best."""
-    both = [s for s in ranking if sum(bool(naming([s], e)) for e in ends) >= 2]
+    both = [s for s in ranking if links(s, ends)]
     return both[0] if both and both[0].score >= 0.7 * ranking[0].score else None
 
 

@@ -1,0 +1,44 @@
+"""The offline answer to a relation question (skills.evidence.relation, skills.named.relation_ends): the units that
+name both ends, not only the best-scored one, and never two things the question names only as examples.
+Small hand-made text in English and Chinese, shaped like the Debian handbook and FAQ."""
+from __future__ import annotations
+
+from lambdarag import Context, State
+from lambdarag.domains import profile_named
+from lambdarag.skills.evidence import names, ranked
+from lambdarag.skills.generate import extractive_answer
+from tests.test_evidence import sourced
+
+GENERIC = profile_named("generic")
+
+
+def relation_answer(query: str, hits: tuple) -> str:
+    return extractive_answer(State.of(query, hits=hits, query_type="relation"),
+                             Context(resources={"profile": GENERIC}))["answer"]
+
+
+def test_things_named_as_examples_are_no_ends_of_the_relation():
+    query = "Which file lists the sources, such as files or DNS, that host name lookups consult?"
+    hits = sourced(("hosts.md", "By default the hosts line says files dns, which means that host name lookups consult "
+                                "the /etc/hosts file first, then DNS servers. A small network can do without a DNS "
+                                "server."),
+                   ("hosts.md", "Host name lookups are modular and can use various sources of information declared "
+                                "in the /etc/nsswitch.conf file."))
+    best = ranked(query, hits, GENERIC, Context(resources={"profile": GENERIC}))[0]
+    assert "files dns" in best.text     # the unit naming both examples scores best
+    assert "/etc/nsswitch.conf" in relation_answer(query, hits)
+
+
+def test_every_unit_naming_both_ends_near_the_best_is_quoted_within_the_bound():
+    query = "unstable 里的软件包和 testing 是什么关系？"
+    hits = sourced(("faq.md", "unstable 里的软件包有任何问题，就会被使用 unstable 的用户发现，并会在进入 testing 之前被修复。"
+                              "unstable 里的软件包只在没有严重缺陷报告的情况下才能进入 testing。"),
+                   ("testing.md", "testing 目录里的软件比较新。在 unstable 里经过一定测试的软件包会进入 testing 目录。"))
+    plain = "在 unstable 里经过一定测试的软件包会进入 testing 目录"
+    ranking = ranked(query, hits, GENERIC, Context(resources={"profile": GENERIC}))
+    assert plain not in ranking[0].text + ranking[1].text     # the plain statement is only third by score
+    text = relation_answer(query, hits)
+    quoted = [line for line in text.splitlines() if line.startswith("- ")]
+    assert plain in text and len(quoted) <= 3, text
+    assert all(names(line, "unstable") and names(line, "testing") for line in quoted), text
+    assert "比较新" not in text     # a unit naming one end only is left out
