@@ -1,4 +1,5 @@
-"""The things a comparison sets side by side, as its question names them (apt and apt-get, Depends 和 Pre-Depends).
+"""The things a comparison sets side by side, as its question names them (apt and apt-get, Depends 和 Pre-Depends),
+and the ends of a relation question (`relation_ends`).
 
 What names a side depends on the question's language: a Chinese question's runs
 of Latin words (`X Window`), an English one's capitalised words and the
@@ -53,13 +54,13 @@ _EXAMPLES = re.compile(r"\b(?:such as|e\.g\.|for example|for instance)\b[^,;:?!(
 def relation_ends(query: str, hits: Sequence[Hit], profile: Any) -> list[str]:
     """Returns the named things at the ends of a relation question (`named_things`), without those it names only
     as examples (which sources, such as files or DNS: the end is the sources, not files) or that are no topic word
-    (the): a unit naming two examples states no relation the question asks about."""
+    (the), and two names written side by side as one (dpkg --search: a command and its option): a unit naming
+    two examples, or a name and its option, states no relation the question asks about."""
     aside = _EXAMPLES.sub(" ", query)
     ends: list[str] = []
     for e in (e for e in named_things(query, hits, profile) if e in aside and keywords(e)):
-        joined = f"{ends[-1]} {e}" if ends else ""
         if ends and re.search(re.escape(ends[-1]) + r"\s+" + re.escape(e), query):
-            ends[-1] = joined      # a name written next to another is one thing with it (dpkg --search)
+            ends[-1] = f"{ends[-1]} {e}"
         else:
             ends.append(e)
     return ends

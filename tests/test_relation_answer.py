@@ -3,10 +3,13 @@ name both ends, not only the best-scored one, and never two things the question 
 Small hand-made text in English and Chinese, shaped like the Debian handbook and FAQ."""
 from __future__ import annotations
 
+import pytest
+
 from lambdarag import Context, State
 from lambdarag.domains import profile_named
 from lambdarag.skills.evidence import names, ranked
 from lambdarag.skills.generate import extractive_answer
+from lambdarag.skills.named import relation_ends
 from tests.test_evidence import sourced
 
 GENERIC = profile_named("generic")
@@ -42,3 +45,13 @@ def test_every_unit_naming_both_ends_near_the_best_is_quoted_within_the_bound():
     assert plain in text and len(quoted) <= 3, text
     assert all(names(line, "unstable") and names(line, "testing") for line in quoted), text
     assert "比较新" not in text     # a unit naming one end only is left out
+
+
+@pytest.mark.parametrize("query, ends", [
+    ("How does AppArmor relate to SELinux?", ["AppArmor", "SELinux"]),
+    ("Which file lists the sources, such as files or DNS, that host name lookups consult?", []),
+    ("想查某个文件属于哪个软件包，有比 dpkg --search 更快的工具吗？", ["dpkg --search"]),
+    ("unstable 里的软件包和 testing 是什么关系？", ["unstable", "testing"]),
+], ids=["camel-case", "examples", "name-and-option", "zh"])
+def test_the_ends_of_a_relation_are_its_named_things_but_no_examples(query, ends):
+    assert relation_ends(query, (), GENERIC) == ends
