@@ -517,8 +517,8 @@ ASKS_OPTION = re.compile(r"\b(?:which|what)\s+(?:[\w.-]+\s+)?(?:option|flag|swit
 OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*")
 """A unit naming an option (-s, --track-origins=yes, -h, --human-readable)."""
 LEAD = 0.7
-"""Share of the best score the best unit naming an asked-for option needs to lead the ranking (as a dated unit
- does for a temporal question)."""
+"""Share of the best score a unit needs to stand in an answer in place of the best: the best unit naming an
+asked-for option (as a dated unit does for a temporal question), or the passage of a relation layout's edge."""
 
 ASKED_BONUS = 0.1
 """What a unit stating what the question asks for (an amount or a date, a path) gains."""
@@ -733,7 +733,11 @@ def temporal(ranking: Sequence[Scored], around: Sequence[Scored] = ()) -> list[S
     """Returns the best unit that names a version or a date (the best unit when none scores near it), then a
     second as `fact` would; an undated first unit is followed by a dated unit just after it among `around` (every
     unit of the context: `dated_after`; This functionality is new in Valgrind 3.7.0: a version note follows what
-    it dates, in few of the question's words)."""
+    it dates, in few of the question's words). The best unit of `around`, when dated, is the first candidate even
+    when it holds few of the question's words (版本 11，也叫做“稳定（stable）”版 for 目前的稳定版是第几版): the
+    ranking's other signals found it, and a version is what is asked."""
+    top = around[0] if around else None
+    ranking = [top, *ranking] if top is not None and top not in ranking and dated(top.text) else list(ranking)
     versioned = [s for s in ranking if dated(s.text)]
     first = versioned[0] if versioned and versioned[0].score >= 0.7 * ranking[0].score else ranking[0]
     after = None if dated(first.text) else dated_after(first, around or ranking)

@@ -1,6 +1,8 @@
-"""The offline answer to a relation question (skills.evidence.relation, skills.named.relation_ends): the units that
-name both ends, not only the best-scored one, and never two things the question names only as examples.
-Small hand-made text in English and Chinese, shaped like the Debian handbook and FAQ."""
+"""The offline answer to a relation question (skills.evidence.relation, skills.named.relation_ends, the edge layout
+of skills.layouts): the units that name both ends, not only the best-scored one, never two things the question
+names only as examples, and no edge whose passage answers less than the best unit; and a temporal question's
+best unit when dated. Small hand-made text in English and Chinese, shaped like the Debian handbook, FAQ and the
+Valgrind manual."""
 from __future__ import annotations
 
 import pytest
@@ -10,6 +12,7 @@ from lambdarag.domains import profile_named
 from lambdarag.skills.evidence import names, ranked
 from lambdarag.skills.generate import extractive_answer
 from lambdarag.skills.named import relation_ends
+from lambdarag.skills.store.records import Relation
 from tests.test_evidence import sourced
 
 GENERIC = profile_named("generic")
@@ -55,3 +58,26 @@ def test_every_unit_naming_both_ends_near_the_best_is_quoted_within_the_bound():
 ], ids=["camel-case", "examples", "name-and-option", "zh"])
 def test_the_ends_of_a_relation_are_its_named_things_but_no_examples(query, ends):
     assert relation_ends(query, (), GENERIC) == ends
+
+
+def test_an_edge_whose_passage_scores_far_below_the_best_unit_gives_way_to_that_unit():
+    query = "Which DRD header file defines the interface between client programs and the DRD tool?"
+    hits = sourced(("using-drd.md", "The interface between client programs and the DRD tool is defined in the header "
+                                    "file <valgrind/drd.h>."),
+                   ("overview.md", "DRD is a Valgrind tool for detecting errors in multithreaded C and C++ programs."))
+    edge = Relation(head="Overview", relation="defines", tail="DRD", source="overview.md")
+    text = extractive_answer(State.of(query, hits=hits, query_type="relation", relations=(edge,)),
+                             Context(resources={"profile": GENERIC}))["answer"]
+    assert "<valgrind/drd.h>" in text and "—defines→" not in text, text
+
+
+def test_the_best_unit_answers_a_temporal_question_when_dated_though_it_holds_few_of_its_words():
+    query = "Debian 目前的稳定版是第几版，叫什么代号？"
+    hits = sourced(("latest.md", "- 版本 11，也叫做“稳定（stable）”版，或者 bullseye\n\n软件包的年龄取决于最近一次发布在什么时候。\n"),
+                   ("names.md", "当 Debian 发布版本仍处于开发阶段时，它们没有版本号，只有代号。设立这些代号的目的是使得制作 Debian "
+                                "发布版本的镜像更加容易。"))
+    best = ranked(query, hits, GENERIC, Context(resources={"profile": GENERIC}))[0]
+    assert best.text.startswith("版本 11") and best.cover < 0.3     # best scored, few of the question's words
+    text = extractive_answer(State.of(query, hits=hits, query_type="temporal"),
+                             Context(resources={"profile": GENERIC}))["answer"]
+    assert "版本 11，也叫做“稳定（stable）”版，或者 bullseye" in text, text
