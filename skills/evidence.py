@@ -684,8 +684,9 @@ def diverse(ranking: Sequence[Scored], limit: int = 6, floor: float = 0.6, balan
     overlap); a unit scoring under `floor` of the best is never taken, so a short list is never padded. A picked
     document is quoted by its opening (`opening`) when that scores within `OPENING_SHARE` of the pick, or, when
     the pick is a table row (a record, which says little of its document alone), when the opening is relevant in
-    its own right (`floor` of the best): an overview's point on a document is what the document says it is
-    about, which it says first.
+    its own right (`floor` of the best), its first such opening in reading order: an overview's point on a
+    document is what the document says it is about, which it says first (a boxed aside before the first heading,
+    SPECIFIC CASE Microsoft Windows and NFS Shares…, comes after the sentence saying what NFS is).
     """
 
     if not ranking:
@@ -697,8 +698,8 @@ def diverse(ranking: Sequence[Scored], limit: int = 6, floor: float = 0.6, balan
                    - (1 - balance) * max((covered(s.text, p.text) for p in picked), default=0.0))
         bar = OPENING_SHARE * best.score
         bar = min(bar, floor * ranking[0].score) if best.candidate.kind == "row" else bar
-        opening = next((s for s in ranking if s.hit.source == best.hit.source and s.candidate.opening
-                        and s.score >= bar), best)
+        opening = min((s for s in ranking if s.hit.source == best.hit.source and s.candidate.opening
+                       and s.score >= bar), key=lambda s: (piece(s.hit), s.candidate.place), default=best)
         picked.append(opening)
         pool = [s for s in pool if s.hit.source != best.hit.source]
     return picked

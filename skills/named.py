@@ -1,5 +1,7 @@
-"""The things a comparison sets side by side, as its question names them (apt and apt-get, Depends 和 Pre-Depends),
-and the ends of a relation question (`relation_ends`).
+"""The things a comparison sets side by side and the ends of a relation question, as the question names them.
+
+A comparison's sides: apt and apt-get, Depends 和 Pre-Depends; a relation's ends (`relation_ends`): the same
+named things, without those given only as examples.
 
 What names a side depends on the question's language: a Chinese question's runs
 of Latin words (`X Window`), an English one's capitalised words and the

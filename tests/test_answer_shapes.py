@@ -1,8 +1,8 @@
-"""The offline answer to a relation question (skills.evidence.relation, skills.named.relation_ends, the edge layout
-of skills.layouts): the units that name both ends, not only the best-scored one, never two things the question
-names only as examples, and no edge whose passage answers less than the best unit; and a temporal question's
-best unit when dated. Small hand-made text in English and Chinese, shaped like the Debian handbook, FAQ and the
-Valgrind manual."""
+"""The offline answer's shape per type where the best-scored unit is not the answer (skills.evidence, the ends of
+skills.named.relation_ends, the edge layout of skills.layouts): a relation quotes the units that name both ends,
+never two things the question names only as examples, and no edge whose passage answers less than the best unit;
+a temporal question its best unit when dated; an overview each document's first opening. Small hand-made text in
+English and Chinese, shaped like the Debian handbook, FAQ and the Valgrind manual."""
 from __future__ import annotations
 
 import pytest
@@ -13,26 +13,37 @@ from lambdarag.skills.evidence import names, ranked
 from lambdarag.skills.generate import extractive_answer
 from lambdarag.skills.named import relation_ends
 from lambdarag.skills.store.records import Relation
-from tests.test_evidence import sourced
+from tests.test_evidence import answer, sourced
 
 GENERIC = profile_named("generic")
 
 
-def relation_answer(query: str, hits: tuple) -> str:
-    return extractive_answer(State.of(query, hits=hits, query_type="relation"),
-                             Context(resources={"profile": GENERIC}))["answer"]
+def best(query: str, hits: tuple):
+    """Returns the best-scored unit of `hits` for the question."""
+    return ranked(query, hits, GENERIC, Context(resources={"profile": GENERIC}))[0]
 
 
-def test_things_named_as_examples_are_no_ends_of_the_relation():
-    query = "Which file lists the sources, such as files or DNS, that host name lookups consult?"
-    hits = sourced(("hosts.md", "By default the hosts line says files dns, which means that host name lookups consult "
-                                "the /etc/hosts file first, then DNS servers. A small network can do without a DNS "
-                                "server."),
-                   ("hosts.md", "Host name lookups are modular and can use various sources of information declared "
-                                "in the /etc/nsswitch.conf file."))
-    best = ranked(query, hits, GENERIC, Context(resources={"profile": GENERIC}))[0]
-    assert "files dns" in best.text     # the unit naming both examples scores best
-    assert "/etc/nsswitch.conf" in relation_answer(query, hits)
+@pytest.mark.parametrize("query, query_type, pairs, best_says, quoted, left_out", [
+    ("Which file lists the sources, such as files or DNS, that host name lookups consult?", "relation",
+     [("hosts.md", "By default the hosts line says files dns, which means that host name lookups consult the "
+                   "/etc/hosts file first, then DNS servers. A small network can do without a DNS server."),
+      ("hosts.md", "Host name lookups are modular and can use various sources of information declared in the "
+                   "/etc/nsswitch.conf file.")],
+     "By default the hosts line says files dns", "/etc/nsswitch.conf", None),
+    ("What are the different file servers for sharing files: NFS and Samba?", "synthesis",
+     [("nfs.md", "NFS (Network File System) is a protocol of file servers allowing remote access to shared files "
+                 "through the network. SPECIFIC CASE Windows and NFS shares When older Windows variants are the "
+                 "file servers sharing files, Samba must be used instead of NFS."),
+      ("samba.md", "Samba is a suite of tools handling the SMB protocol on Linux, for file servers sharing files."),
+      ("ftp.md", "Installing the package creates an ftp system user. The home directory is /srv/ftp.")],
+     "SPECIFIC CASE", "NFS (Network File System) is a protocol", "SPECIFIC CASE"),
+], ids=["relation-examples-are-no-ends", "synthesis-first-opening-not-a-boxed-aside"])
+def test_the_answer_quotes_what_the_best_scored_unit_does_not_say(query, query_type, pairs, best_says, quoted,
+                                                                  left_out):
+    hits = sourced(*pairs)
+    assert best(query, hits).text.startswith(best_says)
+    text = answer(query, hits, query_type)
+    assert quoted in text and (left_out is None or left_out not in text), text
 
 
 def test_every_unit_naming_both_ends_near_the_best_is_quoted_within_the_bound():
@@ -43,7 +54,7 @@ def test_every_unit_naming_both_ends_near_the_best_is_quoted_within_the_bound():
     plain = "在 unstable 里经过一定测试的软件包会进入 testing 目录"
     ranking = ranked(query, hits, GENERIC, Context(resources={"profile": GENERIC}))
     assert plain not in ranking[0].text + ranking[1].text     # the plain statement is only third by score
-    text = relation_answer(query, hits)
+    text = answer(query, hits, "relation")
     quoted = [line for line in text.splitlines() if line.startswith("- ")]
     assert plain in text and len(quoted) <= 3, text
     assert all(names(line, "unstable") and names(line, "testing") for line in quoted), text
@@ -76,8 +87,7 @@ def test_the_best_unit_answers_a_temporal_question_when_dated_though_it_holds_fe
     hits = sourced(("latest.md", "- 版本 11，也叫做“稳定（stable）”版，或者 bullseye\n\n软件包的年龄取决于最近一次发布在什么时候。\n"),
                    ("names.md", "当 Debian 发布版本仍处于开发阶段时，它们没有版本号，只有代号。设立这些代号的目的是使得制作 Debian "
                                 "发布版本的镜像更加容易。"))
-    best = ranked(query, hits, GENERIC, Context(resources={"profile": GENERIC}))[0]
-    assert best.text.startswith("版本 11") and best.cover < 0.3     # best scored, few of the question's words
-    text = extractive_answer(State.of(query, hits=hits, query_type="temporal"),
-                             Context(resources={"profile": GENERIC}))["answer"]
+    top = best(query, hits)
+    assert top.text.startswith("版本 11") and top.cover < 0.3     # best scored, few of the question's words
+    text = answer(query, hits, "temporal")
     assert "版本 11，也叫做“稳定（stable）”版，或者 bullseye" in text, text
