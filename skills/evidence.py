@@ -517,8 +517,8 @@ ASKS_OPTION = re.compile(r"\b(?:which|what)\s+(?:[\w.-]+\s+)?(?:option|flag|swit
 OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*")
 """A unit naming an option (-s, --track-origins=yes, -h, --human-readable)."""
 LEAD = 0.7
-"""Share of the best score the best unit naming an asked-for option needs to lead the ranking (as a dated unit
- does for a temporal question)."""
+"""Share of the best score a unit needs to stand in an answer in place of the best: the best unit naming an
+asked-for option (as a dated unit does for a temporal question), or the passage of a relation layout's edge."""
 
 ASKED_BONUS = 0.1
 """What a unit stating what the question asks for (an amount or a date, a path) gains."""
@@ -574,10 +574,11 @@ def option_first(query: str, ranking: list[Scored]) -> list[Scored]:
     return [naming, *(s for s in ranking if s is not naming)]
 
 
-def names(text: str, name: str) -> bool:
-    """Returns whether `text` says `name` in any case, as a whole word where it is Latin (apt is not said by
-    apt-get or aptitude; a Chinese name needs no boundary)."""
-    return re.search(r"(?<![A-Za-z0-9_-])" + re.escape(name) + r"(?![A-Za-z0-9_-])", text, re.I) is not None
+def names(text: str, name: str, cased: bool = False) -> bool:
+    """Returns whether `text` says `name` (in any case unless `cased`), as a whole word where it is Latin (apt is
+    not said by apt-get or aptitude; a Chinese name needs no boundary)."""
+    flags = 0 if cased else re.I
+    return re.search(r"(?<![A-Za-z0-9_-])" + re.escape(name) + r"(?![A-Za-z0-9_-])", text, flags) is not None
 
 
 def naming(ranking: Sequence[Scored], name: str) -> list[Scored]:
@@ -683,8 +684,9 @@ def diverse(ranking: Sequence[Scored], limit: int = 6, floor: float = 0.6, balan
     overlap); a unit scoring under `floor` of the best is never taken, so a short list is never padded. A picked
     document is quoted by its opening (`opening`) when that scores within `OPENING_SHARE` of the pick, or, when
     the pick is a table row (a record, which says little of its document alone), when the opening is relevant in
-    its own right (`floor` of the best): an overview's point on a document is what the document says it is
-    about, which it says first.
+    its own right (`floor` of the best), its first such opening in reading order: an overview's point on a
+    document is what the document says it is about, which it says first (a boxed aside before the first heading,
+    SPECIFIC CASE Microsoft Windows and NFS Shares…, comes after the sentence saying what NFS is).
     """
 
     if not ranking:
@@ -696,8 +698,8 @@ def diverse(ranking: Sequence[Scored], limit: int = 6, floor: float = 0.6, balan
                    - (1 - balance) * max((covered(s.text, p.text) for p in picked), default=0.0))
         bar = OPENING_SHARE * best.score
         bar = min(bar, floor * ranking[0].score) if best.candidate.kind == "row" else bar
-        opening = next((s for s in ranking if s.hit.source == best.hit.source and s.candidate.opening
-                        and s.score >= bar), best)
+        opening = min((s for s in ranking if s.hit.source == best.hit.source and s.candidate.opening
+                       and s.score >= bar), key=lambda s: (piece(s.hit), s.candidate.place), default=best)
         picked.append(opening)
         pool = [s for s in pool if s.hit.source != best.hit.source]
     return picked
@@ -732,7 +734,11 @@ def temporal(ranking: Sequence[Scored], around: Sequence[Scored] = ()) -> list[S
     """Returns the best unit that names a version or a date (the best unit when none scores near it), then a
     second as `fact` would; an undated first unit is followed by a dated unit just after it among `around` (every
     unit of the context: `dated_after`; This functionality is new in Valgrind 3.7.0: a version note follows what
-    it dates, in few of the question's words)."""
+    it dates, in few of the question's words). The best unit of `around`, when dated, is the first candidate even
+    when it holds few of the question's words (版本 11，也叫做“稳定（stable）”版 for 目前的稳定版是第几版): the
+    ranking's other signals found it, and a version is what is asked."""
+    top = around[0] if around else None
+    ranking = [top, *ranking] if top is not None and top not in ranking and dated(top.text) else list(ranking)
     versioned = [s for s in ranking if dated(s.text)]
     first = versioned[0] if versioned and versioned[0].score >= 0.7 * ranking[0].score else ranking[0]
     after = None if dated(first.text) else dated_after(first, around or ranking)
@@ -745,18 +751,33 @@ def temporal(ranking: Sequence[Scored], around: Sequence[Scored] = ()) -> list[S
 
 
 def relation(ranking: Sequence[Scored], ends: Sequence[str]) -> list[Scored]:
-    """Returns the best unit naming two of the question's named `ends` when it scores near the best, quoted by its
-    sentence naming them when it holds several (`cuttable`), else `fact`'s."""
-    both = linking(ranking, ends)
-    if both is None:
+    """Returns the units naming two of the question's named `ends` that score within `SECOND` of the best of them
+    (when that one scores near the best unit: `linking`), each quoted by its sentence naming them when it holds
+    several (`cuttable`), together at most `QUOTED` sentences; else `fact`'s. Several units may state how the
+    same two things relate, and the score alone cannot tell which states it plainly."""
+    first = linking(ranking, ends)
+    if first is None:
         return fact(ranking)
-    stating = [t for t in quoted_sentences(both.text) if sum(names(t, e) for e in ends) >= 2]
-    return [sentence_of(both, stating[0]) if stating and cuttable(both) else both]
+    out, room = [], QUOTED
+    for unit in (s for s in ranking if s.score >= SECOND * first.score and links(s, ends)):
+        stating = [t for t in quoted_sentences(unit.text) if sum(names(t, e, not e.islower()) for e in ends) >= 2]
+        quote = sentence_of(unit, stating[0]) if stating and cuttable(unit) else unit
+        if sentence_count(quote.text) <= room:
+            out.append(quote)
+            room -= sentence_count(quote.text)
+    return out
+
+
+def links(unit: Scored, ends: Sequence[str]) -> bool:
+    """Returns whether a unit names two of `ends` in its text, its hit's title or its heading; an end the question
+    capitalises only as written (the Release file is not "Pin: release a=unstable")."""
+    said = (unit.text, unit.hit.title, unit.candidate.heading)
+    return sum(any(names(t, e, cased=not e.islower()) for t in said) for e in ends) >= 2
 
 
 def linking(ranking: Sequence[Scored], ends: Sequence[str]) -> Optional[Scored]:
     """Returns the best unit naming two of the question's named `ends` when it scores within 0.7 of the best."""
-    both = [s for s in ranking if sum(bool(naming([s], e)) for e in ends) >= 2]
+    both = [s for s in ranking if links(s, ends)]
     return both[0] if both and both[0].score >= 0.7 * ranking[0].score else None
 
 

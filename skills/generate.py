@@ -21,6 +21,7 @@ from .evidence import Scored, answering, linking, parts, ranked, shaped
 from .context import Citable, assemble_context, cited, citable, drop_markers, marker, numbered_markers, shown
 from .bounds import bounded
 from .layouts import laid_out
+from .named import relation_ends
 from .phrasing import ZH
 from .profile import profile_of
 from .prompts import ProfilePrompt
@@ -83,7 +84,7 @@ def extractive_answer(state: Answering, ctx: Context) -> Answered:
     text = context_text(hits)
     gaps = profile.wording.missing_things(query, text)  # never name as missing what the evidence contains
     relevant = [s for s in ranking if s.cover >= THRESHOLD or s.held >= profile.wording.answer_floor]
-    ends = profile.names.query_entities(query)
+    ends = relation_ends(query, hits, profile) if state.query_type == "relation" else ()
     # a relation's two ends ask one thing when a unit names both (between A and B is no question in two parts)
     asked = [query] if state.query_type == "relation" and relevant and linking(relevant, ends) else parts(query)
     found: list = []

@@ -7,7 +7,7 @@
   `evidence.QUOTED` sentences where cutting a unit to its best sentence allows (`bounds`);
 - synthesis: up to six relevant points from distinct documents (`evidence.diverse`);
 - relation: the edge first (A —relation→ B), then the unit that states it, the passages within the bound
-  (`bounds`); without an edge, the unit naming both ends.
+  (`bounds`); without an edge whose passage scores near the best unit, the units naming both ends.
 
 The units come from `evidence.ranked` (scored against the question). Each layout returns None when it cannot
 lay out an answer (e.g. fewer than two sides), and the generic extractive answer is used instead. Words come
@@ -23,7 +23,7 @@ from .store.records import Hit
 
 from .context import cited, marker
 from .edges import asked_relations
-from .evidence import Scored, diverse, names, naming
+from .evidence import LEAD, Scored, diverse, names, naming
 from .profile import CorpusProfile
 from .named import named_things
 from .coverage import SubQuestion, coverage
@@ -341,7 +341,8 @@ def synthesis_answer(state: State, hits: Sequence[Hit], profile: CorpusProfile,
 
 def relation_answer(state: State, hits: Sequence[Hit], profile: CorpusProfile,
                     ranking: Sequence[Scored]) -> Optional[dict[str, Any]]:
-    """Returns each edge of an asked type (A —relation→ B) followed by the passage stating it, or None without such edges."""
+    """Returns each edge of an asked type (A —relation→ B) followed by the passage stating it, or None without such
+    edges or when no passage stating one scores within `evidence.LEAD` of the best unit."""
     asked = asked_relations(state.original_query, profile.graph.relation_cues)
     p = profile.wording.phrasing(state.original_query)
     first: dict[tuple[str, str, str], Any] = {}
@@ -352,7 +353,8 @@ def relation_answer(state: State, hits: Sequence[Hit], profile: CorpusProfile,
     stated = []
     for rel in edges:
         stating = [h for h in hits if h.source == rel.source and (not rel.section or h.section == rel.section)]
-        own = [r for r in ranking if r.hit in stating]
+        # a passage far below the best unit says how its ends relate, not what the question asks
+        own = [r for r in ranking if r.hit in stating and r.score >= LEAD * ranking[0].score]
         stated.append(best_sentence(own, (rel.head, rel.tail)) if own else None)
     kept = iter(bounded([g for g in stated if g is not None], state.original_query))
     lines: list[str] = []

@@ -1,4 +1,7 @@
-"""The things a comparison sets side by side, as its question names them (apt and apt-get, Depends 和 Pre-Depends).
+"""The things a comparison sets side by side and the ends of a relation question, as the question names them.
+
+A comparison's sides: apt and apt-get, Depends 和 Pre-Depends; a relation's ends (`relation_ends`): the same
+named things, without those given only as examples.
 
 What names a side depends on the question's language: a Chinese question's runs
 of Latin words (`X Window`), an English one's capitalised words and the
@@ -12,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
-from .sentences import STOPWORDS, proper_nouns
+from .sentences import STOPWORDS, keywords, proper_nouns
 from .store.records import Hit
 from .store.tokenize import language_of
 
@@ -43,6 +46,26 @@ def named_things(query: str, hits: Sequence[Hit], profile: Any, entities: Sequen
     named = [e for e in dict.fromkeys(named)
              if query.count(e) > sum(o.count(e) for o in dict.fromkeys(named) if o != e and e in o)]
     return paired(query, sorted(named, key=query.find))
+
+
+_EXAMPLES = re.compile(r"\b(?:such as|e\.g\.|for example|for instance)\b[^,;:?!()（）]*"
+                       r"|(?:例如|比如|诸如|譬如)[^，,；;：:？?！!（）()]*", re.I)
+"""An aside giving examples (such as files or DNS, 例如 ext4 或 xfs): what it names only illustrates a term."""
+
+
+def relation_ends(query: str, hits: Sequence[Hit], profile: Any) -> list[str]:
+    """Returns the named things at the ends of a relation question (`named_things`), without those it names only
+    as examples (which sources, such as files or DNS: the end is the sources, not files) or that are no topic word
+    (the), and two names written side by side as one (dpkg --search: a command and its option): a unit naming
+    two examples, or a name and its option, states no relation the question asks about."""
+    aside = _EXAMPLES.sub(" ", query)
+    ends: list[str] = []
+    for e in (e for e in named_things(query, hits, profile) if e in aside and keywords(e)):
+        if ends and re.search(re.escape(ends[-1]) + r"\s+" + re.escape(e), query):
+            ends[-1] = f"{ends[-1]} {e}"
+        else:
+            ends.append(e)
+    return ends
 
 
 def whole(query: str, name: str) -> str:
