@@ -123,9 +123,10 @@ def data_home(home: Path) -> Iterator[Path]:
 
 
 def regenerate(progress: bool = True) -> list[Path]:
-    """Rebuilds the prebuilt demo index and wiki in the package from the demo documents, and each shipped corpus
-    profile's exemplar vectors and fit; returns what it wrote."""
+    """Rebuilds the prebuilt demo index and wiki in the package from the demo documents, each shipped corpus
+    profile's exemplar vectors and fit, and jieba's stored prefix dictionary; returns what it wrote."""
     from lambdarag.skills.exemplars import ExemplarClassifier, shipped_path, write_shipped
+    from lambdarag.skills.store.tokenize import ship_dictionary
     from lambdarag.domains import PACKS, profile_named
 
     with tempfile.TemporaryDirectory() as scratch:
@@ -139,7 +140,7 @@ def regenerate(progress: bool = True) -> list[Path]:
             path = shipped_path(profile.classifier.exemplars_file)
             write_shipped(path, ExemplarClassifier(profile.classifier.exemplars, default_embedder(), shipped=path))
             written.append(path)
-    return written
+    return [*written, ship_dictionary()]
 
 
 def files_of(folder: Path) -> Iterator[Path]:

@@ -10,7 +10,7 @@ from lambdarag.skills.store.corpus import searchable_text
 from lambdarag.domains.corpus import read_corpus
 from lambdarag.skills.store.bm25 import Bm25Index
 from lambdarag.skills.store.tokenize import Tokenizer
-from tests.conftest import MARITIME, STARD
+from tests.conftest import MARITIME, ROOT, STARD
 
 WORDS = list("abcdefgh")
 
@@ -178,3 +178,49 @@ def test_stored_dictionary_tokenizes_like_the_loaded_one(tmp_path, monkeypatch):
     assert isinstance(stored._jieba.FREQ, tokenize.StoredFrequencies) and isinstance(loaded._jieba.FREQ, dict)
     stored(text * (tokenize.STORED_LIMIT // len(text) + 1))       # past the limit the whole dictionary loads
     assert isinstance(stored._engine().FREQ, dict) and stored(text) == loaded(text)
+
+
+def test_the_shipped_prefix_dictionary_is_the_one_this_jieba_builds(tmp_path):
+    import gzip
+    import shutil
+    import sqlite3
+
+    import jieba
+
+    from lambdarag.skills.store import tokenize
+
+    shipped = tokenize.shipped_dictionary(jieba.__version__)
+    assert shipped.is_file(), f"{shipped} missing: run scripts/demo_index.py"
+    with gzip.open(shipped) as packed, open(tmp_path / "d.sqlite", "wb") as out:
+        shutil.copyfileobj(packed, out)
+    with sqlite3.connect(tmp_path / "d.sqlite") as db:
+        rows = dict(db.execute("SELECT word, n FROM freq"))
+        (total,), = db.execute("SELECT total FROM meta")
+    base = tokenize.base_dictionary()
+    assert total == base.total and rows == base.FREQ
+
+
+UNPACKED = """
+import json, sys, jieba
+from lambdarag.skills.store import tokenize
+tokenize.cache_dictionary_in(sys.argv[1])
+words = tokenize.Tokenizer()(sys.argv[2])
+print(json.dumps([words, jieba.dt.initialized, sorted(p.name for p in tokenize._CACHE_DIR.iterdir())]))
+"""
+
+
+def test_a_new_cache_unpacks_the_shipped_dictionary_and_tokenizes_as_jieba_does(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    import jieba
+
+    text = "海事管理机构负责船舶污染的监督管理"
+    done = subprocess.run([sys.executable, "-c", UNPACKED, str(tmp_path), text], capture_output=True, text=True,
+                          cwd=ROOT, check=True)
+    words, initialized, files = json.loads(done.stdout)
+    assert files == [f"jieba-{jieba.__version__}.sqlite"] and not initialized   # unpacked; jieba's own never built
+    loaded = Tokenizer()
+    loaded._tokenized = 10 ** 9                                                # the whole dictionary, loaded
+    assert words == loaded(text)

@@ -9,8 +9,10 @@ PyStemmer installed), so "packages" in a question finds "package" in a text.
 """
 from __future__ import annotations
 
+import gzip
 import hashlib
 import re
+import shutil
 import sqlite3
 import sys
 import threading
@@ -215,23 +217,52 @@ def stored_dictionary() -> Optional[Path]:
     """Returns jieba's prefix dictionary as an SQLite file in the cache directory, writing it once; None without one.
 
     A one-shot question looks up a few hundred prefixes: reading them from disk takes
-    milliseconds where loading the whole 9 MB dictionary takes a second or more.
+    milliseconds where loading the whole 9 MB dictionary takes a second or more. The file is unpacked from the
+    package's copy (`shipped_dictionary`) when it has one for this jieba, else built (2 s).
     """
     if _CACHE_DIR is None or not _CACHE_DIR.is_dir():
         return None
     jieba = import_jieba()
     path = _CACHE_DIR / f"jieba-{jieba.__version__}.sqlite"
     if not path.is_file():
-        base = base_dictionary()
         tmp = path.with_suffix(f".{threading.get_ident()}.tmp")
-        with sqlite3.connect(tmp) as db:
-            db.execute("CREATE TABLE freq (word TEXT PRIMARY KEY, n INTEGER) WITHOUT ROWID")
-            db.executemany("INSERT INTO freq VALUES (?, ?)", base.FREQ.items())
-            db.execute("CREATE TABLE meta (total INTEGER)")
-            db.execute("INSERT INTO meta VALUES (?)", (base.total,))
-        db.close()
+        shipped = shipped_dictionary(jieba.__version__)
+        if shipped.is_file():
+            with gzip.open(shipped) as packed, open(tmp, "wb") as out:
+                shutil.copyfileobj(packed, out)
+        else:
+            write_dictionary(tmp)
         tmp.replace(path)
     return path
+
+
+def shipped_dictionary(version: str) -> Path:
+    """Returns where the package keeps jieba `version`'s stored prefix dictionary, gzipped (it may have none)."""
+    return Path(__file__).with_name("data") / f"jieba-{version}.sqlite.gz"
+
+
+def write_dictionary(path: Path) -> None:
+    """Writes jieba's whole prefix dictionary (every word and word prefix with its count, and the total) as SQLite."""
+    base = base_dictionary()
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE freq (word TEXT PRIMARY KEY, n INTEGER) WITHOUT ROWID")
+        db.executemany("INSERT INTO freq VALUES (?, ?)", sorted(base.FREQ.items()))
+        db.execute("CREATE TABLE meta (total INTEGER)")
+        db.execute("INSERT INTO meta VALUES (?)", (base.total,))
+    db.close()
+
+
+def ship_dictionary() -> Path:
+    """Writes this jieba's stored prefix dictionary into the package (`shipped_dictionary`), for
+    scripts/demo_index.py; a new data home's first question then unpacks it instead of building it."""
+    jieba = import_jieba()
+    target = shipped_dictionary(jieba.__version__)
+    tmp = target.with_suffix(".tmp")
+    write_dictionary(tmp)
+    with open(tmp, "rb") as raw, open(target, "wb") as out, gzip.GzipFile(fileobj=out, mode="wb", mtime=0) as packed:
+        shutil.copyfileobj(raw, packed)
+    tmp.unlink()
+    return target
 
 
 def stored_total(path: Path) -> int:
