@@ -224,3 +224,23 @@ def test_a_new_cache_unpacks_the_shipped_dictionary_and_tokenizes_as_jieba_does(
     loaded = Tokenizer()
     loaded._tokenized = 10 ** 9                                                # the whole dictionary, loaded
     assert words == loaded(text)
+
+
+def test_processes_sharing_a_new_cache_leave_one_whole_dictionary(tmp_path):
+    import json
+    import os
+    import sqlite3
+    import subprocess
+    import sys
+
+    text = "船舶污染监督管理由谁负责"
+    askers = [subprocess.Popen([sys.executable, "-c", UNPACKED, str(tmp_path), text], stdout=subprocess.PIPE,
+                               text=True, cwd=ROOT) for _ in range(4)]
+    words = [json.loads(a.communicate()[0])[0] for a in askers]
+    assert all(a.returncode == 0 for a in askers) and all(w == words[0] for w in words)
+    (name,) = os.listdir(tmp_path)                                  # no writer's scratch file left behind
+    with sqlite3.connect(tmp_path / name) as db:
+        assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        (total,), = db.execute("SELECT total FROM meta")
+    from lambdarag.skills.store.tokenize import base_dictionary
+    assert total == base_dictionary().total

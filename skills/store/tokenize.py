@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import os
 import re
 import shutil
 import sqlite3
@@ -225,7 +226,7 @@ def stored_dictionary() -> Optional[Path]:
     jieba = import_jieba()
     path = _CACHE_DIR / f"jieba-{jieba.__version__}.sqlite"
     if not path.is_file():
-        tmp = path.with_suffix(f".{threading.get_ident()}.tmp")
+        tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")   # one per writer: processes too
         shipped = shipped_dictionary(jieba.__version__)
         if shipped.is_file():
             with gzip.open(shipped) as packed, open(tmp, "wb") as out:
