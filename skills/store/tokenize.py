@@ -242,14 +242,21 @@ def shipped_dictionary(version: str) -> Path:
     return Path(__file__).with_name("data") / f"jieba-{version}.sqlite.gz"
 
 
+def prefix_dictionary() -> tuple[dict[str, int], int]:
+    """Returns jieba's words and word prefixes with their counts, and the total, as jieba builds them from its
+    dictionary file: not the process's shared tokenizer's, to which words may have been added."""
+    jieba = import_jieba()
+    return jieba.Tokenizer.gen_pfdict(jieba.dt.get_dict_file())
+
+
 def write_dictionary(path: Path) -> None:
-    """Writes jieba's whole prefix dictionary (every word and word prefix with its count, and the total) as SQLite."""
-    base = base_dictionary()
+    """Writes jieba's whole prefix dictionary (`prefix_dictionary`) as SQLite."""
+    freq, total = prefix_dictionary()
     with sqlite3.connect(path) as db:
         db.execute("CREATE TABLE freq (word TEXT PRIMARY KEY, n INTEGER) WITHOUT ROWID")
-        db.executemany("INSERT INTO freq VALUES (?, ?)", sorted(base.FREQ.items()))
+        db.executemany("INSERT INTO freq VALUES (?, ?)", sorted(freq.items()))
         db.execute("CREATE TABLE meta (total INTEGER)")
-        db.execute("INSERT INTO meta VALUES (?)", (base.total,))
+        db.execute("INSERT INTO meta VALUES (?)", (total,))
     db.close()
 
 
