@@ -1,5 +1,5 @@
 """Rebuilds the demo index and wiki prebuilt in the package, the classifier's shipped exemplar vectors and jieba's
-stored prefix dictionary (lambdarag/skills/store/data/jieba-VERSION.sqlite.gz).
+stored prefix dictionary (lambdarag/skills/store/data/jieba-VERSION.sqlite.xz).
 
 Run after a change to chunking, tokenizing, the wiki compiler, the embedder or the exemplars (the test
 tests/test_demo_index.py says when): ``python scripts/demo_index.py``. Vectors of unchanged chunk texts and

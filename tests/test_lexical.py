@@ -181,9 +181,8 @@ def test_stored_dictionary_tokenizes_like_the_loaded_one(tmp_path, monkeypatch):
 
 
 def test_the_shipped_prefix_dictionary_is_the_one_this_jieba_builds(tmp_path):
-    import gzip
+    import lzma
     import shutil
-    import sqlite3
 
     import jieba
 
@@ -191,12 +190,14 @@ def test_the_shipped_prefix_dictionary_is_the_one_this_jieba_builds(tmp_path):
 
     shipped = tokenize.shipped_dictionary(jieba.__version__)
     assert shipped.is_file(), f"{shipped} missing: run scripts/demo_index.py"
-    with gzip.open(shipped) as packed, open(tmp_path / "d.sqlite", "wb") as out:
+    with lzma.open(shipped) as packed, open(tmp_path / "d.sqlite", "wb") as out:
         shutil.copyfileobj(packed, out)
-    with sqlite3.connect(tmp_path / "d.sqlite") as db:
-        rows = dict(db.execute("SELECT word, n FROM freq"))
-        (total,), = db.execute("SELECT total FROM meta")
-    assert (rows, total) == tokenize.prefix_dictionary()
+    freq, total = tokenize.prefix_dictionary()
+    stored = tokenize.StoredFrequencies(tmp_path / "d.sqlite")
+    assert tokenize.stored_total(tmp_path / "d.sqlite") == total
+    assert all(stored.get(w) == n for w, n in freq.items())        # every word and prefix, with jieba's count
+    texts = {w[:i] + c for w in list(freq)[::50] for i in range(len(w)) for c in "的X"}
+    assert all((t in stored) == (t in freq) for t in texts)         # and nothing jieba's dictionary lacks
 
 
 UNPACKED = """
