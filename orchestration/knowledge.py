@@ -173,12 +173,9 @@ def warm_up(index: Any, embedder: Any) -> None:
     """Loads jieba's dictionaries and the embedding model now, so that a server's first question's step
     latencies measure the steps rather than their lazy initialisation (a one-shot `ask` skips it)."""
     from lambdarag.skills.sentences import keywords
-    from lambdarag.skills.store.tokenize import base_dictionary
+    from lambdarag.skills.store.tokenize import keyword_extractor
 
-    base_dictionary()
-    import jieba.analyse
-
-    jieba.analyse.extract_tags("预热", allowPOS=("n",))
+    keyword_extractor().extract_tags("预热", allowPOS=("n",))
     keywords("预热")
     index.tokenizer("预热")
     if embedder is not None and getattr(index, "has_dense", False):

@@ -13,7 +13,7 @@ from .prompts import ProfilePrompt
 from .profile import profile_of
 from .store.graph import EntityGraph
 from .store.records import Relation, RetrievalPlan, Variant
-from .store.tokenize import base_dictionary
+from .store.tokenize import keyword_extractor
 
 
 class EntityList(Reply):
@@ -46,10 +46,7 @@ class VariantsOut(TypedDict):
 
 def noun_keywords(text: str, k: int) -> list[str]:
     """Returns up to `k` TF-IDF noun keywords of `text` (jieba)."""
-    base_dictionary()   # quiet, shared with the tokenizers, and jieba imported without pkg_resources
-    import jieba.analyse
-
-    return [w for w in jieba.analyse.extract_tags(text, topK=k, allowPOS=NOUNS) if len(w) >= 2]
+    return [w for w in keyword_extractor().extract_tags(text, topK=k, allowPOS=NOUNS) if len(w) >= 2]
 
 
 @tool(effect="io")

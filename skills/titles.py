@@ -22,7 +22,7 @@ from typing import Any, Mapping
 from lambdarag.state import Record
 
 from .store.derived import PerObject
-from .store.tokenize import ENGLISH_STOPWORDS, import_jieba, load_words
+from .store.tokenize import ENGLISH_STOPWORDS, load_words, plain_words
 
 
 class Side(Record):
@@ -140,7 +140,7 @@ def _places(low: str, name: str, cuts: set[int]) -> list[int]:
 def _cuts(query: str) -> set[int]:
     """Returns the offsets where jieba cuts the question into words (its start and end included)."""
     cuts = {0, len(query)}
-    for _, start, end in import_jieba().tokenize(query):
+    for _, start, end in plain_words().spans(query):
         cuts.update((start, end))
     return cuts
 

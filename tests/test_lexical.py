@@ -244,3 +244,32 @@ def test_processes_sharing_a_new_cache_leave_one_whole_dictionary(tmp_path):
         (total,), = db.execute("SELECT total FROM meta")
     from lambdarag.skills.store.tokenize import prefix_dictionary
     assert total == prefix_dictionary()[1]
+
+
+FOREIGN = """
+import json, sys, jieba
+from lambdarag.skills.graph import noun_keywords
+from lambdarag.skills.store import tokenize
+text, word = sys.argv[1], sys.argv[2]
+if word:
+    jieba.add_word(word, freq=10 ** 7)   # what milvus-lite's analyzer does with an index's user words
+whole = tokenize.Tokenizer()
+whole._tokenized = 10 ** 9
+ours = [whole(text), [w for w, _, _ in tokenize.plain_words().spans(text)], noun_keywords(text, 5)]
+print(json.dumps([ours, jieba.lcut(text)]))
+"""
+
+
+def test_words_another_library_adds_to_jiebas_global_dictionary_change_none_of_our_tokens(tmp_path):
+    import json
+    import os
+    import subprocess
+    import sys
+
+    text, word = "海事管理机构负责船舶污染的监督管理", "机构负责船舶"
+    env = {**os.environ, "LAMBDARAG_HOME": str(tmp_path)}
+    runs = [json.loads(subprocess.run([sys.executable, "-c", FOREIGN, text, w], capture_output=True, text=True,
+                                      cwd=ROOT, env=env, check=True).stdout) for w in ("", word)]
+    (clean, global_clean), (added, global_added) = runs
+    assert word not in global_clean and word in global_added    # jieba's own tokenizer took the word
+    assert added == clean and word not in clean[0] and word not in clean[2]

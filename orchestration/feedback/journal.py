@@ -234,12 +234,12 @@ def cited_sources(state: State) -> tuple[str, ...]:
 def noisy(graph: EntityGraph, name: str, is_title: Callable[[str], bool] = lambda name: False) -> bool:
     """Returns whether a new name is a phrase rather than a name: a known entity with words glued in front, or
     (unless the corpus profile calls it a document title) a span holding function words (都由…机构, …规定…部门)."""
-    from lambdarag.skills.store.tokenize import import_jieba
+    from lambdarag.skills.store.tokenize import plain_words
 
     spans = graph.spans(name, user=ALL_ACCESS)
     if spans and spans[-1][1] == len(name) and spans[-1][0] > 0:
         return True
-    return not is_title(name) and bool(FUNCTION_WORDS & set(import_jieba().lcut(name)))
+    return not is_title(name) and bool(FUNCTION_WORDS & {w for w, _, _ in plain_words().spans(name)})
 
 
 def analysis_page(state: State, prov: Mapping[str, Any], labels: Mapping[str, Label],

@@ -9,6 +9,7 @@ PyStemmer installed), so "packages" in a question finds "package" in a text.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import lzma
 import os
@@ -132,6 +133,11 @@ class Tokenizer:
                            else token)
         return out
 
+    def spans(self, text: str) -> list[tuple[str, int, int]]:
+        """Returns jieba's words of `text` with their offsets, nothing filtered or lower-cased."""
+        self._tokenized += len(text)
+        return list(self._engine().tokenize(text, HMM=self.hmm))
+
     def tokenize_many(self, texts: Iterable[str], *, progress: bool = False, desc: str = "tokenize") -> list[list[str]]:
         """Returns the tokens of each text, with a progress bar when asked."""
         items = list(texts)
@@ -182,6 +188,7 @@ def english_stemmer():
 
 
 _BASE_LOCK = threading.Lock()
+_BASE = None
 _CACHE_DIR: Optional[Path] = None
 
 
@@ -195,20 +202,48 @@ def cache_dictionary_in(directory: Union[str, Path]) -> None:
 
 
 def base_dictionary():
-    """Returns jieba's default tokenizer, initialised once per process; every `Tokenizer` copies its dictionary.
+    """Returns this package's jieba tokenizer over jieba's dictionary as shipped, initialised once per process;
+    every `Tokenizer` copies its dictionary (loading it is the slow part of jieba, copying it 30 ms).
 
-    Loading the dictionary is the slow part of jieba (a 9 MB cache); copying it is 30 ms.
+    Not jieba's process-wide `jieba.dt`: other libraries add words to that one (milvus-lite's analyzer adds an
+    index's user words), and our tokens must not depend on who else ran in the process.
     """
     import logging
 
+    global _BASE
     jieba = import_jieba()
     with _BASE_LOCK:
-        if not jieba.dt.initialized:
+        if _BASE is None:
             if not logging.getLogger("lambdarag").isEnabledFor(logging.INFO):
                 jieba.setLogLevel(logging.WARNING)   # "Building prefix dict…" only with `lambdarag -v`
-            jieba.dt.tmp_dir = str(_CACHE_DIR if _CACHE_DIR is not None and _CACHE_DIR.is_dir() else cache_dir("jieba"))
-            jieba.dt.initialize()
-    return jieba.dt
+            engine = jieba.Tokenizer()
+            engine.tmp_dir = str(_CACHE_DIR if _CACHE_DIR is not None and _CACHE_DIR.is_dir() else cache_dir("jieba"))
+            engine.initialize()
+            _BASE = engine
+    return _BASE
+
+
+@functools.cache
+def plain_words() -> Tokenizer:
+    """Returns a tokenizer over jieba's dictionary alone, with no stop words: where a text's words begin and end."""
+    return Tokenizer(())
+
+
+@functools.cache
+def keyword_extractor():
+    """Returns jieba's TF-IDF keyword extractor cutting with `base_dictionary()`, its IDF table shared with
+    jieba's default extractor (the process-wide one cuts with `jieba.dt`, see `base_dictionary`)."""
+    import copy
+
+    import jieba.analyse
+    import jieba.posseg
+
+    base = base_dictionary()
+    tagger = jieba.posseg.POSTokenizer.__new__(jieba.posseg.POSTokenizer)   # its __init__ rereads the 5 MB file
+    tagger.tokenizer, tagger.word_tag_tab = base, dict(jieba.posseg.dt.word_tag_tab)
+    extractor = copy.copy(jieba.analyse.default_tfidf)
+    extractor.tokenizer, extractor.postokenizer = base, tagger
+    return extractor
 
 
 STORED_LIMIT = 20_000   # characters a tokenizer reads from the stored dictionary before loading the whole one
