@@ -21,9 +21,10 @@ import re
 import subprocess
 import sys
 from dataclasses import dataclass
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import Callable
+
+from lambdarag.skills.store.formats import HtmlMarkdown
 
 
 @dataclass(frozen=True)
@@ -49,8 +50,6 @@ SOURCES = {
 }
 SKIPPED = {"navheader", "navfooter", "toc", "list-of-tables", "list-of-figures", "list-of-examples", "docnav", "nav"}
 SKIPPED_IDS = {"banner", "title"}   # the handbook's page banner and logo line, on every page
-FRAMES = ("div", "ul", "p", "table")  # elements whose whole subtree a SKIPPED class or id leaves out
-BLOCKS = {"p", "li", "dt", "dd", "div", "blockquote", "ul", "ol", "dl", "table", "title"}
 NUMBER = re.compile(r"^(?:(?:Chapter|Appendix)\s+\S+\.|第\s*\S+\s*章|附录\s*\S+[.．]?|[\dA-Z]+(?:\.\d+)*\.)\s*")
 LINK = "\x00{}\x00"
 
@@ -77,133 +76,34 @@ def slug(title: str, limit: int = 40) -> str:
     return text[:limit].rstrip("-_") or "section"
 
 
-class DocBookMarkdown(HTMLParser):
+class DocBookMarkdown(HtmlMarkdown):
     """Turns one DocBook XSL HTML page into Sections: headings, paragraphs, lists, tables, code and links."""
 
+    FRAMES = ("div", "ul", "p", "table")
+    BLOCKS = frozenset({"p", "li", "dt", "dd", "div", "blockquote", "ul", "ol", "dl", "table", "title"})
+
     def __init__(self, split: int, chapter: int):
-        super().__init__(convert_charrefs=True)
+        super().__init__()
         self.split, self.chapter = split, chapter
         self.sections: list[Section] = []
-        self.skip_depth = 0        # >0 inside a skipped subtree (navigation, table of contents)
-        self.frames: list[tuple[str, bool]] = []   # open FRAMES elements and whether each is skipped
-        self.heading: int | None = None
-        self.pre = 0
-        self.buf: list[str] = []
-        self.list_depth = 0
-        self.row: list[str] | None = None
-        self.rows_in_table = 0
-        self.cell: list[str] | None = None
-        self.href: list[str | None] = []
-        self.in_head = False
         self.heading_anchors: set[str] = set()
         self.count = 0             # split-level sections so far, numbers the ones whose heading has none
-        self.pending = ""          # the bullet of a list item whose first line is not written yet
 
-    # -- output helpers
     def current(self) -> Section:
         if not self.sections:
             self.sections.append(Section(f"{self.chapter:02d}.00", "", [], set()))
         return self.sections[-1]
 
-    def text(self) -> str:
-        out = "".join(self.buf)
-        self.buf = []
-        return out if self.pre else re.sub(r"\s+", " ", out).strip()
+    def out(self) -> list[str]:
+        return self.current().lines
 
-    def flush(self) -> None:
-        line = self.text()
-        if line:
-            indent = "  " * self.list_depth if self.list_depth else ""
-            self.current().lines.append((self.pending or indent) + line)
-            self.pending = ""
+    def skipped(self, tag: str, attrs: dict) -> bool:
+        return bool(SKIPPED & set((attrs.get("class") or "").split())) or attrs.get("id") in SKIPPED_IDS
 
-    def emit(self, s: str) -> None:
-        (self.cell if self.cell is not None else self.buf).append(s)
-
-    # -- parser callbacks
-    def handle_starttag(self, tag, attrs):
-        a = dict(attrs)
-        if tag == "head":
-            self.in_head = True
-        if tag in FRAMES:
-            skip = bool(SKIPPED & set((a.get("class") or "").split())) or a.get("id") in SKIPPED_IDS
-            self.frames.append((tag, skip))
-            self.skip_depth += skip
-        if self.skip_depth or self.in_head:
-            return
-        anchor = a.get("id") or (a.get("name") if tag == "a" else None)   # DocBook's older XSL writes <a name=…>
-        if anchor:
-            (self.heading_anchors if self.heading is not None else self.current().anchors).add(anchor)
-        if re.fullmatch(r"h[1-6]", tag):
-            self.flush()
-            self.heading = int(tag[1])
-        elif tag == "pre":
-            self.flush()
-            self.pre += 1
-        elif tag == "br":
-            self.emit("\n" if self.pre else " ")
-        elif tag in ("ul", "ol"):
-            self.flush()
-            self.list_depth += 1
-        elif tag == "li":
-            self.flush()
-            self.pending = "  " * (self.list_depth - 1) + "- "
-        elif tag == "table":
-            self.flush()
-            self.rows_in_table = 0
-        elif tag == "tr":
-            self.row = []
-        elif tag in ("td", "th"):
-            self.cell = []
-        elif tag == "a":
-            self.href.append(a.get("href"))
-            if a.get("href") and not self.pre:
-                self.emit("[")
-        elif tag in BLOCKS:
-            self.flush()
-
-    def handle_endtag(self, tag):
-        if tag == "head":
-            self.in_head = False
-        if tag in FRAMES:
-            skip = self.frames.pop()[1] if self.frames and self.frames[-1][0] == tag else False
-            self.skip_depth -= skip
-            if skip:
-                return
-        if self.skip_depth or self.in_head:
-            return
-        if re.fullmatch(r"h[1-6]", tag) and self.heading is not None:
-            self.end_heading(int(tag[1]), self.text())
-        elif tag == "pre":
-            code = self.text().strip("\n")
-            self.pre -= 1
-            if code:
-                self.current().lines += ["```", *code.split("\n"), "```"]
-        elif tag in ("ul", "ol"):
-            self.flush()
-            self.list_depth -= 1
-        elif tag in ("td", "th") and self.cell is not None:
-            if self.row is not None:
-                self.row.append(re.sub(r"\s+", " ", "".join(self.cell)).strip().replace("|", "\\|"))
-            self.cell = None
-        elif tag == "tr" and self.row is not None:
-            if any(self.row):
-                self.current().lines.append("| " + " | ".join(self.row) + " |")
-                if self.rows_in_table == 0:
-                    self.current().lines.append("|" + "---|" * len(self.row))
-                self.rows_in_table += 1
-            self.row = None
-        elif tag == "a":
-            href = self.href.pop() if self.href else None
-            if href and not self.pre:
-                self.emit(f"]({self.target(href)})")
-        elif tag in BLOCKS or tag == "li":
-            self.flush()
-
-    def handle_data(self, data):
-        if self.skip_depth or self.in_head:
-            return
-        self.emit(data)
+    def anchor(self, tag: str, attrs: dict) -> None:
+        name = attrs.get("id") or (attrs.get("name") if tag == "a" else None)   # older DocBook XSL: <a name=…>
+        if name:
+            (self.heading_anchors if self.heading is not None else self.current().anchors).add(name)
 
     def target(self, href: str) -> str:
         """Returns an external link as is and a link into the document as a placeholder resolved later."""

@@ -13,6 +13,7 @@ from .tokenize import language_of
 
 from .bounded import MAX_FRONT_MATTER_BYTES, Unreadable, load_json, load_yaml
 from .access import ACCESS_KEYS, ACCESS_SECTION, AccessLabelError, labels_of
+from .formats import CONVERTERS
 from .instructions import instruction_phrases
 
 
@@ -59,6 +60,8 @@ Problem = tuple[str, int, str]
 """(path relative to the root, 1-based line or 0 for the whole file, message)."""
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
+READ_SUFFIXES = (*MARKDOWN_SUFFIXES, ".jsonl", *CONVERTERS)
+"""The files a corpus folder's documents are read from; others are left alone."""
 DEFAULT_EXCLUDE = ("README.md", "SOURCE.md")
 LABEL_KEYS = ACCESS_KEYS + (ACCESS_SECTION,)
 """Metadata keys that hold access labels (`access.labels_of` reads them), not kept as other metadata."""
@@ -228,7 +231,8 @@ def _sidecar(path: Path, root: Path) -> Optional[Path]:
 
 
 def read_markdown(path: Path, root: Path, profile: Any) -> Document:
-    """Returns the document of one markdown file; raises `Malformed` when it cannot be used.
+    """Returns the document of one markdown file, or of an HTML, reStructuredText or plain-text file read as the
+    markdown it converts to (store.formats); raises `Malformed` when it cannot be used.
 
     Kind, header lines, date and family not declared in front matter come from
     the corpus profile (skills.profile): a statute's adoption notes and its
@@ -239,7 +243,13 @@ def read_markdown(path: Path, root: Path, profile: Any) -> Document:
         raw = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as e:
         raise Malformed(0, f"not UTF-8 text: {e.reason} at byte {e.start}") from None
-    meta, body, skipped = split_front_matter(raw.replace("\r\n", "\n"))
+    convert = CONVERTERS.get(path.suffix.lower())
+    if convert is None:
+        meta, body, skipped = split_front_matter(raw.replace("\r\n", "\n"))
+        keys = front_matter_lines(raw.replace("\r\n", "\n"))
+        body = COMMENT_RE.sub("", body)
+    else:
+        meta, body, skipped, keys = {}, convert(raw.replace("\r\n", "\n")), 0, {}
     side = _sidecar(path, root)
     if side is not None:
         try:
@@ -251,11 +261,10 @@ def read_markdown(path: Path, root: Path, profile: Any) -> Document:
         if not isinstance(extra, dict):
             raise Malformed(1, f"sidecar {side.name} must hold a JSON object")
         meta = {**meta, **extra}
-    keys = front_matter_lines(raw.replace("\r\n", "\n"))
     department, level = access_labels(meta, lines=keys)
     check_unicode(meta, "", 1)
     named = {k: text_of(meta, k, keys.get(k, 1)) for k in ("title", "family", "kind")}
-    body = EMPTY_HEADING_RE.sub("", COMMENT_RE.sub("", body))
+    body = EMPTY_HEADING_RE.sub("", body)
     if not body.strip():
         raise Malformed(0, "no text")
     lines = body.split("\n")
@@ -606,7 +615,7 @@ def link_problem(path: Path, root: Path) -> Optional[str]:
 
 
 def corpus_files(root: Path, exclude: Iterable[str] = DEFAULT_EXCLUDE) -> tuple[list[Path], list[Problem]]:
-    """Returns the markdown and JSONL files under `root` (or `root` itself), sorted, skipping hidden and index dirs,
+    """Returns the files under `root` (or `root` itself) with a suffix it reads, sorted, skipping hidden and index dirs,
     and a problem for each symlink not followed (dangling, looping, leading outside `root`, or to a folder)."""
     if root.is_file():
         return [root], []
@@ -626,7 +635,7 @@ def corpus_files(root: Path, exclude: Iterable[str] = DEFAULT_EXCLUDE) -> tuple[
             if why:
                 problems.append((rel, 0, why))
                 continue
-        if path.is_file() and path.name not in skip and path.suffix.lower() in MARKDOWN_SUFFIXES + (".jsonl",):
+        if path.is_file() and path.name not in skip and path.suffix.lower() in READ_SUFFIXES:
             out.append(path)
     return out, problems
 
