@@ -718,7 +718,7 @@ def parser() -> argparse.ArgumentParser:
     sub.add_parser("where", help="print where the config, the demo, the indexes, feedback, wikis and caches are")
     ix = sub.add_parser("index", help="build or update a named index from a corpus folder or JSONL file")
     ix.add_argument("--corpus", required=True, type=Path,
-                    help="a folder of documents (.md, .html, .rst, .txt, .jsonl), or one such file")
+                    help="a folder of documents (.md, .html, .rst, .txt, .pdf, .jsonl), or one such file")
     ix.add_argument("--name", required=True,
                     help="the index's name: a plain folder name under the data home, used as --index NAME later")
     ix.add_argument("--vectors", type=Path, help="directory of precomputed vectors (vectors.f16.npy, ids.txt)")

@@ -98,12 +98,15 @@ def test_a_folder_of_real_html_rst_and_text_reads_as_documents_with_sections(tmp
     corpus = read_corpus(FORMATS)
     assert corpus.problems == []
     docs = {d.source: d for d in corpus.documents}
-    assert sorted(docs) == ["jansson-README.rst", "rootless-builds.txt", "sect.apt-cache.html", "sect.apt-file.html"]
+    assert sorted(docs) == ["jansson-README.rst", "rootless-builds.txt", "sect.apt-cache.html", "sect.apt-file.html",
+                            "shared-mime-info-spec.pdf"]
     assert docs["sect.apt-file.html"].title == "6.4. The apt-file Command"
     assert docs["jansson-README.rst"].title == "Jansson README"
     assert docs["rootless-builds.txt"].title == "rootless-builds"
     sections = {c.section for c in corpus.chunks if c.doc_id == "jansson-README.rst"}
     assert {"Compilation and Installation", "Documentation"} <= sections
+    pdf = {c.section for c in corpus.chunks if c.doc_id == "shared-mime-info-spec.pdf"}
+    assert {"1. Introduction / 1.1. Version", "2. Unified system / 2.1. Directory layout"} <= pdf
     cache = " ".join(c.text for c in corpus.chunks if c.doc_id == "sect.apt-cache.html")
     assert "apt-cache policy" in cache and "Prev" not in cache and "<div" not in cache
     assert all(c.section == "" or "Supporting" not in c.section for c in corpus.chunks
@@ -132,6 +135,7 @@ def formats_index(tmp_path_factory):
     ("Which command finds the package that contains a given file?", "sect.apt-file.html"),
     ("How do I install Jansson with vcpkg?", "jansson-README.rst"),
     ("What does the Rules-Requires-Root field mean?", "rootless-builds.txt"),
+    ("Which directories does the shared MIME-info database look in?", "shared-mime-info-spec.pdf"),
 ])
 def test_questions_on_the_converted_files_are_answered_from_them(formats_index, question, source):
     from lambdarag.orchestration.search_unified import search
@@ -139,3 +143,24 @@ def test_questions_on_the_converted_files_are_answered_from_them(formats_index, 
     result = search(question, index=formats_index)
     assert result.hits[0].source == source
     assert any(c.source == source for c in result.citations) and result.answer.strip()
+
+
+def test_a_damaged_an_encrypted_and_an_unreadable_pdf_are_named_problems_and_the_rest_is_read(tmp_path, monkeypatch):
+    import pypdf
+
+    real = (FORMATS / "shared-mime-info-spec.pdf").read_bytes()
+    (tmp_path / "cut.pdf").write_bytes(real[: len(real) // 3])
+    (tmp_path / "noise.pdf").write_bytes(b"%PDF-1.4\n" + bytes(range(256)) * 40)
+    writer = pypdf.PdfWriter(clone_from=FORMATS / "shared-mime-info-spec.pdf")
+    writer.encrypt("secret")
+    writer.write(tmp_path / "locked.pdf")
+    shutil.copy(FORMATS / "shared-mime-info-spec.pdf", tmp_path / "spec.pdf")
+    corpus = read_corpus(tmp_path)
+    assert [d.source for d in corpus.documents] == ["spec.pdf"]
+    problems = {name: why for name, _, why in corpus.problems}
+    assert problems["locked.pdf"] == "the PDF is encrypted"
+    assert problems["noise.pdf"].startswith("not a readable PDF: ")
+    assert set(problems) <= {"cut.pdf", "locked.pdf", "noise.pdf"}   # a cut file may still give its first pages
+    monkeypatch.setitem(__import__("sys").modules, "pypdf", None)
+    assert read_corpus(tmp_path / "spec.pdf").problems == [("spec.pdf", 0, "reading a PDF needs pypdf: "
+                                                            "pip install 'lambdarag[pdf]'")]

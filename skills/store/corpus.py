@@ -13,7 +13,7 @@ from .tokenize import language_of
 
 from .bounded import MAX_FRONT_MATTER_BYTES, Unreadable, load_json, load_yaml
 from .access import ACCESS_KEYS, ACCESS_SECTION, AccessLabelError, labels_of
-from .formats import CONVERTERS
+from .formats import CONVERTED_SUFFIXES, Unconvertible, read_as_markdown
 from .instructions import instruction_phrases
 
 
@@ -60,7 +60,7 @@ Problem = tuple[str, int, str]
 """(path relative to the root, 1-based line or 0 for the whole file, message)."""
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
-READ_SUFFIXES = (*MARKDOWN_SUFFIXES, ".jsonl", *CONVERTERS)
+READ_SUFFIXES = (*MARKDOWN_SUFFIXES, ".jsonl", *CONVERTED_SUFFIXES)
 """The files a corpus folder's documents are read from; others are left alone."""
 DEFAULT_EXCLUDE = ("README.md", "SOURCE.md")
 LABEL_KEYS = ACCESS_KEYS + (ACCESS_SECTION,)
@@ -231,25 +231,27 @@ def _sidecar(path: Path, root: Path) -> Optional[Path]:
 
 
 def read_markdown(path: Path, root: Path, profile: Any) -> Document:
-    """Returns the document of one markdown file, or of an HTML, reStructuredText or plain-text file read as the
-    markdown it converts to (store.formats); raises `Malformed` when it cannot be used.
+    """Returns the document of one markdown file, or of an HTML, reStructuredText, plain-text or PDF file read as
+    the markdown it converts to (store.formats); raises `Malformed` when it cannot be used.
 
     Kind, header lines, date and family not declared in front matter come from
     the corpus profile (skills.profile): a statute's adoption notes and its
     articles are what a statute pack knows, not what markdown is.
     """
     rel = path.relative_to(root).as_posix() if path != root else path.name
+    converted = path.suffix.lower() in CONVERTED_SUFFIXES
     try:
-        raw = path.read_text(encoding="utf-8-sig")
+        raw = read_as_markdown(path) if converted else path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as e:
         raise Malformed(0, f"not UTF-8 text: {e.reason} at byte {e.start}") from None
-    convert = CONVERTERS.get(path.suffix.lower())
-    if convert is None:
+    except Unconvertible as e:
+        raise Malformed(0, str(e)) from None
+    if converted:
+        meta, body, skipped, keys = {}, raw, 0, {}
+    else:
         meta, body, skipped = split_front_matter(raw.replace("\r\n", "\n"))
         keys = front_matter_lines(raw.replace("\r\n", "\n"))
         body = COMMENT_RE.sub("", body)
-    else:
-        meta, body, skipped, keys = {}, convert(raw.replace("\r\n", "\n")), 0, {}
     side = _sidecar(path, root)
     if side is not None:
         try:

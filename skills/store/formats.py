@@ -1,4 +1,4 @@
-"""Markdown from the other text formats a corpus folder may hold: HTML pages, reStructuredText and plain text.
+"""Markdown from the other formats a corpus folder may hold: HTML pages, reStructuredText, plain text and PDF.
 
 A converted file is then read as a markdown file is, so its headings become the sections its chunks are cut and
 cited by. Only markdown carries front matter; a sidecar JSON file gives a file of any format its metadata and
@@ -6,9 +6,12 @@ access labels. Scripts, styles, forms and navigation of a page are left out.
 """
 from __future__ import annotations
 
+import io
+import logging
 import re
 from html.parser import HTMLParser
-from typing import Callable, Optional
+from pathlib import Path
+from typing import Any, Callable, Optional
 
 SKIPPED_TAGS = frozenset({"nav", "script", "style", "noscript", "template", "svg", "form", "button", "footer"})
 """Elements whose whole subtree is no part of a page's text."""
@@ -279,8 +282,80 @@ def text_markdown(text: str) -> str:
     return "\n".join(plain_line(line) for line in text.split("\n"))
 
 
-CONVERTERS: dict[str, Callable[[str], str]] = {
+class Unconvertible(ValueError):
+    """A file whose format this package reads but whose content it cannot (a damaged or encrypted PDF, or no
+    PDF reader installed)."""
+
+
+def pdf_markdown(data: bytes) -> str:
+    """Returns a PDF's text as markdown: its outline's entries as headings on the pages they point to (at the
+    line that repeats an entry's title, else at the page's top), or a ``## Page N`` heading a page when it has no
+    outline; its metadata title titles it. Needs pypdf (the ``pdf`` extra)."""
+    try:
+        import pypdf
+    except ImportError:
+        raise Unconvertible("reading a PDF needs pypdf: pip install 'lambdarag[pdf]'") from None
+    logging.getLogger("pypdf").setLevel(logging.ERROR)   # its warnings about a file's quirks are not ours to print
+    try:
+        reader = pypdf.PdfReader(io.BytesIO(data))
+        if reader.is_encrypted:
+            raise Unconvertible("the PDF is encrypted")
+        pages = [page.extract_text() or "" for page in reader.pages]
+        marks = outline_marks(reader, reader.outline, 0)
+        title = re.sub(r"\s+", " ", str((reader.metadata or {}).get("/Title") or "")).strip()
+    except Unconvertible:
+        raise
+    except Exception as e:   # a hostile or damaged file may fail anywhere in the parser: a named problem, no traceback
+        raise Unconvertible(f"not a readable PDF: {type(e).__name__}: {e}") from None
+    out = [f"# {title}"] if title else []
+    for number, text in enumerate(pages):
+        lines = [pdf_line(line) for line in text.split("\n")]
+        missing = []
+        for depth, head in [(d, t) for p, d, t in marks if p == number]:
+            heading = "#" * min(depth + 2, 6) + " " + head
+            at = next((i for i, line in enumerate(lines) if line.strip() == head), None)
+            if at is None:
+                missing.append(heading)
+            else:
+                lines[at] = heading
+        out += ([] if marks else [f"## Page {number + 1}"]) + missing + lines
+    return "\n".join(out)
+
+
+def outline_marks(reader: Any, items: list, depth: int) -> list[tuple[int, int, str]]:
+    """Returns a PDF outline's entries as (page index, depth, title), in outline order; entries without a page
+    are left out."""
+    out = []
+    for item in items:
+        if isinstance(item, list):
+            out += outline_marks(reader, item, depth + 1)
+            continue
+        page = reader.get_destination_page_number(item)
+        title = re.sub(r"\s+", " ", str(getattr(item, "title", "") or "")).strip()
+        if page is not None and title:
+            out.append((page, depth, title))
+    return out
+
+
+def pdf_line(line: str) -> str:
+    """Returns a line of a PDF's text as markdown: a bullet as a list item, no line read as a heading."""
+    line = line.rstrip()
+    return "- " + line.lstrip()[1:].lstrip() if line.lstrip()[:1] in "•◦▪‣" and line.strip() else plain_line(line)
+
+
+TEXT_CONVERTERS: dict[str, Callable[[str], str]] = {
     ".html": html_markdown, ".htm": html_markdown, ".xhtml": html_markdown,
     ".rst": rst_markdown, ".txt": text_markdown,
 }
-"""Markdown from a file's text, by its suffix (lower-case); markdown and JSONL files are read as they are."""
+"""Markdown from a text file's content, by its suffix (lower-case)."""
+CONVERTED_SUFFIXES = (*TEXT_CONVERTERS, ".pdf")
+"""The suffixes `read_as_markdown` reads; markdown and JSONL files are read as they are."""
+
+
+def read_as_markdown(path: Path) -> str:
+    """Returns a file of a CONVERTED_SUFFIXES format as markdown; raises UnicodeDecodeError for a text file that is
+    not UTF-8 and `Unconvertible` for a PDF that cannot be read."""
+    suffix = path.suffix.lower()
+    if suffix == ".pdf":
+        return pdf_markdown(path.read_bytes())
+    return TEXT_CONVERTERS[suffix](path.read_text(encoding="utf-8-sig").replace("\r\n", "\n"))
