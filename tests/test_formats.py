@@ -90,8 +90,10 @@ def test_rst_becomes_markdown_headings_leveled_by_first_appearance_code_fenced_a
         "#### Appendix", "", "## Usage", "End."]
 
 
-def test_plain_text_lines_are_never_read_as_headings():
-    assert text_markdown("# not a heading\ntext") == " # not a heading\ntext"
+def test_plain_text_keeps_its_underlined_titles_and_no_other_line_is_read_as_a_heading():
+    text = "Setup\n=====\n# not a heading\ntext\n\nUse\n---\nthen\n\n-----\n\nA long line\n---"
+    assert text_markdown(text).split("\n") == ["# Setup", " # not a heading", "text", "", "## Use", "then", "",
+                                               "-----", "", "A long line", "---"]
 
 
 def test_a_folder_of_real_html_rst_and_text_reads_as_documents_with_sections(tmp_path):
@@ -102,15 +104,14 @@ def test_a_folder_of_real_html_rst_and_text_reads_as_documents_with_sections(tmp
                             "shared-mime-info-spec.pdf"]
     assert docs["sect.apt-file.html"].title == "6.4. The apt-file Command"
     assert docs["jansson-README.rst"].title == "Jansson README"
-    assert docs["rootless-builds.txt"].title == "rootless-builds"
+    assert docs["rootless-builds.txt"].title == "Supporting rootless builds"
     sections = {c.section for c in corpus.chunks if c.doc_id == "jansson-README.rst"}
     assert {"Compilation and Installation", "Documentation"} <= sections
     pdf = {c.section for c in corpus.chunks if c.doc_id == "shared-mime-info-spec.pdf"}
     assert {"1. Introduction / 1.1. Version", "2. Unified system / 2.1. Directory layout"} <= pdf
     cache = " ".join(c.text for c in corpus.chunks if c.doc_id == "sect.apt-cache.html")
     assert "apt-cache policy" in cache and "Prev" not in cache and "<div" not in cache
-    assert all(c.section == "" or "Supporting" not in c.section for c in corpus.chunks
-               if c.doc_id == "rootless-builds.txt")
+    assert {"Background", "Specification"} <= {c.section for c in corpus.chunks if c.doc_id == "rootless-builds.txt"}
     digests = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in FORMATS.iterdir()}
     (tmp_path / "a.html.meta.json").write_text('{"department": "ops", "security_level": 2}')
     shutil.copy(FORMATS / "sect.apt-file.html", tmp_path / "a.html")
@@ -164,3 +165,18 @@ def test_a_damaged_an_encrypted_and_an_unreadable_pdf_are_named_problems_and_the
     monkeypatch.setitem(__import__("sys").modules, "pypdf", None)
     assert read_corpus(tmp_path / "spec.pdf").problems == [("spec.pdf", 0, "reading a PDF needs pypdf: "
                                                             "pip install 'lambdarag[pdf]'")]
+
+
+def test_a_document_kept_in_several_formats_is_read_once_from_the_preferred_one(tmp_path):
+    (tmp_path / "guide.md").write_text("# Guide\n\nThe pump runs daily.\n", encoding="utf-8")
+    (tmp_path / "Guide.html").write_text("<h1>Guide</h1><p>The pump runs daily.</p>", encoding="utf-8")
+    (tmp_path / "guide.txt").write_text("Guide\n=====\nThe pump runs daily.\n", encoding="utf-8")
+    (tmp_path / "notes.rst").write_text("Notes\n=====\nOil weekly.\n", encoding="utf-8")
+    (tmp_path / "notes.txt").write_text("Notes: oil weekly.\n", encoding="utf-8")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "guide.txt").write_text("Another guide.\n", encoding="utf-8")
+    corpus = read_corpus(tmp_path)
+    assert sorted(d.source for d in corpus.documents) == ["guide.md", "notes.rst", "sub/guide.txt"]
+    assert sorted(corpus.problems) == [("Guide.html", 0, "the same document as guide.md, which is read"),
+                                       ("guide.txt", 0, "the same document as guide.md, which is read"),
+                                       ("notes.txt", 0, "the same document as notes.rst, which is read")]

@@ -62,6 +62,9 @@ Problem = tuple[str, int, str]
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 READ_SUFFIXES = (*MARKDOWN_SUFFIXES, ".jsonl", *CONVERTED_SUFFIXES)
 """The files a corpus folder's documents are read from; others are left alone."""
+FORMAT_ORDER = (*MARKDOWN_SUFFIXES, *CONVERTED_SUFFIXES)
+"""Which format of a document is read when a folder holds it in several (guide.md beside guide.html and guide.pdf,
+one converted from another): the first here."""
 DEFAULT_EXCLUDE = ("README.md", "SOURCE.md")
 LABEL_KEYS = ACCESS_KEYS + (ACCESS_SECTION,)
 """Metadata keys that hold access labels (`access.labels_of` reads them), not kept as other metadata."""
@@ -639,7 +642,29 @@ def corpus_files(root: Path, exclude: Iterable[str] = DEFAULT_EXCLUDE) -> tuple[
                 continue
         if path.is_file() and path.name not in skip and path.suffix.lower() in READ_SUFFIXES:
             out.append(path)
-    return out, problems
+    kept, repeated = one_format(out, root)
+    return kept, problems + repeated
+
+
+def one_format(files: list[Path], root: Path) -> tuple[list[Path], list[Problem]]:
+    """Returns `files` with one file a document, in FORMAT_ORDER where a folder holds one name in several formats,
+    and a problem naming the file read for each one left out (JSONL records are no such document)."""
+    def key(path: Path) -> tuple[Path, str]:
+        return path.parent, path.stem.casefold()
+
+    best: dict[tuple[Path, str], Path] = {}
+    for path in files:
+        if path.suffix.lower() in FORMAT_ORDER and (key(path) not in best or FORMAT_ORDER.index(
+                path.suffix.lower()) < FORMAT_ORDER.index(best[key(path)].suffix.lower())):
+            best[key(path)] = path
+    kept, problems = [], []
+    for path in files:
+        read = best.get(key(path), path)
+        if read == path or path.suffix.lower() not in FORMAT_ORDER:
+            kept.append(path)
+        else:
+            problems.append((path.relative_to(root).as_posix(), 0, f"the same document as {read.name}, which is read"))
+    return kept, problems
 
 
 def flag_instructions(chunk: Chunk) -> Chunk:

@@ -231,20 +231,34 @@ def rst_markdown(text: str) -> str:
                     out.append(plain_line(rst_inline(line.rstrip()[:-1])))
                 out += ["```", *dedented([b for b in block if not re.match(r"^\s+:[\w-]+:", b)]), "```"]
             continue
-        over = RST_ADORNMENT.match(line) if i + 2 < len(lines) else None
-        if over and lines[i + 1].strip() and lines[i + 2].strip() == line.strip():
-            title, style, i = lines[i + 1].strip(), (over.group(1), True), i + 3
-        elif (i + 1 < len(lines) and line.strip() and not line.startswith(" ")
-              and RST_ADORNMENT.match(lines[i + 1]) and len(lines[i + 1].strip()) >= len(line.strip())):
-            title, style, i = line.strip(), (lines[i + 1].strip()[0], False), i + 2
-        else:
+        found = adorned_title(lines, i)
+        if found is None:
             out.append(plain_line(rst_inline(line)))
             i += 1
-            continue
-        if style not in styles:
-            styles.append(style)
-        out.append("#" * min(styles.index(style) + 1, 6) + " " + title)
+        else:
+            title, style, i = found
+            out.append(heading(styles, style, title))
     return "\n".join(out)
+
+
+def adorned_title(lines: list[str], i: int) -> Optional[tuple[str, tuple[str, bool], int]]:
+    """Returns the section title the lines at `i` make with an adornment (overline, title, underline; or title,
+    underline at least as long): its text, its style and the line after it; None when they make none."""
+    over = RST_ADORNMENT.match(lines[i]) if i + 2 < len(lines) else None
+    if over and lines[i + 1].strip() and lines[i + 2].strip() == lines[i].strip():
+        return lines[i + 1].strip(), (over.group(1), True), i + 3
+    if (i + 1 < len(lines) and lines[i].strip() and not lines[i][:1].isspace() and not RST_ADORNMENT.match(lines[i])
+            and RST_ADORNMENT.match(lines[i + 1]) and len(lines[i + 1].strip()) >= len(lines[i].strip())):
+        return lines[i].strip(), (lines[i + 1].strip()[0], False), i + 2
+    return None
+
+
+def heading(styles: list[tuple[str, bool]], style: tuple[str, bool], title: str) -> str:
+    """Returns a markdown heading for a title of adornment `style`, its level the order in which the styles first
+    appeared (`styles`, extended here)."""
+    if style not in styles:
+        styles.append(style)
+    return "#" * min(styles.index(style) + 1, 6) + " " + title
 
 
 def rst_inline(line: str) -> str:
@@ -278,8 +292,20 @@ def plain_line(line: str) -> str:
 
 
 def text_markdown(text: str) -> str:
-    """Returns plain text as markdown: the text, no line of it read as a heading."""
-    return "\n".join(plain_line(line) for line in text.split("\n"))
+    """Returns plain text as markdown: a title underlined (or over- and underlined) with a repeated punctuation
+    character as a heading, as reStructuredText, AsciiDoc and setext write them; the rest as written, no line of it
+    read as a heading."""
+    lines, out, styles = text.split("\n"), [], []
+    i = 0
+    while i < len(lines):
+        found = adorned_title(lines, i)
+        if found is None:
+            out.append(plain_line(lines[i]))
+            i += 1
+        else:
+            title, style, i = found
+            out.append(heading(styles, style, title))
+    return "\n".join(out)
 
 
 class Unconvertible(ValueError):
