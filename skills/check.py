@@ -20,10 +20,9 @@ from pydantic import Field
 from lambdarag import Context, Lam, Reply, State, Verdict, tool
 from lambdarag.stream import Attempt, Retract, live_text
 
-from .context import MARKER, Citable, Cited, cited, claims, citable, resolve, resolving
+from .context import MARKER, Citable, Cited, cited, claims, citable, marker, resolve, resolving
 from .evidence import normalised, piece
-from .generate import REFUSAL
-from .phrasing import EN
+from .phrasing import EN, ZH
 from .profile import profile_of
 from .prompts import ProfilePrompt
 from .registry import skill
@@ -47,7 +46,7 @@ def exempt(claim: str) -> bool:
     cited lines above it (each checked on its own), or punctuation alone."""
     if not re.search(r"[^\W_]", claim):
         return True     # punctuation alone (the "）" after a quoted sentence's 。) states nothing
-    return REFUSAL in claim or EN["refusal"] in claim or claim.startswith(
+    return ZH["refusal"] in claim or EN["refusal"] in claim or claim.startswith(
         ("根据现有资料：", "以下方面", "缺少", "相同：", "不同：", EN["according"], "Not found in", "Same:", "Different:"))
 
 
@@ -75,6 +74,31 @@ def supports(claim: str, hit: Hit, threshold: float = SUPPORT) -> bool:
     parts = [p for p in _SENTENCE_END.split(claim) if bigrams(p)] or [claim]
     return all(max(covered(p, hit.text), covered(p, hit.title + hit.text)) >= threshold and not adds_negation(p, hit)
                for p in parts)
+
+
+def attributed(answer: str, hits: Sequence[Hit], label: str, threshold: float = SUPPORT) -> str:
+    """Returns the answer with a marker after each sentence the model left uncited that one passage of the context
+    supports (`supports`; the passage covering it best): a model that forgets its markers, as small ones do, still
+    gives an answer whose citations the check then judges like any other. A sentence no passage supports stays
+    uncited, for the check to reject; a line of several sentences becomes a line each, so that one rejected sentence
+    takes no supported one with it."""
+    def cite(sentence: str) -> str:
+        best = max(hits, key=lambda h: covered(sentence, h.text), default=None)
+        if exempt(sentence) or best is None or not supports(sentence, best, threshold):
+            return sentence
+        return sentence.rstrip() + marker(best, label) + sentence[len(sentence.rstrip()):]
+
+    lines = []
+    for line in answer.split("\n"):
+        if MARKER.search(line) or not line.strip():
+            lines.append(line)
+            continue
+        sentences = split_sentences(line)
+        if len(sentences) < 2 or not all(sentence in line for sentence in sentences):
+            lines.append(cite(line))     # one sentence, or sentences the splitter rejoined: cited whole
+        else:                            # a claim a line: the check then judges each sentence on its own
+            lines += [cite(sentence) for sentence in sentences]
+    return "\n".join(lines)
 
 
 def quotes(claim: str, hit: Hit) -> bool:

@@ -20,6 +20,7 @@ from .coverage import THRESHOLD
 from .evidence import Scored, answering, linking, parts, ranked, shaped
 from .context import Citable, assemble_context, cited, citable, drop_markers, marker, numbered_markers, shown
 from .bounds import bounded
+from .check import attributed
 from .layouts import laid_out
 from .named import relation_ends
 from .phrasing import ZH
@@ -108,7 +109,8 @@ def extractive_answer(state: Answering, ctx: Context) -> Answered:
 
 def _from_llm(text: str, state: State, ctx: Any) -> Answered:
     """Returns the model's plain-text answer with its citations: bare ``[n]`` references written as markers,
-    citations outside the context removed; no valid citation is invalid, unless the answer refuses.
+    citations outside the context removed, a sentence left uncited cited where one passage supports it
+    (`check.attributed`); no valid citation is invalid, unless the answer refuses.
 
     A reply that is still a JSON object with an ``answer`` (a model used to JSON) is read leniently.
     """
@@ -124,6 +126,9 @@ def _from_llm(text: str, state: State, ctx: Any) -> Answered:
     answer = numbered_markers(answer.strip(), shown(state), p["source"])
     citations, bogus = cited(answer, hits)
     answer = drop_markers(answer, bogus).strip()
+    if sufficient:
+        answer = attributed(answer, hits, p["source"])
+        citations, _ = cited(answer, hits)
     if sufficient and not citations:
         raise InvalidOutput(f"answer cites nothing in the context (cited: {', '.join(bogus) or 'none'})")
     if not sufficient:

@@ -108,6 +108,20 @@ def test_an_english_answer_the_final_check_empties_is_refused_in_english(homes, 
                        "was generated.", r.answer
 
 
+def test_an_answer_whose_model_forgot_its_markers_is_cited_where_a_passage_supports_it(homes, llm_server):
+    """Small models often write the passage's words and no marker: each supported sentence gets the marker of the
+    passage that supports it, and a sentence no passage supports is still rejected."""
+    forgot = ("APT reads the sources.list file and fetches packages from the mirrors it names. "
+              "The mirrors are chosen at random every night by a cron job.")
+    llm_server.script.route = lambda body: Reply(status=400, text=REFUSES_FORMAT) if "response_format" in body \
+        else Reply(text=forgot)
+    r = search(QUESTIONS[0], config=config("guide", llm_server.url))
+    assert r.answer.startswith("APT reads the sources.list file and fetches packages from the mirrors it names."
+                               "[source: apt.md#Sources]"), r.answer
+    assert [c.chunk_id for c in r.citations] == ["apt.md#Sources"] and "cron" not in r.answer, r.answer
+    assert not any(f["term"] == "answer_generate" for f in r.fallbacks), r.fallbacks
+
+
 def test_a_configured_prompt_replaces_the_profiles_and_a_bad_one_names_its_line(homes, llm_server, tmp_path):
     llm_server.script.route = dialect_route("structured")
     mine = "You answer from the manuals of the ops team. Cite as told."
