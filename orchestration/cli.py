@@ -44,10 +44,12 @@ def cmd_index(args: argparse.Namespace) -> int:
     from lambdarag.orchestration.config import load_config
     from lambdarag.orchestration.knowledge import build_with_wiki
     from lambdarag.domains.corpus import read_corpus
+    from lambdarag.skills.store.corpus import DEFAULT_EXCLUDE
     from lambdarag.skills.store.index import index_dir
 
     config = load_config(args.config)   # once: a load imports the plugins and builds every declared pattern
-    corpus = read_corpus(args.corpus, progress=True, domain=args.domain or config.retrieval.domain)
+    corpus = read_corpus(args.corpus, progress=True, domain=args.domain or config.retrieval.domain,
+                         exclude=(*DEFAULT_EXCLUDE, *args.exclude))
     for path, line, message in corpus.problems:
         print(f"skipped {path}:{line}: {message}", file=sys.stderr)
     for chunk in corpus.chunks:
@@ -726,6 +728,9 @@ def parser() -> argparse.ArgumentParser:
     ix.add_argument("--no-wiki", action="store_true", help="skip compiling the entity graph and wiki")
     ix.add_argument("--domain", help="corpus profile: auto, generic, prc_statutes or package.module:Factory of a "
                                      "plugin the config lists (default: retrieval.domain of --config)")
+    ix.add_argument("--exclude", action="append", default=[], metavar="GLOB",
+                    help="leave out the files whose name or path in the corpus matches GLOB (repeatable; "
+                         "README.md and SOURCE.md are always left out)")
     ix.add_argument("--strict", action="store_true",
                     help="fail the run (exit 2) when any file or record fails validation, e.g. a misspelt access key")
     ev = sub.add_parser("eval", help="ranking metrics of a retriever, or of the routed pipeline, on a query file")

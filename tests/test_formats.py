@@ -180,3 +180,19 @@ def test_a_document_kept_in_several_formats_is_read_once_from_the_preferred_one(
     assert sorted(corpus.problems) == [("Guide.html", 0, "the same document as guide.md, which is read"),
                                        ("guide.txt", 0, "the same document as guide.md, which is read"),
                                        ("notes.txt", 0, "the same document as notes.rst, which is read")]
+
+
+def test_index_leaves_out_the_files_its_exclude_globs_match(tmp_path, capsys, monkeypatch):
+    from lambdarag.orchestration.cli import main
+
+    docs = tmp_path / "docs"
+    (docs / "drafts").mkdir(parents=True)
+    for rel in ("guide.md", "LICENSE.txt", "drafts/plan.md", "notes/drafts.md", "README.md"):
+        (docs / rel).parent.mkdir(parents=True, exist_ok=True)
+        (docs / rel).write_text(f"# {rel}\n\nThe pump runs daily.\n", encoding="utf-8")
+    monkeypatch.setenv("LAMBDARAG_HOME", str(tmp_path / "home"))
+    kept = sorted(d.source for d in read_corpus(docs, exclude=("README.md", "LICENSE*", "drafts/*")).documents)
+    assert kept == ["guide.md", "notes/drafts.md"]
+    assert main(["index", "--corpus", str(docs), "--name", "kept", "--no-dense", "--no-wiki",
+                 "--exclude", "LICENSE*", "--exclude", "drafts/*"]) == 0
+    assert "index 'kept': 2 documents" in capsys.readouterr().out

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime
+import fnmatch
 import hashlib
 import os
 import re
@@ -624,7 +625,7 @@ def corpus_files(root: Path, exclude: Iterable[str] = DEFAULT_EXCLUDE) -> tuple[
     and a problem for each symlink not followed (dangling, looping, leading outside `root`, or to a folder)."""
     if root.is_file():
         return [root], []
-    skip = set(exclude)
+    skip = tuple(exclude)
     out, problems = [], []
     for path in sorted(root.rglob("*")):
         parts = path.relative_to(root).parts
@@ -640,10 +641,17 @@ def corpus_files(root: Path, exclude: Iterable[str] = DEFAULT_EXCLUDE) -> tuple[
             if why:
                 problems.append((rel, 0, why))
                 continue
-        if path.is_file() and path.name not in skip and path.suffix.lower() in READ_SUFFIXES:
+        if path.is_file() and not excluded(rel, skip) and path.suffix.lower() in READ_SUFFIXES:
             out.append(path)
     kept, repeated = one_format(out, root)
     return kept, problems + repeated
+
+
+def excluded(rel: str, patterns: Iterable[str]) -> bool:
+    """Returns whether a file (its path in the corpus folder) matches one of `patterns`: shell globs matched, case
+    kept, against its name or its whole path (``README.md``, ``LICENSE*``, ``drafts/*``, ``**/old/*``)."""
+    name = rel.rsplit("/", 1)[-1]
+    return any(fnmatch.fnmatchcase(name, p) or fnmatch.fnmatchcase(rel, p) for p in patterns)
 
 
 def one_format(files: list[Path], root: Path) -> tuple[list[Path], list[Problem]]:
