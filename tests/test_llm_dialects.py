@@ -88,6 +88,35 @@ def test_a_plain_text_endpoint_is_asked_each_rung_once_then_in_plain_text(homes,
     assert asked.count(None) >= 3       # the answers (no format asked) and every later structured call
 
 
+def test_structured_calls_made_at_once_wait_for_one_probe_of_the_endpoint(llm_server):
+    """A `Par` asks an unknown endpoint for JSON from several threads at once: one finds the rung, the others wait
+    for it instead of each being refused on every rung (the real model's run showed json_object asked twice)."""
+    import threading
+    import time
+
+    from lambdarag.providers.llm import OpenAIChat
+
+    def slow_refusal(body):
+        if "response_format" in body:
+            time.sleep(0.3)
+            return Reply(status=400, text=REFUSES_FORMAT)
+        return Reply(text='{"ok": true}')
+
+    llm_server.script.route = slow_refusal
+    client = OpenAIChat(llm_server.url, "m", timeout=20)
+    schema = {"title": "Ok", "type": "object", "properties": {"ok": {"type": "boolean"}}}
+    replies: list = []
+    calls = [threading.Thread(target=lambda: replies.append(client.complete([{"role": "user", "content": "x"}],
+                                                                            schema=schema))) for _ in range(4)]
+    for call in calls:
+        call.start()
+    for call in calls:
+        call.join(30)
+    asked = [(r.get("response_format") or {}).get("type") for r in llm_server.script.chat_requests()]
+    assert [a for a in asked if a] == ["json_schema", "json_object"] and asked.count(None) == 4, asked
+    assert [r.text for r in replies] == ['{"ok": true}'] * 4
+
+
 def test_a_chinese_statute_question_keeps_the_article_marker_and_a_chinese_prompt(homes, llm_server):
     llm_server.script.route = dialect_route("plain")
     r = search("船长对船舶的管理负有什么职责？", config=config("laws", llm_server.url))

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -21,6 +22,11 @@ RUNGS = ("json_schema", "json_object", "text")
 """How a structured reply is asked for, best first: a JSON-schema response format, JSON mode, then plain text (the
 prompt's schema note alone; the reply is parsed leniently, `lambdarag.lam.json_object`)."""
 _RUNG: dict[str, int] = {}
+_SETTLED: set[str] = set()
+"""Endpoints that have answered a structured request on their rung: later calls no longer probe one at a time."""
+_PROBING: dict[str, threading.Lock] = {}
+"""Per endpoint, held by the structured call that finds its rung, so that calls made at once (a `Par`) wait for the
+one probe instead of each being refused on the same rungs."""
 """Per endpoint (base URL), the first rung it has not refused in this process: later calls start there."""
 
 
@@ -130,6 +136,21 @@ class OpenAIChat:
                                   "max_tokens": max_tokens, "temperature": temperature, "timeout": wait}
         if schema is None and not json_mode:
             return self._create(kwargs, wait, on_text, "text")
+        if self.base_url in _SETTLED:
+            return self._structured(kwargs, schema, wait, on_text)
+        probe = _PROBING.setdefault(self.base_url, threading.Lock())
+        waited = probe.acquire(timeout=wait)    # past its own timeout a call probes on its own rather than wait on
+        try:
+            done = self._structured(kwargs, schema, wait, on_text)
+            _SETTLED.add(self.base_url)
+            return done
+        finally:
+            if waited:
+                probe.release()
+
+    def _structured(self, kwargs: dict[str, Any], schema: Optional[dict], wait: float,
+                    on_text: Optional[Callable[[str], None]]) -> Completion:
+        """Returns the reply asked on the best rung the endpoint has not refused, stepping down a rung on a refusal."""
         rung = max(_RUNG.get(self.base_url, 0), 0 if schema is not None else 1)
         while True:
             asked = {**kwargs, **response_format(RUNGS[rung], schema)}
