@@ -21,7 +21,7 @@ from routing_data import TYPES, record_problems, split  # noqa: E402,F401  (spli
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "bench" / "data" / "domains"
-CORPORA = ("reference-en", "reference-zh-cn", "faq-zh-cn", "handbook-en", "valgrind-en")
+CORPORA = ("reference-en", "reference-zh-cn", "faq-zh-cn", "handbook-en", "valgrind-en", "maint-guide-en")
 HALVES = ("dev", "test")
 LANGS = ("en", "zh")
 SEED = 29
