@@ -458,7 +458,7 @@ def test_a_chapter_whose_files_repeat_a_number_is_no_outline(tmp_path_factory):
 def test_a_survey_finds_the_pages_that_speak_of_its_words_anywhere_in_their_text(tmp_path_factory):
     # issue 41: the tools page names the packer in one section and the checker in another, so none of its chunks
     # matches the question better than the page that names the packer once; as a whole it speaks of both
-    from lambdarag.domains.generic.survey import mentions
+    from lambdarag.domains.generic.survey import mentions, topic_words
 
     pages = {"01.01-tools.md": "# Tools\n\n## Packing\n\nThe packer bundles files.\n\n## Checking\n\nThe checker reads "
                                "the bundles.\n",
@@ -471,6 +471,9 @@ def test_a_survey_finds_the_pages_that_speak_of_its_words_anywhere_in_their_text
     assert mentions(index).ranked(index.tokenizer("packer checker"), 5) == ["01.01-tools.md", "02.01-speed.md"]
     # the question's common words (files: four pages of five) make no page speak of its topic
     assert set(mentions(index).ranked(index.tokenizer("files of the packer"), 5)) == {"01.01-tools.md", "02.01-speed.md"}
+    # the topics a question names are its words that a title or heading holds, not the rest of what it asks
+    assert topic_words(index, "Give an overview of the packing speed: where is it slow?") == \
+        index.tokenizer("packing speed")
 
 
 @pytest.fixture(scope="module")

@@ -8,8 +8,9 @@ headings do too (`Headings`: BM25 over each document's title and heading
 lines), and the things the question lists (cron, at and anacron), when one is
 a name, each find their own best documents, by text and, for a proper name, by
 the headings that name it, its own or its chapter page's (Massif's output file format). A page that speaks of the
-question's words anywhere in its text, not in one chunk (`Mentions`: BM25 over whole documents), counts too, at half
-weight: a tool named in one line of a command summary or a footnote. Where the corpus numbers its files as an outline
+topics the question names (its words some title or heading holds) anywhere in its text, not in one chunk
+(`Mentions`: BM25 over whole documents), counts too, at half weight: a tool named in one line of a command summary
+or a footnote. Where the corpus numbers its files as an outline
 (15.00-… a chapter page, 15.01-… its sections: `Outline`), a chapter page among
 the first documents brings its sections, which are about its topic whatever
 words they use, and a chapter holding two of the plain ranking's first five
@@ -120,6 +121,7 @@ class Headings(DocumentWords):
         tokens = {s: index.tokenizer(" ".join(lines[s])) for s in lines}
         super().__init__(tokens)
         self.words = {s: frozenset(tokens[s]) for s in self.sources}
+        self.vocabulary = frozenset().union(*self.words.values())
 
     def naming(self, thing: Sequence[str], aspect: Sequence[str], parent: Mapping[str, str]) -> list[str]:
         """Returns the documents that hold every word of `thing` in their title or headings or in those of their
@@ -260,6 +262,14 @@ def titled_documents(backend: Any, query: str) -> list[str]:
     return list(dict.fromkeys(d for docs in found for d in docs))
 
 
+def topic_words(backend: Any, query: str) -> list[str]:
+    """Returns the question's words that some document's title or headings hold: the names of the topics it asks
+    about (lintian, upload), whose mentions anywhere in a page tie the page to them, not its other words (guide,
+    handled), which any page may say."""
+    named = headings(backend).vocabulary
+    return [t for t in backend.tokenizer(query) if t in named]
+
+
 def fused_documents(*rankings: tuple[Sequence[str], float], k: int = RRF_K) -> list[str]:
     """Returns the documents of several (ranking, weight) pairs ordered by weighted reciprocal-rank fusion (ties:
     first seen first)."""
@@ -312,7 +322,7 @@ def covering(ctx: Any, query: str, hits: Sequence[Hit], user: Any) -> tuple[Hit,
     first = list(best)[:1]  # the plain ranking's first document keeps its place: a survey adds, never subtracts
     listed = listed_documents(backend, query, user)
     rankings = [(list(best), 1.0), (titled, HEADINGS_WEIGHT), (listed, 1.0),
-                (mentions(backend).ranked(backend.tokenizer(query), COVER), MENTIONS_WEIGHT),
+                (mentions(backend).ranked(topic_words(backend, query), COVER), MENTIONS_WEIGHT),
                 (titled_documents(backend, query), NAMED_WEIGHT)]
     table = outline(backend)
     near = [d for seed in fused_documents(*rankings)[:SEEDS] for d in table.sections_by(seed, list(best))]
