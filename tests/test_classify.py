@@ -336,6 +336,8 @@ GENERIC_TIMES_AND_SURVEYS = [  # written for this test (issue 41, round 10), abo
     ("Give an overview of the plugins and which settings control them.", "synthesis"),
     ("总结一下备份的流程，以及由哪个选项决定保留几份。", "synthesis"),
     ("What did the old config format use for comments?", "temporal"),
+    ("What is the code name of release 4.2?", "temporal"),
+    ("2.0 版的代号是什么？", "temporal"),
     ("How long does the build take?", "fact"),
     ("多久备份一次？", "fact"),
 ]

@@ -57,6 +57,7 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         r"\b(?:introduced|added|removed|dropped) in\b", r"\bwhat changed\b", r"\bchanges? in\b",
                         r"\bolder versions?\b", r"\bsince (?:which|when)\b", r"\bover time\b", r"\bhistory of\b",
                         r"\bthe old(?:er)? (?:[\w.()-]+ ){0,3}?(?:formats?|versions?|releases?|styles?|syntax|schemes?)\b",
+                        r"\bcode ?names? of (?:[\w-]+ )?v?\d+(?:\.\d+)*\b", r"\d+(?:\.\d+)*\s*(?:版|版本)?的?代号",
                         r"\bstill (?:supported|used|valid|the default|works?|available)\b",
                         r"\b(?:next|upcoming|previous|last|major|minor) (?:release|version)\b",
                         r"\bwhen (?:was|were|did|will|is)\b", r"\b(?:last|this|next) year\b", r"\b(?:before|after|since) (?:the )?(?:19|20)\d\d\b",
