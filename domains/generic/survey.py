@@ -68,8 +68,9 @@ heading naming the thing and the question's other words is as strong as the text
 of valgrind-en kept the format section of one of its three tools out of the first five)."""
 MENTIONS_WEIGHT = 0.5
 """Weight of the whole-text ranking of documents (Mentions) in the fusion: a page that names the topic in one line
-is weaker evidence than one whose text or headings are about it (on the dev surveys of bench/data/domains, at 1.0
-one-line mentions of uploads pushed the sections about them out of the first five)."""
+is weaker evidence than one whose text or headings are about it (searched by every word of the question, at 1.0
+one-line mentions of uploads pushed the sections about them out of the dev surveys' first five; by its topic words
+only, 0.5 to 1.0 rank the dev surveys of bench/data/domains alike)."""
 SEEDS = 3
 """Documents of the first fusion whose sections, when it is a chapter page (Outline), join the survey."""
 SECTIONS_WEIGHT = 0.5
@@ -82,9 +83,6 @@ SIBLINGS_TOP = 5
 second five brought a whole chapter of unrelated sections into a survey of uploads)."""
 SIBLINGS_LEAST = 2
 """Of the plain ranking's first `SIBLINGS_TOP` documents, how many one chapter must hold for its sections to join."""
-SIBLINGS_SHARE = 0.25
-"""Of a chapter's sections, the share the plain ranking's first `SIBLINGS_TOP` documents must hold for its sections
-to join: two hits in a long chapter of short unrelated sections (a list of configuration files) are chance."""
 SIBLINGS_WEIGHT = 1.0
 """Weight of the sibling sections' ranking in the fusion: as much as the text's, since sections a chapter shares
 with the first documents are about their topic (FAQ answers of one chapter, a manual's sections on one tool)."""
