@@ -8,7 +8,7 @@ chapter holds before its first section; deeper headings stay `##`/`###` lines in
 at the markdown file that holds their target. The output is deterministic (sorted inputs,
 no dates), and `<out>.json` next to the folder records the package, its version and every
 file's sha256.
-  apt-get install debian-reference-en debian-reference-zh-cn debian-faq-zh-cn debian-handbook valgrind
+  apt-get install debian-reference-en debian-reference-zh-cn debian-faq-zh-cn debian-handbook valgrind maint-guide
   python bench/debian_docs.py reference-en [--out DIR]   # default $LAMBDARAG_HOME/corpora/reference-en
 """
 from __future__ import annotations
@@ -47,6 +47,8 @@ SOURCES = {
                           toc="/usr/share/doc/debian-handbook/html/en-US/index.html"),
     "valgrind-en": Source("valgrind", "/usr/share/doc/valgrind/html/manual-[ic]*.html /usr/share/doc/valgrind/html/*-manual.html",
                           2, "en", toc="/usr/share/doc/valgrind/html/manual.html"),
+    "maint-guide-en": Source("maint-guide", "/usr/share/doc/maint-guide/html/*.en.html", 2, "en",
+                             toc="/usr/share/doc/maint-guide/html/index.en.html"),
 }
 SKIPPED = {"navheader", "navfooter", "toc", "list-of-tables", "list-of-figures", "list-of-examples", "docnav", "nav"}
 SKIPPED_IDS = {"banner", "title"}   # the handbook's page banner and logo line, on every page

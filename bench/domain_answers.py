@@ -1,8 +1,8 @@
 """Answer benchmark on the routing sets' DEV halves (issue 40): bench/answers.py's scores on more questions.
 
 bench/answers.py's own sets are small and their dev halves nearly saturated; the labelled sets of
-bench/domain_bench.py (bench/domain_data.py: valgrind-en, faq-zh-cn, handbook-en, reference-zh-cn, reference-en)
-hold 20 more dev questions each, every one with a verbatim passage per relevant file. Each passage is cut
+bench/domain_bench.py (bench/domain_data.py: valgrind-en, faq-zh-cn, handbook-en, reference-zh-cn, reference-en,
+maint-guide-en) hold 20 more dev questions each, every one with a verbatim passage per relevant file. Each passage is cut
 into sentences (answers.SENTENCE_END) and a sentence of at least MIN_CHARS normalised characters counts as
 evidence; a compare question's named things are its sides, each answered when a block labelled with its name
 (or a cited claim naming it) cites a relevant file (answers.side_cited): the labels give no side its own

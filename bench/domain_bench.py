@@ -18,8 +18,8 @@ The corpora come from bench/debian_docs.py (handbook-en: the Debian Administrato
 $LAMBDARAG_HOME/corpora/handbook-en beforehand, checked against its manifest here), the index `domain-<corpus>` is built on first use (dense and
 wiki as `lambdarag index` builds them) under $LAMBDARAG_HOME.
 Run:
-  apt-get install debian-reference-en debian-reference-zh-cn debian-faq-zh-cn debian-handbook valgrind
-  python bench/domain_bench.py [--corpora reference-en,faq-zh-cn,reference-zh-cn,handbook-en,valgrind-en] [--halves dev,test]
+  apt-get install debian-reference-en debian-reference-zh-cn debian-faq-zh-cn debian-handbook valgrind maint-guide
+  python bench/domain_bench.py [--corpora reference-en,faq-zh-cn,reference-zh-cn,handbook-en,valgrind-en,maint-guide-en] [--halves dev,test]
                           [--config agent-config.yml] [--tag TAG]   → bench/results/domain-<corpus>[-TAG].json
 The "before" measurement (the code before the domain profiles) is tagged: --tag before. A run after changes
 to chunking or to what an index records needs a fresh $LAMBDARAG_HOME: an index is reused while its files'

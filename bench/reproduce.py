@@ -49,7 +49,7 @@ class Run:
     """Top-level keys compared when the command rewrites only part of its file (default: every key)."""
 
 
-DEBIAN = ("reference-en", "reference-zh-cn", "faq-zh-cn", "handbook-en", "valgrind-en")   # each from a Debian package (bench/debian_docs.py)
+DEBIAN = ("reference-en", "reference-zh-cn", "faq-zh-cn", "handbook-en", "valgrind-en", "maint-guide-en")   # each from a Debian package (bench/debian_docs.py)
 ANSWERED = {"reference-en": "domain-reference-en", "reference-zh-cn": "domain-reference-zh-cn",
             "handbook-en": "domain-handbook-en", "maritime": "maritime"}
 GROUPS: dict[str, tuple[Run, ...]] = {

@@ -22,7 +22,7 @@ def test_labels_name_files_of_the_manifest(corpus):
 def test_forty_questions_eight_per_type_and_the_halves_are_the_seeded_split(corpus):
     rows = records(corpus)
     assert len(rows) >= 40 and min(Counter(r["type"] for r in rows).values()) >= 8
-    dev, test = domain_data.split(sorted(rows, key=lambda r: r["qid"]), domain_data.SEED)
+    dev, test = domain_data.split(sorted(rows, key=lambda r: r["qid"]), domain_data.seed_of(corpus))
     assert {r["qid"] for r in dev} == {r["qid"] for r in domain_data.load(corpus, "dev")}
     assert {r["qid"] for r in test} == {r["qid"] for r in domain_data.load(corpus, "test")}
     assert {r["lang"] for r in rows} == {"en" if corpus.endswith("-en") else "zh"}

@@ -427,6 +427,55 @@ def test_a_survey_brings_in_the_sibling_sections_of_the_chapter_its_first_docume
     assert first[:2] == plain[:2] and "03.03-anacron.md" in first[:5], first
 
 
+def test_only_the_first_five_documents_vote_for_their_chapters_siblings(jobs):
+    # issue 41: two sections of a long chapter among the second five documents are chance, not its topic
+    from lambdarag.domains.generic.survey import outline
+
+    others = ["04.01-fonts.md", "05.01-printing.md", "06.01-mail.md", "07.01-sound.md", "08.01-locale.md"]
+    assert outline(jobs).siblings([*others, "03.01-cron.md", "03.02-at.md"]) == []
+    assert "03.03-anacron.md" in outline(jobs).siblings(["03.01-cron.md", "03.02-at.md", *others])
+
+
+def test_a_chapter_whose_files_repeat_a_number_is_no_outline(tmp_path_factory):
+    # issue 41: an appendix numbered like the chapter before it (09.00 twice, 09.01 twice) mixes two topics, so
+    # neither its chapter page nor its sections bring the others into a survey
+    from lambdarag.domains.generic.survey import outline
+
+    pages = {"09.00-uploading.md": "# Uploading\n\nHow to upload.\n",
+             "09.00-advanced.md": "# Advanced topics\n\nHints.\n",
+             "09.01-upload-tools.md": "# Upload tools\n\nThe upload tools.\n",
+             "09.01-libraries.md": "# Libraries\n\nShared libraries.\n",
+             "09.02-symbols.md": "# Symbols\n\nSymbol files.\n",
+             "10.00-checks.md": "# Checks\n\nChecking.\n", "10.01-linting.md": "# Linting\n\nThe linter.\n",
+             "10.02-diffs.md": "# Diffs\n\nComparing packages.\n"}
+    table = outline(index_of(tmp_path_factory, "appendix", pages))
+    assert table.siblings(["09.01-upload-tools.md", "09.02-symbols.md"]) == []
+    assert table.sections_by("09.00-uploading.md", []) == [] and table.sections_by("09.00-advanced.md", []) == []
+    assert table.siblings(["10.01-linting.md", "10.02-diffs.md"]) == ["10.01-linting.md", "10.02-diffs.md"]
+    assert table.sections_by("10.00-checks.md", []) == ["10.01-linting.md", "10.02-diffs.md"]
+
+
+def test_a_survey_finds_the_pages_that_speak_of_its_words_anywhere_in_their_text(tmp_path_factory):
+    # issue 41: the tools page names the packer in one section and the checker in another, so none of its chunks
+    # matches the question better than the page that names the packer once; as a whole it speaks of both
+    from lambdarag.domains.generic.survey import mentions, topic_words
+
+    pages = {"01.01-tools.md": "# Tools\n\n## Packing\n\nThe packer bundles files.\n\n## Checking\n\nThe checker reads "
+                               "the bundles.\n",
+             "02.01-speed.md": "# Speed\n\nThe packer is fast on small files and slow on large ones.\n"}
+    pages.update({f"03.0{i}-{name}.md": f"# {name.title()}\n\nThe {name} files.\n"
+                  for i, name in enumerate(("fonts", "mail", "sound"), 1)})
+    index = index_of(tmp_path_factory, "spread", pages)
+    chunks = index.bm25("packer checker", 10)
+    assert not any({"packer", "checker"} <= set(index.tokenizer(c.text)) for c, _ in chunks)
+    assert mentions(index).ranked(index.tokenizer("packer checker"), 5) == ["01.01-tools.md", "02.01-speed.md"]
+    # the question's common words (files: four pages of five) make no page speak of its topic
+    assert set(mentions(index).ranked(index.tokenizer("files of the packer"), 5)) == {"01.01-tools.md", "02.01-speed.md"}
+    # the topics a question names are its words that a title or heading holds, not the rest of what it asks
+    assert topic_words(index, "Give an overview of the packing speed: where is it slow?") == \
+        index.tokenizer("packing speed")
+
+
 @pytest.fixture(scope="module")
 def formats(tmp_path_factory):
     """A manual of three tools: the section on each one's file format says so in its heading only (Gamma's names the
@@ -466,6 +515,8 @@ def test_a_survey_leads_with_the_documents_whose_headings_name_a_listed_thing(fo
     ("Summarize the output file formats written by Cachegrind, Massif and the BBV tool.",
      ["Cachegrind", "Massif", "the BBV tool"]),
     ("Which tools can profile a program's heap memory use, and what do they measure?", []),
+    ("Give an overview of the scheduler: where it runs and how its jobs are retried.", []),
+    ("Summarize the ways to rotate logs: logrotate, journald, or how cron jobs rotate them.", ["logrotate", "journald"]),
 ])
 def test_a_survey_finds_the_things_its_question_lists(query, things):
     from lambdarag.domains.generic.survey import listed_things

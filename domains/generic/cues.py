@@ -11,7 +11,7 @@ _KINDS = r"(?:ways|methods|options|tools|approaches|alternatives|choices|steps|s
 _ZH_KINDS = "(?:方法|方式|办法|途径|手段|工具|选项|方案|步骤|环节|阶段|部分|组成|地方|措施|命令|软件(?!包))"
 """Chinese nouns a survey question counts over (有哪些方法, 哪几种方式)."""
 
-_STEERS = ("controls?|decides?|determines?|configures?|governs?|overrides?|sets|selects|specifies|chooses|picks"
+_STEERS = ("controls?|decides?|determines?|configures?|governs?|overrides?|sets(?! up\\b)|selects|specifies|chooses|picks"
            "|is (?:controlled|decided|determined|configured|set|governed)")
 """English verbs with which a question asks what steers something (which variable decides the name of …)."""
 _ZH_STEERS = "控制|决定|配置|设置|指定|设定|左右"
@@ -33,6 +33,8 @@ _HANDS = "contact|consult|pass|hand|send|forward|override|imply|use|start|launch
 client contact, which setting does the option override)."""
 
 CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
+    ("synthesis", 0.85, (r"^(?:please\s+)?(?:summari[sz]e|give (?:me )?an overview|outline|survey)\b",
+                         r"^请?(?:概述|总结|梳理|归纳|综述)")),
     ("relation", 0.85, (r"(?:" + _ZH_USES + r")了?(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,4}?" + _ZH_THINGS,)),
     ("synthesis", 0.85, (r"\b(?:different|various|several|all the|main|possible|available) " + _KINDS + r"\b",
                          r"\b(?:what|which) " + _KINDS + r" (?:are there|exist|are available|do i have|can)\b",
@@ -54,6 +56,8 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         r"\b(?:since|before|until|in|after) (?:version|release|v?\d+\.\d+)", r"\bdeprecated\b",
                         r"\b(?:introduced|added|removed|dropped) in\b", r"\bwhat changed\b", r"\bchanges? in\b",
                         r"\bolder versions?\b", r"\bsince (?:which|when)\b", r"\bover time\b", r"\bhistory of\b",
+                        r"\bthe old(?:er)? (?:[\w.()-]+ ){0,3}?(?:formats?|versions?|releases?|styles?|syntax|schemes?)\b",
+                        r"\bcode ?names? of (?:[\w-]+ )?v?\d+(?:\.\d+)*\b", r"\d+(?:\.\d+)*\s*(?:版|版本)?的?代号",
                         r"\bstill (?:supported|used|valid|the default|works?|available)\b",
                         r"\b(?:next|upcoming|previous|last|major|minor) (?:release|version)\b",
                         r"\bwhen (?:was|were|did|will|is)\b", r"\b(?:last|this|next) year\b", r"\b(?:before|after|since) (?:the )?(?:19|20)\d\d\b",
@@ -91,7 +95,8 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         r"\b(?:derived|inherited) from\b", r"^does .{2,50}?\bimply\b",
                         r"\bwhat (?:does|do) (?!I\b|you\b|we\b|one\b).{2,50}?\buse (?:to|for)\b",
                         r"\b(?:which|what) (?:[\w.-]+ ){0,2}?" + _THINGS + r" (?:must|needs? to|has to|have to|should) be "
-                        r"(?:pre)?(?:loaded|linked|installed|present|running|enabled|mounted|imported|sourced|started)\b",
+                        r"(?:pre)?(?:loaded|linked|installed|present|running|enabled|mounted|imported|sourced|started"
+                        r"|in|listed in|added to|included in)\b",
                         r"\bin (?:which|what) " + _THINGS + r" (?:is|are) (?:[\w.-]+ ){1,4}?(?:configured|set|defined|specified)\b",
                         r"\b(?:which|what) (?:[\w.-]+ ){0,3}?(?:does|do) (?!I\b|you\b|we\b|one\b).{2,50}?\b(?:act|operate) (?:up)?on\b",
                         r"\b(?:acts?|operates?|appl(?:y|ies)) (?:up)?on (?:which|what)\b",
@@ -133,7 +138,9 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                          r"哪些[\u4e00-\u9fff]{1,6}[？?]?$")),
     ("fact", 0.7, (r"\bhow (?:many|much|long|often)\b", r"\bwhat is the default\b", "多少", "多久", "几次")),
 )
-"""(type, confidence, cues): the first group whose cue fires decides; English cues on word boundaries. What one
+"""(type, confidence, cues): the first group whose cue fires decides; English cues on word boundaries. A question
+that opens by asking for a summary or an overview is a survey whatever it goes on to ask (… and what decides which
+files the upload contains). What one
 thing does to which others (隐含了哪些选项, 读取哪些配置文件) is a relation before anything, a survey over kinds of
 things (the different ways, 有哪些方法) is recognised before a comparison, whose 不同 it shares,
 and a relation (被哪些模块引用) before a survey's open 哪些 (有哪些配置文件);

@@ -7,10 +7,13 @@ further down. A page is about a topic when its content matches the question
 headings do too (`Headings`: BM25 over each document's title and heading
 lines), and the things the question lists (cron, at and anacron), when one is
 a name, each find their own best documents, by text and, for a proper name, by
-the headings that name it, its own or its chapter page's (Massif's output file format). Where the corpus numbers its files as an outline
+the headings that name it, its own or its chapter page's (Massif's output file format). A page that speaks of the
+topics the question names (its words some title or heading holds) anywhere in its text, not in one chunk
+(`Mentions`: BM25 over whole documents), counts too, at half weight: a tool named in one line of a command summary
+or a footnote. Where the corpus numbers its files as an outline
 (15.00-… a chapter page, 15.01-… its sections: `Outline`), a chapter page among
 the first documents brings its sections, which are about its topic whatever
-words they use, and a chapter holding two of the plain ranking's first ten
+words they use, and a chapter holding two of the plain ranking's first five
 documents brings its sibling sections. The rankings are fused by reciprocal rank, so a page two of
 them match goes ahead of one only its text matches; the plain ranking's first
 document keeps the first place, then each of the first `COVER` documents of the
@@ -20,7 +23,7 @@ route's own hits (wiki pages, graph-expanded and rewritten queries).
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import replace
 from pathlib import PurePosixPath
 from typing import Any, Mapping, Sequence
@@ -56,10 +59,18 @@ PROPER = re.compile(r"[A-Z0-9_./-]")
 heading naming a common word is not about the thing the question lists."""
 MAX_ITEM = 40
 """Characters of a listed thing at most: a longer part is a clause, not a thing."""
+ASKED = re.compile(r"^(?:where|how|what|which|when|why|who|whether)\b|^(?:如何|怎么|怎样|哪|什么|为什么|是否)", re.I)
+"""How a part of a question that is itself a question starts (where it runs, how its reports are handled): a clause
+the question asks, not a thing it lists."""
 NAMED_WEIGHT = 1.0
 """Weight of the ranking of documents whose headings name a listed proper name (titled_documents) in the fusion: a
 heading naming the thing and the question's other words is as strong as the text (at 0.5 and 0.75 the dev survey
 of valgrind-en kept the format section of one of its three tools out of the first five)."""
+MENTIONS_WEIGHT = 0.5
+"""Weight of the whole-text ranking of documents (Mentions) in the fusion: a page that names the topic in one line
+is weaker evidence than one whose text or headings are about it (searched by every word of the question, at 1.0
+one-line mentions of uploads pushed the sections about them out of the dev surveys' first five; by its topic words
+only, 0.5 to 1.0 rank the dev surveys of bench/data/domains alike)."""
 SEEDS = 3
 """Documents of the first fusion whose sections, when it is a chapter page (Outline), join the survey."""
 SECTIONS_WEIGHT = 0.5
@@ -67,8 +78,9 @@ SECTIONS_WEIGHT = 0.5
 chapter's topic whatever words it uses, but a chapter page among the first three may be there by a side topic (at
 1.0 the dev surveys of faq-zh-cn and valgrind-en recalled 0.81 at 5, not 0.88: one heap profiler's chapter filled
 the places of the other's)."""
-SIBLINGS_TOP = 10
-"""Documents of the plain ranking whose chapters vote for their sibling sections."""
+SIBLINGS_TOP = 5
+"""Documents of the plain ranking whose chapters vote for their sibling sections (at 10, two chance hits in the
+second five brought a whole chapter of unrelated sections into a survey of uploads)."""
 SIBLINGS_LEAST = 2
 """Of the plain ranking's first `SIBLINGS_TOP` documents, how many one chapter must hold for its sections to join."""
 SIBLINGS_WEIGHT = 1.0
@@ -78,7 +90,23 @@ NUMBERED = re.compile(r"^(\d+(?:\.\d+)*)(?=[-_ .])")
 """A file name's section number (15.00-…, 2.3-…): the corpus's own outline, where it has one."""
 
 
-class Headings:
+class DocumentWords:
+    """BM25 over one bag of words per document: which documents match a question's words as a whole."""
+
+    def __init__(self, words: Mapping[str, Sequence[str]]) -> None:
+        self.sources = [s for s in words if s]
+        self.bm25 = Bm25Index()
+        self.bm25.add([list(words[s]) for s in self.sources])
+
+    def ranked(self, tokens: Sequence[str], k: int) -> list[str]:
+        """Returns the sources of the `k` documents whose words best match `tokens` (a score above 0)."""
+        if not tokens or not self.sources:
+            return []
+        rows, scores = self.bm25.top(list(tokens), k)
+        return [self.sources[int(r)] for r, s in zip(rows, scores) if s > 0]
+
+
+class Headings(DocumentWords):
     """BM25 over each document's title and heading lines: which documents are about a question's words."""
 
     def __init__(self, index: Any) -> None:
@@ -88,18 +116,10 @@ class Headings:
         for chunk in index.chunks():
             for heading in (chunk.section or "").split(" / "):
                 lines[chunk.source][heading] = None
-        self.sources = [s for s in lines if s]
-        tokens = [index.tokenizer(" ".join(lines[s])) for s in self.sources]
-        self.words = {s: frozenset(t) for s, t in zip(self.sources, tokens)}
-        self.bm25 = Bm25Index()
-        self.bm25.add(tokens)
-
-    def ranked(self, tokens: Sequence[str], k: int) -> list[str]:
-        """Returns the sources of the `k` documents whose title and headings best match `tokens` (a score above 0)."""
-        if not tokens or not self.sources:
-            return []
-        rows, scores = self.bm25.top(list(tokens), k)
-        return [self.sources[int(r)] for r, s in zip(rows, scores) if s > 0]
+        tokens = {s: index.tokenizer(" ".join(lines[s])) for s in lines}
+        super().__init__(tokens)
+        self.words = {s: frozenset(tokens[s]) for s in self.sources}
+        self.vocabulary = frozenset().union(*self.words.values())
 
     def naming(self, thing: Sequence[str], aspect: Sequence[str], parent: Mapping[str, str]) -> list[str]:
         """Returns the documents that hold every word of `thing` in their title or headings or in those of their
@@ -109,6 +129,26 @@ class Headings:
                 if thing and set(thing) <= self.words[s] | self.words.get(parent.get(s, ""), frozenset())]
 
 
+class Mentions(DocumentWords):
+    """BM25 over each document's whole text: which documents speak of a question's words anywhere, not in one
+    chunk (a tool a page names in one line of its command summary, a footnote naming it)."""
+
+    def __init__(self, index: Any) -> None:
+        texts: dict[str, list[str]] = defaultdict(list)
+        for chunk in index.chunks():
+            texts[chunk.source].append(chunk.text)
+        super().__init__({s: index.tokenizer(" ".join(t)) for s, t in texts.items()})
+
+    def ranked(self, tokens: Sequence[str], k: int) -> list[str]:
+        """Returns the `k` documents whose whole text best matches the question's distinctive words: those at most
+        half of the documents hold (a page holding only its common words, files or package, speaks of no topic)."""
+        rare = [t for t in tokens
+                if (held := self.bm25.counts(t)) is not None and len(held[0]) <= len(self.sources) / 2]
+        return super().ranked(rare, k)
+
+
+mentions: PerObject[Mentions] = PerObject(Mentions)
+"""Returns the whole-text table of an index, rebuilt when the index changes."""
 headings: PerObject[Headings] = PerObject(Headings)
 """Returns the heading table of an index, rebuilt when the index changes."""
 
@@ -121,12 +161,16 @@ def section_number(source: str) -> tuple[int, ...] | None:
 
 class Outline:
     """The corpus's own outline, where its file names are numbered: a chapter page (15.00-…) and the sections
-    under it (15.01-…, 15.02-…), which are about the chapter's topic whatever words they use."""
+    under it (15.01-…, 15.02-…), which are about the chapter's topic whatever words they use. A chapter in which
+    two files hold one number (an appendix numbered as the chapter before it) is no outline: its files join none."""
 
     def __init__(self, index: Any) -> None:
         self.titles = {str(m.get("source") or ""): str(m.get("title") or "") for m in index.documents().values()}
         sources = sorted(set(self.titles) - {""})
         numbers = {s: n for s in sources if (n := section_number(s))}
+        held = Counter(numbers.values())
+        broken = {n[:-1] for n, count in held.items() if count > 1 and len(n) > 1}   # two files numbered 09.01
+        numbers = {s: n for s, n in numbers.items() if n[:-1] not in broken}
         pages = {n[:-1]: s for s, n in numbers.items() if len(n) > 1 and n[-1] == 0}   # 15.00 heads chapter 15
         self.sections: dict[str, list[str]] = defaultdict(list)
         self.chapters: dict[tuple[int, ...], list[str]] = defaultdict(list)
@@ -175,7 +219,7 @@ def listed_things(query: str) -> list[str]:
              for p in (SPANNED.split(part) if spans else [part])]
     if not start and len(parts) > 2:
         parts[0], parts[-1] = clause_end(parts[0], -1), clause_end(parts[-1], 0)
-    parts = [p for p in parts if 1 < len(p) <= MAX_ITEM]
+    parts = [p for p in parts if 1 < len(p) <= MAX_ITEM and not ASKED.match(p)]
     return parts if len(parts) >= 2 else []
 
 
@@ -214,6 +258,14 @@ def titled_documents(backend: Any, query: str) -> list[str]:
     found = [table.naming(backend.tokenizer(thing), backend.tokenizer(rest), outline(backend).page)[:1]
              for thing in things if PROPER.search(thing)]
     return list(dict.fromkeys(d for docs in found for d in docs))
+
+
+def topic_words(backend: Any, query: str) -> list[str]:
+    """Returns the question's words that some document's title or headings hold: the names of the topics it asks
+    about (lintian, upload), whose mentions anywhere in a page tie the page to them, not its other words (guide,
+    handled), which any page may say."""
+    named = headings(backend).vocabulary
+    return [t for t in backend.tokenizer(query) if t in named]
 
 
 def fused_documents(*rankings: tuple[Sequence[str], float], k: int = RRF_K) -> list[str]:
@@ -268,6 +320,7 @@ def covering(ctx: Any, query: str, hits: Sequence[Hit], user: Any) -> tuple[Hit,
     first = list(best)[:1]  # the plain ranking's first document keeps its place: a survey adds, never subtracts
     listed = listed_documents(backend, query, user)
     rankings = [(list(best), 1.0), (titled, HEADINGS_WEIGHT), (listed, 1.0),
+                (mentions(backend).ranked(topic_words(backend, query), COVER), MENTIONS_WEIGHT),
                 (titled_documents(backend, query), NAMED_WEIGHT)]
     table = outline(backend)
     near = [d for seed in fused_documents(*rankings)[:SEEDS] for d in table.sections_by(seed, list(best))]
