@@ -29,6 +29,24 @@ value alone ("summary")."""
 _COMMAND = re.compile(r"(?<![A-Za-z0-9_./+-])[a-z][a-z0-9_.+-]*[a-z0-9+](?![A-Za-z0-9_./+-])")
 
 
+DEFINES = re.compile(r"\s*(?:[(（][^()（）]{1,60}[)）]\s*)?(?:is|are|was|means|refers|stands|[:：|]|是|指|即|为|程序"
+                      r"|命令|(?:\s*,\s*[\w.+-]+)*\s+[-–—]{1,2}\s)", re.I)
+"""What follows a name that a sentence defines, after its gloss or manual section in brackets if any (NFS (Network
+File System) is…, gzip(1) is…): a copula (cron is the daemon…, X Window 是…), a colon, the cell bar of a table
+row keyed by the name (| tmux | terminal multiplexer…), or the dash of a manual page's name line (gzip, gunzip,
+zcat - compress or expand files)."""
+_OPENS = r"(?:^\s*(?:[-*+]\s+)?|(?<=[.!?。！？])\s*|\|\s*)[\"“「『*`]*"
+"""Where a unit of text opens: its start, after a sentence end, at a line or list item, in a table cell."""
+
+
+def defines_in(text: str, name: str) -> bool:
+    """Returns whether `text` holds a unit opening with `name` and defining it (`DEFINES`: NFS (Network File System)
+    is…, | tmux | terminal multiplexer…): where a text says what a side is."""
+    text = re.sub(r"\[\s*([^\]]*?)\s*\]\([^)]*\)", r"\1", text)     # a link counts as its words
+    return any(DEFINES.match(text, m.end()) for m in re.finditer(
+        _OPENS + re.escape(name) + r"(?![A-Za-z0-9_-])[\"”」』*`]*", text, re.I | re.M))
+
+
 def named_things(query: str, hits: Sequence[Hit], profile: Any, entities: Sequence[str] = ()
                  ) -> list[str]:
     """Returns the things a comparison sets side by side, in order: options as written (`_OPTION`), the profile's
@@ -42,6 +60,7 @@ def named_things(query: str, hits: Sequence[Hit], profile: Any, entities: Sequen
     named = [e for e in [*options, *profile.names.query_entities(query), *latin]
              if e in query and e not in STOPWORDS and not _CONNECTIVE.fullmatch(e)]   # and, or, 和: no side
     named += [e for e in entities if e in query and len(e) >= 3 and e not in STOPWORDS]
+    named += partners(query, named)
     # a name inside another (Pre in Pre-Depends) is no side unless the question also says it on its own (Depends)
     named = [e for e in dict.fromkeys(named)
              if query.count(e) > sum(o.count(e) for o in dict.fromkeys(named) if o != e and e in o)]
@@ -51,6 +70,24 @@ def named_things(query: str, hits: Sequence[Hit], profile: Any, entities: Sequen
 _EXAMPLES = re.compile(r"\b(?:such as|e\.g\.|for example|for instance)\b[^,;:?!()（）]*"
                        r"|(?:例如|比如|诸如|譬如)[^，,；;：:？?！!（）()]*", re.I)
 """An aside giving examples (such as files or DNS, 例如 ext4 或 xfs): what it names only illustrates a term."""
+
+
+_JOINED = re.compile(r"(?<![\w.+/-])([\w.+/-]*\w)\s+(?:or|and|vs\.?|versus)\s+([\w.+/-]*\w)(?![\w.+/-])", re.I)
+"""Two words a connective joins (Exim4 vs Postfix, Cachegrind or Callgrind)."""
+
+
+def partners(query: str, named: Sequence[str]) -> list[str]:
+    """Returns the words of an English question a connective joins to a named thing (Cachegrind in "Cachegrind or
+    Callgrind", which opens the question and so is no proper noun; ifupdown in "NetworkManager or ifupdown"): the
+    two operands of "X or Y" are alike, so the other one is a side too, unless it is a stop or question word."""
+    if language_of(query) == "zh":
+        return []
+    out = []
+    for m in _JOINED.finditer(query):
+        for this, other in ((m.group(1), m.group(2)), (m.group(2), m.group(1))):
+            if other in named and this not in named and keywords(this) and this.lower() not in STOPWORDS:
+                out.append(this)
+    return out
 
 
 def relation_ends(query: str, hits: Sequence[Hit], profile: Any) -> list[str]:
