@@ -111,9 +111,12 @@ def compared(state: State, hits: Sequence[Hit], profile: CorpusProfile, ranking:
     own = {e: [r for r in ranking if any(naming([r], f) for f in said(e))] for e in named}
     speaking = {e: {r.hit.source for r in ranking if any(names(r.text, f) for f in said(e))} for e in named}
 
+    steered = on_aspect(state.original_query, named, ranking)
+
     def key(unit: Scored, e: str) -> tuple[bool, ...]:
         beside = set().union(*(speaking[o] for o in named if o != e))   # a document speaking for another side
-        return (*speaks_for(unit, e, named), unit.hit.source not in beside)
+        speaks = speaks_for(unit, e, named)     # the aspect only among units as near the side: ties, not first
+        return (*speaks[:5], unit.text not in steered, *speaks[5:], unit.hit.source not in beside)
 
     return [(e, sorted(own[e], key=lambda r: key(r, e))) for e in named], False
 
@@ -278,6 +281,8 @@ def leads(unit: Scored, forms: Sequence[str], others: Sequence[str] = ()) -> boo
         return False
     at = hit.text.find(unit.text[:24])
     above = [m for m in _HEADING_LINE.finditer(hit.text, 0, max(at, 0))]
+    if not above and piece(hit) > 1:
+        return False    # a later piece of the section: its first unit is no first thing said under the heading
     start = above[-1].end() if above else 0
     return at >= 0 and not hit.text[start:at].strip(" \t\n-*>")
 

@@ -55,6 +55,11 @@ def side_ranking(backend: Any, side: Side, aspect: str, user: Any, k: int) -> tu
     return to_hits(backend.bm25(aspect, k, user=user, filters={"source": side.source}), "bm25")
 
 
+DEFINING_DEPTH = 8
+"""How many times `top_k` BM25 chunks of a side's name alone are read for the one saying what it is: a name is in
+many chunks, and the one defining it is often a long overview's, which BM25 on one word ranks low."""
+
+
 def defining_ranking(backend: Any, name: str, user: Any, k: int) -> tuple[Hit, ...]:
     """Returns the chunks of the whole index where a text says what `name` is (`named.defines_in`: Massif is a heap
     profiler.), among its `k` best BM25 chunks for the name: a side's own sentence, which the question's other
@@ -109,7 +114,7 @@ def side_search(query: str, sides: Sides, hits: Hits, user: User, ctx: Context, 
     if not any(cues for _, cues in profile.comparison.aspects(query)):   # a plain aspect: also where each is named
         ranked += [side_ranking(backend, side, side.name, user, top_k) for side in sides]
         things = [n for n in named_things(query, hits, profile) if not any(s.name == n for s in sides)]
-        ranked += [defining_ranking(backend, name, user, 2 * top_k) for name in [s.name for s in sides] + things]
+        ranked += [defining_ranking(backend, name, user, DEFINING_DEPTH * top_k) for name in [s.name for s in sides] + things]
         rest = re.sub("|".join(map(re.escape, things)), " ", asked) if things else asked
         ranked += [to_hits(backend.bm25(f"{name} {rest}", top_k, user=user), "bm25") for name in things
                    if not mentions(hits[:1], name)]
