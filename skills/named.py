@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
+from .evidence import names
 from .sentences import STOPWORDS, keywords, proper_nouns
 from .store.records import Hit
 from .store.tokenize import language_of
@@ -29,12 +30,13 @@ value alone ("summary")."""
 _COMMAND = re.compile(r"(?<![A-Za-z0-9_./+-])[a-z][a-z0-9_.+-]*[a-z0-9+](?![A-Za-z0-9_./+-])")
 
 
-DEFINES = re.compile(r"\s*(?:[(（][^()（）]{1,60}[)）]\s*)?(?:is|are|was|means|refers|stands|[:：|]|是|指|即|为"
+DEFINES = re.compile(r"/?\s*(?:[(（][^()（）]{1,60}[)）]\s*)?(?:is|are|was|means|refers|stands|[:：|]|是|指|即|为"
                       r"|程序(?!员)|命令(?!行)|(?:\s*,\s*[\w.+-]+)*\s+[-–—]{1,2}\s)", re.I)
-"""What follows a name that a sentence defines, after its gloss or manual section in brackets if any (NFS (Network
-File System) is…, gzip(1) is…): a copula (cron is the daemon…, X Window 是…), a colon, the cell bar of a table
-row keyed by the name (| tmux | terminal multiplexer…), 程序 or 命令 as its kind (not the 程序员 of "dpkg
-程序员手册"), or the dash of a manual page's name line (gzip, gunzip, zcat - compress or expand files)."""
+"""What follows a name that a sentence defines, after a directory's slash (stable/main/：) and its gloss or manual
+section in brackets if any (NFS (Network File System) is…, gzip(1) is…): a copula (cron is the daemon…, X Window
+是…), a colon, the cell bar of a table row keyed by the name (| tmux | terminal multiplexer…), 程序 or 命令 as its
+kind (not the 程序员 of "dpkg 程序员手册"), or the dash of a manual page's name line (gzip, gunzip, zcat - compress
+or expand files)."""
 _OPENS = r"(?:^\s*(?:[-*+]\s+)?|(?<=[.!?。！？])\s*|\|\s*)[\"“「『*`]*"
 """Where a unit of text opens: its start, after a sentence end, at a line or list item, in a table cell."""
 
@@ -60,7 +62,7 @@ def named_things(query: str, hits: Sequence[Hit], profile: Any, entities: Sequen
     named = [e for e in [*options, *profile.names.query_entities(query), *latin]
              if e in query and e not in STOPWORDS and not _CONNECTIVE.fullmatch(e)]   # and, or, 和: no side
     named += [e for e in entities if e in query and len(e) >= 3 and e not in STOPWORDS]
-    named += partners(query, named)
+    named += partners(query, named, "\n".join(h.text for h in hits))
     # a name inside another (Pre in Pre-Depends) is no side unless the question also says it on its own (Depends)
     named = [e for e in dict.fromkeys(named)
              if query.count(e) > sum(o.count(e) for o in dict.fromkeys(named) if o != e and e in o)]
@@ -76,17 +78,22 @@ _JOINED = re.compile(r"(?<![\w.+/-])([\w.+/-]*\w)\s+(?:or|and|vs\.?|versus)\s+([
 """Two words a connective joins (Exim4 vs Postfix, Cachegrind or Callgrind)."""
 
 
-def partners(query: str, named: Sequence[str]) -> list[str]:
+def partners(query: str, named: Sequence[str], text: str = "") -> list[str]:
     """Returns the words of an English question a connective joins to a named thing (Cachegrind in "Cachegrind or
     Callgrind", which opens the question and so is no proper noun; ifupdown in "NetworkManager or ifupdown"): the
-    two operands of "X or Y" are alike, so the other one is a side too, unless it is a stop or question word."""
+    two operands of "X or Y" are alike, so the other one is a side too, unless it is a stop or question word. With
+    fewer than two named things, two such words both found as written in the retrieved `text` are sides too
+    (iptables and nftables: lower-case names no rule knows)."""
     if language_of(query) == "zh":
         return []
     out = []
     for m in _JOINED.finditer(query):
+        pair = [w for w in m.groups() if keywords(w) and w.lower() not in STOPWORDS]
         for this, other in ((m.group(1), m.group(2)), (m.group(2), m.group(1))):
-            if other in named and this not in named and keywords(this) and this.lower() not in STOPWORDS:
+            if other in named and this not in named and this in pair:
                 out.append(this)
+        if len(named) < 2 and not out and len(pair) == 2 and all(names(text, w, cased=True) for w in pair):
+            out += pair
     return out
 
 

@@ -324,3 +324,18 @@ def test_a_sides_defining_chunk_outside_the_ranking_is_searched_for_on_its_own(t
                                         "much heap memory your program uses.\n", encoding="utf-8")
     index = build_index(folder, "tools", dense=False, progress=False, domain="generic")
     assert [h.source for h in defining_ranking(index, "Massif", None, 8)] == ["overview.md"]
+
+
+def test_two_lower_case_words_a_connective_joins_are_sides_when_the_text_says_both():
+    assert partners("What sets iptables and nftables apart?", [], "iptables rules; nftables tables") == [
+        "iptables", "nftables"]
+    assert partners("What sets iptables and nftables apart?", [], "iptables rules") == []
+    assert partners("Is it better to compress or to encrypt?", [], "compress, to encrypt") == []   # no pair of words
+
+
+def test_a_chinese_term_ending_in_a_sides_name_glosses_no_definition_of_it():
+    text = answer("软件包的“依赖”和“推荐”有什么不同？", sourced(
+        ("07.10-预依赖-是什么意思.md", "“预依赖（Pre-Depend）”是一种特殊的依赖关系。"),
+        ("07.09-依赖-推荐.md", "如果运行软件包 A 前必须先安装软件包 B，那么 A 依赖（depend）B。如果大多数用户不会愿意安装软件包 A，"
+         "那么 A 推荐（recommend）B。")), "compare")
+    assert "A 依赖（depend）B" in blocks(text, "关于「依赖」：", "关于「推荐」：")[0], text
