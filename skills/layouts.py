@@ -25,7 +25,7 @@ from .context import cited, marker
 from .edges import asked_relations
 from .evidence import LEAD, Scored, diverse, names, naming, piece
 from .profile import CorpusProfile
-from .named import DEFINES, named_things
+from .named import DEFINES, defines_in, named_things
 from .coverage import SubQuestion, coverage
 from .bounds import bounded
 from .sentences import STOPWORDS, covered, keywords
@@ -237,14 +237,14 @@ def speaks_for(unit: Scored, name: str, named: Sequence[str], steered: frozenset
     the page of another side (Contrary to SELinux… on AppArmor's page, a citation of the wrong page); then one of
     the `steered` units (stating the compared aspect: `on_aspect`); then one defining it (opening with the name,
     a link's text counting as its words, quoted or before a copula: "Suggests" Many users…, cron is the daemon…,
-    [PolicyKit](…) is…, or keying a table row; or glossing it, as a text introduces a term: A 依赖（depend）B; or
-    in its glossary item; or in its option's description: `described`); then one first said about it (`leads`,
-    which also makes a unit its own): each side's block says what that side is; then one setting it against another side (`contrasts`), which says how
-    they differ but from the other's side too (the contrast may follow as what lies between them);
-    then one that says something (not a shell command, not a link alone); then one saying the name as the
-    question writes it (apt, not APT); then one naming no other side unless it opens with this one (its subject:
-    `bzip2 foo | compress "foo"… (better compression than gzip)` speaks for bzip2); then one opening with the
-    name."""
+    [PolicyKit](…) is…, or keying a table row, or so opening a sentence or cell of it: `named.defines_in`; or
+    glossing it, as a text introduces a term: A 依赖（depend）B; or in its glossary item; or in its option's
+    description: `described`); then one first said about it (`leads`, which also makes a unit its own): each
+    side's block says what that side is; then one setting it against another side (`contrasts`), which says how
+    they differ but from the other's side too (the contrast may follow as what lies between them); then one that
+    says something (not a shell command, not a link alone); then one saying the name as the question writes it
+    (apt, not APT); then one naming no other side unless it opens with this one (its subject: `bzip2 foo |
+    compress "foo"… (better compression than gzip)` speaks for bzip2); then one opening with the name."""
     text, title = _BARE_LINK.sub(r"\1", unit.text), unit.hit.title + " " + unit.hit.source
     forms = said(name)
     others = [o for o in named if o != name]
@@ -254,14 +254,15 @@ def speaks_for(unit: Scored, name: str, named: Sequence[str], steered: frozenset
     opens = [m for f in forms if (m := re.match(r"[\s\"“「『*`]*" + re.escape(f) + r"(?![A-Za-z0-9_-])[\"”」』*`]*",
                                                  text, re.I))]
     defines = any(m.group(0)[-1:] in "\"”」』*`" or DEFINES.match(text, m.end()) for m in opens) or any(
-        re.search(r"(?<![\u4e00-\u9fff])" + re.escape(f) + _GLOSS, text) for f in forms) or described(unit, name) or glossed
+        re.search(r"(?<![\u4e00-\u9fff])" + re.escape(f) + _GLOSS, text) or defines_in(text, f) for f in forms) \
+        or described(unit, name) or glossed
     says = unit.candidate.kind != "command" and len(re.findall(r"[A-Za-z]{2,}|[\u4e00-\u9fff]", text)) > len(
         re.findall(r"[A-Za-z]{2,}|[\u4e00-\u9fff]", " ".join(_BARE_LINK.findall(unit.text)))) + 1
     elsewhere = any(names(title, o) for o in others) and not any(names(title, f) for f in forms)
     first = leads(unit, forms, others)
     return (not (own or first), elsewhere, unit.text not in steered, not defines, not first,
-            not contrasts(unit, name, others), not says, not any(exactly(text, f) for f in forms), any(names(text, o) for o in others) and not opens,
-            not opens)
+            not contrasts(unit, name, others), not says, not any(exactly(text, f) for f in forms),
+            any(names(text, o) for o in others) and not opens, not opens)
 
 
 _HEADING_LINE = re.compile(r"(?m)^\s{0,3}#{1,6}\s+(.*?)\s*$")

@@ -102,8 +102,9 @@ def side_search(query: str, sides: Sides, hits: Hits, user: User, ctx: Context, 
     the other side's words tend to dominate the ranking and push out the one
     document the question names. `per_side` is how many chunks per side
     and aspect go first. With no cue words to compare on (the generic
-    profile), each side's chunk that names it best goes too, and, where no hit says what it is, its chunk of the
-    whole index that does (`defining_ranking`): the place a page says what its thing is, which the question's other words may miss;
+    profile), each side's chunk that names it best goes too, and, unless the first hit says what it is, its chunk
+    of the whole index that does (`defining_ranking`): the place a page says what its thing is, which the
+    question's other words may miss;
     and each named thing no document resolves (a field, a command, a term:
     `layouts.named_things`) gets its best chunk of the whole index for it
     and the aspect, so a thing the other one's words outrank keeps a place,
@@ -120,7 +121,7 @@ def side_search(query: str, sides: Sides, hits: Hits, user: User, ctx: Context, 
         ranked += [side_ranking(backend, side, side.name, user, top_k) for side in sides]
         things = [n for n in named_things(query, hits, profile) if not any(s.name == n for s in sides)]
         ranked += [defining_ranking(backend, name, user, DEFINING_DEPTH * top_k)
-                   for name in [s.name for s in sides] + things if not defined(hits[:top_k], name)]
+                   for name in [s.name for s in sides] + things if not defined(hits[:1], name)]
         rest = re.sub("|".join(map(re.escape, things)), " ", asked) if things else asked
         ranked += [to_hits(backend.bm25(f"{name} {rest}", top_k, user=user), "bm25") for name in things
                    if not mentions(hits[:1], name)]
