@@ -1,13 +1,13 @@
-"""Answer benchmark on a fresh compare dev set (issue 40): does each named side get its own cited sentence?
+"""Answer benchmark on a fresh dev set (issue 40): does each named side of a comparison get its own cited sentence?
 
-bench/data/compare/<corpus>.jsonl holds compare questions written in round 13, after the answerer had been tuned
-on the other sets' dev halves and before it was tuned on these: questions on pairs no other set asks about, in
-English and Chinese, over five Debian corpora, each with per-side evidence copied from the text
+bench/data/fresh/<corpus>.jsonl holds questions written in round 13, after the answerer had been tuned on the other
+sets' dev halves and before it was tuned on these: mostly compare questions on pairs no other set asks about (each
+with per-side evidence), and a few fact and relation questions, in English and Chinese, over five Debian corpora
 (bench/answer_data.py's record). It is a DEV set: tune on it; the frozen test halves stay as they are.
 Scores as bench/answers.py's (evidence, compare_all_sides: every side quoted with its own evidence and cited,
-false refusals, exit codes), per corpus and over all.
-  python bench/compare_answers.py [--corpora valgrind-en,faq-zh-cn] [--tag before]
-      → bench/results/answers-compare-dev[-TAG].json
+false refusals, exit codes), per corpus, per type and over all.
+  python bench/fresh_answers.py [--corpora valgrind-en,faq-zh-cn] [--tag before]
+      → bench/results/answers-fresh-dev[-TAG].json
 Indexes: domain-<corpus> under $LAMBDARAG_HOME (bench/domain_bench.py builds them).
 """
 from __future__ import annotations
@@ -25,16 +25,16 @@ from routing import warm_up  # noqa: E402
 
 from lambdarag.orchestration.config import load_config  # noqa: E402
 
-DATA = Path(__file__).resolve().parent / "data" / "compare"
+DATA = Path(__file__).resolve().parent / "data" / "fresh"
 
 
 def corpora() -> list[str]:
-    """Returns the corpora the fresh compare set has questions on."""
+    """Returns the corpora the fresh set has questions on."""
     return sorted(p.stem for p in DATA.glob("*.jsonl"))
 
 
 def load(corpus: str) -> list[dict]:
-    """Returns the fresh compare questions on one corpus."""
+    """Returns the fresh questions on one corpus."""
     return [json.loads(line) for line in (DATA / f"{corpus}.jsonl").read_text(encoding="utf-8").splitlines()
             if line.strip()]
 
@@ -48,14 +48,16 @@ def check(corpus: str) -> list[str]:
 def main(names: list[str], config: str | None) -> dict:
     cfg = load_config(config)
     if cfg.llm.base_url:
-        raise SystemExit(f"bench/compare_answers.py measures the offline answer; {config or 'the config'} sets "
+        raise SystemExit(f"bench/fresh_answers.py measures the offline answer; {config or 'the config'} sets "
                          "llm.baseUrl")
     result = {"half": "dev", "config": config or "agent-config.yml", "corpora": {}}
     for corpus in names:
         questions = load(corpus)
         warm_up(f"domain-{corpus}", cfg, questions=questions)
         result["corpora"][corpus] = {"corpus": corpus, "dev": run_half(questions, f"domain-{corpus}", cfg, config, 0)}
-    result["overall"] = summarise([row for c in result["corpora"].values() for row in c["dev"]["answers"]])
+    rows = [row for c in result["corpora"].values() for row in c["dev"]["answers"]]
+    result["overall"] = summarise(rows)
+    result["per_type"] = {t: summarise([r for r in rows if r["type"] == t]) for t in dict.fromkeys(r["type"] for r in rows)}
     return result
 
 
@@ -66,8 +68,8 @@ if __name__ == "__main__":
     ap.add_argument("--tag", default="", help="result file suffix, e.g. before")
     args = ap.parse_args()
     res = main(args.corpora.split(","), args.config)
-    path = write_result("answers-compare-dev" + (f"-{args.tag}" if args.tag else ""), res)
-    o = res["overall"]
+    path = write_result("answers-fresh-dev" + (f"-{args.tag}" if args.tag else ""), res)
+    o, compare = res["overall"], res["per_type"]["compare"]
     sys.stdout.write("\n".join(summary(r) for r in res["corpora"].values())
-                     + f"\nall {o['n']}: evidence {o['evidence']:.2f}, every side cited {o['compare_all_sides']:.2f}, "
-                       f"false refusals {o['false_refusal']:.2f}\n→ {path}\n")
+                     + f"\nall {o['n']}: evidence {o['evidence']:.2f} (compare {compare['evidence']:.2f}), every side "
+                       f"cited {compare['compare_all_sides']:.2f}, false refusals {o['false_refusal']:.2f}\n→ {path}\n")
