@@ -37,8 +37,9 @@ section in brackets if any (NFS (Network File System) is…, gzip(1) is…): a c
 是…), a colon, the cell bar of a table row keyed by the name (| tmux | terminal multiplexer…), 程序 or 命令 as its
 kind (not the 程序员 of "dpkg 程序员手册"), or the dash of a manual page's name line (gzip, gunzip, zcat - compress
 or expand files)."""
-_OPENS = r"(?:^\s*(?:[-*+]\s+)?|(?<=[.!?。！？])\s*|\|\s*)[\"“「『*`]*"
-"""Where a unit of text opens: its start, after a sentence end, at a line or list item, in a table cell."""
+_OPENS = r"(?:^\s*(?:[-*+]\s+)?|(?<=[.!?。！？:;：；])\s*|\|\s*)[\"“「『*`]*"
+"""Where a unit of text opens: its start, after a sentence end or a clause's colon or semicolon (…minor tools:
+Lackey is an example tool…), at a line or list item, in a table cell."""
 
 
 def defines_in(text: str, name: str) -> bool:

@@ -10,7 +10,7 @@ import pytest
 from lambdarag import Context, State
 from lambdarag.skills import build
 from lambdarag.skills.generate import extractive_answer
-from lambdarag.skills.named import commands, partners
+from lambdarag.skills.named import commands, defines_in, partners
 from lambdarag.domains import profile_named
 from lambdarag.skills.store.records import Hit
 from lambdarag.skills.titles import DocumentNames, Side
@@ -339,3 +339,15 @@ def test_a_chinese_term_ending_in_a_sides_name_glosses_no_definition_of_it():
         ("07.09-依赖-推荐.md", "如果运行软件包 A 前必须先安装软件包 B，那么 A 依赖（depend）B。如果大多数用户不会愿意安装软件包 A，"
          "那么 A 推荐（recommend）B。")), "compare")
     assert "A 依赖（depend）B" in blocks(text, "关于「依赖」：", "关于「推荐」：")[0], text
+
+
+@pytest.mark.parametrize("text, name, says", [
+    ("NFS (Network File System) is a protocol allowing remote access.", "NFS", True),
+    ("| [ tmux ](http://packages.debian.org/sid/tmux) | terminal multiplexer alternative |", "tmux", True),
+    ("There are minor tools: Lackey is an example tool; and Nulgrind is the minimal tool.", "Lackey", True),
+    ("dpkg 程序员手册和 Debian 政策文档。", "dpkg", False),
+    ("After running this program under Massif, the output begins.", "Massif", False),
+])
+def test_a_text_defines_a_name_where_a_unit_or_clause_opens_with_it_before_a_copula_a_colon_or_a_cell(text, name,
+                                                                                                      says):
+    assert defines_in(text, name) is says
