@@ -64,10 +64,24 @@ def named_things(query: str, hits: Sequence[Hit], profile: Any, entities: Sequen
              if e in query and e not in STOPWORDS and not _CONNECTIVE.fullmatch(e)]   # and, or, 和: no side
     named += [e for e in entities if e in query and len(e) >= 3 and e not in STOPWORDS]
     named += partners(query, named, "\n".join(h.text for h in hits))
+    named = headed(query, named) if language_of(query) == "zh" else named
     # a name inside another (Pre in Pre-Depends) is no side unless the question also says it on its own (Depends)
     named = [e for e in dict.fromkeys(named)
              if query.count(e) > sum(o.count(e) for o in dict.fromkeys(named) if o != e and e in o)]
     return paired(query, sorted(named, key=query.find))
+
+
+def headed(query: str, named: Sequence[str]) -> list[str]:
+    """Returns a Chinese question's names with a Latin name and the Chinese name right after it as one (Debian 计划,
+    GNU 计划: the thing, not its kind 计划 alone), and without a name that only qualifies the next one through 的
+    (自由软件基金会 in 自由软件基金会的 GNU 计划: the side is the 计划)."""
+    out = list(named)
+    for latin in [n for n in named if n.isascii()]:
+        for cjk in [n for n in named if not n.isascii()]:
+            m = re.search(re.escape(latin) + r"\s?" + re.escape(cjk), query)
+            if m:
+                out.append(m.group(0))
+    return [n for n in out if not any(re.search(re.escape(n) + r"的\s?" + re.escape(o), query) for o in out if o != n)]
 
 
 _EXAMPLES = re.compile(r"\b(?:such as|e\.g\.|for example|for instance)\b[^,;:?!()（）]*"

@@ -10,7 +10,7 @@ import pytest
 from lambdarag import Context, State
 from lambdarag.skills import build
 from lambdarag.skills.generate import extractive_answer
-from lambdarag.skills.named import commands, defines_in, partners
+from lambdarag.skills.named import commands, defines_in, named_things, partners
 from lambdarag.domains import profile_named
 from lambdarag.skills.store.records import Hit
 from lambdarag.skills.titles import DocumentNames, Side
@@ -351,3 +351,9 @@ def test_a_chinese_term_ending_in_a_sides_name_glosses_no_definition_of_it():
 def test_a_text_defines_a_name_where_a_unit_or_clause_opens_with_it_before_a_copula_a_colon_or_a_cell(text, name,
                                                                                                       says):
     assert defines_in(text, name) is says
+
+
+def test_a_chinese_side_is_the_latin_name_with_its_kind_and_a_name_qualifying_it_through_de_is_none():
+    assert named_things("Debian 计划和自由软件基金会的 GNU 计划有什么异同？", [], profile_named("generic")) == [
+        "Debian 计划", "GNU 计划"]
+    assert named_things("dpkg 和 APT 有什么区别？", [], profile_named("generic")) == ["dpkg", "APT"]
