@@ -93,16 +93,23 @@ _JOINED = re.compile(r"(?<![\w.+/-])([\w.+/-]*\w)\s+(?:or|and|vs\.?|versus)\s+([
 """Two words a connective joins (Exim4 vs Postfix, Cachegrind or Callgrind)."""
 
 
+_COORDINATED = re.compile(r"\b(?:both|either|neither|whether)\s+$", re.I)
+"""What makes "X and Y" a pair of qualities of one thing asked about (both recurring and one-off), not two sides."""
+
+
 def partners(query: str, named: Sequence[str], text: str = "") -> list[str]:
     """Returns the words of an English question a connective joins to a named thing (Cachegrind in "Cachegrind or
     Callgrind", which opens the question and so is no proper noun; ifupdown in "NetworkManager or ifupdown"): the
-    two operands of "X or Y" are alike, so the other one is a side too, unless it is a stop or question word. With
+    two operands of "X or Y" are alike, so the other one is a side too, unless it is a stop or question word, or
+    "both" or "either" joins them as qualities of one thing (both recurring and one-off). With
     fewer than two named things, two such words both found as written in the retrieved `text` are sides too
     (iptables and nftables: lower-case names no rule knows)."""
     if language_of(query) == "zh":
         return []
     out = []
     for m in _JOINED.finditer(query):
+        if _COORDINATED.search(query[:m.start()]):
+            continue
         pair = [w for w in m.groups() if keywords(w) and w.lower() not in STOPWORDS]
         for this, other in ((m.group(1), m.group(2)), (m.group(2), m.group(1))):
             if other in named and this not in named and this in pair:

@@ -331,6 +331,7 @@ def test_two_lower_case_words_a_connective_joins_are_sides_when_the_text_says_bo
         "iptables", "nftables"]
     assert partners("What sets iptables and nftables apart?", [], "iptables rules") == []
     assert partners("Is it better to compress or to encrypt?", [], "compress, to encrypt") == []   # no pair of words
+    assert partners("Which tools schedule tasks, both recurring and one-off?", ["one-off"], "recurring one-off") == []
 
 
 def test_a_chinese_term_ending_in_a_sides_name_glosses_no_definition_of_it():
