@@ -160,7 +160,21 @@ def answers_rows() -> list[tuple[str, str, str, Callable[[dict], str]]]:
     return rows + [("offline answers on the routing sets' DEV halves, before issue 40's side fixes",
                     "answers-domain-dev-before", f"{script} --tag before", domain_answers),
                    ("offline answers on the routing sets' DEV halves (tuned on)", "answers-domain-dev", script,
-                    domain_answers)]
+                    domain_answers),
+                   ("offline answers, fresh compare DEV set (round 13, pairs no other set asks about), before",
+                    "answers-fresh-dev-before", "bench/fresh_answers.py --tag before", fresh_answers),
+                   ("offline answers, fresh DEV set (round 13: compare, fact, relation; tuned on)", "answers-fresh-dev",
+                    "bench/fresh_answers.py", fresh_answers)]
+
+
+def fresh_answers(r: dict) -> str:
+    """Returns the fresh dev set's scores (bench/fresh_answers.py): per type evidence, compare every side cited,
+    false refusals, exit 0, then per corpus."""
+    o, types = r["overall"], r.get("per_type") or {"compare": r["overall"]}  # the before file: compare alone
+    evidence = ", ".join(f"{t} {m['evidence']:.2f} ({m['n']})" for t, m in types.items())
+    return (f"{o['n']} questions: answer holds an evidence sentence {o['evidence']:.2f} ({evidence}); compare, every "
+            f"side quoted and cited {types['compare']['compare_all_sides']:.2f}; false refusals "
+            f"{o['false_refusal']:.2f}; exit 0 {o['exit_0']:.2f}; per corpus: " + domain_answers(r))
 
 
 def domain_answers(r: dict) -> str:

@@ -236,9 +236,11 @@ def opens_fenced(lines: Sequence[str]) -> bool:
 
 def defines(block: list, indent: int) -> bool:
     """Returns whether a list item indented under the open block is the definition of the term that block
-    holds alone ("Pre-Depends" above "This is like Depends, except…"): one unit, so the term names it."""
+    holds alone ("Pre-Depends" above "This is like Depends, except…", a link [Hard link](…) above "Duplicate name
+    for an existing file": a link's target ends no sentence): one unit, so the term names it."""
     kind, _, lines, above = block
-    return kind == "item" and len(lines) == 1 and indent > above and not _ENDED.search(lines[0]) \
+    return kind == "item" and len(lines) == 1 and indent > above \
+        and not _ENDED.search(_LINK_TARGET.sub("]", lines[0])) \
         and len(_ITEM.sub("", lines[0]).split()) <= 4
 
 

@@ -23,9 +23,9 @@ from .store.records import Hit
 
 from .context import cited, marker
 from .edges import asked_relations
-from .evidence import LEAD, Scored, diverse, names, naming
+from .evidence import LEAD, Scored, diverse, names, naming, piece
 from .profile import CorpusProfile
-from .named import named_things
+from .named import DEFINES, defines_in, named_things
 from .coverage import SubQuestion, coverage
 from .bounds import bounded
 from .sentences import STOPWORDS, covered, keywords
@@ -101,8 +101,8 @@ def compared(state: State, hits: Sequence[Hit], profile: CorpusProfile, ranking:
         called = [s.name for s in sides]    # in its own page, a unit naming the other side compares: no fault
         # steered by the aspect only here: a unit of a side's own page speaks for no other side
         steered = on_aspect(state.original_query, called, ranking)
-        return [(side_label(s), sorted([r for r in ranking if r.hit.source == s.source],
-                                       key=lambda r, s=s: speaks_for(r, s.name, called, steered)[:7]))
+        return [(side_label(s), sorted([r for r in ranking if r.hit.source == s.source or defining(r, s.name)],
+                                       key=lambda r, s=s: speaks_for(r, s.name, called, steered)[:8]))
                 for s in sides], True
     named = named_things(state.original_query, hits, profile, state.entities)
     if len(named) < 2:
@@ -111,11 +111,20 @@ def compared(state: State, hits: Sequence[Hit], profile: CorpusProfile, ranking:
     own = {e: [r for r in ranking if any(naming([r], f) for f in said(e))] for e in named}
     speaking = {e: {r.hit.source for r in ranking if any(names(r.text, f) for f in said(e))} for e in named}
 
+    steered = on_aspect(state.original_query, named, ranking)
+
     def key(unit: Scored, e: str) -> tuple[bool, ...]:
         beside = set().union(*(speaking[o] for o in named if o != e))   # a document speaking for another side
-        return (*speaks_for(unit, e, named), unit.hit.source not in beside)
+        speaks = speaks_for(unit, e, named)     # the aspect only among units as near the side: ties, not first
+        return (*speaks[:5], unit.text not in steered, *speaks[5:], unit.hit.source not in beside)
 
     return [(e, sorted(own[e], key=lambda r: key(r, e))) for e in named], False
+
+
+def defining(unit: Scored, name: str) -> bool:
+    """Returns whether a unit of another page says what a side is (Massif is a heap profiler. in the tools' overview,
+    where the page found by its title, "Using Massif", says how to run it): its text names the side and defines it."""
+    return any(names(unit.text, f) for f in said(name)) and not speaks_for(unit, name, [name])[3]
 
 
 ASPECT_SHARE = 0.5
@@ -185,12 +194,9 @@ _OPTION_LINE = re.compile(r"(?m)^[\s`*]*--?[A-Za-z]")
 """A line opening with an option: where the description of the option before it ends."""
 
 
-_DEFINES = re.compile(r"\s*(?:\(\d\w*\)\s*)?(?:is|are|was|means|refers|stands|[:：]|是|指|即|为|程序|命令"
-                      r"|(?:\s*,\s*[\w.+-]+)*\s+[-–—]{1,2}\s)", re.I)
-"""What follows a name that a sentence defines: a copula (cron is the daemon…, X Window 是…), a colon, or the dash
-of a manual page's name line (gzip, gunzip, zcat - compress or expand files)."""
 _GLOSS = r"\s*[（(][A-Za-z][A-Za-z -]*[)）]"
-"""A term's Latin gloss in brackets right after it (依赖（depend）): where a text introduces the term."""
+"""A term's Latin gloss in brackets right after it (依赖（depend）): where a text introduces the term (a term, not
+the end of a longer one: 预依赖（Pre-Depend） glosses no 依赖)."""
 _BARE_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 
 
@@ -228,15 +234,17 @@ def speaks_for(unit: Scored, name: str, named: Sequence[str], steered: frozenset
     """Returns the sort key of a unit for one side, units that speak for it first: one whose text names it (or
     its first two words: X Window of X Window System), or whose title names it and no other side (its own law,
     its own page), or that sits in its glossary item (under its quoted term: `evidence.units`); then one not from
-    the page of another side (Contrary to SELinux… on AppArmor's page, a citation of the wrong page); then one
-    setting it against another side (`contrasts`); then one of the `steered` units (stating the compared aspect:
-    `on_aspect`); then one defining it (opening with the name, a link's text counting as its words, quoted or
-    before a copula: "Suggests" Many users…, cron is the daemon…, [PolicyKit](…) is…; or glossing it, as a text
-    introduces a term: A 依赖（depend）B; or in its glossary item; or in its option's description: `described`);
-    then one that says something (not a shell command, not a link alone); then one saying the name as the
-    question writes it (apt, not APT); then one naming no other side unless it opens with this one (its subject:
-    `bzip2 foo | compress "foo"… (better compression than gzip)` speaks for bzip2); then one opening with the
-    name."""
+    the page of another side (Contrary to SELinux… on AppArmor's page, a citation of the wrong page); then one of
+    the `steered` units (stating the compared aspect: `on_aspect`); then one defining it (opening with the name,
+    a link's text counting as its words, quoted or before a copula: "Suggests" Many users…, cron is the daemon…,
+    [PolicyKit](…) is…, or keying a table row, or so opening a sentence or cell of it: `named.defines_in`; or
+    glossing it, as a text introduces a term: A 依赖（depend）B; or in its glossary item; or in its option's
+    description: `described`); then one first said about it (`leads`, which also makes a unit its own): each
+    side's block says what that side is; then one setting it against another side (`contrasts`), which says how
+    they differ but from the other's side too (the contrast may follow as what lies between them); then one that
+    says something (not a shell command, not a link alone); then one saying the name as the question writes it
+    (apt, not APT); then one naming no other side unless it opens with this one (its subject: `bzip2 foo |
+    compress "foo"… (better compression than gzip)` speaks for bzip2); then one opening with the name."""
     text, title = _BARE_LINK.sub(r"\1", unit.text), unit.hit.title + " " + unit.hit.source
     forms = said(name)
     others = [o for o in named if o != name]
@@ -245,14 +253,40 @@ def speaks_for(unit: Scored, name: str, named: Sequence[str], steered: frozenset
         or glossed
     opens = [m for f in forms if (m := re.match(r"[\s\"“「『*`]*" + re.escape(f) + r"(?![A-Za-z0-9_-])[\"”」』*`]*",
                                                  text, re.I))]
-    defines = any(m.group(0)[-1:] in "\"”」』*`" or _DEFINES.match(text, m.end()) for m in opens) or any(
-        re.search(re.escape(f) + _GLOSS, text) for f in forms) or described(unit, name) or glossed
+    defines = any(m.group(0)[-1:] in "\"”」』*`" or DEFINES.match(text, m.end()) for m in opens) or any(
+        re.search(r"(?<![\u4e00-\u9fff])" + re.escape(f) + _GLOSS, text) or defines_in(text, f) for f in forms) \
+        or described(unit, name) or glossed
     says = unit.candidate.kind != "command" and len(re.findall(r"[A-Za-z]{2,}|[\u4e00-\u9fff]", text)) > len(
         re.findall(r"[A-Za-z]{2,}|[\u4e00-\u9fff]", " ".join(_BARE_LINK.findall(unit.text)))) + 1
     elsewhere = any(names(title, o) for o in others) and not any(names(title, f) for f in forms)
-    return (not own, elsewhere, not contrasts(unit, name, others), unit.text not in steered, not defines,
-            not says, not any(exactly(text, f) for f in forms), any(names(text, o) for o in others) and not opens,
-            not opens)
+    first = leads(unit, forms, others)
+    return (not (own or first), elsewhere, unit.text not in steered, not defines, not first,
+            not contrasts(unit, name, others), not says, not any(exactly(text, f) for f in forms),
+            any(names(text, o) for o in others) and not opens, not opens)
+
+
+_HEADING_LINE = re.compile(r"(?m)^\s{0,3}#{1,6}\s+(.*?)\s*$")
+
+
+def leads(unit: Scored, forms: Sequence[str], others: Sequence[str] = ()) -> bool:
+    """Returns whether a unit is the first thing said about a side: the first unit of a page titled with it and no
+    other side (the
+    “unstable” directory contains… on the page “What does unstable contain?”), or the first under a heading that is
+    the side's name alone (## dpkg, then "This is the main package manager."), where a text says what the thing is
+    without repeating its name."""
+    hit, c = unit.hit, unit.candidate
+    if c.opening and c.place == 0 and piece(hit) == 1 and any(names(hit.title, f) for f in forms) \
+            and not any(names(hit.title, o) for o in others):
+        return True
+    heading = re.sub(r"[\"“”「」『』*`]", "", c.heading.rsplit(" / ", 1)[-1]).strip().lower()
+    if heading not in [f.lower() for f in forms]:
+        return False
+    at = hit.text.find(unit.text[:24])
+    above = [m for m in _HEADING_LINE.finditer(hit.text, 0, max(at, 0))]
+    if not above and piece(hit) > 1:
+        return False    # a later piece of the section: its first unit is no first thing said under the heading
+    start = above[-1].end() if above else 0
+    return at >= 0 and not hit.text[start:at].strip(" \t\n-*>")
 
 
 def naming_all(ranking: Sequence[Scored], sides: Sequence[tuple[str, Any]], used: set[str]) -> list[Scored]:
@@ -260,6 +294,14 @@ def naming_all(ranking: Sequence[Scored], sides: Sequence[tuple[str, Any]], used
     word besides options (a list of options, `--leak-check=summary --leak-check=full`, relates nothing), or none."""
     return [r for r in ranking if r.text not in used and re.search(r"[A-Za-z]{2}|[\u4e00-\u9fff]", _OPTIONS.sub(
         " ", r.text)) and all(any(names(r.text, f) for f in said(name)) for name, _ in sides)][:1]
+
+
+def relating(ranking: Sequence[Scored], sides: Sequence[tuple[str, Any]], used: set[str]) -> list[Scored]:
+    """Returns the best unit not yet `used` that sets one side against another (`contrasts`: Unlike GNOME and Plasma,
+    Xfce…), which says how they differ, else the one naming every side (`naming_all`), or none."""
+    called = [name for name, _ in sides]
+    return [r for r in ranking if r.text not in used and any(contrasts(r, n, called) for n in called)][:1] \
+        or naming_all(ranking, sides, used)
 
 
 _OPTIONS = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*(?:=\S*)?")
@@ -297,7 +339,7 @@ def compare_answer(state: State, hits: Sequence[Hit], profile: CorpusProfile,
         if aspect:
             lines.append(p["aspect"].format(aspect=aspect))
         else:   # one block per side and the unit naming both: at most `QUOTED` sentences where cutting allows
-            cuts = iter(bounded([g for _, g in blocks if g is not None] + naming_all(ranking, sides, used), query,
+            cuts = iter(bounded([g for _, g in blocks if g is not None] + relating(ranking, sides, used), query,
                                 keep=sum(g is not None for _, g in blocks)))
             blocks = [(called, got if got is None else next(cuts)) for called, got in blocks]
             between = list(cuts)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
+from .evidence import names
 from .sentences import STOPWORDS, keywords, proper_nouns
 from .store.records import Hit
 from .store.tokenize import language_of
@@ -27,6 +28,26 @@ _OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*(?:=[\w.,:/+-]*[\w+])?")
 """A command-line option as the question writes it, with its value (--leak-check=summary): a name whole, not its
 value alone ("summary")."""
 _COMMAND = re.compile(r"(?<![A-Za-z0-9_./+-])[a-z][a-z0-9_.+-]*[a-z0-9+](?![A-Za-z0-9_./+-])")
+
+
+DEFINES = re.compile(r"/?\s*(?:[(（][^()（）]{1,60}[)）]\s*)?(?:is|are|was|means|refers|stands|[:：|]|是|指|即|为"
+                      r"|程序(?!员)|命令(?!行)|(?:\s*,\s*[\w.+-]+)*\s+[-–—]{1,2}\s)", re.I)
+"""What follows a name that a sentence defines, after a directory's slash (stable/main/：) and its gloss or manual
+section in brackets if any (NFS (Network File System) is…, gzip(1) is…): a copula (cron is the daemon…, X Window
+是…), a colon, the cell bar of a table row keyed by the name (| tmux | terminal multiplexer…), 程序 or 命令 as its
+kind (not the 程序员 of "dpkg 程序员手册"), or the dash of a manual page's name line (gzip, gunzip, zcat - compress
+or expand files)."""
+_OPENS = r"(?:^\s*(?:[-*+]\s+)?|(?<=[.!?。！？:;：；])\s*|\|\s*)[\"“「『*`]*"
+"""Where a unit of text opens: its start, after a sentence end or a clause's colon or semicolon (…minor tools:
+Lackey is an example tool…), at a line or list item, in a table cell."""
+
+
+def defines_in(text: str, name: str) -> bool:
+    """Returns whether `text` holds a unit opening with `name` and defining it (`DEFINES`: NFS (Network File System)
+    is…, | tmux | terminal multiplexer…): where a text says what a side is."""
+    text = re.sub(r"\[\s*([^\]]*?)\s*\]\([^)]*\)", r"\1", text)     # a link counts as its words
+    return any(DEFINES.match(text, m.end()) for m in re.finditer(
+        _OPENS + re.escape(name) + r"(?![A-Za-z0-9_-])[\"”」』*`]*", text, re.I | re.M))
 
 
 def named_things(query: str, hits: Sequence[Hit], profile: Any, entities: Sequence[str] = ()
@@ -42,15 +63,60 @@ def named_things(query: str, hits: Sequence[Hit], profile: Any, entities: Sequen
     named = [e for e in [*options, *profile.names.query_entities(query), *latin]
              if e in query and e not in STOPWORDS and not _CONNECTIVE.fullmatch(e)]   # and, or, 和: no side
     named += [e for e in entities if e in query and len(e) >= 3 and e not in STOPWORDS]
+    named += partners(query, named, "\n".join(h.text for h in hits))
+    named = headed(query, named) if language_of(query) == "zh" else named
     # a name inside another (Pre in Pre-Depends) is no side unless the question also says it on its own (Depends)
     named = [e for e in dict.fromkeys(named)
              if query.count(e) > sum(o.count(e) for o in dict.fromkeys(named) if o != e and e in o)]
     return paired(query, sorted(named, key=query.find))
 
 
+def headed(query: str, named: Sequence[str]) -> list[str]:
+    """Returns a Chinese question's names with a Latin name and the Chinese name right after it as one (Debian 计划,
+    GNU 计划: the thing, not its kind 计划 alone), and without a name that only qualifies the next one through 的
+    (自由软件基金会 in 自由软件基金会的 GNU 计划: the side is the 计划)."""
+    out = list(named)
+    for latin in [n for n in named if n.isascii()]:
+        for cjk in [n for n in named if not n.isascii()]:
+            m = re.search(re.escape(latin) + r"\s?" + re.escape(cjk), query)
+            if m:
+                out.append(m.group(0))
+    return [n for n in out if not any(re.search(re.escape(n) + r"的\s?" + re.escape(o), query) for o in out if o != n)]
+
+
 _EXAMPLES = re.compile(r"\b(?:such as|e\.g\.|for example|for instance)\b[^,;:?!()（）]*"
                        r"|(?:例如|比如|诸如|譬如)[^，,；;：:？?！!（）()]*", re.I)
 """An aside giving examples (such as files or DNS, 例如 ext4 或 xfs): what it names only illustrates a term."""
+
+
+_JOINED = re.compile(r"(?<![\w.+/-])([\w.+/-]*\w)\s+(?:or|and|vs\.?|versus)\s+([\w.+/-]*\w)(?![\w.+/-])", re.I)
+"""Two words a connective joins (Exim4 vs Postfix, Cachegrind or Callgrind)."""
+
+
+_COORDINATED = re.compile(r"\b(?:both|either|neither|whether)\s+$", re.I)
+"""What makes "X and Y" a pair of qualities of one thing asked about (both recurring and one-off), not two sides."""
+
+
+def partners(query: str, named: Sequence[str], text: str = "") -> list[str]:
+    """Returns the words of an English question a connective joins to a named thing (Cachegrind in "Cachegrind or
+    Callgrind", which opens the question and so is no proper noun; ifupdown in "NetworkManager or ifupdown"): the
+    two operands of "X or Y" are alike, so the other one is a side too, unless it is a stop or question word, or
+    "both" or "either" joins them as qualities of one thing (both recurring and one-off). With
+    fewer than two named things, two such words both found as written in the retrieved `text` are sides too
+    (iptables and nftables: lower-case names no rule knows)."""
+    if language_of(query) == "zh":
+        return []
+    out = []
+    for m in _JOINED.finditer(query):
+        if _COORDINATED.search(query[:m.start()]):
+            continue
+        pair = [w for w in m.groups() if keywords(w) and w.lower() not in STOPWORDS]
+        for this, other in ((m.group(1), m.group(2)), (m.group(2), m.group(1))):
+            if other in named and this not in named and this in pair:
+                out.append(this)
+        if len(named) < 2 and not out and len(pair) == 2 and all(names(text, w, cased=True) for w in pair):
+            out += pair
+    return out
 
 
 def relation_ends(query: str, hits: Sequence[Hit], profile: Any) -> list[str]:

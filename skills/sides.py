@@ -17,7 +17,7 @@ from lambdarag import Context, User, tool
 
 from .profile import profile_of
 from .registry import skill
-from .named import named_things
+from .named import defines_in, named_things
 from .titles import Side, Sides, document_names
 from .store.corpus import to_hits
 from .store.records import Hit, Hits, HitsOut
@@ -55,6 +55,23 @@ def side_ranking(backend: Any, side: Side, aspect: str, user: Any, k: int) -> tu
     return to_hits(backend.bm25(aspect, k, user=user, filters={"source": side.source}), "bm25")
 
 
+DEFINING_DEPTH = 8
+"""How many times `top_k` BM25 chunks of a side's name alone are read for the one saying what it is: a name is in
+many chunks, and the one defining it is often a long overview's, which BM25 on one word ranks low."""
+
+
+def defining_ranking(backend: Any, name: str, user: Any, k: int) -> tuple[Hit, ...]:
+    """Returns the chunks of the whole index where a text says what `name` is (`named.defines_in`: Massif is a heap
+    profiler.), among its `k` best BM25 chunks for the name: a side's own sentence, which the question's other
+    words (and a page found by its title, "Using Massif") may leave out of the ranking."""
+    return tuple(h for h in to_hits(backend.bm25(name, k, user=user), "bm25") if defines_in(h.text, name))
+
+
+def defined(hits: Sequence[Hit], name: str) -> bool:
+    """Returns whether one of `hits` says what `name` is (`named.defines_in`): the side has its own sentence."""
+    return any(defines_in(h.text, name) for h in hits)
+
+
 def mentions(hits: Sequence[Hit], name: str) -> bool:
     """Returns whether any of `hits` mentions `name`, ignoring case."""
     return any(name.lower() in h.text.lower() for h in hits)
@@ -85,8 +102,9 @@ def side_search(query: str, sides: Sides, hits: Hits, user: User, ctx: Context, 
     the other side's words tend to dominate the ranking and push out the one
     document the question names. `per_side` is how many chunks per side
     and aspect go first. With no cue words to compare on (the generic
-    profile), each side's chunk that names it best goes too: the place a
-    page says what its thing is, which the question's other words may miss;
+    profile), each side's chunk that names it best goes too, and, unless the first hit says what it is, its chunk
+    of the whole index that does (`defining_ranking`): the place a page says what its thing is, which the
+    question's other words may miss;
     and each named thing no document resolves (a field, a command, a term:
     `layouts.named_things`) gets its best chunk of the whole index for it
     and the aspect, so a thing the other one's words outrank keeps a place,
@@ -102,6 +120,8 @@ def side_search(query: str, sides: Sides, hits: Hits, user: User, ctx: Context, 
     if not any(cues for _, cues in profile.comparison.aspects(query)):   # a plain aspect: also where each is named
         ranked += [side_ranking(backend, side, side.name, user, top_k) for side in sides]
         things = [n for n in named_things(query, hits, profile) if not any(s.name == n for s in sides)]
+        ranked += [defining_ranking(backend, name, user, DEFINING_DEPTH * top_k)
+                   for name in [s.name for s in sides] + things if not defined(hits[:1], name)]
         rest = re.sub("|".join(map(re.escape, things)), " ", asked) if things else asked
         ranked += [to_hits(backend.bm25(f"{name} {rest}", top_k, user=user), "bm25") for name in things
                    if not mentions(hits[:1], name)]

@@ -5,7 +5,7 @@ from collections import Counter
 
 import pytest
 
-from bench import answer_data, debian_docs
+from bench import answer_data, debian_docs, fresh_answers
 
 CORPORA = sorted(p.name for p in answer_data.DATA.iterdir() if p.is_dir())
 
@@ -58,3 +58,14 @@ def test_problems_name_what_is_wrong(tmp_path):
     assert "x: a compare question, and only it, has two or more sides" in found
     assert "x: side 'rpm' is not named in the query" in found
     assert any("type 'survey'" in p for p in found) and any("lang 'fr'" in p for p in found)
+
+
+@pytest.mark.parametrize("corpus", fresh_answers.corpora())
+def test_fresh_quotes_are_in_their_files_and_most_questions_compare(corpus, tmp_path):
+    package = debian_docs.SOURCES[corpus].package
+    if not installed(package):
+        pytest.skip(f"{package} is not installed (apt-get install {package})")
+    debian_docs.write(corpus, tmp_path / corpus)
+    rows = fresh_answers.load(corpus)
+    assert sum(r["type"] == "compare" for r in rows) >= len(rows) / 2, corpus
+    assert answer_data.problems(rows, tmp_path / corpus) == []

@@ -10,7 +10,7 @@ import pytest
 from lambdarag import Context, State
 from lambdarag.skills import build
 from lambdarag.skills.generate import extractive_answer
-from lambdarag.skills.named import commands
+from lambdarag.skills.named import commands, defines_in, named_things, partners
 from lambdarag.domains import profile_named
 from lambdarag.skills.store.records import Hit
 from lambdarag.skills.titles import DocumentNames, Side
@@ -213,12 +213,12 @@ def test_a_statute_aspect_no_side_states_gets_no_heading_and_a_verdict_needs_bot
        "telnet 的退出字符时停止。"), ("06.06-其它网络应用客户端.md", "telnet 是 TELNET 协议的客户端程序。")],
      "关于「ssh」：", "不像 telnet 命令", "关于「telnet」："),
 ])
-def test_a_side_quotes_the_unit_setting_it_against_the_other_side_over_its_definition(query, pairs, label, quoted,
-                                                                                        other):
+def test_a_side_quotes_its_definition_and_the_unit_setting_it_against_the_other_side_follows_between_them(
+        query, pairs, label, quoted, other):
     text = answer(query, sourced(*pairs), "compare")
-    mine = blocks(text, label)[0].split(other)[0]
-    assert quoted in mine, text
-    assert quoted not in blocks(text, other)[0].split(label)[0], text
+    between = "Between them:" if query.isascii() else "两者之间："
+    assert between in text and quoted in text.split(between, 1)[1], text
+    assert quoted not in text.split(between, 1)[0], text    # in no side's block: it speaks from both sides
 
 
 def on_their_pages(query: str, apparmor: tuple[str, str], selinux: tuple[str, str]) -> str:
@@ -237,7 +237,7 @@ def test_a_page_sentence_contrary_to_the_other_side_speaks_for_the_page_not_for_
                "system built on Linux's LSM interface.")
     text = on_their_pages("How do AppArmor and SELinux differ in what decides a process's rights?", apparmor, selinux)
     first, second = blocks(text, "On “AppArmor”:", "On “SELinux”:")
-    assert "Contrary to SELinux" in first and "Contrary to SELinux" not in second, text
+    assert "Contrary to SELinux" in text and "Contrary to SELinux" not in second.split("Between them:")[0], text
 
 
 def test_a_conversely_after_a_sentence_on_the_same_side_sets_nothing_against_the_other():
@@ -260,3 +260,101 @@ def test_on_its_own_page_a_side_quotes_the_unit_stating_the_compared_aspect_over
     assert "The rights of a process depend on its security context" in blocks(text, "On “SELinux”:")[0], text
     plain = on_their_pages("How do AppArmor and SELinux differ?", apparmor, selinux)
     assert "AppArmor is a Mandatory Access Control" in blocks(plain, "On “AppArmor”:", "On “SELinux”:")[0], plain
+
+
+def test_a_side_opening_the_question_is_joined_to_its_pair_by_the_connective():
+    hits = sourced(("05.01-overview.md", "Cachegrind simulates how your program interacts with a machine's cache "
+                    "hierarchy."), ("06.01-overview.md", "Callgrind is a profiling tool that records the call history "
+                    "among functions in a program's run as a call-graph."))
+    text = answer("Cachegrind or Callgrind: which one records the call graph of my program?", hits, "compare")
+    cache, call = blocks(text, "On “Cachegrind”:", "On “Callgrind”:")
+    assert "Cachegrind simulates" in cache and "Callgrind is a profiling tool" in call, text
+    assert partners("Exim4 vs Postfix: which is the default?", ["Postfix"]) == ["Exim4"]
+    assert partners("How do you and Postfix compare?", ["Postfix"]) == []     # a stop word is no side
+
+
+def test_each_side_quotes_what_defines_it_a_bracketed_gloss_or_a_table_row_keyed_by_it():
+    text = answer("NFS vs Samba: what does each one share files with?", sourced(
+        ("11.04-nfs-file-server.md", "NFS shares are mounted with the nfs-common package."),
+        ("11.04-nfs-file-server.md", "NFS (Network File System) is a protocol allowing remote access to a filesystem "
+         "through the network."),
+        ("11.05-samba.md", "Samba is a suite of tools handling the SMB protocol on Linux.")), "compare")
+    assert "NFS (Network File System) is a protocol" in blocks(text, "On “NFS”:", "On “Samba”:")[0], text
+    rows = answer("How do screen and tmux differ as terminal multiplexers?", sourced(
+        ("09.01-the-console-tips.md", "| ^A ? | show a help screen (display key bindings) |"),
+        ("09.01-the-console-tips.md", "| [ screen ](http://packages.debian.org/sid/screen) | V:91 | terminal "
+         "multiplexer with VT100/ANSI terminal emulation |"),
+        ("09.01-the-console-tips.md", "| [ tmux ](http://packages.debian.org/sid/tmux) | V:39 | terminal multiplexer "
+         "alternative |")), "compare")
+    assert "VT100/ANSI terminal emulation" in blocks(rows, "On “screen”:", "On “tmux”:")[0], rows
+
+
+def test_the_first_unit_of_a_sides_own_page_or_heading_speaks_for_it_though_it_does_not_repeat_the_name():
+    pages = sourced(("06.05-测试版-包含什么.md", "在 unstable 中经过了一定测试的软件包会进入“testing”目录。"),
+                    ("06.06-不稳定版-包含什么.md", "“unstable”目录包含了当前处于开发中的系统的快照。我们欢迎用户使用和测试"
+                     "这些软件包。使用“不稳定版”的优点是您可以一直跟随最新技术。"))
+    pages = tuple(h.model_copy(update={"title": t}) for h, t in zip(pages, ("“测试版”包含什么？", "“不稳定版”包含什么？")))
+    text = answer("“测试版”和“不稳定版”有什么不同？", pages, "compare")
+    assert "“unstable”目录包含了当前处于开发中的系统的快照" in blocks(text, "关于「不稳定版」：")[0], text
+    heading = sourced(("08.01-管理程序.md", "## dpkg\n这是主要的软件包管理程序。dpkg 支持很多选项。"),
+                      ("08.01-管理程序.md", "## APT\nAPT 是高级包管理工具，提供了 apt-get 程序。"))
+    text = answer("dpkg 和 APT 有什么区别？", heading, "compare")
+    assert "这是主要的软件包管理程序" in blocks(text, "关于「dpkg」：", "关于「APT」：")[0], text
+
+
+def test_a_link_alone_in_a_list_item_is_the_term_its_nested_item_defines():
+    hit = sourced(("01.02-unix-like-filesystem.md", "## Links\n- [Hard link](https://en.wikipedia.org/wiki/Hard_link)"
+                   "\n  - Duplicate name for an existing file\n- [Symbolic link or symlink](https://en.wikipedia.org/"
+                   "wiki/Symbolic_link)\n  - Special file that points to another file by name\n"))
+    text = answer("What is the difference between a hard link and a symbolic link?", hit, "compare")
+    hard, symbolic = blocks(text, "On “hard link”:", "On “symbolic link”:")
+    assert "Duplicate name for an existing file" in hard and "points to another file by name" in symbolic, text
+
+
+def test_a_sides_defining_chunk_outside_the_ranking_is_searched_for_on_its_own(tmp_path, monkeypatch):
+    from lambdarag.domains.corpus import build_index
+    from lambdarag.skills.sides import defining_ranking
+
+    monkeypatch.setenv("LAMBDARAG_HOME", str(tmp_path))
+    folder = tmp_path / "tools"
+    folder.mkdir()
+    (folder / "massif-usage.md").write_text("# Using Massif\n" + "Run Massif on the program. " * 3
+                                            + "Massif output is read with ms_print.\n", encoding="utf-8")
+    (folder / "overview.md").write_text("# Overview\nThe tools differ.\n- Massif is a heap profiler. It measures how "
+                                        "much heap memory your program uses.\n", encoding="utf-8")
+    index = build_index(folder, "tools", dense=False, progress=False, domain="generic")
+    assert [h.source for h in defining_ranking(index, "Massif", None, 8)] == ["overview.md"]
+
+
+def test_two_lower_case_words_a_connective_joins_are_sides_when_the_text_says_both():
+    assert partners("What sets iptables and nftables apart?", [], "iptables rules; nftables tables") == [
+        "iptables", "nftables"]
+    assert partners("What sets iptables and nftables apart?", [], "iptables rules") == []
+    assert partners("Is it better to compress or to encrypt?", [], "compress, to encrypt") == []   # no pair of words
+    assert partners("Which tools schedule tasks, both recurring and one-off?", ["one-off"], "recurring one-off") == []
+
+
+def test_a_chinese_term_ending_in_a_sides_name_glosses_no_definition_of_it():
+    text = answer("软件包的“依赖”和“推荐”有什么不同？", sourced(
+        ("07.10-预依赖-是什么意思.md", "“预依赖（Pre-Depend）”是一种特殊的依赖关系。"),
+        ("07.09-依赖-推荐.md", "如果运行软件包 A 前必须先安装软件包 B，那么 A 依赖（depend）B。如果大多数用户不会愿意安装软件包 A，"
+         "那么 A 推荐（recommend）B。")), "compare")
+    assert "A 依赖（depend）B" in blocks(text, "关于「依赖」：", "关于「推荐」：")[0], text
+
+
+@pytest.mark.parametrize("text, name, says", [
+    ("NFS (Network File System) is a protocol allowing remote access.", "NFS", True),
+    ("| [ tmux ](http://packages.debian.org/sid/tmux) | terminal multiplexer alternative |", "tmux", True),
+    ("There are minor tools: Lackey is an example tool; and Nulgrind is the minimal tool.", "Lackey", True),
+    ("dpkg 程序员手册和 Debian 政策文档。", "dpkg", False),
+    ("After running this program under Massif, the output begins.", "Massif", False),
+])
+def test_a_text_defines_a_name_where_a_unit_or_clause_opens_with_it_before_a_copula_a_colon_or_a_cell(text, name,
+                                                                                                      says):
+    assert defines_in(text, name) is says
+
+
+def test_a_chinese_side_is_the_latin_name_with_its_kind_and_a_name_qualifying_it_through_de_is_none():
+    assert named_things("Debian 计划和自由软件基金会的 GNU 计划有什么异同？", [], profile_named("generic")) == [
+        "Debian 计划", "GNU 计划"]
+    assert named_things("dpkg 和 APT 有什么区别？", [], profile_named("generic")) == ["dpkg", "APT"]
