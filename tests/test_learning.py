@@ -50,11 +50,10 @@ def backend_of(corpus, restricted: str = "") -> LocalBackend:
     return backend
 
 
-def ranking(backend, directory, query: str, user: User = User(), adapter: bool = True) -> list[tuple[str, float]]:
-    """Returns the learned hybrid ranking as `lambdarag eval` runs it: (chunk id, score), best first; without
-    `adapter`, the dense leg keeps the plain query vector (tests of `learned_boost`'s own signals and gate)."""
+def ranking(backend, directory, query: str, user: User = User()) -> list[tuple[str, float]]:
+    """Returns the learned hybrid ranking as `lambdarag eval` runs it: (chunk id, score), best first."""
     embedder = default_embedder()
-    learned = open_learned(directory, backend, embedder, adapter)
+    learned = open_learned(directory, backend, embedder)
     ctx = Context(embedder=embedder, resources={"index": backend, **({"learned": learned} if learned else {})})
     hits = retrieval_term("hybrid").run(State.of(query, plan=PLAN, user=user), ctx).hits
     return [(h.chunk_id, h.score) for h in hits]
@@ -126,7 +125,7 @@ def test_the_families_signal_lifts_the_unconfirmed_articles_of_the_statute_that_
     plain = ranking(backend, tmp_path, PARAPHRASE)
     learn_pairs(tmp_path, backend, embedder, "confirm", [(CONFIRMED, [ANSWER])], refit=False)
     Confirmations(tmp_path).save_params(only("families"), {})
-    learned = ranking(backend, tmp_path, PARAPHRASE, adapter=False)
+    learned = ranking(backend, tmp_path, PARAPHRASE)
     kin = [c for c, _ in plain if backend.chunk(c).family == family and c != ANSWER]
     others = [c for c, _ in plain if backend.chunk(c).family != family]
     assert kin and others
@@ -248,7 +247,7 @@ def test_the_gate_opens_on_the_lower_confidence_bound_of_the_gain_so_an_uncertai
     gated = LearnedParams(gate=0.8, gate_weights=tuple(gain), gate_spread=tuple(error), caution=1.0)
 
     Confirmations(tmp_path).save_params(gated, {})
-    assert ranking(backend, tmp_path, FAR, adapter=False) == unlearned[FAR]   # 0.08 − 1 × 0.14 < 0: closed
+    assert ranking(backend, tmp_path, FAR) == unlearned[FAR]              # 0.08 − 1 × 0.14 < 0: closed
     near = ranking(backend, tmp_path, PARAPHRASE)                         # 0.08 − 1 × 0.04 > 0: open
     assert near != unlearned[PARAPHRASE] and position(near, ANSWER) < min(5, position(unlearned[PARAPHRASE], ANSWER))
 
@@ -265,11 +264,11 @@ def test_the_gate_reads_the_field_lift_and_a_gain_model_over_other_features_keep
     weights = {name: 1.0 if name in ("neighbours", "field") else 0.0 for name in SIGNALS}
     gated = LearnedParams(weights=weights, gate=-1.0, gate_weights=tuple(lift), gate_spread=(0.0,) * len(lift))
     Confirmations(tmp_path).save_params(gated, {})
-    assert ranking(backend, tmp_path, FAR, adapter=False) == unlearned[FAR]   # shares no word with the confirmed one
+    assert ranking(backend, tmp_path, FAR) == unlearned[FAR]             # shares no word with the confirmed question
     assert position(ranking(backend, tmp_path, PARAPHRASE), ANSWER) < position(unlearned[PARAPHRASE], ANSWER)
     stale = replace(gated, gate_weights=tuple(lift[1:]), gate_spread=tuple(lift[1:]))   # fitted before a feature came
     Confirmations(tmp_path).save_params(stale, {})
-    assert ranking(backend, tmp_path, PARAPHRASE, adapter=False) == unlearned[PARAPHRASE]
+    assert ranking(backend, tmp_path, PARAPHRASE) == unlearned[PARAPHRASE]
 
 
 def test_the_term_mapped_search_runs_only_when_the_gate_opens_and_its_signal_has_weight(corpus, tmp_path,
