@@ -33,7 +33,7 @@ margin was tuned on (issue 45); seed 3 is the fresh split, frozen before that tu
 Part 5 (`--debian`): on each Debian corpus (bench/data/domains: handbook-en, reference-en, reference-zh-cn),
 `lambdarag feedback learn --qrels dev.jsonl` (documents as labels, every chunk of a labelled document confirmed)
 on a copy of the built index, then `lambdarag eval` of the frozen test half (and of the dev half) without and
-with learning. Writes bench/results/feedback-debian.json.
+with learning (and with the query adapter switched on). Writes bench/results/feedback-debian.json.
 Needs: the domain-NAME indexes (bench/domain_bench.py builds them).
 
 Part 6 (`--eval-latency`): `lambdarag eval` of fold 0's questions, as a new process, on a copy of the stard
@@ -341,8 +341,12 @@ def latency(limit: int = 0) -> dict:
 def debian(names: tuple[str, ...] = DEBIAN) -> dict:
     """Returns, per Debian corpus, what `feedback learn --qrels` of its dev questions does to hybrid retrieval of its
     frozen test questions (and of the dev questions themselves), through the CLI on a copy of the built index:
-    plain and learned metrics and p50 latency from one `eval` run each, at two levels: documents as labelled
+    plain and learned metrics and p50 latency from one `eval` run each (and the metrics with the query adapter
+    switched on, `ADAPTED`, from another), at two levels: documents as labelled
     (every chunk of a labelled document confirmed), and the chunks holding each label's evidence passage."""
+    import yaml
+
+    from lambdarag.orchestration.config import DEFAULT_CONFIG
     from lambdarag.orchestration.feedback import feedback_dir
     from lambdarag.orchestration.feedback.confirmations import Confirmations
     from lambdarag.skills.store.index import knowledge_root, open_index
@@ -350,6 +354,10 @@ def debian(names: tuple[str, ...] = DEBIAN) -> dict:
     run = cli_json
     source = knowledge_root()
     home = Path(tempfile.mkdtemp(prefix="feedback-debian-"))
+    settings = yaml.safe_load(DEFAULT_CONFIG.read_text(encoding="utf-8"))
+    settings["orchestration"]["feedback"]["queryAdapter"] = True
+    adapted = home / "adapter.yml"
+    adapted.write_text(yaml.safe_dump(settings, allow_unicode=True), encoding="utf-8")
     results = {}
     for name in names:
         index, data = f"domain-{name}", ROOT / "bench" / "data" / "domains" / name
@@ -372,11 +380,14 @@ def debian(names: tuple[str, ...] = DEBIAN) -> dict:
             for half in ("test", "dev"):
                 evaluated[half, "learned"] = run("eval", "--index", index, "--queries", str(files[level, half]),
                                                  "--retriever", "hybrid", "--json")
+                evaluated[half, ADAPTED] = run("eval", "--index", index, "--queries", str(files[level, half]),
+                                               "--retriever", "hybrid", "--json", "--config", str(adapted))
             results[name][level] = {
                 "fit": report, "params": Confirmations(feedback_dir(index)).params().to_dict(),
                 **{half: {"n": evaluated[half, "plain"]["n_queries"], "level": evaluated[half, "plain"]["level"],
                           "hybrid": evaluated[half, "plain"]["metrics"],
                           "hybrid+learned": evaluated[half, "learned"]["metrics"],
+                          ADAPTED: evaluated[half, ADAPTED]["metrics"],
                           "latency_ms": evaluated[half, "learned"]["latency_ms"]} for half in ("test", "dev")}}
             print(json.dumps({name: {level: results[name][level]["test"]}}, ensure_ascii=False), flush=True)
     shutil.rmtree(home)

@@ -238,8 +238,11 @@ def feedback_partition(r: dict) -> str:
 def feedback_debian(r: dict) -> str:
     def cells(corpus: dict, level: str) -> str:
         m = corpus[level]["test"]
+        adapter = m.get("hybrid+learned+adapter")
         return (f"{level}s MRR@10 {m['hybrid']['mrr@10']:.3f} → {m['hybrid+learned']['mrr@10']:.3f}, nDCG@10 "
-                f"{m['hybrid']['ndcg@10']:.3f} → {m['hybrid+learned']['ndcg@10']:.3f}")
+                f"{m['hybrid']['ndcg@10']:.3f} → {m['hybrid+learned']['ndcg@10']:.3f}"
+                + (f" (query adapter on: MRR@10 {adapter['mrr@10']:.3f}, nDCG@10 {adapter['ndcg@10']:.3f})"
+                   if adapter else ""))
     return "; ".join(f"{name} ({r[name]['chunk']['test']['n']} test): {cells(r[name], 'document')}, "
                      f"{cells(r[name], 'chunk')}" for name in r if isinstance(r[name], dict) and "chunk" in r[name]) \
         + " (hybrid → learned from the dev half)"
