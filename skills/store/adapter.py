@@ -1,10 +1,10 @@
 """The query adapter: a linear map of the dense leg's query vector fitted from confirmed (question → chunk) pairs.
 
-``W = argmin Σ w‖W q − p‖² + RIDGE ‖W − I‖²`` over the confirmed questions' query
-vectors q and their chunks' passage vectors p (closed form, numpy only), so a
+``W = argmin Σ w‖q W − p‖² + RIDGE ‖W − I‖²`` over the confirmed questions' query
+vectors q (rows) and their chunks' passage vectors p (closed form, numpy only), so a
 question like a confirmed one searches nearer the passages such questions were
 confirmed on; the corpus's vectors stay as indexed. A query moves to the unit
-blend ``q + BLEND (W q − q)`` only when its nearest confirmed question is at
+blend ``q + BLEND (q W − q)`` only when its nearest confirmed question is at
 least `FLOOR` close (and as close as the learned gate's cosine floor:
 `LearnedIndex.dense_query`): a question unlike every confirmed one keeps its own vector.
 """
@@ -18,7 +18,7 @@ import numpy as np
 RIDGE = 1.0
 BLEND = 0.5
 FLOOR = 0.7
-"""Ridge, blend and cosine floor chosen by bench/query_adapter.py on three STARD splits (feedback-adapter.json)."""
+"""Ridge, blend and cosine floor, as bench/query_adapter.py chose them on STARD's tuning splits."""
 
 
 @dataclass(frozen=True, eq=False)
