@@ -12,9 +12,10 @@ Part 2 (STARD): learned retrieval (`orchestration.learning`) on the 58.6k articl
 train.jsonl: the question→article pairs of four folds are learned (params and
 gate fitted by `fit`, itself cross-validated inside those folds) and the fifth
 fold is ranked by the product's eval terms, hybrid without and with
-`learned_boost`, in the same run. MRR@10, R@10/100, nDCG@10 and latency, overall
-and split into "seen" questions (a relevant article also answers a question of
-the learning folds) and "unseen" ones; store sizes for all 1,235 pairs.
+`learned_boost`, and with the query adapter too (`ADAPTED`), in the same run.
+MRR@10, R@10/100, nDCG@10 and latency, overall and split into "seen" questions
+(a relevant article also answers a question of the learning folds) and "unseen"
+ones; store sizes for all 1,235 pairs.
 Needs: lambdarag index --corpus ../shared/data/stard/corpus.jsonl --name stard
        --vectors ../shared/data/stard/embeddings --no-wiki
 
@@ -32,7 +33,7 @@ margin was tuned on (issue 45); seed 3 is the fresh split, frozen before that tu
 Part 5 (`--debian`): on each Debian corpus (bench/data/domains: handbook-en, reference-en, reference-zh-cn),
 `lambdarag feedback learn --qrels dev.jsonl` (documents as labels, every chunk of a labelled document confirmed)
 on a copy of the built index, then `lambdarag eval` of the frozen test half (and of the dev half) without and
-with learning. Writes bench/results/feedback-debian.json.
+with learning (and with the query adapter switched on). Writes bench/results/feedback-debian.json.
 Needs: the domain-NAME indexes (bench/domain_bench.py builds them).
 
 Part 6 (`--eval-latency`): `lambdarag eval` of fold 0's questions, as a new process, on a copy of the stard
@@ -75,6 +76,9 @@ BOUNDS = {"hybrid+learned": 0.005}
 `LOSS_CONFIDENCE` standard errors, in the inner CV). It re-ranks the tail (ranks after `HEAD`) of every question,
 gate open or not; `gate_open` counts the questions whose top changed. (The fit without the bound, measured until
 issue 45, is in the history of these result files.)"""
+ADAPTED = "hybrid+learned+adapter"
+"""hybrid+learned's fit and stores plus the query adapter fitted on the same learning folds
+(`orchestration.learning.fit_query_adapter`): the dense leg's query vector adapted, the adapter's own lift."""
 PASSES = 3
 DEBIAN = ("handbook-en", "reference-en", "reference-zh-cn")
 """Debian corpora (bench/data/domains) whose dev questions are learned and frozen test questions measured."""
@@ -198,8 +202,10 @@ def stard(limit: int = 0, partition: int = 0) -> dict:
     from lambdarag.state import PUBLIC
     from lambdarag.skills.store.records import RetrievalPlan
     from lambdarag.orchestration.feedback.confirmations import embed_batches
-    from lambdarag.orchestration.learning import base_ranking, build_learned, choose, fit_rows, retrieval_term
+    from lambdarag.orchestration.learning import (base_ranking, build_learned, choose, fit_query_adapter, fit_rows,
+                                                  retrieval_term)
     from lambdarag.skills.learned import gated_signals
+    from lambdarag.skills.store.adapter import QueryAdapter
     from lambdarag.skills.store.learned import Pair
 
     backend, embedder, view, queries, chunks = open_stard(limit)
@@ -221,7 +227,7 @@ def stard(limit: int = 0, partition: int = 0) -> dict:
 
     plan = RetrievalPlan(bm25_top_k=100, dense_top_k=100, fused_top_k=100)
     terms = {"hybrid": retrieval_term("hybrid", learned=False)}
-    terms.update({name: retrieval_term("hybrid") for name in BOUNDS})
+    terms.update({name: retrieval_term("hybrid") for name in (*BOUNDS, ADAPTED)})
     runs: dict[str, dict] = {name: {} for name in terms}
     latency: dict[str, list] = {name: [] for name in terms}
     seen, opened, fits = {}, {name: {} for name in BOUNDS}, []
@@ -241,6 +247,10 @@ def stard(limit: int = 0, partition: int = 0) -> dict:
             fits.append({"fold": fold, "system": name, "fit_s": round(time.perf_counter() - started, 1),
                          **params.to_dict(), "report": report})
             print(json.dumps(fits[-1], ensure_ascii=False), flush=True)
+        shipped = models["hybrid+learned"]
+        adapter = QueryAdapter(fit_query_adapter(view, pairs, pair_vectors))
+        contexts[ADAPTED] = Context(embedder=embedder, resources={"index": backend, "learned": build_learned(
+            view, pairs, pair_vectors, shipped.params, shipped.term_map, adapter)})
         taught = {c for q in learn for c in chunks[q["qid"]]}
         for q in test:
             seen[q["qid"]] = bool(set(chunks[q["qid"]]) & taught)
@@ -266,7 +276,7 @@ def stard(limit: int = 0, partition: int = 0) -> dict:
             scores = evaluate(Qrels({q: qrels[q] for q in ids}), Run({q: run[q] for q in ids}), metrics)
             out[subset][name] = {k: round(float(v), 4) for k, v in scores.items()}
     out["gain_mrr@10"] = {name: round(out["all"][name]["mrr@10"] / out["all"]["hybrid"]["mrr@10"], 3)
-                          for name in BOUNDS}
+                          for name in (*BOUNDS, ADAPTED)}
     out["stores"] = store_sizes(view, [Pair(q["query"], chunks[q["qid"]]) for q in queries], vectors, fits[0])
     return out
 
@@ -331,8 +341,12 @@ def latency(limit: int = 0) -> dict:
 def debian(names: tuple[str, ...] = DEBIAN) -> dict:
     """Returns, per Debian corpus, what `feedback learn --qrels` of its dev questions does to hybrid retrieval of its
     frozen test questions (and of the dev questions themselves), through the CLI on a copy of the built index:
-    plain and learned metrics and p50 latency from one `eval` run each, at two levels: documents as labelled
+    plain and learned metrics and p50 latency from one `eval` run each (and the metrics with the query adapter
+    switched on, `ADAPTED`, from another), at two levels: documents as labelled
     (every chunk of a labelled document confirmed), and the chunks holding each label's evidence passage."""
+    import yaml
+
+    from lambdarag.orchestration.config import DEFAULT_CONFIG
     from lambdarag.orchestration.feedback import feedback_dir
     from lambdarag.orchestration.feedback.confirmations import Confirmations
     from lambdarag.skills.store.index import knowledge_root, open_index
@@ -340,6 +354,10 @@ def debian(names: tuple[str, ...] = DEBIAN) -> dict:
     run = cli_json
     source = knowledge_root()
     home = Path(tempfile.mkdtemp(prefix="feedback-debian-"))
+    settings = yaml.safe_load(DEFAULT_CONFIG.read_text(encoding="utf-8"))
+    settings["orchestration"]["feedback"]["queryAdapter"] = True
+    adapted = home / "adapter.yml"
+    adapted.write_text(yaml.safe_dump(settings, allow_unicode=True), encoding="utf-8")
     results = {}
     for name in names:
         index, data = f"domain-{name}", ROOT / "bench" / "data" / "domains" / name
@@ -362,11 +380,14 @@ def debian(names: tuple[str, ...] = DEBIAN) -> dict:
             for half in ("test", "dev"):
                 evaluated[half, "learned"] = run("eval", "--index", index, "--queries", str(files[level, half]),
                                                  "--retriever", "hybrid", "--json")
+                evaluated[half, ADAPTED] = run("eval", "--index", index, "--queries", str(files[level, half]),
+                                               "--retriever", "hybrid", "--json", "--config", str(adapted))
             results[name][level] = {
                 "fit": report, "params": Confirmations(feedback_dir(index)).params().to_dict(),
                 **{half: {"n": evaluated[half, "plain"]["n_queries"], "level": evaluated[half, "plain"]["level"],
                           "hybrid": evaluated[half, "plain"]["metrics"],
                           "hybrid+learned": evaluated[half, "learned"]["metrics"],
+                          ADAPTED: evaluated[half, ADAPTED]["metrics"],
                           "latency_ms": evaluated[half, "learned"]["latency_ms"]} for half in ("test", "dev")}}
             print(json.dumps({name: {level: results[name][level]["test"]}}, ensure_ascii=False), flush=True)
     shutil.rmtree(home)
@@ -508,19 +529,23 @@ def eval_latency() -> dict:
 
 
 def store_sizes(view, pairs, vectors, last_fit) -> dict:
-    """Returns the on-disk and in-memory sizes of the learned stores for all pairs, and the lazy build time."""
+    """Returns the on-disk and in-memory sizes of the learned stores (query adapter included) for all pairs, and the
+    lazy build time (the adapter's fit included)."""
     from lambdarag.orchestration.feedback.confirmations import Confirmations
     from lambdarag.orchestration.feedback.store.rows import put_vector
-    from lambdarag.orchestration.learning import build_learned
+    from lambdarag.orchestration.learning import build_learned, fit_query_adapter
+    from lambdarag.skills.store.adapter import QueryAdapter
     from lambdarag.skills.store.learned import LearnedParams
 
     home = Path(tempfile.mkdtemp(prefix="learned-sizes-"))
     conf = Confirmations(home)
     conf.add("qrels", [(p.query, p.chunks) for p in pairs])
-    conf.save_params(LearnedParams.from_dict(last_fit), last_fit["report"])
+    conf.save_params(LearnedParams.from_dict(last_fit), last_fit["report"],
+                     adapter=fit_query_adapter(view, pairs, vectors))
     conf.store.write(lambda tx: [put_vector(tx, f"q{i}", v) for i, v in enumerate(vectors)])
     start = time.perf_counter()
-    learned = build_learned(view, pairs, vectors, LearnedParams.from_dict(last_fit))
+    learned = build_learned(view, pairs, vectors, LearnedParams.from_dict(last_fit),
+                            adapter=QueryAdapter(fit_query_adapter(view, pairs, vectors)))
     built = time.perf_counter() - start
     sizes = {"pairs": len(pairs), "build_s": round(built, 2), **learned.size(),
              "files_bytes": {p.name: p.stat().st_size for p in sorted(home.iterdir())}}
@@ -535,7 +560,7 @@ def readme_rows(stard: dict) -> str:
         return f"MRR@10 {m['mrr@10']:.3f}, R@100 {m['recall@100']:.3f}, nDCG@10 {m['ndcg@10']:.3f}"
 
     rows = []
-    for name in ("hybrid", *BOUNDS):
+    for name in (n for n in ("hybrid", *BOUNDS, ADAPTED) if n in stard["all"]):
         lat = stard["latency_ms"][name]
         rows.append(f"| {name}, STARD 5-fold (seen {stard['seen']['n']} / unseen {stard['unseen']['n']}) "
                     f"| `bench/feedback.py` | all: {cell('all', name)}; unseen: nDCG@10 "

@@ -230,21 +230,34 @@ def feedback(r: dict) -> str:
             f"{s['unseen']['hybrid']['recall@100']:.3f} → {s['unseen']['hybrid+learned']['recall@100']:.3f}; top 10 "
             f"learned for {s['all']['gate_open']['hybrid+learned']} (unseen "
             f"{s['unseen']['gate_open']['hybrid+learned']}), the other questions' learning only below rank 10; p50 "
-            f"{s['latency_ms']['hybrid']['p50']} → {s['latency_ms']['hybrid+learned']['p50']} ms")
+            f"{s['latency_ms']['hybrid']['p50']} → {s['latency_ms']['hybrid+learned']['p50']} ms" + adapted(s))
+
+
+def adapted(s: dict) -> str:
+    """Returns what the learned system with the query adapter scored in the same run ('' before it was measured)."""
+    name = "hybrid+learned+adapter"
+    if name not in s["all"]:
+        return ""
+    return (f"; with the query adapter: {ranking_cells(s['all'][name])}, unseen nDCG@10 "
+            f"{s['unseen'][name]['ndcg@10']:.3f}" + (f", p50 {s['latency_ms'][name]['p50']} ms"
+                                                      if name in s.get("latency_ms", {}) else ""))
 
 
 def feedback_partition(r: dict) -> str:
     unseen = r["unseen"]
     return (f"folds from seed {r['partition_seed']}'s shuffle: hybrid → learned: {ranking_cells(r['all']['hybrid'])} → "
             f"{ranking_cells(r['all']['hybrid+learned'])}; unseen {unseen['n']}: nDCG@10 "
-            f"{unseen['hybrid']['ndcg@10']:.3f} → {unseen['hybrid+learned']['ndcg@10']:.3f}")
+            f"{unseen['hybrid']['ndcg@10']:.3f} → {unseen['hybrid+learned']['ndcg@10']:.3f}" + adapted(r))
 
 
 def feedback_debian(r: dict) -> str:
     def cells(corpus: dict, level: str) -> str:
         m = corpus[level]["test"]
+        adapter = m.get("hybrid+learned+adapter")
         return (f"{level}s MRR@10 {m['hybrid']['mrr@10']:.3f} → {m['hybrid+learned']['mrr@10']:.3f}, nDCG@10 "
-                f"{m['hybrid']['ndcg@10']:.3f} → {m['hybrid+learned']['ndcg@10']:.3f}")
+                f"{m['hybrid']['ndcg@10']:.3f} → {m['hybrid+learned']['ndcg@10']:.3f}"
+                + (f" (query adapter on: MRR@10 {adapter['mrr@10']:.3f}, nDCG@10 {adapter['ndcg@10']:.3f})"
+                   if adapter else ""))
     return "; ".join(f"{name} ({r[name]['chunk']['test']['n']} test): {cells(r[name], 'document')}, "
                      f"{cells(r[name], 'chunk')}" for name in r if isinstance(r[name], dict) and "chunk" in r[name]) \
         + " (hybrid → learned from the dev half)"
@@ -288,7 +301,7 @@ def feedback_adapter(r: dict) -> str:
         return "/".join(f"{fresh[name][part]:.3f}" for part in ("all", "seen", "unseen"))
     return (out + f"; gated (ridge {g['ridge']}, blend {g['blend']}, cosine ≥ {g['cosine_floor']}, chosen on splits "
             f"0-2), fresh split 3 all/seen/unseen: plain {cells('plain')}, blend without the gate {cells('ungated')}, with it "
-            f"{cells('gated')} (a probe, not in the product)")
+            f"{cells('gated')} (the probe; the product's adapter inside hybrid retrieval is in the learned-retrieval rows)")
 
 
 def feedback_match(r: dict) -> str:

@@ -32,13 +32,6 @@ class UsageError(LambdaRAGError):
     """A command was given arguments it cannot use."""
 
 
-def backend_settings(args: argparse.Namespace) -> dict:
-    """Returns the `retrieval.backend` section of the config given with --config (default: agent-config.yml)."""
-    from lambdarag.orchestration.config import load_config
-
-    return load_config(args.config).retrieval.backend.model_dump()
-
-
 def cmd_index(args: argparse.Namespace) -> int:
     """Builds or updates a named index and prints what it holds."""
     from lambdarag.orchestration.config import load_config
@@ -203,18 +196,21 @@ def retriever_rankings(args: argparse.Namespace, queries: list[dict]):
     interleaved (which goes first alternates), so the cost of learning is measured in the same run, the
     process's first question included."""
     from lambdarag import Context
+    from lambdarag.orchestration.config import load_config
     from lambdarag.orchestration.feedback import feedback_dir
     from lambdarag.orchestration.learning import open_learned, retrieval_term
     from lambdarag.skills.store.index import open_backend
     from lambdarag.skills.store.records import RetrievalPlan
     from lambdarag.skills.store.vectors import default_embedder
 
-    backend = open_backend(backend_settings(args), args.index)
+    config = load_config(args.config)
+    backend = open_backend(config.retrieval.backend.model_dump(), args.index)
     if args.retriever != "bm25" and not backend.has_dense:
         raise UsageError(f"index {args.index!r} has no vectors; --retriever {args.retriever} needs a dense index")
     doc_of = {c.id: c.doc_id for c in backend.chunks()}
     chunk_level = any(r in doc_of for q in queries for r in q["relevant"])
-    learned = None if args.no_learned else open_learned(feedback_dir(args.index), backend, default_embedder())
+    learned = None if args.no_learned else open_learned(feedback_dir(args.index), backend, default_embedder(),
+                                                        config.orchestration.feedback.query_adapter)
     term = retrieval_term(args.retriever, learned=learned is not None)
     plan = RetrievalPlan(bm25_top_k=args.k, dense_top_k=args.k, fused_top_k=args.k)
     ctx = Context(resources={"index": backend, **({"learned": learned} if learned else {})})

@@ -6,11 +6,13 @@ Confirmations (question → chunk ids, with provenance) live in
 those files; the `learned_boost` skill reads it as ``ctx.resources["learned"]``.
 Reverting an item removes its pairs, so the next query ranks exactly as before
 the item was added (the fitted params stay). `fit` chooses the signal weights
-and the gate by cross-validation over the confirmed questions.
+and the gate by cross-validation over the confirmed questions; `fit_query_adapter`
+fits the dense leg's query adapter (`skills.store.adapter`) from the same pairs.
 """
 from __future__ import annotations
 
 import itertools
+import logging
 import threading
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, NamedTuple, Optional, Sequence
@@ -20,9 +22,10 @@ import numpy as np
 from lambdarag import State, Term
 from lambdarag.skills.store.records import RetrievalPlan
 from lambdarag.state import PUBLIC
-from lambdarag.errors import ConfigError, LambdaRAGError
+from lambdarag.errors import ConfigError, LambdaRAGError, StoreCorrupt
 from lambdarag.patterns.hybrid_search import hybrid_retrieval, retrieve
 from lambdarag.skills.learned import learned_signals, lexical_list, readable
+from lambdarag.skills.store.adapter import QueryAdapter, fit_adapter
 from lambdarag.skills.store.learned import (DEFAULT_WEIGHTS, SIGNALS, LearnedIndex, LearnedParams, Nearest, Pair, gate_features,
                                   lower_bound, score_matrix)
 
@@ -133,17 +136,40 @@ class CorpusView:
 
 
 def build_learned(view: CorpusView, pairs: Sequence[Pair], vectors: np.ndarray, params: LearnedParams,
-                  term_map: Optional[Mapping[str, Sequence[str]]] = None) -> LearnedIndex:
+                  term_map: Optional[Mapping[str, Sequence[str]]] = None, adapter: Optional[QueryAdapter] = None,
+                  notes: Sequence[str] = ()) -> LearnedIndex:
     """Returns the learned index of `pairs` (with their question vectors, in order) over `view`'s index; the term
-    map is learned from `pairs` unless given (a fit stores the one it learned)."""
+    map is learned from `pairs` unless given (a fit stores the one it learned); no query adapter unless given."""
     families = {c: view.family[c] for p in pairs if p.weight > 0 for c in p.chunks if c in view.family}
     return LearnedIndex(pairs, vectors, [view.tokens(p.query) for p in pairs],
-                        view.term_map(pairs) if term_map is None else term_map, params, families)
+                        view.term_map(pairs) if term_map is None else term_map, params, families, adapter, notes)
+
+
+def fit_query_adapter(view: CorpusView, pairs: Sequence[Pair], vectors: np.ndarray) -> Optional[np.ndarray]:
+    """Returns the query adapter's map fitted on the confirmed `pairs` (question vectors in order) and their chunks'
+    indexed vectors, each row weighted as its pair; None when the index exposes no vectors (`vectors` of a local
+    index) or no confirmed chunk has one.
+
+    Only chunks everyone may read are fitted on: one map moves every user's query, so a restricted confirmed
+    chunk must not pull the questions of users who may not read it towards its neighbourhood.
+    """
+    passages = getattr(view.backend, "vectors", None)
+    if passages is None:
+        return None
+    row = {c: i for i, c in enumerate(view.ids)}
+    unit = vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12) if len(vectors) else vectors
+    taken = [(i, row[c], p.weight) for i, p in enumerate(pairs) if p.weight > 0 for c in p.chunks
+             if c in row and readable(view.backend, c, PUBLIC, {})]
+    if not taken:
+        return None
+    questions, chunks, weights = (np.array(x) for x in zip(*taken))
+    return fit_adapter(unit[questions], np.asarray(passages[chunks], dtype=np.float32), weights)
 
 
 _LOCK = threading.Lock()
 _OPEN: dict[str, tuple[tuple, Optional[LearnedIndex]]] = {}
-_TERM_MAPS: dict[str, tuple[tuple, dict[str, list[str]]]] = {}
+_GENERATIONS: dict[str, tuple[tuple, dict[str, list[str]], Optional[QueryAdapter], tuple[str, ...]]] = {}
+log = logging.getLogger(__name__)
 _VIEWS: dict[tuple[int, int], CorpusView] = {}
 
 
@@ -156,17 +182,18 @@ def corpus_view(backend: Any) -> CorpusView:
     return _VIEWS[key]
 
 
-def open_learned(directory: Path, backend: Any, embedder: Any) -> Optional[LearnedIndex]:
+def open_learned(directory: Path, backend: Any, embedder: Any, adapter: bool = False) -> Optional[LearnedIndex]:
     """Returns the learned index of an index's feedback folder (None when nothing is confirmed), loaded once per
     learning generation: a question reads one counter (`Confirmations.stamp`, which every add, revert and refit
-    bumps) and rebuilds only when it moved.
+    bumps) and rebuilds only when it moved. With `adapter` (config ``orchestration.feedback.queryAdapter``) it
+    holds the query adapter too.
 
     A rebuild re-reads the live pairs and their stored vectors and tokenizes only questions new to the process;
-    the term map, the costly part, is the one the last fit stored, or one learned here once per explicit change
-    (`Confirmations.generation`), so an answer's confirmation never pays for it.
+    the term map, the costly part, and the query adapter are the ones the last fit stored, or learned here once
+    per explicit change (`generation_state`), so an answer's confirmation never pays for them.
     """
     conf = Confirmations(directory)
-    stamp = (id(backend), getattr(backend, "version", 0), conf.stamp())
+    stamp = (id(backend), getattr(backend, "version", 0), adapter, conf.stamp())
     with _LOCK:
         cached = _OPEN.get(str(directory))
         if cached is not None and cached[0] == stamp:
@@ -175,15 +202,34 @@ def open_learned(directory: Path, backend: Any, embedder: Any) -> Optional[Learn
         learned = None
         if pairs:
             view = corpus_view(backend)
-            key = (*stamp[:2], conf.generation())
-            known = _TERM_MAPS.get(str(directory))
+            vectors = conf.vectors(embedder, [p.query for p in pairs])
+            key = (*stamp[:3], conf.generation())
+            known = _GENERATIONS.get(str(directory))
             if known is None or known[0] != key:
-                stored = conf.term_map()
-                known = _TERM_MAPS[str(directory)] = (key, view.term_map(pairs) if stored is None else stored)
-            learned = build_learned(view, pairs, conf.vectors(embedder, [p.query for p in pairs]), conf.params(),
-                                    known[1])
+                known = _GENERATIONS[str(directory)] = (key, *generation_state(conf, view, pairs, vectors, adapter))
+            term_map, fitted, notes = known[1:]
+            learned = build_learned(view, pairs, vectors, conf.params(), term_map, fitted, notes)
         _OPEN[str(directory)] = (stamp, learned)
         return learned
+
+
+def generation_state(conf: Confirmations, view: CorpusView, pairs: Sequence[Pair], vectors: np.ndarray,
+                     adapter: bool) -> tuple[dict[str, list[str]], Optional[QueryAdapter], tuple[str, ...]]:
+    """Returns what changes only with an explicit change (`Confirmations.generation`): the term map and, with
+    `adapter`, the query adapter, each the one the last fit stored for this generation or else learned here from
+    `pairs`, and the notes on what could not be read: a stored adapter that is unreadable is left out (learning
+    goes on without it) and named in a note and the log."""
+    stored = conf.term_map()
+    term_map = view.term_map(pairs) if stored is None else stored
+    if not adapter:
+        return term_map, None, ()
+    try:
+        matrix = conf.adapter()
+    except StoreCorrupt as e:
+        log.warning("%s", e)
+        return term_map, None, (str(e),)
+    matrix = fit_query_adapter(view, pairs, vectors) if matrix is None else matrix
+    return term_map, None if matrix is None else QueryAdapter(matrix), ()
 
 
 # -- fitting -----------------------------------------------------------------------------------------------
@@ -420,6 +466,7 @@ def refit_learned(directory: Path, backend: Any, embedder: Any) -> dict[str, Any
     conf = Confirmations(directory)
     live = conf.pairs()
     view = corpus_view(backend)
-    params, report = fit(view, live, conf.vectors(embedder, [p.query for p in live]), base_ranking(backend, embedder))
-    conf.save_params(params, report, view.term_map(live))
+    vectors = conf.vectors(embedder, [p.query for p in live])
+    params, report = fit(view, live, vectors, base_ranking(backend, embedder))
+    conf.save_params(params, report, view.term_map(live), fit_query_adapter(view, live, vectors))
     return report

@@ -42,7 +42,9 @@ def embedding_search(query: str, user: User, plan: RetrievalPlan, ctx: Context, 
     Takes `plan.dense_top_k` hits (`top_k` overrides); permission and
     metadata `filters` apply inside the index search. `candidates` is an
     optional read (an accumulator that starts empty). Run over `variants` (a `Map`), the first run embeds them
-    all in one batch; the others find their vectors remembered. When the index has no
+    all in one batch; the others find their vectors remembered. With a learned index
+    (``ctx.resources["learned"]``) holding a query adapter, a question near a confirmed one searches with the
+    adapted vector (`LearnedIndex.dense_query`); the question is still embedded once. When the index has no
     vectors (built with --no-dense) or an embedding endpoint fails twice, the
     fallback `dense_as_lexical` appends the BM25 ranking instead and the
     trace records why.
@@ -51,7 +53,10 @@ def embedding_search(query: str, user: User, plan: RetrievalPlan, ctx: Context, 
     if not backend.has_dense:
         raise ProviderError("embedding_search: this index was built without vectors (--no-dense)")
     batch = [v.text for v in variants] if any(v.text == query for v in variants) else ()
-    found = backend.dense(query_vector(ctx, query, batch), int(top_k or plan.dense_top_k), user=user,
-                          filters=dict(filters or {}))
+    vector = query_vector(ctx, query, batch)
+    learned = ctx.resources.get("learned")
+    if learned is not None:
+        vector = learned.dense_query(vector)
+    found = backend.dense(vector, int(top_k or plan.dense_top_k), user=user, filters=dict(filters or {}))
     ranked = RankedList(retriever="dense", query=query, hits=to_hits(found, "dense"))
     return {"candidates": candidates + (ranked,)}

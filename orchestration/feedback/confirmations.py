@@ -12,6 +12,9 @@ Rows of the feedback store (`store`):
   rebuilding the learned index never re-embeds;
 - the document ``learned_params``: signal weights and gate fitted by cross-validation
   (`orchestration.learning.fit`), with the fit's report and the term map it learned;
+- the query adapter's map that fit learned (`skills.store.adapter`), in the ``vectors`` table
+  under `ADAPTER`, written in the same transaction as that document, which records its
+  generation and dimension;
 - the counter ``changes``, bumped by every add, revert and refit: what `stamp` reads to
   tell a server that another one changed what it learned;
 - the counter ``generation``, bumped by every explicit change (an item
@@ -33,13 +36,15 @@ from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
-from lambdarag.errors import LambdaRAGError
+from lambdarag.errors import LambdaRAGError, StoreCorrupt
 from lambdarag.skills.store.learned import LearnedParams, Pair
 
 from .store import FeedbackStore, Tx, now, open_store
-from .store.rows import CONFIRMATION, put_confirmation, put_vector, stored_vectors
+from .store.rows import CONFIRMATION, put_confirmation, put_matrix, put_vector, stored_matrix, stored_vectors
 
 ORIGIN_WEIGHT = {"qrels": 1.0, "confirm": 1.0, "reject": -1.0, "answer": 0.5}
+ADAPTER = "query_adapter"
+"""The query adapter's key in the vectors table (question vectors are keyed by 40-hex digests)."""
 
 
 class Confirmations:
@@ -94,16 +99,40 @@ class Confirmations:
         return LearnedParams.from_dict(data["params"]) if "params" in data else LearnedParams()
 
     def save_params(self, params: LearnedParams, report: Mapping[str, Any],
-                    term_map: Optional[Mapping[str, Sequence[str]]] = None) -> None:
-        """Stores the fitted params and the fit's report, and the term map the fit learned from the live pairs
-        (valid until the next explicit change: `term_map`)."""
+                    term_map: Optional[Mapping[str, Sequence[str]]] = None, adapter: Optional[np.ndarray] = None
+                    ) -> None:
+        """Stores the fitted params and the fit's report, and the term map and query adapter the fit learned from
+        the live pairs (valid until the next explicit change: `term_map`, `adapter`), in one transaction."""
         def change(tx: Tx) -> None:
             tx.bump("changes")
             generation = tx.bump("generation")
+            if adapter is not None:
+                put_matrix(tx, ADAPTER, adapter)
             tx.put_document("learned_params", {"params": params.to_dict(), "report": dict(report), "time": now(),
                                                **({"term_map": dict(term_map), "term_map_generation": generation}
-                                                  if term_map is not None else {})})
+                                                  if term_map is not None else {}),
+                                               **({"adapter_generation": generation,
+                                                   "adapter_dimension": int(adapter.shape[0])}
+                                                  if adapter is not None else {})})
         self.store.write(change)
+
+    def adapter(self) -> Optional[np.ndarray]:
+        """Returns the query adapter's map the last fit stored when no explicit change came after it, else None
+        (as `term_map`); raises StoreCorrupt, naming the row, when the one stored for this generation is missing
+        or unreadable."""
+        def read(tx: Tx) -> Optional[np.ndarray]:
+            data = tx.document("learned_params")
+            generation = tx.counter("generation")
+            if data.get("adapter_generation") != generation:
+                return None
+            matrix = stored_matrix(tx, ADAPTER)
+            if matrix is None or matrix.shape[0] != data.get("adapter_dimension"):
+                raise StoreCorrupt(f"learned state: the query adapter of generation {generation} (row "
+                                   f"vectors/{ADAPTER} of {self.store!r}) is missing or not a finite "
+                                   f"{data.get('adapter_dimension')}-square float32 matrix; searching without it "
+                                   f"until the next refit or explicit change")
+            return matrix
+        return self.store.read(read)
 
     def term_map(self) -> Optional[dict[str, list[str]]]:
         """Returns the term map the last fit stored when no explicit change (`generation`) came after it, else None:

@@ -15,7 +15,9 @@ A `LearnedIndex` is built from the live confirmed pairs of one index and holds:
   retrieved chunk can be scored by how many near past questions its family
   answered ("families") — a signal that also helps questions whose own chunk
   was never confirmed;
-- `LearnedParams`: signal weights and the gate, fitted by cross-validation.
+- `LearnedParams`: signal weights and the gate, fitted by cross-validation;
+- the query adapter (`skills.store.adapter`), when one is fitted: the dense leg's
+  query vector of a question near a confirmed one is moved by it (`dense_query`).
 
 How a query uses it (`score_matrix` + `rank`, shared by the `learned_boost` term
 and the fitter so both rank alike): if the nearest past question's cosine is below
@@ -38,6 +40,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 
 import numpy as np
 
+from .adapter import QueryAdapter
 from .bm25 import Bm25Index
 
 SIGNALS = ("neighbours", "expansion", "terms", "prior", "field", "families")
@@ -122,12 +125,14 @@ class Nearest:
 
 
 class LearnedIndex:
-    """The learned stores retrieval reads (see the module docstring); immutable once built."""
+    """The learned stores retrieval reads (see the module docstring); immutable once built. `notes` name what
+    could not be read when it was opened (learning then goes on without it)."""
 
     def __init__(self, pairs: Sequence[Pair], vectors: np.ndarray, tokens: Sequence[Sequence[str]],
                  term_map: Mapping[str, Sequence[str]], params: LearnedParams,
-                 families: Optional[Mapping[str, str]] = None) -> None:
-        self.pairs, self.params = list(pairs), params
+                 families: Optional[Mapping[str, str]] = None, adapter: Optional[QueryAdapter] = None,
+                 notes: Sequence[str] = ()) -> None:
+        self.pairs, self.params, self.adapter, self.notes = list(pairs), params, adapter, tuple(notes)
         self.families = dict(families or {})
         self.term_map = {t: list(alts) for t, alts in term_map.items()}
         v = np.asarray(vectors, dtype=np.float32).reshape(len(self.pairs), -1) if self.pairs \
@@ -157,7 +162,8 @@ class LearnedIndex:
         """Returns how much the stores hold: pairs, question vectors' bytes, expansion chunks, term-map words."""
         return {"pairs": len(self.pairs), "vector_bytes": int(self.vectors.nbytes),
                 "expansion_chunks": len(self.field_chunks), "term_map_words": len(self.term_map),
-                "prior_chunks": len(self.popularity)}
+                "prior_chunks": len(self.popularity),
+                "adapter_bytes": int(self.adapter.matrix.nbytes) if self.adapter is not None else 0}
 
     def nearest(self, vector: np.ndarray) -> Nearest:
         """Returns the `params.neighbours` past questions (positive ones) nearest a unit query vector."""
@@ -169,6 +175,17 @@ class LearnedIndex:
         top = np.argpartition(-sims, k - 1)[:k]
         top = top[np.argsort(-sims[top], kind="stable")]
         return Nearest(top, sims[top].astype(np.float64))
+
+    def dense_query(self, vector: np.ndarray) -> np.ndarray:
+        """Returns the dense leg's query vector: `vector` moved by the query adapter when one is held and the
+        nearest confirmed question reaches both the adapter's floor and the cosine floor ``params.gate``, else
+        `vector` itself: a fit that found no setting safe for unseen questions closes that floor
+        (`orchestration.learning.CLOSED`), and so switches the adapter off too."""
+        if self.adapter is None or self.empty:
+            return vector
+        sims = np.where(self.positive, self.vectors @ np.asarray(vector, dtype=np.float32).ravel(), -np.inf)
+        nearest = float(sims.max())
+        return self.adapter.apply(vector, nearest) if nearest >= self.params.gate else vector
 
     def opened(self, near: Nearest) -> bool:
         """Returns whether the cosine floor lets learning act: the nearest past question is `params.gate` close."""

@@ -129,6 +129,24 @@ def put_vector(tx: Tx, key: str, vector: np.ndarray) -> None:
            np.asarray(vector, dtype=np.float32).tobytes())
 
 
+def put_matrix(tx: Tx, key: str, matrix: np.ndarray) -> None:
+    """Stores a square float32 matrix in the vectors table under `key`, replacing the one stored there."""
+    tx.run("INSERT INTO vectors (ns, key, data) VALUES (?, ?, ?) ON CONFLICT (ns, key) DO UPDATE SET "
+           "data = excluded.data", tx.ns, key, np.asarray(matrix, dtype=np.float32).tobytes())
+
+
+def stored_matrix(tx: Tx, key: str) -> Optional[np.ndarray]:
+    """Returns the square matrix stored under `key`, or None when the row is absent or its bytes are not a finite
+    square float32 matrix."""
+    row = tx.one("SELECT data FROM vectors WHERE ns = ? AND key = ?", tx.ns, key)
+    data = bytes(row[0]) if row else b""
+    side = int(round(np.sqrt(len(data) // 4)))
+    if not side or len(data) != 4 * side * side:
+        return None
+    matrix = np.frombuffer(data, dtype=np.float32).reshape(side, side).copy()
+    return matrix if np.isfinite(matrix).all() else None
+
+
 def cache_entries(tx: Tx) -> dict[str, dict[str, Any]]:
     """Returns the cached entries by key, least recently used first."""
     rows = tx.all("SELECT key, version, used, hits, query, scope, result FROM cache_entries WHERE ns = ? "
