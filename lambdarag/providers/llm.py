@@ -22,12 +22,12 @@ RUNGS = ("json_schema", "json_object", "text")
 """How a structured reply is asked for, best first: a JSON-schema response format, JSON mode, then plain text (the
 prompt's schema note alone; the reply is parsed leniently, `lambdarag.lam.json_object`)."""
 _RUNG: dict[str, int] = {}
+"""Per endpoint (base URL), the first rung it has not refused in this process: later calls start there."""
 _SETTLED: set[str] = set()
 """Endpoints that have answered a structured request on their rung: later calls no longer probe one at a time."""
 _PROBING: dict[str, threading.Lock] = {}
 """Per endpoint, held by the structured call that finds its rung, so that calls made at once (a `Par`) wait for the
 one probe instead of each being refused on the same rungs."""
-"""Per endpoint (base URL), the first rung it has not refused in this process: later calls start there."""
 
 
 def first_env(names: Sequence[str]) -> Optional[str]:
