@@ -235,10 +235,10 @@ def keyword_extractor():
     jieba's default extractor (the process-wide one cuts with `jieba.dt`, see `base_dictionary`)."""
     import copy
 
+    base = base_dictionary()    # first: jieba imported without pkg_resources (import_jieba), before its submodules
     import jieba.analyse
     import jieba.posseg
 
-    base = base_dictionary()
     tagger = jieba.posseg.POSTokenizer.__new__(jieba.posseg.POSTokenizer)   # its __init__ rereads the 5 MB file
     tagger.tokenizer, tagger.word_tag_tab = base, dict(jieba.posseg.dt.word_tag_tab)
     extractor = copy.copy(jieba.analyse.default_tfidf)
