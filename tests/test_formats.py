@@ -34,6 +34,11 @@ def test_a_page_keeps_its_text_structure_and_title_and_drops_navigation_scripts_
         "```\n$ tar czf  home.tgz /home\n$ ls\n```\nRestore daily.\n")
 
 
+def test_an_element_left_open_inside_a_left_out_one_ends_with_it():
+    page = "<nav><p>Home<p>Docs</nav><h1>Guide</h1><p>The pump runs daily.<div hidden><li>draft</div><p>Oil weekly."
+    assert html_markdown(page) == "# Guide\nThe pump runs daily.\nOil weekly.\n"
+
+
 def test_a_page_that_opens_with_its_own_top_heading_is_not_titled_twice():
     assert html_markdown("<title>Site: A</title><h1>A</h1><p>x</p>") == "# A\nx\n"
 

@@ -141,9 +141,12 @@ class HtmlMarkdown(HTMLParser):
             self.in_head = False
         if tag == "title":
             self.in_title = False
-        if tag in self.FRAMES:
-            skip = self.frames.pop()[1] if self.frames and self.frames[-1][0] == tag else False
-            self.skip_depth -= skip
+        if tag in self.FRAMES and any(open_tag == tag for open_tag, _ in self.frames):
+            while True:     # an end tag also closes what was left open inside it (<nav><p>Home<p>Docs</nav>)
+                open_tag, skip = self.frames.pop()
+                self.skip_depth -= skip
+                if open_tag == tag:
+                    break
             if skip:
                 return
         if self.skip_depth or self.in_head:
