@@ -178,10 +178,11 @@ def test_a_document_kept_in_several_formats_is_read_once_from_the_preferred_one(
     (tmp_path / "guide.txt").write_text("Guide\n=====\nThe pump runs daily.\n", encoding="utf-8")
     (tmp_path / "notes.rst").write_text("Notes\n=====\nOil weekly.\n", encoding="utf-8")
     (tmp_path / "notes.txt").write_text("Notes: oil weekly.\n", encoding="utf-8")
+    (tmp_path / "guide.jsonl").write_text('{"id": "pump", "text": "The pump runs daily."}\n', encoding="utf-8")
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "guide.txt").write_text("Another guide.\n", encoding="utf-8")
     corpus = read_corpus(tmp_path)
-    assert sorted(d.source for d in corpus.documents) == ["guide.md", "notes.rst", "sub/guide.txt"]
+    assert sorted(d.source for d in corpus.documents) == ["guide.jsonl:1", "guide.md", "notes.rst", "sub/guide.txt"]
     assert sorted(corpus.problems) == [("Guide.html", 0, "the same document as guide.md, which is read"),
                                        ("guide.txt", 0, "the same document as guide.md, which is read"),
                                        ("notes.txt", 0, "the same document as notes.rst, which is read")]

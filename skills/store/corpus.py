@@ -649,7 +649,7 @@ def corpus_files(root: Path, exclude: Iterable[str] = DEFAULT_EXCLUDE) -> tuple[
 
 def excluded(rel: str, patterns: Iterable[str]) -> bool:
     """Returns whether a file (its path in the corpus folder) matches one of `patterns`: shell globs matched, case
-    kept, against its name or its whole path (``README.md``, ``LICENSE*``, ``drafts/*``, ``**/old/*``)."""
+    kept, against its name or its whole path (``README.md``, ``LICENSE*``, ``drafts/*``; a ``*`` also matches a ``/``)."""
     name = rel.rsplit("/", 1)[-1]
     return any(fnmatch.fnmatchcase(name, p) or fnmatch.fnmatchcase(rel, p) for p in patterns)
 
@@ -660,15 +660,14 @@ def one_format(files: list[Path], root: Path) -> tuple[list[Path], list[Problem]
     def key(path: Path) -> tuple[Path, str]:
         return path.parent, path.stem.casefold()
 
+    rank = {suffix: i for i, suffix in enumerate(FORMAT_ORDER)}
     best: dict[tuple[Path, str], Path] = {}
-    for path in files:
-        if path.suffix.lower() in FORMAT_ORDER and (key(path) not in best or FORMAT_ORDER.index(
-                path.suffix.lower()) < FORMAT_ORDER.index(best[key(path)].suffix.lower())):
-            best[key(path)] = path
+    for path in sorted((p for p in files if p.suffix.lower() in rank), key=lambda p: rank[p.suffix.lower()]):
+        best.setdefault(key(path), path)
     kept, problems = [], []
     for path in files:
-        read = best.get(key(path), path)
-        if read == path or path.suffix.lower() not in FORMAT_ORDER:
+        read = best[key(path)] if path.suffix.lower() in rank else path    # JSONL records are no such document
+        if read == path:
             kept.append(path)
         else:
             problems.append((path.relative_to(root).as_posix(), 0, f"the same document as {read.name}, which is read"))

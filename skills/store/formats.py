@@ -220,27 +220,42 @@ def rst_markdown(text: str) -> str:
     """Returns reStructuredText as markdown: section titles as headings, levels in the order their adornment
     styles first appear (as docutils assigns them); code and literal blocks fenced; a note's text kept under its
     name; images, targets, comments and other directives left out; the rest as written."""
+    return titled_markdown(text, lambda line: plain_line(rst_inline(line)), rst_block)
+
+
+def rst_block(lines: list[str], i: int) -> Optional[tuple[list[str], int]]:
+    """Returns the markdown of the explicit markup or literal block that line `i` opens, and the line after it;
+    None when it opens none."""
+    line, explicit = lines[i], RST_EXPLICIT.match(lines[i])
+    if not explicit and not line.rstrip().endswith("::"):
+        return None
+    name, argument = (explicit.group(1), explicit.group(2)) if explicit else ("", "")
+    block, end = indented_block(lines, i + 1)
+    if explicit and name in RST_NOTES:
+        return [f"{name.capitalize()}: {rst_inline(argument)}".rstrip(": "), *map(rst_inline, dedented(block))], end
+    if explicit and name not in RST_CODE:
+        return [], end
+    lead = [plain_line(rst_inline(line.rstrip()[:-1]))] if not explicit and line.strip() != "::" else []
+    return [*lead, "```", *dedented([b for b in block if not re.match(r"^\s+:[\w-]+:", b)]), "```"], end
+
+
+def titled_markdown(text: str, plain: Callable[[str], str],
+                    block: Callable[[list[str], int], Optional[tuple[list[str], int]]] = lambda lines, i: None) -> str:
+    """Returns text whose adorned titles (`adorned_title`) become markdown headings, levelled by the order their
+    styles first appear; a line that opens a `block` becomes that block's lines, any other line `plain` of it."""
     lines, out, styles = text.split("\n"), [], []
     i = 0
     while i < len(lines):
-        line, explicit = lines[i], RST_EXPLICIT.match(lines[i])
-        if explicit or line.rstrip().endswith("::"):
-            name, argument = (explicit.group(1), explicit.group(2)) if explicit else ("", "")
-            block, i = indented_block(lines, i + 1)
-            if explicit and name in RST_NOTES:
-                out += [f"{name.capitalize()}: {rst_inline(argument)}".rstrip(": "), *map(rst_inline, dedented(block))]
-            elif not explicit or name in RST_CODE:
-                if not explicit and line.strip() != "::":
-                    out.append(plain_line(rst_inline(line.rstrip()[:-1])))
-                out += ["```", *dedented([b for b in block if not re.match(r"^\s+:[\w-]+:", b)]), "```"]
-            continue
-        found = adorned_title(lines, i)
-        if found is None:
-            out.append(plain_line(rst_inline(line)))
-            i += 1
-        else:
+        opened, found = block(lines, i), None
+        if opened is not None:
+            written, i = opened
+            out += written
+        elif (found := adorned_title(lines, i)) is not None:
             title, style, i = found
             out.append(heading(styles, style, title))
+        else:
+            out.append(plain(lines[i]))
+            i += 1
     return "\n".join(out)
 
 
@@ -298,17 +313,7 @@ def text_markdown(text: str) -> str:
     """Returns plain text as markdown: a title underlined (or over- and underlined) with a repeated punctuation
     character as a heading, as reStructuredText, AsciiDoc and setext write them; the rest as written, no line of it
     read as a heading."""
-    lines, out, styles = text.split("\n"), [], []
-    i = 0
-    while i < len(lines):
-        found = adorned_title(lines, i)
-        if found is None:
-            out.append(plain_line(lines[i]))
-            i += 1
-        else:
-            title, style, i = found
-            out.append(heading(styles, style, title))
-    return "\n".join(out)
+    return titled_markdown(text, plain_line)
 
 
 class Unconvertible(ValueError):
@@ -341,12 +346,12 @@ def pdf_markdown(data: bytes) -> str:
         lines = [pdf_line(line) for line in text.split("\n")]
         missing = []
         for depth, head in [(d, t) for p, d, t in marks if p == number]:
-            heading = "#" * min(depth + 2, 6) + " " + head
+            mark = "#" * min(depth + 2, 6) + " " + head
             at = next((i for i, line in enumerate(lines) if line.strip() == head), None)
             if at is None:
-                missing.append(heading)
+                missing.append(mark)
             else:
-                lines[at] = heading
+                lines[at] = mark
         out += ([] if marks else [f"## Page {number + 1}"]) + missing + lines
     return "\n".join(out)
 
@@ -368,8 +373,8 @@ def outline_marks(reader: Any, items: list, depth: int) -> list[tuple[int, int, 
 
 def pdf_line(line: str) -> str:
     """Returns a line of a PDF's text as markdown: a bullet as a list item, no line read as a heading."""
-    line = line.rstrip()
-    return "- " + line.lstrip()[1:].lstrip() if line.lstrip()[:1] in "•◦▪‣" and line.strip() else plain_line(line)
+    line, bare = line.rstrip(), line.strip()
+    return "- " + bare[1:].lstrip() if bare and bare[0] in "•◦▪‣" else plain_line(line)
 
 
 TEXT_CONVERTERS: dict[str, Callable[[str], str]] = {
