@@ -407,6 +407,12 @@ def first_question(r: dict) -> str:
                      f"{run['loadavg_1min_after']}" for run in r["runs"])
 
 
+def document_words(r: dict) -> str:
+    return "; ".join(f"{c} ({m['chunks']} chunks): {m['median_cpu_s']['summed counts']} vs "
+                     f"{m['median_cpu_s']['chunks tokenised']} CPU-s ({m['ratio_tokenised_to_summed']}×; first "
+                     f"{m['first_summed_cpu_s']})" for c, m in r["corpora"].items())
+
+
 def index_parallel(r: dict) -> str:
     per = r["median_cpu_s_per_passage"]
     return (f"{r['passages']} passages: 2 processes {r['ratio_to_1_worker']['2 processes']}× one worker "
@@ -437,6 +443,8 @@ ROWS: list[tuple[str, str, str, Callable[[dict], str]]] = [
     ("CPU of CLI commands, same run as main", "imports", "bench/imports.py --base MAIN", imports),
     ("first `ask` in an empty data home, `timeoutSeconds: 15`", "first-question", "bench/first_question.py",
      first_question),
+    ("a survey's whole-document BM25: summed from the index's counts vs chunks tokenised, median", "document-words",
+     "bench/document_words.py", document_words),
     ("indexing: passages embedded per second, 2 cores", "index-parallel", "bench/index_parallel.py", index_parallel),
     ("synthesis with feedback on vs off (write-backs)", "wiki-writeback", "bench/wiki_writeback.py", wiki_writeback),
     ("runner overhead", "runner", "bench/runner.py", runner),

@@ -72,6 +72,15 @@ def test_bm25_matches_the_same_chunks_and_top_results(demo):
         assert a[0][0].id == b[0][0].id or near_tie, q
 
 
+def test_whole_documents_rank_alike_from_the_local_counts_and_from_tokenized_chunks(demo):
+    # issue 41: the local index sums its own term counts per document; Milvus keeps none, so its chunks are tokenized
+    (sources, local), (again, milvus) = demo["local"].document_words(), demo["milvus"].document_words()
+    assert sorted(sources) == sorted(again) and len(sources) == len({c.source for c in demo["local"].chunks()})
+    order = [again.index(s) for s in sources]
+    for q in QUERIES:
+        words = TOKENIZER(q)
+        assert np.allclose(local.scores(words), milvus.scores(words)[order]), q
+
 def test_dense_returns_the_same_ranking(demo):
     query = vector_of("a query")
     local, milvus = demo["local"].dense(query, 10), demo["milvus"].dense(query, 10)

@@ -6,6 +6,7 @@ import re
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from lambdarag import Context, State
@@ -475,6 +476,38 @@ def test_a_survey_finds_the_pages_that_speak_of_its_words_anywhere_in_their_text
     assert topic_words(index, "Give an overview of the packing speed: where is it slow?") == \
         index.tokenizer("packing speed")
 
+
+
+def test_a_survey_question_tokenizes_no_chunk_of_the_index(tmp_path_factory):
+    # issue 41 (scale): the whole-document ranking sums the index's own counts, so a survey's first question reads
+    # the index's titles and headings but tokenizes no chunk's text again (it did: every chunk, once per index)
+    from lambdarag.skills.store.base import IndexBackend
+
+    pages = {f"0{i}.01-{name}.md": f"# {name.title()}\n\nThe {name} daemon writes its {name} logs nightly.\n"
+             for i, name in enumerate(("cron", "mail", "print", "sound"), 1)}
+    index = index_of(tmp_path_factory, "untokenized", pages)
+    asked: list[str] = []
+    plain = index.tokenizer
+
+    class Recording:
+        def __call__(self, text):
+            asked.append(text)
+            return plain(text)
+
+        def __getattr__(self, name):
+            return getattr(plain, name)
+
+    index.tokenizer = Recording()
+    out = build("survey_documents", {}).run(State.of("Summarize the logs of cron and mail", hits=(), time_range=None),
+                                            Context(resources={"index": index})).hits
+    assert {"01.01-cron.md", "02.01-mail.md"} <= {h.source for h in out[:5]}
+    texts = [c.text for c in index.chunks()]
+    assert asked and not [t for t in texts if any(t in a for a in asked)], asked
+    # the summed counts rank as tokenizing each document's chunks would
+    sources, whole = index.document_words()
+    again, reference = IndexBackend.document_words(index)
+    words = plain("cron daemon logs")
+    assert sources == again and np.allclose(whole.scores(words), reference.scores(words))
 
 @pytest.fixture(scope="module")
 def formats(tmp_path_factory):

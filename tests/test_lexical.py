@@ -94,6 +94,20 @@ def test_add_and_remove_equal_a_fresh_build():
     assert np.allclose(index.scores(["a", "b", "c", "d"]), BM25Okapi(fresh).get_scores(["a", "b", "c", "d"]))
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.lists(st.sampled_from(WORDS), min_size=1, max_size=8), st.integers(-1, 3)),
+                min_size=1, max_size=12), st.lists(st.sampled_from(WORDS + ["x"]), max_size=5))
+def test_grouped_rows_score_as_rank_bm25_over_each_groups_tokens_together(rows, query):
+    # issue 41: a survey ranks whole documents from their chunks' counts, with no chunk tokenised again
+    present = sorted({g for _, g in rows if g >= 0})
+    groups = np.array([present.index(g) if g >= 0 else -1 for _, g in rows])
+    joined = [[t for tokens, g in rows if g == group for t in tokens] for group in present]
+    whole = build([tokens for tokens, _ in rows]).grouped(groups, len(present))
+    assert whole.size == len(present)
+    if present:
+        assert np.allclose(whole.scores(query), BM25Okapi(joined).get_scores(query), rtol=1e-9, atol=1e-12)
+
+
 def expanded_reference(docs, rows, extra):
     """Returns rank_bm25 over `docs` with `extra[i]` appended to row `rows[i]`, keeping the original idf and average
     length (a term new to the corpus gets the idf of its frequency among the expanded rows)."""

@@ -93,10 +93,8 @@ NUMBERED = re.compile(r"^(\d+(?:\.\d+)*)(?=[-_ .])")
 class DocumentWords:
     """BM25 over one bag of words per document: which documents match a question's words as a whole."""
 
-    def __init__(self, words: Mapping[str, Sequence[str]]) -> None:
-        self.sources = [s for s in words if s]
-        self.bm25 = Bm25Index()
-        self.bm25.add([list(words[s]) for s in self.sources])
+    def __init__(self, sources: Sequence[str], bm25: Bm25Index) -> None:
+        self.sources, self.bm25 = list(sources), bm25
 
     def ranked(self, tokens: Sequence[str], k: int) -> list[str]:
         """Returns the sources of the `k` documents whose words best match `tokens` (a score above 0)."""
@@ -116,8 +114,8 @@ class Headings(DocumentWords):
         for chunk in index.chunks():
             for heading in (chunk.section or "").split(" / "):
                 lines[chunk.source][heading] = None
-        tokens = {s: index.tokenizer(" ".join(lines[s])) for s in lines}
-        super().__init__(tokens)
+        tokens = {s: index.tokenizer(" ".join(lines[s])) for s in lines if s}
+        super().__init__(list(tokens), Bm25Index.of(list(tokens.values())))
         self.words = {s: frozenset(tokens[s]) for s in self.sources}
         self.vocabulary = frozenset().union(*self.words.values())
 
@@ -130,14 +128,12 @@ class Headings(DocumentWords):
 
 
 class Mentions(DocumentWords):
-    """BM25 over each document's whole text: which documents speak of a question's words anywhere, not in one
-    chunk (a tool a page names in one line of its command summary, a footnote naming it)."""
+    """BM25 over each document's whole text (its chunks' searchable text: title and text): which documents speak of
+    a question's words anywhere, not in one chunk (a tool a page names in one line of its command summary, a
+    footnote naming it). Its counts are the index's own, summed per document (`IndexBackend.document_words`)."""
 
     def __init__(self, index: Any) -> None:
-        texts: dict[str, list[str]] = defaultdict(list)
-        for chunk in index.chunks():
-            texts[chunk.source].append(chunk.text)
-        super().__init__({s: index.tokenizer(" ".join(t)) for s, t in texts.items()})
+        super().__init__(*index.document_words())
 
     def ranked(self, tokens: Sequence[str], k: int) -> list[str]:
         """Returns the `k` documents whose whole text best matches the question's distinctive words: those at most

@@ -21,7 +21,7 @@ import numpy as np
 from lambdarag.errors import ConfigError
 
 from .bm25 import Bm25Index
-from .corpus import Chunk, Document
+from .corpus import Chunk, Document, searchable_text
 
 if TYPE_CHECKING:
     from lambdarag import User
@@ -105,6 +105,16 @@ class IndexBackend(ABC):
         """Returns the BM25 scores of `chunk_ids` for `tokens` were row i of `extra`'s terms part of chunk i's text,
         or None when this engine cannot score a changed text (`Bm25Index.scores_with`)."""
         return None
+
+    def document_words(self) -> tuple[list[str], Bm25Index]:
+        """Returns the sources of the indexed documents and BM25 with one row per source over its chunks' searchable
+        text, to rank whole documents: this engine keeps no term counts, so every chunk is tokenised (once per
+        index, `survey.mentions`); one that keeps them sums them instead (`LocalBackend`)."""
+        texts: dict[str, list[str]] = {}
+        for chunk in self.chunks():
+            if chunk.source:
+                texts.setdefault(chunk.source, []).append(searchable_text(chunk))
+        return list(texts), Bm25Index.of([self.tokenizer(" ".join(t)) for t in texts.values()])
 
 
 def doc_meta(doc: Document) -> dict:

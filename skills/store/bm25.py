@@ -143,6 +143,25 @@ class Bm25Index:
                       np.array(indptr, dtype=np.int32), (len(token_lists), len(index.vocab)))
         return index
 
+    def grouped(self, groups: np.ndarray, n: int) -> "Bm25Index":
+        """Returns an index of `n` rows whose row g holds the summed term counts of this index's rows in group g
+        (`groups[row]`, -1 for none): whole documents from their chunks' counts, with no text tokenised again."""
+        self._prepare()
+        starts, rows, _, counts = self.postings
+        terms = len(starts) - 1
+        group = np.asarray(groups, dtype=np.int64)[rows]
+        kept = group >= 0
+        key = group[kept] * terms + np.repeat(np.arange(terms, dtype=np.int64), np.diff(starts))[kept]
+        order = np.argsort(key, kind="stable")
+        cells, first = np.unique(key[order], return_index=True)
+        data = np.add.reduceat(np.asarray(counts, dtype=np.int64)[kept][order], first) if len(cells) else cells
+        out = Bm25Index(**self.params())
+        out.vocab = dict(self.vocab)
+        out._csr = (data.astype(np.int32), (cells % terms).astype(np.int32),
+                    np.concatenate([[0], np.cumsum(np.bincount(cells // terms, minlength=n))]).astype(np.int32),
+                    (n, terms))
+        return out
+
     def keep(self, rows: np.ndarray) -> None:
         """Keeps only the given rows (in that order); terms left with no document stop counting."""
         self.tf = self.tf[rows]

@@ -158,14 +158,26 @@ class LocalBackend(IndexBackend):
         for name, value in (filters or {}).items():
             if name not in FILTER_FIELDS:
                 raise ConfigError(f"retrieval filter {name!r} is unknown; valid fields: {', '.join(FILTER_FIELDS)}")
-            column = self._columns.get(name)
-            if column is None:
-                column = self._columns[name] = self._store.column(name) if self._store is not None \
-                    else np.array([getattr(c, name) for c in self._chunks], dtype=object)
+            column = self._column(name)
             values = list(value) if isinstance(value, (list, tuple, set, frozenset)) else [value]
             hit = np.isin(column, np.array(values, dtype=object))
             mask = hit if mask is None else mask & hit
         return mask
+
+    def _column(self, name: str) -> np.ndarray:
+        """Returns one filterable field of every chunk in row order, read once per change of the index."""
+        column = self._columns.get(name)
+        if column is None:
+            column = self._columns[name] = self._store.column(name) if self._store is not None \
+                else np.array([getattr(c, name) for c in self._chunks], dtype=object)
+        return column
+
+    def document_words(self) -> tuple[list[str], Bm25Index]:
+        """Sums the lexical index's term counts per source: no chunk is read or tokenised."""
+        column = self._column("source")
+        code = {s: i for i, s in enumerate(dict.fromkeys(s for s in column if s))}
+        groups = np.array([code.get(s, -1) for s in column], dtype=np.int64)
+        return list(code), self.lexical.grouped(groups, len(code))
 
     # ---- search
 
