@@ -5,6 +5,9 @@ question three ways through the full search() pipeline: routed (the configured r
 routed to hybrid_search) and bm25 (every type routed to keyword_search). Per type and overall it scores
 document recall@5 and recall@10 (the share of *all* relevant files among the first 5 / 10 distinct documents)
 and MRR@5 of the hits, the share of answers whose citations include a relevant file,
+what routing keeps of plain retrieval (`routed_keeps`: the share of questions whose routed first five documents
+hold hybrid's first document, and the share of the relevant files among hybrid's first five that routed's first
+five hold too: a route adds to hybrid, never subtracts, docs/routes.md),
 the share of answers in the question's language, crashes (a question whose search() raises), and for the
 classifier (the same for all three) type accuracy per type (relation's own entry is the one issue 41 asks
 about). Documents count by file name, as in bench/routing.py.
@@ -99,7 +102,9 @@ def run_half(questions: list[dict], index: str, configs: dict) -> dict:
     crashes: dict[str, list[dict]] = {s: [] for s in SYSTEMS}
     strategies: dict[str, Counter] = {s: Counter() for s in SYSTEMS}
     misses = []
+    kept: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for q in questions:
+        firsts: dict[str, list[str]] = {}
         for system, cfg in configs.items():
             try:
                 r = search(q["query"], index=index, config=cfg)
@@ -108,7 +113,7 @@ def run_half(questions: list[dict], index: str, configs: dict) -> dict:
                 for m in METRICS:
                     scores[system][q["type"]][m].append(0.0)
                 continue
-            ranked = top_documents(r.hits)
+            ranked = firsts[system] = top_documents(r.hits)
             cited = {doc_name(c.source) for c in r.citations}
             s = scores[system][q["type"]]
             s["recall@5"].append(score(f"recall@{K}", ranked, judged(q["relevant"])))
@@ -123,6 +128,14 @@ def run_half(questions: list[dict], index: str, configs: dict) -> dict:
                     misses.append({"qid": q["qid"], "type": q["type"], "routed_as": r.query_type,
                                    "strategy": r.strategy, "recall@5": s["recall@5"][-1], "top5": ranked,
                                    "cited": sorted(cited), "answer_language": language(r.answer)})
+        if "routed" in firsts and "hybrid" in firsts:
+            for t in (q["type"], "overall"):
+                kept[t]["hybrid_first"] += [float(d in firsts["routed"]) for d in firsts["hybrid"][:1]]
+                kept[t]["hybrid_relevant"] += [float(d in firsts["routed"]) for d in firsts["hybrid"]
+                                               if d in judged(q["relevant"])]
+            lost = [d for d in firsts["hybrid"] if d in judged(q["relevant"]) and d not in firsts["routed"]]
+            if lost and misses and misses[-1]["qid"] == q["qid"]:
+                misses[-1]["lost_from_hybrid"] = lost
     out: dict = {"questions": len(questions)}
     for system in SYSTEMS:
         per_type = {t: {m: mean(v) for m, v in scores[system][t].items()} | {"n": len(scores[system][t]["recall@5"])}
@@ -136,6 +149,8 @@ def run_half(questions: list[dict], index: str, configs: dict) -> dict:
         t: round(confusion[t][t] / sum(confusion[t].values()), 3) for t in TYPES if t in confusion}
     out["confusion"] = {t: dict(v) for t, v in confusion.items()}
     out["crashes"] = {s: v for s, v in crashes.items() if v}
+    out["routed_keeps"] = {t: {k: mean(v) for k, v in kept[t].items()} | {"n": len(kept[t]["hybrid_first"])}
+                           for t in ("overall",) + TYPES if t in kept}
     out["routed_misses"] = misses
     return out
 

@@ -87,6 +87,10 @@ def domain_half(half: str) -> Callable[[dict], str]:
                 "{} {:.2f} / {:.2f} vs {:.2f} / {:.2f}".format(t, types[t]["recall@5"], types[t]["mrr@5"],
                                                              h["hybrid"]["per_type"][t]["recall@5"],
                                                              h["hybrid"]["per_type"][t]["mrr@5"]) for t in types)
+        if "routed_keeps" in h:
+            keeps = h["routed_keeps"]["overall"]
+            survey += (f"; routed's first five hold hybrid's first document {keeps['hybrid_first']:.2f} and the "
+                       f"relevant files of hybrid's first five {keeps['hybrid_relevant']:.2f}")
         return (f"{r['corpus']['package']} {r['corpus']['version']}, {h['questions']} questions: type accuracy "
                 f"{h['type_accuracy']['overall']:.3f}; doc {' / '.join(k.replace('mrr', 'MRR') for k in keys)} "
                 f"{ranks}{survey}; answers cite a right file routed "
