@@ -478,6 +478,25 @@ def test_a_survey_finds_the_pages_that_speak_of_its_words_anywhere_in_their_text
 
 
 
+@pytest.mark.parametrize("order, support, kept", [
+    # a sibling section no match ranking holds (s2) gives its place back to plain's third document, which the
+    # headings and the whole text hold; the section follows the window
+    (["a", "s1", "s2", "x", "y", "z"], {"b": 2, "s1": 1}, ["a", "s1", "b", "x", "y", "s2", "z"]),
+    # as much evidence is not stronger: the survey's order stands
+    (["a", "s1", "s2", "x", "y"], {"b": 1, "s1": 1, "s2": 1}, ["a", "s1", "s2", "x", "y"]),
+    # plain's own first five are never what gives way, even to a document more rankings hold
+    (["a", "x", "y", "s1", "s2"], {"s1": 3, "s2": 3, "b": 1, "c": 1}, ["a", "x", "y", "s1", "s2"]),
+    # a document the survey ranked past its leads comes back all the same; the weakest, latest gives way first
+    (["a", "s1", "s2", "s3", "x"], {"c": 2, "s1": 1, "s2": 1, "s3": 1}, ["a", "s1", "s2", "c", "x", "s3"]),
+])
+def test_a_survey_keeps_plain_retrievals_first_documents_unless_more_match_rankings_hold_the_newcomer(
+        order, support, kept):
+    # issue 41 §3: routing adds, never subtracts; the outline (a chapter's siblings) or a fused rank alone is no
+    # stronger evidence than plain retrieval's own
+    from lambdarag.domains.generic.survey import plain_kept
+
+    assert plain_kept(order, ["a", "b", "c", "x", "y"], support) == kept
+
 def test_a_survey_question_tokenizes_no_chunk_of_the_index(tmp_path_factory):
     # issue 41 (scale): the whole-document ranking sums the index's own counts, so a survey's first question reads
     # the index's titles and headings but tokenizes no chunk's text again (it did: every chunk, once per index)

@@ -16,7 +16,10 @@ the first documents brings its sections, which are about its topic whatever
 words they use, and a chapter holding two of the plain ranking's first five
 documents brings its sibling sections. The rankings are fused by reciprocal rank, so a page two of
 them match goes ahead of one only its text matches; the plain ranking's first
-document keeps the first place, then each of the first `COVER` documents of the
+document keeps the first place, and each of its first five keeps a place among the
+first five unless more of the rankings that match the question's words (headings,
+whole text, listed and named things) hold the document that would take it (`plain_kept`);
+then each of the first `COVER` documents of the
 fusion leads with its best chunk, then the plain ranking follows, then the
 route's own hits (wiki pages, graph-expanded and rewritten queries).
 """
@@ -86,6 +89,8 @@ SIBLINGS_LEAST = 2
 SIBLINGS_WEIGHT = 1.0
 """Weight of the sibling sections' ranking in the fusion: as much as the text's, since sections a chapter shares
 with the first documents are about their topic (FAQ answers of one chapter, a manual's sections on one tool)."""
+KEPT = 5
+"""The plain ranking's first documents that keep a place in the survey's first as many (plain_kept)."""
 NUMBERED = re.compile(r"^(\d+(?:\.\d+)*)(?=[-_ .])")
 """A file name's section number (15.00-…, 2.3-…): the corpus's own outline, where it has one."""
 
@@ -303,6 +308,23 @@ def best_chunk(backend: Any, source: str, queries: Sequence[str], user: Any) -> 
     return None
 
 
+def plain_kept(order: Sequence[str], plain: Sequence[str], support: Mapping[str, int],
+               window: int = KEPT) -> list[str]:
+    """Returns `order` with each document of `plain`'s first `window` that it pushed out of its own first `window`
+    put back in place of a document there that `plain` does not rank so high and that fewer of the question's
+    match rankings hold (`support`: headings, whole text, listed and named things); the one it replaces follows
+    the window. A survey adds to plain retrieval and subtracts only for stronger evidence, never for the outline's
+    (a chapter's sibling sections) or the fused rank alone."""
+    top, moved, high = list(order[:window]), [], set(plain[:window])
+    for doc in sorted((d for d in plain[:window] if d not in top), key=lambda d: -support.get(d, 0)):
+        weaker = [i for i, d in enumerate(top) if d not in high and support.get(d, 0) < support.get(doc, 0)]
+        if weaker:
+            at = min(weaker, key=lambda i: (support.get(top[i], 0), -i))
+            moved.append(top[at])
+            top[at] = doc
+    return list(dict.fromkeys([*top, *moved, *order[window:]]))
+
+
 def covering(ctx: Any, query: str, hits: Sequence[Hit], user: Any) -> tuple[Hit, ...]:
     """Returns the best chunk of each of the first `COVER` documents about the question (module docstring), then the
     plain ranking, then `hits`, each chunk once."""
@@ -315,13 +337,14 @@ def covering(ctx: Any, query: str, hits: Sequence[Hit], user: Any) -> tuple[Hit,
     leads = []
     first = list(best)[:1]  # the plain ranking's first document keeps its place: a survey adds, never subtracts
     listed = listed_documents(backend, query, user)
-    rankings = [(list(best), 1.0), (titled, HEADINGS_WEIGHT), (listed, 1.0),
-                (mentions(backend).ranked(topic_words(backend, query), COVER), MENTIONS_WEIGHT),
-                (titled_documents(backend, query), NAMED_WEIGHT)]
+    matched = [titled, listed, mentions(backend).ranked(topic_words(backend, query), COVER),
+               titled_documents(backend, query)]
+    rankings = [(list(best), 1.0), *zip(matched, (HEADINGS_WEIGHT, 1.0, MENTIONS_WEIGHT, NAMED_WEIGHT))]
     table = outline(backend)
     near = [d for seed in fused_documents(*rankings)[:SEEDS] for d in table.sections_by(seed, list(best))]
     fused = fused_documents(*rankings, (near, SECTIONS_WEIGHT), (table.siblings(list(best)), SIBLINGS_WEIGHT))
-    for source in dict.fromkeys([*first, *fused][:COVER]):
+    support = Counter(d for ranking in matched for d in set(ranking[:COVER]))
+    for source in plain_kept(list(dict.fromkeys([*first, *fused][:COVER])), list(best), support):
         if source not in best:
             found = best_chunk(backend, source, (query, table.titles.get(source, "")), user)
             if found is None:
