@@ -478,24 +478,28 @@ def test_a_survey_finds_the_pages_that_speak_of_its_words_anywhere_in_their_text
 
 
 
-@pytest.mark.parametrize("order, support, kept", [
+@pytest.mark.parametrize("order, named, support, kept", [
     # a sibling section no match ranking holds (s2) gives its place back to plain's third document, which the
     # headings and the whole text hold; the section follows the window
-    (["a", "s1", "s2", "x", "y", "z"], {"b": 2, "s1": 1}, ["a", "s1", "b", "x", "y", "s2", "z"]),
+    (["a", "s1", "s2", "x", "y", "z"], [], {"b": 2, "s1": 1}, ["a", "s1", "b", "x", "y", "s2", "z"]),
     # as much evidence is not stronger: the survey's order stands
-    (["a", "s1", "s2", "x", "y"], {"b": 1, "s1": 1, "s2": 1}, ["a", "s1", "s2", "x", "y"]),
-    # plain's own first five are never what gives way, even to a document more rankings hold
-    (["a", "x", "y", "s1", "s2"], {"s1": 3, "s2": 3, "b": 1, "c": 1}, ["a", "x", "y", "s1", "s2"]),
+    (["a", "s1", "s2", "x", "y"], [], {"b": 1, "s1": 1, "s2": 1}, ["a", "s1", "s2", "x", "y"]),
+    # plain's own first five give way to no document more rankings hold
+    (["a", "x", "y", "s1", "s2"], [], {"s1": 3, "s2": 3, "b": 1, "c": 1}, ["a", "x", "y", "s1", "s2"]),
     # a document the survey ranked past its leads comes back all the same; the weakest, latest gives way first
-    (["a", "s1", "s2", "s3", "x"], {"c": 2, "s1": 1, "s2": 1, "s3": 1}, ["a", "s1", "s2", "c", "x", "s3"]),
+    (["a", "s1", "s2", "s3", "x"], [], {"c": 2, "s1": 1, "s2": 1, "s3": 1}, ["a", "s1", "s2", "c", "x", "s3"]),
+    # a document naming a listed thing in its headings takes the place of the weakest but plain's first and the
+    # other named ones, plain's own included (the question names it: stronger evidence)
+    (["a", "n1", "b", "c", "x", "n2"], ["n1", "n2"], {"b": 3, "c": 2, "x": 2, "n2": 1},
+     ["a", "n1", "b", "c", "n2", "x"]),
 ])
-def test_a_survey_keeps_plain_retrievals_first_documents_unless_more_match_rankings_hold_the_newcomer(
-        order, support, kept):
+def test_a_survey_keeps_plain_retrievals_first_documents_unless_the_newcomer_holds_stronger_evidence(
+        order, named, support, kept):
     # issue 41 §3: routing adds, never subtracts; the outline (a chapter's siblings) or a fused rank alone is no
-    # stronger evidence than plain retrieval's own
-    from lambdarag.domains.generic.survey import plain_kept
+    # stronger evidence than plain retrieval's own, a document the question names is
+    from lambdarag.domains.generic.survey import kept_first
 
-    assert plain_kept(order, ["a", "b", "c", "x", "y"], support) == kept
+    assert kept_first(order, ["a", "b", "c", "x", "y"], named, support) == kept
 
 def test_a_survey_question_tokenizes_no_chunk_of_the_index(tmp_path_factory):
     # issue 41 (scale): the whole-document ranking sums the index's own counts, so a survey's first question reads

@@ -16,9 +16,10 @@ the first documents brings its sections, which are about its topic whatever
 words they use, and a chapter holding two of the plain ranking's first five
 documents brings its sibling sections. The rankings are fused by reciprocal rank, so a page two of
 them match goes ahead of one only its text matches; the plain ranking's first
-document keeps the first place, and each of its first five keeps a place among the
-first five unless more of the rankings that match the question's words (headings,
-whole text, listed and named things) hold the document that would take it (`plain_kept`);
+document keeps the first place; each document whose headings name a thing the question
+lists, and each of the plain ranking's first five unless more of the rankings that match
+the question's words (headings, whole text, listed and named things) hold the document
+that would take it, keep a place among the first five (`kept_first`);
 then each of the first `COVER` documents of the
 fusion leads with its best chunk, then the plain ranking follows, then the
 route's own hits (wiki pages, graph-expanded and rewritten queries).
@@ -90,7 +91,7 @@ SIBLINGS_WEIGHT = 1.0
 """Weight of the sibling sections' ranking in the fusion: as much as the text's, since sections a chapter shares
 with the first documents are about their topic (FAQ answers of one chapter, a manual's sections on one tool)."""
 KEPT = 5
-"""The plain ranking's first documents that keep a place in the survey's first as many (plain_kept)."""
+"""The plain ranking's first documents that keep a place in the survey's first as many (kept_first)."""
 NUMBERED = re.compile(r"^(\d+(?:\.\d+)*)(?=[-_ .])")
 """A file name's section number (15.00-…, 2.3-…): the corpus's own outline, where it has one."""
 
@@ -308,20 +309,28 @@ def best_chunk(backend: Any, source: str, queries: Sequence[str], user: Any) -> 
     return None
 
 
-def plain_kept(order: Sequence[str], plain: Sequence[str], support: Mapping[str, int],
+def kept_first(order: Sequence[str], plain: Sequence[str], named: Sequence[str], support: Mapping[str, int],
                window: int = KEPT) -> list[str]:
-    """Returns `order` with each document of `plain`'s first `window` that it pushed out of its own first `window`
-    put back in place of a document there that `plain` does not rank so high and that fewer of the question's
-    match rankings hold (`support`: headings, whole text, listed and named things); the one it replaces follows
-    the window. A survey adds to plain retrieval and subtracts only for stronger evidence, never for the outline's
+    """Returns `order` with what holds stronger evidence than a fused rank put among its first `window` documents:
+    each document the question names (`named`: its headings name a listed thing, titled_documents), in place of
+    any there but `plain`'s first and the named, and each of `plain`'s first `window` that `order` pushed out, in
+    place of one that is none of these unless fewer of the question's match rankings (`support`: headings, whole
+    text, listed and named things) hold it. The weakest gives way (fewest rankings, the later on a tie) and follows
+    the window: a survey adds to plain retrieval and subtracts only for stronger evidence, never for the outline's
     (a chapter's sibling sections) or the fused rank alone."""
-    top, moved, high = list(order[:window]), [], set(plain[:window])
-    for doc in sorted((d for d in plain[:window] if d not in top), key=lambda d: -support.get(d, 0)):
-        weaker = [i for i, d in enumerate(top) if d not in high and support.get(d, 0) < support.get(doc, 0)]
-        if weaker:
-            at = min(weaker, key=lambda i: (support.get(top[i], 0), -i))
+    top, moved = list(order[:window]), []
+
+    def put(doc: str, kept: set[str], weaker: Any) -> None:
+        places = [i for i, d in enumerate(top) if d not in kept and weaker(d)]
+        if places:
+            at = min(places, key=lambda i: (support.get(top[i], 0), -i))
             moved.append(top[at])
             top[at] = doc
+
+    for doc in (d for d in named if d not in top):
+        put(doc, {*plain[:1], *named}, lambda d: True)
+    for doc in sorted((d for d in plain[:window] if d not in top), key=lambda d: -support.get(d, 0)):
+        put(doc, {*plain[:window], *named}, lambda d, doc=doc: support.get(d, 0) < support.get(doc, 0))
     return list(dict.fromkeys([*top, *moved, *order[window:]]))
 
 
@@ -337,14 +346,14 @@ def covering(ctx: Any, query: str, hits: Sequence[Hit], user: Any) -> tuple[Hit,
     leads = []
     first = list(best)[:1]  # the plain ranking's first document keeps its place: a survey adds, never subtracts
     listed = listed_documents(backend, query, user)
-    matched = [titled, listed, mentions(backend).ranked(topic_words(backend, query), COVER),
-               titled_documents(backend, query)]
+    named = titled_documents(backend, query)
+    matched = [titled, listed, mentions(backend).ranked(topic_words(backend, query), COVER), named]
     rankings = [(list(best), 1.0), *zip(matched, (HEADINGS_WEIGHT, 1.0, MENTIONS_WEIGHT, NAMED_WEIGHT))]
     table = outline(backend)
     near = [d for seed in fused_documents(*rankings)[:SEEDS] for d in table.sections_by(seed, list(best))]
     fused = fused_documents(*rankings, (near, SECTIONS_WEIGHT), (table.siblings(list(best)), SIBLINGS_WEIGHT))
     support = Counter(d for ranking in matched for d in set(ranking[:COVER]))
-    for source in plain_kept(list(dict.fromkeys([*first, *fused][:COVER])), list(best), support):
+    for source in kept_first(list(dict.fromkeys([*first, *fused][:COVER])), list(best), named, support):
         if source not in best:
             found = best_chunk(backend, source, (query, table.titles.get(source, "")), user)
             if found is None:
