@@ -5,9 +5,13 @@ its learned classifier, then the default type (skills.classify.classify_offline)
 bench/domain_bench.py and bench/routing.py report can be measured in seconds, per corpus and half, while
 their indexes build. Each set is classified under the profile its index is built with (`PROFILES`): the
 documentation corpora of bench/data/domains (dev: may be tuned on; test: frozen, report only) under the
-generic pack, the routing sets `laws` and `maritime` (dev, dev2, test) under the statute pack.
+generic pack, the routing sets `laws` and `maritime` (dev, dev2, test) under the statute pack, and `written`
+(bench/data/classify/written.jsonl: questions about no benchmark's corpus, a test half only) under the generic pack.
+Each half also reports `learned_only`, the learned classifier's accuracy with no rule asked: how well the fallback
+that decides what no cue settles carries. `--out` names another result file (main's code measured the same way).
 Run:
-  python bench/classify_types.py [--sets reference-en,…,laws,maritime]   → bench/results/classify-types.json
+  python bench/classify_types.py [--sets reference-en,…,laws,maritime,written] [--out classify-types-before.json]
+                                                                         → bench/results/classify-types.json
 """
 from __future__ import annotations
 
@@ -25,9 +29,13 @@ from routing_data import SETS, TYPES, load as load_routing  # noqa: E402
 from lambdarag import Context  # noqa: E402
 from lambdarag.domains import profile_named  # noqa: E402
 from lambdarag.skills import build  # noqa: E402
+from lambdarag.skills.classify import learned_classify  # noqa: E402
+from lambdarag.skills.profile import CorpusProfile  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-PROFILES = {**{c: "generic" for c in CORPORA}, **{s: "prc_statutes" for s in SETS}}
+WRITTEN = ROOT / "bench" / "data" / "classify" / "written.jsonl"
+"""Questions in both languages about no benchmark's corpus, never tuned on (bench/data/classify/README.md)."""
+PROFILES = {**{c: "generic" for c in CORPORA}, **{s: "prc_statutes" for s in SETS}, "written": "generic"}
 """The corpus profile each set's index is built with (``domain: auto``: the statute pack claims the statutes)."""
 
 
@@ -35,15 +43,25 @@ def halves(name: str) -> dict[str, list[dict]]:
     """Returns the labelled questions of each half of a set, by half."""
     if name in SETS:
         return {h: load_routing(h, SETS[name].folder) for h in SETS[name].halves}
+    if name == "written":
+        return {"test": [json.loads(line) for line in WRITTEN.read_text(encoding="utf-8").splitlines() if line.strip()]}
     return {h: load_domain(name, h) for h in HALVES}
 
 
+def learned_only(query: str, profile: CorpusProfile) -> str:
+    """Returns the type the learned classifier alone gives a question, no rule asked (the default, fact, when unsure)."""
+    found = learned_classify(query, {}, profile)
+    return found.type if found is not None else "fact"
+
+
 def classified(questions: list[dict], profile: str) -> dict:
-    """Returns type accuracy per type and overall, the confusion and the misclassified questions of one half."""
+    """Returns type accuracy per type and overall, the confusion and the misclassified questions of one half, and
+    the accuracy of the learned classifier alone (no rules; fact when unsure): how well the fallback carries."""
     term, ctx = build("classify_offline", {}), {"profile": profile_named(profile)}
     confusion: dict[str, Counter] = defaultdict(Counter)
-    misses = []
+    misses, learned = [], 0
     for q in questions:
+        learned += learned_only(q["query"], ctx["profile"]) == q["type"]
         c = term.run(q["query"], Context(resources=ctx)).classification
         confusion[q["type"]][c.type] += 1
         if c.type != q["type"]:
@@ -52,6 +70,7 @@ def classified(questions: list[dict], profile: str) -> dict:
     accuracy = {t: round(confusion[t][t] / sum(confusion[t].values()), 3) for t in TYPES if t in confusion}
     overall = round(sum(confusion[t][t] for t in confusion) / len(questions), 3)
     return {"questions": len(questions), "type_accuracy": {"overall": overall} | accuracy,
+            "learned_only": round(learned / len(questions), 3),
             "confusion": {t: dict(v) for t, v in confusion.items()}, "misses": misses}
 
 
@@ -63,10 +82,13 @@ def main(names: list[str]) -> dict:
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sets", default=",".join(PROFILES), help=f"comma-separated, of {','.join(PROFILES)}")
-    out = main(ap.parse_args().sets.split(","))
-    (ROOT / "bench" / "results" / "classify-types.json").write_text(json.dumps(out, ensure_ascii=False, indent=1) + "\n",
+    ap.add_argument("--out", default="classify-types.json", help="the result file's name in bench/results")
+    args = ap.parse_args()
+    out = main(args.sets.split(","))
+    (ROOT / "bench" / "results" / args.out).write_text(json.dumps(out, ensure_ascii=False, indent=1) + "\n",
                                                                    encoding="utf-8")
     for name, by_half in out["sets"].items():
         sys.stdout.write(f"{name:16} " + "  ".join(f"{h} {r['type_accuracy']['overall']:.3f} (relation "
-                                                  f"{r['type_accuracy'].get('relation', float('nan')):.2f})"
+                                                  f"{r['type_accuracy'].get('relation', float('nan')):.2f}, "
+                                                  f"learned alone {r['learned_only']:.2f})"
                                                   for h, r in by_half.items()) + "\n")

@@ -17,54 +17,81 @@ _STEERS = ("controls?|decides?|determines?|configures?|governs?|overrides?|sets(
 _ZH_STEERS = "控制|决定|配置|设置|指定|设定|左右"
 """Chinese verbs with which a question asks what steers something (由哪些配置文件控制)."""
 _USES = ("defines|reads|loads|calls|invokes|sources|imports|spawns|triggers|consumes|handles|manages|requires|wraps"
-         "|generates|writes|populates|interprets|intercepts")
+         "|generates|writes|populates|interprets|intercepts|implies|references|extends|inherits|embeds")
 """English verbs (singular) with which a question asks what one thing does to another (which script calls …)."""
 _THINGS = ("(?:files?|settings?|options?|variables?|keys?|modules?|librar(?:y|ies)|packages?|programs?|commands?"
-           "|hooks?|scripts?|services?|units?|components?|daemons?|processes|process|tools?|functions?|plugins?|features?"
+           "|hooks?|scripts?|services?|units?|tables?|components?|daemons?|processes|process|tools?|functions?|plugins?|features?"
            "|mechanisms?|interfaces?|protocols?|backends?|drivers?|signals?|users?|groups?|accounts?)")
 """English nouns for the parts of a system a relation question asks which of (which files does X read)."""
 _ZH_THINGS = ("(?:配置文件|配置项|配置|设置|文件|变量|模块|库|程序|命令|进程|服务|脚本|组件|工具|函数|单元|守护进程|插件"
-              "|选项|参数|指令|键)")
+              "|选项|参数|指令|键|钩子|表)")
 """Chinese nouns for the parts of a system a relation question asks which of (哪些程序会读取…)."""
 _ZH_USES = "调用|读取|加载|引用|依赖|导入|定义|覆盖|隐含|触发|查阅"
 """Chinese verbs with which a question asks what one thing does to another (读取哪些配置文件, 覆盖哪个配置项)."""
+_VERSION = r"\d+(?:\.(?:\d+|x))+"
+"""A dotted version number (2.4, 1.9.2, 1.x)."""
 _HANDS = "contact|consult|pass|hand|send|forward|override|imply|use|start|launch|trigger|spawn|delegate|query|write|notify"
 """English verbs (base form) with which a question asks what a thing hands work or data to (which daemon does the
 client contact, which setting does the option override)."""
 
 CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
     ("synthesis", 0.85, (r"^(?:please\s+)?(?:summari[sz]e|give (?:me )?an overview|outline|survey)\b",
-                         r"^请?(?:概述|总结|梳理|归纳|综述)")),
+                         r"^请?(?:概述|总结|梳理|归纳|综述|列举|罗列)",
+                         r"\b(?:whole|entire|full|complete) (?:[\w-]+ ){0,2}?(?:process|pipeline|workflow|life ?cycle|flow|picture)\b",
+                         r"\b(?:across|throughout) (?:the |all )?(?:whole |entire )?(?:codebase|code|project|system|documentation|docs"
+                         r"|manual|guide|book|modules|components|chapters)\b",
+                         r"(?:完整|整个|全)的?[\u4e00-\u9fff]{0,4}?(?:流程|过程|生命周期|工作流|流水线)",
+                         r"整个(?:项目|代码库|代码|系统|程序|软件|手册|文档|指南)(?:中|里|内)?(?:是)?(?:怎么|如何|怎样)")),
+    ("temporal", 0.85, (r"\bbetween (?:versions? |releases? |v)?" + _VERSION + r" and v?" + _VERSION,
+                        r"\bfrom (?:versions? |releases? |v)?" + _VERSION + r" to v?" + _VERSION + r"\b",
+                        r"\b(?:breaking|incompatible|backwards?[- ]incompatible) changes?\b",
+                        _VERSION + r"\s*(?:版本?)?\s*(?:到|至|和|与|升级到)\s*v?" + _VERSION + r"\s*(?:版本?)?(?:之间|期间|的|有|时|中)",
+                        "(?:不兼容|破坏性)的?(?:变更|改动|变化|修改)")),
     ("relation", 0.85, (r"(?:" + _ZH_USES + r")了?(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,4}?" + _ZH_THINGS,)),
     ("synthesis", 0.85, (r"\b(?:different|various|several|all the|main|possible|available) " + _KINDS + r"\b",
                          r"\b(?:what|which) " + _KINDS + r" (?:are there|exist|are available|do i have|can)\b",
                          "(?:不同|各种|哪些|哪几种|几种|多种)的?" + _ZH_KINDS + "(?!(?:会|可以|能)?(?:影响|" + _ZH_STEERS + "))")),
-    ("compare", 0.9, (r"\bdifferen(?:ce|ces|t from)\b", r"\bdiffers?\b", r"\bcompare\b", r"\bcompared (?:to|with)\b", r"\bcomparison (?:of|between)\b",
+    ("compare", 0.9, (r"\bdifferen(?:ce|ces|t from)\b", r"^(?!.*\b(?:when|if|whether|unless) (?:the )?[\w.-]+ differs?\b).*\bdiffers?\b",
+                      r"\bhow (?:do|does) (?!I\b|you\b|we\b)(?:[^?,]{1,40}? and [^?,]{1,40}?|(?:the )?(?:two|both) [^?,]{1,40}?) "
+                      r"(?:behave|handle|perform|act|work(?! together| with))\b",
+                      r"\bcompare\b", r"\bcompared (?:to|with)\b", r"\bcomparison (?:of|between)\b",
                       r"\bversus\b", r"\bcontrast\b", r"\bdistinguish(?:es)?\b", r"\bwhat separates\b", r"\bsets? .{1,40} apart\b",
                       r"\bsimilarit(?:y|ies)\b", r"\bin common\b", r"\balike\b", r"\bvs\.?\s",
                       r"\b(?:better|faster|slower|safer|simpler|easier|cheaper) than\b", r"\bor\b[^?]{1,40}\bwhich\b",
                       r"\bwhich is (?:better|faster|safer|simpler|easier|preferable)\b",
+                      r"\b(?:should|would|do|can|shall) (?:I|we|you|one) (?:use|pick|choose|prefer|take|go with|recommend) (?!to\b)[^?,]{1,40}? or\b",
+                      r"\bprefer\b[^?,]{1,40}?\b(?:over|rather than|instead of)\b",
+                      r"\b(?:when|why) (?:should|would|do|does|is|are) [^?]{1,60}?\b(?:rather than|instead of)\b", r"\bunlike\b", r"\bdistinct from\b",
+                      r"\b(?:is|are) [^?,]{1,40}? the same (?:as|thing)\b", r"\bthe same way\b", r"\binterchangeabl[ey]\b",
+                      r"\bdiverge\b", r"\bover the (?:other|\w+ one)\b",
                       "异同", "区别", "差别", "差异", "对比", "相比", "比较一下", "比较(?=[^好快慢多少常]{0,2}[？?]?$)",
                       r"(?:和|与|跟|同).{1,30}(?:不同|不一样|一样吗|相同|优缺点|优劣|哪个更|哪种更|谁更)",
-                      "有何不同", "有什么不同", "不同之处", "哪个更", "哪种更",
+                      "有何不同", "有什么不同", "不同之处", "哪个更", "哪种更", "一回事", "共同点", "互换", "互相替代",
+                      r"还是[^，。？?]{1,30}?(?:更|比较)(?:好|快|慢|安全|合适|省|稳定|方便|可靠)", r"而不(?:选|用|是|采用)",
+                      r"(?:和|与|跟|同)[^，。？?]{1,30}?分别(?:在|适合|适用|用于|用在)",
+                      r"(?:和|与|跟|同)[^，。？?]{1,30}?(?:用|选)哪(?:个|一个|种)(?:好|更好|合适)?[？?]?$",
                       r"[A-Za-z][\w.+-]*\s*(?:和|与|跟|还是)\s*[A-Za-z][\w.+-]*\s*(?:之间|两者|二者)?哪(?:个|一个|种)")),
     ("temporal", 0.85, (r"\b(?:latest|newest|current) (?:version|release|edition)\b",
                         r"\bwhich (?:[\w.-]+ ){0,2}?(?:version|release)\b",
                         r"\bwhat (?:[\w.-]+ ){0,2}?(?:version|release) (?:did|was|were|first|added|introduced|removed|dropped)\b",
                         r"\bfirst (?:appeared|appear|introduced|added|shipped|supported|available)\b",
-                        r"\b(?:lifetime|life ?cycle|end of life|support period|release (?:cycle|schedule))\b",
+                        r"\b(?:(?:release|support|product|version) (?:lifetime|life ?cycle)|(?:lifetime|life ?cycle) of (?:a |the |each )?"
+                        r"(?:[\w-]+ )?(?:release|version)s?|end of life|support period|release (?:cycle|schedule)|long[- ]term (?:support|release)|LTS)\b",
                         r"\bhow often (?:do|does|are|is|will) (?:(?:new|stable|major|minor) ){0,2}(?:releases?|versions?)\b",
                         r"\b(?:since|before|until|in|after) (?:version|release|v?\d+\.\d+)", r"\bdeprecated\b",
-                        r"\b(?:introduced|added|removed|dropped) in\b", r"\bwhat changed\b", r"\bchanges? in\b",
+                        r"\b(?:introduced|added|removed|dropped) in\b", r"\bwhat changed\b",
+                        r"\bchanges? in (?:the )?(?:version|release|v?\d|latest|newest|new|next|last|recent|current|each)\b",
                         r"\bolder versions?\b", r"\bsince (?:which|when)\b", r"\bover time\b", r"\bhistory of\b",
                         r"\bthe old(?:er)? (?:[\w.()-]+ ){0,3}?(?:formats?|versions?|releases?|styles?|syntax|schemes?)\b",
                         r"\bcode ?names? of (?:[\w-]+ )?v?\d+(?:\.\d+)*\b", r"\d+(?:\.\d+)*\s*(?:版|版本)?的?代号",
-                        r"\bstill (?:supported|used|valid|the default|works?|available)\b",
+                        r"\bstill (?:supported|used|valid|the default|works?|available|accepted|maintained|receives?|gets?)\b",
                         r"\b(?:next|upcoming|previous|last|major|minor) (?:release|version)\b",
                         r"\bwhen (?:was|were|did|will|is)\b", r"\b(?:last|this|next) year\b", r"\b(?:before|after|since) (?:the )?(?:19|20)\d\d\b",
                         "最新版", "哪个版本", "哪一版", "旧版本", "新版本", "老版本", r"从哪.{0,16}版", "版本开始", "版起",
-                        "自从", "哪一年", "什么时候", "何时", "第几版", r"目前.{0,6}版", "下个版本", "下一个?版本",
-                        "上一个?版本", "大版本", "首次(?:出现|引入|加入|支持)", "最早(?:出现|引入|加入|支持)", "(?:生命|支持|发布|维护)周期",
+                        "自从", "以来", "哪一年", r"什么时候(?!(?:用|使用|应该|该用|需要|要用|适合))", "何时", r"第\s*\d+\s*版",
+                        "第几版", r"目前.{0,6}版", "下个版本", "下一个?版本",
+                        "上一个?版本", "大版本", "长期支持",
+                        r"(?:什么|哪些)(?:变化|变更|改动|变动)", r"还(?:有|在|会)(?:安全)?(?:更新|维护)", "首次(?:出现|引入|加入|支持)", "最早(?:出现|引入|加入|支持)", "(?:生命|支持|发布|维护)周期",
                         r"多久(?:发布|发)一次",  "去年", "今年", "前年", "近年", "这些年", "历年", "演变", "还支持", "还能用", "还在用", "下线",
                         r"\d{4}\s*年(?:版|以前|之前|以后|起)", r"\d+(?:\.\d+)+\s*版", "废弃", "引入的")),
     ("relation", 0.85, (r"\brelat(?:e|es|ed|ion|ionship) (?:to|between|with)\b", r"\brelationships?\b",
@@ -83,18 +110,18 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         r"\bwhat (?:calls|uses|imports|starts|triggers|launches|runs|spawns|loads|reads|executes|invokes|handles|manages"
                         r"|provides|generates|writes|populates)\b",
                         r"\bwhere (?:does|do) (?!I\b|you\b|we\b|one\b).{2,50}?\b(?:get|take|read|load|obtain) .{0,40}\bfrom\b",
-                        r"\bwhich (?:[\w.-]+ ){0,2}[\w.-]+ (?:" + _USES + r")\b",
-                        r"\bwhich (?:[\w.-]+ ){0,2}[\w.-]+s (?:read|load|call|invoke|source|include|import|require|use)\b",
+                        r"\bwhich (?:[\w.-]+ ){0,3}[\w.-]+ (?:" + _USES + r")\b",
+                        r"\bwhich (?:[\w.-]+ ){0,2}[\w.-]+s (?:read|load|call|invoke|source|include|import|require|use|reference|extend|inherit|imply)\b",
                         r"\b(?:which|what) (?:[\w.-]+ ){0,2}?" + _THINGS + r" (?:does|do|will|would) (?!I\b|you\b|we\b|one\b)"
-                        r".{2,50}?\b(?:read|load|call|invoke|run|source|include|import|require|need|honou?r|respect|obey|take into account|"
+                        r".{2,50}?(?<![\w-])(?:read|load|call|invoke|run|source|include|import|require|need|honou?r|respect|obey|take into account|"
                         + _HANDS + r")\b",
-                        r"\bwhat (?:does|do) (?!I\b|you\b|we\b|one\b).{2,50}?\b(?:depend|rely|call|invoke|run|load|source|import)\b",
+                        r"\bwhat (?:does|do) (?!I\b|you\b|we\b|one\b).{2,50}?(?<![\w-])(?:depend|rely|call|invoke|run|load|source|import)\b",
                         r"\b(?:used|called|invoked|run|read|loaded|started|spawned|triggered|sourced|managed|provided|handled"
                         r"|generated|maintained|owned|launched|wrapped|implied|overridden|superseded) by\b(?!\s+default\b)",
                         r"\b(?:which|what) (?:[\w.-]+ ){0,2}?" + _THINGS + r" (?:is|are|gets?) (?:started|launched|run|invoked|called"
                         r"|triggered|spawned|activated|loaded|read) (?:when|whenever|on|after|before|at)\b",
                         r"\b(?:derived|inherited) from\b", r"^does .{2,50}?\bimply\b",
-                        r"\bwhat (?:does|do) (?!I\b|you\b|we\b|one\b).{2,50}?\buse (?:to|for)\b",
+                        r"\bwhat (?:does|do) (?!I\b|you\b|we\b|one\b).{2,50}?(?<![\w-])use (?:to|for)\b",
                         r"\b(?:which|what) (?:[\w.-]+ ){0,2}?" + _THINGS + r" (?:must|needs? to|has to|have to|should) be "
                         r"(?:pre)?(?:loaded|linked|installed|present|running|enabled|mounted|imported|sourced|started"
                         r"|in|listed in|added to|included in)\b",
@@ -107,10 +134,10 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         r"\brel(?:y|ies|ied) on\b", r"\bbuil(?:d|ds|t) (?:up)?on\b",
                         r"\bhow (?:does|do|is|are) (?!I\b|you\b|we\b|one\b).{2,60}?\b(?:work(?:s)? (?:with|together)|fits? (?:in|into)"
                         r"|interact|connect|tie in|tied to|linked to)\b", r"\bwhat role\b|\brole of\b.{2,60}\bin\b",
-                        "由谁", "谁负责", "谁有权", "属于哪", "依赖", "哪个(?:模块|组件|团队|进程|服务|守护进程|程序|脚本|软件包|库|单元|工具|命令)会?(?:负责|调用|启动|触发|投递|提供|处理|管理|生成|监听)",
+                        "由谁", "谁负责", "谁有权", "属于哪", "依赖", "哪个(?:模块|组件|团队|进程|服务|守护进程|程序|脚本|软件包|库|单元|工具|命令)会?(?:负责|调用|启动|触发|投递|提供|处理|管理|生成|监听|派生)",
                         "(?:有|是)什么关系", "有何关系", "关系如何", "交互", "配合", "协作", "调用了?哪", "被哪", "归哪", r"由(?:哪|什么|谁).{0,12}(?:负责|管理|启动|触发|提供|维护|" + _ZH_STEERS + ")",
                         r"(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,4}?" + _ZH_THINGS + r"(?:来|可以|能|会)?(?:" + _ZH_STEERS + ")", r"(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,6}?(?:决定|左右)了?",
-                        r"受(?:哪|什么).{0,12}(?:" + _ZH_STEERS + "|影响|约束)", r"(?:" + _ZH_STEERS + ")于哪", "取决于",
+                        r"受(?:哪|什么).{0,12}(?:" + _ZH_STEERS + "|影响|约束|限制|制约)", r"(?:" + _ZH_STEERS + ")于哪", "取决于",
                         r"是.{1,16}的(?:一部分|组成部分)", r"属于.{0,12}的一部分",
                         r"(?:与|和|跟|同).{1,30}?(?:之间)?的(?:关系|联系)", r"关系是什么", r"(?:有|是)(?:什么|何)联系",
                         r"(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,4}?" + _ZH_THINGS + r"(?:会|来|可以|能)?(?:" + _ZH_USES + ")",
@@ -118,15 +145,18 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         r".{0,6}?(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,4}?(?:" + _ZH_THINGS + r"|特性|机制|接口|协议)来?[\u4e00-\u9fff]{2}", r"用的是(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,4}?" + _ZH_THINGS,
                         r"(?:交给|传给|传递给|转交给?|发送给|发给|委托给?|靠|依靠|借助|凭借)(?:哪个|哪些|什么)",
                         r"(?:如何|怎样|怎么)(?:关联|联系|衔接)", r"的底层(?:实现|命令|程序)",
-                        r"(?:使用|用到)了?(?:哪个|哪些|什么)(?:库|模块|组件|服务|后端|协议|守护进程|插件|驱动)",
+                        r"(?:使用|用到|用)了?(?:哪个|哪些|什么)(?:库|模块|组件|服务|后端|协议|守护进程|插件|驱动)",
                         r"(?:必须|需要|得)先?(?:预加载|加载|链接|安装|启用|启动|运行)(?:哪个|哪些|什么)",
                         r"在(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,4}?" + _ZH_THINGS + r"[里中]?(?:" + _ZH_STEERS + ")", r"(?:作用于|适用于)(?:哪|什么)",
                         r"影响到?(?:哪些|哪个)", r"需要(?:哪些|哪个)(?:软件包|库|模块|组件)", r"需要(?:哪些|哪个)[\u4e00-\u9fff]{0,4}?" + _ZH_THINGS,
                         r"从(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,4}?" + _ZH_THINGS + r"[中里]?(?:获取|读取|加载|得到)", r"来自(?:哪个|哪些)(?:软件包|包|模块|组件|项目|库)",
+                        r"(?<![我你您])从哪(?:里|儿)(?:获取|读取|加载|得到|拿到)",
+                        r"(?:之前|之后|前|后|时)(?:会)?(?:运行|执行|调用|触发|启动)(?:哪些|哪个)[\u4e00-\u9fff]{0,4}?(?:钩子|脚本|程序|服务|进程)",
                         r"在哪个(?:软件包|包|模块|组件)(?:里|中)", r"(?:控制|决定|左右)了?(?:哪些|哪个|什么)", r"(?:包含|收录|打包)在哪",
                         r"(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,4}?" + _ZH_THINGS + r"(?:会)?影响", r"是.{1,20}的(?:前端|后端|封装|别名|简写)",
                         r"(?:与|和|跟|同).{1,20}(?:通信|通讯)",
-                        r"(?:起|扮演|担任|发挥)(?:了)?(?:什么|怎样的?|何种)(?:作用|角色)", r"基于哪", r"建立在.{1,12}之上")),
+                        r"(?:起|扮演|担任|发挥)(?:了)?(?:什么|怎样的?|何种)(?:作用|角色)", r"基于哪",
+                        r"(?:根据|依据|依照|参照)(?:哪个|哪些|什么)", r"建立在.{1,12}之上")),
     ("synthesis", 0.85, (r"\boverview\b", r"\bsummar(?:y|ise|ize)\b", r"\boutline\b", r"\bsurvey\b",
                          r"\boverall\b", r"\bwalk me through\b", r"\bend to end\b", r"\bfrom start to (?:end|finish)\b",
                          r"\ball (?:the )?(?:ways|options|tools|methods)\b", r"\bevery (?:place|way|option|tool)\b",
@@ -135,13 +165,16 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                          r"\b(?:which|what) (?:[\w.-]+ ){0,2}?\w+s (?:does|do) (?:the|this) (?:book|manual|guide|documentation|docs"
                          r"|handbook|reference|chapter|tutorial) (?:describe|cover|present|list|mention|discuss|introduce|explain)\b",
                          "哪几种", "各自", r"分别(?:放|是|包含|有|怎么|如何)", "梳理", "汇总", "概述", "总结", "归纳", "整体",
-                         "全面", "主要(?:内容|部分|组成|功能)", "有哪些方面", "哪些方面", "哪些环节", "哪些地方", "各个", "各(?:种|类|项|级)",
+                         "全面", "总体",
+                         r"都(?:讲|说|介绍|涵盖|包括|包含|提到)了?(?:什么|哪些)", r"(?:所有|全部)的?(?:位置|地方|途径|场景|情况)",
+                         "主要(?:内容|部分|组成|功能)", "有哪些方面", "哪些方面", "哪些环节", "哪些地方", "各个", "各(?:种|类|项|级)",
                          r"哪些[\u4e00-\u9fff]{1,6}[？?]?$")),
     ("fact", 0.7, (r"\bhow (?:many|much|long|often)\b", r"\bwhat is the default\b", "多少", "多久", "几次")),
 )
 """(type, confidence, cues): the first group whose cue fires decides; English cues on word boundaries. A question
 that opens by asking for a summary or an overview is a survey whatever it goes on to ask (… and what decides which
-files the upload contains). What one
+files the upload contains), and so is one about a whole process or a whole codebase; a span between two versions
+or the changes that break (哪些选项 between 4.2 and 4.4) is a time before any survey over kinds. What one
 thing does to which others (隐含了哪些选项, 读取哪些配置文件) is a relation before anything, a survey over kinds of
 things (the different ways, 有哪些方法) is recognised before a comparison, whose 不同 it shares,
 and a relation (被哪些模块引用) before a survey's open 哪些 (有哪些配置文件);
