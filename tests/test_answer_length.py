@@ -132,12 +132,13 @@ def test_a_short_sentence_and_the_next_one_carrying_on_its_subject_are_one_unit(
     assert "Massif is a heap profiler. It measures how much heap memory" in text, text
 
 
+THREADS = ("overview.md", "Helgrind is a thread error detector. It helps you make multi-threaded programs more "
+           "correct.\n\nDRD is also a thread error detector. It is similar to Helgrind but uses different analysis "
+           "techniques and so may find different problems.")
+
+
 def test_a_compare_answer_cuts_a_pair_last_and_stays_within_the_bound():
     """Two sides each quoted by a pair would be four sentences: one pair is cut to its sentence naming the side,
     the other stays whole, and no unit naming both is added past the bound."""
-    page = ("overview.md", "Helgrind is a thread error detector. It helps you make multi-threaded programs more "
-            "correct.\n\nDRD is also a thread error detector. It is similar to Helgrind but uses different analysis "
-            "techniques and so may find different problems.")
-    text = answered("What separates Helgrind from DRD?", "compare", page)
-    assert quoted(text) <= BOUND, text
-    assert "It is similar to Helgrind but uses different analysis techniques" in text, text
+    text = answered("What separates Helgrind from DRD?", "compare", THREADS)
+    assert quoted(text) <= BOUND and "It is similar to Helgrind but uses different analysis techniques" in text, text
