@@ -313,6 +313,7 @@ def compare_answer(state: State, hits: Sequence[Hit], profile: CorpusProfile,
         blocks: list[tuple[list[str], Optional[Scored]]] = []
         for name, own in sides:    # each side its own unit: one quoted for a side is not quoted again for the next
             got = stating(own, cues, frozenset(used))
+            got = got if got is None or not cues or states(got, cues) else None    # off the aspect: not under its heading
             shared = next((b for b in blocks if got is None and b[1] is not None and b[1] in own[:1]), None)
             if shared is not None:
                 shared[0].append(name)

@@ -360,3 +360,14 @@ def test_a_chinese_side_is_the_latin_name_with_its_kind_and_a_name_qualifying_it
     assert named_things("Debian 计划和自由软件基金会的 GNU 计划有什么异同？", [], profile_named("generic")) == [
         "Debian 计划", "GNU 计划"]
     assert named_things("dpkg 和 APT 有什么区别？", [], profile_named("generic")) == ["dpkg", "APT"]
+
+
+def test_a_statute_side_with_no_unit_stating_the_aspect_is_said_missing_not_quoted_under_its_heading():
+    a = ("行政法/甲安全法(2021-04-29).md", "甲安全法",
+         "第二条 在中华人民共和国管辖海域内从事航行、停泊、作业以及其他与海上交通安全有关的活动，适用本法。")
+    b = ("行政法/乙防治法(2017-06-27).md", "乙防治法",
+         "第九条 交通主管部门的海事管理机构对船舶污染水域的防治实施监督管理。")
+    text = statute_answer("甲安全法与乙防治法的适用范围有何不同？", a, b)
+    scope = text.split("【适用范围】", 1)[1]
+    assert "适用本法" in scope and "未找到依据：《乙防治法》关于适用范围" in scope, text
+    assert "海事管理机构对船舶污染水域" not in scope, text    # who supervises is no scope: not under its heading
