@@ -3,7 +3,8 @@
 When the units an answer would quote hold more sentences than that, the longest are cut first, each to its
 sentence covering the question best (an option line to its first, which names the option); a table row of
 several cells (one record) and a term's definition (`evidence.DEFINITION` sentences, one statement) stay whole
-(`evidence.cuttable`).
+(`evidence.cuttable`); a short sentence with the next one carrying on its subject (`evidence.continued`: Massif is a
+heap profiler. It measures…) is cut only after every other unit.
 When cutting is not enough, the last units are left out, never the first `keep` (a comparison's sides).
 """
 from __future__ import annotations
@@ -37,7 +38,8 @@ def bounded(units: Sequence[Scored], query: str, keep: int = 1, budget: int = QU
     """Returns `units` quoting at most `budget` sentences where cutting and leaving out allow (see the module
     docstring); the units kept stay in their order. Past the bound only when the first `keep` alone are."""
     out = list(units)
-    for i in sorted(range(len(out)), key=lambda i: -sentence_count(out[i].text)):
+    # a sentence and the one carrying on its subject (`evidence.continued`) are cut last: the second says what it does
+    for i in sorted(range(len(out)), key=lambda i: (out[i].candidate.kind == "pair", -sentence_count(out[i].text))):
         if total(out) <= budget:
             break
         if cuttable(out[i]):

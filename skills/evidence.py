@@ -208,7 +208,30 @@ def units(hit: Hit, profile: Any) -> list[Unit]:
                 out += [Unit(sentence, " / ".join(filter(None, [heading, f"“{term.group(1)}”"])), kind)
                         for sentence in said[1:]]
             else:
-                out += [Unit(sentence, heading, kind) for sentence in said]
+                out += [Unit(text, heading, "pair" if pair else kind) for text, pair in continued(said)]
+    return out
+
+
+CARRIES = re.compile(r"(?:It|Its|It's|It’s)\s|它")
+"""How a sentence opens that has the sentence before it as its subject (Massif is a heap profiler. It measures…)."""
+SHORT = 8
+"""Most words (a Chinese character a third of one) of a sentence that is read with the next one `CARRIES` on: so short
+a statement (Massif is a heap profiler.) says what a thing is, and the next says what it does."""
+
+
+def continued(said: Sequence[str]) -> list[tuple[str, bool]]:
+    """Returns a paragraph's sentences as units, each with whether it is a pair: a short sentence (`SHORT`) and
+    the next one when that opens on its subject (`CARRIES`: It, 它), which alone has lost the thing it is about.
+    A pair is quoted whole unless the answer's bound needs its sentences (`bounds.bounded` cuts it last)."""
+    out: list[tuple[str, bool]] = []
+    i = 0
+    while i < len(said):
+        if i + 1 < len(said) and CARRIES.match(said[i + 1]) and _words(said[i]) <= SHORT:
+            out.append((f"{said[i]} {said[i + 1]}" if said[i].isascii() else said[i] + said[i + 1], True))
+            i += 2
+        else:
+            out.append((said[i], False))
+            i += 1
     return out
 
 

@@ -2,8 +2,8 @@
 
 - compare: one labelled block per named side (a document the question names, else a named thing), each with
   its best unit and its own citation, per aspect when the profile compares on aspects, then a unit that names
-  every side when one says how they relate (quoted; only a pack comparing on aspects, the statutes', adds its
-  same/different statement per aspect); without aspects, the blocks and that unit quote at most
+  every side when one says how they relate (quoted: a keyword list of what each side "stresses" is no sentence a
+  reader can use, so no verdict is written); without aspects, the blocks and that unit quote at most
   `evidence.QUOTED` sentences where cutting a unit to its best sentence allows (`bounds`);
 - synthesis: up to six relevant points from distinct documents (`evidence.diverse`);
 - relation: the edge first (A —relation→ B), then the unit that states it, the passages within the bound
@@ -28,7 +28,7 @@ from .profile import CorpusProfile
 from .named import DEFINES, defines_in, named_things
 from .coverage import SubQuestion, coverage
 from .bounds import bounded
-from .sentences import STOPWORDS, covered, keywords
+from .sentences import keywords
 
 
 def label(title: str) -> str:
@@ -74,20 +74,6 @@ def stating(own: Sequence[Scored], cues: Sequence[str], used: frozenset[str]) ->
 def states(unit: Scored, cues: Sequence[str]) -> bool:
     """Returns whether a unit says one of an aspect's cue words (为了…制定本法 for a statute's purpose)."""
     return any(c.lower() in unit.text.lower() for c in cues)
-
-
-def verdict(a: str, b: str, names: tuple[str, str], aspect: str, p: Mapping[str, str]) -> str:
-    """Returns the same/different statement for two sides' sentences on one aspect."""
-    wa, wb = set(keywords(a)), set(keywords(b))
-    shared = [w for w in keywords(a) if w in wb and w not in STOPWORDS][:4]
-    sep = p["separator"]
-    if covered(a, b) >= 0.6 or (shared and len(shared) >= 0.6 * min(len(wa), len(wb))):
-        return p["same"].format(aspect=aspect, a=names[0], b=names[1], shared=sep.join(shared) or aspect)
-    only_a = [w for w in keywords(a) if w not in wb][:3]
-    only_b = [w for w in keywords(b) if w not in wa][:3]
-    same = p["both"].format(shared=sep.join(shared)) if shared else ""
-    return p["different"].format(aspect=aspect, same=same, a=names[0], b=names[1],
-                                 only_a=sep.join(only_a) or p["own"], only_b=sep.join(only_b) or p["own"])
 
 
 def compared(state: State, hits: Sequence[Hit], profile: CorpusProfile, ranking: Sequence[Scored]
@@ -327,6 +313,7 @@ def compare_answer(state: State, hits: Sequence[Hit], profile: CorpusProfile,
         blocks: list[tuple[list[str], Optional[Scored]]] = []
         for name, own in sides:    # each side its own unit: one quoted for a side is not quoted again for the next
             got = stating(own, cues, frozenset(used))
+            got = got if got is None or not cues or states(got, cues) else None    # off the aspect: not under its heading
             shared = next((b for b in blocks if got is None and b[1] is not None and b[1] in own[:1]), None)
             if shared is not None:
                 shared[0].append(name)
@@ -351,12 +338,7 @@ def compare_answer(state: State, hits: Sequence[Hit], profile: CorpusProfile,
                 continue
             lines.append((p["side"].format(title=title) if aspect else p["about"].format(label=title))
                          + ("" if aspect else "\n- ") + line(got.text, got.hit, p))
-        if aspect and len(blocks) == 2 and all(g is not None and (states(g, cues) or not cues) for _, g in blocks):
-            found = [g for _, g in blocks]
-            markers = "".join(dict.fromkeys(marker(g.hit, p["source"]) for g in found))
-            stated = verdict(found[0].text, found[1].text, (sides[0][0], sides[1][0]), aspect, p)
-            lines.append(f"- {stated}{p['end']}{markers}")
-    if aspects:     # a pack's aspects, each with its verdict, then the unit naming both as before
+    if aspects:     # a pack's aspects, then the unit naming both sides as before
         between = naming_all(ranking, sides, used)
     if between:
         lines.append(p["between"] + "\n- " + line(between[0].text, between[0].hit, p))

@@ -112,3 +112,33 @@ def test_a_temporal_answer_stays_within_the_bound(query, page, said):
     text = answered(query, "temporal", page)
     assert quoted(text) <= BOUND, text
     assert said in text, text
+
+
+TOOLS = ("overview.md", "Massif is a heap profiler. It measures how much heap memory your program uses.\n\n"
+         "The Knoppix distribution barely needs an introduction. It was the first popular distribution to provide "
+         "a live CD.")
+
+
+def test_a_short_sentence_and_the_next_one_carrying_on_its_subject_are_one_unit():
+    """Alone, "It measures how much heap memory…" has lost what it is about, and "Massif is a heap profiler." says
+    little: the pair is one unit (evidence.continued), quoted whole where the bound allows."""
+    from lambdarag.skills.evidence import units
+
+    said = [u.text for u in units(Hit(chunk_id="o#", source="overview.md", text=TOOLS[1]), GENERIC)]
+    assert said == ["Massif is a heap profiler. It measures how much heap memory your program uses.",
+                    "The Knoppix distribution barely needs an introduction. It was the first popular distribution "
+                    "to provide a live CD."], said
+    text = answered("What does Massif measure?", "fact", TOOLS)
+    assert "Massif is a heap profiler. It measures how much heap memory" in text, text
+
+
+THREADS = ("overview.md", "Helgrind is a thread error detector. It helps you make multi-threaded programs more "
+           "correct.\n\nDRD is also a thread error detector. It is similar to Helgrind but uses different analysis "
+           "techniques and so may find different problems.")
+
+
+def test_a_compare_answer_cuts_a_pair_last_and_stays_within_the_bound():
+    """Two sides each quoted by a pair would be four sentences: one pair is cut to its sentence naming the side,
+    the other stays whole, and no unit naming both is added past the bound."""
+    text = answered("What separates Helgrind from DRD?", "compare", THREADS)
+    assert quoted(text) <= BOUND and "It is similar to Helgrind but uses different analysis techniques" in text, text

@@ -187,7 +187,7 @@ def test_a_statute_side_quotes_the_paragraph_saying_the_aspects_strongest_cue_fi
     assert "国务院交通运输主管部门主管所辖港区" in second.splitlines()[0], text  # 主管 over a higher-ranked 负责
 
 
-def test_a_statute_aspect_no_side_states_gets_no_heading_and_a_verdict_needs_both_sides_stating_it():
+def test_a_statute_aspect_no_side_states_gets_no_heading_and_no_keyword_verdict_follows_the_quotes():
     a = ("行政法/甲安全法(2021-04-29).md", "甲安全法",
          "第三十八条 在保障海上生命安全和防治船舶污染方面，船长有权独立作出决定。\n\n"
          "第四条 国务院交通运输主管部门主管全国海上交通安全工作。")
@@ -196,7 +196,9 @@ def test_a_statute_aspect_no_side_states_gets_no_heading_and_a_verdict_needs_bot
          "第五十九条 从事海洋航运的船舶进入内河和港口的，应当遵守内河的船舶污染物排放标准。")
     text = statute_answer("甲安全法与乙防治法在船舶管理方面有何异同？", a, b)
     assert "【立法目的】" not in text and "【适用范围】" not in text, text    # no unit says 为了…制定本 or 适用本
-    assert "【主管部门】" in text and "- 不同：在主管部门上" in text, text   # both state who is in charge
+    assert "【主管部门】" in text and "国务院交通运输主管部门主管全国" in text, text   # both state who is in charge
+    # what each side "stresses" as a list of words (侧重县级、以上、人民政府) is no sentence a reader can use
+    assert "侧重" not in text and "不同：" not in text and "相同：" not in text, text
     assert "船长有权" not in text, text      # what no aspect asks is not quoted under an aspect's heading
 
 
@@ -358,3 +360,14 @@ def test_a_chinese_side_is_the_latin_name_with_its_kind_and_a_name_qualifying_it
     assert named_things("Debian 计划和自由软件基金会的 GNU 计划有什么异同？", [], profile_named("generic")) == [
         "Debian 计划", "GNU 计划"]
     assert named_things("dpkg 和 APT 有什么区别？", [], profile_named("generic")) == ["dpkg", "APT"]
+
+
+def test_a_statute_side_with_no_unit_stating_the_aspect_is_said_missing_not_quoted_under_its_heading():
+    a = ("行政法/甲安全法(2021-04-29).md", "甲安全法",
+         "第二条 在中华人民共和国管辖海域内从事航行、停泊、作业以及其他与海上交通安全有关的活动，适用本法。")
+    b = ("行政法/乙防治法(2017-06-27).md", "乙防治法",
+         "第九条 交通主管部门的海事管理机构对船舶污染水域的防治实施监督管理。")
+    text = statute_answer("甲安全法与乙防治法的适用范围有何不同？", a, b)
+    scope = text.split("【适用范围】", 1)[1]
+    assert "适用本法" in scope and "未找到依据：《乙防治法》关于适用范围" in scope, text
+    assert "海事管理机构对船舶污染水域" not in scope, text    # who supervises is no scope: not under its heading

@@ -14,8 +14,6 @@ PHRASES: Mapping[str, str] = {
     "no_passage": "现有资料中没有直接回答该问题的条文。",
     "side_not_found": "以下方面现有资料中未找到依据：《{title}》关于{aspect}的规定。",
     "side": "- 《{title}》：",
-    "same": "相同：在{aspect}上，{a}与{b}的规定基本一致（均涉及{shared}）",
-    "own": "其本身的规定",
     "greeting": "您好！我是法律法规知识问答助手，请直接描述您想查询的法规问题。",
     "out_of_scope": "抱歉，这个问题不在本知识库（法律法规）的范围内，我无法作答。",
 }
