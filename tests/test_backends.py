@@ -81,6 +81,7 @@ def test_whole_documents_rank_alike_from_the_local_counts_and_from_tokenized_chu
         words = TOKENIZER(q)
         assert np.allclose(local.scores(words), milvus.scores(words)[order]), q
 
+
 def test_dense_returns_the_same_ranking(demo):
     query = vector_of("a query")
     local, milvus = demo["local"].dense(query, 10), demo["milvus"].dense(query, 10)

@@ -477,7 +477,6 @@ def test_a_survey_finds_the_pages_that_speak_of_its_words_anywhere_in_their_text
         index.tokenizer("packing speed")
 
 
-
 @pytest.mark.parametrize("order, named, support, kept", [
     # a sibling section no match ranking holds (s2) gives its place back to plain's third document, which the
     # headings and the whole text hold; the section follows the window
@@ -500,6 +499,7 @@ def test_a_survey_keeps_plain_retrievals_first_documents_unless_the_newcomer_hol
     from lambdarag.domains.generic.survey import kept_first
 
     assert kept_first(order, ["a", "b", "c", "x", "y"], named, support) == kept
+
 
 def test_a_survey_question_tokenizes_no_chunk_of_the_index(tmp_path_factory):
     # issue 41 (scale): the whole-document ranking sums the index's own counts, so a survey's first question reads
@@ -531,6 +531,7 @@ def test_a_survey_question_tokenizes_no_chunk_of_the_index(tmp_path_factory):
     again, reference = IndexBackend.document_words(index)
     words = plain("cron daemon logs")
     assert sources == again and np.allclose(whole.scores(words), reference.scores(words))
+
 
 @pytest.fixture(scope="module")
 def formats(tmp_path_factory):
