@@ -6,7 +6,8 @@ bench/domain_bench.py and bench/routing.py report can be measured in seconds, pe
 their indexes build. Each set is classified under the profile its index is built with (`PROFILES`): the
 documentation corpora of bench/data/domains (dev: may be tuned on; test: frozen, report only) under the
 generic pack, the routing sets `laws` and `maritime` (dev, dev2, test) under the statute pack, and `written`
-(bench/data/classify/written.jsonl: questions about no benchmark's corpus, a test half only) under the generic pack.
+(bench/data/classify/written.jsonl: questions about no benchmark's corpus, committed with the cues they
+checked, so a dev half) under the generic pack.
 Each half also reports `learned_only`, the learned classifier's accuracy with no rule asked: how well the fallback
 that decides what no cue settles carries. `--out` names another result file (main's code measured the same way).
 Run:
@@ -34,7 +35,8 @@ from lambdarag.skills.profile import CorpusProfile  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 WRITTEN = ROOT / "bench" / "data" / "classify" / "written.jsonl"
-"""Questions in both languages about no benchmark's corpus, never tuned on (bench/data/classify/README.md)."""
+"""Questions in both languages about no benchmark's corpus, written next to the round-14 cues: a dev half
+(bench/data/classify/README.md)."""
 PROFILES = {**{c: "generic" for c in CORPORA}, **{s: "prc_statutes" for s in SETS}, "written": "generic"}
 """The corpus profile each set's index is built with (``domain: auto``: the statute pack claims the statutes)."""
 
@@ -44,7 +46,7 @@ def halves(name: str) -> dict[str, list[dict]]:
     if name in SETS:
         return {h: load_routing(h, SETS[name].folder) for h in SETS[name].halves}
     if name == "written":
-        return {"test": [json.loads(line) for line in WRITTEN.read_text(encoding="utf-8").splitlines() if line.strip()]}
+        return {"dev": [json.loads(line) for line in WRITTEN.read_text(encoding="utf-8").splitlines() if line.strip()]}
     return {h: load_domain(name, h) for h in HALVES}
 
 

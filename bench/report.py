@@ -517,7 +517,7 @@ ROWS: list[tuple[str, str, str, Callable[[dict], str]]] = [
      stream_latency("scripted_llm")),
     *domain_rows(),
     ("query type accuracy of the offline classifier, every labelled set (documentation corpora: dev, frozen test; "
-     "statutes: dev, dev2, frozen test; written: questions about no benchmark's corpus, test only)", "classify-types",
+     "statutes: dev, dev2, frozen test; written: questions about no benchmark's corpus, written next to the cues, dev)", "classify-types",
      "bench/classify_types.py", classify_types),
     *answers_rows(),
 ]
