@@ -40,7 +40,7 @@ from lambdarag.errors import LambdaRAGError, StoreCorrupt
 from lambdarag.skills.store.learned import LearnedParams, Pair
 
 from .store import FeedbackStore, Tx, now, open_store
-from .store.rows import CONFIRMATION, put_confirmation, put_matrix, put_vector, stored_matrix, stored_vectors
+from .store.rows import CONFIRMATION, put_confirmation, put_vector, stored_matrix, stored_vectors
 
 ORIGIN_WEIGHT = {"qrels": 1.0, "confirm": 1.0, "reject": -1.0, "answer": 0.5}
 ADAPTER = "query_adapter"
@@ -107,7 +107,7 @@ class Confirmations:
             tx.bump("changes")
             generation = tx.bump("generation")
             if adapter is not None:
-                put_matrix(tx, ADAPTER, adapter)
+                put_vector(tx, ADAPTER, adapter, replace=True)
             tx.put_document("learned_params", {"params": params.to_dict(), "report": dict(report), "time": now(),
                                                **({"term_map": dict(term_map), "term_map_generation": generation}
                                                   if term_map is not None else {}),

@@ -124,15 +124,12 @@ def stored_vectors(store: FeedbackStore, keys: Sequence[str]) -> dict[str, np.nd
     return store.read(read)
 
 
-def put_vector(tx: Tx, key: str, vector: np.ndarray) -> None:
-    tx.run("INSERT INTO vectors (ns, key, data) VALUES (?, ?, ?) ON CONFLICT (ns, key) DO NOTHING", tx.ns, key,
+def put_vector(tx: Tx, key: str, vector: np.ndarray, replace: bool = False) -> None:
+    """Stores a float32 array (a question's vector, the query adapter's square map) in the vectors table under
+    `key`: a question's vector is written once and kept, a `replace`d one (the adapter a refit learned) overwrites."""
+    tx.run("INSERT INTO vectors (ns, key, data) VALUES (?, ?, ?) ON CONFLICT (ns, key) DO "
+           + ("UPDATE SET data = excluded.data" if replace else "NOTHING"), tx.ns, key,
            np.asarray(vector, dtype=np.float32).tobytes())
-
-
-def put_matrix(tx: Tx, key: str, matrix: np.ndarray) -> None:
-    """Stores a square float32 matrix in the vectors table under `key`, replacing the one stored there."""
-    tx.run("INSERT INTO vectors (ns, key, data) VALUES (?, ?, ?) ON CONFLICT (ns, key) DO UPDATE SET "
-           "data = excluded.data", tx.ns, key, np.asarray(matrix, dtype=np.float32).tobytes())
 
 
 def stored_matrix(tx: Tx, key: str) -> Optional[np.ndarray]:
