@@ -250,6 +250,29 @@ def test_an_unreachable_postgres_is_a_named_error_that_does_not_echo_the_dsn(tmp
     assert "s3cret" not in str(e.value)
 
 
+def test_a_new_sqlite_store_opens_while_another_process_is_writing_to_the_file(tmp_path):
+    """SQLite refuses the switch to WAL at once, without its busy wait, while another connection writes in
+    rollback mode: two processes opening a new store together failed with "database is locked"."""
+    import sqlite3
+    import threading
+
+    path = tmp_path / "fb" / "feedback.sqlite3"
+    path.parent.mkdir()
+    other = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    other.execute("CREATE TABLE elsewhere (x)")
+    other.execute("BEGIN IMMEDIATE")
+    other.execute("INSERT INTO elsewhere VALUES (1)")
+    release = threading.Timer(0.3, lambda: other.execute("COMMIT"))
+    release.start()
+    try:
+        loop = FeedbackLoop(FeedbackConfig(), path.parent)
+    finally:
+        release.join()
+    loop.log.append({"q": "after the other writer"})
+    assert [r["q"] for r in loop.log.records()] == ["after the other writer"]
+    assert sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone() == ("wal",)
+
+
 def test_the_config_selects_postgres_only_with_a_dsn():
     with pytest.raises(ConfigError, match="kind postgres needs a dsn"):
         parse_config("orchestration:\n  feedback:\n    store: {kind: postgres}\n")

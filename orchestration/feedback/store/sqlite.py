@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
@@ -80,10 +81,24 @@ class SqliteEngine:
         os.chmod(self.path, 0o600)
         conn = self.pool.take()
         try:
-            conn.execute("PRAGMA journal_mode=WAL")
+            self.wal(conn)
         finally:
             self.pool.give(conn, True)
         return self.transact(fn, write=True)
+
+    def wal(self, conn: sqlite3.Connection) -> None:
+        """Switches a new file to WAL. The switch needs the file to itself and SQLite answers "locked" at once,
+        without waiting, while another process writes to it in rollback mode (two processes opening a new
+        store together), so it is tried again until `BUSY_SECONDS` have passed."""
+        deadline = time.monotonic() + BUSY_SECONDS
+        while True:
+            try:
+                conn.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError as e:
+                if "locked" not in str(e) or time.monotonic() > deadline:
+                    raise StoreUnavailable(f"feedback store {self.path}: journal_mode=WAL: {e}") from None
+                time.sleep(0.01)
 
     def forget(self) -> None:
         """Closes every connection of this process to the file (one lent to another thread's transaction when
