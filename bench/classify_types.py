@@ -4,7 +4,7 @@ search() classifies a question before it retrieves anything, offline by the corp
 its learned classifier, then the default type (skills.classify.classify_offline): so the type accuracy
 bench/domain_bench.py and bench/routing.py report can be measured in seconds, per corpus and half, while
 their indexes build. Each set is classified under the profile its index is built with (`PROFILES`): the
-documentation corpora of bench/data/domains (dev: may be tuned on; test: frozen, report only) under the
+documentation corpora of bench/data/domains (dev and dev2: may be tuned on; test: frozen, report only) under the
 generic pack, the routing sets `laws` and `maritime` (dev, dev2, test) under the statute pack, and `written`
 (bench/data/classify/written.jsonl: questions about no benchmark's corpus, committed with the cues they
 checked, so a dev half) under the generic pack.
@@ -23,7 +23,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from domain_data import CORPORA, HALVES, load as load_domain  # noqa: E402
+from domain_data import CORPORA, halves_of, load as load_domain  # noqa: E402
 from machine import facts as machine  # noqa: E402
 from routing_data import SETS, TYPES, load as load_routing  # noqa: E402
 
@@ -47,7 +47,7 @@ def halves(name: str) -> dict[str, list[dict]]:
         return {h: load_routing(h, SETS[name].folder) for h in SETS[name].halves}
     if name == "written":
         return {"dev": [json.loads(line) for line in WRITTEN.read_text(encoding="utf-8").splitlines() if line.strip()]}
-    return {h: load_domain(name, h) for h in HALVES}
+    return {h: load_domain(name, h) for h in halves_of(name)}
 
 
 def learned_only(query: str, profile: CorpusProfile) -> str:

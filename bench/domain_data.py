@@ -1,5 +1,7 @@
 """The non-statute question sets (bench/data/domains/<corpus>/{dev,test}.jsonl): loading, validation, split.
 
+A corpus may have a third half, `dev2.jsonl` (issue 41, round 15): questions written after tuning on dev, to find
+what dev no longer shows; tuned on like dev, reported apart from it, so dev's figures stay reproducible.
 A record: qid, query, type (one of routing_data.TYPES), lang (en | zh), relevant (markdown file
 names of the corpus that bench/debian_docs.py writes), evidence (file → a verbatim passage of that
 file that answers the question; every relevant file has one), for compare `named` (the two or more
@@ -23,6 +25,8 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "bench" / "data" / "domains"
 CORPORA = ("reference-en", "reference-zh-cn", "faq-zh-cn", "handbook-en", "valgrind-en", "maint-guide-en")
 HALVES = ("dev", "test")
+DEV2 = "dev2"
+"""The extra dev half some corpora have (`halves_of`): tuned on, never mixed into dev's or test's figures."""
 LANGS = ("en", "zh")
 SEED = 29
 DRAWN_WITH = {"maint-guide-en": 16}
@@ -33,6 +37,11 @@ frozen so before any measurement; drawing them again with `SEED` would move dev 
 def seed_of(corpus: str) -> int:
     """Returns the seed `split` drew a corpus's halves with."""
     return DRAWN_WITH.get(corpus, SEED)
+
+
+def halves_of(corpus: str) -> tuple[str, ...]:
+    """Returns the halves a corpus has: dev and test, then dev2 when its file exists."""
+    return HALVES + ((DEV2,) if (DATA / corpus / f"{DEV2}.jsonl").is_file() else ())
 
 
 def load(corpus: str, half: str) -> list[dict]:
@@ -86,9 +95,9 @@ def problems(records: list[dict], files: set[str], folder: Path | None = None) -
 
 
 def check(corpus: str, corpus_root: Path | None = None) -> list[str]:
-    """Returns the problems of both halves of a corpus, quotes included when the corpus is built there."""
+    """Returns the problems of every half of a corpus, quotes included when the corpus is built there."""
     folder = (corpus_root / corpus) if corpus_root else default_out(corpus)
-    records = [r for half in HALVES for r in load(corpus, half)]
+    records = [r for half in halves_of(corpus) for r in load(corpus, half)]
     return problems(records, set(manifest(corpus)["sha256"]), folder if folder.is_dir() else None)
 
 
