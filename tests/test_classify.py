@@ -394,7 +394,26 @@ GENERIC_CUES_ROUND_14 = [  # written for this test (issue 41, round 14), about n
 ]
 
 
-@pytest.mark.parametrize("query,kind", GENERIC_TIMES_AND_SURVEYS + GENERIC_CUES_ROUND_14)
+GENERIC_CUES_ROUND_15 = [  # written for this test (issue 41, round 15), about no corpus of any benchmark
+    # the ways to do something are a survey, whatever the things listed before the ways relate or compare
+    ("What are the ways to compare two snapshots of a disk?", "synthesis"),
+    ("What are the different tools for watching the queue's length?", "synthesis"),
+    ("想知道某个进程打开了哪些文件、某个端口属于哪个进程，都有什么办法？", "synthesis"),
+    ("备份数据库都有什么办法？", "synthesis"),
+    ("升级时想保留本地改动，有哪些做法可以不被覆盖？", "synthesis"),
+    ("What are the options to control the cache size?", "relation"),
+    ("有哪些选项可以控制缓存大小？", "relation"),
+    # three or more things listed, each asked about, or listed as examples of what the question covers
+    ("模块之间有哪些依赖关系：强依赖、可选依赖和构建依赖分别是什么？", "synthesis"),
+    ("What can slow the server down, such as swapping, full disks and too many open files?", "synthesis"),
+    ("服务器变慢时该怎么办，比如内存不足、磁盘写满和连接数太多？", "synthesis"),
+    ("模块 A 和模块 B 分别是什么？", None),
+    # what a thing goes through to reach another
+    ("Which file gives shells their aliases, and through which module is it read?", "relation"),
+]
+
+
+@pytest.mark.parametrize("query,kind", GENERIC_TIMES_AND_SURVEYS + GENERIC_CUES_ROUND_14 + GENERIC_CUES_ROUND_15)
 def test_generic_rules_tell_each_cue_family_from_look_alikes_in_both_languages(query, kind):
     # kind None: a look-alike no cue may call a relation, a comparison or a time (a flag's -run, 从哪里 of the
     # asker, files that differ, a change in a document)

@@ -8,7 +8,7 @@ from lambdarag.lazy_pattern import LazyPattern
 
 _KINDS = r"(?:ways|methods|options|tools|approaches|alternatives|choices|steps|stages|parts|components|places)"
 """English plural nouns a survey question counts over (the ways to…, which tools exist…)."""
-_ZH_KINDS = "(?:方法|方式|办法|途径|手段|工具|选项|方案|步骤|环节|阶段|部分|组成|地方|措施|命令|软件(?!包))"
+_ZH_KINDS = "(?:方法|方式|办法|做法|途径|手段|工具|选项|方案|步骤|环节|阶段|部分|组成|地方|措施|命令|软件(?!包))"
 """Chinese nouns a survey question counts over (有哪些方法, 哪几种方式)."""
 
 _STEERS = ("controls?|decides?|determines?|configures?|governs?|overrides?|sets(?! up\\b)|selects|specifies|chooses|picks"
@@ -50,7 +50,10 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
     ("relation", 0.85, (r"(?:" + _ZH_USES + r")了?(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,4}?" + _ZH_THINGS,)),
     ("synthesis", 0.85, (r"\b(?:different|various|several|all the|main|possible|available) " + _KINDS + r"\b",
                          r"\b(?:what|which) " + _KINDS + r" (?:are there|exist|are available|do i have|can)\b",
-                         "(?:不同|各种|哪些|哪几种|几种|多种)的?" + _ZH_KINDS + "(?!(?:会|可以|能)?(?:影响|" + _ZH_STEERS + "))")),
+                         r"\bwhat are (?:the |some )?(?:different |various |possible |main )?" + _KINDS
+                         + r" (?:to|for)\b(?! (?:" + _STEERS + r")\b)",
+                         "(?:不同|各种|哪些|哪几种|几种|多种|都有什么)的?" + _ZH_KINDS + "(?!(?:会|可以|能)?(?:影响|" + _ZH_STEERS + "))",
+                         r"[^、，,。？?]{1,30}、[^、，,。？?]{1,30}(?:、|和|以及|及|与)[^，,。？?]{1,30}?分别是什么")),
     ("compare", 0.9, (r"\bdifferen(?:ce|ces|t from)\b", r"^(?!.*\b(?:when|if|whether|unless) (?:the )?[\w.-]+ differs?\b).*\bdiffers?\b",
                       r"\bhow (?:do|does) (?!I\b|you\b|we\b)(?:[^?,]{1,40}? and [^?,]{1,40}?|(?:the )?(?:two|both) [^?,]{1,40}?) "
                       r"(?:behave|handle|perform|act|work(?! together| with))\b",
@@ -132,6 +135,7 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         r"\bon top of\b", r"\b(?:which|what) (?:[\w.'’-]+ ){0,4}?(?:affects?|influences?)\b",
                         r"\b(?:which|what) .{2,60}?\bbased on\b", r"\bbased on (?:which|what)\b",
                         r"\brel(?:y|ies|ied) on\b", r"\bbuil(?:d|ds|t) (?:up)?on\b",
+                        r"\b(?:through|via) (?:which|what) (?:[\w.-]+ ){0,2}?" + _THINGS + r"\b",
                         r"\bhow (?:does|do|is|are) (?!I\b|you\b|we\b|one\b).{2,60}?\b(?:work(?:s)? (?:with|together)|fits? (?:in|into)"
                         r"|interact|connect|tie in|tied to|linked to)\b", r"\bwhat role\b|\brole of\b.{2,60}\bin\b",
                         "由谁", "谁负责", "谁有权", "属于哪", "依赖", "哪个(?:模块|组件|团队|进程|服务|守护进程|程序|脚本|软件包|库|单元|工具|命令)会?(?:负责|调用|启动|触发|投递|提供|处理|管理|生成|监听|派生)",
@@ -168,6 +172,8 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                          "全面", "总体",
                          r"都(?:讲|说|介绍|涵盖|包括|包含|提到)了?(?:什么|哪些)", r"(?:所有|全部)的?(?:位置|地方|途径|场景|情况)",
                          "主要(?:内容|部分|组成|功能)", "有哪些方面", "哪些方面", "哪些环节", "哪些地方", "各个", "各(?:种|类|项|级)",
+                         r"\b(?:such as|for example|e\.g\.|including) [^?,;]{1,40}, [^?,;]{1,40},? (?:and|or) ",
+                         r"(?:比如|例如|包括|像是)[^？?。]{1,30}、[^？?。]{1,30}(?:、|和|以及|及|与|或)",
                          r"哪些[\u4e00-\u9fff]{1,6}[？?]?$")),
     ("fact", 0.7, (r"\bhow (?:many|much|long|often)\b", r"\bwhat is the default\b", "多少", "多久", "几次")),
 )
