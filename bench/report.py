@@ -68,8 +68,9 @@ def routing_half(half: str) -> Callable[[dict], str]:
 
 
 def domain_half(half: str) -> Callable[[dict], str]:
-    """Returns the formatter of one half (dev: tuned on; test: frozen) of a non-statute corpus (bench/domain_bench.py);
-    a run with recall@10 (issue 41) adds it, the survey type's figures and relation's type accuracy."""
+    """Returns the formatter of one half (dev, dev2: tuned on; test: frozen) of a non-statute corpus
+    (bench/domain_bench.py); a run with recall@10 (issue 41) adds it, the survey type's figures and relation's type
+    accuracy, each where the half has questions of that type."""
     def fmt(r: dict) -> str:
         h = r[half]
         cells = {label: h[s]["overall"] for s, label in (("routed", "routed"), ("hybrid", "hybrid"), ("bm25", "BM25"))}
@@ -78,10 +79,12 @@ def domain_half(half: str) -> Callable[[dict], str]:
         ranks = ", ".join(f"{s} " + " / ".join(f"{m[k]:.3f}" for k in keys) for s, m in cells.items())
         survey = ""
         if wide:
-            per = {s: h[s]["per_type"]["synthesis"] for s in ("routed", "hybrid", "bm25")}
-            survey = ("; synthesis recall@5 / @10 routed {:.3f} / {:.3f}, hybrid {:.3f} / {:.3f}, BM25 {:.3f} / {:.3f}; "
-                      "relation type accuracy {:.3f}").format(
-                *(per[s][k] for s in per for k in ("recall@5", "recall@10")), h["type_accuracy"]["relation"])
+            if "synthesis" in h["routed"]["per_type"]:
+                per = {s: h[s]["per_type"]["synthesis"] for s in ("routed", "hybrid", "bm25")}
+                survey = ("; synthesis recall@5 / @10 routed {:.3f} / {:.3f}, hybrid {:.3f} / {:.3f}, "
+                          "BM25 {:.3f} / {:.3f}").format(*(per[s][k] for s in per for k in ("recall@5", "recall@10")))
+            if "relation" in h["type_accuracy"]:
+                survey += f"; relation type accuracy {h['type_accuracy']['relation']:.3f}"
             types = h["routed"]["per_type"]
             survey += "; per type recall@5 / MRR@5 routed vs hybrid: " + ", ".join(
                 "{} {:.2f} / {:.2f} vs {:.2f} / {:.2f}".format(t, types[t]["recall@5"], types[t]["mrr@5"],
@@ -103,7 +106,7 @@ def domain_half(half: str) -> Callable[[dict], str]:
 def domain_rows() -> list[tuple[str, str, str, Callable[[dict], str]]]:
     """Returns the rows of the non-statute corpora: before the domain work (both halves), before issue 41's routes
     (frozen test) and now (frozen test); the Valgrind manual and the New Maintainers' Guide (corpora issue 41 added):
-    before their round's survey changes and now, both halves."""
+    before their round's survey changes and now, both halves; the dev2 halves (round 15) before its cues and now."""
     rows = []
     for corpus in ("reference-en", "reference-zh-cn", "faq-zh-cn", "handbook-en"):
         script = f"bench/domain_bench.py --corpora {corpus}"
@@ -121,6 +124,12 @@ def domain_rows() -> list[tuple[str, str, str, Callable[[dict], str]]]:
             rows += [(f"non-statute corpus {corpus}, {label}, before {before}", f"domain-{corpus}-before",
                       f"{script} --tag before", domain_half(half)),
                      (f"non-statute corpus {corpus}, {label}", f"domain-{corpus}", script, domain_half(half))]
+    for corpus in ("maint-guide-en", "faq-zh-cn", "handbook-en", "reference-zh-cn"):
+        script = f"bench/domain_bench.py --corpora {corpus} --halves dev2"
+        rows += [(f"non-statute corpus {corpus}, DEV2 half (new surveys or relations), before round 15's cues",
+                  f"domain-{corpus}-dev2-before", f"{script} --tag dev2-before", domain_half("dev2")),
+                 (f"non-statute corpus {corpus}, DEV2 half (new surveys or relations)", f"domain-{corpus}-dev2",
+                  f"{script} --tag dev2", domain_half("dev2"))]
     return rows
 
 
@@ -516,8 +525,8 @@ ROWS: list[tuple[str, str, str, Callable[[dict], str]]] = [
     ("streaming, scripted LLM at 40 tokens/s: first evidence / first token / result", "stream", "bench/stream.py",
      stream_latency("scripted_llm")),
     *domain_rows(),
-    ("query type accuracy of the offline classifier, every labelled set (documentation corpora: dev, frozen test; "
-     "statutes: dev, dev2, frozen test; written: questions about no benchmark's corpus, written next to the cues, dev)", "classify-types",
+    ("query type accuracy of the offline classifier, every labelled set (documentation corpora: dev, frozen test, dev2 where "
+     "written; statutes: dev, dev2, frozen test; written: questions about no benchmark's corpus, written next to the cues, dev)", "classify-types",
      "bench/classify_types.py", classify_types),
     *answers_rows(),
 ]
