@@ -107,10 +107,17 @@ def _words(text: str) -> int:
     return len(re.findall(r"[A-Za-z]{2,}", text)) + len(re.findall(r"[\u4e00-\u9fff]", text)) // 3
 
 
+_ASIDE = re.compile(r"\s*[(（]\s*(?:(?i:see(?:\s+also)?|cf\.)\s|参见|参阅|请参见|请参阅|详见)(?:[^()（）]|\([^()]*\))*[)）]")
+"""A pointer in parentheses closing a statement (有 8 种 namespaces (参见 namespaces(7), unshare(1))): an aside."""
+
+
 def is_reference(text: str) -> bool:
     """Returns whether a unit only points elsewhere: a see/参见 verb before a link, title, section or man page,
     with at most a short lead-in (关于报告缺陷的注意事项，请阅读[…]) and nothing said after it but where to look;
-    or a short "for more details, read …" whatever it names."""
+    or a short "for more details, read …" whatever it names. A pointer in parentheses after something said
+    (`_ASIDE`) is an aside of that statement, not what the unit is."""
+    stated = _ASIDE.sub(" ", text)
+    text = stated if _words(stated) else text
     if _FOR_MORE.search(text) and _POINTER.search(text) and _words(text) <= 40:
         return True     # "for more details, read …": where to look, whatever the target looks like
     m = _REFERENCE.search(text)

@@ -182,3 +182,16 @@ def test_a_version_note_after_the_unit_it_dates_joins_a_temporal_answer_and_a_li
                              Context(resources={"profile": GENERIC}))["answer"]
     assert "--free-is-write=no|yes" in text and "new in Valgrind 3.7.0" in text, text
     assert not dated("see [Locks](03.02-locks.md) and 第 6.3 节") and dated("new in Valgrind 3.7.0")
+
+
+@pytest.mark.parametrize("text, sentence", [
+    ("Linux has 8 namespaces (see namespaces(7), unshare(1)).", "Linux has 8 namespaces (see namespaces(7), unshare(1))."),
+    ("从内核 5.6 版本起，有 8 种 namespaces (参见 namespaces(7), unshare(1))。",
+     "从内核 5.6 版本起，有 8 种 namespaces (参见 namespaces(7), unshare(1))。"),
+], ids=["en", "zh"])
+def test_a_pointer_in_parentheses_after_a_statement_is_an_aside_not_a_bare_reference(text, sentence):
+    from lambdarag.skills.evidence import is_reference
+
+    assert units(text) == [sentence]
+    assert is_reference("(see namespaces(7), unshare(1))") and is_reference("参见 namespaces(7)。")
+
