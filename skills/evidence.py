@@ -221,6 +221,11 @@ def units(hit: Hit, profile: Any) -> list[Unit]:
 
 CARRIES = re.compile(r"(?:It|Its|It's|It’s)\s|它")
 """How a sentence opens that has the sentence before it as its subject (Massif is a heap profiler. It measures…)."""
+FOLLOWS = re.compile(r"(?:Instead|Thus|Therefore|Hence|Currently|Otherwise)\b|So\s|因此|所以|于是|否则"
+                     r"|(?:If|When|Once|Unless)\b[^,.]{0,40},\s*(?:it|they)\s|(?:如果|若|当|一旦)[^，。]{0,10}(?<!其)它")
+"""How a sentence opens that goes on from the one before whatever its length: a consequence or an alternative
+(Instead, use snprintf(3)…; So the best solution…; Currently, you should set it to…; 因此…) or a condition on
+the thing the sentence before named (如果安装了它，它会…; If installed, it…)."""
 SHORT = 8
 """Most words (a Chinese character a third of one) of a sentence that is read with the next one `CARRIES` on: so short
 a statement (Massif is a heap profiler.) says what a thing is, and the next says what it does."""
@@ -228,12 +233,14 @@ a statement (Massif is a heap profiler.) says what a thing is, and the next says
 
 def continued(said: Sequence[str]) -> list[tuple[str, bool]]:
     """Returns a paragraph's sentences as units, each with whether it is a pair: a short sentence (`SHORT`) and
-    the next one when that opens on its subject (`CARRIES`: It, 它), which alone has lost the thing it is about.
+    the next one when that opens on its subject (`CARRIES`: It, 它), which alone has lost the thing it is about,
+    or any sentence and the next one when that goes on from it (`FOLLOWS`: Instead, …; 如果安装了它，…).
     A pair is quoted whole unless the answer's bound needs its sentences (`bounds.bounded` cuts it last)."""
     out: list[tuple[str, bool]] = []
     i = 0
     while i < len(said):
-        if i + 1 < len(said) and CARRIES.match(said[i + 1]) and _words(said[i]) <= SHORT:
+        if i + 1 < len(said) and (FOLLOWS.match(said[i + 1])
+                                  or CARRIES.match(said[i + 1]) and _words(said[i]) <= SHORT):
             out.append((f"{said[i]} {said[i + 1]}" if said[i].isascii() else said[i] + said[i + 1], True))
             i += 2
         else:
@@ -399,7 +406,9 @@ def candidates(hits: Sequence[Hit], profile: Any) -> list[Candidate]:
                     or _FILE_LINE.search(_LINK_TARGET.sub("]", text)):
                 continue
             seen.add(key)
-            opening = not hit.section and not heading and place < OPENING and not _LEADS_IN.search(text)
+            # a pair whose second sentence leads in to a command still opens on a statement
+            said_first = sentences_of(text)[0] if kind == "pair" else text
+            opening = not hit.section and not heading and place < OPENING and not _LEADS_IN.search(said_first)
             out.append(Candidate(text, heading, kind, hit=hit, rank=rank, lead=lead, opening=opening, place=place))
     return out
 

@@ -195,3 +195,28 @@ def test_a_pointer_in_parentheses_after_a_statement_is_an_aside_not_a_bare_refer
     assert units(text) == [sentence]
     assert is_reference("(see namespaces(7), unshare(1))") and is_reference("参见 namespaces(7)。")
 
+
+@pytest.mark.parametrize("text, pair, query", [
+    ("The use of functions without boundary checks, such as sprintf(3) and strcpy(3), is deprecated. Instead, use "
+     "snprintf(3) and strncpy(3).\n\nThe compat file defines the debhelper level. Currently, you should set it to 10.",
+     "The use of functions without boundary checks, such as sprintf(3) and strcpy(3), is deprecated. Instead, use "
+     "snprintf(3) and strncpy(3).", "What should I use in place of sprintf and strcpy?"),
+    ("在 systemd 下，系统日志工具 rsyslogd(8) 可以被卸载。如果安装了它，它会改变它的行为来读取二进制日志数据。\n\n"
+     "其它的访问控制见下文。这里讲 namespaces。",
+     "在 systemd 下，系统日志工具 rsyslogd(8) 可以被卸载。如果安装了它，它会改变它的行为来读取二进制日志数据。",
+     "安装了 rsyslogd 会怎样？"),
+], ids=["en", "zh"])
+def test_a_sentence_going_on_from_the_one_before_is_quoted_with_it(text, pair, query):
+    """"Instead, use snprintf(3)…" or "如果安装了它，…" alone has lost what it is about, and the sentence before
+    it only sets the question: the two are one unit (evidence.FOLLOWS), whatever the first one's length; 其它
+    (other) is no pronoun."""
+    said = units(text)
+    assert pair in said, said
+    leading = "The prerm script checks that the kernel to remove is not the running one. Therefore, remove it with:"
+    first = candidates((Hit(chunk_id="k.md", text=leading, source="k.md"),), GENERIC)[0]
+    assert first.text == leading and first.opening    # its document's opening, though it leads in to a command
+    assert "其它的访问控制见下文。" in said or "其它" not in text
+    hits = (Hit(chunk_id="d.md#0", text=text, source="d.md", title="d", score=1.0),)
+    assert pair in extractive_answer(State.of(query, hits=hits, query_type="fact"),
+                                     Context(resources={"profile": GENERIC}))["answer"]
+
