@@ -557,6 +557,13 @@ ASKS_OPTION = re.compile(r"\b(?:which|what)\s+(?:[\w.-]+\s+)?(?:option|flag|swit
 """A question asking for a command-line option (which apt-get option…, what flag, 哪个选项)."""
 OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*")
 """A unit naming an option (-s, --track-origins=yes, -h, --human-readable)."""
+ASKS_COMMAND = re.compile(r"\b(?:which|what)\s+(?:[\w.-]+\s+)?(?:command|program|utility)s?\b"
+                          r"|哪个命令|哪条命令|什么命令|哪个程序|什么程序", re.I)
+"""A question asking which command does something (which command lists…, 用什么命令)."""
+MANUAL = re.compile(r"(?<![\w/.-])[a-z][\w.+-]*\((?:[1-9]\w*)\)")
+"""A unit naming a command by its manual page (lastb(1), dpkg-divert(8)): how documentation names a command."""
+NAMES_ASKED = ((ASKS_OPTION, OPTION), (ASKS_COMMAND, MANUAL))
+"""(what a question asks for by name, a unit naming one): only a unit naming one answers it (`option_first`)."""
 LEAD = 0.7
 """Share of the best score a unit needs to stand in an answer in place of the best: the best unit naming an
 asked-for option (as a dated unit does for a temporal question), or the passage of a relation layout's edge."""
@@ -605,14 +612,16 @@ def ranked(query: str, hits: Sequence[Hit], profile: Any, ctx: Any = None,
 
 
 def option_first(query: str, ranking: list[Scored]) -> list[Scored]:
-    """Returns `ranking` with its best unit naming an option first when the question asks for an option, the
-    best unit names none and that one scores within `LEAD` of it: only a unit naming one answers "which option"."""
-    if not ranking or not ASKS_OPTION.search(query) or OPTION.search(ranking[0].text):
-        return ranking
-    naming = next((s for s in ranking if OPTION.search(s.text)), None)
-    if naming is None or naming.score < LEAD * ranking[0].score:
-        return ranking
-    return [naming, *(s for s in ranking if s is not naming)]
+    """Returns `ranking` with its best unit naming an option (a command) first when the question asks for one
+    (`NAMES_ASKED`), the best unit names none and that one scores within `LEAD` of it: only a unit naming one
+    answers "which option" ("which command")."""
+    for asks, named in NAMES_ASKED:
+        if not ranking or not asks.search(query) or named.search(ranking[0].text):
+            continue
+        naming = next((s for s in ranking if named.search(s.text)), None)
+        if naming is not None and naming.score >= LEAD * ranking[0].score:
+            return [naming, *(s for s in ranking if s is not naming)]
+    return ranking
 
 
 def names(text: str, name: str, cased: bool = False) -> bool:

@@ -220,3 +220,15 @@ def test_a_sentence_going_on_from_the_one_before_is_quoted_with_it(text, pair, q
     assert pair in extractive_answer(State.of(query, hits=hits, query_type="fact"),
                                      Context(resources={"profile": GENERIC}))["answer"]
 
+
+@pytest.mark.parametrize("query", ["Which command lists the users who recently failed to log in?",
+                                   "用哪个命令列出最近登录失败的用户？"], ids=["en", "zh"])
+def test_a_question_asking_which_command_is_answered_first_by_a_unit_naming_one_by_its_manual_page(query):
+    from lambdarag.skills.evidence import Candidate, Scored, option_first
+
+    texts = ["For the full listing of the system users, read the document provided by the base-passwd package.",
+             "lastb(1) shows listing of last bad logged in users."]
+    hit = Hit(chunk_id="a#1", source="a.md", text="\n".join(texts))
+    ranking = [Scored(Candidate(t, hit=hit, rank=0), 1.0 - i / 4, 1.0, 1.0) for i, t in enumerate(texts)]
+    assert option_first(query, ranking)[0].text == texts[1]
+    assert option_first("Who provides the list of system users?", ranking)[0].text == texts[0]
