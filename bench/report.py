@@ -177,7 +177,11 @@ def answers_rows() -> list[tuple[str, str, str, Callable[[dict], str]]]:
                    ("offline answers, fresh compare DEV set (round 13, pairs no other set asks about), before",
                     "answers-fresh-dev-before", "bench/fresh_answers.py --tag before", fresh_answers),
                    ("offline answers, fresh DEV set (round 13: compare, fact, relation; tuned on)", "answers-fresh-dev",
-                    "bench/fresh_answers.py", fresh_answers)]
+                    "bench/fresh_answers.py", fresh_answers),
+                   ("offline answers, second fresh DEV set (round 15: fact, relation, temporal, synthesis), before",
+                    "answers-fresh15-dev-before", "bench/fresh_answers.py --set fresh15 --tag before", fresh_answers),
+                   ("offline answers, second fresh DEV set (round 15; tuned on)", "answers-fresh15-dev",
+                    "bench/fresh_answers.py --set fresh15", fresh_answers)]
 
 
 def fresh_answers(r: dict) -> str:
@@ -185,19 +189,20 @@ def fresh_answers(r: dict) -> str:
     false refusals, exit 0, then per corpus."""
     o, types = r["overall"], r.get("per_type") or {"compare": r["overall"]}  # the before file: compare alone
     evidence = ", ".join(f"{t} {m['evidence']:.2f} ({m['n']})" for t, m in types.items())
-    return (f"{o['n']} questions: answer holds an evidence sentence {o['evidence']:.2f} ({evidence}); compare, every "
-            f"side quoted and cited {types['compare']['compare_all_sides']:.2f}; false refusals "
-            f"{o['false_refusal']:.2f}; exit 0 {o['exit_0']:.2f}; per corpus: " + domain_answers(r))
+    sides = (f"compare, every side quoted and cited {types['compare']['compare_all_sides']:.2f}; "
+             if "compare" in types else "")
+    return (f"{o['n']} questions: answer holds an evidence sentence {o['evidence']:.2f} ({evidence}); {sides}false "
+            f"refusals {o['false_refusal']:.2f}; exit 0 {o['exit_0']:.2f}; per corpus: " + domain_answers(r))
 
 
 def domain_answers(r: dict) -> str:
     """Returns per corpus the wider dev answer scores (bench/domain_answers.py): evidence, compare every side
     cited, false refusals, exit 0."""
     def cell(corpus: str, h: dict) -> str:
-        o, compare = h["overall"], h["per_type"].get("compare", {})
-        return (f"{corpus} ({h['questions']}) evidence {o['evidence']:.2f}, compare every side cited "
-                f"{compare.get('compare_all_sides', float('nan')):.2f}, false refusals {o['false_refusal']:.2f}, "
-                f"exit 0 {o['exit_0']:.2f}")
+        o, compare = h["overall"], h["per_type"].get("compare")
+        sides = f", compare every side cited {compare['compare_all_sides']:.2f}" if compare else ""
+        return (f"{corpus} ({h['questions']}) evidence {o['evidence']:.2f}{sides}, false refusals "
+                f"{o['false_refusal']:.2f}, exit 0 {o['exit_0']:.2f}")
     return "; ".join(cell(corpus, c["dev"]) for corpus, c in r["corpora"].items())
 
 

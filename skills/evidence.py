@@ -107,10 +107,17 @@ def _words(text: str) -> int:
     return len(re.findall(r"[A-Za-z]{2,}", text)) + len(re.findall(r"[\u4e00-\u9fff]", text)) // 3
 
 
+_ASIDE = re.compile(r"\s*[(（]\s*(?:(?i:see(?:\s+also)?|cf\.)\s|参见|参阅|请参见|请参阅|详见)(?:[^()（）]|\([^()]*\))*[)）]")
+"""A pointer in parentheses closing a statement (有 8 种 namespaces (参见 namespaces(7), unshare(1))): an aside."""
+
+
 def is_reference(text: str) -> bool:
     """Returns whether a unit only points elsewhere: a see/参见 verb before a link, title, section or man page,
     with at most a short lead-in (关于报告缺陷的注意事项，请阅读[…]) and nothing said after it but where to look;
-    or a short "for more details, read …" whatever it names."""
+    or a short "for more details, read …" whatever it names. A pointer in parentheses after something said
+    (`_ASIDE`) is an aside of that statement, not what the unit is."""
+    stated = _ASIDE.sub(" ", text)
+    text = stated if _words(stated) else text
     if _FOR_MORE.search(text) and _POINTER.search(text) and _words(text) <= 40:
         return True     # "for more details, read …": where to look, whatever the target looks like
     m = _REFERENCE.search(text)
@@ -214,6 +221,11 @@ def units(hit: Hit, profile: Any) -> list[Unit]:
 
 CARRIES = re.compile(r"(?:It|Its|It's|It’s)\s|它")
 """How a sentence opens that has the sentence before it as its subject (Massif is a heap profiler. It measures…)."""
+FOLLOWS = re.compile(r"(?:Instead|Thus|Therefore|Hence|Currently|Otherwise)\b|So\s|因此|所以|于是|否则"
+                     r"|(?:If|When|Once|Unless)\b[^,.]{0,40},\s*(?:it|they)\s|(?:如果|若|当|一旦)[^，。]{0,10}(?<!其)它")
+"""How a sentence opens that goes on from the one before whatever its length: a consequence or an alternative
+(Instead, use snprintf(3)…; So the best solution…; Currently, you should set it to…; 因此…) or a condition on
+the thing the sentence before named (如果安装了它，它会…; If installed, it…)."""
 SHORT = 8
 """Most words (a Chinese character a third of one) of a sentence that is read with the next one `CARRIES` on: so short
 a statement (Massif is a heap profiler.) says what a thing is, and the next says what it does."""
@@ -221,12 +233,14 @@ a statement (Massif is a heap profiler.) says what a thing is, and the next says
 
 def continued(said: Sequence[str]) -> list[tuple[str, bool]]:
     """Returns a paragraph's sentences as units, each with whether it is a pair: a short sentence (`SHORT`) and
-    the next one when that opens on its subject (`CARRIES`: It, 它), which alone has lost the thing it is about.
+    the next one when that opens on its subject (`CARRIES`: It, 它), which alone has lost the thing it is about,
+    or any sentence and the next one when that goes on from it (`FOLLOWS`: Instead, …; 如果安装了它，…).
     A pair is quoted whole unless the answer's bound needs its sentences (`bounds.bounded` cuts it last)."""
     out: list[tuple[str, bool]] = []
     i = 0
     while i < len(said):
-        if i + 1 < len(said) and CARRIES.match(said[i + 1]) and _words(said[i]) <= SHORT:
+        if i + 1 < len(said) and (FOLLOWS.match(said[i + 1])
+                                  or CARRIES.match(said[i + 1]) and _words(said[i]) <= SHORT):
             out.append((f"{said[i]} {said[i + 1]}" if said[i].isascii() else said[i] + said[i + 1], True))
             i += 2
         else:
@@ -392,7 +406,9 @@ def candidates(hits: Sequence[Hit], profile: Any) -> list[Candidate]:
                     or _FILE_LINE.search(_LINK_TARGET.sub("]", text)):
                 continue
             seen.add(key)
-            opening = not hit.section and not heading and place < OPENING and not _LEADS_IN.search(text)
+            # a pair whose second sentence leads in to a command still opens on a statement
+            said_first = sentences_of(text)[0] if kind == "pair" else text
+            opening = not hit.section and not heading and place < OPENING and not _LEADS_IN.search(said_first)
             out.append(Candidate(text, heading, kind, hit=hit, rank=rank, lead=lead, opening=opening, place=place))
     return out
 
@@ -541,6 +557,13 @@ ASKS_OPTION = re.compile(r"\b(?:which|what)\s+(?:[\w.-]+\s+)?(?:option|flag|swit
 """A question asking for a command-line option (which apt-get option…, what flag, 哪个选项)."""
 OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*")
 """A unit naming an option (-s, --track-origins=yes, -h, --human-readable)."""
+ASKS_COMMAND = re.compile(r"\b(?:which|what)\s+(?:[\w.-]+\s+)?(?:command|program|utility)s?\b"
+                          r"|哪个命令|哪条命令|什么命令|哪个程序|什么程序", re.I)
+"""A question asking which command does something (which command lists…, 用什么命令)."""
+MANUAL = re.compile(r"(?<![\w/.-])[a-z][\w.+-]*\((?:[1-9]\w*)\)")
+"""A unit naming a command by its manual page (lastb(1), dpkg-divert(8)): how documentation names a command."""
+NAMES_ASKED = ((ASKS_OPTION, OPTION), (ASKS_COMMAND, MANUAL))
+"""(what a question asks for by name, a unit naming one): only a unit naming one answers it (`option_first`)."""
 LEAD = 0.7
 """Share of the best score a unit needs to stand in an answer in place of the best: the best unit naming an
 asked-for option (as a dated unit does for a temporal question), or the passage of a relation layout's edge."""
@@ -589,14 +612,16 @@ def ranked(query: str, hits: Sequence[Hit], profile: Any, ctx: Any = None,
 
 
 def option_first(query: str, ranking: list[Scored]) -> list[Scored]:
-    """Returns `ranking` with its best unit naming an option first when the question asks for an option, the
-    best unit names none and that one scores within `LEAD` of it: only a unit naming one answers "which option"."""
-    if not ranking or not ASKS_OPTION.search(query) or OPTION.search(ranking[0].text):
-        return ranking
-    naming = next((s for s in ranking if OPTION.search(s.text)), None)
-    if naming is None or naming.score < LEAD * ranking[0].score:
-        return ranking
-    return [naming, *(s for s in ranking if s is not naming)]
+    """Returns `ranking` with its best unit naming an option (a command) first when the question asks for one
+    (`NAMES_ASKED`), the best unit names none and that one scores within `LEAD` of it: only a unit naming one
+    answers "which option" ("which command")."""
+    for asks, named in NAMES_ASKED:
+        if not ranking or not asks.search(query) or named.search(ranking[0].text):
+            continue
+        naming = next((s for s in ranking if named.search(s.text)), None)
+        if naming is not None and naming.score >= LEAD * ranking[0].score:
+            return [naming, *(s for s in ranking if s is not naming)]
+    return ranking
 
 
 def names(text: str, name: str, cased: bool = False) -> bool:

@@ -182,3 +182,53 @@ def test_a_version_note_after_the_unit_it_dates_joins_a_temporal_answer_and_a_li
                              Context(resources={"profile": GENERIC}))["answer"]
     assert "--free-is-write=no|yes" in text and "new in Valgrind 3.7.0" in text, text
     assert not dated("see [Locks](03.02-locks.md) and 第 6.3 节") and dated("new in Valgrind 3.7.0")
+
+
+@pytest.mark.parametrize("text, sentence", [
+    ("Linux has 8 namespaces (see namespaces(7), unshare(1)).", "Linux has 8 namespaces (see namespaces(7), unshare(1))."),
+    ("从内核 5.6 版本起，有 8 种 namespaces (参见 namespaces(7), unshare(1))。",
+     "从内核 5.6 版本起，有 8 种 namespaces (参见 namespaces(7), unshare(1))。"),
+], ids=["en", "zh"])
+def test_a_pointer_in_parentheses_after_a_statement_is_an_aside_not_a_bare_reference(text, sentence):
+    from lambdarag.skills.evidence import is_reference
+
+    assert units(text) == [sentence]
+    assert is_reference("(see namespaces(7), unshare(1))") and is_reference("参见 namespaces(7)。")
+
+
+@pytest.mark.parametrize("text, pair, query", [
+    ("The use of functions without boundary checks, such as sprintf(3) and strcpy(3), is deprecated. Instead, use "
+     "snprintf(3) and strncpy(3).\n\nThe compat file defines the debhelper level. Currently, you should set it to 10.",
+     "The use of functions without boundary checks, such as sprintf(3) and strcpy(3), is deprecated. Instead, use "
+     "snprintf(3) and strncpy(3).", "What should I use in place of sprintf and strcpy?"),
+    ("在 systemd 下，系统日志工具 rsyslogd(8) 可以被卸载。如果安装了它，它会改变它的行为来读取二进制日志数据。\n\n"
+     "其它的访问控制见下文。这里讲 namespaces。",
+     "在 systemd 下，系统日志工具 rsyslogd(8) 可以被卸载。如果安装了它，它会改变它的行为来读取二进制日志数据。",
+     "安装了 rsyslogd 会怎样？"),
+], ids=["en", "zh"])
+def test_a_sentence_going_on_from_the_one_before_is_quoted_with_it(text, pair, query):
+    """"Instead, use snprintf(3)…" or "如果安装了它，…" alone has lost what it is about, and the sentence before
+    it only sets the question: the two are one unit (evidence.FOLLOWS), whatever the first one's length; 其它
+    (other) is no pronoun."""
+    said = units(text)
+    assert pair in said, said
+    leading = "The prerm script checks that the kernel to remove is not the running one. Therefore, remove it with:"
+    first = candidates((Hit(chunk_id="k.md", text=leading, source="k.md"),), GENERIC)[0]
+    assert first.text == leading and first.opening    # its document's opening, though it leads in to a command
+    assert "其它的访问控制见下文。" in said or "其它" not in text
+    hits = (Hit(chunk_id="d.md#0", text=text, source="d.md", title="d", score=1.0),)
+    assert pair in extractive_answer(State.of(query, hits=hits, query_type="fact"),
+                                     Context(resources={"profile": GENERIC}))["answer"]
+
+
+@pytest.mark.parametrize("query", ["Which command lists the users who recently failed to log in?",
+                                   "用哪个命令列出最近登录失败的用户？"], ids=["en", "zh"])
+def test_a_question_asking_which_command_is_answered_first_by_a_unit_naming_one_by_its_manual_page(query):
+    from lambdarag.skills.evidence import Candidate, Scored, option_first
+
+    texts = ["For the full listing of the system users, read the document provided by the base-passwd package.",
+             "lastb(1) shows listing of last bad logged in users."]
+    hit = Hit(chunk_id="a#1", source="a.md", text="\n".join(texts))
+    ranking = [Scored(Candidate(t, hit=hit, rank=0), 1.0 - i / 4, 1.0, 1.0) for i, t in enumerate(texts)]
+    assert option_first(query, ranking)[0].text == texts[1]
+    assert option_first("Who provides the list of system users?", ranking)[0].text == texts[0]
