@@ -14,7 +14,8 @@ or a footnote. Where the corpus numbers its files as an outline
 (15.00-… a chapter page, 15.01-… its sections: `Outline`), a chapter page among
 the first documents brings its sections, which are about its topic whatever
 words they use, and a chapter holding two of the plain ranking's first five
-documents brings its sibling sections. The rankings are fused by reciprocal rank, so a page two of
+documents brings its sibling sections, and a short chapter the question asks about as a whole (`Outline.asked`)
+brings every file of it, after the first the fusion ranks (`whole_chapters`). The rankings are fused by reciprocal rank, so a page two of
 them match goes ahead of one only its text matches; the plain ranking's first
 document keeps the first place; each document whose headings name a thing the question
 lists, and each of the plain ranking's first five unless more of the rankings that match
@@ -185,6 +186,28 @@ class Outline:
                 if n[:-1] in pages:
                     self.sections[pages[n[:-1]]].append(s)
                     self.page[s] = pages[n[:-1]]
+        self.head = {self.chapter[sections[0]]: page for page, sections in self.sections.items()}
+
+    def files(self, chapter: tuple[int, ...]) -> list[str]:
+        """Returns the files of `chapter`: its page, if it has one, then its sections in the outline's order."""
+        return [self.head[chapter]] * (chapter in self.head) + sorted(self.chapters.get(chapter, []))
+
+    def asked(self, titled: Sequence[str], plain: Sequence[str], named: Any, top: int = KEPT) -> list[tuple[int, ...]]:
+        """Returns the chapters a survey question asks about as a whole, short ones (page and sections fit in the
+        survey's `COVER` places): the one whose page is the first document of `titled` (the question's words match
+        its title best) when no other chapter's page is the second (Massif's and DHAT's chapters for "which tools
+        profile the heap": a survey across chapters), and those holding most of the first `top` documents of
+        `plain` whose page's title the question names (`named(title)`: it holds every word of it; Massif's chapter
+        held most of them in that survey too)."""
+        held = Counter(c for d in plain[:top] if (c := self.chapter_of(d)) is not None)
+        pages = [d in self.sections for d in titled[:2]]
+        chosen = [self.chapter_of(titled[0])] if pages[:1] == [True] and True not in pages[1:] else []
+        chosen += [c for c, n in held.items() if n > top // 2 and c in self.head and named(self.titles[self.head[c]])]
+        return [c for c in dict.fromkeys(chosen) if c is not None and len(self.files(c)) <= COVER]
+
+    def chapter_of(self, doc: str) -> tuple[int, ...] | None:
+        """Returns the chapter `doc` heads or is a section of, else None."""
+        return self.chapter.get(doc) or (self.chapter[self.sections[doc][0]] if doc in self.sections else None)
 
     def sections_by(self, page: str, ranking: Sequence[str]) -> list[str]:
         """Returns the sections under chapter page `page`, those `ranking` holds first in its order, then the rest
@@ -334,6 +357,20 @@ def kept_first(order: Sequence[str], plain: Sequence[str], named: Sequence[str],
     return list(dict.fromkeys([*top, *moved, *order[window:]]))
 
 
+def whole_chapters(order: Sequence[str], chapters: Sequence[tuple[int, ...]], table: Outline,
+                   ranking: Sequence[str]) -> list[str]:
+    """Returns `order` with the files of each of `chapters` right after the first of them `order` holds, those
+    `ranking` (the survey's fused ranking) holds first in its order, then the rest in the outline's: a chapter the question asks about as a whole
+    answers it with every section, whatever words each uses (a chapter's tools for checking a package: debc, debdiff,
+    interdiff and mc say "check" nowhere)."""
+    out: list[str] = []
+    for doc in order:
+        out.append(doc)
+        if (chapter := table.chapter_of(doc)) in chapters:
+            out += ranked_first(table.files(chapter), ranking)
+    return list(dict.fromkeys(out))
+
+
 def covering(ctx: Any, query: str, hits: Sequence[Hit], user: Any) -> tuple[Hit, ...]:
     """Returns the best chunk of each of the first `COVER` documents about the question (module docstring), then the
     plain ranking, then `hits`, each chunk once."""
@@ -353,7 +390,12 @@ def covering(ctx: Any, query: str, hits: Sequence[Hit], user: Any) -> tuple[Hit,
     near = [d for seed in fused_documents(*rankings)[:SEEDS] for d in table.sections_by(seed, list(best))]
     fused = fused_documents(*rankings, (near, SECTIONS_WEIGHT), (table.siblings(list(best)), SIBLINGS_WEIGHT))
     support = Counter(d for ranking in matched for d in set(ranking[:COVER]))
-    for source in kept_first(list(dict.fromkeys([*first, *fused][:COVER])), list(best), named, support):
+    asked = set(backend.tokenizer(query))
+    whole = table.asked(titled, list(best), lambda title: set(backend.tokenizer(title)) <= asked)
+    ranked = list(dict.fromkeys([*first, *fused]))
+    order = list(dict.fromkeys([*first, *fused][:COVER]))
+    order = whole_chapters(order, whole, table, ranked)[:len(order)]
+    for source in kept_first(order, list(best), named, support):
         if source not in best:
             found = best_chunk(backend, source, (query, table.titles.get(source, "")), user)
             if found is None:
