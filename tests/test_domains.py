@@ -751,3 +751,17 @@ def test_a_survey_searches_listed_things_on_their_own_only_when_one_is_a_name(en
 
     assert listed_documents(encryption, "总结一下加密数据的方法：磁盘、移动介质和文件。", User()) == []
     assert "03.06-监控.md" in listed_documents(encryption, "有哪些工具可以观察进程：系统监控、ps 和 lsof？", User())
+
+
+def test_a_listed_clause_naming_only_the_corpus_subject_is_no_listed_thing(tmp_path_factory):
+    # issue 41 (round 15, dev3): every page names Debian, so "总结一下 Debian 系统升级" is a clause about the corpus's
+    # own subject, not a thing of its own: searched alone it led a survey of upgrades with pages on neither part
+    from lambdarag.domains.generic.survey import listed_documents
+    from lambdarag import User
+
+    pages = {"09.01-升级.md": "# 保持最新\n\nDebian 系统用 apt 升级。\n",
+             "09.02-单用户.md": "# 单用户模式\n\nDebian 升级软件包不必进入单用户模式。\n",
+             "03.06-监控.md": "# 系统监控\n\nDebian 上 lsof 列出打开的文件，ps 列出进程。\n"}
+    debian = index_of(tmp_path_factory, "debian", pages)
+    assert listed_documents(debian, "总结一下 Debian 系统升级、保持最新状态的方方面面。", User()) == []
+    assert "03.06-监控.md" in listed_documents(debian, "有哪些工具可以观察 Debian 上的进程：系统监控、ps 和 lsof？", User())

@@ -145,9 +145,13 @@ class Mentions(DocumentWords):
     def ranked(self, tokens: Sequence[str], k: int) -> list[str]:
         """Returns the `k` documents whose whole text best matches the question's distinctive words: those at most
         half of the documents hold (a page holding only its common words, files or package, speaks of no topic)."""
-        rare = [t for t in tokens
-                if (held := self.bm25.counts(t)) is not None and len(held[0]) <= len(self.sources) / 2]
-        return super().ranked(rare, k)
+        return super().ranked([t for t in tokens if self.bm25.counts(t) is not None and not self.common(t)], k)
+
+    def common(self, token: str) -> bool:
+        """Returns whether more than half of the documents hold `token` (Debian in the Debian FAQ): a corpus's
+        common word names no topic of its own."""
+        held = self.bm25.counts(token)
+        return held is not None and len(held[0]) > len(self.sources) / 2
 
 
 mentions: PerObject[Mentions] = PerObject(Mentions)
@@ -255,10 +259,13 @@ def clause_end(part: str, end: int) -> str:
     return words[end] if len(part) > MAX_ITEM and words and PROPER.search(words[end]) else part
 
 
-def named_list(query: str) -> tuple[list[str], str]:
-    """Returns the things the question lists and its other words, or no things when none is a name (`NAME`)."""
+def named_list(backend: Any, query: str) -> tuple[list[str], str]:
+    """Returns the things the question lists and its other words, or no things when none is a name (`NAME`) that
+    at most half of the documents hold: clauses naming only the corpus's own subject ("总结一下 Debian 系统升级、保持最新
+    状态…" in the Debian FAQ) list no things, and searched alone they led with pages on neither."""
     things = listed_things(query)
-    if not any(NAME.search(t) for t in things):
+    table = mentions(backend)
+    if not any(NAME.search(w) and not table.common(w) for t in things for w in backend.tokenizer(t)):
         return [], query
     rest = query
     for thing in things:
@@ -268,8 +275,8 @@ def named_list(query: str) -> tuple[list[str], str]:
 
 def listed_documents(backend: Any, query: str, user: Any) -> list[str]:
     """Returns, round-robin, the best documents of each thing the question lists, each searched with the question's
-    other words (BM25: a listed name is a word of the text); none when no listed thing is a name (`NAME`)."""
-    things, rest = named_list(query)
+    other words (BM25: a listed name is a word of the text); none when no listed thing is a name (`named_list`)."""
+    things, rest = named_list(backend, query)
     found = [list(dict.fromkeys(c.source for c, _ in backend.bm25(f"{thing} {rest}", 10, user=user)))[:2]
              for thing in things]
     return list(dict.fromkeys(d for rank in range(2) for docs in found if rank < len(docs) for d in [docs[rank]]))
@@ -278,7 +285,7 @@ def listed_documents(backend: Any, query: str, user: Any) -> list[str]:
 def titled_documents(backend: Any, query: str) -> list[str]:
     """Returns, for each proper name the question lists (`PROPER`), the document whose title or headings name it and
     best match the question's other words (`Headings.naming`), in the list's order."""
-    things, rest = named_list(query)
+    things, rest = named_list(backend, query)
     table = headings(backend)
     found = [table.naming(backend.tokenizer(thing), backend.tokenizer(rest), outline(backend).page)[:1]
              for thing in things if PROPER.search(thing)]
