@@ -24,7 +24,7 @@ Run:
   apt-get install debian-reference-en debian-reference-zh-cn debian-faq-zh-cn debian-handbook valgrind maint-guide
   python bench/domain_bench.py [--corpora reference-en,faq-zh-cn,reference-zh-cn,handbook-en,valgrind-en,maint-guide-en] [--halves dev,test]
   python bench/domain_bench.py --corpora maint-guide-en,faq-zh-cn,handbook-en,reference-zh-cn --halves dev2 --tag dev2
-  python bench/domain_bench.py --corpora maint-guide-en,faq-zh-cn --halves dev3 --tag dev3
+  python bench/domain_bench.py --corpora maint-guide-en,faq-zh-cn,handbook-en --halves dev3 --tag dev3
                           [--config agent-config.yml] [--tag TAG]   → bench/results/domain-<corpus>[-TAG].json
 The "before" measurement (the code before the domain profiles) is tagged: --tag before. A run after changes
 to chunking or to what an index records needs a fresh $LAMBDARAG_HOME: an index is reused while its files'

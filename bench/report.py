@@ -131,7 +131,7 @@ def domain_rows() -> list[tuple[str, str, str, Callable[[dict], str]]]:
                   f"domain-{corpus}-dev2-before", f"{script} --tag dev2-before", domain_half("dev2")),
                  (f"non-statute corpus {corpus}, DEV2 half (new surveys or relations)", f"domain-{corpus}-dev2",
                   f"{script} --tag dev2", domain_half("dev2"))]
-    for corpus in ("maint-guide-en", "faq-zh-cn"):
+    for corpus in ("maint-guide-en", "faq-zh-cn", "handbook-en"):
         script = f"bench/domain_bench.py --corpora {corpus} --halves dev3"
         rows += [(f"non-statute corpus {corpus}, DEV3 half (overviews of a whole chapter or topic), before whole "
                   "chapters", f"domain-{corpus}-dev3-before", f"{script} --tag dev3-before", domain_half("dev3")),
