@@ -24,6 +24,7 @@ Run:
   apt-get install debian-reference-en debian-reference-zh-cn debian-faq-zh-cn debian-handbook valgrind maint-guide
   python bench/domain_bench.py [--corpora reference-en,faq-zh-cn,reference-zh-cn,handbook-en,valgrind-en,maint-guide-en] [--halves dev,test]
   python bench/domain_bench.py --corpora maint-guide-en,faq-zh-cn,handbook-en,reference-zh-cn --halves dev2 --tag dev2
+  python bench/domain_bench.py --corpora maint-guide-en,faq-zh-cn,handbook-en --halves dev3 --tag dev3
                           [--config agent-config.yml] [--tag TAG]   → bench/results/domain-<corpus>[-TAG].json
 The "before" measurement (the code before the domain profiles) is tagged: --tag before. A run after changes
 to chunking or to what an index records needs a fresh $LAMBDARAG_HOME: an index is reused while its files'
@@ -43,7 +44,7 @@ os.environ.setdefault("LAMBDARAG_FEEDBACK", "off")  # measure the routes as conf
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from debian_docs import SOURCES, default_out, write  # noqa: E402
-from domain_data import CORPORA, DEV2, HALVES, load, manifest  # noqa: E402
+from domain_data import CORPORA, EXTRA, HALVES, load, manifest  # noqa: E402
 from machine import facts as machine  # noqa: E402
 from routing import K, doc_name, judged, mean, top_documents, warm_up  # noqa: E402
 from routing_data import TYPES  # noqa: E402
@@ -176,7 +177,7 @@ def main(corpus: str, config: str | None = None, halves: tuple[str, ...] = HALVE
 def summary(corpus: str, result: dict) -> str:
     """Returns recall@5 / recall@10 / MRR@5 per half, type and system, with type accuracy and crashes, as lines."""
     lines = []
-    for half in (h for h in (*HALVES, DEV2) if h in result):
+    for half in (h for h in (*HALVES, *EXTRA) if h in result):
         r = result[half]
         crashes = {s: r[s]["crashes"] for s in SYSTEMS}
         lines.append(f"{corpus} {half} ({r['questions']} q) type accuracy {r['type_accuracy']['overall']}"
@@ -195,7 +196,7 @@ def summary(corpus: str, result: dict) -> str:
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpora", default=",".join(CORPORA), help=f"comma-separated, of {','.join(CORPORA)}")
-    ap.add_argument("--halves", default=",".join(HALVES), help="dev,test (default both); dev2 where a corpus has it (with --tag dev2)")
+    ap.add_argument("--halves", default=",".join(HALVES), help="dev,test (default both); dev2 or dev3 where a corpus has it (with --tag dev2, --tag dev3)")
     ap.add_argument("--config", default=None, help="agent config (default agent-config.yml)")
     ap.add_argument("--tag", default="", help="result files are bench/results/domain-<corpus>-TAG.json (default no tag)")
     args = ap.parse_args()

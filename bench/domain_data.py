@@ -1,7 +1,8 @@
 """The non-statute question sets (bench/data/domains/<corpus>/{dev,test}.jsonl): loading, validation, split.
 
-A corpus may have a third half, `dev2.jsonl` (issue 41, round 15): questions written after tuning on dev, to find
-what dev no longer shows; tuned on like dev, reported apart from it, so dev's figures stay reproducible.
+A corpus may have more dev halves (issue 41, round 15), questions written after tuning on dev, to find what dev no
+longer shows: `dev2.jsonl` (surveys of 2–5 files, relations) and `dev3.jsonl` (overviews of a whole chapter or topic,
+6–11 files); tuned on like dev, each reported apart from it, so dev's and the other halves' figures stay reproducible.
 A record: qid, query, type (one of routing_data.TYPES), lang (en | zh), relevant (markdown file
 names of the corpus that bench/debian_docs.py writes), evidence (file → a verbatim passage of that
 file that answers the question; every relevant file has one), for compare `named` (the two or more
@@ -25,8 +26,8 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "bench" / "data" / "domains"
 CORPORA = ("reference-en", "reference-zh-cn", "faq-zh-cn", "handbook-en", "valgrind-en", "maint-guide-en")
 HALVES = ("dev", "test")
-DEV2 = "dev2"
-"""The extra dev half some corpora have (`halves_of`): tuned on, never mixed into dev's or test's figures."""
+EXTRA = ("dev2", "dev3")
+"""The extra dev halves some corpora have (`halves_of`): tuned on, never mixed into dev's or test's figures."""
 LANGS = ("en", "zh")
 SEED = 29
 DRAWN_WITH = {"maint-guide-en": 16}
@@ -40,8 +41,8 @@ def seed_of(corpus: str) -> int:
 
 
 def halves_of(corpus: str) -> tuple[str, ...]:
-    """Returns the halves a corpus has: dev and test, then dev2 when its file exists."""
-    return HALVES + ((DEV2,) if (DATA / corpus / f"{DEV2}.jsonl").is_file() else ())
+    """Returns the halves a corpus has: dev and test, then each of `EXTRA` whose file exists."""
+    return HALVES + tuple(h for h in EXTRA if (DATA / corpus / f"{h}.jsonl").is_file())
 
 
 def load(corpus: str, half: str) -> list[dict]:

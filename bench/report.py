@@ -106,7 +106,8 @@ def domain_half(half: str) -> Callable[[dict], str]:
 def domain_rows() -> list[tuple[str, str, str, Callable[[dict], str]]]:
     """Returns the rows of the non-statute corpora: before the domain work (both halves), before issue 41's routes
     (frozen test) and now (frozen test); the Valgrind manual and the New Maintainers' Guide (corpora issue 41 added):
-    before their round's survey changes and now, both halves; the dev2 halves (round 15) before its cues and now."""
+    before their round's survey changes and now, both halves; the dev2 halves (round 15) before its cues and now;
+    the dev3 halves (round 15) before whole chapters and now."""
     rows = []
     for corpus in ("reference-en", "reference-zh-cn", "faq-zh-cn", "handbook-en"):
         script = f"bench/domain_bench.py --corpora {corpus}"
@@ -130,6 +131,12 @@ def domain_rows() -> list[tuple[str, str, str, Callable[[dict], str]]]:
                   f"domain-{corpus}-dev2-before", f"{script} --tag dev2-before", domain_half("dev2")),
                  (f"non-statute corpus {corpus}, DEV2 half (new surveys or relations)", f"domain-{corpus}-dev2",
                   f"{script} --tag dev2", domain_half("dev2"))]
+    for corpus in ("maint-guide-en", "faq-zh-cn", "handbook-en"):
+        script = f"bench/domain_bench.py --corpora {corpus} --halves dev3"
+        rows += [(f"non-statute corpus {corpus}, DEV3 half (overviews of a whole chapter or topic), before whole "
+                  "chapters", f"domain-{corpus}-dev3-before", f"{script} --tag dev3-before", domain_half("dev3")),
+                 (f"non-statute corpus {corpus}, DEV3 half (overviews of a whole chapter or topic)",
+                  f"domain-{corpus}-dev3", f"{script} --tag dev3", domain_half("dev3"))]
     return rows
 
 

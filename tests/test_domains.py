@@ -399,9 +399,8 @@ def test_a_survey_brings_in_the_sections_of_the_chapter_page_about_its_topic(man
     out = build("survey_documents", {}).run(State.of(query, hits=(), time_range=None),
                                           Context(resources={"index": manual})).hits
     first = list(dict.fromkeys(h.source for h in out))
-    # then the text's pages (chapter 7, holding three of them, ahead: its sections share a topic), then its sections
-    assert first[0] == "05.00-networking.md"
-    assert first[5:8] == ["05.01-wireless.md", "05.02-tunnels.md", "05.03-bridges.md"], first
+    # the question names the chapter's topic (its page leads the headings ranking), so the whole chapter follows it
+    assert first[:4] == ["05.00-networking.md", "05.01-wireless.md", "05.02-tunnels.md", "05.03-bridges.md"], first
 
 
 @pytest.fixture(scope="module")
@@ -435,6 +434,57 @@ def test_only_the_first_five_documents_vote_for_their_chapters_siblings(jobs):
     others = ["04.01-fonts.md", "05.01-printing.md", "06.01-mail.md", "07.01-sound.md", "08.01-locale.md"]
     assert outline(jobs).siblings([*others, "03.01-cron.md", "03.02-at.md"]) == []
     assert "03.03-anacron.md" in outline(jobs).siblings(["03.01-cron.md", "03.02-at.md", *others])
+
+
+@pytest.fixture(scope="module")
+def checks(tmp_path_factory):
+    """A numbered guide: chapter 7's page is about checking a package for errors, its five sections name a tool each
+    and say "check" nowhere; eight pages of chapters without a page are about uploading a package, with errors."""
+    pages = {"07.00-checking.md": "# Checking the package for errors\n\nThe techniques for checking a package for "
+                                  "errors before it is uploaded.\n"}
+    for i, tool in enumerate(("debc", "debdiff", "interdiff", "mc", "piuparts")):
+        pages[f"07.0{i + 1}-{tool}.md"] = f"# The {tool} command\n\n{tool} lists or compares files of a build.\n"
+    for i in range(8):
+        pages[f"{11 + i}.01-upload-{i}.md"] = (f"# Uploading step {i}\n\nUploading the package {i}: a package "
+                                               "with errors is rejected when uploaded.\n")
+    return index_of(tmp_path_factory, "checks", pages)
+
+
+def test_a_survey_of_a_chapters_topic_covers_every_section_of_the_chapter(checks):
+    # issue 41 (round 15, dev3): the question names chapter 7's topic (its page leads the headings ranking, no other
+    # chapter's page follows it), so the survey's ten documents hold every section; by their own words they lost
+    # to the pages on uploading, which share the question's words
+    from lambdarag.domains.generic.survey import outline
+
+    query = "Give an overview of the techniques for checking a package for errors before uploading it"
+    sections = [f"07.0{i}-{tool}.md" for i, tool in enumerate(("debc", "debdiff", "interdiff", "mc", "piuparts"), 1)]
+    out = build("survey_documents", {}).run(State.of(query, hits=(), time_range=None),
+                                          Context(resources={"index": checks})).hits
+    first = list(dict.fromkeys(h.source for h in out))
+    assert first[0] == "07.00-checking.md" and set(sections) <= set(first[:10]), first
+    assert outline(checks).files((7,)) == ["07.00-checking.md", *sections]
+
+
+def test_only_a_chapter_the_question_asks_about_as_a_whole_brings_all_its_files(tmp_path_factory):
+    # issue 41: a chapter joins whole when its page leads the headings ranking and no other chapter's page is
+    # second (two tools' chapters leading it is a survey across chapters), or when it holds most of the plain first
+    # five documents and the question holds every word of its page's title
+    from lambdarag.domains.generic.survey import outline
+
+    pages = {"05.00-networking.md": "# Networking\n\nNetworks.\n", "05.01-wireless.md": "# Wireless\n\nCards.\n",
+             "05.02-tunnels.md": "# Tunnels\n\nSites.\n", "05.03-bridges.md": "# Bridges\n\nSegments.\n",
+             "06.00-printing.md": "# Printing\n\nPrinters.\n", "06.01-queues.md": "# Queues\n\nJobs.\n",
+             "07.00-about.md": "# About\n\nThis guide.\n", "07.01-fonts.md": "# Fonts\n\nFaces.\n",
+             "07.02-sound.md": "# Sound\n\nCards.\n"}
+    table, everything = outline(index_of(tmp_path_factory, "chapters", pages)), lambda title: True
+    assert table.files((5,)) == ["05.00-networking.md", "05.01-wireless.md", "05.02-tunnels.md", "05.03-bridges.md"]
+    assert table.asked(["05.00-networking.md", "07.01-fonts.md"], [], everything) == [(5,)]
+    assert table.asked(["05.00-networking.md", "06.00-printing.md"], [], everything) == []
+    assert table.asked(["07.01-fonts.md", "05.00-networking.md"], [], everything) == []
+    plain = ["05.01-wireless.md", "05.02-tunnels.md", "07.01-fonts.md", "05.03-bridges.md", "07.02-sound.md"]
+    assert table.asked([], plain, everything) == [(5,)]
+    assert table.asked([], plain, lambda title: title != "Networking") == []
+    assert table.asked([], plain[:2] + plain[4:], everything) == []
 
 
 def test_a_chapter_whose_files_repeat_a_number_is_no_outline(tmp_path_factory):
@@ -701,3 +751,17 @@ def test_a_survey_searches_listed_things_on_their_own_only_when_one_is_a_name(en
 
     assert listed_documents(encryption, "总结一下加密数据的方法：磁盘、移动介质和文件。", User()) == []
     assert "03.06-监控.md" in listed_documents(encryption, "有哪些工具可以观察进程：系统监控、ps 和 lsof？", User())
+
+
+def test_a_listed_clause_naming_only_the_corpus_subject_is_no_listed_thing(tmp_path_factory):
+    # issue 41 (round 15, dev3): every page names Debian, so "总结一下 Debian 系统升级" is a clause about the corpus's
+    # own subject, not a thing of its own: searched alone it led a survey of upgrades with pages on neither part
+    from lambdarag.domains.generic.survey import listed_documents
+    from lambdarag import User
+
+    pages = {"09.01-升级.md": "# 保持最新\n\nDebian 系统用 apt 升级。\n",
+             "09.02-单用户.md": "# 单用户模式\n\nDebian 升级软件包不必进入单用户模式。\n",
+             "03.06-监控.md": "# 系统监控\n\nDebian 上 lsof 列出打开的文件，ps 列出进程。\n"}
+    debian = index_of(tmp_path_factory, "debian", pages)
+    assert listed_documents(debian, "总结一下 Debian 系统升级、保持最新状态的方方面面。", User()) == []
+    assert "03.06-监控.md" in listed_documents(debian, "有哪些工具可以观察 Debian 上的进程：系统监控、ps 和 lsof？", User())

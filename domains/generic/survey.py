@@ -14,7 +14,8 @@ or a footnote. Where the corpus numbers its files as an outline
 (15.00-… a chapter page, 15.01-… its sections: `Outline`), a chapter page among
 the first documents brings its sections, which are about its topic whatever
 words they use, and a chapter holding two of the plain ranking's first five
-documents brings its sibling sections. The rankings are fused by reciprocal rank, so a page two of
+documents brings its sibling sections, and a short chapter the question asks about as a whole (`Outline.asked`)
+brings every file of it, after the first the fusion ranks (`whole_chapters`). The rankings are fused by reciprocal rank, so a page two of
 them match goes ahead of one only its text matches; the plain ranking's first
 document keeps the first place; each document whose headings name a thing the question
 lists, and each of the plain ranking's first five unless more of the rankings that match
@@ -144,9 +145,13 @@ class Mentions(DocumentWords):
     def ranked(self, tokens: Sequence[str], k: int) -> list[str]:
         """Returns the `k` documents whose whole text best matches the question's distinctive words: those at most
         half of the documents hold (a page holding only its common words, files or package, speaks of no topic)."""
-        rare = [t for t in tokens
-                if (held := self.bm25.counts(t)) is not None and len(held[0]) <= len(self.sources) / 2]
-        return super().ranked(rare, k)
+        return super().ranked([t for t in tokens if self.bm25.counts(t) is not None and not self.common(t)], k)
+
+    def common(self, token: str) -> bool:
+        """Returns whether more than half of the documents hold `token` (Debian in the Debian FAQ): a corpus's
+        common word names no topic of its own."""
+        held = self.bm25.counts(token)
+        return held is not None and len(held[0]) > len(self.sources) / 2
 
 
 mentions: PerObject[Mentions] = PerObject(Mentions)
@@ -185,6 +190,28 @@ class Outline:
                 if n[:-1] in pages:
                     self.sections[pages[n[:-1]]].append(s)
                     self.page[s] = pages[n[:-1]]
+        self.head = {self.chapter[sections[0]]: page for page, sections in self.sections.items()}
+
+    def files(self, chapter: tuple[int, ...]) -> list[str]:
+        """Returns the files of `chapter`: its page, if it has one, then its sections in the outline's order."""
+        return [self.head[chapter]] * (chapter in self.head) + sorted(self.chapters.get(chapter, []))
+
+    def asked(self, titled: Sequence[str], plain: Sequence[str], named: Any, top: int = KEPT) -> list[tuple[int, ...]]:
+        """Returns the chapters a survey question asks about as a whole, short ones (page and sections fit in the
+        survey's `COVER` places): the one whose page is the first document of `titled` (the question's words match
+        its title best) when no other chapter's page is the second (Massif's and DHAT's chapters for "which tools
+        profile the heap": a survey across chapters), and those holding most of the first `top` documents of
+        `plain` whose page's title the question names (`named(title)`: it holds every word of it; Massif's chapter
+        held most of them in that survey too)."""
+        held = Counter(c for d in plain[:top] if (c := self.chapter_of(d)) is not None)
+        pages = [d in self.sections for d in titled[:2]]
+        chosen = [self.chapter_of(titled[0])] if pages[:1] == [True] and True not in pages[1:] else []
+        chosen += [c for c, n in held.items() if n > top // 2 and c in self.head and named(self.titles[self.head[c]])]
+        return [c for c in dict.fromkeys(chosen) if c is not None and len(self.files(c)) <= COVER]
+
+    def chapter_of(self, doc: str) -> tuple[int, ...] | None:
+        """Returns the chapter `doc` heads or is a section of, else None."""
+        return self.chapter.get(doc) or (self.chapter[self.sections[doc][0]] if doc in self.sections else None)
 
     def sections_by(self, page: str, ranking: Sequence[str]) -> list[str]:
         """Returns the sections under chapter page `page`, those `ranking` holds first in its order, then the rest
@@ -232,10 +259,13 @@ def clause_end(part: str, end: int) -> str:
     return words[end] if len(part) > MAX_ITEM and words and PROPER.search(words[end]) else part
 
 
-def named_list(query: str) -> tuple[list[str], str]:
-    """Returns the things the question lists and its other words, or no things when none is a name (`NAME`)."""
+def named_list(backend: Any, query: str) -> tuple[list[str], str]:
+    """Returns the things the question lists and its other words, or no things when none is a name (`NAME`) that
+    at most half of the documents hold: clauses naming only the corpus's own subject ("总结一下 Debian 系统升级、保持最新
+    状态…" in the Debian FAQ) list no things, and searched alone they led with pages on neither."""
     things = listed_things(query)
-    if not any(NAME.search(t) for t in things):
+    table = mentions(backend)
+    if not any(NAME.search(w) and not table.common(w) for t in things for w in backend.tokenizer(t)):
         return [], query
     rest = query
     for thing in things:
@@ -245,8 +275,8 @@ def named_list(query: str) -> tuple[list[str], str]:
 
 def listed_documents(backend: Any, query: str, user: Any) -> list[str]:
     """Returns, round-robin, the best documents of each thing the question lists, each searched with the question's
-    other words (BM25: a listed name is a word of the text); none when no listed thing is a name (`NAME`)."""
-    things, rest = named_list(query)
+    other words (BM25: a listed name is a word of the text); none when no listed thing is a name (`named_list`)."""
+    things, rest = named_list(backend, query)
     found = [list(dict.fromkeys(c.source for c, _ in backend.bm25(f"{thing} {rest}", 10, user=user)))[:2]
              for thing in things]
     return list(dict.fromkeys(d for rank in range(2) for docs in found if rank < len(docs) for d in [docs[rank]]))
@@ -255,7 +285,7 @@ def listed_documents(backend: Any, query: str, user: Any) -> list[str]:
 def titled_documents(backend: Any, query: str) -> list[str]:
     """Returns, for each proper name the question lists (`PROPER`), the document whose title or headings name it and
     best match the question's other words (`Headings.naming`), in the list's order."""
-    things, rest = named_list(query)
+    things, rest = named_list(backend, query)
     table = headings(backend)
     found = [table.naming(backend.tokenizer(thing), backend.tokenizer(rest), outline(backend).page)[:1]
              for thing in things if PROPER.search(thing)]
@@ -334,6 +364,20 @@ def kept_first(order: Sequence[str], plain: Sequence[str], named: Sequence[str],
     return list(dict.fromkeys([*top, *moved, *order[window:]]))
 
 
+def whole_chapters(order: Sequence[str], chapters: Sequence[tuple[int, ...]], table: Outline,
+                   ranking: Sequence[str]) -> list[str]:
+    """Returns `order` with the files of each of `chapters` right after the first of them `order` holds, those
+    `ranking` (the survey's fused ranking) holds first in its order, then the rest in the outline's: a chapter the question asks about as a whole
+    answers it with every section, whatever words each uses (a chapter's tools for checking a package: debc, debdiff,
+    interdiff and mc say "check" nowhere)."""
+    out: list[str] = []
+    for doc in order:
+        out.append(doc)
+        if (chapter := table.chapter_of(doc)) in chapters:
+            out += ranked_first(table.files(chapter), ranking)
+    return list(dict.fromkeys(out))
+
+
 def covering(ctx: Any, query: str, hits: Sequence[Hit], user: Any) -> tuple[Hit, ...]:
     """Returns the best chunk of each of the first `COVER` documents about the question (module docstring), then the
     plain ranking, then `hits`, each chunk once."""
@@ -353,7 +397,12 @@ def covering(ctx: Any, query: str, hits: Sequence[Hit], user: Any) -> tuple[Hit,
     near = [d for seed in fused_documents(*rankings)[:SEEDS] for d in table.sections_by(seed, list(best))]
     fused = fused_documents(*rankings, (near, SECTIONS_WEIGHT), (table.siblings(list(best)), SIBLINGS_WEIGHT))
     support = Counter(d for ranking in matched for d in set(ranking[:COVER]))
-    for source in kept_first(list(dict.fromkeys([*first, *fused][:COVER])), list(best), named, support):
+    asked = set(backend.tokenizer(query))
+    whole = table.asked(titled, list(best), lambda title: set(backend.tokenizer(title)) <= asked)
+    ranked = list(dict.fromkeys([*first, *fused]))
+    order = list(dict.fromkeys([*first, *fused][:COVER]))
+    order = whole_chapters(order, whole, table, ranked)[:len(order)]
+    for source in kept_first(order, list(best), named, support):
         if source not in best:
             found = best_chunk(backend, source, (query, table.titles.get(source, "")), user)
             if found is None:
