@@ -3,9 +3,9 @@
 bench/data/fresh/<corpus>.jsonl holds questions written in round 13, after the answerer had been tuned on the other
 sets' dev halves and before it was tuned on these: mostly compare questions on pairs no other set asks about (each
 with per-side evidence), and a few fact and relation questions, in English and Chinese, over five Debian corpora
-(bench/answer_data.py's record). It is a DEV set: tune on it; the frozen test halves stay as they are. bench/data/fresh15/ (round 15) is a second
-one with no compare question: fact, relation, temporal and synthesis questions on six Debian corpora, written before
-the answerer was run on them (its README says how).
+(bench/answer_data.py's record). It is a DEV set: tune on it; the frozen test halves stay as they are.
+bench/data/fresh15/ (round 15) is a second one with no compare question: fact, relation, temporal and synthesis
+questions on six Debian corpora, written before the answerer was run on them (its README says how).
 Scores as bench/answers.py's (evidence, compare_all_sides: every side quoted with its own evidence and cited,
 false refusals, exit codes), per corpus, per type and over all.
   python bench/fresh_answers.py [--set fresh15] [--corpora valgrind-en,faq-zh-cn] [--tag before]

@@ -14,8 +14,9 @@ or a footnote. Where the corpus numbers its files as an outline
 (15.00-… a chapter page, 15.01-… its sections: `Outline`), a chapter page among
 the first documents brings its sections, which are about its topic whatever
 words they use, and a chapter holding two of the plain ranking's first five
-documents brings its sibling sections, and a short chapter the question asks about as a whole (`Outline.asked`)
-brings every file of it, after the first the fusion ranks (`whole_chapters`). The rankings are fused by reciprocal rank, so a page two of
+documents brings its sibling sections, and a short chapter the question asks
+about as a whole (`Outline.asked`) brings every file of it, after the first the
+fusion ranks (`whole_chapters`). The rankings are fused by reciprocal rank, so a page two of
 them match goes ahead of one only its text matches; the plain ranking's first
 document keeps the first place; each document whose headings name a thing the question
 lists, and each of the plain ranking's first five unless more of the rankings that match
@@ -367,9 +368,9 @@ def kept_first(order: Sequence[str], plain: Sequence[str], named: Sequence[str],
 def whole_chapters(order: Sequence[str], chapters: Sequence[tuple[int, ...]], table: Outline,
                    ranking: Sequence[str]) -> list[str]:
     """Returns `order` with the files of each of `chapters` right after the first of them `order` holds, those
-    `ranking` (the survey's fused ranking) holds first in its order, then the rest in the outline's: a chapter the question asks about as a whole
-    answers it with every section, whatever words each uses (a chapter's tools for checking a package: debc, debdiff,
-    interdiff and mc say "check" nowhere)."""
+    `ranking` (the survey's fused ranking) holds first in its order, then the rest in the outline's: a chapter the
+    question asks about as a whole answers it with every section, whatever words each uses (a chapter's tools for
+    checking a package: debc, debdiff, interdiff and mc say "check" nowhere)."""
     out: list[str] = []
     for doc in order:
         out.append(doc)
