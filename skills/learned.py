@@ -59,7 +59,8 @@ def gated_signals(learned: LearnedIndex, backend: Any, query: str, vector: Any, 
     a gain model is fitted), so the others (the term-mapped BM25 search costs
     most) are computed only for the weights that apply — the head's once the
     gate opens, the tail's (`LearnedParams.tail`) always — and only when
-    non-zero: a signal of weight 0 cannot move the ranking.
+    non-zero: a signal of weight 0 cannot move the ranking. The learned
+    candidates (`LearnedIndex.candidate_scores`) join them only past the cosine floor.
     """
     if learned.empty:
         return None
@@ -83,7 +84,17 @@ def gated_signals(learned: LearnedIndex, backend: Any, query: str, vector: Any, 
     used = (p.tail, p.weights) if opened else (p.tail,)
     signals = {n: v for n, v in signals.items() if n == "neighbours" or any(w.get(n, 0.0) for w in used)}
     weighed = [n for n in SIGNALS if n not in signals and n != "neighbours" and any(w.get(n, 0.0) for w in used)]
-    return {**signals, **learned_signals(*args, names=weighed, lexical=lexical, may_read=may_read)}, opened
+    signals.update(learned_signals(*args, names=weighed, lexical=lexical, may_read=may_read))
+    if not learned.opened(near):                 # far from every confirmed question: no learned candidates
+        return signals, opened
+    return with_candidates(signals, learned.candidate_scores(vector, near, fused, may_read)), opened
+
+
+def with_candidates(signals: Mapping[str, Mapping[str, float]], candidates: Mapping[str, Mapping[str, float]]
+                    ) -> dict[str, dict]:
+    """Returns `signals` with the learned candidates (`LearnedIndex.candidate_scores`) of each signal they hold
+    added: a chunk a signal already scores keeps that score."""
+    return {n: {**candidates.get(n, {}), **v} for n, v in signals.items()}
 
 
 def lexical_list(candidates: Sequence[Any], query: str) -> dict[str, float]:
