@@ -71,7 +71,7 @@ def gated_signals(learned: LearnedIndex, backend: Any, query: str, vector: Any, 
         return None
     fused = {c: families.get(c, "") for c, _ in base}
     args = (learned, backend, backend.tokenizer(query), vector, near, fused, user, filters, depth)
-    may_read = reader(backend, user, filters, fused)
+    may_read = reader(backend, user, filters, fused, learned.checked(user, filters))
     modelled = opened and bool(p.gate_weights)
     signals = learned_signals(*args, names=GATE_SIGNALS if modelled else ("neighbours",), lexical=lexical,
                               may_read=may_read)
@@ -118,17 +118,21 @@ def readable(backend: Any, chunk_id: str, user: Any, filters: Mapping[str, Any])
     return True
 
 
-def reader(backend: Any, user: Any, filters: Mapping[str, Any], retrieved: Iterable[str] = ()
-           ) -> Callable[[str], bool]:
+def reader(backend: Any, user: Any, filters: Mapping[str, Any], retrieved: Iterable[str] = (),
+           checked: Optional[dict[str, bool]] = None) -> Callable[[str], bool]:
     """Returns chunk id → `readable` for one question, each chunk checked once (the signals name many alike, and
     an opened index reads each chunk from its store); the `retrieved` chunks, which the question's own search
-    returned under the same user and filters, are readable unchecked."""
+    returned under the same user and filters, are readable unchecked; `checked` holds (and gains) the answers
+    for readers alike (`LearnedIndex.checked`), shared across their questions."""
     known = dict.fromkeys(retrieved, True)
+    checked = {} if checked is None else checked
 
     def may_read(chunk_id: str) -> bool:
-        if chunk_id not in known:
-            known[chunk_id] = readable(backend, chunk_id, user, filters)
-        return known[chunk_id]
+        if chunk_id in known:
+            return known[chunk_id]
+        if chunk_id not in checked:
+            checked[chunk_id] = readable(backend, chunk_id, user, filters)
+        return checked[chunk_id]
     return may_read
 
 

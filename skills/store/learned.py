@@ -38,8 +38,9 @@ confirmed questions were part of their chunks' text).
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Optional, Sequence
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -65,6 +66,8 @@ a low predicted gain; with the signal strengths an ad hoc 5-fold study on STARD 
 loss on unseen questions."""
 GATE_SIGNALS = ("neighbours", "field", "prior")
 """The signals `gate_features` reads: computed before the gate decides."""
+READERS_KEPT = 16
+"""Readers alike (`LearnedIndex.checked`) whose permission checks a learned index keeps, the latest used."""
 FAMILY_CANDIDATES = 20
 """Confirmed chunks of the near questions' families that become candidates, the closest to the query first."""
 HEAD = 10
@@ -134,7 +137,8 @@ class Nearest:
 
 
 class LearnedIndex:
-    """The learned stores retrieval reads (see the module docstring); immutable once built. `notes` name what
+    """The learned stores retrieval reads (see the module docstring); immutable once built, but for its memo of
+    permission checks (`checked`). `notes` name what
     could not be read when it was opened (learning then goes on without it)."""
 
     def __init__(self, pairs: Sequence[Pair], vectors: np.ndarray, tokens: Sequence[Sequence[str]],
@@ -170,6 +174,21 @@ class LearnedIndex:
         held = [c for cs in self.family_chunks.values() for c in cs]
         self.chunk_row = {c: i for i, c in enumerate(held)}
         self.chunk_vectors = np.asarray([vectors_of[c] for c in held], dtype=np.float32).reshape(len(held), -1)
+        self._checked: dict[tuple, dict[str, bool]] = {}
+        self._checked_lock = threading.Lock()
+
+    def checked(self, user: Any, filters: Mapping[str, Any]) -> dict[str, bool]:
+        """Returns chunk id → whether readers alike may read it (the same labels under the same filters), as
+        their questions checked it (`skills.learned.reader`): a learned index serves one version of its index,
+        so a chunk's labels cannot change under it, and the chunks it names are its confirmed ones (bounded)."""
+        key = (tuple(user.departments), user.security_level, user.all_access,
+               tuple(sorted((name, repr(value)) for name, value in filters.items())))
+        with self._checked_lock:
+            memo = self._checked.pop(key, None)
+            self._checked[key] = memo = {} if memo is None else memo
+            while len(self._checked) > READERS_KEPT:
+                del self._checked[next(iter(self._checked))]
+            return memo
 
     @property
     def empty(self) -> bool:
@@ -279,11 +298,11 @@ class LearnedIndex:
                       if c not in retrieved and may_read(c)}
         known = {c: f for f, cs in self.family_chunks.items() for c in cs if c not in retrieved}
         share = self.family_scores(near, known, may_read, sharpness)
-        ids = [c for c in share if may_read(c)]
+        ids = list(share)
         if not ids:
             return {"neighbours": neighbours, "families": {}}
         cosine = self.chunk_vectors[[self.chunk_row[c] for c in ids]] @ np.asarray(vector, dtype=np.float32).ravel()
-        closest = np.argsort(-cosine, kind="stable")[:FAMILY_CANDIDATES]
+        closest = readable_first(ids, np.argsort(-cosine, kind="stable"), may_read, FAMILY_CANDIDATES)
         return {"neighbours": neighbours,
                 "families": {ids[i]: share[ids[i]] * max(float(cosine[i]), 0.0) for i in closest}}
 
@@ -328,6 +347,18 @@ class LearnedIndex:
         per = self.params.terms_per_word
         extra = [s for t in tokens for s in self.term_map.get(t, ())[:per] if s not in tokens]
         return list(tokens) + list(dict.fromkeys(extra)) if extra else None
+
+
+def readable_first(ids: Sequence[str], order: Iterable[int], may_read: Callable[[str], bool], count: int) -> list[int]:
+    """Returns the first `count` positions of `order` whose chunk (`ids`) the reader may read, checking no more
+    chunks than it must (a check may read the chunk from its store)."""
+    taken: list[int] = []
+    for i in order:
+        if len(taken) == count:
+            break
+        if may_read(ids[i]):
+            taken.append(int(i))
+    return taken
 
 
 def lower_bound(gain: Any, spread: Any, caution: float) -> Any:
