@@ -374,3 +374,20 @@ def test_the_field_signal_finds_the_confirmed_chunks_rows_once_and_learning_rech
     assert ranking(backend, tmp_path, PARAPHRASE) == first
     assert not [c for c in rows if c in (ANSWER, OTHER[1])]          # the field's rows: found by the first question
     assert ANSWER in plain and not plain & set(looked)               # retrieved for this user: not checked again
+
+
+def test_a_learned_candidates_permission_is_checked_once_per_reader_not_per_question(corpus, tmp_path,
+                                                                                      monkeypatch):
+    from lambdarag.skills import learned as boost
+
+    backend = backend_of(corpus)
+    learn_pairs(tmp_path, backend, default_embedder(), "confirm", [(CONFIRMED, [ANSWER]), (OTHER[0], [OTHER[1]])],
+                refit=False)
+    Confirmations(tmp_path).save_params(LearnedParams(gate=0.9, tail={"neighbours": 8.0}, candidates=50), {})
+    readable, checked = boost.readable, []
+    monkeypatch.setattr(boost, "readable", lambda b, c, *rest: checked.append(c) or readable(b, c, *rest))
+    first = ranking(backend, tmp_path, PARAPHRASE)
+    assert OTHER[1] in dict(first) and checked.count(OTHER[1]) == 1     # a candidate plain retrieval missed
+    assert ranking(backend, tmp_path, PARAPHRASE) == first and checked.count(OTHER[1]) == 1   # remembered
+    ranking(backend, tmp_path, PARAPHRASE, LEGAL)
+    assert checked.count(OTHER[1]) == 2                                 # a reader with other labels checks anew
