@@ -173,7 +173,8 @@ class LearnedIndex:
                 self.family_chunks[self.families[c]] = (*self.family_chunks.get(self.families[c], ()), c)
         held = [c for cs in self.family_chunks.values() for c in cs]
         self.chunk_row = {c: i for i, c in enumerate(held)}
-        self.chunk_vectors = np.asarray([vectors_of[c] for c in held], dtype=np.float32).reshape(len(held), -1)
+        self.chunk_vectors = np.asarray([vectors_of[c] for c in held], dtype=np.float32) if held \
+            else np.zeros((0, 1), dtype=np.float32)
         self._checked: dict[tuple, dict[str, bool]] = {}
         self._checked_lock = threading.Lock()
 
