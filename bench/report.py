@@ -255,7 +255,17 @@ def feedback(r: dict) -> str:
             f"{s['unseen']['hybrid']['recall@100']:.3f} → {s['unseen']['hybrid+learned']['recall@100']:.3f}; top 10 "
             f"learned for {s['all']['gate_open']['hybrid+learned']} (unseen "
             f"{s['unseen']['gate_open']['hybrid+learned']}), the other questions' learning only below rank 10; p50 "
-            f"{s['latency_ms']['hybrid']['p50']} → {s['latency_ms']['hybrid+learned']['p50']} ms" + adapted(s))
+            f"{s['latency_ms']['hybrid']['p50']} → {s['latency_ms']['hybrid+learned']['p50']} ms" + candidates(s)
+            + adapted(s))
+
+
+def candidates(s: dict) -> str:
+    """Returns how many nearest confirmed questions lent learned candidates per fold, as fitted ('' for a result
+    measured before learned candidates)."""
+    counts = [f.get("candidates") for f in s.get("fits", ()) if f["system"] == "hybrid+learned"]
+    if not counts or None in counts:
+        return ""
+    return f"; learned candidates from the nearest {', '.join(map(str, counts))} confirmed questions per fold (0: none)"
 
 
 def adapted(s: dict) -> str:
@@ -272,7 +282,7 @@ def feedback_partition(r: dict) -> str:
     unseen = r["unseen"]
     return (f"folds from seed {r['partition_seed']}'s shuffle: hybrid → learned: {ranking_cells(r['all']['hybrid'])} → "
             f"{ranking_cells(r['all']['hybrid+learned'])}; unseen {unseen['n']}: nDCG@10 "
-            f"{unseen['hybrid']['ndcg@10']:.3f} → {unseen['hybrid+learned']['ndcg@10']:.3f}" + adapted(r))
+            f"{unseen['hybrid']['ndcg@10']:.3f} → {unseen['hybrid+learned']['ndcg@10']:.3f}" + candidates(r) + adapted(r))
 
 
 def feedback_debian(r: dict) -> str:

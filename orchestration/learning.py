@@ -24,7 +24,7 @@ from lambdarag.skills.store.records import RetrievalPlan
 from lambdarag.state import PUBLIC
 from lambdarag.errors import ConfigError, LambdaRAGError, StoreCorrupt
 from lambdarag.patterns.hybrid_search import hybrid_retrieval, retrieve
-from lambdarag.skills.learned import learned_signals, lexical_list, readable
+from lambdarag.skills.learned import learned_signals, lexical_list, readable, reader, with_candidates
 from lambdarag.skills.store.adapter import QueryAdapter, fit_adapter
 from lambdarag.skills.store.learned import (DEFAULT_WEIGHTS, SIGNALS, LearnedIndex, LearnedParams, Nearest, Pair, gate_features,
                                   lower_bound, score_matrix)
@@ -43,6 +43,9 @@ TAIL_GRID = {"neighbours": (0.0, 1.0, 2.0, 4.0, 8.0, 16.0), "expansion": (0.0, 1
              "prior": (0.0, 1.0, 2.0), "field": (0.0, 1.0), "families": (0.0, 2.0, 4.0)}
 """Tail weights tried (`LearnedParams.tail`, fitted for recall@100): only signals read from the learned stores
 (and the main index's term counts of the confirmed chunks), so a closed gate never costs an extra index search."""
+CANDIDATE_COUNTS = (0, 50, 100)
+"""`LearnedParams.candidates` tried with the tail weights (`choose_tail`): nearest confirmed questions whose chunks
+the tail may add; more than the neighbour signal reads, since a candidate only widens the tail."""
 NEIGHBOURING = ((5, 10.0), (5, 30.0), (20, 10.0), (20, 30.0))
 """(neighbours, sharpness) settings tried: few close neighbours or many with a soft fall-off."""
 GATE_QUANTILES = np.linspace(0.0, 0.95, 20)
@@ -101,6 +104,16 @@ class CorpusView:
         """Returns the chunk ids that document or chunk ids name (unknown ids are dropped)."""
         return tuple(dict.fromkeys(self.ids[i] for r in ids for i in self.rows.get(r, ())))
 
+    def chunk_vectors(self, chunk_ids: Iterable[str]) -> dict[str, np.ndarray]:
+        """Returns chunk id → its indexed vector, for the chunks of `chunk_ids` the index knows (empty when the
+        index holds no vectors)."""
+        passages = getattr(self.backend, "vectors", None)
+        rows = [(c, self.rows[c][0]) for c in chunk_ids if self.rows.get(c)]
+        if passages is None or not rows:
+            return {}
+        taken = np.asarray(passages[[r for _, r in rows]], dtype=np.float32)
+        return {c: taken[i] for i, (c, _) in enumerate(rows)}
+
     def tokens(self, question: str) -> list[str]:
         """Returns the index tokenizer's tokens of a question (tokenized once per view)."""
         if question not in self._tokens:
@@ -142,7 +155,8 @@ def build_learned(view: CorpusView, pairs: Sequence[Pair], vectors: np.ndarray, 
     map is learned from `pairs` unless given (a fit stores the one it learned); no query adapter unless given."""
     families = {c: view.family[c] for p in pairs if p.weight > 0 for c in p.chunks if c in view.family}
     return LearnedIndex(pairs, vectors, [view.tokens(p.query) for p in pairs],
-                        view.term_map(pairs) if term_map is None else term_map, params, families, adapter, notes)
+                        view.term_map(pairs) if term_map is None else term_map, params, families, adapter, notes,
+                        view.chunk_vectors(families))
 
 
 def fit_query_adapter(view: CorpusView, pairs: Sequence[Pair], vectors: np.ndarray) -> Optional[np.ndarray]:
@@ -299,8 +313,10 @@ def fit(view: CorpusView, pairs: Sequence[Pair], vectors: np.ndarray, base: Call
 
 class Row(NamedTuple):
     """One question ranked out of fold: nearest cosine, whether its chunks were never confirmed, unlearned
-    nDCG@10, {(neighbours, sharpness): (candidate ids, score matrix, gate features)}, relevant chunks, and how
-    many candidates plain retrieval returned (the first rows: only they may reach the top 10, `arrange`)."""
+    nDCG@10, {(neighbours, sharpness): (candidate ids, score matrix, gate features)}, relevant chunks, how
+    many candidates plain retrieval returned (the first rows: only they may reach the top 10, `arrange`), and
+    {(neighbours, sharpness, count): (candidate ids, score matrix)} with the learned candidates of each
+    `CANDIDATE_COUNTS` count above 0 added."""
 
     nearest: float
     unseen: bool
@@ -308,6 +324,7 @@ class Row(NamedTuple):
     mats: dict
     relevant: set
     plain: int
+    tails: dict
 
 
 def fit_rows(view: CorpusView, pairs: Sequence[Pair], vectors: np.ndarray, base: Callable[[str], Unlearned],
@@ -344,18 +361,22 @@ def question_rows(view: CorpusView, learned: LearnedIndex, questions: Sequence[t
         ranked, lexical = base(q)
         near = learned.nearest(vec)
         fused = {c: view.family.get(c, "") for c, _ in ranked}
+        may_read = reader(view.backend, PUBLIC, {}, fused)
         signals = learned_signals(learned, view.backend, view.tokens(q), vec, near, fused, PUBLIC, {}, FIT_DEPTH,
                                   lexical=lexical)
-        mats = {}
+        mats, tails = {}, {}
         for k, s in NEIGHBOURING:
             nk = Nearest(near.rows[:k], near.sims[:k])
             neighbours = learned.neighbour_scores(nk, vec, s)
-            families = learned.family_scores(nk, fused, lambda c: readable(view.backend, c, PUBLIC, {}), s)
-            ids, matrix = score_matrix(ranked, {**signals, "neighbours": neighbours, "families": families})
-            nearest_chunks = learned.pairs[near.rows[0]].chunks
-            mats[k, s] = (ids, matrix, gate_features(nk, neighbours, ranked, nearest_chunks, matrix))
+            scored = {**signals, "neighbours": neighbours, "families": learned.family_scores(nk, fused, may_read, s)}
+            features = gate_features(nk, neighbours, ranked, learned.pairs[near.rows[0]].chunks,
+                                     score_matrix(ranked, scored)[1])
+            mats[k, s] = (*score_matrix(ranked, scored), features)
+            for count in CANDIDATE_COUNTS[1:]:
+                candidates = learned.candidate_scores(vec, nk, fused, may_read, s, count)
+                tails[k, s, count] = score_matrix(ranked, with_candidates(scored, candidates))
         rows.append(Row(near.best, not (relevant & taught), score("ndcg@10", [c for c, _ in ranked], dict.fromkeys(relevant, 1.0)), mats,
-                        relevant, len(ranked)))
+                        relevant, len(ranked), tails))
     return rows
 
 
@@ -414,9 +435,10 @@ def choose(rows: Sequence[Row], unseen_loss: float = UNSEEN_LOSS) -> tuple[Learn
                 top, choice = float(score[j]), (k, s, dict(zip(SIGNALS, combos[j])), gate, caution, model, error,
                                                 (best_sims >= gate) & admitted[:, j])
     k, sharp, chosen, gate, caution, model, error, opened = choice
-    tail, recall = choose_tail(rows, k, sharp)
+    tail, count, recall = choose_tail(rows, k, sharp, gate)
     params = LearnedParams(weights=chosen, gate=gate, sharpness=sharp, neighbours=k, gate_weights=model,
-                           gate_spread=error, caution=0.0 if caution is None else caution, tail=tail)
+                           gate_spread=error, caution=0.0 if caution is None else caution, tail=tail,
+                           candidates=count)
     report = {"questions": len(rows), "fitted": True, "unseen_loss_bound": unseen_loss,
               "ndcg10_unlearned": round(float(base_scores.mean()), 4), "ndcg10_learned": round(top, 4),
               "gate_open_share": round(float(opened.mean()), 3), "unseen_questions": int(unseen.sum()),
@@ -438,14 +460,21 @@ def upper_loss(losses: np.ndarray) -> np.ndarray:
     return losses.mean(axis=0) + LOSS_CONFIDENCE * losses.std(axis=0) / np.sqrt(len(losses))
 
 
-def choose_tail(rows: Sequence[Row], k: int, sharpness: float) -> tuple[dict[str, float], np.ndarray]:
-    """Returns the `TAIL_GRID` weights of best mean recall@100 over `rows` (ranked with `k` neighbours of
-    `sharpness`; empty when none beats the unlearned order) and each row's recall@100 (unlearned, tail)."""
+def choose_tail(rows: Sequence[Row], k: int, sharpness: float, gate: float
+                ) -> tuple[dict[str, float], int, np.ndarray]:
+    """Returns the `TAIL_GRID` weights and the `CANDIDATE_COUNTS` count of best mean recall@100 over `rows`
+    (ranked with `k` neighbours of `sharpness`, learned candidates only for rows whose nearest cosine reaches
+    `gate`; empty weights when none beats the unlearned order) and each row's recall@100 (unlearned, tail)."""
     combos = list(itertools.product(*(TAIL_GRID[name] for name in SIGNALS)))   # the first is all zero: unlearned
     weights = np.array([[1.0, *c] for c in combos]).T
-    recall = np.stack([recall100_many(*r.mats[k, sharpness][:2], weights, r.relevant) for r in rows])
-    j = int(np.argmax(recall.mean(axis=0)))
-    return {name: w for name, w in zip(SIGNALS, combos[j]) if w}, recall[:, [0, j]]
+    best = None
+    for count in CANDIDATE_COUNTS:
+        recall = np.stack([recall100_many(*(r.tails[k, sharpness, count] if count and r.nearest >= gate
+                                            else r.mats[k, sharpness][:2]), weights, r.relevant) for r in rows])
+        j = int(np.argmax(recall.mean(axis=0)))
+        if best is None or recall[:, j].mean() > best[2][:, 1].mean():
+            best = {name: w for name, w in zip(SIGNALS, combos[j]) if w}, count if j else 0, recall[:, [0, j]]
+    return best
 
 
 def learn_pairs(directory: Path, backend: Any, embedder: Any, origin: str,

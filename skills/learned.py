@@ -59,7 +59,8 @@ def gated_signals(learned: LearnedIndex, backend: Any, query: str, vector: Any, 
     a gain model is fitted), so the others (the term-mapped BM25 search costs
     most) are computed only for the weights that apply — the head's once the
     gate opens, the tail's (`LearnedParams.tail`) always — and only when
-    non-zero: a signal of weight 0 cannot move the ranking.
+    non-zero: a signal of weight 0 cannot move the ranking. The learned
+    candidates (`LearnedIndex.candidate_scores`) join them only past the cosine floor.
     """
     if learned.empty:
         return None
@@ -70,7 +71,7 @@ def gated_signals(learned: LearnedIndex, backend: Any, query: str, vector: Any, 
         return None
     fused = {c: families.get(c, "") for c, _ in base}
     args = (learned, backend, backend.tokenizer(query), vector, near, fused, user, filters, depth)
-    may_read = reader(backend, user, filters, fused)
+    may_read = reader(backend, user, filters, fused, learned.checked(user, filters))
     modelled = opened and bool(p.gate_weights)
     signals = learned_signals(*args, names=GATE_SIGNALS if modelled else ("neighbours",), lexical=lexical,
                               may_read=may_read)
@@ -83,7 +84,17 @@ def gated_signals(learned: LearnedIndex, backend: Any, query: str, vector: Any, 
     used = (p.tail, p.weights) if opened else (p.tail,)
     signals = {n: v for n, v in signals.items() if n == "neighbours" or any(w.get(n, 0.0) for w in used)}
     weighed = [n for n in SIGNALS if n not in signals and n != "neighbours" and any(w.get(n, 0.0) for w in used)]
-    return {**signals, **learned_signals(*args, names=weighed, lexical=lexical, may_read=may_read)}, opened
+    signals.update(learned_signals(*args, names=weighed, lexical=lexical, may_read=may_read))
+    if not learned.opened(near):                 # far from every confirmed question: no learned candidates
+        return signals, opened
+    return with_candidates(signals, learned.candidate_scores(vector, near, fused, may_read)), opened
+
+
+def with_candidates(signals: Mapping[str, Mapping[str, float]], candidates: Mapping[str, Mapping[str, float]]
+                    ) -> dict[str, dict]:
+    """Returns `signals` with the learned candidates (`LearnedIndex.candidate_scores`) of each signal they hold
+    added: a chunk a signal already scores keeps that score."""
+    return {n: {**candidates.get(n, {}), **v} for n, v in signals.items()}
 
 
 def lexical_list(candidates: Sequence[Any], query: str) -> dict[str, float]:
@@ -107,17 +118,21 @@ def readable(backend: Any, chunk_id: str, user: Any, filters: Mapping[str, Any])
     return True
 
 
-def reader(backend: Any, user: Any, filters: Mapping[str, Any], retrieved: Iterable[str] = ()
-           ) -> Callable[[str], bool]:
+def reader(backend: Any, user: Any, filters: Mapping[str, Any], retrieved: Iterable[str] = (),
+           checked: Optional[dict[str, bool]] = None) -> Callable[[str], bool]:
     """Returns chunk id → `readable` for one question, each chunk checked once (the signals name many alike, and
     an opened index reads each chunk from its store); the `retrieved` chunks, which the question's own search
-    returned under the same user and filters, are readable unchecked."""
+    returned under the same user and filters, are readable unchecked; `checked` holds (and gains) the answers
+    for readers alike (`LearnedIndex.checked`), shared across their questions."""
     known = dict.fromkeys(retrieved, True)
+    checked = {} if checked is None else checked
 
     def may_read(chunk_id: str) -> bool:
-        if chunk_id not in known:
-            known[chunk_id] = readable(backend, chunk_id, user, filters)
-        return known[chunk_id]
+        if chunk_id in known:
+            return known[chunk_id]
+        if chunk_id not in checked:
+            checked[chunk_id] = readable(backend, chunk_id, user, filters)
+        return checked[chunk_id]
     return may_read
 
 

@@ -170,6 +170,52 @@ def test_a_closed_gate_keeps_the_unlearned_top_and_only_the_tail_takes_in_past_a
     assert ranking(backend, tmp_path, PARAPHRASE) == unlearned            # no tail: nothing moves at all
 
 
+def test_a_confirmed_neighbours_chunk_that_plain_retrieval_missed_becomes_a_tail_candidate(corpus, tmp_path):
+    backend, embedder = backend_of(corpus), default_embedder()
+    unlearned = ranking(backend, tmp_path, PARAPHRASE)
+    assert OTHER[1] not in dict(unlearned)                                # neither BM25 nor dense search finds it
+    learn_pairs(tmp_path, backend, embedder, "confirm", [(CONFIRMED, [ANSWER]), (OTHER[0], [OTHER[1]])], refit=False)
+    tail = LearnedParams(gate=0.9, neighbours=1, tail={"neighbours": 8.0})   # the signal reads the nearest only
+    Confirmations(tmp_path).save_params(tail, {})
+    without = ranking(backend, tmp_path, PARAPHRASE)
+    assert OTHER[1] not in dict(without)
+    Confirmations(tmp_path).save_params(replace(tail, candidates=50), {})
+    widened = ranking(backend, tmp_path, PARAPHRASE)
+    assert HEAD <= position(widened, OTHER[1]) < len(widened)            # the second nearest lends its chunk
+    assert widened[:HEAD] == without[:HEAD]                               # a candidate never takes the top 10
+
+
+def test_the_confirmed_chunks_of_a_near_questions_family_become_tail_candidates(corpus, tmp_path):
+    backend, embedder = backend_of(corpus), default_embedder()
+    family = backend.chunk(ANSWER).family
+    unlearned = dict(ranking(backend, tmp_path, PARAPHRASE))
+    kin = [c.id for c in backend.chunks() if c.family == family and c.id not in unlearned]
+    assert kin
+    learn_pairs(tmp_path, backend, embedder, "confirm", [(CONFIRMED, [ANSWER]), (FAR, kin)], refit=False)
+    tail = LearnedParams(gate=0.9, tail={"families": 4.0})
+    Confirmations(tmp_path).save_params(tail, {})
+    assert not set(kin) & set(dict(ranking(backend, tmp_path, PARAPHRASE)))   # "families" ranks retrieved chunks
+    Confirmations(tmp_path).save_params(replace(tail, candidates=50), {})
+    widened = ranking(backend, tmp_path, PARAPHRASE)
+    assert all(HEAD <= position(widened, c) < len(widened) for c in kin)
+
+
+def test_a_question_far_from_every_confirmed_one_gets_no_learned_candidates(corpus, tmp_path):
+    backend, embedder = backend_of(corpus), default_embedder()
+    learn_pairs(tmp_path, backend, embedder, "confirm", [(CONFIRMED, [ANSWER])], refit=False)
+    unlearned = dict(ranking(backend, tmp_path / "none", FAR))
+    kin = [c.id for c in backend.chunks() if c.family == backend.chunk(ANSWER).family and c.id not in unlearned]
+    nearest = open_learned(tmp_path, backend, embedder).nearest(embedder.embed([FAR])[0]).best
+    widened = LearnedParams(gate=nearest + 0.01, tail={"families": 4.0}, candidates=50)
+    Confirmations(tmp_path).save_params(replace(widened, candidates=0), {})
+    without = ranking(backend, tmp_path, FAR)
+    Confirmations(tmp_path).save_params(widened, {})
+    assert ranking(backend, tmp_path, FAR) == without                    # below the cosine floor: nothing added
+    assert kin and not set(kin) & set(dict(without))
+    Confirmations(tmp_path).save_params(replace(widened, gate=nearest - 0.01), {})
+    assert set(kin) & set(dict(ranking(backend, tmp_path, FAR)))         # the floor, not the ranking, kept them out
+
+
 def test_a_restricted_confirmed_document_never_reaches_a_user_without_access(corpus, tmp_path):
     backend = backend_of(corpus, restricted=ANSWER)
     learn_pairs(tmp_path, backend, default_embedder(), "confirm", [(CONFIRMED, [ANSWER])], refit=False,
@@ -328,3 +374,20 @@ def test_the_field_signal_finds_the_confirmed_chunks_rows_once_and_learning_rech
     assert ranking(backend, tmp_path, PARAPHRASE) == first
     assert not [c for c in rows if c in (ANSWER, OTHER[1])]          # the field's rows: found by the first question
     assert ANSWER in plain and not plain & set(looked)               # retrieved for this user: not checked again
+
+
+def test_a_learned_candidates_permission_is_checked_once_per_reader_not_per_question(corpus, tmp_path,
+                                                                                      monkeypatch):
+    from lambdarag.skills import learned as boost
+
+    backend = backend_of(corpus)
+    learn_pairs(tmp_path, backend, default_embedder(), "confirm", [(CONFIRMED, [ANSWER]), (OTHER[0], [OTHER[1]])],
+                refit=False)
+    Confirmations(tmp_path).save_params(LearnedParams(gate=0.9, tail={"neighbours": 8.0}, candidates=50), {})
+    readable, checked = boost.readable, []
+    monkeypatch.setattr(boost, "readable", lambda b, c, *rest: checked.append(c) or readable(b, c, *rest))
+    first = ranking(backend, tmp_path, PARAPHRASE)
+    assert OTHER[1] in dict(first) and checked.count(OTHER[1]) == 1     # a candidate plain retrieval missed
+    assert ranking(backend, tmp_path, PARAPHRASE) == first and checked.count(OTHER[1]) == 1   # remembered
+    ranking(backend, tmp_path, PARAPHRASE, LEGAL)
+    assert checked.count(OTHER[1]) == 2                                 # a reader with other labels checks anew

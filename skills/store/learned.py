@@ -15,6 +15,9 @@ A `LearnedIndex` is built from the live confirmed pairs of one index and holds:
   retrieved chunk can be scored by how many near past questions its family
   answered ("families") — a signal that also helps questions whose own chunk
   was never confirmed;
+- the indexed vectors of the confirmed chunks, when the index has vectors: with the
+  neighbours and families, the candidate source (`candidate_scores`) of chunks plain
+  retrieval did not return, which only the tail (ranks after `HEAD`) may rank;
 - `LearnedParams`: signal weights and the gate, fitted by cross-validation;
 - the query adapter (`skills.store.adapter`), when one is fitted: the dense leg's
   query vector of a question near a confirmed one is moved by it (`dense_query`).
@@ -35,8 +38,9 @@ confirmed questions were part of their chunks' text).
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Optional, Sequence
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -62,6 +66,10 @@ a low predicted gain; with the signal strengths an ad hoc 5-fold study on STARD 
 loss on unseen questions."""
 GATE_SIGNALS = ("neighbours", "field", "prior")
 """The signals `gate_features` reads: computed before the gate decides."""
+READERS_KEPT = 16
+"""Readers alike (`LearnedIndex.checked`) whose permission checks a learned index keeps, the latest used."""
+FAMILY_CANDIDATES = 20
+"""Confirmed chunks of the near questions' families that become candidates, the closest to the query first."""
 HEAD = 10
 """Ranks only an open gate may change: the tail (`LearnedParams.tail`) re-ranks what follows them, so a question
 whose gate stays closed keeps its unlearned top `HEAD` exactly while its recall still gains from past questions."""
@@ -81,7 +89,9 @@ class LearnedParams:
     """Signal weights and the gate learning applies with: a floor on the nearest past question's cosine and,
     once fitted, linear models (over `GATE_FEATURES`) of the gain (`gate_weights`) and of its prediction error
     (`gate_spread`); the gain less `caution` errors must stay above zero. `tail` weighs the signals that rank
-    the candidates after the top `HEAD`, gate open or not (empty: the tail keeps its order)."""
+    the candidates after the top `HEAD`, gate open or not (empty: the tail keeps its order); `candidates` is how
+    many nearest confirmed questions lend the tail candidates plain retrieval did not return (`candidate_scores`;
+    0: none; only for a question whose nearest confirmed one reaches the cosine floor `gate`)."""
 
     weights: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
     gate: float = 0.9
@@ -92,16 +102,18 @@ class LearnedParams:
     gate_spread: tuple[float, ...] = ()
     caution: float = 0.0
     tail: Mapping[str, float] = field(default_factory=dict)
+    candidates: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {"weights": dict(self.weights), "gate": self.gate, "sharpness": self.sharpness,
                 "neighbours": self.neighbours, "terms_per_word": self.terms_per_word,
                 "gate_weights": list(self.gate_weights), "gate_spread": list(self.gate_spread),
-                "caution": self.caution, "tail": dict(self.tail)}
+                "caution": self.caution, "tail": dict(self.tail), "candidates": self.candidates}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "LearnedParams":
-        known = {k: data[k] for k in ("weights", "gate", "sharpness", "neighbours", "terms_per_word", "caution", "tail")
+        known = {k: data[k] for k in ("weights", "gate", "sharpness", "neighbours", "terms_per_word", "caution", "tail",
+                                       "candidates")
                  if k in data}
         return cls(**known, gate_weights=tuple(data.get("gate_weights") or ()),
                    gate_spread=tuple(data.get("gate_spread") or ()))
@@ -125,13 +137,14 @@ class Nearest:
 
 
 class LearnedIndex:
-    """The learned stores retrieval reads (see the module docstring); immutable once built. `notes` name what
+    """The learned stores retrieval reads (see the module docstring); immutable once built, but for its memo of
+    permission checks (`checked`). `notes` name what
     could not be read when it was opened (learning then goes on without it)."""
 
     def __init__(self, pairs: Sequence[Pair], vectors: np.ndarray, tokens: Sequence[Sequence[str]],
                  term_map: Mapping[str, Sequence[str]], params: LearnedParams,
                  families: Optional[Mapping[str, str]] = None, adapter: Optional[QueryAdapter] = None,
-                 notes: Sequence[str] = ()) -> None:
+                 notes: Sequence[str] = (), chunk_vectors: Optional[Mapping[str, np.ndarray]] = None) -> None:
         self.pairs, self.params, self.adapter, self.notes = list(pairs), params, adapter, tuple(notes)
         self.families = dict(families or {})
         self.term_map = {t: list(alts) for t, alts in term_map.items()}
@@ -153,6 +166,30 @@ class LearnedIndex:
         if self.field_chunks:
             self.expansion.add([field_tokens[c] for c in self.field_chunks])
             self.expansion.scores(())   # derive idf now, not inside concurrent queries
+        vectors_of = dict(chunk_vectors or {})
+        self.family_chunks: dict[str, tuple[str, ...]] = {}
+        for c in self.field_chunks:
+            if c in self.families and c in vectors_of:
+                self.family_chunks[self.families[c]] = (*self.family_chunks.get(self.families[c], ()), c)
+        held = [c for cs in self.family_chunks.values() for c in cs]
+        self.chunk_row = {c: i for i, c in enumerate(held)}
+        self.chunk_vectors = np.asarray([vectors_of[c] for c in held], dtype=np.float32) if held \
+            else np.zeros((0, 1), dtype=np.float32)
+        self._checked: dict[tuple, dict[str, bool]] = {}
+        self._checked_lock = threading.Lock()
+
+    def checked(self, user: Any, filters: Mapping[str, Any]) -> dict[str, bool]:
+        """Returns chunk id → whether readers alike may read it (the same labels under the same filters), as
+        their questions checked it (`skills.learned.reader`): a learned index serves one version of its index,
+        so a chunk's labels cannot change under it, and the chunks it names are its confirmed ones (bounded)."""
+        key = (tuple(user.departments), user.security_level, user.all_access,
+               tuple(sorted((name, repr(value)) for name, value in filters.items())))
+        with self._checked_lock:
+            memo = self._checked.pop(key, None)
+            self._checked[key] = memo = {} if memo is None else memo
+            while len(self._checked) > READERS_KEPT:
+                del self._checked[next(iter(self._checked))]
+            return memo
 
     @property
     def empty(self) -> bool:
@@ -162,16 +199,17 @@ class LearnedIndex:
         """Returns how much the stores hold: pairs, question vectors' bytes, expansion chunks, term-map words."""
         return {"pairs": len(self.pairs), "vector_bytes": int(self.vectors.nbytes),
                 "expansion_chunks": len(self.field_chunks), "term_map_words": len(self.term_map),
-                "prior_chunks": len(self.popularity),
+                "prior_chunks": len(self.popularity), "candidate_vector_bytes": int(self.chunk_vectors.nbytes),
                 "adapter_bytes": int(self.adapter.matrix.nbytes) if self.adapter is not None else 0}
 
-    def nearest(self, vector: np.ndarray) -> Nearest:
-        """Returns the `params.neighbours` past questions (positive ones) nearest a unit query vector."""
+    def nearest(self, vector: np.ndarray, count: Optional[int] = None) -> Nearest:
+        """Returns the `count` (default `params.neighbours`) past questions (positive ones) nearest a unit query
+        vector."""
         if self.empty:
             return Nearest(np.zeros(0, dtype=np.int64), np.zeros(0))
         sims = self.vectors @ np.asarray(vector, dtype=np.float32).ravel()
         sims = np.where(self.positive, sims, -np.inf)
-        k = min(self.params.neighbours, int(self.positive.sum()))
+        k = min(self.params.neighbours if count is None else count, int(self.positive.sum()))
         top = np.argpartition(-sims, k - 1)[:k]
         top = top[np.argsort(-sims[top], kind="stable")]
         return Nearest(top, sims[top].astype(np.float64))
@@ -241,6 +279,34 @@ class LearnedIndex:
             return {}
         return {c: share[f] / total for c, f in candidates.items() if f in share}
 
+    def candidate_scores(self, vector: np.ndarray, near: Nearest, retrieved: Mapping[str, Any],
+                         may_read: Callable[[str], bool], sharpness: Optional[float] = None,
+                         count: Optional[int] = None) -> dict[str, dict]:
+        """Returns the candidates learning knows and plain retrieval did not return (`retrieved`), as signal →
+        chunk → score: "neighbours", the chunks of the `count` (default ``params.candidates``; 0: no candidates)
+        nearest confirmed questions (scored as `neighbour_scores`), and "families", the `FAMILY_CANDIDATES`
+        confirmed chunks of the near questions' (`near`) families closest to the query, each its family's share
+        (`family_scores`) × its cosine to the query.
+
+        A relevant chunk that neither BM25 nor dense search found cannot be
+        ranked; these can, though only after the top `HEAD` (`arrange`).
+        """
+        count = self.params.candidates if count is None else count
+        if count <= 0 or self.empty:
+            return {}
+        wide = self.nearest(vector, max(count, len(near.rows)))
+        neighbours = {c: s for c, s in self.neighbour_scores(wide, vector, sharpness).items()
+                      if c not in retrieved and may_read(c)}
+        known = {c: f for f, cs in self.family_chunks.items() for c in cs if c not in retrieved}
+        share = self.family_scores(near, known, may_read, sharpness)
+        ids = list(share)
+        if not ids:
+            return {"neighbours": neighbours, "families": {}}
+        cosine = self.chunk_vectors[[self.chunk_row[c] for c in ids]] @ np.asarray(vector, dtype=np.float32).ravel()
+        closest = readable_first(ids, np.argsort(-cosine, kind="stable"), may_read, FAMILY_CANDIDATES)
+        return {"neighbours": neighbours,
+                "families": {ids[i]: share[ids[i]] * max(float(cosine[i]), 0.0) for i in closest}}
+
     def expansion_scores(self, tokens: Sequence[str]) -> dict[str, float]:
         """Returns chunk → BM25 score of the query against the chunk's confirmed questions (top `EXPANSION_TOP`)."""
         if not self.field_chunks:
@@ -282,6 +348,18 @@ class LearnedIndex:
         per = self.params.terms_per_word
         extra = [s for t in tokens for s in self.term_map.get(t, ())[:per] if s not in tokens]
         return list(tokens) + list(dict.fromkeys(extra)) if extra else None
+
+
+def readable_first(ids: Sequence[str], order: Iterable[int], may_read: Callable[[str], bool], count: int) -> list[int]:
+    """Returns the first `count` positions of `order` whose chunk (`ids`) the reader may read, checking no more
+    chunks than it must (a check may read the chunk from its store)."""
+    taken: list[int] = []
+    for i in order:
+        if len(taken) == count:
+            break
+        if may_read(ids[i]):
+            taken.append(int(i))
+    return taken
 
 
 def lower_bound(gain: Any, spread: Any, caution: float) -> Any:
