@@ -141,10 +141,11 @@ def domain_rows() -> list[tuple[str, str, str, Callable[[dict], str]]]:
 
 
 def classify_types(r: dict) -> str:
-    """Returns the offline classifier's type accuracy, relation's own and overall, per set and half (bench/classify_types.py)."""
+    """Returns the offline classifier's type accuracy, overall and relation's own where a half has relation
+    questions, per set and half (bench/classify_types.py)."""
     def cell(h: dict) -> str:
         acc = h["type_accuracy"]
-        return f"{acc['overall']:.3f} (relation {acc.get('relation', float('nan')):.2f})"
+        return f"{acc['overall']:.3f}" + (f" (relation {acc['relation']:.2f})" if "relation" in acc else "")
     return "; ".join(f"{name} " + ", ".join(f"{half} {cell(h)}" for half, h in halves.items())
                      for name, halves in r["sets"].items())
 
