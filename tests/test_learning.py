@@ -231,6 +231,19 @@ def test_a_restricted_confirmed_document_never_reaches_a_user_without_access(cor
     assert hits.index(top) < 5 and "neighbours" in top.scores     # the learned path is what lifts it for LEGAL
 
 
+def test_a_restricted_learned_candidate_reaches_only_readers_who_may_read_it_whoever_asked_first(corpus, tmp_path):
+    # issue 45: learned candidates are chunks retrieval never returned, so their labels are checked here; the
+    # checks a learned index keeps are per reader's labels, so one reader's "may read" never answers for another
+    backend = backend_of(corpus, restricted=OTHER[1])
+    learn_pairs(tmp_path, backend, default_embedder(), "confirm", [(CONFIRMED, [ANSWER])], refit=False)
+    learn_pairs(tmp_path, backend, default_embedder(), "confirm", [(OTHER[0], [OTHER[1]])], refit=False,
+                scope="法务部|1")
+    Confirmations(tmp_path).save_params(LearnedParams(gate=0.9, tail={"neighbours": 8.0}, candidates=50), {})
+    for order in ((LEGAL, User()), (User(), LEGAL), (LEGAL, User())):
+        seen = {user.id: dict(ranking(backend, tmp_path, PARAPHRASE, user)) for user in order}
+        assert OTHER[1] in seen["legal"] and OTHER[1] not in seen["anonymous"], order
+
+
 def test_learning_switched_off_never_opens_the_learned_stores(corpus, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("LAMBDARAG_HOME", str(tmp_path))
     assert main(["index", "--corpus", str(STARD / "corpus.jsonl"), "--name", "slice", "--vectors",
