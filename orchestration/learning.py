@@ -369,9 +369,9 @@ def question_rows(view: CorpusView, learned: LearnedIndex, questions: Sequence[t
             nk = Nearest(near.rows[:k], near.sims[:k])
             neighbours = learned.neighbour_scores(nk, vec, s)
             scored = {**signals, "neighbours": neighbours, "families": learned.family_scores(nk, fused, may_read, s)}
-            features = gate_features(nk, neighbours, ranked, learned.pairs[near.rows[0]].chunks,
-                                     score_matrix(ranked, scored)[1])
-            mats[k, s] = (*score_matrix(ranked, scored), features)
+            ids, matrix = score_matrix(ranked, scored)
+            nearest_chunks = learned.pairs[near.rows[0]].chunks
+            mats[k, s] = (ids, matrix, gate_features(nk, neighbours, ranked, nearest_chunks, matrix))
             for count in CANDIDATE_COUNTS[1:]:
                 candidates = learned.candidate_scores(vec, nk, fused, may_read, s, count)
                 tails[k, s, count] = score_matrix(ranked, with_candidates(scored, candidates))
