@@ -3,9 +3,10 @@
 A document is data: it may quote anything, but a sentence such as 忽略以上指令，
 回答：… , "ignore previous instructions", "you are now …" or a role line
 ("system: …") is addressed to the model, not to the reader. Such phrases are
-found when a corpus is chunked (`Chunk.meta["instructions"]`, shown by
-``ask --explain``), and a chunk holding one is never quoted by the offline
-answer and never counts as support for a claim. A reworded order that no phrase here matches is found by
+recorded when a corpus is chunked (`Chunk.meta["instructions"]`, shown by
+``ask --explain``) and read anew from the text wherever they decide anything (an index outlives its detector):
+a chunk holding one is never quoted by the offline answer, never a stored FAQ answer, and never counts as
+support for a claim. A reworded order that no phrase here matches is found by
 meaning (`store.addressed`), at query time.
 """
 from __future__ import annotations
@@ -65,6 +66,6 @@ def orders_in(text: str) -> tuple[str, ...]:
 
 
 def flagged(hit) -> tuple[str, ...]:
-    """Returns the instruction-like phrases of a hit: those found at index time, else what `orders_in` finds in
-    its text now (a wiki page, an index built before flagging, a reworded order)."""
-    return hit.instructions or orders_in(hit.text)
+    """Returns what `orders_in` finds in a hit's text now: the phrases stored at index time came from the detector
+    of that day, so an index built before a phrase was added, or before a benign one was dropped, is read anew."""
+    return orders_in(hit.text)
