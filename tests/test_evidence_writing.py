@@ -233,3 +233,15 @@ def test_a_question_asking_which_command_is_answered_first_by_a_unit_naming_one_
     ranking = [Scored(Candidate(t, hit=hit, rank=0), 1.0 - i / 4, 1.0, 1.0) for i, t in enumerate(texts)]
     assert option_first(query, ranking)[0].text == texts[1]
     assert option_first("Who provides the list of system users?", ranking)[0].text == texts[0]
+
+
+def test_an_option_ending_a_sentence_ends_it_though_an_initial_does_not():
+    """`-O.` is an option closing a sentence, not an initial (J. Smith): the next sentence is a unit of its own."""
+    from lambdarag.skills.sentences import split_sentences
+
+    assert split_sentences("A reasonable compromise is to use -O. Memcheck then runs faster.") == [
+        "A reasonable compromise is to use -O.", "Memcheck then runs faster."]
+    assert split_sentences("Pass --all. Then it stops.") == ["Pass --all.", "Then it stops."]
+    assert split_sentences("It was written by J. Smith in 2002.") == ["It was written by J. Smith in 2002."]
+    assert units("Compile with -g. Memcheck then shows line numbers in its messages.") == [
+        "Compile with -g.", "Memcheck then shows line numbers in its messages."]
