@@ -388,8 +388,10 @@ def carried(hit: Hit, hits: Sequence[Hit]) -> str:
 def candidates(hits: Sequence[Hit], profile: Any) -> list[Candidate]:
     """Returns the units of `hits` that may stand as an answer, cleaned of labels and markup, each once (the
     first, best-ranked copy), in hit order; wiki pages only when no document was retrieved. A piece of a section
-    opening inside a block of the piece before it reads that block in front (`carried`)."""
-    out, seen = [], set()
+    opening inside a block of the piece before it reads that block in front (`carried`). A unit that several
+    documents hold (a note templated onto each chapter's first page: The rewrite of this tutorial document…)
+    opens none of them: it says nothing of what one of them is about."""
+    out, seen, held_by = [], set(), {}
     documents = [h for h in hits if h.kind != "wiki"]
     for rank, hit in enumerate(hits):
         if hit.kind == "wiki" and documents:
@@ -402,6 +404,7 @@ def candidates(hits: Sequence[Hit], profile: Any) -> list[Candidate]:
             text = unit.text if kind in ("row", "option", "command") else _clean(unit.text, profile)
             lead, before = (before if profile.reading.refers_back(text) else ""), text
             key = normalised(text)
+            held_by.setdefault(key, set()).add(hit.source)
             if not key or key in seen or not stands(text, kind) or profile.reading.is_heading(text) \
                     or _FILE_LINE.search(_LINK_TARGET.sub("]", text)):
                 continue
@@ -410,7 +413,7 @@ def candidates(hits: Sequence[Hit], profile: Any) -> list[Candidate]:
             said_first = sentences_of(text)[0] if kind == "pair" else text
             opening = not hit.section and not heading and place < OPENING and not _LEADS_IN.search(said_first)
             out.append(Candidate(text, heading, kind, hit=hit, rank=rank, lead=lead, opening=opening, place=place))
-    return out
+    return [replace(c, opening=False) if c.opening and len(held_by[normalised(c.text)]) > 1 else c for c in out]
 
 
 def tokenizer_of(ctx: Any, profile: Any = None) -> Tokenizer:

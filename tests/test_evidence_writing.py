@@ -245,3 +245,22 @@ def test_an_option_ending_a_sentence_ends_it_though_an_initial_does_not():
     assert split_sentences("It was written by J. Smith in 2002.") == ["It was written by J. Smith in 2002."]
     assert units("Compile with -g. Memcheck then shows line numbers in its messages.") == [
         "Compile with -g.", "Memcheck then shows line numbers in its messages."]
+
+
+def test_a_note_templated_onto_several_documents_opens_none_of_them():
+    """Chapter pages of a converted guide open with the same note (The rewrite of this tutorial document…): in an
+    overview each page is quoted by what it says itself, not by the note."""
+    from lambdarag.skills.evidence import diverse
+
+    note = "The rewrite of this tutorial document with updated contents is available as the Guide for Maintainers."
+    pages = {"08.00-updating-the-package.md": "After you release a package, you will soon need to update it.",
+             "09.00-uploading-the-package.md": "Once you become a developer, you can upload the package yourself."}
+    hits = tuple(Hit(chunk_id=f"{source}#", text=f"{note}\n{said}", source=source, title=source[6:-3], score=1.0)
+                 for source, said in pages.items())
+    found = candidates(hits, GENERIC)
+    assert [c.opening for c in found if c.text == note] == [False]
+    assert all(c.opening for c in found if c.text in pages.values())
+    points = [p.text for p in diverse(ranked("Summarize how a released package is updated and uploaded.", hits,
+                                             GENERIC))]
+    assert points and note not in points, points
+
