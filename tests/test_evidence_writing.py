@@ -264,3 +264,18 @@ def test_a_note_templated_onto_several_documents_opens_none_of_them():
                                              GENERIC))]
     assert points and note not in points, points
 
+
+def test_an_overview_point_shares_the_questions_topic_not_only_its_words():
+    """For the ways to encrypt data on disks and removable media, a sentence on erasing a disk holds the question's
+    words (data, disk, removable) but not its meaning: the embedder puts it far from the question, so it is no
+    point of the overview, however well it scores on words; without an embedder every unit counts as on topic."""
+    from lambdarag.skills.evidence import Candidate, Scored, diverse
+
+    said = {"crypt.md": ("You can encrypt contents of removable mass devices with dm-crypt/LUKS.", 1.0, 1.0),
+            "binary.md": ("There are several ways to completely erase data from an entire hard disk.", 0.95, 0.45),
+            "backup.md": ("For data encryption, a disk image is configured with cryptsetup(8).", 0.8, 0.9)}
+    ranking = [Scored(Candidate(t, hit=Hit(chunk_id=f"{s}#x", source=s, text=t, section="x"), rank=i), score, 0.3,
+                      0.3, meant) for i, (s, (t, score, meant)) in enumerate(said.items())]
+    assert [p.hit.source for p in diverse(ranking)] == ["crypt.md", "backup.md"]
+    unembedded = [Scored(s.candidate, s.score, s.cover, s.held) for s in ranking]
+    assert [p.hit.source for p in diverse(unembedded)] == ["crypt.md", "binary.md", "backup.md"]
