@@ -765,3 +765,24 @@ def test_a_listed_clause_naming_only_the_corpus_subject_is_no_listed_thing(tmp_p
     debian = index_of(tmp_path_factory, "debian", pages)
     assert listed_documents(debian, "总结一下 Debian 系统升级、保持最新状态的方方面面。", User()) == []
     assert "03.06-监控.md" in listed_documents(debian, "有哪些工具可以观察 Debian 上的进程：系统监控、ps 和 lsof？", User())
+
+
+def test_a_survey_asked_of_the_book_covers_its_topic_not_the_pages_about_the_book(tmp_path_factory):
+    # issue 41 (round 16, dev3): "which services does the book set up" matched the handbook's pages about itself
+    # (Why this book, Book structure, Acknowledgments) by "book", and they took places of the sections on its topic
+    pages = {"01.04-book-structure.md": "# Book structure\n\nThis book has chapters, and the book follows the book's "
+                                        "plan from one chapter of the book to the next.\n",
+             "11.01-mail.md": "# Mail server\n\nThe mail server is a network service that delivers mail.\n",
+             "11.02-web.md": "# Web server\n\nThe web server is a network service that serves pages.\n",
+             "11.03-ftp.md": "# FTP server\n\nThe FTP server is a network service that serves files.\n"}
+    for i, name in enumerate(("fonts", "printing", "sound", "locale", "backups", "cron")):
+        pages[f"0{3 + i}.01-{name}.md"] = f"# {name.title()}\n\nThe {name} files and what they say.\n"
+    index = index_of(tmp_path_factory, "book", pages)
+    query = "Which network services does the book set up, and what does it say about each?"
+    plain = list(dict.fromkeys(h.source for h in to_hits(index.bm25(query, 50), "bm25")))
+    assert plain[0] == "01.04-book-structure.md", plain
+    out = build("survey_documents", {}).run(State.of(query, hits=(), time_range=None),
+                                            Context(resources={"index": index})).hits
+    first = list(dict.fromkeys(h.source for h in out))
+    assert set(first[:3]) == {"11.01-mail.md", "11.02-web.md", "11.03-ftp.md"}, first
+    assert "01.04-book-structure.md" not in first[:5], first
