@@ -391,20 +391,21 @@ def topic_of(query: str) -> str:
 
 
 def covering(ctx: Any, query: str, hits: Sequence[Hit], user: Any) -> tuple[Hit, ...]:
-    """Returns the best chunk of each of the first `COVER` documents about the question's topic (module docstring;
-    `topic_of`), then the plain ranking, then `hits`, each chunk once."""
+    """Returns the best chunk of each of the first `COVER` documents about the question (module docstring), then the
+    plain ranking, then `hits`, each chunk once. The rankings that say what a document is about (its headings, its
+    whole text, listed and named things) search the question's topic (`topic_of`)."""
     backend = ctx.resource("index")
-    query = topic_of(query)
+    topic = topic_of(query)
     plain = plain_ranking(ctx, query, user)
     best: dict[str, Hit] = {}
     for h in plain:
         best.setdefault(h.source, h)
-    titled = headings(backend).ranked(backend.tokenizer(query), COVER)
+    titled = headings(backend).ranked(backend.tokenizer(topic), COVER)
     leads = []
     first = list(best)[:1]  # the plain ranking's first document keeps its place: a survey adds, never subtracts
-    listed = listed_documents(backend, query, user)
-    named = titled_documents(backend, query)
-    matched = [titled, listed, mentions(backend).ranked(topic_words(backend, query), COVER), named]
+    listed = listed_documents(backend, topic, user)
+    named = titled_documents(backend, topic)
+    matched = [titled, listed, mentions(backend).ranked(topic_words(backend, topic), COVER), named]
     rankings = [(list(best), 1.0), *zip(matched, (HEADINGS_WEIGHT, 1.0, MENTIONS_WEIGHT, NAMED_WEIGHT))]
     table = outline(backend)
     near = [d for seed in fused_documents(*rankings)[:SEEDS] for d in table.sections_by(seed, list(best))]
