@@ -459,7 +459,18 @@ GENERIC_CUES_ROUND_16 = [  # written for this test (issue 41, round 16), about n
     ("我怎么确定哪个磁盘是系统盘？", None),
     ("Where do I get the installer image?", None),
     ("How do I change the prompt colour?", None),
+    ("Name all the tools that check a package before it is uploaded.", "synthesis"),
 ]
+
+
+@pytest.mark.parametrize("query", ["Name the command that lists open ports.",
+                                   "Name the file that holds a user's cron jobs."])
+def test_naming_one_thing_is_no_survey(query):
+    # "name the X" asks for one thing; "name all", "list the", "enumerate the" ask for several
+    from lambdarag.domains import profile_named
+
+    c = classifiers.rule_classify(query, (), profile_named("generic"))
+    assert c is None or c.type != "synthesis", c
 
 
 @pytest.mark.parametrize("query,kind", GENERIC_TIMES_AND_SURVEYS + GENERIC_CUES_ROUND_14 + GENERIC_CUES_ROUND_15

@@ -205,7 +205,7 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                          r"^(?:how|which|what)\b[^?]{5,}?,\s*and (?:what|which|how)\b",
                          r"^what (?:does|do) (?:the|this) (?:book|guide|manual|documentation|docs|handbook|faq|reference|tutorial"
                          r"|chapter)s? (?:say|tell (?:me |us )?|cover|explain) about\b",
-                         r"^(?:please\s+)?(?:list|enumerate|name) (?:all|every|the)\b")),
+                         r"^(?:please\s+)?(?:(?:list|enumerate) (?:all|every|the)|name (?:all|every))\b")),
     ("fact", 0.7, (r"\bhow (?:many|much|long|often)\b", r"\bwhat is the default\b", "多少", "多久", "几次",
                    r"^(?:how (?:can|do|could|would) (?:i|you|we|one) (?:tell|see|find out|check|know|list))\b", "^" + _ZH_HOW_TO)),
 )
