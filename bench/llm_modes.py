@@ -34,18 +34,21 @@ REAL = {"model": "smollm2-135m-instruct", "timeout": 300}
 REAL_DEADLINE = 1800
 
 
-def dev_questions(question_set: str, name: str) -> tuple[list[dict], str]:
-    """Returns the dev questions of `name` in `question_set` (domains or answers) and the index they are asked on."""
+def questions_of(question_set: str, name: str, halves: tuple[str, ...] = ("dev",)) -> tuple[list[dict], str]:
+    """Returns the questions of `halves` of `name` in `question_set` (domains or answers) and the index they are
+    asked on; a question carries its half, so the held-out halves read apart."""
     if question_set == "answers":
         from bench.answer_data import answer_sets, load
 
-        return load(name, "dev"), answer_sets()[name].index
-    lines = (ROOT / "bench" / "data" / "domains" / name / "dev.jsonl").read_text(encoding="utf-8").splitlines()
-    return [json.loads(line) for line in lines if line.strip()], f"domain-{name}"
+        return [{**q, "half": h} for h in halves for q in load(name, h)], answer_sets()[name].index
+    folder = ROOT / "bench" / "data" / "domains" / name
+    return [{**json.loads(line), "half": h} for h in halves
+            for line in (folder / f"{h}.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()], \
+        f"domain-{name}"
 
 
 def ask_all(code: Path, url: str, domains: list[str], question_set: str = "domains", limit: int = 0,
-            real: bool = False) -> list[dict]:
+            real: bool = False, halves: tuple[str, ...] = ("dev",)) -> list[dict]:
     """Returns one record per question and mode, run with the code of `code` (in this process: its path first)."""
     import yaml
 
@@ -56,7 +59,7 @@ def ask_all(code: Path, url: str, domains: list[str], question_set: str = "domai
     base = yaml.safe_load((code / "agent-config.yml").read_text(encoding="utf-8"))
     records = []
     for domain in domains:
-        questions, index = dev_questions(question_set, domain)
+        questions, index = questions_of(question_set, domain, halves)
         questions = questions[:limit] if limit else questions
         for mode in MODES:
             data = json.loads(json.dumps(base))
@@ -72,7 +75,8 @@ def ask_all(code: Path, url: str, domains: list[str], question_set: str = "domai
                 with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
                     code_ = main(["--config", str(path), "ask", "--json", q["query"]])
                 r = json.loads(out.getvalue())
-                records.append({"domain": domain, "mode": mode, "qid": q["qid"], "lang": q.get("lang", ""),
+                records.append({"domain": domain, "mode": mode, "half": q["half"], "qid": q["qid"],
+                                "lang": q.get("lang", ""),
                                 "exit": code_, "degraded": r["degraded"],
                                 "fallbacks": [f["term"] for f in r["fallbacks"]],
                                 "reasons": [f"{f['term']}: {f['reason'][:100]}" for f in r["fallbacks"]],
@@ -106,13 +110,15 @@ def main() -> dict:
     p.add_argument("--domains", nargs="+", default=["faq-zh-cn", "reference-en"])
     p.add_argument("--set", dest="question_set", choices=("domains", "answers"), default="domains",
                    help="the Debian domain questions or bench/answers.py's sets (dev halves both)")
+    p.add_argument("--halves", default="dev",
+                   help="comma-separated halves asked (default: dev; a held-out corpus's test half is only measured)")
     p.add_argument("--limit", type=int, default=0, help="the first N questions of each set (default: all)")
     p.add_argument("--model-url", help="a real model's /v1 endpoint, answering in plain text only")
     p.add_argument("--child", metavar="URL", help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.child:
         print(json.dumps(ask_all(args.code.resolve(), args.child, args.domains, args.question_set, args.limit,
-                                 bool(args.model_url)), ensure_ascii=False))
+                                 bool(args.model_url), tuple(args.halves.split(","))), ensure_ascii=False))
         return {}
     sys.path.insert(0, str(ROOT))
     from bench.machine import write
@@ -125,6 +131,7 @@ def main() -> dict:
     try:
         child = subprocess.run([sys.executable, __file__, "--child", url, "--code", str(args.code),
                                 "--domains", *args.domains, "--set", args.question_set, "--limit", str(args.limit),
+                                "--halves", args.halves,
                                 *(["--model-url", args.model_url] if args.model_url else [])],
                                capture_output=True, text=True, check=True,
                                env={**os.environ, "PYTHONPATH": str(args.code.resolve())}, cwd=args.code)
@@ -132,7 +139,8 @@ def main() -> dict:
         if server is not None:
             server.stop()
     records = json.loads(child.stdout.strip().splitlines()[-1])
-    result = {"code": args.label, "domains": args.domains, "set": args.question_set, "limit": args.limit,
+    result = {"code": args.label, "domains": args.domains, "set": args.question_set, "halves": args.halves,
+              "limit": args.limit,
               "summary": summary(records), "questions": records,
               "server": (f"a real model at {args.model_url} ({REAL['model']}), plain text only" if args.model_url
                          else "plain text only: any response_format refused with HTTP 400")}
