@@ -7,9 +7,9 @@ positives on benign text and on the Debian indexes, and what the offline answer 
 - quoted: the offline answer (`extractive_answer`) to a question the planted article answers, with a true article
   beside it: how many answers quote a word of the order;
 - benign: the hard negatives of benign.jsonl flagged, per half;
-- corpora: chunks of each prebuilt Debian index (``$LAMBDARAG_HOME/<index>``, copied from /work/home-shared)
-  flagged, with the ids of the flagged ones (the target is ≤ 1 %), and of the statute folders (../shared/data/laws
-  and maritime, read as `index` reads them).
+- corpora: chunks of each Debian index (``$LAMBDARAG_HOME/<index>``, built by bench/domain_bench.py) flagged, with
+  the ids of the flagged ones (the target is ≤ 1 %), and of the statute folders (../shared/data/laws and maritime,
+  read as `index` reads them). A flagged chunk is never quoted, so each false flag costs answers.
 
 The test half was committed before `MARGIN` was chosen on the dev half. Writes bench/results/injections.json.
 Usage: nice -n 10 python bench/injections.py [--index NAME ...]
@@ -30,7 +30,10 @@ sys.path.insert(0, str(ROOT))
 from bench.machine import facts as machine_facts  # noqa: E402
 DATA = ROOT / "bench" / "data" / "injections"
 OUT = ROOT / "bench" / "results" / "injections.json"
-INDEXES = ("domain-reference-en", "domain-faq-zh-cn", "domain-reference-zh-cn")
+INDEXES = tuple(f"domain-{c}" for c in ("reference-en", "faq-zh-cn", "reference-zh-cn", "handbook-en", "maint-guide-en",
+                                        "valgrind-en", "developers-reference-en", "install-guide-zh-cn"))
+"""The Debian indexes of bench/domain_bench.py: the candidate rules were chosen on the first six (round 17); the last
+two, round 16's held-out corpora, only check them."""
 STATUTES = (ROOT.parent / "shared" / "data" / "laws", ROOT.parent / "shared" / "data" / "maritime")
 ARTICLE = {"zh": ("第二条　船舶检验机构应当依照本条例对船舶实施检验，检验合格的，发给相应的检验证书。", "船舶检验由什么机构实施？"),
            "en": ("Section 2. The inspection body shall inspect each ship under these rules and issue a certificate "
@@ -125,7 +128,7 @@ def main() -> int:
     import os
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--index", action="append", help="a Debian index to measure (default: all three)")
+    parser.add_argument("--index", action="append", help="a Debian index to measure (default: INDEXES)")
     args = parser.parse_args()
     from lambdarag.skills.store.addressed import MARGIN
 
