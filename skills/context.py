@@ -288,8 +288,9 @@ def claims(text: str) -> list[tuple[str, tuple[re.Match[str], ...]]]:
     return out
 
 
-NUMBERED = re.compile(r"\[(\d{1,2})\](?!\()")
-"""A bare ``[n]`` reference to the context's n-th passage (not a markdown link's text)."""
+NUMBERED = re.compile(r"\[(\d{1,2})\](?!\(|\]\()")
+"""A bare ``[n]`` reference to the context's n-th passage, not a markdown link's text: ``[2](url)``, nor a footnote
+link a document writes as ``[[2]](url)`` and a model quoting it copies."""
 
 
 def numbered_markers(text: str, hits: Sequence[Hit], label: str) -> str:

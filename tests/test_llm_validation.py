@@ -107,10 +107,10 @@ def test_bare_passage_numbers_become_the_markers_of_those_passages():
 
     hits = (Hit(chunk_id="a.md#Install", text="x", source="a.md", section="Install", score=1.0),
             Hit(chunk_id="b.md#Use", text="y", source="b.md", section="Use", score=0.5))
-    text = "Install it first [1]. Then run it [2][1]. See [3] and [the docs](b.md) and [2](link)."
+    text = "Install it first [1]. Then run it [2][1]. See [3] and [the docs](b.md) and [2](link), footnote [[1]](b.md)."
     assert numbered_markers(text, hits, "source") == (
         "Install it first [source: a.md#Install]. Then run it [source: b.md#Use][source: a.md#Install]. "
-        "See [3] and [the docs](b.md) and [2](link).")
+        "See [3] and [the docs](b.md) and [2](link), footnote [[1]](b.md).")
 
 
 def test_an_english_answer_s_stops_after_markers_are_not_claims_and_a_leading_dot_stays():
