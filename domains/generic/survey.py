@@ -19,9 +19,9 @@ about as a whole (`Outline.asked`) brings every file of it, after the first the
 fusion ranks (`whole_chapters`). The rankings are fused by reciprocal rank, so a page two of
 them match goes ahead of one only its text matches; the plain ranking's first
 document keeps the first place; each document whose headings name a thing the question
-lists, and each of the plain ranking's first five unless more of the rankings that match
+lists, and each of hybrid_search's first five unless more of the rankings that match
 the question's words (headings, whole text, listed and named things) hold the document
-that would take it, keep a place among the first five (`kept_first`);
+that would take it, and one does, keep a place among the first five (`kept_first`);
 then each of the first `COVER` documents of the
 fusion leads with its best chunk, then the plain ranking follows, then the
 route's own hits (wiki pages, graph-expanded and rewritten queries).
