@@ -463,6 +463,53 @@ GENERIC_CUES_ROUND_16 = [  # written for this test (issue 41, round 16), about n
 ]
 
 
+GENERIC_CUES_ROUND_17 = [  # written for this test (issue 41, round 17), about no corpus of any benchmark
+    # a comparison: what one thing does that the other does not, what each of two things does
+    ("What can rsync do that scp can't?", "compare"),
+    ("Which checks does mypy run that pylint does not?", "compare"),
+    ("What do cron and anacron each do?", "compare"),
+    ("nginx 和 Apache 各自负责什么？", "compare"),
+    ("rsync 能断点续传而 scp 不能，还有别的区别吗？", "compare"),
+    # a relation: a part asked for at a clause's end, what a thing is steered or made by (由 X 控制的)
+    ("Is the kernel part of the base system, and can I remove it?", "relation"),
+    ("Which plugin suite is the linter part of, and where is it documented?", "relation"),
+    ("哪些文件是由安装程序生成的？", "relation"),
+    ("哪些端口是由防火墙控制的，不能随便打开？", "relation"),
+    # a survey: a process asked over its span (…, from X to Y?)
+    ("How is a release prepared, from freezing to the announcement?", "synthesis"),
+    ("发布是怎么准备的，从冻结到发布公告？", "synthesis"),
+]
+ROUND_17_LOOK_ALIKES = [  # (question, the type the new cues must not give it)
+    ("What happens to files that apt does not remove?", "compare"),
+    ("What does the daemon do that I did not ask for?", "compare"),
+    ("What do Postfix, Dovecot and procmail each do?", "compare"),
+    ("Postfix、Dovecot 和 procmail 各管什么？", "compare"),
+    ("为什么能 ping 通而浏览器打不开网页？", "compare"),
+    ("Which step is the longest part of the installation?", "relation"),
+    ("由我自己设置的密码忘了怎么办？", "relation"),
+    ("How do I copy the files, from the old disk to the new one?", "synthesis"),
+    ("How do I convert a file from PNG to JPEG?", "synthesis"),
+    ("我该怎么拷贝文件，从旧硬盘到新硬盘？", "synthesis"),
+    ("如何从 bullseye 升级到 bookworm？", "synthesis"),
+]
+
+
+@pytest.mark.parametrize("query,kind", GENERIC_CUES_ROUND_17)
+def test_round_17_cues_type_what_one_thing_does_that_another_does_not_and_spans(query, kind):
+    from lambdarag.domains import profile_named
+
+    c = classifiers.rule_classify(query, (), profile_named("generic"))
+    assert c is not None and (c.type, c.stage) == (kind, "rules"), c
+
+
+@pytest.mark.parametrize("query,kind", ROUND_17_LOOK_ALIKES)
+def test_round_17_cues_leave_their_look_alikes_alone(query, kind):
+    from lambdarag.domains import profile_named
+
+    c = classifiers.rule_classify(query, (), profile_named("generic"))
+    assert c is None or c.type != kind, c
+
+
 @pytest.mark.parametrize("query", ["Name the command that lists open ports.",
                                    "Name the file that holds a user's cron jobs."])
 def test_naming_one_thing_is_no_survey(query):

@@ -83,7 +83,12 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                       r"还是[^，。？?]{1,30}?(?:更|比较)(?:好|快|慢|安全|合适|省|稳定|方便|可靠)", r"而不(?:选|用|是|采用)",
                       r"(?:和|与|跟|同)[^，。？?]{1,30}?分别(?:在|适合|适用|用于|用在)",
                       r"(?:和|与|跟|同)[^，。？?]{1,30}?(?:用|选)哪(?:个|一个|种)(?:好|更好|合适)?[？?]?$",
-                      r"[A-Za-z][\w.+-]*\s*(?:和|与|跟|还是)\s*[A-Za-z][\w.+-]*\s*(?:之间|两者|二者)?哪(?:个|一个|种)")),
+                      r"[A-Za-z][\w.+-]*\s*(?:和|与|跟|还是)\s*[A-Za-z][\w.+-]*\s*(?:之间|两者|二者)?哪(?:个|一个|种)",
+                      r"\bthat (?!I\b|you\b|we\b|one\b|it\b|they\b)[\w.+-]+ (?:(?:does|do|did|is|are|has|have)(?: not|n['’]t)"
+                      r"|can(?:not| not|['’]t)|will not|won['’]t)\s*\?$",
+                      r"^(?:what|which|how) (?:do|does|are|is) [^?,]{1,40}? and [^?,]{1,40}? each\b",
+                      r"^[^、，,。？?]*?(?:和|与|跟|同)[^、，,。？?]{1,30}?各(?:自)?(?:管|负责|干|做|处理|是|用来做|用于)(?:些)?什么",
+                      r"而\s*[A-Za-z][\w.+-]*\s*[\u4e00-\u9fff]{0,3}?(?:不|没)")),
     ("temporal", 0.85, (r"\b(?:latest|newest|current) (?:version|release|edition)\b",
                         r"\bwhich (?:[\w.-]+ ){0,2}?(?:version|release)\b",
                         r"\bwhat (?:[\w.-]+ ){0,2}?(?:version|release) (?:did|was|were|first|added|introduced|removed|dropped)\b",
@@ -114,7 +119,7 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         r"\b(?:which|what) (?:[\w.-]+ ){0,3}?(?:is|are) used to (?:control|decide|determine|configure|set"
                         r"|select|choose|pick|specify)\b",
                         r"\b(?:controlled|decided|determined|governed|configured|overridden) by\b",
-                        r"\b(?:is|are) (?:\w+ )?part of\b", r"^(?:is|are) [\w .-]{2,40}? part of\b", r"\bpart of (?:which|what)\b", r"\bpart of\s*\?",
+                        r"\b(?:is|are) (?:\w+ )?part of\b", r"^(?:is|are) [\w .-]{2,40}? part of\b", r"\bpart of (?:which|what)\b", r"\bpart of\s*(?:[?,;]|and\b)",
                         r"\bdepends? on\b", r"\bdependenc(?:y|ies)\b", r"\bbelongs? to\b", r"\bresponsible for\b",
                         r"\bin charge of\b", r"\binteracts? with\b", r"\bconnected to\b", r"\btalks? to\b",
                         r"\bwho (?:maintains|owns|runs|starts|calls|approves|is allowed|reads|writes|uses|loads|sends|consumes|triggers)\b",
@@ -159,7 +164,7 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         r"\bhow (?:does|do|is|are) (?!I\b|you\b|we\b|one\b).{2,60}?\b(?:work(?:s)? (?:with|together)|fits? (?:in|into)"
                         r"|interact|connect|tie in|tied to|linked to)\b", r"\bwhat role\b|\brole of\b.{2,60}\bin\b",
                         "由谁", "谁负责", "谁有权", "属于哪", "依赖", "哪个(?:模块|组件|团队|进程|服务|守护进程|程序|脚本|软件包|库|单元|工具|命令)会?(?:负责|调用|启动|触发|投递|提供|处理|管理|生成|监听|派生)",
-                        "(?:有|是)什么关系", "有何关系", "关系如何", "交互", "配合", "协作", "调用了?哪", "被哪", "归哪", r"由(?:哪|什么|谁).{0,12}(?:负责|管理|启动|触发|提供|维护|" + _ZH_STEERS + ")",
+                        r"(?:哪|什么)[^，。？?]{0,12}?由(?![我你您])[^，。？?]{1,16}?(?:" + _ZH_STEERS + "|管理|负责|维护|生成|提供)的", "(?:有|是)什么关系", "有何关系", "关系如何", "交互", "配合", "协作", "调用了?哪", "被哪", "归哪", r"由(?:哪|什么|谁).{0,12}(?:负责|管理|启动|触发|提供|维护|" + _ZH_STEERS + ")",
                         r"(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,4}?" + _ZH_THINGS + r"[里中]?(?:来|可以|能|会)?(?:" + _ZH_STEERS + ")", r"(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,6}?(?:决定|左右)了?",
                         r"受(?:哪|什么).{0,12}(?:" + _ZH_STEERS + "|影响|约束|限制|制约)", r"(?:" + _ZH_STEERS + ")于哪", "取决于",
                         r"是.{1,16}的(?:一部分|组成部分)", r"属于.{0,12}的一部分",
@@ -203,6 +208,8 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                          r"(?:比如|例如|包括|像是)[^？?。]{1,30}、[^？?。]{1,30}(?:、|和|以及|及|与|或)",
                          r"^(?!.*" + _ZH_HOW_TO + r").*?哪些[\u4e00-\u9fff]{1,6}[？?]?$",
                          r"^(?:how|which|what)\b[^?]{5,}?,\s*and (?:what|which|how)\b",
+                         r"^(?!how (?:do|can|could|should|would) (?:i|you|we|one)\b)[^?]*?,\s*from (?:the )?[^?,]{2,40}? (?:to|through) (?:the )?[^?,]{2,40}\?$",
+                         r"^(?![^，,]*?(?:我|你|您)[^，,]*?(?:怎么|如何|怎样))[^？?]*?[，,]\s*从[^，,。？?]{1,20}?到[^，,。？?]{1,20}[？?]$",
                          r"^what (?:does|do) (?:the|this) (?:book|guide|manual|documentation|docs|handbook|faq|reference|tutorial"
                          r"|chapter)s? (?:say|tell (?:me |us )?|cover|explain) about\b",
                          r"^(?:please\s+)?(?:(?:list|enumerate) (?:all|every|the)|name (?:all|every))\b")),

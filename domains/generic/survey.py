@@ -19,9 +19,9 @@ about as a whole (`Outline.asked`) brings every file of it, after the first the
 fusion ranks (`whole_chapters`). The rankings are fused by reciprocal rank, so a page two of
 them match goes ahead of one only its text matches; the plain ranking's first
 document keeps the first place; each document whose headings name a thing the question
-lists, and each of the plain ranking's first five unless more of the rankings that match
+lists, and each of hybrid_search's first five unless more of the rankings that match
 the question's words (headings, whole text, listed and named things) hold the document
-that would take it, keep a place among the first five (`kept_first`);
+that would take it, and one does, keep a place among the first five (`kept_first`);
 then each of the first `COVER` documents of the
 fusion leads with its best chunk, then the plain ranking follows, then the
 route's own hits (wiki pages, graph-expanded and rewritten queries).
@@ -317,21 +317,24 @@ def fused_documents(*rankings: tuple[Sequence[str], float], k: int = RRF_K) -> l
 
 PLAIN = {"skills": {"rerank": {"enabled": False}}, "patterns": {"hybrid_search": {"weights": {"bm25": 1.0, "dense": 1.0}}}}
 """The plain ranking's hybrid retrieval: BM25 and dense fused by z-scores of equal weight, not reranked."""
+HYBRID = {"skills": {"rerank": {"enabled": False}}}
+"""hybrid_search's own ranking (its default z-score weights), whose first documents the survey keeps (kept_first):
+the equal-weight ranking put another document fourth in place of hybrid's, and the survey lost hybrid's answer."""
 
 
-def plain_retrieval(dense: bool) -> Term:
-    """Returns the plain ranking's term (patterns.hybrid_search.hybrid_retrieval, without the learned boost), with
-    the dense retriever when the index has vectors."""
-    return hybrid_retrieval({**PLAIN, "skills": {**PLAIN["skills"], "embedding": {"enabled": dense}}}, learned=False)
+def plain_retrieval(dense: bool, settings: Mapping[str, Any] = PLAIN) -> Term:
+    """Returns the plain ranking's term (patterns.hybrid_search.hybrid_retrieval, without the learned boost) under
+    `settings`, with the dense retriever when the index has vectors."""
+    return hybrid_retrieval({**settings, "skills": {**settings["skills"], "embedding": {"enabled": dense}}}, learned=False)
 
 
-def plain_ranking(ctx: Any, query: str, user: Any) -> tuple[Hit, ...]:
-    """Returns the question's hybrid ranking (`plain_retrieval`, at most `LEAD` chunks): its words as asked, without
-    learned synonyms, in a trace of its own."""
+def plain_ranking(ctx: Any, query: str, user: Any, settings: Mapping[str, Any] = PLAIN) -> tuple[Hit, ...]:
+    """Returns the question's hybrid ranking (`plain_retrieval` under `settings`, at most `LEAD` chunks): its words
+    as asked, without learned synonyms, in a trace of its own."""
     backend = ctx.resource("index")
     plan = RetrievalPlan(bm25_top_k=LEAD, dense_top_k=LEAD, fused_top_k=LEAD)
     own = replace(ctx, trace=Trace(), resources={k: v for k, v in ctx.resources.items() if k != "synonyms"})
-    return plain_retrieval(backend.has_dense).run(State.of(query, user=user, plan=plan), own).hits
+    return plain_retrieval(backend.has_dense, settings).run(State.of(query, user=user, plan=plan), own).hits
 
 
 def best_chunk(backend: Any, source: str, queries: Sequence[str], user: Any) -> Hit | None:
@@ -349,10 +352,10 @@ def kept_first(order: Sequence[str], plain: Sequence[str], named: Sequence[str],
     """Returns `order` with what holds stronger evidence than a fused rank put among its first `window` documents:
     each document the question names (`named`: its headings name a listed thing, titled_documents), in place of
     any there but `plain`'s first and the named, and each of `plain`'s first `window` that `order` pushed out, in
-    place of one that is none of these unless fewer of the question's match rankings (`support`: headings, whole
-    text, listed and named things) hold it. The weakest gives way (fewest rankings, the later on a tie) and follows
-    the window: a survey adds to plain retrieval and subtracts only for stronger evidence, never for the outline's
-    (a chapter's sibling sections) or the fused rank alone."""
+    place of one that is none of these and that fewer of the question's match rankings (`support`: headings, whole
+    text, listed and named things, a chapter asked as a whole) hold, or none. The weakest gives way (fewest
+    rankings, the later on a tie) and follows the window: a survey adds to plain retrieval and subtracts only for
+    stronger evidence, never for the outline's (a chapter's sibling sections) or the fused rank alone."""
     top, moved = list(order[:window]), []
 
     def put(doc: str, kept: set[str], weaker: Any) -> None:
@@ -365,7 +368,7 @@ def kept_first(order: Sequence[str], plain: Sequence[str], named: Sequence[str],
     for doc in (d for d in named if d not in top):
         put(doc, {*plain[:1], *named}, lambda d: True)
     for doc in sorted((d for d in plain[:window] if d not in top), key=lambda d: -support.get(d, 0)):
-        put(doc, {*plain[:window], *named}, lambda d, doc=doc: support.get(d, 0) < support.get(doc, 0))
+        put(doc, {*plain[:window], *named}, lambda d, doc=doc: support.get(d, 0) < max(support.get(doc, 0), 1))
     return list(dict.fromkeys([*top, *moved, *order[window:]]))
 
 
@@ -413,10 +416,12 @@ def covering(ctx: Any, query: str, hits: Sequence[Hit], user: Any) -> tuple[Hit,
     support = Counter(d for ranking in matched for d in set(ranking[:COVER]))
     asked = set(backend.tokenizer(query))
     whole = table.asked(titled, list(best), lambda title: set(backend.tokenizer(title)) <= asked)
+    support.update(d for chapter in whole for d in table.files(chapter))  # the question names the chapter's title
     ranked = list(dict.fromkeys([*first, *fused]))
     order = list(dict.fromkeys([*first, *fused][:COVER]))
     order = whole_chapters(order, whole, table, ranked)[:len(order)]
-    for source in kept_first(order, list(best), named, support):
+    hybrid = list(dict.fromkeys(h.source for h in plain_ranking(ctx, query, user, HYBRID)))
+    for source in kept_first(order, hybrid, named, support):
         if source not in best:
             found = best_chunk(backend, source, (query, table.titles.get(source, "")), user)
             if found is None:
