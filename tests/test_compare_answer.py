@@ -371,3 +371,12 @@ def test_a_statute_side_with_no_unit_stating_the_aspect_is_said_missing_not_quot
     scope = text.split("【适用范围】", 1)[1]
     assert "适用本法" in scope and "未找到依据：《乙防治法》关于适用范围" in scope, text
     assert "海事管理机构对船舶污染水域" not in scope, text    # who supervises is no scope: not under its heading
+
+
+def test_a_title_word_inside_a_path_names_no_page():
+    documents = {s: {"source": s, "title": t} for s, t in [
+        ("03.00-modifying-the-source.md", "Modifying the source"),
+        ("05.14-package-source-lintian-overrides.md", "{package.,source/}lintian-overrides")]}
+    names = DocumentNames(documents, [])
+    assert names.named("How does package.lintian-overrides differ from source/lintian-overrides?") == ()
+    assert [s.source for s in names.named("Where is the source of a package?")] == ["03.00-modifying-the-source.md"]
