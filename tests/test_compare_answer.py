@@ -380,3 +380,10 @@ def test_a_title_word_inside_a_path_names_no_page():
     names = DocumentNames(documents, [])
     assert names.named("How does package.lintian-overrides differ from source/lintian-overrides?") == ()
     assert [s.source for s in names.named("Where is the source of a package?")] == ["03.00-modifying-the-source.md"]
+
+
+def test_a_chinese_side_ends_with_the_head_it_shares_with_the_other_side():
+    from lambdarag.domains.generic.cues import query_entities
+
+    assert query_entities("图形安装程序和文本安装程序用起来有什么不同？") == ("图形安装程序", "文本安装程序")
+    assert query_entities("硬链接和符号链接有什么区别？") == ("硬链接", "符号链接")
