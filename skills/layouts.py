@@ -28,7 +28,7 @@ from .profile import CorpusProfile
 from .named import DEFINES, defines_in, named_things
 from .coverage import SubQuestion, coverage
 from .bounds import bounded
-from .sentences import keywords
+from .sentences import english_stem_in, keywords
 
 
 def label(title: str) -> str:
@@ -276,10 +276,18 @@ def leads(unit: Scored, forms: Sequence[str], others: Sequence[str] = ()) -> boo
 
 
 def naming_all(ranking: Sequence[Scored], sides: Sequence[tuple[str, Any]], used: set[str]) -> list[Scored]:
-    """Returns the best unit not yet `used` that names every side (how they relate, when one says so) and says a
-    word besides options (a list of options, `--leak-check=summary --leak-check=full`, relates nothing), or none."""
+    """Returns the best unit not yet `used` that names every side (how they relate, when one says so; `inflected`
+    counts) and says a word besides options (a list of options, `--leak-check=summary --leak-check=full`, relates nothing), or none."""
     return [r for r in ranking if r.text not in used and re.search(r"[A-Za-z]{2}|[\u4e00-\u9fff]", _OPTIONS.sub(
-        " ", r.text)) and all(any(names(r.text, f) for f in said(name)) for name, _ in sides)][:1]
+        " ", r.text)) and all(any(names(r.text, f) for f in said(name)) or inflected(r.text, name)
+                              for name, _ in sides)][:1]
+
+
+def inflected(text: str, name: str) -> bool:
+    """Returns whether `text` says a side that is an everyday English word in another form (salvage as
+    "eligible for salvaging"): a verb compared with a named thing is said as the sentence needs it. Only for a
+    lower-case word of five or more letters, whose stem is no prefix of unrelated words (tar of target)."""
+    return name.isalpha() and name.islower() and len(name) >= 5 and english_stem_in(name, text.lower())
 
 
 def relating(ranking: Sequence[Scored], sides: Sequence[tuple[str, Any]], used: set[str]) -> list[Scored]:

@@ -387,3 +387,34 @@ def test_a_chinese_side_ends_with_the_head_it_shares_with_the_other_side():
 
     assert query_entities("图形安装程序和文本安装程序用起来有什么不同？") == ("图形安装程序", "文本安装程序")
     assert query_entities("硬链接和符号链接有什么区别？") == ("硬链接", "符号链接")
+
+
+SALVAGING = ("05.12-package-salvaging.md",
+             "Package salvaging is the process by which one attempts to save a package that, while not officially "
+             "orphaned, appears poorly maintained or completely unmaintained. You should close the salvage bug in the "
+             "changelog. If you only want to fix certain things, but not take over the package, you must use the NMU "
+             "process, even if the package would be eligible for salvaging.")
+NMUS = ("05.11-non-maintainer-uploads-nmus.md",
+        "Receiving an NMU on a package is not a bad thing; it just means that the package is interesting enough for "
+        "other people to work on it.")
+
+
+def test_a_question_word_a_text_opens_a_clause_with_is_no_command():
+    hits = sourced(("06.08-common-packaging-situations.md", "should, except where impossible for legal reasons, "
+                    "preserve the entire building and portability infrastructure provided by the upstream author."))
+    assert commands("When should I do an NMU rather than a source-only upload?", hits) == []
+
+
+def test_the_two_clauses_around_rather_than_each_give_a_side():
+    hits = sourced(SALVAGING, NMUS)
+    assert named_things("When should I salvage a package rather than just do an NMU on it?", hits, GENERIC) == [
+        "salvage", "NMU"]
+    assert named_things("Why use tar instead of cpio for backups?", (), GENERIC) == ["tar", "cpio"]
+
+
+def test_a_verb_side_is_named_in_another_form_by_the_sentence_relating_the_sides():
+    text = answer("When should I salvage a package rather than just do an NMU on it?", sourced(SALVAGING, NMUS),
+                  "compare")
+    salvage, nmu, between = blocks(text, "On “salvage”:", "On “NMU”:", "Between them:")
+    assert "05.12-package-salvaging.md" in salvage and "05.11-non-maintainer-uploads-nmus.md" in nmu, text
+    assert "eligible for salvaging" in between, text
