@@ -181,8 +181,9 @@ _OPTION_LINE = re.compile(r"(?m)^[\s`*]*--?[A-Za-z]")
 
 
 _GLOSS = r"\s*[（(][A-Za-z][A-Za-z -]*[)）]"
-"""A term's Latin gloss in brackets right after it (依赖（depend）): where a text introduces the term (a term, not
-the end of a longer one: 预依赖（Pre-Depend） glosses no 依赖)."""
+"""A Chinese term's Latin gloss in brackets right after it (依赖（depend）): where a text introduces the term (a term,
+not the end of a longer one: 预依赖（Pre-Depend） glosses no 依赖). A Latin name's brackets hold no gloss of it but a
+cross-reference (Run lintian (see lintian).)."""
 _BARE_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 
 
@@ -240,7 +241,8 @@ def speaks_for(unit: Scored, name: str, named: Sequence[str], steered: frozenset
     opens = [m for f in forms if (m := re.match(r"[\s\"“「『*`]*" + re.escape(f) + r"(?![A-Za-z0-9_-])[\"”」』*`]*",
                                                  text, re.I))]
     defines = any(m.group(0)[-1:] in "\"”」』*`" or DEFINES.match(text, m.end()) for m in opens) or any(
-        re.search(r"(?<![\u4e00-\u9fff])" + re.escape(f) + _GLOSS, text) or defines_in(text, f) for f in forms) \
+        (not f.isascii() and re.search(r"(?<![\u4e00-\u9fff])" + re.escape(f) + _GLOSS, text)) or defines_in(text, f)
+        for f in forms) \
         or described(unit, name) or glossed
     says = unit.candidate.kind != "command" and len(re.findall(r"[A-Za-z]{2,}|[\u4e00-\u9fff]", text)) > len(
         re.findall(r"[A-Za-z]{2,}|[\u4e00-\u9fff]", " ".join(_BARE_LINK.findall(unit.text)))) + 1

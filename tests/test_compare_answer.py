@@ -418,3 +418,14 @@ def test_a_verb_side_is_named_in_another_form_by_the_sentence_relating_the_sides
     salvage, nmu, between = blocks(text, "On “salvage”:", "On “NMU”:", "Between them:")
     assert "05.12-package-salvaging.md" in salvage and "05.11-non-maintainer-uploads-nmus.md" in nmu, text
     assert "eligible for salvaging" in between, text
+
+
+def test_a_cross_reference_in_brackets_after_a_latin_name_is_no_gloss_defining_it():
+    text = answer("What does piuparts test that lintian does not?", sourced(
+        ("01.02-package-lint-tools.md", "piuparts is the .deb package installation, upgrading, and removal testing "
+         "tool."),
+        ("07.05-interacting-with-prospective-debian-deve.md", "Run lintian (see [lintian](01.02-package-lint-tools.md))."
+         " It will catch many common problems."),
+        ("01.02-package-lint-tools.md", "lintian dissects Debian packages and emits information about bugs and policy "
+         "violations.")), "compare")
+    assert "lintian dissects Debian packages" in blocks(text, "On “piuparts”:", "On “lintian”:")[1], text
