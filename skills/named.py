@@ -65,7 +65,7 @@ def named_things(query: str, hits: Sequence[Hit], profile: Any, entities: Sequen
     named += [e for e in entities if e in query and len(e) >= 3 and e not in STOPWORDS]
     named += partners(query, named, "\n".join(h.text for h in hits))
     named += alternatives(query, named)
-    named = headed(query, named) if language_of(query) == "zh" else named
+    named = headed(query, named) if language_of(query) == "zh" else qualified(query, named)
     # a name inside another (Pre in Pre-Depends) is no side unless the question also says it on its own (Depends)
     named = [e for e in dict.fromkeys(named)
              if query.count(e) > sum(o.count(e) for o in dict.fromkeys(named) if o != e and e in o)]
@@ -143,6 +143,18 @@ def alternatives(query: str, named: Sequence[str]) -> list[str]:
                  if keywords(w) and w.lower() not in _LIGHT]
         out += inside[-1:] if inside else words[:1]
     return out if len(out) == 2 else []
+
+
+def qualified(query: str, named: Sequence[str]) -> list[str]:
+    """Returns an English question's names with a name said twice, each time after another word, as two kinds of
+    it (binary-only NMU, source NMU: the sides, not NMU and source): a comparison of two kinds of one thing."""
+    out = list(named)
+    for name in named:
+        before = [m.group(1) for m in re.finditer(r"([\w.+/-]*\w)\s+" + re.escape(name) + r"(?![\w-])", query)]
+        kinds = list(dict.fromkeys(w for w in before if keywords(w)))
+        if len(kinds) >= 2 and query.count(name) == len(before):
+            out = [n for n in out if n != name and n not in kinds] + [f"{w} {name}" for w in kinds]
+    return out
 
 
 def relation_ends(query: str, hits: Sequence[Hit], profile: Any) -> list[str]:

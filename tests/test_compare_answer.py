@@ -429,3 +429,12 @@ def test_a_cross_reference_in_brackets_after_a_latin_name_is_no_gloss_defining_i
         ("01.02-package-lint-tools.md", "lintian dissects Debian packages and emits information about bugs and policy "
          "violations.")), "compare")
     assert "lintian dissects Debian packages" in blocks(text, "On “piuparts”:", "On “lintian”:")[1], text
+
+
+def test_a_name_said_twice_after_two_words_makes_two_kinds_of_it_the_sides():
+    hits = sourced(("05.11-non-maintainer-uploads-nmus.md", "The full name of an NMU is source NMU. There is also another "
+                    "type, namely the binary-only NMU, or binNMU."))
+    assert named_things("How does a binary-only NMU differ from a source NMU?", hits, GENERIC) == [
+        "binary-only NMU", "source NMU"]
+    text = answer("How does a binary-only NMU differ from a source NMU?", hits, "compare")
+    assert "On “binary-only NMU”:" in text and "On “source NMU”:" in text, text
