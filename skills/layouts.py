@@ -28,7 +28,7 @@ from .profile import CorpusProfile
 from .named import DEFINES, defines_in, named_things
 from .coverage import SubQuestion, coverage
 from .bounds import bounded
-from .sentences import keywords
+from .sentences import english_stem_in, keywords
 
 
 def label(title: str) -> str:
@@ -181,8 +181,9 @@ _OPTION_LINE = re.compile(r"(?m)^[\s`*]*--?[A-Za-z]")
 
 
 _GLOSS = r"\s*[（(][A-Za-z][A-Za-z -]*[)）]"
-"""A term's Latin gloss in brackets right after it (依赖（depend）): where a text introduces the term (a term, not
-the end of a longer one: 预依赖（Pre-Depend） glosses no 依赖)."""
+"""A Chinese term's Latin gloss in brackets right after it (依赖（depend）): where a text introduces the term (a term,
+not the end of a longer one: 预依赖（Pre-Depend） glosses no 依赖). A Latin name's brackets hold no gloss of it but a
+cross-reference (Run lintian (see lintian).)."""
 _BARE_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 
 
@@ -240,7 +241,8 @@ def speaks_for(unit: Scored, name: str, named: Sequence[str], steered: frozenset
     opens = [m for f in forms if (m := re.match(r"[\s\"“「『*`]*" + re.escape(f) + r"(?![A-Za-z0-9_-])[\"”」』*`]*",
                                                  text, re.I))]
     defines = any(m.group(0)[-1:] in "\"”」』*`" or DEFINES.match(text, m.end()) for m in opens) or any(
-        re.search(r"(?<![\u4e00-\u9fff])" + re.escape(f) + _GLOSS, text) or defines_in(text, f) for f in forms) \
+        (not f.isascii() and re.search(r"(?<![\u4e00-\u9fff])" + re.escape(f) + _GLOSS, text)) or defines_in(text, f)
+        for f in forms) \
         or described(unit, name) or glossed
     says = unit.candidate.kind != "command" and len(re.findall(r"[A-Za-z]{2,}|[\u4e00-\u9fff]", text)) > len(
         re.findall(r"[A-Za-z]{2,}|[\u4e00-\u9fff]", " ".join(_BARE_LINK.findall(unit.text)))) + 1
@@ -276,10 +278,18 @@ def leads(unit: Scored, forms: Sequence[str], others: Sequence[str] = ()) -> boo
 
 
 def naming_all(ranking: Sequence[Scored], sides: Sequence[tuple[str, Any]], used: set[str]) -> list[Scored]:
-    """Returns the best unit not yet `used` that names every side (how they relate, when one says so) and says a
-    word besides options (a list of options, `--leak-check=summary --leak-check=full`, relates nothing), or none."""
+    """Returns the best unit not yet `used` that names every side (how they relate, when one says so; `inflected`
+    counts) and says a word besides options (a list of options, `--leak-check=summary --leak-check=full`, relates nothing), or none."""
     return [r for r in ranking if r.text not in used and re.search(r"[A-Za-z]{2}|[\u4e00-\u9fff]", _OPTIONS.sub(
-        " ", r.text)) and all(any(names(r.text, f) for f in said(name)) for name, _ in sides)][:1]
+        " ", r.text)) and all(any(names(r.text, f) for f in said(name)) or inflected(r.text, name)
+                              for name, _ in sides)][:1]
+
+
+def inflected(text: str, name: str) -> bool:
+    """Returns whether `text` says a side that is an everyday English word in another form (salvage as
+    "eligible for salvaging"): a verb compared with a named thing is said as the sentence needs it. Only for a
+    lower-case word of five or more letters, whose stem is no prefix of unrelated words (tar of target)."""
+    return name.isalpha() and name.islower() and len(name) >= 5 and english_stem_in(name, text.lower())
 
 
 def relating(ranking: Sequence[Scored], sides: Sequence[tuple[str, Any]], used: set[str]) -> list[Scored]:

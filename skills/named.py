@@ -23,7 +23,7 @@ from .store.tokenize import language_of
 _LATIN = re.compile(r"(?<![A-Za-z0-9_./+-])[A-Za-z](?:[\w.+/-]*[A-Za-z0-9_+])?(?: [A-Za-z](?:[\w.+/-]*[A-Za-z0-9_+])?)*"
                     r"(?![A-Za-z0-9_./+-])", re.A)
 """A run of Latin words in a Chinese question (Pre-Depends, X Window): a name."""
-_CONNECTIVE = re.compile(r"\b(?:and|or|with|from|vs\.?|versus|against|to)\b|和|与|及|跟|同|对比|相比|比较|还是|或", re.I)
+_CONNECTIVE = re.compile(r"\b(?:and|or|with|from|vs\.?|versus|against|to|rather\s+than|instead\s+of)\b|和|与|及|跟|同|对比|相比|比较|还是|或", re.I)
 _OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*(?:=[\w.,:/+-]*[\w+])?")
 """A command-line option as the question writes it, with its value (--leak-check=summary): a name whole, not its
 value alone ("summary")."""
@@ -64,7 +64,8 @@ def named_things(query: str, hits: Sequence[Hit], profile: Any, entities: Sequen
              if e in query and e not in STOPWORDS and not _CONNECTIVE.fullmatch(e)]   # and, or, 和: no side
     named += [e for e in entities if e in query and len(e) >= 3 and e not in STOPWORDS]
     named += partners(query, named, "\n".join(h.text for h in hits))
-    named = headed(query, named) if language_of(query) == "zh" else named
+    named += alternatives(query, named)
+    named = headed(query, named) if language_of(query) == "zh" else qualified(query, named)
     # a name inside another (Pre in Pre-Depends) is no side unless the question also says it on its own (Depends)
     named = [e for e in dict.fromkeys(named)
              if query.count(e) > sum(o.count(e) for o in dict.fromkeys(named) if o != e and e in o)]
@@ -119,6 +120,43 @@ def partners(query: str, named: Sequence[str], text: str = "") -> list[str]:
     return out
 
 
+_INSTEAD = re.compile(r"\s+(?:rather\s+than|instead\s+of)\s+", re.I)
+_LIGHT = frozenset("use using do doing make get go run pick choose take just".split())
+"""Verbs and adverbs of an English clause that say no action of their own (do an NMU, use tar, just): the side
+is their object."""
+
+
+def alternatives(query: str, named: Sequence[str]) -> list[str]:
+    """Returns the two things an English question sets one instead of the other ("salvage a package rather than
+    just do an NMU": salvage, NMU), each clause around "rather than" or "instead of" giving its named thing, else
+    the first content word after its subject (I, we, to), else its first content word: the action it asks about."""
+    m = _INSTEAD.search(query)
+    if language_of(query) == "zh" or m is None:
+        return []
+    left = re.split(r"[,;:?!]", query[:m.start()])[-1]
+    right = re.split(r"[,;:?!]", query[m.end():])[0]
+    out = []
+    for clause in (left, right):
+        inside = [n for n in named if n in clause]
+        after = re.split(r"(?i)\b(?:I|we|you|to)\s+", clause)[-1]
+        words = [w for w in re.findall(r"[\w.+/-]*\w", after) or re.findall(r"[\w.+/-]*\w", clause)
+                 if keywords(w) and w.lower() not in _LIGHT]
+        out += inside[-1:] if inside else words[:1]
+    return out if len(out) == 2 else []
+
+
+def qualified(query: str, named: Sequence[str]) -> list[str]:
+    """Returns an English question's names with a name said twice, each time after another word, as two kinds of
+    it (binary-only NMU, source NMU: the sides, not NMU and source): a comparison of two kinds of one thing."""
+    out = list(named)
+    for name in named:
+        before = [m.group(1) for m in re.finditer(r"([\w.+/-]*\w)\s+" + re.escape(name) + r"(?![\w-])", query)]
+        kinds = list(dict.fromkeys(w for w in before if keywords(w)))
+        if len(kinds) >= 2 and query.count(name) == len(before):
+            out = [n for n in out if n != name and n not in kinds] + [f"{w} {name}" for w in kinds]
+    return out
+
+
 def relation_ends(query: str, hits: Sequence[Hit], profile: Any) -> list[str]:
     """Returns the named things at the ends of a relation question (`named_things`), without those it names only
     as examples (which sources, such as files or DNS: the end is the sources, not files) or that are no topic word
@@ -143,9 +181,10 @@ def whole(query: str, name: str) -> str:
 def commands(query: str, hits: Sequence[Hit]) -> list[str]:
     """Returns the lower-case words of an English question that some hit opens a sentence, a list item or a table
     cell with in lower case (cron is the daemon…, | gzip foo | compress…), or names as a manual page (gzip(1)):
-    commands and other names, which a sentence never capitalises, where an everyday word would be."""
+    commands and other names, which a sentence never capitalises, where an everyday word would be; never a stop
+    word (should, which a text may open a clause with too)."""
     text = "\n".join(h.text for h in hits)
-    return [w for w in dict.fromkeys(_COMMAND.findall(query)) if w not in STOPWORDS and re.search(
+    return [w for w in dict.fromkeys(_COMMAND.findall(query)) if w not in STOPWORDS and keywords(w) and re.search(
         r"(?:(?:^\s*(?:[-*+]\s+)?|[.!?]\s+|\|\s*\[?\s*)[\"“`*]*" + re.escape(w) + r"(?![A-Za-z0-9_(-])"
         r"|(?<![\w.-])" + re.escape(w) + r"\(\d\w*\))", text, re.M)]
 

@@ -2,9 +2,9 @@
 
 "difference" does not name ``if.md`` and "inside" does not name ``in.md``:
 an English name must stand as a whole word (letters, digits, ``-`` ``.``
-``_`` ``+`` around it end it), case-insensitively; a name that is an English
-stop word names nothing. A Chinese name must begin and end where jieba cuts
-the question, unless it is four characters or longer. Longer names win, and a
+``_`` ``+`` or ``/`` around it make it part of a longer one: ``source`` does not name a page in
+``source/lintian-overrides``), case-insensitively; a name that is an English stop word names nothing.
+A Chinese name must begin and end where jieba cuts the question, unless it is four characters or longer. Longer names win, and a
 stretch of the question names one document only.
 
 A title's name-like words name its document too, when no other title has them: a word with a digit, ``-``,
@@ -126,7 +126,7 @@ def name_like(title: str) -> list[str]:
 def _places(low: str, name: str, cuts: set[int]) -> list[int]:
     """Returns where `name` stands in the lower-cased question as a whole word (see the module docstring)."""
     if name.isascii():
-        pattern = rf"(?<![{_WORD}]){re.escape(name)}(?![A-Za-z0-9_+\-]|\.[A-Za-z0-9])"
+        pattern = rf"(?<![{_WORD}/]){re.escape(name)}(?![A-Za-z0-9_+/\-]|\.[A-Za-z0-9])"
         return [m.start() for m in re.finditer(pattern, low)]
     out = []
     start = low.find(name)

@@ -371,3 +371,70 @@ def test_a_statute_side_with_no_unit_stating_the_aspect_is_said_missing_not_quot
     scope = text.split("【适用范围】", 1)[1]
     assert "适用本法" in scope and "未找到依据：《乙防治法》关于适用范围" in scope, text
     assert "海事管理机构对船舶污染水域" not in scope, text    # who supervises is no scope: not under its heading
+
+
+def test_a_title_word_inside_a_path_names_no_page():
+    documents = {s: {"source": s, "title": t} for s, t in [
+        ("03.00-modifying-the-source.md", "Modifying the source"),
+        ("05.14-package-source-lintian-overrides.md", "{package.,source/}lintian-overrides")]}
+    names = DocumentNames(documents, [])
+    assert names.named("How does package.lintian-overrides differ from source/lintian-overrides?") == ()
+    assert [s.source for s in names.named("Where is the source of a package?")] == ["03.00-modifying-the-source.md"]
+
+
+def test_a_chinese_side_ends_with_the_head_it_shares_with_the_other_side():
+    from lambdarag.domains.generic.cues import query_entities
+
+    assert query_entities("图形安装程序和文本安装程序用起来有什么不同？") == ("图形安装程序", "文本安装程序")
+    assert query_entities("硬链接和符号链接有什么区别？") == ("硬链接", "符号链接")
+
+
+SALVAGING = ("05.12-package-salvaging.md",
+             "Package salvaging is the process by which one attempts to save a package that, while not officially "
+             "orphaned, appears poorly maintained or completely unmaintained. You should close the salvage bug in the "
+             "changelog. If you only want to fix certain things, but not take over the package, you must use the NMU "
+             "process, even if the package would be eligible for salvaging.")
+NMUS = ("05.11-non-maintainer-uploads-nmus.md",
+        "Receiving an NMU on a package is not a bad thing; it just means that the package is interesting enough for "
+        "other people to work on it.")
+
+
+def test_a_question_word_a_text_opens_a_clause_with_is_no_command():
+    hits = sourced(("06.08-common-packaging-situations.md", "should, except where impossible for legal reasons, "
+                    "preserve the entire building and portability infrastructure provided by the upstream author."))
+    assert commands("When should I do an NMU rather than a source-only upload?", hits) == []
+
+
+def test_the_two_clauses_around_rather_than_each_give_a_side():
+    hits = sourced(SALVAGING, NMUS)
+    assert named_things("When should I salvage a package rather than just do an NMU on it?", hits, GENERIC) == [
+        "salvage", "NMU"]
+    assert named_things("Why use tar instead of cpio for backups?", (), GENERIC) == ["tar", "cpio"]
+
+
+def test_a_verb_side_is_named_in_another_form_by_the_sentence_relating_the_sides():
+    text = answer("When should I salvage a package rather than just do an NMU on it?", sourced(SALVAGING, NMUS),
+                  "compare")
+    salvage, nmu, between = blocks(text, "On “salvage”:", "On “NMU”:", "Between them:")
+    assert "05.12-package-salvaging.md" in salvage and "05.11-non-maintainer-uploads-nmus.md" in nmu, text
+    assert "eligible for salvaging" in between, text
+
+
+def test_a_cross_reference_in_brackets_after_a_latin_name_is_no_gloss_defining_it():
+    text = answer("What does piuparts test that lintian does not?", sourced(
+        ("01.02-package-lint-tools.md", "piuparts is the .deb package installation, upgrading, and removal testing "
+         "tool."),
+        ("07.05-interacting-with-prospective-debian-deve.md", "Run lintian (see [lintian](01.02-package-lint-tools.md))."
+         " It will catch many common problems."),
+        ("01.02-package-lint-tools.md", "lintian dissects Debian packages and emits information about bugs and policy "
+         "violations.")), "compare")
+    assert "lintian dissects Debian packages" in blocks(text, "On “piuparts”:", "On “lintian”:")[1], text
+
+
+def test_a_name_said_twice_after_two_words_makes_two_kinds_of_it_the_sides():
+    hits = sourced(("05.11-non-maintainer-uploads-nmus.md", "The full name of an NMU is source NMU. There is also another "
+                    "type, namely the binary-only NMU, or binNMU."))
+    assert named_things("How does a binary-only NMU differ from a source NMU?", hits, GENERIC) == [
+        "binary-only NMU", "source NMU"]
+    text = answer("How does a binary-only NMU differ from a source NMU?", hits, "compare")
+    assert "On “binary-only NMU”:" in text and "On “source NMU”:" in text, text

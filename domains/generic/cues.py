@@ -271,6 +271,20 @@ def named_things(query: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(n.strip(" ,.?") for _, n in sorted(found) if len(n.strip(" ,.?")) >= 2))
 
 
+_CJK_RUN = re.compile(r"[\u4e00-\u9fff]+")
+
+
+def parallel(first: str, second: str) -> str:
+    """Returns a Chinese comparison's second side cut after the head it shares with the first (文本安装程序 of
+    图形安装程序和文本安装程序用起来有什么不同: two kinds of 安装程序): the words after the head are the question's
+    verb, not the name."""
+    for size in range(len(first), 1, -1):
+        at = second.rfind(first[-size:])
+        if at > 0 and at + size < len(second) and _CJK_RUN.fullmatch(first[-size:]):
+            return second[:at + size]
+    return second
+
+
 def query_entities(query: str) -> tuple[str, ...]:
     """Returns the named things of a question in order: quoted or `code` names, the two sides of a comparison
     (between X and Y, X vs Y, X和Y的区别), acronyms and code-like words (APT, apt-get, sources.list)."""
@@ -280,7 +294,7 @@ def query_entities(query: str) -> tuple[str, ...]:
     for m in _PAIR.finditer(query):
         found += [(m.start(i), _LEAD.sub("", m.group(i)).strip()) for i in range(1, 7) if m.group(i)]
     for m in _ZH_PAIR.finditer(query):
-        found += [(m.start(1), m.group(1)), (m.start(2), m.group(2))]
+        found += [(m.start(1), m.group(1)), (m.start(2), parallel(m.group(1), m.group(2)))]
     for m in _CODE_LIKE.finditer(query):
         found.append((m.start(), m.group(0)))
     names = [name.strip(" ,.?") for _, name in sorted(found, key=lambda p: p[0])]
