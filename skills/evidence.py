@@ -550,11 +550,13 @@ ASKS_OPTION = re.compile(r"\b(?:which|what)\s+(?:[\w.-]+\s+)?(?:option|flag|swit
 """A question asking for a command-line option (which apt-get option…, what flag, 哪个选项)."""
 OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*")
 """A unit naming an option (-s, --track-origins=yes, -h, --human-readable)."""
-ASKS_COMMAND = re.compile(r"\b(?:which|what)\s+(?:[\w.-]+\s+)?(?:command|program|utility)s?\b"
-                          r"|哪个命令|哪条命令|什么命令|哪个程序|什么程序", re.I)
-"""A question asking which command does something (which command lists…, 用什么命令)."""
-MANUAL = re.compile(r"(?<![\w/.-])[a-z][\w.+-]*\((?:[1-9]\w*)\)")
-"""A unit naming a command by its manual page (lastb(1), dpkg-divert(8)): how documentation names a command."""
+ASKS_COMMAND = re.compile(r"\b(?:which|what)\s+(?:[\w.-]+\s+)?(?:command|program|utility|script|tool)s?\b"
+                          r"|哪个命令|哪条命令|什么命令|哪个程序|什么程序|哪个脚本|什么脚本|哪个工具|什么工具", re.I)
+"""A question asking which command does something (which command lists…, which scripts decide…, 用什么命令)."""
+MANUAL = re.compile(r"(?<![\w/.-])[a-z][\w.+-]*\((?:[1-9]\w*)\)"
+                    r"|\b(?:called|named|known as)\s+[\"“'`*]?[\w.-]*[A-Za-z]|(?:叫做|称为|名为)\s*[“\"「`]?[\w.-]")
+"""A unit naming a command: by its manual page (lastb(1), dpkg-divert(8)), how documentation names a command, or by
+saying what it is called (these scripts are called britney; 这个程序叫做 tasksel)."""
 NAMES_ASKED = ((ASKS_OPTION, OPTION), (ASKS_COMMAND, MANUAL))
 """(what a question asks for by name, a unit naming one): only a unit naming one answers it (`option_first`)."""
 LEAD = 0.7
