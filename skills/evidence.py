@@ -712,14 +712,21 @@ def sentence_of(unit: Scored, sentence: str) -> Scored:
     return replace(unit, candidate=replace(unit.candidate, text=sentence.strip()))
 
 
+REFERS_BACK = re.compile(r"^(?:This|These|That|Those|It|They|Such)\b|\b(?:these|those|such)\s+[a-z]{3,}\b(?!\s*:)"
+                         r"|^(?:它|这|该|此|上述|以上)|(?:这些|上述|以上)(?:规则|要求|步骤|条件|选项|设置)")
+"""A sentence about what the text before it said (these rules, This means…, 上述规则): alone, it lost what that is."""
+
+
 def fact(ranking: Sequence[Scored]) -> list[Scored]:
-    """Returns the one or two units that answer a fact question: the best, and the runner-up when it scores
-    within `SECOND` of it and the two quote at most `QUOTED` sentences."""
+    """Returns the one or two units that answer a fact question: the best, and the best other unit within `SECOND`
+    of it that does not refer back to text it lacks (`REFERS_BACK`: a pair holds its subject), the two quoting at
+    most `QUOTED` sentences."""
     if not ranking:
         return []
     room = QUOTED - sentence_count(ranking[0].text)
-    return [ranking[0]] + [s for s in ranking[1:2] if s.score >= SECOND * ranking[0].score
-                           and sentence_count(s.text) <= room]
+    near = [s for s in ranking[1:] if s.score >= SECOND * ranking[0].score]
+    alone = [s for s in near if s.candidate.kind == "pair" or not REFERS_BACK.search(s.text)]
+    return [ranking[0]] + [s for s in (alone or near)[:1] if sentence_count(s.text) <= room]
 
 
 OPENING_SHARE = 0.7
