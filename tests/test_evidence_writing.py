@@ -235,23 +235,6 @@ def test_a_question_asking_which_command_is_answered_first_by_a_unit_naming_one_
     assert option_first("Who provides the list of system users?", ranking)[0].text == texts[0]
 
 
-@pytest.mark.parametrize("query, texts", [
-    ("Which scripts decide whether a package moves from unstable into testing?",
-     ["To see whether a package is progressing into testing, use the program grep-excuses in devscripts.",
-      "The scripts that update the testing distribution run twice each day; these scripts are called britney."]),
-    ("用什么工具选择要安装的软件集？",
-     ["安装程序会列出可以选择的软件集，您可以按需要选择。", "选择软件集的程序叫做 tasksel，它也可以在安装后运行。"]),
-], ids=["en", "zh"])
-def test_a_question_asking_which_script_or_tool_is_answered_first_by_a_unit_saying_what_it_is_called(query, texts):
-    """Documentation names a program by its manual page or by saying what it is called (these scripts are called
-    britney); a sentence on the behaviour that names none cannot say which."""
-    from lambdarag.skills.evidence import Candidate, Scored, option_first
-
-    hit = Hit(chunk_id="a#1", source="a.md", text="\n".join(texts))
-    ranking = [Scored(Candidate(t, hit=hit, rank=0), 1.0 - i / 4, 1.0, 1.0) for i, t in enumerate(texts)]
-    assert option_first(query, ranking)[0].text == texts[1]
-
-
 @pytest.mark.parametrize("texts", [
     ["If you want to remove a package you maintain, note this in the bug title by prepending ROM.",
      "Note that reportbug will create a title conforming to these rules when you report the bug.",
