@@ -202,13 +202,19 @@ def answers_rows() -> list[tuple[str, str, str, Callable[[dict], str]]]:
 
 def held_out_answers_rows() -> list[tuple[str, str, str, Callable[[dict], str]]]:
     """Returns the rows of the offline answers on round 16's held-out corpora (written blind, never tuned on), per half,
-    before the round and after it."""
-    script = ("bench/domain_answers.py --corpora developers-reference-en,install-guide-zh-cn --halves dev,test "
-              "--name answers-held-out16")
-    return [(f"offline answers, HELD-OUT corpora (round 16, written blind), {label} half, {when} round 16", name,
-             script + (" --tag before" if when == "before" else ""), lambda r, half=half: domain_answers(r, half))
-            for when, name in (("before", "answers-held-out16-before"), ("after", "answers-held-out16"))
-            for half, label in (("test", "TEST"), ("dev", "DEV"))]
+    before the round and after it; then round 17's, whose dev halves were tuned on (before: the dev halves alone)."""
+    corpora = "bench/domain_answers.py --corpora developers-reference-en,install-guide-zh-cn"
+    script = f"{corpora} --halves dev,test --name answers-held-out16"
+    return [*((f"offline answers, HELD-OUT corpora (round 16, written blind), {label} half, {when} round 16", name,
+               script + (" --tag before" if when == "before" else ""), lambda r, half=half: domain_answers(r, half))
+              for when, name in (("before", "answers-held-out16-before"), ("after", "answers-held-out16"))
+              for half, label in (("test", "TEST"), ("dev", "DEV"))),
+            ("offline answers, held-out corpora, DEV half (tuned on in round 17), before round 17",
+             "answers-held-out17-dev-before", f"{corpora} --halves dev --name answers-held-out17-dev-before",
+             domain_answers),
+            *((f"offline answers, held-out corpora, {label}, after round 17", "answers-held-out17",
+               f"{corpora} --halves dev,test --name answers-held-out17", lambda r, half=half: domain_answers(r, half))
+              for half, label in (("test", "frozen TEST half"), ("dev", "DEV half (tuned on)")))]
 
 
 def fresh_answers(r: dict) -> str:

@@ -550,11 +550,13 @@ ASKS_OPTION = re.compile(r"\b(?:which|what)\s+(?:[\w.-]+\s+)?(?:option|flag|swit
 """A question asking for a command-line option (which apt-get option…, what flag, 哪个选项)."""
 OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*")
 """A unit naming an option (-s, --track-origins=yes, -h, --human-readable)."""
-ASKS_COMMAND = re.compile(r"\b(?:which|what)\s+(?:[\w.-]+\s+)?(?:command|program|utility)s?\b"
-                          r"|哪个命令|哪条命令|什么命令|哪个程序|什么程序", re.I)
-"""A question asking which command does something (which command lists…, 用什么命令)."""
-MANUAL = re.compile(r"(?<![\w/.-])[a-z][\w.+-]*\((?:[1-9]\w*)\)")
-"""A unit naming a command by its manual page (lastb(1), dpkg-divert(8)): how documentation names a command."""
+ASKS_COMMAND = re.compile(r"\b(?:which|what)\s+(?:[\w.-]+\s+)?(?:command|program|utility|script|tool)s?\b"
+                          r"|哪个命令|哪条命令|什么命令|哪个程序|什么程序|哪个脚本|什么脚本|哪个工具|什么工具", re.I)
+"""A question asking which command does something (which command lists…, which scripts decide…, 用什么命令)."""
+MANUAL = re.compile(r"(?<![\w/.-])[a-z][\w.+-]*\((?:[1-9]\w*)\)"
+                    r"|\b(?:called|named|known as)\s+[\"“'`*]?[\w.-]*[A-Za-z]|(?:叫做|称为|名为)\s*[“\"「`]?[\w.-]")
+"""A unit naming a command: by its manual page (lastb(1), dpkg-divert(8)), how documentation names a command, or by
+saying what it is called (these scripts are called britney; 这个程序叫做 tasksel)."""
 NAMES_ASKED = ((ASKS_OPTION, OPTION), (ASKS_COMMAND, MANUAL))
 """(what a question asks for by name, a unit naming one): only a unit naming one answers it (`option_first`)."""
 LEAD = 0.7
@@ -710,14 +712,21 @@ def sentence_of(unit: Scored, sentence: str) -> Scored:
     return replace(unit, candidate=replace(unit.candidate, text=sentence.strip()))
 
 
+REFERS_BACK = re.compile(r"^(?:This|These|That|Those|It|They|Such)\b|\b(?:these|those|such)\s+[a-z]{3,}\b(?!\s*:)"
+                         r"|^(?:它|这|该|此|上述|以上)|(?:这些|上述|以上)(?:规则|要求|步骤|条件|选项|设置)")
+"""A sentence about what the text before it said (these rules, This means…, 上述规则): alone, it lost what that is."""
+
+
 def fact(ranking: Sequence[Scored]) -> list[Scored]:
-    """Returns the one or two units that answer a fact question: the best, and the runner-up when it scores
-    within `SECOND` of it and the two quote at most `QUOTED` sentences."""
+    """Returns the one or two units that answer a fact question: the best, and the best other unit within `SECOND`
+    of it that does not refer back to text it lacks (`REFERS_BACK`: a pair holds its subject), the two quoting at
+    most `QUOTED` sentences."""
     if not ranking:
         return []
     room = QUOTED - sentence_count(ranking[0].text)
-    return [ranking[0]] + [s for s in ranking[1:2] if s.score >= SECOND * ranking[0].score
-                           and sentence_count(s.text) <= room]
+    near = [s for s in ranking[1:] if s.score >= SECOND * ranking[0].score]
+    alone = [s for s in near if s.candidate.kind == "pair" or not REFERS_BACK.search(s.text)]
+    return [ranking[0]] + [s for s in (alone or near)[:1] if sentence_count(s.text) <= room]
 
 
 OPENING_SHARE = 0.7

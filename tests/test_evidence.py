@@ -373,8 +373,14 @@ def test_an_item_wrapped_onto_an_indented_or_lower_case_line_stays_one_unit():
       "--track-origins=<yes|no> [default: no] Controls whether Memcheck tracks the origin of uninitialised values."]),
     ("df 用哪个选项以易读的格式显示大小？",
      ["df 命令以易读的格式显示每个文件系统的大小。", "-h, --human-readable  以易读的格式显示大小（例如 1K 234M 2G）"]),
-], ids=["en", "zh"])
-def test_a_question_asking_for_an_option_is_answered_first_by_the_unit_naming_one(query, texts):
+    # a program is named by saying what it is called as well as by its manual page
+    ("Which scripts decide whether a package moves from unstable into testing?",
+     ["To see whether a package is progressing into testing, use the program grep-excuses in devscripts.",
+      "The scripts that update the testing distribution run twice each day; these scripts are called britney."]),
+    ("用什么工具选择要安装的软件集？",
+     ["安装程序会列出可以选择的软件集，您可以按需要选择。", "选择软件集的程序叫做 tasksel，它也可以在安装后运行。"]),
+], ids=["en", "zh", "called-en", "called-zh"])
+def test_a_question_asking_for_an_option_or_a_program_is_answered_first_by_the_unit_naming_one(query, texts):
     from lambdarag.skills.evidence import Candidate, Scored, option_first
     from lambdarag.skills.store.records import Hit
 

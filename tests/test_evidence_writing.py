@@ -235,6 +235,25 @@ def test_a_question_asking_which_command_is_answered_first_by_a_unit_naming_one_
     assert option_first("Who provides the list of system users?", ranking)[0].text == texts[0]
 
 
+@pytest.mark.parametrize("texts", [
+    ["If you want to remove a package you maintain, note this in the bug title by prepending ROM.",
+     "Note that reportbug will create a title conforming to these rules when you report the bug.",
+     "The bug title should be in the form RM: package -- reason, where reason is a short summary."],
+    ["删除您维护的软件包时，请在缺陷标题前加上 ROM。", "这会让 ftpmaster 知道删除请求来自维护者。",
+     "缺陷标题的格式应当是 RM: 软件包 -- 理由，理由是删除请求的简短说明。"],
+], ids=["en", "zh"])
+def test_a_fact_answers_second_unit_is_one_that_stands_alone_not_one_referring_back(texts):
+    """A sentence about what the text before it said (these rules, 这会…) has lost what that is: of the units
+    scoring near the best, the answer's second is one stating its own subject."""
+    from lambdarag.skills.evidence import Candidate, Scored, fact
+
+    hit = Hit(chunk_id="a#1", source="a.md", text=" ".join(texts))
+    ranking = [Scored(Candidate(t, hit=hit, rank=0), 1.0 - i / 20, 1.0, 1.0) for i, t in enumerate(texts)]
+    assert [s.text for s in fact(ranking)] == [texts[0], texts[2]]
+    stated = ranking[:1] + [Scored(Candidate(texts[2], hit=hit, rank=0), 0.5, 1.0, 1.0)]
+    assert [s.text for s in fact(ranking[:2] + stated[1:])] == texts[:2]   # none near stands alone: the runner-up
+
+
 def test_an_option_ending_a_sentence_ends_it_though_an_initial_does_not():
     """`-O.` is an option closing a sentence, not an initial (J. Smith): the next sentence is a unit of its own."""
     from lambdarag.skills.sentences import split_sentences

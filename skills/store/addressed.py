@@ -36,15 +36,18 @@ CUE_STRONG = re.compile(
     r"忽略|无视|不要理会|不用理会|忘记|忘掉|抛在脑后|作废|不再有效|不要考虑|不要参考|一律不|"
     r"优先级(?:最高|高于)|最高优先|凌驾|(?:高于|优先于).{0,8}(?:系统|设定|规则|指令|消息|一切|任何)|扮演|假装|身份|角色|口吻|"
     r"复述|重复|逐字|原样|唯一|只能是|(?:无论|不管).{0,10}问|"
-    r"(?<!\w)(?<!\w-)(?<!--)(?:ignore|disregard|forget|set aside|no longer|stop following|(?:highest|top|overriding) priority|"
+    r"(?<!\w)(?<!\w-)(?<!--)(?:ignore|disregard|forget|set aside|(?<!\bis )(?<!\bare )(?<!\bwas )(?<!\bwere )"
+    r"(?<!\bbe )(?<!\bbeen )(?<!\bcan )(?<!\bcould )no longer|stop following|(?:highest|top|overriding) priority|"
     r"priority override|(?:takes?|taking) precedence over (?:your|the system|all|any|every)|supersedes?|overrides?|"
     r"outranks?|role|persona|pretend|act (?:as|in)|repeat|recite|verbatim|word for word|sole|single line|"
     r"no matter what|whatever (?:the|you are|is) (?:question|asked|ask))(?![\w-])",
     re.IGNORECASE)
 """What an order to the system asks of "you" (dismiss rules, claim priority, take a role, recite): a sentence
-that merely tells its reader how to do something asks none of it. An English cue is a word of its own, not the
-part of a file or option name (package.lintian-overrides, --ignore-case); a word glued to a stop (passes.No
-matter what…) still counts, as a hostile text may drop the space to slip past."""
+that merely tells its reader how to do something asks none of it; "no longer" after is, are, be or can states
+what a thing has become (a library which is no longer required, if you can no longer maintain it), no order. An
+English cue is a word of its own, not the part of a file or option name (package.lintian-overrides,
+--ignore-case); a word glued to a stop (passes.No matter what…) still counts, as a hostile text may drop the space
+to slip past."""
 CUE_ASK = re.compile(
     r"回答|回复|答复|作答|告诉|说明|声明|输出|执行|命令|指令|答案|结论|引用|"
     r"\b(?:answer|reply|respond|tell|say|state|output|inform|obey|command|instructions?|cite|quote)\b",
