@@ -279,7 +279,8 @@ def leads(unit: Scored, forms: Sequence[str], others: Sequence[str] = ()) -> boo
 
 def naming_all(ranking: Sequence[Scored], sides: Sequence[tuple[str, Any]], used: set[str]) -> list[Scored]:
     """Returns the best unit not yet `used` that names every side (how they relate, when one says so; `inflected`
-    counts) and says a word besides options (a list of options, `--leak-check=summary --leak-check=full`, relates nothing), or none."""
+    counts) and says a word besides options (a list of options, `--leak-check=summary --leak-check=full`, relates
+    nothing), or none."""
     return [r for r in ranking if r.text not in used and re.search(r"[A-Za-z]{2}|[\u4e00-\u9fff]", _OPTIONS.sub(
         " ", r.text)) and all(any(names(r.text, f) for f in said(name)) or inflected(r.text, name)
                               for name, _ in sides)][:1]

@@ -1,11 +1,10 @@
 """The documents a question names, by title, file name or a heading only one document has, on word boundaries.
 
-"difference" does not name ``if.md`` and "inside" does not name ``in.md``:
-an English name must stand as a whole word (letters, digits, ``-`` ``.``
-``_`` ``+`` or ``/`` around it make it part of a longer one: ``source`` does not name a page in
-``source/lintian-overrides``), case-insensitively; a name that is an English stop word names nothing.
-A Chinese name must begin and end where jieba cuts the question, unless it is four characters or longer. Longer names win, and a
-stretch of the question names one document only.
+"difference" does not name ``if.md`` and "inside" does not name ``in.md``: an English name must stand as a whole
+word (letters, digits, ``-`` ``.`` ``_`` ``+`` or ``/`` around it make it part of a longer one: ``source`` does
+not name a page in ``source/lintian-overrides``), case-insensitively; a name that is an English stop word names
+nothing. A Chinese name must begin and end where jieba cuts the question, unless it is four characters or longer.
+Longer names win, and a stretch of the question names one document only.
 
 A title's name-like words name its document too, when no other title has them: a word with a digit, ``-``,
 ``.`` or ``_`` (``apt-cache`` of "The apt-cache Command"), one capitalised inside (``AppArmor``, ``SELinux``), or
