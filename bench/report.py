@@ -142,8 +142,8 @@ def domain_rows() -> list[tuple[str, str, str, Callable[[dict], str]]]:
         for half, label in (("test", "TEST half"), ("dev", "DEV half")):
             rows += [(f"HELD-OUT corpus {corpus} (round 16, written blind, never tuned on), {label}, before round 16",
                       f"domain-{corpus}-before", f"{script} --tag before", domain_half(half)),
-                     (f"HELD-OUT corpus {corpus} (round 16, written blind, never tuned on), {label}, after round 16",
-                      f"domain-{corpus}", script, domain_half(half))]
+                     (f"HELD-OUT corpus {corpus} (round 16, written blind; its DEV half tuned on in round 17), {label}, "
+                      "after round 17", f"domain-{corpus}", script, domain_half(half))]
     return rows
 
 
