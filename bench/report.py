@@ -268,11 +268,12 @@ def candidates(s: dict) -> str:
     counts = [f.get("candidates") for f in fits]
     if not counts or None in counts:
         return ""
-    bounded = "" if not all("tail_gate" in f for f in fits) else (
-        f", in at most {', '.join('any' if f['places'] is None else str(f['places']) for f in fits)} of the first "
-        f"100 places, the tail past cosine {', '.join(format(f['tail_gate'], '.3f') for f in fits)}")
-    return f"; learned candidates from the nearest {', '.join(map(str, counts))} confirmed questions per fold (0: none)" \
-        + bounded
+    places = ", ".join("no bound" if f.get("places") is None else str(f["places"]) for f in fits)
+    floors = ", ".join(format(f.get("tail_gate", -1.0), ".3f") for f in fits)
+    bounded = f", places they may take of the first 100: {places}; the tail past cosine {floors}" \
+        if all("tail_gate" in f for f in fits) else ""
+    return f"; learned candidates from the nearest {', '.join(map(str, counts))} confirmed questions per fold " \
+        f"(0: none){bounded}"
 
 
 def adapted(s: dict) -> str:
@@ -290,7 +291,8 @@ def feedback_partition(r: dict) -> str:
     return (f"folds from seed {r['partition_seed']}'s shuffle: hybrid → learned: {ranking_cells(r['all']['hybrid'])} → "
             f"{ranking_cells(r['all']['hybrid+learned'])}; unseen {unseen['n']}: nDCG@10 "
             f"{unseen['hybrid']['ndcg@10']:.3f} → {unseen['hybrid+learned']['ndcg@10']:.3f}, R@100 "
-            f"{unseen['hybrid']['recall@100']:.3f} → {unseen['hybrid+learned']['recall@100']:.3f}" + candidates(r) + adapted(r))
+            f"{unseen['hybrid']['recall@100']:.3f} → {unseen['hybrid+learned']['recall@100']:.3f}" + candidates(r)
+            + adapted(r))
 
 
 def feedback_debian(r: dict) -> str:

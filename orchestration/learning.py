@@ -323,8 +323,8 @@ def fit(view: CorpusView, pairs: Sequence[Pair], vectors: np.ndarray, base: Call
     errors), the best overall wins (`choose`);
     if none does, the gate stays closed. The top 10 is scored as `arrange` ranks
     it: from plain retrieval's candidates only (`head_rows`). The tail weights (ranks after
-    `HEAD`, gate open or not) are those of best out-of-fold recall@100
-    (`choose_tail`).
+    `HEAD`, gate open or not), its candidates, places and cosine floor are those of best out-of-fold
+    recall@100 within an unseen recall@100 bound (`choose_tail`).
     """
     rows = fit_rows(view, pairs, vectors, base, folds, seed)
     if not rows:
