@@ -8,7 +8,8 @@ chapter holds before its first section; deeper headings stay `##`/`###` lines in
 at the markdown file that holds their target. The output is deterministic (sorted inputs,
 no dates), and `<out>.json` next to the folder records the package, its version and every
 file's sha256.
-  apt-get install debian-reference-en debian-reference-zh-cn debian-faq-zh-cn debian-handbook valgrind maint-guide
+  apt-get install debian-reference-en debian-reference-zh-cn debian-faq-zh-cn debian-handbook valgrind maint-guide \
+    developers-reference installation-guide-amd64
   python bench/debian_docs.py reference-en [--out DIR]   # default $LAMBDARAG_HOME/corpora/reference-en
 """
 from __future__ import annotations
@@ -49,8 +50,16 @@ SOURCES = {
                           2, "en", toc="/usr/share/doc/valgrind/html/manual.html"),
     "maint-guide-en": Source("maint-guide", "/usr/share/doc/maint-guide/html/*.en.html", 2, "en",
                              toc="/usr/share/doc/maint-guide/html/index.en.html"),
+    "developers-reference-en": Source("developers-reference", " ".join(
+        f"/usr/share/developers-reference/{page}.html" for page in ("scope", "new-maintainer", "developer-duties",
+                                                                     "resources", "pkgs", "best-pkging-practices",
+                                                                     "beyond-pkging", "l10n", "tools")),
+        2, "en", toc="/usr/share/developers-reference/index.html"),
+    "install-guide-zh-cn": Source("installation-guide-amd64", "/usr/share/doc/installation-guide-amd64/zh_CN/*.html", 2,
+                                  "zh-CN", toc="/usr/share/doc/installation-guide-amd64/zh_CN/index.html"),
 }
-SKIPPED = {"navheader", "navfooter", "toc", "list-of-tables", "list-of-figures", "list-of-examples", "docnav", "nav"}
+SKIPPED = {"navheader", "navfooter", "toc", "list-of-tables", "list-of-figures", "list-of-examples", "docnav", "nav",
+           "related", "sphinxsidebar", "footer"}   # the last three: Sphinx's navigation (developers-reference)
 SKIPPED_IDS = {"banner", "title"}   # the handbook's page banner and logo line, on every page
 NUMBER = re.compile(r"^(?:(?:Chapter|Appendix)\s+\S+\.|第\s*\S+\s*章|附录\s*\S+[.．]?|[\dA-Z]+(?:\.\d+)*\.)\s*")
 LINK = "\x00{}\x00"
@@ -116,7 +125,7 @@ class DocBookMarkdown(HtmlMarkdown):
     def end_heading(self, level: int, title: str) -> None:
         """Starts a new Section at the split level or above (numbered from the heading), else writes a ## line."""
         self.heading, anchors, self.heading_anchors = None, self.heading_anchors, set()
-        title = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", title).strip()
+        title = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", title).strip().rstrip("¶").rstrip()   # Sphinx's permalink
         bare = NUMBER.sub("", title).strip() or title
         if not bare:
             self.current().anchors |= anchors

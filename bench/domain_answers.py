@@ -36,16 +36,17 @@ def as_answer_question(r: dict) -> dict:
             "evidence": evidence, **({"named": r["named"]} if r.get("named") else {})}
 
 
-def main(corpora: list[str], config: str | None) -> dict:
+def main(corpora: list[str], config: str | None, halves: tuple[str, ...] = ("dev",)) -> dict:
     cfg = load_config(config)
     if cfg.llm.base_url:
         raise SystemExit(f"bench/domain_answers.py measures the offline answer; {config or 'the config'} sets "
                          "llm.baseUrl")
-    result = {"half": "dev", "min_chars": MIN_CHARS, "config": config or "agent-config.yml", "corpora": {}}
+    result = {"half": ",".join(halves), "min_chars": MIN_CHARS, "config": config or "agent-config.yml", "corpora": {}}
     for corpus in corpora:
-        questions = [as_answer_question(r) for r in load(corpus, "dev")]
-        warm_up(f"domain-{corpus}", cfg, questions=questions)
-        result["corpora"][corpus] = {"corpus": corpus, "dev": run_half(questions, f"domain-{corpus}", cfg, config, 0)}
+        asked = {half: [as_answer_question(r) for r in load(corpus, half)] for half in halves}
+        warm_up(f"domain-{corpus}", cfg, questions=asked[halves[0]])
+        result["corpora"][corpus] = {"corpus": corpus} | {
+            half: run_half(questions, f"domain-{corpus}", cfg, config, 0) for half, questions in asked.items()}
     return result
 
 
@@ -53,8 +54,11 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpora", default=",".join(CORPORA), help="comma-separated corpora")
     ap.add_argument("--config", default=None)
+    ap.add_argument("--halves", default="dev", help="comma-separated halves (default dev; test only for the held-out "
+                                                     "corpora of domain_data.HELD_OUT)")
+    ap.add_argument("--name", default="answers-domain-dev", help="result file name before the tag")
     ap.add_argument("--tag", default="", help="result file suffix, e.g. before")
     args = ap.parse_args()
-    res = main(args.corpora.split(","), args.config)
-    path = write_result("answers-domain-dev" + (f"-{args.tag}" if args.tag else ""), res)
+    res = main(args.corpora.split(","), args.config, tuple(args.halves.split(",")))
+    path = write_result(args.name + (f"-{args.tag}" if args.tag else ""), res)
     sys.stdout.write("\n".join(summary(r) for r in res["corpora"].values()) + f"\n→ {path}\n")

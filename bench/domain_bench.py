@@ -44,7 +44,7 @@ os.environ.setdefault("LAMBDARAG_FEEDBACK", "off")  # measure the routes as conf
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from debian_docs import SOURCES, default_out, write  # noqa: E402
-from domain_data import CORPORA, EXTRA, HALVES, load, manifest  # noqa: E402
+from domain_data import CORPORA, EXTRA, HALVES, LABELLED, load, manifest  # noqa: E402
 from machine import facts as machine  # noqa: E402
 from routing import K, doc_name, judged, mean, top_documents, warm_up  # noqa: E402
 from routing_data import TYPES  # noqa: E402
@@ -195,7 +195,7 @@ def summary(corpus: str, result: dict) -> str:
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--corpora", default=",".join(CORPORA), help=f"comma-separated, of {','.join(CORPORA)}")
+    ap.add_argument("--corpora", default=",".join(CORPORA), help=f"comma-separated, of {','.join(LABELLED)}")
     ap.add_argument("--halves", default=",".join(HALVES), help="dev,test (default both); dev2 or dev3 where a corpus has it (with --tag dev2, --tag dev3)")
     ap.add_argument("--config", default=None, help="agent config (default agent-config.yml)")
     ap.add_argument("--tag", default="", help="result files are bench/results/domain-<corpus>-TAG.json (default no tag)")

@@ -107,7 +107,7 @@ def domain_rows() -> list[tuple[str, str, str, Callable[[dict], str]]]:
     """Returns the rows of the non-statute corpora: before the domain work (both halves), before issue 41's routes
     (frozen test) and now (frozen test); the Valgrind manual and the New Maintainers' Guide (corpora issue 41 added):
     before their round's survey changes and now, both halves; the dev2 halves (round 15) before its cues and now;
-    the dev3 halves (round 15) before whole chapters and now."""
+    the dev3 halves (round 15) before whole chapters and now; round 16's held-out corpora, before and after the round."""
     rows = []
     for corpus in ("reference-en", "reference-zh-cn", "faq-zh-cn", "handbook-en"):
         script = f"bench/domain_bench.py --corpora {corpus}"
@@ -137,6 +137,13 @@ def domain_rows() -> list[tuple[str, str, str, Callable[[dict], str]]]:
                   "chapters", f"domain-{corpus}-dev3-before", f"{script} --tag dev3-before", domain_half("dev3")),
                  (f"non-statute corpus {corpus}, DEV3 half (overviews of a whole chapter or topic)",
                   f"domain-{corpus}-dev3", f"{script} --tag dev3", domain_half("dev3"))]
+    for corpus in ("developers-reference-en", "install-guide-zh-cn"):
+        script = f"bench/domain_bench.py --corpora {corpus}"
+        for half, label in (("test", "TEST half"), ("dev", "DEV half")):
+            rows += [(f"HELD-OUT corpus {corpus} (round 16, written blind, never tuned on), {label}, before round 16",
+                      f"domain-{corpus}-before", f"{script} --tag before", domain_half(half)),
+                     (f"HELD-OUT corpus {corpus} (round 16, written blind, never tuned on), {label}, after round 16",
+                      f"domain-{corpus}", script, domain_half(half))]
     return rows
 
 
@@ -189,7 +196,19 @@ def answers_rows() -> list[tuple[str, str, str, Callable[[dict], str]]]:
                    ("offline answers, second fresh DEV set (round 15: fact, relation, temporal, synthesis), before",
                     "answers-fresh15-dev-before", "bench/fresh_answers.py --set fresh15 --tag before", fresh_answers),
                    ("offline answers, second fresh DEV set (round 15; tuned on)", "answers-fresh15-dev",
-                    "bench/fresh_answers.py --set fresh15", fresh_answers)]
+                    "bench/fresh_answers.py --set fresh15", fresh_answers),
+                   *held_out_answers_rows()]
+
+
+def held_out_answers_rows() -> list[tuple[str, str, str, Callable[[dict], str]]]:
+    """Returns the rows of the offline answers on round 16's held-out corpora (written blind, never tuned on), per half,
+    before the round and after it."""
+    script = ("bench/domain_answers.py --corpora developers-reference-en,install-guide-zh-cn --halves dev,test "
+              "--name answers-held-out16")
+    return [(f"offline answers, HELD-OUT corpora (round 16, written blind), {label} half, {when} round 16", name,
+             script + (" --tag before" if when == "before" else ""), lambda r, half=half: domain_answers(r, half))
+            for when, name in (("before", "answers-held-out16-before"), ("after", "answers-held-out16"))
+            for half, label in (("test", "TEST"), ("dev", "DEV"))]
 
 
 def fresh_answers(r: dict) -> str:
@@ -203,15 +222,15 @@ def fresh_answers(r: dict) -> str:
             f"refusals {o['false_refusal']:.2f}; exit 0 {o['exit_0']:.2f}; per corpus: " + domain_answers(r))
 
 
-def domain_answers(r: dict) -> str:
-    """Returns per corpus the wider dev answer scores (bench/domain_answers.py): evidence, compare every side
+def domain_answers(r: dict, half: str = "dev") -> str:
+    """Returns per corpus the wider answer scores of one half (bench/domain_answers.py): evidence, compare every side
     cited, false refusals, exit 0."""
     def cell(corpus: str, h: dict) -> str:
         o, compare = h["overall"], h["per_type"].get("compare")
         sides = f", compare every side cited {compare['compare_all_sides']:.2f}" if compare else ""
         return (f"{corpus} ({h['questions']}) evidence {o['evidence']:.2f}{sides}, false refusals "
                 f"{o['false_refusal']:.2f}, exit 0 {o['exit_0']:.2f}")
-    return "; ".join(cell(corpus, c["dev"]) for corpus, c in r["corpora"].items())
+    return "; ".join(cell(corpus, c[half]) for corpus, c in r["corpora"].items())
 
 
 def routing_per_type(half: str) -> Callable[[dict], str]:

@@ -8,7 +8,7 @@ never answers by itself is left out: synopsis and usage lines, bare
 cross-references ("See 'X' in git(1)", 参见第 3 章), headings and captions,
 questions, and repeats of a unit already taken.
 
-`score` ranks them against the question with three signals, each scaled to
+`ranked` scores them against the question with three signals, each scaled to
 [0, 1] within the question: BM25 over the units (the index's tokenizer: jieba
 for Chinese, its stemmer for English), the embedder's cosine between the
 question's vector (the one retrieval computed, `skills.dense.query_vector`)
@@ -388,8 +388,10 @@ def carried(hit: Hit, hits: Sequence[Hit]) -> str:
 def candidates(hits: Sequence[Hit], profile: Any) -> list[Candidate]:
     """Returns the units of `hits` that may stand as an answer, cleaned of labels and markup, each once (the
     first, best-ranked copy), in hit order; wiki pages only when no document was retrieved. A piece of a section
-    opening inside a block of the piece before it reads that block in front (`carried`)."""
-    out, seen = [], set()
+    opening inside a block of the piece before it reads that block in front (`carried`). A unit that several
+    documents hold (a note templated onto each chapter's first page: The rewrite of this tutorial document…)
+    opens none of them: it says nothing of what one of them is about."""
+    out, seen, held_by = [], set(), {}
     documents = [h for h in hits if h.kind != "wiki"]
     for rank, hit in enumerate(hits):
         if hit.kind == "wiki" and documents:
@@ -402,6 +404,7 @@ def candidates(hits: Sequence[Hit], profile: Any) -> list[Candidate]:
             text = unit.text if kind in ("row", "option", "command") else _clean(unit.text, profile)
             lead, before = (before if profile.reading.refers_back(text) else ""), text
             key = normalised(text)
+            held_by.setdefault(key, set()).add(hit.source)
             if not key or key in seen or not stands(text, kind) or profile.reading.is_heading(text) \
                     or _FILE_LINE.search(_LINK_TARGET.sub("]", text)):
                 continue
@@ -410,7 +413,7 @@ def candidates(hits: Sequence[Hit], profile: Any) -> list[Candidate]:
             said_first = sentences_of(text)[0] if kind == "pair" else text
             opening = not hit.section and not heading and place < OPENING and not _LEADS_IN.search(said_first)
             out.append(Candidate(text, heading, kind, hit=hit, rank=rank, lead=lead, opening=opening, place=place))
-    return out
+    return [replace(c, opening=False) if c.opening and len(held_by[normalised(c.text)]) > 1 else c for c in out]
 
 
 def tokenizer_of(ctx: Any, profile: Any = None) -> Tokenizer:
@@ -524,16 +527,6 @@ def mixed(found: Sequence[Candidate], parts: dict[str, np.ndarray], weights: Opt
     return out + RANK_PRIOR * np.array([1 - c.rank / last for c in found])
 
 
-def score(query: str, found: Sequence[Candidate], ctx: Any = None, weights: Optional[dict] = None,
-          profile: Any = None) -> np.ndarray:
-    """Returns each candidate's score for the question: the `WEIGHTS` mix of its scaled BM25, dense and heading
-    scores, plus `RANK_PRIOR` for the hit's rank."""
-    if not found:
-        return np.zeros(0)
-    weights = weights or WEIGHTS
-    return mixed(found, signals(query, found, ctx, dense=bool(weights.get("dense")), profile=profile), weights)
-
-
 ASKS_AMOUNT = re.compile(r"多少|几[年月日天个条次项倍]?|多长|多久|何时|什么时候|哪一年|哪年|期限|金额|数额|比例"
                          r"|\bhow (?:many|much|long|often)\b|\bwhat (?:year|date)\b|^when\b|\bwhen (?:was|were|did|will)\b",
                          re.I)
@@ -574,13 +567,15 @@ ASKED_BONUS = 0.1
 
 @dataclass(frozen=True)
 class Scored:
-    """A candidate with its score for the question and the share of the question's weighted words it covers
-    (`cover`, a part of a Chinese word counting a little) and holds whole (`held`)."""
+    """A candidate with its score for the question, the share of the question's weighted words it covers
+    (`cover`, a part of a Chinese word counting a little) and holds whole (`held`), and how near its meaning is to
+    the question's (`meant`: the scaled dense signal, 1 without an embedder)."""
 
     candidate: Candidate
     score: float
     cover: float
     held: float
+    meant: float = 1.0
 
     @property
     def text(self) -> str:
@@ -600,14 +595,16 @@ def ranked(query: str, hits: Sequence[Hit], profile: Any, ctx: Any = None,
              and (how or c.kind != "command")]
     if not found:
         return []
-    scores = score(query, found, ctx, profile=profile)
+    parts = signals(query, found, ctx, dense=bool(WEIGHTS.get("dense")), profile=profile)
+    scores = mixed(found, parts)
     for asks, states in ASKED:
         if asks.search(query):
             scores = scores + ASKED_BONUS * np.array([bool(states.search(c.text)) for c in found])
     whole = SubQuestion(query, tuple((w, 1.0) for w in keywords(query)))
     units = [(f"{c.lead}{c.text}", c.hit, c.rank) for c in found]     # a unit's subject said before it counts
-    out = [Scored(c, float(s), cover, held) for c, s, cover, held
-           in zip(found, scores, coverage(whole, units), coverage(whole, units, partial=False))]
+    meant = parts.get("dense", np.ones(len(found)))     # no embedder: every unit counts as on the topic
+    out = [Scored(c, float(s), cover, held, float(m)) for c, s, cover, held, m
+           in zip(found, scores, coverage(whole, units), coverage(whole, units, partial=False), meant)]
     return option_first(query, sorted(out, key=lambda s: -s.score))
 
 
@@ -727,11 +724,17 @@ OPENING_SHARE = 0.7
 """Share of its document's best score an opening unit needs to stand as the document's point in an overview."""
 
 
+TOPIC = 0.6
+"""Least scaled dense similarity (`Scored.meant`) of an overview's point: a unit scoring high on the question's
+words alone (erase data from a disk, for the ways to encrypt data on disks) shares a word, not the topic."""
+
+
 def diverse(ranking: Sequence[Scored], limit: int = 6, floor: float = 0.6, balance: float = 0.7) -> list[Scored]:
     """Returns up to `limit` relevant units from distinct documents, picked by maximal marginal relevance.
 
     Each pick maximises ``balance · score − (1 − balance) · likeness`` to what is picked (character-bigram
-    overlap); a unit scoring under `floor` of the best is never taken, so a short list is never padded. A picked
+    overlap); a unit scoring under `floor` of the best, or whose meaning is far from the question's (`TOPIC`), is
+    never taken, so a short list is never padded with units sharing only the question's words. A picked
     document is quoted by its opening (`opening`) when that scores within `OPENING_SHARE` of the pick, or, when
     the pick is a table row (a record, which says little of its document alone), when the opening is relevant in
     its own right (`floor` of the best), its first such opening in reading order: an overview's point on a
@@ -741,7 +744,7 @@ def diverse(ranking: Sequence[Scored], limit: int = 6, floor: float = 0.6, balan
 
     if not ranking:
         return []
-    pool = [s for s in ranking if s.score >= floor * ranking[0].score]
+    pool = [s for s in ranking if s.score >= floor * ranking[0].score and s.meant >= TOPIC]
     picked: list[Scored] = []
     while pool and len(picked) < limit:
         best = max(pool, key=lambda s: balance * s.score
@@ -749,7 +752,8 @@ def diverse(ranking: Sequence[Scored], limit: int = 6, floor: float = 0.6, balan
         bar = OPENING_SHARE * best.score
         bar = min(bar, floor * ranking[0].score) if best.candidate.kind == "row" else bar
         opening = min((s for s in ranking if s.hit.source == best.hit.source and s.candidate.opening
-                       and s.score >= bar), key=lambda s: (piece(s.hit), s.candidate.place), default=best)
+                       and s.score >= bar and s.meant >= TOPIC), key=lambda s: (piece(s.hit), s.candidate.place),
+                      default=best)
         picked.append(opening)
         pool = [s for s in pool if s.hit.source != best.hit.source]
     return picked

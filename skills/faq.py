@@ -26,6 +26,7 @@ from lambdarag.providers.reranker import OverlapReranker
 
 from .store.corpus import Chunk, to_hits
 from .store.derived import PerObject
+from .store.instructions import instruction_phrases
 from .registry import skill
 from .rerank import provider_scores
 
@@ -57,7 +58,7 @@ def questions_of(index: Any) -> Mapping[str, tuple[Chunk, ...]]:
     `store.instructions`, is never a stored answer)."""
     table: dict[str, tuple[Chunk, ...]] = {}
     for chunk in index.chunks():
-        if chunk.kind == FAQ_KIND and not chunk.meta.get("instructions"):
+        if chunk.kind == FAQ_KIND and not instruction_phrases(chunk.text):   # read now, not the index's stored flags
             q = normalise(question_of(chunk))
             table[q] = table.get(q, ()) + (chunk,)
     return table

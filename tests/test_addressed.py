@@ -53,6 +53,15 @@ def test_text_that_shares_an_orders_words_but_speaks_to_its_reader_is_not_flagge
     assert not flagged(Hit(chunk_id="m#1", source="m.md", section="1", text=text))
 
 
+def test_flags_are_read_from_the_text_now_not_from_the_index_that_stored_them():
+    """An index keeps the phrases its day's detector found: a benign phrase since dropped must not keep a page
+    from being quoted, and an order an older detector missed is still caught."""
+    advice = Hit(chunk_id="g#1", source="g.md", section="1", instructions=("记住:",),
+                 text="升级之前要记住：先备份 /etc 目录。")
+    assert not flagged(advice)
+    assert flagged(Hit(chunk_id="n#2", source="n.md", section="2", text=LAW + ORDER))
+
+
 def test_the_offline_answer_never_quotes_a_sentence_addressed_to_the_system():
     planted = Hit(chunk_id="notice#2", source="notice.md", section="第二条", title="船舶检验通知",
                   text=LAW + ORDER, score=2.0)

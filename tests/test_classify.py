@@ -413,7 +413,68 @@ GENERIC_CUES_ROUND_15 = [  # written for this test (issue 41, round 15), about n
 ]
 
 
-@pytest.mark.parametrize("query,kind", GENERIC_TIMES_AND_SURVEYS + GENERIC_CUES_ROUND_14 + GENERIC_CUES_ROUND_15)
+GENERIC_CUES_ROUND_16 = [  # written for this test (issue 41, round 16), about no corpus of any benchmark
+    # a survey: what the documents say about each of several things, a list after a colon, the kinds of a thing,
+    # the differences among all of several things, two questions in one, what a book says about a topic
+    ("Which storage backends does the manual describe, and what does it say about each?", "synthesis"),
+    ("Which files does the plugin template ship, and what is each one for?", "synthesis"),
+    ("Which checks does the linter run before a release: style, type errors and unused imports?", "synthesis"),
+    ("What does the handbook say about backing up the mail server?", "synthesis"),
+    ("How can reports be generated every night without anyone logging in, and what alerts the team when one fails?",
+     "synthesis"),
+    ("What kinds of caches does the browser keep?", "synthesis"),
+    ("What output formats are available?", "synthesis"),
+    ("What are the differences between the various log levels?", "synthesis"),
+    ("数据库的各种隔离级别（读未提交、读已提交、可重复读、串行化）有什么区别？", "synthesis"),
+    ("发布前要做哪些检查：代码风格、类型检查和单元测试？", "synthesis"),
+    ("这个编辑器有哪几类插件？", "synthesis"),
+    ("Which tool installs the plugin, and where is it installed?", None),
+    # a relation: what changes, corresponds to, wins over, conflicts with, is consulted by or decides what
+    ("Which environment variables change the default output format of the report tool?", "relation"),
+    ("Which setting corresponds to the --max-age option?", "relation"),
+    ("If both the flag and the variable are set, which one takes precedence?", "relation"),
+    ("Which options conflict with --dry-run?", "relation"),
+    ("Which configuration file is consulted when the resolver starts?", "relation"),
+    ("Is the thumbnailer service activated by the file manager?", "relation"),
+    ("What does the pager have to do with the LESS variable?", "relation"),
+    ("How does the installer decide which disks to format?", "relation"),
+    ("How does enabling the cache change what the proxy does with stale pages?", "relation"),
+    ("What does the strict flag in the project file mean for the build order?", "relation"),
+    ("Where does the status bar get the battery level it shows?", "relation"),
+    ("What effect does the locale setting have on sorting?", "relation"),
+    ("哪个配置文件里可以设置默认的时区？", "relation"),
+    ("--max-age 选项对应哪个配置项？", "relation"),
+    ("哪些环境变量会改变报表工具的输出格式？", "relation"),
+    ("哪些选项与 --dry-run 互斥？", "relation"),
+    ("同时设置了参数和环境变量时，哪个优先？", "relation"),
+    ("守护进程通过哪个套接字接收请求？", "relation"),
+    ("加载器是如何决定哪些模块需要加载的？", "relation"),
+    ("压缩级别对备份速度有什么影响？", "relation"),
+    # how-to look-alikes: a command that changes something, a way to see a list, the asker deciding
+    ("如何查看哪些用户登录过系统？", "fact"),
+    ("Which command changes the owner of a file?", None),
+    ("哪个命令可以改变文件的权限？", None),
+    ("通过哪个命令可以查看磁盘用量？", None),
+    ("How do I decide which disk to format?", None),
+    ("我怎么确定哪个磁盘是系统盘？", None),
+    ("Where do I get the installer image?", None),
+    ("How do I change the prompt colour?", None),
+    ("Name all the tools that check a package before it is uploaded.", "synthesis"),
+]
+
+
+@pytest.mark.parametrize("query", ["Name the command that lists open ports.",
+                                   "Name the file that holds a user's cron jobs."])
+def test_naming_one_thing_is_no_survey(query):
+    # "name the X" asks for one thing; "name all", "list the", "enumerate the" ask for several
+    from lambdarag.domains import profile_named
+
+    c = classifiers.rule_classify(query, (), profile_named("generic"))
+    assert c is None or c.type != "synthesis", c
+
+
+@pytest.mark.parametrize("query,kind", GENERIC_TIMES_AND_SURVEYS + GENERIC_CUES_ROUND_14 + GENERIC_CUES_ROUND_15
+                         + GENERIC_CUES_ROUND_16)
 def test_generic_rules_tell_each_cue_family_from_look_alikes_in_both_languages(query, kind):
     # kind None: a look-alike no cue may call a relation, a comparison or a time (a flag's -run, 从哪里 of the
     # asker, files that differ, a change in a document)

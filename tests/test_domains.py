@@ -765,3 +765,25 @@ def test_a_listed_clause_naming_only_the_corpus_subject_is_no_listed_thing(tmp_p
     debian = index_of(tmp_path_factory, "debian", pages)
     assert listed_documents(debian, "总结一下 Debian 系统升级、保持最新状态的方方面面。", User()) == []
     assert "03.06-监控.md" in listed_documents(debian, "有哪些工具可以观察 Debian 上的进程：系统监控、ps 和 lsof？", User())
+
+
+def test_a_survey_asked_of_the_book_covers_its_topic_not_the_pages_about_the_book(tmp_path_factory):
+    # issue 41 (round 16, dev3): "which services does the book set up" matched the handbook's pages about itself
+    # (Why this book, Book structure) by their titles, in the heading and whole-text rankings, and they took places
+    # among the survey's ten documents that pages sharing the topic's words should hold
+    pages = {"01.04-book-structure.md": "# Book structure\n\nThe chapters follow one another, from the first to the last.\n"}
+    for i, name in enumerate(("mail", "web", "ftp", "dns", "print", "time"), 1):
+        pages[f"11.0{i}-{name}.md"] = f"# {name.upper()}\n\nThe {name} service of the network, as the admins set it up.\n"
+    for i, name in enumerate(("fonts", "locale", "sound", "backups", "editors", "shells", "mounts", "kernels", "users",
+                              "disks")):
+        pages[f"{20 + i}.01-{name}.md"] = f"# {name.title()}\n\nThe {name} files" + ", as the book shows" * (i < 4) + ".\n"
+    from lambdarag.domains.generic.survey import topic_of
+
+    index = index_of(tmp_path_factory, "book", pages)
+    query = "Which network services does the book set up, and what does it say about each?"
+    assert topic_of(query) == "Which network services does set up, and what does it say about each?"
+    plain = list(dict.fromkeys(h.source for h in to_hits(index.bm25(query, 50), "bm25")))
+    out = build("survey_documents", {}).run(State.of(query, hits=(), time_range=None),
+                                            Context(resources={"index": index})).hits
+    first = list(dict.fromkeys(h.source for h in out))
+    assert first[:6] == plain[:6] and "01.04-book-structure.md" not in first[:10], first

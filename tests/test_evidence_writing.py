@@ -233,3 +233,49 @@ def test_a_question_asking_which_command_is_answered_first_by_a_unit_naming_one_
     ranking = [Scored(Candidate(t, hit=hit, rank=0), 1.0 - i / 4, 1.0, 1.0) for i, t in enumerate(texts)]
     assert option_first(query, ranking)[0].text == texts[1]
     assert option_first("Who provides the list of system users?", ranking)[0].text == texts[0]
+
+
+def test_an_option_ending_a_sentence_ends_it_though_an_initial_does_not():
+    """`-O.` is an option closing a sentence, not an initial (J. Smith): the next sentence is a unit of its own."""
+    from lambdarag.skills.sentences import split_sentences
+
+    assert split_sentences("A reasonable compromise is to use -O. Memcheck then runs faster.") == [
+        "A reasonable compromise is to use -O.", "Memcheck then runs faster."]
+    assert split_sentences("Pass --all. Then it stops.") == ["Pass --all.", "Then it stops."]
+    assert split_sentences("It was written by J. Smith in 2002.") == ["It was written by J. Smith in 2002."]
+    assert units("Compile with -g. Memcheck then shows line numbers in its messages.") == [
+        "Compile with -g.", "Memcheck then shows line numbers in its messages."]
+
+
+def test_a_note_templated_onto_several_documents_opens_none_of_them():
+    """Chapter pages of a converted guide open with the same note (The rewrite of this tutorial document…): in an
+    overview each page is quoted by what it says itself, not by the note."""
+    from lambdarag.skills.evidence import diverse
+
+    note = "The rewrite of this tutorial document with updated contents is available as the Guide for Maintainers."
+    pages = {"08.00-updating-the-package.md": "After you release a package, you will soon need to update it.",
+             "09.00-uploading-the-package.md": "Once you become a developer, you can upload the package yourself."}
+    hits = tuple(Hit(chunk_id=f"{source}#", text=f"{note}\n{said}", source=source, title=source[6:-3], score=1.0)
+                 for source, said in pages.items())
+    found = candidates(hits, GENERIC)
+    assert [c.opening for c in found if c.text == note] == [False]
+    assert all(c.opening for c in found if c.text in pages.values())
+    points = [p.text for p in diverse(ranked("Summarize how a released package is updated and uploaded.", hits,
+                                             GENERIC))]
+    assert points and note not in points, points
+
+
+def test_an_overview_point_shares_the_questions_topic_not_only_its_words():
+    """For the ways to encrypt data on disks and removable media, a sentence on erasing a disk holds the question's
+    words (data, disk, removable) but not its meaning: the embedder puts it far from the question, so it is no
+    point of the overview, however well it scores on words; without an embedder every unit counts as on topic."""
+    from lambdarag.skills.evidence import Candidate, Scored, diverse
+
+    said = {"crypt.md": ("You can encrypt contents of removable mass devices with dm-crypt/LUKS.", 1.0, 1.0),
+            "binary.md": ("There are several ways to completely erase data from an entire hard disk.", 0.95, 0.45),
+            "backup.md": ("For data encryption, a disk image is configured with cryptsetup(8).", 0.8, 0.9)}
+    ranking = [Scored(Candidate(t, hit=Hit(chunk_id=f"{s}#x", source=s, text=t, section="x"), rank=i), score, 0.3,
+                      0.3, meant) for i, (s, (t, score, meant)) in enumerate(said.items())]
+    assert [p.hit.source for p in diverse(ranking)] == ["crypt.md", "backup.md"]
+    unembedded = [Scored(s.candidate, s.score, s.cover, s.held) for s in ranking]
+    assert [p.hit.source for p in diverse(unembedded)] == ["crypt.md", "binary.md", "backup.md"]

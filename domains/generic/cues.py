@@ -6,9 +6,10 @@ from functools import lru_cache
 
 from lambdarag.lazy_pattern import LazyPattern
 
-_KINDS = r"(?:ways|methods|options|tools|approaches|alternatives|choices|steps|stages|parts|components|places)"
+_KINDS = (r"(?:ways|methods|options|tools|approaches|alternatives|choices|steps|stages|parts|components|places|kinds|types"
+          r"|formats|modes|strategies|techniques|levels)")
 """English plural nouns a survey question counts over (the ways to…, which tools exist…)."""
-_ZH_KINDS = "(?:方法|方式|办法|做法|途径|手段|工具|选项|方案|步骤|环节|阶段|部分|组成|地方|措施|命令|软件(?!包))"
+_ZH_KINDS = "(?:方法|方式|办法|做法|途径|手段|工具|选项|方案|步骤|环节|阶段|部分|组成|地方|措施|命令|软件(?!包)|类型|种类|格式|模式|用法|策略)"
 """Chinese nouns a survey question counts over (有哪些方法, 哪几种方式)."""
 
 _STEERS = ("controls?|decides?|determines?|configures?|governs?|overrides?|sets(?! up\\b)|selects|specifies|chooses|picks"
@@ -30,6 +31,8 @@ _ZH_USES = "调用|读取|加载|引用|依赖|导入|定义|覆盖|隐含|触�
 """Chinese verbs with which a question asks what one thing does to another (读取哪些配置文件, 覆盖哪个配置项)."""
 _VERSION = r"\d+(?:\.(?:\d+|x))+"
 """A dotted version number (2.4, 1.9.2, 1.x)."""
+_ZH_HOW_TO = "(?:怎么|怎样|如何)(?:才能|能|可以)?(?:知道|查看|查出|查到|看到|找出|找到|确定|判断|列出|得知|检查|显示)"
+"""How a Chinese how-to question opens when it asks for a way to see a list (如何查看哪些端口是开放的): a fact."""
 _HANDS = "contact|consult|pass|hand|send|forward|override|imply|use|start|launch|trigger|spawn|delegate|query|write|notify"
 """English verbs (base form) with which a question asks what a thing hands work or data to (which daemon does the
 client contact, which setting does the option override)."""
@@ -49,11 +52,18 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         "(?:不兼容|破坏性)的?(?:变更|改动|变化|修改)")),
     ("relation", 0.85, (r"(?:" + _ZH_USES + r")了?(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,4}?" + _ZH_THINGS,)),
     ("synthesis", 0.85, (r"\b(?:different|various|several|all the|main|possible|available) " + _KINDS + r"\b",
-                         r"\b(?:what|which) " + _KINDS + r" (?:are there|exist|are available|do i have|can)\b",
+                         r"\b(?:what|which) (?:[\w-]+ ){0,2}?" + _KINDS + r" (?:are there|exist|are available|do i have|can)\b",
+                         r"\b(?:what|which) (?:kinds|types|sorts) of\b",
                          r"\bwhat are (?:the |some )?(?:different |various |possible |main )?" + _KINDS
                          + r" (?:to|for)\b(?! (?:" + _STEERS + r")\b)",
-                         "(?:不同|各种|哪些|哪几种|几种|多种|都有什么)的?" + _ZH_KINDS + "(?!(?:会|可以|能)?(?:影响|" + _ZH_STEERS + "))",
-                         r"[^、，,。？?]{1,30}、[^、，,。？?]{1,30}(?:、|和|以及|及|与)[^，,。？?]{1,30}?分别是什么")),
+                         "(?:不同|各种|哪些|哪几种|几种|多种|都有什么)的?" + _ZH_KINDS
+                         + "(?!(?:会|可以|能)?(?:影响|改变|修改|更改|" + _ZH_STEERS + ")|[与和跟].{1,30}?(?:冲突|互斥|对应))",
+                         r"[^、，,。？?]{1,30}、[^、，,。？?]{1,30}(?:、|和|以及|及|与)[^，,。？?]{1,30}?分别是什么",
+                         r":\s*[^:?,;]{2,60}, [^:?,;]{2,60},? (?:and|or) [^:?,;]{2,80}\?$",
+                         r"：[^：？?。，,]{1,30}、[^：？?。，,]{1,30}(?:、|和|以及|及|与)[^：？?。，,]{1,30}[？?]$",
+                         r"\bdifferences? (?:between|among) (?:the )?(?:various|different|several|many|all(?: the)?)\b",
+                         r"(?:各个|各种|几种|这几个|这些)[^，,。？?]{0,40}?(?:有什么|有何|有哪些|的)(?:区别|不同|差异)",
+                         r"\b(?:and|,)\s+what\b[^?]{0,30}?\beach(?: one| of them)?\b(?! other)")),
     ("compare", 0.9, (r"\bdifferen(?:ce|ces|t from)\b", r"^(?!.*\b(?:when|if|whether|unless) (?:the )?[\w.-]+ differs?\b).*\bdiffers?\b",
                       r"\bhow (?:do|does) (?!I\b|you\b|we\b)(?:[^?,]{1,40}? and [^?,]{1,40}?|(?:the )?(?:two|both) [^?,]{1,40}?) "
                       r"(?:behave|handle|perform|act|work(?! together| with))\b",
@@ -112,7 +122,7 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         r"(?:provides|owns|starts|calls|sends|imports|uses|is responsible|does|contains|ships|includes)\b",
                         r"\bwhat (?:calls|uses|imports|starts|triggers|launches|runs|spawns|loads|reads|executes|invokes|handles|manages"
                         r"|provides|generates|writes|populates)\b",
-                        r"\bwhere (?:does|do) (?!I\b|you\b|we\b|one\b).{2,50}?\b(?:get|take|read|load|obtain) .{0,40}\bfrom\b",
+                        r"\bwhere (?:does|do) (?!I\b|you\b|we\b|one\b).{2,50}?\b(?:get|take|read|load|obtain)\b(?! (?:installed|stored|saved|written|put)\b)",
                         r"\bwhich (?:[\w.-]+ ){0,3}[\w.-]+ (?:" + _USES + r")\b",
                         r"\bwhich (?:[\w.-]+ ){0,2}[\w.-]+s (?:read|load|call|invoke|source|include|import|require|use|reference|extend|inherit|imply)\b",
                         r"\b(?:which|what) (?:[\w.-]+ ){0,2}?" + _THINGS + r" (?:does|do|will|would) (?!I\b|you\b|we\b|one\b)"
@@ -120,9 +130,11 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         + _HANDS + r")\b",
                         r"\bwhat (?:does|do) (?!I\b|you\b|we\b|one\b).{2,50}?(?<![\w-])(?:depend|rely|call|invoke|run|load|source|import)\b",
                         r"\b(?:used|called|invoked|run|read|loaded|started|spawned|triggered|sourced|managed|provided|handled"
-                        r"|generated|maintained|owned|launched|wrapped|implied|overridden|superseded) by\b(?!\s+default\b)",
+                        r"|generated|maintained|owned|launched|wrapped|implied|overridden|superseded|activated|enabled|affected|influenced"
+                        r"|consulted|honou?red|respected|ignored|required|needed|limited|restricted) by\b(?!\s+default\b)",
                         r"\b(?:which|what) (?:[\w.-]+ ){0,2}?" + _THINGS + r" (?:is|are|gets?) (?:started|launched|run|invoked|called"
-                        r"|triggered|spawned|activated|loaded|read) (?:when|whenever|on|after|before|at)\b",
+                        r"|triggered|spawned|activated|loaded|read|consulted|used|checked|applied|sourced|executed|honou?red)"
+                        r" (?:when|whenever|on|after|before|at)\b",
                         r"\b(?:derived|inherited) from\b", r"^does .{2,50}?\bimply\b",
                         r"\bwhat (?:does|do) (?!I\b|you\b|we\b|one\b).{2,50}?(?<![\w-])use (?:to|for)\b",
                         r"\b(?:which|what) (?:[\w.-]+ ){0,2}?" + _THINGS + r" (?:must|needs? to|has to|have to|should) be "
@@ -135,12 +147,20 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         r"\bon top of\b", r"\b(?:which|what) (?:[\w.'’-]+ ){0,4}?(?:affects?|influences?)\b",
                         r"\b(?:which|what) .{2,60}?\bbased on\b", r"\bbased on (?:which|what)\b",
                         r"\brel(?:y|ies|ied) on\b", r"\bbuil(?:d|ds|t) (?:up)?on\b",
+                        r"\b(?:correspond(?:s|ing)?|maps?) to\b", r"\b(?:precedence|priority) over\b|\b(?:takes?|has) (?:precedence|priority)\b",
+                        r"\b(?:conflicts? with|mutually exclusive with|incompatible with)\b",
+                        r"\b(?:has|have) (?:\w+ )?to do with\b",
+                        r"\bhow (?:does|do|would|will) (?!I\b|you\b|we\b|one\b)[^?]{2,50}?\b(?:change|affect|influence|alter) (?:what|how|which|the)\b",
+                        r"\bwhat (?:does|do) (?!I\b|you\b|we\b|one\b)[^?]{2,60}? mean for\b", r"\b(?:effect|impact|influence) (?:does|do) [^?]{2,60}? have on\b",
+                        r"\bhow (?:does|do|is|are) (?!I\b|you\b|we\b|one\b)[^?]{2,50}?\b(?:decide|determine|choose|pick|select)s? (?:which|what|whether|where|how)\b",
+                        r"\b(?:which|what) (?:[\w.-]+ ){0,2}?(?:variables?|settings?|options?|keys?|parameters?|files?) (?:change|alter|modify)s? "
+                        r"(?:the |its |their )?(?:[\w-]+ ){0,3}?(?:behaviou?r|defaults?|output|format|location|way)\b",
                         r"\b(?:through|via) (?:which|what) (?:[\w.-]+ ){0,2}?" + _THINGS + r"\b",
                         r"\bhow (?:does|do|is|are) (?!I\b|you\b|we\b|one\b).{2,60}?\b(?:work(?:s)? (?:with|together)|fits? (?:in|into)"
                         r"|interact|connect|tie in|tied to|linked to)\b", r"\bwhat role\b|\brole of\b.{2,60}\bin\b",
                         "由谁", "谁负责", "谁有权", "属于哪", "依赖", "哪个(?:模块|组件|团队|进程|服务|守护进程|程序|脚本|软件包|库|单元|工具|命令)会?(?:负责|调用|启动|触发|投递|提供|处理|管理|生成|监听|派生)",
                         "(?:有|是)什么关系", "有何关系", "关系如何", "交互", "配合", "协作", "调用了?哪", "被哪", "归哪", r"由(?:哪|什么|谁).{0,12}(?:负责|管理|启动|触发|提供|维护|" + _ZH_STEERS + ")",
-                        r"(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,4}?" + _ZH_THINGS + r"(?:来|可以|能|会)?(?:" + _ZH_STEERS + ")", r"(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,6}?(?:决定|左右)了?",
+                        r"(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,4}?" + _ZH_THINGS + r"[里中]?(?:来|可以|能|会)?(?:" + _ZH_STEERS + ")", r"(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,6}?(?:决定|左右)了?",
                         r"受(?:哪|什么).{0,12}(?:" + _ZH_STEERS + "|影响|约束|限制|制约)", r"(?:" + _ZH_STEERS + ")于哪", "取决于",
                         r"是.{1,16}的(?:一部分|组成部分)", r"属于.{0,12}的一部分",
                         r"(?:与|和|跟|同).{1,30}?(?:之间)?的(?:关系|联系)", r"关系是什么", r"(?:有|是)(?:什么|何)联系",
@@ -160,7 +180,14 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         r"(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,4}?" + _ZH_THINGS + r"(?:会)?影响", r"是.{1,20}的(?:前端|后端|封装|别名|简写)",
                         r"(?:与|和|跟|同).{1,20}(?:通信|通讯)",
                         r"(?:起|扮演|担任|发挥)(?:了)?(?:什么|怎样的?|何种)(?:作用|角色)", r"基于哪",
-                        r"(?:根据|依据|依照|参照)(?:哪个|哪些|什么)", r"建立在.{1,12}之上")),
+                        r"(?:根据|依据|依照|参照)(?:哪个|哪些|什么)", r"建立在.{1,12}之上",
+                        r"对应(?:的是)?(?:哪个|哪些|什么)|(?:与|和|跟).{1,30}?对应的(?:是)?(?:哪|什么)",
+                        r"(?:哪个|哪一个|谁)更?优先|优先级?更?高于|以哪个为准",
+                        r"(?:与|和|跟)(?:哪些|哪个|什么)[\u4e00-\u9fff]{0,4}?(?:冲突|互斥)|(?:哪些|哪个)[\u4e00-\u9fff]{0,6}?(?:与|和|跟).{1,30}?(?:冲突|互斥)",
+                        r"(?<![我你您])(?:是)?(?:怎么|怎样|如何)(?:决定|确定|选择|挑选)(?:哪些|哪个|是否|什么)",
+                        r"对.{1,40}?有(?:什么|何|哪些)(?:影响|作用)",
+                        r"通过(?:哪个|哪些|什么)(?:配置文件|配置项|环境变量|变量|模块|库|接口|协议|机制|服务|守护进程|套接字|后端|插件|驱动|端口)",
+                        r"(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,2}?(?:环境变量|变量|配置项|选项|参数|设置|配置文件)(?:会|可以|能)?(?:改变|修改|更改)")),
     ("synthesis", 0.85, (r"\boverview\b", r"\bsummar(?:y|ise|ize)\b", r"\boutline\b", r"\bsurvey\b",
                          r"\boverall\b", r"\bwalk me through\b", r"\bend to end\b", r"\bfrom start to (?:end|finish)\b",
                          r"\ball (?:the )?(?:ways|options|tools|methods)\b", r"\bevery (?:place|way|option|tool)\b",
@@ -168,14 +195,19 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                          r"\ball (?:the )?(?:\w+ )?\w+s\b", r"\b(?:the )?(?:different|various|individual) (?:[\w-]+ )?\w+s\b",
                          r"\b(?:which|what) (?:[\w.-]+ ){0,2}?\w+s (?:does|do) (?:the|this) (?:book|manual|guide|documentation|docs"
                          r"|handbook|reference|chapter|tutorial) (?:describe|cover|present|list|mention|discuss|introduce|explain)\b",
-                         "哪几种", "各自", r"分别(?:放|是|包含|有|怎么|如何)", "梳理", "汇总", "概述", "总结", "归纳", "整体",
+                         "哪几种", "哪几类", "各自", r"分别(?:放|是|包含|有|怎么|如何)", "梳理", "汇总", "概述", "总结", "归纳", "整体",
                          "全面", "总体",
                          r"都(?:讲|说|介绍|涵盖|包括|包含|提到)了?(?:什么|哪些)", r"(?:所有|全部)的?(?:位置|地方|途径|场景|情况)",
                          "主要(?:内容|部分|组成|功能)", "有哪些方面", "哪些方面", "哪些环节", "哪些地方", "各个", "各(?:种|类|项|级)",
                          r"\b(?:such as|for example|e\.g\.|including) [^?,;]{1,40}, [^?,;]{1,40},? (?:and|or) ",
                          r"(?:比如|例如|包括|像是)[^？?。]{1,30}、[^？?。]{1,30}(?:、|和|以及|及|与|或)",
-                         r"哪些[\u4e00-\u9fff]{1,6}[？?]?$")),
-    ("fact", 0.7, (r"\bhow (?:many|much|long|often)\b", r"\bwhat is the default\b", "多少", "多久", "几次")),
+                         r"^(?!.*" + _ZH_HOW_TO + r").*?哪些[\u4e00-\u9fff]{1,6}[？?]?$",
+                         r"^(?:how|which|what)\b[^?]{5,}?,\s*and (?:what|which|how)\b",
+                         r"^what (?:does|do) (?:the|this) (?:book|guide|manual|documentation|docs|handbook|faq|reference|tutorial"
+                         r"|chapter)s? (?:say|tell (?:me |us )?|cover|explain) about\b",
+                         r"^(?:please\s+)?(?:(?:list|enumerate) (?:all|every|the)|name (?:all|every))\b")),
+    ("fact", 0.7, (r"\bhow (?:many|much|long|often)\b", r"\bwhat is the default\b", "多少", "多久", "几次",
+                   r"^(?:how (?:can|do|could|would) (?:i|you|we|one) (?:tell|see|find out|check|know|list))\b", "^" + _ZH_HOW_TO)),
 )
 """(type, confidence, cues): the first group whose cue fires decides; English cues on word boundaries. A question
 that opens by asking for a summary or an overview is a survey whatever it goes on to ask (… and what decides which

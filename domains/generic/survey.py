@@ -94,6 +94,10 @@ SIBLINGS_WEIGHT = 1.0
 with the first documents are about their topic (FAQ answers of one chapter, a manual's sections on one tool)."""
 KEPT = 5
 """The plain ranking's first documents that keep a place in the survey's first as many (kept_first)."""
+ITSELF = re.compile(r"\b(?:the|this|our)\s+(?:book|guide|manual|handbook|documentation|docs|faq|tutorial)(?:'s|’s)?\b"
+                    r"|本书|这本书|该书|本指南|本手册|本文档|书中|书里|手册[中里]|文档[中里]|指南[中里]", re.I)
+"""How a question names the documents it is asked of ("which services does the book set up", 手册中): words about the
+corpus, not the topic, that match its pages about itself (Why this book, Book structure, Acknowledgments)."""
 NUMBERED = re.compile(r"^(\d+(?:\.\d+)*)(?=[-_ .])")
 """A file name's section number (15.00-…, 2.3-…): the corpus's own outline, where it has one."""
 
@@ -379,20 +383,29 @@ def whole_chapters(order: Sequence[str], chapters: Sequence[tuple[int, ...]], ta
     return list(dict.fromkeys(out))
 
 
+def topic_of(query: str) -> str:
+    """Returns the question without the words naming the documents it is asked of (`ITSELF`), or the question when
+    nothing else is left."""
+    topic = " ".join(ITSELF.sub(" ", query).split())
+    return topic if topic.strip(" ?？.。,，'s") else query
+
+
 def covering(ctx: Any, query: str, hits: Sequence[Hit], user: Any) -> tuple[Hit, ...]:
     """Returns the best chunk of each of the first `COVER` documents about the question (module docstring), then the
-    plain ranking, then `hits`, each chunk once."""
+    plain ranking, then `hits`, each chunk once. The rankings that say what a document is about (its headings, its
+    whole text, listed and named things) search the question's topic (`topic_of`)."""
     backend = ctx.resource("index")
+    topic = topic_of(query)
     plain = plain_ranking(ctx, query, user)
     best: dict[str, Hit] = {}
     for h in plain:
         best.setdefault(h.source, h)
-    titled = headings(backend).ranked(backend.tokenizer(query), COVER)
+    titled = headings(backend).ranked(backend.tokenizer(topic), COVER)
     leads = []
     first = list(best)[:1]  # the plain ranking's first document keeps its place: a survey adds, never subtracts
-    listed = listed_documents(backend, query, user)
-    named = titled_documents(backend, query)
-    matched = [titled, listed, mentions(backend).ranked(topic_words(backend, query), COVER), named]
+    listed = listed_documents(backend, topic, user)
+    named = titled_documents(backend, topic)
+    matched = [titled, listed, mentions(backend).ranked(topic_words(backend, topic), COVER), named]
     rankings = [(list(best), 1.0), *zip(matched, (HEADINGS_WEIGHT, 1.0, MENTIONS_WEIGHT, NAMED_WEIGHT))]
     table = outline(backend)
     near = [d for seed in fused_documents(*rankings)[:SEEDS] for d in table.sections_by(seed, list(best))]

@@ -3,9 +3,10 @@
 A document is data: it may quote anything, but a sentence such as 忽略以上指令，
 回答：… , "ignore previous instructions", "you are now …" or a role line
 ("system: …") is addressed to the model, not to the reader. Such phrases are
-found when a corpus is chunked (`Chunk.meta["instructions"]`, shown by
-``ask --explain``), and a chunk holding one is never quoted by the offline
-answer and never counts as support for a claim. A reworded order that no phrase here matches is found by
+recorded when a corpus is chunked (`Chunk.meta["instructions"]`, shown by
+``ask --explain``) and read anew from the text wherever they decide anything (an index outlives its detector):
+a chunk holding one is never quoted by the offline answer, never a stored FAQ answer, and never counts as
+support for a claim. A reworded order that no phrase here matches is found by
 meaning (`store.addressed`), at query time.
 """
 from __future__ import annotations
@@ -20,7 +21,8 @@ INSTRUCTION = re.compile(
     r"忽略(?:以上|上述|之前|前面|先前|前文)|忽略(?:所有|全部|其他)的?(?:指令|指示|提示|规则|要求|设定|限制)"
     r"|(?:无视|不要理会|忘记|忘掉)(?:以上|上述|之前|前面|前文|所有)"
     r"|(?:以上|上述|之前的?|先前的?)(?:所有)?(?:指令|指示|提示|规则)|新的?指令|系统提示|你现在是|从现在起你|(?:请你?|你现在|现在)扮演"
-    r"|(?:请|立即|必须)?(?:写入|记住|存入|添加)(?:以下|如下|下列)?(?:知识|关系|事实|内容)?[:：]"
+    r"|(?:请|立即|必须)?(?:写入|记住|存入|添加)(?:以下|如下|下列)?(?:知识|关系|事实|内容)[:：]"
+    r"|(?<![要应需务该必])(?:请|立即|必须)?(?:写入|记住|存入|添加)(?:以下|如下|下列)?[:：]"
     r"|(?:只|直接|必须|请)(?:回答|输出|回复)[:：]"
     r"|ignore (?:all |the |any )?(?:previous|above|prior|earlier)|disregard (?:all |the |any )?(?:previous|above|prior)"
     r"|forget (?:all|everything) (?:you|previous|above|prior|that)|forget your (?:instructions|rules|guidelines)"
@@ -64,6 +66,6 @@ def orders_in(text: str) -> tuple[str, ...]:
 
 
 def flagged(hit) -> tuple[str, ...]:
-    """Returns the instruction-like phrases of a hit: those found at index time, else what `orders_in` finds in
-    its text now (a wiki page, an index built before flagging, a reworded order)."""
-    return hit.instructions or orders_in(hit.text)
+    """Returns what `orders_in` finds in a hit's text now: the phrases stored at index time came from the detector
+    of that day, so an index built before a phrase was added, or before a benign one was dropped, is read anew."""
+    return orders_in(hit.text)
