@@ -287,11 +287,18 @@ def feedback(r: dict) -> str:
 
 def candidates(s: dict) -> str:
     """Returns how many nearest confirmed questions lent learned candidates per fold, as fitted ('' for a result
-    measured before learned candidates)."""
-    counts = [f.get("candidates") for f in s.get("fits", ()) if f["system"] == "hybrid+learned"]
+    measured before learned candidates), and, for a fit under the unseen recall bound, how many of the first 100
+    places they might take and the tail's cosine floor."""
+    fits = [f for f in s.get("fits", ()) if f["system"] == "hybrid+learned"]
+    counts = [f.get("candidates") for f in fits]
     if not counts or None in counts:
         return ""
-    return f"; learned candidates from the nearest {', '.join(map(str, counts))} confirmed questions per fold (0: none)"
+    places = ", ".join("no bound" if f.get("places") is None else str(f["places"]) for f in fits)
+    floors = ", ".join(format(f.get("tail_gate", -1.0), ".3f") for f in fits)
+    bounded = f", places they may take of the first 100: {places}; the tail past cosine {floors}" \
+        if all("tail_gate" in f for f in fits) else ""
+    return f"; learned candidates from the nearest {', '.join(map(str, counts))} confirmed questions per fold " \
+        f"(0: none){bounded}"
 
 
 def adapted(s: dict) -> str:
@@ -308,7 +315,9 @@ def feedback_partition(r: dict) -> str:
     unseen = r["unseen"]
     return (f"folds from seed {r['partition_seed']}'s shuffle: hybrid → learned: {ranking_cells(r['all']['hybrid'])} → "
             f"{ranking_cells(r['all']['hybrid+learned'])}; unseen {unseen['n']}: nDCG@10 "
-            f"{unseen['hybrid']['ndcg@10']:.3f} → {unseen['hybrid+learned']['ndcg@10']:.3f}" + candidates(r) + adapted(r))
+            f"{unseen['hybrid']['ndcg@10']:.3f} → {unseen['hybrid+learned']['ndcg@10']:.3f}, R@100 "
+            f"{unseen['hybrid']['recall@100']:.3f} → {unseen['hybrid+learned']['recall@100']:.3f}" + candidates(r)
+            + adapted(r))
 
 
 def feedback_debian(r: dict) -> str:

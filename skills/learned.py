@@ -1,6 +1,7 @@
 """The `learned_boost` skill: fused hits re-ranked with what the index learned from confirmed questions."""
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 from lambdarag import Context, User, tool
@@ -50,24 +51,25 @@ def learned_signals(learned: LearnedIndex, backend: Any, tokens: Sequence[str], 
 
 def gated_signals(learned: LearnedIndex, backend: Any, query: str, vector: Any, base: Sequence[tuple[str, float]],
                   families: Mapping[str, str], user: User, filters: Mapping[str, Any], depth: int,
-                  lexical: Optional[Mapping[str, float]] = None) -> Optional[tuple[dict[str, dict], bool]]:
-    """Returns the signals the ranking needs and whether the gate opens for this query, or None (rank unchanged).
+                  lexical: Optional[Mapping[str, float]] = None) -> Optional[tuple[dict[str, dict], bool, bool]]:
+    """Returns the signals the ranking needs, whether the gate opens for this query and whether the tail acts
+    (`LearnedIndex.tailed`), or None (rank unchanged).
 
     `base` is the unlearned ranking (chunk id, fused score) retrieved for `user` under `filters`, best first, with
     `families` (chunk id → `Chunk.family`), and `lexical` the BM25 list it was fused from (chunk → score). The
     gate reads only the `GATE_SIGNALS` (past the cosine floor, and only once
     a gain model is fitted), so the others (the term-mapped BM25 search costs
     most) are computed only for the weights that apply — the head's once the
-    gate opens, the tail's (`LearnedParams.tail`) always — and only when
+    gate opens, the tail's (`LearnedParams.tail`) past its floor — and only when
     non-zero: a signal of weight 0 cannot move the ranking. The learned
-    candidates (`LearnedIndex.candidate_scores`) join them only past the cosine floor.
+    candidates (`LearnedIndex.candidate_scores`) join them only past both cosine floors.
     """
     if learned.empty:
         return None
     p = learned.params
     near = learned.nearest(vector)
-    opened = learned.opened(near)
-    if not opened and not p.tail:
+    opened, tailed = learned.opened(near), learned.tailed(near)
+    if not opened and not tailed:
         return None
     fused = {c: families.get(c, "") for c, _ in base}
     args = (learned, backend, backend.tokenizer(query), vector, near, fused, user, filters, depth)
@@ -79,15 +81,15 @@ def gated_signals(learned: LearnedIndex, backend: Any, query: str, vector: Any, 
         features = gate_features(near, signals["neighbours"], base, learned.pairs[near.rows[0]].chunks,
                                  score_matrix(base, signals)[1])
         opened = learned.admits(features)
-    if not opened and not p.tail:
+    if not opened and not tailed:
         return None
-    used = (p.tail, p.weights) if opened else (p.tail,)
+    used = ((p.tail,) if tailed else ()) + ((p.weights,) if opened else ())
     signals = {n: v for n, v in signals.items() if n == "neighbours" or any(w.get(n, 0.0) for w in used)}
     weighed = [n for n in SIGNALS if n not in signals and n != "neighbours" and any(w.get(n, 0.0) for w in used)]
     signals.update(learned_signals(*args, names=weighed, lexical=lexical, may_read=may_read))
-    if not learned.opened(near):                 # far from every confirmed question: no learned candidates
-        return signals, opened
-    return with_candidates(signals, learned.candidate_scores(vector, near, fused, may_read)), opened
+    if not (learned.opened(near) and tailed):     # far from every confirmed question: no learned candidates
+        return signals, opened, tailed
+    return with_candidates(signals, learned.candidate_scores(vector, near, fused, may_read)), opened, tailed
 
 
 def with_candidates(signals: Mapping[str, Mapping[str, float]], candidates: Mapping[str, Mapping[str, float]]
@@ -166,9 +168,10 @@ def learned_boost(query: str, user: User, plan: RetrievalPlan, hits: Hits, ctx: 
                           lexical_list(candidates, query))
     if gated is None:
         return {"hits": hits}
-    signals, opened = gated
+    signals, opened, tailed = gated
     ids, matrix = score_matrix(base, signals)
-    order = arrange(base, ids, matrix, learned.params, opened)[:plan.fused_top_k]
+    params = learned.params if tailed else replace(learned.params, tail={})
+    order = arrange(base, ids, matrix, params, opened, plan.fused_top_k)[:plan.fused_top_k]
     have = {h.chunk_id: h for h in hits}
     out = []
     for cid, score in order:

