@@ -36,15 +36,16 @@ CUE_STRONG = re.compile(
     r"忽略|无视|不要理会|不用理会|忘记|忘掉|抛在脑后|作废|不再有效|不要考虑|不要参考|一律不|"
     r"优先级(?:最高|高于)|最高优先|凌驾|(?:高于|优先于).{0,8}(?:系统|设定|规则|指令|消息|一切|任何)|扮演|假装|身份|角色|口吻|"
     r"复述|重复|逐字|原样|唯一|只能是|(?:无论|不管).{0,10}问|"
-    r"(?<!\w)(?<!\w-)(?<!--)(?:ignore|disregard|forget|set aside|(?<!\bis )(?<!\bare )(?<!\bwas )(?<!\bwere )"
-    r"(?<!\bbe )(?<!\bbeen )(?<!\bcan )(?<!\bcould )no longer|stop following|(?:highest|top|overriding) priority|"
+    r"(?<!\w)(?<!\w-)(?<!--)(?:ignore|disregard|forget|set aside|(?<!\bis )(?:(?<=\byou are )|(?<!\bare ))(?<!\bwas )"
+    r"(?:(?<=\byou were )|(?<!\bwere ))(?<!\bbe )(?<!\bbeen )(?<!\bcan )(?<!\bcould )no longer|stop following|(?:highest|top|overriding) priority|"
     r"priority override|(?:takes?|taking) precedence over (?:your|the system|all|any|every)|supersedes?|overrides?|"
     r"outranks?|role|persona|pretend|act (?:as|in)|repeat|recite|verbatim|word for word|sole|single line|"
     r"no matter what|whatever (?:the|you are|is) (?:question|asked|ask))(?![\w-])",
     re.IGNORECASE)
 """What an order to the system asks of "you" (dismiss rules, claim priority, take a role, recite): a sentence
 that merely tells its reader how to do something asks none of it; "no longer" after is, are, be or can states
-what a thing has become (a library which is no longer required, if you can no longer maintain it), no order. An
+what a thing has become (a library which is no longer required, if you can no longer maintain it), no order, but
+"you are no longer bound …" speaks of the reader's own rules. An
 English cue is a word of its own, not the part of a file or option name (package.lintian-overrides,
 --ignore-case); a word glued to a stop (passes.No matter what…) still counts, as a hostile text may drop the space
 to slip past."""
@@ -128,12 +129,27 @@ def candidates(text: str) -> list[str]:
     return out
 
 
+CUE_TARGET = re.compile(
+    r"前面|之前|以上|上述|先前|前文|其他的?(?:文件|资料|条款|规定|内容|文章)|规则|设定|指令|指示|限制|约束|结论|从现在|现在起|此后|今后|"
+    r"\b(?:earlier|previous|prior|preceding|above|other (?:articles|documents|sources|sections|pages|texts)|"
+    r"(?:told|said|given|written) (?:\w+ )?before|before this|you (?:were|have been|'ve been) (?:told|given|instructed)|"
+    r"your (?:rules|instructions|guidance|guidelines|restrictions|settings|prompt)|bound by|applies to you|"
+    r"from now on|henceforth|conclusion|instructions|guidance|guidelines)\b",
+    re.IGNORECASE)
+"""What an order's one cue acts on: earlier text, the system's rules, what it was told, its conclusion, from now on
+(forget the earlier guidance, 不要理会其他文件, you are no longer bound by …)."""
+CUE_PERSONA = re.compile(r"\b(?:pretend|persona)\b|假装|口吻|身份(?:现在|从此|已经)?(?:是|为|变成)", re.IGNORECASE)
+"""A cue that is an order on its own when said to "you": a part to play (you must pretend …, 你的身份现在是 …)."""
+
+
 def asks_of_you(sentence: str) -> bool:
     """Returns whether a sentence speaking to "you" asks what an order asks: two of `CUE_STRONG`'s cues, or one with
-    `CUE_ASK`'s. One cue alone is how documentation speaks to its reader ("you can no longer …", "to ignore these
-    files, …", 你能够记录重复的操作), and the embedder's margin does not tell those from orders."""
+    `CUE_ASK`'s or acting on `CUE_TARGET`'s, or a part to play. One cue alone is how documentation speaks to its reader ("you can no
+    longer …", "to ignore these files, …", 你能够记录重复的操作), and the embedder's margin does not tell those from
+    orders; an order to drop what came before names what it drops, and a part to play (`CUE_PERSONA`) is one."""
     cues = {m.group(0).lower() for m in CUE_STRONG.finditer(sentence)}
-    return len(cues) >= 2 or (len(cues) == 1 and CUE_ASK.search(sentence) is not None)
+    return len(cues) >= 2 or CUE_PERSONA.search(sentence) is not None or (
+        len(cues) == 1 and (CUE_ASK.search(sentence) or CUE_TARGET.search(sentence)) is not None)
 
 
 def exemplar_vectors(embedder: Any) -> tuple[Any, Any]:
