@@ -494,6 +494,18 @@ def said(c: Candidate) -> str:
     return f"{c.heading}: {text}" if c.kind == "row" and c.heading else text
 
 
+DIMENSIONS = ((re.compile(r"\bhow long\b", re.I), "length"), (re.compile(r"\bhow (?:big|large)\b", re.I), "size"),
+              (re.compile(r"\bhow many\b", re.I), "number"), (re.compile(r"\bhow old\b", re.I), "age"),
+              (re.compile(r"多长"), "长度"), (re.compile(r"多大"), "大小"), (re.compile(r"多少个|多少条|多少种"), "数量"))
+"""(a question asking a dimension, the noun a text states it by): how long a key must be is said as its "key length
+… 2048 bits", 多大 as 大小."""
+
+
+def dimensions(query: str) -> list[str]:
+    """Returns the nouns of the dimensions a question asks (`DIMENSIONS`): words of the question as its answer says them."""
+    return [noun for asks, noun in DIMENSIONS if asks.search(query)]
+
+
 def signals(query: str, found: Sequence[Candidate], ctx: Any = None, dense: bool = True,
             profile: Any = None) -> dict[str, np.ndarray]:
     """Returns each candidate's scaled BM25, heading and (with `dense` and an embedder) dense scores, by name.
@@ -504,7 +516,7 @@ def signals(query: str, found: Sequence[Candidate], ctx: Any = None, dense: bool
     scores are scaled over that pool alone, so adding the openings moves no other unit's score.
     """
     tokenize = tokenizer_of(ctx, profile)
-    asked = tokenize(query)
+    asked = tokenize(" ".join([query, *dimensions(query)]))
     # the document's title is every unit's top heading: a name in it (basenc) is said by each unit of the page
     out = {"bm25": scaled(bm25_scores(asked, [tokenize(said(c)) + tokenize(c.hit.title) for c in found])),
            "heading": scaled(bm25_scores(asked, [tokenize(c.heading) for c in found]))}
@@ -610,11 +622,23 @@ def ranked(query: str, hits: Sequence[Hit], profile: Any, ctx: Any = None,
     return option_first(query, sorted(out, key=lambda s: -s.score))
 
 
+_ANY = re.compile("")
+
+
+def measure(noun: str) -> re.Pattern:
+    """Returns what a unit stating a dimension holds: its noun and a number with a unit (key length … 2048 bits,
+    长度为 8 个字符) in one sentence."""
+    said = r"(?<![A-Za-z])" + noun + r"(?![a-z])" if noun.isascii() else noun
+    amount = r"\d[\d,.]*\s*(?:[A-Za-z]{2,}|[\u4e00-\u9fff])"
+    return re.compile(rf"{said}[^.。;；]*?{amount}|{amount}[^.。;；]*?{said}", re.I)
+
+
 def option_first(query: str, ranking: list[Scored]) -> list[Scored]:
     """Returns `ranking` with its best unit naming an option (a command) first when the question asks for one
-    (`NAMES_ASKED`), the best unit names none and that one scores within `LEAD` of it: only a unit naming one
-    answers "which option" ("which command")."""
-    for asks, named in NAMES_ASKED:
+    (`NAMES_ASKED`), or stating the dimension it asks (`measure`: how long a key must be), the best unit names
+    none and that one scores within `LEAD` of it: only a unit naming one answers "which option" ("which command",
+    "how long")."""
+    for asks, named in [*NAMES_ASKED, *((_ANY, measure(noun)) for noun in dimensions(query))]:
         if not ranking or not asks.search(query) or named.search(ranking[0].text):
             continue
         naming = next((s for s in ranking if named.search(s.text)), None)
