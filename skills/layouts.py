@@ -136,13 +136,18 @@ _AUXILIARY = r"(?:(?:also|only|then|can|will|should|must|may|just|也|还|会|�
 """A word that may stand between a subject and its verb (piuparts also tests, lintian 会检查)."""
 
 
+_SUBJECT = r"\b(?:does|do|did|can|could|will|would|should)\s+{name}\s+{word}(?![A-Za-z])|{name}\s*{word}了?(?:什么|哪些|哪|多少)"
+"""A question asking what a side does, the side its verb's subject: "What does piuparts test", "piuparts 测试哪些"
+(not the noun phrase of "the X Window System core protocol")."""
+
+
 def asked_of(query: str, named: Sequence[str]) -> list[str]:
-    """Returns what the question asks a side does: the word of its own right after a side's name, the name its
-    subject (test of "What does piuparts test…", 测试 of "piuparts 测试哪些…"); "NFS vs Samba: what does each one
+    """Returns what the question asks a side does: its word right after a side's name that is the name's verb
+    (`_SUBJECT`: test of "What does piuparts test…", 测试 of "piuparts 测试哪些…"); "NFS vs Samba: what does each one
     share…" asks no side's verb."""
     words = [w for w in keywords(query) if w.lower() not in {k.lower() for n in named for k in keywords(n)}]
-    after = [query[m.end():].lstrip() for n in named for m in re.finditer(re.escape(n), query)]
-    return [w for w in words if any(re.match(_AUXILIARY + re.escape(w) + r"(?![A-Za-z])", a, re.I) for a in after)]
+    return [w for w in words if any(re.search(_SUBJECT.format(name=re.escape(n), word=re.escape(w)), query, re.I)
+                                    for n in named)]
 
 
 def acts(text: str, forms: Sequence[str], asked: Sequence[str]) -> bool:

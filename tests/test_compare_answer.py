@@ -462,3 +462,12 @@ def test_a_sides_quote_is_the_unit_saying_it_does_what_the_question_asks_of_it_o
     text = answer(query, hits, "compare")
     said = blocks(text, piuparts, lintian)[0]
     assert ("piuparts tests that" if en else "piuparts 测试 .deb") in said, text
+
+
+def test_the_word_a_question_asks_a_side_does_is_its_verb_never_a_noun_after_its_name():
+    from lambdarag.skills.layouts import asked_of
+
+    assert asked_of("What does piuparts test that lintian does not?", ["piuparts", "lintian"]) == ["test"]
+    assert asked_of("piuparts 测试哪些 lintian 不测试的内容？", ["piuparts", "lintian"]) == ["测试"]
+    assert asked_of("How does Wayland differ from the X Window System core protocol?",
+                    ["Wayland", "X Window System"]) == []     # core protocol: the side's noun phrase, no verb
