@@ -495,10 +495,10 @@ def said(c: Candidate) -> str:
 
 
 DIMENSIONS = ((re.compile(r"\bhow long\b", re.I), "length"), (re.compile(r"\bhow (?:big|large)\b", re.I), "size"),
-              (re.compile(r"\bhow many\b", re.I), "number"), (re.compile(r"\bhow old\b", re.I), "age"),
-              (re.compile(r"多长"), "长度"), (re.compile(r"多大"), "大小"), (re.compile(r"多少个|多少条|多少种"), "数量"))
+              (re.compile(r"\bhow old\b", re.I), "age"), (re.compile(r"多长"), "长度"), (re.compile(r"多大"), "大小"))
 """(a question asking a dimension, the noun a text states it by): how long a key must be is said as its "key length
-… 2048 bits", 多大 as 大小."""
+… 2048 bits", 多大 as 大小. Never how many (多少): a count is said by the question's own noun (up to 100 extra
+suppression files), and "number" names any field (--input-fd=<number> [default: 0…)."""
 
 
 def dimensions(query: str) -> list[str]:
@@ -629,7 +629,7 @@ def measure(noun: str) -> re.Pattern:
     """Returns what a unit stating a dimension holds: its noun and a number with a unit (key length … 2048 bits,
     长度为 8 个字符) in one sentence."""
     said = r"(?<![A-Za-z])" + noun + r"(?![a-z])" if noun.isascii() else noun
-    amount = r"\d[\d,.]*\s*(?:[A-Za-z]{2,}|[\u4e00-\u9fff])"
+    amount = r"\d+(?:[.,]\d+)*\s*(?:[A-Za-z]{2,}|[\u4e00-\u9fff])"
     return re.compile(rf"{said}[^.。;；]*?{amount}|{amount}[^.。;；]*?{said}", re.I)
 
 

@@ -318,3 +318,16 @@ def test_a_question_asking_a_dimension_is_answered_by_the_unit_stating_it_by_its
     ranking = [Scored(c, 1.0 - i / 4, 1.0, 1.0) for i, c in enumerate(found)]
     assert option_first(query, ranking)[0].text == texts[1]
     assert option_first(query.replace("How long", "Why").replace("多长", "什么"), ranking)[0].text == texts[0]
+
+
+def test_a_count_is_no_dimension_the_word_number_naming_any_field():
+    """How many files: a count is said by the question's own noun (up to 100 files), and --input-fd=<number>
+    [default: 0…] states no measure of anything asked."""
+    from lambdarag.skills.evidence import Candidate, Scored, dimensions, measure, option_first
+
+    assert dimensions("How many extra suppression files may be given at most?") == []
+    assert measure("length").search("--input-fd=<length> [default: 0, stdin] read from") is None
+    texts = ["You may use up to 100 extra suppression files.", "--input-fd=<number> [default: 0, stdin] reads input."]
+    hit = Hit(chunk_id="a#1", source="a.md", text=" ".join(texts))
+    ranking = [Scored(Candidate(t, hit=hit, rank=0), 1.0 - i / 4, 1.0, 1.0) for i, t in enumerate(texts)]
+    assert option_first("How many extra suppression files may be given at most?", ranking)[0].text == texts[0]
