@@ -793,16 +793,25 @@ def diverse(ranking: Sequence[Scored], limit: int = 6, floor: float = 0.6, balan
 
 
 _VERSION = re.compile(r"\b(?:v(?:ersion)?\s*)?\d+(?:\.\d+)+\b|\b(?:19|20)\d\d\b|(?:Debian|release|version|版本|版)\s*\d+"
-                      r"|\d{4}\s*年|\d+(?:\.\d+)*\s*版|since|as of|deprecated", re.I)
-"""A version or a date a unit names (Debian 8, 2.4.1, 2019年, since); never 自 or 起 alone (自己, 自治区,
-自开业之日起: a period, not a version)."""
+                      r"|\d{4}\s*年|\d+(?:\.\d+)*\s*版|since|as of|deprecated|(?<![\w+~])[+~][a-z]*\d+[a-z]+\d+", re.I)
+"""A version or a date a unit names (Debian 8, 2.4.1, 2019年, since, a version suffix +deb11u1); never 自 or 起 alone
+(自己, 自治区, 自开业之日起: a period, not a version)."""
+_CODE_NAME = re.compile(r"\b(?:since|in|until|till|from|before|after)\s+([A-Z][a-z]+)(?:\s+([A-Z][a-z]{2,}))?\b")
+"""A release named by its code name after a temporal preposition (in Wheezy, since Buster, in Debian Jessie)."""
 _PLACE_NUMBER = re.compile(r"\]\([^)]*\)|第\s*[\d.]+\s*[节章]|(?i:section|chapter|table|figure)\s+[\d.]+")
 """A number naming a place in the text, never a version: a link's target (06.03-那-sid-呢.md), a section (第 6.3 节)."""
 
 
-def dated(text: str) -> bool:
-    """Returns whether a unit names a version or a date (`_VERSION`) outside its links' targets and section numbers."""
-    return _VERSION.search(_PLACE_NUMBER.sub(" ", text)) is not None
+def dated(text: str, query: str = "") -> bool:
+    """Returns whether a unit names a version or a date (`_VERSION`) outside its links' targets and section numbers,
+    or, given the question, a release by a code name the question does not say (`_CODE_NAME`: Jessie of "in Debian
+    Jessie" for "since which release… in Debian?", where Debian is the product asked about, no release)."""
+    if _VERSION.search(_PLACE_NUMBER.sub(" ", text)):
+        return True
+    asked = {w.lower() for w in re.findall(r"[A-Za-z]+", query)}
+    named = [m.group(2) if m.group(1).lower() in asked else m.group(1) for m in _CODE_NAME.finditer(text)] \
+        if query else []
+    return any(n is not None and n.lower() not in asked for n in named)
 
 
 NOTE_AFTER = 2
@@ -817,24 +826,25 @@ def dated_after(unit: Scored, ranking: Sequence[Scored]) -> Optional[Scored]:
     return min(near, key=lambda s: s.candidate.place, default=None)
 
 
-def temporal(ranking: Sequence[Scored], around: Sequence[Scored] = ()) -> list[Scored]:
-    """Returns the best unit that names a version or a date (the best unit when none scores near it), then a
-    second as `fact` would; an undated first unit is followed by a dated unit just after it among `around` (every
+def temporal(ranking: Sequence[Scored], around: Sequence[Scored] = (), query: str = "") -> list[Scored]:
+    """Returns the best unit that names a version or a date (`dated`, a code name the question does not say
+    counting; the best unit when none scores near it), then a second within `SECOND` of it, a dated one before an
+    undated runner-up (…+deb11u1 for bullseye… over "…target their suite name"); an undated first unit is followed by a dated unit just after it among `around` (every
     unit of the context: `dated_after`; This functionality is new in Valgrind 3.7.0: a version note follows what
     it dates, in few of the question's words). The best unit of `around`, when dated, is the first candidate even
     when it holds few of the question's words (版本 11，也叫做“稳定（stable）”版 for 目前的稳定版是第几版): the
     ranking's other signals found it, and a version is what is asked."""
     top = around[0] if around else None
-    ranking = [top, *ranking] if top is not None and top not in ranking and dated(top.text) else list(ranking)
-    versioned = [s for s in ranking if dated(s.text)]
+    ranking = [top, *ranking] if top is not None and top not in ranking and dated(top.text, query) else list(ranking)
+    versioned = [s for s in ranking if dated(s.text, query)]
     first = versioned[0] if versioned and versioned[0].score >= 0.7 * ranking[0].score else ranking[0]
-    after = None if dated(first.text) else dated_after(first, around or ranking)
+    after = None if dated(first.text, query) else dated_after(first, around or ranking)
     if after is not None:
         return [first, after]
     if not versioned:
         return fact(ranking)
-    rest = [s for s in ranking if s is not first]
-    return [first] + [s for s in rest[:1] if s.score >= SECOND * first.score]
+    near = [s for s in ranking if s is not first and s.score >= SECOND * first.score]
+    return [first] + ([s for s in near if dated(s.text, query)] or near)[:1]
 
 
 def relation(ranking: Sequence[Scored], ends: Sequence[str]) -> list[Scored]:
@@ -869,13 +879,14 @@ def linking(ranking: Sequence[Scored], ends: Sequence[str]) -> Optional[Scored]:
 
 
 def shaped(query_type: Optional[str], ranking: Sequence[Scored], names: Sequence[str] = (),
-           around: Sequence[Scored] = ()) -> list[Scored]:
-    """Returns the units an answer of this type quotes: a temporal question's dated unit, a synthesis's diverse
-    points, a relation's unit naming both ends (`names`), else a fact's one or two units."""
+           around: Sequence[Scored] = (), query: str = "") -> list[Scored]:
+    """Returns the units an answer of this type quotes: a temporal question's dated unit (`query`: the question,
+    whose words name no release), a synthesis's diverse points, a relation's unit naming both ends (`names`),
+    else a fact's one or two units."""
     if not ranking:
         return []
     if query_type == "temporal":
-        return temporal(ranking, around)
+        return temporal(ranking, around, query)
     if query_type == "synthesis":
         return diverse(ranking)
     if query_type == "relation" and len(names) >= 2:
