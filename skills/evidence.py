@@ -494,6 +494,18 @@ def said(c: Candidate) -> str:
     return f"{c.heading}: {text}" if c.kind == "row" and c.heading else text
 
 
+DIMENSIONS = ((re.compile(r"\bhow long\b", re.I), "length"), (re.compile(r"\bhow (?:big|large)\b", re.I), "size"),
+              (re.compile(r"\bhow old\b", re.I), "age"), (re.compile(r"多长"), "长度"), (re.compile(r"多大"), "大小"))
+"""(a question asking a dimension, the noun a text states it by): how long a key must be is said as its "key length
+… 2048 bits", 多大 as 大小. Never how many (多少): a count is said by the question's own noun (up to 100 extra
+suppression files), and "number" names any field (--input-fd=<number> [default: 0…)."""
+
+
+def dimensions(query: str) -> list[str]:
+    """Returns the nouns of the dimensions a question asks (`DIMENSIONS`): words of the question as its answer says them."""
+    return [noun for asks, noun in DIMENSIONS if asks.search(query)]
+
+
 def signals(query: str, found: Sequence[Candidate], ctx: Any = None, dense: bool = True,
             profile: Any = None) -> dict[str, np.ndarray]:
     """Returns each candidate's scaled BM25, heading and (with `dense` and an embedder) dense scores, by name.
@@ -504,7 +516,7 @@ def signals(query: str, found: Sequence[Candidate], ctx: Any = None, dense: bool
     scores are scaled over that pool alone, so adding the openings moves no other unit's score.
     """
     tokenize = tokenizer_of(ctx, profile)
-    asked = tokenize(query)
+    asked = tokenize(" ".join([query, *dimensions(query)]))
     # the document's title is every unit's top heading: a name in it (basenc) is said by each unit of the page
     out = {"bm25": scaled(bm25_scores(asked, [tokenize(said(c)) + tokenize(c.hit.title) for c in found])),
            "heading": scaled(bm25_scores(asked, [tokenize(c.heading) for c in found]))}
@@ -610,11 +622,23 @@ def ranked(query: str, hits: Sequence[Hit], profile: Any, ctx: Any = None,
     return option_first(query, sorted(out, key=lambda s: -s.score))
 
 
+_ANY = re.compile("")
+
+
+def measure(noun: str) -> re.Pattern:
+    """Returns what a unit stating a dimension holds: its noun and a number with a unit (key length … 2048 bits,
+    长度为 8 个字符) in one sentence."""
+    said = r"(?<![A-Za-z])" + noun + r"(?![a-z])" if noun.isascii() else noun
+    amount = r"\d+(?:[.,]\d+)*\s*(?:[A-Za-z]{2,}|[\u4e00-\u9fff])"
+    return re.compile(rf"{said}[^.。;；]*?{amount}|{amount}[^.。;；]*?{said}", re.I)
+
+
 def option_first(query: str, ranking: list[Scored]) -> list[Scored]:
     """Returns `ranking` with its best unit naming an option (a command) first when the question asks for one
-    (`NAMES_ASKED`), the best unit names none and that one scores within `LEAD` of it: only a unit naming one
-    answers "which option" ("which command")."""
-    for asks, named in NAMES_ASKED:
+    (`NAMES_ASKED`), or stating the dimension it asks (`measure`: how long a key must be), the best unit names
+    none and that one scores within `LEAD` of it: only a unit naming one answers "which option" ("which command",
+    "how long")."""
+    for asks, named in [*NAMES_ASKED, *((_ANY, measure(noun)) for noun in dimensions(query))]:
         if not ranking or not asks.search(query) or named.search(ranking[0].text):
             continue
         naming = next((s for s in ranking if named.search(s.text)), None)
@@ -769,16 +793,25 @@ def diverse(ranking: Sequence[Scored], limit: int = 6, floor: float = 0.6, balan
 
 
 _VERSION = re.compile(r"\b(?:v(?:ersion)?\s*)?\d+(?:\.\d+)+\b|\b(?:19|20)\d\d\b|(?:Debian|release|version|版本|版)\s*\d+"
-                      r"|\d{4}\s*年|\d+(?:\.\d+)*\s*版|since|as of|deprecated", re.I)
-"""A version or a date a unit names (Debian 8, 2.4.1, 2019年, since); never 自 or 起 alone (自己, 自治区,
-自开业之日起: a period, not a version)."""
+                      r"|\d{4}\s*年|\d+(?:\.\d+)*\s*版|since|as of|deprecated|(?<![\w+~])[+~][a-z]*\d+[a-z]+\d+", re.I)
+"""A version or a date a unit names (Debian 8, 2.4.1, 2019年, since, a version suffix +deb11u1); never 自 or 起 alone
+(自己, 自治区, 自开业之日起: a period, not a version)."""
+_CODE_NAME = re.compile(r"\b(?:since|in|until|till|from|before|after)\s+([A-Z][a-z]+)(?:\s+([A-Z][a-z]{2,}))?\b")
+"""A release named by its code name after a temporal preposition (in Wheezy, since Buster, in Debian Jessie)."""
 _PLACE_NUMBER = re.compile(r"\]\([^)]*\)|第\s*[\d.]+\s*[节章]|(?i:section|chapter|table|figure)\s+[\d.]+")
 """A number naming a place in the text, never a version: a link's target (06.03-那-sid-呢.md), a section (第 6.3 节)."""
 
 
-def dated(text: str) -> bool:
-    """Returns whether a unit names a version or a date (`_VERSION`) outside its links' targets and section numbers."""
-    return _VERSION.search(_PLACE_NUMBER.sub(" ", text)) is not None
+def dated(text: str, query: str = "") -> bool:
+    """Returns whether a unit names a version or a date (`_VERSION`) outside its links' targets and section numbers,
+    or, given the question, a release by a code name the question does not say (`_CODE_NAME`: Jessie of "in Debian
+    Jessie" for "since which release… in Debian?", where Debian is the product asked about, no release)."""
+    if _VERSION.search(_PLACE_NUMBER.sub(" ", text)):
+        return True
+    asked = {w.lower() for w in re.findall(r"[A-Za-z]+", query)}
+    named = [m.group(2) if m.group(1).lower() in asked else m.group(1) for m in _CODE_NAME.finditer(text)] \
+        if query else []
+    return any(n is not None and n.lower() not in asked for n in named)
 
 
 NOTE_AFTER = 2
@@ -793,24 +826,25 @@ def dated_after(unit: Scored, ranking: Sequence[Scored]) -> Optional[Scored]:
     return min(near, key=lambda s: s.candidate.place, default=None)
 
 
-def temporal(ranking: Sequence[Scored], around: Sequence[Scored] = ()) -> list[Scored]:
-    """Returns the best unit that names a version or a date (the best unit when none scores near it), then a
-    second as `fact` would; an undated first unit is followed by a dated unit just after it among `around` (every
+def temporal(ranking: Sequence[Scored], around: Sequence[Scored] = (), query: str = "") -> list[Scored]:
+    """Returns the best unit that names a version or a date (`dated`, a code name the question does not say
+    counting; the best unit when none scores near it), then a second within `SECOND` of it, a dated one before an
+    undated runner-up (…+deb11u1 for bullseye… over "…target their suite name"); an undated first unit is followed by a dated unit just after it among `around` (every
     unit of the context: `dated_after`; This functionality is new in Valgrind 3.7.0: a version note follows what
     it dates, in few of the question's words). The best unit of `around`, when dated, is the first candidate even
     when it holds few of the question's words (版本 11，也叫做“稳定（stable）”版 for 目前的稳定版是第几版): the
     ranking's other signals found it, and a version is what is asked."""
     top = around[0] if around else None
-    ranking = [top, *ranking] if top is not None and top not in ranking and dated(top.text) else list(ranking)
-    versioned = [s for s in ranking if dated(s.text)]
+    ranking = [top, *ranking] if top is not None and top not in ranking and dated(top.text, query) else list(ranking)
+    versioned = [s for s in ranking if dated(s.text, query)]
     first = versioned[0] if versioned and versioned[0].score >= 0.7 * ranking[0].score else ranking[0]
-    after = None if dated(first.text) else dated_after(first, around or ranking)
+    after = None if dated(first.text, query) else dated_after(first, around or ranking)
     if after is not None:
         return [first, after]
     if not versioned:
         return fact(ranking)
-    rest = [s for s in ranking if s is not first]
-    return [first] + [s for s in rest[:1] if s.score >= SECOND * first.score]
+    near = [s for s in ranking if s is not first and s.score >= SECOND * first.score]
+    return [first] + ([s for s in near if dated(s.text, query)] or near)[:1]
 
 
 def relation(ranking: Sequence[Scored], ends: Sequence[str]) -> list[Scored]:
@@ -845,13 +879,14 @@ def linking(ranking: Sequence[Scored], ends: Sequence[str]) -> Optional[Scored]:
 
 
 def shaped(query_type: Optional[str], ranking: Sequence[Scored], names: Sequence[str] = (),
-           around: Sequence[Scored] = ()) -> list[Scored]:
-    """Returns the units an answer of this type quotes: a temporal question's dated unit, a synthesis's diverse
-    points, a relation's unit naming both ends (`names`), else a fact's one or two units."""
+           around: Sequence[Scored] = (), query: str = "") -> list[Scored]:
+    """Returns the units an answer of this type quotes: a temporal question's dated unit (`query`: the question,
+    whose words name no release), a synthesis's diverse points, a relation's unit naming both ends (`names`),
+    else a fact's one or two units."""
     if not ranking:
         return []
     if query_type == "temporal":
-        return temporal(ranking, around)
+        return temporal(ranking, around, query)
     if query_type == "synthesis":
         return diverse(ranking)
     if query_type == "relation" and len(names) >= 2:

@@ -95,7 +95,7 @@ def extractive_answer(state: Answering, ctx: Context) -> Answered:
         lack = p["lacking"].format(words=p["separator"].join(gaps)) if gaps else p["no_passage"]
         return {"answer": f"{p['refusal']}{p['end']}{lack}", "citations": ()}
     chosen = [s for s in found if s is not None][:3] or \
-        shaped(state.query_type, relevant, ends, around=ranking)
+        shaped(state.query_type, relevant, ends, around=ranking, query=query)
     if state.query_type != "synthesis":     # a synthesis is bounded by its points (`evidence.diverse`)
         chosen = bounded(chosen, query)
     answer = p["according"] + "\n" + "\n".join(quoted(chosen, p))

@@ -87,8 +87,9 @@ def compared(state: State, hits: Sequence[Hit], profile: CorpusProfile, ranking:
         called = [s.name for s in sides]    # in its own page, a unit naming the other side compares: no fault
         # steered by the aspect only here: a unit of a side's own page speaks for no other side
         steered = on_aspect(state.original_query, called, ranking)
+        verbs = asked_of(state.original_query, called)
         return [(side_label(s), sorted([r for r in ranking if r.hit.source == s.source or defining(r, s.name)],
-                                       key=lambda r, s=s: speaks_for(r, s.name, called, steered)[:8]))
+                                       key=lambda r, s=s: speaks_for(r, s.name, called, steered, verbs)[:8]))
                 for s in sides], True
     named = named_things(state.original_query, hits, profile, state.entities)
     if len(named) < 2:
@@ -98,10 +99,11 @@ def compared(state: State, hits: Sequence[Hit], profile: CorpusProfile, ranking:
     speaking = {e: {r.hit.source for r in ranking if any(names(r.text, f) for f in said(e))} for e in named}
 
     steered = on_aspect(state.original_query, named, ranking)
+    verbs = asked_of(state.original_query, named)
 
     def key(unit: Scored, e: str) -> tuple[bool, ...]:
         beside = set().union(*(speaking[o] for o in named if o != e))   # a document speaking for another side
-        speaks = speaks_for(unit, e, named)     # the aspect only among units as near the side: ties, not first
+        speaks = speaks_for(unit, e, named, asked=verbs)    # the aspect only among units as near the side: ties
         return (*speaks[:5], unit.text not in steered, *speaks[5:], unit.hit.source not in beside)
 
     return [(e, sorted(own[e], key=lambda r: key(r, e))) for e in named], False
@@ -128,6 +130,35 @@ def on_aspect(query: str, named: Sequence[str], ranking: Sequence[Scored]) -> fr
     units = [(r.text, r.hit, r.candidate.rank) for r in ranking]
     shares = coverage(SubQuestion("aspect", tuple((w, 1.0) for w in asked)), units, partial=False)
     return frozenset(r.text for r, share in zip(ranking, shares) if share >= ASPECT_SHARE)
+
+
+_AUXILIARY = r"(?:(?:also|only|then|can|will|should|must|may|just|也|还|会|可以|能|将|只)\s*)?"
+"""A word that may stand between a subject and its verb (piuparts also tests, lintian 会检查)."""
+
+
+_SUBJECT = r"\b(?:does|do|did|can|could|will|would|should)\s+{name}\s+{word}(?![A-Za-z])|{name}\s*{word}了?(?:什么|哪些|哪|多少)"
+"""A question asking what a side does, the side its verb's subject: "What does piuparts test", "piuparts 测试哪些"
+(not the noun phrase of "the X Window System core protocol")."""
+
+
+def asked_of(query: str, named: Sequence[str]) -> list[str]:
+    """Returns what the question asks a side does: its word right after a side's name that is the name's verb
+    (`_SUBJECT`: test of "What does piuparts test…", 测试 of "piuparts 测试哪些…"); "NFS vs Samba: what does each one
+    share…" asks no side's verb."""
+    words = [w for w in keywords(query) if w.lower() not in {k.lower() for n in named for k in keywords(n)}]
+    return [w for w in words if any(re.search(_SUBJECT.format(name=re.escape(n), word=re.escape(w)), query, re.I)
+                                    for n in named)]
+
+
+def acts(text: str, forms: Sequence[str], asked: Sequence[str]) -> bool:
+    """Returns whether a unit says the side does what the question asks of it: one of its names as the subject of
+    one of the question's words in any inflection (piuparts tests… for what piuparts tests; piuparts 测试…), which
+    answers for that side what a sentence defining it (piuparts is the … testing tool.) only names."""
+    stems = [w.lower() for w in asked if len(w) >= 2]
+    return bool(stems) and any(
+        any(m.group(1).lower().startswith(w) for w in stems)
+        for f in forms for m in re.finditer(r"(?<![A-Za-z0-9_-])" + re.escape(f) + r"(?![A-Za-z0-9_-])[\"”」』*`]*\s*"
+                                            + _AUXILIARY + r"(\w+)", text, re.I))
 
 
 def titled(side: Any) -> bool:
@@ -216,13 +247,14 @@ def contrasts(unit: Scored, name: str, others: Sequence[str]) -> bool:
     return any(re.search(_CONTRARY.format(name=re.escape(f)), text, re.I) for o in others for f in said(o))
 
 
-def speaks_for(unit: Scored, name: str, named: Sequence[str], steered: frozenset[str] = frozenset()
-               ) -> tuple[bool, ...]:
+def speaks_for(unit: Scored, name: str, named: Sequence[str], steered: frozenset[str] = frozenset(),
+               asked: Sequence[str] = ()) -> tuple[bool, ...]:
     """Returns the sort key of a unit for one side, units that speak for it first: one whose text names it (or
     its first two words: X Window of X Window System), or whose title names it and no other side (its own law,
     its own page), or that sits in its glossary item (under its quoted term: `evidence.units`); then one not from
     the page of another side (Contrary to SELinux… on AppArmor's page, a citation of the wrong page); then one of
-    the `steered` units (stating the compared aspect: `on_aspect`); then one defining it (opening with the name,
+    the `steered` units (stating the compared aspect: `on_aspect`) or saying the side does what the question `asked`
+    of it (`acts`: piuparts tests…); then one defining it (opening with the name,
     a link's text counting as its words, quoted or before a copula: "Suggests" Many users…, cron is the daemon…,
     [PolicyKit](…) is…, or keying a table row, or so opening a sentence or cell of it: `named.defines_in`; or
     glossing it, as a text introduces a term: A 依赖（depend）B; or in its glossary item; or in its option's
@@ -248,7 +280,8 @@ def speaks_for(unit: Scored, name: str, named: Sequence[str], steered: frozenset
         re.findall(r"[A-Za-z]{2,}|[\u4e00-\u9fff]", " ".join(_BARE_LINK.findall(unit.text)))) + 1
     elsewhere = any(names(title, o) for o in others) and not any(names(title, f) for f in forms)
     first = leads(unit, forms, others)
-    return (not (own or first), elsewhere, unit.text not in steered, not defines, not first,
+    steered = unit.text in steered or acts(text, forms, asked)
+    return (not (own or first), elsewhere, not steered, not defines, not first,
             not contrasts(unit, name, others), not says, not any(exactly(text, f) for f in forms),
             any(names(text, o) for o in others) and not opens, not opens)
 

@@ -30,11 +30,13 @@ value alone ("summary")."""
 _COMMAND = re.compile(r"(?<![A-Za-z0-9_./+-])[a-z][a-z0-9_.+-]*[a-z0-9+](?![A-Za-z0-9_./+-])")
 
 
-DEFINES = re.compile(r"/?\s*(?:[(（][^()（）]{1,60}[)）]\s*)?(?:is|are|was|means|refers|stands|[:：|]|是|指|即|为"
+DEFINES = re.compile(r"/?\s*(?:[(（][^()（）]{1,60}[)）]\s*)?(?:is|are|was|means|refers|stands|[:：]|是|指|即|为"
+                      r"|\|(?=[^\n]*?(?:[A-Za-z][\w'-]*\s+[A-Za-z]|[\u4e00-\u9fff]{2}))"
                       r"|程序(?!员)|命令(?!行)|(?:\s*,\s*[\w.+-]+)*\s+[-–—]{1,2}\s)", re.I)
 """What follows a name that a sentence defines, after a directory's slash (stable/main/：) and its gloss or manual
 section in brackets if any (NFS (Network File System) is…, gzip(1) is…): a copula (cron is the daemon…, X Window
-是…), a colon, the cell bar of a table row keyed by the name (| tmux | terminal multiplexer…), 程序 or 命令 as its
+是…), a colon, the cell bar of a table row keyed by the name when a cell after it says something in words (| tmux |
+terminal multiplexer…; not `unstable | 1 | 2`, bare names and numbers), 程序 or 命令 as its
 kind (not the 程序员 of "dpkg 程序员手册"), or the dash of a manual page's name line (gzip, gunzip, zcat - compress
 or expand files)."""
 _OPENS = r"(?:^\s*(?:[-*+]\s+)?|(?<=[.!?。！？:;：；])\s*|\|\s*)[\"“「『*`]*"

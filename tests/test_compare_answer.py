@@ -350,6 +350,9 @@ def test_a_chinese_term_ending_in_a_sides_name_glosses_no_definition_of_it():
     ("There are minor tools: Lackey is an example tool; and Nulgrind is the minimal tool.", "Lackey", True),
     ("dpkg 程序员手册和 Debian 政策文档。", "dpkg", False),
     ("After running this program under Massif, the output begins.", "Massif", False),
+    ("| unstable | 1 | 2 |", "unstable", False),        # a row of bare names and numbers says nothing of it
+    ("| unstable | sid | 2 |", "unstable", False),
+    ("| tmux | 终端复用器 |", "tmux", True),
 ])
 def test_a_text_defines_a_name_where_a_unit_or_clause_opens_with_it_before_a_copula_a_colon_or_a_cell(text, name,
                                                                                                       says):
@@ -438,3 +441,33 @@ def test_a_name_said_twice_after_two_words_makes_two_kinds_of_it_the_sides():
         "binary-only NMU", "source NMU"]
     text = answer("How does a binary-only NMU differ from a source NMU?", hits, "compare")
     assert "On “binary-only NMU”:" in text and "On “source NMU”:" in text, text
+
+
+@pytest.mark.parametrize("query, piuparts, lintian", [
+    ("What does piuparts test that lintian does not?", "On “piuparts”:", "On “lintian”:"),
+    ("piuparts 测试哪些 lintian 不测试的内容？", "关于「piuparts」：", "关于「lintian」："),
+], ids=["en", "zh"])
+def test_a_sides_quote_is_the_unit_saying_it_does_what_the_question_asks_of_it_over_one_defining_it(
+        query, piuparts, lintian):
+    """What piuparts tests is said by "piuparts tests that…" (piuparts 测试…), not by the sentence defining it as a
+    testing tool, which names the aspect without stating it."""
+    en = query.isascii()
+    hits = sourced(("01.02-package-lint-tools.md",
+                    "piuparts is the .deb package installation, upgrading, and removal testing tool. piuparts tests "
+                    "that .deb packages handle installation, upgrading, and removal correctly." if en else
+                    "piuparts 是 .deb 软件包安装、升级和删除的检验工具。piuparts 测试 .deb 软件包能否正确地安装、升级和删除。"),
+                   ("01.02-package-lint-tools.md",
+                    "lintian dissects Debian packages and emits information about bugs and policy violations." if en
+                    else "lintian 剖析 Debian 软件包并报告缺陷和违反政策之处。"))
+    text = answer(query, hits, "compare")
+    said = blocks(text, piuparts, lintian)[0]
+    assert ("piuparts tests that" if en else "piuparts 测试 .deb") in said, text
+
+
+def test_the_word_a_question_asks_a_side_does_is_its_verb_never_a_noun_after_its_name():
+    from lambdarag.skills.layouts import asked_of
+
+    assert asked_of("What does piuparts test that lintian does not?", ["piuparts", "lintian"]) == ["test"]
+    assert asked_of("piuparts 测试哪些 lintian 不测试的内容？", ["piuparts", "lintian"]) == ["测试"]
+    assert asked_of("How does Wayland differ from the X Window System core protocol?",
+                    ["Wayland", "X Window System"]) == []     # core protocol: the side's noun phrase, no verb

@@ -341,6 +341,28 @@ def test_a_temporal_answer_quotes_the_unit_naming_a_version_or_date_not_one_sayi
     assert temporal(ranking)[0].text == dated
 
 
+@pytest.mark.parametrize("query, texts", [
+    ("What version suffix must an update to bullseye's stable release carry?",
+     ["A security NMU to stable for a package at version 1.5-3 would have version 1.5-3+deb11u1.",
+      "Uploads to a supported stable release should target their suite name in the changelog.",
+      "The proposed package must have a correct version number (e.g. ...+deb11u1 for bullseye)."]),
+    ("Since which release has systemd been the default init system in Debian?",
+     ["This book describes the boot system used by default in Debian since Buster.",
+      "The init program is started by the kernel on every boot.",
+      "Although it was already available in Wheezy, systemd has only become the default in Debian Jessie."]),
+], ids=["suffix", "code-name"])
+def test_a_temporal_answers_second_unit_names_a_version_or_a_release_before_an_undated_runner_up(query, texts):
+    """Near the first, a unit naming a version (a suffix, +deb11u1) or a release by a code name the question does
+    not say (Jessie; Debian, which it says, is the product) is quoted before an undated runner-up."""
+    from lambdarag.skills.evidence import Candidate, Scored, dated, temporal
+    from lambdarag.skills.store.records import Hit
+
+    hit = Hit(chunk_id="a#1", source="a.md", text=" ".join(texts))
+    ranking = [Scored(Candidate(t, hit=hit, rank=0), 1.0 - i / 20, 1.0, 1.0) for i, t in enumerate(texts)]
+    assert [s.text for s in temporal(ranking, query=query)] == [texts[0], texts[2]]
+    assert not dated("It ships in Debian main.", "Since which release has systemd been the default in Debian?")
+
+
 @pytest.mark.parametrize("text, item, after", [
     ('The target release can be set by several methods.\n- "/etc/apt/apt.conf" with a Default-Release line\n'
      '- command line option, e.g., "apt-get install -t testing some-package"\n'

@@ -298,3 +298,36 @@ def test_an_overview_point_shares_the_questions_topic_not_only_its_words():
     assert [p.hit.source for p in diverse(ranking)] == ["crypt.md", "backup.md"]
     unembedded = [Scored(s.candidate, s.score, s.cover, s.held) for s in ranking]
     assert [p.hit.source for p in diverse(unembedded)] == ["crypt.md", "binary.md", "backup.md"]
+
+
+@pytest.mark.parametrize("query, texts", [
+    ("How long does my key need to be to register?",
+     ["Furthermore, you need a key which has been signed by an existing maintainer.",
+      "Your key length must be greater than 2048 bits (4096 bits is preferred)."]),
+    ("注册时我的密钥需要多长？", ["此外，您需要一把由现有维护者签名的密钥。", "密钥的长度必须大于 2048 位（推荐 4096 位）。"]),
+], ids=["en", "zh"])
+def test_a_question_asking_a_dimension_is_answered_by_the_unit_stating_it_by_its_noun_and_a_number(query, texts):
+    """How long a key must be is said as its length and a number with a unit (2048 bits, 2048 位): the noun counts
+    as the question's word, and a unit stating the measure goes first when it scores near the best."""
+    from lambdarag.skills.evidence import Candidate, Scored, option_first, signals
+
+    hit = Hit(chunk_id="a#1", source="a.md", text=" ".join(texts))
+    found = [Candidate(t, hit=hit, rank=0) for t in texts]
+    others = [Candidate(t, hit=hit, rank=0) for t in ("Uploads are signed.", "Mail the keyring team.", "上传需要签名。")]
+    assert signals(query, found + others, dense=False)["bm25"][1] > 0
+    ranking = [Scored(c, 1.0 - i / 4, 1.0, 1.0) for i, c in enumerate(found)]
+    assert option_first(query, ranking)[0].text == texts[1]
+    assert option_first(query.replace("How long", "Why").replace("多长", "什么"), ranking)[0].text == texts[0]
+
+
+def test_a_count_is_no_dimension_the_word_number_naming_any_field():
+    """How many files: a count is said by the question's own noun (up to 100 files), and --input-fd=<number>
+    [default: 0…] states no measure of anything asked."""
+    from lambdarag.skills.evidence import Candidate, Scored, dimensions, measure, option_first
+
+    assert dimensions("How many extra suppression files may be given at most?") == []
+    assert measure("length").search("--input-fd=<length> [default: 0, stdin] read from") is None
+    texts = ["You may use up to 100 extra suppression files.", "--input-fd=<number> [default: 0, stdin] reads input."]
+    hit = Hit(chunk_id="a#1", source="a.md", text=" ".join(texts))
+    ranking = [Scored(Candidate(t, hit=hit, rank=0), 1.0 - i / 4, 1.0, 1.0) for i, t in enumerate(texts)]
+    assert option_first("How many extra suppression files may be given at most?", ranking)[0].text == texts[0]
