@@ -829,8 +829,8 @@ def dated_after(unit: Scored, ranking: Sequence[Scored]) -> Optional[Scored]:
 def temporal(ranking: Sequence[Scored], around: Sequence[Scored] = (), query: str = "") -> list[Scored]:
     """Returns the best unit that names a version or a date (`dated`, a code name the question does not say
     counting; the best unit when none scores near it), then a second within `SECOND` of it, a dated one before an
-    undated runner-up (…+deb11u1 for bullseye… over "…target their suite name"); an undated first unit is followed by a dated unit just after it among `around` (every
-    unit of the context: `dated_after`; This functionality is new in Valgrind 3.7.0: a version note follows what
+    undated runner-up (…+deb11u1 for bullseye… over "…target their suite name"); an undated first unit is followed
+    by a dated unit just after it among `around` (every unit of the context: `dated_after`; This functionality is new in Valgrind 3.7.0: a version note follows what
     it dates, in few of the question's words). The best unit of `around`, when dated, is the first candidate even
     when it holds few of the question's words (版本 11，也叫做“稳定（stable）”版 for 目前的稳定版是第几版): the
     ranking's other signals found it, and a version is what is asked."""

@@ -253,10 +253,10 @@ def speaks_for(unit: Scored, name: str, named: Sequence[str], steered: frozenset
     its first two words: X Window of X Window System), or whose title names it and no other side (its own law,
     its own page), or that sits in its glossary item (under its quoted term: `evidence.units`); then one not from
     the page of another side (Contrary to SELinux… on AppArmor's page, a citation of the wrong page); then one of
-    the `steered` units (stating the compared aspect: `on_aspect`) or saying the side does what the question `asked`
-    of it (`acts`: piuparts tests…); then one defining it (opening with the name,
-    a link's text counting as its words, quoted or before a copula: "Suggests" Many users…, cron is the daemon…,
-    [PolicyKit](…) is…, or keying a table row, or so opening a sentence or cell of it: `named.defines_in`; or
+    the `steered` units (stating the compared aspect: `on_aspect`) or saying the side does what the question
+    `asked` of it (`acts`: piuparts tests…); then one defining it (opening with the name, a link's text counting
+    as its words, quoted or before a copula: "Suggests" Many users…, cron is the daemon…, [PolicyKit](…) is…, or
+    keying a table row, or so opening a sentence or cell of it: `named.defines_in`; or
     glossing it, as a text introduces a term: A 依赖（depend）B; or in its glossary item; or in its option's
     description: `described`); then one first said about it (`leads`, which also makes a unit its own): each
     side's block says what that side is; then one setting it against another side (`contrasts`), which says how
