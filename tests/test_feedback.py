@@ -169,6 +169,17 @@ def test_hot_queries_are_cached_per_permission_scope_and_version(kb):
     assert log[0]["retrieval"] and log[0]["rerank_top5"] and log[0]["latency_ms"]["total"] > 0
 
 
+def test_an_upgrade_never_serves_the_answer_the_old_release_cached(kb, monkeypatch):
+    import lambdarag
+
+    make, _, _ = kb
+    config, _ = make(cacheAfter=1)
+    search(RELATION_Q, config=config)
+    assert search(RELATION_Q, config=config).from_cache
+    monkeypatch.setattr(lambdarag, "__version__", lambdarag.__version__ + ".post1")   # same terms, new code
+    assert not search(RELATION_Q, config=config).from_cache
+
+
 def test_a_confirm_reject_or_revert_drops_the_cached_answers_it_could_change(kb):
     make, _, fb = kb
     config, path = make(cacheAfter=1)

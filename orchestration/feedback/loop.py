@@ -26,6 +26,7 @@ import uuid
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
+import lambdarag
 from lambdarag import Context, State, User
 from lambdarag.state import PUBLIC
 from lambdarag.skills import build as build_skill
@@ -101,16 +102,19 @@ class FeedbackLoop:
     def version(self, pipeline: str = "") -> str:
         """Returns the version cache keys carry: index + graph (from the KB) + learned rules, synonyms and
         confirmations + the LLM provider (base URL and model, or offline) + the `pipeline` answering (the
-        lifecycle's fingerprint: its printed term and config, `orchestration.lifecycle.fingerprint`).
+        lifecycle's fingerprint: its printed term and config, `orchestration.lifecycle.fingerprint`) + the
+        release of LambdaRAG answering.
 
         A confirm, reject, revert or refit can re-rank any question (the term
         map, prior and gate are shared by all), so each makes every cached answer
         unreachable: the confirmations enter by their generation, a small file.
-        The provider enters so enabling an LLM never serves an offline answer.
+        The provider enters so enabling an LLM never serves an offline answer, and the release so an upgrade
+        (whose terms print alike but answer differently) never serves the old code's answer.
         """
         parts = self.store.read(lambda tx: [self.rules.rules(everyone=True), self.lexicon.synonyms(),
                                             self.confirmations.generation()])     # one transaction
-        learned = json.dumps([*parts, self.provider, pipeline], sort_keys=True, ensure_ascii=False)
+        learned = json.dumps([*parts, self.provider, pipeline, lambdarag.__version__], sort_keys=True,
+                             ensure_ascii=False)
         return f"{self.kb.version() if self.kb else '-'}:{hashlib.sha1(learned.encode()).hexdigest()[:12]}"
 
     def record(self, result: Mapping[str, Any], state: Optional[State], llm: Any = None,
