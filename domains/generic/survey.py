@@ -34,8 +34,8 @@ from dataclasses import replace
 from pathlib import PurePosixPath
 from typing import Any, Mapping, Sequence
 
-from lambdarag import State, Term
-from lambdarag.patterns.hybrid_search import hybrid_retrieval
+from lambdarag import State
+from lambdarag.patterns.hybrid_search import fuse, retrieve
 from lambdarag.skills.store.bm25 import Bm25Index
 from lambdarag.skills.store.corpus import to_hits
 from lambdarag.skills.store.derived import PerObject
@@ -322,19 +322,23 @@ HYBRID = {"skills": {"rerank": {"enabled": False}}}
 the equal-weight ranking put another document fourth in place of hybrid's, and the survey lost hybrid's answer."""
 
 
-def plain_retrieval(dense: bool, settings: Mapping[str, Any] = PLAIN) -> Term:
-    """Returns the plain ranking's term (patterns.hybrid_search.hybrid_retrieval, without the learned boost) under
-    `settings`, with the dense retriever when the index has vectors."""
-    return hybrid_retrieval({**settings, "skills": {**settings["skills"], "embedding": {"enabled": dense}}}, learned=False)
+def with_dense(settings: Mapping[str, Any], dense: bool) -> dict[str, Any]:
+    """Returns `settings` with the dense retriever on when the index has vectors."""
+    return {**settings, "skills": {**settings["skills"], "embedding": {"enabled": dense}}}
 
 
-def plain_ranking(ctx: Any, query: str, user: Any, settings: Mapping[str, Any] = PLAIN) -> tuple[Hit, ...]:
-    """Returns the question's hybrid ranking (`plain_retrieval` under `settings`, at most `LEAD` chunks): its words
-    as asked, without learned synonyms, in a trace of its own."""
+def plain_rankings(ctx: Any, query: str, user: Any) -> tuple[tuple[Hit, ...], tuple[Hit, ...]]:
+    """Returns the question's equal-weight ranking (`PLAIN`) and hybrid_search's own (`HYBRID`), at most `LEAD`
+    chunks each: its words as asked, without learned synonyms, in a trace of their own. One retrieval feeds both
+    (patterns.hybrid_search.retrieve, then each setting's fusion without the learned boost): they differ only in
+    the fusion's weights."""
     backend = ctx.resource("index")
     plan = RetrievalPlan(bm25_top_k=LEAD, dense_top_k=LEAD, fused_top_k=LEAD)
     own = replace(ctx, trace=Trace(), resources={k: v for k, v in ctx.resources.items() if k != "synonyms"})
-    return plain_retrieval(backend.has_dense, settings).run(State.of(query, user=user, plan=plan), own).hits
+    found = retrieve(with_dense(PLAIN, backend.has_dense)).run(State.of(query, user=user, plan=plan), own)
+    plain, hybrid = (fuse(with_dense(s, backend.has_dense), "hybrid_search", learned=False).run(found, own).hits
+                     for s in (PLAIN, HYBRID))
+    return plain, hybrid
 
 
 def best_chunk(backend: Any, source: str, queries: Sequence[str], user: Any) -> Hit | None:
@@ -399,7 +403,7 @@ def covering(ctx: Any, query: str, hits: Sequence[Hit], user: Any) -> tuple[Hit,
     whole text, listed and named things) search the question's topic (`topic_of`)."""
     backend = ctx.resource("index")
     topic = topic_of(query)
-    plain = plain_ranking(ctx, query, user)
+    plain, by_hybrid = plain_rankings(ctx, query, user)
     best: dict[str, Hit] = {}
     for h in plain:
         best.setdefault(h.source, h)
@@ -420,7 +424,7 @@ def covering(ctx: Any, query: str, hits: Sequence[Hit], user: Any) -> tuple[Hit,
     ranked = list(dict.fromkeys([*first, *fused]))
     order = list(dict.fromkeys([*first, *fused][:COVER]))
     order = whole_chapters(order, whole, table, ranked)[:len(order)]
-    hybrid = list(dict.fromkeys(h.source for h in plain_ranking(ctx, query, user, HYBRID)))
+    hybrid = list(dict.fromkeys(h.source for h in by_hybrid))
     for source in kept_first(order, hybrid, named, support):
         if source not in best:
             found = best_chunk(backend, source, (query, table.titles.get(source, "")), user)
