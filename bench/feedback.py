@@ -74,8 +74,8 @@ FOLDS = 5
 BOUNDS = {"hybrid+learned": 0.005}
 """Learned systems compared: the product's fit (unseen questions may lose ≤ 0.005 nDCG@10, plus
 `LOSS_CONFIDENCE` standard errors, in the inner CV). It re-ranks the tail (ranks after `HEAD`) of every question
-past the tail's cosine floor, gate open or not; `gate_open` counts the questions whose top changed. (The fit without the bound, measured until
-issue 45, is in the history of these result files.)"""
+past the tail's cosine floor, gate open or not; `gate_open` counts the questions whose top changed. (The fit
+without the bound, measured until issue 45, is in the history of these result files.)"""
 ADAPTED = "hybrid+learned+adapter"
 """hybrid+learned's fit and stores plus the query adapter fitted on the same learning folds
 (`orchestration.learning.fit_query_adapter`): the dense leg's query vector adapted, the adapter's own lift."""

