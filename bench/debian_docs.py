@@ -9,7 +9,7 @@ at the markdown file that holds their target. The output is deterministic (sorte
 no dates), and `<out>.json` next to the folder records the package, its version and every
 file's sha256.
   apt-get install debian-reference-en debian-reference-zh-cn debian-faq-zh-cn debian-handbook valgrind maint-guide \
-    developers-reference installation-guide-amd64
+    developers-reference installation-guide-amd64 debian-edu-doc-en debian-edu-doc-zh-cn
   python bench/debian_docs.py reference-en [--out DIR]   # default $LAMBDARAG_HOME/corpora/reference-en
 """
 from __future__ import annotations
@@ -57,6 +57,10 @@ SOURCES = {
         2, "en", toc="/usr/share/developers-reference/index.html"),
     "install-guide-zh-cn": Source("installation-guide-amd64", "/usr/share/doc/installation-guide-amd64/zh_CN/*.html", 2,
                                   "zh-CN", toc="/usr/share/doc/installation-guide-amd64/zh_CN/index.html"),
+    # the Debian Edu manual is one page: its h2 headings are the chapters, its h3 the sections
+    "edu-en": Source("debian-edu-doc-en", "/usr/share/doc/debian-edu-doc-en/debian-edu-bookworm-manual.html", 3, "en"),
+    "edu-zh-cn": Source("debian-edu-doc-zh-cn", "/usr/share/doc/debian-edu-doc-zh-cn/debian-edu-bookworm-manual.html",
+                        3, "zh-CN"),
 }
 SKIPPED = {"navheader", "navfooter", "toc", "list-of-tables", "list-of-figures", "list-of-examples", "docnav", "nav",
            "related", "sphinxsidebar", "footer"}   # the last three: Sphinx's navigation (developers-reference)

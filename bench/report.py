@@ -107,7 +107,8 @@ def domain_rows() -> list[tuple[str, str, str, Callable[[dict], str]]]:
     """Returns the rows of the non-statute corpora: before the domain work (both halves), before issue 41's routes
     (frozen test) and now (frozen test); the Valgrind manual and the New Maintainers' Guide (corpora issue 41 added):
     before their round's survey changes and now, both halves; the dev2 halves (round 15) before its cues and now;
-    the dev3 halves (round 15) before whole chapters and now; round 16's held-out corpora, before and after the round."""
+    the dev3 halves (round 15) before whole chapters and now; round 16's held-out corpora, before and after the round;
+    round 18's, before the round and on its merged tree."""
     rows = []
     for corpus in ("reference-en", "reference-zh-cn", "faq-zh-cn", "handbook-en"):
         script = f"bench/domain_bench.py --corpora {corpus}"
@@ -144,6 +145,12 @@ def domain_rows() -> list[tuple[str, str, str, Callable[[dict], str]]]:
                       f"domain-{corpus}-before", f"{script} --tag before", domain_half(half)),
                      (f"HELD-OUT corpus {corpus} (round 16, written blind; its DEV half tuned on in round 17), {label}, "
                       "after round 17", f"domain-{corpus}", script, domain_half(half))]
+    for corpus in ("edu-en", "edu-zh-cn"):
+        script = f"bench/domain_bench.py --corpora {corpus}"
+        rows += [(f"HELD-OUT corpus {corpus} (round 18, written blind, never tuned on), {label}, {when} round 18",
+                  f"domain-{corpus}{suffix}", script + flag, domain_half(half))
+                 for suffix, flag, when in (("-before", " --tag before", "before"), ("", "", "after"))
+                 for half, label in (("test", "TEST half"), ("dev", "DEV half"))]
     return rows
 
 
@@ -202,19 +209,27 @@ def answers_rows() -> list[tuple[str, str, str, Callable[[dict], str]]]:
 
 def held_out_answers_rows() -> list[tuple[str, str, str, Callable[[dict], str]]]:
     """Returns the rows of the offline answers on round 16's held-out corpora (written blind, never tuned on), per half,
-    before the round and after it; then round 17's, whose dev halves were tuned on (before: the dev halves alone)."""
+    before the round and after it; then round 17's, whose dev halves were tuned on (before: the dev halves alone);
+    then round 18's held-out corpora, before the round and on its merged tree."""
     corpora = "bench/domain_answers.py --corpora developers-reference-en,install-guide-zh-cn"
-    script = f"{corpora} --halves dev,test --name answers-held-out16"
-    return [*((f"offline answers, HELD-OUT corpora (round 16, written blind), {label} half, {when} round 16", name,
-               script + (" --tag before" if when == "before" else ""), lambda r, half=half: domain_answers(r, half))
-              for when, name in (("before", "answers-held-out16-before"), ("after", "answers-held-out16"))
-              for half, label in (("test", "TEST"), ("dev", "DEV"))),
+    return [*blind_answers_rows(16, corpora),
             ("offline answers, held-out corpora, DEV half (tuned on in round 17), before round 17",
              "answers-held-out17-dev-before", f"{corpora} --halves dev --name answers-held-out17-dev-before",
              domain_answers),
             *((f"offline answers, held-out corpora, {label}, after round 17", "answers-held-out17",
                f"{corpora} --halves dev,test --name answers-held-out17", lambda r, half=half: domain_answers(r, half))
-              for half, label in (("test", "frozen TEST half"), ("dev", "DEV half (tuned on)")))]
+              for half, label in (("test", "frozen TEST half"), ("dev", "DEV half (tuned on)"))),
+            *blind_answers_rows(18, "bench/domain_answers.py --corpora edu-en,edu-zh-cn")]
+
+
+def blind_answers_rows(round_: int, corpora: str) -> list[tuple[str, str, str, Callable[[dict], str]]]:
+    """Returns the rows of the offline answers on a round's held-out corpora (written blind), per half, before the
+    round and after it (answers-held-out<round>[-before])."""
+    script = f"{corpora} --halves dev,test --name answers-held-out{round_}"
+    return [(f"offline answers, HELD-OUT corpora (round {round_}, written blind), {label} half, {when} round {round_}",
+             name, script + (" --tag before" if when == "before" else ""), lambda r, half=half: domain_answers(r, half))
+            for when, name in (("before", f"answers-held-out{round_}-before"), ("after", f"answers-held-out{round_}"))
+            for half, label in (("test", "TEST"), ("dev", "DEV"))]
 
 
 def fresh_answers(r: dict) -> str:

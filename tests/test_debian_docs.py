@@ -50,6 +50,22 @@ def test_slugs_keep_letters_of_any_script_and_are_bounded():
     assert len(slug("x" * 100)) == 40 and slug("？！") == "section"
 
 
+MANUAL = """<html><body><div class="article"><div class="titlepage"><h2 class="title"><a id="idm1"></a>Edu Manual</h2>
+<h3 class="subtitle"><em>Publish date: 2024-01-31</em></h3></div>
+<div class="section"><h2 class="title"><a id="idm5"></a>1. About</h2><p>This is the manual.</p></div>
+<div class="section"><h2 class="title"><a id="Arch"></a>3. Architecture</h2>
+<div class="section"><h3 class="title"><a id="Net"></a>3.1. Network</h3><p>One subnet.</p>
+<div class="section"><h4 class="title">3.1.1. Main server</h4><p>It runs <a href="#Adm">admin</a>.</p></div></div>
+<div class="section"><h3 class="title"><a id="Adm"></a>3.2. Administration</h3><p>GOsa.</p></div></div>
+</div></body></html>"""
+
+
+def test_a_one_page_manual_splits_at_its_third_level_chapters_numbered_from_their_h2_headings():
+    manual = markdown_files([MANUAL], split=3)
+    assert sorted(manual) == ["01.00-about.md", "03.01-network.md", "03.02-administration.md"]
+    assert manual["03.01-network.md"] == "# Network\nOne subnet.\n## Main server\nIt runs [admin](03.02-administration.md).\n"
+
+
 HANDBOOK_CHAPTER = """<html><body><div id="banner"><a href="http://x"><span class="text">Download the ebook</span></a></div>
 <p id="title"><a class="left" href="http://www.debian.org"><img alt="Product Site" src="i.png"/></a></p>
 <ul class="docnav top"><li class="previous"><a href="a.html"><strong>Prev</strong></a></li></ul>
