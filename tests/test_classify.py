@@ -517,32 +517,17 @@ ROUND_18_LOOK_ALIKES = [  # (question, the type the new cues must not give it)
 ]
 
 
-@pytest.mark.parametrize("query,kind", GENERIC_CUES_ROUND_18)
-def test_round_18_cues_type_yes_no_relations_tool_surveys_and_waits(query, kind):
+@pytest.mark.parametrize("query,kind", GENERIC_CUES_ROUND_17 + GENERIC_CUES_ROUND_18)
+def test_round_17_and_18_cues_type_their_questions(query, kind):
+    # round 17: what one thing does that another does not, spans; round 18: yes-or-no relations, tool surveys, waits
     from lambdarag.domains import profile_named
 
     c = classifiers.rule_classify(query, (), profile_named("generic"))
     assert c is not None and (c.type, c.stage) == (kind, "rules"), c
 
 
-@pytest.mark.parametrize("query,kind", ROUND_18_LOOK_ALIKES)
-def test_round_18_cues_leave_their_look_alikes_alone(query, kind):
-    from lambdarag.domains import profile_named
-
-    c = classifiers.rule_classify(query, (), profile_named("generic"))
-    assert c is None or c.type != kind, c
-
-
-@pytest.mark.parametrize("query,kind", GENERIC_CUES_ROUND_17)
-def test_round_17_cues_type_what_one_thing_does_that_another_does_not_and_spans(query, kind):
-    from lambdarag.domains import profile_named
-
-    c = classifiers.rule_classify(query, (), profile_named("generic"))
-    assert c is not None and (c.type, c.stage) == (kind, "rules"), c
-
-
-@pytest.mark.parametrize("query,kind", ROUND_17_LOOK_ALIKES)
-def test_round_17_cues_leave_their_look_alikes_alone(query, kind):
+@pytest.mark.parametrize("query,kind", ROUND_17_LOOK_ALIKES + ROUND_18_LOOK_ALIKES)
+def test_round_17_and_18_cues_leave_their_look_alikes_alone(query, kind):
     from lambdarag.domains import profile_named
 
     c = classifiers.rule_classify(query, (), profile_named("generic"))
