@@ -494,16 +494,40 @@ ROUND_17_LOOK_ALIKES = [  # (question, the type the new cues must not give it)
 ]
 
 
-@pytest.mark.parametrize("query,kind", GENERIC_CUES_ROUND_17)
-def test_round_17_cues_type_what_one_thing_does_that_another_does_not_and_spans(query, kind):
+GENERIC_CUES_ROUND_18 = [  # written for this test (issue 41, round 18), about no corpus of any benchmark
+    # a relation asked yes or no (does X decide which Y), what a thing generates, 会不会影响
+    ("Does the locale setting decide which date format the report uses?", "relation"),
+    ("Does the umask control whether new files are world-readable?", "relation"),
+    ("Which files does the installer generate for the boot loader?", "relation"),
+    ("时区设置会不会影响日志里的时间戳？", "relation"),
+    # a survey over the tools that help with several tasks, over 哪些介质或方式
+    ("Which tools help me profile memory, find leaks or trace calls?", "synthesis"),
+    ("可以用哪些介质或途径来备份数据库？", "synthesis"),
+    # a time: how long something waits before an event
+    ("How many days must a bug report wait before it is closed automatically?", "temporal"),
+    ("How long does a mirror sit behind the archive before it syncs again?", "temporal"),
+]
+ROUND_18_LOOK_ALIKES = [  # (question, the type the new cues must not give it)
+    ("Do I decide which disk to format?", "relation"),
+    ("Does the installer format the disk?", "relation"),
+    ("我是否需要设置密码？", "relation"),
+    ("Which tool helps me profile memory?", "synthesis"),
+    ("How long does the key need to be?", "temporal"),
+    ("How many days does the trial licence last?", "temporal"),
+]
+
+
+@pytest.mark.parametrize("query,kind", GENERIC_CUES_ROUND_17 + GENERIC_CUES_ROUND_18)
+def test_round_17_and_18_cues_type_their_questions(query, kind):
+    # round 17: what one thing does that another does not, spans; round 18: yes-or-no relations, tool surveys, waits
     from lambdarag.domains import profile_named
 
     c = classifiers.rule_classify(query, (), profile_named("generic"))
     assert c is not None and (c.type, c.stage) == (kind, "rules"), c
 
 
-@pytest.mark.parametrize("query,kind", ROUND_17_LOOK_ALIKES)
-def test_round_17_cues_leave_their_look_alikes_alone(query, kind):
+@pytest.mark.parametrize("query,kind", ROUND_17_LOOK_ALIKES + ROUND_18_LOOK_ALIKES)
+def test_round_17_and_18_cues_leave_their_look_alikes_alone(query, kind):
     from lambdarag.domains import profile_named
 
     c = classifiers.rule_classify(query, (), profile_named("generic"))

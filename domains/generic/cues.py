@@ -54,9 +54,10 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
     ("synthesis", 0.85, (r"\b(?:different|various|several|all the|main|possible|available) " + _KINDS + r"\b",
                          r"\b(?:what|which) (?:[\w-]+ ){0,2}?" + _KINDS + r" (?:are there|exist|are available|do i have|can)\b",
                          r"\b(?:what|which) (?:kinds|types|sorts) of\b",
+                         r"\b(?:what|which) (?:[\w-]+ ){0,2}?" + _KINDS + r" (?:help|let|allow|enable) (?:me|you|us|one|people|users?)\b",
                          r"\bwhat are (?:the |some )?(?:different |various |possible |main )?" + _KINDS
                          + r" (?:to|for)\b(?! (?:" + _STEERS + r")\b)",
-                         "(?:不同|各种|哪些|哪几种|几种|多种|都有什么)的?" + _ZH_KINDS
+                         "(?:不同|各种|哪些|哪几种|几种|多种|都有什么)的?(?:[\u4e00-\u9fff]{1,4}(?:或|或者|和|与|及|、))?" + _ZH_KINDS
                          + "(?!(?:会|可以|能)?(?:影响|改变|修改|更改|" + _ZH_STEERS + ")|[与和跟].{1,30}?(?:冲突|互斥|对应))",
                          r"[^、，,。？?]{1,30}、[^、，,。？?]{1,30}(?:、|和|以及|及|与)[^，,。？?]{1,30}?分别是什么",
                          r":\s*[^:?,;]{2,60}, [^:?,;]{2,60},? (?:and|or) [^:?,;]{2,80}\?$",
@@ -104,6 +105,8 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         r"\bcode ?names? of (?:[\w-]+ )?v?\d+(?:\.\d+)*\b", r"\d+(?:\.\d+)*\s*(?:版|版本)?的?代号",
                         r"\bstill (?:supported|used|valid|the default|works?|available|accepted|maintained|receives?|gets?)\b",
                         r"\b(?:next|upcoming|previous|last|major|minor) (?:release|version)\b",
+                        r"\bhow (?:many (?:days|weeks|months|years)|long) (?:must|does|do|will|should|can) [^?]{2,60}?"
+                        r"\b(?:wait|spend|stay|remain|sit)\b[^?]{0,40}?\b(?:before|until)\b",
                         r"\bwhen (?:was|were|did|will|is)\b", r"\b(?:last|this|next) year\b", r"\b(?:before|after|since) (?:the )?(?:19|20)\d\d\b",
                         "最新版", "哪个版本", "哪一版", "旧版本", "新版本", "老版本", r"从哪.{0,16}版", "版本开始", "版起",
                         "自从", "以来", "哪一年", r"什么时候(?!(?:用|使用|应该|该用|需要|要用|适合))", "何时", r"第\s*\d+\s*版",
@@ -131,7 +134,7 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         r"\bwhich (?:[\w.-]+ ){0,3}[\w.-]+ (?:" + _USES + r")\b",
                         r"\bwhich (?:[\w.-]+ ){0,2}[\w.-]+s (?:read|load|call|invoke|source|include|import|require|use|reference|extend|inherit|imply)\b",
                         r"\b(?:which|what) (?:[\w.-]+ ){0,2}?" + _THINGS + r" (?:does|do|will|would) (?!I\b|you\b|we\b|one\b)"
-                        r".{2,50}?(?<![\w-])(?:read|load|call|invoke|run|source|include|import|require|need|honou?r|respect|obey|take into account|"
+                        r".{2,50}?(?<![\w-])(?:read|load|call|invoke|run|source|include|import|require|need|honou?r|respect|obey|take into account|generate|produce|create|"
                         + _HANDS + r")\b",
                         r"\bwhat (?:does|do) (?!I\b|you\b|we\b|one\b).{2,50}?(?<![\w-])(?:depend|rely|call|invoke|run|load|source|import)\b",
                         r"\b(?:used|called|invoked|run|read|loaded|started|spawned|triggered|sourced|managed|provided|handled"
@@ -158,6 +161,8 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         r"\bhow (?:does|do|would|will) (?!I\b|you\b|we\b|one\b)[^?]{2,50}?\b(?:change|affect|influence|alter) (?:what|how|which|the)\b",
                         r"\bwhat (?:does|do) (?!I\b|you\b|we\b|one\b)[^?]{2,60}? mean for\b", r"\b(?:effect|impact|influence) (?:does|do) [^?]{2,60}? have on\b",
                         r"\bhow (?:does|do|is|are) (?!I\b|you\b|we\b|one\b)[^?]{2,50}?\b(?:decide|determine|choose|pick|select)s? (?:which|what|whether|where|how)\b",
+                        r"^(?:does|do|can|will|would) (?!I\b|you\b|we\b|one\b)[^?]{2,60}?\b(?:control|decide|determine|configure|govern"
+                        r"|select|choose|pick|affect|influence) (?:which|what|whether|where|how)\b",
                         r"\b(?:which|what) (?:[\w.-]+ ){0,2}?(?:variables?|settings?|options?|keys?|parameters?|files?) (?:change|alter|modify)s? "
                         r"(?:the |its |their )?(?:[\w-]+ ){0,3}?(?:behaviou?r|defaults?|output|format|location|way)\b",
                         r"\b(?:through|via) (?:which|what) (?:[\w.-]+ ){0,2}?" + _THINGS + r"\b",
@@ -166,7 +171,7 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         "由谁", "谁负责", "谁有权", "属于哪", "依赖", "哪个(?:模块|组件|团队|进程|服务|守护进程|程序|脚本|软件包|库|单元|工具|命令)会?(?:负责|调用|启动|触发|投递|提供|处理|管理|生成|监听|派生)",
                         r"(?:哪|什么)[^，。？?]{0,12}?由(?![我你您])[^，。？?]{1,16}?(?:" + _ZH_STEERS + "|管理|负责|维护|生成|提供)的", "(?:有|是)什么关系", "有何关系", "关系如何", "交互", "配合", "协作", "调用了?哪", "被哪", "归哪", r"由(?:哪|什么|谁).{0,12}(?:负责|管理|启动|触发|提供|维护|" + _ZH_STEERS + ")",
                         r"(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,4}?" + _ZH_THINGS + r"[里中]?(?:来|可以|能|会)?(?:" + _ZH_STEERS + ")", r"(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,6}?(?:决定|左右)了?",
-                        r"受(?:哪|什么).{0,12}(?:" + _ZH_STEERS + "|影响|约束|限制|制约)", r"(?:" + _ZH_STEERS + ")于哪", "取决于",
+                        r"受(?:哪|什么).{0,12}(?:" + _ZH_STEERS + "|影响|约束|限制|制约)", r"(?<![我你您])(?:是否|会不会|能不能)(?:会|能)?(?:控制|决定|左右|影响)(?:着)?", r"(?:" + _ZH_STEERS + ")于哪", "取决于",
                         r"是.{1,16}的(?:一部分|组成部分)", r"属于.{0,12}的一部分",
                         r"(?:与|和|跟|同).{1,30}?(?:之间)?的(?:关系|联系)", r"关系是什么", r"(?:有|是)(?:什么|何)联系",
                         r"(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,4}?" + _ZH_THINGS + r"(?:会|来|可以|能)?(?:" + _ZH_USES + ")",
