@@ -443,6 +443,23 @@ def test_a_name_said_twice_after_two_words_makes_two_kinds_of_it_the_sides():
     assert "On “binary-only NMU”:" in text and "On “source NMU”:" in text, text
 
 
+def test_a_name_glued_to_a_prefix_is_one_kind_of_the_name_said_after_another_word():
+    """binNMU and source NMU are the sides, not NMU (inside binNMU) and source (a command some hit opens with)."""
+    hits = sourced(("05.11-non-maintainer-uploads-nmus.md", "source is the package the NMU rebuilds. A binNMU is also a "
+                    "package upload by someone other than the package's maintainer."))
+    assert named_things("How is a binNMU different from a normal source NMU?", hits, GENERIC) == [
+        "binNMU", "source NMU"]
+
+
+def test_a_name_inside_a_hyphenated_side_is_placed_where_it_is_said_on_its_own():
+    """The `stable` of "…to stable users" is no side between stable-updates and stable-backports: placed where
+    stable-updates opens, it was paired with stable-backports by the "and" after it."""
+    hits = sourced(("05.05-picking-a-distribution.md", "stable is the distribution users run. Updates reach stable "
+                    "users through the stable-updates suite."))
+    assert named_things("How do stable-updates and stable-backports differ in what they deliver to stable users?",
+                        hits, GENERIC) == ["stable-updates", "stable-backports"]
+
+
 @pytest.mark.parametrize("query, piuparts, lintian", [
     ("What does piuparts test that lintian does not?", "On “piuparts”:", "On “lintian”:"),
     ("piuparts 测试哪些 lintian 不测试的内容？", "关于「piuparts」：", "关于「lintian」："),
