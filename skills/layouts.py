@@ -218,6 +218,16 @@ cross-reference (Run lintian (see lintian).)."""
 _BARE_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 
 
+def spells_out(text: str, name: str) -> bool:
+    """Returns whether `text` writes an acronym side's words out before it in brackets (Mail Transfer Agent (MTA),
+    the initials spelling it): where a text introduces the thing, whatever the sentence opens with (然后是…)."""
+    if not re.fullmatch(r"[A-Z]{2,6}", name):
+        return False
+    words = r"[\s-]+".join([r"([A-Za-z])[a-z]*"] * len(name))
+    return any("".join(m.groups()).upper() == name
+               for m in re.finditer(rf"(?<![A-Za-z]){words}\s*[(（]\s*{name}\s*[)）]", text))
+
+
 def exactly(text: str, name: str) -> bool:
     """Returns whether `text` says `name` as the question writes it (a capital opening a sentence aside): apt, not
     the project APT."""
@@ -275,7 +285,7 @@ def speaks_for(unit: Scored, name: str, named: Sequence[str], steered: frozenset
     defines = any(m.group(0)[-1:] in "\"”」』*`" or DEFINES.match(text, m.end()) for m in opens) or any(
         (not f.isascii() and re.search(r"(?<![\u4e00-\u9fff])" + re.escape(f) + _GLOSS, text)) or defines_in(text, f)
         for f in forms) \
-        or described(unit, name) or glossed
+        or described(unit, name) or glossed or spells_out(text, name)
     says = unit.candidate.kind != "command" and len(re.findall(r"[A-Za-z]{2,}|[\u4e00-\u9fff]", text)) > len(
         re.findall(r"[A-Za-z]{2,}|[\u4e00-\u9fff]", " ".join(_BARE_LINK.findall(unit.text)))) + 1
     elsewhere = any(names(title, o) for o in others) and not any(names(title, f) for f in forms)

@@ -443,6 +443,23 @@ def test_a_name_said_twice_after_two_words_makes_two_kinds_of_it_the_sides():
     assert "On “binary-only NMU”:" in text and "On “source NMU”:" in text, text
 
 
+@pytest.mark.parametrize("query, texts, mta, mda", [
+    ("邮件系统里的 MTA 和 MDA 各管什么？",
+     ["在邮件系统里，如果使用 exim4 作为 MTA，MTA 管理 /etc/email-addresses 里的条目。",
+      "然后是 Mail Transfer Agent (MTA)，用来将邮件从一台计算机传递到另一台。",
+      "最后是 Mail Delivery Agent (MDA)，用于将收到的邮件投递到用户的收件箱。"], "关于「MTA」：", "关于「MDA」："),
+    ("What do the MTA and the MDA of a mail system each do?",
+     ["If the mail system uses exim4 as its MTA, the MTA can add an entry to /etc/email-addresses.",
+      "Then comes the Mail Transfer Agent (MTA), which passes mail from one computer to another.",
+      "Last comes the Mail Delivery Agent (MDA), which puts received mail into the user's inbox."], "On “MTA”:",
+     "On “MDA”:")], ids=["zh", "en"])
+def test_a_unit_spelling_an_acronym_side_out_defines_it(query, texts, mta, mda):
+    """然后是 Mail Transfer Agent (MTA)，用来… introduces MTA though it opens with 然后是 (Then comes…); a unit only
+    using the name (如果使用 exim4 作为 MTA…) says nothing of what it is."""
+    text = answer(query, sourced(*(("08.04-mail.md", t) for t in texts)), "compare")
+    assert "Mail Transfer Agent (MTA)" in blocks(text, mta, mda)[0], text
+
+
 def test_a_name_glued_to_a_prefix_is_one_kind_of_the_name_said_after_another_word():
     """binNMU and source NMU are the sides, not NMU (inside binNMU) and source (a command some hit opens with)."""
     hits = sourced(("05.11-non-maintainer-uploads-nmus.md", "source is the package the NMU rebuilds. A binNMU is also a "
