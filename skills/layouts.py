@@ -320,13 +320,19 @@ def leads(unit: Scored, forms: Sequence[str], others: Sequence[str] = ()) -> boo
     return at >= 0 and not hit.text[start:at].strip(" \t\n-*>")
 
 
+_ALIKE = re.compile(r"\b(?:differ(?:s|ent|ence|ences)?|unlike|whereas|same|alike|similar(?:ly)?)\b"
+                    r"|不同|区别|差别|差异|相同|一样|类似", re.I)
+"""Words saying how two things compare (…in BIOS and native UEFI is completely different, 之间完全不同)."""
+
+
 def naming_all(ranking: Sequence[Scored], sides: Sequence[tuple[str, Any]], used: set[str]) -> list[Scored]:
-    """Returns the best unit not yet `used` that names every side (how they relate, when one says so; `inflected`
-    counts) and says a word besides options (a list of options, `--leak-check=summary --leak-check=full`, relates
-    nothing), or none."""
-    return [r for r in ranking if r.text not in used and re.search(r"[A-Za-z]{2}|[\u4e00-\u9fff]", _OPTIONS.sub(
+    """Returns the best unit not yet `used` that names every side (`inflected` counts), one saying how they
+    compare (`_ALIKE`) first, and says a word besides options (a list of options, `--leak-check=summary
+    --leak-check=full`, relates nothing), or none."""
+    both = [r for r in ranking if r.text not in used and re.search(r"[A-Za-z]{2}|[\u4e00-\u9fff]", _OPTIONS.sub(
         " ", r.text)) and all(any(names(r.text, f) for f in said(name)) or inflected(r.text, name)
-                              for name, _ in sides)][:1]
+                              for name, _ in sides)]
+    return sorted(both, key=lambda r: not _ALIKE.search(r.text))[:1]
 
 
 def inflected(text: str, name: str) -> bool:

@@ -460,6 +460,22 @@ def test_a_unit_spelling_an_acronym_side_out_defines_it(query, texts, mta, mda):
     assert "Mail Transfer Agent (MTA)" in blocks(text, mta, mda)[0], text
 
 
+@pytest.mark.parametrize("query, texts, between", [
+    ("老式 BIOS 和 UEFI 在装系统时有什么差别？",
+     ["BIOS 是传统的系统固件。", "UEFI 是一种新型系统固件。", "老式 BIOS 和 UEFI 在装系统时都提供设置菜单，通过它可以配置 BIOS/UEFI 系统。",
+      "固件加载操作系统的方式在经典 BIOS 和原生 UEFI 之间完全不同。"], "两者之间："),
+    ("How do BIOS and UEFI differ when installing a system?",
+     ["BIOS is the classic system firmware.", "UEFI is a new kind of system firmware.",
+      "When installing a system, the BIOS/UEFI setup menu lets you configure BIOS/UEFI settings of the system.",
+      "The way the firmware loads the system is completely different in classic BIOS and native UEFI."],
+     "Between them:")], ids=["zh", "en"])
+def test_the_unit_between_the_sides_is_one_saying_how_they_compare(query, texts, between):
+    """Of the units naming both sides, 在经典 BIOS 和原生 UEFI 之间完全不同 (completely different in…) says how they
+    compare; a setup menu named after both does not."""
+    text = answer(query, sourced(*(("03.06-firmware.md", t) for t in texts)), "compare")
+    assert texts[3] in text.split(between, 1)[1], text
+
+
 def test_a_name_glued_to_a_prefix_is_one_kind_of_the_name_said_after_another_word():
     """binNMU and source NMU are the sides, not NMU (inside binNMU) and source (a command some hit opens with)."""
     hits = sourced(("05.11-non-maintainer-uploads-nmus.md", "source is the package the NMU rebuilds. A binNMU is also a "
