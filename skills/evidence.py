@@ -893,10 +893,18 @@ def relation(ranking: Sequence[Scored], ends: Sequence[str]) -> list[Scored]:
     return out
 
 
+def sentence_before(unit: Scored) -> str:
+    """Returns the sentence right before a unit in its chunk, or "" when it opens the chunk."""
+    start = unit.hit.text.find(unit.text)
+    return ([b for b in re.split(r"(?<=[.!?])\s+|(?<=[。！？])", unit.hit.text[:max(start, 0)].strip()) if b] or [""])[-1]
+
+
 def links(unit: Scored, ends: Sequence[str]) -> bool:
-    """Returns whether a unit names two of `ends` in its text, its hit's title or its heading; an end the question
-    capitalises only as written (the Release file is not "Pin: release a=unstable")."""
-    said = (unit.text, unit.hit.title, unit.candidate.heading)
+    """Returns whether a unit names two of `ends` in its text, its hit's title or its heading, a unit opening on its
+    subject (`CARRIES`: 它默认是使用 exim4…) counting what the sentence before it names (…工具是 reportbug…); an end
+    the question capitalises only as written (the Release file is not "Pin: release a=unstable")."""
+    said = (unit.text, unit.hit.title, unit.candidate.heading) + ((sentence_before(unit),) if CARRIES.match(
+        unit.text) else ())
     return sum(any(names(t, e, cased=not e.islower()) for t in said) for e in ends) >= 2
 
 

@@ -23,7 +23,7 @@ from .store.records import Hit
 
 from .context import cited, marker
 from .edges import asked_relations
-from .evidence import LEAD, Scored, diverse, names, naming, piece
+from .evidence import LEAD, Scored, diverse, names, naming, piece, sentence_before
 from .profile import CorpusProfile
 from .named import DEFINES, defines_in, named_things
 from .coverage import SubQuestion, coverage
@@ -250,10 +250,8 @@ def contrasts(unit: Scored, name: str, others: Sequence[str]) -> bool:
     comparison asks."""
     text = unit.text
     if _CONVERSELY.match(text):
-        start = unit.hit.text.find(text)
-        before = [b for b in re.split(r"(?<=[.!?])\s+|(?<=[。！？])", unit.hit.text[:max(start, 0)].strip()) if b][-1:]
-        return any(names(text, f) for f in said(name)) and any(names(b, f) for b in before for o in others
-                                                                for f in said(o))
+        before = sentence_before(unit)
+        return any(names(text, f) for f in said(name)) and any(names(before, f) for o in others for f in said(o))
     return any(re.search(_CONTRARY.format(name=re.escape(f)), text, re.I) for o in others for f in said(o))
 
 

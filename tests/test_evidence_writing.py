@@ -367,3 +367,20 @@ def test_a_question_asking_which_file_is_answered_first_by_the_unit_naming_one(q
     ranking = [Scored(Candidate(t, hit=hit, rank=0), 1.0 - i / 8, 1.0, 1.0) for i, t in enumerate(texts)]
     assert option_first(query, ranking)[0].text == texts[2]
     assert option_first(query.replace("Which file", "What").replace("什么文件", "什么"), ranking)[0].text == texts[0]
+
+
+@pytest.mark.parametrize("texts, ends", [
+    (["其中一个这样的工具是 reportbug，该程序的功能是提交 Debian 软件包对应的 bug 报告。", "它默认是使用 exim4 来提交 bug 报告。"],
+     ["reportbug", "bug"]),
+    (["One such tool is reportbug, which submits bug reports against Debian packages.",
+      "It uses exim4 to submit bug reports by default."], ["reportbug", "bug"]),
+], ids=["zh", "en"])
+def test_a_relation_unit_opening_on_its_subject_names_what_the_sentence_before_it_names(texts, ends):
+    """它默认是使用 exim4… (It uses exim4…) relates reportbug to its bug reports through the 它 of the sentence
+    before: it is quoted with that one, not left out for naming one end."""
+    from lambdarag.skills.evidence import Candidate, Scored, relation
+
+    hit = Hit(chunk_id="a#1", source="a.md", text="但是，这种情况下您可能还要配置工具。" + "".join(texts)
+              if not texts[0].isascii() else "Some tools need setting up. " + " ".join(texts))
+    ranking = [Scored(Candidate(t, hit=hit, rank=0), 1.0 - i / 100, 0.5, 0.5) for i, t in enumerate(texts)]
+    assert [s.text for s in relation(ranking, ends)] == texts
