@@ -202,7 +202,8 @@ def answers_rows() -> list[tuple[str, str, str, Callable[[dict], str]]]:
 
 def held_out_answers_rows() -> list[tuple[str, str, str, Callable[[dict], str]]]:
     """Returns the rows of the offline answers on round 16's held-out corpora (written blind, never tuned on), per half,
-    before the round and after it; then round 17's, whose dev halves were tuned on (before: the dev halves alone)."""
+    before the round and after it; then round 17's, whose dev halves were tuned on (before: the dev halves alone), and
+    round 18's, both halves tuned on."""
     corpora = "bench/domain_answers.py --corpora developers-reference-en,install-guide-zh-cn"
     script = f"{corpora} --halves dev,test --name answers-held-out16"
     return [*((f"offline answers, HELD-OUT corpora (round 16, written blind), {label} half, {when} round 16", name,
@@ -214,7 +215,12 @@ def held_out_answers_rows() -> list[tuple[str, str, str, Callable[[dict], str]]]
              domain_answers),
             *((f"offline answers, held-out corpora, {label}, after round 17", "answers-held-out17",
                f"{corpora} --halves dev,test --name answers-held-out17", lambda r, half=half: domain_answers(r, half))
-              for half, label in (("test", "frozen TEST half"), ("dev", "DEV half (tuned on)")))]
+              for half, label in (("test", "frozen TEST half"), ("dev", "DEV half (tuned on)"))),
+            *((f"offline answers, held-out corpora, {label} (tuned on in round 18), {when} round 18", name,
+               f"{corpora} --halves dev,test --name answers-r18-dev" + (" --tag before" if when == "before" else ""),
+               lambda r, half=half: domain_answers(r, half))
+              for when, name in (("before", "answers-r18-dev-before"), ("after", "answers-r18-dev"))
+              for half, label in (("test", "TEST half"), ("dev", "DEV half")))]
 
 
 def fresh_answers(r: dict) -> str:
