@@ -662,10 +662,10 @@ def counted(query: str) -> Optional[re.Pattern]:
 
 def option_first(query: str, ranking: list[Scored]) -> list[Scored]:
     """Returns `ranking` with its best unit naming an option (a command) first when the question asks for one
-    (`NAMES_ASKED`), or stating the dimension it asks (`measure`: how long a key must be), the best unit names
-    none and that one scores within `LEAD` of it: only a unit naming one answers "which option" ("which command",
-    "how long")."""
-    stated = [measure(noun) for noun in dimensions(query)] + [counted(q) for q in [query] if counted(q)]
+    (`NAMES_ASKED`), or stating the dimension or count it asks (`measure`: how long a key must be; `counted`: how
+    many days), the best unit names none and that one scores within `LEAD` of it: only a unit naming one answers
+    "which option" ("which command", "which file", "how long", "how many")."""
+    stated = [measure(noun) for noun in dimensions(query)] + [c for c in [counted(query)] if c is not None]
     for asks, named in [*NAMES_ASKED, *((_ANY, s) for s in stated)]:
         if not ranking or not asks.search(query) or named.search(ranking[0].text):
             continue
