@@ -23,7 +23,7 @@ from .store.records import Hit
 
 from .context import cited, marker
 from .edges import asked_relations
-from .evidence import LEAD, Scored, diverse, names, naming, piece, sentence_before
+from .evidence import LEAD, SECOND, Scored, diverse, names, naming, piece, sentence_before
 from .profile import CorpusProfile
 from .named import DEFINES, defines_in, named_things
 from .coverage import SubQuestion, coverage
@@ -325,12 +325,13 @@ _ALIKE = re.compile(r"\b(?:differ(?:s|ent|ence|ences)?|unlike|whereas|same|alike
 
 def naming_all(ranking: Sequence[Scored], sides: Sequence[tuple[str, Any]], used: set[str]) -> list[Scored]:
     """Returns the best unit not yet `used` that names every side (`inflected` counts), one saying how they
-    compare (`_ALIKE`) first, and says a word besides options (a list of options, `--leak-check=summary
-    --leak-check=full`, relates nothing), or none."""
+    compare (`_ALIKE`) first when it scores within `SECOND` of that one, and says a word besides options (a list of
+    options, `--leak-check=summary --leak-check=full`, relates nothing), or none."""
     both = [r for r in ranking if r.text not in used and re.search(r"[A-Za-z]{2}|[\u4e00-\u9fff]", _OPTIONS.sub(
         " ", r.text)) and all(any(names(r.text, f) for f in said(name)) or inflected(r.text, name)
                               for name, _ in sides)]
-    return sorted(both, key=lambda r: not _ALIKE.search(r.text))[:1]
+    near = [r for r in both if r.score >= SECOND * both[0].score]
+    return sorted(near, key=lambda r: not _ALIKE.search(r.text))[:1]
 
 
 def inflected(text: str, name: str) -> bool:
