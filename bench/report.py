@@ -210,7 +210,8 @@ def answers_rows() -> list[tuple[str, str, str, Callable[[dict], str]]]:
 def held_out_answers_rows() -> list[tuple[str, str, str, Callable[[dict], str]]]:
     """Returns the rows of the offline answers on round 16's held-out corpora (written blind, never tuned on), per half,
     before the round and after it; then round 17's, whose dev halves were tuned on (before: the dev halves alone);
-    then round 18's held-out corpora, before the round and on its merged tree."""
+    then round 16's both halves as tuned on in round 18; then round 18's held-out corpora, before the round and on its
+    merged tree."""
     corpora = "bench/domain_answers.py --corpora developers-reference-en,install-guide-zh-cn"
     return [*blind_answers_rows(16, corpora),
             ("offline answers, held-out corpora, DEV half (tuned on in round 17), before round 17",
@@ -219,6 +220,11 @@ def held_out_answers_rows() -> list[tuple[str, str, str, Callable[[dict], str]]]
             *((f"offline answers, held-out corpora, {label}, after round 17", "answers-held-out17",
                f"{corpora} --halves dev,test --name answers-held-out17", lambda r, half=half: domain_answers(r, half))
               for half, label in (("test", "frozen TEST half"), ("dev", "DEV half (tuned on)"))),
+            *((f"offline answers, held-out corpora, {label} (tuned on in round 18), {when} round 18", name,
+               f"{corpora} --halves dev,test --name answers-r18-dev" + (" --tag before" if when == "before" else ""),
+               lambda r, half=half: domain_answers(r, half))
+              for when, name in (("before", "answers-r18-dev-before"), ("after", "answers-r18-dev"))
+              for half, label in (("test", "TEST half"), ("dev", "DEV half"))),
             *blind_answers_rows(18, "bench/domain_answers.py --corpora edu-en,edu-zh-cn")]
 
 

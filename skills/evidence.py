@@ -498,7 +498,7 @@ DIMENSIONS = ((re.compile(r"\bhow long\b", re.I), "length"), (re.compile(r"\bhow
               (re.compile(r"\bhow old\b", re.I), "age"), (re.compile(r"多长"), "长度"), (re.compile(r"多大"), "大小"))
 """(a question asking a dimension, the noun a text states it by): how long a key must be is said as its "key length
 … 2048 bits", 多大 as 大小. Never how many (多少): a count is said by the question's own noun (up to 100 extra
-suppression files), and "number" names any field (--input-fd=<number> [default: 0…)."""
+suppression files: `counted`), and "number" names any field (--input-fd=<number> [default: 0…)."""
 
 
 def dimensions(query: str) -> list[str]:
@@ -569,7 +569,12 @@ MANUAL = re.compile(r"(?<![\w/.-])[a-z][\w.+-]*\((?:[1-9]\w*)\)"
                     r"|\b(?:called|named|known as)\s+[\"“'`*]?[\w.-]*[A-Za-z]|(?:叫做|称为|名为)\s*[“\"「`]?[\w.-]")
 """A unit naming a command: by its manual page (lastb(1), dpkg-divert(8)), how documentation names a command, or by
 saying what it is called (these scripts are called britney; 这个程序叫做 tasksel)."""
-NAMES_ASKED = ((ASKS_OPTION, OPTION), (ASKS_COMMAND, MANUAL))
+ASKS_FILE = re.compile(r"\b(?:which|what)\s+(?:[\w.-]+\s+)?files?\b|哪个文件|哪些文件|什么文件", re.I)
+"""A question asking which file holds or does something (which file determines…, 拿什么文件来核对)."""
+FILE = re.compile(PLACE.pattern + r"|(?<![\w.+/-])[\w.+/-]*(?:\d|[._/][A-Za-z]|[A-Z]{2})[\w.+/-]*\s*(?:文件|files?\b)")
+"""A unit naming a file: by its path, or by a name no word is spelt like (SHA256SUMS 文件, the debian/changelog
+file), not an everyday kind of file (a configuration file)."""
+NAMES_ASKED = ((ASKS_OPTION, OPTION), (ASKS_COMMAND, MANUAL), (ASKS_FILE, FILE))
 """(what a question asks for by name, a unit naming one): only a unit naming one answers it (`option_first`)."""
 LEAD = 0.7
 """Share of the best score a unit needs to stand in an answer in place of the best: the best unit naming an
@@ -613,7 +618,11 @@ def ranked(query: str, hits: Sequence[Hit], profile: Any, ctx: Any = None,
     scores = mixed(found, parts)
     for asks, states in ASKED:
         if asks.search(query):
-            scores = scores + ASKED_BONUS * np.array([bool(states.search(c.text)) for c in found])
+            scores = scores + ASKED_BONUS * np.array([bool(states.search(_LINK_TARGET.sub("]", c.text)))
+                                                      for c in found])
+    count = counted(query)      # a unit stating the asked count of the asked thing states it twice over
+    if count is not None:
+        scores = scores + ASKED_BONUS * np.array([bool(count.search(_LINK_TARGET.sub("]", c.text))) for c in found])
     whole = SubQuestion(query, tuple((w, 1.0) for w in keywords(query)))
     units = [(f"{c.lead}{c.text}", c.hit, c.rank) for c in found]     # a unit's subject said before it counts
     meant = parts.get("dense", np.ones(len(found)))     # no embedder: every unit counts as on the topic
@@ -633,12 +642,31 @@ def measure(noun: str) -> re.Pattern:
     return re.compile(rf"{said}[^.。;；]*?{amount}|{amount}[^.。;；]*?{said}", re.I)
 
 
+_COUNTED = re.compile(r"\bhow many\s+((?:[A-Za-z][\w-]*\s+){0,3}?[A-Za-z][\w-]*)(?=\s+(?:are|is|can|could|do|does|did|"
+                      r"may|might|must|should|will|would|have|has)\b|[?,]|$)", re.I)
+"""The noun phrase a "how many" question counts (how many extra suppression files may…, how many days must…)."""
+
+
+def counted(query: str) -> Optional[re.Pattern]:
+    """Returns what a unit stating the count a "how many" question asks holds: a number and, at most two words
+    after it, a word of the counted noun phrase (up to 100 extra suppression files; 2, 5 or 10 days), never an
+    option's placeholder (--input-fd=<number>); None for any other question."""
+    m = _COUNTED.search(query)
+    if m is None:
+        return None
+    stems = [re.escape(w.lower().rstrip("s")) for w in m.group(1).split() if keywords(w)]
+    if not stems:
+        return None
+    return re.compile(r"(?<![\w.<=-])\d+(?:[.,]\d+)*\s+(?:[\w-]+\s+){0,2}?(?:" + "|".join(stems) + r")", re.I)
+
+
 def option_first(query: str, ranking: list[Scored]) -> list[Scored]:
     """Returns `ranking` with its best unit naming an option (a command) first when the question asks for one
-    (`NAMES_ASKED`), or stating the dimension it asks (`measure`: how long a key must be), the best unit names
-    none and that one scores within `LEAD` of it: only a unit naming one answers "which option" ("which command",
-    "how long")."""
-    for asks, named in [*NAMES_ASKED, *((_ANY, measure(noun)) for noun in dimensions(query))]:
+    (`NAMES_ASKED`), or stating the dimension or count it asks (`measure`: how long a key must be; `counted`: how
+    many days), the best unit names none and that one scores within `LEAD` of it: only a unit naming one answers
+    "which option" ("which command", "which file", "how long", "how many")."""
+    stated = [measure(noun) for noun in dimensions(query)] + [c for c in [counted(query)] if c is not None]
+    for asks, named in [*NAMES_ASKED, *((_ANY, s) for s in stated)]:
         if not ranking or not asks.search(query) or named.search(ranking[0].text):
             continue
         naming = next((s for s in ranking if named.search(s.text)), None)
@@ -865,10 +893,18 @@ def relation(ranking: Sequence[Scored], ends: Sequence[str]) -> list[Scored]:
     return out
 
 
+def sentence_before(unit: Scored) -> str:
+    """Returns the sentence right before a unit in its chunk, or "" when it opens the chunk."""
+    start = unit.hit.text.find(unit.text)
+    return ([b for b in re.split(r"(?<=[.!?])\s+|(?<=[。！？])", unit.hit.text[:max(start, 0)].strip()) if b] or [""])[-1]
+
+
 def links(unit: Scored, ends: Sequence[str]) -> bool:
-    """Returns whether a unit names two of `ends` in its text, its hit's title or its heading; an end the question
-    capitalises only as written (the Release file is not "Pin: release a=unstable")."""
-    said = (unit.text, unit.hit.title, unit.candidate.heading)
+    """Returns whether a unit names two of `ends` in its text, its hit's title or its heading, a unit opening on its
+    subject (`CARRIES`: 它默认是使用 exim4…) counting what the sentence before it names (…工具是 reportbug…); an end
+    the question capitalises only as written (the Release file is not "Pin: release a=unstable")."""
+    said = (unit.text, unit.hit.title, unit.candidate.heading) + ((sentence_before(unit),) if CARRIES.match(
+        unit.text) else ())
     return sum(any(names(t, e, cased=not e.islower()) for t in said) for e in ends) >= 2
 
 

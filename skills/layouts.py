@@ -23,7 +23,7 @@ from .store.records import Hit
 
 from .context import cited, marker
 from .edges import asked_relations
-from .evidence import LEAD, Scored, diverse, names, naming, piece
+from .evidence import LEAD, SECOND, Scored, diverse, names, naming, piece, sentence_before
 from .profile import CorpusProfile
 from .named import DEFINES, defines_in, named_things
 from .coverage import SubQuestion, coverage
@@ -218,6 +218,16 @@ cross-reference (Run lintian (see lintian).)."""
 _BARE_LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 
 
+def spells_out(text: str, name: str) -> bool:
+    """Returns whether `text` writes an acronym side's words out before it in brackets (Mail Transfer Agent (MTA),
+    the initials spelling it): where a text introduces the thing, whatever the sentence opens with (然后是…)."""
+    if not re.fullmatch(r"[A-Z]{2,6}", name):
+        return False
+    words = r"[\s-]+".join([r"([A-Za-z])[a-z]*"] * len(name))
+    return any("".join(m.groups()).upper() == name
+               for m in re.finditer(rf"(?<![A-Za-z]){words}\s*[(（]\s*{name}\s*[)）]", text))
+
+
 def exactly(text: str, name: str) -> bool:
     """Returns whether `text` says `name` as the question writes it (a capital opening a sentence aside): apt, not
     the project APT."""
@@ -240,10 +250,8 @@ def contrasts(unit: Scored, name: str, others: Sequence[str]) -> bool:
     comparison asks."""
     text = unit.text
     if _CONVERSELY.match(text):
-        start = unit.hit.text.find(text)
-        before = [b for b in re.split(r"(?<=[.!?])\s+|(?<=[。！？])", unit.hit.text[:max(start, 0)].strip()) if b][-1:]
-        return any(names(text, f) for f in said(name)) and any(names(b, f) for b in before for o in others
-                                                                for f in said(o))
+        before = sentence_before(unit)
+        return any(names(text, f) for f in said(name)) and any(names(before, f) for o in others for f in said(o))
     return any(re.search(_CONTRARY.format(name=re.escape(f)), text, re.I) for o in others for f in said(o))
 
 
@@ -275,7 +283,7 @@ def speaks_for(unit: Scored, name: str, named: Sequence[str], steered: frozenset
     defines = any(m.group(0)[-1:] in "\"”」』*`" or DEFINES.match(text, m.end()) for m in opens) or any(
         (not f.isascii() and re.search(r"(?<![\u4e00-\u9fff])" + re.escape(f) + _GLOSS, text)) or defines_in(text, f)
         for f in forms) \
-        or described(unit, name) or glossed
+        or described(unit, name) or glossed or spells_out(text, name)
     says = unit.candidate.kind != "command" and len(re.findall(r"[A-Za-z]{2,}|[\u4e00-\u9fff]", text)) > len(
         re.findall(r"[A-Za-z]{2,}|[\u4e00-\u9fff]", " ".join(_BARE_LINK.findall(unit.text)))) + 1
     elsewhere = any(names(title, o) for o in others) and not any(names(title, f) for f in forms)
@@ -310,13 +318,20 @@ def leads(unit: Scored, forms: Sequence[str], others: Sequence[str] = ()) -> boo
     return at >= 0 and not hit.text[start:at].strip(" \t\n-*>")
 
 
+_ALIKE = re.compile(r"\b(?:differ(?:s|ent|ence|ences)?|unlike|whereas|same|alike|similar(?:ly)?)\b"
+                    r"|不同|区别|差别|差异|相同|一样|类似", re.I)
+"""Words saying how two things compare (…in BIOS and native UEFI is completely different, 之间完全不同)."""
+
+
 def naming_all(ranking: Sequence[Scored], sides: Sequence[tuple[str, Any]], used: set[str]) -> list[Scored]:
-    """Returns the best unit not yet `used` that names every side (how they relate, when one says so; `inflected`
-    counts) and says a word besides options (a list of options, `--leak-check=summary --leak-check=full`, relates
-    nothing), or none."""
-    return [r for r in ranking if r.text not in used and re.search(r"[A-Za-z]{2}|[\u4e00-\u9fff]", _OPTIONS.sub(
+    """Returns the best unit not yet `used` that names every side (`inflected` counts), one saying how they
+    compare (`_ALIKE`) first when it scores within `SECOND` of that one, and says a word besides options (a list of
+    options, `--leak-check=summary --leak-check=full`, relates nothing), or none."""
+    both = [r for r in ranking if r.text not in used and re.search(r"[A-Za-z]{2}|[\u4e00-\u9fff]", _OPTIONS.sub(
         " ", r.text)) and all(any(names(r.text, f) for f in said(name)) or inflected(r.text, name)
-                              for name, _ in sides)][:1]
+                              for name, _ in sides)]
+    near = [r for r in both if r.score >= SECOND * both[0].score]
+    return sorted(near, key=lambda r: not _ALIKE.search(r.text))[:1]
 
 
 def inflected(text: str, name: str) -> bool:

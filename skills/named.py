@@ -71,7 +71,14 @@ def named_things(query: str, hits: Sequence[Hit], profile: Any, entities: Sequen
     # a name inside another (Pre in Pre-Depends) is no side unless the question also says it on its own (Depends)
     named = [e for e in dict.fromkeys(named)
              if query.count(e) > sum(o.count(e) for o in dict.fromkeys(named) if o != e and e in o)]
-    return paired(query, sorted(named, key=query.find))
+    return paired(query, sorted(named, key=lambda n: said_at(query, n)))
+
+
+def said_at(query: str, name: str) -> int:
+    """Returns where `query` first says `name` as a word of its own, not as part of a longer name (the `stable` of
+    "…to stable users", not of stable-updates), else where it first holds it at all."""
+    m = re.search(r"(?<![A-Za-z0-9_.+/-])" + re.escape(name) + r"(?![A-Za-z0-9_+/]|[-.][A-Za-z0-9])", query)
+    return m.start() if m else query.find(name)
 
 
 def headed(query: str, named: Sequence[str]) -> list[str]:
@@ -148,14 +155,18 @@ def alternatives(query: str, named: Sequence[str]) -> list[str]:
 
 
 def qualified(query: str, named: Sequence[str]) -> list[str]:
-    """Returns an English question's names with a name said twice, each time after another word, as two kinds of
-    it (binary-only NMU, source NMU: the sides, not NMU and source): a comparison of two kinds of one thing."""
+    """Returns an English question's names with a name said twice, each time after another word or glued to a
+    prefix, as two kinds of it (binary-only NMU, source NMU; binNMU, source NMU: the sides, not NMU and source): a
+    comparison of two kinds of one thing."""
     out = list(named)
     for name in named:
-        before = [m.group(1) for m in re.finditer(r"([\w.+/-]*\w)\s+" + re.escape(name) + r"(?![\w-])", query)]
-        kinds = list(dict.fromkeys(w for w in before if keywords(w)))
+        before = [m.groups() for m in re.finditer(r"(?:([\w.+/-]*\w)\s+|(?<![\w.+/-])([\w.+/-]*\w))" + re.escape(name)
+                                                  + r"(?![\w-])", query)]
+        kinds = list(dict.fromkeys(f"{w} {name}" if w else f"{glued}{name}" for w, glued in before
+                                   if keywords(w or glued)))
         if len(kinds) >= 2 and query.count(name) == len(before):
-            out = [n for n in out if n != name and n not in kinds] + [f"{w} {name}" for w in kinds]
+            words = {w for w, _ in before}
+            out = [n for n in out if n != name and n not in words and n not in kinds] + kinds
     return out
 
 

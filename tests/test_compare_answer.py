@@ -443,6 +443,58 @@ def test_a_name_said_twice_after_two_words_makes_two_kinds_of_it_the_sides():
     assert "On “binary-only NMU”:" in text and "On “source NMU”:" in text, text
 
 
+@pytest.mark.parametrize("query, texts, mta, mda", [
+    ("邮件系统里的 MTA 和 MDA 各管什么？",
+     ["在邮件系统里，如果使用 exim4 作为 MTA，MTA 管理 /etc/email-addresses 里的条目。",
+      "然后是 Mail Transfer Agent (MTA)，用来将邮件从一台计算机传递到另一台。",
+      "最后是 Mail Delivery Agent (MDA)，用于将收到的邮件投递到用户的收件箱。"], "关于「MTA」：", "关于「MDA」："),
+    ("What do the MTA and the MDA of a mail system each do?",
+     ["If the mail system uses exim4 as its MTA, the MTA can add an entry to /etc/email-addresses.",
+      "Then comes the Mail Transfer Agent (MTA), which passes mail from one computer to another.",
+      "Last comes the Mail Delivery Agent (MDA), which puts received mail into the user's inbox."], "On “MTA”:",
+     "On “MDA”:")], ids=["zh", "en"])
+def test_a_unit_spelling_an_acronym_side_out_defines_it(query, texts, mta, mda):
+    """然后是 Mail Transfer Agent (MTA)，用来… introduces MTA though it opens with 然后是 (Then comes…); a unit only
+    using the name (如果使用 exim4 作为 MTA…) says nothing of what it is."""
+    text = answer(query, sourced(*(("08.04-mail.md", t) for t in texts)), "compare")
+    assert "Mail Transfer Agent (MTA)" in blocks(text, mta, mda)[0], text
+
+
+@pytest.mark.parametrize("alike", [
+    "固件加载操作系统的方式在经典 BIOS 和原生 UEFI 之间完全不同。",
+    "The way firmware loads a system is completely different in classic BIOS and native UEFI."], ids=["zh", "en"])
+def test_the_unit_between_the_sides_is_one_saying_how_they_compare(alike):
+    """Of the units naming both sides and scoring near the best of them, 在经典 BIOS 和原生 UEFI 之间完全不同 (completely
+    different in…) says how they compare; a settings menu named after both does not. Far below it, it is not."""
+    from lambdarag.skills.evidence import Candidate, Scored
+    from lambdarag.skills.layouts import naming_all
+
+    hit = Hit(chunk_id="a#1", source="a.md", text="")
+    menu = "系统提供了 BIOS/UEFI 设置菜单，通过它可以配置 BIOS/UEFI。"
+    sides = [("BIOS", ()), ("UEFI", ())]
+    ranking = [Scored(Candidate(t, hit=hit, rank=0), score, 0.5, 0.5) for t, score in ((menu, 1.0), (alike, 0.9))]
+    assert [s.text for s in naming_all(ranking, sides, set())] == [alike]
+    far = [ranking[0], Scored(ranking[1].candidate, 0.5, 0.5, 0.5)]
+    assert [s.text for s in naming_all(far, sides, set())] == [menu]
+
+
+def test_a_name_glued_to_a_prefix_is_one_kind_of_the_name_said_after_another_word():
+    """binNMU and source NMU are the sides, not NMU (inside binNMU) and source (a command some hit opens with)."""
+    hits = sourced(("05.11-non-maintainer-uploads-nmus.md", "source is the package the NMU rebuilds. A binNMU is also a "
+                    "package upload by someone other than the package's maintainer."))
+    assert named_things("How is a binNMU different from a normal source NMU?", hits, GENERIC) == [
+        "binNMU", "source NMU"]
+
+
+def test_a_name_inside_a_hyphenated_side_is_placed_where_it_is_said_on_its_own():
+    """The `stable` of "…to stable users" is no side between stable-updates and stable-backports: placed where
+    stable-updates opens, it was paired with stable-backports by the "and" after it."""
+    hits = sourced(("05.05-picking-a-distribution.md", "stable is the distribution users run. Updates reach stable "
+                    "users through the stable-updates suite."))
+    assert named_things("How do stable-updates and stable-backports differ in what they deliver to stable users?",
+                        hits, GENERIC) == ["stable-updates", "stable-backports"]
+
+
 @pytest.mark.parametrize("query, piuparts, lintian", [
     ("What does piuparts test that lintian does not?", "On “piuparts”:", "On “lintian”:"),
     ("piuparts 测试哪些 lintian 不测试的内容？", "关于「piuparts」：", "关于「lintian」："),

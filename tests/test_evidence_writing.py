@@ -331,3 +331,56 @@ def test_a_count_is_no_dimension_the_word_number_naming_any_field():
     hit = Hit(chunk_id="a#1", source="a.md", text=" ".join(texts))
     ranking = [Scored(Candidate(t, hit=hit, rank=0), 1.0 - i / 4, 1.0, 1.0) for i, t in enumerate(texts)]
     assert option_first("How many extra suppression files may be given at most?", ranking)[0].text == texts[0]
+
+
+def test_a_how_many_question_is_answered_first_by_the_unit_stating_a_number_of_its_noun():
+    """How many days: "2, 5 or 10 days" states the count, "a certain number of days, see [Selecting…](06.03-….md)"
+    only names it; the digits of a link's target state no amount, and an option's placeholder (--input-fd=<number>)
+    no count."""
+    from lambdarag.skills.evidence import counted, ranked
+    from tests.test_evidence import GENERIC, sourced
+
+    query = "How many days must a package wait in unstable before testing, for each upload urgency?"
+    hits = sourced(("05.14-testing.md", "The package must have been available in unstable for a certain number of "
+                    "days before testing, see [Selecting the upload urgency](06.03-best-practices.md)."),
+                   ("06.03-best-practices.md", "The delays are currently 2, 5 or 10 days, depending on the urgency."))
+    assert ranked(query, hits, GENERIC)[0].hit.source == "06.03-best-practices.md"
+    assert counted("How many extra suppression files may be given at most?").search(
+        "--input-fd=<number> [default: 0, stdin] reads input from a file") is None
+    assert counted("How long must a key be?") is None
+
+
+@pytest.mark.parametrize("query, texts", [
+    ("下载好的安装映像要拿什么文件来核对有没有损坏？",
+     ["假如从 CD 或 DVD 映像来安装，安装程序会询问您是否需要检测其它的安装介质。", "请检查配置文件是否损坏。",
+      "您可以相对 Debian 镜像上的 SHA256SUMS 或 SHA512SUMS 文件来验证下载的文件的完整性。"]),
+    ("Which file determines the distribution that my upload targets?",
+     ["Uploads to a supported stable release should target their suite name.", "Edit a configuration file first.",
+      "The build process extracts this information from the first line of the debian/changelog file."]),
+], ids=["zh", "en"])
+def test_a_question_asking_which_file_is_answered_first_by_the_unit_naming_one(query, texts):
+    """Which file: a unit naming one by a name no word is spelt like (SHA256SUMS 文件, debian/changelog file) goes first
+    when it scores near the best; "a configuration file" names none."""
+    from lambdarag.skills.evidence import Candidate, Scored, option_first
+
+    hit = Hit(chunk_id="a#1", source="a.md", text=" ".join(texts))
+    ranking = [Scored(Candidate(t, hit=hit, rank=0), 1.0 - i / 8, 1.0, 1.0) for i, t in enumerate(texts)]
+    assert option_first(query, ranking)[0].text == texts[2]
+    assert option_first(query.replace("Which file", "What").replace("什么文件", "什么"), ranking)[0].text == texts[0]
+
+
+@pytest.mark.parametrize("texts, ends", [
+    (["其中一个这样的工具是 reportbug，该程序的功能是提交 Debian 软件包对应的 bug 报告。", "它默认是使用 exim4 来提交 bug 报告。"],
+     ["reportbug", "bug"]),
+    (["One such tool is reportbug, which submits bug reports against Debian packages.",
+      "It uses exim4 to submit bug reports by default."], ["reportbug", "bug"]),
+], ids=["zh", "en"])
+def test_a_relation_unit_opening_on_its_subject_names_what_the_sentence_before_it_names(texts, ends):
+    """它默认是使用 exim4… (It uses exim4…) relates reportbug to its bug reports through the 它 of the sentence
+    before: it is quoted with that one, not left out for naming one end."""
+    from lambdarag.skills.evidence import Candidate, Scored, relation
+
+    hit = Hit(chunk_id="a#1", source="a.md", text="但是，这种情况下您可能还要配置工具。" + "".join(texts)
+              if not texts[0].isascii() else "Some tools need setting up. " + " ".join(texts))
+    ranking = [Scored(Candidate(t, hit=hit, rank=0), 1.0 - i / 100, 0.5, 0.5) for i, t in enumerate(texts)]
+    assert [s.text for s in relation(ranking, ends)] == texts
