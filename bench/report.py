@@ -308,16 +308,13 @@ def feedback(r: dict) -> str:
 
 def candidates(s: dict) -> str:
     """Returns how many nearest confirmed questions lent learned candidates per fold, as fitted ('' for a result
-    measured before learned candidates), and, for a fit under the unseen recall bound, how many of the first 100
-    places they might take and the tail's cosine floor."""
+    measured before learned candidates), and, for a fit under the unseen recall bound, the tail's cosine floor."""
     fits = [f for f in s.get("fits", ()) if f["system"] == "hybrid+learned"]
     counts = [f.get("candidates") for f in fits]
     if not counts or None in counts:
         return ""
-    places = ", ".join("no bound" if f.get("places") is None else str(f["places"]) for f in fits)
     floors = ", ".join(format(f.get("tail_gate", -1.0), ".3f") for f in fits)
-    bounded = f", places they may take of the first 100: {places}; the tail past cosine {floors}" \
-        if all("tail_gate" in f for f in fits) else ""
+    bounded = f"; the tail past cosine {floors}" if all("tail_gate" in f for f in fits) else ""
     return f"; learned candidates from the nearest {', '.join(map(str, counts))} confirmed questions per fold " \
         f"(0: none){bounded}"
 

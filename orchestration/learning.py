@@ -46,9 +46,6 @@ TAIL_GRID = {"neighbours": (0.0, 1.0, 2.0, 4.0, 8.0, 16.0), "expansion": (0.0, 1
 CANDIDATE_COUNTS = (0, 50, 100)
 """`LearnedParams.candidates` tried with the tail weights (`choose_tail`): nearest confirmed questions whose chunks
 the tail may add; more than the neighbour signal reads, since a candidate only widens the tail."""
-PLACES = (0, 5, 10, 20, 40, None)
-"""`LearnedParams.places` tried with them: how many of the first 100 places chunks plain retrieval did not return
-may take (None: no bound)."""
 UNSEEN_RECALL_LOSS = 0.01
 RECALL_CONFIDENCE = 1.0
 """The most recall@100 the tail may cost held-out questions whose chunks were never confirmed (a learned chunk can
@@ -279,25 +276,11 @@ def base_ranking(backend: Any, embedder: Any, depth: int = FIT_DEPTH) -> Callabl
     return ranking
 
 
-def recall100_places(ids: Sequence[str], matrix: np.ndarray, weights: np.ndarray, relevant: set[str], plain: int,
-                     places: Sequence[Optional[int]]) -> np.ndarray:
-    """Returns recall@100 (places × weight columns) of the tail ranking by each column of `weights` when at most
-    that many of the first 100 are rows past the first `plain` (chunks plain retrieval did not return), plain
-    retrieval's last rows making way for them (`skills.store.learned.within_places`; None: no bound)."""
+def recall100_many(ids: Sequence[str], matrix: np.ndarray, weights: np.ndarray, relevant: set[str]) -> np.ndarray:
+    """Returns recall@100 of `rank(ids, matrix, w)` for every weight column w of `weights` at once."""
     order = np.argsort(-(matrix @ weights), axis=0, kind="stable")[:100]
     rel = np.array([c in relevant for c in ids], dtype=np.float64)
-    learned = order >= plain
-    within = learned.sum(axis=0)                                  # learned rows among the first 100, per column
-    count = np.cumsum(learned, axis=0)
-    prefix = np.concatenate(([0.0], np.cumsum(rel[:plain])))
-    out = []
-    for bound in places:
-        if bound is None:
-            out.append(rel[order].sum(axis=0))
-            continue
-        admitted = np.minimum(within, bound)
-        out.append((rel[order] * learned * (count <= admitted)).sum(axis=0) + prefix[np.minimum(plain, 100 - admitted)])
-    return np.stack(out) / max(len(relevant), 1)
+    return rel[order].sum(axis=0) / max(len(relevant), 1)
 
 
 def ndcg10_many(ids: Sequence[str], matrix: np.ndarray, weights: np.ndarray, relevant: set[str]) -> np.ndarray:
@@ -323,7 +306,7 @@ def fit(view: CorpusView, pairs: Sequence[Pair], vectors: np.ndarray, base: Call
     errors), the best overall wins (`choose`);
     if none does, the gate stays closed. The top 10 is scored as `arrange` ranks
     it: from plain retrieval's candidates only (`head_rows`). The tail weights (ranks after
-    `HEAD`, gate open or not), its candidates, places and cosine floor are those of best out-of-fold
+    `HEAD`, gate open or not), its candidates and cosine floor are those of best out-of-fold
     recall@100 within an unseen recall@100 bound (`choose_tail`).
     """
     rows = fit_rows(view, pairs, vectors, base, folds, seed)
@@ -458,10 +441,10 @@ def choose(rows: Sequence[Row], unseen_loss: float = UNSEEN_LOSS) -> tuple[Learn
                 top, choice = float(score[j]), (k, s, dict(zip(SIGNALS, combos[j])), gate, caution, model, error,
                                                 (best_sims >= gate) & admitted[:, j])
     k, sharp, chosen, gate, caution, model, error, opened = choice
-    tail, count, places, floor, recall = choose_tail(rows, k, sharp, gate)
+    tail, count, floor, recall = choose_tail(rows, k, sharp, gate)
     params = LearnedParams(weights=chosen, gate=gate, sharpness=sharp, neighbours=k, gate_weights=model,
                            gate_spread=error, caution=0.0 if caution is None else caution, tail=tail,
-                           candidates=count, places=places, tail_gate=floor)
+                           candidates=count, tail_gate=floor)
     report = {"questions": len(rows), "fitted": True, "unseen_loss_bound": unseen_loss,
               "ndcg10_unlearned": round(float(base_scores.mean()), 4), "ndcg10_learned": round(top, 4),
               "gate_open_share": round(float(opened.mean()), 3), "unseen_questions": int(unseen.sum()),
@@ -484,13 +467,12 @@ def upper_loss(losses: np.ndarray) -> np.ndarray:
 
 
 def choose_tail(rows: Sequence[Row], k: int, sharpness: float, gate: float, unseen_loss: float = UNSEEN_RECALL_LOSS
-                ) -> tuple[dict[str, float], int, Optional[int], float, np.ndarray]:
-    """Returns the `TAIL_GRID` weights, the `CANDIDATE_COUNTS` count, the `PLACES` bound and the tail's cosine
-    floor (a quantile of the rows' nearest cosines) of best mean recall@100 over `rows` among those that cost the
-    rows whose chunks were never confirmed at most `unseen_loss` recall@100 (plus `RECALL_CONFIDENCE` standard
-    errors) against the unlearned order (ranked with `k` neighbours of `sharpness`, learned candidates only for
-    rows whose nearest cosine reaches `gate`; empty weights when none beats the unlearned order), and each row's
-    recall@100 (unlearned, tail)."""
+                ) -> tuple[dict[str, float], int, float, np.ndarray]:
+    """Returns the `TAIL_GRID` weights, the `CANDIDATE_COUNTS` count and the tail's cosine floor (a quantile of the
+    rows' nearest cosines) of best mean recall@100 over `rows` among those that cost the rows whose chunks were never
+    confirmed at most `unseen_loss` recall@100 (plus `RECALL_CONFIDENCE` standard errors) against the unlearned order
+    (ranked with `k` neighbours of `sharpness`, learned candidates only for rows whose nearest cosine reaches `gate`;
+    empty weights when none beats the unlearned order), and each row's recall@100 (unlearned, tail)."""
     combos = list(itertools.product(*(TAIL_GRID[name] for name in SIGNALS)))   # the first is all zero: unlearned
     weights = np.array([[1.0, *c] for c in combos]).T
     unseen = np.array([r.unseen for r in rows])
@@ -498,11 +480,11 @@ def choose_tail(rows: Sequence[Row], k: int, sharpness: float, gate: float, unse
     floors = sorted({round(float(g), 4) for g in np.quantile(nearest, GATE_QUANTILES)})
     best, top = None, -1.0
     for count in CANDIDATE_COUNTS:
-        recall = np.stack([recall100_places(*(r.tails[k, sharpness, count] if count and r.nearest >= gate
-                                              else r.mats[k, sharpness][:2]), weights, r.relevant, r.plain, PLACES)
-                           for r in rows])                        # rows × places × combos
-        for (p, places), floor in itertools.product(enumerate(PLACES), floors):
-            tailed = np.where((nearest >= floor)[:, None], recall[:, p], recall[:, p, :1])
+        recall = np.stack([recall100_many(*(r.tails[k, sharpness, count] if count and r.nearest >= gate
+                                            else r.mats[k, sharpness][:2]), weights, r.relevant)
+                           for r in rows])                        # rows × combos
+        for floor in floors:
+            tailed = np.where((nearest >= floor)[:, None], recall, recall[:, :1])
             losses = tailed[unseen, :1] - tailed[unseen]
             loss = losses.mean(axis=0) + RECALL_CONFIDENCE * losses.std(axis=0) / np.sqrt(max(len(losses), 1)) \
                 if unseen.any() else np.zeros(len(combos))
@@ -511,7 +493,7 @@ def choose_tail(rows: Sequence[Row], k: int, sharpness: float, gate: float, unse
             if score[j] > top:
                 top = float(score[j])
                 best = ({name: w for name, w in zip(SIGNALS, combos[j]) if w}, count if j else 0,
-                        places if j else None, floor if j else -1.0, tailed[:, [0, j]])
+                        floor if j else -1.0, tailed[:, [0, j]])
     return best
 
 

@@ -171,7 +171,7 @@ def learned_boost(query: str, user: User, plan: RetrievalPlan, hits: Hits, ctx: 
     signals, opened, tailed = gated
     ids, matrix = score_matrix(base, signals)
     params = learned.params if tailed else replace(learned.params, tail={})
-    order = arrange(base, ids, matrix, params, opened, plan.fused_top_k)[:plan.fused_top_k]
+    order = arrange(base, ids, matrix, params, opened)[:plan.fused_top_k]
     have = {h.chunk_id: h for h in hits}
     out = []
     for cid, score in order:

@@ -420,32 +420,27 @@ def test_a_learned_candidates_permission_is_checked_once_per_reader_not_per_ques
     assert checked.count(OTHER[1]) == 2                                 # a reader with other labels checks anew
 
 
-def test_learned_chunks_take_at_most_their_places_and_plain_retrievals_last_hits_make_way():
+def test_the_tail_ranks_learned_chunks_among_plain_retrievals_after_the_unlearned_head():
     base = [(f"p{i}", 10.0 - i) for i in range(14)]                     # plain retrieval's 14, best first
     ids = [c for c, _ in base] + ["l0", "l1", "l2"]                       # three chunks only learning knows
     matrix = np.zeros((len(ids), 1 + len(SIGNALS)))
     matrix[:14, 0] = [s for _, s in base]
     matrix[14:, 1 + SIGNALS.index("neighbours")] = [9.0, 8.0, 7.0]        # the tail ranks them first
     matrix[11, 1 + SIGNALS.index("neighbours")] = 20.0                    # and plain's p11 above them
-    params = LearnedParams(gate=CLOSED, tail={"neighbours": 1.0})
-    unbounded = [c for c, _ in arrange(base, ids, matrix, params, False, 14)[:14]]
-    assert {"l0", "l1", "l2"} <= set(unbounded)                         # no bound: the tail ranks them in
-    ranked = arrange(base, ids, matrix, replace(params, places=1), False, 14)
-    top = [c for c, _ in ranked[:14]]
+    ranked = arrange(base, ids, matrix, LearnedParams(gate=CLOSED, tail={"neighbours": 1.0}), False)
+    top = [c for c, _ in ranked]
     assert top[:HEAD] == [c for c, _ in base[:HEAD]]
-    assert top[HEAD:] == ["p11", "l0", "p10", "p12"]                    # one learned chunk; p13, plain's last, made way
-    assert [c for c, _ in ranked[14:]] == ["l1", "l2", "p13"]
+    assert top[HEAD:] == ["p11", "l0", "l1", "l2", "p10", "p12", "p13"]
     assert [s for _, s in ranked] == sorted((s for _, s in ranked), reverse=True)
-    assert {c for c, _ in arrange(base, ids, matrix, replace(params, places=0), False, 14)[:14]} == set(dict(base))
 
 
-def tail_row(unseen: bool) -> learning.Row:
+def tail_row(unseen: bool, candidates: int = 60) -> learning.Row:
     """Returns a fitted-on row with plain retrieval's 100 hits and learned candidates: a seen row's answer is
-    its one candidate, an unseen row's is plain's 50th hit, which 60 candidates would push past 100."""
+    its one candidate, an unseen row's is plain's 50th hit, which more than 50 candidates push past 100."""
     k, s = learning.NEIGHBOURING[0]
     plain = [f"p{i}" for i in range(100)]
-    extra = [f"l{i}" for i in range(60 if unseen else 1)]
-    matrix = np.zeros((160 if unseen else 101, 1 + len(SIGNALS)))
+    extra = [f"l{i}" for i in range(candidates if unseen else 1)]
+    matrix = np.zeros((100 + len(extra), 1 + len(SIGNALS)))
     matrix[:100, 0] = np.linspace(1.0, 0.0, 100)
     matrix[100:, 1 + SIGNALS.index("neighbours")] = 1.0
     ids = plain + extra
@@ -454,12 +449,20 @@ def tail_row(unseen: bool) -> learning.Row:
                         tails)
 
 
-def test_the_tail_fit_bounds_what_learned_candidates_cost_questions_whose_answers_were_never_confirmed():
+def test_the_tail_fit_keeps_out_learned_candidates_that_cost_questions_whose_answers_were_never_confirmed():
     k, s = learning.NEIGHBOURING[0]
     rows = [tail_row(unseen=i % 2 == 1) for i in range(40)]
-    tail, count, places, _, recall = learning.choose_tail(rows, k, s, gate=0.9)
-    assert tail.get("neighbours") and count                              # the candidates lift the seen rows ...
-    assert places is not None and places < 50                            # ... in a bounded number of places
+    tail, count, _, recall = learning.choose_tail(rows, k, s, gate=0.9)
+    assert not count                                                     # 60 candidates would push p49 out
     unseen = np.array([r.unseen for r in rows])
     assert recall[unseen, 1].mean() == recall[unseen, 0].mean() == 1.0   # so no unseen row loses its answer
+
+
+def test_the_tail_fit_takes_learned_candidates_that_cost_no_unseen_question_its_answer():
+    k, s = learning.NEIGHBOURING[0]
+    rows = [tail_row(unseen=False) for _ in range(20)] + [tail_row(unseen=True, candidates=20) for _ in range(20)]
+    tail, count, _, recall = learning.choose_tail(rows, k, s, gate=0.9)
+    assert tail.get("neighbours") and count                              # the candidates lift the seen rows ...
+    unseen = np.array([r.unseen for r in rows])
+    assert recall[unseen, 1].mean() == recall[unseen, 0].mean() == 1.0   # ... and p49 stays within the first 100
     assert recall[~unseen, 1].mean() == 1.0 > recall[~unseen, 0].mean()

@@ -91,10 +91,8 @@ class LearnedParams:
     (`gate_spread`); the gain less `caution` errors must stay above zero. `tail` weighs the signals that rank
     the candidates after the top `HEAD`, gate open or not (empty: the tail keeps its order); `candidates` is how
     many nearest confirmed questions lend the tail candidates plain retrieval did not return (`candidate_scores`;
-    0: none; only for a question whose nearest confirmed one reaches the cosine floor `gate`); `places` is how many
-    of the places a caller keeps (`arrange`'s depth) chunks plain retrieval did not return may take, plain
-    retrieval's last hits making way for them (None: no bound); the tail and its candidates act only for a question
-    whose nearest confirmed one reaches `tail_gate`."""
+    0: none; only for a question whose nearest confirmed one reaches the cosine floor `gate`); the tail and its
+    candidates act only for a question whose nearest confirmed one reaches `tail_gate`."""
 
     weights: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
     gate: float = 0.9
@@ -106,7 +104,6 @@ class LearnedParams:
     caution: float = 0.0
     tail: Mapping[str, float] = field(default_factory=dict)
     candidates: int = 0
-    places: Optional[int] = None
     tail_gate: float = -1.0
 
     def to_dict(self) -> dict[str, Any]:
@@ -114,12 +111,12 @@ class LearnedParams:
                 "neighbours": self.neighbours, "terms_per_word": self.terms_per_word,
                 "gate_weights": list(self.gate_weights), "gate_spread": list(self.gate_spread),
                 "caution": self.caution, "tail": dict(self.tail), "candidates": self.candidates,
-                "places": self.places, "tail_gate": self.tail_gate}
+                "tail_gate": self.tail_gate}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "LearnedParams":
         known = {k: data[k] for k in ("weights", "gate", "sharpness", "neighbours", "terms_per_word", "caution", "tail",
-                                       "candidates", "places", "tail_gate")
+                                       "candidates", "tail_gate")
                  if k in data}
         return cls(**known, gate_weights=tuple(data.get("gate_weights") or ()),
                    gate_spread=tuple(data.get("gate_spread") or ()))
@@ -446,11 +443,10 @@ def rank(ids: Sequence[str], matrix: np.ndarray, weights: np.ndarray) -> list[tu
 
 
 def arrange(base: Sequence[tuple[str, float]], ids: Sequence[str], matrix: np.ndarray, params: LearnedParams,
-            opened: bool, depth: Optional[int] = None) -> list[tuple[str, float]]:
+            opened: bool) -> list[tuple[str, float]]:
     """Returns (chunk id, score) best first: the top `HEAD` by the head weights if the gate `opened`, else the
     unlearned top `HEAD` of `base` with its scores; then the other candidates of `score_matrix` (`ids`, `matrix`)
-    by ``params.tail`` (in unlearned order when it is empty), their scores shifted below the head's, with at most
-    ``params.places`` chunks plain retrieval did not return among the first `depth` (`within_places`).
+    by ``params.tail`` (in unlearned order when it is empty), their scores shifted below the head's.
 
     Only chunks of `base` (what plain retrieval returned, the first rows of `ids`) may take the top `HEAD`: a
     chunk that learned signals alone brought in ranks after them, and is left out when `base` is shorter than
@@ -461,24 +457,5 @@ def arrange(base: Sequence[tuple[str, float]], ids: Sequence[str], matrix: np.nd
     taken = {c for c, _ in head}
     rest = [(c, s) for c, s in rank(ids, matrix, params.vector(params.tail)) if c not in taken] \
         if len(head) == HEAD else []
-    room = len(rest) if depth is None else max(depth - len(head), 0)
-    rest = within_places(rest, {c: i for i, (c, _) in enumerate(base)}, room, params.places)
     shift = max(0.0, rest[0][1] - head[-1][1] + 1e-6) if head and rest else 0.0
     return head + [(c, s - shift) for c, s in rest]
-
-
-def within_places(rest: Sequence[tuple[str, float]], plain: Mapping[str, int], room: int, places: Optional[int]
-                  ) -> list[tuple[str, float]]:
-    """Returns the tail `rest` (chunk id, score), best first, with at most `places` chunks not in `plain` (chunk →
-    its unlearned rank) among its first `room`: those of them the tail ranks there, best first; the plain hits
-    that make way are the last by unlearned rank, so a question whose answer learning never saw loses only hits
-    plain retrieval ranked past `room` − `places`. The rest follows, its scores shifted below (None: `rest`)."""
-    if places is None:
-        return list(rest)
-    admitted = [c for c, _ in rest[:room] if c not in plain][:places]
-    kept = sorted((c for c, _ in rest if c in plain), key=plain.__getitem__)[:room - len(admitted)]
-    first = {*kept, *admitted}
-    top = [(c, s) for c, s in rest if c in first]
-    after = [(c, s) for c, s in rest if c not in first]
-    shift = max(0.0, after[0][1] - top[-1][1] + 1e-6) if top and after else 0.0
-    return top + [(c, s - shift) for c, s in after]
