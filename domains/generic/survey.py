@@ -19,10 +19,9 @@ about as a whole (`Outline.asked`) brings every file of it, after the first the
 fusion ranks (`whole_chapters`). The rankings are fused by reciprocal rank, so a page two of
 them match goes ahead of one only its text matches; the plain ranking's first
 document keeps the first place; each document whose headings name a thing the question
-lists, and each of hybrid_search's first five unless as many of the rankings that match
+lists, and each of hybrid_search's first five unless more of the rankings that match
 the question's words (headings, whole text, listed and named things) hold the document
-that would take it, and at least two (`AGREED`; three for a document the dense ranking holds among
-its first five), keep a place among the first five (`kept_first`), none lower than hybrid put it;
+that would take it, and one does, keep a place among the first five (`kept_first`);
 then each of the first `COVER` documents of the
 fusion leads with its best chunk, then the plain ranking follows, then the
 route's own hits (wiki pages, graph-expanded and rewritten queries).
@@ -33,7 +32,7 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import replace
 from pathlib import PurePosixPath
-from typing import Any, Collection, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from lambdarag import State
 from lambdarag.patterns.hybrid_search import fuse, retrieve
@@ -95,12 +94,6 @@ SIBLINGS_WEIGHT = 1.0
 with the first documents are about their topic (FAQ answers of one chapter, a manual's sections on one tool)."""
 KEPT = 5
 """The plain ranking's first documents that keep a place in the survey's first as many (kept_first)."""
-AGREED = 2
-"""Match rankings (headings, whole text, listed and named things, a chapter asked as a whole) that must hold a
-document for it to keep a place from one of the plain ranking's first `KEPT`, one more when the dense ranking
-holds that one among its first `KEPT` (kept_first): at 1 and without the dense ranking's vote, one word of a
-heading or one mention anywhere put pages into developers-reference-en's surveys in place of hybrid's answers
-(dev s05, test s03, s04: synthesis recall@5 0.611 against hybrid's 0.694 and 0.889)."""
 ITSELF = re.compile(r"\b(?:the|this|our)\s+(?:book|guide|manual|handbook|documentation|docs|faq|tutorial)(?:'s|’s)?\b"
                     r"|本书|这本书|该书|本指南|本手册|本文档|书中|书里|手册[中里]|文档[中里]|指南[中里]", re.I)
 """How a question names the documents it is asked of ("which services does the book set up", 手册中): words about the
@@ -334,18 +327,18 @@ def with_dense(settings: Mapping[str, Any], dense: bool) -> dict[str, Any]:
     return {**settings, "skills": {**settings["skills"], "embedding": {"enabled": dense}}}
 
 
-def plain_rankings(ctx: Any, query: str, user: Any) -> tuple[tuple[Hit, ...], tuple[Hit, ...], tuple[Hit, ...]]:
-    """Returns the question's equal-weight ranking (`PLAIN`), hybrid_search's own (`HYBRID`) and the dense
-    retriever's alone (none without vectors), at most `LEAD` chunks each: its words as asked, without learned
-    synonyms, in a trace of their own. One retrieval feeds all three (patterns.hybrid_search.retrieve, then each
-    setting's fusion without the learned boost): the first two differ only in the fusion's weights."""
+def plain_rankings(ctx: Any, query: str, user: Any) -> tuple[tuple[Hit, ...], tuple[Hit, ...]]:
+    """Returns the question's equal-weight ranking (`PLAIN`) and hybrid_search's own (`HYBRID`), at most `LEAD`
+    chunks each: its words as asked, without learned synonyms, in a trace of their own. One retrieval feeds both
+    (patterns.hybrid_search.retrieve, then each setting's fusion without the learned boost): they differ only in
+    the fusion's weights."""
     backend = ctx.resource("index")
     plan = RetrievalPlan(bm25_top_k=LEAD, dense_top_k=LEAD, fused_top_k=LEAD)
     own = replace(ctx, trace=Trace(), resources={k: v for k, v in ctx.resources.items() if k != "synonyms"})
     found = retrieve(with_dense(PLAIN, backend.has_dense)).run(State.of(query, user=user, plan=plan), own)
     plain, hybrid = (fuse(with_dense(s, backend.has_dense), "hybrid_search", learned=False).run(found, own).hits
                      for s in (PLAIN, HYBRID))
-    return plain, hybrid, next((c.hits for c in found.candidates if c.retriever == "dense"), ())
+    return plain, hybrid
 
 
 def best_chunk(backend: Any, source: str, queries: Sequence[str], user: Any) -> Hit | None:
@@ -359,13 +352,12 @@ def best_chunk(backend: Any, source: str, queries: Sequence[str], user: Any) -> 
 
 
 def kept_first(order: Sequence[str], plain: Sequence[str], named: Sequence[str], support: Mapping[str, int],
-               meant: Collection[str] = (), window: int = KEPT) -> list[str]:
+               window: int = KEPT) -> list[str]:
     """Returns `order` with what holds stronger evidence than a fused rank put among its first `window` documents:
     each document the question names (`named`: its headings name a listed thing, titled_documents), in place of
     any there but `plain`'s first and the named, and each of `plain`'s first `window` that `order` pushed out, in
     place of one that is none of these and that fewer of the question's match rankings (`support`: headings, whole
-    text, listed and named things, a chapter asked as a whole) hold, or fewer than `AGREED`, one more for a document
-    among `meant`'s (the dense ranking's first: what the question means, in whatever words). The weakest gives way (fewest
+    text, listed and named things, a chapter asked as a whole) hold, or none. The weakest gives way (fewest
     rankings, the later on a tie) and follows the window: a survey adds to plain retrieval and subtracts only for
     stronger evidence, never for the outline's (a chapter's sibling sections) or the fused rank alone."""
     top, moved = list(order[:window]), []
@@ -380,20 +372,8 @@ def kept_first(order: Sequence[str], plain: Sequence[str], named: Sequence[str],
     for doc in (d for d in named if d not in top):
         put(doc, {*plain[:1], *named}, lambda d: True)
     for doc in sorted((d for d in plain[:window] if d not in top), key=lambda d: -support.get(d, 0)):
-        least = max(support.get(doc, 0), AGREED) + (doc in meant)
-        put(doc, {*plain[:window], *named}, lambda d, least=least: support.get(d, 0) < least)
-    return list(dict.fromkeys([*no_lower(top, plain), *moved, *order[window:]]))
-
-
-def no_lower(top: Sequence[str], plain: Sequence[str]) -> list[str]:
-    """Returns `top` with the documents `plain` ranks in `plain`'s order, each at `plain`'s place or higher, and the
-    others in their own order in the places left: a survey adds to plain retrieval and moves none of its documents
-    down (install-guide-zh-cn dev s02: the survey put hybrid's only relevant document of five fifth, not fourth)."""
-    rank = {d: i for i, d in enumerate(plain)}
-    theirs, mine, out = [d for d in plain if d in top], [d for d in top if d not in rank], []
-    while theirs or mine:
-        out.append(theirs.pop(0) if theirs and (not mine or rank[theirs[0]] <= len(out)) else mine.pop(0))
-    return out
+        put(doc, {*plain[:window], *named}, lambda d, doc=doc: support.get(d, 0) < max(support.get(doc, 0), 1))
+    return list(dict.fromkeys([*top, *moved, *order[window:]]))
 
 
 def whole_chapters(order: Sequence[str], chapters: Sequence[tuple[int, ...]], table: Outline,
@@ -423,7 +403,7 @@ def covering(ctx: Any, query: str, hits: Sequence[Hit], user: Any) -> tuple[Hit,
     whole text, listed and named things) search the question's topic (`topic_of`)."""
     backend = ctx.resource("index")
     topic = topic_of(query)
-    plain, by_hybrid, by_meaning = plain_rankings(ctx, query, user)
+    plain, by_hybrid = plain_rankings(ctx, query, user)
     best: dict[str, Hit] = {}
     for h in plain:
         best.setdefault(h.source, h)
@@ -440,14 +420,12 @@ def covering(ctx: Any, query: str, hits: Sequence[Hit], user: Any) -> tuple[Hit,
     support = Counter(d for ranking in matched for d in set(ranking[:COVER]))
     asked = set(backend.tokenizer(query))
     whole = table.asked(titled, list(best), lambda title: set(backend.tokenizer(title)) <= asked)
-    # the question names the chapter's title: evidence as strong as two rankings agreeing
-    support.update({d: AGREED for chapter in whole for d in table.files(chapter)})
+    support.update(d for chapter in whole for d in table.files(chapter))  # the question names the chapter's title
     ranked = list(dict.fromkeys([*first, *fused]))
     order = list(dict.fromkeys([*first, *fused][:COVER]))
     order = whole_chapters(order, whole, table, ranked)[:len(order)]
     hybrid = list(dict.fromkeys(h.source for h in by_hybrid))
-    meant = list(dict.fromkeys(h.source for h in by_meaning))[:KEPT]
-    for source in kept_first(order, hybrid, named, support, meant):
+    for source in kept_first(order, hybrid, named, support):
         if source not in best:
             found = best_chunk(backend, source, (query, table.titles.get(source, "")), user)
             if found is None:
