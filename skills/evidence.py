@@ -616,13 +616,10 @@ def ranked(query: str, hits: Sequence[Hit], profile: Any, ctx: Any = None,
         return []
     parts = signals(query, found, ctx, dense=bool(WEIGHTS.get("dense")), profile=profile)
     scores = mixed(found, parts)
-    for asks, states in ASKED:
-        if asks.search(query):
-            scores = scores + ASKED_BONUS * np.array([bool(states.search(_LINK_TARGET.sub("]", c.text)))
-                                                      for c in found])
+    texts = [_LINK_TARGET.sub("]", c.text) for c in found]     # a link target's digits state nothing
     count = counted(query)      # a unit stating the asked count of the asked thing states it twice over
-    if count is not None:
-        scores = scores + ASKED_BONUS * np.array([bool(count.search(_LINK_TARGET.sub("]", c.text))) for c in found])
+    for states in [s for asks, s in ASKED if asks.search(query)] + ([count] if count is not None else []):
+        scores = scores + ASKED_BONUS * np.array([bool(states.search(t)) for t in texts])
     whole = SubQuestion(query, tuple((w, 1.0) for w in keywords(query)))
     units = [(f"{c.lead}{c.text}", c.hit, c.rank) for c in found]     # a unit's subject said before it counts
     meant = parts.get("dense", np.ones(len(found)))     # no embedder: every unit counts as on the topic
