@@ -23,7 +23,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from domain_data import HELD_OUT, LABELLED, OPENED, halves_of, load as load_domain  # noqa: E402
+from domain_data import DEV_OPENED, HELD_OUT, LABELLED, OPENED, halves_of, load as load_domain  # noqa: E402
 from machine import facts as machine  # noqa: E402
 from routing_data import SETS, TYPES, load as load_routing  # noqa: E402
 
@@ -39,8 +39,8 @@ WRITTEN = ROOT / "bench" / "data" / "classify" / "written.jsonl"
 (bench/data/classify/README.md)."""
 PROFILES = {**{c: "generic" for c in LABELLED}, **{s: "prc_statutes" for s in SETS}, "written": "generic"}
 """The corpus profile each set's index is built with (``domain: auto``: the statute pack claims the statutes)."""
-DEFAULT_SETS = [n for n in PROFILES if n not in OPENED + HELD_OUT]
-"""The sets a run without --sets classifies: all but round 16's and round 18's held-out corpora (name them with --sets)."""
+DEFAULT_SETS = [n for n in PROFILES if n not in OPENED + DEV_OPENED + HELD_OUT]
+"""The sets a run without --sets classifies: all but rounds 16's, 18's and 19's held-out corpora (name them with --sets)."""
 
 
 def halves(name: str) -> dict[str, list[dict]]:

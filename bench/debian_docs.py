@@ -9,7 +9,7 @@ at the markdown file that holds their target. The output is deterministic (sorte
 no dates), and `<out>.json` next to the folder records the package, its version and every
 file's sha256.
   apt-get install debian-reference-en debian-reference-zh-cn debian-faq-zh-cn debian-handbook valgrind maint-guide \
-    developers-reference installation-guide-amd64 debian-edu-doc-en debian-edu-doc-zh-cn
+    developers-reference installation-guide-amd64 debian-edu-doc-en debian-edu-doc-zh-cn debian-policy
   python bench/debian_docs.py reference-en [--out DIR]   # default $LAMBDARAG_HOME/corpora/reference-en
 """
 from __future__ import annotations
@@ -61,6 +61,12 @@ SOURCES = {
     "edu-en": Source("debian-edu-doc-en", "/usr/share/doc/debian-edu-doc-en/debian-edu-bookworm-manual.html", 3, "en"),
     "edu-zh-cn": Source("debian-edu-doc-zh-cn", "/usr/share/doc/debian-edu-doc-zh-cn/debian-edu-bookworm-manual.html",
                         3, "zh-CN"),
+    "policy-en": Source("debian-policy", " ".join(
+        f"/usr/share/doc/debian-policy/policy.html/{glob}.html" for glob in ("ch-*", "ap-*", "upgrading-checklist")),
+        2, "en", toc="/usr/share/doc/debian-policy/policy.html/index.html"),
+    # the handbook's Simplified Chinese translation (handbook-en's text, translated; its questions are written apart)
+    "handbook-zh-cn": Source("debian-handbook", "/usr/share/doc/debian-handbook/html/zh-CN/*.html", 2, "zh-CN",
+                             toc="/usr/share/doc/debian-handbook/html/zh-CN/index.html"),
 }
 SKIPPED = {"navheader", "navfooter", "toc", "list-of-tables", "list-of-figures", "list-of-examples", "docnav", "nav",
            "related", "sphinxsidebar", "footer"}   # the last three: Sphinx's navigation (developers-reference)

@@ -54,8 +54,8 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--corpora", default=",".join(CORPORA), help="comma-separated corpora")
     ap.add_argument("--config", default=None)
-    ap.add_argument("--halves", default="dev", help="comma-separated halves (default dev; test only for the held-out "
-                                                     "corpora of domain_data.HELD_OUT)")
+    ap.add_argument("--halves", default="dev", help="comma-separated halves (default dev; test only to measure the frozen "
+                                                     "halves of domain_data.HELD_OUT and DEV_OPENED)")
     ap.add_argument("--name", default="answers-domain-dev", help="result file name before the tag")
     ap.add_argument("--tag", default="", help="result file suffix, e.g. before")
     args = ap.parse_args()

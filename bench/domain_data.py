@@ -29,10 +29,14 @@ CORPORA = ("reference-en", "reference-zh-cn", "faq-zh-cn", "handbook-en", "valgr
 OPENED = ("developers-reference-en", "install-guide-zh-cn")
 """Round 16's held-out corpora (30 questions each, written blind), open for tuning on both halves since round 18;
 default runs still leave them out, so every committed result file reproduces."""
-HELD_OUT = ("edu-en", "edu-zh-cn")
-"""Round 18's held-out corpora (the Debian Edu bookworm manual): 30 questions each, written blind (before any run
-on them), measured before the round and on its merged tree, never tuned on; default runs leave them out."""
-LABELLED = CORPORA + OPENED + HELD_OUT
+DEV_OPENED = ("edu-en", "edu-zh-cn")
+"""Round 18's held-out corpora (the Debian Edu bookworm manual, 30 questions each, written blind): since round 19 their
+dev halves are open for tuning and their test halves stay frozen (measured, never tuned on); default runs leave them out."""
+HELD_OUT = ("policy-en", "handbook-zh-cn")
+"""Round 19's held-out corpora (the Debian Policy Manual; the Administrator's Handbook in Simplified Chinese): 30
+questions each, written blind (before any run on them), measured before the round and on its merged tree, never tuned
+on; default runs leave them out."""
+LABELLED = CORPORA + OPENED + DEV_OPENED + HELD_OUT
 HALVES = ("dev", "test")
 EXTRA = ("dev2", "dev3")
 """The extra dev halves some corpora have (`halves_of`): tuned on, never mixed into dev's or test's figures."""
