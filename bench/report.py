@@ -108,7 +108,7 @@ def domain_rows() -> list[tuple[str, str, str, Callable[[dict], str]]]:
     (frozen test) and now (frozen test); the Valgrind manual and the New Maintainers' Guide (corpora issue 41 added):
     before their round's survey changes and now, both halves; the dev2 halves (round 15) before its cues and now;
     the dev3 halves (round 15) before whole chapters and now; round 16's held-out corpora, before and after the round;
-    round 18's, before the round and on its merged tree."""
+    rounds 18's and 19's, before their round and on its merged tree."""
     rows = []
     for corpus in ("reference-en", "reference-zh-cn", "faq-zh-cn", "handbook-en"):
         script = f"bench/domain_bench.py --corpora {corpus}"
@@ -145,12 +145,13 @@ def domain_rows() -> list[tuple[str, str, str, Callable[[dict], str]]]:
                       f"domain-{corpus}-before", f"{script} --tag before", domain_half(half)),
                      (f"HELD-OUT corpus {corpus} (round 16, written blind; its DEV half tuned on in round 17), {label}, "
                       "after round 17", f"domain-{corpus}", script, domain_half(half))]
-    for corpus in ("edu-en", "edu-zh-cn"):
-        script = f"bench/domain_bench.py --corpora {corpus}"
-        rows += [(f"HELD-OUT corpus {corpus} (round 18, written blind, never tuned on), {label}, {when} round 18",
-                  f"domain-{corpus}{suffix}", script + flag, domain_half(half))
-                 for suffix, flag, when in (("-before", " --tag before", "before"), ("", "", "after"))
-                 for half, label in (("test", "TEST half"), ("dev", "DEV half"))]
+    for round_, corpora in ((18, ("edu-en", "edu-zh-cn")), (19, ("policy-en", "handbook-zh-cn"))):
+        for corpus in corpora:
+            script = f"bench/domain_bench.py --corpora {corpus}"
+            rows += [(f"HELD-OUT corpus {corpus} (round {round_}, written blind, never tuned on), {label}, {when} round "
+                      f"{round_}", f"domain-{corpus}{suffix}", script + flag, domain_half(half))
+                     for suffix, flag, when in (("-before", " --tag before", "before"), ("", "", "after"))
+                     for half, label in (("test", "TEST half"), ("dev", "DEV half"))]
     return rows
 
 
@@ -210,8 +211,8 @@ def answers_rows() -> list[tuple[str, str, str, Callable[[dict], str]]]:
 def held_out_answers_rows() -> list[tuple[str, str, str, Callable[[dict], str]]]:
     """Returns the rows of the offline answers on round 16's held-out corpora (written blind, never tuned on), per half,
     before the round and after it; then round 17's, whose dev halves were tuned on (before: the dev halves alone);
-    then round 16's both halves as tuned on in round 18; then round 18's held-out corpora, before the round and on its
-    merged tree."""
+    then round 16's both halves as tuned on in round 18; then rounds 18's and 19's held-out corpora, before their round and
+    on its merged tree."""
     corpora = "bench/domain_answers.py --corpora developers-reference-en,install-guide-zh-cn"
     return [*blind_answers_rows(16, corpora),
             ("offline answers, held-out corpora, DEV half (tuned on in round 17), before round 17",
@@ -225,7 +226,8 @@ def held_out_answers_rows() -> list[tuple[str, str, str, Callable[[dict], str]]]
                lambda r, half=half: domain_answers(r, half))
               for when, name in (("before", "answers-r18-dev-before"), ("after", "answers-r18-dev"))
               for half, label in (("test", "TEST half"), ("dev", "DEV half"))),
-            *blind_answers_rows(18, "bench/domain_answers.py --corpora edu-en,edu-zh-cn")]
+            *blind_answers_rows(18, "bench/domain_answers.py --corpora edu-en,edu-zh-cn"),
+            *blind_answers_rows(19, "bench/domain_answers.py --corpora policy-en,handbook-zh-cn")]
 
 
 def blind_answers_rows(round_: int, corpora: str) -> list[tuple[str, str, str, Callable[[dict], str]]]:
