@@ -11,7 +11,7 @@ A title's name-like words name its document too, when no other title has them: a
 a lower-case word of a capitalised or Chinese title (``cron`` of "Scheduling Tasks with cron and atd", ``ssh``
 of 服务器远程访问和工具-ssh): commands, which a title never capitalises. A hyphenated name may be said with spaces (``git reset`` for ``git-reset``).
 
-A name that the text of more than a quarter of the documents holds (`COMMON`) names none of them: it is a word of
+A name that the text of more than a quarter of the documents (and of more than ten) holds (`COMMON`) names none of them: it is a word of
 the corpus's own subject (分区 in an installation guide, *package* in a packaging manual), which one document has
 as a heading or title by chance, and as a compare side it put that document ahead of the pages the question asks
 about.
@@ -49,6 +49,8 @@ _NAME_LIKE = re.compile(r"(?<![\w.-])(?:[A-Za-z][\w]*[\d_.-][\w.-]*[A-Za-z0-9]|[
 """A code-like word of a title: a digit, -, . or _ inside (apt-cache, bzip2), or a capital inside (AppArmor)."""
 COMMON = 0.25
 """The share of documents whose text holding a name makes it a word of the corpus's subject, no document's name."""
+FEW = 10
+"""Documents that may hold a name however small the corpus: in a handful of pages each names the tools they share."""
 
 
 @dataclass(frozen=True)
@@ -100,9 +102,10 @@ class DocumentNames:
         self._common: dict[str, bool] = {}
 
     def common(self, name: str) -> bool:
-        """Returns whether the text of more than `COMMON` of the documents holds `name` (lower-cased): a subject word."""
+        """Returns whether the text of more than `COMMON` of the documents, and of more than `FEW`, holds `name`
+        (lower-cased): a subject word."""
         if name not in self._common:
-            self._common[name] = sum(name in text for text in self.texts) > COMMON * max(len(self.texts), 1)
+            self._common[name] = sum(name in text for text in self.texts) > max(COMMON * len(self.texts), FEW)
         return self._common[name]
 
     def named(self, query: str, limit: int = 4) -> tuple[Side, ...]:
