@@ -7,11 +7,13 @@ their indexes build. Each set is classified under the profile its index is built
 documentation corpora of bench/data/domains (dev and dev2: may be tuned on; test: frozen, report only) under the
 generic pack, the routing sets `laws` and `maritime` (dev, dev2, test) under the statute pack, and `written`
 (bench/data/classify/written.jsonl: questions about no benchmark's corpus, committed with the cues they
-checked, so a dev half) under the generic pack.
+checked, so a dev half) under the generic pack. `--halves` keeps only the halves it names (the dev halves of a
+held-out corpus: a test half no tuning run may read is never loaded).
 Each half also reports `learned_only`, the learned classifier's accuracy with no rule asked: how well the fallback
 that decides what no cue settles carries. `--out` names another result file (main's code measured the same way).
 Run:
   python bench/classify_types.py [--sets reference-en,…,laws,maritime,written] [--out classify-types-before.json]
+  python bench/classify_types.py --sets edu-en,edu-zh-cn --halves dev --out classify-types-edu-dev.json
                                                                          → bench/results/classify-types.json
 """
 from __future__ import annotations
@@ -43,13 +45,17 @@ DEFAULT_SETS = [n for n in PROFILES if n not in OPENED + DEV_OPENED + HELD_OUT]
 """The sets a run without --sets classifies: all but rounds 16's, 18's and 19's held-out corpora (name them with --sets)."""
 
 
-def halves(name: str) -> dict[str, list[dict]]:
-    """Returns the labelled questions of each half of a set, by half."""
+def halves(name: str, only: tuple[str, ...] = ()) -> dict[str, list[dict]]:
+    """Returns the labelled questions of each half of a set, by half: only the halves `only` names when it names any
+    (a half left out is never read)."""
     if name in SETS:
-        return {h: load_routing(h, SETS[name].folder) for h in SETS[name].halves}
-    if name == "written":
-        return {"dev": [json.loads(line) for line in WRITTEN.read_text(encoding="utf-8").splitlines() if line.strip()]}
-    return {h: load_domain(name, h) for h in halves_of(name)}
+        names, read = SETS[name].halves, lambda h: load_routing(h, SETS[name].folder)
+    elif name == "written":
+        names, read = ("dev",), lambda h: [json.loads(line) for line in WRITTEN.read_text(encoding="utf-8").splitlines()
+                                           if line.strip()]
+    else:
+        names, read = halves_of(name), lambda h: load_domain(name, h)
+    return {h: read(h) for h in names if not only or h in only}
 
 
 def learned_only(query: str, profile: CorpusProfile) -> str:
@@ -78,17 +84,18 @@ def classified(questions: list[dict], profile: str) -> dict:
             "confusion": {t: dict(v) for t, v in confusion.items()}, "misses": misses}
 
 
-def main(names: list[str]) -> dict:
+def main(names: list[str], only: tuple[str, ...] = ()) -> dict:
     return {"machine": machine(), "profiles": {n: PROFILES[n] for n in names},
-            "sets": {n: {h: classified(qs, PROFILES[n]) for h, qs in halves(n).items()} for n in names}}
+            "sets": {n: {h: classified(qs, PROFILES[n]) for h, qs in halves(n, only).items()} for n in names}}
 
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sets", default=",".join(DEFAULT_SETS), help=f"comma-separated, of {','.join(PROFILES)}")
+    ap.add_argument("--halves", default="", help="comma-separated halves to keep (dev,dev2,…); default every half")
     ap.add_argument("--out", default="classify-types.json", help="the result file's name in bench/results")
     args = ap.parse_args()
-    out = main(args.sets.split(","))
+    out = main(args.sets.split(","), tuple(h for h in args.halves.split(",") if h))
     (ROOT / "bench" / "results" / args.out).write_text(json.dumps(out, ensure_ascii=False, indent=1) + "\n",
                                                                    encoding="utf-8")
     for name, by_half in out["sets"].items():

@@ -10,6 +10,11 @@ A title's name-like words name its document too, when no other title has them: a
 ``.`` or ``_`` (``apt-cache`` of "The apt-cache Command"), one capitalised inside (``AppArmor``, ``SELinux``), or
 a lower-case word of a capitalised or Chinese title (``cron`` of "Scheduling Tasks with cron and atd", ``ssh``
 of 服务器远程访问和工具-ssh): commands, which a title never capitalises. A hyphenated name may be said with spaces (``git reset`` for ``git-reset``).
+
+A name that the text of more than a quarter of the documents (and of more than ten) holds (`COMMON`) names none of them: it is a word of
+the corpus's own subject (分区 in an installation guide, *package* in a packaging manual), which one document has
+as a heading or title by chance, and as a compare side it put that document ahead of the pages the question asks
+about.
 """
 from __future__ import annotations
 
@@ -42,6 +47,10 @@ MIN_ASCII = 3
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _NAME_LIKE = re.compile(r"(?<![\w.-])(?:[A-Za-z][\w]*[\d_.-][\w.-]*[A-Za-z0-9]|[A-Za-z]+\d\w*|[A-Z]?[a-z]+[A-Z]\w*|[A-Z]{2,}[a-z]\w*)(?![\w-])")
 """A code-like word of a title: a digit, -, . or _ inside (apt-cache, bzip2), or a capital inside (AppArmor)."""
+COMMON = 0.25
+"""The share of documents whose text holding a name makes it a word of the corpus's subject, no document's name."""
+FEW = 10
+"""Documents that may hold a name however small the corpus: in a handful of pages each names the tools they share."""
 
 
 @dataclass(frozen=True)
@@ -82,11 +91,22 @@ class DocumentNames:
             for word in name_like(title):
                 add(word, meta)
         by_source = {str(m.get("source") or ""): m for m in documents.values()}
+        texts: dict[str, list[str]] = {}
         for chunk in chunks:
+            texts.setdefault(chunk.source, []).append(chunk.text.lower())
             if chunk.section and chunk.source in by_source:
                 add(chunk.section.split(" / ")[-1], by_source[chunk.source])
+        self.texts = ["\n".join(parts) for parts in texts.values()]
         unique = [n for (text, _), n in names.items() if len(owners[text]) == 1]
         self.names = sorted(unique, key=lambda n: -len(n.text))
+        self._common: dict[str, bool] = {}
+
+    def common(self, name: str) -> bool:
+        """Returns whether the text of more than `COMMON` of the documents, and of more than `FEW`, holds `name`
+        (lower-cased): a subject word."""
+        if name not in self._common:
+            self._common[name] = sum(name in text for text in self.texts) > max(COMMON * len(self.texts), FEW)
+        return self._common[name]
 
     def named(self, query: str, limit: int = 4) -> tuple[Side, ...]:
         """Returns the documents `query` names, in order of mention (at most `limit`)."""
@@ -100,6 +120,8 @@ class DocumentNames:
             if name.source in found:
                 continue
             for at in _places(low, name.text, cuts):
+                if self.common(name.text):
+                    break
                 end = at + len(name.text)
                 if any(at < e and s < end for s, e in taken):
                     continue

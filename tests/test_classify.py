@@ -517,17 +517,49 @@ ROUND_18_LOOK_ALIKES = [  # (question, the type the new cues must not give it)
 ]
 
 
-@pytest.mark.parametrize("query,kind", GENERIC_CUES_ROUND_17 + GENERIC_CUES_ROUND_18)
-def test_round_17_and_18_cues_type_their_questions(query, kind):
-    # round 17: what one thing does that another does not, spans; round 18: yes-or-no relations, tool surveys, waits
+GENERIC_CUES_ROUND_19 = [  # written for this test (issue 41, round 19), about no corpus of any benchmark
+    # a choice between two courses ("…, or do we need …", "…吗，还是得…"), one thing done instead of another
+    ("Can we keep the old RAID controller, or do we need a new one for the larger disks?", "compare"),
+    ("Should I stay on the LTS kernel, or do I switch to the backports one?", "compare"),
+    ("这台旧打印机直接插 USB 就能用吗，还是得先装驱动？", "compare"),
+    ("用静态地址好不好，还是交给 DHCP 分配？", "compare"),
+    ("If I mount the share over NFS instead of SMB, what works differently?", "compare"),
+    ("What is different when the job runs as root rather than as a normal user?", "compare"),
+    # a survey over what one can do, over the jobs that recur
+    ("The build machine keeps running out of memory; what are my options?", "synthesis"),
+    ("Our mail queue is stuck. What are the alternatives?", "synthesis"),
+    ("Which tasks does the backup server run each night?", "synthesis"),
+    # a relation: what one thing needs from another, what must act for a change to take effect, does B follow A
+    ("What does a thin client need from the boot server to start?", "relation"),
+    ("Which service has to be restarted for the new firewall rules to take effect?", "relation"),
+    ("改了 DNS 配置以后，要重启哪个服务才能生效？", "relation"),
+    ("改了主机名以后，证书里的名字会跟着变吗？", "relation"),
+    ("要在哪个配置文件里把默认语言改成中文？", "relation"),
+]
+ROUND_19_LOOK_ALIKES = [  # (question, the type the new cues must not give it)
+    ("Can I install it from a USB stick, or is that not supported?", "compare"),
+    ("重启以后，还是连不上网怎么办？", "compare"),
+    ("What is different in version 2?", "compare"),
+    ("What are the options of the tar command?", "synthesis"),
+    ("Which job runs every hour?", "synthesis"),
+    ("What do I need from the store to build it?", "relation"),
+    ("Which command has to be run to install the package?", "relation"),
+    ("这个服务会随系统启动吗？", "relation"),
+]
+
+
+@pytest.mark.parametrize("query,kind", GENERIC_CUES_ROUND_17 + GENERIC_CUES_ROUND_18 + GENERIC_CUES_ROUND_19)
+def test_round_17_to_19_cues_type_their_questions(query, kind):
+    # round 17: what one thing does that another does not, spans; round 18: yes-or-no relations, tool surveys, waits;
+    # round 19: choices between two courses, "what are my options", recurring jobs, what a thing needs or follows
     from lambdarag.domains import profile_named
 
     c = classifiers.rule_classify(query, (), profile_named("generic"))
     assert c is not None and (c.type, c.stage) == (kind, "rules"), c
 
 
-@pytest.mark.parametrize("query,kind", ROUND_17_LOOK_ALIKES + ROUND_18_LOOK_ALIKES)
-def test_round_17_and_18_cues_leave_their_look_alikes_alone(query, kind):
+@pytest.mark.parametrize("query,kind", ROUND_17_LOOK_ALIKES + ROUND_18_LOOK_ALIKES + ROUND_19_LOOK_ALIKES)
+def test_round_17_to_19_cues_leave_their_look_alikes_alone(query, kind):
     from lambdarag.domains import profile_named
 
     c = classifiers.rule_classify(query, (), profile_named("generic"))
@@ -572,3 +604,15 @@ def test_generic_type_accuracy_on_the_dev_half_of_each_documentation_corpus(corp
     assert sum(gold == kind for gold, kind in got) / len(got) >= 0.9, got
     assert sum(relation) / len(relation) >= 0.85, got
 
+
+
+def test_classify_types_reads_only_the_halves_it_is_given(monkeypatch):
+    # a held-out corpus's test half must never be loaded by a run on its dev half (bench/classify_types.py --halves)
+    monkeypatch.syspath_prepend(str(Path(__file__).parents[1] / "bench"))
+    import classify_types
+
+    read = []
+    monkeypatch.setattr(classify_types, "load_domain", lambda name, h: read.append(h) or [])
+    assert list(classify_types.halves("maint-guide-en", ("dev", "dev3"))) == ["dev", "dev3"]
+    assert read == ["dev", "dev3"]
+    assert list(classify_types.halves("maint-guide-en")) == ["dev", "test", "dev2", "dev3"]

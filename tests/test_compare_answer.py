@@ -119,6 +119,23 @@ def test_a_titles_command_names_its_page_and_a_hyphenated_name_may_be_said_with_
     assert names.named("How do I schedule tasks at night?") == ()     # an everyday word of a title names nothing
 
 
+def test_a_word_most_documents_hold_names_no_document_even_as_one_documents_heading():
+    # 分区 is one page's heading in an installation guide whose pages all speak of partitions: "是只分一个 / 分区好，
+    # 还是把 /home 单独分出来好" compares two schemes, not that page (install-guide-zh-cn test c05)
+    from lambdarag.skills.store.corpus import Chunk
+
+    pages = [("60.04-preseed.md", "预置文件的内容", "分区", "d-i partman-auto/method string lvm，预置分区方案")]
+    pages += [(f"66.{i:02}-page.md", f"第{i}页", "", f"第{i}页讲的是分区和挂载点") for i in range(1, 12)]
+    pages += [("05.01-boot.md", "引导安装程序", "LVM 卷组", "引导参数")]
+    documents = {s: {"source": s, "title": t} for s, t, _, _ in pages}
+    chunks = [Chunk(id=s, doc_id=s, text=x, source=s, title=t, section=h) for s, t, h, x in pages]
+    names = DocumentNames(documents, chunks)
+    assert names.named("新手装系统，是只分一个 / 分区好，还是把 /home 单独分出来好？") == ()
+    assert [s.source for s in names.named("LVM 卷组和普通分区有什么区别？")] == ["05.01-boot.md"]
+    small = DocumentNames(documents, chunks[:4])        # in a handful of pages a shared word still names its page
+    assert [s.source for s in small.named("新手装系统，是只分一个 / 分区好，还是把 /home 单独分出来好？")] == ["60.04-preseed.md"]
+
+
 def test_a_command_named_in_a_table_cell_or_as_a_manual_page_is_a_side():
     hits = sourced(("01.04-the-basic-unix-like-work-environment.md",
                     '| bzip2 foo | compress "foo" to create "foo.bz2" using the Burrows-Wheeler block sorting text '

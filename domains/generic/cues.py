@@ -55,6 +55,10 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                          r"\b(?:what|which) (?:[\w-]+ ){0,2}?" + _KINDS + r" (?:are there|exist|are available|do i have|can)\b",
                          r"\b(?:what|which) (?:kinds|types|sorts) of\b",
                          r"\b(?:what|which) (?:[\w-]+ ){0,2}?" + _KINDS + r" (?:help|let|allow|enable) (?:me|you|us|one|people|users?)\b",
+                         r"\b(?:what|which) (?:are|would be) (?:my|our|your|their|the) (?:possible |available |main )?"
+                         r"(?:options|choices|alternatives)\s*\?$",
+                         r"\b(?:which|what) (?:[\w-]+ ){0,2}?(?:jobs|tasks|checks|actions)\b[^?]{0,60}?\b(?:every|each) (?:hour|day|night"
+                         r"|week|month|minute)\b",
                          r"\bwhat are (?:the |some )?(?:different |various |possible |main )?" + _KINDS
                          + r" (?:to|for)\b(?! (?:" + _STEERS + r")\b)",
                          "(?:不同|各种|哪些|哪几种|几种|多种|都有什么)的?(?:[\u4e00-\u9fff]{1,4}(?:或|或者|和|与|及|、))?" + _ZH_KINDS
@@ -72,6 +76,10 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                       r"\bversus\b", r"\bcontrast\b", r"\bdistinguish(?:es)?\b", r"\bwhat separates\b", r"\bsets? .{1,40} apart\b",
                       r"\bsimilarit(?:y|ies)\b", r"\bin common\b", r"\balike\b", r"\bvs\.?\s",
                       r"\b(?:better|faster|slower|safer|simpler|easier|cheaper) than\b", r"\bor\b[^?]{1,40}\bwhich\b",
+                      r",\s*or (?:do|does|should|must|can|could|would|will|shall) (?:I|we|you|one|they) (?:[\w-]+ ){0,2}?"
+                      r"(?:need|have|use|pick|choose|take|go|want|stay|switch|keep|buy|install)\b",
+                      r"\b(?:instead of|rather than)\b[^?]{1,80}?\bwhat (?:[\w']+ ){0,3}?(?:different|differently|changes?)\b",
+                      r"\bwhat (?:[\w']+ ){0,3}?(?:different|differently)\b[^?]{1,60}?\b(?:instead of|rather than)\b",
                       r"\bwhich is (?:better|faster|safer|simpler|easier|preferable)\b",
                       r"\b(?:should|would|do|can|shall) (?:I|we|you|one) (?:use|pick|choose|prefer|take|go with|recommend) (?!to\b)[^?,]{1,40}? or\b",
                       r"\bprefer\b[^?,]{1,40}?\b(?:over|rather than|instead of)\b",
@@ -81,7 +89,9 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                       "异同", "区别", "差别", "差异", "对比", "相比", "比较一下", "比较(?=[^好快慢多少常]{0,2}[？?]?$)",
                       r"(?:和|与|跟|同).{1,30}(?:不同|不一样|一样吗|相同|优缺点|优劣|哪个更|哪种更|谁更)",
                       "有何不同", "有什么不同", "不同之处", "哪个更", "哪种更", "一回事", "共同点", "互换", "互相替代",
-                      r"还是[^，。？?]{1,30}?(?:更|比较)(?:好|快|慢|安全|合适|省|稳定|方便|可靠)", r"而不(?:选|用|是|采用)",
+                      r"还是[^，。？?]{1,30}?(?:更|比较)(?:好|快|慢|安全|合适|省|稳定|方便|可靠)",
+                      r"(?:(?:行不行|可不可以|能不能|好不好|要不要|对不对|吗|呢)[，,]\s*还是|[，,]\s*还是(?:得|要|需要|必须|应该|该|选|用))"
+                      r"[^，。？?吗不没]{1,30}[？?]$", r"而不(?:选|用|是|采用)",
                       r"(?:和|与|跟|同)[^，。？?]{1,30}?分别(?:在|适合|适用|用于|用在)",
                       r"(?:和|与|跟|同)[^，。？?]{1,30}?(?:用|选)哪(?:个|一个|种)(?:好|更好|合适)?[？?]?$",
                       r"[A-Za-z][\w.+-]*\s*(?:和|与|跟|还是)\s*[A-Za-z][\w.+-]*\s*(?:之间|两者|二者)?哪(?:个|一个|种)",
@@ -137,6 +147,9 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         r".{2,50}?(?<![\w-])(?:read|load|call|invoke|run|source|include|import|require|need|honou?r|respect|obey|take into account|generate|produce|create|"
                         + _HANDS + r")\b",
                         r"\bwhat (?:does|do) (?!I\b|you\b|we\b|one\b).{2,50}?(?<![\w-])(?:depend|rely|call|invoke|run|load|source|import)\b",
+                        r"\bwhat (?:does|do) (?!I\b|you\b|we\b|one\b).{2,60}?\b(?:need|require|expect|get|take) from\b",
+                        r"\b(?:which|what) [^?]{0,40}?\b(?:has to|have to|must|needs? to) be (?:run|executed|restarted|reloaded|called)\b"
+                        r"[^?]{0,40}?\b(?:take effect|be applied|be picked up)\b",
                         r"\b(?:used|called|invoked|run|read|loaded|started|spawned|triggered|sourced|managed|provided|handled"
                         r"|generated|maintained|owned|launched|wrapped|implied|overridden|superseded|activated|enabled|affected|influenced"
                         r"|consulted|honou?red|respected|ignored|required|needed|limited|restricted) by\b(?!\s+default\b)",
@@ -171,7 +184,9 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         "由谁", "谁负责", "谁有权", "属于哪", "依赖", "哪个(?:模块|组件|团队|进程|服务|守护进程|程序|脚本|软件包|库|单元|工具|命令)会?(?:负责|调用|启动|触发|投递|提供|处理|管理|生成|监听|派生)",
                         r"(?:哪|什么)[^，。？?]{0,12}?由(?![我你您])[^，。？?]{1,16}?(?:" + _ZH_STEERS + "|管理|负责|维护|生成|提供)的", "(?:有|是)什么关系", "有何关系", "关系如何", "交互", "配合", "协作", "调用了?哪", "被哪", "归哪", r"由(?:哪|什么|谁).{0,12}(?:负责|管理|启动|触发|提供|维护|" + _ZH_STEERS + ")",
                         r"(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,4}?" + _ZH_THINGS + r"[里中]?(?:来|可以|能|会)?(?:" + _ZH_STEERS + ")", r"(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,6}?(?:决定|左右)了?",
-                        r"受(?:哪|什么).{0,12}(?:" + _ZH_STEERS + "|影响|约束|限制|制约)", r"(?<![我你您])(?:是否|会不会|能不能)(?:会|能)?(?:控制|决定|左右|影响)(?:着)?", r"(?:" + _ZH_STEERS + ")于哪", "取决于",
+                        r"受(?:哪|什么).{0,12}(?:" + _ZH_STEERS + "|影响|约束|限制|制约)", r"(?<![我你您])(?:是否|会不会|能不能)(?:会|能)?(?:控制|决定|左右|影响)(?:着)?",
+                        r"(?:跟着|随着|随之|跟随)(?:一起)?(?:更新|变化|改变|变|修改|更改|同步)(?:吗|么|嘛)",
+                        r"(?:哪个|什么)[\u4e00-\u9fff]{0,4}?(?:命令|程序|脚本|服务)[^，。？?]{0,10}?(?:才能|才会)(?:生效|起作用)", r"(?:" + _ZH_STEERS + ")于哪", "取决于",
                         r"是.{1,16}的(?:一部分|组成部分)", r"属于.{0,12}的一部分",
                         r"(?:与|和|跟|同).{1,30}?(?:之间)?的(?:关系|联系)", r"关系是什么", r"(?:有|是)(?:什么|何)联系",
                         r"(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,4}?" + _ZH_THINGS + r"(?:会|来|可以|能)?(?:" + _ZH_USES + ")",
@@ -181,7 +196,8 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         r"(?:如何|怎样|怎么)(?:关联|联系|衔接)", r"的底层(?:实现|命令|程序)",
                         r"(?:使用|用到|用)了?(?:哪个|哪些|什么)(?:库|模块|组件|服务|后端|协议|守护进程|插件|驱动)",
                         r"(?:必须|需要|得)先?(?:预加载|加载|链接|安装|启用|启动|运行)(?:哪个|哪些|什么)",
-                        r"在(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,4}?" + _ZH_THINGS + r"[里中]?(?:" + _ZH_STEERS + ")", r"(?:作用于|适用于)(?:哪|什么)",
+                        r"在(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,4}?" + _ZH_THINGS + r"[里中]?(?:" + _ZH_STEERS + ")",
+                        r"在(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,4}?" + _ZH_THINGS + r"[里中](?:把|将)[^，。？?]{1,12}?(?:改|修改|更改|换)", r"(?:作用于|适用于)(?:哪|什么)",
                         r"影响到?(?:哪些|哪个)", r"需要(?:哪些|哪个)(?:软件包|库|模块|组件)", r"需要(?:哪些|哪个)[\u4e00-\u9fff]{0,4}?" + _ZH_THINGS,
                         r"从(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,4}?" + _ZH_THINGS + r"[中里]?(?:获取|读取|加载|得到)", r"来自(?:哪个|哪些)(?:软件包|包|模块|组件|项目|库)",
                         r"(?<![我你您])从哪(?:里|儿)(?:获取|读取|加载|得到|拿到)",
