@@ -446,9 +446,8 @@ def scaled(values: np.ndarray) -> np.ndarray:
     return np.clip(values, 0.0, None) / top if top > 0 else np.zeros(len(values))
 
 
-def dense_scores(query: str, texts: Sequence[str], ctx: Any, ranged: Optional[int] = None) -> Optional[np.ndarray]:
-    """Returns each text's cosine to the question's vector, min-max scaled over the first `ranged` texts (all by
-    default; the others clipped to that range), or None without an embedder.
+def cosines(query: str, texts: Sequence[str], ctx: Any) -> Optional[np.ndarray]:
+    """Returns each text's cosine to the question's vector, or None without an embedder.
 
     The question's vector is the one retrieval embedded (remembered, `query_vector`); the texts' vectors are
     remembered across questions and processes (`store.passage_vectors`), the new ones embedded within half of
@@ -473,7 +472,12 @@ def dense_scores(query: str, texts: Sequence[str], ctx: Any, ranged: Optional[in
         ctx.trace.mark_current(f"evidence ranked without sentence vectors: the deadline left no time to embed "
                                f"the {len(texts)} sentences scored")
         return None
-    cos = matrix @ vector / np.maximum(np.linalg.norm(matrix, axis=1) * np.linalg.norm(vector), 1e-12)
+    return matrix @ vector / np.maximum(np.linalg.norm(matrix, axis=1) * np.linalg.norm(vector), 1e-12)
+
+
+def ranged_scale(cos: np.ndarray, ranged: Optional[int] = None) -> np.ndarray:
+    """Returns `cos` min-max scaled over its first `ranged` values (all by default; the others clipped to that
+    range): how near each text is to the question compared with the others."""
     low, high = float(cos[:ranged].min()), float(cos[:ranged].max())
     return np.clip((cos - low) / (high - low), 0.0, 1.0) if high > low else np.ones(len(cos))
 
@@ -513,7 +517,8 @@ def signals(query: str, found: Sequence[Candidate], ctx: Any = None, dense: bool
     Only the `DENSE_POOL` candidates best by the lexical signals and the documents' openings are embedded (the
     others score 0 on dense): embedding every unit of a long context costs more than the ranking gains below that
     pool, and an opening says what its document is about in words of its own, rarely the question's. The dense
-    scores are scaled over that pool alone, so adding the openings moves no other unit's score.
+    scores are scaled over that pool alone, so adding the openings moves no other unit's score; their cosines
+    unscaled are kept too (``cosine``, mixed into no score), since a scaled best is near whatever the question.
     """
     tokenize = tokenizer_of(ctx, profile)
     asked = tokenize(" ".join([query, *dimensions(query)]))
@@ -523,10 +528,10 @@ def signals(query: str, found: Sequence[Candidate], ctx: Any = None, dense: bool
     if dense:
         best = np.argsort(-(out["bm25"] + out["heading"] / 2), kind="stable")[:DENSE_POOL]
         pool = np.array([*best, *(i for i, c in enumerate(found) if c.opening and i not in set(best))], dtype=int)
-        vectors = dense_scores(query, [said(found[i]) for i in pool], ctx, ranged=len(best))
-        if vectors is not None:
-            out["dense"] = np.zeros(len(found))
-            out["dense"][pool] = vectors
+        near = cosines(query, [said(found[i]) for i in pool], ctx)
+        if near is not None:
+            out["dense"], out["cosine"] = np.zeros(len(found)), np.zeros(len(found))
+            out["dense"][pool], out["cosine"][pool] = ranged_scale(near, ranged=len(best)), near
     return out
 
 
@@ -588,13 +593,15 @@ ASKED_BONUS = 0.1
 class Scored:
     """A candidate with its score for the question, the share of the question's weighted words it covers
     (`cover`, a part of a Chinese word counting a little) and holds whole (`held`), and how near its meaning is to
-    the question's (`meant`: the scaled dense signal, 1 without an embedder)."""
+    the question's (`meant`: the scaled dense signal, 1 without an embedder; `near`: the cosine unscaled, None
+    without an embedder)."""
 
     candidate: Candidate
     score: float
     cover: float
     held: float
     meant: float = 1.0
+    near: Optional[float] = None
 
     @property
     def text(self) -> str:
@@ -623,8 +630,9 @@ def ranked(query: str, hits: Sequence[Hit], profile: Any, ctx: Any = None,
     whole = SubQuestion(query, tuple((w, 1.0) for w in keywords(query)))
     units = [(f"{c.lead}{c.text}", c.hit, c.rank) for c in found]     # a unit's subject said before it counts
     meant = parts.get("dense", np.ones(len(found)))     # no embedder: every unit counts as on the topic
-    out = [Scored(c, float(s), cover, held, float(m)) for c, s, cover, held, m
-           in zip(found, scores, coverage(whole, units), coverage(whole, units, partial=False), meant)]
+    near = parts["cosine"].tolist() if "cosine" in parts else [None] * len(found)
+    out = [Scored(c, float(s), cover, held, float(m), n) for c, s, cover, held, m, n
+           in zip(found, scores, coverage(whole, units), coverage(whole, units, partial=False), meant, near)]
     return option_first(query, sorted(out, key=lambda s: -s.score))
 
 
