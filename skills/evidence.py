@@ -6,7 +6,9 @@ sizes…``) and shell commands — each with the heading path it sits under (a t
 row's ends in its table's header, scored with the row). What
 never answers by itself is left out: synopsis and usage lines, bare
 cross-references ("See 'X' in git(1)", 参见第 3 章), headings and captions,
-questions, and repeats of a unit already taken.
+questions, and repeats of a unit already taken. A hit's title or section heading
+naming a date or version (… Debian Edu 11 … released 2021-08-14) is a unit of
+its own, for a question asking when (`ASKS_WHEN`) only.
 
 `ranked` scores them against the question with three signals, each scaled to
 [0, 1] within the question: BM25 over the units (the index's tokenizer: jieba
@@ -385,9 +387,10 @@ def carried(hit: Hit, hits: Sequence[Hit]) -> str:
     return "\n".join(lines[start:]) + " " + hit.text
 
 
-def candidates(hits: Sequence[Hit], profile: Any) -> list[Candidate]:
+def candidates(hits: Sequence[Hit], profile: Any, headings: bool = False) -> list[Candidate]:
     """Returns the units of `hits` that may stand as an answer, cleaned of labels and markup, each once (the
-    first, best-ranked copy), in hit order; wiki pages only when no document was retrieved. A piece of a section
+    first, best-ranked copy), in hit order; wiki pages only when no document was retrieved; with `headings`, a
+    hit's title or section heading naming a date or version before its units. A piece of a section
     opening inside a block of the piece before it reads that block in front (`carried`). A unit that several
     documents hold (a note templated onto each chapter's first page: The rewrite of this tutorial document…)
     opens none of them: it says nothing of what one of them is about."""
@@ -397,6 +400,10 @@ def candidates(hits: Sequence[Hit], profile: Any) -> list[Candidate]:
         if hit.kind == "wiki" and documents:
             continue    # a page quotes its sources, and the source itself is the better citation
         before = ""
+        for heading in (h for h in (hit.title, hit.section) if headings and h and normalised(h) not in seen
+                        and dated(h)):
+            seen.add(normalised(heading))   # a heading dating its text is the only place saying when it came
+            out.append(Candidate(heading, kind="heading", hit=hit, rank=rank))
         text_of = carried(hit, hits)
         read = hit if text_of == hit.text else hit.model_copy(update={"text": text_of})
         for place, unit in enumerate(units(read, profile)):
@@ -562,6 +569,11 @@ ASKS_HOW = re.compile(r"\bhow (?:do|does|can|could|to|would|should|are|is)\b|\bc
 """A question asking how to do something or for a command: only such a question is answered by a command line
 (``$ tar -xvf …``); to any other a command is an example, not a statement."""
 
+ASKS_WHEN = re.compile(r"^when\b|\bwhen (?:was|were|did|will|is|are)\b|\bwhat (?:year|date)\b|何时|什么时候|哪一?年|哪一?天"
+                       r"|哪个版本|哪一版", re.I)
+"""A question asking when something came or which release: only such a question is answered by a dated heading
+(`candidates`), which to any other says what its section is about, not what it states."""
+
 ASKS_OPTION = re.compile(r"\b(?:which|what)\s+(?:[\w.-]+\s+)?(?:option|flag|switch)s?\b"
                         r"|哪个选项|哪些选项|什么选项|哪个参数|什么参数", re.I)
 """A question asking for a command-line option (which apt-get option…, what flag, 哪个选项)."""
@@ -616,8 +628,8 @@ def ranked(query: str, hits: Sequence[Hit], profile: Any, ctx: Any = None,
            rejected: frozenset[str] = frozenset()) -> list[Scored]:
     """Returns the candidates of `hits` (none the check rejected) scored for the question, best first."""
 
-    how = bool(ASKS_HOW.search(query))
-    found = [c for c in candidates(hits, profile) if c.text.rstrip("；;，,") not in rejected
+    how, when = bool(ASKS_HOW.search(query)), bool(ASKS_WHEN.search(query))
+    found = [c for c in candidates(hits, profile, headings=when) if c.text.rstrip("；;，,") not in rejected
              and (how or c.kind != "command")]
     if not found:
         return []
