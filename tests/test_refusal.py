@@ -47,3 +47,16 @@ def test_a_question_is_still_refused_when_the_near_unit_is_not_enough(monkeypatc
 def test_a_statute_answer_is_decided_by_words_alone(monkeypatch):
     out = answer(monkeypatch, ASKED, 0.99, profile=profile_named("prc_statutes"))
     assert out.startswith(REFUSALS) and "256 MiB" not in out
+
+
+def test_a_near_unit_below_the_floor_is_quoted_only_instead_of_a_refusal(monkeypatch):
+    # faq-zh-cn f01 (Debian 这个名字应该怎么读): a near sentence on something else must not push out the one holding
+    # the question's words
+    said = "本计划的名字的发音为 Deb'-ee-en，重音在第一个音节。"
+    hit = Hit(chunk_id="name.md#", source="name.md", title="Debian 一词如何发音", text=said, score=0.9)
+    near = Scored(Candidate(RAM, hit=HIT, rank=0), 1.0, 0.1, 0.1, 1.0, ANSWER_NEAR + 0.04)
+    held = Scored(Candidate(said, hit=hit, rank=1), 0.9, 0.3, 0.3, 0.5, ANSWER_NEAR - 0.1)
+    monkeypatch.setattr(generate, "ranked", lambda *a, **k: [near, held])
+    state = State.of("Debian 这个名字应该怎么读？", hits=(HIT, hit), query_type="fact")
+    out = generate.extractive_answer(state, Context(resources={"profile": GENERIC}))["answer"]
+    assert "Deb'-ee-en" in out and "256 MiB" not in out
