@@ -6,7 +6,9 @@ sizes…``) and shell commands — each with the heading path it sits under (a t
 row's ends in its table's header, scored with the row). What
 never answers by itself is left out: synopsis and usage lines, bare
 cross-references ("See 'X' in git(1)", 参见第 3 章), headings and captions,
-questions, and repeats of a unit already taken.
+questions, and repeats of a unit already taken. A hit's title or section heading
+naming a date or version (… Debian Edu 11 … released 2021-08-14) is a unit of
+its own, for a question asking when (`ASKS_WHEN`) only.
 
 `ranked` scores them against the question with three signals, each scaled to
 [0, 1] within the question: BM25 over the units (the index's tokenizer: jieba
@@ -385,9 +387,10 @@ def carried(hit: Hit, hits: Sequence[Hit]) -> str:
     return "\n".join(lines[start:]) + " " + hit.text
 
 
-def candidates(hits: Sequence[Hit], profile: Any) -> list[Candidate]:
+def candidates(hits: Sequence[Hit], profile: Any, headings: bool = False) -> list[Candidate]:
     """Returns the units of `hits` that may stand as an answer, cleaned of labels and markup, each once (the
-    first, best-ranked copy), in hit order; wiki pages only when no document was retrieved. A piece of a section
+    first, best-ranked copy), in hit order; wiki pages only when no document was retrieved; with `headings`, a
+    hit's title or section heading naming a date or version before its units. A piece of a section
     opening inside a block of the piece before it reads that block in front (`carried`). A unit that several
     documents hold (a note templated onto each chapter's first page: The rewrite of this tutorial document…)
     opens none of them: it says nothing of what one of them is about."""
@@ -397,6 +400,10 @@ def candidates(hits: Sequence[Hit], profile: Any) -> list[Candidate]:
         if hit.kind == "wiki" and documents:
             continue    # a page quotes its sources, and the source itself is the better citation
         before = ""
+        for heading in (h for h in (hit.title, hit.section) if headings and h and normalised(h) not in seen
+                        and dated(h)):
+            seen.add(normalised(heading))   # a heading dating its text is the only place saying when it came
+            out.append(Candidate(heading, kind="heading", hit=hit, rank=rank))
         text_of = carried(hit, hits)
         read = hit if text_of == hit.text else hit.model_copy(update={"text": text_of})
         for place, unit in enumerate(units(read, profile)):
@@ -446,9 +453,8 @@ def scaled(values: np.ndarray) -> np.ndarray:
     return np.clip(values, 0.0, None) / top if top > 0 else np.zeros(len(values))
 
 
-def dense_scores(query: str, texts: Sequence[str], ctx: Any, ranged: Optional[int] = None) -> Optional[np.ndarray]:
-    """Returns each text's cosine to the question's vector, min-max scaled over the first `ranged` texts (all by
-    default; the others clipped to that range), or None without an embedder.
+def cosines(query: str, texts: Sequence[str], ctx: Any) -> Optional[np.ndarray]:
+    """Returns each text's cosine to the question's vector, or None without an embedder.
 
     The question's vector is the one retrieval embedded (remembered, `query_vector`); the texts' vectors are
     remembered across questions and processes (`store.passage_vectors`), the new ones embedded within half of
@@ -473,7 +479,12 @@ def dense_scores(query: str, texts: Sequence[str], ctx: Any, ranged: Optional[in
         ctx.trace.mark_current(f"evidence ranked without sentence vectors: the deadline left no time to embed "
                                f"the {len(texts)} sentences scored")
         return None
-    cos = matrix @ vector / np.maximum(np.linalg.norm(matrix, axis=1) * np.linalg.norm(vector), 1e-12)
+    return matrix @ vector / np.maximum(np.linalg.norm(matrix, axis=1) * np.linalg.norm(vector), 1e-12)
+
+
+def ranged_scale(cos: np.ndarray, ranged: Optional[int] = None) -> np.ndarray:
+    """Returns `cos` min-max scaled over its first `ranged` values (all by default; the others clipped to that
+    range): how near each text is to the question compared with the others."""
     low, high = float(cos[:ranged].min()), float(cos[:ranged].max())
     return np.clip((cos - low) / (high - low), 0.0, 1.0) if high > low else np.ones(len(cos))
 
@@ -513,7 +524,8 @@ def signals(query: str, found: Sequence[Candidate], ctx: Any = None, dense: bool
     Only the `DENSE_POOL` candidates best by the lexical signals and the documents' openings are embedded (the
     others score 0 on dense): embedding every unit of a long context costs more than the ranking gains below that
     pool, and an opening says what its document is about in words of its own, rarely the question's. The dense
-    scores are scaled over that pool alone, so adding the openings moves no other unit's score.
+    scores are scaled over that pool alone, so adding the openings moves no other unit's score; their cosines
+    unscaled are kept too (``cosine``, mixed into no score), since a scaled best is near whatever the question.
     """
     tokenize = tokenizer_of(ctx, profile)
     asked = tokenize(" ".join([query, *dimensions(query)]))
@@ -523,10 +535,10 @@ def signals(query: str, found: Sequence[Candidate], ctx: Any = None, dense: bool
     if dense:
         best = np.argsort(-(out["bm25"] + out["heading"] / 2), kind="stable")[:DENSE_POOL]
         pool = np.array([*best, *(i for i, c in enumerate(found) if c.opening and i not in set(best))], dtype=int)
-        vectors = dense_scores(query, [said(found[i]) for i in pool], ctx, ranged=len(best))
-        if vectors is not None:
-            out["dense"] = np.zeros(len(found))
-            out["dense"][pool] = vectors
+        near = cosines(query, [said(found[i]) for i in pool], ctx)
+        if near is not None:
+            out["dense"], out["cosine"] = np.zeros(len(found)), np.zeros(len(found))
+            out["dense"][pool], out["cosine"][pool] = ranged_scale(near, ranged=len(best)), near
     return out
 
 
@@ -556,6 +568,11 @@ ASKS_HOW = re.compile(r"\bhow (?:do|does|can|could|to|would|should|are|is)\b|\bc
                       r"|如何|怎样|怎么|命令|执行|运行|输入", re.I)
 """A question asking how to do something or for a command: only such a question is answered by a command line
 (``$ tar -xvf …``); to any other a command is an example, not a statement."""
+
+ASKS_WHEN = re.compile(r"^when\b|\bwhen (?:was|were|did|will|is|are)\b|\bwhat (?:year|date)\b|何时|什么时候|哪一?年|哪一?天"
+                       r"|哪个版本|哪一版", re.I)
+"""A question asking when something came or which release: only such a question is answered by a dated heading
+(`candidates`), which to any other says what its section is about, not what it states."""
 
 ASKS_OPTION = re.compile(r"\b(?:which|what)\s+(?:[\w.-]+\s+)?(?:option|flag|switch)s?\b"
                         r"|哪个选项|哪些选项|什么选项|哪个参数|什么参数", re.I)
@@ -588,13 +605,15 @@ ASKED_BONUS = 0.1
 class Scored:
     """A candidate with its score for the question, the share of the question's weighted words it covers
     (`cover`, a part of a Chinese word counting a little) and holds whole (`held`), and how near its meaning is to
-    the question's (`meant`: the scaled dense signal, 1 without an embedder)."""
+    the question's (`meant`: the scaled dense signal, 1 without an embedder; `near`: the cosine unscaled, None
+    without an embedder)."""
 
     candidate: Candidate
     score: float
     cover: float
     held: float
     meant: float = 1.0
+    near: Optional[float] = None
 
     @property
     def text(self) -> str:
@@ -609,8 +628,8 @@ def ranked(query: str, hits: Sequence[Hit], profile: Any, ctx: Any = None,
            rejected: frozenset[str] = frozenset()) -> list[Scored]:
     """Returns the candidates of `hits` (none the check rejected) scored for the question, best first."""
 
-    how = bool(ASKS_HOW.search(query))
-    found = [c for c in candidates(hits, profile) if c.text.rstrip("；;，,") not in rejected
+    how, when = bool(ASKS_HOW.search(query)), bool(ASKS_WHEN.search(query))
+    found = [c for c in candidates(hits, profile, headings=when) if c.text.rstrip("；;，,") not in rejected
              and (how or c.kind != "command")]
     if not found:
         return []
@@ -623,8 +642,9 @@ def ranked(query: str, hits: Sequence[Hit], profile: Any, ctx: Any = None,
     whole = SubQuestion(query, tuple((w, 1.0) for w in keywords(query)))
     units = [(f"{c.lead}{c.text}", c.hit, c.rank) for c in found]     # a unit's subject said before it counts
     meant = parts.get("dense", np.ones(len(found)))     # no embedder: every unit counts as on the topic
-    out = [Scored(c, float(s), cover, held, float(m)) for c, s, cover, held, m
-           in zip(found, scores, coverage(whole, units), coverage(whole, units, partial=False), meant)]
+    near = parts["cosine"].tolist() if "cosine" in parts else [None] * len(found)
+    out = [Scored(c, float(s), cover, held, float(m), n) for c, s, cover, held, m, n
+           in zip(found, scores, coverage(whole, units), coverage(whole, units, partial=False), meant, near)]
     return option_first(query, sorted(out, key=lambda s: -s.score))
 
 

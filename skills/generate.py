@@ -41,6 +41,12 @@ def quoted(evidence: Sequence[Scored], p: Mapping[str, str]) -> list[str]:
     return [f"- {e.text.rstrip('；;，,')}{marker(e.hit, p['source'])}" for e in evidence]
 
 
+def close_in_meaning(unit: Scored, near: Optional[float]) -> bool:
+    """Whether the dense signal says `unit` answers: it holds a word of the question whole and its cosine to the
+    question reaches `near` (`Wording.answer_near`; never without an embedder or a figure)."""
+    return near is not None and unit.near is not None and unit.held > 0 and unit.near >= near
+
+
 @dataclass(frozen=True, kw_only=True)
 class Answering(Citable):
     """What an answer is written from: the question and what it may cite; the rest is used when an earlier term
@@ -67,9 +73,9 @@ def extractive_answer(state: Answering, ctx: Context) -> Answered:
 
     The units quoted are chosen by `skills.evidence` (scored against the question, shaped by its type; a
     question in parts gets a unit per part). It refuses only when no unit covers `THRESHOLD` of the question's
-    words (or of a part's) and either a named thing is missing or none holds the profile's `answer_floor`. After a failed check (a `Guard`
-    retry) the sentences the verdict rejected are not quoted again; a hit holding instruction-like text
-    (`store.instructions`) is never quoted.
+    words (or of a part's) and either a named thing is missing or none holds the profile's `answer_floor` nor,
+    only then looked for, is `close_in_meaning`. After a failed check (a `Guard` retry) the sentences the verdict rejected are not quoted
+    again; a hit holding instruction-like text (`store.instructions`) is never quoted.
     """
     # Documents before wiki pages: a page quotes its sources, and the source itself is the better citation.
     profile = profile_of(ctx)
@@ -84,7 +90,9 @@ def extractive_answer(state: Answering, ctx: Context) -> Answered:
     p = profile.wording.phrasing(query)
     text = context_text(hits)
     gaps = profile.wording.missing_things(query, text)  # never name as missing what the evidence contains
-    relevant = [s for s in ranking if s.cover >= THRESHOLD or s.held >= profile.wording.answer_floor]
+    # below the word floor, only what the dense signal says answers, and only instead of a refusal
+    relevant = [s for s in ranking if s.cover >= THRESHOLD or s.held >= profile.wording.answer_floor] or \
+        [s for s in ranking if not gaps and close_in_meaning(s, profile.wording.answer_near)]
     ends = relation_ends(query, hits, profile) if state.query_type == "relation" else ()
     # a relation's two ends ask one thing when a unit names both (between A and B is no question in two parts)
     asked = [query] if state.query_type == "relation" and relevant and linking(relevant, ends) else parts(query)

