@@ -100,7 +100,10 @@ _TARGET = re.compile(r"\[[^\]]*\](?:\([^)]*\))?|[“\"'「『][^”\"'」』]*[�
                      r"|[\w.-]+\(\d\w*\)|(?i:section|chapter)\s+[\d.]+")
 _FOR_MORE = re.compile(r"(?i:for\s+(?:more|further|details|information)|more\s+(?:information|details))"
                        r"|以获得|以获取|了解更多|更多信息|更多细节|详细信息")
-_POINTER = re.compile(r"(?i:\b(?:see|refer\s+to|read|consult)\b)|参见|参阅|请阅读|阅读|详见")
+_POINTER = re.compile(r"(?i:\b(?:see|refer\s+to|read|consult)\b|\b(?:is|are)\s+(?:provided|given|available|found)\s+in\b)"
+                      r"|参见|参阅|请阅读|阅读|详见|中提供|中找到")
+"""Where a "for more" sentence says to look: a see/read verb, or "… is provided in" (More information about Debian
+12 is provided in the release notes; …的更多信息在其[发布说明]…中提供)."""
 
 
 def _words(text: str) -> int:
@@ -127,15 +130,16 @@ def is_reference(text: str) -> bool:
     return _words(text[:m.start()]) == 0 or _words(tail) <= 8 or bool(_FOR_MORE.search(tail))
 
 
-def stands(text: str, kind: str = "sentence") -> bool:
+def stands(text: str, kind: str = "sentence", short: bool = False) -> bool:
     """Returns whether a unit may stand as an answer: not a usage line, a bare cross-reference, a caption or a
-    question, holding some words (a sentence or list item at least three: a term alone says nothing), and a
+    question, holding some words (a sentence or list item at least three: a term alone says nothing; a `short`
+    list item fewer, when the question asks which one: GOsa² 2.8 for which GOsa² version), and a
     table row saying something past its first cell (`| gpg --armor --sign file | , , |` only repeats the row
     above: its ditto cells mean nothing quoted alone)."""
     words = len(re.findall(r"[A-Za-z0-9][\w'./-]*", text)) + len(re.findall(r"[\u4e00-\u9fff]", text)) / 2
     cells = text.split(" | ") if kind == "row" else []
     return (len(text) >= 6 and bool(re.search(r"[A-Za-z]{2}|[\u4e00-\u9fff]", text)) and not SYNOPSIS.search(text)
-            and (words >= 3 or kind in ("row", "option", "command"))
+            and (words >= 3 or kind in ("row", "option", "command") or short and kind == "item")
             and (len(cells) < 2 or any(re.search(r"\w", c) for c in cells[1:]))
             and not is_reference(text) and not _CAPTION.search(text) and not _QUESTION.search(text))
 
@@ -342,7 +346,11 @@ def clauses_joined(pieces: Sequence[str]) -> list[str]:
 
 OPENING = 3
 """Units of a document's text before its first heading that count as its opening, where it says what it is about."""
-_LEADS_IN = re.compile(r"[:：]\s*$")
+_LEADS_IN = re.compile(r"(?:[:：]|例如[，,]?|(?i:\b(?:e\.?g|for example|such as)[.,]?))\s*$")
+"""How a line ends that leads in to what follows it (…, eg:; 例如; To install it, run:): alone, it says nothing."""
+ASKS_WHICH = re.compile(r"\bwhich\s+(?!(?:is|are|was|were|do|does|did|can|could|should|would|will|has|have)\b)\w"
+                        r"|\bwhat\s+(?:[\w²³.+-]+\s+){0,2}?versions?\b|哪(?:个|些|一|种|款)|什么版本|几版", re.I)
+"""A question asking which one of several (which GOsa² version, which tools, 哪个版本): a short list item may answer it."""
 """A unit ending in a colon leads in to what follows it (The detected errors are:): never an opening statement."""
 
 
@@ -385,10 +393,12 @@ def carried(hit: Hit, hits: Sequence[Hit]) -> str:
     return "\n".join(lines[start:]) + " " + hit.text
 
 
-def candidates(hits: Sequence[Hit], profile: Any) -> list[Candidate]:
+def candidates(hits: Sequence[Hit], profile: Any, short: bool = False) -> list[Candidate]:
     """Returns the units of `hits` that may stand as an answer, cleaned of labels and markup, each once (the
-    first, best-ranked copy), in hit order; wiki pages only when no document was retrieved. A piece of a section
-    opening inside a block of the piece before it reads that block in front (`carried`). A unit that several
+    first, best-ranked copy), in hit order; wiki pages only when no document was retrieved; short list items too
+    when `short` (`stands`). A line leading in to what follows (`_LEADS_IN`: …, eg:) never stands: it is the
+    `lead` of the short items under it, scored with each (GOsa² 2.8 under "Everything which is new in Debian 12, eg:").
+    A piece of a section opening inside a block of the piece before it reads that block in front (`carried`). A unit that several
     documents hold (a note templated onto each chapter's first page: The rewrite of this tutorial document…)
     opens none of them: it says nothing of what one of them is about."""
     out, seen, held_by = [], set(), {}
@@ -396,16 +406,24 @@ def candidates(hits: Sequence[Hit], profile: Any) -> list[Candidate]:
     for rank, hit in enumerate(hits):
         if hit.kind == "wiki" and documents:
             continue    # a page quotes its sources, and the source itself is the better citation
-        before = ""
+        before, intro = "", ()
         text_of = carried(hit, hits)
         read = hit if text_of == hit.text else hit.model_copy(update={"text": text_of})
         for place, unit in enumerate(units(read, profile)):
             heading, kind = unit.heading, unit.kind
             text = unit.text if kind in ("row", "option", "command") else _clean(unit.text, profile)
             lead, before = (before if profile.reading.refers_back(text) else ""), text
+            if kind in ("item", "pair") and intro[1:] == (heading,):
+                # only a short item says too little without it (a long one scored with it shares its words)
+                lead = lead or (intro[0] if kind == "item" and not stands(text, kind) else "")
+            elif kind in ("sentence", "item") and _LEADS_IN.search(text):
+                intro = (text, heading)
+                continue
+            else:
+                intro = ()
             key = normalised(text)
             held_by.setdefault(key, set()).add(hit.source)
-            if not key or key in seen or not stands(text, kind) or profile.reading.is_heading(text) \
+            if not key or key in seen or not stands(text, kind, short) or profile.reading.is_heading(text) \
                     or _FILE_LINE.search(_LINK_TARGET.sub("]", text)):
                 continue
             seen.add(key)
@@ -610,7 +628,7 @@ def ranked(query: str, hits: Sequence[Hit], profile: Any, ctx: Any = None,
     """Returns the candidates of `hits` (none the check rejected) scored for the question, best first."""
 
     how = bool(ASKS_HOW.search(query))
-    found = [c for c in candidates(hits, profile) if c.text.rstrip("；;，,") not in rejected
+    found = [c for c in candidates(hits, profile, bool(ASKS_WHICH.search(query))) if c.text.rstrip("；;，,") not in rejected
              and (how or c.kind != "command")]
     if not found:
         return []

@@ -1,0 +1,68 @@
+"""List items as answers (issue 40, round 19): short items for "which" questions, lead-in lines and
+cross-references."""
+from __future__ import annotations
+
+import pytest
+
+from lambdarag import Context, State
+from lambdarag.domains import profile_named
+from lambdarag.skills.evidence import candidates, is_reference
+from lambdarag.skills.generate import extractive_answer
+from lambdarag.skills.store.records import Hit
+
+GENERIC = profile_named("generic")
+
+NEW = "23.01-new-features-for-debian-edu-12-bookworm.md"
+SOFTWARE = ("- Everything which is new in Debian 12 bookworm, eg:\n"
+            "  - Linux kernel 6.1\n"
+            "  - LibreOffice 7.4\n"
+            "  - GOsa² 2.8\n"
+            "  - LTSP 23.01\n"
+            "  - More information about Debian 12 Bookworm is provided in the [release notes]"
+            "(https://www.debian.org/releases/bookworm/releasenotes).")
+"""The Debian Edu 12 manual's software updates (edu-en dev t03): the answer is a short item under a lead-in."""
+ZH_SOFTWARE = SOFTWARE.replace("Everything which is new in Debian 12 bookworm, eg:", "Debian 12 bookworm 中的所有新内容，例如：")
+
+
+def hits(text: str = SOFTWARE) -> tuple[Hit, ...]:
+    return (Hit(chunk_id=f"{NEW}#0", text=text, source=NEW, title=NEW[6:-3], section="Software updates", score=1.0),
+            Hit(chunk_id="07.02-introduction-to-gosa².md#0", source="07.02-introduction-to-gosa².md",
+                text="GOsa² is a web based management tool that helps to manage some important parts of your "
+                     "Debian Edu setup.", title="Introduction to GOsa²", score=0.9))
+
+
+def answer(query: str, found: tuple[Hit, ...], query_type: str) -> str:
+    state = State.of(query, hits=found, query_type=query_type)
+    return extractive_answer(state, Context(resources={"profile": GENERIC}))["answer"]
+
+
+def test_a_short_list_item_is_a_candidate_only_for_a_question_asking_which():
+    asked = [c.text for c in candidates(hits(), GENERIC, short=True)]
+    assert "GOsa² 2.8" in asked and "LTSP 23.01" in asked
+    assert "GOsa² 2.8" not in [c.text for c in candidates(hits(), GENERIC)]
+
+
+@pytest.mark.parametrize("text", [SOFTWARE, ZH_SOFTWARE], ids=["en", "zh"])
+def test_a_lead_in_line_never_stands_and_leads_the_items_under_it(text):
+    found = {c.text: c for c in candidates(hits(text), GENERIC, short=True)}
+    intro = text.splitlines()[0].removeprefix("- ")
+    assert intro not in found
+    assert found["GOsa² 2.8"].lead == intro
+
+
+@pytest.mark.parametrize("query", ["Which GOsa² version comes with Debian Edu 12?",
+                                   "What GOsa² version ships with Debian Edu 12?",
+                                   "Debian Edu 12 自带的 GOsa² 是哪个版本？"])
+def test_which_version_is_answered_by_the_short_item_naming_it(query):
+    said = answer(query, hits(), "temporal")
+    assert "GOsa² 2.8" in said.splitlines()[1], said
+    assert "eg:" not in said and "release notes" not in said, said
+
+
+def test_more_information_provided_elsewhere_is_a_bare_cross_reference():
+    assert is_reference("More information about Debian 12 Bookworm is provided in the [release notes]"
+                        "(https://www.debian.org/releases/bookworm/releasenotes).")
+    assert is_reference("关于 Debian 11 bullseye 的更多信息在其[发布说明](https://www.debian.org/releases/bullseye/"
+                        "releasenotes)中提供。")
+    assert not is_reference("Debian Bookworm includes more than 64000 packages available for installation.")
+
