@@ -393,11 +393,39 @@ def carried(hit: Hit, hits: Sequence[Hit]) -> str:
     return "\n".join(lines[start:]) + " " + hit.text
 
 
+LISTED = 40
+"""Most words of a lead-in line quoted with its items (`with_items`): it takes items while they fit, at least one."""
+
+
+def listed(after: Sequence[Unit], heading: str) -> list[Unit]:
+    """Returns the list items right after a lead-in line under its heading (`after`: the units following it)."""
+    out = []
+    for unit in after:
+        if unit.kind not in ("item", "pair") or unit.heading != heading:
+            break
+        out.append(unit)
+    return out
+
+
+def with_items(intro: str, items: Sequence[str]) -> str:
+    """Returns a lead-in line with the first of its items that fit in `LISTED` words (at least one; never a bare
+    cross-reference), each closed by ";" (in Chinese "；") unless it ends a sentence: a lead-in is quoted with what
+    it leads in to, never alone."""
+    out, chinese = intro, bool(re.search(r"[\u4e00-\u9fff]", intro))
+    for i, item in enumerate(item for item in items if not is_reference(item)):
+        joined = out + item if chinese else f"{out} {item}"
+        if i and _words(joined) > LISTED:
+            break
+        out = joined if _ENDED.search(item) else joined + ("；" if chinese else ";")
+    return out.rstrip(";；")
+
+
 def candidates(hits: Sequence[Hit], profile: Any, short: bool = False) -> list[Candidate]:
     """Returns the units of `hits` that may stand as an answer, cleaned of labels and markup, each once (the
     first, best-ranked copy), in hit order; wiki pages only when no document was retrieved; short list items too
-    when `short` (`stands`). A line leading in to what follows (`_LEADS_IN`: …, eg:) never stands: it is the
-    `lead` of the short items under it, scored with each (GOsa² 2.8 under "Everything which is new in Debian 12, eg:").
+    when `short` (`stands`). A line leading in to what follows (`_LEADS_IN`: …, eg:) never stands alone: it is
+    quoted with its first items (`with_items`), or not at all when none follows, and is the `lead` of the short
+    items under it, scored with each (GOsa² 2.8 under "Everything which is new in Debian 12, eg:").
     A piece of a section opening inside a block of the piece before it reads that block in front (`carried`). A unit that several
     documents hold (a note templated onto each chapter's first page: The rewrite of this tutorial document…)
     opens none of them: it says nothing of what one of them is about."""
@@ -409,7 +437,8 @@ def candidates(hits: Sequence[Hit], profile: Any, short: bool = False) -> list[C
         before, intro = "", ()
         text_of = carried(hit, hits)
         read = hit if text_of == hit.text else hit.model_copy(update={"text": text_of})
-        for place, unit in enumerate(units(read, profile)):
+        read_units = units(read, profile)
+        for place, unit in enumerate(read_units):
             heading, kind = unit.heading, unit.kind
             text = unit.text if kind in ("row", "option", "command") else _clean(unit.text, profile)
             lead, before = (before if profile.reading.refers_back(text) else ""), text
@@ -418,7 +447,9 @@ def candidates(hits: Sequence[Hit], profile: Any, short: bool = False) -> list[C
                 lead = lead or (intro[0] if kind == "item" and not stands(text, kind) else "")
             elif kind in ("sentence", "item") and _LEADS_IN.search(text):
                 intro = (text, heading)
-                continue
+                text = with_items(text, [_clean(u.text, profile) for u in listed(read_units[place + 1:], heading)])
+                if text == intro[0]:
+                    continue    # a lead-in with no item under it says nothing
             else:
                 intro = ()
             key = normalised(text)

@@ -48,6 +48,16 @@ def test_a_lead_in_line_never_stands_and_leads_the_items_under_it(text):
     intro = text.splitlines()[0].removeprefix("- ")
     assert intro not in found
     assert found["GOsa² 2.8"].lead == intro
+    quoted = [t for t in found if t.startswith(intro)]
+    assert len(quoted) == 1 and "Linux kernel 6.1" in quoted[0], quoted     # quoted with its items
+
+
+def test_a_lead_in_line_with_no_item_under_it_is_no_candidate():
+    alone = "If you choose to leave the Debian project, you should make sure you do the following steps:"
+    found = [c.text for c in candidates(hits(f"{alone}\n\nIt is important that the above process is followed."),
+                                        GENERIC)]
+    assert found[0] == "It is important that the above process is followed.", found
+    assert not any(t.startswith(alone) for t in found)
 
 
 @pytest.mark.parametrize("query", ["Which GOsa² version comes with Debian Edu 12?",
