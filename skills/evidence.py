@@ -80,13 +80,14 @@ class Candidate(Unit):
     """A unit of a context hit that may stand as an answer: the hit it cites, that hit's rank, the unit before it
     when this one names that as its subject (`lead`, scored with it, never quoted), and whether it opens its
     document (`opening`: among the first `OPENING` units before any heading) and its place among the units of its
-    hit (`place`, in reading order)."""
+    hit (`place`, in reading order); a lead-in quoted with its items is scored by what it says alone (`scored`)."""
 
     hit: Hit
     rank: int
     lead: str = ""
     opening: bool = False
     place: int = 0
+    scored: str = ""
 
 
 def normalised(text: str) -> str:
@@ -441,12 +442,12 @@ def candidates(hits: Sequence[Hit], profile: Any, short: bool = False) -> list[C
         for place, unit in enumerate(read_units):
             heading, kind = unit.heading, unit.kind
             text = unit.text if kind in ("row", "option", "command") else _clean(unit.text, profile)
-            lead, before = (before if profile.reading.refers_back(text) else ""), text
+            lead, before, scored = (before if profile.reading.refers_back(text) else ""), text, ""
             if kind in ("item", "pair") and intro[1:] == (heading,):
                 # only a short item says too little without it (a long one scored with it shares its words)
                 lead = lead or (intro[0] if kind == "item" and not stands(text, kind) else "")
             elif kind in ("sentence", "item") and _LEADS_IN.search(text):
-                intro = (text, heading)
+                intro, scored = (text, heading), text
                 text = with_items(text, [_clean(u.text, profile) for u in listed(read_units[place + 1:], heading)])
                 if text == intro[0]:
                     continue    # a lead-in with no item under it says nothing
@@ -460,8 +461,9 @@ def candidates(hits: Sequence[Hit], profile: Any, short: bool = False) -> list[C
             seen.add(key)
             # a pair whose second sentence leads in to a command still opens on a statement
             said_first = sentences_of(text)[0] if kind == "pair" else text
-            opening = not hit.section and not heading and place < OPENING and not _LEADS_IN.search(said_first)
-            out.append(Candidate(text, heading, kind, hit=hit, rank=rank, lead=lead, opening=opening, place=place))
+            opening = not hit.section and not heading and place < OPENING and not _LEADS_IN.search(scored or said_first)
+            out.append(Candidate(text, heading, kind, hit=hit, rank=rank, lead=lead, opening=opening, place=place,
+                                 scored=scored))
     return [replace(c, opening=False) if c.opening and len(held_by[normalised(c.text)]) > 1 else c for c in out]
 
 
@@ -539,7 +541,7 @@ def said(c: Candidate) -> str:
     header (`1 | used as the default…` means little without `Pin-Priority | effect`); a unit naming the one
     before it as its subject after that one (`lead`); any other unit as quoted. A link's target is not what a
     unit says: a package table's row names `bzip2` in three URLs, which must not count as saying it three times."""
-    text = _LINK_TARGET.sub("]", f"{c.lead} {c.text}" if c.lead else c.text)
+    text = _LINK_TARGET.sub("]", " ".join(filter(None, [c.lead, c.scored or c.text])))
     return f"{c.heading}: {text}" if c.kind == "row" and c.heading else text
 
 
@@ -670,7 +672,7 @@ def ranked(query: str, hits: Sequence[Hit], profile: Any, ctx: Any = None,
     for states in [s for asks, s in ASKED if asks.search(query)] + ([count] if count is not None else []):
         scores = scores + ASKED_BONUS * np.array([bool(states.search(t)) for t in texts])
     whole = SubQuestion(query, tuple((w, 1.0) for w in keywords(query)))
-    units = [(f"{c.lead}{c.text}", c.hit, c.rank) for c in found]     # a unit's subject said before it counts
+    units = [(f"{c.lead}{c.scored or c.text}", c.hit, c.rank) for c in found]     # a unit's subject said before it counts
     meant = parts.get("dense", np.ones(len(found)))     # no embedder: every unit counts as on the topic
     out = [Scored(c, float(s), cover, held, float(m)) for c, s, cover, held, m
            in zip(found, scores, coverage(whole, units), coverage(whole, units, partial=False), meant)]

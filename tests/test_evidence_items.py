@@ -50,6 +50,7 @@ def test_a_lead_in_line_never_stands_and_leads_the_items_under_it(text):
     assert found["GOsa² 2.8"].lead == intro
     quoted = [t for t in found if t.startswith(intro)]
     assert len(quoted) == 1 and "Linux kernel 6.1" in quoted[0], quoted     # quoted with its items
+    assert found[quoted[0]].scored == intro     # scored by what it says itself: its items win on their own words
 
 
 def test_a_lead_in_line_with_no_item_under_it_is_no_candidate():
