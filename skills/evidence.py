@@ -843,9 +843,8 @@ def diverse(ranking: Sequence[Scored], limit: int = 6, floor: float = 0.6, balan
 
     Each pick maximises ``balance · score − (1 − balance) · likeness`` to what is picked (character-bigram
     overlap); a unit scoring under `floor` of the best, or whose meaning is far from the question's (`TOPIC`), is
-    never taken, so a short list is never padded with units sharing only the question's words. The first point is
-    the best unit, the one a fact answer would quote; a document picked after it is quoted by its opening
-    (`opening`) when that scores within `OPENING_SHARE` of the pick, or, when
+    never taken, so a short list is never padded with units sharing only the question's words. A picked
+    document is quoted by its opening (`opening`) when that scores within `OPENING_SHARE` of the pick, or, when
     the pick is a table row (a record, which says little of its document alone), when the opening is relevant in
     its own right (`floor` of the best), its first such opening in reading order: an overview's point on a
     document is what the document says it is about, which it says first (a boxed aside before the first heading,
@@ -861,7 +860,7 @@ def diverse(ranking: Sequence[Scored], limit: int = 6, floor: float = 0.6, balan
                    - (1 - balance) * max((covered(s.text, p.text) for p in picked), default=0.0))
         bar = OPENING_SHARE * best.score
         bar = min(bar, floor * ranking[0].score) if best.candidate.kind == "row" else bar
-        opening = min((s for s in ranking if picked and s.hit.source == best.hit.source and s.candidate.opening
+        opening = min((s for s in ranking if s.hit.source == best.hit.source and s.candidate.opening
                        and s.score >= bar and s.meant >= TOPIC), key=lambda s: (piece(s.hit), s.candidate.place),
                       default=best)
         picked.append(opening)

@@ -1,12 +1,12 @@
-"""List items as answers (issue 40, round 19): short items for "which" questions, lead-in lines, cross-references,
-and a survey's first point."""
+"""List items as answers (issue 40, round 19): short items for "which" questions, lead-in lines and
+cross-references."""
 from __future__ import annotations
 
 import pytest
 
 from lambdarag import Context, State
 from lambdarag.domains import profile_named
-from lambdarag.skills.evidence import Candidate, Scored, candidates, diverse, is_reference
+from lambdarag.skills.evidence import candidates, is_reference
 from lambdarag.skills.generate import extractive_answer
 from lambdarag.skills.store.records import Hit
 
@@ -77,18 +77,3 @@ def test_more_information_provided_elsewhere_is_a_bare_cross_reference():
                         "releasenotes)中提供。")
     assert not is_reference("Debian Bookworm includes more than 64000 packages available for installation.")
 
-
-def test_a_surveys_first_point_is_the_best_unit_not_its_documents_opening():
-    """The unit a fact answer would quote (you can run dcut cancel…) stays the survey's first point even when its
-    document opens on a sentence scoring near it; later documents are still quoted by their openings."""
-    nmu, upload = "05.11-non-maintainer-uploads-nmus.md", "05.06-uploading-a-package.md"
-
-    def unit(text: str, source: str, score: float, opening: bool, place: int) -> Scored:
-        h = Hit(chunk_id=f"{source}#{place}", source=source, text=text, title=source[6:-3], score=1.0)
-        return Scored(Candidate(text, hit=h, rank=0, opening=opening, place=place), score, 0.5, 0.5)
-
-    ranking = [unit("You can run dcut cancel foo.changes to cancel your upload.", nmu, 1.0, False, 5),
-               unit("Every now and then the maintainers need help with a package.", nmu, 0.8, True, 0),
-               unit("With dput, you can use the --delayed DELAY parameter.", upload, 0.9, False, 4),
-               unit("To upload a package, you upload the files to the archive.", upload, 0.7, True, 0)]
-    assert [p.text for p in diverse(ranking)] == [ranking[0].text, ranking[3].text]
