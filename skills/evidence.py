@@ -424,12 +424,13 @@ def with_items(intro: str, items: Sequence[str]) -> str:
 def candidates(hits: Sequence[Hit], profile: Any, short: bool = False) -> list[Candidate]:
     """Returns the units of `hits` that may stand as an answer, cleaned of labels and markup, each once (the
     first, best-ranked copy), in hit order; wiki pages only when no document was retrieved; short list items too
-    when `short` (`stands`). A line leading in to what follows (`_LEADS_IN`: …, eg:) never stands alone: it is
-    quoted with its first items (`with_items`), or not at all when none follows, and is the `lead` of the short
-    items under it, scored with each (GOsa² 2.8 under "Everything which is new in Debian 12, eg:").
-    A piece of a section opening inside a block of the piece before it reads that block in front (`carried`). A unit that several
-    documents hold (a note templated onto each chapter's first page: The rewrite of this tutorial document…)
-    opens none of them: it says nothing of what one of them is about."""
+    when `short` (`stands`). A line leading in to a list (`_LEADS_IN`: …, eg:) never stands alone: it is quoted
+    with its first items (`with_items`) and is the `lead` of the short items under it, scored with each (GOsa² 2.8
+    under "Everything which is new in Debian 12, eg:"); before a command or a paragraph it is a statement (approx
+    runs by default on port 9999 … to point to the approx server:). A piece of a section opening inside a block of
+    the piece before it reads that block in front (`carried`). A unit that several documents hold (a note templated
+    onto each chapter's first page: The rewrite of this tutorial document…) opens none of them: it says nothing of
+    what one of them is about."""
     out, seen, held_by = [], set(), {}
     documents = [h for h in hits if h.kind != "wiki"]
     for rank, hit in enumerate(hits):
@@ -449,8 +450,6 @@ def candidates(hits: Sequence[Hit], profile: Any, short: bool = False) -> list[C
             elif kind in ("sentence", "item") and _LEADS_IN.search(text):
                 intro, scored = (text, heading), text
                 text = with_items(text, [_clean(u.text, profile) for u in listed(read_units[place + 1:], heading)])
-                if text == intro[0]:
-                    continue    # a lead-in with no item under it says nothing
             else:
                 intro = ()
             key = normalised(text)
