@@ -6,7 +6,7 @@ import pytest
 
 from lambdarag import Context, State
 from lambdarag.domains import profile_named
-from lambdarag.skills.evidence import candidates, is_reference
+from lambdarag.skills.evidence import ASKS_WHICH, candidates, is_reference
 from lambdarag.skills.generate import extractive_answer
 from lambdarag.skills.store.records import Hit
 
@@ -34,6 +34,13 @@ def hits(text: str = SOFTWARE) -> tuple[Hit, ...]:
 def answer(query: str, found: tuple[Hit, ...], query_type: str) -> str:
     state = State.of(query, hits=found, query_type=query_type)
     return extractive_answer(state, Context(resources={"profile": GENERIC}))["answer"]
+
+
+@pytest.mark.parametrize("query, asks", [("Which GOsa² version comes with Debian Edu 12?", True),
+                                          ("What LTSP version ships with it?", True), ("哪个版本自带 LTSP？", True),
+                                          ("Which is the default desktop?", False), ("Debian 这个项目是哪一年成立的？", False)])
+def test_which_questions_are_told_from_which_year(query, asks):
+    assert bool(ASKS_WHICH.search(query)) is asks
 
 
 def test_a_short_list_item_is_a_candidate_only_for_a_question_asking_which():
