@@ -409,16 +409,22 @@ def listed(after: Sequence[Unit], heading: str) -> list[Unit]:
     return out
 
 
+_CLOSED = re.compile(r"[.。!?！？;；:：]\s*$")
+"""An item closed by its own punctuation (a bracket closes none: 0（关闭系统））."""
+_JOINS = re.compile(r"(?:以及|及|和|或|\b(?:and|or))\s*$")
+"""An item ending on a conjunction (2 到 5（各种多用户模式），以及): the next item goes on from it."""
+
+
 def with_items(intro: str, items: Sequence[str]) -> str:
     """Returns a lead-in line with the first of its items that fit in `LISTED` words (at least one; never a bare
-    cross-reference), each closed by ";" (in Chinese "；") unless it ends a sentence: a lead-in is quoted with what
-    it leads in to, never alone."""
+    cross-reference), each closed by ";" (in Chinese "；", for its own comma) unless it ends a sentence or on a
+    conjunction: a lead-in is quoted with what it leads in to, never alone."""
     out, chinese = intro, bool(re.search(r"[\u4e00-\u9fff]", intro))
-    for i, item in enumerate(item for item in items if not is_reference(item)):
+    for i, item in enumerate(item.rstrip("，,、 ") for item in items if not is_reference(item)):
         joined = out + item if chinese else f"{out} {item}"
         if i and _words(joined) > LISTED:
             break
-        out = joined if _ENDED.search(item) else joined + ("；" if chinese else ";")
+        out = joined if _CLOSED.search(item) or _JOINS.search(item) else joined + ("；" if chinese else ";")
     return out.rstrip(";；")
 
 

@@ -60,6 +60,14 @@ def test_a_lead_in_line_never_stands_and_leads_the_items_under_it(text):
     assert found[quoted[0]].scored == intro     # scored by what it says itself: its items win on their own words
 
 
+def test_items_quoted_with_their_lead_in_are_closed_once():
+    from lambdarag.skills.evidence import with_items
+
+    assert with_items("Linux 有 7 个运行级别：", ["0（关闭系统），", "2 到 5（各种多用户模式），以及", "6（重启系统）。"]) == \
+        "Linux 有 7 个运行级别：0（关闭系统）；2 到 5（各种多用户模式），以及6（重启系统）。"
+    assert with_items("Tools, eg:", ["dput", "dupload"]) == "Tools, eg: dput; dupload"
+
+
 def test_a_line_ending_in_a_colon_before_no_list_is_a_statement():
     """handbook-en dev f01's labelled sentence leads in to a command, not a list: it says something itself."""
     said = "approx runs by default on port 9999 via a systemd socket and requires the users to adjust their " \
