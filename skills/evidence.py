@@ -82,13 +82,14 @@ class Candidate(Unit):
     """A unit of a context hit that may stand as an answer: the hit it cites, that hit's rank, the unit before it
     when this one names that as its subject (`lead`, scored with it, never quoted), and whether it opens its
     document (`opening`: among the first `OPENING` units before any heading) and its place among the units of its
-    hit (`place`, in reading order)."""
+    hit (`place`, in reading order); a lead-in quoted with its items is scored by what it says alone (`scored`)."""
 
     hit: Hit
     rank: int
     lead: str = ""
     opening: bool = False
     place: int = 0
+    scored: str = ""
 
 
 def normalised(text: str) -> str:
@@ -102,7 +103,10 @@ _TARGET = re.compile(r"\[[^\]]*\](?:\([^)]*\))?|[“\"'「『][^”\"'」』]*[�
                      r"|[\w.-]+\(\d\w*\)|(?i:section|chapter)\s+[\d.]+")
 _FOR_MORE = re.compile(r"(?i:for\s+(?:more|further|details|information)|more\s+(?:information|details))"
                        r"|以获得|以获取|了解更多|更多信息|更多细节|详细信息")
-_POINTER = re.compile(r"(?i:\b(?:see|refer\s+to|read|consult)\b)|参见|参阅|请阅读|阅读|详见")
+_POINTER = re.compile(r"(?i:\b(?:see|refer\s+to|read|consult)\b|\b(?:is|are)\s+(?:provided|given|available|found)\s+in\b)"
+                      r"|参见|参阅|请阅读|阅读|详见|中提供|中找到")
+"""Where a "for more" sentence says to look: a see/read verb, or "… is provided in" (More information about Debian
+12 is provided in the release notes; …的更多信息在其[发布说明]…中提供)."""
 
 
 def _words(text: str) -> int:
@@ -129,15 +133,16 @@ def is_reference(text: str) -> bool:
     return _words(text[:m.start()]) == 0 or _words(tail) <= 8 or bool(_FOR_MORE.search(tail))
 
 
-def stands(text: str, kind: str = "sentence") -> bool:
+def stands(text: str, kind: str = "sentence", short: bool = False) -> bool:
     """Returns whether a unit may stand as an answer: not a usage line, a bare cross-reference, a caption or a
-    question, holding some words (a sentence or list item at least three: a term alone says nothing), and a
+    question, holding some words (a sentence or list item at least three: a term alone says nothing; a `short`
+    list item fewer, when the question asks which one: GOsa² 2.8 for which GOsa² version), and a
     table row saying something past its first cell (`| gpg --armor --sign file | , , |` only repeats the row
     above: its ditto cells mean nothing quoted alone)."""
     words = len(re.findall(r"[A-Za-z0-9][\w'./-]*", text)) + len(re.findall(r"[\u4e00-\u9fff]", text)) / 2
     cells = text.split(" | ") if kind == "row" else []
     return (len(text) >= 6 and bool(re.search(r"[A-Za-z]{2}|[\u4e00-\u9fff]", text)) and not SYNOPSIS.search(text)
-            and (words >= 3 or kind in ("row", "option", "command"))
+            and (words >= 3 or kind in ("row", "option", "command") or short and kind == "item")
             and (len(cells) < 2 or any(re.search(r"\w", c) for c in cells[1:]))
             and not is_reference(text) and not _CAPTION.search(text) and not _QUESTION.search(text))
 
@@ -344,7 +349,12 @@ def clauses_joined(pieces: Sequence[str]) -> list[str]:
 
 OPENING = 3
 """Units of a document's text before its first heading that count as its opening, where it says what it is about."""
-_LEADS_IN = re.compile(r"[:：]\s*$")
+_LEADS_IN = re.compile(r"(?:[:：]|例如[，,]?|(?i:\b(?:e\.?g|for example|such as)[.,]?))\s*$")
+"""How a line ends that leads in to what follows it (…, eg:; 例如; To install it, run:): alone, it says nothing."""
+ASKS_WHICH = re.compile(r"\bwhich\s+(?!(?:is|are|was|were|do|does|did|can|could|should|would|will|has|have)\b)\w"
+                        r"|\bwhat\s+(?:[\w²³.+-]+\s+){0,2}?versions?\b|哪(?:个|些|种|款)|哪一(?![年天日月])|什么版本|几版", re.I)
+"""A question asking which one of several (which GOsa² version, which tools, 哪个版本): a short list item may answer it;
+never which year or day (哪一年: a date, `ASKS_AMOUNT`)."""
 """A unit ending in a colon leads in to what follows it (The detected errors are:): never an opening statement."""
 
 
@@ -387,39 +397,86 @@ def carried(hit: Hit, hits: Sequence[Hit]) -> str:
     return "\n".join(lines[start:]) + " " + hit.text
 
 
-def candidates(hits: Sequence[Hit], profile: Any, headings: bool = False) -> list[Candidate]:
+LISTED = 40
+"""Most words of a lead-in line quoted with its items (`with_items`): it takes items while they fit, at least one."""
+
+
+def listed(after: Sequence[Unit], heading: str) -> list[Unit]:
+    """Returns the list items right after a lead-in line under its heading (`after`: the units following it)."""
+    out = []
+    for unit in after:
+        if unit.kind not in ("item", "pair") or unit.heading != heading:
+            break
+        out.append(unit)
+    return out
+
+
+_CLOSED = re.compile(r"[.。!?！？;；:：]\s*$")
+"""An item closed by its own punctuation (a bracket closes none: 0（关闭系统））."""
+_JOINS = re.compile(r"(?:以及|及|和|或|\b(?:and|or))\s*$")
+"""An item ending on a conjunction (2 到 5（各种多用户模式），以及): the next item goes on from it."""
+
+
+def with_items(intro: str, items: Sequence[str]) -> str:
+    """Returns a lead-in line with the first of its items that fit in `LISTED` words (at least one; never a bare
+    cross-reference), each closed by ";" (in Chinese "；", for its own comma) unless it ends a sentence or on a
+    conjunction: a lead-in is quoted with what it leads in to, never alone."""
+    out, chinese = intro, bool(re.search(r"[\u4e00-\u9fff]", intro))
+    for i, item in enumerate(item.rstrip("，,、 ") for item in items if not is_reference(item)):
+        joined = out + item if chinese else f"{out} {item}"
+        if i and _words(joined) > LISTED:
+            break
+        out = joined if _CLOSED.search(item) or _JOINS.search(item) else joined + ("；" if chinese else ";")
+    return out.rstrip(";；")
+
+
+def candidates(hits: Sequence[Hit], profile: Any, short: bool = False, headings: bool = False) -> list[Candidate]:
     """Returns the units of `hits` that may stand as an answer, cleaned of labels and markup, each once (the
-    first, best-ranked copy), in hit order; wiki pages only when no document was retrieved; with `headings`, a
-    hit's title or section heading naming a date or version before its units. A piece of a section
-    opening inside a block of the piece before it reads that block in front (`carried`). A unit that several
-    documents hold (a note templated onto each chapter's first page: The rewrite of this tutorial document…)
-    opens none of them: it says nothing of what one of them is about."""
+    first, best-ranked copy), in hit order; wiki pages only when no document was retrieved; short list items too
+    when `short` (`stands`); with `headings`, a hit's title or section heading naming a date or version before its
+    units. A line leading in to a list (`_LEADS_IN`: …, eg:) never stands alone: it is quoted
+    with its first items (`with_items`) and is the `lead` of the short items under it, scored with each (GOsa² 2.8
+    under "Everything which is new in Debian 12, eg:"); before a command or a paragraph it is a statement (approx
+    runs by default on port 9999 … to point to the approx server:). A piece of a section opening inside a block of
+    the piece before it reads that block in front (`carried`). A unit that several documents hold (a note templated
+    onto each chapter's first page: The rewrite of this tutorial document…) opens none of them: it says nothing of
+    what one of them is about."""
     out, seen, held_by = [], set(), {}
     documents = [h for h in hits if h.kind != "wiki"]
     for rank, hit in enumerate(hits):
         if hit.kind == "wiki" and documents:
             continue    # a page quotes its sources, and the source itself is the better citation
-        before = ""
+        before, intro = "", ()
         for heading in (h for h in (hit.title, hit.section) if headings and h and normalised(h) not in seen
                         and dated(h)):
             seen.add(normalised(heading))   # a heading dating its text is the only place saying when it came
             out.append(Candidate(heading, kind="heading", hit=hit, rank=rank))
         text_of = carried(hit, hits)
         read = hit if text_of == hit.text else hit.model_copy(update={"text": text_of})
-        for place, unit in enumerate(units(read, profile)):
+        read_units = units(read, profile)
+        for place, unit in enumerate(read_units):
             heading, kind = unit.heading, unit.kind
             text = unit.text if kind in ("row", "option", "command") else _clean(unit.text, profile)
-            lead, before = (before if profile.reading.refers_back(text) else ""), text
+            lead, before, scored = (before if profile.reading.refers_back(text) else ""), text, ""
+            if kind in ("item", "pair") and intro[1:] == (heading,):
+                # only a short item says too little without it (a long one scored with it shares its words)
+                lead = lead or (intro[0] if kind == "item" and not stands(text, kind) else "")
+            elif kind in ("sentence", "item") and _LEADS_IN.search(text):
+                intro, scored = (text, heading), text
+                text = with_items(text, [_clean(u.text, profile) for u in listed(read_units[place + 1:], heading)])
+            else:
+                intro = ()
             key = normalised(text)
             held_by.setdefault(key, set()).add(hit.source)
-            if not key or key in seen or not stands(text, kind) or profile.reading.is_heading(text) \
+            if not key or key in seen or not stands(text, kind, short) or profile.reading.is_heading(text) \
                     or _FILE_LINE.search(_LINK_TARGET.sub("]", text)):
                 continue
             seen.add(key)
             # a pair whose second sentence leads in to a command still opens on a statement
             said_first = sentences_of(text)[0] if kind == "pair" else text
-            opening = not hit.section and not heading and place < OPENING and not _LEADS_IN.search(said_first)
-            out.append(Candidate(text, heading, kind, hit=hit, rank=rank, lead=lead, opening=opening, place=place))
+            opening = not hit.section and not heading and place < OPENING and not _LEADS_IN.search(scored or said_first)
+            out.append(Candidate(text, heading, kind, hit=hit, rank=rank, lead=lead, opening=opening, place=place,
+                                 scored=scored))
     return [replace(c, opening=False) if c.opening and len(held_by[normalised(c.text)]) > 1 else c for c in out]
 
 
@@ -501,7 +558,7 @@ def said(c: Candidate) -> str:
     header (`1 | used as the default…` means little without `Pin-Priority | effect`); a unit naming the one
     before it as its subject after that one (`lead`); any other unit as quoted. A link's target is not what a
     unit says: a package table's row names `bzip2` in three URLs, which must not count as saying it three times."""
-    text = _LINK_TARGET.sub("]", f"{c.lead} {c.text}" if c.lead else c.text)
+    text = _LINK_TARGET.sub("]", " ".join(filter(None, [c.lead, c.scored or c.text])))
     return f"{c.heading}: {text}" if c.kind == "row" and c.heading else text
 
 
@@ -629,7 +686,8 @@ def ranked(query: str, hits: Sequence[Hit], profile: Any, ctx: Any = None,
     """Returns the candidates of `hits` (none the check rejected) scored for the question, best first."""
 
     how, when = bool(ASKS_HOW.search(query)), bool(ASKS_WHEN.search(query))
-    found = [c for c in candidates(hits, profile, headings=when) if c.text.rstrip("；;，,") not in rejected
+    found = [c for c in candidates(hits, profile, bool(ASKS_WHICH.search(query)), headings=when)
+             if c.text.rstrip("；;，,") not in rejected
              and (how or c.kind != "command")]
     if not found:
         return []
@@ -640,7 +698,7 @@ def ranked(query: str, hits: Sequence[Hit], profile: Any, ctx: Any = None,
     for states in [s for asks, s in ASKED if asks.search(query)] + ([count] if count is not None else []):
         scores = scores + ASKED_BONUS * np.array([bool(states.search(t)) for t in texts])
     whole = SubQuestion(query, tuple((w, 1.0) for w in keywords(query)))
-    units = [(f"{c.lead}{c.text}", c.hit, c.rank) for c in found]     # a unit's subject said before it counts
+    units = [(f"{c.lead}{c.scored or c.text}", c.hit, c.rank) for c in found]     # a unit's subject said before it counts
     meant = parts.get("dense", np.ones(len(found)))     # no embedder: every unit counts as on the topic
     near = parts["cosine"].tolist() if "cosine" in parts else [None] * len(found)
     out = [Scored(c, float(s), cover, held, float(m), n) for c, s, cover, held, m, n
