@@ -394,6 +394,19 @@ def feedback_adapter(r: dict) -> str:
             f"{cells('gated')} (the probe; the product's adapter inside hybrid retrieval is in the learned-retrieval rows)")
 
 
+def feedback_adapter_blend(r: dict) -> str:
+    def cells(split: str, s: dict) -> str:
+        plain, learned, p50 = s["all"]["hybrid"], s["all"]["hybrid+learned"], s["p50_ms"]
+        settings = "; ".join(
+            f"{name}: MRR@10 {s['all'][name]['mrr@10']:.3f}, R@100 {s['all'][name]['recall@100']:.3f}, unseen "
+            f"{s['unseen'][name]['ndcg@10']:.3f}, p50 {p50[name] / p50['hybrid']:.2f}×" for name in r["settings"] if name in s["all"])
+        return (f"split {split}: plain MRR@10 {plain['mrr@10']:.3f}, unseen nDCG@10 {s['unseen']['hybrid']['ndcg@10']:.3f};"
+                f" learned MRR@10 {learned['mrr@10']:.3f}, R@100 {learned['recall@100']:.3f}, unseen "
+                f"{s['unseen']['hybrid+learned']['ndcg@10']:.3f}, p50 {p50['hybrid+learned'] / p50['hybrid']:.2f}×; "
+                + settings)
+    return " — ".join(cells(split, s) for split, s in r["splits"].items()) + " (p50 over plain hybrid, same run)"
+
+
 def feedback_match(r: dict) -> str:
     """The share of seen held-out questions whose best-matching past question is a right one, per split."""
     def rates(split: dict) -> str:
@@ -583,6 +596,8 @@ ROWS: list[tuple[str, str, str, Callable[[dict], str]]] = [
      "bench/feedback.py --eval-latency", feedback_eval),
     ("query-side linear adapter probe, STARD 5-fold dense", "feedback-adapter", "bench/query_adapter.py",
      feedback_adapter),
+    ("query adapter settings inside the learned hybrid, STARD 5-fold CV, per split (3 is the fresh one)",
+     "feedback-adapter-blend", "bench/adapter_blend.py", feedback_adapter_blend),
     ("past-question matching, STARD 5-fold: the best past question shares a relevant article", "feedback-match",
      "bench/neighbour_match.py", feedback_match),
     ("hybrid search latency, STARD fold 0", "stard-latency", "bench/feedback.py --latency-only", stard_latency),

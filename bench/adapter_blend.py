@@ -1,0 +1,113 @@
+"""Query adapter settings on STARD: which blend and cosine floor spare the questions never confirmed.
+
+For each split (0: question order, 1-3: `bench/feedback.py --partition` seeds; 3 is the fresh split) and each
+of its five folds, the learned hybrid is rebuilt with the params that split's committed result stored for that
+fold (bench/results/feedback.json, feedback-partition-SEED.json), the query adapter is fitted on the same
+learning folds, and the held-out fold is ranked by plain hybrid, the learned hybrid and the learned hybrid with
+the adapter under each of `SETTINGS`, in the same run. MRR@10, R@100 and nDCG@10, overall and for the seen and
+unseen questions (as bench/feedback.py splits them), and p50 latency. Writes bench/results/feedback-adapter-blend.json
+(the splits not named keep their entries).
+
+Usage: python bench/adapter_blend.py [--splits 0 1 2 3] [--settings NAME ...]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from bench.feedback import EMBEDDED, FOLDS, open_stard, timed  # noqa: E402
+from bench.machine import facts as machine_facts, results_dir, write  # noqa: E402
+COMMITTED = ROOT / "bench" / "results"
+
+SETTINGS = {"blend 0.5, floor 0.7": (0.5, 0.7), "blend 0.35, floor 0.7": (0.35, 0.7),
+            "blend 0.25, floor 0.7": (0.25, 0.7), "blend 0.5, floor 0.9": (0.5, 0.9),
+            "blend 0.35, floor 0.9": (0.35, 0.9)}
+"""(blend, floor) of the adapter measured; the first is the one round 18 measured in bench/feedback.py."""
+
+
+def stored_fits(split: int) -> list[dict]:
+    """Returns the five folds' fitted params of `split` as its committed result file stored them."""
+    if split == 0:
+        return json.loads((COMMITTED / "feedback.json").read_text(encoding="utf-8"))["stard"]["fits"]
+    return json.loads((COMMITTED / f"feedback-partition-{split}.json").read_text(encoding="utf-8"))["fits"]
+
+
+def split_result(split: int, settings: dict) -> dict:
+    """Returns the metrics and p50s of plain, learned and adapted hybrid (under each of `settings`) on `split`'s
+    held-out folds."""
+    import numpy as np
+    from ranx import Qrels, Run, evaluate
+
+    from lambdarag import Context
+    from lambdarag.orchestration.feedback.confirmations import embed_batches
+    from lambdarag.orchestration.learning import build_learned, fit_query_adapter, retrieval_term
+    from lambdarag.skills.store.adapter import QueryAdapter
+    from lambdarag.skills.store.learned import LearnedParams, Pair
+    from lambdarag.skills.store.records import RetrievalPlan
+
+    backend, embedder, view, queries, chunks = open_stard(0)
+    if 0 not in EMBEDDED:
+        EMBEDDED[0] = embed_batches(embedder, [q["query"] for q in queries])
+    vectors = EMBEDDED[0]
+    row = {q["qid"]: i for i, q in enumerate(queries)}
+    place = np.random.default_rng(split).permutation(len(queries)) if split else range(len(queries))
+    fold_of = {q["qid"]: int(n) % FOLDS for q, n in zip(queries, place)}
+    fits = {f["fold"]: f for f in stored_fits(split) if f["system"] == "hybrid+learned"}
+    plan = RetrievalPlan(bm25_top_k=100, dense_top_k=100, fused_top_k=100)
+    names = ["hybrid", "hybrid+learned", *settings]
+    runs, latency, seen = {n: {} for n in names}, {n: [] for n in names}, {}
+    for fold in range(FOLDS):
+        learn = [q for q in queries if fold_of[q["qid"]] != fold]
+        pairs = [Pair(q["query"], chunks[q["qid"]]) for q in learn]
+        pair_vectors = vectors[[row[q["qid"]] for q in learn]]
+        learned = build_learned(view, pairs, pair_vectors, LearnedParams.from_dict(fits[fold]))
+        matrix = fit_query_adapter(view, pairs, pair_vectors)
+        contexts = {"hybrid": Context(embedder=embedder, resources={"index": backend}),
+                    "hybrid+learned": Context(embedder=embedder, resources={"index": backend, "learned": learned})}
+        for name, (blend, floor) in settings.items():
+            contexts[name] = Context(embedder=embedder, resources={"index": backend, "learned": build_learned(
+                view, pairs, pair_vectors, learned.params, learned.term_map, QueryAdapter(matrix, blend, floor))})
+        terms = {n: retrieval_term("hybrid", learned=n != "hybrid") for n in names}
+        taught = {c for q in learn for c in chunks[q["qid"]]}
+        for q in (q for q in queries if fold_of[q["qid"]] == fold):
+            seen[q["qid"]] = bool(set(chunks[q["qid"]]) & taught)
+            for name in names:
+                state, wall, _ = timed(terms[name], q["query"], plan, contexts[name])
+                latency[name].append(wall)
+                runs[name][q["qid"]] = {h.chunk_id: float(100 - i) for i, h in enumerate(state.hits)} or {"-": 0.0}
+        print(f"split {split} fold {fold} done", file=sys.stderr, flush=True)
+    qrels = {q["qid"]: {c: 1 for c in chunks[q["qid"]]} for q in queries}
+    out = {"p50_ms": {n: round(float(np.percentile(v, 50)), 2) for n, v in latency.items()}}
+    for subset, keep in (("all", lambda q: True), ("seen", lambda q: seen[q]), ("unseen", lambda q: not seen[q])):
+        ids = [q for q in qrels if keep(q)]
+        out[subset] = {"n": len(ids)}
+        for name, run in runs.items():
+            scores = evaluate(Qrels({q: qrels[q] for q in ids}), Run({q: run[q] for q in ids}),
+                              ["mrr@10", "recall@100", "ndcg@10"])
+            out[subset][name] = {k: round(float(v), 4) for k, v in scores.items()}
+    return out
+
+
+def main() -> dict:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--splits", type=int, nargs="+", default=[0, 1, 2, 3])
+    p.add_argument("--settings", nargs="+", choices=SETTINGS, default=list(SETTINGS),
+                   help="the adapter settings measured (a loaded machine can afford the chosen one alone)")
+    args = p.parse_args()
+    kept = results_dir() / "feedback-adapter-blend.json"
+    result = json.loads(kept.read_text(encoding="utf-8")) if kept.exists() else {"splits": {}}
+    result["settings"] = {n: list(s) for n, s in SETTINGS.items()}
+    for split in args.splits:
+        result["splits"][str(split)] = {"machine_before": machine_facts(),
+                                        **split_result(split, {n: SETTINGS[n] for n in args.settings})}
+        write("feedback-adapter-blend", result)
+    return result
+
+
+if __name__ == "__main__":
+    json.dump(main(), sys.stdout, ensure_ascii=False, indent=1)
+    print()
