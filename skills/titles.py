@@ -53,6 +53,15 @@ FEW = 10
 """Documents that may hold a name however small the corpus: in a handful of pages each names the tools they share."""
 
 
+
+def as_word(name: str) -> re.Pattern:
+    """Returns a pattern finding `name` where no Latin letter or digit goes on from its Latin ends (a Chinese name
+    has no word breaks, so 分区 inside 预置分区方案 counts)."""
+    latin = re.compile(r"[A-Za-z0-9]")
+    before = r"(?<![A-Za-z0-9])" if latin.match(name[:1]) else ""
+    after = r"(?![A-Za-z0-9])" if latin.match(name[-1:]) else ""
+    return re.compile(before + re.escape(name) + after)
+
 @dataclass(frozen=True)
 class Name:
     text: str          # lower-cased
@@ -103,9 +112,10 @@ class DocumentNames:
 
     def common(self, name: str) -> bool:
         """Returns whether the text of more than `COMMON` of the documents, and of more than `FEW`, holds `name`
-        (lower-cased): a subject word."""
+        (lower-cased) as a word of its own (`as_word`: tails inside details is not tails): a subject word."""
         if name not in self._common:
-            self._common[name] = sum(name in text for text in self.texts) > max(COMMON * len(self.texts), FEW)
+            word = as_word(name)
+            self._common[name] = sum(bool(word.search(text)) for text in self.texts) > max(COMMON * len(self.texts), FEW)
         return self._common[name]
 
     def named(self, query: str, limit: int = 4) -> tuple[Side, ...]:

@@ -136,6 +136,19 @@ def test_a_word_most_documents_hold_names_no_document_even_as_one_documents_head
     assert [s.source for s in small.named("新手装系统，是只分一个 / 分区好，还是把 /home 单独分出来好？")] == ["60.04-preseed.md"]
 
 
+def test_a_name_inside_a_longer_word_does_not_make_it_a_subject_word():
+    # every page says "details", so counting "tails" inside it made Tails no name: "Compare Devuan with Tails"
+    # lost its Tails side (handbook-en dev hc13, round 19's merged tree)
+    from lambdarag.skills.store.corpus import Chunk
+
+    pages = [("107.07-tails.md", "Tails", "", "Tails OS aims at providing a live system that preserves anonymity.")]
+    pages += [(f"02.{i:02}-page.md", f"Page {i}", "", f"See the details of step {i}.") for i in range(1, 13)]
+    documents = {s: {"source": s, "title": t} for s, t, _, _ in pages}
+    chunks = [Chunk(id=s, doc_id=s, text=x, source=s, title=t, section=h) for s, t, h, x in pages]
+    names = DocumentNames(documents, chunks)
+    assert [s.source for s in names.named("Compare Devuan with Tails: what is each one for?")] == ["107.07-tails.md"]
+
+
 def test_a_command_named_in_a_table_cell_or_as_a_manual_page_is_a_side():
     hits = sourced(("01.04-the-basic-unix-like-work-environment.md",
                     '| bzip2 foo | compress "foo" to create "foo.bz2" using the Burrows-Wheeler block sorting text '
