@@ -350,12 +350,12 @@ def clauses_joined(pieces: Sequence[str]) -> list[str]:
 OPENING = 3
 """Units of a document's text before its first heading that count as its opening, where it says what it is about."""
 _LEADS_IN = re.compile(r"(?:[:：]|例如[，,]?|(?i:\b(?:e\.?g|for example|such as)[.,]?))\s*$")
-"""How a line ends that leads in to what follows it (…, eg:; 例如; To install it, run:): alone, it says nothing."""
+"""How a line ends that leads in to what follows it (…, eg:; 例如; The detected errors are:): alone it says nothing,
+and it is never an opening statement."""
 ASKS_WHICH = re.compile(r"\bwhich\s+(?!(?:is|are|was|were|do|does|did|can|could|should|would|will|has|have)\b)\w"
                         r"|\bwhat\s+(?:[\w²³.+-]+\s+){0,2}?versions?\b|哪(?:个|些|种|款)|哪一(?![年天日月])|什么版本|几版", re.I)
 """A question asking which one of several (which GOsa² version, which tools, 哪个版本): a short list item may answer it;
 never which year or day (哪一年: a date, `ASKS_AMOUNT`)."""
-"""A unit ending in a colon leads in to what follows it (The detected errors are:): never an opening statement."""
 
 
 _PIECE = re.compile(r"^(.*)~(\d+)$")
