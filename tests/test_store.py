@@ -324,3 +324,22 @@ def test_feedback_on_searches_reuse_the_connections_set_up_once_and_stay_within_
         assert len(stored_vectors(store, [vector_key(q) for q in asked])) == len(set(asked))  # the search's own
     finally:
         knowledge.forget()
+
+
+def test_a_new_namespace_opens_while_another_holds_a_write_open(pg_database, monkeypatch, tmp_path):
+    """Setting up a namespace on a schema that exists runs no DDL: `CREATE INDEX IF NOT EXISTS` would wait for a
+    share lock behind every open writer of that table, and deadlocked two servers starting in CI (stop 58)."""
+    import threading
+
+    import psycopg
+
+    monkeypatch.setenv(DSN_ENV, pg_database)
+    loop_at(tmp_path / "a").log.append({"query_id": "q0"})
+    with psycopg.connect(pg_database) as writer:                  # one transaction left open on `logs`
+        writer.execute("INSERT INTO logs (ns, log, key, time, record) VALUES ('x', 'log', 'k', 't', '{}')")
+        opened = threading.Thread(target=lambda: loop_at(tmp_path / "b").log.append({"query_id": "q1"}),
+                                  daemon=True)
+        opened.start()
+        opened.join(60)
+        assert not opened.is_alive(), "opening a second namespace waited for another server's open transaction"
+    assert len(loop_at(tmp_path / "b").log) == 1

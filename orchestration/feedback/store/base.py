@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from typing import Any, Callable, Iterator, Optional, Protocol, TypeVar
 
 T = TypeVar("T")
@@ -90,6 +91,7 @@ class Engine(Protocol):
     blob: str            # the type of a bytes column
     lock_rows: str       # appended to a SELECT of rows the transaction will change (PostgreSQL: FOR UPDATE)
     placeholder: str     # the DB-API paramstyle's parameter marker
+    catalog: str         # a SELECT of the names of the tables and indexes that exist
     pool: Any            # its connections (`pool.Pool`), which count connects and transactions
     setups: int          # how often this process ran `setup` (the schema, the one-time import)
 
@@ -234,7 +236,10 @@ class FeedbackStore:
 
 
 def create_schema(tx: Tx) -> None:
-    """Creates the store's tables and indexes that do not exist yet."""
+    """Creates the store's tables and indexes that do not exist yet and touches none that do: on PostgreSQL even
+    `CREATE INDEX IF NOT EXISTS` locks its table, so it would wait behind, or deadlock with, other servers' writes."""
+    present = {row[0] for row in tx.run(tx.engine.catalog).fetchall()}
     for statement in SCHEMA.format(serial=tx.engine.serial, blob=tx.engine.blob).split(";"):
-        if statement.strip():
+        name = re.search(r"IF NOT EXISTS (\w+)", statement)
+        if name and name.group(1) not in present:
             tx.run(statement)

@@ -39,6 +39,7 @@ class PostgresEngine:
     blob = "BYTEA"
     lock_rows = " FOR UPDATE"
     placeholder = "%s"
+    catalog = "SELECT relname FROM pg_class WHERE relnamespace = current_schema()::regnamespace"
 
     def __init__(self, dsn: str) -> None:
         self.dsn = dsn

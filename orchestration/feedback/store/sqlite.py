@@ -36,6 +36,7 @@ class SqliteEngine:
     blob = "BLOB"
     lock_rows = ""            # BEGIN IMMEDIATE already holds the whole database for the writer
     placeholder = "?"
+    catalog = "SELECT name FROM sqlite_master"
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
