@@ -123,8 +123,9 @@ class DocBookMarkdown(HtmlMarkdown):
 
     def anchor(self, tag: str, attrs: dict) -> None:
         name = attrs.get("id") or (attrs.get("name") if tag == "a" else None)   # older DocBook XSL: <a name=…>
-        if name:
-            (self.heading_anchors if self.heading is not None else self.current().anchors).add(name)
+        if name:   # a heading's own id (asciidoctor: <h3 id=…>) names the section that heading starts
+            heading = self.heading is not None or re.fullmatch(r"h[1-6]", tag)
+            (self.heading_anchors if heading else self.current().anchors).add(name)
 
     def target(self, href: str) -> str:
         """Returns an external link as is and a link into the document as a placeholder resolved later."""

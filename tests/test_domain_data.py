@@ -105,3 +105,12 @@ def test_a_numbered_chapter_heading_numbers_its_files_and_navigation_tables_are_
     files = debian_docs.markdown_files([page], 2)
     assert list(files) == ["04.01-overview.md"]
     assert files["04.01-overview.md"] == "# Overview\nMemcheck is a memory error detector.\n"
+
+
+def test_a_link_to_a_headings_own_id_points_at_the_file_that_heading_starts():
+    page = ('<div class="sect1"><h2 id="_edit">1. Editing</h2><div class="sectionbody">'
+            '<div class="sect2"><h3 id="_zones">1.1. Zones</h3><p>Zones keep clearance, see <a href="#_rules">rules</a>.</p>'
+            '</div><div class="sect2"><h3 id="_rules">1.2. Rules</h3><p>Rules are checked last first.</p></div></div></div>')
+    files = debian_docs.markdown_files([page], 3)   # asciidoctor's shape (kicad-pcb-zh-cn): the id is on the <h3>
+    assert files == {"01.01-zones.md": "# Zones\nZones keep clearance, see [rules](01.02-rules.md).\n",
+                     "01.02-rules.md": "# Rules\nRules are checked last first.\n"}
