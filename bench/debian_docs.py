@@ -9,7 +9,8 @@ at the markdown file that holds their target. The output is deterministic (sorte
 no dates), and `<out>.json` next to the folder records the package, its version and every
 file's sha256.
   apt-get install debian-reference-en debian-reference-zh-cn debian-faq-zh-cn debian-handbook valgrind maint-guide \
-    developers-reference installation-guide-amd64 debian-edu-doc-en debian-edu-doc-zh-cn debian-policy
+    developers-reference installation-guide-amd64 debian-edu-doc-en debian-edu-doc-zh-cn debian-policy harden-doc \
+    kicad-doc-zh
   python bench/debian_docs.py reference-en [--out DIR]   # default $LAMBDARAG_HOME/corpora/reference-en
 """
 from __future__ import annotations
@@ -67,6 +68,10 @@ SOURCES = {
     # the handbook's Simplified Chinese translation (handbook-en's text, translated; its questions are written apart)
     "handbook-zh-cn": Source("debian-handbook", "/usr/share/doc/debian-handbook/html/zh-CN/*.html", 2, "zh-CN",
                              toc="/usr/share/doc/debian-handbook/html/zh-CN/index.html"),
+    "harden-en": Source("harden-doc", "/usr/share/doc/harden-doc/html/en-US/*.html", 2, "en",
+                        toc="/usr/share/doc/harden-doc/html/en-US/index.html"),
+    # KiCad's PCB editor manual, one asciidoctor page: its h2 headings are the chapters, its h3 the sections
+    "kicad-pcb-zh-cn": Source("kicad-doc-zh", "/usr/share/doc/kicad/help/zh/pcbnew.html", 3, "zh-CN"),
 }
 SKIPPED = {"navheader", "navfooter", "toc", "list-of-tables", "list-of-figures", "list-of-examples", "docnav", "nav",
            "related", "sphinxsidebar", "footer"}   # the last three: Sphinx's navigation (developers-reference)
@@ -123,8 +128,9 @@ class DocBookMarkdown(HtmlMarkdown):
 
     def anchor(self, tag: str, attrs: dict) -> None:
         name = attrs.get("id") or (attrs.get("name") if tag == "a" else None)   # older DocBook XSL: <a name=…>
-        if name:
-            (self.heading_anchors if self.heading is not None else self.current().anchors).add(name)
+        if name:   # a heading's own id (asciidoctor: <h3 id=…>) names the section that heading starts
+            heading = self.heading is not None or re.fullmatch(r"h[1-6]", tag)
+            (self.heading_anchors if heading else self.current().anchors).add(name)
 
     def target(self, href: str) -> str:
         """Returns an external link as is and a link into the document as a placeholder resolved later."""

@@ -145,7 +145,8 @@ def domain_rows() -> list[tuple[str, str, str, Callable[[dict], str]]]:
                       f"domain-{corpus}-before", f"{script} --tag before", domain_half(half)),
                      (f"HELD-OUT corpus {corpus} (round 16, written blind; its DEV half tuned on in round 17), {label}, "
                       "after round 17", f"domain-{corpus}", script, domain_half(half))]
-    for round_, corpora in ((18, ("edu-en", "edu-zh-cn")), (19, ("policy-en", "handbook-zh-cn"))):
+    for round_, corpora in ((18, ("edu-en", "edu-zh-cn")), (19, ("policy-en", "handbook-zh-cn")),
+                            (20, ("harden-en", "kicad-pcb-zh-cn"))):
         for corpus in corpora:
             script = f"bench/domain_bench.py --corpora {corpus}"
             rows += [(f"HELD-OUT corpus {corpus} (round {round_}, written blind, never tuned on), {label}, {when} round "
@@ -227,7 +228,8 @@ def held_out_answers_rows() -> list[tuple[str, str, str, Callable[[dict], str]]]
               for when, name in (("before", "answers-r18-dev-before"), ("after", "answers-r18-dev"))
               for half, label in (("test", "TEST half"), ("dev", "DEV half"))),
             *blind_answers_rows(18, "bench/domain_answers.py --corpora edu-en,edu-zh-cn"),
-            *blind_answers_rows(19, "bench/domain_answers.py --corpora policy-en,handbook-zh-cn")]
+            *blind_answers_rows(19, "bench/domain_answers.py --corpora policy-en,handbook-zh-cn"),
+            *blind_answers_rows(20, "bench/domain_answers.py --corpora harden-en,kicad-pcb-zh-cn")]
 
 
 def blind_answers_rows(round_: int, corpora: str) -> list[tuple[str, str, str, Callable[[dict], str]]]:

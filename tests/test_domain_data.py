@@ -21,7 +21,7 @@ def test_labels_name_files_of_the_manifest(corpus):
 @pytest.mark.parametrize("corpus", domain_data.LABELLED)
 def test_forty_questions_eight_per_type_and_the_halves_are_the_seeded_split(corpus):
     rows = records(corpus)
-    per_type = 8 if corpus in domain_data.CORPORA else 6   # the held-out corpora (rounds 16, 18, 19): 30, 6 a type
+    per_type = 8 if corpus in domain_data.CORPORA else 6   # the held-out corpora (rounds 16, 18, 19, 20): 30, 6 a type
     assert len(rows) >= 5 * per_type and min(Counter(r["type"] for r in rows).values()) >= per_type
     assert set(Counter(r["type"] for r in rows)) == set(domain_data.TYPES)
     dev, test = domain_data.split(sorted(rows, key=lambda r: r["qid"]), domain_data.seed_of(corpus))
@@ -79,7 +79,7 @@ def test_default_runs_leave_the_held_out_corpora_out():
 def test_classify_types_by_default_leaves_every_held_out_corpus_out_and_takes_the_tuned_ones():
     from bench import classify_types
     held_out = set(domain_data.OPENED + domain_data.DEV_OPENED + domain_data.HELD_OUT)
-    assert {"policy-en", "handbook-zh-cn", "edu-en", "edu-zh-cn"} <= held_out
+    assert {"harden-en", "kicad-pcb-zh-cn", "policy-en", "handbook-zh-cn", "edu-en", "edu-zh-cn"} <= held_out
     assert not held_out & set(classify_types.DEFAULT_SETS)
     assert set(domain_data.CORPORA) <= set(classify_types.DEFAULT_SETS)
 
@@ -105,3 +105,12 @@ def test_a_numbered_chapter_heading_numbers_its_files_and_navigation_tables_are_
     files = debian_docs.markdown_files([page], 2)
     assert list(files) == ["04.01-overview.md"]
     assert files["04.01-overview.md"] == "# Overview\nMemcheck is a memory error detector.\n"
+
+
+def test_a_link_to_a_headings_own_id_points_at_the_file_that_heading_starts():
+    page = ('<div class="sect1"><h2 id="_edit">1. Editing</h2><div class="sectionbody">'
+            '<div class="sect2"><h3 id="_zones">1.1. Zones</h3><p>Zones keep clearance, see <a href="#_rules">rules</a>.</p>'
+            '</div><div class="sect2"><h3 id="_rules">1.2. Rules</h3><p>Rules are checked last first.</p></div></div></div>')
+    files = debian_docs.markdown_files([page], 3)   # asciidoctor's shape (kicad-pcb-zh-cn): the id is on the <h3>
+    assert files == {"01.01-zones.md": "# Zones\nZones keep clearance, see [rules](01.02-rules.md).\n",
+                     "01.02-rules.md": "# Rules\nRules are checked last first.\n"}
