@@ -102,7 +102,8 @@ def split_result(split: int, settings: dict) -> dict:
                 runs[name][q["qid"]] = {h.chunk_id: float(100 - i) for i, h in enumerate(state.hits)} or {"-": 0.0}
         print(f"split {split} fold {fold} done", file=sys.stderr, flush=True)
     qrels = {q["qid"]: {c: 1 for c in chunks[q["qid"]]} for q in queries}
-    out = {**({"blends": chosen} if chosen else {}), "p50_ms": {n: round(float(np.percentile(v, 50)), 2) for n, v in latency.items()}}
+    out = {**({"blends": chosen} if chosen else {}),
+           "p50_ms": {n: round(float(np.percentile(v, 50)), 2) for n, v in latency.items()}}
     for subset, keep in (("all", lambda q: True), ("seen", lambda q: seen[q]), ("unseen", lambda q: not seen[q])):
         ids = [q for q in qrels if keep(q)]
         out[subset] = {"n": len(ids)}

@@ -244,7 +244,8 @@ def open_learned(directory: Path, backend: Any, embedder: Any, adapter: bool = F
 
 
 def generation_state(conf: Confirmations, view: CorpusView, pairs: Sequence[Pair], vectors: np.ndarray,
-                     adapter: bool, blend: float) -> tuple[dict[str, list[str]], Optional[QueryAdapter], tuple[str, ...]]:
+                     adapter: bool, blend: float
+                     ) -> tuple[dict[str, list[str]], Optional[QueryAdapter], tuple[str, ...]]:
     """Returns what changes only with an explicit change (`Confirmations.generation`): the term map and, with
     `adapter`, the query adapter at the `blend` the fit chose (`LearnedParams.adapter_blend`; 0 leaves every query
     vector as it is), each the one the last fit stored for this generation or else learned here from `pairs`, and
@@ -357,7 +358,7 @@ def choose_blend(view: CorpusView, pairs: Sequence[Pair], vectors: np.ndarray, p
 
     Each fold of `confirmed_folds` is ranked by `ranking` with the learned index of `params` built from the other
     folds, without the adapter and with one fitted on those folds at each blend, as a query is ranked in use."""
-    questions, first, relevant, fold_of = confirmed_folds(pairs, folds, seed)
+    questions, _, relevant, fold_of = confirmed_folds(pairs, folds, seed)
     if len(questions) < 2 * folds or params.gate >= CLOSED:
         return 0.0, {"adapter_blend": 0.0, "reason": "no fit or a closed gate: the adapter never acts"}
     blends = (0.0, *ADAPTER_BLENDS)
@@ -382,10 +383,10 @@ def choose_blend(view: CorpusView, pairs: Sequence[Pair], vectors: np.ndarray, p
     loss = upper_loss(plain[unseen, None] - scores[unseen]) if unseen.any() else np.zeros(len(blends))
     j = int(np.argmax(np.where((loss <= unseen_loss) | (np.arange(len(blends)) == 0), scores.mean(axis=0), -1.0)))
     return blends[j], {"adapter_blend": blends[j], "blends": list(blends), "unseen_questions": int(unseen.sum()),
-                       "ndcg10": [round(float(x), 4) for x in scores.mean(axis=0)],
-                       "unseen_ndcg10": [round(float(x), 4) for x in scores[unseen].mean(axis=0)] if unseen.any() else [],
+                       "ndcg10": np.round(scores.mean(axis=0), 4).tolist(),
+                       "unseen_ndcg10": np.round(scores[unseen].mean(axis=0), 4).tolist() if unseen.any() else [],
                        "unseen_ndcg10_plain": round(float(plain[unseen].mean()), 4) if unseen.any() else None,
-                       "unseen_loss_upper": [round(float(x), 4) for x in loss]}
+                       "unseen_loss_upper": np.round(loss, 4).tolist()}
 
 
 class Row(NamedTuple):
