@@ -8,11 +8,18 @@ the adapter under each of `SETTINGS`, in the same run. MRR@10, R@100 and nDCG@10
 unseen questions (as bench/feedback.py splits them), and p50 latency. Writes bench/results/feedback-adapter-blend.json
 (the splits not named keep their entries).
 
-Usage: python bench/adapter_blend.py [--splits 0 1 2 3] [--settings NAME ...]
+With `--fitted`, the adapter's blend is not set but fitted per fold, as the product's fit does
+(`orchestration.learning.choose_blend`: 0 or one of `ADAPTER_BLENDS`, by out-of-fold nDCG@10 under the unseen bound
+in the learning folds' inner cross-validation), and the held-out fold is ranked by plain hybrid, the learned hybrid
+and the learned hybrid with the fitted adapter ("fitted"); writes bench/results/feedback-adapter-fitted.json, with
+each fold's blend and its inner report.
+
+Usage: python bench/adapter_blend.py [--splits 0 1 2 3] [--settings NAME ...] [--fitted]
 """
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 from pathlib import Path
@@ -21,6 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from bench.feedback import EMBEDDED, FOLDS, open_stard, timed  # noqa: E402
 from bench.machine import facts as machine_facts, results_dir, write  # noqa: E402
+from lambdarag.orchestration.learning import ADAPTER_BLENDS  # noqa: E402
+from lambdarag.skills.store.adapter import FLOOR  # noqa: E402
 COMMITTED = ROOT / "bench" / "results"
 
 SETTINGS = {"blend 0.5, floor 0.7": (0.5, 0.7), "blend 0.35, floor 0.7": (0.35, 0.7),
@@ -36,15 +45,20 @@ def stored_fits(split: int) -> list[dict]:
     return json.loads((COMMITTED / f"feedback-partition-{split}.json").read_text(encoding="utf-8"))["fits"]
 
 
+FITTED = "fitted"
+"""The `--fitted` system: the adapter at the blend `choose_blend` fits on each fold's learning folds."""
+
+
 def split_result(split: int, settings: dict) -> dict:
-    """Returns the metrics and p50s of plain, learned and adapted hybrid (under each of `settings`) on `split`'s
-    held-out folds."""
+    """Returns the metrics and p50s of plain, learned and adapted hybrid (under each of `settings`; a blend of None
+    is fitted per fold, `FITTED`) on `split`'s held-out folds."""
     import numpy as np
     from ranx import Qrels, Run, evaluate
 
     from lambdarag import Context
     from lambdarag.orchestration.feedback.confirmations import embed_batches
-    from lambdarag.orchestration.learning import build_learned, fit_query_adapter, retrieval_term
+    from lambdarag.orchestration.learning import (base_ranking, build_learned, choose_blend, fit_query_adapter,
+                                                  learned_ranking, retrieval_term)
     from lambdarag.skills.store.adapter import QueryAdapter
     from lambdarag.skills.store.learned import LearnedParams, Pair
     from lambdarag.skills.store.records import RetrievalPlan
@@ -59,7 +73,9 @@ def split_result(split: int, settings: dict) -> dict:
     fits = {f["fold"]: f for f in stored_fits(split) if f["system"] == "hybrid+learned"}
     plan = RetrievalPlan(bm25_top_k=100, dense_top_k=100, fused_top_k=100)
     names = ["hybrid", "hybrid+learned", *settings]
-    runs, latency, seen = {n: {} for n in names}, {n: [] for n in names}, {}
+    runs, latency, seen, chosen = {n: {} for n in names}, {n: [] for n in names}, {}, []
+    unlearned, ranking = functools.lru_cache(maxsize=None)(base_ranking(backend, embedder)), learned_ranking(
+        backend, embedder)
     for fold in range(FOLDS):
         learn = [q for q in queries if fold_of[q["qid"]] != fold]
         pairs = [Pair(q["query"], chunks[q["qid"]]) for q in learn]
@@ -69,8 +85,13 @@ def split_result(split: int, settings: dict) -> dict:
         contexts = {"hybrid": Context(embedder=embedder, resources={"index": backend}),
                     "hybrid+learned": Context(embedder=embedder, resources={"index": backend, "learned": learned})}
         for name, (blend, floor) in settings.items():
+            if blend is None:
+                blend, report = choose_blend(view, pairs, pair_vectors, learned.params, unlearned, ranking)
+                chosen.append({"fold": fold, **report})
+                print(json.dumps(chosen[-1]), file=sys.stderr, flush=True)
             contexts[name] = Context(embedder=embedder, resources={"index": backend, "learned": build_learned(
-                view, pairs, pair_vectors, learned.params, learned.term_map, QueryAdapter(matrix, blend, floor))})
+                view, pairs, pair_vectors, learned.params, learned.term_map,
+                QueryAdapter(matrix, blend, floor) if blend else None)})
         terms = {n: retrieval_term("hybrid", learned=n != "hybrid") for n in names}
         taught = {c for q in learn for c in chunks[q["qid"]]}
         for q in (q for q in queries if fold_of[q["qid"]] == fold):
@@ -81,7 +102,8 @@ def split_result(split: int, settings: dict) -> dict:
                 runs[name][q["qid"]] = {h.chunk_id: float(100 - i) for i, h in enumerate(state.hits)} or {"-": 0.0}
         print(f"split {split} fold {fold} done", file=sys.stderr, flush=True)
     qrels = {q["qid"]: {c: 1 for c in chunks[q["qid"]]} for q in queries}
-    out = {"p50_ms": {n: round(float(np.percentile(v, 50)), 2) for n, v in latency.items()}}
+    out = {**({"blends": chosen} if chosen else {}),
+           "p50_ms": {n: round(float(np.percentile(v, 50)), 2) for n, v in latency.items()}}
     for subset, keep in (("all", lambda q: True), ("seen", lambda q: seen[q]), ("unseen", lambda q: not seen[q])):
         ids = [q for q in qrels if keep(q)]
         out[subset] = {"n": len(ids)}
@@ -97,14 +119,18 @@ def main() -> dict:
     p.add_argument("--splits", type=int, nargs="+", default=[0, 1, 2, 3])
     p.add_argument("--settings", nargs="+", choices=SETTINGS, default=list(SETTINGS),
                    help="the adapter settings measured (a loaded machine can afford the chosen one alone)")
+    p.add_argument("--fitted", action="store_true",
+                   help="fit the blend per fold instead; writes bench/results/feedback-adapter-fitted.json")
     args = p.parse_args()
-    kept = results_dir() / "feedback-adapter-blend.json"
+    name = "feedback-adapter-fitted" if args.fitted else "feedback-adapter-blend"
+    kept = results_dir() / f"{name}.json"
     result = json.loads(kept.read_text(encoding="utf-8")) if kept.exists() else {"splits": {}}
-    result["settings"] = {n: list(s) for n, s in SETTINGS.items()}
+    settings = {FITTED: (None, FLOOR)} if args.fitted else {n: SETTINGS[n] for n in args.settings}
+    result["settings"] = {"blends": [0.0, *ADAPTER_BLENDS], "floor": FLOOR} if args.fitted else \
+        {n: list(s) for n, s in SETTINGS.items()}
     for split in args.splits:
-        result["splits"][str(split)] = {"machine_before": machine_facts(),
-                                        **split_result(split, {n: SETTINGS[n] for n in args.settings})}
-        write("feedback-adapter-blend", result)
+        result["splits"][str(split)] = {"machine_before": machine_facts(), **split_result(split, settings)}
+        write(name, result)
     return result
 
 

@@ -396,17 +396,27 @@ def feedback_adapter(r: dict) -> str:
             f"{cells('gated')} (the probe; the product's adapter inside hybrid retrieval is in the learned-retrieval rows)")
 
 
+def adapter_cells(split: str, s: dict, names) -> str:
+    """One split of bench/adapter_blend.py: plain and learned hybrid, then each adapted system of `names` it ran."""
+    plain, learned, p50 = s["all"]["hybrid"], s["all"]["hybrid+learned"], s["p50_ms"]
+    settings = "; ".join(
+        f"{name}: MRR@10 {s['all'][name]['mrr@10']:.3f}, R@100 {s['all'][name]['recall@100']:.3f}, unseen "
+        f"{s['unseen'][name]['ndcg@10']:.3f}, p50 {p50[name] / p50['hybrid']:.2f}×" for name in names if name in s["all"])
+    return (f"split {split}: plain MRR@10 {plain['mrr@10']:.3f}, unseen nDCG@10 {s['unseen']['hybrid']['ndcg@10']:.3f};"
+            f" learned MRR@10 {learned['mrr@10']:.3f}, R@100 {learned['recall@100']:.3f}, unseen "
+            f"{s['unseen']['hybrid+learned']['ndcg@10']:.3f}, p50 {p50['hybrid+learned'] / p50['hybrid']:.2f}×; "
+            + settings)
+
+
 def feedback_adapter_blend(r: dict) -> str:
-    def cells(split: str, s: dict) -> str:
-        plain, learned, p50 = s["all"]["hybrid"], s["all"]["hybrid+learned"], s["p50_ms"]
-        settings = "; ".join(
-            f"{name}: MRR@10 {s['all'][name]['mrr@10']:.3f}, R@100 {s['all'][name]['recall@100']:.3f}, unseen "
-            f"{s['unseen'][name]['ndcg@10']:.3f}, p50 {p50[name] / p50['hybrid']:.2f}×" for name in r["settings"] if name in s["all"])
-        return (f"split {split}: plain MRR@10 {plain['mrr@10']:.3f}, unseen nDCG@10 {s['unseen']['hybrid']['ndcg@10']:.3f};"
-                f" learned MRR@10 {learned['mrr@10']:.3f}, R@100 {learned['recall@100']:.3f}, unseen "
-                f"{s['unseen']['hybrid+learned']['ndcg@10']:.3f}, p50 {p50['hybrid+learned'] / p50['hybrid']:.2f}×; "
-                + settings)
-    return " — ".join(cells(split, s) for split, s in r["splits"].items()) + " (p50 over plain hybrid, same run)"
+    return " — ".join(adapter_cells(split, s, r["settings"]) for split, s in r["splits"].items()) + \
+        " (p50 over plain hybrid, same run)"
+
+
+def feedback_adapter_fitted(r: dict) -> str:
+    return " — ".join(adapter_cells(split, s, ["fitted"]) + " (folds' blends "
+                      + ", ".join(format(b["adapter_blend"], "g") for b in s["blends"]) + ")"
+                      for split, s in r["splits"].items()) + " (p50 over plain hybrid, same run)"
 
 
 def feedback_match(r: dict) -> str:
@@ -600,6 +610,8 @@ ROWS: list[tuple[str, str, str, Callable[[dict], str]]] = [
      feedback_adapter),
     ("query adapter settings inside the learned hybrid, STARD 5-fold CV, per split (3 is the fresh one)",
      "feedback-adapter-blend", "bench/adapter_blend.py", feedback_adapter_blend),
+    ("query adapter, its blend fitted per fold under the unseen bound (0 = off), STARD 5-fold CV, per split (3 is the "
+     "fresh one)", "feedback-adapter-fitted", "bench/adapter_blend.py --fitted", feedback_adapter_fitted),
     ("past-question matching, STARD 5-fold: the best past question shares a relevant article", "feedback-match",
      "bench/neighbour_match.py", feedback_match),
     ("hybrid search latency, STARD fold 0", "stard-latency", "bench/feedback.py --latency-only", stard_latency),

@@ -289,8 +289,9 @@ class FeedbackConfig(Section):
     """Time limit of the LLM work (write-back fact extraction) run after a query's result is returned."""
     query_adapter: bool = False
     """Whether learned retrieval moves the dense query vector of a question near a confirmed one by the linear map
-    fitted from the confirmed pairs (`skills.store.adapter`); off, the dense leg searches with the plain vector. Off
-    by default: on STARD it lifted learned MRR@10 but cost never-confirmed questions nDCG@10 (docs/feedback.md)."""
+    fitted from the confirmed pairs (`skills.store.adapter`), as far as the fit's blend says (0, no move, unless its
+    held-out never-confirmed questions stayed within the unseen bound); off, the dense leg searches with the plain
+    vector. Off by default: docs/feedback.md."""
     votes: VoteConfig = VoteConfig()
     """Also who may teach by asking: an answer from an untrusted caller confirms its evidence or writes back only
     when `anonymous_agreement` distinct sources asked it within `rate_window_seconds` (`feedback.asking`)."""

@@ -11,9 +11,11 @@ fits the dense leg's query adapter (`skills.store.adapter`) from the same pairs.
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, NamedTuple, Optional, Sequence
 
@@ -69,6 +71,12 @@ LOSS_CONFIDENCE = 3.0
 """Standard errors added to that average loss before it is compared with `UNSEEN_LOSS`: the best of many thousand
 settings has an optimistic average, and the questions the fit holds out are ranked against fewer confirmations
 than a new question will be, so the fit's unseen loss understates the loss out of sample."""
+
+
+ADAPTER_BLENDS = (0.35, 0.5)
+"""Query adapter blends the fit tries besides 0 (off, `choose_blend`): 0.5, the dense probe's
+(bench/query_adapter.py), and 0.35, the largest whose unseen nDCG@10 stayed within the bound on STARD splits 0-2
+in round 19 (bench/adapter_blend.py)."""
 
 
 RETRIEVERS = {"bm25": {"embedding": {"enabled": False}}, "dense": {"bm25": {"enabled": False}}, "hybrid": {}}
@@ -224,21 +232,25 @@ def open_learned(directory: Path, backend: Any, embedder: Any, adapter: bool = F
             view = corpus_view(backend)
             vectors = conf.vectors(embedder, [p.query for p in pairs])
             key = (*stamp[:3], conf.generation())
+            params = conf.params()
             known = _GENERATIONS.get(str(directory))
             if known is None or known[0] != key:
-                known = _GENERATIONS[str(directory)] = (key, *generation_state(conf, view, pairs, vectors, adapter))
+                known = _GENERATIONS[str(directory)] = (key, *generation_state(conf, view, pairs, vectors, adapter,
+                                                                               params.adapter_blend))
             term_map, fitted, notes = known[1:]
-            learned = build_learned(view, pairs, vectors, conf.params(), term_map, fitted, notes)
+            learned = build_learned(view, pairs, vectors, params, term_map, fitted, notes)
         _OPEN[str(directory)] = (stamp, learned)
         return learned
 
 
 def generation_state(conf: Confirmations, view: CorpusView, pairs: Sequence[Pair], vectors: np.ndarray,
-                     adapter: bool) -> tuple[dict[str, list[str]], Optional[QueryAdapter], tuple[str, ...]]:
+                     adapter: bool, blend: float
+                     ) -> tuple[dict[str, list[str]], Optional[QueryAdapter], tuple[str, ...]]:
     """Returns what changes only with an explicit change (`Confirmations.generation`): the term map and, with
-    `adapter`, the query adapter, each the one the last fit stored for this generation or else learned here from
-    `pairs`, and the notes on what could not be read: a stored adapter that is unreadable is left out (learning
-    goes on without it) and named in a note and the log."""
+    `adapter`, the query adapter at the `blend` the fit chose (`LearnedParams.adapter_blend`; 0 leaves every query
+    vector as it is), each the one the last fit stored for this generation or else learned here from `pairs`, and
+    the notes on what could not be read: a stored adapter that is unreadable is left out (learning goes on without
+    it) and named in a note and the log."""
     stored = conf.term_map()
     term_map = view.term_map(pairs) if stored is None else stored
     if not adapter:
@@ -249,7 +261,7 @@ def generation_state(conf: Confirmations, view: CorpusView, pairs: Sequence[Pair
         log.warning("%s", e)
         return term_map, None, (str(e),)
     matrix = fit_query_adapter(view, pairs, vectors) if matrix is None else matrix
-    return term_map, None if matrix is None else QueryAdapter(matrix), ()
+    return term_map, None if matrix is None else QueryAdapter(matrix, blend), ()
 
 
 # -- fitting -----------------------------------------------------------------------------------------------
@@ -276,6 +288,20 @@ def base_ranking(backend: Any, embedder: Any, depth: int = FIT_DEPTH) -> Callabl
     return ranking
 
 
+def learned_ranking(backend: Any, embedder: Any, depth: int = FIT_DEPTH) -> Callable[[str, LearnedIndex], list[str]]:
+    """Returns (query, learned index) → the chunk ids of the learned hybrid ranking `eval --retriever hybrid` makes
+    with that learned index, best first."""
+    from lambdarag import Context
+
+    term = retrieval_term("hybrid")
+    plan = RetrievalPlan(bm25_top_k=depth, dense_top_k=depth, fused_top_k=depth)
+
+    def ranking(query: str, learned: LearnedIndex) -> list[str]:
+        ctx = Context(embedder=embedder, resources={"index": backend, "learned": learned})
+        return [h.chunk_id for h in term.run(State.of(query, plan=plan), ctx).hits]
+    return ranking
+
+
 def recall100_many(ids: Sequence[str], matrix: np.ndarray, weights: np.ndarray, relevant: set[str]) -> np.ndarray:
     """Returns recall@100 of `rank(ids, matrix, w)` for every weight column w of `weights` at once."""
     order = np.argsort(-(matrix @ weights), axis=0, kind="stable")[:100]
@@ -291,7 +317,8 @@ def ndcg10_many(ids: Sequence[str], matrix: np.ndarray, weights: np.ndarray, rel
 
 
 def fit(view: CorpusView, pairs: Sequence[Pair], vectors: np.ndarray, base: Callable[[str], Unlearned],
-        folds: int = 5, seed: int = 0, unseen_loss: float = UNSEEN_LOSS) -> tuple[LearnedParams, dict[str, Any]]:
+        folds: int = 5, seed: int = 0, unseen_loss: float = UNSEEN_LOSS,
+        ranking: Optional[Callable[[str, LearnedIndex], list[str]]] = None) -> tuple[LearnedParams, dict[str, Any]]:
     """Returns the params that maximise out-of-fold nDCG@10 over `pairs`, and the fit's report.
 
     Questions are split into `folds`; each fold is ranked with a learned index
@@ -307,14 +334,59 @@ def fit(view: CorpusView, pairs: Sequence[Pair], vectors: np.ndarray, base: Call
     if none does, the gate stays closed. The top 10 is scored as `arrange` ranks
     it: from plain retrieval's candidates only (`head_rows`). The tail weights (ranks after
     `HEAD`, gate open or not), its candidates and cosine floor are those of best out-of-fold
-    recall@100 within an unseen recall@100 bound (`choose_tail`).
+    recall@100 within an unseen recall@100 bound (`choose_tail`). With `ranking` (`learned_ranking`), the query
+    adapter's blend is fitted last, on the same folds under the same bound (`choose_blend`); without it, 0 (off).
     """
     rows = fit_rows(view, pairs, vectors, base, folds, seed)
     if not rows:
         asked = len({p.query for p in pairs if p.weight > 0})
         return LearnedParams(), {"questions": asked, "fitted": False,
                                  "reason": f"fewer than {2 * folds} confirmed questions; defaults kept"}
-    return choose(rows, unseen_loss)
+    params, report = choose(rows, unseen_loss)
+    if ranking is None:
+        return params, report
+    blend, blended = choose_blend(view, pairs, vectors, params, base, ranking, folds, seed, unseen_loss)
+    return replace(params, adapter_blend=blend), {**report, "adapter": blended}
+
+
+def choose_blend(view: CorpusView, pairs: Sequence[Pair], vectors: np.ndarray, params: LearnedParams,
+                 base: Callable[[str], Unlearned], ranking: Callable[[str, LearnedIndex], list[str]],
+                 folds: int = 5, seed: int = 0, unseen_loss: float = UNSEEN_LOSS) -> tuple[float, dict[str, Any]]:
+    """Returns the query adapter's blend (0: off) and the report: among 0 and `ADAPTER_BLENDS`, the one of best
+    out-of-fold nDCG@10 whose held-out questions with never-confirmed chunks lose at most `unseen_loss` nDCG@10
+    against plain retrieval (plus `LOSS_CONFIDENCE` standard errors); 0 when none does.
+
+    Each fold of `confirmed_folds` is ranked by `ranking` with the learned index of `params` built from the other
+    folds, without the adapter and with one fitted on those folds at each blend, as a query is ranked in use."""
+    questions, _, relevant, fold_of = confirmed_folds(pairs, folds, seed)
+    if len(questions) < 2 * folds or params.gate >= CLOSED:
+        return 0.0, {"adapter_blend": 0.0, "reason": "no fit or a closed gate: the adapter never acts"}
+    blends = (0.0, *ADAPTER_BLENDS)
+    place = {q: n for n, q in enumerate(questions)}
+    scores, plain, unseen = np.zeros((len(questions), len(blends))), np.zeros(len(questions)), np.zeros(
+        len(questions), dtype=bool)
+    for f in range(folds):
+        keep = [i for i, p in enumerate(pairs) if fold_of.get(p.query, -1) != f]
+        kept, kept_vectors = [pairs[i] for i in keep], vectors[keep]
+        matrix = fit_query_adapter(view, kept, kept_vectors)
+        if matrix is None:
+            return 0.0, {"adapter_blend": 0.0, "reason": "no confirmed chunk everyone may read has a vector"}
+        learned = build_learned(view, kept, kept_vectors, params)
+        models = [learned, *(build_learned(view, kept, kept_vectors, params, learned.term_map, QueryAdapter(matrix, b))
+                             for b in ADAPTER_BLENDS)]
+        taught = set(learned.popularity)
+        for q in (q for q in questions if fold_of[q] == f):
+            judged = dict.fromkeys(relevant[q], 1.0)
+            plain[place[q]] = score("ndcg@10", [c for c, _ in base(q).fused], judged)
+            unseen[place[q]] = not (relevant[q] & taught)
+            scores[place[q]] = [score("ndcg@10", ranking(q, m), judged) for m in models]
+    loss = upper_loss(plain[unseen, None] - scores[unseen]) if unseen.any() else np.zeros(len(blends))
+    j = int(np.argmax(np.where((loss <= unseen_loss) | (np.arange(len(blends)) == 0), scores.mean(axis=0), -1.0)))
+    return blends[j], {"adapter_blend": blends[j], "blends": list(blends), "unseen_questions": int(unseen.sum()),
+                       "ndcg10": np.round(scores.mean(axis=0), 4).tolist(),
+                       "unseen_ndcg10": np.round(scores[unseen].mean(axis=0), 4).tolist() if unseen.any() else [],
+                       "unseen_ndcg10_plain": round(float(plain[unseen].mean()), 4) if unseen.any() else None,
+                       "unseen_loss_upper": np.round(loss, 4).tolist()}
 
 
 class Row(NamedTuple):
@@ -336,17 +408,9 @@ class Row(NamedTuple):
 def fit_rows(view: CorpusView, pairs: Sequence[Pair], vectors: np.ndarray, base: Callable[[str], Unlearned],
              folds: int = 5, seed: int = 0) -> list[Row]:
     """Returns a `Row` per confirmed question, each ranked by a learned index built from the other folds."""
-    positive = [i for i, p in enumerate(pairs) if p.weight > 0]
-    first = {}
-    relevant: dict[str, set[str]] = {}
-    for i in positive:
-        first.setdefault(pairs[i].query, i)
-        relevant.setdefault(pairs[i].query, set()).update(pairs[i].chunks)
-    questions = sorted(relevant)
+    questions, first, relevant, fold_of = confirmed_folds(pairs, folds, seed)
     if len(questions) < 2 * folds:
         return []
-    order = np.random.default_rng(seed).permutation(len(questions))
-    fold_of = {questions[j]: n % folds for n, j in enumerate(order)}
     rows = []
     for f in range(folds):
         keep = [i for i, p in enumerate(pairs) if fold_of.get(p.query, -1) != f]
@@ -355,6 +419,21 @@ def fit_rows(view: CorpusView, pairs: Sequence[Pair], vectors: np.ndarray, base:
         asked = [q for q in questions if fold_of[q] == f]
         rows += question_rows(view, learned, [(q, vectors[first[q]], relevant[q]) for q in asked], base)
     return rows
+
+
+def confirmed_folds(pairs: Sequence[Pair], folds: int, seed: int
+                    ) -> tuple[list[str], dict[str, int], dict[str, set[str]], dict[str, int]]:
+    """Returns the confirmed questions (sorted), each one's first pair, its confirmed chunks and its fold of the
+    inner cross-validation (a `seed` shuffle, so the head's rows and the adapter's blend hold out the same folds)."""
+    first: dict[str, int] = {}
+    relevant: dict[str, set[str]] = {}
+    for i, p in enumerate(pairs):
+        if p.weight > 0:
+            first.setdefault(p.query, i)
+            relevant.setdefault(p.query, set()).update(p.chunks)
+    questions = sorted(relevant)
+    order = np.random.default_rng(seed).permutation(len(questions))
+    return questions, first, relevant, {questions[j]: n % folds for n, j in enumerate(order)}
 
 
 def question_rows(view: CorpusView, learned: LearnedIndex, questions: Sequence[tuple[str, np.ndarray, set]],
@@ -516,6 +595,7 @@ def refit_learned(directory: Path, backend: Any, embedder: Any) -> dict[str, Any
     live = conf.pairs()
     view = corpus_view(backend)
     vectors = conf.vectors(embedder, [p.query for p in live])
-    params, report = fit(view, live, vectors, base_ranking(backend, embedder))
+    base = functools.lru_cache(maxsize=None)(base_ranking(backend, embedder))    # the blend's fit ranks them again
+    params, report = fit(view, live, vectors, base, ranking=learned_ranking(backend, embedder))
     conf.save_params(params, report, view.term_map(live), fit_query_adapter(view, live, vectors))
     return report

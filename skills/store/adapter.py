@@ -31,8 +31,8 @@ class QueryAdapter:
 
     def apply(self, vector: np.ndarray, nearest: float) -> np.ndarray:
         """Returns the unit blend of `vector` and its mapped image when `nearest` (the closest confirmed question's
-        cosine) reaches the floor, else `vector` itself."""
-        if nearest < self.floor:
+        cosine) reaches the floor and the blend is above 0, else `vector` itself."""
+        if nearest < self.floor or self.blend <= 0:
             return vector
         q = np.asarray(vector, dtype=np.float32).ravel()
         moved = q + self.blend * (q @ self.matrix - q)

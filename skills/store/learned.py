@@ -92,7 +92,8 @@ class LearnedParams:
     the candidates after the top `HEAD`, gate open or not (empty: the tail keeps its order); `candidates` is how
     many nearest confirmed questions lend the tail candidates plain retrieval did not return (`candidate_scores`;
     0: none; only for a question whose nearest confirmed one reaches the cosine floor `gate`); the tail and its
-    candidates act only for a question whose nearest confirmed one reaches `tail_gate`."""
+    candidates act only for a question whose nearest confirmed one reaches `tail_gate`. `adapter_blend` is how far the
+    query adapter moves the dense leg's query vector (0: not at all; `orchestration.learning.choose_blend`)."""
 
     weights: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
     gate: float = 0.9
@@ -105,18 +106,19 @@ class LearnedParams:
     tail: Mapping[str, float] = field(default_factory=dict)
     candidates: int = 0
     tail_gate: float = -1.0
+    adapter_blend: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         return {"weights": dict(self.weights), "gate": self.gate, "sharpness": self.sharpness,
                 "neighbours": self.neighbours, "terms_per_word": self.terms_per_word,
                 "gate_weights": list(self.gate_weights), "gate_spread": list(self.gate_spread),
                 "caution": self.caution, "tail": dict(self.tail), "candidates": self.candidates,
-                "tail_gate": self.tail_gate}
+                "tail_gate": self.tail_gate, "adapter_blend": self.adapter_blend}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "LearnedParams":
         known = {k: data[k] for k in ("weights", "gate", "sharpness", "neighbours", "terms_per_word", "caution", "tail",
-                                       "candidates", "tail_gate")
+                                       "candidates", "tail_gate", "adapter_blend")
                  if k in data}
         return cls(**known, gate_weights=tuple(data.get("gate_weights") or ()),
                    gate_spread=tuple(data.get("gate_spread") or ()))
