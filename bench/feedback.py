@@ -376,7 +376,8 @@ def debian(names: tuple[str, ...] = DEBIAN) -> dict:
             for half in ("test", "dev"):
                 evaluated[half, "plain"] = run("eval", "--index", index, "--queries", str(files[level, half]),
                                                "--retriever", "hybrid", "--json", "--no-learned")
-            report = run("feedback", "learn", "--index", index, "--qrels", str(files[level, "dev"]))
+            report = run("feedback", "learn", "--index", index, "--qrels", str(files[level, "dev"]),
+                         "--config", str(adapted))          # the adapter on: the fit chooses its blend
             for half in ("test", "dev"):
                 evaluated[half, "learned"] = run("eval", "--index", index, "--queries", str(files[level, half]),
                                                  "--retriever", "hybrid", "--json")

@@ -577,25 +577,28 @@ def choose_tail(rows: Sequence[Row], k: int, sharpness: float, gate: float, unse
 
 
 def learn_pairs(directory: Path, backend: Any, embedder: Any, origin: str,
-                pairs: Iterable[tuple[str, Sequence[str]]], *, refit: bool = True, **provenance: Any
-                ) -> tuple[dict[str, Any], Optional[dict[str, Any]]]:
-    """Returns the new confirmation item (ids mapped to chunk ids) and, with `refit`, the fit report."""
+                pairs: Iterable[tuple[str, Sequence[str]]], *, refit: bool = True, adapter: bool = False,
+                **provenance: Any) -> tuple[dict[str, Any], Optional[dict[str, Any]]]:
+    """Returns the new confirmation item (ids mapped to chunk ids) and, with `refit`, the fit report (`adapter`:
+    as `refit_learned`'s)."""
     view = corpus_view(backend)
     mapped = [(q, view.chunk_ids(ids)) for q, ids in pairs]
     unknown = [q for q, c in mapped if not c]
     if unknown and len(unknown) == len(mapped):
         raise LambdaRAGError(f"feedback {origin}: none of the ids names a chunk or document of the index")
     item = Confirmations(directory).add(origin, mapped, **provenance)
-    return item, refit_learned(directory, backend, embedder) if refit else None
+    return item, refit_learned(directory, backend, embedder, adapter) if refit else None
 
 
-def refit_learned(directory: Path, backend: Any, embedder: Any) -> dict[str, Any]:
-    """Returns the report of fitting the learned params on the live confirmations, after saving them."""
+def refit_learned(directory: Path, backend: Any, embedder: Any, adapter: bool = False) -> dict[str, Any]:
+    """Returns the report of fitting the learned params on the live confirmations, after saving them. Only with
+    `adapter` (`feedback.queryAdapter` on) does the fit search the adapter's blend: the search ranks every confirmed
+    question three more times, which a store whose adapter is off would pay for nothing (its blend stays 0)."""
     conf = Confirmations(directory)
     live = conf.pairs()
     view = corpus_view(backend)
     vectors = conf.vectors(embedder, [p.query for p in live])
     base = functools.lru_cache(maxsize=None)(base_ranking(backend, embedder))    # the blend's fit ranks them again
-    params, report = fit(view, live, vectors, base, ranking=learned_ranking(backend, embedder))
+    params, report = fit(view, live, vectors, base, ranking=learned_ranking(backend, embedder) if adapter else None)
     conf.save_params(params, report, view.term_map(live), fit_query_adapter(view, live, vectors))
     return report

@@ -42,7 +42,8 @@ def learned_hits(backend, directory, query: str, adapter: bool = True) -> list[t
 
 def test_the_fit_stores_the_ridge_map_of_the_confirmed_questions_onto_their_chunks(corpus, tmp_path):
     backend, embedder = backend_of(corpus), default_embedder()
-    _, report = learn_pairs(tmp_path, backend, embedder, "qrels", [(q["query"], q["relevant"]) for q in QUESTIONS])
+    _, report = learn_pairs(tmp_path, backend, embedder, "qrels", [(q["query"], q["relevant"]) for q in QUESTIONS],
+                            adapter=True)
     stored = Confirmations(tmp_path).adapter()
     assert report["adapter"]["adapter_blend"] == Confirmations(tmp_path).params().adapter_blend   # the fit chose it
     view = learning.corpus_view(backend)
@@ -205,3 +206,10 @@ def test_the_config_switches_the_adapter_on_and_it_is_off_by_default(corpus, tmp
     assert open_learned(tmp_path, backend, embedder, shipped).adapter is None
     assert open_learned(tmp_path, backend, embedder).adapter is None
     assert open_learned(tmp_path, backend, embedder, on.orchestration.feedback.query_adapter).adapter is not None
+
+
+def test_a_fit_with_the_adapter_off_searches_no_blend_and_stores_none(corpus, tmp_path):
+    """The blend search ranks every confirmed question three more times: a store whose adapter is off skips it."""
+    backend, embedder = backend_of(corpus), default_embedder()
+    _, report = learn_pairs(tmp_path, backend, embedder, "qrels", [(q["query"], q["relevant"]) for q in QUESTIONS])
+    assert "adapter" not in report and Confirmations(tmp_path).params().adapter_blend == 0.0
