@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from lambdarag import Context, State
 from lambdarag.domains import profile_named
+from lambdarag.skills.evidence import candidates
 from lambdarag.skills.generate import extractive_answer
 from lambdarag.skills.store.records import Hit
 
@@ -21,6 +22,26 @@ def pages(*pages: tuple[str, str, str]) -> tuple:
                  for i, (s, title, t) in enumerate(pages))
 
 
+CLASSES = ("The UID and GID numbers are divided into classes as follows:\n0-99:\nGlobally allocated by the Debian "
+           "project, the same on every Debian system.\n100-999:\nDynamically allocated system users and groups. "
+           "Packages which need a user or group, but can have it allocated dynamically, should use adduser --system "
+           "to create it.\n1000-59999:\nDynamically allocated user accounts.")
+
+
+def test_a_definition_lists_term_is_quoted_with_its_definitions_first_sentence():
+    """A short line ending in a colon above a flush paragraph (a converted definition list) is the term the
+    paragraph's first sentence defines: quoted alone, that sentence has lost the range it is about (policy-en dev
+    f04 quoted "Dynamically allocated system users and groups." without 100-999)."""
+    units = [c.text for c in candidates(pages(("users.md", "Users and groups", CLASSES)), GENERIC)]
+    assert "100-999: Dynamically allocated system users and groups." in units
+    assert "Packages which need a user or group, but can have it allocated dynamically, should use adduser " \
+           "--system to create it." in units
+    assert "1000-59999: Dynamically allocated user accounts." in units
+    text = answer("What UID range is set aside for system users that get allocated dynamically?",
+                  pages(("users.md", "Users and groups", CLASSES)), "fact")
+    assert "- 100-999: Dynamically allocated system users and groups.[source: users.md" in text, text
+
+
 def test_a_comparisons_sides_are_the_names_after_the_verb_both_share():
     """"between declaring Breaks and declaring Conflicts" compares Breaks and Conflicts; the text never writes
     "declaring Breaks", and the answer called both sides missing (policy-en dev c02)."""
@@ -35,3 +56,17 @@ def test_a_comparisons_sides_are_the_names_after_the_verb_both_share():
     breaks, conflicts = text.split("On “Breaks”:")[1].split("On “Conflicts”:")
     assert "which declares Breaks to be unpacked" in breaks and "[source: breaks.md" in breaks, text
     assert "using a Conflicts field" in conflicts and "[source: conflicts.md" in conflicts, text
+
+
+def test_a_question_asking_whether_a_rule_changed_quotes_the_change_logs_sentence():
+    """A page titled with a version (a change log's Version 4.6.0) dates its sentences, which say only what
+    changed; and "…, or did that change at some point?" asks one thing, when, not a second question (policy-en dev
+    t03 quoted the rule as it stands, from the file-system page, and no version)."""
+    hits = pages(("fhs.md", "File system hierarchy",
+                  "Packages for 64-bit architectures must not install files in /usr/lib64 or in a subdirectory of it."),
+                 ("version-4-6-0.md", "Version 4.6.0",
+                  "Released August, 2021.\n\nNo package is allowed to install files in /usr/lib64/. Previously, this "
+                  "prohibition only applied to packages for 64-bit architectures."))
+    text = answer("Was installing into /usr/lib64 always forbidden on every architecture, or did that change at "
+                  "some point?", hits, "temporal")
+    assert "No package is allowed to install files in /usr/lib64/.[source: version-4-6-0.md" in text, text
