@@ -798,13 +798,20 @@ _CONJUNCTS = re.compile(r"以及|和|与|及|跟|\b(?:and|or|versus|vs)\b", re.I
 nor 同, far more often part of a word (合同, 相同, 同时) than a conjunction."""
 
 
+_REFERRING = re.compile(r"(?:(?:did|does|do|is|was|were|has|have|had|can|could|will|would)\s+)?"
+                        r"(?:that|this|it|they|these|those)\b|这|它", re.I)
+"""How a conjunct opens whose subject is the part before it (…forbidden on every architecture, or did that change at
+some point?): it asks about that part, not about a topic of its own."""
+
+
 def parts(query: str) -> list[str]:
     """Returns the parts of a question asked together (separate questions, conjuncts with two topic words or
-    more each: 海上货物运输的…时效和航次租船合同的…时效), or the question alone."""
+    more each: 海上货物运输的…时效和航次租船合同的…时效; never one opening on a pronoun for the part before it,
+    `_REFERRING`), or the question alone."""
 
     out: list[str] = []
     for question in filter(None, (q.strip(" ，,") for q in _PARTS.split(query))):
-        pieces = [p for p in _CONJUNCTS.split(question) if len(keywords(p)) >= 2]
+        pieces = [p for p in _CONJUNCTS.split(question) if len(keywords(p)) >= 2 and not _REFERRING.match(p.strip())]
         out += pieces if len(pieces) >= 2 else [question]
     return out if len(out) >= 2 else [query]
 

@@ -94,10 +94,8 @@ def extractive_answer(state: Answering, ctx: Context) -> Answered:
     relevant = [s for s in ranking if s.cover >= THRESHOLD or s.held >= profile.wording.answer_floor] or \
         [s for s in ranking if not gaps and close_in_meaning(s, profile.wording.answer_near)]
     ends = relation_ends(query, hits, profile) if state.query_type == "relation" else ()
-    # a relation's two ends ask one thing when a unit names both (between A and B is no question in two parts); a
-    # temporal question asks one thing, when (…forbidden on every architecture, or did that change at some point?)
-    one = state.query_type == "temporal" or state.query_type == "relation" and relevant and linking(relevant, ends)
-    asked = [query] if one else parts(query)
+    # a relation's two ends ask one thing when a unit names both (between A and B is no question in two parts)
+    asked = [query] if state.query_type == "relation" and relevant and linking(relevant, ends) else parts(query)
     found: list = []
     for part in asked if len(asked) >= 2 else ():
         found.append(answering(part, query, ranking, [f for f in found if f is not None]))
