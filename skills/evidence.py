@@ -52,8 +52,11 @@ _LEAD_IN = re.compile(r"^[^：。]{1,40} ：")
 _FILE_LINE = re.compile(r"\.md\b|^entities/")
 _LINK_TARGET = re.compile(r"\]\([^)]*\)")
 _LINK = re.compile(r"\[[^\[\]]*(?:\[[^\[\]]*\][^\[\]]*)*\]\([^)]*\)")
-FOOTNOTE = re.compile(r"\[\[\d+\]\s*\]\([^)]*\)\s*")
-"""A footnote reference of converted documentation ([[6] ](11.05-….md)): a pointer, never part of a quote."""
+FOOTNOTE = re.compile(r"\[\[\d+\]\s*\]\([^)]*\)\s*|(?<=[\w.,;:!?)])\s*\[\d{1,3}\]\([^)\s:]*\.md(?:#[^)\s]*)?\)")
+"""A footnote reference of converted documentation ([[6] ](11.05-….md); after a word or a sentence end, a number
+linking to a page of the corpus: …in your package. [11](10.10-file-names.md) dpkg-shlibdeps will…): a pointer,
+never part of a quote; left in, it hid the end of the sentence before it, so a unit quoted two sentences as one
+(policy-en dev r04). A number in a table cell (| [163](http://…) |) or linking to a bug is no footnote."""
 
 SYNOPSIS = re.compile(
     r"^\s*(?i:usage|synopsis|用法|概要|语法|格式)\s*[:：]"
@@ -835,8 +838,10 @@ QUOTED = 3
 """Most sentences a non-synthesis answer quotes: a runner-up that would take the answer past them is left out."""
 
 
-_ASCII_END = re.compile(r"(?<=[\u4e00-\u9fff）)][.!?])\s+")
-"""A Latin full stop closing a Chinese sentence (安全. 不像…): a sentence end the Chinese splitter does not see."""
+_ASCII_END = re.compile(r"(?<=[\u4e00-\u9fff）)][.!?])\s+|(?<=\betc\.)\s+(?=[A-Z])")
+"""A Latin full stop closing a Chinese sentence (安全. 不像…), or the one `etc.` shares with the sentence it closes
+before a capitalised word (…PMPI_Recv, etc. They then use…): sentence ends the splitters do not see. A unit is still
+formed across the second (a list's `etc.` mostly goes on), but counts, and is cut, as two sentences."""
 
 
 def quoted_sentences(text: str) -> list[str]:
