@@ -70,3 +70,25 @@ def test_a_question_asking_whether_a_rule_changed_quotes_the_change_logs_sentenc
     text = answer("Was installing into /usr/lib64 always forbidden on every architecture, or did that change at "
                   "some point?", hits, "temporal")
     assert "No package is allowed to install files in /usr/lib64/.[source: version-4-6-0.md" in text, text
+
+
+def test_the_sides_a_question_joins_win_over_pages_it_names_in_passing():
+    """"AppArmor 配置文件的 enforce 模式和 complain 模式区别在哪？" names two pages (AppArmor; 配置文件, resolved to
+    the syslog page) but compares enforce with complain: the blocks are enforce's and complain's, each cited to the
+    AppArmor page (handbook-zh-cn dev c04 quoted the syslog page for a side)."""
+    from lambdarag.skills.titles import Side
+
+    hits = pages(("apparmor.md", "AppArmor 简介",
+                  "Each profile can be loaded either in enforcing or complaining mode. In enforce mode the policy is "
+                  "enforced and violation attempts are reported. In complain mode the policy is not enforced, but the "
+                  "denied system calls are still logged."),
+                 ("syslog.md", "syslog 系统事件", "遵守 /etc/rsyslog.conf 配置文件的要求。"))
+    sides = (Side(name="AppArmor", title="AppArmor 简介", source="apparmor.md"),
+             Side(name="配置文件", title="syslog 系统事件", source="syslog.md"))
+    state = State.of("AppArmor 配置文件的 enforce 模式和 complain 模式区别在哪？", hits=hits, query_type="compare",
+                     sides=sides)
+    text = extractive_answer(state, Context(resources={"profile": GENERIC}))["answer"]
+    assert "syslog.md" not in text and "rsyslog" not in text, text
+    enforce, complain = text.split("关于「enforce」：")[1].split("关于「complain」：")
+    assert "In enforce mode" in enforce and "apparmor.md" in enforce, text
+    assert "In complain mode" in complain and "apparmor.md" in complain, text
