@@ -92,3 +92,14 @@ def test_the_sides_a_question_joins_win_over_pages_it_names_in_passing():
     enforce, complain = text.split("关于「enforce」：")[1].split("关于「complain」：")
     assert "In enforce mode" in enforce and "apparmor.md" in enforce, text
     assert "In complain mode" in complain and "apparmor.md" in complain, text
+
+
+def test_a_chinese_relation_question_names_its_ends_before_shi():
+    """"域、角色和身份之间是什么关系？" asks how 角色 and 身份 relate (with 是 after them, not 的 or 有): the answer
+    quotes the sentence naming both, not one on SELinux's tools (handbook-zh-cn dev r04)."""
+    hits = pages(("selinux.md", "SELinux 简介",
+                  "semanage user -l 列出 SELinux 用户身份和允许的角色之间的映射。\n\n权限实际上取决于域，但是在域之间转换由"
+                  "角色控制。角色之间的转换取决于身份。"))
+    assert GENERIC.names.query_entities("在 SELinux 里，域、角色和身份之间是什么关系？")[-2:] == ("角色", "身份")
+    text = answer("在 SELinux 里，域、角色和身份之间是什么关系？", hits, "relation")
+    assert "角色之间的转换取决于身份" in text, text
