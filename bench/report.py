@@ -213,7 +213,7 @@ def held_out_answers_rows() -> list[tuple[str, str, str, Callable[[dict], str]]]
     """Returns the rows of the offline answers on round 16's held-out corpora (written blind, never tuned on), per half,
     before the round and after it; then round 17's, whose dev halves were tuned on (before: the dev halves alone);
     then round 16's both halves as tuned on in round 18; then rounds 18's and 19's held-out corpora, before their round and
-    on its merged tree."""
+    on its merged tree; then round 19's dev halves as tuned on in round 20."""
     corpora = "bench/domain_answers.py --corpora developers-reference-en,install-guide-zh-cn"
     return [*blind_answers_rows(16, corpora),
             ("offline answers, held-out corpora, DEV half (tuned on in round 17), before round 17",
@@ -229,7 +229,11 @@ def held_out_answers_rows() -> list[tuple[str, str, str, Callable[[dict], str]]]
               for half, label in (("test", "TEST half"), ("dev", "DEV half"))),
             *blind_answers_rows(18, "bench/domain_answers.py --corpora edu-en,edu-zh-cn"),
             *blind_answers_rows(19, "bench/domain_answers.py --corpora policy-en,handbook-zh-cn"),
-            *blind_answers_rows(20, "bench/domain_answers.py --corpora harden-en,kicad-pcb-zh-cn")]
+            *blind_answers_rows(20, "bench/domain_answers.py --corpora harden-en,kicad-pcb-zh-cn"),
+            *((f"offline answers, round 19's held-out corpora, DEV half (tuned on in round 20), {when} round 20", name,
+               "bench/domain_answers.py --corpora policy-en,handbook-zh-cn --halves dev --name answers-held-out19-dev20"
+               + (" --tag before" if when == "before" else ""), domain_answers)
+              for when, name in (("before", "answers-held-out19-dev20-before"), ("after", "answers-held-out19-dev20")))]
 
 
 def blind_answers_rows(round_: int, corpora: str) -> list[tuple[str, str, str, Callable[[dict], str]]]:

@@ -52,8 +52,11 @@ _LEAD_IN = re.compile(r"^[^：。]{1,40} ：")
 _FILE_LINE = re.compile(r"\.md\b|^entities/")
 _LINK_TARGET = re.compile(r"\]\([^)]*\)")
 _LINK = re.compile(r"\[[^\[\]]*(?:\[[^\[\]]*\][^\[\]]*)*\]\([^)]*\)")
-FOOTNOTE = re.compile(r"\[\[\d+\]\s*\]\([^)]*\)\s*")
-"""A footnote reference of converted documentation ([[6] ](11.05-….md)): a pointer, never part of a quote."""
+FOOTNOTE = re.compile(r"\[\[\d+\]\s*\]\([^)]*\)\s*|(?<=[\w.,;:!?)])\s*\[\d{1,3}\]\([^)\s:]*\.md(?:#[^)\s]*)?\)")
+"""A footnote reference of converted documentation ([[6] ](11.05-….md); after a word or a sentence end, a number
+linking to a page of the corpus: …in your package. [11](10.10-file-names.md) dpkg-shlibdeps will…): a pointer,
+never part of a quote; left in, it hid the end of the sentence before it, so a unit quoted two sentences as one
+(policy-en dev r04). A number in a table cell (| [163](http://…) |) or linking to a bug is no footnote."""
 
 SYNOPSIS = re.compile(
     r"^\s*(?i:usage|synopsis|用法|概要|语法|格式)\s*[:：]"
@@ -196,10 +199,12 @@ def units(hit: Hit, profile: Any) -> list[Unit]:
         bare = _ITEM.sub("", line)
         kind = "option" if _OPTIONS.match(bare) else "item" if _ITEM.match(line) else None
         indent = len(raw) - len(raw.lstrip())
-        if open_block is not None and (continues(open_block, line, indent) if kind is None else
-                                       kind == "item" and defines(open_block, indent)):
+        if open_block is not None and (continues(open_block, line, indent) or labels(open_block)
+                                       if kind is None else kind == "item" and defines(open_block, indent)):
             if kind is not None:
                 open_block[0] = "term"      # the item above is a term, this one its definition
+            elif labels(open_block):
+                open_block[0] = "label"     # the line above is a term, this paragraph its definition
             open_block[2].append(line if kind is None else bare)
             continue
         open_block = [kind or "sentence", " / ".join(path), [bare if kind == "option" else line], indent]
@@ -214,6 +219,10 @@ def units(hit: Hit, profile: Any) -> list[Unit]:
         elif kind == "term":
             said = defined(block[0], "\n".join(block[1:]))
             out += [Unit(text, heading, "definition" if len(said) == 1 else "item") for text in said]
+        elif kind == "label":       # the label with its definition's first sentence, which it names; the rest apart
+            first, *rest = sentences_of(FOOTNOTE.sub("", "\n".join(block[1:])))
+            out += [Unit(f"{block[0]} {first}", heading, "label"),
+                    *(Unit(text, heading, "pair" if pair else "sentence") for text, pair in continued(rest))]
         else:
             joined = "\n".join(FOOTNOTE.sub("", b) for b in block)
             said = sentences_of(joined)
@@ -286,6 +295,24 @@ def defines(block: list, indent: int) -> bool:
     return kind == "item" and len(lines) == 1 and indent > above \
         and not _ENDED.search(_LINK_TARGET.sub("]", lines[0])) \
         and len(_ITEM.sub("", lines[0]).split()) <= 4
+
+
+LABEL = 4
+"""Most words of a line ending in a colon that is a term above its definition (100-999:, a converted definition list)."""
+
+
+_LABELLED = re.compile(r"^[^:：]*[:：]\s*")
+"""A label unit's label (100-999: of 100-999: Dynamically allocated…)."""
+
+
+def labels(block: list) -> bool:
+    """Returns whether the open block is a paragraph of one short line ending in a colon (`LABEL` words: 100-999:,
+    Priority:): a definition list's term, whose definition is the paragraph right under it, flush left; alone it
+    says nothing, and its definition's first sentence has lost what it defines (Dynamically allocated system users
+    and groups.), so the two are one unit; the definition's other sentences stand apart, as a paragraph's do."""
+    kind, _, lines, _ = block
+    return kind == "sentence" and len(lines) == 1 and lines[0].endswith((":", "：")) and _words(lines[0]) <= LABEL \
+        and not _PROSE.search(lines[0])
 
 
 DEFINITION = 2
@@ -461,6 +488,8 @@ def candidates(hits: Sequence[Hit], profile: Any, short: bool = False, headings:
             if kind in ("item", "pair") and intro[1:] == (heading,):
                 # only a short item says too little without it (a long one scored with it shares its words)
                 lead = lead or (intro[0] if kind == "item" and not stands(text, kind) else "")
+            elif kind == "label":   # scored by its definition: the label (100-999:) names, the sentence says
+                intro, scored = (), _LABELLED.sub("", text)
             elif kind in ("sentence", "item") and _LEADS_IN.search(text):
                 intro, scored = (text, heading), text
                 text = with_items(text, [_clean(u.text, profile) for u in listed(read_units[place + 1:], heading)])
@@ -772,13 +801,20 @@ _CONJUNCTS = re.compile(r"以及|和|与|及|跟|\b(?:and|or|versus|vs)\b", re.I
 nor 同, far more often part of a word (合同, 相同, 同时) than a conjunction."""
 
 
+_REFERRING = re.compile(r"(?:(?:did|does|do|is|was|were|has|have|had|can|could|will|would)\s+)?"
+                        r"(?:that|this|it|they|these|those)\b|这|它", re.I)
+"""How a conjunct opens whose subject is the part before it (…forbidden on every architecture, or did that change at
+some point?): it asks about that part, not about a topic of its own."""
+
+
 def parts(query: str) -> list[str]:
     """Returns the parts of a question asked together (separate questions, conjuncts with two topic words or
-    more each: 海上货物运输的…时效和航次租船合同的…时效), or the question alone."""
+    more each: 海上货物运输的…时效和航次租船合同的…时效; never one opening on a pronoun for the part before it,
+    `_REFERRING`), or the question alone."""
 
     out: list[str] = []
     for question in filter(None, (q.strip(" ，,") for q in _PARTS.split(query))):
-        pieces = [p for p in _CONJUNCTS.split(question) if len(keywords(p)) >= 2]
+        pieces = [p for p in _CONJUNCTS.split(question) if len(keywords(p)) >= 2 and not _REFERRING.match(p.strip())]
         out += pieces if len(pieces) >= 2 else [question]
     return out if len(out) >= 2 else [query]
 
@@ -802,8 +838,10 @@ QUOTED = 3
 """Most sentences a non-synthesis answer quotes: a runner-up that would take the answer past them is left out."""
 
 
-_ASCII_END = re.compile(r"(?<=[\u4e00-\u9fff）)][.!?])\s+")
-"""A Latin full stop closing a Chinese sentence (安全. 不像…): a sentence end the Chinese splitter does not see."""
+_ASCII_END = re.compile(r"(?<=[\u4e00-\u9fff）)][.!?])\s+|(?<=\betc\.)\s+(?=[A-Z])")
+"""A Latin full stop closing a Chinese sentence (安全. 不像…), or the one `etc.` shares with the sentence it closes
+before a capitalised word (…PMPI_Recv, etc. They then use…): sentence ends the splitters do not see. A unit is still
+formed across the second (a list's `etc.` mostly goes on), but counts, and is cut, as two sentences."""
 
 
 def quoted_sentences(text: str) -> list[str]:
@@ -823,7 +861,7 @@ def sentence_count(text: str) -> int:
     return len(quoted_sentences(text)) or 1
 
 
-WHOLE = ("definition", "command")
+WHOLE = ("definition", "command", "label")
 """Kinds of unit quoted whole whatever their length: a term's definition is one statement, a command one line."""
 
 
@@ -929,9 +967,21 @@ def dated_after(unit: Scored, ranking: Sequence[Scored]) -> Optional[Scored]:
     return min(near, key=lambda s: s.candidate.place, default=None)
 
 
+_NUMBERED = re.compile(r"\b(?:v(?:ersion)?\s*)?\d+(?:\.\d+)+\b|\b(?:19|20)\d\d\b|(?:Debian|release|version|版本|版)\s*\d+"
+                       r"|\d{4}\s*年", re.I)
+"""A version number or a year (`_VERSION` without its words alone: a title "Deprecated fields" dates nothing)."""
+
+
+def titled_dated(unit: Scored) -> bool:
+    """Returns whether the title of a unit's hit names a version or a year (`_NUMBERED`): a change log's page
+    (Version 4.6.0) dates every sentence on it, and those say only what changed (Previously, this prohibition…)."""
+    return bool(_NUMBERED.search(_PLACE_NUMBER.sub(" ", unit.hit.title)))
+
+
 def temporal(ranking: Sequence[Scored], around: Sequence[Scored] = (), query: str = "") -> list[Scored]:
     """Returns the best unit that names a version or a date (`dated`, a code name the question does not say
-    counting; the best unit when none scores near it), then a second within `SECOND` of it, a dated one before an
+    counting) or sits on a page whose title does (`titled_dated`: a change log's Version 4.6.0), the best unit
+    when none scores near it, then a second within `SECOND` of it, a dated one before an
     undated runner-up (…+deb11u1 for bullseye… over "…target their suite name"); an undated first unit is followed
     by a dated unit just after it among `around` (every unit of the context: `dated_after`; This functionality is new in Valgrind 3.7.0: a version note follows what
     it dates, in few of the question's words). The best unit of `around`, when dated, is the first candidate even
@@ -939,9 +989,9 @@ def temporal(ranking: Sequence[Scored], around: Sequence[Scored] = (), query: st
     ranking's other signals found it, and a version is what is asked."""
     top = around[0] if around else None
     ranking = [top, *ranking] if top is not None and top not in ranking and dated(top.text, query) else list(ranking)
-    versioned = [s for s in ranking if dated(s.text, query)]
+    versioned = [s for s in ranking if dated(s.text, query) or titled_dated(s)]
     first = versioned[0] if versioned and versioned[0].score >= 0.7 * ranking[0].score else ranking[0]
-    after = None if dated(first.text, query) else dated_after(first, around or ranking)
+    after = None if dated(first.text, query) or titled_dated(first) else dated_after(first, around or ranking)
     if after is not None:
         return [first, after]
     if not versioned:

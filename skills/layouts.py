@@ -83,7 +83,8 @@ def compared(state: State, hits: Sequence[Hit], profile: CorpusProfile, ranking:
     in a hit titled with it; among equals, one from a document that speaks for the other side too, where the two
     are set side by side)."""
     sides = [s for s in getattr(state, "sides", ()) if any(h.source == s.source for h in hits)][:2]
-    if len(sides) >= 2 and all(titled(s) for s in sides):   # each its own page
+    named = named_things(state.original_query, hits, profile, state.entities)
+    if len(sides) >= 2 and all(titled(s) for s in sides) and not others(named, sides):   # each its own page
         called = [s.name for s in sides]    # in its own page, a unit naming the other side compares: no fault
         # steered by the aspect only here: a unit of a side's own page speaks for no other side
         steered = on_aspect(state.original_query, called, ranking)
@@ -91,7 +92,6 @@ def compared(state: State, hits: Sequence[Hit], profile: CorpusProfile, ranking:
         return [(side_label(s), sorted([r for r in ranking if r.hit.source == s.source or defining(r, s.name)],
                                        key=lambda r, s=s: speaks_for(r, s.name, called, steered, verbs)[:8]))
                 for s in sides], True
-    named = named_things(state.original_query, hits, profile, state.entities)
     if len(named) < 2:
         return [], False
     # a side's units name it whole or by its first two words (X Window System as texts say it)
@@ -107,6 +107,14 @@ def compared(state: State, hits: Sequence[Hit], profile: CorpusProfile, ranking:
         return (*speaks[:5], unit.text not in steered, *speaks[5:], unit.hit.source not in beside)
 
     return [(e, sorted(own[e], key=lambda r: key(r, e))) for e in named], False
+
+
+def others(named: Sequence[str], sides: Sequence[Any]) -> bool:
+    """Returns whether the question sets side by side two named things that neither document side is nor holds
+    (AppArmor 配置文件的 enforce 模式和 complain 模式区别在哪: AppArmor and 配置文件 each name a page, but the question
+    compares enforce with complain; handbook-zh-cn dev c04 quoted AppArmor's page and the syslog page)."""
+    called = [s.name.lower() for s in sides]
+    return len(named) == 2 and not any(n.lower() in c or c in n.lower() for n in named for c in called)
 
 
 def defining(unit: Scored, name: str) -> bool:

@@ -142,3 +142,22 @@ def test_a_compare_answer_cuts_a_pair_last_and_stays_within_the_bound():
     the other stays whole, and no unit naming both is added past the bound."""
     text = answered("What separates Helgrind from DRD?", "compare", THREADS)
     assert quoted(text) <= BOUND and "It is similar to Helgrind but uses different analysis techniques" in text, text
+
+
+FOOTNOTED = ("debian.md", "The compat file sets the debhelper compatibility level. [1](02.01-compat.md) Packages "
+             "should use level 13 in new uploads.\n\nThe control file names the source package and its maintainer. "
+             "[2](02.02-control.md) It lists the binary packages too.\n\nThe rules file builds the package.")
+ABBREVIATED = ("debian.md", "The compat file sets the debhelper compatibility level for dh, dh_install, etc. Packages "
+               "should use level 13 in new uploads.\n\nThe control file names the source package, its maintainer, "
+               "etc. It lists the binary packages too.\n\nThe rules file builds the package.")
+
+
+@pytest.mark.parametrize("page", [FOOTNOTED, ABBREVIATED], ids=["footnote", "etc"])
+def test_a_sentence_end_behind_a_footnote_pointer_or_an_etc_counts_toward_the_bound(page):
+    """A footnote pointer after a full stop ([1](02.01-compat.md), policy-en) hid the sentence end before it, and so
+    did `etc.` before a capitalised word: each unit quoted two sentences counted as one, and an answer in two
+    parts quoted four (round 19 saw a fact answer of 4 sentences in 3 points)."""
+    text = answered("What does the compat file set, and what does the control file name?", "fact", page)
+    assert quoted(text) <= BOUND, text
+    assert "debhelper compatibility level" in text and "names the source package" in text, text
+    assert "[1](" not in text and "[2](" not in text, text

@@ -259,7 +259,7 @@ _PAIR = re.compile(r"\bbetween\s+(.{2,40}?)\s+and\s+(.{2,40}?)(?=[?.,;!]|\s+(?:i
                    r"|(?:^|\s)([\w./+-]{2,40})\s+(?:vs\.?|versus|or)\s+([\w./+-]{2,40})(?=[?.,;!\s]|$)"
                    r"|\bcompare\s+(.{2,40}?)\s+(?:and|with|to)\s+(.{2,40}?)(?=[?.,;!]|$)", re.I)
 _ZH_PAIR = re.compile(r"([\u4e00-\u9fffA-Za-z0-9_.+-]{2,20}?)(?:和|与|跟|同|及)([\u4e00-\u9fffA-Za-z0-9_.+-]{2,20}?)"
-                      r"(?:之间)?(?:的|有|在|相比|比较|哪个|谁)")
+                      r"(?:之间)?(?:的|有|在|是|相比|比较|哪个|谁)")
 _LEAD = re.compile(r"^(?:the|a|an|using|use)\s+", re.I)
 
 
@@ -306,6 +306,21 @@ def parallel(first: str, second: str) -> str:
     return second
 
 
+_SHARED = re.compile(r"([a-z]+)\s+(.+)")
+"""An operand opening on a lower-case word (declaring Breaks): the action when both operands open on it."""
+
+
+def operands(m: re.Match) -> list[tuple[int, str]]:
+    """Returns the two sides of a `_PAIR` match with their group numbers, without an article (`_LEAD`) and without a
+    lower-case word both open on (between declaring Breaks and declaring Conflicts: the sides are Breaks and
+    Conflicts; the verb they share is what is done with each, and a text says "declares Breaks", never the phrase)."""
+    sides = [(i, _LEAD.sub("", m.group(i)).strip()) for i in range(1, 7) if m.group(i)]
+    heads = [_SHARED.fullmatch(side) for _, side in sides]
+    if len(sides) == 2 and all(heads) and heads[0].group(1) == heads[1].group(1):
+        return [(i, h.group(2)) for (i, _), h in zip(sides, heads)]
+    return sides
+
+
 def query_entities(query: str) -> tuple[str, ...]:
     """Returns the named things of a question in order: quoted or `code` names, the two sides of a comparison
     (between X and Y, X vs Y, X和Y的区别), acronyms and code-like words (APT, apt-get, sources.list)."""
@@ -313,7 +328,7 @@ def query_entities(query: str) -> tuple[str, ...]:
     for m in _QUOTED.finditer(query):
         found.append((m.start(), m.group(1) or m.group(2)))
     for m in _PAIR.finditer(query):
-        found += [(m.start(i), _LEAD.sub("", m.group(i)).strip()) for i in range(1, 7) if m.group(i)]
+        found += [(m.start(i), side) for i, side in operands(m)]
     for m in _ZH_PAIR.finditer(query):
         found += [(m.start(1), m.group(1)), (m.start(2), parallel(m.group(1), m.group(2)))]
     for m in _CODE_LIKE.finditer(query):
