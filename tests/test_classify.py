@@ -650,3 +650,14 @@ def test_the_generic_exemplars_hold_every_dev_question_but_relations_and_no_test
     assert sourced == classify_exemplars.labelled_rows()
     assert {r["source"].split("/")[1] for r in sourced} <= {"dev", "dev2", "dev3"}
     assert "relation" not in {r["type"] for r in sourced}
+
+
+@pytest.mark.parametrize("query,relation", [("What does the Sources section of the manual link to?", True),
+                                            ("Which page does the FAQ refer to?", True),
+                                            ("How do I link to a static library?", False)])
+def test_a_question_ending_at_what_a_thing_links_to_is_a_relation(query, relation):
+    # no exemplar decides it any more: the dev questions among the exemplars took "link to" to fact
+    from lambdarag.domains import profile_named
+
+    c = classifiers.rule_classify(query, (), profile_named("generic"))
+    assert (c is not None and (c.type, c.stage) == ("relation", "rules")) == relation, c
