@@ -127,6 +127,7 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         r"\d{4}\s*年(?:版|以前|之前|以后|起)", r"\d+(?:\.\d+)+\s*版", "废弃", "引入的")),
     ("relation", 0.85, (r"\brelat(?:e|es|ed|ion|ionship) (?:to|between|with)\b", r"\brelationships?\b",
                         r"\b(?:connection|link|interplay|interaction|tie) (?:between|of .{2,40}? (?:to|with))\b", r"\bhow (?:are|is|do|does) .{2,60}\brelated\b",
+                        r"^(?:what|which)\b[^?]{2,80}?\b(?:links?|refers?|points?) to\s*\?$",
                         r"\b(?:which|what) (?:[\w.'’-]+ ){0,6}?(?:" + _STEERS + r")\b",
                         r"\b" + _THINGS + r" (?:that|which) (?:" + _STEERS + r")\b",
                         r"\b(?:which|what) (?:[\w.-]+ ){0,3}?(?:is|are) used to (?:control|decide|determine|configure|set"
