@@ -650,6 +650,8 @@ def test_the_generic_exemplars_hold_every_dev_question_but_relations_and_no_test
     assert sourced == classify_exemplars.labelled_rows()
     assert {r["source"].split("/")[1] for r in sourced} <= {"dev", "dev2", "dev3"}
     assert "relation" not in {r["type"] for r in sourced}
+    from domain_data import HELD_OUT                       # on the path through classify_exemplars
+    assert not {r["source"].split("/")[0] for r in sourced} & set(HELD_OUT)   # held out: not even their dev half
 
 
 @pytest.mark.parametrize("query,relation", [("What does the Sources section of the manual link to?", True),
