@@ -164,11 +164,12 @@ class ExemplarClassifier:
         return np.hstack([EMBEDDING_WEIGHT * vectors, GRAM_WEIGHT * bag])
 
     def model(self, progress: bool = False) -> tuple[dict[str, int], np.ndarray, np.ndarray]:
-        """Returns (n-gram vocabulary, weights, biases), fitted at first use (embedding with a progress bar if
-        asked) or read from the fit cache."""
+        """Returns (n-gram vocabulary, weights, biases): the shipped fit when it is these exemplars' (before any
+        cached one, which a fit from freshly embedded vectors may have left under the same key, so every machine
+        types alike), else read from the fit cache, else fitted at first use (embedding with a progress bar if asked)."""
         if self._model is None:
             path = self.fit_path()
-            self._model = (read_fit(path) if path else None) or self.shipped_fit()
+            self._model = self.shipped_fit() or (read_fit(path) if path else None)
             if self._model is None:
                 counts = Counter(g for q in self.queries for g in grams(q))
                 vocabulary = {g: i for i, g in enumerate(sorted(g for g, n in counts.items() if n >= 2))}

