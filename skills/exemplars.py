@@ -166,7 +166,7 @@ class ExemplarClassifier:
     def model(self, progress: bool = False) -> tuple[dict[str, int], np.ndarray, np.ndarray]:
         """Returns (n-gram vocabulary, weights, biases): the shipped fit when it is these exemplars' (before any
         cached one, which a fit from freshly embedded vectors may have left under the same key, so every machine
-        types alike), else read from the fit cache, else fitted at first use (embedding with a progress bar if asked)."""
+        types alike), else the cached fit, else one fitted at first use (embedding with a progress bar if asked)."""
         if self._model is None:
             path = self.fit_path()
             self._model = self.shipped_fit() or (read_fit(path) if path else None)
