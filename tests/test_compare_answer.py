@@ -422,6 +422,15 @@ def test_a_chinese_side_ends_with_the_head_it_shares_with_the_other_side():
     assert query_entities("硬链接和符号链接有什么区别？") == ("硬链接", "符号链接")
 
 
+def test_an_english_side_drops_a_shared_action_but_keeps_a_shared_command_word():
+    # texts write "declares Breaks", never "declaring Breaks"; but they write "apt purge", the command's own name
+    from lambdarag.domains.generic.cues import query_entities
+
+    assert query_entities("What is the difference between declaring Breaks and declaring Conflicts?") == (
+        "Breaks", "Conflicts")
+    assert query_entities("What is the difference between apt remove and apt purge?") == ("apt remove", "apt purge")
+
+
 SALVAGING = ("05.12-package-salvaging.md",
              "Package salvaging is the process by which one attempts to save a package that, while not officially "
              "orphaned, appears poorly maintained or completely unmaintained. You should close the salvage bug in the "

@@ -307,13 +307,14 @@ def parallel(first: str, second: str) -> str:
     return second
 
 
-_SHARED = re.compile(r"([a-z]+)\s+(.+)")
-"""An operand opening on a lower-case word (declaring Breaks): the action when both operands open on it."""
+_SHARED = re.compile(r"([a-z]+ing)\s+(.+)")
+"""An operand opening on a verb's -ing form (declaring Breaks): the action when both operands open on it. Only that
+form: a shared command word is part of each side's name (apt remove, apt purge), as the text writes it."""
 
 
 def operands(m: re.Match) -> list[tuple[int, str]]:
-    """Returns the two sides of a `_PAIR` match with their group numbers, without an article (`_LEAD`) and without a
-    lower-case word both open on (between declaring Breaks and declaring Conflicts: the sides are Breaks and
+    """Returns the two sides of a `_PAIR` match with their group numbers, without an article (`_LEAD`) and without an
+    -ing word both open on (`_SHARED`; between declaring Breaks and declaring Conflicts: the sides are Breaks and
     Conflicts; the verb they share is what is done with each, and a text says "declares Breaks", never the phrase)."""
     sides = [(i, _LEAD.sub("", m.group(i)).strip()) for i in range(1, 7) if m.group(i)]
     heads = [_SHARED.fullmatch(side) for _, side in sides]
