@@ -74,7 +74,8 @@ SOURCES = {
     "kicad-pcb-zh-cn": Source("kicad-doc-zh", "/usr/share/doc/kicad/help/zh/pcbnew.html", 3, "zh-CN"),
 }
 SKIPPED = {"navheader", "navfooter", "toc", "list-of-tables", "list-of-figures", "list-of-examples", "docnav", "nav",
-           "related", "sphinxsidebar", "footer"}   # the last three: Sphinx's navigation (developers-reference)
+           "related", "sphinxsidebar", "footer",   # these three: Sphinx's navigation (developers-reference)
+           "debug"}   # LibreOffice help's "Help content debug info" box on every page
 SKIPPED_IDS = {"banner", "title"}   # the handbook's page banner and logo line, on every page
 NUMBER = re.compile(r"^(?:(?:Chapter|Appendix)\s+\S+\.|第\s*\S+\s*章|附录\s*\S+[.．]?|[\dA-Z]+(?:\.\d+)*\.)\s*")
 LINK = "\x00{}\x00"
@@ -179,7 +180,8 @@ def markdown_files(pages: list[str], split: int) -> dict[str, str]:
     parser: DocBookMarkdown | None = None
     for chapter, page in enumerate(pages):
         previous, parser = parser, DocBookMarkdown(split, chapter)
-        if previous and not re.search(rf"<h[1-{split - 1}][\s>]", page):   # a page of one section: its chapter goes on
+        if previous and not any(re.search(rf"<h{level}[\s>]", page) for level in range(1, split)):
+            # a page of one section (with split=1, every page): its chapter goes on
             parser.chapter, parser.count = previous.chapter, previous.count
         parser.feed(page)
         parser.close()

@@ -114,3 +114,14 @@ def test_a_link_to_a_headings_own_id_points_at_the_file_that_heading_starts():
     files = debian_docs.markdown_files([page], 3)   # asciidoctor's shape (kicad-pcb-zh-cn): the id is on the <h3>
     assert files == {"01.01-zones.md": "# Zones\nZones keep clearance, see [rules](01.02-rules.md).\n",
                      "01.02-rules.md": "# Rules\nRules are checked last first.\n"}
+
+
+def test_with_split_1_every_help_page_is_one_file_and_its_debug_box_is_left_out():
+    pages = ['<header><p>LibreOffice 7.4 帮助</p></header><h1 id="hd_a">添加自动筛选</h1><p>选择要添加自动筛选的列。</p>'
+             '<h2>示例</h2><p>见<a href="zh-CN/text/scalc/guide/b.html#b">数据排序</a>。</p>'
+             '<footer><div id="DEBUG" class="debug"><h3 class="bug">Help content debug info:</h3>'
+             '<p>This page is: a.xhp</p></div></footer>',
+             '<h1 id="hd_b"><a name="b"></a>数据排序</h1><p>选择「数据 - 排序」。</p>']
+    files = debian_docs.markdown_files(pages, 1)   # LibreOffice help's shape (calc-guide-zh-cn): one h1 a page
+    assert files == {"00.01-添加自动筛选.md": "# 添加自动筛选\n选择要添加自动筛选的列。\n## 示例\n见[数据排序](00.02-数据排序.md)。\n",
+                     "00.02-数据排序.md": "# 数据排序\n选择「数据 - 排序」。\n"}
