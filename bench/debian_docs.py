@@ -10,7 +10,8 @@ no dates), and `<out>.json` next to the folder records the package, its version 
 file's sha256.
   apt-get install debian-reference-en debian-reference-zh-cn debian-faq-zh-cn debian-handbook valgrind maint-guide \
     developers-reference installation-guide-amd64 debian-edu-doc-en debian-edu-doc-zh-cn debian-policy harden-doc \
-    kicad-doc-zh
+    kicad-doc-zh debian-kernel-handbook
+  apt-get install --no-install-recommends libreoffice-help-zh-cn   # calc-guide-zh-cn, without LibreOffice itself
   python bench/debian_docs.py reference-en [--out DIR]   # default $LAMBDARAG_HOME/corpora/reference-en
 """
 from __future__ import annotations
@@ -72,9 +73,16 @@ SOURCES = {
                         toc="/usr/share/doc/harden-doc/html/en-US/index.html"),
     # KiCad's PCB editor manual, one asciidoctor page: its h2 headings are the chapters, its h3 the sections
     "kicad-pcb-zh-cn": Source("kicad-doc-zh", "/usr/share/doc/kicad/help/zh/pcbnew.html", 3, "zh-CN"),
+    "kernel-handbook-en": Source("debian-kernel-handbook",
+                                 "/usr/share/doc/debian-kernel-handbook/kernel-handbook.html/ch-*.html", 2, "en",
+                                 toc="/usr/share/doc/debian-kernel-handbook/kernel-handbook.html/index.html"),
+    # LibreOffice Calc's how-to guides: one help page per topic, its h1 the title (split=1: a file per page)
+    "calc-guide-zh-cn": Source("libreoffice-help-zh-cn", "/usr/share/libreoffice/help/zh-CN/text/scalc/guide/*.html", 1,
+                               "zh-CN"),
 }
 SKIPPED = {"navheader", "navfooter", "toc", "list-of-tables", "list-of-figures", "list-of-examples", "docnav", "nav",
-           "related", "sphinxsidebar", "footer"}   # the last three: Sphinx's navigation (developers-reference)
+           "related", "sphinxsidebar", "footer",   # these three: Sphinx's navigation (developers-reference)
+           "debug"}   # LibreOffice help's "Help content debug info" box on every page
 SKIPPED_IDS = {"banner", "title"}   # the handbook's page banner and logo line, on every page
 NUMBER = re.compile(r"^(?:(?:Chapter|Appendix)\s+\S+\.|第\s*\S+\s*章|附录\s*\S+[.．]?|[\dA-Z]+(?:\.\d+)*\.)\s*")
 LINK = "\x00{}\x00"
@@ -179,7 +187,8 @@ def markdown_files(pages: list[str], split: int) -> dict[str, str]:
     parser: DocBookMarkdown | None = None
     for chapter, page in enumerate(pages):
         previous, parser = parser, DocBookMarkdown(split, chapter)
-        if previous and not re.search(rf"<h[1-{split - 1}][\s>]", page):   # a page of one section: its chapter goes on
+        if previous and not any(re.search(rf"<h{level}[\s>]", page) for level in range(1, split)):
+            # a page of one section (with split=1, every page): its chapter goes on
             parser.chapter, parser.count = previous.chapter, previous.count
         parser.feed(page)
         parser.close()
