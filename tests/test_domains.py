@@ -545,6 +545,9 @@ def test_a_survey_finds_the_pages_that_speak_of_its_words_anywhere_in_their_text
     # other named ones, plain's own included (the question names it: stronger evidence)
     (["a", "n1", "b", "c", "x", "n2"], ["n1", "n2"], {"b": 3, "c": 2, "x": 2, "n2": 1},
      ["a", "n1", "b", "c", "n2", "x"]),
+    # a named document takes the place of the survey's own addition before plain's, though plain's page (b) is
+    # held by fewer match rankings: a survey adds, and plain's first five are what it adds to
+    (["a", "b", "s1", "c", "x", "n1"], ["n1"], {"s1": 1, "c": 1, "x": 1, "n1": 2}, ["a", "b", "n1", "c", "x", "s1"]),
 ])
 def test_a_survey_keeps_plain_retrievals_first_documents_unless_the_newcomer_holds_stronger_evidence(
         order, named, support, kept):

@@ -358,15 +358,16 @@ def kept_first(order: Sequence[str], plain: Sequence[str], named: Sequence[str],
     headings match the question's topic best and another match ranking holds it), in place of any there but
     `plain`'s first and the named, and each of `plain`'s first `window` that `order` pushed out, in place of one that
     is none of these and that fewer of the question's match rankings (`support`: headings, whole text, listed and
-    named things, a chapter asked as a whole) hold, or none. The weakest gives way (fewest rankings, the later on a
-    tie) and follows the window: a survey adds to plain retrieval and subtracts only for stronger evidence, never for
-    the outline's (a chapter's sibling sections) or the fused rank alone."""
-    top, moved = list(order[:window]), []
+    named things, a chapter asked as a whole) hold, or none. The weakest gives way (the survey's own additions before
+    `plain`'s, then the fewest rankings, the later on a tie) and follows the window: a survey adds to plain retrieval
+    and subtracts only for stronger evidence, never for the outline's (a chapter's sibling sections) or the fused
+    rank alone."""
+    top, moved, own = list(order[:window]), [], set(plain[:window])
 
     def put(doc: str, kept: set[str], weaker: Any) -> None:
         places = [i for i, d in enumerate(top) if d not in kept and weaker(d)]
         if places:
-            at = min(places, key=lambda i: (support.get(top[i], 0), -i))
+            at = min(places, key=lambda i: (top[i] in own, support.get(top[i], 0), -i))
             moved.append(top[at])
             top[at] = doc
 
