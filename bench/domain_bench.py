@@ -7,7 +7,9 @@ document recall@5 and recall@10 (the share of *all* relevant files among the fir
 and MRR@5 of the hits, the share of answers whose citations include a relevant file,
 what routing keeps of plain retrieval (`routed_keeps`: the share of questions whose routed first five documents
 hold hybrid's first document, and the share of the relevant files among hybrid's first five that routed's first
-five hold too: a route adds to hybrid, never subtracts, docs/routes.md),
+five hold too: a route adds to hybrid, never subtracts, docs/routes.md), what a route's own choices earn
+(`routed_swaps`: how many documents routed's first five hold that hybrid's do not, and how many of hybrid's they lose,
+each with how many of them are relevant),
 the share of answers in the question's language, crashes (a question whose search() raises), and for the
 classifier (the same for all three) type accuracy per type (relation's own entry is the one issue 41 asks
 about). Documents count by file name, as in bench/routing.py.
@@ -71,6 +73,14 @@ def language(text: str) -> str:
     return "en" if cjk == 0 else "zh" if cjk >= words else "mixed"
 
 
+def swapped(routed: list[str], hybrid: list[str], relevant: dict[str, float]) -> Counter:
+    """Returns the documents `routed` holds that `hybrid` does not (`added`) and those of `hybrid` it does not hold
+    (`dropped`), each with how many are relevant: whether a route's own choices earn the places they take."""
+    added, dropped = [d for d in routed if d not in hybrid], [d for d in hybrid if d not in routed]
+    return Counter(added=len(added), added_relevant=sum(d in relevant for d in added),
+                   dropped=len(dropped), dropped_relevant=sum(d in relevant for d in dropped))
+
+
 def system_config(cfg, pattern: str | None):
     """Returns `cfg` with every query type routed to `pattern` (no adaptive choice), or `cfg` itself for None."""
     if pattern is None:
@@ -105,6 +115,7 @@ def run_half(questions: list[dict], index: str, configs: dict) -> dict:
     strategies: dict[str, Counter] = {s: Counter() for s in SYSTEMS}
     misses = []
     kept: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    swaps: dict[str, Counter] = defaultdict(Counter)
     for q in questions:
         firsts: dict[str, list[str]] = {}
         for system, cfg in configs.items():
@@ -135,6 +146,7 @@ def run_half(questions: list[dict], index: str, configs: dict) -> dict:
                 kept[t]["hybrid_first"] += [float(d in firsts["routed"]) for d in firsts["hybrid"][:1]]
                 kept[t]["hybrid_relevant"] += [float(d in firsts["routed"]) for d in firsts["hybrid"]
                                                if d in judged(q["relevant"])]
+                swaps[t] += swapped(firsts["routed"], firsts["hybrid"], judged(q["relevant"]))
             lost = [d for d in firsts["hybrid"] if d in judged(q["relevant"]) and d not in firsts["routed"]]
             if lost and misses and misses[-1]["qid"] == q["qid"]:
                 misses[-1]["lost_from_hybrid"] = lost
@@ -152,6 +164,8 @@ def run_half(questions: list[dict], index: str, configs: dict) -> dict:
     out["confusion"] = {t: dict(v) for t, v in confusion.items()}
     out["crashes"] = {s: v for s, v in crashes.items() if v}
     out["routed_keeps"] = {t: {k: mean(v) for k, v in kept[t].items()} | {"n": len(kept[t]["hybrid_first"])}
+                           for t in ("overall",) + TYPES if t in kept}
+    out["routed_swaps"] = {t: {k: swaps[t][k] for k in ("added", "added_relevant", "dropped", "dropped_relevant")}
                            for t in ("overall",) + TYPES if t in kept}
     out["routed_misses"] = misses
     return out

@@ -68,3 +68,11 @@ def test_mrr_is_the_reciprocal_rank_of_the_first_relevant_document():
     assert mrr(["b.md"], ["a.md", "b.md", "c.md"]) == 0.5
     assert mrr(["x/c.md", "a.md"], ["a.md", "c.md"]) == 1.0
     assert mrr(["z.md"], ["a.md", "b.md", "c.md", "d.md", "e.md", "z.md"]) == 0.0
+
+
+def test_swaps_count_what_a_route_adds_to_and_drops_from_hybrid_and_how_much_of_it_answers():
+    swapped = domain_bench.swapped(["a.md", "b.md", "x.md", "y.md"], ["a.md", "b.md", "c.md", "d.md"],
+                                   domain_bench.judged(["c.md", "x.md", "b.md"]))
+    assert swapped == {"added": 2, "added_relevant": 1, "dropped": 2, "dropped_relevant": 1}
+    assert domain_bench.swapped(["a.md"], ["a.md"], domain_bench.judged(["a.md"])) == {
+        "added": 0, "added_relevant": 0, "dropped": 0, "dropped_relevant": 0}

@@ -545,6 +545,9 @@ def test_a_survey_finds_the_pages_that_speak_of_its_words_anywhere_in_their_text
     # other named ones, plain's own included (the question names it: stronger evidence)
     (["a", "n1", "b", "c", "x", "n2"], ["n1", "n2"], {"b": 3, "c": 2, "x": 2, "n2": 1},
      ["a", "n1", "b", "c", "n2", "x"]),
+    # a named document takes the place of the survey's own addition before plain's, though plain's page (b) is
+    # held by fewer match rankings: a survey adds, and plain's first five are what it adds to
+    (["a", "b", "s1", "c", "x", "n1"], ["n1"], {"s1": 1, "c": 1, "x": 1, "n1": 2}, ["a", "b", "n1", "c", "x", "s1"]),
 ])
 def test_a_survey_keeps_plain_retrievals_first_documents_unless_the_newcomer_holds_stronger_evidence(
         order, named, support, kept):
@@ -553,6 +556,30 @@ def test_a_survey_keeps_plain_retrievals_first_documents_unless_the_newcomer_hol
     from lambdarag.domains.generic.survey import kept_first
 
     assert kept_first(order, ["a", "b", "c", "x", "y"], named, support) == kept
+
+
+@pytest.mark.parametrize("others, placed", [(7, True), (5, False)])
+def test_a_survey_places_the_page_its_headings_and_another_match_ranking_find_about_the_topic(
+        tmp_path_factory, others, placed):
+    # issue 41 (round 21): five sections of a network chapter share the question's words and fill plain retrieval's
+    # first five; the page titled for the topic (Sharing a printer) ranks sixth. Its title leads the headings ranking,
+    # and when the whole-text ranking holds it too (printer is no common word: `others` pages without it) it takes a
+    # place among the survey's first five; by its headings alone it does not
+    pages = {f"03.0{i}-{topic}.md": (f"# Network {topic}\n\nShare the network with other machines: the ways to share "
+                                     f"{topic} on the network with other machines, and a printer.\n")
+             for i, topic in enumerate(("interfaces", "bridges", "tunnels", "routes", "bonding"), 1)}
+    pages["07.01-sharing-a-printer.md"] = "# Sharing a printer\n\nCUPS publishes it.\n"
+    for i, name in enumerate(("fonts", "mail", "sound", "locale", "backups", "cron", "users")[:others], 8):
+        pages[f"{i:02d}.01-{name}.md"] = f"# {name.title()}\n\nThe {name} of the system.\n"
+    index = index_of(tmp_path_factory, f"printers{others}", pages)
+    query = "Summarize the ways to share a printer with other machines on the network"
+    plain = list(dict.fromkeys(h.source for h in to_hits(index.bm25(query, 50), "bm25")))
+    assert plain.index("07.01-sharing-a-printer.md") == 5
+    out = build("survey_documents", {}).run(State.of(query, hits=(), time_range=None),
+                                          Context(resources={"index": index})).hits
+    first = list(dict.fromkeys(h.source for h in out))
+    assert ("07.01-sharing-a-printer.md" in first[:5]) == placed, first
+    assert first[0] == plain[0]
 
 
 def test_a_survey_question_tokenizes_no_chunk_of_the_index(tmp_path_factory):

@@ -354,18 +354,20 @@ def best_chunk(backend: Any, source: str, queries: Sequence[str], user: Any) -> 
 def kept_first(order: Sequence[str], plain: Sequence[str], named: Sequence[str], support: Mapping[str, int],
                window: int = KEPT) -> list[str]:
     """Returns `order` with what holds stronger evidence than a fused rank put among its first `window` documents:
-    each document the question names (`named`: its headings name a listed thing, titled_documents), in place of
-    any there but `plain`'s first and the named, and each of `plain`'s first `window` that `order` pushed out, in
-    place of one that is none of these and that fewer of the question's match rankings (`support`: headings, whole
-    text, listed and named things, a chapter asked as a whole) hold, or none. The weakest gives way (fewest
-    rankings, the later on a tie) and follows the window: a survey adds to plain retrieval and subtracts only for
-    stronger evidence, never for the outline's (a chapter's sibling sections) or the fused rank alone."""
-    top, moved = list(order[:window]), []
+    each document the question names (`named`: its headings name a listed thing, titled_documents, or its title and
+    headings match the question's topic best and another match ranking holds it), in place of any there but
+    `plain`'s first and the named, and each of `plain`'s first `window` that `order` pushed out, in place of one that
+    is none of these and that fewer of the question's match rankings (`support`: headings, whole text, listed and
+    named things, a chapter asked as a whole) hold, or none. The weakest gives way (the survey's own additions before
+    `plain`'s, then the fewest rankings, the later on a tie) and follows the window: a survey adds to plain retrieval
+    and subtracts only for stronger evidence, never for the outline's (a chapter's sibling sections) or the fused
+    rank alone."""
+    top, moved, own = list(order[:window]), [], set(plain[:window])
 
     def put(doc: str, kept: set[str], weaker: Any) -> None:
         places = [i for i, d in enumerate(top) if d not in kept and weaker(d)]
         if places:
-            at = min(places, key=lambda i: (support.get(top[i], 0), -i))
+            at = min(places, key=lambda i: (top[i] in own, support.get(top[i], 0), -i))
             moved.append(top[at])
             top[at] = doc
 
@@ -425,7 +427,9 @@ def covering(ctx: Any, query: str, hits: Sequence[Hit], user: Any) -> tuple[Hit,
     order = list(dict.fromkeys([*first, *fused][:COVER]))
     order = whole_chapters(order, whole, table, ranked)[:len(order)]
     hybrid = list(dict.fromkeys(h.source for h in by_hybrid))
-    for source in kept_first(order, hybrid, named, support):
+    # and the page whose title and headings match the topic best, when another match ranking holds it too
+    about = list(dict.fromkeys([*named, *(d for d in titled[:1] if support[d] > 1)]))
+    for source in kept_first(order, hybrid, about, support):
         if source not in best:
             found = best_chunk(backend, source, (query, table.titles.get(source, "")), user)
             if found is None:
