@@ -103,6 +103,21 @@ def test_extra_exemplars_change_the_learned_decision():
     assert (before.stage, after.type) == ("exemplars", other)
 
 
+def test_two_profiles_of_one_name_reading_other_exemplars_get_classifiers_of_their_own(tmp_path):
+    # a leave-one-book-out fit (bench/classify_types.py --lobo) reads another file under the generic profile's name
+    import copy
+    from dataclasses import replace
+    from lambdarag.domains import profile_named
+
+    generic = profile_named("generic")
+    fewer = tmp_path / "classify_exemplars.jsonl"
+    fewer.write_text(json.dumps({"query": "What changed in version 2?", "type": "temporal"}) + "\n", encoding="utf-8")
+    other = copy.copy(generic)
+    other.classifier = replace(generic.classifier, exemplars_file=fewer)
+    assert len(classifiers.exemplar_classifier((), generic).queries) > 1
+    assert classifiers.exemplar_classifier((), other).queries == ["What changed in version 2?"]
+
+
 def test_bad_exemplar_names_the_problem():
     with pytest.raises(ConfigError, match="needs a non-empty 'query'"):
         build("classify", {"exemplars": [{"query": "x", "type": "weird"}]})
