@@ -577,6 +577,8 @@ GENERIC_CUES_ROUND_21 = [  # written for this test (issue 41, round 21), about n
     ("升级内核之后，要不要重新编译这个驱动？", "relation"),
     ("可以用哪个环境变量临时改掉默认编辑器？", "relation"),
     ("用哪个选项可以临时覆盖日志目录？", "relation"),
+    ("索引没重建的话，搜索结果还准吗？", "relation"),
+    ("If the cache was not cleared, are the benchmark figures still accurate?", "relation"),
     # a time: set against earlier versions, a wait before a promotion
     ("和以前的版本相比，保存文件的方式有什么变化？", "temporal"),
     ("How does the new release handle saving compared to older versions?", "temporal"),
@@ -591,6 +593,8 @@ ROUND_21_LOOK_ALIKES = [  # (question, the type the new cues or the narrowed one
     ("After installing, should I read the release notes?", "relation"),
     ("How do I rebuild the search index after changing the schema?", "relation"),
     ("文件在回收站里放几天会被删除？", "temporal"),
+    ("这个时间还准吗？", "relation"),
+    ("Is the 2019 certificate still valid?", "relation"),
     ("和 PDF 相比，SVG 导出有什么好处？", "temporal"),
 ]
 

@@ -180,6 +180,8 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         r"\b(?:correspond(?:s|ing)?|maps?) to\b", r"\b(?:precedence|priority) over\b|\b(?:takes?|has) (?:precedence|priority)\b",
                         r"\b(?:conflicts? with|mutually exclusive with|incompatible with)\b",
                         r"\b(?:has|have) (?:\w+ )?to do with\b",
+                        r"^(?:if|when|once|unless|without) [^?]{3,80}?,\s*(?:is|are|will|would|can) (?:i |we |you )?[^?]{1,40}? still (?:be )?"
+                        r"(?:accurate|correct|right|reliable|trustworthy|trusted|up to date)\b",
                         r"\bhow (?:does|do|would|will) (?!I\b|you\b|we\b|one\b)[^?]{2,50}?\b(?:change|affect|influence|alter) (?:what|how|which|the)\b",
                         r"\bwhat (?:does|do) (?!I\b|you\b|we\b|one\b)[^?]{2,60}? mean for\b", r"\b(?:effect|impact|influence) (?:does|do) [^?]{2,60}? have on\b",
                         r"\bhow (?:does|do|is|are) (?!I\b|you\b|we\b|one\b)[^?]{2,50}?\b(?:decide|determine|choose|pick|select)s? (?:which|what|whether|where|how)\b",
@@ -198,6 +200,7 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         r"(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,4}?" + _ZH_THINGS + r"[里中]?(?:来|可以|能|会)?(?:" + _ZH_STEERS + ")", r"(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,6}?(?:决定|左右)了?",
                         r"受(?:哪|什么).{0,12}(?:" + _ZH_STEERS + "|影响|约束|限制|制约)", r"(?<![我你您])(?:是否|会不会|能不能)(?:会|能)?(?:控制|决定|左右|影响)(?:着)?",
                         r"(?:跟着|随着|随之|跟随)(?:一起)?(?:更新|变化|改变|变|修改|更改|同步)(?:吗|么|嘛)",
+                        r"(?:的话|以后|之后|时)[，,][^，,。？?]{1,20}?还(?:准|准确|对|正确|有效|可靠|可信|算数|管用|成立)(?:吗|么|嘛)",
                         r"(?:哪个|什么)[\u4e00-\u9fff]{0,4}?(?:命令|程序|脚本|服务)[^，。？?]{0,10}?(?:才能|才会)(?:生效|起作用)", r"(?:" + _ZH_STEERS + ")于哪", "取决于",
                         r"是.{1,16}的(?:一部分|组成部分)", r"属于.{0,12}的一部分",
                         r"(?:与|和|跟|同).{1,30}?(?:之间)?的(?:关系|联系)", r"关系是什么", r"(?:有|是)(?:什么|何)联系",
