@@ -579,6 +579,10 @@ GENERIC_CUES_ROUND_21 = [  # written for this test (issue 41, round 21), about n
     ("用哪个选项可以临时覆盖日志目录？", "relation"),
     ("索引没重建的话，搜索结果还准吗？", "relation"),
     ("If the cache was not cleared, are the benchmark figures still accurate?", "relation"),
+    ("Does the network manager override the settings in the interfaces file?", "relation"),
+    ("网络管理器会覆盖 interfaces 文件里的设置吗？", "relation"),
+    ("If I change the hostname, does the mail setup need to change too?", "relation"),
+    ("安装程序会把哪些参数传给引导加载器？", "relation"),
     # a time: set against earlier versions, a wait before a promotion
     ("和以前的版本相比，保存文件的方式有什么变化？", "temporal"),
     ("How does the new release handle saving compared to older versions?", "temporal"),
@@ -594,6 +598,8 @@ ROUND_21_LOOK_ALIKES = [  # (question, the type the new cues or the narrowed one
     ("How do I rebuild the search index after changing the schema?", "relation"),
     ("文件在回收站里放几天会被删除？", "temporal"),
     ("这个时间还准吗？", "relation"),
+    ("怎么把日志文件传给另一台机器？", "relation"),
+    ("Does the backup tool overwrite old archives?", "relation"),
     ("Is the 2019 certificate still valid?", "relation"),
     ("和 PDF 相比，SVG 导出有什么好处？", "temporal"),
 ]

@@ -166,6 +166,9 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         r"|triggered|spawned|activated|loaded|read|consulted|used|checked|applied|sourced|executed|honou?red)"
                         r" (?:when|whenever|on|after|before|at)\b",
                         r"\b(?:derived|inherited) from\b", r"^does .{2,50}?\bimply\b",
+                        r"^(?:does|do|will|would|can) (?!I\b|you\b|we\b|one\b)[^?]{2,50}?\b(?:override|overrule|supersede|shadow|take precedence over)\b",
+                        r"^(?:if|when|once|after) [^?]{3,80}?,\s*(?:does|do|will|must|should) (?!I\b|you\b|we\b|one\b)[^?]{1,40}? (?:also |still )?"
+                        r"(?:need to |have to )?(?:change|be changed|be updated|be adjusted|follow)\b(?: too| as well| also)?\s*\?$",
                         r"\bwhat (?:does|do) (?!I\b|you\b|we\b|one\b).{2,50}?(?<![\w-])use (?:to|for)\b",
                         r"\b(?:which|what) (?:[\w.-]+ ){0,2}?" + _THINGS + r" (?:must|needs? to|has to|have to|should) be "
                         r"(?:pre)?(?:loaded|linked|installed|present|running|enabled|mounted|imported|sourced|started"
@@ -208,6 +211,8 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         r"调用了?什么", r"(?:程序|工具|服务|进程|命令|脚本|模块|组件|插件|内核|守护进程)(?:会|是)?(?:使用|用|借助|通过)"
                         r".{0,6}?(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,4}?(?:" + _ZH_THINGS + r"|特性|机制|接口|协议)来?[\u4e00-\u9fff]{2}", r"用的是(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,4}?" + _ZH_THINGS,
                         r"(?:交给|传给|传递给|转交给?|发送给|发给|委托给?|靠|依靠|借助|凭借)(?:哪个|哪些|什么)",
+                        r"把(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,4}?" + _ZH_THINGS + r"(?:传|交|发|转|递)(?:递|交)?给",
+                        r"(?:会|能|是否)(?:覆盖|取代|覆写|顶替|盖过)[^，。？?]{1,30}?(?:吗|(?<!什)么|嘛)",
                         r"(?:如何|怎样|怎么)(?:关联|联系|衔接)", r"的底层(?:实现|命令|程序)",
                         r"(?:使用|用到|用)了?(?:哪个|哪些|什么)(?:库|模块|组件|服务|后端|协议|守护进程|插件|驱动)",
                         r"(?:必须|需要|得)先?(?:预加载|加载|链接|安装|启用|启动|运行)(?:哪个|哪些|什么)",
