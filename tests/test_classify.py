@@ -587,6 +587,12 @@ GENERIC_CUES_ROUND_21 = [  # written for this test (issue 41, round 21), about n
     ("和以前的版本相比，保存文件的方式有什么变化？", "temporal"),
     ("How does the new release handle saving compared to older versions?", "temporal"),
     ("新功能至少要在测试版里待几个月，才能进入稳定版？", "temporal"),
+    # a number on a scale is a fact, a choice between two destinations a comparison (reference-zh-cn, faq-zh-cn,
+    # developers-reference-en dev, which the exemplars decided only while fitted on them)
+    ("系统日志一共分几级？", "fact"),
+    ("安全模式的默认级别是几？", "fact"),
+    ("Should local patches go to the main branch or to a feature branch?", "compare"),
+    ("Should the cache files live in /var or in /tmp?", "compare"),
 ]
 ROUND_21_LOOK_ALIKES = [  # (question, the type the new cues or the narrowed ones must not give it)
     ("What UID range is set aside for system services?", "relation"),       # set aside steers nothing
@@ -600,6 +606,8 @@ ROUND_21_LOOK_ALIKES = [  # (question, the type the new cues or the narrowed one
     ("这个时间还准吗？", "relation"),
     ("怎么把日志文件传给另一台机器？", "relation"),
     ("Does the backup tool overwrite old archives?", "relation"),
+    ("日志有哪几级？", "fact"),
+    ("Should I be worried or not?", "compare"),
     ("Is the 2019 certificate still valid?", "relation"),
     ("和 PDF 相比，SVG 导出有什么好处？", "temporal"),
 ]

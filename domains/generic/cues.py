@@ -87,6 +87,8 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                       r"\bwhat (?:[\w']+ ){0,3}?(?:different|differently)\b[^?]{1,60}?\b(?:instead of|rather than)\b",
                       r"\bwhich is (?:better|faster|safer|simpler|easier|preferable)\b",
                       r"\b(?:should|would|do|can|shall) (?:I|we|you|one) (?:use|pick|choose|prefer|take|go with|recommend) (?!to\b)[^?,]{1,40}? or\b",
+                      r"^should\b[^?]{3,80}?\b(?:go|be|stay|live|land|belong|be uploaded|be filed) (?:to|in|into|on|under) [^?,]{1,40}? or "
+                      r"(?:to |in |into |on |under )?[^?,]{1,40}\?$",
                       r"\bprefer\b[^?,]{1,40}?\b(?:over|rather than|instead of)\b",
                       r"\b(?:when|why) (?:should|would|do|does|is|are) [^?]{1,60}?\b(?:rather than|instead of)\b", r"\bunlike\b", r"\bdistinct from\b",
                       r"\b(?:is|are) [^?,]{1,40}? the same (?:as|thing)\b", r"\bthe same way\b", r"\binterchangeabl[ey]\b",
@@ -256,6 +258,7 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                          r"|chapter)s? (?:say|tell (?:me |us )?|cover|explain) about\b",
                          r"^(?:please\s+)?(?:(?:list|enumerate) (?:all|every|the)|name (?:all|every))\b")),
     ("fact", 0.7, (r"\bhow (?:many|much|long|often)\b", r"\bwhat is the default\b", "多少", "多久", "几次",
+                   r"(?<!哪)几(?:级|层|位|档)", r"是几[？?]?$",
                    r"^(?:how (?:can|do|could|would) (?:i|you|we|one) (?:tell|see|find out|check|know|list))\b", "^" + _ZH_HOW_TO)),
 )
 """(type, confidence, cues): the first group whose cue fires decides; English cues on word boundaries. A question
