@@ -646,10 +646,11 @@ ROWS: list[tuple[str, str, str, Callable[[dict], str]]] = [
     ("query type accuracy of the offline classifier, every labelled set (documentation corpora: dev, frozen test, dev2 where "
      "written; statutes: dev, dev2, frozen test; written: questions about no benchmark's corpus, written next to the cues, dev)", "classify-types",
      "bench/classify_types.py", classify_types),
-    ("query type accuracy, each open corpus's book left out of the classifier's exemplars (both languages together): "
-     "the estimate for an unseen book, but for the cues, written on these halves too; open halves only; before round "
-     "21's relation cues", "classify-types-lobo-before",
-     "bench/classify_types.py --lobo --out classify-types-lobo-before.json", classify_lobo),
+    *((f"query type accuracy, each open corpus's book left out of the classifier's exemplars (both languages together): "
+       f"the estimate for an unseen book, but for the cues, written on these halves too; open halves only; {when}",
+       f"classify-types-lobo{suffix}", f"bench/classify_types.py --lobo{flag}", classify_lobo)
+      for when, suffix, flag in (("before round 21's cues and exemplars", "-before",
+                                  " --out classify-types-lobo-before.json"), ("after", "", ""))),
     *answers_rows(),
 ]
 
