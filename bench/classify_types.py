@@ -143,10 +143,12 @@ def lobo(names: list[str]) -> dict:
     with tempfile.TemporaryDirectory() as folder:
         profiles = {b: lobo_profile(b, Path(folder)) for b in sorted(books)}
         read = {n: halves(n, open_halves(n)) for n in names}
-        sets = {n: {h: classified(qs, profiles[book_of(n)]) for h, qs in by_half.items()} for n, by_half in read.items()}
+        sets = {n: {h: classified(qs, profiles[book_of(n)]) for h, qs in by_half.items()}
+                for n, by_half in read.items()}
         kept = {b: len(p.classifier.exemplars) for b, p in profiles.items()}
     generic = profile_named("generic")
-    fitted = {n: {h: classified(qs, generic)["type_accuracy"] for h, qs in by_half.items()} for n, by_half in read.items()}
+    fitted = {n: {h: classified(qs, generic)["type_accuracy"] for h, qs in by_half.items()}
+              for n, by_half in read.items()}
     return {"machine": machine(), "exemplars": len(generic.classifier.exemplars),
             "left_out": {b: len(generic.classifier.exemplars) - k for b, k in kept.items()},
             "books": {b: [n for n in names if book_of(n) == b] for b in sorted(books)},
@@ -155,8 +157,8 @@ def lobo(names: list[str]) -> dict:
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sets", default="", help=f"comma-separated, of {','.join(PROFILES)} (default: all but the held-out "
-                    "corpora; with --lobo every corpus with an open half)")
+    ap.add_argument("--sets", default="", help=f"comma-separated, of {','.join(PROFILES)} (default: all but the "
+                    "held-out corpora; with --lobo every corpus with an open half)")
     ap.add_argument("--halves", default="", help="comma-separated halves to keep (dev,dev2,…); default every half")
     ap.add_argument("--lobo", action="store_true", help="leave each corpus's book out of the exemplars (every open "
                     "corpus unless --sets names some; its open halves; --halves is ignored)")
