@@ -11,28 +11,38 @@ checked, so a dev half) under the generic pack. `--halves` keeps only the halves
 held-out corpus: a test half no tuning run may read is never loaded).
 Each half also reports `learned_only`, the learned classifier's accuracy with no rule asked: how well the fallback
 that decides what no cue settles carries. `--out` names another result file (main's code measured the same way).
+The shipped exemplars hold every open dev half's questions, so a dev figure is fitted. `--lobo` measures each open
+corpus's open halves with a classifier fitted on exemplars without any question of its book (both languages left out
+together): what a book nobody labelled gets, but for the cues, which were written on these halves too.
 Run:
   python bench/classify_types.py [--sets reference-en,…,laws,maritime,written] [--out classify-types-before.json]
   python bench/classify_types.py --sets edu-en,edu-zh-cn --halves dev --out classify-types-edu-dev.json
                                                                          → bench/results/classify-types.json
+  python bench/classify_types.py --lobo                                  → bench/results/classify-types-lobo.json
 """
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import sys
+import tempfile
 from collections import Counter, defaultdict
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from domain_data import DEV_OPENED, HELD_OUT, LABELLED, OPENED, halves_of, load as load_domain  # noqa: E402
+from domain_data import (DEV_OPENED, HELD_OUT, LABELLED, OPENED, book_of, halves_of, load as load_domain,  # noqa: E402
+                         open_halves)
 from machine import facts as machine  # noqa: E402
 from routing_data import SETS, TYPES, load as load_routing  # noqa: E402
 
 from lambdarag import Context  # noqa: E402
 from lambdarag.domains import profile_named  # noqa: E402
+from lambdarag.domains.generic import EXEMPLARS  # noqa: E402
 from lambdarag.skills import build  # noqa: E402
 from lambdarag.skills.classify import learned_classify  # noqa: E402
+from lambdarag.skills.exemplars import shipped_path  # noqa: E402
 from lambdarag.skills.profile import CorpusProfile  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,7 +52,9 @@ WRITTEN = ROOT / "bench" / "data" / "classify" / "written.jsonl"
 PROFILES = {**{c: "generic" for c in LABELLED}, **{s: "prc_statutes" for s in SETS}, "written": "generic"}
 """The corpus profile each set's index is built with (``domain: auto``: the statute pack claims the statutes)."""
 DEFAULT_SETS = [n for n in PROFILES if n not in OPENED + DEV_OPENED + HELD_OUT]
-"""The sets a run without --sets classifies: all but rounds 16's, 18's and 19's held-out corpora (name them with --sets)."""
+"""The sets a run without --sets classifies: all but the held-out corpora, opened or not (name them with --sets)."""
+LOBO_SETS = [c for c in LABELLED if open_halves(c)]
+"""The corpora `--lobo` measures: every one with an open half."""
 
 
 def halves(name: str, only: tuple[str, ...] = ()) -> dict[str, list[dict]]:
@@ -64,10 +76,10 @@ def learned_only(query: str, profile: CorpusProfile) -> str:
     return found.type if found is not None else "fact"
 
 
-def classified(questions: list[dict], profile: str) -> dict:
+def classified(questions: list[dict], profile: CorpusProfile) -> dict:
     """Returns type accuracy per type and overall, the confusion and the misclassified questions of one half, and
     the accuracy of the learned classifier alone (no rules; fact when unsure): how well the fallback carries."""
-    term, ctx = build("classify_offline", {}), {"profile": profile_named(profile)}
+    term, ctx = build("classify_offline", {}), {"profile": profile}
     confusion: dict[str, Counter] = defaultdict(Counter)
     misses, learned = [], 0
     for q in questions:
@@ -86,17 +98,77 @@ def classified(questions: list[dict], profile: str) -> dict:
 
 def main(names: list[str], only: tuple[str, ...] = ()) -> dict:
     return {"machine": machine(), "profiles": {n: PROFILES[n] for n in names},
-            "sets": {n: {h: classified(qs, PROFILES[n]) for h, qs in halves(n, only).items()} for n in names}}
+            "sets": {n: {h: classified(qs, profile_named(PROFILES[n])) for h, qs in halves(n, only).items()}
+                     for n in names}}
+
+
+def without_book(rows: list[dict], book: str) -> list[dict]:
+    """Returns the exemplar rows that hold no question of a book: none sourced from one of its corpora (any half)
+    and none whose text one of its open halves asks."""
+    corpora = {c for c in LABELLED if book_of(c) == book}
+    asked = {q["query"] for c in corpora if open_halves(c) for qs in halves(c, open_halves(c)).values() for q in qs}
+    return [r for r in rows if r.get("source", "").split("/")[0] not in corpora and r["query"] not in asked]
+
+
+def lobo_profile(book: str, folder: Path) -> CorpusProfile:
+    """Returns the generic profile whose learned classifier is fitted without a book's questions: its exemplars
+    (`without_book`) are written to `folder`, beside a link to the shipped vectors, so nothing is embedded again."""
+    generic = profile_named("generic")
+    rows = [json.loads(line) for line in EXEMPLARS.read_text(encoding="utf-8").splitlines() if line.strip()]
+    path = folder / book / EXEMPLARS.name
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in without_book(rows, book)),
+                    encoding="utf-8")
+    shipped_path(path).symlink_to(shipped_path(EXEMPLARS))
+    profile = copy.copy(generic)
+    profile.classifier = replace(generic.classifier, exemplars_file=path)
+    return profile
+
+
+def pooled(results: list[dict]) -> dict:
+    """Returns overall and relation accuracy over several halves' `classified` results, with their question counts."""
+    confusion = [r["confusion"] for r in results]
+    right = sum(c[t].get(t, 0) for c in confusion for t in c)
+    relations = [c.get("relation", {}) for c in confusion]
+    asked = sum(sum(r.values()) for r in relations)
+    questions = sum(r["questions"] for r in results)
+    return {"questions": questions, "overall": round(right / questions, 3), "relation_questions": asked,
+            "relation": round(sum(r.get("relation", 0) for r in relations) / asked, 3)}
+
+
+def lobo(names: list[str]) -> dict:
+    """Returns each corpus's open halves classified leaving its book out of the exemplars (and, for contrast, their
+    accuracy with every exemplar: `fitted`), the exemplars each book's fit dropped, and the dev halves pooled."""
+    books = {book_of(n) for n in names}
+    with tempfile.TemporaryDirectory() as folder:
+        profiles = {b: lobo_profile(b, Path(folder)) for b in sorted(books)}
+        read = {n: halves(n, open_halves(n)) for n in names}
+        sets = {n: {h: classified(qs, profiles[book_of(n)]) for h, qs in by_half.items()}
+                for n, by_half in read.items()}
+        kept = {b: len(p.classifier.exemplars) for b, p in profiles.items()}
+    generic = profile_named("generic")
+    fitted = {n: {h: classified(qs, generic)["type_accuracy"] for h, qs in by_half.items()}
+              for n, by_half in read.items()}
+    return {"machine": machine(), "exemplars": len(generic.classifier.exemplars),
+            "left_out": {b: len(generic.classifier.exemplars) - k for b, k in kept.items()},
+            "books": {b: [n for n in names if book_of(n) == b] for b in sorted(books)},
+            "pooled_dev": pooled([by_half["dev"] for by_half in sets.values()]), "sets": sets, "fitted": fitted}
 
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sets", default=",".join(DEFAULT_SETS), help=f"comma-separated, of {','.join(PROFILES)}")
+    ap.add_argument("--sets", default="", help=f"comma-separated, of {','.join(PROFILES)} (default: all but the "
+                    "held-out corpora; with --lobo every corpus with an open half)")
     ap.add_argument("--halves", default="", help="comma-separated halves to keep (dev,dev2,…); default every half")
-    ap.add_argument("--out", default="classify-types.json", help="the result file's name in bench/results")
+    ap.add_argument("--lobo", action="store_true", help="leave each corpus's book out of the exemplars (every open "
+                    "corpus unless --sets names some; its open halves; --halves is ignored)")
+    ap.add_argument("--out", default="", help="the result file's name in bench/results (default classify-types.json, "
+                    "with --lobo classify-types-lobo.json)")
     args = ap.parse_args()
-    out = main(args.sets.split(","), tuple(h for h in args.halves.split(",") if h))
-    (ROOT / "bench" / "results" / args.out).write_text(json.dumps(out, ensure_ascii=False, indent=1) + "\n",
+    names = args.sets.split(",") if args.sets else LOBO_SETS if args.lobo else DEFAULT_SETS
+    out = lobo(names) if args.lobo else main(names, tuple(h for h in args.halves.split(",") if h))
+    result = args.out or ("classify-types-lobo.json" if args.lobo else "classify-types.json")
+    (ROOT / "bench" / "results" / result).write_text(json.dumps(out, ensure_ascii=False, indent=1) + "\n",
                                                                    encoding="utf-8")
     for name, by_half in out["sets"].items():
         sys.stdout.write(f"{name:16} " + "  ".join(f"{h} {r['type_accuracy']['overall']:.3f} (relation "

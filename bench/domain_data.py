@@ -59,6 +59,20 @@ def halves_of(corpus: str) -> tuple[str, ...]:
     return HALVES + tuple(h for h in EXTRA if (DATA / corpus / f"{h}.jsonl").is_file())
 
 
+def open_halves(corpus: str) -> tuple[str, ...]:
+    """Returns the halves of a corpus a run may read: every half of a tuned or opened corpus, the dev halves of a
+    dev-opened one (its test half stays frozen), none of a held-out one."""
+    if corpus in HELD_OUT:
+        return ()
+    return tuple(h for h in halves_of(corpus) if corpus not in DEV_OPENED or h != "test")
+
+
+def book_of(corpus: str) -> str:
+    """Returns the book a corpus's questions are about: its name without the language (handbook-en and handbook-zh-cn
+    are one book, translated)."""
+    return re.sub(r"-(?:en|zh-cn)$", "", corpus)
+
+
 def load(corpus: str, half: str) -> list[dict]:
     """Returns the records of one half (dev or test) of one corpus's questions."""
     path = DATA / corpus / f"{half}.jsonl"

@@ -167,6 +167,14 @@ def classify_types(r: dict) -> str:
                      for name, halves in r["sets"].items())
 
 
+def classify_lobo(r: dict) -> str:
+    """Returns the leave-one-book-out type accuracy: the dev halves pooled, then per corpus and open half, each
+    classified with exemplars that hold no question of its book (bench/classify_types.py --lobo)."""
+    p = r["pooled_dev"]
+    return (f"dev halves pooled, {p['questions']} questions: {p['overall']:.3f} (relation {p['relation']:.2f} of "
+            f"{p['relation_questions']}); " + classify_types(r))
+
+
 def answers_half(half: str) -> Callable[[dict], str]:
     """Returns the formatter of one half (dev: tuned on; test: frozen) of the offline answer benchmark (bench/answers.py)."""
     def fmt(r: dict) -> str:
@@ -640,6 +648,11 @@ ROWS: list[tuple[str, str, str, Callable[[dict], str]]] = [
     ("query type accuracy of the offline classifier, every labelled set (documentation corpora: dev, frozen test, dev2 where "
      "written; statutes: dev, dev2, frozen test; written: questions about no benchmark's corpus, written next to the cues, dev)", "classify-types",
      "bench/classify_types.py", classify_types),
+    *((f"query type accuracy, each open corpus's book left out of the classifier's exemplars (both languages together): "
+       f"the estimate for an unseen book, but for the cues, written on these halves too; open halves only; {when}",
+       f"classify-types-lobo{suffix}", f"bench/classify_types.py --lobo{flag}", classify_lobo)
+      for when, suffix, flag in (("before round 21's cues and exemplars", "-before",
+                                  " --out classify-types-lobo-before.json"), ("after", "", ""))),
     *answers_rows(),
 ]
 

@@ -134,7 +134,7 @@ def _exemplars(config: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-_CLASSIFIERS: dict[tuple[str, tuple[tuple[str, str], ...], str], ExemplarClassifier] = {}
+_CLASSIFIERS: dict[tuple[str, str, tuple[tuple[str, str], ...], str], ExemplarClassifier] = {}
 _CLASSIFIERS_LOCK = threading.Lock()
 
 
@@ -144,10 +144,11 @@ def exemplar_classifier(extra: tuple[tuple[str, str], ...],
 
     It always embeds with the bundled model, whatever retrieval is configured with: the classifier is
     fitted on that model's vectors, and a failing embedding endpoint must not break classification.
-    Kept per extra exemplars, as refitting per question would cost more than the classification.
+    Kept per exemplars file and extra exemplars (two profiles of one name may read other files: a benchmark's
+    leave-one-book-out fit), as refitting per question would cost more than the classification.
     """
     embedder = default_embedder()
-    key = (profile.name, extra, embedder.name)
+    key = (profile.name, str(profile.classifier.exemplars_file), extra, embedder.name)
     with _CLASSIFIERS_LOCK:
         if key not in _CLASSIFIERS:
             if len(_CLASSIFIERS) >= 8:

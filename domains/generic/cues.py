@@ -12,8 +12,8 @@ _KINDS = (r"(?:ways|methods|options|tools|approaches|alternatives|choices|steps|
 _ZH_KINDS = "(?:方法|方式|办法|做法|途径|手段|工具|选项|方案|步骤|环节|阶段|部分|组成|地方|措施|命令|软件(?!包)|类型|种类|格式|模式|用法|策略)"
 """Chinese nouns a survey question counts over (有哪些方法, 哪几种方式)."""
 
-_STEERS = ("controls?|decides?|determines?|configures?|governs?|overrides?|sets(?! up\\b)|selects|specifies|chooses|picks"
-           "|is (?:controlled|decided|determined|configured|set|governed)")
+_STEERS = ("controls?|decides?|determines?|configures?|governs?|overrides?|sets(?! up\\b| aside\\b)|selects|specifies|chooses|picks"
+           "|is (?:controlled|decided|determined|configured|set(?! up\\b| aside\\b)|governed)")
 """English verbs with which a question asks what steers something (which variable decides the name of …)."""
 _ZH_STEERS = "控制|决定|配置|设置|指定|设定|左右"
 """Chinese verbs with which a question asks what steers something (由哪些配置文件控制)."""
@@ -27,7 +27,7 @@ _THINGS = ("(?:files?|settings?|options?|variables?|keys?|modules?|librar(?:y|ie
 _ZH_THINGS = ("(?:配置文件|配置项|配置|设置|文件|变量|模块|库|程序|命令|进程|服务|脚本|组件|工具|函数|单元|守护进程|插件"
               "|选项|参数|指令|键|钩子|表)")
 """Chinese nouns for the parts of a system a relation question asks which of (哪些程序会读取…)."""
-_ZH_USES = "调用|读取|加载|引用|依赖|导入|定义|覆盖|隐含|触发|查阅"
+_ZH_USES = "调用|读取|加载|(?<!索)引用|依赖|导入|定义|覆盖|隐含|触发|查阅"
 """Chinese verbs with which a question asks what one thing does to another (读取哪些配置文件, 覆盖哪个配置项)."""
 _VERSION = r"\d+(?:\.(?:\d+|x))+"
 """A dotted version number (2.4, 1.9.2, 1.x)."""
@@ -49,7 +49,12 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         r"\bfrom (?:versions? |releases? |v)?" + _VERSION + r" to v?" + _VERSION + r"\b",
                         r"\b(?:breaking|incompatible|backwards?[- ]incompatible) changes?\b",
                         _VERSION + r"\s*(?:版本?)?\s*(?:到|至|和|与|升级到)\s*v?" + _VERSION + r"\s*(?:版本?)?(?:之间|期间|的|有|时|中)",
-                        "(?:不兼容|破坏性)的?(?:变更|改动|变化|修改)")),
+                        "(?:不兼容|破坏性)的?(?:变更|改动|变化|修改)",
+                        r"\b(?:compared (?:to|with)|than(?: in)?|versus|vs\.?|unlike|relative to) (?:the |an? )?(?:older|earlier|previous"
+                        r"|prior|past|old|former) (?:versions?|releases?|editions?)\b",
+                        r"(?:和|与|跟|同)(?:以前|之前|以往|早期|过去|旧|老|上一?个?|前一?个?)的?版本?(?:相比|比|比较|对比)",
+                        r"(?:相比|相较|比起)于?(?:以前|之前|以往|早期|旧|老|上一?个?|前一?个?)的?版",
+                        r"在[^，,。？?]{1,15}?(?:里|中|内)?(?:待|停留|呆)上?(?:几|多少)(?:天|周|个?星期|个?月|年)[^。？?]{0,6}?才")),
     ("relation", 0.85, (r"(?:" + _ZH_USES + r")了?(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,4}?" + _ZH_THINGS,)),
     ("synthesis", 0.85, (r"\b(?:different|various|several|all the|main|possible|available) " + _KINDS + r"\b",
                          r"\b(?:what|which) (?:[\w-]+ ){0,2}?" + _KINDS + r" (?:are there|exist|are available|do i have|can)\b",
@@ -82,6 +87,8 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                       r"\bwhat (?:[\w']+ ){0,3}?(?:different|differently)\b[^?]{1,60}?\b(?:instead of|rather than)\b",
                       r"\bwhich is (?:better|faster|safer|simpler|easier|preferable)\b",
                       r"\b(?:should|would|do|can|shall) (?:I|we|you|one) (?:use|pick|choose|prefer|take|go with|recommend) (?!to\b)[^?,]{1,40}? or\b",
+                      r"^should\b[^?]{3,80}?\b(?:go|be|stay|live|land|belong|be uploaded|be filed) (?:to|in|into|on|under) [^?,]{1,40}? or "
+                      r"(?:to |in |into |on |under )?[^?,]{1,40}\?$",
                       r"\bprefer\b[^?,]{1,40}?\b(?:over|rather than|instead of)\b",
                       r"\b(?:when|why) (?:should|would|do|does|is|are) [^?]{1,60}?\b(?:rather than|instead of)\b", r"\bunlike\b", r"\bdistinct from\b",
                       r"\b(?:is|are) [^?,]{1,40}? the same (?:as|thing)\b", r"\bthe same way\b", r"\binterchangeabl[ey]\b",
@@ -135,7 +142,10 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         r"\b(?:controlled|decided|determined|governed|configured|overridden) by\b",
                         r"\b(?:is|are) (?:\w+ )?part of\b", r"^(?:is|are) [\w .-]{2,40}? part of\b", r"\bpart of (?:which|what)\b", r"\bpart of\s*(?:[?,;]|and\b)",
                         r"\bdepends? on\b", r"\bdependenc(?:y|ies)\b", r"\bbelongs? to\b", r"\bresponsible for\b",
-                        r"\bin charge of\b", r"\binteracts? with\b", r"\bconnected to\b", r"\btalks? to\b",
+                        r"\bin charge of\b", r"\binteracts? with\b", r"\bconnected to\b", r"\btalks? to\b", r"\b(?:tied|coupled) to\b",
+                        r"^(?:after|once|when|whenever|if) [^?]{3,80}?,\s*(?:(?:do|does) (?:i|we|you|one) (?:still |also )?(?:have|need) to"
+                        r"|(?:must|should) (?:i|we|you|one) (?:still |also )?) ?(?:redo|re-?run|regenerate|rebuild|recreate|recompute"
+                        r"|reinitiali[sz]e|reinstall|reconfigure|re-?sign|re-?index|refresh|update|restart|reload|reboot)\b",
                         r"\bwho (?:maintains|owns|runs|starts|calls|approves|is allowed|reads|writes|uses|loads|sends|consumes|triggers)\b",
                         r"\bwhich (?:package|module|component|library|service|team|group|process|chapter|section) "
                         r"(?:provides|owns|starts|calls|sends|imports|uses|is responsible|does|contains|ships|includes)\b",
@@ -158,6 +168,9 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         r"|triggered|spawned|activated|loaded|read|consulted|used|checked|applied|sourced|executed|honou?red)"
                         r" (?:when|whenever|on|after|before|at)\b",
                         r"\b(?:derived|inherited) from\b", r"^does .{2,50}?\bimply\b",
+                        r"^(?:does|do|will|would|can) (?!I\b|you\b|we\b|one\b)[^?]{2,50}?\b(?:override|overrule|supersede|shadow|take precedence over)\b",
+                        r"^(?:if|when|once|after) [^?]{3,80}?,\s*(?:does|do|will|must|should) (?!I\b|you\b|we\b|one\b)[^?]{1,40}? (?:also |still )?"
+                        r"(?:need to |have to )?(?:change|be changed|be updated|be adjusted|follow)\b(?: too| as well| also)?\s*\?$",
                         r"\bwhat (?:does|do) (?!I\b|you\b|we\b|one\b).{2,50}?(?<![\w-])use (?:to|for)\b",
                         r"\b(?:which|what) (?:[\w.-]+ ){0,2}?" + _THINGS + r" (?:must|needs? to|has to|have to|should) be "
                         r"(?:pre)?(?:loaded|linked|installed|present|running|enabled|mounted|imported|sourced|started"
@@ -172,6 +185,8 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         r"\b(?:correspond(?:s|ing)?|maps?) to\b", r"\b(?:precedence|priority) over\b|\b(?:takes?|has) (?:precedence|priority)\b",
                         r"\b(?:conflicts? with|mutually exclusive with|incompatible with)\b",
                         r"\b(?:has|have) (?:\w+ )?to do with\b",
+                        r"^(?:if|when|once|unless|without) [^?]{3,80}?,\s*(?:is|are|will|would|can) (?:i |we |you )?[^?]{1,40}? still (?:be )?"
+                        r"(?:accurate|correct|right|reliable|trustworthy|trusted|up to date)\b",
                         r"\bhow (?:does|do|would|will) (?!I\b|you\b|we\b|one\b)[^?]{2,50}?\b(?:change|affect|influence|alter) (?:what|how|which|the)\b",
                         r"\bwhat (?:does|do) (?!I\b|you\b|we\b|one\b)[^?]{2,60}? mean for\b", r"\b(?:effect|impact|influence) (?:does|do) [^?]{2,60}? have on\b",
                         r"\bhow (?:does|do|is|are) (?!I\b|you\b|we\b|one\b)[^?]{2,50}?\b(?:decide|determine|choose|pick|select)s? (?:which|what|whether|where|how)\b",
@@ -183,10 +198,14 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         r"\bhow (?:does|do|is|are) (?!I\b|you\b|we\b|one\b).{2,60}?\b(?:work(?:s)? (?:with|together)|fits? (?:in|into)"
                         r"|interact|connect|tie in|tied to|linked to)\b", r"\bwhat role\b|\brole of\b.{2,60}\bin\b",
                         "由谁", "谁负责", "谁有权", "属于哪", "依赖", "哪个(?:模块|组件|团队|进程|服务|守护进程|程序|脚本|软件包|库|单元|工具|命令)会?(?:负责|调用|启动|触发|投递|提供|处理|管理|生成|监听|派生)",
-                        r"(?:哪|什么)[^，。？?]{0,12}?由(?![我你您])[^，。？?]{1,16}?(?:" + _ZH_STEERS + "|管理|负责|维护|生成|提供)的", "(?:有|是)什么关系", "有何关系", "关系如何", "交互", "配合", "协作", "调用了?哪", "被哪", "归哪", r"由(?:哪|什么|谁).{0,12}(?:负责|管理|启动|触发|提供|维护|" + _ZH_STEERS + ")",
+                        r"(?:哪|什么)[^，。？?]{0,12}?由(?![我你您])[^，。？?]{1,16}?(?:" + _ZH_STEERS + "|管理|负责|维护|生成|提供)的", "(?:有|是)什么关系", "有何关系",
+                        r"(?:与|和|跟|同)[^，。？?]{1,30}?(?:有没有|是否有|有)(?:关系|联系|关联)(?!的)|(?:与|和|跟|同)[^，。？?]{1,30}?(?:有关|相关)(?:吗|(?<!什)么|嘛|[？?])",
+                        r"(?:以后|之后|后)[，,]\s*[^，,。？?]{0,20}?(?:(?:还|也)?(?:要|得|需要|必须)(?=.*(?:吗|(?<!什)么|嘛)[？?]?$)|要不要|用不用|需不需要)"
+                        r"(?:重新|再次?|跟着|重[建装启做签编跑算])", "关系如何", "交互", "配合", "协作", "调用了?哪", "被哪", "归哪", r"由(?:哪|什么|谁).{0,12}(?:负责|管理|启动|触发|提供|维护|" + _ZH_STEERS + ")",
                         r"(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,4}?" + _ZH_THINGS + r"[里中]?(?:来|可以|能|会)?(?:" + _ZH_STEERS + ")", r"(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,6}?(?:决定|左右)了?",
                         r"受(?:哪|什么).{0,12}(?:" + _ZH_STEERS + "|影响|约束|限制|制约)", r"(?<![我你您])(?:是否|会不会|能不能)(?:会|能)?(?:控制|决定|左右|影响)(?:着)?",
                         r"(?:跟着|随着|随之|跟随)(?:一起)?(?:更新|变化|改变|变|修改|更改|同步)(?:吗|么|嘛)",
+                        r"(?:的话|以后|之后|时)[，,][^，,。？?]{1,20}?还(?:准|准确|对|正确|有效|可靠|可信|算数|管用|成立)(?:吗|么|嘛)",
                         r"(?:哪个|什么)[\u4e00-\u9fff]{0,4}?(?:命令|程序|脚本|服务)[^，。？?]{0,10}?(?:才能|才会)(?:生效|起作用)", r"(?:" + _ZH_STEERS + ")于哪", "取决于",
                         r"是.{1,16}的(?:一部分|组成部分)", r"属于.{0,12}的一部分",
                         r"(?:与|和|跟|同).{1,30}?(?:之间)?的(?:关系|联系)", r"关系是什么", r"(?:有|是)(?:什么|何)联系",
@@ -194,6 +213,8 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         r"调用了?什么", r"(?:程序|工具|服务|进程|命令|脚本|模块|组件|插件|内核|守护进程)(?:会|是)?(?:使用|用|借助|通过)"
                         r".{0,6}?(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,4}?(?:" + _ZH_THINGS + r"|特性|机制|接口|协议)来?[\u4e00-\u9fff]{2}", r"用的是(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,4}?" + _ZH_THINGS,
                         r"(?:交给|传给|传递给|转交给?|发送给|发给|委托给?|靠|依靠|借助|凭借)(?:哪个|哪些|什么)",
+                        r"把(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,4}?" + _ZH_THINGS + r"(?:传|交|发|转|递)(?:递|交)?给",
+                        r"(?:会|能|是否)(?:覆盖|取代|覆写|顶替|盖过)[^，。？?]{1,30}?(?:吗|(?<!什)么|嘛)",
                         r"(?:如何|怎样|怎么)(?:关联|联系|衔接)", r"的底层(?:实现|命令|程序)",
                         r"(?:使用|用到|用)了?(?:哪个|哪些|什么)(?:库|模块|组件|服务|后端|协议|守护进程|插件|驱动)",
                         r"(?:必须|需要|得)先?(?:预加载|加载|链接|安装|启用|启动|运行)(?:哪个|哪些|什么)",
@@ -214,7 +235,8 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         r"(?<![我你您])(?:是)?(?:怎么|怎样|如何)(?:决定|确定|选择|挑选)(?:哪些|哪个|是否|什么)",
                         r"对.{1,40}?有(?:什么|何|哪些)(?:影响|作用)",
                         r"通过(?:哪个|哪些|什么)(?:配置文件|配置项|环境变量|变量|模块|库|接口|协议|机制|服务|守护进程|套接字|后端|插件|驱动|端口)",
-                        r"(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,2}?(?:环境变量|变量|配置项|选项|参数|设置|配置文件)(?:会|可以|能)?(?:改变|修改|更改)")),
+                        r"(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,2}?(?:环境变量|变量|配置项|选项|参数|设置|配置文件)(?:会|可以|能|来)?(?:临时|暂时|单独|永久)?"
+                        r"(?:改变|修改|更改|改掉|覆盖|替换)")),
     ("synthesis", 0.85, (r"\boverview\b", r"\bsummar(?:y|ise|ize)\b", r"\boutline\b", r"\bsurvey\b",
                          r"\boverall\b", r"\bwalk me through\b", r"\bend to end\b", r"\bfrom start to (?:end|finish)\b",
                          r"\ball (?:the )?(?:ways|options|tools|methods)\b", r"\bevery (?:place|way|option|tool)\b",
@@ -236,6 +258,7 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                          r"|chapter)s? (?:say|tell (?:me |us )?|cover|explain) about\b",
                          r"^(?:please\s+)?(?:(?:list|enumerate) (?:all|every|the)|name (?:all|every))\b")),
     ("fact", 0.7, (r"\bhow (?:many|much|long|often)\b", r"\bwhat is the default\b", "多少", "多久", "几次",
+                   r"(?<!哪)几(?:级|层|位|档)", r"是几[？?]?$",
                    r"^(?:how (?:can|do|could|would) (?:i|you|we|one) (?:tell|see|find out|check|know|list))\b", "^" + _ZH_HOW_TO)),
 )
 """(type, confidence, cues): the first group whose cue fires decides; English cues on word boundaries. A question
