@@ -32,8 +32,8 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from bench.adapter_blend import stored_fits  # noqa: E402
-from bench.feedback import EMBEDDED, FOLDS, open_stard  # noqa: E402
+from bench.adapter_blend import split_folds  # noqa: E402
+from bench.feedback import FOLDS  # noqa: E402
 from bench.machine import facts as machine_facts, results_dir, write  # noqa: E402
 
 BM25_DEPTH = 1000
@@ -97,18 +97,10 @@ def question_entry(learned, backend, view, query: str, vector: np.ndarray, unlea
 
 def build_cache(split: int) -> dict:
     """Returns (and stores) every question's `question_entry` on `split`, each ranked by its fold's learned hybrid."""
-    from lambdarag.orchestration.feedback.confirmations import embed_batches
     from lambdarag.orchestration.learning import base_ranking, build_learned
     from lambdarag.skills.store.learned import LearnedParams, Pair
 
-    backend, embedder, view, queries, chunks = open_stard(0)
-    if 0 not in EMBEDDED:
-        EMBEDDED[0] = embed_batches(embedder, [q["query"] for q in queries])
-    vectors = EMBEDDED[0]
-    row = {q["qid"]: i for i, q in enumerate(queries)}
-    place = np.random.default_rng(split).permutation(len(queries)) if split else range(len(queries))
-    fold_of = {q["qid"]: int(n) % FOLDS for q, n in zip(queries, place)}
-    fits = {f["fold"]: f for f in stored_fits(split) if f["system"] == "hybrid+learned"}
+    backend, embedder, view, queries, chunks, vectors, row, fold_of, fits = split_folds(split)
     unlearned = base_ranking(backend, embedder)
     entries = {}
     for fold in range(FOLDS):
