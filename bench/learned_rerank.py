@@ -4,18 +4,18 @@ MRR@10 without costing the questions whose answers were never confirmed?
 For one split (1-3: `bench/feedback.py --partition` seeds; 3 is the fresh split) each fold's learned hybrid is
 rebuilt from the params that split's committed result stored (as bench/adapter_blend.py does), and every held-out
 question's candidates are cached once (`$LAMBDARAG_HOME/cache/learned-rerank-<split>.pkl`): the unlearned fused list
-and its BM25 and dense scores, every learned signal (computed whatever its weight, with the learned candidates),
-the nearest confirmed question's cosine, whether the gate and the tail act, the shipped learned order, and where
-each relevant chunk lies (fused list, learned candidates, BM25 top 1000, dense rank over the whole corpus).
-Re-rankings of the cache are then measured in seconds (MRR@10, R@100, nDCG@10, overall and on the seen and
-unseen questions): plain, the shipped learned order (checked against the committed result), a head stage (a
-pointwise or pairwise logistic ranker re-ranking the shipped order's first `WINDOW` chunks, at fixed blends and at
-the floor and blend cross-validated on the learning folds under the unseen bound) and a tail stage (a pointwise
-ranker re-ranking every candidate after the shipped top 10, for recall@100). Each stage is fitted on the other
-folds' questions only and acts only where the shipped gate (head) or tail acted. A learning question's cached
-features were computed by its own fold's learned hybrid, which learned from the held-out fold's pairs too, so a
-stage's weights are not strictly blind to that fold (a product fit would use inner folds, as the gate's does). Writes bench/results/feedback-rerank.json
-(splits not named keep their entries).
+and its BM25 and dense scores, every learned signal (computed whatever its weight, with the learned candidates), the
+nearest confirmed question's cosine, whether the gate and the tail act, the shipped learned order, and where each
+relevant chunk lies (fused list, learned candidates, BM25 top 1000, dense rank over the whole corpus). Re-rankings
+of the cache are then measured in seconds (MRR@10, R@100, nDCG@10, overall and on the seen and unseen questions):
+plain, the shipped learned order (checked against the committed result), a head stage (a pointwise or pairwise
+logistic ranker re-ranking the shipped order's first `WINDOW` chunks, at fixed blends and at the floor and blend
+cross-validated on the learning folds under the unseen bound) and a tail stage (a pointwise ranker re-ranking every
+candidate after the shipped top 10, for recall@100, its blend cross-validated likewise under the product's tail
+bound). Each stage is fitted on the other folds' questions only and acts only where the shipped gate (head) or tail
+acted. A learning question's cached features were computed by its own fold's learned hybrid, which learned from the
+held-out fold's pairs too, so a stage's weights are not strictly blind to that fold (a product fit would use inner
+folds, as the gate's does). Writes bench/results/feedback-rerank.json (splits not named keep their entries).
 
 Usage: python bench/learned_rerank.py [--splits 1 2]
 """
@@ -292,68 +292,82 @@ FLOORS = (-1.0, 0.94)
 BLENDS = (0.25, 0.5, 1.0)
 """How far a stage's score moves the shipped order (`moved`)."""
 SETTINGS = tuple((f, b) for f in FLOORS for b in BLENDS)
-UNSEEN_LOSS = 0.005
-"""The most nDCG@10 the never-confirmed questions may lose against plain retrieval (the product's bound)."""
+"""The head stage's (floor, blend) settings; the tail stage's are the `BLENDS`."""
+HEAD_BOUND = ("mrr@10", "ndcg@10", 0.005)
+"""The head stage's setting: best MRR@10 whose unseen nDCG@10 loses at most 0.005 against plain (the product's
+bound)."""
+TAIL_BOUND = ("recall@100", "recall@100", 0.01)
+"""The tail stage's blend: best R@100 whose unseen R@100 loses at most 0.01 against plain (the product's tail
+bound, `orchestration.learning.UNSEEN_RECALL_LOSS`)."""
 
 
 def plain_order(e: dict) -> list:
     return e["ids"][:e["n_base"]]
 
 
-def head_model(entries, ranker):
-    return ranker(labelled(list(entries), head_chunks, "opened"))
+def head_fit(ranker):
+    return lambda entries: ranker(labelled(list(entries), head_chunks, "opened"))
 
 
-def choose_setting(entries: dict, ranker) -> tuple | None:
-    """Returns the (floor, blend) of best MRR@10 whose unseen nDCG@10 stays within `UNSEEN_LOSS` of plain, by
-    cross-validation over the folds of `entries` (each fold ranked by the ranker fitted on the others); None when
-    none does."""
-    orders = {s: {} for s in SETTINGS}
+def tail_fit(entries):
+    return pointwise(labelled(list(entries), tail_chunks, "tailed"))
+
+
+def head_order(e: dict, model: tuple, setting: tuple) -> list:
+    return reranked(e, model, *setting)
+
+
+def tail_order(e: dict, model: tuple, blend: float) -> list:
+    return tail_reranked(e, model, blend)
+
+
+def choose(entries: dict, fit, order, settings: tuple, bound: tuple):
+    """Returns the setting of best `bound[0]` whose unseen `bound[1]` loses at most `bound[2]` against plain, by
+    cross-validation over the folds of `entries` (each fold ordered by `order(e, fit(the other folds), setting)`);
+    None when none does."""
+    goal, guarded, loss = bound
+    orders = {s: {} for s in settings}
     for g in sorted({e["fold"] for e in entries.values()}):
-        model = head_model((e for e in entries.values() if e["fold"] != g), ranker)
-        for floor, blend in SETTINGS:
-            orders[floor, blend].update({q: reranked(e, model, floor, blend) for q, e in entries.items()
-                                         if e["fold"] == g})
-    plain = scores_of(entries, {q: plain_order(e) for q, e in entries.items()})["unseen"]["ndcg@10"]
+        model = fit(e for e in entries.values() if e["fold"] != g)
+        for setting in settings:
+            orders[setting].update({q: order(e, model, setting) for q, e in entries.items() if e["fold"] == g})
+    plain = scores_of(entries, {q: plain_order(e) for q, e in entries.items()})["unseen"][guarded]
     report = {s: scores_of(entries, o) for s, o in orders.items()}
-    safe = [s for s in SETTINGS if report[s]["unseen"]["ndcg@10"] >= plain - UNSEEN_LOSS]
-    return max(safe, key=lambda s: report[s]["all"]["mrr@10"], default=None)
+    safe = [s for s in settings if report[s]["unseen"][guarded] >= plain - loss]
+    return max(safe, key=lambda s: report[s]["all"][goal], default=None)
 
 
-def cross_fitted(entries: dict, order_of) -> dict:
-    """Returns every question's order by `order_of(learning entries)`, a function of a held-out question fitted on
-    the other folds only."""
-    orders = {}
+def cross_fitted(entries: dict, fit, order, setting=None, settings: tuple = (), bound: tuple = ()) -> tuple[dict, list]:
+    """Returns every question's order by `order(e, fit(the other folds), setting)`, the setting fixed or, when None,
+    chosen on the other folds (`choose` among `settings` under `bound`; none: the shipped order), and each fold's
+    setting."""
+    orders, chosen = {}, []
     for f in range(FOLDS):
-        rank = order_of({q: e for q, e in entries.items() if e["fold"] != f})
-        orders.update({q: rank(e) for q, e in entries.items() if e["fold"] == f})
-    return orders
+        learn = {q: e for q, e in entries.items() if e["fold"] != f}
+        held = {q: e for q, e in entries.items() if e["fold"] == f}
+        pick = setting if setting is not None else choose(learn, fit, order, settings, bound)
+        chosen.append(pick)
+        model = fit(learn.values()) if pick is not None else None
+        orders.update({q: order(e, model, pick) if pick is not None else e["shipped"] for q, e in held.items()})
+    return orders, chosen
 
 
 def split_result(split: int) -> dict:
-    """Returns the pool analysis and the scores of plain, shipped, each head ranker (at fixed settings and at the
-    setting cross-validated on the learning folds) and the tail stage on `split`."""
+    """Returns the pool analysis and the scores of plain, shipped, each head ranker and the tail stage (at fixed
+    settings and at the setting cross-validated on the learning folds) on `split`."""
     entries = load_cache(split)
     out = {"questions": len(entries), "gate_open": sum(e["opened"] for e in entries.values()),
            "unseen_gate_open": sum(e["opened"] and not e["seen"] for e in entries.values()), "pool": pool(entries),
            "plain": scores_of(entries, {q: plain_order(e) for q, e in entries.items()}),
            "shipped": scores_of(entries, {q: e["shipped"] for q, e in entries.items()})}
-    for name, ranker in RANKERS.items():
+    stages = {f"head {name}": (head_fit(ranker), head_order, SETTINGS, HEAD_BOUND, lambda b: (-1.0, b))
+              for name, ranker in RANKERS.items()}
+    stages["tail pointwise"] = (tail_fit, tail_order, BLENDS, TAIL_BOUND, lambda b: b)
+    for name, (fit, order, settings, bound, fixed) in stages.items():
         for blend in BLENDS:
-            out[f"head {name}, blend {blend}"] = scores_of(entries, cross_fitted(entries, lambda learn: (
-                lambda e, m=head_model(learn.values(), ranker): reranked(e, m, -1.0, blend))))
-        chosen = []
-
-        def fitted(learn: dict, ranker=ranker):
-            setting = choose_setting(learn, ranker)
-            chosen.append(setting)
-            model = head_model(learn.values(), ranker) if setting else None
-            return lambda e: reranked(e, model, *setting) if setting else e["shipped"]
-        out[f"head {name}, fitted setting"] = {**scores_of(entries, cross_fitted(entries, fitted)),
-                                               "settings": chosen}
-    for blend in BLENDS:
-        out[f"tail pointwise, blend {blend}"] = scores_of(entries, cross_fitted(entries, lambda learn: (
-            lambda e, m=pointwise(labelled(learn.values(), tail_chunks, "tailed")): tail_reranked(e, m, blend))))
+            out[f"{name}, blend {blend}"] = scores_of(entries, cross_fitted(entries, fit, order, fixed(blend))[0])
+        orders, chosen = cross_fitted(entries, fit, order, settings=settings, bound=bound)
+        out[f"{name}, fitted setting"] = {**scores_of(entries, orders), "settings": chosen}
     return out
 
 
@@ -364,7 +378,8 @@ def main() -> dict:
     kept = results_dir() / "feedback-rerank.json"
     result = json.loads(kept.read_text(encoding="utf-8")) if kept.exists() else {"splits": {}}
     result.update({"features": [*FEATURES, *DERIVED], "window": WINDOW, "floors": list(FLOORS),
-                   "blends": list(BLENDS), "unseen_loss": UNSEEN_LOSS})
+                   "blends": list(BLENDS), "head_bound": list(HEAD_BOUND),
+                   "tail_bound": list(TAIL_BOUND)})
     for split in args.splits:
         result["splits"][str(split)] = {"machine_before": machine_facts(), **split_result(split)}
         write("feedback-rerank", result)

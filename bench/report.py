@@ -430,7 +430,7 @@ def feedback_rerank(r: dict) -> str:
         return (f"{name} MRR@10 {v['all']['mrr@10']:.3f}, R@100 {v['all']['recall@100']:.3f}, unseen nDCG@10 "
                 f"{v['unseen']['ndcg@10']:.3f}, unseen R@100 {v['unseen']['recall@100']:.3f}")
     names = ("plain", "shipped", "head pointwise, fitted setting", "head pairwise, fitted setting",
-             "tail pointwise, blend 1.0")
+             "tail pointwise, fitted setting")
     return " — ".join(f"split {split} (dev): " + "; ".join(cells(s, n) for n in names)
                       for split, s in r["splits"].items()) + " (nothing shipped: no head stage lifts MRR@10 by 0.01)"
 

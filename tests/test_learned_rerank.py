@@ -48,3 +48,17 @@ def test_the_tail_stage_reorders_only_after_the_top_10():
     order = lr.tail_reranked(entry(), DENSE)
     assert order[:10] == entry()["shipped"][:10] and order[10:] == ["l1", "l0", "b11", "b10"]
     assert lr.tail_reranked(entry(tailed=False), DENSE) == entry()["shipped"]
+
+
+def test_the_choice_takes_the_best_setting_within_the_unseen_bound():
+    """"bold" lifts the seen question most but drops the unseen one's answer; "mild" lifts less and spares it."""
+    def question(fold, seen):
+        return {**entry(), "fold": fold, "seen": seen, "relevant": ["b0"] if not seen else ["b3"]}
+    entries = {f"{f}{s}": question(f, s) for f in (0, 1) for s in (True, False)}
+    lifted = {"bold": ["b3", "b0"], "mild": ["b0", "b3"]}
+
+    def order(e, model, setting):
+        return lifted[setting] + [c for c in e["ids"] if c not in lifted[setting]]
+    assert lr.choose(entries, lambda es: None, order, ("bold", "mild"), ("mrr@10", "ndcg@10", 0.005)) == "mild"
+    assert lr.choose(entries, lambda es: None, order, ("bold", "mild"), ("mrr@10", "ndcg@10", 1.0)) == "bold"
+    assert lr.choose(entries, lambda es: None, order, ("bold",), ("mrr@10", "ndcg@10", 0.005)) is None
