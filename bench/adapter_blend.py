@@ -45,6 +45,23 @@ def stored_fits(split: int) -> list[dict]:
     return json.loads((COMMITTED / f"feedback-partition-{split}.json").read_text(encoding="utf-8"))["fits"]
 
 
+def split_folds(split: int) -> tuple:
+    """Returns STARD's index, embedder, `CorpusView`, train questions and their relevant chunks (`open_stard`), the
+    questions' vectors and rows, each question's fold on `split` and each fold's committed learned params."""
+    import numpy as np
+
+    from lambdarag.orchestration.feedback.confirmations import embed_batches
+
+    backend, embedder, view, queries, chunks = open_stard(0)
+    if 0 not in EMBEDDED:
+        EMBEDDED[0] = embed_batches(embedder, [q["query"] for q in queries])
+    row = {q["qid"]: i for i, q in enumerate(queries)}
+    place = np.random.default_rng(split).permutation(len(queries)) if split else range(len(queries))
+    fold_of = {q["qid"]: int(n) % FOLDS for q, n in zip(queries, place)}
+    fits = {f["fold"]: f for f in stored_fits(split) if f["system"] == "hybrid+learned"}
+    return backend, embedder, view, queries, chunks, EMBEDDED[0], row, fold_of, fits
+
+
 FITTED = "fitted"
 """The `--fitted` system: the adapter at the blend `choose_blend` fits on each fold's learning folds."""
 
@@ -56,21 +73,13 @@ def split_result(split: int, settings: dict) -> dict:
     from ranx import Qrels, Run, evaluate
 
     from lambdarag import Context
-    from lambdarag.orchestration.feedback.confirmations import embed_batches
     from lambdarag.orchestration.learning import (base_ranking, build_learned, choose_blend, fit_query_adapter,
                                                   learned_ranking, retrieval_term)
     from lambdarag.skills.store.adapter import QueryAdapter
     from lambdarag.skills.store.learned import LearnedParams, Pair
     from lambdarag.skills.store.records import RetrievalPlan
 
-    backend, embedder, view, queries, chunks = open_stard(0)
-    if 0 not in EMBEDDED:
-        EMBEDDED[0] = embed_batches(embedder, [q["query"] for q in queries])
-    vectors = EMBEDDED[0]
-    row = {q["qid"]: i for i, q in enumerate(queries)}
-    place = np.random.default_rng(split).permutation(len(queries)) if split else range(len(queries))
-    fold_of = {q["qid"]: int(n) % FOLDS for q, n in zip(queries, place)}
-    fits = {f["fold"]: f for f in stored_fits(split) if f["system"] == "hybrid+learned"}
+    backend, embedder, view, queries, chunks, vectors, row, fold_of, fits = split_folds(split)
     plan = RetrievalPlan(bm25_top_k=100, dense_top_k=100, fused_top_k=100)
     names = ["hybrid", "hybrid+learned", *settings]
     runs, latency, seen, chosen = {n: {} for n in names}, {n: [] for n in names}, {}, []

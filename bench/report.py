@@ -433,6 +433,18 @@ def feedback_adapter_fitted(r: dict) -> str:
                       for split, s in r["splits"].items()) + " (p50 over plain hybrid, same run)"
 
 
+def feedback_rerank(r: dict) -> str:
+    """MRR@10, R@100 and the unseen questions' nDCG@10 and R@100 of plain, shipped and the second stages, per split."""
+    def cells(s: dict, name: str) -> str:
+        v = s[name]
+        return (f"{name} MRR@10 {v['all']['mrr@10']:.3f}, R@100 {v['all']['recall@100']:.3f}, unseen nDCG@10 "
+                f"{v['unseen']['ndcg@10']:.3f}, unseen R@100 {v['unseen']['recall@100']:.3f}")
+    names = ("plain", "shipped", "head pointwise, fitted setting", "head pairwise, fitted setting",
+             "tail pointwise, fitted setting")
+    return " — ".join(f"split {split} (dev): " + "; ".join(cells(s, n) for n in names)
+                      for split, s in r["splits"].items()) + " (nothing shipped: no head stage lifts MRR@10 by 0.01)"
+
+
 def feedback_match(r: dict) -> str:
     """The share of seen held-out questions whose best-matching past question is a right one, per split."""
     def rates(split: dict) -> str:
@@ -626,6 +638,8 @@ ROWS: list[tuple[str, str, str, Callable[[dict], str]]] = [
      "feedback-adapter-blend", "bench/adapter_blend.py", feedback_adapter_blend),
     ("query adapter, its blend fitted per fold under the unseen bound (0 = off), STARD 5-fold CV, per split (3 is the "
      "fresh one)", "feedback-adapter-fitted", "bench/adapter_blend.py --fitted", feedback_adapter_fitted),
+    ("learned second stage over the learned hybrid's candidates, STARD 5-fold CV, per split (probe)",
+     "feedback-rerank", "bench/learned_rerank.py", feedback_rerank),
     ("past-question matching, STARD 5-fold: the best past question shares a relevant article", "feedback-match",
      "bench/neighbour_match.py", feedback_match),
     ("hybrid search latency, STARD fold 0", "stard-latency", "bench/feedback.py --latency-only", stard_latency),
