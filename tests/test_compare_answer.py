@@ -422,6 +422,14 @@ def test_a_chinese_side_ends_with_the_head_it_shares_with_the_other_side():
     assert query_entities("硬链接和符号链接有什么区别？") == ("硬链接", "符号链接")
 
 
+def test_a_chinese_side_ends_before_an_adverb_of_the_question():
+    # kicad-pcb-zh-cn dev c02: the second side was 埋孔到底, called missing beside the sentence defining 埋孔
+    from lambdarag.domains.generic.cues import query_entities
+
+    assert query_entities("盲孔和埋孔到底有什么区别？") == ("盲孔", "埋孔")
+    assert query_entities("进程和线程究竟有什么不同？") == ("进程", "线程")
+
+
 def test_an_english_side_drops_a_shared_action_but_keeps_a_shared_command_word():
     # texts write "declares Breaks", never "declaring Breaks"; but they write "apt purge", the command's own name
     from lambdarag.domains.generic.cues import query_entities
