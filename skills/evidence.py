@@ -972,10 +972,18 @@ _NUMBERED = re.compile(r"\b(?:v(?:ersion)?\s*)?\d+(?:\.\d+)+\b|\b(?:19|20)\d\d\b
 """A version number or a year (`_VERSION` without its words alone: a title "Deprecated fields" dates nothing)."""
 
 
+_ENTRY_WORDS = re.compile(r"\b(?:version|revision|release|changes)\b|版本|修订|发布|变更", re.I)
+"""Words a change log's entry title may hold besides its version (Version 4.6.0, Revision 3-18, 版本 2.1)."""
+
+
 def titled_dated(unit: Scored) -> bool:
-    """Returns whether the title of a unit's hit names a version or a year (`_NUMBERED`): a change log's page
-    (Version 4.6.0) dates every sentence on it, and those say only what changed (Previously, this prohibition…)."""
-    return bool(_NUMBERED.search(_PLACE_NUMBER.sub(" ", unit.hit.title)))
+    """Returns whether a unit's hit is a change log's entry: its title a version or a year and nothing else but
+    `_ENTRY_WORDS` (Version 4.6.0), which dates every sentence on it, and those say only what changed (Previously,
+    this prohibition…). A page titled with a release and what it is about (2021 年 8 月 14 日发布的 Debian Edu 11 …)
+    describes that release: its sentences are no more dated than any other page's (edu-zh-cn dev t05)."""
+    title = _PLACE_NUMBER.sub(" ", unit.hit.title)
+    return bool(_NUMBERED.search(title)) and not re.search(r"[A-Za-z\u4e00-\u9fff]", _ENTRY_WORDS.sub(
+        " ", _NUMBERED.sub(" ", title)))
 
 
 def temporal(ranking: Sequence[Scored], around: Sequence[Scored] = (), query: str = "") -> list[Scored]:

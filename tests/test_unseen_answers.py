@@ -72,6 +72,27 @@ def test_a_question_asking_whether_a_rule_changed_quotes_the_change_logs_sentenc
     assert "No package is allowed to install files in /usr/lib64/.[source: version-4-6-0.md" in text, text
 
 
+def test_a_page_titled_with_a_release_and_its_subject_does_not_date_its_sentences():
+    """Only a change log's entry, titled with its version alone, dates every sentence on it: a release's page
+    titled with its date and subject describes the release, and its Samba sentence, scored a little lower, beat
+    the upgrade step asked for (edu-zh-cn dev t05, round 20)."""
+    from dataclasses import replace
+
+    from lambdarag.skills.evidence import ranked, temporal
+
+    query = "主服务器从 bullseye 升级到 bookworm 的过程中，被问到 Samba 配置时该怎么选？"
+    hits = pages(("upgrade.md", "从 Debian Edu Bullseye 升级",
+                  "Samba服务器和实用程序:选择“保持当前安装的本地版本”."),
+                 ("release.md", "2021 年 8 月 14 日发布的 Debian Edu 11 代号 Bullseye",
+                  "Samba 被配置为具有 SMB2/SMB3 支持的‘独立服务器’；以完成域连接。"),
+                 ("version.md", "Version 11.1", "Samba 的默认共享现在只读。"))
+    units = {u.hit.source: u for u in ranked(query, hits, GENERIC)}
+    step, release, entry = (replace(units[s], score=score) for s, score in
+                            [("upgrade.md", 0.86), ("release.md", 0.79), ("version.md", 0.79)])
+    assert temporal([step, release], query=query)[0] is step
+    assert temporal([step, entry], query=query)[0] is entry    # a change log's entry still dates its sentences
+
+
 def test_the_sides_a_question_joins_win_over_pages_it_names_in_passing():
     """"AppArmor 配置文件的 enforce 模式和 complain 模式区别在哪？" names two pages (AppArmor; 配置文件, resolved to
     the syslog page) but compares enforce with complain: the blocks are enforce's and complain's, each cited to the
