@@ -1050,14 +1050,16 @@ def linking(ranking: Sequence[Scored], ends: Sequence[str]) -> Optional[Scored]:
 def shaped(query_type: Optional[str], ranking: Sequence[Scored], names: Sequence[str] = (),
            around: Sequence[Scored] = (), query: str = "") -> list[Scored]:
     """Returns the units an answer of this type quotes: a temporal question's dated unit (`query`: the question,
-    whose words name no release), a synthesis's diverse points, a relation's unit naming both ends (`names`),
-    else a fact's one or two units."""
+    whose words name no release), a synthesis's diverse points (a fact's units when one document alone has any:
+    its opening says what it is about, not what the question asks of it), a relation's unit naming both ends
+    (`names`), else a fact's one or two units."""
     if not ranking:
         return []
     if query_type == "temporal":
         return temporal(ranking, around, query)
     if query_type == "synthesis":
-        return diverse(ranking)
+        points = diverse(ranking)
+        return points if len(points) >= 2 else fact(ranking)
     if query_type == "relation" and len(names) >= 2:
         return relation(ranking, names)
     return fact(ranking)
