@@ -882,16 +882,19 @@ REFERS_BACK = re.compile(r"^(?:This|These|That|Those|It|They|Such)\b|\b(?:these|
 """A sentence about what the text before it said (these rules, This means…, 上述规则): alone, it lost what that is."""
 
 
-def fact(ranking: Sequence[Scored]) -> list[Scored]:
+def fact(ranking: Sequence[Scored], query: str = "") -> list[Scored]:
     """Returns the one or two units that answer a fact question: the best, and the best other unit within `SECOND`
-    of it that does not refer back to text it lacks (`REFERS_BACK`: a pair holds its subject), the two quoting at
-    most `QUOTED` sentences."""
+    of it that does not refer back to text it lacks (`REFERS_BACK`: a pair holds its subject), one naming what the
+    question asks for first when the best names it (`NAMES_ASKED`: for "Which file decides…", `…allowed in
+    /etc/securetty` over `…decide very carefully which log files…`), the two quoting at most `QUOTED` sentences."""
     if not ranking:
         return []
     room = QUOTED - sentence_count(ranking[0].text)
     near = [s for s in ranking[1:] if s.score >= SECOND * ranking[0].score]
-    alone = [s for s in near if s.candidate.kind == "pair" or not REFERS_BACK.search(s.text)]
-    return [ranking[0]] + [s for s in (alone or near)[:1] if sentence_count(s.text) <= room]
+    alone = [s for s in near if s.candidate.kind == "pair" or not REFERS_BACK.search(s.text)] or near
+    asked = [named for asks, named in NAMES_ASKED if asks.search(query) and named.search(ranking[0].text)]
+    naming = [s for s in alone if any(named.search(s.text) for named in asked)]
+    return [ranking[0]] + [s for s in (naming or alone)[:1] if sentence_count(s.text) <= room]
 
 
 OPENING_SHARE = 0.7
@@ -1003,7 +1006,7 @@ def temporal(ranking: Sequence[Scored], around: Sequence[Scored] = (), query: st
     if after is not None:
         return [first, after]
     if not versioned:
-        return fact(ranking)
+        return fact(ranking, query)
     near = [s for s in ranking if s is not first and s.score >= SECOND * first.score]
     return [first] + ([s for s in near if dated(s.text, query)] or near)[:1]
 
@@ -1059,7 +1062,7 @@ def shaped(query_type: Optional[str], ranking: Sequence[Scored], names: Sequence
         return temporal(ranking, around, query)
     if query_type == "synthesis":
         points = diverse(ranking)
-        return points if len(points) >= 2 else fact(ranking)
+        return points if len(points) >= 2 else fact(ranking, query)
     if query_type == "relation" and len(names) >= 2:
         return relation(ranking, names)
-    return fact(ranking)
+    return fact(ranking, query)

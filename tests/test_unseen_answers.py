@@ -1,5 +1,6 @@
-"""Offline answers on text written as nobody tuned for (round 20, the policy-en / handbook-zh-cn dev halves): a
-definition list's term, a comparison whose sides share a verb, a question asking when a rule changed."""
+"""Offline answers on text written as nobody tuned for (the held-out pairs' dev halves: policy-en / handbook-zh-cn
+in round 20, harden-en / kicad-pcb-zh-cn and edu-zh-cn in round 21): a definition list's term, a comparison whose
+sides share a verb, a question asking when a rule changed, a release's page, a question asking which file."""
 from __future__ import annotations
 
 from lambdarag import Context, State
@@ -91,6 +92,28 @@ def test_a_page_titled_with_a_release_and_its_subject_does_not_date_its_sentence
                             [("upgrade.md", 0.86), ("release.md", 0.79), ("version.md", 0.79)])
     assert temporal([step, release], query=query)[0] is step
     assert temporal([step, entry], query=query)[0] is entry    # a change log's entry still dates its sentences
+
+
+def test_a_fact_answers_second_unit_names_the_file_asked_for_when_its_first_does():
+    """"Which file decides…": a unit naming no file cannot say which one; it joined the answer over the sentence
+    naming /etc/securetty (harden-en dev r03)."""
+    from dataclasses import replace
+
+    from lambdarag.skills.evidence import fact, ranked
+
+    query = "Which file decides on which terminals root may log in?"
+    hits = pages(("pam.md", "User access control in PAM",
+                  "To make sure that the user root can only log into the system from local terminals, the following "
+                  "line should be enabled in /etc/pam.d/login:\n\nThen you should modify the list of terminals on "
+                  "which direct root login is allowed in /etc/securetty."),
+                 ("logs.md", "Log file permissions",
+                  "Take a brief look at your log files and decide very carefully which log files to make readable."))
+    scores = {"To make": 0.86, "Take a": 0.84, "Then you": 0.8}
+    ranking = [replace(u, score=next(v for k, v in scores.items() if u.text.startswith(k)))
+               for u in ranked(query, hits, GENERIC)]
+    ranking.sort(key=lambda u: (not u.text.startswith("To make"), -u.score))    # the file-naming unit first
+    assert [u.text[:8] for u in fact(ranking, query)] == ["To make ", "Then you"]
+    assert [u.text[:8] for u in fact(ranking)] == ["To make ", "Take a b"]     # any other question: the score
 
 
 def test_the_sides_a_question_joins_win_over_pages_it_names_in_passing():
