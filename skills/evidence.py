@@ -893,7 +893,7 @@ def fact(ranking: Sequence[Scored], query: str = "") -> list[Scored]:
     near = [s for s in ranking[1:] if s.score >= SECOND * ranking[0].score]
     alone = [s for s in near if s.candidate.kind == "pair" or not REFERS_BACK.search(s.text)] or near
     asked = [named for asks, named in NAMES_ASKED if asks.search(query) and named.search(ranking[0].text)]
-    naming = [s for s in alone if any(named.search(s.text) for named in asked)]
+    naming = [s for s in alone if any(named.search(s.text) for named in asked) and sentence_count(s.text) <= room]
     return [ranking[0]] + [s for s in (naming or alone)[:1] if sentence_count(s.text) <= room]
 
 

@@ -114,6 +114,9 @@ def test_a_fact_answers_second_unit_names_the_file_asked_for_when_its_first_does
     ranking.sort(key=lambda u: (not u.text.startswith("To make"), -u.score))    # the file-naming unit first
     assert [u.text[:8] for u in fact(ranking, query)] == ["To make ", "Then you"]
     assert [u.text[:8] for u in fact(ranking)] == ["To make ", "Take a b"]     # any other question: the score
+    long = [replace(u, candidate=replace(u.candidate, text=u.text + " It lists ttys. Edit it with care."))
+            if u.text.startswith("Then you") else u for u in ranking]
+    assert [u.text[:8] for u in fact(long, query)] == ["To make ", "Take a b"]   # too long to join: as before
 
 
 def test_the_sides_a_question_joins_win_over_pages_it_names_in_passing():
