@@ -46,8 +46,11 @@ def best_sentence(ranking: Sequence[Scored], cues: Sequence[str] = (), used: fro
 
 
 def line(sentence: str, hit: Hit, p: Mapping[str, str]) -> str:
-    """Returns a quoted sentence ending in the language's full stop, then its citation marker."""
-    return f"{sentence.rstrip('；;，,。.：:')}{p['end']}{marker(hit, p['source'])}"
+    """Returns a quoted sentence ending in its own full stop, else the language's (a row, a clause, a lead-in), then
+    its citation marker: an English sentence of a Chinese book ends in `.`, not `。` (SMD pads … have no hole.)."""
+    said = sentence.rstrip('；;，,。.：:')
+    stop = sentence[len(said):].strip()[:1]
+    return f"{said}{stop if stop in ('。', '.') else p['end']}{marker(hit, p['source'])}"
 
 
 def answer_of(lines: Sequence[str], hits: Sequence[Hit], p: Mapping[str, str]) -> dict[str, Any]:

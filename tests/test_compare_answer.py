@@ -581,7 +581,7 @@ def test_a_latin_name_with_its_chinese_kind_is_found_by_its_latin_name_in_englis
     text = answer("焊盘类型里 SMD 焊盘和通孔焊盘有什么差别？", hits, "compare")
     assert "未找到" not in text, text
     smd, _ = blocks(text, "关于「SMD 焊盘」：", "关于「通孔焊盘」：")
-    assert "SMD pads are electrically-connected and have no hole" in smd and "[来源: pads.md" in smd, text
+    assert "SMD pads are electrically-connected and have no hole.[来源: pads.md" in smd, text    # its own full stop
 
 
 def test_a_side_shares_the_block_whose_unit_defines_it_too():
