@@ -882,16 +882,19 @@ REFERS_BACK = re.compile(r"^(?:This|These|That|Those|It|They|Such)\b|\b(?:these|
 """A sentence about what the text before it said (these rules, This means…, 上述规则): alone, it lost what that is."""
 
 
-def fact(ranking: Sequence[Scored]) -> list[Scored]:
+def fact(ranking: Sequence[Scored], query: str = "") -> list[Scored]:
     """Returns the one or two units that answer a fact question: the best, and the best other unit within `SECOND`
-    of it that does not refer back to text it lacks (`REFERS_BACK`: a pair holds its subject), the two quoting at
-    most `QUOTED` sentences."""
+    of it that does not refer back to text it lacks (`REFERS_BACK`: a pair holds its subject), one naming what the
+    question asks for first when the best names it (`NAMES_ASKED`: for "Which file decides…", `…allowed in
+    /etc/securetty` over `…decide very carefully which log files…`), the two quoting at most `QUOTED` sentences."""
     if not ranking:
         return []
     room = QUOTED - sentence_count(ranking[0].text)
     near = [s for s in ranking[1:] if s.score >= SECOND * ranking[0].score]
-    alone = [s for s in near if s.candidate.kind == "pair" or not REFERS_BACK.search(s.text)]
-    return [ranking[0]] + [s for s in (alone or near)[:1] if sentence_count(s.text) <= room]
+    alone = [s for s in near if s.candidate.kind == "pair" or not REFERS_BACK.search(s.text)] or near
+    asked = [named for asks, named in NAMES_ASKED if asks.search(query) and named.search(ranking[0].text)]
+    naming = [s for s in alone if any(named.search(s.text) for named in asked) and sentence_count(s.text) <= room]
+    return [ranking[0]] + [s for s in (naming or alone)[:1] if sentence_count(s.text) <= room]
 
 
 OPENING_SHARE = 0.7
@@ -972,10 +975,18 @@ _NUMBERED = re.compile(r"\b(?:v(?:ersion)?\s*)?\d+(?:\.\d+)+\b|\b(?:19|20)\d\d\b
 """A version number or a year (`_VERSION` without its words alone: a title "Deprecated fields" dates nothing)."""
 
 
+_ENTRY_WORDS = re.compile(r"\b(?:version|revision|release|changes)\b|版本|修订|发布|变更", re.I)
+"""Words a change log's entry title may hold besides its version (Version 4.6.0, Revision 3-18, 版本 2.1)."""
+
+
 def titled_dated(unit: Scored) -> bool:
-    """Returns whether the title of a unit's hit names a version or a year (`_NUMBERED`): a change log's page
-    (Version 4.6.0) dates every sentence on it, and those say only what changed (Previously, this prohibition…)."""
-    return bool(_NUMBERED.search(_PLACE_NUMBER.sub(" ", unit.hit.title)))
+    """Returns whether a unit's hit is a change log's entry: its title a version or a year and nothing else but
+    `_ENTRY_WORDS` (Version 4.6.0), which dates every sentence on it, and those say only what changed (Previously,
+    this prohibition…). A page titled with a release and what it is about (2021 年 8 月 14 日发布的 Debian Edu 11 …)
+    describes that release: its sentences are no more dated than any other page's (edu-zh-cn dev t05)."""
+    title = _PLACE_NUMBER.sub(" ", unit.hit.title)
+    return bool(_NUMBERED.search(title)) and not re.search(r"[A-Za-z\u4e00-\u9fff]", _ENTRY_WORDS.sub(
+        " ", _NUMBERED.sub(" ", title)))
 
 
 def temporal(ranking: Sequence[Scored], around: Sequence[Scored] = (), query: str = "") -> list[Scored]:
@@ -995,7 +1006,7 @@ def temporal(ranking: Sequence[Scored], around: Sequence[Scored] = (), query: st
     if after is not None:
         return [first, after]
     if not versioned:
-        return fact(ranking)
+        return fact(ranking, query)
     near = [s for s in ranking if s is not first and s.score >= SECOND * first.score]
     return [first] + ([s for s in near if dated(s.text, query)] or near)[:1]
 
@@ -1042,14 +1053,16 @@ def linking(ranking: Sequence[Scored], ends: Sequence[str]) -> Optional[Scored]:
 def shaped(query_type: Optional[str], ranking: Sequence[Scored], names: Sequence[str] = (),
            around: Sequence[Scored] = (), query: str = "") -> list[Scored]:
     """Returns the units an answer of this type quotes: a temporal question's dated unit (`query`: the question,
-    whose words name no release), a synthesis's diverse points, a relation's unit naming both ends (`names`),
-    else a fact's one or two units."""
+    whose words name no release), a synthesis's diverse points (a fact's units when one document alone has any:
+    its opening says what it is about, not what the question asks of it), a relation's unit naming both ends
+    (`names`), else a fact's one or two units."""
     if not ranking:
         return []
     if query_type == "temporal":
         return temporal(ranking, around, query)
     if query_type == "synthesis":
-        return diverse(ranking)
+        points = diverse(ranking)
+        return points if len(points) >= 2 else fact(ranking, query)
     if query_type == "relation" and len(names) >= 2:
         return relation(ranking, names)
-    return fact(ranking)
+    return fact(ranking, query)

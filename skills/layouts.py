@@ -46,8 +46,11 @@ def best_sentence(ranking: Sequence[Scored], cues: Sequence[str] = (), used: fro
 
 
 def line(sentence: str, hit: Hit, p: Mapping[str, str]) -> str:
-    """Returns a quoted sentence ending in the language's full stop, then its citation marker."""
-    return f"{sentence.rstrip('；;，,。.：:')}{p['end']}{marker(hit, p['source'])}"
+    """Returns a quoted sentence ending in its own full stop, else the language's (a row, a clause, a lead-in), then
+    its citation marker: an English sentence of a Chinese book ends in `.`, not `。` (SMD pads … have no hole.)."""
+    said = sentence.rstrip('；;，,。.：:')
+    stop = sentence[len(said):].strip()[:1]
+    return f"{said}{stop if stop in ('。', '.') else p['end']}{marker(hit, p['source'])}"
 
 
 def answer_of(lines: Sequence[str], hits: Sequence[Hit], p: Mapping[str, str]) -> dict[str, Any]:
@@ -94,19 +97,35 @@ def compared(state: State, hits: Sequence[Hit], profile: CorpusProfile, ranking:
                 for s in sides], True
     if len(named) < 2:
         return [], False
+    spoken = {e: spoken_as(e, ranking) for e in named}
+    called = list(spoken.values())
     # a side's units name it whole or by its first two words (X Window System as texts say it)
-    own = {e: [r for r in ranking if any(naming([r], f) for f in said(e))] for e in named}
-    speaking = {e: {r.hit.source for r in ranking if any(names(r.text, f) for f in said(e))} for e in named}
+    own = {e: [r for r in ranking if any(naming([r], f) for f in said(spoken[e]))] for e in named}
+    speaking = {e: {r.hit.source for r in ranking if any(names(r.text, f) for f in said(spoken[e]))} for e in named}
 
-    steered = on_aspect(state.original_query, named, ranking)
-    verbs = asked_of(state.original_query, named)
+    steered = on_aspect(state.original_query, called, ranking)
+    verbs = asked_of(state.original_query, called)
 
     def key(unit: Scored, e: str) -> tuple[bool, ...]:
         beside = set().union(*(speaking[o] for o in named if o != e))   # a document speaking for another side
-        speaks = speaks_for(unit, e, named, asked=verbs)    # the aspect only among units as near the side: ties
+        speaks = speaks_for(unit, spoken[e], called, asked=verbs)    # the aspect only among units as near the side: ties
         return (*speaks[:5], unit.text not in steered, *speaks[5:], unit.hit.source not in beside)
 
     return [(e, sorted(own[e], key=lambda r: key(r, e))) for e in named], False
+
+
+_KIND_AFTER = re.compile(r"([A-Za-z][\w.+-]*(?: [A-Za-z][\w.+-]*)*)\s?[\u4e00-\u9fff]{1,4}")
+"""A Chinese question's side that is a Latin name and the kind of thing it is (SMD 焊盘, Debian 计划)."""
+
+
+def spoken_as(name: str, ranking: Sequence[Scored]) -> str:
+    """Returns the name by which the units say a side: as the question writes it when one does, else the Latin name
+    of a side written as a Latin name and its Chinese kind (`_KIND_AFTER`) when one says that: a book whose
+    paragraphs are in English writes "SMD pads are…", never SMD 焊盘 (kicad-pcb-zh-cn dev c06)."""
+    kind = _KIND_AFTER.fullmatch(name)
+    if kind is None or any(naming([r], f) for r in ranking for f in said(name)):
+        return name
+    return kind.group(1) if any(names(r.text, kind.group(1)) for r in ranking) else name
 
 
 def others(named: Sequence[str], sides: Sequence[Any]) -> bool:
@@ -365,8 +384,9 @@ def compare_answer(state: State, hits: Sequence[Hit], profile: CorpusProfile,
                    ranking: Sequence[Scored]) -> Optional[dict[str, Any]]:
     """Returns one labelled, cited block per side (per aspect when the sides are documents and the profile
     compares on aspects), then a unit naming every side when one says how they relate; None with fewer than two
-    sides. A side whose one unit is the one quoted for another side (a sentence naming both) shares that block's
-    label rather than being called missing."""
+    sides. A side whose best unit is the one quoted for another side shares that block's label when it has no other
+    unit (a sentence naming both) rather than being called missing, or when that unit defines it too (a table row
+    saying 盲孔是… 埋孔是…) rather than quoting a worse one."""
     sides, documents = compared(state, hits, profile, ranking)
     if len(sides) < 2:
         return None
@@ -381,7 +401,9 @@ def compare_answer(state: State, hits: Sequence[Hit], profile: CorpusProfile,
         for name, own in sides:    # each side its own unit: one quoted for a side is not quoted again for the next
             got = stating(own, cues, frozenset(used))
             got = got if got is None or not cues or states(got, cues) else None    # off the aspect: not under its heading
-            shared = next((b for b in blocks if got is None and b[1] is not None and b[1] in own[:1]), None)
+            # its best unit, quoted for another side, stands for it too when nothing else does or it defines it
+            shared = next((b for b in blocks if b[1] is not None and b[1] in own[:1] and (
+                got is None or not speaks_for(b[1], name, [s for s, _ in sides])[3])), None)
             if shared is not None:
                 shared[0].append(name)
                 continue

@@ -422,6 +422,14 @@ def test_a_chinese_side_ends_with_the_head_it_shares_with_the_other_side():
     assert query_entities("硬链接和符号链接有什么区别？") == ("硬链接", "符号链接")
 
 
+def test_a_chinese_side_ends_before_an_adverb_of_the_question():
+    # kicad-pcb-zh-cn dev c02: the second side was 埋孔到底, called missing beside the sentence defining 埋孔
+    from lambdarag.domains.generic.cues import query_entities
+
+    assert query_entities("盲孔和埋孔到底有什么区别？") == ("盲孔", "埋孔")
+    assert query_entities("进程和线程究竟有什么不同？") == ("进程", "线程")
+
+
 def test_an_english_side_drops_a_shared_action_but_keeps_a_shared_command_word():
     # texts write "declares Breaks", never "declaring Breaks"; but they write "apt purge", the command's own name
     from lambdarag.domains.generic.cues import query_entities
@@ -562,3 +570,24 @@ def test_the_word_a_question_asks_a_side_does_is_its_verb_never_a_noun_after_its
     assert asked_of("piuparts 测试哪些 lintian 不测试的内容？", ["piuparts", "lintian"]) == ["测试"]
     assert asked_of("How does Wayland differ from the X Window System core protocol?",
                     ["Wayland", "X Window System"]) == []     # core protocol: the side's noun phrase, no verb
+
+
+def test_a_latin_name_with_its_chinese_kind_is_found_by_its_latin_name_in_english_text():
+    # kicad-pcb-zh-cn dev c06: the book's paragraphs are English; "SMD 焊盘" was called missing beside "SMD pads are…"
+    hits = sourced(("pads.md", "Pad type: this setting controls which features are enabled for the pad:\n"
+                               "SMD pads are electrically-connected and have no hole.\n"
+                               "Through-hole pads are electrically-connected and have a plated hole."),
+                   ("placement.md", "使用通孔焊盘排除所有封装：启用时，如果封装包含任何通孔焊盘，也将从放置文件中排除封装。"))
+    text = answer("焊盘类型里 SMD 焊盘和通孔焊盘有什么差别？", hits, "compare")
+    assert "未找到" not in text, text
+    smd, _ = blocks(text, "关于「SMD 焊盘」：", "关于「通孔焊盘」：")
+    assert "SMD pads are electrically-connected and have no hole.[来源: pads.md" in smd, text    # its own full stop
+
+
+def test_a_side_shares_the_block_whose_unit_defines_it_too():
+    # kicad-pcb-zh-cn dev c02: one table row defines both kinds of via; 埋孔 quoted a hotkey line instead
+    hits = sourced(("rules.md", "| 设置 | 说明 |\n|---|---|\n| 允许盲孔/埋孔 | 必须先启用此设置，然后才能放置盲孔或埋孔。"
+                                "盲孔是机械钻孔，从外层铜层之一开始，到内层之一结束。埋孔是机械钻孔，在内部铜层开始和结束。 |"),
+                   ("routing.md", "使用热键 Ctrl+V 来放置微孔，Alt+Shift+V 来放置盲/埋孔。"))
+    text = answer("盲孔和埋孔到底有什么区别？", hits, "compare")
+    assert "关于「盲孔、埋孔」：" in text and "Alt+Shift+V" not in text, text

@@ -77,6 +77,25 @@ def test_an_overview_point_on_a_document_is_its_opening_when_it_scores_near_its_
                                               if c.text.startswith("The command ip route")).opening
 
 
+def test_an_overview_only_one_document_answers_quotes_what_answers_not_its_opening():
+    """A document's opening stands for it among several; when no other document holds a point, the question asks
+    what that one says, and its best unit answers (fresh15 maint-guide-en nm05, "After squeeze, what should
+    debian/source/format say?", typed synthesis, quoted the page's opening)."""
+    from dataclasses import replace
+
+    hits = (Hit(chunk_id="format.md#text", source="format.md", title="Source format", section="", score=1.0,
+                text="In the debian/source/format file, there should be a single line indicating the desired format."
+                     "\n\nAfter squeeze, it should say either: 3.0 (native) for native Debian packages or 3.0 (quilt) "
+                     "for everything else."),
+            Hit(chunk_id="log.md#text", source="log.md", title="changelog", section="", score=0.5,
+                text="This is a required file, which has a special format."))
+    query = "After squeeze, what should debian/source/format say?"
+    scores = {"In the debian": 0.64, "After squeeze": 0.9, "This is a": 0.47}
+    ranking = sorted((replace(u, score=next(v for k, v in scores.items() if u.text.startswith(k)))
+                      for u in ranked(query, hits, GENERIC)), key=lambda u: -u.score)
+    assert [u.text[:13] for u in shaped("synthesis", ranking)] == ["After squeeze"]
+
+
 PIECE_ONE = ('- "Recommends"\n  - This declares a strong, but not absolute, dependency.\n'
              '- "Suggests"\n  - This declares a weak dependency. ')
 PIECE_TWO = ("Many users of this package may benefit from the packages listed but can do without them.\n"

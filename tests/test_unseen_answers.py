@@ -1,5 +1,6 @@
-"""Offline answers on text written as nobody tuned for (round 20, the policy-en / handbook-zh-cn dev halves): a
-definition list's term, a comparison whose sides share a verb, a question asking when a rule changed."""
+"""Offline answers on text written as nobody tuned for (the held-out pairs' dev halves: policy-en / handbook-zh-cn
+in round 20, harden-en / kicad-pcb-zh-cn and edu-zh-cn in round 21): a definition list's term, a comparison whose
+sides share a verb, a question asking when a rule changed, a release's page, a question asking which file."""
 from __future__ import annotations
 
 from lambdarag import Context, State
@@ -70,6 +71,52 @@ def test_a_question_asking_whether_a_rule_changed_quotes_the_change_logs_sentenc
     text = answer("Was installing into /usr/lib64 always forbidden on every architecture, or did that change at "
                   "some point?", hits, "temporal")
     assert "No package is allowed to install files in /usr/lib64/.[source: version-4-6-0.md" in text, text
+
+
+def test_a_page_titled_with_a_release_and_its_subject_does_not_date_its_sentences():
+    """Only a change log's entry, titled with its version alone, dates every sentence on it: a release's page
+    titled with its date and subject describes the release, and its Samba sentence, scored a little lower, beat
+    the upgrade step asked for (edu-zh-cn dev t05, round 20)."""
+    from dataclasses import replace
+
+    from lambdarag.skills.evidence import ranked, temporal
+
+    query = "主服务器从 bullseye 升级到 bookworm 的过程中，被问到 Samba 配置时该怎么选？"
+    hits = pages(("upgrade.md", "从 Debian Edu Bullseye 升级",
+                  "Samba服务器和实用程序:选择“保持当前安装的本地版本”."),
+                 ("release.md", "2021 年 8 月 14 日发布的 Debian Edu 11 代号 Bullseye",
+                  "Samba 被配置为具有 SMB2/SMB3 支持的‘独立服务器’；以完成域连接。"),
+                 ("version.md", "Version 11.1", "Samba 的默认共享现在只读。"))
+    units = {u.hit.source: u for u in ranked(query, hits, GENERIC)}
+    step, release, entry = (replace(units[s], score=score) for s, score in
+                            [("upgrade.md", 0.86), ("release.md", 0.79), ("version.md", 0.79)])
+    assert temporal([step, release], query=query)[0] is step
+    assert temporal([step, entry], query=query)[0] is entry    # a change log's entry still dates its sentences
+
+
+def test_a_fact_answers_second_unit_names_the_file_asked_for_when_its_first_does():
+    """"Which file decides…": a unit naming no file cannot say which one; it joined the answer over the sentence
+    naming /etc/securetty (harden-en dev r03)."""
+    from dataclasses import replace
+
+    from lambdarag.skills.evidence import fact, ranked
+
+    query = "Which file decides on which terminals root may log in?"
+    hits = pages(("pam.md", "User access control in PAM",
+                  "To make sure that the user root can only log into the system from local terminals, the following "
+                  "line should be enabled in /etc/pam.d/login:\n\nThen you should modify the list of terminals on "
+                  "which direct root login is allowed in /etc/securetty."),
+                 ("logs.md", "Log file permissions",
+                  "Take a brief look at your log files and decide very carefully which log files to make readable."))
+    scores = {"To make": 0.86, "Take a": 0.84, "Then you": 0.8}
+    ranking = [replace(u, score=next(v for k, v in scores.items() if u.text.startswith(k)))
+               for u in ranked(query, hits, GENERIC)]
+    ranking.sort(key=lambda u: (not u.text.startswith("To make"), -u.score))    # the file-naming unit first
+    assert [u.text[:8] for u in fact(ranking, query)] == ["To make ", "Then you"]
+    assert [u.text[:8] for u in fact(ranking)] == ["To make ", "Take a b"]     # any other question: the score
+    long = [replace(u, candidate=replace(u.candidate, text=u.text + " It lists ttys. Edit it with care."))
+            if u.text.startswith("Then you") else u for u in ranking]
+    assert [u.text[:8] for u in fact(long, query)] == ["To make ", "Take a b"]   # too long to join: as before
 
 
 def test_the_sides_a_question_joins_win_over_pages_it_names_in_passing():

@@ -283,7 +283,9 @@ _PAIR = re.compile(r"\bbetween\s+(.{2,40}?)\s+and\s+(.{2,40}?)(?=[?.,;!]|\s+(?:i
                    r"|(?:^|\s)([\w./+-]{2,40})\s+(?:vs\.?|versus|or)\s+([\w./+-]{2,40})(?=[?.,;!\s]|$)"
                    r"|\bcompare\s+(.{2,40}?)\s+(?:and|with|to)\s+(.{2,40}?)(?=[?.,;!]|$)", re.I)
 _ZH_PAIR = re.compile(r"([\u4e00-\u9fffA-Za-z0-9_.+-]{2,20}?)(?:和|与|跟|同|及)([\u4e00-\u9fffA-Za-z0-9_.+-]{2,20}?)"
-                      r"(?:之间)?(?:的|有|在|是|相比|比较|哪个|谁)")
+                      r"(?:之间)?(?:到底|究竟|分别|各自)?(?:的|有|在|是|相比|比较|哪个|谁)")
+"""Two sides a Chinese comparison joins, before what it asks of them; an adverb right before that (盲孔和埋孔到底有什么
+区别) is no part of the second side."""
 _LEAD = re.compile(r"^(?:the|a|an|using|use)\s+", re.I)
 
 
