@@ -35,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 from bench.adapter_blend import split_folds  # noqa: E402
 from bench.feedback import FOLDS  # noqa: E402
 from bench.machine import facts as machine_facts, results_dir, write  # noqa: E402
+from lambdarag.orchestration.metrics import score  # noqa: E402
 
 BM25_DEPTH = 1000
 """How deep the BM25 rank of a relevant chunk is looked up (the pool analysis)."""
@@ -126,12 +127,9 @@ def load_cache(split: int) -> dict:
 
 
 def metrics(order: list, relevant: set) -> np.ndarray:
-    """Returns MRR@10, recall@100 and binary nDCG@10 of one ranking (as ranx computes them)."""
-    hits = np.array([c in relevant for c in order[:100]], dtype=np.float64)
-    first = np.flatnonzero(hits[:10])
-    gains = hits[:10] / np.log2(np.arange(2, 12))[:len(hits[:10])]
-    ideal = (1.0 / np.log2(np.arange(2, 2 + min(len(relevant), 10)))).sum()
-    return np.array([1.0 / (1 + first[0]) if len(first) else 0.0, hits.sum() / len(relevant), gains.sum() / ideal])
+    """Returns MRR@10, recall@100 and binary nDCG@10 of one ranking (`orchestration.metrics`, ranx's figures)."""
+    judged = dict.fromkeys(relevant, 1.0)
+    return np.array([score(m, order, judged) for m in ("mrr@10", "recall@100", "ndcg@10")])
 
 
 def scores_of(entries: dict, orders: dict) -> dict:
