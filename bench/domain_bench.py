@@ -103,7 +103,8 @@ def prepare(corpus: str) -> tuple[str, dict]:
             raise SystemExit(f"{corpus}: the installed {got['package']} {got['version']} does not convert to the "
                              f"files the questions were labelled on ({want['version']})")
     name = f"domain-{corpus}"
-    cli(["index", "--corpus", str(folder), "--name", name])
+    if cli(["index", "--corpus", str(folder), "--name", name]) != 0:
+        raise SystemExit(f"{corpus}: `lambdarag index` failed building {name} (its message is above)")
     return name, want
 
 

@@ -126,3 +126,16 @@ def test_with_split_1_every_help_page_is_one_file_and_its_debug_box_is_left_out(
     files = debian_docs.markdown_files(pages, 1)   # LibreOffice help's shape (calc-guide-zh-cn): one h1 a page
     assert files == {"00.01-添加自动筛选.md": "# 添加自动筛选\n选择要添加自动筛选的列。\n## 示例\n见[数据排序](00.02-数据排序.md)。\n",
                      "00.02-数据排序.md": "# 数据排序\n选择「数据 - 排序」。\n"}
+
+
+def test_preparing_a_corpus_stops_when_its_index_fails_to_build(monkeypatch):
+    """A failed `lambdarag index` must stop the benchmark, not leave it to run on a half-built index."""
+    from bench import domain_bench
+
+    corpus = domain_data.CORPORA[0]
+    monkeypatch.setattr(domain_bench, "default_out", lambda c: domain_bench.Path("/nonexistent") / c)
+    monkeypatch.setattr(domain_bench, "manifest", lambda c: {"sha256": {}, "package": "p", "version": "1"})
+    monkeypatch.setattr(domain_bench, "write", lambda c, folder: {"sha256": {}, "package": "p", "version": "1"})
+    monkeypatch.setattr(domain_bench, "cli", lambda argv: 2)
+    with pytest.raises(SystemExit, match=f"{corpus}: `lambdarag index` failed"):
+        domain_bench.prepare(corpus)
