@@ -467,9 +467,11 @@ def candidates(hits: Sequence[Hit], profile: Any, short: bool = False, headings:
     runs by default on port 9999 … to point to the approx server:). A piece of a section opening inside a block of
     the piece before it reads that block in front (`carried`). A unit that several documents hold (a note templated
     onto each chapter's first page: The rewrite of this tutorial document…) opens none of them: it says nothing of
-    what one of them is about."""
+    what one of them is about. A line that is a retrieved page's title is a link's caption left without its link (a
+    help page's related topics): it names where an answer is and says nothing."""
     out, seen, held_by = [], set(), {}
     documents = [h for h in hits if h.kind != "wiki"]
+    titles = {normalised(h.title) for h in hits}
     for rank, hit in enumerate(hits):
         if hit.kind == "wiki" and documents:
             continue    # a page quotes its sources, and the source itself is the better citation
@@ -497,7 +499,7 @@ def candidates(hits: Sequence[Hit], profile: Any, short: bool = False, headings:
                 intro = ()
             key = normalised(text)
             held_by.setdefault(key, set()).add(hit.source)
-            if not key or key in seen or not stands(text, kind, short) or profile.reading.is_heading(text) \
+            if not key or key in seen or key in titles or not stands(text, kind, short) or profile.reading.is_heading(text) \
                     or _FILE_LINE.search(_LINK_TARGET.sub("]", text)):
                 continue
             seen.add(key)
