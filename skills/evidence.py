@@ -199,6 +199,9 @@ def units(hit: Hit, profile: Any) -> list[Unit]:
         bare = _ITEM.sub("", line)
         kind = "option" if _OPTIONS.match(bare) else "item" if _ITEM.match(line) else None
         indent = len(raw) - len(raw.lstrip())
+        if open_block is not None and kind is None and announces(open_block, line):
+            open_block[2][-1] += " " + line     # one line: a Chinese paragraph's sentences end at each line break
+            continue
         if open_block is not None and (continues(open_block, line, indent) or labels(open_block)
                                        if kind is None else kind == "item" and defines(open_block, indent)):
             if kind is not None:
@@ -330,6 +333,17 @@ def defined(term: str, definition: str) -> list[str]:
     if len(parts) <= DEFINITION:
         return [f"{term} {' '.join(parts) if definition.isascii() else ''.join(parts)}"]
     return [f"{term} {parts[0]}", *parts[1:]]
+
+
+_WORDLESS = re.compile(r"[^A-Za-z\u4e00-\u9fff]*(?:[A-Za-z][^A-Za-z\u4e00-\u9fff]+)*[A-Za-z]?")
+"""A line holding no word: an expression or a formula (=(B2<A2)+B2-A2), letters only as cell names."""
+
+
+def announces(block: list, line: str) -> bool:
+    """Returns whether `line` is what the paragraph above announces: the paragraph ends in a colon and the line holds
+    no word (`_WORDLESS`: a formula on a line of its own); quoted apart, the lead-in says "use the formula below"
+    and the formula says nothing."""
+    return block[0] == "sentence" and bool(re.search(r"[:：]\s*$", block[2][-1])) and bool(_WORDLESS.fullmatch(line))
 
 
 def continues(block: list, line: str, indent: int = 0) -> bool:
