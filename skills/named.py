@@ -155,27 +155,12 @@ def alternatives(query: str, named: Sequence[str]) -> list[str]:
     return out if len(out) == 2 else []
 
 
-_PHRASE = re.compile(r"(?<![\w.+/-])[a-z][\w-]*(?: [a-z][\w-]*){0,2}(?![\w.+/-])")
-
-
-def repeated(query: str) -> list[str]:
-    """Returns the lower-case phrases of up to three words an English question says at least twice, each word a
-    keyword, longest first (kernel source of "…from the pristine kernel source differ from … the Debian kernel
-    source"): what a comparison of two kinds of one thing repeats."""
-    words = re.findall(r"[\w-]+", query)
-    found = {" ".join(words[i:i + n]) for n in (3, 2, 1) for i in range(len(words) - n + 1)}
-    phrases = [p for p in found if _PHRASE.fullmatch(p) and all(keywords(w) for w in p.split())
-               and len(re.findall(r"(?<![\w.+/-])" + re.escape(p) + r"(?![\w-])", query)) >= 2]
-    return sorted(phrases, key=lambda p: (-len(p.split()), query.find(p)))
-
-
 def qualified(query: str, named: Sequence[str]) -> list[str]:
     """Returns an English question's names with a name said twice, each time after another word or glued to a
     prefix, as two kinds of it (binary-only NMU, source NMU; binNMU, source NMU: the sides, not NMU and source): a
-    comparison of two kinds of one thing. With fewer than two names, a lower-case phrase said so is one too
-    (pristine kernel source, Debian kernel source: `repeated`)."""
+    comparison of two kinds of one thing."""
     out = list(named)
-    for name in named if len(named) >= 2 else [*named, *repeated(query)[:1]]:
+    for name in named:
         before = [m.groups() for m in re.finditer(r"(?:([\w.+/-]*\w)\s+|(?<![\w.+/-])([\w.+/-]*\w))" + re.escape(name)
                                                   + r"(?![\w-])", query)]
         kinds = list(dict.fromkeys(f"{w} {name}" if w else f"{glued}{name}" for w, glued in before

@@ -612,19 +612,6 @@ def test_a_comparison_listing_three_sides_gives_each_its_block(query):
     assert "treasurer proposes" in draft and "members have commented" in revised and "assembly votes" in final
 
 
-def test_two_kinds_of_one_thing_said_with_its_whole_name_are_the_sides():
-    """"Building from the pristine kernel source … from the Debian kernel source": a phrase said twice, each time
-    after another word, names two kinds of it, as 图形安装程序和文本安装程序 does in Chinese; the capitalised word
-    alone is no side (a soup book's text, written for this test)."""
-    hits = sourced(("stock.md", "The frozen vegetable stock must thaw overnight before it goes into the pot."),
-                   ("stock.md", "The Spring vegetable stock is made the same morning from the market's leftovers."))
-    query = "How does cooking with the frozen vegetable stock differ from cooking with the Spring vegetable stock?"
-    assert named_things(query, hits, GENERIC) == ["frozen vegetable stock", "Spring vegetable stock"]
-    frozen, spring = blocks(answer(query, hits, "compare"), "On “frozen vegetable stock”:",
-                            "On “Spring vegetable stock”:")
-    assert "thaw overnight" in frozen and "market's leftovers" in spring
-
-
 def test_a_latin_side_with_its_bracketed_qualifier_is_one_name_and_the_shorter_is_not_said_by_it():
     """A Chinese question comparing a UI option with its bracketed variant (To Cell, To Cell (resize with cell) in a
     spreadsheet guide): the bracket belongs to the second name, and a unit naming the variant does not speak for the
