@@ -199,6 +199,9 @@ def units(hit: Hit, profile: Any) -> list[Unit]:
         bare = _ITEM.sub("", line)
         kind = "option" if _OPTIONS.match(bare) else "item" if _ITEM.match(line) else None
         indent = len(raw) - len(raw.lstrip())
+        if open_block is not None and kind is None and announces(open_block, line):
+            open_block[2][-1] += " " + line     # one line: a Chinese paragraph's sentences end at each line break
+            continue
         if open_block is not None and (continues(open_block, line, indent) or labels(open_block)
                                        if kind is None else kind == "item" and defines(open_block, indent)):
             if kind is not None:
@@ -330,6 +333,17 @@ def defined(term: str, definition: str) -> list[str]:
     if len(parts) <= DEFINITION:
         return [f"{term} {' '.join(parts) if definition.isascii() else ''.join(parts)}"]
     return [f"{term} {parts[0]}", *parts[1:]]
+
+
+_WORDLESS = re.compile(r"[^A-Za-z\u4e00-\u9fff]*(?:[A-Za-z][^A-Za-z\u4e00-\u9fff]+)*[A-Za-z]?")
+"""A line holding no word: an expression or a formula (=(B2<A2)+B2-A2), letters only as cell names."""
+
+
+def announces(block: list, line: str) -> bool:
+    """Returns whether `line` is what the paragraph above announces: the paragraph ends in a colon and the line holds
+    no word (`_WORDLESS`: a formula on a line of its own); quoted apart, the lead-in says "use the formula below"
+    and the formula says nothing."""
+    return block[0] == "sentence" and bool(re.search(r"[:：]\s*$", block[2][-1])) and bool(_WORDLESS.fullmatch(line))
 
 
 def continues(block: list, line: str, indent: int = 0) -> bool:
@@ -467,9 +481,11 @@ def candidates(hits: Sequence[Hit], profile: Any, short: bool = False, headings:
     runs by default on port 9999 … to point to the approx server:). A piece of a section opening inside a block of
     the piece before it reads that block in front (`carried`). A unit that several documents hold (a note templated
     onto each chapter's first page: The rewrite of this tutorial document…) opens none of them: it says nothing of
-    what one of them is about."""
+    what one of them is about. A line that is a retrieved page's title is a link's caption left without its link (a
+    help page's related topics): it names where an answer is and says nothing."""
     out, seen, held_by = [], set(), {}
     documents = [h for h in hits if h.kind != "wiki"]
+    titles = {normalised(h.title) for h in hits}
     for rank, hit in enumerate(hits):
         if hit.kind == "wiki" and documents:
             continue    # a page quotes its sources, and the source itself is the better citation
@@ -497,7 +513,7 @@ def candidates(hits: Sequence[Hit], profile: Any, short: bool = False, headings:
                 intro = ()
             key = normalised(text)
             held_by.setdefault(key, set()).add(hit.source)
-            if not key or key in seen or not stands(text, kind, short) or profile.reading.is_heading(text) \
+            if not key or key in seen or key in titles or not stands(text, kind, short) or profile.reading.is_heading(text) \
                     or _FILE_LINE.search(_LINK_TARGET.sub("]", text)):
                 continue
             seen.add(key)

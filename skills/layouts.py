@@ -100,8 +100,11 @@ def compared(state: State, hits: Sequence[Hit], profile: CorpusProfile, ranking:
     spoken = {e: spoken_as(e, ranking) for e in named}
     called = list(spoken.values())
     # a side's units name it whole or by its first two words (X Window System as texts say it)
-    own = {e: [r for r in ranking if any(naming([r], f) for f in said(spoken[e]))] for e in named}
-    speaking = {e: {r.hit.source for r in ranking if any(names(r.text, f) for f in said(spoken[e]))} for e in named}
+    own = {e: [r for r in ranking if any(names(t, f) for t in (unsaid(r.text, spoken[e], called), r.hit.title,
+                                                                r.candidate.heading) for f in said(spoken[e]))]
+           for e in named}
+    speaking = {e: {r.hit.source for r in ranking if any(names(unsaid(r.text, spoken[e], called), f)
+                                                         for f in said(spoken[e]))} for e in named}
 
     steered = on_aspect(state.original_query, called, ranking)
     verbs = asked_of(state.original_query, called)
@@ -211,9 +214,18 @@ def said(name: str) -> list[str]:
 
 
 def leading(name: str) -> str:
-    """Returns the first two words of a longer name (X Window of X Window System), which a text may say alone."""
+    """Returns the first two words of a longer name (X Window of X Window System), which a text may say alone; a
+    name with a qualifier in brackets whole (To Cell (resize with cell): To Cell is another option)."""
     words = name.split()
-    return " ".join(words[:2]) if len(words) > 2 else name
+    return " ".join(words[:2]) if len(words) > 2 and not name.endswith(")") else name
+
+
+def unsaid(text: str, name: str, named: Sequence[str]) -> str:
+    """Returns `text` without the other sides' names that hold `name` (To Cell (resize with cell) for To Cell): saying
+    the longer name is not saying the shorter one."""
+    for other in (o for o in named if o != name and name.lower() in o.lower()):
+        text = re.sub(re.escape(other), " ", text, flags=re.I)
+    return text
 
 
 _VALUED = re.compile(r"(--?[A-Za-z][\w-]*)=(\S+)")
@@ -299,7 +311,7 @@ def speaks_for(unit: Scored, name: str, named: Sequence[str], steered: frozenset
     says something (not a shell command, not a link alone); then one saying the name as the question writes it
     (apt, not APT); then one naming no other side unless it opens with this one (its subject: `bzip2 foo |
     compress "foo"… (better compression than gzip)` speaks for bzip2); then one opening with the name."""
-    text, title = _BARE_LINK.sub(r"\1", unit.text), unit.hit.title + " " + unit.hit.source
+    text, title = unsaid(_BARE_LINK.sub(r"\1", unit.text), name, named), unit.hit.title + " " + unit.hit.source
     forms = said(name)
     others = [o for o in named if o != name]
     glossed = unit.candidate.heading.rsplit(" / ", 1)[-1].lower() in [f"“{f.lower()}”" for f in forms]

@@ -21,8 +21,9 @@ from .store.records import Hit
 from .store.tokenize import language_of
 
 _LATIN = re.compile(r"(?<![A-Za-z0-9_./+-])[A-Za-z](?:[\w.+/-]*[A-Za-z0-9_+])?(?: [A-Za-z](?:[\w.+/-]*[A-Za-z0-9_+])?)*"
-                    r"(?![A-Za-z0-9_./+-])", re.A)
-"""A run of Latin words in a Chinese question (Pre-Depends, X Window): a name."""
+                    r"(?: ?\([A-Za-z][\w .+/-]*\))?(?![A-Za-z0-9_./+-])", re.A)
+"""A run of Latin words in a Chinese question (Pre-Depends, X Window), with a Latin qualifier in brackets after it
+(To Cell (resize with cell), a UI option's variant): a name."""
 _CONNECTIVE = re.compile(r"\b(?:and|or|with|from|vs\.?|versus|against|to|rather\s+than|instead\s+of)\b|和|与|及|跟|同|对比|相比|比较|还是|或", re.I)
 _OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*(?:=[\w.,:/+-]*[\w+])?")
 """A command-line option as the question writes it, with its value (--leak-check=summary): a name whole, not its
@@ -202,11 +203,20 @@ def commands(query: str, hits: Sequence[Hit]) -> list[str]:
         r"|(?<![\w.-])" + re.escape(w) + r"\(\d\w*\))", text, re.M)]
 
 
+_LISTED = re.compile(r"\s*,\s*(?:the\s+|a\s+|an\s+)?")
+"""What lies between two names of a list (the upstream version, the package version and…): a comma and an article."""
+
+
 def paired(query: str, named: Sequence[str]) -> list[str]:
-    """Returns the two names a comparison sets side by side when it names more: the first two in a row joined by a
-    connective and at most three other words (Wayland with the X Window System: not network-capable), else all."""
-    for a, b in zip(named, named[1:]):
-        gap = query[query.find(a) + len(a):query.find(b)]
+    """Returns the names a comparison sets side by side when it names more than two: the first two in a row joined by
+    a connective and at most three other words (Wayland with the X Window System: not network-capable), with the
+    names a list of commas runs up to them (the upstream version, the package version and the kernel version: three
+    sides), else all."""
+    gaps = [query[query.find(a) + len(a):query.find(b)] for a, b in zip(named, named[1:])]
+    for i, gap in enumerate(gaps):
         if len(named) > 2 and _CONNECTIVE.search(gap) and len(re.findall(r"\w+", gap)) <= 4:
-            return [a, b]
+            first = i
+            while first > 0 and _LISTED.fullmatch(gaps[first - 1]):
+                first -= 1
+            return list(named[first:i + 2])
     return list(named)

@@ -591,3 +591,36 @@ def test_a_side_shares_the_block_whose_unit_defines_it_too():
                    ("routing.md", "使用热键 Ctrl+V 来放置微孔，Alt+Shift+V 来放置盲/埋孔。"))
     text = answer("盲孔和埋孔到底有什么区别？", hits, "compare")
     assert "关于「盲孔、埋孔」：" in text and "Alt+Shift+V" not in text, text
+
+
+BUDGETS = sourced(("budgets.md", "The draft budget is the one the treasurer proposes in March."),
+                  ("budgets.md", "The revised budget is the draft after the members have commented on it."),
+                  ("budgets.md", "The final budget is the one the assembly votes in June."))
+"""Three kinds of one thing, each defined by a sentence of its own (a club's handbook, written for this test)."""
+
+
+@pytest.mark.parametrize("query", [
+    "What is the difference between the draft budget, the revised budget and the final budget?",
+    "Explain the differences between the draft budget, the revised budget, and the final budget.",
+])
+def test_a_comparison_listing_three_sides_gives_each_its_block(query):
+    """"A, B and C" sets three things side by side: the connective joins the last two, the commas the others; the
+    first is no part of the second's name, nor left out."""
+    assert named_things(query, BUDGETS, GENERIC) == ["draft budget", "revised budget", "final budget"]
+    draft, revised, final = blocks(answer(query, BUDGETS, "compare"), "On “draft budget”:", "On “revised budget”:",
+                                   "On “final budget”:")
+    assert "treasurer proposes" in draft and "members have commented" in revised and "assembly votes" in final
+
+
+def test_a_latin_side_with_its_bracketed_qualifier_is_one_name_and_the_shorter_is_not_said_by_it():
+    """A Chinese question comparing a UI option with its bracketed variant (To Cell, To Cell (resize with cell) in a
+    spreadsheet guide): the bracket belongs to the second name, and a unit naming the variant does not speak for the
+    plain option (a printing guide's text, written for this test)."""
+    hits = sourced(("printing.md", "- Fit Page (keep ratio): the drawing is scaled to the page. In addition, its width "
+                                   "and height keep their ratio when the page is smaller."),
+                   ("printing.md", "- Fit Page: the drawing is scaled to fill the whole page."))
+    query = "打印时用 Fit Page 和 Fit Page (keep ratio) 有什么区别？"
+    assert named_things(query, hits, GENERIC) == ["Fit Page", "Fit Page (keep ratio)"]
+    plain, kept = blocks(answer(query, hits, "compare"), "关于「Fit Page」：", "关于「Fit Page (keep ratio)」：")
+    assert "fill the whole page" in plain and "keep ratio" not in plain
+    assert "Fit Page (keep ratio): the drawing" in kept

@@ -160,3 +160,35 @@ def test_a_fact_answer_quotes_at_most_three_sentences():
         return Scored(Candidate(h.text.strip("| "), hit=h, rank=0), score, 0.5, 0.5)
     assert [s.hit for s in fact([scored(first, 1.0), scored(row, 0.95)])] == [first]   # 1 + 3 sentences: left out
     assert [s.hit for s in fact([scored(first, 1.0), scored(short, 0.95)])] == [first, short]
+
+
+def test_a_line_that_is_another_pages_title_is_a_link_caption_and_never_stands():
+    """A help page's "related topics" list, converted without its links, leaves each linked page's title as a line
+    of its own: it names where the answer is, it says nothing (a spreadsheet guide's 修改表格视图 page ends on the
+    title of the page on autoformats)."""
+    view = hit("# 修改表格视图\n要隐藏网格线：在「视图」选项卡的「网格线」下拉框中选择「隐藏」。\n为选中的单元格区域套用表格样式",
+               "00.88-修改表格视图.md")
+    styles = Hit(chunk_id="00.09-styles.md#0", source="00.09-styles.md", title="为选中的单元格区域套用表格样式",
+                 section="", score=0.9, text="Select the cells to format. The range must be at least 3 columns and "
+                                             "3 rows in size.")
+    found = texts(view, styles)
+    assert "为选中的单元格区域套用表格样式" not in found, found
+    assert "要隐藏网格线：在「视图」选项卡的「网格线」下拉框中选择「隐藏」。" in found
+    assert "The range must be at least 3 columns and 3 rows in size." in found
+
+
+def test_a_lead_in_is_quoted_with_the_formula_on_the_line_under_it():
+    """A spreadsheet guide writes the formula a lead-in announces on a line of its own, no word in it: alone, the
+    lead-in says "use the formula below" and the formula says nothing; together they answer (a text written for
+    this test)."""
+    text = ("# 温度换算\n要把 A1 中的摄氏温度换成华氏温度，最好使用以下公式:\n=A1*9/5+32\n"
+            "这时，摄氏温度位于 A1，结果显示在公式所在的单元格。")
+    found = texts(hit(text, "温度换算.md"))
+    assert "要把 A1 中的摄氏温度换成华氏温度，最好使用以下公式: =A1*9/5+32" in found, found
+    assert "这时，摄氏温度位于 A1，结果显示在公式所在的单元格。" in found
+    assert "=A1*9/5+32" in answer_to("摄氏温度怎么换算成华氏温度，公式怎么写？", hit(text, "温度换算.md"))
+
+
+def answer_to(query: str, *hits: Hit) -> str:
+    state = State.of(query, hits=hits, query_type="fact")
+    return extractive_answer(state, Context(resources={"profile": GENERIC}))["answer"]

@@ -279,7 +279,7 @@ _QUOTED = re.compile(r"`([^`]{2,60})`|[\"“「『]([^\"”」』]{2,60})[\"”�
 _CODE_LIKE = re.compile(r"(?<![\w./-])(?:[A-Z]{2,}[A-Za-z0-9]*|[A-Za-z][\w]*[-./_][\w./-]*\w|[a-z]+[A-Z]\w*)(?![\w-])")
 _CAMEL = re.compile(r"(?<![\w-])[A-Z][a-z]+[A-Z]\w*(?![\w-])")
 """A CamelCase name (NotAutomatic, NetworkManager)."""
-_PAIR = re.compile(r"\bbetween\s+(.{2,40}?)\s+and\s+(.{2,40}?)(?=[?.,;!]|\s+(?:in|for|when|on|regarding)\b|$)"
+_PAIR = re.compile(r"\bbetween\s+((?:.{2,40}?,\s+)*.{2,40}?),?\s+and\s+(.{2,40}?)(?=[?.,;!]|\s+(?:in|for|when|on|regarding)\b|$)"
                    r"|(?:^|\s)([\w./+-]{2,40})\s+(?:vs\.?|versus|or)\s+([\w./+-]{2,40})(?=[?.,;!\s]|$)"
                    r"|\bcompare\s+(.{2,40}?)\s+(?:and|with|to)\s+(.{2,40}?)(?=[?.,;!]|$)", re.I)
 _ZH_PAIR = re.compile(r"([\u4e00-\u9fffA-Za-z0-9_.+-]{2,20}?)(?:和|与|跟|同|及)([\u4e00-\u9fffA-Za-z0-9_.+-]{2,20}?)"
@@ -338,13 +338,16 @@ form: a shared command word is part of each side's name (apt remove, apt purge),
 
 
 def operands(m: re.Match) -> list[tuple[int, str]]:
-    """Returns the two sides of a `_PAIR` match with their group numbers, without an article (`_LEAD`) and without an
+    """Returns the sides of a `_PAIR` match with where each starts, without an article (`_LEAD`) and without an
     -ing word both open on (`_SHARED`; between declaring Breaks and declaring Conflicts: the sides are Breaks and
-    Conflicts; the verb they share is what is done with each, and a text says "declares Breaks", never the phrase)."""
-    sides = [(i, _LEAD.sub("", m.group(i)).strip()) for i in range(1, 7) if m.group(i)]
+    Conflicts; the verb they share is what is done with each, and a text says "declares Breaks", never the phrase).
+    "Between A, B and C" has three sides: the commas list them, the connective joins the last two."""
+    listed = [(m.start(1) + p.start(), p.group(0)) for p in re.finditer(r"[^,]+", m.group(1))] if m.group(1) else []
+    sides = [(at, _LEAD.sub("", side.strip()).strip()) for at, side in
+             listed + [(m.start(i), m.group(i)) for i in range(2, 7) if m.group(i)]]
     heads = [_SHARED.fullmatch(side) for _, side in sides]
     if len(sides) == 2 and all(heads) and heads[0].group(1) == heads[1].group(1):
-        return [(i, h.group(2)) for (i, _), h in zip(sides, heads)]
+        return [(at, h.group(2)) for (at, _), h in zip(sides, heads)]
     return sides
 
 
@@ -355,7 +358,7 @@ def query_entities(query: str) -> tuple[str, ...]:
     for m in _QUOTED.finditer(query):
         found.append((m.start(), m.group(1) or m.group(2)))
     for m in _PAIR.finditer(query):
-        found += [(m.start(i), side) for i, side in operands(m)]
+        found += operands(m)
     for m in _ZH_PAIR.finditer(query):
         found += [(m.start(1), m.group(1)), (m.start(2), parallel(m.group(1), m.group(2)))]
     for m in _CODE_LIKE.finditer(query):
