@@ -126,3 +126,24 @@ def test_with_split_1_every_help_page_is_one_file_and_its_debug_box_is_left_out(
     files = debian_docs.markdown_files(pages, 1)   # LibreOffice help's shape (calc-guide-zh-cn): one h1 a page
     assert files == {"00.01-添加自动筛选.md": "# 添加自动筛选\n选择要添加自动筛选的列。\n## 示例\n见[数据排序](00.02-数据排序.md)。\n",
                      "00.02-数据排序.md": "# 数据排序\n选择「数据 - 排序」。\n"}
+
+
+def test_a_texinfo_page_numbers_its_files_from_headings_without_a_dot_and_links_reach_the_heading_after_the_anchor():
+    page = ('<div class="Contents_element" id="SEC_Contents"><h2 class="contents-heading">Table of Contents</h2>'
+            '<div class="contents"><ul class="no-bullet"><li><a href="#Quoting">3.1 Quoting</a></li></ul></div></div>'
+            '<div class="chapter" id="Basic-Shell-Features"><div class="header"><p>Next: <a href="#Quoting">Quoting</a>'
+            '</p></div><span id="Basic-Shell-Features-1"></span><h2 class="chapter">3 Basic Shell Features</h2>'
+            '<p>Bash is a shell.</p><ul class="section-toc"><li><a href="#Quoting">Quoting</a></li></ul><hr>'
+            '<div class="section" id="Quoting"><div class="header"><p>Up: <a href="#Basic-Shell-Features">Basic</a>'
+            '</p></div><span id="Quoting-1"></span><h3 class="section">3.1 Quoting</h3><p>See <a href="#Expansion">'
+            'expansion</a>.</p><h4 class="subsection">3.1.1 Escape Character</h4><p>A backslash.</p></div>'
+            '<div class="section" id="Expansion"><span id="Expansion-1"></span><h3 class="section">3.2 Expansion</h3>'
+            '<p>Words expand.</p></div></div>'
+            '<div class="appendix" id="Indexes"><span id="Indexes-1"></span><h2 class="appendix">Appendix D Indexes</h2>'
+            '<p>Every index.</p><table class="index-cp"><tr><td><a href="#Quoting">quoting</a></td></tr></table></div>')
+    files = debian_docs.markdown_files([page], 3, ids_lead=True)   # makeinfo's one-page HTML (bash-ref-en)
+    assert files == {"03.00-basic-shell-features.md": "# Basic Shell Features\nBash is a shell.\n",
+                     "03.01-quoting.md": "# Quoting\nSee [expansion](03.02-expansion.md).\n## Escape Character\n"
+                                         "A backslash.\n",
+                     "03.02-expansion.md": "# Expansion\nWords expand.\n",
+                     "03.00-indexes.md": "# Indexes\nEvery index.\n"}
