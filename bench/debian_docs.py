@@ -10,8 +10,8 @@ no dates), and `<out>.json` next to the folder records the package, its version 
 file's sha256.
   apt-get install debian-reference-en debian-reference-zh-cn debian-faq-zh-cn debian-handbook valgrind maint-guide \
     developers-reference installation-guide-amd64 debian-edu-doc-en debian-edu-doc-zh-cn debian-policy harden-doc \
-    kicad-doc-zh debian-kernel-handbook
-  apt-get install --no-install-recommends libreoffice-help-zh-cn   # calc-guide-zh-cn, without LibreOffice itself
+    kicad-doc-zh debian-kernel-handbook bash-doc
+  apt-get install --no-install-recommends libreoffice-help-zh-cn   # calc- and writer-guide-zh-cn, not LibreOffice
   python bench/debian_docs.py reference-en [--out DIR]   # default $LAMBDARAG_HOME/corpora/reference-en
 """
 from __future__ import annotations
@@ -39,6 +39,7 @@ class Source:
     split: int        # heading level that starts a new file (2: h2 sections)
     language: str     # BCP 47 tag of the text
     toc: str = ""     # a page whose links give the reading order (else: page_order of the file names)
+    ids_lead: bool = False   # ids just before a split heading are that heading's (makeinfo), else the text's before
 
 
 SOURCES = {
@@ -79,12 +80,20 @@ SOURCES = {
     # LibreOffice Calc's how-to guides: one help page per topic, its h1 the title (split=1: a file per page)
     "calc-guide-zh-cn": Source("libreoffice-help-zh-cn", "/usr/share/libreoffice/help/zh-CN/text/scalc/guide/*.html", 1,
                                "zh-CN"),
+    # LibreOffice Writer's how-to guides, the same help system as Calc's above (another program's text)
+    "writer-guide-zh-cn": Source("libreoffice-help-zh-cn",
+                                 "/usr/share/libreoffice/help/zh-CN/text/swriter/guide/*.html", 1, "zh-CN"),
+    # the Bash Reference Manual, one makeinfo page: its h2 headings are the chapters, its h3 the sections
+    "bash-ref-en": Source("bash-doc", "/usr/share/doc/bash/bashref.html", 3, "en", ids_lead=True),
 }
 SKIPPED = {"navheader", "navfooter", "toc", "list-of-tables", "list-of-figures", "list-of-examples", "docnav", "nav",
            "related", "sphinxsidebar", "footer",   # these three: Sphinx's navigation (developers-reference)
-           "debug"}   # LibreOffice help's "Help content debug info" box on every page
+           "debug",   # LibreOffice help's "Help content debug info" box on every page
+           "header", "section-toc", "Contents_element",   # makeinfo's node navigation, menus and table of contents
+           "index-bt", "index-cp", "index-fn", "index-rw", "index-vr"}   # the Bash manual's index tables
 SKIPPED_IDS = {"banner", "title"}   # the handbook's page banner and logo line, on every page
-NUMBER = re.compile(r"^(?:(?:Chapter|Appendix)\s+\S+\.|第\s*\S+\s*章|附录\s*\S+[.．]?|[\dA-Z]+(?:\.\d+)*\.)\s*")
+NUMBER = re.compile(r"^(?:Appendix\s+[A-Z]|[A-Z](?:\.\d+)+|\d+(?:\.\d+)*)\s+"   # makeinfo's: '3.1 Quoting', no dot
+                    r"|^(?:(?:Chapter|Appendix)\s+\S+\.|第\s*\S+\s*章|附录\s*\S+[.．]?|[\dA-Z]+(?:\.\d+)*\.)\s*")
 LINK = "\x00{}\x00"
 
 
@@ -100,7 +109,7 @@ class Section:
 
 def chapter_number(heading: str, fallback: int) -> int:
     """Returns the chapter number a chapter heading states ('Chapter 3. …', '第 3 章 …', '3. …'), else `fallback`."""
-    m = re.match(r"^(?:Chapter\s+|第\s*)(\d+)|^(\d+)\.\s", heading)
+    m = re.match(r"^(?:Chapter\s+|第\s*)(\d+)|^(\d+)\.?\s", heading)
     return int(m.group(1) or m.group(2)) if m else fallback
 
 
@@ -116,11 +125,12 @@ class DocBookMarkdown(HtmlMarkdown):
     FRAMES = ("div", "ul", "p", "table")
     BLOCKS = frozenset({"p", "li", "dt", "dd", "div", "blockquote", "ul", "ol", "dl", "table", "title"})
 
-    def __init__(self, split: int, chapter: int):
+    def __init__(self, split: int, chapter: int, ids_lead: bool = False):
         super().__init__()
-        self.split, self.chapter = split, chapter
+        self.split, self.chapter, self.ids_lead = split, chapter, ids_lead
         self.sections: list[Section] = []
         self.heading_anchors: set[str] = set()
+        self.loose: tuple[int, set[str]] = (0, set())   # anchors with no text after them yet, and the line count
         self.count = 0             # split-level sections so far, numbers the ones whose heading has none
 
     def current(self) -> Section:
@@ -139,6 +149,9 @@ class DocBookMarkdown(HtmlMarkdown):
         if name:   # a heading's own id (asciidoctor: <h3 id=…>) names the section that heading starts
             heading = self.heading is not None or re.fullmatch(r"h[1-6]", tag)
             (self.heading_anchors if heading else self.current().anchors).add(name)
+            if self.ids_lead and not heading:
+                lines, loose = self.loose
+                self.loose = (len(self.out()), (loose if lines == len(self.out()) else set()) | {name})
 
     def target(self, href: str) -> str:
         """Returns an external link as is and a link into the document as a placeholder resolved later."""
@@ -154,12 +167,16 @@ class DocBookMarkdown(HtmlMarkdown):
         if not bare:
             self.current().anchors |= anchors
             return
+        (lines, loose), self.loose = self.loose, (-1, set())
+        if level <= self.split and lines == len(self.out()):
+            self.current().anchors -= loose
+            anchors |= loose
         if level < self.split:
             self.chapter = chapter_number(title, self.chapter)
             number = f"{self.chapter:02d}.00"
         elif level == self.split:
             self.count += 1
-            m = re.match(r"^(\d+)\.(\d+)\.", title)
+            m = re.match(r"^(\d+)\.(\d+)[.\s]", title)
             number = f"{int(m.group(1)):02d}.{int(m.group(2)):02d}" if m else f"{self.chapter:02d}.{self.count:02d}"
         else:
             self.current().lines.append("#" * (level - self.split + 1) + " " + bare)
@@ -178,15 +195,16 @@ def convert(name: str) -> tuple[Source, dict[str, str]]:
                    key=toc_order(Path(source.toc)) if source.toc else page_order)
     if not pages:
         raise SystemExit(f"no {source.pattern}: apt-get install {source.package}")
-    return source, markdown_files([p.read_text(encoding="utf-8") for p in pages], source.split)
+    return source, markdown_files([p.read_text(encoding="utf-8") for p in pages], source.split, source.ids_lead)
 
 
-def markdown_files(pages: list[str], split: int) -> dict[str, str]:
-    """Returns the markdown files (file name → text) of HTML pages in reading order, links between them resolved."""
+def markdown_files(pages: list[str], split: int, ids_lead: bool = False) -> dict[str, str]:
+    """Returns the markdown files (file name → text) of HTML pages in reading order, links between them resolved;
+    with `ids_lead`, ids with no text between them and a split heading name that heading's file (see Source)."""
     sections: list[Section] = []
     parser: DocBookMarkdown | None = None
     for chapter, page in enumerate(pages):
-        previous, parser = parser, DocBookMarkdown(split, chapter)
+        previous, parser = parser, DocBookMarkdown(split, chapter, ids_lead)
         if previous and not any(re.search(rf"<h{level}[\s>]", page) for level in range(1, split)):
             # a page of one section (with split=1, every page): its chapter goes on
             parser.chapter, parser.count = previous.chapter, previous.count

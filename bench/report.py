@@ -108,7 +108,7 @@ def domain_rows() -> list[tuple[str, str, str, Callable[[dict], str]]]:
     (frozen test) and now (frozen test); the Valgrind manual and the New Maintainers' Guide (corpora issue 41 added):
     before their round's survey changes and now, both halves; the dev2 halves (round 15) before its cues and now;
     the dev3 halves (round 15) before whole chapters and now; round 16's held-out corpora, before and after the round;
-    rounds 18's and 19's, before their round and on its merged tree."""
+    rounds 18's to 22's, before their round and on its merged tree."""
     rows = []
     for corpus in ("reference-en", "reference-zh-cn", "faq-zh-cn", "handbook-en"):
         script = f"bench/domain_bench.py --corpora {corpus}"
@@ -147,7 +147,8 @@ def domain_rows() -> list[tuple[str, str, str, Callable[[dict], str]]]:
                       "after round 17", f"domain-{corpus}", script, domain_half(half))]
     for round_, corpora in ((18, ("edu-en", "edu-zh-cn")), (19, ("policy-en", "handbook-zh-cn")),
                             (20, ("harden-en", "kicad-pcb-zh-cn")),
-                            (21, ("kernel-handbook-en", "calc-guide-zh-cn"))):
+                            (21, ("kernel-handbook-en", "calc-guide-zh-cn")),
+                            (22, ("bash-ref-en", "writer-guide-zh-cn"))):
         for corpus in corpora:
             script = f"bench/domain_bench.py --corpora {corpus}"
             rows += [(f"HELD-OUT corpus {corpus} (round {round_}, written blind, never tuned on), {label}, {when} round "
@@ -221,7 +222,7 @@ def answers_rows() -> list[tuple[str, str, str, Callable[[dict], str]]]:
 def held_out_answers_rows() -> list[tuple[str, str, str, Callable[[dict], str]]]:
     """Returns the rows of the offline answers on round 16's held-out corpora (written blind, never tuned on), per half,
     before the round and after it; then round 17's, whose dev halves were tuned on (before: the dev halves alone);
-    then round 16's both halves as tuned on in round 18; then rounds 18's to 21's held-out corpora, before their round and
+    then round 16's both halves as tuned on in round 18; then rounds 18's to 22's held-out corpora, before their round and
     on its merged tree; then round 19's dev halves as tuned on in round 20."""
     corpora = "bench/domain_answers.py --corpora developers-reference-en,install-guide-zh-cn"
     return [*blind_answers_rows(16, corpora),
@@ -240,6 +241,7 @@ def held_out_answers_rows() -> list[tuple[str, str, str, Callable[[dict], str]]]
             *blind_answers_rows(19, "bench/domain_answers.py --corpora policy-en,handbook-zh-cn"),
             *blind_answers_rows(20, "bench/domain_answers.py --corpora harden-en,kicad-pcb-zh-cn"),
             *blind_answers_rows(21, "bench/domain_answers.py --corpora kernel-handbook-en,calc-guide-zh-cn"),
+            *blind_answers_rows(22, "bench/domain_answers.py --corpora bash-ref-en,writer-guide-zh-cn"),
             *((f"offline answers, round 19's held-out corpora, DEV half (tuned on in round 20), {when} round 20", name,
                "bench/domain_answers.py --corpora policy-en,handbook-zh-cn --halves dev --name answers-held-out19-dev20"
                + (" --tag before" if when == "before" else ""), domain_answers)
