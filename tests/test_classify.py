@@ -707,6 +707,27 @@ def test_a_leave_one_book_out_fit_holds_no_question_of_its_book_and_reads_no_fro
     assert not {(c, "test") for c in DEV_OPENED} & set(read)
 
 
+def test_a_leave_one_book_out_run_drops_the_cues_that_fire_on_its_book_alone(monkeypatch):
+    # --lobo (round 22): a cue firing on one book's questions and no other's may have been written on that book, so
+    # its run classifies without it; a cue another book fires on too is kept. Questions written for this test.
+    monkeypatch.syspath_prepend(str(Path(__file__).parents[1] / "bench"))
+    import classify_types
+    from lambdarag.domains import profile_named
+
+    read = {"alpha-en": {"dev": [{"query": "Who is in charge of the mirror network?"}]},
+            "beta-en": {"dev": [{"query": "What does the scheduler depend on?"}]},
+            "gamma-zh-cn": {"dev": [{"query": "Which service depends on the clock daemon?"}]}}
+    fired = classify_types.cue_books(read)
+    generic = profile_named("generic")
+    alone = classifiers.rule_classify("Who is in charge of the mirror network?", (),
+                                      classify_types.without_cues(generic, classify_types.own_cues(fired, "alpha")))
+    shared = classifiers.rule_classify("What does the scheduler depend on?", (),
+                                       classify_types.without_cues(generic, classify_types.own_cues(fired, "beta")))
+    assert classifiers.rule_classify("Who is in charge of the mirror network?", (), generic).rule == "in charge of"
+    assert alone is None or alone.rule != "in charge of", alone
+    assert (shared.type, shared.rule) == ("relation", "depend on"), shared
+
+
 GENERIC_EXEMPLAR_CASES_ROUND_20 = [  # written for this test (issue 41, round 20), about no corpus of any benchmark
     # no cue settles these: the learned classifier fitted with the dev halves' questions decides (main: fact)
     ("一个补丁至少要在测试分支里待几天，才能合进主分支？", "temporal"),

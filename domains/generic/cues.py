@@ -269,8 +269,15 @@ thing does to which others (隐含了哪些选项, 读取哪些配置文件) is 
 things (the different ways, 有哪些方法) is recognised before a comparison, whose 不同 it shares,
 and a relation (被哪些模块引用) before a survey's open 哪些 (有哪些配置文件);
 a cue is one that settles the type in any field, and a question no cue settles goes to the exemplars."""
-RULES: tuple[tuple[str, float, LazyPattern], ...] = tuple(
-    (kind, confidence, LazyPattern("|".join(cues), re.I)) for kind, confidence, cues in CUES)
+
+
+def rules_of(groups: tuple[tuple[str, float, tuple[str, ...]], ...]) -> tuple[tuple[str, float, LazyPattern], ...]:
+    """Returns the classifier rules of cue groups in order, each group's cues as one pattern (a group with no cue
+    gives no rule: an empty pattern would match every question)."""
+    return tuple((kind, confidence, LazyPattern("|".join(cues), re.I)) for kind, confidence, cues in groups if cues)
+
+
+RULES = rules_of(CUES)
 
 PAIRED = re.compile(r"\b(?:and|or|than|between|both|either|each|two|pros)\b|[和与跟同或两俩各]|还是|、", re.I)
 """Words with which a question sets two or more things side by side."""
