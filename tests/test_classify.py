@@ -793,6 +793,18 @@ def test_the_generic_exemplars_hold_every_dev_question_but_relations_and_no_test
     assert not {r["source"].split("/")[0] for r in sourced} & set(HELD_OUT)   # held out: not even their dev half
 
 
+def test_no_exemplar_is_a_question_of_a_test_half_or_of_a_held_out_corpus(monkeypatch):
+    # by text, whatever source a row names: the frozen test halves and every half of a held-out corpus stay unseen
+    # by the learned classifier (the count only is reported: a frozen question is never printed)
+    monkeypatch.syspath_prepend(str(Path(__file__).parents[1] / "bench"))
+    from domain_data import HELD_OUT, LABELLED, halves_of, load
+    from lambdarag.domains.generic import EXEMPLARS
+
+    shipped = {json.loads(line)["query"] for line in EXEMPLARS.read_text(encoding="utf-8").splitlines() if line.strip()}
+    frozen = {r["query"] for c in LABELLED for h in halves_of(c) if h == "test" or c in HELD_OUT for r in load(c, h)}
+    assert len(frozen) > 100 and len(shipped & frozen) == 0, len(shipped & frozen)
+
+
 @pytest.mark.parametrize("query,relation", [("What does the Sources section of the manual link to?", True),
                                             ("Which page does the FAQ refer to?", True),
                                             ("How do I link to a static library?", False)])
