@@ -707,6 +707,56 @@ def test_a_leave_one_book_out_fit_holds_no_question_of_its_book_and_reads_no_fro
     assert not {(c, "test") for c in DEV_OPENED} & set(read)
 
 
+def test_a_leave_one_book_out_run_drops_the_cues_that_fire_on_its_book_alone(monkeypatch):
+    # --lobo (round 22): a cue firing on one book's questions and no other's may have been written on that book, so
+    # its run classifies without it; a cue another book fires on too is kept. Questions written for this test.
+    monkeypatch.syspath_prepend(str(Path(__file__).parents[1] / "bench"))
+    import classify_types
+    from lambdarag.domains import profile_named
+
+    read = {"alpha-en": {"dev": [{"query": "Who is in charge of the mirror network?"}]},
+            "beta-en": {"dev": [{"query": "What does the scheduler depend on?"}]},
+            "gamma-zh-cn": {"dev": [{"query": "Which service depends on the clock daemon?"}]}}
+    fired = classify_types.cue_books(read)
+    generic = profile_named("generic")
+    alone = classifiers.rule_classify("Who is in charge of the mirror network?", (),
+                                      classify_types.without_cues(generic, classify_types.own_cues(fired, "alpha")))
+    shared = classifiers.rule_classify("What does the scheduler depend on?", (),
+                                       classify_types.without_cues(generic, classify_types.own_cues(fired, "beta")))
+    assert classifiers.rule_classify("Who is in charge of the mirror network?", (), generic).rule == "in charge of"
+    assert alone is None or alone.rule != "in charge of", alone
+    assert (shared.type, shared.rule) == ("relation", "depend on"), shared
+
+
+RELATION_SHAPES_ROUND_22 = [  # written for this test (issue 41, round 22), about no corpus of any benchmark
+    # two ends tied by a verb, one asked for or the tie asked yes or no: main called them compare or nothing
+    ("What does the backup job compare to decide that a file has changed?", "relation"),
+    ("Which part of the compositor does the screen reader hook into?", "relation"),
+    ("Does enabling compression in the proxy change the cache keys?", "relation"),
+    ("Will raising the thread limit in the pool affect the request timeout?", "relation"),
+    ("开启压缩以后会影响缓存命中率吗？", "relation"),
+    # the asker acts, a time is asked, or the asker's own things change: no tie between two things
+    ("How do I configure the print spooler to share a queue?", None),
+    ("Which command do I use to list the loaded modules?", None),
+    ("Can I change the default shell without root?", None),
+    ("Does the installer change my partition table?", None),
+    ("Since which version can the editor read compressed files?", "temporal"),
+    ("源文件改了以后，缩略图什么时候才会跟着更新？", "temporal"),
+]
+
+
+@pytest.mark.parametrize("query,kind", RELATION_SHAPES_ROUND_22)
+def test_a_relation_is_recognised_by_its_shape_not_a_books_wording(query, kind):
+    # domains/generic/ties.py: one lexicon of tying verbs under a few question shapes, in both languages
+    from lambdarag.domains import profile_named
+
+    c = classifiers.rule_classify(query, (), profile_named("generic"))
+    if kind is None:
+        assert c is None or c.type != "relation", c
+    else:
+        assert c is not None and (c.type, c.stage) == (kind, "rules"), c
+
+
 GENERIC_EXEMPLAR_CASES_ROUND_20 = [  # written for this test (issue 41, round 20), about no corpus of any benchmark
     # no cue settles these: the learned classifier fitted with the dev halves' questions decides (main: fact)
     ("一个补丁至少要在测试分支里待几天，才能合进主分支？", "temporal"),
@@ -741,6 +791,18 @@ def test_the_generic_exemplars_hold_every_dev_question_but_relations_and_no_test
     assert "relation" not in {r["type"] for r in sourced}
     from domain_data import HELD_OUT                       # on the path through classify_exemplars
     assert not {r["source"].split("/")[0] for r in sourced} & set(HELD_OUT)   # held out: not even their dev half
+
+
+def test_no_exemplar_is_a_question_of_a_test_half_or_of_a_held_out_corpus(monkeypatch):
+    # by text, whatever source a row names: the frozen test halves and every half of a held-out corpus stay unseen
+    # by the learned classifier (the count only is reported: a frozen question is never printed)
+    monkeypatch.syspath_prepend(str(Path(__file__).parents[1] / "bench"))
+    from domain_data import HELD_OUT, LABELLED, halves_of, load
+    from lambdarag.domains.generic import EXEMPLARS
+
+    shipped = {json.loads(line)["query"] for line in EXEMPLARS.read_text(encoding="utf-8").splitlines() if line.strip()}
+    frozen = {r["query"] for c in LABELLED for h in halves_of(c) if h == "test" or c in HELD_OUT for r in load(c, h)}
+    assert len(frozen) > 100 and len(shipped & frozen) == 0, len(shipped & frozen)
 
 
 @pytest.mark.parametrize("query,relation", [("What does the Sources section of the manual link to?", True),

@@ -6,6 +6,8 @@ from functools import lru_cache
 
 from lambdarag.lazy_pattern import LazyPattern
 
+from . import ties
+
 _KINDS = (r"(?:ways|methods|options|tools|approaches|alternatives|choices|steps|stages|parts|components|places|kinds|types"
           r"|formats|modes|strategies|techniques|levels)")
 """English plural nouns a survey question counts over (the ways to…, which tools exist…)."""
@@ -55,7 +57,7 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         r"(?:和|与|跟|同)(?:以前|之前|以往|早期|过去|旧|老|上一?个?|前一?个?)的?版本?(?:相比|比|比较|对比)",
                         r"(?:相比|相较|比起)于?(?:以前|之前|以往|早期|旧|老|上一?个?|前一?个?)的?版",
                         r"在[^，,。？?]{1,15}?(?:里|中|内)?(?:待|停留|呆)上?(?:几|多少)(?:天|周|个?星期|个?月|年)[^。？?]{0,6}?才")),
-    ("relation", 0.85, (r"(?:" + _ZH_USES + r")了?(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,4}?" + _ZH_THINGS,)),
+    ("relation", 0.85, (r"(?:" + _ZH_USES + r")了?(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,4}?" + _ZH_THINGS, *ties.SHAPES)),
     ("synthesis", 0.85, (r"\b(?:different|various|several|all the|main|possible|available) " + _KINDS + r"\b",
                          r"\b(?:what|which) (?:[\w-]+ ){0,2}?" + _KINDS + r" (?:are there|exist|are available|do i have|can)\b",
                          r"\b(?:what|which) (?:kinds|types|sorts) of\b",
@@ -198,13 +200,12 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         r"\bhow (?:does|do|is|are) (?!I\b|you\b|we\b|one\b).{2,60}?\b(?:work(?:s)? (?:with|together)|fits? (?:in|into)"
                         r"|interact|connect|tie in|tied to|linked to)\b", r"\bwhat role\b|\brole of\b.{2,60}\bin\b",
                         "由谁", "谁负责", "谁有权", "属于哪", "依赖", "哪个(?:模块|组件|团队|进程|服务|守护进程|程序|脚本|软件包|库|单元|工具|命令)会?(?:负责|调用|启动|触发|投递|提供|处理|管理|生成|监听|派生)",
-                        r"(?:哪|什么)[^，。？?]{0,12}?由(?![我你您])[^，。？?]{1,16}?(?:" + _ZH_STEERS + "|管理|负责|维护|生成|提供)的", "(?:有|是)什么关系", "有何关系",
-                        r"(?:与|和|跟|同)[^，。？?]{1,30}?(?:有没有|是否有|有)(?:关系|联系|关联)(?!的)|(?:与|和|跟|同)[^，。？?]{1,30}?(?:有关|相关)(?:吗|(?<!什)么|嘛|[？?])",
+                        "(?:有|是)什么关系", "有何关系",
+                        r"(?:与|和|跟|同)[^，。？?]{1,30}?(?:有关|相关)(?:吗|(?<!什)么|嘛|[？?])",
                         r"(?:以后|之后|后)[，,]\s*[^，,。？?]{0,20}?(?:(?:还|也)?(?:要|得|需要|必须)(?=.*(?:吗|(?<!什)么|嘛)[？?]?$)|要不要|用不用|需不需要)"
-                        r"(?:重新|再次?|跟着|重[建装启做签编跑算])", "关系如何", "交互", "配合", "协作", "调用了?哪", "被哪", "归哪", r"由(?:哪|什么|谁).{0,12}(?:负责|管理|启动|触发|提供|维护|" + _ZH_STEERS + ")",
+                        r"(?:重新|再次?|跟着|重[建装启做签编跑算])", "关系如何", "交互", "配合", "协作", "调用了?哪", "被哪", "归哪",
                         r"(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,4}?" + _ZH_THINGS + r"[里中]?(?:来|可以|能|会)?(?:" + _ZH_STEERS + ")", r"(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,6}?(?:决定|左右)了?",
                         r"受(?:哪|什么).{0,12}(?:" + _ZH_STEERS + "|影响|约束|限制|制约)", r"(?<![我你您])(?:是否|会不会|能不能)(?:会|能)?(?:控制|决定|左右|影响)(?:着)?",
-                        r"(?:跟着|随着|随之|跟随)(?:一起)?(?:更新|变化|改变|变|修改|更改|同步)(?:吗|么|嘛)",
                         r"(?:的话|以后|之后|时)[，,][^，,。？?]{1,20}?还(?:准|准确|对|正确|有效|可靠|可信|算数|管用|成立)(?:吗|么|嘛)",
                         r"(?:哪个|什么)[\u4e00-\u9fff]{0,4}?(?:命令|程序|脚本|服务)[^，。？?]{0,10}?(?:才能|才会)(?:生效|起作用)", r"(?:" + _ZH_STEERS + ")于哪", "取决于",
                         r"是.{1,16}的(?:一部分|组成部分)", r"属于.{0,12}的一部分",
@@ -269,8 +270,15 @@ thing does to which others (隐含了哪些选项, 读取哪些配置文件) is 
 things (the different ways, 有哪些方法) is recognised before a comparison, whose 不同 it shares,
 and a relation (被哪些模块引用) before a survey's open 哪些 (有哪些配置文件);
 a cue is one that settles the type in any field, and a question no cue settles goes to the exemplars."""
-RULES: tuple[tuple[str, float, LazyPattern], ...] = tuple(
-    (kind, confidence, LazyPattern("|".join(cues), re.I)) for kind, confidence, cues in CUES)
+
+
+def rules_of(groups: tuple[tuple[str, float, tuple[str, ...]], ...]) -> tuple[tuple[str, float, LazyPattern], ...]:
+    """Returns the classifier rules of cue groups in order, each group's cues as one pattern (a group with no cue
+    gives no rule: an empty pattern would match every question)."""
+    return tuple((kind, confidence, LazyPattern("|".join(cues), re.I)) for kind, confidence, cues in groups if cues)
+
+
+RULES = rules_of(CUES)
 
 PAIRED = re.compile(r"\b(?:and|or|than|between|both|either|each|two|pros)\b|[和与跟同或两俩各]|还是|、", re.I)
 """Words with which a question sets two or more things side by side."""

@@ -1,0 +1,76 @@
+"""The shape of a relation question in any field, English and Chinese: two ends tied by a verb, one of them asked for.
+
+A relation question asks how two things are tied: one controls, decides, configures, overrides, depends on, is part
+of or is handed to the other. Its shape shows that without the book's wording: an interrogative stands for one end
+(which file … reads X; what does X depend on; 由哪个…控制), or a yes-or-no asks whether the tie holds (does X change
+Y; X 和 Y 有关系吗), and the other end is a thing, never the asker (how do I configure X is a how-to). `SHAPES` are
+those shapes over one lexicon of tying verbs (`TIES`), the generic classifier's relation rule before any survey or
+comparison word.
+"""
+from __future__ import annotations
+
+TIES: dict[str, str] = {
+    "control": "controls|controlled", "decide": "decides|decided", "determine": "determines|determined",
+    "configure": "configures|configured", "govern": "governs|governed", "override": "overrides|overridden|overrode",
+    "supersede": "supersedes|superseded", "depend on": "depends on|depended on", "rely on": "relies on|relied on",
+    "build on": "builds on|built on", "act on": "acts on|acted on", "operate on": "operates on|operated on",
+    "belong to": "belongs to|belonged to", "pass to": "passes to|passed to", "hand to": "hands to|handed to",
+    "hook into": "hooks into|hooked into", "plug into": "plugs into|plugged into", "feed into": "feeds into|fed into",
+    "need from": "needs from|needed from", "get from": "gets from|got from", "inherit from": "inherits from|inherited from",
+    "derive from": "derives from|derived from", "call": "calls|called", "invoke": "invokes|invoked", "load": "loads|loaded",
+    "import": "imports|imported", "read": "reads",
+    "require": "requires|required", "trigger": "triggers|triggered", "spawn": "spawns|spawned", "wrap": "wraps|wrapped",
+    "affect": "affects|affected", "influence": "influences|influenced",
+}
+"""English verbs that tie one thing to another (base form: its third person and past forms)."""
+CHANGES = "change|alter|break|invalidate|affect|influence|override|control|decide|determine|depend on|rely on|require"
+"""English verbs a yes-or-no asks whether one thing does to another (does X change Y): the tie, not an action."""
+_ZH_TIES = "控制|决定|左右|依赖|属于|覆盖|影响|调用|读取|加载|引用|触发|取决于|管理|负责|维护|生成|提供|指定"
+"""Chinese verbs that tie one thing to another (由哪个文件控制, 哪些模块会调用…)."""
+_ZH_SETS = "配置|设置|设定|启动"
+"""Chinese verbs a thing does to another only when the question says by whom (由哪个文件配置; 配置 alone is a how-to)."""
+_ZH_THINGS = "(?:环境变量|变量|配置项|配置文件|选项|参数|设置|键|文件)"
+"""Chinese nouns for the setting a question asks which of, when it overrides another (用哪个环境变量临时改掉)."""
+_WORD = r"[\w.'’/+²-]+"
+"""An English word of a named thing: letters, digits and the punctuation of file, package and option names."""
+_AUX = r"(?:is|are|was|were|do|does|did|can|could|will|would|should|must|may|might|has|have|had|to|i|you|we|one)"
+"""Words no name of a thing is made of before its verb: an auxiliary belongs to another shape, a pronoun is the asker."""
+_ASKER = r"(?:I|you|we|one|they|me|us|there|it)"
+"""The subject that makes a question a how-to: the asker acts, no two things are tied."""
+_NOT_A_TIME = r"(?!\s+(?:[\w.-]+\s+)?(?:versions?|releases?|editions?|years?|dates?|times?|days?)\b)"
+"""What an interrogative end may not be: which version, what year ask for a time, not for a thing."""
+
+
+def _alternatives(forms: str) -> str:
+    return "|".join(f.replace(" ", r"\s+") for f in forms.split("|"))
+
+
+_BASE = _alternatives("|".join(TIES))
+_INFLECTED = _alternatives("|".join(TIES.values()))
+
+SHAPES: tuple[str, ...] = (
+    # which X reads Y, what decides Y: the interrogative is the subject end
+    rf"\b(?:which|what){_NOT_A_TIME}\s+(?:(?!{_AUX}\b){_WORD}\s+){{1,5}}?(?:(?:also|still|then)\s+)?"
+    rf"(?:(?:{_INFLECTED})|(?:can|will|would|may|might|must|should)\s+(?:{_BASE}))\b(?!\s+(?:{_ASKER})\b)",
+    # which Y does X read, what does X compare to decide: the interrogative is the object end
+    rf"\b(?:which|what|whom?)\b{_NOT_A_TIME}(?:\s+{_WORD}){{0,5}}?\s+(?:does|do|did|will|would|can|could|must|should)\s+"
+    rf"(?!{_ASKER}\b)(?:{_WORD}\s+){{1,8}}?(?:{_BASE})\b",
+    # does X change Y: a yes-or-no whether the tie holds, asked of a thing
+    rf"^(?:[^?]{{0,80}}?,\s*)?(?:does|do|did|will|would|can|could)\s+(?!{_ASKER}\b)(?:{_WORD}\s+){{1,10}}?"
+    rf"(?:{_alternatives(CHANGES)})\s+(?!{_ASKER}\b|my\b|our\b)\w",
+    # what is X part of, how is X tied to Y
+    rf"\b(?:which|what)\b[^?]{{0,60}}?\b(?:is|are)\s+(?:{_WORD}\s+){{1,4}}?part\s+of\s*(?:[?,;]|and\b|$)",
+    rf"\bhow\s+(?:is|are|does|do)\s+(?!{_ASKER}\b)[^?]{{2,60}}?\b(?:tied|linked|connected|related|bound|wired|coupled)\s+"
+    rf"(?:to|with)\b",
+    # 哪些目录是由软件包系统控制的, 由哪个文件决定
+    rf"(?:哪|什么|谁)[^，。？?]{{0,16}}?由(?![我你您])[^，。？?]{{1,16}}?(?:{_ZH_TIES}|{_ZH_SETS})"
+    rf"|由(?:哪|什么|谁)[^，。？?]{{0,12}}?(?:{_ZH_TIES}|{_ZH_SETS})",
+    # X 和 Y 有关系吗, X 会影响 Y 吗, Y 会跟着更新吗
+    r"(?:和|与|跟|同)[^，。？?]{1,30}?(?:有没有|是否有|有)(?:关系|联系|关联)(?!的)",
+    rf"(?<![我你您])(?:会|会不会|是否|能否|能不能)(?:{_ZH_TIES}|改变|破坏)[^，。？?]{{1,20}}?(?:吗|么|嘛)?[？?]?$",
+    r"^(?!.*(?:什么时候|何时|多久)).*?(?:跟着|随着|随之|跟随)(?:一起)?(?:更新|变化|改变|变|修改|更改|同步)",
+    # 用哪个环境变量临时改掉: which setting overrides another
+    rf"(?:用|通过|靠)(?:哪个|哪些|什么){_ZH_THINGS}[^，。？?]{{0,8}}?(?:改掉|覆盖|改变|修改|更改|替换|换掉)",
+)
+"""The shapes of a relation question (see the module's docstring): each fires on the question's shape and one verb of
+the tying lexicon, not on a book's phrase."""
