@@ -57,18 +57,7 @@ PROFILES = {**{c: "generic" for c in LABELLED}, **{s: "prc_statutes" for s in SE
 """The corpus profile each set's index is built with (``domain: auto``: the statute pack claims the statutes)."""
 DEFAULT_SETS = [n for n in PROFILES if n not in OPENED + DEV_OPENED + HELD_OUT]
 """The sets a run without --sets classifies: all but the held-out corpora, opened or not (name them with --sets)."""
-OPENED_DEV = ("kernel-handbook-en", "calc-guide-zh-cn")
-"""Round 21's held-out pair, whose dev halves round 22 opens for tuning: named here, so domain_data's tuples stay as
-they are until the round's held-out pair takes their place (their test halves stay frozen)."""
-
-
-def readable_halves(corpus: str) -> tuple[str, ...]:
-    """Returns the halves of a corpus a tuning run may read: domain_data's open halves, and the dev half of a corpus
-    `OPENED_DEV` names."""
-    return open_halves(corpus) or (("dev",) if corpus in OPENED_DEV else ())
-
-
-LOBO_SETS = [c for c in LABELLED if readable_halves(c)]
+LOBO_SETS = [c for c in LABELLED if open_halves(c)]
 """The corpora `--lobo` measures: every one with an open half."""
 
 
@@ -121,7 +110,7 @@ def without_book(rows: list[dict], book: str) -> list[dict]:
     """Returns the exemplar rows that hold no question of a book: none sourced from one of its corpora (any half)
     and none whose text one of its open halves asks."""
     corpora = {c for c in LABELLED if book_of(c) == book}
-    asked = {q["query"] for c in corpora if readable_halves(c) for qs in halves(c, readable_halves(c)).values()
+    asked = {q["query"] for c in corpora if open_halves(c) for qs in halves(c, open_halves(c)).values()
              for q in qs}
     return [r for r in rows if r.get("source", "").split("/")[0] not in corpora and r["query"] not in asked]
 
@@ -186,7 +175,7 @@ def lobo(names: list[str]) -> dict:
     their accuracy with every exemplar and cue for contrast (`fitted`), the exemplars and cues each book's run
     dropped, and the dev halves pooled both ways."""
     books = {book_of(n) for n in names}
-    read = {n: halves(n, readable_halves(n)) for n in names}
+    read = {n: halves(n, open_halves(n)) for n in names}
     fired = cue_books(read | {"written": halves("written")})
     dropped = {b: own_cues(fired, b) for b in sorted(books)}
     with tempfile.TemporaryDirectory() as folder:
