@@ -241,7 +241,7 @@ def held_out_answers_rows() -> list[tuple[str, str, str, Callable[[dict], str]]]
             *blind_answers_rows(19, "bench/domain_answers.py --corpora policy-en,handbook-zh-cn"),
             *blind_answers_rows(20, "bench/domain_answers.py --corpora harden-en,kicad-pcb-zh-cn"),
             *blind_answers_rows(21, "bench/domain_answers.py --corpora kernel-handbook-en,calc-guide-zh-cn"),
-            *blind_answers_rows(22, "bench/domain_answers.py --corpora bash-ref-en,writer-guide-zh-cn"),
+            *blind_answers_rows(22, "bench/domain_answers.py --corpora bash-ref-en,writer-guide-zh-cn --config bench/timeout600.yml"),
             *((f"offline answers, round 19's held-out corpora, DEV half (tuned on in round 20), {when} round 20", name,
                "bench/domain_answers.py --corpora policy-en,handbook-zh-cn --halves dev --name answers-held-out19-dev20"
                + (" --tag before" if when == "before" else ""), domain_answers)
