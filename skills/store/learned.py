@@ -173,14 +173,16 @@ class LearnedIndex:
             self.expansion.add([field_tokens[c] for c in self.field_chunks])
             self.expansion.scores(())   # derive idf now, not inside concurrent queries
         vectors_of = dict(chunk_vectors or {})
-        kin: dict[str, dict[str, None]] = {f: dict.fromkeys(cs) for f, cs in (members or {}).items()}
-        for c in self.field_chunks:              # a confirmed chunk is of its family even if `members` omit it
-            if c in self.families:
-                kin.setdefault(self.families[c], {})[c] = None
-        self.held = [c for cs in kin.values() for c in cs if c in vectors_of]
-        row = {c: i for i, c in enumerate(self.held)}
-        self.family_rows = {f: np.array([row[c] for c in cs if c in row], dtype=np.int64) for f, cs in kin.items()}
-        self.chunk_vectors = np.asarray([vectors_of[c] for c in self.held], dtype=np.float32) if self.held \
+        self.family_chunks: dict[str, tuple[str, ...]] = {}
+        for f, cs in (members or {}).items():
+            self.family_chunks[f] = tuple(c for c in cs if c in vectors_of)
+        for c in self.field_chunks:
+            f = self.families.get(c)
+            if f is not None and c in vectors_of and c not in self.family_chunks.get(f, ()):
+                self.family_chunks[f] = (*self.family_chunks.get(f, ()), c)
+        held = [c for cs in self.family_chunks.values() for c in cs]
+        self.chunk_row = {c: i for i, c in enumerate(held)}
+        self.chunk_vectors = np.asarray([vectors_of[c] for c in held], dtype=np.float32) if held \
             else np.zeros((0, 1), dtype=np.float32)
         self._checked: dict[tuple, dict[str, bool]] = {}
         self._checked_lock = threading.Lock()
@@ -314,17 +316,14 @@ class LearnedIndex:
         neighbours = {c: s for c, s in self.neighbour_scores(wide, vector, sharpness).items()
                       if c not in retrieved and may_read(c)}
         share = self.family_share(near, may_read, sharpness)
-        kin = [f for f in share if len(self.family_rows.get(f, ()))]
+        kin = [(c, f) for f in share for c in self.family_chunks.get(f, ()) if c not in retrieved]
         if not kin:
             return {"neighbours": neighbours, "families": {}}
-        held = np.concatenate([self.family_rows[f] for f in kin])
-        weight = np.concatenate([np.full(len(self.family_rows[f]), share[f]) for f in kin])
-        cosine = self.chunk_vectors[held] @ np.asarray(vector, dtype=np.float32).ravel()
-        ids = [self.held[r] for r in held]
-        closest = readable_first(ids, (i for i in np.argsort(-cosine, kind="stable") if ids[i] not in retrieved),
-                                 may_read, count)
+        ids = [c for c, _ in kin]
+        cosine = self.chunk_vectors[[self.chunk_row[c] for c in ids]] @ np.asarray(vector, dtype=np.float32).ravel()
+        closest = readable_first(ids, np.argsort(-cosine, kind="stable"), may_read, count)
         return {"neighbours": neighbours,
-                "families": {ids[i]: float(weight[i]) * max(float(cosine[i]), 0.0) for i in closest}}
+                "families": {ids[i]: share[kin[i][1]] * max(float(cosine[i]), 0.0) for i in closest}}
 
     def expansion_scores(self, tokens: Sequence[str]) -> dict[str, float]:
         """Returns chunk → BM25 score of the query against the chunk's confirmed questions (top `EXPANSION_TOP`)."""
