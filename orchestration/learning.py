@@ -107,10 +107,6 @@ class CorpusView:
         chunks = backend.chunks()                  # once: a Milvus backend reads its whole collection for it
         self.ids = [c.id for c in chunks]
         self.family = {c.id: c.family for c in chunks if c.family}
-        self.members: dict[str, list[str]] = {}
-        for c in chunks:
-            if c.family:
-                self.members.setdefault(c.family, []).append(c.id)
         for i, c in enumerate(chunks):
             self.rows.setdefault(c.id, []).append(i)
             if c.doc_id != c.id:
@@ -172,10 +168,9 @@ def build_learned(view: CorpusView, pairs: Sequence[Pair], vectors: np.ndarray, 
     """Returns the learned index of `pairs` (with their question vectors, in order) over `view`'s index; the term
     map is learned from `pairs` unless given (a fit stores the one it learned); no query adapter unless given."""
     families = {c: view.family[c] for p in pairs if p.weight > 0 for c in p.chunks if c in view.family}
-    members = {f: view.members[f] for f in set(families.values())}
     return LearnedIndex(pairs, vectors, [view.tokens(p.query) for p in pairs],
                         view.term_map(pairs) if term_map is None else term_map, params, families, adapter, notes,
-                        view.chunk_vectors(c for cs in members.values() for c in cs), members)
+                        view.chunk_vectors(families))
 
 
 def fit_query_adapter(view: CorpusView, pairs: Sequence[Pair], vectors: np.ndarray) -> Optional[np.ndarray]:

@@ -15,10 +15,9 @@ A `LearnedIndex` is built from the live confirmed pairs of one index and holds:
   retrieved chunk can be scored by how many near past questions its family
   answered ("families") — a signal that also helps questions whose own chunk
   was never confirmed;
-- the indexed vectors of every chunk of the confirmed chunks' families (confirmed or
-  not), when the index has vectors: with the neighbours, the candidate source
-  (`candidate_scores`) of chunks plain retrieval did not return, which only the tail
-  (ranks after `HEAD`) may rank;
+- the indexed vectors of the confirmed chunks, when the index has vectors: with the
+  neighbours and families, the candidate source (`candidate_scores`) of chunks plain
+  retrieval did not return, which only the tail (ranks after `HEAD`) may rank;
 - `LearnedParams`: signal weights and the gate, fitted by cross-validation;
 - the query adapter (`skills.store.adapter`), when one is fitted: the dense leg's
   query vector of a question near a confirmed one is moved by it (`dense_query`).
@@ -69,6 +68,8 @@ GATE_SIGNALS = ("neighbours", "field", "prior")
 """The signals `gate_features` reads: computed before the gate decides."""
 READERS_KEPT = 16
 """Readers alike (`LearnedIndex.checked`) whose permission checks a learned index keeps, the latest used."""
+FAMILY_CANDIDATES = 20
+"""Confirmed chunks of the near questions' families that become candidates, the closest to the query first."""
 HEAD = 10
 """Ranks only an open gate may change: the tail (`LearnedParams.tail`) re-ranks what follows them, so a question
 whose gate stays closed keeps its unlearned top `HEAD` exactly while its recall still gains from past questions."""
@@ -89,8 +90,8 @@ class LearnedParams:
     once fitted, linear models (over `GATE_FEATURES`) of the gain (`gate_weights`) and of its prediction error
     (`gate_spread`); the gain less `caution` errors must stay above zero. `tail` weighs the signals that rank
     the candidates after the top `HEAD`, gate open or not (empty: the tail keeps its order); `candidates` is how
-    many nearest confirmed questions lend the tail candidates plain retrieval did not return, and how many chunks
-    of their families closest to the query join them (`candidate_scores`; 0: none; only for a question whose nearest confirmed one reaches the cosine floor `gate`); the tail and its
+    many nearest confirmed questions lend the tail candidates plain retrieval did not return (`candidate_scores`;
+    0: none; only for a question whose nearest confirmed one reaches the cosine floor `gate`); the tail and its
     candidates act only for a question whose nearest confirmed one reaches `tail_gate`. `adapter_blend` is how far the
     query adapter moves the dense leg's query vector (0: not at all; `orchestration.learning.choose_blend`)."""
 
@@ -143,14 +144,12 @@ class Nearest:
 class LearnedIndex:
     """The learned stores retrieval reads (see the module docstring); immutable once built, but for its memo of
     permission checks (`checked`). `notes` name what
-    could not be read when it was opened (learning then goes on without it); `members` are family → every chunk
-    of the index in it, the family candidates (`candidate_scores`) of those with `chunk_vectors`."""
+    could not be read when it was opened (learning then goes on without it)."""
 
     def __init__(self, pairs: Sequence[Pair], vectors: np.ndarray, tokens: Sequence[Sequence[str]],
                  term_map: Mapping[str, Sequence[str]], params: LearnedParams,
                  families: Optional[Mapping[str, str]] = None, adapter: Optional[QueryAdapter] = None,
-                 notes: Sequence[str] = (), chunk_vectors: Optional[Mapping[str, np.ndarray]] = None,
-                 members: Optional[Mapping[str, Sequence[str]]] = None) -> None:
+                 notes: Sequence[str] = (), chunk_vectors: Optional[Mapping[str, np.ndarray]] = None) -> None:
         self.pairs, self.params, self.adapter, self.notes = list(pairs), params, adapter, tuple(notes)
         self.families = dict(families or {})
         self.term_map = {t: list(alts) for t, alts in term_map.items()}
@@ -174,12 +173,9 @@ class LearnedIndex:
             self.expansion.scores(())   # derive idf now, not inside concurrent queries
         vectors_of = dict(chunk_vectors or {})
         self.family_chunks: dict[str, tuple[str, ...]] = {}
-        for f, cs in (members or {}).items():
-            self.family_chunks[f] = tuple(c for c in cs if c in vectors_of)
         for c in self.field_chunks:
-            f = self.families.get(c)
-            if f is not None and c in vectors_of and c not in self.family_chunks.get(f, ()):
-                self.family_chunks[f] = (*self.family_chunks.get(f, ()), c)
+            if c in self.families and c in vectors_of:
+                self.family_chunks[self.families[c]] = (*self.family_chunks.get(self.families[c], ()), c)
         held = [c for cs in self.family_chunks.values() for c in cs]
         self.chunk_row = {c: i for i, c in enumerate(held)}
         self.chunk_vectors = np.asarray([vectors_of[c] for c in held], dtype=np.float32) if held \
@@ -280,13 +276,6 @@ class LearnedIndex:
         statute, so this lifts a retrieved article whose law answered the
         closest questions, whether or not the article itself was ever confirmed.
         """
-        share = self.family_share(near, may_read, sharpness)
-        return {c: share[f] for c, f in candidates.items() if f in share}
-
-    def family_share(self, near: Nearest, may_read: Callable[[str], bool], sharpness: Optional[float] = None
-                     ) -> dict[str, float]:
-        """Returns family → the share of the near past questions (weighted as in `neighbour_scores`) whose
-        confirmed chunks the reader may read include one of that family (empty when none does)."""
         sharpness = self.params.sharpness if sharpness is None else sharpness
         share: dict[str, float] = {}
         total = 0.0
@@ -295,16 +284,18 @@ class LearnedIndex:
             total += value
             for f in {self.families[c] for c in self.pairs[i].chunks if c in self.families and may_read(c)}:
                 share[f] = share.get(f, 0.0) + value
-        return {f: v / total for f, v in share.items()} if total > 0 else {}
+        if total <= 0 or not share:
+            return {}
+        return {c: share[f] / total for c, f in candidates.items() if f in share}
 
     def candidate_scores(self, vector: np.ndarray, near: Nearest, retrieved: Mapping[str, Any],
                          may_read: Callable[[str], bool], sharpness: Optional[float] = None,
                          count: Optional[int] = None) -> dict[str, dict]:
         """Returns the candidates learning knows and plain retrieval did not return (`retrieved`), as signal →
         chunk → score: "neighbours", the chunks of the `count` (default ``params.candidates``; 0: no candidates)
-        nearest confirmed questions (scored as `neighbour_scores`), and "families", the `count` chunks of the
-        near questions' (`near`) families closest to the query by the index's own vectors, confirmed or not, each its
-        family's share (`family_share`) × its cosine to the query.
+        nearest confirmed questions (scored as `neighbour_scores`), and "families", the `FAMILY_CANDIDATES`
+        confirmed chunks of the near questions' (`near`) families closest to the query, each its family's share
+        (`family_scores`) × its cosine to the query.
 
         A relevant chunk that neither BM25 nor dense search found cannot be
         ranked; these can, though only after the top `HEAD` (`arrange`).
@@ -315,15 +306,15 @@ class LearnedIndex:
         wide = self.nearest(vector, max(count, len(near.rows)))
         neighbours = {c: s for c, s in self.neighbour_scores(wide, vector, sharpness).items()
                       if c not in retrieved and may_read(c)}
-        share = self.family_share(near, may_read, sharpness)
-        kin = [(c, f) for f in share for c in self.family_chunks.get(f, ()) if c not in retrieved]
-        if not kin:
+        known = {c: f for f, cs in self.family_chunks.items() for c in cs if c not in retrieved}
+        share = self.family_scores(near, known, may_read, sharpness)
+        ids = list(share)
+        if not ids:
             return {"neighbours": neighbours, "families": {}}
-        ids = [c for c, _ in kin]
         cosine = self.chunk_vectors[[self.chunk_row[c] for c in ids]] @ np.asarray(vector, dtype=np.float32).ravel()
-        closest = readable_first(ids, np.argsort(-cosine, kind="stable"), may_read, count)
+        closest = readable_first(ids, np.argsort(-cosine, kind="stable"), may_read, FAMILY_CANDIDATES)
         return {"neighbours": neighbours,
-                "families": {ids[i]: share[kin[i][1]] * max(float(cosine[i]), 0.0) for i in closest}}
+                "families": {ids[i]: share[ids[i]] * max(float(cosine[i]), 0.0) for i in closest}}
 
     def expansion_scores(self, tokens: Sequence[str]) -> dict[str, float]:
         """Returns chunk → BM25 score of the query against the chunk's confirmed questions (top `EXPANSION_TOP`)."""
