@@ -14,7 +14,11 @@ in the learning folds' inner cross-validation), and the held-out fold is ranked 
 and the learned hybrid with the fitted adapter ("fitted"); writes bench/results/feedback-adapter-fitted.json, with
 each fold's blend and its inner report.
 
-Usage: python bench/adapter_blend.py [--splits 0 1 2 3] [--settings NAME ...] [--fitted]
+With `--settings` and no name, only plain and learned hybrid are ranked: the committed fits under this tree's
+retrieval code (a change to what the learned stage does, measured without refitting). `--tag TAG` writes
+<name>-TAG.json instead, a new file beside the committed one; `--folds` ranks only those held-out folds.
+
+Usage: python bench/adapter_blend.py [--splits 0 1 2 3] [--settings [NAME ...]] [--fitted] [--folds 0 ...] [--tag TAG]
 """
 from __future__ import annotations
 
@@ -23,6 +27,7 @@ import functools
 import json
 import sys
 from pathlib import Path
+from typing import Sequence
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -66,9 +71,9 @@ FITTED = "fitted"
 """The `--fitted` system: the adapter at the blend `choose_blend` fits on each fold's learning folds."""
 
 
-def split_result(split: int, settings: dict) -> dict:
+def split_result(split: int, settings: dict, folds: Sequence[int] = range(FOLDS)) -> dict:
     """Returns the metrics and p50s of plain, learned and adapted hybrid (under each of `settings`; a blend of None
-    is fitted per fold, `FITTED`) on `split`'s held-out folds."""
+    is fitted per fold, `FITTED`) on `split`'s held-out `folds`."""
     import numpy as np
     from ranx import Qrels, Run, evaluate
 
@@ -85,7 +90,7 @@ def split_result(split: int, settings: dict) -> dict:
     runs, latency, seen, chosen = {n: {} for n in names}, {n: [] for n in names}, {}, []
     unlearned, ranking = functools.lru_cache(maxsize=None)(base_ranking(backend, embedder)), learned_ranking(
         backend, embedder)
-    for fold in range(FOLDS):
+    for fold in folds:
         learn = [q for q in queries if fold_of[q["qid"]] != fold]
         pairs = [Pair(q["query"], chunks[q["qid"]]) for q in learn]
         pair_vectors = vectors[[row[q["qid"]] for q in learn]]
@@ -110,8 +115,8 @@ def split_result(split: int, settings: dict) -> dict:
                 latency[name].append(wall)
                 runs[name][q["qid"]] = {h.chunk_id: float(100 - i) for i, h in enumerate(state.hits)} or {"-": 0.0}
         print(f"split {split} fold {fold} done", file=sys.stderr, flush=True)
-    qrels = {q["qid"]: {c: 1 for c in chunks[q["qid"]]} for q in queries}
-    out = {**({"blends": chosen} if chosen else {}),
+    qrels = {q["qid"]: {c: 1 for c in chunks[q["qid"]]} for q in queries if fold_of[q["qid"]] in folds}
+    out = {"folds": list(folds), **({"blends": chosen} if chosen else {}),
            "p50_ms": {n: round(float(np.percentile(v, 50)), 2) for n, v in latency.items()}}
     for subset, keep in (("all", lambda q: True), ("seen", lambda q: seen[q]), ("unseen", lambda q: not seen[q])):
         ids = [q for q in qrels if keep(q)]
@@ -126,19 +131,24 @@ def split_result(split: int, settings: dict) -> dict:
 def main() -> dict:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--splits", type=int, nargs="+", default=[0, 1, 2, 3])
-    p.add_argument("--settings", nargs="+", choices=SETTINGS, default=list(SETTINGS),
-                   help="the adapter settings measured (a loaded machine can afford the chosen one alone)")
+    p.add_argument("--settings", nargs="*", choices=SETTINGS, default=list(SETTINGS),
+                   help="the adapter settings measured (a loaded machine can afford the chosen one alone; none: "
+                        "plain and learned hybrid only)")
+    p.add_argument("--folds", type=int, nargs="+", default=list(range(FOLDS)),
+                   help="the held-out folds ranked (a loaded machine can afford one)")
+    p.add_argument("--tag", default="", help="write bench/results/<name>-TAG.json, keeping the committed file")
     p.add_argument("--fitted", action="store_true",
                    help="fit the blend per fold instead; writes bench/results/feedback-adapter-fitted.json")
     args = p.parse_args()
     name = "feedback-adapter-fitted" if args.fitted else "feedback-adapter-blend"
+    name += f"-{args.tag}" if args.tag else ""
     kept = results_dir() / f"{name}.json"
     result = json.loads(kept.read_text(encoding="utf-8")) if kept.exists() else {"splits": {}}
     settings = {FITTED: (None, FLOOR)} if args.fitted else {n: SETTINGS[n] for n in args.settings}
     result["settings"] = {"blends": [0.0, *ADAPTER_BLENDS], "floor": FLOOR} if args.fitted else \
-        {n: list(s) for n, s in SETTINGS.items()}
+        {n: list(SETTINGS[n]) for n in args.settings}
     for split in args.splits:
-        result["splits"][str(split)] = {"machine_before": machine_facts(), **split_result(split, settings)}
+        result["splits"][str(split)] = {"machine_before": machine_facts(), **split_result(split, settings, args.folds)}
         write(name, result)
     return result
 
