@@ -6,7 +6,7 @@ from functools import lru_cache
 
 from lambdarag.lazy_pattern import LazyPattern
 
-from . import ties
+from .ties import SHAPES as TIE_SHAPES
 
 _KINDS = (r"(?:ways|methods|options|tools|approaches|alternatives|choices|steps|stages|parts|components|places|kinds|types"
           r"|formats|modes|strategies|techniques|levels)")
@@ -57,7 +57,7 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         r"(?:和|与|跟|同)(?:以前|之前|以往|早期|过去|旧|老|上一?个?|前一?个?)的?版本?(?:相比|比|比较|对比)",
                         r"(?:相比|相较|比起)于?(?:以前|之前|以往|早期|旧|老|上一?个?|前一?个?)的?版",
                         r"在[^，,。？?]{1,15}?(?:里|中|内)?(?:待|停留|呆)上?(?:几|多少)(?:天|周|个?星期|个?月|年)[^。？?]{0,6}?才")),
-    ("relation", 0.85, (r"(?:" + _ZH_USES + r")了?(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,4}?" + _ZH_THINGS, *ties.SHAPES)),
+    ("relation", 0.85, (r"(?:" + _ZH_USES + r")了?(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,4}?" + _ZH_THINGS, *TIE_SHAPES)),
     ("synthesis", 0.85, (r"\b(?:different|various|several|all the|main|possible|available) " + _KINDS + r"\b",
                          r"\b(?:what|which) (?:[\w-]+ ){0,2}?" + _KINDS + r" (?:are there|exist|are available|do i have|can)\b",
                          r"\b(?:what|which) (?:kinds|types|sorts) of\b",
