@@ -2,6 +2,7 @@
 import shutil
 import subprocess
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -160,3 +161,15 @@ def test_a_texinfo_page_numbers_its_files_from_headings_without_a_dot_and_links_
                                          "A backslash.\n",
                      "03.02-expansion.md": "# Expansion\nWords expand.\n",
                      "03.00-indexes.md": "# Indexes\nEvery index.\n"}
+
+
+def test_the_slow_machine_bench_config_is_the_shipped_one_with_a_longer_deadline():
+    """bench/timeout600.yml (round 22's held-out answers) may differ from agent-config.yml in the deadline alone, or
+    its answers would not be the shipped configuration's."""
+    from lambdarag.orchestration.config import load_config
+
+    root = Path(__file__).resolve().parents[1]
+    slow, shipped = (load_config(str(root / f)).model_dump() for f in ("bench/timeout600.yml", "agent-config.yml"))
+    assert slow["limits"].pop("timeout_seconds") == 600.0
+    shipped["limits"].pop("timeout_seconds")
+    assert slow == shipped
