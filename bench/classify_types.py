@@ -110,8 +110,7 @@ def without_book(rows: list[dict], book: str) -> list[dict]:
     """Returns the exemplar rows that hold no question of a book: none sourced from one of its corpora (any half)
     and none whose text one of its open halves asks."""
     corpora = {c for c in LABELLED if book_of(c) == book}
-    asked = {q["query"] for c in corpora if open_halves(c) for qs in halves(c, open_halves(c)).values()
-             for q in qs}
+    asked = {q["query"] for c in corpora if open_halves(c) for qs in halves(c, open_halves(c)).values() for q in qs}
     return [r for r in rows if r.get("source", "").split("/")[0] not in corpora and r["query"] not in asked]
 
 
