@@ -397,7 +397,9 @@ class Guard(Term):
     The final verdict (``passed`` or ``exhausted``) and the number of attempts
     are recorded in the trace, and each checked attempt is reported to the
     run's observer (a stream retracts a rejected one, `lambdarag.stream`).
-    By default the check must write ``verdict``.
+    By default the check must write ``verdict``. Past the deadline, a check
+    the context skips late (`Context.late`) leaves what `generate` wrote
+    unchecked, noted ``unchecked``, instead of failing the run.
     """
 
     __slots__ = ("generate", "check", "retry", "accept", "name")
@@ -459,6 +461,10 @@ class Guard(Term):
         watcher = observer()
         for attempt in range(1, self.retry + 2):
             out = execute(self.generate, state, ctx, (*path, f"Guard.generate#{attempt}"))
+            if ctx.skips_late(self.check):    # past the deadline: what is written is returned unchecked, and said so
+                out = execute(self.check, out, ctx, (*path, f"Guard.check#{attempt}"))
+                ctx.trace.note(path, verdict="unchecked", attempts=attempt)
+                return out
             out = execute(self.check, out, ctx, (*path, f"Guard.check#{attempt}"))
             passed, last = self.accept(out), attempt == self.retry + 1
             if watcher is not None:

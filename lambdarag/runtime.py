@@ -24,6 +24,10 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 RESERVE_SHARE = 0.25
 """The share of a deadline no provider call may use: what the fallbacks and the rest of the pipeline need."""
+SKIP, FINISH = "skip", "finish"
+"""What a run past its deadline does with a term `Context.late` names: skips it (a check of what is written) or
+still runs it (the bookkeeping that returns what is written); any other term raises `DeadlineExceeded`."""
+LATE_SKIPPED = "deadline passed before this check: skipped, what it checks is returned unchecked"
 
 
 @dataclass
@@ -49,6 +53,9 @@ class Context:
     """Providers that timed out in this run, with why: later calls skip them and take their fallbacks."""
     llm_budget: Any = None
     """The query's `lambdarag.budget.LLMBudget` (None: LLM calls are bounded by the deadline alone)."""
+    late: Mapping[str, str] = field(default_factory=dict)
+    """Term name → `SKIP` or `FINISH`: what a run past its deadline does with it instead of raising (empty: every
+    term raises `DeadlineExceeded`, so nothing unchecked is ever returned)."""
 
     def with_timeout(self, seconds: float, reserve: Optional[float] = None) -> "Context":
         """Returns a copy of this context with a deadline `seconds` from now.
@@ -58,6 +65,10 @@ class Context:
         """
         return replace(self, deadline=time.monotonic() + seconds,
                        reserve=seconds * RESERVE_SHARE if reserve is None else reserve)
+
+    def skips_late(self, term: Term) -> bool:
+        """Returns whether the deadline has passed and `term` is a check this run skips past it."""
+        return self.late.get(term.name) == SKIP and self.deadline is not None and time.monotonic() > self.deadline
 
     def remaining(self) -> Optional[float]:
         """Returns seconds left before the deadline (None when there is none)."""
@@ -154,8 +165,12 @@ def execute(term: Term, state: State, ctx: Context, path: Path = ()) -> State:
     if sink is not None and sink.cancelled.is_set():
         sink.check_cancelled(f"term {term.name!r} (path: {show_path(path)})")
     if ctx.deadline is not None and time.monotonic() > ctx.deadline:
-        raise DeadlineExceeded(f"deadline passed before term {term.name!r} (path: {show_path(path)})",
-                               term=term.name, path=show_path(path))
+        late = ctx.late.get(term.name)
+        if late == SKIP:
+            return skipped_late(term, state, ctx, path)
+        if late != FINISH:
+            raise DeadlineExceeded(f"deadline passed before term {term.name!r} (path: {show_path(path)})",
+                                   term=term.name, path=show_path(path))
     span, token = ctx.trace.open(name=term.name, kind=term.kind, effect=term.effect_signature(), path=path)
     watched = sink is not None and term.name in sink.watch and not BRANCH.get()
     try:
@@ -178,6 +193,16 @@ def execute(term: Term, state: State, ctx: Context, path: Path = ()) -> State:
                         term=term.name, path=span.path, internal=True) from e
     finally:
         ctx.trace.close(span, token)
+
+
+def skipped_late(term: Term, state: State, ctx: Context, path: Path) -> State:
+    """Returns `state` as it is, with a span for the check the deadline skipped and the fallback saying so."""
+    span, token = ctx.trace.open(name=term.name, kind=term.kind, effect=term.effect_signature(), path=path)
+    try:
+        ctx.trace.mark_fallback(path, LATE_SKIPPED)
+    finally:
+        ctx.trace.close(span, token)
+    return state
 
 
 POOL_THREADS = 64

@@ -332,7 +332,8 @@ def print_result(r, explain: bool, lifecycle: str = "") -> None:
     if r.from_cache:
         print("from cache: an earlier answer to this question, same permission scope, pipeline and knowledge")
     if r.degraded:
-        print("warning: degraded answer (a failed LLM step or a failed final check; --explain says which)")
+        print("warning: degraded answer (a failed LLM step, a failed final check or checks skipped past the "
+              "deadline; --explain says which)")
     if explain:
         print(f"\nlifecycle: {lifecycle}")
         print(f"domain: {r.domain} (corpus profile of index {r.index!r})")

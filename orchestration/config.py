@@ -383,6 +383,9 @@ class LimitsConfig(Section):
     max_query_chars: int = Field(2000, ge=1)
     max_history_chars: int = Field(20000, ge=0)
     timeout_seconds: float = Field(60.0, gt=0)
+    late_answer: bool = True
+    """Past the deadline with the answer written, return it unchecked (`degraded`, the skipped checks in `fallbacks`)
+    rather than raise DeadlineExceeded; false: raise (nothing unchecked is ever returned)."""
 
 
 HOST_PATTERN = r"^(\*|(\*\.)?[A-Za-z0-9_.:\[\]-]+)$"

@@ -32,6 +32,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence, TypedDict
 
 from lambdarag import Context, Identity, If, Message, Named, Route, State, Term, User, Verdict, tool
 from lambdarag.errors import LambdaRAGError
+from lambdarag.runtime import FINISH, SKIP
 from lambdarag.term import frozen
 from lambdarag.skills import build as build_skill
 from lambdarag.skills.classify import Classification
@@ -42,10 +43,14 @@ from lambdarag.skills.store.records import Citation, Hit, RankedList, Relation, 
 from .config import QUERY_TYPES, AgentConfig
 from .llm_budget import fit_context
 from .plan import DIRECT_INTENTS, build_retrieval_plan, detect_intent
-from .result import Asked, SearchResult, final_check_failure, llm_failures, search_result
+from .result import Asked, SearchResult, final_check_failure, llm_failures, search_result, skipped_late
 from .router import Pack, RouteChoice, candidates, choose, route_table
 
 REWRITE_PLAN = RetrievalPlan(expand_query=False, expansion_count=4)
+LATE = {"citation_check": SKIP, "claim_check": SKIP, "search_result": FINISH, "record_feedback": FINISH}
+"""What a question past its deadline does with the steps after its answer is written (`limits.lateAnswer`): the
+checks are skipped, so the answer comes back unchecked and degraded rather than not at all, and the result is still
+built and recorded (never cached); a deadline passed before the answer still raises `DeadlineExceeded`."""
 """The plan `query_expand` runs under to rewrite a follow-up: its rewrite variant only, no other wordings."""
 
 
@@ -276,7 +281,7 @@ def record_feedback(query: str, original_query: str, history: tuple[Message, ...
         missing=missing, context=context, answer=answer, citations=citations, verdict=verdict,
     ).updated({"classification": classification} if classification is not None else {})
     dumped = result.model_dump()
-    final = not (llm_failures(ctx) or final_check_failure(verdict, ctx.trace))
+    final = not (llm_failures(ctx) or final_check_failure(verdict, ctx.trace) or skipped_late(ctx.trace))
     learned = learn.loop.record({**dumped, "trace": {} if state is None else dumped["trace"],
                                  "route_reason": route_reason}, state, None if state is None else ctx.llm,
                                 user, final=final, embedder=ctx.embedder, pipeline=learn.pipeline)

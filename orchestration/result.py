@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from lambdarag import Context, Term, Trace
 from lambdarag import trace as tracing
+from lambdarag.runtime import LATE_SKIPPED
 from lambdarag.skills.profile import profile_of
 from lambdarag.skills.store.records import Citation, Relation, RetrievalPlan
 
@@ -116,8 +117,9 @@ class SearchResult(BaseModel):
     llm_budget: dict[str, Any] = {}
     """How the query's LLM budget was spent: calls made and skipped, seconds per priority class (empty offline)."""
     degraded: bool = False
-    """Whether a configured LLM failed or timed out on a step, so the step's offline path answered instead, or the
-    final check failed the answer (sentences removed, or a failed verdict; `fallbacks` says which)."""
+    """Whether a configured LLM failed or timed out on a step, so the step's offline path answered instead, the
+    final check failed the answer (sentences removed, or a failed verdict), or the deadline passed before the checks
+    ran (the answer is unchecked); `fallbacks` says which."""
     modes: list[dict[str, str]] = []
     """What the configuration chose, none of it a failure: no LLM configured (offline answers), a component switched
     off that no pattern asks for. `fallbacks` lists only what failed or was missing at run time."""
@@ -137,12 +139,17 @@ def route_taken(trace: Trace) -> Optional[tracing.Span]:
 def final_check_failure(verdict: Any, trace: Trace) -> str:
     """Returns why the final check failed the answer as it was generated — claim_check removed sentences, or its
     `verdict` did not pass — or "" when it passed (the result is then not degraded on this account)."""
-    removed = [s.fallback for s in trace.spans if s.name == "claim_check" and s.fallback]
+    removed = [s.fallback for s in trace.spans if s.name == "claim_check" and s.fallback and s.fallback != LATE_SKIPPED]
     if removed:
         return f"the final check failed the answer: {removed[-1]}"
     if verdict is not None and not verdict.passed:
         return "the final check failed the answer: " + "; ".join(verdict.details[:3])
     return ""
+
+
+def skipped_late(trace: Trace) -> list[str]:
+    """Returns the checks the deadline skipped (`limits.lateAnswer`): the answer they would check is unchecked."""
+    return [s.name for s in trace.spans if s.fallback == LATE_SKIPPED]
 
 
 def llm_failures(ctx: Context) -> list[str]:
@@ -209,6 +216,6 @@ def search_result(ctx: Context, *, asked: Asked, routes: Mapping[str, "RouteChoi
         domain=profile_of(ctx).name,
         answer_path=answer_path, answer_reason=answer_reason,
         llm_budget=ctx.llm_budget.report() if ctx.llm_budget is not None else {},
-        degraded=any(not r.startswith(BUDGET) for r in llm_failures(ctx)) or bool(failed_check),
+        degraded=any(not r.startswith(BUDGET) for r in llm_failures(ctx)) or bool(failed_check or skipped_late(trace)),
         modes=[dict(m) for m in asked.modes],
     )

@@ -18,7 +18,7 @@ from lambdarag.skills.faq import has_faq
 
 from .config import AgentConfig
 from .events import Announcer, Event, Finished
-from .lifecycle import Learning, Lifecycle, ran, unified_term
+from .lifecycle import LATE, Learning, Lifecycle, ran, unified_term
 from .result import Asked, RunTrace, SearchResult
 from .setup import ConfigArg, Setup, resolve_config, set_up
 
@@ -172,7 +172,9 @@ def run_search(query: str, index: Optional[str], user: Optional[User],
             if user is not None and not isinstance(user, User):
                 raise QueryError(f"user must be a lambdarag.User, got {type(user).__name__}")
             setup = set_up(cfg, index, trace, text, user)
-            setup = replace(setup, ctx=setup.ctx.with_timeout(setup.config.limits.timeout_seconds))
+            limits = setup.config.limits
+            late = LATE if limits.late_answer and not sink.checked_only else {}   # checked-only: nothing unchecked
+            setup = replace(setup, ctx=replace(setup.ctx.with_timeout(limits.timeout_seconds), late=late))
         setup_ms = (time.perf_counter() - started) * 1000
         lifecycle = lifecycle_of(setup)
         root.notes["lifecycle"] = lifecycle.fingerprint

@@ -43,6 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from lambdarag import User
 from lambdarag.errors import ConfigError, DeadlineExceeded, FeedbackRateLimited, LambdaRAGError, QueryError
+from lambdarag.runtime import LATE_SKIPPED
 from lambdarag.state import PUBLIC
 from lambdarag.orchestration.feedback import open_feedback
 from lambdarag.orchestration.feedback.asking import asking_from
@@ -197,7 +198,9 @@ def warning(r: SearchResult) -> str:
     """Returns what the page's warning says about a degraded answer (empty when it is not degraded)."""
     if not r.degraded:
         return ""
+    late = [f["term"] for f in r.fallbacks if f["reason"] == LATE_SKIPPED]
     why = next((f["reason"] for f in r.fallbacks if f["term"] == "claim_check" and f["path"] == "degraded"),
+               f"the deadline passed before {' and '.join(late)} ran, so it is unchecked" if late else
                "a configured LLM step failed and its offline path answered")
     return f"This answer is degraded: {why[:300]}"
 

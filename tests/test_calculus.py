@@ -5,6 +5,7 @@ import json
 import random
 import threading
 import time
+from dataclasses import replace
 from typing import TypedDict
 
 import pytest
@@ -332,6 +333,38 @@ def test_deadline_stops_a_slow_parallel_branch():
     ctx = Context().with_timeout(0.05)
     with pytest.raises(DeadlineExceeded, match=r"branch 0 \(slow\) was running"):
         Par(slow, append_tool("a")).run(START, ctx)
+
+
+def late_guard():
+    """Returns a Guard whose generator outlives a 50 ms deadline, and its check (which would refuse)."""
+    slow = Tool("gen", lambda s: (time.sleep(0.1), {"answer": "late"})[1], writes=["answer"], optional=["verdict"],
+                effect="llm")
+    check = Tool("check", lambda s: {"verdict": Verdict(passed=False)}, reads=["answer"], writes=["verdict"],
+                 effect="llm")
+    return Guard(slow, check, retry=1), check
+
+
+def test_past_the_deadline_a_guard_raises_unless_its_check_may_be_skipped():
+    guard, _ = late_guard()
+    with pytest.raises(DeadlineExceeded, match="deadline passed before term 'check'"):
+        guard.run(START, Context().with_timeout(0.05))
+    ctx = replace(Context().with_timeout(0.05), late={"check": "skip"})
+    out = guard.run(START, ctx)
+    assert out.answer == "late" and out.verdict is None          # returned unchecked: neither passed nor retried
+    assert [f["term"] for f in ctx.trace.fallbacks()] == ["check"]
+    assert "deadline" in ctx.trace.fallbacks()[0]["reason"]
+    assert [s.notes.get("verdict") for s in ctx.trace.spans if s.name == "guard"] == ["unchecked"]
+
+
+def test_past_the_deadline_a_finishing_term_runs_and_any_other_raises():
+    guard, _ = late_guard()
+    done = Tool("done", lambda s: {"x": 1}, writes={"x": int})
+    after = Tool("after", lambda s: {"y": 2}, writes={"y": int})
+    ctx = replace(Context().with_timeout(0.05), late={"check": "skip", "done": "finish"})
+    assert (guard >> done).run(START, ctx).x == 1
+    ctx = replace(Context().with_timeout(0.05), late={"check": "skip", "done": "finish"})
+    with pytest.raises(DeadlineExceeded, match="term 'after'"):
+        (guard >> done >> after).run(START, ctx)
 
 
 # -- cost ----------------------------------------------------------------------
