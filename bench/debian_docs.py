@@ -10,7 +10,7 @@ no dates), and `<out>.json` next to the folder records the package, its version 
 file's sha256.
   apt-get install debian-reference-en debian-reference-zh-cn debian-faq-zh-cn debian-handbook valgrind maint-guide \
     developers-reference installation-guide-amd64 debian-edu-doc-en debian-edu-doc-zh-cn debian-policy harden-doc \
-    kicad-doc-zh debian-kernel-handbook bash-doc
+    kicad-doc-zh debian-kernel-handbook bash-doc wireshark-doc
   apt-get install --no-install-recommends libreoffice-help-zh-cn   # calc- and writer-guide-zh-cn, not LibreOffice
   python bench/debian_docs.py reference-en [--out DIR]   # default $LAMBDARAG_HOME/corpora/reference-en
 """
@@ -85,6 +85,19 @@ SOURCES = {
                                  "/usr/share/libreoffice/help/zh-CN/text/swriter/guide/*.html", 1, "zh-CN"),
     # the Bash Reference Manual, one makeinfo page: its h2 headings are the chapters, its h3 the sections
     "bash-ref-en": Source("bash-doc", "/usr/share/doc/bash/bashref.html", 3, "en", ids_lead=True),
+    # the Wireshark User's Guide's chapters on using the program (1, 3-8, 11), not building it, telephony, wireless,
+    # MATE or the appendices: DocBook XSL pages chunked at the h2 sections, like the handbook's
+    "wireshark-guide-en": Source("wireshark-doc", " ".join(
+        f"/usr/share/doc/wireshark/wsug_html_chunked/{glob}.html" for glob in (
+            "ChapterIntroduction", "ChIntro*", "ChapterUsing", "ChUse*", "ChapterCapture", "ChCap*", "ChapterIO", "ChIO*",
+            "ChapterWork", "ChWork*", "ChapterAdvanced", "ChAdv*", "ChStat*", "ChapterCustomize", "ChCust*")),
+        2, "en", toc="/usr/share/doc/wireshark/wsug_html_chunked/index.html"),
+    # KiCad's manuals other than its two editors' (kicad-pcb-zh-cn's pcbnew; eeschema's is mostly English): the
+    # introduction, the project manager, the drawing sheet editor, the PCB calculator and the Gerber viewer, one
+    # asciidoctor page each like pcbnew's; each numbers its own chapters, so file numbers repeat across manuals
+    "kicad-tools-zh-cn": Source("kicad-doc-zh", " ".join(
+        f"/usr/share/doc/kicad/help/zh/{page}.html" for page in ("introduction", "kicad", "pl_editor", "pcb_calculator",
+                                                                 "gerbview")), 3, "zh-CN"),
 }
 SKIPPED = {"navheader", "navfooter", "toc", "list-of-tables", "list-of-figures", "list-of-examples", "docnav", "nav",
            "related", "sphinxsidebar", "footer",   # these three: Sphinx's navigation (developers-reference)

@@ -37,9 +37,11 @@ Debian Linux Kernel Handbook and LibreOffice Calc's how-to guides in Simplified 
 LibreOffice Writer's how-to guides in Simplified Chinese; 30 questions each, written blind): their dev halves are open
 for tuning (since rounds 19 to 23) and their test halves stay frozen (measured, never tuned on); default runs leave them
 out."""
-HELD_OUT: tuple[str, ...] = ()
-"""The round's held-out corpora, written blind (before any run on them), measured before the round and on its merged
-tree, never tuned on; default runs leave them out. Empty until the round's pair is written."""
+HELD_OUT: tuple[str, ...] = ("wireshark-guide-en", "kicad-tools-zh-cn")
+"""Round 23's held-out corpora (the Wireshark User's Guide's chapters on using it; KiCad's manuals other than its
+editors' in Simplified Chinese: the introduction, project manager, drawing sheet editor, PCB calculator and Gerber
+viewer), 30 questions each written blind (before any run on them), measured before the round and on its merged tree,
+never tuned on; default runs leave them out."""
 LABELLED = CORPORA + OPENED + DEV_OPENED + HELD_OUT
 HALVES = ("dev", "test")
 EXTRA = ("dev2", "dev3")
