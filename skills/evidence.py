@@ -28,10 +28,8 @@ import numpy as np
 
 from .store.bm25 import Bm25Index
 from .store.records import Hit
-from .store.tokenize import Tokenizer, default_tokenizer, language_of
+from .store.tokenize import Tokenizer, default_tokenizer
 from .coverage import THRESHOLD, SubQuestion, coverage
-from .crosslingual import glosses, terms_of
-from .store.bilingual import TermMap
 from .sentences import covered, keywords, split_sentences
 
 WEIGHTS = {"bm25": 0.45, "dense": 0.45, "heading": 0.10}
@@ -622,7 +620,7 @@ def dimensions(query: str) -> list[str]:
 
 
 def signals(query: str, found: Sequence[Candidate], ctx: Any = None, dense: bool = True,
-            profile: Any = None, terms: TermMap = TermMap()) -> dict[str, np.ndarray]:
+            profile: Any = None) -> dict[str, np.ndarray]:
     """Returns each candidate's scaled BM25, heading and (with `dense` and an embedder) dense scores, by name.
 
     Only the `DENSE_POOL` candidates best by the lexical signals and the documents' openings are embedded (the
@@ -630,42 +628,19 @@ def signals(query: str, found: Sequence[Candidate], ctx: Any = None, dense: bool
     pool, and an opening says what its document is about in words of its own, rarely the question's. The dense
     scores are scaled over that pool alone, so adding the openings moves no other unit's score; their cosines
     unscaled are kept too (``cosine``, mixed into no score), since a scaled best is near whatever the question.
-    An English unit and heading are read with the Chinese question's words they render (`terms`, the corpus's
-    term map: `crosslingual.glosses`).
     """
     tokenize = tokenizer_of(ctx, profile)
     asked = tokenize(" ".join([query, *dimensions(query)]))
-    texts, headings = [said(c) for c in found], [c.heading for c in found]
-    texts = [f"{t} {g}" for t, g in zip(texts, glosses(query, texts, terms, tokenize))]
-    headings = [f"{h} {g}" for h, g in zip(headings, glosses(query, headings, terms, tokenize))]
     # the document's title is every unit's top heading: a name in it (basenc) is said by each unit of the page
-    out = {"bm25": scaled(bm25_scores(asked, [tokenize(t) + tokenize(c.hit.title) for t, c in zip(texts, found)])),
-           "heading": scaled(bm25_scores(asked, [tokenize(h) for h in headings]))}
+    out = {"bm25": scaled(bm25_scores(asked, [tokenize(said(c)) + tokenize(c.hit.title) for c in found])),
+           "heading": scaled(bm25_scores(asked, [tokenize(c.heading) for c in found]))}
     if dense:
         best = np.argsort(-(out["bm25"] + out["heading"] / 2), kind="stable")[:DENSE_POOL]
         pool = np.array([*best, *(i for i, c in enumerate(found) if c.opening and i not in set(best))], dtype=int)
         near = cosines(query, [said(found[i]) for i in pool], ctx)
         if near is not None:
             out["dense"], out["cosine"] = np.zeros(len(found)), np.zeros(len(found))
-            scaled_near = ranged_scale(near, ranged=len(best))
-            if len(terms):      # a bilingual corpus: the question's language must not win the dense signal alone
-                scaled_near = by_language([said(found[i]) for i in pool], near, len(best), scaled_near)
-            out["dense"][pool], out["cosine"][pool] = scaled_near, near
-    return out
-
-
-def by_language(texts: Sequence[str], near: np.ndarray, ranged: int, scaled_near: np.ndarray) -> np.ndarray:
-    """Returns the cosines scaled within each language's units (over its first `ranged`, when it has three there;
-    else as `scaled_near` has them): the bundled embedder places a text in the question's language nearer than one
-    in the other, whatever either says, so across languages the best English unit for a Chinese question counted
-    as far."""
-    out = scaled_near.copy()
-    langs = np.array([language_of(t) for t in texts])
-    for lang in set(langs.tolist()):
-        group = np.flatnonzero(langs == lang)       # ascending: its members among the first `ranged` come first
-        inside = int((group < ranged).sum())
-        if inside >= 3:
-            out[group] = ranged_scale(near[group], ranged=inside)
+            out["dense"][pool], out["cosine"][pool] = ranged_scale(near, ranged=len(best)), near
     return out
 
 
@@ -761,18 +736,14 @@ def ranked(query: str, hits: Sequence[Hit], profile: Any, ctx: Any = None,
              and (how or c.kind != "command")]
     if not found:
         return []
-    terms = terms_of(ctx)
-    parts = signals(query, found, ctx, dense=bool(WEIGHTS.get("dense")), profile=profile, terms=terms)
+    parts = signals(query, found, ctx, dense=bool(WEIGHTS.get("dense")), profile=profile)
     scores = mixed(found, parts)
     texts = [_LINK_TARGET.sub("]", c.text) for c in found]     # a link target's digits state nothing
     count = counted(query)      # a unit stating the asked count of the asked thing states it twice over
     for states in [s for asks, s in ASKED if asks.search(query)] + ([count] if count is not None else []):
         scores = scores + ASKED_BONUS * np.array([bool(states.search(t)) for t in texts])
     whole = SubQuestion(query, tuple((w, 1.0) for w in keywords(query)))
-    # a unit's subject said before it counts, and so do the question's words an English unit renders
-    units = [f"{c.lead}{c.scored or c.text}" for c in found]
-    units = [(f"{u} {g}".rstrip(), c.hit, c.rank)
-             for u, g, c in zip(units, glosses(query, units, terms, tokenizer_of(ctx, profile)), found)]
+    units = [(f"{c.lead}{c.scored or c.text}", c.hit, c.rank) for c in found]     # a unit's subject said before it counts
     meant = parts.get("dense", np.ones(len(found)))     # no embedder: every unit counts as on the topic
     near = parts["cosine"].tolist() if "cosine" in parts else [None] * len(found)
     out = [Scored(c, float(s), cover, held, float(m), n) for c, s, cover, held, m, n

@@ -101,10 +101,9 @@ def embedded_passages(texts: Sequence[str], embedder: Any,
     return np.array(rows, dtype=np.float32).reshape(len(texts), -1)
 
 
-def passage_vectors(embedder: Any, kind: str = "passage") -> Optional[PassageVectors]:
-    """Returns the process's store of `embedder`'s vectors of `kind` (passage, or query: words of a term map), one
-    per model fingerprint, kind and cache folder, or None when the embedder does not say its dimension or the
-    cache folder cannot be made."""
+def passage_vectors(embedder: Any) -> Optional[PassageVectors]:
+    """Returns the process's store of `embedder`'s passage vectors (one per model fingerprint and cache folder), or
+    None when the embedder does not say its dimension or the cache folder cannot be made."""
     dim = int(getattr(embedder, "dim", 0) or 0)
     if not dim:
         return None
@@ -112,8 +111,7 @@ def passage_vectors(embedder: Any, kind: str = "passage") -> Optional[PassageVec
         folder = cache_dir("passage-vectors")
     except OSError:
         return None
-    name = re.sub(r"[^\w.@-]+", "_", model_fingerprint(embedder)) + ("" if kind == "passage" else f"-{kind}")
-    path = folder / (name + ".sqlite3")
+    path = folder / (re.sub(r"[^\w.@-]+", "_", model_fingerprint(embedder)) + ".sqlite3")
     with _STORES_LOCK:
         if path not in _STORES:
             _STORES[path] = PassageVectors(path, dim)
