@@ -16,8 +16,9 @@ def units(text: str) -> list[str]:
 
 
 def test_a_command_named_by_a_full_stop_ends_no_sentence():
-    """A full stop standing as a word (the `.` command) is a name, never a sentence's end: a sentence's own full stop
-    follows its last word."""
+    """A full stop standing as a word before a lower-case one (the `.` command: the call to . keeps…) is a name,
+    never a sentence's end: a sentence's own full stop follows its last word, or, left apart by a converter, opens
+    no lower-case word."""
     text = ("If the option is set, the call to . keeps the trap; if it is not, . unsets the trap while it runs. "
             "A script read with . or source returns its last status.")
     assert split_sentences(text) == [
@@ -25,6 +26,9 @@ def test_a_command_named_by_a_full_stop_ends_no_sentence():
         "A script read with . or source returns its last status."]
     assert split_sentences(". filename [arguments] Read and execute commands from filename.") == [
         ". filename [arguments] Read and execute commands from filename."]
+    # a converter may leave a space before a sentence's own full stop: before a capital it still ends one
+    assert split_sentences("Look for the getty calls . For more information, read the manual.") == [
+        "Look for the getty calls .", "For more information, read the manual."]
 
 
 MANUAL = """# Job Control Builtins
