@@ -171,14 +171,22 @@ def units(hit: Hit, profile: Any) -> list[Unit]:
     blocks: list[list] = []       # [kind, heading path, lines, indentation of the first]
     lines = hit.text.splitlines()
     fenced, open_block, header = opens_fenced(lines), None, ""
+    term, code = None, []       # the name line above a code block, and the block's lines
     for i, raw in enumerate(lines):
         line = raw.strip()
         if _FENCE.match(raw):
-            fenced, open_block = not fenced, None
+            if fenced:      # a builtin's synopsis stays open for its definition
+                open_block = synopsis(term, code, blocks)
+                blocks += [open_block] if open_block else []
+            else:
+                term, code, open_block = open_block, [], None
+            fenced = not fenced
             continue
         if fenced:
             if _COMMAND.match(raw):
                 blocks.append(["command", " / ".join(path), [line], 0])
+            elif line:
+                code.append(line)
             continue
         heading = _HEADING.match(raw)
         if heading or (line and profile.reading.is_heading(line)):
@@ -222,9 +230,9 @@ def units(hit: Hit, profile: Any) -> list[Unit]:
         elif kind == "term":
             said = defined(block[0], "\n".join(block[1:]))
             out += [Unit(text, heading, "definition" if len(said) == 1 else "item") for text in said]
-        elif kind == "label":       # the label with its definition's first sentence, which it names; the rest apart
-            first, *rest = sentences_of(FOOTNOTE.sub("", "\n".join(block[1:])))
-            out += [Unit(f"{block[0]} {first}", heading, "label"),
+        elif kind in ("label", "synopsis"):     # with its definition's first sentence, which it names; the rest apart
+            first, *rest = sentences_of(FOOTNOTE.sub("", "\n".join(block[1:]))) or [""]
+            out += [Unit(f"{block[0]} {first}", heading, kind),
                     *(Unit(text, heading, "pair" if pair else "sentence") for text, pair in continued(rest))]
         else:
             joined = "\n".join(FOOTNOTE.sub("", b) for b in block)
@@ -290,6 +298,30 @@ def opens_fenced(lines: Sequence[str]) -> bool:
 
 
 
+_ANCHOR = re.compile(r"\[\s*¶\s*\]\([^)]*\)|¶")
+"""A converted manual's anchor after a term (bg[ ¶](07.02-job-control-builtins.md)): a link to itself, no word."""
+
+
+def synopsis(term: Optional[list], code: Sequence[str], blocks: list) -> Optional[list]:
+    """Returns a builtin's synopsis as a block open for its definition, when `code` (a code block's lines) is the
+    synopsis of the name line ending the block above it (`term`: bg, fg[ ¶](…), at most `LABEL` words, no sentence;
+    the line leaves that block, and `blocks` when it was the whole of it): each line opens with the name (fg [jobspec];
+    history [n], history -c). A converted definition list writes a name, its synopsis, then its definition, whose
+    first sentence has lost what it defines (Resume the job jobspec in the foreground…): the synopsis names it, and
+    the two are one unit. A code block opening with another word is an example."""
+    if term is None or not code or term[0] not in ("sentence", "label", "synopsis") \
+            or term[0] != "sentence" and len(term[2]) < 2:
+        return None     # a one-line label or synopsis is all term, no definition the name line could end
+    name = _ANCHOR.sub("", term[2][-1]).strip()
+    if not name or _words(name) > LABEL or _PROSE.search(name) \
+            or any(line.split()[0] != name.split()[0] for line in code):
+        return None
+    term[2].pop()
+    if not term[2]:
+        blocks.remove(term)
+    return ["synopsis", term[1], ["; ".join(code)], term[3]]
+
+
 def defines(block: list, indent: int) -> bool:
     """Returns whether a list item indented under the open block is the definition of the term that block
     holds alone ("Pre-Depends" above "This is like Depends, except…", a link [Hard link](…) above "Duplicate name
@@ -352,6 +384,8 @@ def continues(block: list, line: str, indent: int = 0) -> bool:
     line flush with the item that opens in upper case or Chinese is the paragraph after the list); other text
     after a line that ends no sentence, or in lower case."""
     kind, _, lines, above = block
+    if kind == "synopsis" and len(lines) == 1:
+        return True     # its definition, whatever the synopsis ends on (fc [-e ename] [-lnr] [first] [last])
     lower = line[:1].islower() and line[:1].isascii()
     if kind == "option":
         return lower or (len(lines) == 1 and _OPTIONS.match(lines[0]).end() >= len(lines[0].rstrip()))
@@ -877,7 +911,7 @@ def sentence_count(text: str) -> int:
     return len(quoted_sentences(text)) or 1
 
 
-WHOLE = ("definition", "command", "label")
+WHOLE = ("definition", "command", "label", "synopsis")
 """Kinds of unit quoted whole whatever their length: a term's definition is one statement, a command one line."""
 
 

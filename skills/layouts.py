@@ -23,7 +23,7 @@ from .store.records import Hit
 
 from .context import cited, marker
 from .edges import asked_relations
-from .evidence import LEAD, SECOND, Scored, diverse, names, naming, piece, sentence_before
+from .evidence import LEAD, SECOND, Scored, diverse, fact, names, naming, normalised, piece, sentence_before
 from .profile import CorpusProfile
 from .named import DEFINES, defines_in, named_things
 from .coverage import SubQuestion, coverage
@@ -466,8 +466,10 @@ def synthesis_answer(state: State, hits: Sequence[Hit], profile: CorpusProfile,
 
 def relation_answer(state: State, hits: Sequence[Hit], profile: CorpusProfile,
                     ranking: Sequence[Scored]) -> Optional[dict[str, Any]]:
-    """Returns each edge of an asked type (A —relation→ B) followed by the passage stating it, or None without such
-    edges or when no passage stating one scores within `evidence.LEAD` of the best unit."""
+    """Returns each edge of an asked type (A —relation→ B) followed by the passage stating it, then the units a
+    fact's answer quotes that no passage holds (an edge is one reading of one passage, and the best units answer
+    whichever edge the graph holds), or None without such edges or when no passage stating one scores within
+    `evidence.LEAD` of the best unit."""
     asked = asked_relations(state.original_query, profile.graph.relation_cues)
     p = profile.wording.phrasing(state.original_query)
     first: dict[tuple[str, str, str], Any] = {}
@@ -481,7 +483,12 @@ def relation_answer(state: State, hits: Sequence[Hit], profile: CorpusProfile,
         # a passage far below the best unit says how its ends relate, not what the question asks
         own = [r for r in ranking if r.hit in stating and r.score >= LEAD * ranking[0].score]
         stated.append(best_sentence(own, (rel.head, rel.tail)) if own else None)
-    kept = iter(bounded([g for g in stated if g is not None], state.original_query))
+    passages = [g for g in stated if g is not None]
+    held = [normalised(g.text) for g in passages]
+    facts = [s for s in fact(ranking, state.original_query) if not any(h in normalised(s.text) or normalised(s.text)
+                                                                        in h for h in held)]
+    bound = bounded(passages + facts, state.original_query)     # leaves the last units out first: the facts
+    kept = iter(bound[:len(passages)])
     lines: list[str] = []
     for rel, got in zip(edges, stated):
         quote = None if got is None else next(kept, None)
@@ -492,7 +499,7 @@ def relation_answer(state: State, hits: Sequence[Hit], profile: CorpusProfile,
             lines.append(p["basis"] + line(quote.text, quote.hit, p))
     if not any(l.startswith(p["basis"]) for l in lines):
         return None
-    return answer_of(lines, hits, p)
+    return answer_of(lines + [f"- {line(s.text, s.hit, p)}" for s in bound[len(passages):]], hits, p)
 
 
 LAYOUTS = {"compare": compare_answer, "synthesis": synthesis_answer, "relation": relation_answer}

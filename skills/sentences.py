@@ -38,7 +38,8 @@ def split_sentences(text: str) -> list[str]:
     paragraph is first joined across its hard-wrapped lines, then cut after
     . ? ! before whitespace and a word (a command such as apt opens a sentence in
     lower case), except after a common abbreviation (e.g., Dr.) or a single
-    letter (an initial) — an option is neither: "… use -O. So …" is two sentences.
+    letter (an initial) — an option is neither: "… use -O. So …" is two sentences — nor after a full stop
+    standing as a word before a lower-case one: that is the `.` command (…the call to ., and . unsets…).
     """
     if language_of(text) == "zh":
         return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
@@ -52,7 +53,8 @@ def split_sentences(text: str) -> list[str]:
         for m in _ENGLISH_END.finditer(joined):
             before = re.search(r"(-?)([A-Za-z.]+)[.?!][\"')\]]*$", joined[start:m.start()])
             word = before.group(2).lower().rstrip(".") if before and not before.group(1) else ""
-            if joined[m.start() - 1] == "." and (word in ABBREVIATIONS or len(word) == 1):
+            alone = not joined[:m.start() - 1][-1:].strip() and joined[m.end():m.end() + 1].islower()
+            if joined[m.start() - 1] == "." and (word in ABBREVIATIONS or len(word) == 1 or alone):
                 continue
             out.append(joined[start:m.start()].strip())
             start = m.end()

@@ -9,7 +9,7 @@ import pytest
 
 from lambdarag import Context, State
 from lambdarag.domains import profile_named
-from lambdarag.skills.evidence import names, ranked
+from lambdarag.skills.evidence import SECOND, fact, names, ranked
 from lambdarag.skills.generate import extractive_answer
 from lambdarag.skills.named import relation_ends
 from lambdarag.skills.store.records import Relation
@@ -91,3 +91,22 @@ def test_the_best_unit_answers_a_temporal_question_when_dated_though_it_holds_fe
     assert top.text.startswith("版本 11") and top.cover < 0.3     # best scored, few of the question's words
     text = answer(query, hits, "temporal")
     assert "版本 11，也叫做“稳定（stable）”版，或者 bullseye" in text, text
+
+
+def test_an_edge_quotes_its_passage_and_the_facts_other_unit_that_scores_near_the_best():
+    """A graph edge is one reading of one passage: the units a fact's answer quotes (the best, and one within
+    `SECOND` of it) still answer, whichever edge the graph holds (the list of hosts monitored, beside a plugin
+    directory configuring the monitor)."""
+    query = "What decides which hosts show up in the monitor?"
+    hits = sourced(("plugins.md", "The set of measurements shown by the monitor is generated on each host by the "
+                                  "node program, which links the plugins into /etc/monitor/plugins/."),
+                   ("hosts.md", "The list of hosts shown by the monitor is generated automatically, based on the "
+                                "hosts reporting to the inventory."),
+                   ("backup.md", "Backups of the home directories run every night on the main server."))
+    edge = Relation(head="/etc/monitor/plugins/", relation="configures", tail="monitor", source="plugins.md")
+    ctx = Context(resources={"profile": GENERIC})
+    ranking = ranked(query, hits, GENERIC, ctx)
+    assert ranking[1].score >= SECOND * ranking[0].score
+    assert any("list of hosts" in s.text for s in fact(ranking, query))      # what a fact's answer quotes
+    text = extractive_answer(State.of(query, hits=hits, query_type="relation", relations=(edge,)), ctx)["answer"]
+    assert "—configures→" in text and "The list of hosts shown by the monitor is generated automatically" in text, text

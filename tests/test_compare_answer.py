@@ -439,6 +439,18 @@ def test_an_english_side_drops_a_shared_action_but_keeps_a_shared_command_word()
     assert query_entities("What is the difference between apt remove and apt purge?") == ("apt remove", "apt purge")
 
 
+def test_asking_whether_two_things_are_the_same_names_both_as_sides():
+    """"Are A and B the same thing?" compares A with B, as "between A and B" does: each side is its noun phrase
+    without the article (configuration file, not configuration; policy-en dev c06 quoted a side labelled
+    configuration)."""
+    from lambdarag.domains.generic.cues import query_entities
+
+    assert query_entities("Aren't a configuration file and a conffile the same thing?") == (
+        "configuration file", "conffile")
+    assert query_entities("Are the stable suite and the testing suite equivalent?") == ("stable suite", "testing suite")
+    assert query_entities("Is a dead key and a compose key interchangeable here?") == ("dead key", "compose key")
+
+
 SALVAGING = ("05.12-package-salvaging.md",
              "Package salvaging is the process by which one attempts to save a package that, while not officially "
              "orphaned, appears poorly maintained or completely unmaintained. You should close the salvage bug in the "

@@ -289,7 +289,9 @@ _CAMEL = re.compile(r"(?<![\w-])[A-Z][a-z]+[A-Z]\w*(?![\w-])")
 """A CamelCase name (NotAutomatic, NetworkManager)."""
 _PAIR = re.compile(r"\bbetween\s+((?:.{2,40}?,\s+)*.{2,40}?),?\s+and\s+(.{2,40}?)(?=[?.,;!]|\s+(?:in|for|when|on|regarding)\b|$)"
                    r"|(?:^|\s)([\w./+-]{2,40})\s+(?:vs\.?|versus|or)\s+([\w./+-]{2,40})(?=[?.,;!\s]|$)"
-                   r"|\bcompare\s+(.{2,40}?)\s+(?:and|with|to)\s+(.{2,40}?)(?=[?.,;!]|$)", re.I)
+                   r"|\bcompare\s+(.{2,40}?)\s+(?:and|with|to)\s+(.{2,40}?)(?=[?.,;!]|$)"
+                   r"|\b(?:are|is)(?:n't|\s+not)?\s+(.{2,40}?)\s+and\s+(.{2,40}?)\s+(?:the\s+same|alike|equivalent"
+                   r"|interchangeable)\b", re.I)
 _ZH_PAIR = re.compile(r"([\u4e00-\u9fffA-Za-z0-9_.+-]{2,20}?)(?:和|与|跟|同|及)([\u4e00-\u9fffA-Za-z0-9_.+-]{2,20}?)"
                       r"(?:之间)?(?:到底|究竟|分别|各自)?(?:的|有|在|是|相比|比较|哪个|谁)")
 """Two sides a Chinese comparison joins, before what it asks of them; an adverb right before that (盲孔和埋孔到底有什么
@@ -352,7 +354,7 @@ def operands(m: re.Match) -> list[tuple[int, str]]:
     "Between A, B and C" has three sides: the commas list them, the connective joins the last two."""
     listed = [(m.start(1) + p.start(), p.group(0)) for p in re.finditer(r"[^,]+", m.group(1))] if m.group(1) else []
     sides = [(at, _LEAD.sub("", side.strip()).strip()) for at, side in
-             listed + [(m.start(i), m.group(i)) for i in range(2, 7) if m.group(i)]]
+             listed + [(m.start(i), m.group(i)) for i in range(2, 9) if m.group(i)]]
     heads = [_SHARED.fullmatch(side) for _, side in sides]
     if len(sides) == 2 and all(heads) and heads[0].group(1) == heads[1].group(1):
         return [(at, h.group(2)) for (at, _), h in zip(sides, heads)]
