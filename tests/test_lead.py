@@ -146,3 +146,36 @@ def test_a_route_adds_behind_hybrids_first_five_unless_its_evidence_is_stronger(
 def test_without_ahead_a_route_keeps_its_order_once_hybrids_lead_is_in_its_first_five():
     route = [hit("h1"), hit("x"), hit("h2")]
     assert docs(kept_lead(route, [hit("h1"), hit("h2")], ())) == ["h1", "x", "h2"]
+
+
+def test_a_compare_routes_whole_index_chunk_for_a_named_thing_goes_behind_hybrids_five_and_is_still_quoted(
+        tmp_path, monkeypatch):
+    # six short pages name --frob with the question's words; three long ones define --zap: side_search's chunk
+    # for --zap (the whole index's, no page the question names) had taken hybrid's fifth page's place
+    from lambdarag.domains.corpus import build_index
+    from lambdarag.orchestration.config import RoutingConfig, load_config
+    from lambdarag.orchestration.search_unified import search
+    from bench.routing import top_documents
+
+    monkeypatch.setenv("LAMBDARAG_HOME", str(tmp_path))
+    monkeypatch.setenv("LAMBDARAG_FEEDBACK", "off")
+    corpus = tmp_path / "pages"
+    corpus.mkdir()
+    filler = " ".join(f"word{i}" for i in range(40))
+    for i, what in enumerate(["photos", "music", "letters", "backups", "logs", "videos"], 1):
+        (corpus / f"0{i}-copying-{what}.md").write_text(
+            f"# Copying {what}\n\nThe copy command copies files of {what}; the --frob option copies files faster.\n")
+    for i, what in enumerate(["network", "printer", "sound"], 1):
+        (corpus / f"1{i}-{what}.md").write_text(
+            f"# {what.title()}\n\n{what.title()} is set up at boot; {filler}. --zap is the option that turns the "
+            f"{what} on.\n")
+    build_index(corpus, "frob-zap", dense=False, progress=False, domain="generic")
+    cfg = load_config(None)
+    plain = cfg.model_copy(update={"orchestration": cfg.orchestration.model_copy(update={"routing": RoutingConfig(
+        **dict.fromkeys(("fact", "compare", "relation", "synthesis", "temporal"), "hybrid_search"),
+        default="hybrid_search", adaptive=False)})})
+    query = "How does --frob differ from --zap when I copy files?"
+    routed, hybrid = search(query, index="frob-zap", config=cfg), search(query, index="frob-zap", config=plain)
+    assert routed.strategy == "compare_search" and "11-network.md" not in top_documents(hybrid.hits)
+    assert top_documents(routed.hits) == top_documents(hybrid.hits)
+    assert "--zap is the option that turns the network on" in routed.answer, routed.answer
