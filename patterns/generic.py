@@ -66,13 +66,15 @@ def lead_kept(route: Term, plain: Term, window: int = 5, ahead: int = 0) -> Merg
     """Returns the merge of `keeps_lead` (declared as ``merge=keep_lead(window=5)`` or
     ``merge=keep_lead(window=5, ahead=5)``)."""
     from lambdarag.skills.lead import kept_lead
+    from lambdarag.skills.titles import names_whole
 
     shared = route.writes() & plain.writes()
 
     def merge(base: State, results: Sequence[State]) -> dict[str, Any]:
         mine, theirs = results
         out = {f: getattr(mine, f) for f in shared}
-        named = [side.source for side in getattr(mine, "sides", ())]
+        # with `ahead`, what plain retrieval weighs too is no stronger evidence: only a document named whole is
+        named = [side.source for side in getattr(mine, "sides", ()) if not ahead or names_whole(side)]
         out["hits"] = kept_lead(mine.hits, theirs.hits, named, window, ahead)
         return out
 

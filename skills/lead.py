@@ -8,7 +8,8 @@ them that holds no stronger evidence, and (``ahead``) keeps plain retrieval's fi
 documents ahead of every document the route brings without it. Stronger evidence
 is what a typed step of the route states and plain retrieval cannot know:
 
-- a document the question names (the route's `sides`);
+- a document the question names (the route's `sides`; with ``ahead``, by its whole title or file name:
+  `titles.names_whole`, since a word of a title is one plain retrieval weighs too);
 - the article of a graph edge of the asked relation type (``ranks["graph"]``, skills.edges);
 - another version of the lead's own document (same title): the route chose the version the question's time asks for.
 

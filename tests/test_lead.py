@@ -7,6 +7,7 @@ from lambdarag.patterns import build
 from lambdarag.patterns.generic import keeps_lead
 from lambdarag.skills.lead import kept_lead
 from lambdarag.skills.store.records import Hit
+from lambdarag.skills.titles import Side
 
 
 def hit(doc: str, n: int = 0, **ranks: int) -> Hit:
@@ -179,3 +180,24 @@ def test_a_compare_routes_whole_index_chunk_for_a_named_thing_goes_behind_hybrid
     assert routed.strategy == "compare_search" and "11-network.md" not in top_documents(hybrid.hits)
     assert top_documents(routed.hits) == top_documents(hybrid.hits)
     assert "--zap is the option that turns the network on" in routed.answer, routed.answer
+
+
+def sided(name: str, sides, *titles: str) -> Tool:
+    return Tool(name, lambda s: {"hits": tuple(hit(t) for t in titles), "sides": sides}, reads=["query"],
+                writes={"hits": tuple, "sides": tuple})
+
+
+@pytest.mark.parametrize("side, ahead, expected", [
+    # edu-en dev c04: "login" of "…at the login screen…" named the page *Restrict SSH login access*
+    (Side(name="login", title="Restrict SSH login access", source="x.md"), 5, ["h1", "h2", "h3", "h4", "h5", "x"]),
+    (Side(name="restrict SSH login access", title="Restrict SSH login access", source="x.md"), 5,
+     ["x", "h1", "h2", "h3", "h4", "h5"]),
+    (Side(name="login", title="Restrict SSH login access", source="x.md"), 0, ["x", "h1", "h2", "h3", "h4", "h5"]),
+])
+def test_with_ahead_a_side_is_stronger_evidence_when_the_question_says_its_documents_whole_title(side, ahead,
+                                                                                                 expected):
+    from lambdarag.patterns.generic import keeps_lead
+
+    plain = ranking("plain", "h1", "h2", "h3", "h4", "h5")
+    term = keeps_lead(sided("route", (side,), "x", "h1", "h2", "h3", "h4", "h5"), plain, ahead=ahead)
+    assert docs(term.run(State.of("q"), Context()).hits) == expected
