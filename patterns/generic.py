@@ -55,27 +55,30 @@ def fused(terms: Sequence[Term], k: int = 60) -> Merge:
     return Merge("fan_out_merge", shared, merge, {"k": k})
 
 
-def keeps_lead(route: Term, plain: Term, window: int = 5) -> Term:
+def keeps_lead(route: Term, plain: Term, window: int = 5, ahead: int = 0) -> Term:
     """Returns `route` and `plain` run concurrently, the route's evidence kept with `plain`'s best hit among its
-    first `window` documents unless the route's evidence there is stronger (skills.lead); every other field the
-    two write is the route's."""
-    return Par(route, plain, merge=lead_kept(route, plain, window))
+    first `window` documents, and `plain`'s first `ahead` documents ahead of the route's own, unless the route's
+    evidence there is stronger (skills.lead); every other field the two write is the route's."""
+    return Par(route, plain, merge=lead_kept(route, plain, window, ahead))
 
 
-def lead_kept(route: Term, plain: Term, window: int = 5) -> Merge:
-    """Returns the merge of `keeps_lead` (declared as ``merge=keep_lead(window=5)``)."""
+def lead_kept(route: Term, plain: Term, window: int = 5, ahead: int = 0) -> Merge:
+    """Returns the merge of `keeps_lead` (declared as ``merge=keep_lead(window=5)`` or
+    ``merge=keep_lead(window=5, ahead=5)``)."""
     from lambdarag.skills.lead import kept_lead
+    from lambdarag.skills.titles import names_whole
 
     shared = route.writes() & plain.writes()
 
     def merge(base: State, results: Sequence[State]) -> dict[str, Any]:
         mine, theirs = results
         out = {f: getattr(mine, f) for f in shared}
-        named = [side.source for side in getattr(mine, "sides", ())]
-        out["hits"] = kept_lead(mine.hits, theirs.hits, named, window)
+        # with `ahead`, what plain retrieval weighs too is no stronger evidence: only a document named whole is
+        named = [side.source for side in getattr(mine, "sides", ()) if not ahead or names_whole(side)]
+        out["hits"] = kept_lead(mine.hits, theirs.hits, named, window, ahead)
         return out
 
-    return Merge("keep_lead", shared, merge, {"window": window})
+    return Merge("keep_lead", shared, merge, {"window": window} | ({"ahead": ahead} if ahead else {}))
 
 
 def map_reduce(split: Term, process: Term, reduce: Term, *, over: str, bind: str = "query",

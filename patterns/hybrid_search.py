@@ -77,7 +77,8 @@ def hybrid(settings: Mapping[str, Any], ahead: str = "versions_ahead") -> Term:
     return fused >> skill(settings, ahead, window=int(window)) if int(window) else fused
 
 
-def adds_to_hybrid(route: Term, settings: Mapping[str, Any], window: int = 5) -> Term:
-    """Returns `route` run beside hybrid_search, hybrid's best hit kept among its first `window` documents unless the
-    route's evidence there is stronger (patterns.generic.keeps_lead): a route adds to plain retrieval, never subtracts."""
-    return keeps_lead(route, registered("hybrid_search", settings), window)
+def adds_to_hybrid(route: Term, settings: Mapping[str, Any], window: int = 5, ahead: int = 0) -> Term:
+    """Returns `route` run beside hybrid_search, hybrid's best hit kept among its first `window` documents and its
+    first `ahead` documents ahead of the route's own, unless the route's evidence there is stronger
+    (patterns.generic.keeps_lead): a route adds to plain retrieval, never subtracts."""
+    return keeps_lead(route, registered("hybrid_search", settings), window, ahead)

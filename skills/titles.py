@@ -142,6 +142,14 @@ class DocumentNames:
         return tuple(side for _, side in sorted(found.values(), key=lambda p: p[0]))
 
 
+def names_whole(side: Side) -> bool:
+    """Returns whether a side names its document whole, by its title or file name: a word of the title or a heading
+    only that document has names it too, but plain retrieval weighs such words as well ("login" named the page
+    *Restrict SSH login access* in "…changes the password at the login screen…")."""
+    stem = _clean(PurePosixPath(side.source.split(":")[0]).stem)
+    return _clean(side.name) in {_clean(side.title), stem, stem.replace("-", " ")}
+
+
 def name_like(title: str) -> list[str]:
     """Returns the name-like words of a title (see the module docstring): code-like or CamelCase words, and the
     lower-case words of a title whose other words are capitalised."""
