@@ -155,8 +155,9 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         r"|(?:must|should) (?:i|we|you|one) (?:still |also )?) ?(?:redo|re-?run|regenerate|rebuild|recreate|recompute"
                         r"|reinitiali[sz]e|reinstall|reconfigure|re-?sign|re-?index|refresh|update|restart|reload|reboot)\b",
                         r"\bwho (?:maintains|owns|runs|starts|calls|approves|is allowed|reads|writes|uses|loads|sends|consumes|triggers)\b",
-                        r"\bwhich (?:package|module|component|library|service|team|group|process|chapter|section) "
-                        r"(?:provides|owns|starts|calls|sends|imports|uses|is responsible|does|contains|ships|includes)\b",
+                        r"\bwhich (?:package|module|component|library|service|team|group|process|program|daemon|chapter|section) "
+                        r"(?:provides|owns|starts|runs|executes|launches|calls|sends|imports|uses|is responsible|does|contains|ships"
+                        r"|includes)\b",
                         r"\bwhat (?:calls|uses|imports|starts|triggers|launches|runs|spawns|loads|reads|executes|invokes|handles|manages"
                         r"|provides|generates|writes|populates)\b",
                         r"\bwhere (?:does|do) (?!I\b|you\b|we\b|one\b).{2,50}?\b(?:get|take|read|load|obtain)\b(?! (?:installed|stored|saved|written|put)\b)",
