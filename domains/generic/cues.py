@@ -38,6 +38,12 @@ _ZH_HOW_TO = "(?:怎么|怎样|如何)(?:才能|能|可以)?(?:知道|查看|查
 _HANDS = "contact|consult|pass|hand|send|forward|override|imply|use|start|launch|trigger|spawn|delegate|query|write|notify"
 """English verbs (base form) with which a question asks what a thing hands work or data to (which daemon does the
 client contact, which setting does the option override)."""
+_ORDER = (r"\b(?:what|which) order\b(?! of magnitude)|先后顺序|(?:什么|哪种|怎样的?)顺序|顺序(?:是|如何)"
+          r"|先[^，。？?]{0,12}?哪[^，。？?]{0,12}?[、，,]\s*(?:再|后|然后)")
+"""The order in which steps happen, asked in either language (in what order does X run …, 先装哪个、后装哪个): a time
+on any corpus, versioned or not."""
+_ZH_CHOICE = r"(?:用|选|装|挑|选用|采用)\s*[^，。？?]{1,30}?\s*还是(?![不没])\s*[^，。？?]{1,30}?(?:[？?]$|[，,]\s*(?:哪|两者|二者))"
+"""A choice between two things to use or pick (该用 A 还是 B, 选 A 还是 B): a comparison whatever it asks next."""
 
 CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
     ("synthesis", 0.85, (r"^(?:please\s+)?(?:summari[sz]e|give (?:me )?an overview|outline|survey)\b",
@@ -47,7 +53,7 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                          r"|manual|guide|book|modules|components|chapters)\b",
                          r"(?:完整|整个|全)的?[\u4e00-\u9fff]{0,4}?(?:流程|过程|生命周期|工作流|流水线)",
                          r"整个(?:项目|代码库|代码|系统|程序|软件|手册|文档|指南)(?:中|里|内)?(?:是)?(?:怎么|如何|怎样)")),
-    ("temporal", 0.85, (r"\bbetween (?:versions? |releases? |v)?" + _VERSION + r" and v?" + _VERSION,
+    ("temporal", 0.85, (_ORDER, r"\bbetween (?:versions? |releases? |v)?" + _VERSION + r" and v?" + _VERSION,
                         r"\bfrom (?:versions? |releases? |v)?" + _VERSION + r" to v?" + _VERSION + r"\b",
                         r"\b(?:breaking|incompatible|backwards?[- ]incompatible) changes?\b",
                         _VERSION + r"\s*(?:版本?)?\s*(?:到|至|和|与|升级到)\s*v?" + _VERSION + r"\s*(?:版本?)?(?:之间|期间|的|有|时|中)",
@@ -100,7 +106,7 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                       "有何不同", "有什么不同", "不同之处", "哪个更", "哪种更", "一回事", "共同点", "互换", "互相替代",
                       r"还是[^，。？?]{1,30}?(?:更|比较)(?:好|快|慢|安全|合适|省|稳定|方便|可靠)",
                       r"(?:(?:行不行|可不可以|能不能|好不好|要不要|对不对|吗|呢)[，,]\s*还是|[，,]\s*还是(?:得|要|需要|必须|应该|该|选|用))"
-                      r"[^，。？?吗不没]{1,30}[？?]$", r"而不(?:选|用|是|采用)",
+                      r"[^，。？?吗不没]{1,30}[？?]$", r"而不(?:选|用|是|采用)", _ZH_CHOICE,
                       r"(?:和|与|跟|同)[^，。？?]{1,30}?分别(?:在|适合|适用|用于|用在)",
                       r"(?:和|与|跟|同)[^，。？?]{1,30}?(?:用|选)哪(?:个|一个|种)(?:好|更好|合适)?[？?]?$",
                       r"[A-Za-z][\w.+-]*\s*(?:和|与|跟|还是)\s*[A-Za-z][\w.+-]*\s*(?:之间|两者|二者)?哪(?:个|一个|种)",
@@ -110,7 +116,7 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                       r"^[^、，,。？?]*?(?:和|与|跟|同)[^、，,。？?]{1,30}?各(?:自)?(?:管|负责|干|做|处理|是|用来做|用于)(?:些)?什么",
                       r"而\s*[A-Za-z][\w.+-]*\s*[\u4e00-\u9fff]{0,3}?(?:不|没)")),
     ("temporal", 0.85, (r"\b(?:latest|newest|current) (?:version|release|edition)\b",
-                        r"\bwhich (?:[\w.-]+ ){0,2}?(?:version|release)\b",
+                        r"\bwhich (?:[\w.-]+ ){0,2}?(?:versions?|releases?)\b",
                         r"\bwhat (?:[\w.-]+ ){0,2}?(?:version|release) (?:did|was|were|first|added|introduced|removed|dropped)\b",
                         r"\bfirst (?:appeared|appear|introduced|added|shipped|supported|available)\b",
                         r"\b(?:(?:release|support|product|version) (?:lifetime|life ?cycle)|(?:lifetime|life ?cycle) of (?:a |the |each )?"
@@ -149,8 +155,9 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         r"|(?:must|should) (?:i|we|you|one) (?:still |also )?) ?(?:redo|re-?run|regenerate|rebuild|recreate|recompute"
                         r"|reinitiali[sz]e|reinstall|reconfigure|re-?sign|re-?index|refresh|update|restart|reload|reboot)\b",
                         r"\bwho (?:maintains|owns|runs|starts|calls|approves|is allowed|reads|writes|uses|loads|sends|consumes|triggers)\b",
-                        r"\bwhich (?:package|module|component|library|service|team|group|process|chapter|section) "
-                        r"(?:provides|owns|starts|calls|sends|imports|uses|is responsible|does|contains|ships|includes)\b",
+                        r"\bwhich (?:package|module|component|library|service|team|group|process|program|daemon|chapter|section) "
+                        r"(?:provides|owns|starts|runs|executes|launches|calls|sends|imports|uses|is responsible|does|contains|ships"
+                        r"|includes)\b",
                         r"\bwhat (?:calls|uses|imports|starts|triggers|launches|runs|spawns|loads|reads|executes|invokes|handles|manages"
                         r"|provides|generates|writes|populates)\b",
                         r"\bwhere (?:does|do) (?!I\b|you\b|we\b|one\b).{2,50}?\b(?:get|take|read|load|obtain)\b(?! (?:installed|stored|saved|written|put)\b)",

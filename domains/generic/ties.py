@@ -37,6 +37,9 @@ _AUX = r"(?:is|are|was|were|do|does|did|can|could|will|would|should|must|may|mig
 """Words no name of a thing is made of before its verb: an auxiliary belongs to another shape, a pronoun is the asker."""
 _ASKER = r"(?:I|you|we|one|they|me|us|there|it)"
 """The subject that makes a question a how-to: the asker acts, no two things are tied."""
+_PERSON = (r"(?:(?:a|an|the|any|another|every|each|normal|ordinary|regular|other)\s+)?(?:users?|someone|somebody|anyone"
+           r"|anybody|people|persons?|admins?|administrators?|members?)(?![\w'’-])")
+"""A person as the subject of a yes-or-no (can a user in X change …, can someone …): a person acts, as the asker does."""
 _NOT_A_TIME = r"(?!\s+(?:[\w.-]+\s+)?(?:versions?|releases?|editions?|years?|dates?|times?|days?)\b)"
 """What an interrogative end may not be: which version, what year ask for a time, not for a thing."""
 
@@ -56,7 +59,7 @@ SHAPES: tuple[str, ...] = (
     rf"\b(?:which|what|whom?)\b{_NOT_A_TIME}(?:\s+{_WORD}){{0,5}}?\s+(?:does|do|did|will|would|can|could|must|should)\s+"
     rf"(?!{_ASKER}\b)(?:{_WORD}\s+){{1,8}}?(?:{_BASE})\b",
     # does X change Y: a yes-or-no whether the tie holds, asked of a thing
-    rf"^(?:[^?]{{0,80}}?,\s*)?(?:does|do|did|will|would|can|could)\s+(?!{_ASKER}\b)(?:{_WORD}\s+){{1,10}}?"
+    rf"^(?:[^?]{{0,80}}?,\s*)?(?:does|do|did|will|would|can|could)\s+(?!{_ASKER}\b|{_PERSON})(?:{_WORD}\s+){{1,10}}?"
     rf"(?:{_alternatives(CHANGES)})\s+(?!{_ASKER}\b|my\b|our\b)\w",
     # what is X part of, how is X tied to Y
     rf"\b(?:which|what)\b[^?]{{0,60}}?\b(?:is|are)\s+(?:{_WORD}\s+){{1,4}}?part\s+of\s*(?:[?,;]|and\b|$)",
