@@ -467,3 +467,39 @@ def test_a_connective_the_hits_open_a_sentence_with_is_no_compare_side():
                    ("core.md", "and *, which have the usual meaning."))
     assert named_things("How do --trace-children and --child-silent-after-fork differ?", hits, GENERIC) == \
         ["--trace-children", "--child-silent-after-fork"]
+
+
+
+DEEPER = {
+    "shopt.md": "# Shell options\n\n## Setting options\n\nThe shopt builtin sets and unsets the shell's optional "
+                "behaviour.\n\n## The options\n\nlastpipe If set, and job control is not active, the shell runs "
+                "the last command of a pipeline in the current shell environment.\n",
+    "jobs.md": "# Job control\n\nJob control lets a user stop a pipeline and resume it later in the background.\n",
+    "pipes.md": "# Pipelines\n\nEach command of a pipeline runs in a subshell of its own.\n",
+    "lists.md": "# Lists\n\nA list is a sequence of pipelines separated by one of the list operators.\n",
+    "traps.md": "# Traps\n\nA trap runs a command when the shell receives a signal.\n",
+    "loops.md": "# Loops\n\nA loop runs its body while its condition holds.\n",
+    "history.md": "# History\n\nIf set, and job control is not active, lastpipe is saved in the history list.\n",
+}
+
+
+@pytest.mark.parametrize("last, quoted", [("shopt.md#The options", True), ("history.md#text", False)],
+                         ids=["a-top-hits-document", "another-document"])
+def test_a_chunk_of_a_top_hits_document_ranked_just_below_the_context_cut_is_quoted_and_cited(tmp_path, last, quoted):
+    from lambdarag.skills.context import assemble_context, citable, context_hits
+
+    for name, text in DEEPER.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    corpus = read_corpus(tmp_path, domain="generic")
+    chunks = {c.id: c for c in corpus.chunks}
+    order = ["shopt.md#Setting options", "jobs.md#text", "pipes.md#text", "lists.md#text", "traps.md#text",
+             "loops.md#text", last]                                   # `last` ranked 7th, below the context's six
+    query = "Does turning on lastpipe do anything when job control is active?"
+    state = State.of(query, hits=to_hits([(chunks[h], 1.0 - i / 10) for i, h in enumerate(order)], "bm25"))
+    assert "lastpipe" not in "".join(h.text for h in context_hits(state))
+    near = assemble_context.run(state, Context(resources={"index": None})).neighbours
+    state = State.of(query, hits=state.hits, neighbours=near)
+    out = extractive_answer(state, Context(resources={"profile": GENERIC}))
+    assert ("lastpipe If set, and job control is not active" in out["answer"]) is quoted, out["answer"]
+    assert "lastpipe is saved" not in out["answer"]
+    assert check_answer(out["answer"], citable(state)).passed
