@@ -61,16 +61,14 @@ DEPTH = 3
 
 
 def below_cut(state: State, near: Sequence[Hit]) -> tuple[Hit, ...]:
-    """Returns the hits among the first `DEPTH` ranked below the context's `final_top_k` whose document a context
-    hit is of, none of `near`: where the best documents hold more, the answering chunk often ranks 6th to 8th
-    (issue 40). None when the char budget cut the context shorter: a budget holds."""
+    """Returns the first `DEPTH` hits ranked below the context's `final_top_k`, none of `near`: the answering chunk
+    often ranks 6th to 8th (issue 40: bash-ref-en dev r02's `lastpipe` option). None when the char budget cut the
+    context shorter: a budget holds."""
     plan, ranked = plan_of(state), ranked_hits(state)
-    best = context_hits(state)
-    if len(best) < min(plan.final_top_k, len(ranked)):
+    if len(context_hits(state)) < min(plan.final_top_k, len(ranked)):
         return ()
-    taken, documents = {h.chunk_id for h in near}, {h.source for h in best}
-    return tuple(h for h in ranked[plan.final_top_k:plan.final_top_k + DEPTH]
-                 if h.chunk_id not in taken and h.source in documents)
+    taken = {h.chunk_id for h in near}
+    return tuple(h for h in ranked[plan.final_top_k:plan.final_top_k + DEPTH] if h.chunk_id not in taken)
 
 
 def context_hits(state: State) -> tuple[Hit, ...]:

@@ -479,13 +479,13 @@ DEEPER = {
     "lists.md": "# Lists\n\nA list is a sequence of pipelines separated by one of the list operators.\n",
     "traps.md": "# Traps\n\nA trap runs a command when the shell receives a signal.\n",
     "loops.md": "# Loops\n\nA loop runs its body while its condition holds.\n",
-    "history.md": "# History\n\nIf set, and job control is not active, lastpipe is saved in the history list.\n",
+    "history.md": "# History\n\nThe history list keeps the commands typed in an interactive shell.\n",
 }
 
 
 @pytest.mark.parametrize("last, quoted", [("shopt.md#The options", True), ("history.md#text", False)],
-                         ids=["a-top-hits-document", "another-document"])
-def test_a_chunk_of_a_top_hits_document_ranked_just_below_the_context_cut_is_quoted_and_cited(tmp_path, last, quoted):
+                         ids=["answering", "weaker"])
+def test_a_chunk_ranked_just_below_the_context_cut_is_quoted_and_cited_only_when_it_answers_best(tmp_path, last, quoted):
     from lambdarag.skills.context import assemble_context, citable, context_hits
 
     for name, text in DEEPER.items():
@@ -501,5 +501,7 @@ def test_a_chunk_of_a_top_hits_document_ranked_just_below_the_context_cut_is_quo
     state = State.of(query, hits=state.hits, neighbours=near)
     out = extractive_answer(state, Context(resources={"profile": GENERIC}))
     assert ("lastpipe If set, and job control is not active" in out["answer"]) is quoted, out["answer"]
-    assert "lastpipe is saved" not in out["answer"]
     assert check_answer(out["answer"], citable(state)).passed
+    top = State.of(query, hits=state.hits[:6])
+    alone = extractive_answer(top, Context(resources={"profile": GENERIC}))
+    assert (out["answer"] == alone["answer"]) is not quoted      # a weaker chunk below the cut changes nothing
