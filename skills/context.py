@@ -49,34 +49,16 @@ def plan_of(state: Any) -> RetrievalPlan:
 DEFAULT_PLAN = RetrievalPlan()
 
 
-def ranked_hits(state: State) -> list[Hit]:
-    """Returns the state's hits most relevant first; a table-preferring plan (`plan.prefer_tables`) puts table rows
-    first among hits of equal score."""
-    tables = plan_of(state).prefer_tables
-    return sorted(state.hits, key=lambda h: (-h.score, not (tables and h.kind == "table_row")))
-
-
-DEPTH = 3
-"""How many hits ranked just below the context's cut it shows after the neighbours (`below_cut`)."""
-
-
-def below_cut(state: State, near: Sequence[Hit]) -> tuple[Hit, ...]:
-    """Returns the first `DEPTH` hits ranked below the context's `final_top_k`, none of `near`: the answering chunk
-    often ranks 6th to 8th (issue 40: bash-ref-en dev r02's `lastpipe` option). None when the char budget cut the
-    context shorter: a budget holds."""
-    plan, ranked = plan_of(state), ranked_hits(state)
-    if len(context_hits(state)) < min(plan.final_top_k, len(ranked)):
-        return ()
-    taken = {h.chunk_id for h in near}
-    return tuple(h for h in ranked[plan.final_top_k:plan.final_top_k + DEPTH] if h.chunk_id not in taken)
-
-
 def context_hits(state: State) -> tuple[Hit, ...]:
-    """Returns the hits the context shows: most relevant first (`ranked_hits`), at most `final_top_k`, within the
-    char budget."""
+    """Returns the hits the context shows: most relevant first, at most `final_top_k`, within the char budget.
+
+    A table-preferring plan (`plan.prefer_tables`) puts table rows first among hits of equal score.
+    """
     plan = plan_of(state)
+    ranked = sorted(state.hits, key=lambda h: (-h.score, not (plan.prefer_tables and h.kind == "table_row")))
+    ranked = ranked[: plan.final_top_k]
     chosen, used = [], 0
-    for hit in ranked_hits(state)[: plan.final_top_k]:
+    for hit in ranked:
         size = min(len(hit.text), plan.max_chunk_chars)
         if chosen and used + size > plan.max_context_chars:
             break
@@ -209,9 +191,8 @@ def assemble_context(state: Assembling, ctx: Context) -> Assembled:
     """Writes `context` from hits, relations and wiki pages under the plan's budgets (`render_context`), and the
     `neighbours` it shows after its hits (the index's chunks next to the best; for a synthesis, the openings of
     their documents too)."""
-    best = context_hits(state)
-    near = neighbours(best, ctx.resources.get("index"), state.original_query, overview=state.query_type == "synthesis")
-    near += below_cut(state, near)
+    near = neighbours(context_hits(state), ctx.resources.get("index"), state.original_query,
+                      overview=state.query_type == "synthesis")
     return {"context": render_context(state, near), "neighbours": near}
 
 

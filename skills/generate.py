@@ -18,7 +18,7 @@ from lambdarag.lam import json_object
 
 from .coverage import THRESHOLD
 from .evidence import Scored, answering, linking, parts, ranked, shaped
-from .context import Citable, assemble_context, below_cut, cited, citable, drop_markers, marker, numbered_markers, shown
+from .context import Citable, assemble_context, cited, citable, drop_markers, marker, numbered_markers, shown
 from .bounds import bounded
 from .check import attributed
 from .layouts import laid_out
@@ -83,13 +83,7 @@ def extractive_answer(state: Answering, ctx: Context) -> Answered:
     hits = tuple(sorted((h for h in citable(state) if not flagged(h)), key=lambda h: h.kind == "wiki"))
     query = state.original_query
     rejected = frozenset(state.verdict.rejected) if state.verdict and not state.verdict.passed else frozenset()
-    # a hit below the context's cut answers a question in one part only when its unit is the best: more units
-    # rescale every signal, so otherwise the context is scored alone (an overview's points stay its documents')
-    deep = {h.chunk_id for h in below_cut(state, ())}
-    ranking = ranked(query, tuple(h for h in hits if h.chunk_id not in deep), profile, ctx, rejected)
-    if deep and state.query_type != "synthesis":
-        wider = ranked(query, hits, profile, ctx, rejected)
-        ranking = wider if wider and wider[0].hit.chunk_id in deep else ranking
+    ranking = ranked(query, hits, profile, ctx, rejected)
     layout = laid_out(state, hits, profile, ranking)
     if layout is not None:
         return layout

@@ -11,7 +11,7 @@ from lambdarag import Context, Guard, Message, State, Verdict
 from lambdarag.skills.store.records import Hit, Relation, RetrievalPlan, WikiPage
 from lambdarag.providers.llm import OpenAIChat
 from lambdarag.skills.check import citation_check
-from lambdarag.skills.context import assemble_context, context_hits, shown, RELATIONS_HEADING
+from lambdarag.skills.context import assemble_context, context_hits, RELATIONS_HEADING
 from lambdarag.skills.facts import fact_extract
 from lambdarag.skills.gaps import missing_topics, sufficient
 from lambdarag.skills.generate import REFUSAL, answer_generate
@@ -171,10 +171,10 @@ def _state(drawn):
 @given(contexts)
 def test_offline_answers_cite_only_the_context(drawn):
     s = answer_generate().run(_state(drawn), generic_ctx())
-    passages = {h.chunk_id for h in shown(s)}     # the hits, the chunks below their cut and next to them
-    assert all(c.chunk_id in passages for c in s.citations)
+    shown = {h.chunk_id for h in context_hits(s)}
+    assert all(c.chunk_id in shown for c in s.citations)
     for m in re.finditer(r"\[来源: ([^\]#]+)#([^\]]+)\]", s.answer):
-        assert f"{m.group(1)}#{m.group(2)}" in passages
+        assert f"{m.group(1)}#{m.group(2)}" in shown
     assert bool(s.citations) or s.answer.startswith(REFUSAL)
 
 
@@ -191,8 +191,8 @@ def test_llm_answers_cite_only_the_context(shared_server, drawn, cited_by_model)
     text = "".join(f"依据{h.section}[来源: {h.source}#{h.section}]。" for h in cited_by_model) + "另见[来源: 伪造法规#第一条]。"
     shared_server.script.default = Reply(text=json.dumps({"answer": text}, ensure_ascii=False))
     s = answer_generate().run(_state(drawn), llm_ctx(shared_server, timeout=2))
-    passages = {h.chunk_id for h in shown(s)}
-    assert all(c.chunk_id in passages for c in s.citations)
+    shown = {h.chunk_id for h in context_hits(s)}
+    assert all(c.chunk_id in shown for c in s.citations)
     assert "伪造法规" not in s.answer
 
 
