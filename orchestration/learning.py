@@ -631,7 +631,8 @@ def choose_tail_model(rows: Sequence[Row], params: LearnedParams, folds: int = 5
     and the report: among `TAIL_MODEL_BLENDS`, the blend of best out-of-fold recall@100 (each fold of the rows
     re-ranked by a model fitted on the others, where the tail acts) whose rows with never-confirmed chunks lose
     at most `unseen_loss` recall@100 against the unlearned order (plus `RECALL_CONFIDENCE` standard errors, the
-    tail weights' own bound); None when none beats the fitted tail without a model."""
+    tail weights' own bound), or no more than the fitted tail without a model loses them when that is more (the
+    model is then held to the tail's cost); None when none beats the fitted tail without a model."""
     ranked = tail_rows(rows, params)
     fitted = [i for i, t in enumerate(ranked) if t.features is not None]
     if len(fitted) < 2 * folds or not any(ranked[i].relevant.intersection(ranked[i].tail) for i in fitted):
@@ -651,7 +652,7 @@ def choose_tail_model(rows: Sequence[Row], params: LearnedParams, folds: int = 5
     losses = plain[unseen, None] - recall[unseen]
     loss = losses.mean(axis=0) + RECALL_CONFIDENCE * losses.std(axis=0) / np.sqrt(max(len(losses), 1)) \
         if unseen.any() else np.zeros(recall.shape[1])
-    safe = np.where((loss <= unseen_loss) | (np.arange(recall.shape[1]) == 0), recall.mean(axis=0), -1.0)
+    safe = np.where(loss <= max(unseen_loss, loss[0]), recall.mean(axis=0), -1.0)
     j = int(np.argmax(safe))
     report = {"blends": [0.0, *TAIL_MODEL_BLENDS], "tailed_questions": len(fitted),
               "recall100": np.round(recall.mean(axis=0), 4).tolist(),

@@ -108,3 +108,12 @@ def test_the_tail_model_reorders_only_chunks_the_reader_may_read(corpus, tmp_pat
     for order in ((LEGAL, User()), (User(), LEGAL)):
         seen = {user.id: [c for c, _ in ranking(backend, tmp_path, PARAPHRASE, user)] for user in order}
         assert OTHER[1] in seen["legal"][HEAD:] and OTHER[1] not in seen["anonymous"], order
+
+
+def test_a_tail_model_that_costs_unseen_questions_no_more_than_the_fitted_tail_is_taken_even_past_the_bound():
+    # the fitted tail weights may already cost unseen questions more than the bound (round 23, STARD split 2): the
+    # model is then held to that cost, not refused outright
+    rng = np.random.default_rng(7)
+    rows = [family_row(rng, unseen=i % 4 == 3) for i in range(60)]
+    model, report = learning.choose_tail_model(rows, TAILED, unseen_loss=-0.001)
+    assert report["unseen_loss_upper"][0] == 0.0 and model is not None
