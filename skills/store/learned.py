@@ -18,7 +18,7 @@ A `LearnedIndex` is built from the live confirmed pairs of one index and holds:
 - the indexed vectors of the confirmed chunks, when the index has vectors: with the
   neighbours and families, the candidate source (`candidate_scores`) of chunks plain
   retrieval did not return, which only the tail (ranks after `HEAD`) may rank;
-- `LearnedParams`: signal weights and the gate, fitted by cross-validation;
+- `LearnedParams`: signal weights, the gate and the tail model (`skills.store.tail_model`), fitted by cross-validation;
 - the query adapter (`skills.store.adapter`), when one is fitted: the dense leg's
   query vector of a question near a confirmed one is moved by it (`dense_query`).
 
