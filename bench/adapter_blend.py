@@ -14,11 +14,17 @@ in the learning folds' inner cross-validation), and the held-out fold is ranked 
 and the learned hybrid with the fitted adapter ("fitted"); writes bench/results/feedback-adapter-fitted.json, with
 each fold's blend and its inner report.
 
+With `--tail-model`, each fold's committed params get a tail model fitted on that fold's learning questions, as
+`lambdarag feedback fit` fits it (`orchestration.learning.choose_tail_model` over the fit's inner folds,
+`fit_rows`), and the held-out fold is ranked by plain hybrid, the learned hybrid and the learned hybrid with the
+tail model ("hybrid+learned+tail"); writes bench/results/feedback-tail-model.json, with each fold's choice.
+
 With `--settings` and no name, only plain and learned hybrid are ranked: the committed fits under this tree's
 retrieval code (a change to what the learned stage does, measured without refitting). `--tag TAG` writes
 <name>-TAG.json instead, a new file beside the committed one; `--folds` ranks only those held-out folds.
 
-Usage: python bench/adapter_blend.py [--splits 0 1 2 3] [--settings [NAME ...]] [--fitted] [--folds 0 ...] [--tag TAG]
+Usage: python bench/adapter_blend.py [--splits 0 1 2 3] [--settings [NAME ...]] [--fitted | --tail-model] [--folds 0 ...]
+                                     [--tag TAG]
 """
 from __future__ import annotations
 
@@ -69,24 +75,30 @@ def split_folds(split: int) -> tuple:
 
 FITTED = "fitted"
 """The `--fitted` system: the adapter at the blend `choose_blend` fits on each fold's learning folds."""
+TAILED = "hybrid+learned+tail"
+"""The `--tail-model` system: the committed params with the tail model `choose_tail_model` fits on each fold's
+learning questions."""
 
 
-def split_result(split: int, settings: dict, folds: Sequence[int] = range(FOLDS)) -> dict:
+def split_result(split: int, settings: dict, folds: Sequence[int] = range(FOLDS), tail_model: bool = False) -> dict:
     """Returns the metrics and p50s of plain, learned and adapted hybrid (under each of `settings`; a blend of None
-    is fitted per fold, `FITTED`) on `split`'s held-out `folds`."""
+    is fitted per fold, `FITTED`) and, with `tail_model`, the learned hybrid with a fitted tail model (`TAILED`) on
+    `split`'s held-out `folds`."""
+    from dataclasses import replace
+
     import numpy as np
     from ranx import Qrels, Run, evaluate
 
     from lambdarag import Context
-    from lambdarag.orchestration.learning import (base_ranking, build_learned, choose_blend, fit_query_adapter,
-                                                  learned_ranking, retrieval_term)
+    from lambdarag.orchestration.learning import (base_ranking, build_learned, choose_blend, choose_tail_model,
+                                                  fit_query_adapter, fit_rows, learned_ranking, retrieval_term)
     from lambdarag.skills.store.adapter import QueryAdapter
     from lambdarag.skills.store.learned import LearnedParams, Pair
     from lambdarag.skills.store.records import RetrievalPlan
 
     backend, embedder, view, queries, chunks, vectors, row, fold_of, fits = split_folds(split)
     plan = RetrievalPlan(bm25_top_k=100, dense_top_k=100, fused_top_k=100)
-    names = ["hybrid", "hybrid+learned", *settings]
+    names = ["hybrid", "hybrid+learned", *settings, *([TAILED] if tail_model else [])]
     runs, latency, seen, chosen = {n: {} for n in names}, {n: [] for n in names}, {}, []
     unlearned, ranking = functools.lru_cache(maxsize=None)(base_ranking(backend, embedder)), learned_ranking(
         backend, embedder)
@@ -106,6 +118,12 @@ def split_result(split: int, settings: dict, folds: Sequence[int] = range(FOLDS)
             contexts[name] = Context(embedder=embedder, resources={"index": backend, "learned": build_learned(
                 view, pairs, pair_vectors, learned.params, learned.term_map,
                 QueryAdapter(matrix, blend, floor) if blend else None)})
+        if tail_model:
+            model, report = choose_tail_model(fit_rows(view, pairs, pair_vectors, unlearned), learned.params)
+            chosen.append({"fold": fold, **report, **({"model": model.to_dict()} if model else {})})
+            print(json.dumps(report), file=sys.stderr, flush=True)
+            contexts[TAILED] = Context(embedder=embedder, resources={"index": backend, "learned": build_learned(
+                view, pairs, pair_vectors, replace(learned.params, tail_model=model), learned.term_map)})
         terms = {n: retrieval_term("hybrid", learned=n != "hybrid") for n in names}
         taught = {c for q in learn for c in chunks[q["qid"]]}
         for q in (q for q in queries if fold_of[q["qid"]] == fold):
@@ -116,7 +134,7 @@ def split_result(split: int, settings: dict, folds: Sequence[int] = range(FOLDS)
                 runs[name][q["qid"]] = {h.chunk_id: float(100 - i) for i, h in enumerate(state.hits)} or {"-": 0.0}
         print(f"split {split} fold {fold} done", file=sys.stderr, flush=True)
     qrels = {q["qid"]: {c: 1 for c in chunks[q["qid"]]} for q in queries if fold_of[q["qid"]] in folds}
-    out = {"folds": list(folds), **({"blends": chosen} if chosen else {}),
+    out = {"folds": list(folds), **({"tail_models" if tail_model else "blends": chosen} if chosen else {}),
            "p50_ms": {n: round(float(np.percentile(v, 50)), 2) for n, v in latency.items()}}
     for subset, keep in (("all", lambda q: True), ("seen", lambda q: seen[q]), ("unseen", lambda q: not seen[q])):
         ids = [q for q in qrels if keep(q)]
@@ -139,8 +157,11 @@ def main() -> dict:
     p.add_argument("--tag", default="", help="write bench/results/<name>-TAG.json, keeping the committed file")
     p.add_argument("--fitted", action="store_true",
                    help="fit the blend per fold instead; writes bench/results/feedback-adapter-fitted.json")
+    p.add_argument("--tail-model", action="store_true",
+                   help="fit a tail model per fold instead; writes bench/results/feedback-tail-model.json")
     args = p.parse_args()
-    name = "feedback-adapter-fitted" if args.fitted else "feedback-adapter-blend"
+    name = "feedback-tail-model" if args.tail_model else "feedback-adapter-fitted" if args.fitted else \
+        "feedback-adapter-blend"
     name += f"-{args.tag}" if args.tag else ""
     kept = results_dir() / f"{name}.json"
     result = json.loads(kept.read_text(encoding="utf-8")) if kept.exists() else {"splits": {}}
@@ -148,7 +169,8 @@ def main() -> dict:
     result["settings"] = {"blends": [0.0, *ADAPTER_BLENDS], "floor": FLOOR} if args.fitted else \
         {n: list(SETTINGS[n]) for n in args.settings}
     for split in args.splits:
-        result["splits"][str(split)] = {"machine_before": machine_facts(), **split_result(split, settings, args.folds)}
+        result["splits"][str(split)] = {"machine_before": machine_facts(),
+                                        **split_result(split, settings, args.folds, args.tail_model)}
         write(name, result)
     return result
 

@@ -47,7 +47,7 @@ the shipped two-document rule and a one-document what-if, then `lambdarag eval` 
 and with learning. Writes bench/results/feedback-self.json (the corpora not named keep their entries).
 
 Usage: python bench/feedback.py [--skip-maritime] [--skip-stard] [--limit N] [--latency-only] [--partition SEED]
-       [--debian] [--self-confirmation [--corpora NAME ...]] [--eval-latency]
+       [--debian [--tag TAG]] [--self-confirmation [--corpora NAME ...]] [--eval-latency]
 """
 from __future__ import annotations
 
@@ -583,6 +583,7 @@ def main() -> dict:
     p.add_argument("--debian", action="store_true",
                    help="learn each Debian corpus's dev questions, measure its test questions; writes "
                         "bench/results/feedback-debian.json")
+    p.add_argument("--tag", default="", help="--debian: write bench/results/feedback-debian-TAG.json instead")
     p.add_argument("--self-confirmation", action="store_true",
                    help="answer each Debian corpus's dev questions (answers confirm their own evidence), measure "
                         "its test questions; writes bench/results/feedback-self.json")
@@ -608,7 +609,8 @@ def main() -> dict:
         from bench.machine import write
 
         result = {"machine_before": machine_facts(), **debian(), "machine_after": machine_facts()}
-        return json.loads(write("feedback-debian", result).read_text(encoding="utf-8"))
+        return json.loads(write("feedback-debian" + (f"-{args.tag}" if args.tag else ""), result).read_text(
+            encoding="utf-8"))
     if args.partition:
         from bench.machine import write
 

@@ -36,6 +36,7 @@ from bench.adapter_blend import split_folds  # noqa: E402
 from bench.feedback import FOLDS  # noqa: E402
 from bench.machine import facts as machine_facts, results_dir, write  # noqa: E402
 from lambdarag.orchestration.metrics import score  # noqa: E402
+from lambdarag.skills.store.tail_model import logistic  # noqa: E402
 
 BM25_DEPTH = 1000
 """How deep the BM25 rank of a relevant chunk is looked up (the pool analysis)."""
@@ -165,8 +166,6 @@ def pool(entries: dict) -> dict:
 
 WINDOW = 30
 """How many of the shipped order's first chunks the head stage re-ranks (the rest keep their places)."""
-RIDGE = 1.0
-"""L2 penalty of the logistic fits (on standardised features)."""
 DERIVED = ("dense_rank", "bm25_rank", "families_rank", "neighbours_rank", "nearest_neighbours", "nearest_top",
            "log_prior", "families_dense", "nearest_prior")
 """Features derived from `FEATURES` among the chunks ranked together: 1/(1 + rank) by dense, BM25, families and
@@ -200,20 +199,6 @@ def tail_chunks(e: dict) -> list:
     """The chunks the tail stage re-ranks: every candidate but the shipped top 10."""
     top = set(e["shipped"][:10])
     return [c for c in e["ids"] if c not in top]
-
-
-def logistic(x: np.ndarray, y: np.ndarray, ridge: float = RIDGE, steps: int = 25) -> np.ndarray:
-    """Returns weights (last: intercept) of an L2 logistic regression of `y` on `x`, by Newton's method."""
-    a = np.hstack([x, np.ones((len(x), 1))])
-    w = np.zeros(a.shape[1])
-    penalty = ridge * np.eye(a.shape[1])
-    penalty[-1, -1] = 0.0
-    for _ in range(steps):
-        p = 1.0 / (1.0 + np.exp(-(a @ w)))
-        grad = a.T @ (p - y) + penalty @ w
-        hess = (a * (p * (1 - p))[:, None]).T @ a + penalty + 1e-9 * np.eye(a.shape[1])
-        w -= np.linalg.solve(hess, grad)
-    return w
 
 
 def labelled(entries: list, chunks, acts: str) -> list:

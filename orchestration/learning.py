@@ -28,8 +28,9 @@ from lambdarag.errors import ConfigError, LambdaRAGError, StoreCorrupt
 from lambdarag.patterns.hybrid_search import hybrid_retrieval, retrieve
 from lambdarag.skills.learned import learned_signals, lexical_list, readable, reader, with_candidates
 from lambdarag.skills.store.adapter import QueryAdapter, fit_adapter
-from lambdarag.skills.store.learned import (DEFAULT_WEIGHTS, SIGNALS, LearnedIndex, LearnedParams, Nearest, Pair, gate_features,
-                                  lower_bound, score_matrix)
+from lambdarag.skills.store.learned import (DEFAULT_WEIGHTS, HEAD, SIGNALS, LearnedIndex, LearnedParams, Nearest, Pair,
+                                            admits, arrange, gate_features, lower_bound, score_matrix)
+from lambdarag.skills.store.tail_model import TailModel, fit_tail_model, tail_features
 
 from .feedback.confirmations import Confirmations
 from .metrics import ndcg_columns, score
@@ -238,7 +239,9 @@ def open_learned(directory: Path, backend: Any, embedder: Any, adapter: bool = F
                 known = _GENERATIONS[str(directory)] = (key, *generation_state(conf, view, pairs, vectors, adapter,
                                                                                params.adapter_blend))
             term_map, fitted, notes = known[1:]
-            learned = build_learned(view, pairs, vectors, params, term_map, fitted, notes)
+            for note in params.notes:
+                log.warning("%s", note)
+            learned = build_learned(view, pairs, vectors, params, term_map, fitted, (*notes, *params.notes))
         _OPEN[str(directory)] = (stamp, learned)
         return learned
 
@@ -524,13 +527,16 @@ def choose(rows: Sequence[Row], unseen_loss: float = UNSEEN_LOSS) -> tuple[Learn
     params = LearnedParams(weights=chosen, gate=gate, sharpness=sharp, neighbours=k, gate_weights=model,
                            gate_spread=error, caution=0.0 if caution is None else caution, tail=tail,
                            candidates=count, tail_gate=floor)
+    tail_model, tail_report = choose_tail_model(rows, params)
+    params = replace(params, tail_model=tail_model)
     report = {"questions": len(rows), "fitted": True, "unseen_loss_bound": unseen_loss,
               "ndcg10_unlearned": round(float(base_scores.mean()), 4), "ndcg10_learned": round(top, 4),
               "gate_open_share": round(float(opened.mean()), 3), "unseen_questions": int(unseen.sum()),
               "unseen_gate_open_share": round(float(opened[unseen].mean()), 3) if unseen.any() else 0.0,
               "recall100_unlearned": round(float(recall[:, 0].mean()), 4),
               "recall100_tail": round(float(recall[:, 1].mean()), 4),
-              "unseen_recall100": [round(float(x), 4) for x in recall[unseen].mean(axis=0)] if unseen.any() else []}
+              "unseen_recall100": [round(float(x), 4) for x in recall[unseen].mean(axis=0)] if unseen.any() else [],
+              "tail_model": tail_report}
     return params, report
 
 
@@ -574,6 +580,89 @@ def choose_tail(rows: Sequence[Row], k: int, sharpness: float, gate: float, unse
                 best = ({name: w for name, w in zip(SIGNALS, combos[j]) if w}, count if j else 0,
                         floor if j else -1.0, tailed[:, [0, j]])
     return best
+
+
+TAIL_MODEL_BLENDS = (0.25, 0.5, 1.0)
+"""How far the tail model's score may move the fitted tail's order (`choose_tail_model`; none: no model)."""
+
+
+class TailRow(NamedTuple):
+    """One fitted-on question ranked as `arrange` ranks it with the fitted params: whether the tail acts, its chunks
+    never confirmed, its relevant chunks, its top `HEAD`, its tail (best first) with their `tail_features`, and its
+    recall@100 unlearned."""
+
+    tailed: bool
+    unseen: bool
+    relevant: set
+    head: list
+    tail: list
+    features: Optional[np.ndarray]
+    plain_recall: float
+
+
+def tail_rows(rows: Sequence[Row], params: LearnedParams) -> list[TailRow]:
+    """Returns a `TailRow` per `fit_rows` row, ranked by `params` (without a tail model) as a query is: the head
+    by the gate's decision (`admits`), the tail by ``params.tail`` with the learned candidates where they act."""
+    k, s = params.neighbours, params.sharpness
+    plain_params = replace(params, tail_model=None)
+    out = []
+    for r in rows:
+        tailed = bool(params.tail) and r.nearest >= params.tail_gate
+        widened = tailed and params.candidates and r.nearest >= params.gate
+        ids, matrix = r.tails[k, s, params.candidates] if widened else r.mats[k, s][:2]
+        base = [(c, float(matrix[i, 0])) for i, c in enumerate(ids[:r.plain])]
+        opened = r.nearest >= params.gate and admits(params, r.mats[k, s][2])
+        order = [c for c, _ in arrange(base, ids, matrix, plain_params if tailed else replace(plain_params, tail={}),
+                                       opened)]
+        head, tail = order[:HEAD], order[HEAD:]
+        out.append(TailRow(tailed, r.unseen, r.relevant, head, tail,
+                           tail_features(r.plain, ids, matrix, tail) if tailed and tail else None,
+                           recall100(ids[:r.plain], r.relevant)))
+    return out
+
+
+def recall100(order: Sequence[str], relevant: set) -> float:
+    return len(relevant.intersection(order[:100])) / max(len(relevant), 1)
+
+
+def choose_tail_model(rows: Sequence[Row], params: LearnedParams, folds: int = 5, unseen_loss: float = UNSEEN_RECALL_LOSS
+                      ) -> tuple[Optional[TailModel], dict[str, Any]]:
+    """Returns the tail model (`skills.store.tail_model`) fitted on `rows` ranked by the fitted `params`, or None,
+    and the report: among `TAIL_MODEL_BLENDS`, the blend of best out-of-fold recall@100 (each fold of the rows
+    re-ranked by a model fitted on the others, where the tail acts) whose rows with never-confirmed chunks lose
+    at most `unseen_loss` recall@100 against the unlearned order (plus `RECALL_CONFIDENCE` standard errors, the
+    tail weights' own bound), or no more than the fitted tail without a model loses them when that is more (the
+    model is then held to the tail's cost); None when none beats the fitted tail without a model."""
+    ranked = tail_rows(rows, params)
+    fitted = [i for i, t in enumerate(ranked) if t.features is not None]
+    if len(fitted) < 2 * folds or not any(ranked[i].relevant.intersection(ranked[i].tail) for i in fitted):
+        return None, {"tail_model": None, "reason": "too few questions whose tail acts and holds an answer"}
+    labelled = {i: (ranked[i].features, np.array([c in ranked[i].relevant for c in ranked[i].tail])) for i in fitted}
+    recall = np.array([[recall100(t.head + t.tail, t.relevant)] * (1 + len(TAIL_MODEL_BLENDS)) for t in ranked])
+    fold = {i: n % folds for n, i in enumerate(fitted)}
+    for f in range(folds):
+        model = fit_tail_model([labelled[i] for i in fitted if fold[i] != f], 1.0)
+        for i in (i for i in fitted if fold[i] == f):
+            t = ranked[i]
+            for j, blend in enumerate(TAIL_MODEL_BLENDS, 1):
+                moved = replace(model, blend=blend).order(t.features)
+                recall[i, j] = recall100(t.head + [t.tail[n] for n in np.argsort(-moved, kind="stable")], t.relevant)
+    unseen = np.array([t.unseen for t in ranked])
+    plain = np.array([t.plain_recall for t in ranked])
+    losses = plain[unseen, None] - recall[unseen]
+    loss = losses.mean(axis=0) + RECALL_CONFIDENCE * losses.std(axis=0) / np.sqrt(max(len(losses), 1)) \
+        if unseen.any() else np.zeros(recall.shape[1])
+    safe = np.where(loss <= max(unseen_loss, loss[0]), recall.mean(axis=0), -1.0)
+    j = int(np.argmax(safe))
+    report = {"blends": [0.0, *TAIL_MODEL_BLENDS], "tailed_questions": len(fitted),
+              "recall100": np.round(recall.mean(axis=0), 4).tolist(),
+              "unseen_recall100": np.round(recall[unseen].mean(axis=0), 4).tolist() if unseen.any() else [],
+              "unseen_recall100_plain": round(float(plain[unseen].mean()), 4) if unseen.any() else None,
+              "unseen_loss_upper": np.round(loss, 4).tolist()}
+    if j == 0:
+        return None, {"tail_model": None, **report}
+    blend = TAIL_MODEL_BLENDS[j - 1]
+    return fit_tail_model([labelled[i] for i in fitted], blend), {"tail_model": blend, **report}
 
 
 def learn_pairs(directory: Path, backend: Any, embedder: Any, origin: str,

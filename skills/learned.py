@@ -12,6 +12,7 @@ from .registry import skill
 from .store.corpus import to_hits
 from .store.learned import GATE_SIGNALS, SIGNALS, LearnedIndex, Nearest, arrange, gate_features, score_matrix
 from .store.records import Candidates, Hits, HitsOut, RetrievalPlan
+from .store.tail_model import TAIL_SIGNALS
 
 
 def learned_signals(learned: LearnedIndex, backend: Any, tokens: Sequence[str], vector: Any, near: Nearest,
@@ -61,7 +62,8 @@ def gated_signals(learned: LearnedIndex, backend: Any, query: str, vector: Any, 
     a gain model is fitted), so the others (the term-mapped BM25 search costs
     most) are computed only for the weights that apply — the head's once the
     gate opens, the tail's (`LearnedParams.tail`) past its floor — and only when
-    non-zero: a signal of weight 0 cannot move the ranking. The learned
+    non-zero: a signal of weight 0 cannot move the ranking (the tail model,
+    when fitted, reads all of `TAIL_SIGNALS`). The learned
     candidates (`LearnedIndex.candidate_scores`) join them only past both cosine floors.
     """
     if learned.empty:
@@ -83,7 +85,8 @@ def gated_signals(learned: LearnedIndex, backend: Any, query: str, vector: Any, 
         opened = learned.admits(features)
     if not opened and not tailed:
         return None
-    used = ((p.tail,) if tailed else ()) + ((p.weights,) if opened else ())
+    read = dict.fromkeys(TAIL_SIGNALS, 1.0) if p.tail_model is not None else p.tail   # what the tail model reads
+    used = ((read,) if tailed else ()) + ((p.weights,) if opened else ())
     signals = {n: v for n, v in signals.items() if n == "neighbours" or any(w.get(n, 0.0) for w in used)}
     weighed = [n for n in SIGNALS if n not in signals and n != "neighbours" and any(w.get(n, 0.0) for w in used)]
     signals.update(learned_signals(*args, names=weighed, lexical=lexical, may_read=may_read))

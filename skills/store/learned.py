@@ -18,7 +18,7 @@ A `LearnedIndex` is built from the live confirmed pairs of one index and holds:
 - the indexed vectors of the confirmed chunks, when the index has vectors: with the
   neighbours and families, the candidate source (`candidate_scores`) of chunks plain
   retrieval did not return, which only the tail (ranks after `HEAD`) may rank;
-- `LearnedParams`: signal weights and the gate, fitted by cross-validation;
+- `LearnedParams`: signal weights, the gate and the tail model (`skills.store.tail_model`), fitted by cross-validation;
 - the query adapter (`skills.store.adapter`), when one is fitted: the dense leg's
   query vector of a question near a confirmed one is moved by it (`dense_query`).
 
@@ -44,8 +44,11 @@ from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 
+from lambdarag.errors import StoreCorrupt
+
 from .adapter import QueryAdapter
 from .bm25 import Bm25Index
+from .tail_model import TailModel, tail_features
 
 SIGNALS = ("neighbours", "expansion", "terms", "prior", "field", "families")
 RELATIVE = ("expansion", "terms")
@@ -93,7 +96,9 @@ class LearnedParams:
     many nearest confirmed questions lend the tail candidates plain retrieval did not return (`candidate_scores`;
     0: none; only for a question whose nearest confirmed one reaches the cosine floor `gate`); the tail and its
     candidates act only for a question whose nearest confirmed one reaches `tail_gate`. `adapter_blend` is how far the
-    query adapter moves the dense leg's query vector (0: not at all; `orchestration.learning.choose_blend`)."""
+    query adapter moves the dense leg's query vector (0: not at all; `orchestration.learning.choose_blend`).
+    `tail_model`, when fitted, re-ranks the tail again (`skills.store.tail_model`); `notes` name a stored one that
+    could not be read (it is then left out, and the tail ranks as without it)."""
 
     weights: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
     gate: float = 0.9
@@ -107,21 +112,32 @@ class LearnedParams:
     candidates: int = 0
     tail_gate: float = -1.0
     adapter_blend: float = 0.0
+    tail_model: Optional[TailModel] = None
+    notes: tuple[str, ...] = field(default=(), compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {"weights": dict(self.weights), "gate": self.gate, "sharpness": self.sharpness,
                 "neighbours": self.neighbours, "terms_per_word": self.terms_per_word,
                 "gate_weights": list(self.gate_weights), "gate_spread": list(self.gate_spread),
                 "caution": self.caution, "tail": dict(self.tail), "candidates": self.candidates,
-                "tail_gate": self.tail_gate, "adapter_blend": self.adapter_blend}
+                "tail_gate": self.tail_gate, "adapter_blend": self.adapter_blend,
+                **({"tail_model": self.tail_model.to_dict()} if self.tail_model is not None else {})}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "LearnedParams":
+        """Returns the params of a stored `to_dict`; a stored tail model that cannot be read is left out and
+        named in `notes`."""
         known = {k: data[k] for k in ("weights", "gate", "sharpness", "neighbours", "terms_per_word", "caution", "tail",
                                        "candidates", "tail_gate", "adapter_blend")
                  if k in data}
+        model, notes = None, ()
+        if data.get("tail_model") is not None:
+            try:
+                model = TailModel.from_dict(data["tail_model"])
+            except StoreCorrupt as e:
+                notes = (f"{e}; ranking the tail without it until the next fit",)
         return cls(**known, gate_weights=tuple(data.get("gate_weights") or ()),
-                   gate_spread=tuple(data.get("gate_spread") or ()))
+                   gate_spread=tuple(data.get("gate_spread") or ()), tail_model=model, notes=notes)
 
     def vector(self, weights: Optional[Mapping[str, float]] = None) -> np.ndarray:
         """Returns `weights` (default: the head's) in `score_matrix` column order: base (1), then each signal."""
@@ -239,14 +255,8 @@ class LearnedIndex:
         return bool(self.params.tail) and near.best >= self.params.tail_gate
 
     def admits(self, features: np.ndarray) -> bool:
-        """Returns whether the gate's lower confidence bound of the gain is above zero (always, before a fit)."""
-        p = self.params
-        if not p.gate_weights:
-            return True
-        if len(p.gate_weights) != len(features):      # fitted over other features: unreadable until the next fit
-            return False
-        spread = float(np.dot(features, p.gate_spread)) if p.gate_spread else 0.0
-        return float(lower_bound(float(np.dot(features, p.gate_weights)), spread, p.caution)) > 0.0
+        """Returns whether the gate's lower confidence bound of the gain is above zero (`admits`)."""
+        return admits(self.params, features)
 
     def neighbour_scores(self, near: Nearest, vector: np.ndarray, sharpness: Optional[float] = None
                          ) -> dict[str, float]:
@@ -371,6 +381,17 @@ def readable_first(ids: Sequence[str], order: Iterable[int], may_read: Callable[
     return taken
 
 
+def admits(p: LearnedParams, features: np.ndarray) -> bool:
+    """Returns whether the gate of `p` admits a question of `GATE_FEATURES` `features`: the lower confidence bound
+    of its gain is above zero (always, before a fit; never, for a model fitted over other features)."""
+    if not p.gate_weights:
+        return True
+    if len(p.gate_weights) != len(features):      # fitted over other features: unreadable until the next fit
+        return False
+    spread = float(np.dot(features, p.gate_spread)) if p.gate_spread else 0.0
+    return float(lower_bound(float(np.dot(features, p.gate_weights)), spread, p.caution)) > 0.0
+
+
 def lower_bound(gain: Any, spread: Any, caution: float) -> Any:
     """Returns the predicted gain less `caution` predicted errors (a linear error model below zero counts as 0)."""
     return gain - caution * np.maximum(spread, 0.0)
@@ -448,7 +469,8 @@ def arrange(base: Sequence[tuple[str, float]], ids: Sequence[str], matrix: np.nd
             opened: bool) -> list[tuple[str, float]]:
     """Returns (chunk id, score) best first: the top `HEAD` by the head weights if the gate `opened`, else the
     unlearned top `HEAD` of `base` with its scores; then the other candidates of `score_matrix` (`ids`, `matrix`)
-    by ``params.tail`` (in unlearned order when it is empty), their scores shifted below the head's.
+    by ``params.tail`` (in unlearned order when it is empty) and then, when fitted, ``params.tail_model``, their
+    scores shifted below the head's.
 
     Only chunks of `base` (what plain retrieval returned, the first rows of `ids`) may take the top `HEAD`: a
     chunk that learned signals alone brought in ranks after them, and is left out when `base` is shorter than
@@ -459,5 +481,9 @@ def arrange(base: Sequence[tuple[str, float]], ids: Sequence[str], matrix: np.nd
     taken = {c for c, _ in head}
     rest = [(c, s) for c, s in rank(ids, matrix, params.vector(params.tail)) if c not in taken] \
         if len(head) == HEAD else []
+    if params.tail_model is not None and params.tail and rest:
+        tail = [c for c, _ in rest]
+        scores = params.tail_model.order(tail_features(plain, ids, matrix, tail))
+        rest = [(tail[i], float(scores[i])) for i in np.argsort(-scores, kind="stable")]
     shift = max(0.0, rest[0][1] - head[-1][1] + 1e-6) if head and rest else 0.0
     return head + [(c, s - shift) for c, s in rest]
