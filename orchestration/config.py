@@ -292,6 +292,11 @@ class FeedbackConfig(Section):
     fitted from the confirmed pairs (`skills.store.adapter`), as far as the fit's blend says (0, no move, unless its
     held-out never-confirmed questions stayed within the unseen bound); off, the dense leg searches with the plain
     vector. Off by default: docs/feedback.md."""
+    tail_model: bool = False
+    """Whether `lambdarag feedback fit` also fits the learned tail model, which reorders the chunks after the top 10
+    (`skills.store.tail_model`), under the tail's unseen recall bound; params fitted with it keep it until the next
+    fit. Off by default: on one of five STARD folds it cost unseen questions more recall than the bound allows
+    (docs/feedback.md)."""
     votes: VoteConfig = VoteConfig()
     """Also who may teach by asking: an answer from an untrusted caller confirms its evidence or writes back only
     when `anonymous_agreement` distinct sources asked it within `rate_window_seconds` (`feedback.asking`)."""

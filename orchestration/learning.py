@@ -321,7 +321,8 @@ def ndcg10_many(ids: Sequence[str], matrix: np.ndarray, weights: np.ndarray, rel
 
 def fit(view: CorpusView, pairs: Sequence[Pair], vectors: np.ndarray, base: Callable[[str], Unlearned],
         folds: int = 5, seed: int = 0, unseen_loss: float = UNSEEN_LOSS,
-        ranking: Optional[Callable[[str, LearnedIndex], list[str]]] = None) -> tuple[LearnedParams, dict[str, Any]]:
+        ranking: Optional[Callable[[str, LearnedIndex], list[str]]] = None, tail_model: bool = False
+        ) -> tuple[LearnedParams, dict[str, Any]]:
     """Returns the params that maximise out-of-fold nDCG@10 over `pairs`, and the fit's report.
 
     Questions are split into `folds`; each fold is ranked with a learned index
@@ -339,13 +340,14 @@ def fit(view: CorpusView, pairs: Sequence[Pair], vectors: np.ndarray, base: Call
     `HEAD`, gate open or not), its candidates and cosine floor are those of best out-of-fold
     recall@100 within an unseen recall@100 bound (`choose_tail`). With `ranking` (`learned_ranking`), the query
     adapter's blend is fitted last, on the same folds under the same bound (`choose_blend`); without it, 0 (off).
+    With `tail_model` (`feedback.tailModel` on) the tail model is fitted too (`choose_tail_model`); without it, none.
     """
     rows = fit_rows(view, pairs, vectors, base, folds, seed)
     if not rows:
         asked = len({p.query for p in pairs if p.weight > 0})
         return LearnedParams(), {"questions": asked, "fitted": False,
                                  "reason": f"fewer than {2 * folds} confirmed questions; defaults kept"}
-    params, report = choose(rows, unseen_loss)
+    params, report = choose(rows, unseen_loss, tail_model)
     if ranking is None:
         return params, report
     blend, blended = choose_blend(view, pairs, vectors, params, base, ranking, folds, seed, unseen_loss)
@@ -485,7 +487,8 @@ def predicted_gains(features: np.ndarray, gains: np.ndarray, folds: int = 5) -> 
     return out
 
 
-def choose(rows: Sequence[Row], unseen_loss: float = UNSEEN_LOSS) -> tuple[LearnedParams, dict[str, Any]]:
+def choose(rows: Sequence[Row], unseen_loss: float = UNSEEN_LOSS, tail_model: bool = False
+           ) -> tuple[LearnedParams, dict[str, Any]]:
     """Returns the best params on `fit_rows` output under the unseen-loss bound, and the report.
 
     Searched jointly: neighbour settings, signal weights, the cosine floor and
@@ -527,8 +530,8 @@ def choose(rows: Sequence[Row], unseen_loss: float = UNSEEN_LOSS) -> tuple[Learn
     params = LearnedParams(weights=chosen, gate=gate, sharpness=sharp, neighbours=k, gate_weights=model,
                            gate_spread=error, caution=0.0 if caution is None else caution, tail=tail,
                            candidates=count, tail_gate=floor)
-    tail_model, tail_report = choose_tail_model(rows, params)
-    params = replace(params, tail_model=tail_model)
+    model, tail_report = choose_tail_model(rows, params) if tail_model else (None, {"tail_model": None, "reason": "off"})
+    params = replace(params, tail_model=model)
     report = {"questions": len(rows), "fitted": True, "unseen_loss_bound": unseen_loss,
               "ndcg10_unlearned": round(float(base_scores.mean()), 4), "ndcg10_learned": round(top, 4),
               "gate_open_share": round(float(opened.mean()), 3), "unseen_questions": int(unseen.sum()),
@@ -667,27 +670,30 @@ def choose_tail_model(rows: Sequence[Row], params: LearnedParams, folds: int = 5
 
 def learn_pairs(directory: Path, backend: Any, embedder: Any, origin: str,
                 pairs: Iterable[tuple[str, Sequence[str]]], *, refit: bool = True, adapter: bool = False,
-                **provenance: Any) -> tuple[dict[str, Any], Optional[dict[str, Any]]]:
-    """Returns the new confirmation item (ids mapped to chunk ids) and, with `refit`, the fit report (`adapter`:
-    as `refit_learned`'s)."""
+                tail_model: bool = False, **provenance: Any) -> tuple[dict[str, Any], Optional[dict[str, Any]]]:
+    """Returns the new confirmation item (ids mapped to chunk ids) and, with `refit`, the fit report (`adapter`,
+    `tail_model`: as `refit_learned`'s)."""
     view = corpus_view(backend)
     mapped = [(q, view.chunk_ids(ids)) for q, ids in pairs]
     unknown = [q for q, c in mapped if not c]
     if unknown and len(unknown) == len(mapped):
         raise LambdaRAGError(f"feedback {origin}: none of the ids names a chunk or document of the index")
     item = Confirmations(directory).add(origin, mapped, **provenance)
-    return item, refit_learned(directory, backend, embedder, adapter) if refit else None
+    return item, refit_learned(directory, backend, embedder, adapter, tail_model) if refit else None
 
 
-def refit_learned(directory: Path, backend: Any, embedder: Any, adapter: bool = False) -> dict[str, Any]:
+def refit_learned(directory: Path, backend: Any, embedder: Any, adapter: bool = False, tail_model: bool = False
+                  ) -> dict[str, Any]:
     """Returns the report of fitting the learned params on the live confirmations, after saving them. Only with
     `adapter` (`feedback.queryAdapter` on) does the fit search the adapter's blend: the search ranks every confirmed
-    question three more times, which a store whose adapter is off would pay for nothing (its blend stays 0)."""
+    question three more times, which a store whose adapter is off would pay for nothing (its blend stays 0). Only
+    with `tail_model` (`feedback.tailModel` on) does it fit the tail model."""
     conf = Confirmations(directory)
     live = conf.pairs()
     view = corpus_view(backend)
     vectors = conf.vectors(embedder, [p.query for p in live])
     base = functools.lru_cache(maxsize=None)(base_ranking(backend, embedder))    # the blend's fit ranks them again
-    params, report = fit(view, live, vectors, base, ranking=learned_ranking(backend, embedder) if adapter else None)
+    params, report = fit(view, live, vectors, base, ranking=learned_ranking(backend, embedder) if adapter else None,
+                         tail_model=tail_model)
     conf.save_params(params, report, view.term_map(live), fit_query_adapter(view, live, vectors))
     return report

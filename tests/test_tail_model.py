@@ -9,7 +9,7 @@ import numpy as np
 
 from lambdarag.orchestration import learning
 from lambdarag.orchestration.learning import CLOSED, Confirmations, learn_pairs, open_learned
-from lambdarag.skills.store.learned import HEAD, SIGNALS, LearnedParams, arrange
+from lambdarag.skills.store.learned import GATE_FEATURES, HEAD, SIGNALS, LearnedParams, arrange
 from lambdarag.skills.store.tail_model import TAIL_FEATURES, TailModel
 from lambdarag.skills.store.vectors import default_embedder
 from tests.test_learning import (CONFIRMED, LEGAL, OTHER, PARAPHRASE, ANSWER, User, backend_of,  # noqa: F401
@@ -117,3 +117,21 @@ def test_a_tail_model_that_costs_unseen_questions_no_more_than_the_fitted_tail_i
     rows = [family_row(rng, unseen=i % 4 == 3) for i in range(60)]
     model, report = learning.choose_tail_model(rows, TAILED, unseen_loss=-0.001)
     assert report["unseen_loss_upper"][0] == 0.0 and model is not None
+
+
+def every_setting(row: learning.Row) -> learning.Row:
+    """Returns `row` with its one ranking under every neighbour setting `choose` searches."""
+    ids, matrix, _ = row.mats[K, SHARPNESS]
+    gate = np.full(len(GATE_FEATURES), row.nearest)
+    return row._replace(mats={ks: (ids, matrix, gate) for ks in learning.NEIGHBOURING},
+                        tails={(*ks, n): (ids, matrix) for ks in learning.NEIGHBOURING
+                               for n in learning.CANDIDATE_COUNTS[1:]})
+
+
+def test_the_fit_takes_a_tail_model_only_when_feedback_tail_model_is_on():
+    rng = np.random.default_rng(7)
+    rows = [every_setting(family_row(rng, unseen=i % 4 == 3)) for i in range(60)]
+    off, report = learning.choose(rows)
+    assert off.tail_model is None and report["tail_model"]["reason"] == "off"
+    on, report = learning.choose(rows, tail_model=True)     # fitted and weighed (here the family weight suffices)
+    assert report["tail_model"].get("reason") != "off" and "recall100" in report["tail_model"]
