@@ -116,14 +116,31 @@ _EXEMPLARS: dict[str, Any] = {}
 _LOCK = threading.Lock()
 
 
+KEPT_VERBATIM = re.compile(
+    r"\b(?!(?:repeated|reproduced|recited|quoted|returned|printed|echoed|written|given)\b)(?:[a-z]+(?:ed|en|wn)|kept|left|put|set|read|held|sent) "
+    r"(?:verbatim|word for word)\b"
+    r"|\bverbatim (?=(?:cop(?:y|ies)|sequences?|text|quot(?:e|es|ation|ations)|reproductions?|transcripts?|strings?)\b)",
+    re.IGNORECASE)
+"""'verbatim' saying how a text is kept (copied verbatim, displayed verbatim, verbatim copies: licences, policy
+manuals), not asking for a recital (repeat it verbatim, reproduced verbatim): no cue of an order (`cued`)."""
+CUE_ANSWER = re.compile(r"\b(?:answers?|repl(?:y|ies)|responses?|conclusions?)\b", re.IGNORECASE)
+
+
+def cued(sentence: str) -> str:
+    """Returns `sentence` as its cues are read: without `KEPT_VERBATIM`, unless it speaks of an answer (copied
+    verbatim into every answer is an order again)."""
+    return sentence if CUE_ANSWER.search(sentence) else KEPT_VERBATIM.sub(" ", sentence)
+
+
 def candidates(text: str) -> list[str]:
     """Returns the sentences of `text` (normalised as `store.instructions.normalised` does) that speak to someone
     and ask what an order asks, or give an order that needs no addressee."""
     out = []
     for sentence in filter(None, (part.strip() for part in SENTENCE_END.split(text) if part)):
-        if ADDRESSEE.search(sentence) or CUE_ROLE.search(sentence) or \
-                (CUE_SYSTEM.search(sentence) and (CUE_STRONG.search(sentence) or CUE_ASK.search(sentence))) or \
-                (CUE_YOU.search(sentence) and asks_of_you(sentence)):
+        read = cued(sentence)
+        if ADDRESSEE.search(read) or CUE_ROLE.search(read) or \
+                (CUE_SYSTEM.search(read) and (CUE_STRONG.search(read) or CUE_ASK.search(read))) or \
+                (CUE_YOU.search(read) and asks_of_you(read)):
             out.append(sentence)
     return out
 
