@@ -29,8 +29,8 @@ from lambdarag.patterns.hybrid_search import hybrid_retrieval, retrieve
 from lambdarag.skills.learned import learned_signals, lexical_list, readable, reader, with_candidates
 from lambdarag.skills.store.adapter import QueryAdapter, fit_adapter
 from lambdarag.skills.store.learned import (DEFAULT_WEIGHTS, HEAD, SIGNALS, LearnedIndex, LearnedParams, Nearest, Pair,
-                                            admits, arrange, gate_features, lower_bound, score_matrix)
-from lambdarag.skills.store.tail_model import TailModel, fit_tail_model, tail_features
+                                            admits, arrange, gate_features, lower_bound, score_matrix, tail_features)
+from lambdarag.skills.store.tail_model import TailModel, fit_tail_model
 
 from .feedback.confirmations import Confirmations
 from .metrics import ndcg_columns, score

@@ -48,7 +48,7 @@ from lambdarag.errors import StoreCorrupt
 
 from .adapter import QueryAdapter
 from .bm25 import Bm25Index
-from .tail_model import TailModel, tail_features
+from .tail_model import TAIL_SIGNALS, TailModel, reciprocal_rank
 
 SIGNALS = ("neighbours", "expansion", "terms", "prior", "field", "families")
 RELATIVE = ("expansion", "terms")
@@ -463,6 +463,19 @@ def rank(ids: Sequence[str], matrix: np.ndarray, weights: np.ndarray) -> list[tu
     scores = matrix @ weights
     order = np.argsort(-scores, kind="stable")
     return [(ids[i], float(scores[i])) for i in order]
+
+
+def tail_features(plain: int, ids: Sequence[str], matrix: np.ndarray, tail: Sequence[str]) -> np.ndarray:
+    """Returns the `TAIL_FEATURES` rows of the chunks `tail` (the fitted tail's order, best first) of a question's
+    `score_matrix` (`ids`, `matrix`, its first `plain` rows plain retrieval's, in fused order)."""
+    row = {c: i for i, c in enumerate(ids)}
+    at = np.array([row[c] for c in tail], dtype=np.int64)
+    columns = matrix[at][:, [0, *(1 + SIGNALS.index(s) for s in TAIL_SIGNALS)]]
+    neighbours, families, prior = (matrix[at, 1 + SIGNALS.index(s)] for s in ("neighbours", "families", "prior"))
+    in_base = at < plain
+    return np.column_stack([columns, np.where(in_base, 1.0 / (1 + at), 0.0), in_base.astype(np.float64),
+                            1.0 / (1 + HEAD + np.arange(len(tail))), reciprocal_rank(neighbours) * (neighbours > 0),
+                            reciprocal_rank(families), np.log1p(10 * np.maximum(prior, 0.0))])
 
 
 def arrange(base: Sequence[tuple[str, float]], ids: Sequence[str], matrix: np.ndarray, params: LearnedParams,

@@ -32,21 +32,6 @@ RIDGE = 1.0
 NEWTON_STEPS = 25
 
 
-def tail_features(plain: int, ids: Sequence[str], matrix: np.ndarray, tail: Sequence[str]) -> np.ndarray:
-    """Returns the `TAIL_FEATURES` rows of the chunks `tail` (the fitted tail's order, best first) of a question's
-    `score_matrix` (`ids`, `matrix`, its first `plain` rows plain retrieval's, in fused order)."""
-    from .learned import HEAD, SIGNALS
-
-    row = {c: i for i, c in enumerate(ids)}
-    at = np.array([row[c] for c in tail], dtype=np.int64)
-    columns = matrix[at][:, [0, *(1 + SIGNALS.index(s) for s in TAIL_SIGNALS)]]
-    neighbours, families, prior = (matrix[at, 1 + SIGNALS.index(s)] for s in ("neighbours", "families", "prior"))
-    in_base = at < plain
-    return np.column_stack([columns, np.where(in_base, 1.0 / (1 + at), 0.0), in_base.astype(np.float64),
-                            1.0 / (1 + HEAD + np.arange(len(tail))), reciprocal_rank(neighbours) * (neighbours > 0),
-                            reciprocal_rank(families), np.log1p(10 * np.maximum(prior, 0.0))])
-
-
 def reciprocal_rank(values: np.ndarray) -> np.ndarray:
     """Returns 1/(1 + rank) of each value, the largest first (ties in order)."""
     ranks = np.empty(len(values), dtype=np.int64)
@@ -69,7 +54,7 @@ class TailModel:
     blend: float
 
     def order(self, features: np.ndarray) -> np.ndarray:
-        """Returns the blended score of each tail chunk (rows of `tail_features`, in the fitted tail's order):
+        """Returns the blended score of each tail chunk (rows of `store.learned.tail_features`, in the fitted tail's order):
         `blend` × the model's standardised score + (1 − `blend`) × the fitted tail's (1/(1 + rank), standardised)."""
         z = (features - np.asarray(self.mean)) / np.asarray(self.scale)
         model = standard(z @ np.asarray(self.weights))
