@@ -54,8 +54,9 @@ class TailModel:
     blend: float
 
     def order(self, features: np.ndarray) -> np.ndarray:
-        """Returns the blended score of each tail chunk (rows of `store.learned.tail_features`, in the fitted tail's order):
-        `blend` × the model's standardised score + (1 − `blend`) × the fitted tail's (1/(1 + rank), standardised)."""
+        """Returns the blended score of each tail chunk (rows of `store.learned.tail_features`, in the fitted tail's
+        order): `blend` × the model's standardised score + (1 − `blend`) × the fitted tail's (1/(1 + rank),
+        standardised)."""
         z = (features - np.asarray(self.mean)) / np.asarray(self.scale)
         model = standard(z @ np.asarray(self.weights))
         return self.blend * model + (1 - self.blend) * standard(features[:, TAIL_FEATURES.index("tail_rr")])
