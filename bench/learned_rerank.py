@@ -36,7 +36,7 @@ from bench.adapter_blend import split_folds  # noqa: E402
 from bench.feedback import FOLDS  # noqa: E402
 from bench.machine import facts as machine_facts, results_dir, write  # noqa: E402
 from lambdarag.orchestration.metrics import score  # noqa: E402
-from lambdarag.skills.store.tail_model import logistic  # noqa: E402
+from lambdarag.skills.store.tail_model import logistic, standard  # noqa: E402
 
 BM25_DEPTH = 1000
 """How deep the BM25 rank of a relevant chunk is looked up (the pool analysis)."""
@@ -236,10 +236,6 @@ def pairwise(rows: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     d = np.vstack(pairs)
     w = logistic(np.vstack([d, -d]), np.concatenate([np.ones(len(d)), np.zeros(len(d))]))
     return mean, scale, np.append(w[:-1], 0.0)
-
-
-def standard(s: np.ndarray) -> np.ndarray:
-    return (s - s.mean()) / max(float(s.std()), 1e-9)
 
 
 def moved(e: dict, chunks: list, model: tuple, blend: float) -> list:

@@ -625,7 +625,8 @@ def tail_rows(rows: Sequence[Row], params: LearnedParams) -> list[TailRow]:
 
 
 def recall100(order: Sequence[str], relevant: set) -> float:
-    return len(relevant.intersection(order[:100])) / max(len(relevant), 1)
+    """Returns recall@100 of `order` against the `relevant` chunks (`metrics.score`)."""
+    return score("recall@100", order, dict.fromkeys(relevant, 1.0))
 
 
 def choose_tail_model(rows: Sequence[Row], params: LearnedParams, folds: int = 5, unseen_loss: float = UNSEEN_RECALL_LOSS

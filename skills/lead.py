@@ -77,7 +77,7 @@ def kept_lead(route: Sequence[Hit], plain: Sequence[Hit], named: Iterable[str] =
     if ahead:
         moved = behind_plain(route, plain, strong, ahead)
         if [h.chunk_id for h in moved] != [h.chunk_id for h in route]:
-            route = tuple(h.model_copy(update={"score": float(len(moved) - i)}) for i, h in enumerate(moved))
+            route = rescored(moved)
     firsts = first_documents(route, window)
     if document(lead) in firsts:
         return tuple(route)
@@ -89,4 +89,9 @@ def kept_lead(route: Sequence[Hit], plain: Sequence[Hit], named: Iterable[str] =
     place = (lambda h: document(h) == weak[-1]) if len(firsts) == window else (lambda h: document(h) not in firsts)
     at = next((i for i, h in enumerate(rest) if place(h)), len(rest))
     order = [*rest[:at], lead.model_copy(update={"ranks": {**lead.ranks, "lead": 1}}), *rest[at:]]
+    return rescored(order)
+
+
+def rescored(order: Sequence[Hit]) -> tuple[Hit, ...]:
+    """Returns `order` scored by its places (best first), so what sorts hits by score keeps the new order."""
     return tuple(h.model_copy(update={"score": float(len(order) - i)}) for i, h in enumerate(order))

@@ -40,6 +40,7 @@ def reciprocal_rank(values: np.ndarray) -> np.ndarray:
 
 
 def standard(s: np.ndarray) -> np.ndarray:
+    """Returns `s` standardised (mean 0, deviation 1; a constant `s` is centred only)."""
     return (s - s.mean()) / max(float(s.std()), 1e-9)
 
 
@@ -91,6 +92,7 @@ class TailModel:
 
 
 def finite(x: Any) -> bool:
+    """Returns whether `x` is a finite int or float (a stored bool is not a number here)."""
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
