@@ -123,12 +123,13 @@ KEPT_VERBATIM = re.compile(
     re.IGNORECASE)
 """'verbatim' saying how a text is kept (copied verbatim, displayed verbatim, verbatim copies: licences, policy
 manuals), not asking for a recital (repeat it verbatim, reproduced verbatim): no cue of an order (`cued`)."""
-CUE_ANSWER = re.compile(r"\b(?:answers?|repl(?:y|ies)|responses?|conclusions?)\b", re.IGNORECASE)
+CUE_ANSWER = re.compile(r"\b(?:answers?|repl(?:y|ies)|responses?|conclusions?|outputs?|summar(?:y|ies)|users?)\b",
+                        re.IGNORECASE)
 
 
 def cued(sentence: str) -> str:
-    """Returns `sentence` as its cues are read: without `KEPT_VERBATIM`, unless it speaks of an answer (copied
-    verbatim into every answer is an order again)."""
+    """Returns `sentence` as its cues are read: without `KEPT_VERBATIM`, unless it speaks of what the system gives
+    (copied verbatim into every answer, the output, the summary, for the user is an order again)."""
     return sentence if CUE_ANSWER.search(sentence) else KEPT_VERBATIM.sub(" ", sentence)
 
 
