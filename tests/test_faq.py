@@ -18,7 +18,7 @@ from lambdarag.skills.store.local import LocalBackend
 from lambdarag.skills.context import context_hits
 from lambdarag.domains.corpus import read_corpus
 from lambdarag.skills.faq import FAQ_KIND, decide, normalise, questions_of
-from lambdarag.skills.store.corpus import Chunk
+from lambdarag.skills.store.corpus import Chunk, layout_text
 from lambdarag.domains.corpus import build_index
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -235,3 +235,39 @@ def test_direct_reply_intents_answer_without_retrieval(faq_index, query, intent)
     assert r.expression == "direct_reply" and set(r.latency_ms) == {
         "setup", "has_history", "query_cache", "detect_intent", "retrieval_plan", "direct_reply", "search_result",
         "record_feedback", "total"}   # the lifecycle's own steps (a first question is not rewritten), nothing retrieved
+
+
+ADMONITION_PAGE = """<html><head><title>Streams</title></head><body><h1>Following streams</h1>
+<p>Pick a packet of the stream and open the dialog.</p>
+<div class="tip"><table border="0" summary="Tip"><tr><td rowspan="2"><img alt="[Tip]" src="tip.svg"></td>
+<th align="left">Tip</th></tr><tr><td><p>Closing the dialog with the Back button resets the display filter.</p></td></tr>
+</table></div>
+<p>The toolbar's buttons:</p>
+<table><tr><td><img src="a.png"></td><td>Shows the grid.</td></tr><tr><td><img src="b.png"></td><td>Hides the grid.</td></tr></table>
+<p>Keys:</p>
+<table><tr><th>Key</th><th>Action</th></tr><tr><td>Esc</td><td>Cancels the route.</td></tr>
+<tr><td colspan="2"><table><tr><td>Press it twice to leave.</td></tr></table></td></tr></table>
+</body></html>"""
+
+
+def test_a_layout_table_reads_as_text_and_an_admonition_keeps_its_label(tmp_path):
+    """DocBook's admonition box (an icon cell, a label, a body) and a table of icons beside sentences hold no data
+    across columns: their text reads as lines of the section, the label joined to its body, not as table rows
+    headed by an empty cell; a table whose rows pair two cells stays rows, and the rule a table nested in it left
+    among them is no row."""
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "streams.html").write_text(ADMONITION_PAGE, encoding="utf-8")
+    chunks = read_corpus(tmp_path / "c").chunks
+    text = "\n".join(c.text for c in chunks if c.kind == "text")
+    assert "Tip: Closing the dialog with the Back button resets the display filter." in text.splitlines()
+    assert "Shows the grid.\nHides the grid." in text and "|" not in text
+    rows = [c for c in chunks if c.kind == "table_row"]
+    assert [c.meta["header"] for c in rows] == [["Key", "Action"]] * 2
+    assert rows[0].text.endswith("| Esc | Cancels the route. |") and rows[1].text.endswith("| Press it twice to leave. |")
+
+
+def test_a_titled_box_without_an_icon_joins_its_title_in_the_text_s_language():
+    lines = ["| 警告 |", "|---|", "| 引导安装程序之前要正确关闭另一个操作系统。 |"]
+    assert layout_text(lines) == ["警告：引导安装程序之前要正确关闭另一个操作系统。"]
+    assert layout_text(["|  | Shows the grid. |", "|---|---|", "|  | Hides the grid. |"]) == ["Shows the grid.", "Hides the grid."]
+    assert layout_text(["| Key | Action |", "|---|---|", "| Esc | Cancels. |"]) is None

@@ -79,8 +79,8 @@ BRACKETS = "()（）[]【】《》〈〉<>〔〕{}「」『』"
 FAMILY_DROP = re.compile(rf"[\s\u3000、{re.escape(BRACKETS)}]")
 
 
-CHUNKER_VERSION = "4"
-"""Bump when chunking changes (e.g. table rows, FAQ pairs, instruction flags), so that indexes re-chunk unchanged files."""
+CHUNKER_VERSION = "5"
+"""Bump when chunking changes (e.g. table rows, FAQ pairs, instruction flags, layout tables), so that indexes re-chunk unchanged files."""
 
 
 def content_digest(text: str) -> str:
@@ -473,26 +473,52 @@ def table_cells(line: str) -> list[str]:
     return [c.strip() for c in line.strip().strip("|").split("|")]
 
 
+def layout_text(table: list[str]) -> Optional[list[str]]:
+    """Returns the lines of text a layout table holds, or None for a table of data (a row pairing two cells).
+
+    No row of a layout table pairs two texts: DocBook's admonition box (a label, beside an icon or not, over a body
+    spanning the box: read "Tip: body") or a column of icons beside sentences. Read as rows, each would be headed by
+    an empty cell or by the box's label alone.
+    """
+    rows = [table_cells(line) for line in table if not TABLE_RULE_RE.match(line.strip())]
+    texts = [[c for c in row if c] for row in rows]
+    if any(len(t) > 1 for t in texts):
+        return None
+    if len(rows) == 2 and len(rows[1]) == 1 and all(texts) and texts[0][0][-1] not in ".。!！?？:：;；":
+        label, body = texts[0][0], texts[1][0]      # a box's title over the one cell spanning it
+        return [label + ("：" if language_of(label) == "zh" else ": ") + body]
+    return [t[0] for t in texts if t]
+
+
 def split_tables(lines: list[str]) -> list[tuple[str, list[str]]]:
     """Returns a block's lines as runs of ("text", lines) and ("table", lines).
 
     A table is a run of lines starting with ``|`` whose second line is the
-    ``| --- |`` rule under the header.
+    ``| --- |`` rule under the header; a layout table's text joins the text around it (`layout_text`).
     """
     runs: list[tuple[str, list[str]]] = []
+
+    def text(line: str) -> None:
+        if runs and runs[-1][0] == "text":
+            runs[-1][1].append(line)
+        else:
+            runs.append(("text", [line]))
+
     i = 0
     while i < len(lines):
         j = i
         while j < len(lines) and lines[j].lstrip().startswith("|"):
             j += 1
         if j - i >= 2 and TABLE_RULE_RE.match(lines[i + 1].strip()):
-            runs.append(("table", lines[i:j]))
+            layout = layout_text(lines[i:j])
+            if layout is None:
+                runs.append(("table", lines[i:j]))
+            else:
+                for line in layout:
+                    text(line)
             i = j
             continue
-        if runs and runs[-1][0] == "text":
-            runs[-1][1].append(lines[i])
-        else:
-            runs.append(("text", [lines[i]]))
+        text(lines[i])
         i += 1
     return runs
 
@@ -536,7 +562,7 @@ def chunk_markdown(doc: Document, cap: int = 800, heading: Heading = markdown_he
         path = outline.path()
         header, rule = lines[0].strip(), lines[1].strip()
         for line in lines[2:]:
-            if not any(table_cells(line)):
+            if not any(table_cells(line)) or TABLE_RULE_RE.match(line.strip()):    # a rule is no row
                 continue
             n = numbered(f"{path}|table")
             label = row_label.format(n=n)
