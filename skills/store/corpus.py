@@ -491,19 +491,12 @@ def layout_text(table: list[str]) -> Optional[list[str]]:
 
 
 def split_tables(lines: list[str]) -> list[tuple[str, list[str]]]:
-    """Returns a block's lines as runs of ("text", lines) and ("table", lines).
+    """Returns a block's lines as runs of ("text", lines), ("table", lines) and ("layout", its text's lines).
 
     A table is a run of lines starting with ``|`` whose second line is the
-    ``| --- |`` rule under the header; a layout table's text joins the text around it (`layout_text`).
+    ``| --- |`` rule under the header; a layout table is one no row of which pairs two texts (`layout_text`).
     """
     runs: list[tuple[str, list[str]]] = []
-
-    def text(line: str) -> None:
-        if runs and runs[-1][0] == "text":
-            runs[-1][1].append(line)
-        else:
-            runs.append(("text", [line]))
-
     i = 0
     while i < len(lines):
         j = i
@@ -511,14 +504,13 @@ def split_tables(lines: list[str]) -> list[tuple[str, list[str]]]:
             j += 1
         if j - i >= 2 and TABLE_RULE_RE.match(lines[i + 1].strip()):
             layout = layout_text(lines[i:j])
-            if layout is None:
-                runs.append(("table", lines[i:j]))
-            else:
-                for line in layout:
-                    text(line)
+            runs.append(("table", lines[i:j]) if layout is None else ("layout", layout))
             i = j
             continue
-        text(lines[i])
+        if runs and runs[-1][0] == "text":
+            runs[-1][1].append(lines[i])
+        else:
+            runs.append(("text", [lines[i]]))
         i += 1
     return runs
 
@@ -528,9 +520,9 @@ def chunk_markdown(doc: Document, cap: int = 800, heading: Heading = markdown_he
 
     A chunk's id is the document's id and its heading path (``guide.md#Install / Debian``).
 
-    Two structures get chunks of their own. A table gives one `table_row` chunk
+    Three structures get chunks of their own. A table gives one `table_row` chunk
     per row: the header line, its rule and the row, so every row reads as a
-    one-row table. A FAQ pair is a heading ``Q: question`` (or ``问：``) over its
+    one-row table. A layout table (`layout_text`) gives text chunks of its text. A FAQ pair is a heading ``Q: question`` (or ``问：``) over its
     answer (an optional ``A:`` / ``答：`` prefix is dropped); it gives one `faq`
     chunk whose text is question + answer and whose meta keeps both.
     """
@@ -579,6 +571,10 @@ def chunk_markdown(doc: Document, cap: int = 800, heading: Heading = markdown_he
             if kind == "table":
                 flush()
                 table(lines)
+            elif kind == "layout":      # a box of its own, as its rows were: the text around it keeps its chunks
+                flush()
+                paragraphs.append("\n".join(lines))
+                flush()
             else:
                 paragraphs.append("\n".join(lines))
     flush()
