@@ -10,8 +10,8 @@ no dates), and `<out>.json` next to the folder records the package, its version 
 file's sha256.
   apt-get install debian-reference-en debian-reference-zh-cn debian-faq-zh-cn debian-handbook valgrind maint-guide \
     developers-reference installation-guide-amd64 debian-edu-doc-en debian-edu-doc-zh-cn debian-policy harden-doc \
-    kicad-doc-zh debian-kernel-handbook bash-doc wireshark-doc
-  apt-get install --no-install-recommends libreoffice-help-zh-cn   # calc- and writer-guide-zh-cn, not LibreOffice
+    kicad-doc-zh debian-kernel-handbook bash-doc wireshark-doc mutt
+  apt-get install --no-install-recommends libreoffice-help-zh-cn   # the three *-guide-zh-cn, not LibreOffice
   python bench/debian_docs.py reference-en [--out DIR]   # default $LAMBDARAG_HOME/corpora/reference-en
 """
 from __future__ import annotations
@@ -98,6 +98,16 @@ SOURCES = {
     "kicad-tools-zh-cn": Source("kicad-doc-zh", " ".join(
         f"/usr/share/doc/kicad/help/zh/{page}.html" for page in ("introduction", "kicad", "pl_editor", "pcb_calculator",
                                                                  "gerbview")), 3, "zh-CN"),
+    # the Mutt manual's chapters on using and configuring the mail reader (1-8, 10), not the reference chapter 9 of
+    # every command, function and variable: DocBook XSL pages chunked at the chapters, split at their h2 sections
+    "mutt-manual-en": Source("mutt", " ".join(
+        f"/usr/share/doc/mutt/html/{page}.html" for page in ("intro", "gettingstarted", "configuration", "advancedusage",
+                                                             "mimesupport", "optionalfeatures", "security", "tuning",
+                                                             "miscellany")),
+        2, "en", toc="/usr/share/doc/mutt/html/index.html"),
+    # LibreOffice Impress's and Draw's how-to guides, the same help system as Calc's and Writer's (two other programs)
+    "impress-draw-guide-zh-cn": Source("libreoffice-help-zh-cn", " ".join(
+        f"/usr/share/libreoffice/help/zh-CN/text/{module}/guide/*.html" for module in ("simpress", "sdraw")), 1, "zh-CN"),
 }
 SKIPPED = {"navheader", "navfooter", "toc", "list-of-tables", "list-of-figures", "list-of-examples", "docnav", "nav",
            "related", "sphinxsidebar", "footer",   # these three: Sphinx's navigation (developers-reference)

@@ -38,9 +38,10 @@ LibreOffice Writer's how-to guides in Simplified Chinese; the Wireshark User's G
 manuals other than its editors' in Simplified Chinese; 30 questions each, written blind): their dev halves are open
 for tuning (since rounds 19 to 24) and their test halves stay frozen (measured, never tuned on); default runs leave them
 out."""
-HELD_OUT: tuple[str, ...] = ()
-"""The round's held-out corpora, written blind (before any run on them), measured before the round and on its merged
-tree, never tuned on; default runs leave them out. Empty until the round's pair is written."""
+HELD_OUT: tuple[str, ...] = ("mutt-manual-en", "impress-draw-guide-zh-cn")
+"""Round 24's held-out corpora (the Mutt manual's chapters on using and configuring it; LibreOffice Impress's and Draw's
+how-to guides in Simplified Chinese), 30 questions each written blind (before any run on them), measured before the
+round and on its merged tree, never tuned on; default runs leave them out."""
 LABELLED = CORPORA + OPENED + DEV_OPENED + HELD_OUT
 HALVES = ("dev", "test")
 EXTRA = ("dev2", "dev3")
