@@ -727,7 +727,13 @@ ASKS_FILE = re.compile(r"\b(?:which|what)\s+(?:[\w.-]+\s+)?files?\b|哪个文件
 FILE = re.compile(PLACE.pattern + r"|(?<![\w.+/-])[\w.+/-]*(?:\d|[._/][A-Za-z]|[A-Z]{2})[\w.+/-]*\s*(?:文件|files?\b)")
 """A unit naming a file: by its path, or by a name no word is spelt like (SHA256SUMS 文件, the debian/changelog
 file), not an everyday kind of file (a configuration file)."""
-NAMES_ASKED = ((ASKS_OPTION, OPTION), (ASKS_COMMAND, MANUAL), (ASKS_FILE, FILE))
+ASKS_KEYS = re.compile(r"\b(?:keyboard\s+)?shortcuts?\b|\bhot\s?keys?\b|\bkey\s+(?:combination|binding)s?\b"
+                       r"|\b(?:which|what)\s+keys?\b", re.I)
+"""A question asking for a keyboard shortcut (is there a keyboard shortcut for…, which key…, hotkey)."""
+KEYS = re.compile(r"(?<![\w-])(?:Ctrl|Control|Shift|Alt|Cmd|Command|Option|Meta|Super|⌘|⌥|⇧)\s*\+\s*\S")
+"""A unit naming a key combination (Shift+Ctrl+A, ⌘+K): a GUI guide's answer to which shortcut, where a sentence
+saying that menu items have shortcuts names none."""
+NAMES_ASKED = ((ASKS_OPTION, OPTION), (ASKS_COMMAND, MANUAL), (ASKS_FILE, FILE), (ASKS_KEYS, KEYS))
 """(what a question asks for by name, a unit naming one): only a unit naming one answers it (`option_first`)."""
 LEAD = 0.7
 """Share of the best score a unit needs to stand in an answer in place of the best: the best unit naming an
@@ -818,7 +824,7 @@ def option_first(query: str, ranking: list[Scored]) -> list[Scored]:
     """Returns `ranking` with its best unit naming an option (a command) first when the question asks for one
     (`NAMES_ASKED`), or stating the dimension or count it asks (`measure`: how long a key must be; `counted`: how
     many days), the best unit names none and that one scores within `LEAD` of it: only a unit naming one answers
-    "which option" ("which command", "which file", "how long", "how many")."""
+    "which option" ("which command", "which file", "which shortcut", "how long", "how many")."""
     stated = [measure(noun) for noun in dimensions(query)] + [c for c in [counted(query)] if c is not None]
     for asks, named in [*NAMES_ASKED, *((_ANY, s) for s in stated)]:
         if not ranking or not asks.search(query) or named.search(ranking[0].text):
