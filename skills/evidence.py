@@ -780,7 +780,8 @@ def ranked(query: str, hits: Sequence[Hit], profile: Any, ctx: Any = None,
     scores = mixed(found, parts)
     texts = [_LINK_TARGET.sub("]", c.text) for c in found]     # a link target's digits state nothing
     count = counted(query)      # a unit stating the asked count of the asked thing states it twice over
-    for states in [s for asks, s in ASKED if asks.search(query)] + ([count] if count is not None else []):
+    stated = [s for asks, s in ASKED if asks.search(query)] + [s for s in (count, negated(query)) if s is not None]
+    for states in stated:
         scores = scores + ASKED_BONUS * np.array([bool(states.search(t)) for t in texts])
     whole = SubQuestion(query, tuple((w, 1.0) for w in keywords(query)))
     units = [(f"{c.lead}{c.scored or c.text}", c.hit, c.rank) for c in found]     # a unit's subject said before it counts
@@ -818,6 +819,28 @@ def counted(query: str) -> Optional[re.Pattern]:
     if not stems:
         return None
     return re.compile(r"(?<![\w.<=-])\d+(?:[.,]\d+)*\s+(?:[\w-]+\s+){0,2}?(?:" + "|".join(stems) + r")", re.I)
+
+
+_NEGATION = r"(?:\bnot|n[’']t|\bnever|\bwithout|\bnon)[\s-]+(?:(?:a|an|the|be|been|being|yet|ever)\s+){0,2}"
+"""A negation and the articles or auxiliaries between it and the word it negates (not a login shell, isn't yet
+installed, non-login)."""
+_NEGATED = re.compile(_NEGATION + r"([A-Za-z][\w-]*)", re.I)
+
+
+def _stem(word: str) -> str:
+    """Returns `word` without an inflection's ending, so that not registered negates register (registering)."""
+    return re.sub(r"(?:ing|ed|es|s)$", "", word.lower())
+
+
+def negated(query: str) -> Optional[re.Pattern]:
+    """Returns what a unit negating the word a question negates holds (…a shell that isn't a login shell: `not a
+    login shell`, `non-login`), or None when the question negates none; a question opening on its negation (Aren't A
+    and B the same?) asks, it negates nothing. Both sides of such a question share every other word, and the
+    embedder barely tells a sentence from its negation."""
+    m = _NEGATED.search(query)
+    if m is None or re.fullmatch(r"\s*\w*", query[:m.start()]) or not keywords(m.group(1)):
+        return None
+    return re.compile(_NEGATION + re.escape(_stem(m.group(1))), re.I)
 
 
 def option_first(query: str, ranking: list[Scored]) -> list[Scored]:
