@@ -836,8 +836,9 @@ def negated(query: str) -> Optional[re.Pattern]:
     """Returns what a unit negating the word a question negates holds (…a shell that isn't a login shell: `not a
     login shell`, `non-login`), or None when the question negates none; a question opening on its negation (Aren't A
     and B the same?) asks, it negates nothing. Both sides of such a question share every other word, and the
-    embedder barely tells a sentence from its negation."""
-    m = _NEGATED.search(query)
+    embedder barely tells a sentence from its negation. A Chinese question negates in Chinese: its non-free is a
+    name (contrib 区和 non-free 区)."""
+    m = None if re.search(r"[\u4e00-\u9fff]", query) else _NEGATED.search(query)
     if m is None or re.fullmatch(r"\s*\w*", query[:m.start()]) or not keywords(m.group(1)):
         return None
     return re.compile(_NEGATION + re.escape(_stem(m.group(1))), re.I)

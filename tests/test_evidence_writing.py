@@ -418,3 +418,4 @@ def test_a_question_negating_a_word_is_answered_first_by_the_unit_negating_it(qu
     assert "~/.toolrc" in ranked(query, hits, GENERIC)[0].text
     assert negated("Which file does the daemon read when it is started as a system service?") is None
     assert negated("Isn't the daemon started as a system service?") is None     # it asks, it negates nothing
+    assert negated("contrib 区的软件包和 non-free 区的软件是什么关系？") is None     # a name, not a negation
