@@ -727,7 +727,13 @@ ASKS_FILE = re.compile(r"\b(?:which|what)\s+(?:[\w.-]+\s+)?files?\b|哪个文件
 FILE = re.compile(PLACE.pattern + r"|(?<![\w.+/-])[\w.+/-]*(?:\d|[._/][A-Za-z]|[A-Z]{2})[\w.+/-]*\s*(?:文件|files?\b)")
 """A unit naming a file: by its path, or by a name no word is spelt like (SHA256SUMS 文件, the debian/changelog
 file), not an everyday kind of file (a configuration file)."""
-NAMES_ASKED = ((ASKS_OPTION, OPTION), (ASKS_COMMAND, MANUAL), (ASKS_FILE, FILE))
+ASKS_KEYS = re.compile(r"\b(?:keyboard\s+)?shortcuts?\b|\bhot\s?keys?\b|\bkey\s+(?:combination|binding)s?\b"
+                       r"|\b(?:which|what)\s+keys?\b", re.I)
+"""A question asking for a keyboard shortcut (is there a keyboard shortcut for…, which key…, hotkey)."""
+KEYS = re.compile(r"(?<![\w-])(?:Ctrl|Control|Shift|Alt|Cmd|Command|Option|Meta|Super|⌘|⌥|⇧)\s*\+\s*\S")
+"""A unit naming a key combination (Shift+Ctrl+A, ⌘+K): a GUI guide's answer to which shortcut, where a sentence
+saying that menu items have shortcuts names none."""
+NAMES_ASKED = ((ASKS_OPTION, OPTION), (ASKS_COMMAND, MANUAL), (ASKS_FILE, FILE), (ASKS_KEYS, KEYS))
 """(what a question asks for by name, a unit naming one): only a unit naming one answers it (`option_first`)."""
 LEAD = 0.7
 """Share of the best score a unit needs to stand in an answer in place of the best: the best unit naming an
@@ -774,7 +780,8 @@ def ranked(query: str, hits: Sequence[Hit], profile: Any, ctx: Any = None,
     scores = mixed(found, parts)
     texts = [_LINK_TARGET.sub("]", c.text) for c in found]     # a link target's digits state nothing
     count = counted(query)      # a unit stating the asked count of the asked thing states it twice over
-    for states in [s for asks, s in ASKED if asks.search(query)] + ([count] if count is not None else []):
+    stated = [s for asks, s in ASKED if asks.search(query)] + [s for s in (count, negated(query)) if s is not None]
+    for states in stated:
         scores = scores + ASKED_BONUS * np.array([bool(states.search(t)) for t in texts])
     whole = SubQuestion(query, tuple((w, 1.0) for w in keywords(query)))
     units = [(f"{c.lead}{c.scored or c.text}", c.hit, c.rank) for c in found]     # a unit's subject said before it counts
@@ -814,11 +821,34 @@ def counted(query: str) -> Optional[re.Pattern]:
     return re.compile(r"(?<![\w.<=-])\d+(?:[.,]\d+)*\s+(?:[\w-]+\s+){0,2}?(?:" + "|".join(stems) + r")", re.I)
 
 
+_NEGATION = r"(?:\bnot|n[’']t|\bnever|\bwithout|\bnon)[\s-]+(?:(?:a|an|the|be|been|being|yet|ever)\s+){0,2}"
+"""A negation and the articles or auxiliaries between it and the word it negates (not a login shell, isn't yet
+installed, non-login)."""
+_NEGATED = re.compile(_NEGATION + r"([A-Za-z][\w-]*)", re.I)
+
+
+def _stem(word: str) -> str:
+    """Returns `word` without an inflection's ending, so that not registered negates register (registering)."""
+    return re.sub(r"(?:ing|ed|es|s)$", "", word.lower())
+
+
+def negated(query: str) -> Optional[re.Pattern]:
+    """Returns what a unit negating the word a question negates holds (…a shell that isn't a login shell: `not a
+    login shell`, `non-login`), or None when the question negates none; a question opening on its negation (Aren't A
+    and B the same?) asks, it negates nothing. Both sides of such a question share every other word, and the
+    embedder barely tells a sentence from its negation. A Chinese question negates in Chinese: its non-free is a
+    name (contrib 区和 non-free 区)."""
+    m = None if re.search(r"[\u4e00-\u9fff]", query) else _NEGATED.search(query)
+    if m is None or re.fullmatch(r"\s*\w*", query[:m.start()]) or not keywords(m.group(1)):
+        return None
+    return re.compile(_NEGATION + re.escape(_stem(m.group(1))), re.I)
+
+
 def option_first(query: str, ranking: list[Scored]) -> list[Scored]:
     """Returns `ranking` with its best unit naming an option (a command) first when the question asks for one
     (`NAMES_ASKED`), or stating the dimension or count it asks (`measure`: how long a key must be; `counted`: how
     many days), the best unit names none and that one scores within `LEAD` of it: only a unit naming one answers
-    "which option" ("which command", "which file", "how long", "how many")."""
+    "which option" ("which command", "which file", "which shortcut", "how long", "how many")."""
     stated = [measure(noun) for noun in dimensions(query)] + [c for c in [counted(query)] if c is not None]
     for asks, named in [*NAMES_ASKED, *((_ANY, s) for s in stated)]:
         if not ranking or not asks.search(query) or named.search(ranking[0].text):

@@ -401,7 +401,11 @@ def test_an_item_wrapped_onto_an_indented_or_lower_case_line_stays_one_unit():
       "The scripts that update the testing distribution run twice each day; these scripts are called britney."]),
     ("用什么工具选择要安装的软件集？",
      ["安装程序会列出可以选择的软件集，您可以按需要选择。", "选择软件集的程序叫做 tasksel，它也可以在安装后运行。"]),
-], ids=["en", "zh", "called-en", "called-zh"])
+    # a GUI guide's shortcut is a key combination, not a sentence saying that shortcuts exist
+    ("Is there a keyboard shortcut for the Bookmarks dialog?",
+     ["Most menu items have keyboard shortcuts: press the Control and the K keys together to open a capture.",
+      "Select Edit → Bookmarks… or press Shift+Ctrl+B and the Bookmarks dialog pops up."]),
+], ids=["en", "zh", "called-en", "called-zh", "keys"])
 def test_a_question_asking_for_an_option_or_a_program_is_answered_first_by_the_unit_naming_one(query, texts):
     from lambdarag.skills.evidence import Candidate, Scored, option_first
     from lambdarag.skills.store.records import Hit

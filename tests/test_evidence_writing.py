@@ -403,3 +403,19 @@ def test_a_relation_unit_opening_on_its_subject_names_what_the_sentence_before_i
               if not texts[0].isascii() else "Some tools need setting up. " + " ".join(texts))
     ranking = [Scored(Candidate(t, hit=hit, rank=0), 1.0 - i / 100, 0.5, 0.5) for i, t in enumerate(texts)]
     assert [s.text for s in relation(ranking, ends)] == texts
+
+
+@pytest.mark.parametrize("query", ["Which file does the daemon read when it isn't started as a system service?",
+                                   "Which file does the daemon read when it is not started as a system service?"])
+def test_a_question_negating_a_word_is_answered_first_by_the_unit_negating_it(query):
+    from lambdarag.skills.evidence import negated
+
+    hits = sourced(("start.md", "When the daemon is started as a system service, it reads /etc/tool.conf first."),
+                   ("start.md", "When the daemon is not started as a system service, it reads ~/.toolrc first."),
+                   ("log.md", "Messages go to the journal unless a log path is set."),
+                   ("log.md", "Old messages are rotated every week."),
+                   ("net.md", "The port defaults to 8080."))
+    assert "~/.toolrc" in ranked(query, hits, GENERIC)[0].text
+    assert negated("Which file does the daemon read when it is started as a system service?") is None
+    assert negated("Isn't the daemon started as a system service?") is None     # it asks, it negates nothing
+    assert negated("contrib 区的软件包和 non-free 区的软件是什么关系？") is None     # a name, not a negation
