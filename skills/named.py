@@ -100,10 +100,10 @@ _EXAMPLES = re.compile(r"\b(?:such as|e\.g\.|for example|for instance)\b[^,;:?!(
 """An aside giving examples (such as files or DNS, 例如 ext4 或 xfs): what it names only illustrates a term."""
 
 
-_JOINED = re.compile(r"(?<![\w.+/-])([\w.+/-]*\w)\s+(?:or|and|vs\.?|versus)\s+(?P<again>(?:to|in|into|from|on|for|with|at|by)\s+)?"
-                     r"([\w.+/-]*\w)(?![\w.+/-])", re.I)
-"""Two words a connective joins (Exim4 vs Postfix, Cachegrind or Callgrind), the preposition said again after it aside
-(go to experimental or to unstable)."""
+_JOINED = re.compile(r"(?<![\w.+/-])(?:(?P<prep>to|in|into|from|on|for|with|at|by)\s+)?(?P<first>[\w.+/-]*\w)"
+                     r"\s+(?:or|and|vs\.?|versus)\s+(?P<again>(?P=prep)\s+)?(?P<second>[\w.+/-]*\w)(?![\w.+/-])", re.I)
+"""Two words a connective joins (Exim4 vs Postfix, Cachegrind or Callgrind), the preposition said before both aside
+(go to experimental or to unstable; not "for a holiday or for good")."""
 
 
 _COORDINATED = re.compile(r"\b(?:both|either|neither|whether)\s+$", re.I)
@@ -124,7 +124,7 @@ def partners(query: str, named: Sequence[str], text: str = "") -> list[str]:
     for m in _JOINED.finditer(query):
         if _COORDINATED.search(query[:m.start()]):
             continue
-        first, second = m.group(1), m.group(3)
+        first, second = m.group("first"), m.group("second")
         pair = [w for w in (first, second) if keywords(w) and w.lower() not in STOPWORDS]
         for this, other in ((first, second), (second, first)):
             if other in named and this not in named and this in pair:

@@ -706,3 +706,17 @@ def test_a_sentence_listing_both_sides_among_others_is_no_line_between_them():
                        "precise messages.")), "compare")
     assert "infers types in another way" in blocks(text, "On “Kite”:", "On “Pyre”:")[1], text
     assert "precise messages" not in text, text
+
+
+def test_a_chinese_still_or_a_pair_of_steps_is_no_choice_between_two_things():
+    """还是 before a verb is "still" (为什么别人还是能改), and without a verb of picking the words around it are steps, not
+    two things to choose from: neither names a side."""
+    from lambdarag.domains.generic.cues import query_entities
+
+    assert query_entities("单元格勾了保护，为什么别人还是能改？") == ()
+    assert query_entities("启动时先读本地配置还是先读远程配置？") == ()
+
+
+def test_a_preposition_said_before_one_word_only_joins_no_pair():
+    """"for a holiday or for good": the preposition opens only the second operand, so good is no partner of holiday."""
+    assert partners("Whether I leave for a holiday or for good?", ["holiday"], "") == []

@@ -310,10 +310,11 @@ _ZH_PAIR = re.compile(r"([\u4e00-\u9fffA-Za-z0-9_.+-]{2,20}?)(?:和|与|跟|同|
                       r"(?:之间)?(?:到底|究竟|分别|各自)?(?:的|有|在|是|相比|比较|哪个|谁)")
 """Two sides a Chinese comparison joins, before what it asks of them; an adverb right before that (盲孔和埋孔到底有什么
 区别) is no part of the second side."""
-_ZH_EITHER = re.compile(r"([\u4e00-\u9fffA-Za-z0-9_.+-]{2,30}?)还是(?![不没])([\u4e00-\u9fffA-Za-z0-9_.+-]{2,20}?)"
+_ZH_EITHER = re.compile(r"([\u4e00-\u9fffA-Za-z0-9_.+-]{2,30}?)还是(?![不没能会可要得很是在有也都])"
+                        r"([\u4e00-\u9fffA-Za-z0-9_.+-]{2,20}?)"
                         r"(?=[，,。？?！!；;\s]|$|好|呢|的|有|在|哪个|相比|比较)")
 """Two sides a Chinese choice joins with 还是 (该装 A 还是 B，…); the first holds the words before it, up to the
-verb of the choice (`picked`)."""
+verb of the choice (`picked`). Not 还是 as "still" before a verb (为什么别人还是能改)."""
 _LEAD = re.compile(r"^(?:the|a|an|using|use)\s+", re.I)
 
 
@@ -362,13 +363,14 @@ def parallel(first: str, second: str) -> str:
 
 def picked(words: str) -> str:
     """Returns what a Chinese choice's words before 还是 pick: the words after its last verb of picking, a jieba word of
-    its own with a modal before it if any (该装 of 办公电脑该装桌面版: 桌面版; never the 用 of 用户组), else all."""
+    its own with a modal before it if any (该装 of 办公电脑该装桌面版: 桌面版; never the 用 of 用户组); none without
+    such a verb (先查本地文件还是先查 DNS sets two steps side by side, not two things to pick)."""
     from lambdarag.skills.store.tokenize import import_jieba
 
     cut = import_jieba().lcut(words)
     verbs = [i for i, w in enumerate(cut) if re.fullmatch(r"(?:应该|该|要)?" + _ZH_PICK, w)]
-    rest = "".join(cut[verbs[-1] + 1:]) if verbs else words
-    return rest if len(rest) >= 2 else words
+    rest = "".join(cut[verbs[-1] + 1:]) if verbs else ""
+    return rest if len(rest) >= 2 else ""
 
 
 _SHARED = re.compile(r"([a-z]+ing)\s+(?:(?:from|with|in|on|at|to|into|for|by|through|via)\s+)?(?:(?:the|a|an)\s+)?(.+)")
@@ -413,7 +415,7 @@ def query_entities(query: str) -> tuple[str, ...]:
         found += [(m.start(1), m.group(1)), (m.start(2), parallel(m.group(1), m.group(2)))]
     for m in _ZH_EITHER.finditer(query):
         first = picked(m.group(1))
-        found += [(m.end(1) - len(first), first), (m.start(2), parallel(first, m.group(2)))]
+        found += [(m.end(1) - len(first), first), (m.start(2), parallel(first, m.group(2)))] if first else []
     for m in _CODE_LIKE.finditer(query):
         found.append((m.start(), m.group(0)))
     names = [name.strip(" ,.?") for _, name in sorted(found, key=lambda p: p[0])]
