@@ -720,3 +720,21 @@ def test_a_chinese_still_or_a_pair_of_steps_is_no_choice_between_two_things():
 def test_a_preposition_said_before_one_word_only_joins_no_pair():
     """"for a holiday or for good": the preposition opens only the second operand, so good is no partner of holiday."""
     assert partners("Whether I leave for a holiday or for good?", ["holiday"], "") == []
+
+
+def test_a_page_title_quoting_a_word_of_a_side_still_names_it():
+    """A title writes `the "pristine" kernel source`: the quotes do not hide the side pristine kernel source, so that
+    page's first sentence speaks for it, not another page's sentence on the other side (kernel-handbook-en dev c04,
+    round 24: `The kernels in Debian are distributed in binary form, built from the Debian kernel source.` under the
+    pristine side)."""
+    from lambdarag.skills.store.records import Hit
+
+    def page(source: str, title: str, text: str, i: int) -> Hit:
+        return Hit(chunk_id=f"{source}#0", text=text, source=source, title=title, score=1.0 - i / 10)
+
+    hits = (page("a.md", "Changes to the pristine tree", "The builds we ship are made from the vendor tree.", 0),
+            page("b.md", 'Building from the "pristine" tree', "The procedure differs only in fetching: the sources "
+                 "are downloaded by hand instead of unpacked from packages.", 1),
+            page("c.md", "Building from the vendor tree", "Building from the vendor tree takes one command.", 2))
+    text = answer("How does building from the pristine tree differ from building from the vendor tree?", hits, "compare")
+    assert "downloaded by hand" in blocks(text, "On “pristine tree”:", "On “vendor tree”:")[0], text
