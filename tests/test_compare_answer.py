@@ -647,20 +647,6 @@ def test_asking_whether_one_thing_is_the_same_as_another_names_both_as_sides():
     assert query_entities("Isn't the swap file the same as the page file here?") == ("swap file", "page file")
 
 
-def test_how_one_way_of_doing_a_thing_differs_from_another_names_what_each_is_done_from():
-    """"How does building from A differ from building from B?" compares A with B when they are two kinds of one thing:
-    the action both sides open on and its preposition are what is done with each (kernel-handbook-en dev c04, round
-    24: only Debian was named). Two phrases of different heads are left to the other rules: the one after "from"
-    runs on past the name (the X Window System core protocol)."""
-    from lambdarag.domains.generic.cues import query_entities
-
-    assert query_entities("How does printing from the local queue differ from printing from a network queue?") == (
-        "local queue", "network queue")
-    assert query_entities("How does a soft quota differ from a hard quota?") == ("soft quota", "hard quota")
-    assert "X Window System core protocol" not in query_entities(
-        "How does Wayland differ from the X Window System core protocol?")
-
-
 def test_a_connective_repeating_its_preposition_still_joins_two_sides():
     """"go to A or to B": the preposition said again after "or" does not part the pair (developers-reference-en dev
     c06, round 24: only experimental was a side)."""
@@ -724,9 +710,9 @@ def test_a_preposition_said_before_one_word_only_joins_no_pair():
 
 def test_a_page_title_quoting_a_word_of_a_side_still_names_it():
     """A title writes `the "pristine" kernel source`: the quotes do not hide the side pristine kernel source, so that
-    page's first sentence speaks for it, not another page's sentence on the other side (kernel-handbook-en dev c04,
-    round 24: `The kernels in Debian are distributed in binary form, built from the Debian kernel source.` under the
-    pristine side)."""
+    page's first sentence speaks for it, not another page's sentence on the other side (kernel-handbook-en dev c04 in
+    a round-24 variant naming its sides: `The kernels in Debian are distributed in binary form, built from the Debian
+    kernel source.` under the pristine side)."""
     from lambdarag.skills.store.records import Hit
 
     def page(source: str, title: str, text: str, i: int) -> Hit:
@@ -736,5 +722,5 @@ def test_a_page_title_quoting_a_word_of_a_side_still_names_it():
             page("b.md", 'Building from the "pristine" tree', "The procedure differs only in fetching: the sources "
                  "are downloaded by hand instead of unpacked from packages.", 1),
             page("c.md", "Building from the vendor tree", "Building from the vendor tree takes one command.", 2))
-    text = answer("How does building from the pristine tree differ from building from the vendor tree?", hits, "compare")
+    text = answer("What is the difference between the pristine tree and the vendor tree?", hits, "compare")
     assert "downloaded by hand" in blocks(text, "On “pristine tree”:", "On “vendor tree”:")[0], text

@@ -303,9 +303,6 @@ _PAIR = re.compile(r"\bbetween\s+((?:.{2,40}?,\s+)*.{2,40}?),?\s+and\s+(.{2,40}?
                    r"|interchangeable)\b"
                    r"|\b(?:are|is)(?:n't|\s+not)?\s+(.{2,40}?)\s+the\s+same(?:\s+thing)?\s+as\s+(.{2,40}?)"
                    r"(?=[?.,;!]|\s+(?:here|there|in|for|when|on)\b|$)", re.I)
-_DIFFER = re.compile(r"\b(?:does|do|did)\s+(.{2,60}?)\s+differ\s+from\s+(.{2,60}?)(?=[?.,;!]|\s+(?:in|for|when|on)\b|$)",
-                     re.I)
-""""How does A differ from B?": two sides when they are two kinds of one thing (`kinds`)."""
 _ZH_PAIR = re.compile(r"([\u4e00-\u9fffA-Za-z0-9_.+-]{2,20}?)(?:和|与|跟|同|及)([\u4e00-\u9fffA-Za-z0-9_.+-]{2,20}?)"
                       r"(?:之间)?(?:到底|究竟|分别|各自)?(?:的|有|在|是|相比|比较|哪个|谁)")
 """Two sides a Chinese comparison joins, before what it asks of them; an adverb right before that (盲孔和埋孔到底有什么
@@ -373,10 +370,9 @@ def picked(words: str) -> str:
     return rest if len(rest) >= 2 else ""
 
 
-_SHARED = re.compile(r"([a-z]+ing)\s+(?:(?:from|with|in|on|at|to|into|for|by|through|via)\s+)?(?:(?:the|a|an)\s+)?(.+)")
-"""An operand opening on a verb's -ing form (declaring Breaks; building from the Debian kernel source): the action
-(and its preposition) when both operands open on it. Only that form: a shared command word is part of each side's
-name (apt remove, apt purge), as the text writes it."""
+_SHARED = re.compile(r"([a-z]+ing)\s+(.+)")
+"""An operand opening on a verb's -ing form (declaring Breaks): the action when both operands open on it. Only that
+form: a shared command word is part of each side's name (apt remove, apt purge), as the text writes it."""
 
 
 def operands(m: re.Match) -> list[tuple[int, str]]:
@@ -393,14 +389,6 @@ def operands(m: re.Match) -> list[tuple[int, str]]:
     return sides
 
 
-def kinds(sides: list[tuple[int, str]]) -> list[tuple[int, str]]:
-    """Returns two sides that end in the same word, two kinds of one thing (pristine kernel source, Debian kernel
-    source; soft quota, hard quota), else none: "How does Wayland differ from the X Window System core protocol?"
-    names its sides by other rules, and the noun phrase after "from" runs on past the name."""
-    last = [side.split()[-1].lower() for _, side in sides if side.split()]
-    return sides if len(last) == 2 and len(set(last)) == 1 and all(" " in side for _, side in sides) else []
-
-
 def query_entities(query: str) -> tuple[str, ...]:
     """Returns the named things of a question in order: quoted or `code` names, the two sides of a comparison
     (between X and Y, X vs Y, X和Y的区别), acronyms and code-like words (APT, apt-get, sources.list)."""
@@ -409,8 +397,6 @@ def query_entities(query: str) -> tuple[str, ...]:
         found.append((m.start(), m.group(1) or m.group(2)))
     for m in _PAIR.finditer(query):
         found += operands(m)
-    for m in _DIFFER.finditer(query):
-        found += kinds(operands(m))
     for m in _ZH_PAIR.finditer(query):
         found += [(m.start(1), m.group(1)), (m.start(2), parallel(m.group(1), m.group(2)))]
     for m in _ZH_EITHER.finditer(query):
