@@ -7,7 +7,7 @@ into sentences (answers.SENTENCE_END) and a sentence of at least MIN_CHARS norma
 evidence; a compare question's named things are its sides, each answered when a block labelled with its name
 (or a cited claim naming it) cites a relevant file (answers.side_cited): the labels give no side its own
 passage. Only DEV halves are read: the test halves stay frozen for bench/domain_bench.py.
-  python bench/domain_answers.py [--corpora valgrind-en,faq-zh-cn] → bench/results/answers-domain-dev.json
+  python bench/domain_answers.py [--corpora valgrind-en,faq-zh-cn] [--types compare] → bench/results/answers-domain-dev.json
 Indexes: domain-<corpus> under $LAMBDARAG_HOME (bench/domain_bench.py builds them).
 """
 from __future__ import annotations
@@ -36,14 +36,17 @@ def as_answer_question(r: dict) -> dict:
             "evidence": evidence, **({"named": r["named"]} if r.get("named") else {})}
 
 
-def main(corpora: list[str], config: str | None, halves: tuple[str, ...] = ("dev",)) -> dict:
+def main(corpora: list[str], config: str | None, halves: tuple[str, ...] = ("dev",),
+         types: tuple[str, ...] = ()) -> dict:
     cfg = load_config(config)
     if cfg.llm.base_url:
         raise SystemExit(f"bench/domain_answers.py measures the offline answer; {config or 'the config'} sets "
                          "llm.baseUrl")
-    result = {"half": ",".join(halves), "min_chars": MIN_CHARS, "config": config or "agent-config.yml", "corpora": {}}
+    result = {"half": ",".join(halves), "min_chars": MIN_CHARS, "config": config or "agent-config.yml", "corpora": {},
+              **({"types": list(types)} if types else {})}
     for corpus in corpora:
-        asked = {half: [as_answer_question(r) for r in load(corpus, half)] for half in halves}
+        asked = {half: [as_answer_question(r) for r in load(corpus, half) if not types or r["type"] in types]
+                 for half in halves}
         warm_up(f"domain-{corpus}", cfg, questions=asked[halves[0]])
         result["corpora"][corpus] = {"corpus": corpus} | {
             half: run_half(questions, f"domain-{corpus}", cfg, config, 0) for half, questions in asked.items()}
@@ -56,9 +59,11 @@ if __name__ == "__main__":
     ap.add_argument("--config", default=None)
     ap.add_argument("--halves", default="dev", help="comma-separated halves (default dev; test only to measure the frozen "
                                                      "halves of domain_data.HELD_OUT and DEV_OPENED)")
+    ap.add_argument("--types", default="", help="comma-separated question types to ask (default: every type)")
     ap.add_argument("--name", default="answers-domain-dev", help="result file name before the tag")
     ap.add_argument("--tag", default="", help="result file suffix, e.g. before")
     args = ap.parse_args()
-    res = main(args.corpora.split(","), args.config, tuple(args.halves.split(",")))
+    res = main(args.corpora.split(","), args.config, tuple(args.halves.split(",")),
+               tuple(t for t in args.types.split(",") if t))
     path = write_result(args.name + (f"-{args.tag}" if args.tag else ""), res)
     sys.stdout.write("\n".join(summary(r) for r in res["corpora"].values()) + f"\n→ {path}\n")

@@ -100,7 +100,7 @@ def compared(state: State, hits: Sequence[Hit], profile: CorpusProfile, ranking:
     spoken = {e: spoken_as(e, ranking) for e in named}
     called = list(spoken.values())
     # a side's units name it whole or by its first two words (X Window System as texts say it)
-    own = {e: [r for r in ranking if any(names(t, f) for t in (unsaid(r.text, spoken[e], called), r.hit.title,
+    own = {e: [r for r in ranking if any(names(t, f) for t in (unsaid(r.text, spoken[e], called), unquoted(r.hit.title),
                                                                 r.candidate.heading) for f in said(spoken[e]))]
            for e in named}
     speaking = {e: {r.hit.source for r in ranking if any(names(unsaid(r.text, spoken[e], called), f)
@@ -124,11 +124,14 @@ _KIND_AFTER = re.compile(r"([A-Za-z][\w.+-]*(?: [A-Za-z][\w.+-]*)*)\s?[\u4e00-\u
 def spoken_as(name: str, ranking: Sequence[Scored]) -> str:
     """Returns the name by which the units say a side: as the question writes it when one does, else the Latin name
     of a side written as a Latin name and its Chinese kind (`_KIND_AFTER`) when one says that: a book whose
-    paragraphs are in English writes "SMD pads are…", never SMD 焊盘 (kicad-pcb-zh-cn dev c06)."""
-    kind = _KIND_AFTER.fullmatch(name)
-    if kind is None or any(naming([r], f) for r in ranking for f in said(name)):
+    paragraphs are in English writes "SMD pads are…", never SMD 焊盘 (kicad-pcb-zh-cn dev c06); else its plural
+    (`plural`) when one says that: "…are different TCP endpoints." for a TCP endpoint (wireshark-guide-en dev c04)."""
+    if any(naming([r], f) for r in ranking for f in said(name)):
         return name
-    return kind.group(1) if any(names(r.text, kind.group(1)) for r in ranking) else name
+    kind = _KIND_AFTER.fullmatch(name)
+    if kind is not None and any(names(r.text, kind.group(1)) for r in ranking):
+        return kind.group(1)
+    return next((p for p in plural(name) if any(names(r.text, p) for r in ranking)), name)
 
 
 def others(named: Sequence[str], sides: Sequence[Any]) -> bool:
@@ -211,6 +214,17 @@ def said(name: str) -> list[str]:
     value = _VALUED.fullmatch(name)
     return list(dict.fromkeys([name, leading(name), name.replace(" ", "-"),
                                *([f"set to {value.group(2)}"] if value else [])]))
+
+
+def plural(name: str) -> list[str]:
+    """Returns the plural of a name of several Latin words whose last is a lower-case noun (TCP endpoints, mail
+    queues): a text speaking of such things in general says them so; none for one word (a command's name) or a
+    name already ending in s. Only for a side no unit says as written (`spoken_as`): where one does, "Group quotas
+    can be modified with." would open with the name before "If you need group quota, …"."""
+    *_, last = name.split(" ")
+    if " " not in name or not re.fullmatch(r"[a-z]{3,}", last) or last.endswith("s"):
+        return []
+    return [name + ("es" if re.search(r"(?:x|ch|sh)$", last) else "s")]
 
 
 def leading(name: str) -> str:
@@ -311,7 +325,7 @@ def speaks_for(unit: Scored, name: str, named: Sequence[str], steered: frozenset
     says something (not a shell command, not a link alone); then one saying the name as the question writes it
     (apt, not APT); then one naming no other side unless it opens with this one (its subject: `bzip2 foo |
     compress "foo"… (better compression than gzip)` speaks for bzip2); then one opening with the name."""
-    text, title = unsaid(_BARE_LINK.sub(r"\1", unit.text), name, named), unit.hit.title + " " + unit.hit.source
+    text, title = unsaid(_BARE_LINK.sub(r"\1", unit.text), name, named), unquoted(unit.hit.title) + " " + unit.hit.source
     forms = said(name)
     others = [o for o in named if o != name]
     glossed = unit.candidate.heading.rsplit(" / ", 1)[-1].lower() in [f"“{f.lower()}”" for f in forms]
@@ -333,6 +347,12 @@ def speaks_for(unit: Scored, name: str, named: Sequence[str], steered: frozenset
             any(names(text, o) for o in others) and not opens, not opens)
 
 
+def unquoted(title: str) -> str:
+    """Returns a title without the quotes around its words: `Building … from the "pristine" kernel source` names the
+    side pristine kernel source (kernel-handbook-en dev c04)."""
+    return re.sub(r"[\"“”「」『』]", "", title)
+
+
 _HEADING_LINE = re.compile(r"(?m)^\s{0,3}#{1,6}\s+(.*?)\s*$")
 
 
@@ -343,8 +363,8 @@ def leads(unit: Scored, forms: Sequence[str], others: Sequence[str] = ()) -> boo
     the side's name alone (## dpkg, then "This is the main package manager."), where a text says what the thing is
     without repeating its name."""
     hit, c = unit.hit, unit.candidate
-    if c.opening and c.place == 0 and piece(hit) == 1 and any(names(hit.title, f) for f in forms) \
-            and not any(names(hit.title, o) for o in others):
+    if c.opening and c.place == 0 and piece(hit) == 1 and any(names(unquoted(hit.title), f) for f in forms) \
+            and not any(names(unquoted(hit.title), o) for o in others):
         return True
     heading = re.sub(r"[\"“”「」『』*`]", "", c.heading.rsplit(" / ", 1)[-1]).strip().lower()
     if heading not in [f.lower() for f in forms]:
@@ -368,9 +388,21 @@ def naming_all(ranking: Sequence[Scored], sides: Sequence[tuple[str, Any]], used
     options, `--leak-check=summary --leak-check=full`, relates nothing), or none."""
     both = [r for r in ranking if r.text not in used and re.search(r"[A-Za-z]{2}|[\u4e00-\u9fff]", _OPTIONS.sub(
         " ", r.text)) and all(any(names(r.text, f) for f in said(name)) or inflected(r.text, name)
-                              for name, _ in sides)]
+                              for name, _ in sides) and not listed(r.text, [name for name, _ in sides])]
     near = [r for r in both if r.score >= SECOND * both[0].score]
     return sorted(near, key=lambda r: not _ALIKE.search(r.text))[:1]
+
+
+_LIST = re.compile(r"[^\s,;:()（）、，]+(?:(?:\s*[,、，]\s*|\s+(?:and|or)\s+|[和与及或])[^\s,;:()（）、，]+){2,}")
+"""A list of three or more one-word items (Memcheck, Helgrind, DRD; A、B 和 C)."""
+
+
+def listed(text: str, called: Sequence[str]) -> bool:
+    """Returns whether `text` says every side only as items of one list of three or more (…for the tools that can
+    take advantage of it (Memcheck, Helgrind, DRD)…) and no word of how things compare (`_ALIKE`): such a sentence
+    is about the list, not about how the sides relate."""
+    return not _ALIKE.search(text) and any(
+        all(any(names(m.group(0), f) for f in said(n)) for n in called) for m in _LIST.finditer(text))
 
 
 def inflected(text: str, name: str) -> bool:

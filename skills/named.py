@@ -100,8 +100,10 @@ _EXAMPLES = re.compile(r"\b(?:such as|e\.g\.|for example|for instance)\b[^,;:?!(
 """An aside giving examples (such as files or DNS, 例如 ext4 或 xfs): what it names only illustrates a term."""
 
 
-_JOINED = re.compile(r"(?<![\w.+/-])([\w.+/-]*\w)\s+(?:or|and|vs\.?|versus)\s+([\w.+/-]*\w)(?![\w.+/-])", re.I)
-"""Two words a connective joins (Exim4 vs Postfix, Cachegrind or Callgrind)."""
+_JOINED = re.compile(r"(?<![\w.+/-])(?:(?P<prep>to|in|into|from|on|for|with|at|by)\s+)?(?P<first>[\w.+/-]*\w)"
+                     r"\s+(?:or|and|vs\.?|versus)\s+(?P<again>(?P=prep)\s+)?(?P<second>[\w.+/-]*\w)(?![\w.+/-])", re.I)
+"""Two words a connective joins (Exim4 vs Postfix, Cachegrind or Callgrind), the preposition said before both aside
+(go to experimental or to unstable; not "for a holiday or for good")."""
 
 
 _COORDINATED = re.compile(r"\b(?:both|either|neither|whether)\s+$", re.I)
@@ -114,23 +116,29 @@ def partners(query: str, named: Sequence[str], text: str = "") -> list[str]:
     two operands of "X or Y" are alike, so the other one is a side too, unless it is a stop or question word, or
     "both" or "either" joins them as qualities of one thing (both recurring and one-off). With
     fewer than two named things, two such words both found as written in the retrieved `text` are sides too
-    (iptables and nftables: lower-case names no rule knows)."""
+    (iptables and nftables: lower-case names no rule knows), unless the connective says its preposition again (to
+    compress or to encrypt: two actions; with a named one, "to experimental or to unstable" still pairs)."""
     if language_of(query) == "zh":
         return []
     out = []
     for m in _JOINED.finditer(query):
         if _COORDINATED.search(query[:m.start()]):
             continue
-        pair = [w for w in m.groups() if keywords(w) and w.lower() not in STOPWORDS]
-        for this, other in ((m.group(1), m.group(2)), (m.group(2), m.group(1))):
+        first, second = m.group("first"), m.group("second")
+        pair = [w for w in (first, second) if keywords(w) and w.lower() not in STOPWORDS]
+        for this, other in ((first, second), (second, first)):
             if other in named and this not in named and this in pair:
                 out.append(this)
-        if len(named) < 2 and not out and len(pair) == 2 and all(names(text, w, cased=True) for w in pair):
+        if len(named) < 2 and not out and len(pair) == 2 and not m.group("again") \
+                and all(names(text, w, cased=True) for w in pair):   # "to compress or to encrypt": two actions
             out += pair
     return out
 
 
 _INSTEAD = re.compile(r"\s+(?:rather\s+than|instead\s+of)\s+", re.I)
+_PLACED = re.compile(r"(?:in|at|on|from|with|via|through|inside|into)\s+", re.I)
+"""A preposition opening the clause after "instead of" (…at the login screen instead of in GOsa²): the two clauses set
+places or means side by side, each the one its preposition governs."""
 _LIGHT = frozenset("use using do doing make get go run pick choose take just".split())
 """Verbs and adverbs of an English clause that say no action of their own (do an NMU, use tar, just): the side
 is their object."""
@@ -139,19 +147,26 @@ is their object."""
 def alternatives(query: str, named: Sequence[str]) -> list[str]:
     """Returns the two things an English question sets one instead of the other ("salvage a package rather than
     just do an NMU": salvage, NMU), each clause around "rather than" or "instead of" giving its named thing, else
-    the first content word after its subject (I, we, to), else its first content word: the action it asks about."""
+    the first content word after its subject (I, we, to), else its first content word: the action it asks about.
+    When a preposition opens the clause after it (`_PLACED`: "at the login screen instead of in GOsa²"), the left
+    side is what the left clause's last preposition governs (login screen), not its subject's action."""
     m = _INSTEAD.search(query)
     if language_of(query) == "zh" or m is None:
         return []
     left = re.split(r"[,;:?!]", query[:m.start()])[-1]
     right = re.split(r"[,;:?!]", query[m.end():])[0]
+    placed = _PLACED.match(right)
+    if placed:
+        left = re.sub(r"(?i)^(?:the|a|an)\s+", "", re.split(r"(?i)\b" + _PLACED.pattern, left)[-1]).strip()
+        right = right[placed.end():]
     out = []
     for clause in (left, right):
         inside = [n for n in named if n in clause]
         after = re.split(r"(?i)\b(?:I|we|you|to)\s+", clause)[-1]
         words = [w for w in re.findall(r"[\w.+/-]*\w", after) or re.findall(r"[\w.+/-]*\w", clause)
                  if keywords(w) and w.lower() not in _LIGHT]
-        out += inside[-1:] if inside else words[:1]
+        whole = [clause] if placed and clause == left and keywords(clause) else []   # a place is said whole
+        out += inside[-1:] or whole or words[:1]
     return out if len(out) == 2 else []
 
 

@@ -42,7 +42,9 @@ _ORDER = (r"\b(?:what|which) order\b(?! of magnitude)|先后顺序|(?:什么|哪
           r"|先[^，。？?]{0,12}?哪[^，。？?]{0,12}?[、，,]\s*(?:再|后|然后)")
 """The order in which steps happen, asked in either language (in what order does X run …, 先装哪个、后装哪个): a time
 on any corpus, versioned or not."""
-_ZH_CHOICE = r"(?:用|选|装|挑|选用|采用)\s*[^，。？?]{1,30}?\s*还是(?![不没])\s*[^，。？?]{1,30}?(?:[？?]$|[，,]\s*(?:哪|两者|二者))"
+_ZH_PICK = r"(?:用|选|装|挑|选用|采用)"
+"""Chinese verbs of picking one thing to use (用, 选, 装)."""
+_ZH_CHOICE = _ZH_PICK + r"\s*[^，。？?]{1,30}?\s*还是(?![不没])\s*[^，。？?]{1,30}?(?:[？?]$|[，,]\s*(?:哪|两者|二者))"
 """A choice between two things to use or pick (该用 A 还是 B, 选 A 还是 B): a comparison whatever it asks next."""
 
 CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
@@ -298,11 +300,18 @@ _PAIR = re.compile(r"\bbetween\s+((?:.{2,40}?,\s+)*.{2,40}?),?\s+and\s+(.{2,40}?
                    r"|(?:^|\s)([\w./+-]{2,40})\s+(?:vs\.?|versus|or)\s+([\w./+-]{2,40})(?=[?.,;!\s]|$)"
                    r"|\bcompare\s+(.{2,40}?)\s+(?:and|with|to)\s+(.{2,40}?)(?=[?.,;!]|$)"
                    r"|\b(?:are|is)(?:n't|\s+not)?\s+(.{2,40}?)\s+and\s+(.{2,40}?)\s+(?:the\s+same|alike|equivalent"
-                   r"|interchangeable)\b", re.I)
+                   r"|interchangeable)\b"
+                   r"|\b(?:are|is)(?:n't|\s+not)?\s+(.{2,40}?)\s+the\s+same(?:\s+thing)?\s+as\s+(.{2,40}?)"
+                   r"(?=[?.,;!]|\s+(?:here|there|in|for|when|on)\b|$)", re.I)
 _ZH_PAIR = re.compile(r"([\u4e00-\u9fffA-Za-z0-9_.+-]{2,20}?)(?:和|与|跟|同|及)([\u4e00-\u9fffA-Za-z0-9_.+-]{2,20}?)"
                       r"(?:之间)?(?:到底|究竟|分别|各自)?(?:的|有|在|是|相比|比较|哪个|谁)")
 """Two sides a Chinese comparison joins, before what it asks of them; an adverb right before that (盲孔和埋孔到底有什么
 区别) is no part of the second side."""
+_ZH_EITHER = re.compile(r"([\u4e00-\u9fffA-Za-z0-9_.+-]{2,30}?)还是(?![不没能会可要得很是在有也都])"
+                        r"([\u4e00-\u9fffA-Za-z0-9_.+-]{2,20}?)"
+                        r"(?=[，,。？?！!；;\s]|$|好|呢|的|有|在|哪个|相比|比较)")
+"""Two sides a Chinese choice joins with 还是 (该装 A 还是 B，…); the first holds the words before it, up to the
+verb of the choice (`picked`). Not 还是 as "still" before a verb (为什么别人还是能改)."""
 _LEAD = re.compile(r"^(?:the|a|an|using|use)\s+", re.I)
 
 
@@ -349,6 +358,18 @@ def parallel(first: str, second: str) -> str:
     return second
 
 
+def picked(words: str) -> str:
+    """Returns what a Chinese choice's words before 还是 pick: the words after its last verb of picking, a jieba word of
+    its own with a modal before it if any (该装 of 办公电脑该装桌面版: 桌面版; never the 用 of 用户组); none without
+    such a verb (先查本地文件还是先查 DNS sets two steps side by side, not two things to pick)."""
+    from lambdarag.skills.store.tokenize import import_jieba
+
+    cut = import_jieba().lcut(words)
+    verbs = [i for i, w in enumerate(cut) if re.fullmatch(r"(?:应该|该|要)?" + _ZH_PICK, w)]
+    rest = "".join(cut[verbs[-1] + 1:]) if verbs else ""
+    return rest if len(rest) >= 2 else ""
+
+
 _SHARED = re.compile(r"([a-z]+ing)\s+(.+)")
 """An operand opening on a verb's -ing form (declaring Breaks): the action when both operands open on it. Only that
 form: a shared command word is part of each side's name (apt remove, apt purge), as the text writes it."""
@@ -361,7 +382,7 @@ def operands(m: re.Match) -> list[tuple[int, str]]:
     "Between A, B and C" has three sides: the commas list them, the connective joins the last two."""
     listed = [(m.start(1) + p.start(), p.group(0)) for p in re.finditer(r"[^,]+", m.group(1))] if m.group(1) else []
     sides = [(at, _LEAD.sub("", side.strip()).strip()) for at, side in
-             listed + [(m.start(i), m.group(i)) for i in range(2, 9) if m.group(i)]]
+             listed + [(m.start(i), m.group(i)) for i in range(2, len(m.groups()) + 1) if m.group(i)]]
     heads = [_SHARED.fullmatch(side) for _, side in sides]
     if len(sides) == 2 and all(heads) and heads[0].group(1) == heads[1].group(1):
         return [(at, h.group(2)) for (at, _), h in zip(sides, heads)]
@@ -378,6 +399,9 @@ def query_entities(query: str) -> tuple[str, ...]:
         found += operands(m)
     for m in _ZH_PAIR.finditer(query):
         found += [(m.start(1), m.group(1)), (m.start(2), parallel(m.group(1), m.group(2)))]
+    for m in _ZH_EITHER.finditer(query):
+        first = picked(m.group(1))
+        found += [(m.end(1) - len(first), first), (m.start(2), parallel(first, m.group(2)))] if first else []
     for m in _CODE_LIKE.finditer(query):
         found.append((m.start(), m.group(0)))
     names = [name.strip(" ,.?") for _, name in sorted(found, key=lambda p: p[0])]
