@@ -101,7 +101,7 @@ KEPT = 5
 LONG = 12
 """Files (page and sections) a chapter may hold for its sibling sections to keep the places they take among a
 survey's first five from hybrid's pages (`arbitrated`): two of the first five in a longer chapter are chance more often
-than its topic (measured on the dev halves, docs/routes.md, round 24)."""
+than its topic."""
 BEST = 3
 """A document's best chunks whose mean scores it as a whole (document_ranking): its first chunk alone is how plain
 retrieval ranks it, and a sum would rank a long page above a short section for its length."""
