@@ -889,3 +889,17 @@ def test_an_unfixed_addition_keeps_a_place_of_plain_retrievals_only_by_matching_
     from lambdarag.domains.generic.survey import arbitrated
 
     assert arbitrated(order, ["a", "b", "c", "d", "e"], wholes, fixed) == kept
+
+
+@pytest.mark.parametrize("order, kept", [
+    # c, put back in the place of the addition it displaced, had gone ahead of b: the pages of plain's first five
+    # take plain's order in the places they hold, the additions keep theirs
+    (["a", "c", "s1", "b", "s2", "x"], ["a", "b", "s1", "c", "s2", "x"]),
+    (["s1", "e", "d", "s2", "a", "b"], ["s1", "a", "d", "s2", "e", "b"]),
+    (["a", "b", "s1"], ["a", "b", "s1"]),
+])
+def test_a_survey_adds_to_plain_retrievals_pages_without_reordering_them(order, kept):
+    # issue 41 §3 (round 24): install-guide-zh-cn dev s02 put plain's fifth page ahead of its fourth, the answer
+    from lambdarag.domains.generic.survey import plain_order
+
+    assert plain_order(order, ["a", "b", "c", "d", "e", "f"]) == kept

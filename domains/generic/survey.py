@@ -23,8 +23,8 @@ lists, and each of hybrid_search's first five unless more of the rankings that m
 the question's words (headings, whole text, listed and named things) hold the document
 that would take it, and one does, keep a place among the first five (`kept_first`),
 except that a long chapter's sibling section keeps its place there only when its best chunks match the question
-better as a whole than hybrid's page it displaces (`document_ranking`, `arbitrated`);
-then each of the first `COVER` documents of the
+better as a whole than hybrid's page it displaces (`document_ranking`, `arbitrated`), and hybrid's pages there keep
+hybrid's order (`plain_order`); then each of the first `COVER` documents of the
 fusion leads with its best chunk, then the plain ranking follows, then the
 route's own hits (wiki pages, graph-expanded and rewritten queries).
 """
@@ -427,6 +427,17 @@ def arbitrated(order: Sequence[str], plain: Sequence[str], wholes: Sequence[str]
     return list(dict.fromkeys([*(d for d in pool if d in chosen), *order]))
 
 
+def plain_order(order: Sequence[str], plain: Sequence[str], window: int = KEPT) -> list[str]:
+    """Returns `order` with the documents of `plain`'s first `window` that its own first `window` hold put in `plain`'s
+    order, in the places they hold: a survey adds to plain retrieval's pages without reordering them (a page
+    `kept_first` puts back lands in the place of the addition it displaces, which may be ahead of a better one)."""
+    top, firsts = list(order[:window]), list(plain[:window])
+    places = [i for i, d in enumerate(top) if d in firsts]
+    for i, d in zip(places, sorted((top[i] for i in places), key=firsts.index)):
+        top[i] = d
+    return [*top, *order[window:]]
+
+
 def whole_chapters(order: Sequence[str], chapters: Sequence[tuple[int, ...]], table: Outline,
                    ranking: Sequence[str]) -> list[str]:
     """Returns `order` with the files of each of `chapters` right after the first of them `order` holds, those
@@ -482,7 +493,7 @@ def covering(ctx: Any, query: str, hits: Sequence[Hit], user: Any) -> tuple[Hit,
     kept = kept_first(order, hybrid, about, support)
     chance = {d for d in siblings if table.long(d)} - set(hybrid[:KEPT])
     fixed = {*kept[:1], *hybrid[:1], *about, *(d for d in kept[:KEPT] if d not in chance)}
-    for source in arbitrated(kept, hybrid, wholes, fixed):
+    for source in plain_order(arbitrated(kept, hybrid, wholes, fixed), hybrid):
         if source not in best:
             found = best_chunk(backend, source, (query, table.titles.get(source, "")), user)
             if found is None:
