@@ -818,3 +818,88 @@ def test_a_survey_asked_of_the_book_covers_its_topic_not_the_pages_about_the_boo
                                             Context(resources={"index": index})).hits
     first = list(dict.fromkeys(h.source for h in out))
     assert first[:6] == plain[:6] and "01.04-book-structure.md" not in first[:10], first
+
+
+@pytest.mark.parametrize("others, kept", [(10, False), (12, True)])
+def test_a_long_chapters_sibling_sections_keep_no_place_of_hybrids_pages_they_match_worse(tmp_path_factory, others,
+                                                                                          kept):
+    # issue 41 §3 (round 24): two sections of a chapter lead plain retrieval, so its sibling sections join the survey
+    # and push out the ssh page and the checklist (hybrid's third and fourth), which speak of root logins too. In a
+    # chapter of at most `LONG` files the siblings keep those places (a FAQ chapter's answers share its topic); in a
+    # longer one two sections among the first five are chance, and a sibling keeps a place only when its chunks match
+    # the question better as a whole than the page it displaces (here they do not)
+    from lambdarag.domains.generic.survey import LONG, outline
+
+    pages = {"04.01-restricting-console-login.md": "# Restricting console login\n\nKeep root logins off the console: "
+                                                   "securetty lists the terminals where root logins are allowed.\n",
+             "04.02-restricting-su.md": "# Restricting su\n\nKeep root logins through su to the wheel group: pam_wheel "
+                                        "restricts who may become root.\n",
+             "05.01-securing-ssh.md": "# Securing ssh\n\nPermitRootLogin no keeps root logins out of ssh.\n",
+             "09.01-checklist.md": "# Checklist\n\nA checklist: no root logins on the console, none over ssh.\n"}
+    topics = ("reboots", "the magic key", "partitions", "quotas", "tcp wrappers", "logs", "cron", "fonts", "sound",
+              "mail", "printing", "users")
+    for i, topic in enumerate(topics[:others], 3):
+        pages[f"04.{i:02d}-restricting-{topic.replace(' ', '-')}.md"] = (f"# Restricting {topic}\n\nRestricting "
+                                                                         f"{topic} keeps the system tidy.\n")
+    for i, topic in enumerate(("fonts", "sound", "mail"), 6):
+        pages[f"{i:02d}.01-{topic}.md"] = f"# {topic.title()}\n\nThe {topic} of the system.\n"
+    index = index_of(tmp_path_factory, f"logins{others}", pages)
+    assert (len(outline(index).files((4,))) > LONG) == kept
+    query = "Summarize the ways to restrict root logins"
+    plain = list(dict.fromkeys(h.source for h in to_hits(index.bm25(query, 50), "bm25")))
+    assert plain[:4] == ["04.01-restricting-console-login.md", "04.02-restricting-su.md", "05.01-securing-ssh.md",
+                         "09.01-checklist.md"]
+    out = build("survey_documents", {}).run(State.of(query, hits=(), time_range=None),
+                                          Context(resources={"index": index})).hits
+    first = list(dict.fromkeys(h.source for h in out))
+    assert ({"05.01-securing-ssh.md", "09.01-checklist.md"} <= set(first[:5])) == kept, first
+    assert first[:2] == plain[:2] and set(plain[:10]) <= set(first)
+
+
+def test_a_document_ranks_as_a_whole_by_the_mean_of_its_best_chunks_in_each_retriever():
+    # issue 41 (round 24): a page three of whose chunks match ranks above one with the single best chunk; a document
+    # one retriever did not return counts as that retriever's lowest
+    from lambdarag.domains.generic.survey import document_ranking
+    from lambdarag.skills.store.records import RankedList
+
+    def ranked(retriever, scored):
+        return RankedList(retriever=retriever, query="q", hits=tuple(
+            Hit(chunk_id=f"{d}#{i}", text="", source=d, score=s, scores={retriever: s})
+            for i, (d, s) in enumerate(scored)))
+
+    bm25 = ranked("bm25", [("one.md", 9.0), ("three.md", 6.0), ("three.md", 6.0), ("three.md", 6.0), ("one.md", 1.0),
+                           ("one.md", 1.0), ("low.md", 0.5)])
+    assert document_ranking([bm25]) == ["three.md", "one.md", "low.md"]
+    dense = ranked("dense", [("low.md", 0.9), ("one.md", 0.2), ("three.md", 0.1)])
+    assert document_ranking([bm25, dense])[-1] == "one.md"   # low.md: bm25's lowest and dense's best
+    assert document_ranking([ranked("dense", [("new.md", 0.5)]), bm25])[-1] == "low.md"
+    assert document_ranking([]) == []
+
+
+@pytest.mark.parametrize("order, fixed, wholes, kept", [
+    # the sibling s1 matches worse as a whole than hybrid's c: c takes its place, s1 follows
+    (["a", "b", "s1", "d", "e", "f"], {"a", "b", "d", "e"}, ["a", "c", "b", "s1"], ["a", "b", "d", "e", "c", "s1", "f"]),
+    # and better: it keeps its place
+    (["a", "b", "s1", "d", "e", "f"], {"a", "b", "d", "e"}, ["s1", "a", "c"], ["a", "b", "s1", "d", "e", "f"]),
+    # everything fixed: the order stands
+    (["a", "s1", "b", "d", "e"], {"a", "s1", "b", "d", "e"}, ["c"], ["a", "s1", "b", "d", "e"]),
+])
+def test_an_unfixed_addition_keeps_a_place_of_plain_retrievals_only_by_matching_better_as_a_whole(order, fixed, wholes,
+                                                                                                  kept):
+    from lambdarag.domains.generic.survey import arbitrated
+
+    assert arbitrated(order, ["a", "b", "c", "d", "e"], wholes, fixed) == kept
+
+
+@pytest.mark.parametrize("order, kept", [
+    # c, put back in the place of the addition it displaced, had gone ahead of b: the pages of plain's first five
+    # take plain's order in the places they hold, the additions keep theirs
+    (["a", "c", "s1", "b", "s2", "x"], ["a", "b", "s1", "c", "s2", "x"]),
+    (["s1", "e", "d", "s2", "a", "b"], ["s1", "a", "d", "s2", "e", "b"]),
+    (["a", "b", "s1"], ["a", "b", "s1"]),
+])
+def test_a_survey_adds_to_plain_retrievals_pages_without_reordering_them(order, kept):
+    # issue 41 §3 (round 24): install-guide-zh-cn dev s02 put plain's fifth page ahead of its fourth, the answer
+    from lambdarag.domains.generic.survey import plain_order
+
+    assert plain_order(order, ["a", "b", "c", "d", "e", "f"]) == kept

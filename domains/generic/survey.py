@@ -21,8 +21,10 @@ them match goes ahead of one only its text matches; the plain ranking's first
 document keeps the first place; each document whose headings name a thing the question
 lists, and each of hybrid_search's first five unless more of the rankings that match
 the question's words (headings, whole text, listed and named things) hold the document
-that would take it, and one does, keep a place among the first five (`kept_first`);
-then each of the first `COVER` documents of the
+that would take it, and one does, keep a place among the first five (`kept_first`),
+except that a long chapter's sibling section keeps its place there only when its best chunks match the question
+better as a whole than hybrid's page it displaces (`document_ranking`, `arbitrated`), and hybrid's pages there keep
+hybrid's order (`plain_order`); then each of the first `COVER` documents of the
 fusion leads with its best chunk, then the plain ranking follows, then the
 route's own hits (wiki pages, graph-expanded and rewritten queries).
 """
@@ -34,12 +36,14 @@ from dataclasses import replace
 from pathlib import PurePosixPath
 from typing import Any, Mapping, Sequence
 
+import numpy as np
+
 from lambdarag import State
 from lambdarag.patterns.hybrid_search import fuse, retrieve
 from lambdarag.skills.store.bm25 import Bm25Index
 from lambdarag.skills.store.corpus import to_hits
 from lambdarag.skills.store.derived import PerObject
-from lambdarag.skills.store.records import Hit, RetrievalPlan
+from lambdarag.skills.store.records import Hit, RankedList, RetrievalPlan
 from lambdarag.trace import Trace
 
 LEAD = 50
@@ -94,6 +98,13 @@ SIBLINGS_WEIGHT = 1.0
 with the first documents are about their topic (FAQ answers of one chapter, a manual's sections on one tool)."""
 KEPT = 5
 """The plain ranking's first documents that keep a place in the survey's first as many (kept_first)."""
+LONG = 12
+"""Files (page and sections) a chapter may hold for its sibling sections to keep the places they take among a
+survey's first five from hybrid's pages (`arbitrated`): two of the first five in a longer chapter are chance more often
+than its topic."""
+BEST = 3
+"""A document's best chunks whose mean scores it as a whole (document_ranking): its first chunk alone is how plain
+retrieval ranks it, and a sum would rank a long page above a short section for its length."""
 ITSELF = re.compile(r"\b(?:the|this|our)\s+(?:book|guide|manual|handbook|documentation|docs|faq|tutorial)(?:'s|’s)?\b"
                     r"|本书|这本书|该书|本指南|本手册|本文档|书中|书里|手册[中里]|文档[中里]|指南[中里]", re.I)
 """How a question names the documents it is asked of ("which services does the book set up", 手册中): words about the
@@ -197,9 +208,13 @@ class Outline:
                     self.page[s] = pages[n[:-1]]
         self.head = {self.chapter[sections[0]]: page for page, sections in self.sections.items()}
 
+    def long(self, doc: str, most: int = LONG) -> bool:
+        """Returns whether `doc` is a section of a chapter of more than `most` files."""
+        return doc in self.chapter and len(self.files(self.chapter[doc])) > most
+
     def files(self, chapter: tuple[int, ...]) -> list[str]:
         """Returns the files of `chapter`: its page, if it has one, then its sections in the outline's order."""
-        return [self.head[chapter]] * (chapter in self.head) + sorted(self.chapters.get(chapter, []))
+        return ([self.head[chapter]] if chapter in self.head else []) + sorted(self.chapters.get(chapter, []))
 
     def asked(self, titled: Sequence[str], plain: Sequence[str], named: Any, top: int = KEPT) -> list[tuple[int, ...]]:
         """Returns the chapters a survey question asks about as a whole, short ones (page and sections fit in the
@@ -327,18 +342,38 @@ def with_dense(settings: Mapping[str, Any], dense: bool) -> dict[str, Any]:
     return {**settings, "skills": {**settings["skills"], "embedding": {"enabled": dense}}}
 
 
-def plain_rankings(ctx: Any, query: str, user: Any) -> tuple[tuple[Hit, ...], tuple[Hit, ...]]:
-    """Returns the question's equal-weight ranking (`PLAIN`) and hybrid_search's own (`HYBRID`), at most `LEAD`
-    chunks each: its words as asked, without learned synonyms, in a trace of their own. One retrieval feeds both
-    (patterns.hybrid_search.retrieve, then each setting's fusion without the learned boost): they differ only in
-    the fusion's weights."""
+def plain_rankings(ctx: Any, query: str, user: Any) -> tuple[tuple[Hit, ...], tuple[Hit, ...], list[str]]:
+    """Returns the question's equal-weight ranking (`PLAIN`), hybrid_search's own (`HYBRID`), at most `LEAD`
+    chunks each, and its documents as wholes (`document_ranking`): its words as asked, without learned synonyms, in
+    a trace of their own. One retrieval feeds all three (patterns.hybrid_search.retrieve, then each setting's fusion
+    without the learned boost): the first two differ only in the fusion's weights."""
     backend = ctx.resource("index")
     plan = RetrievalPlan(bm25_top_k=LEAD, dense_top_k=LEAD, fused_top_k=LEAD)
     own = replace(ctx, trace=Trace(), resources={k: v for k, v in ctx.resources.items() if k != "synonyms"})
     found = retrieve(with_dense(PLAIN, backend.has_dense)).run(State.of(query, user=user, plan=plan), own)
     plain, hybrid = (fuse(with_dense(s, backend.has_dense), "hybrid_search", learned=False).run(found, own).hits
                      for s in (PLAIN, HYBRID))
-    return plain, hybrid
+    return plain, hybrid, document_ranking(found.candidates)
+
+
+def document_ranking(candidates: Sequence[RankedList]) -> list[str]:
+    """Returns the documents of the retrievers' chunk rankings by how well they match as wholes: per retriever, the
+    mean of each document's best `BEST` chunk scores, standardised over its documents (one it did not return counting
+    as its lowest), summed over the retrievers (ties: first seen first). A page whose sections answer the question
+    together ranks above one that a single chunk matches."""
+    means = []
+    for ranked in candidates:
+        found: dict[str, list[float]] = defaultdict(list)
+        for h in ranked.hits:
+            found[h.source].append(h.scores.get(ranked.retriever, h.score))
+        means.append({d: float(np.mean(sorted(v, reverse=True)[:BEST])) for d, v in found.items()})
+    total: dict[str, float] = {d: 0.0 for m in means for d in m}
+    for m in (m for m in means if m):
+        values = np.array(list(m.values()))
+        spread = values.std() if values.std() > 1e-12 else 1.0
+        for d in total:
+            total[d] += (m.get(d, values.min()) - values.mean()) / spread
+    return sorted(total, key=lambda d: -total[d])
 
 
 def best_chunk(backend: Any, source: str, queries: Sequence[str], user: Any) -> Hit | None:
@@ -378,6 +413,31 @@ def kept_first(order: Sequence[str], plain: Sequence[str], named: Sequence[str],
     return list(dict.fromkeys([*top, *moved, *order[window:]]))
 
 
+def arbitrated(order: Sequence[str], plain: Sequence[str], wholes: Sequence[str], fixed: set[str],
+               window: int = KEPT) -> list[str]:
+    """Returns `order` with its first `window` places filled from its own first `window` documents and `plain`'s:
+    those of `fixed` first, then the best of the rest by `wholes` (document_ranking), in the order `order` then
+    `plain` gives them; the rest of `order` follows. An addition not in `fixed` (a long chapter's sibling section)
+    keeps a place of plain retrieval's only when its chunks match the question better as a whole than the page it
+    displaces: the chapter's two sections among the first five are no evidence that a third is on the topic."""
+    place = {d: i for i, d in enumerate(wholes)}
+    pool = list(dict.fromkeys([*order[:window], *plain[:window]]))
+    chosen = [d for d in pool if d in fixed][:window]
+    chosen += sorted((d for d in pool if d not in chosen), key=lambda d: place.get(d, len(place)))[:window - len(chosen)]
+    return list(dict.fromkeys([*(d for d in pool if d in chosen), *order]))
+
+
+def plain_order(order: Sequence[str], plain: Sequence[str], window: int = KEPT) -> list[str]:
+    """Returns `order` with the documents of `plain`'s first `window` that its own first `window` hold put in `plain`'s
+    order, in the places they hold: a survey adds to plain retrieval's pages without reordering them (a page
+    `kept_first` puts back lands in the place of the addition it displaces, which may be ahead of a better one)."""
+    top, firsts = list(order[:window]), list(plain[:window])
+    places = [i for i, d in enumerate(top) if d in firsts]
+    for i, d in zip(places, sorted((top[i] for i in places), key=firsts.index)):
+        top[i] = d
+    return [*top, *order[window:]]
+
+
 def whole_chapters(order: Sequence[str], chapters: Sequence[tuple[int, ...]], table: Outline,
                    ranking: Sequence[str]) -> list[str]:
     """Returns `order` with the files of each of `chapters` right after the first of them `order` holds, those
@@ -405,7 +465,7 @@ def covering(ctx: Any, query: str, hits: Sequence[Hit], user: Any) -> tuple[Hit,
     whole text, listed and named things) search the question's topic (`topic_of`)."""
     backend = ctx.resource("index")
     topic = topic_of(query)
-    plain, by_hybrid = plain_rankings(ctx, query, user)
+    plain, by_hybrid, wholes = plain_rankings(ctx, query, user)
     best: dict[str, Hit] = {}
     for h in plain:
         best.setdefault(h.source, h)
@@ -418,7 +478,8 @@ def covering(ctx: Any, query: str, hits: Sequence[Hit], user: Any) -> tuple[Hit,
     rankings = [(list(best), 1.0), *zip(matched, (HEADINGS_WEIGHT, 1.0, MENTIONS_WEIGHT, NAMED_WEIGHT))]
     table = outline(backend)
     near = [d for seed in fused_documents(*rankings)[:SEEDS] for d in table.sections_by(seed, list(best))]
-    fused = fused_documents(*rankings, (near, SECTIONS_WEIGHT), (table.siblings(list(best)), SIBLINGS_WEIGHT))
+    siblings = table.siblings(list(best))
+    fused = fused_documents(*rankings, (near, SECTIONS_WEIGHT), (siblings, SIBLINGS_WEIGHT))
     support = Counter(d for ranking in matched for d in set(ranking[:COVER]))
     asked = set(backend.tokenizer(query))
     whole = table.asked(titled, list(best), lambda title: set(backend.tokenizer(title)) <= asked)
@@ -429,7 +490,10 @@ def covering(ctx: Any, query: str, hits: Sequence[Hit], user: Any) -> tuple[Hit,
     hybrid = list(dict.fromkeys(h.source for h in by_hybrid))
     # and the page whose title and headings match the topic best, when another match ranking holds it too
     about = list(dict.fromkeys([*named, *(d for d in titled[:1] if support[d] > 1)]))
-    for source in kept_first(order, hybrid, about, support):
+    kept = kept_first(order, hybrid, about, support)
+    chance = {d for d in siblings if table.long(d)} - set(hybrid[:KEPT])
+    fixed = {*kept[:1], *hybrid[:1], *about, *(d for d in kept[:KEPT] if d not in chance)}
+    for source in plain_order(arbitrated(kept, hybrid, wholes, fixed), hybrid):
         if source not in best:
             found = best_chunk(backend, source, (query, table.titles.get(source, "")), user)
             if found is None:
