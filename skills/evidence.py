@@ -269,9 +269,8 @@ def units(hit: Hit, profile: Any) -> list[Unit]:
     return out
 
 
-CARRIES = re.compile(r"(?:It|Its|It's|It’s)\s|它|这(?![些里两几时样种个次])")
-"""How a sentence opens that has the sentence before it as its subject (Massif is a heap profiler. It measures…;
-默认情况下不压缩归档。这可以在…中改变。: 这 as the subject, never a determiner or an adverb, 这些, 这时, 这样)."""
+CARRIES = re.compile(r"(?:It|Its|It's|It’s)\s|它")
+"""How a sentence opens that has the sentence before it as its subject (Massif is a heap profiler. It measures…)."""
 FOLLOWS = re.compile(r"(?:Instead|Thus|Therefore|Hence|Currently|Otherwise)\b|So\s|因此|所以|于是|否则"
                      r"|(?:If|When|Once|Unless)\b[^,.]{0,40},\s*(?:it|they)\s|(?:如果|若|当|一旦)[^，。]{0,10}(?<!其)它")
 """How a sentence opens that goes on from the one before whatever its length: a consequence or an alternative

@@ -56,13 +56,3 @@ def test_a_headerless_tables_first_row_is_a_row_too_and_column_names_are_none():
     assert not any(t.startswith("操作 | 默认快捷键") for t in found)
     assert "AutoCAD 2000 或更高版本" in answer_to("能导入 AutoCAD 的 DXF 图纸吗？对版本有要求吗？", formats, keys)
 
-
-def test_a_short_chinese_sentence_and_the_next_opening_on_this_are_one_unit():
-    """`这可以在 … 中改变。` has the short sentence before it as its subject (默认情况下…不压缩归档。), as `It …` has in
-    English: alone it has lost what can be changed, and the first only sets the question."""
-    text = ("# 归档\n备份程序每晚把主目录归档到 /srv/backup。默认情况下备份程序不压缩归档。"
-            "这可以在 /etc/backup/archive.conf 中把 compress=no 改成 compress=yes 来改变。归档保留七天。")
-    page = hit(text, "06.01-归档.md")
-    pair = "默认情况下备份程序不压缩归档。这可以在 /etc/backup/archive.conf 中把 compress=no 改成 compress=yes 来改变。"
-    assert pair in [c.text for c in candidates([page], GENERIC)]
-    assert pair in answer_to("备份归档没有压缩，要在哪个文件里改？", page)
