@@ -136,16 +136,26 @@ def is_reference(text: str) -> bool:
     return _words(text[:m.start()]) == 0 or _words(tail) <= 8 or bool(_FOR_MORE.search(tail))
 
 
+_CONTENTS = re.compile(r"[\W_]*(?:\d+(?:\.\d+)*\.?\s+[^.。!?！？:：]*)?")
+"""What a table of contents line holds besides its links: nothing, or a chapter's number and title."""
+SYMBOL = re.compile(r"[%$][A-Za-z]\w{0,9}\s+=\s+\S")
+"""A format symbol and its meaning on a line (%R = 修订版, $HOME = …): a record, however few its words."""
+
+
 def stands(text: str, kind: str = "sentence", short: bool = False) -> bool:
-    """Returns whether a unit may stand as an answer: not a usage line, a bare cross-reference, a caption or a
-    question, holding some words (a sentence or list item at least three: a term alone says nothing; a `short`
-    list item fewer, when the question asks which one: GOsa² 2.8 for which GOsa² version), and a
+    """Returns whether a unit may stand as an answer: not a usage line, a bare cross-reference, a caption, a
+    question or a line of links alone (a table of contents: `[1. 简介](01.00-简介.md)。`), holding some words (a
+    sentence or list item at least three: a term alone says nothing; a `short` list item fewer, when the question
+    asks which one: GOsa² 2.8 for which GOsa² version; a format symbol with its meaning, `SYMBOL`), and a
     table row saying something past its first cell (`| gpg --armor --sign file | , , |` only repeats the row
     above: its ditto cells mean nothing quoted alone)."""
     words = len(re.findall(r"[A-Za-z0-9][\w'./-]*", text)) + len(re.findall(r"[\u4e00-\u9fff]", text)) / 2
     cells = text.split(" | ") if kind == "row" else []
+    linked = _LINK.search(text) is not None and _CONTENTS.fullmatch(_LINK.sub(" ", text)) is not None
     return (len(text) >= 6 and bool(re.search(r"[A-Za-z]{2}|[\u4e00-\u9fff]", text)) and not SYNOPSIS.search(text)
-            and (words >= 3 or kind in ("row", "option", "command") or short and kind == "item")
+            and not linked
+            and (words >= 3 or kind in ("row", "option", "command") or short and kind == "item"
+                 or SYMBOL.match(text) is not None)
             and (len(cells) < 2 or any(re.search(r"\w", c) for c in cells[1:]))
             and not is_reference(text) and not _CAPTION.search(text) and not _QUESTION.search(text))
 
@@ -157,6 +167,17 @@ def _clean(text: str, profile: Any) -> str:
 def _row(line: str) -> str:
     """Returns a table row's cells joined by " | " (the row without its outer bars)."""
     return " | ".join(c.strip() for c in line.strip().strip("|").split("|") if c.strip())
+
+
+_COLUMN = re.compile(r"[A-Za-z\u4e00-\u9fff][A-Za-z\u4e00-\u9fff '/()（）、-]{0,40}")
+"""A column name: a few words, no digit, symbol or sentence end (操作, Default Hotkey, Pin-Priority)."""
+
+
+def names_columns(header: str) -> bool:
+    """Returns whether a table's row above its rule names columns (操作 | 默认快捷键 | 说明): every cell a
+    `_COLUMN`. Else it is a record a converter wrote there, a table having no header (`*.dxf | AutoCAD 2000 或更高
+    版本的 DXF 图纸`, `F1 | 放大`): a row of its own, and still the heading of the rows under it."""
+    return all(_COLUMN.fullmatch(cell) for cell in header.split(" | "))
 
 
 def units(hit: Hit, profile: Any) -> list[Unit]:
@@ -199,6 +220,8 @@ def units(hit: Hit, profile: Any) -> list[Unit]:
             following = lines[i + 1].strip() if i + 1 < len(lines) else ""
             if _TABLE_RULE.match(following.strip("|").strip()):
                 header = _row(line)     # the header above the rule: the heading of the rows below it
+                if not names_columns(header):   # a headerless table's first row, which a converter put there
+                    blocks.append(["row", " / ".join(path), [header], 0])
             elif not _TABLE_RULE.match(line.strip("|").strip()):
                 blocks.append(["row", " / ".join([*path, header] if header else path), [_row(line)], 0])
             open_block = None

@@ -108,6 +108,12 @@ def proper_nouns(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(m.group(0) for m in _PROPER.finditer(text) if m.group(0).lower() not in stop))
 
 
+_SIGILLED = re.compile(r"(?<![\w%$])[%$][A-Za-z]\w*")
+"""A symbol written with its sigil (%R, $HOME): the tokenizer keeps only its letters, too short a word alone."""
+
+
 def keywords(text: str) -> tuple[str, ...]:
-    """Returns the topic words of `text` in order, without stop words, question words or duplicates."""
-    return tuple(dict.fromkeys(w for w in _tokenizer()(text) if len(w) >= 2))
+    """Returns the topic words of `text` in order, without stop words, question words or duplicates; a symbol
+    with its sigil (`_SIGILLED`: %R) is a word, however short: it is what a format symbol's line says."""
+    sigilled = [m.group(0).lower() for m in _SIGILLED.finditer(text)]
+    return tuple(dict.fromkeys([*sigilled, *(w for w in _tokenizer()(text) if len(w) >= 2)]))
