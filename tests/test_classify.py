@@ -918,3 +918,29 @@ def test_a_time_is_recognised_by_the_order_of_events_without_a_version(query, ki
         assert c is None or c.type != "temporal", c
     else:
         assert c is not None and (c.type, c.stage) == (kind, "rules"), c
+
+
+SHAPES_ROUND_24 = [  # written for this test (issue 41, round 24), about no corpus of any benchmark
+    # whether a thing follows a change, whether one setting can be overridden in another place: relations
+    ("换了主题以后，图标会跟着换颜色吗？", "relation"),
+    ("在系统设置里定好的代理，可以在浏览器的选项页里覆盖吗？", "relation"),
+    ("Can a proxy set in the system settings be overridden in the browser?", "relation"),
+    # which options a thing offers, what one can customise about it: surveys
+    ("Which sharing and printing options does the photo app give me?", "synthesis"),
+    ("What can I customise about the login screen?", "synthesis"),
+    # look-alikes: a single option, a how-to that follows a tutorial
+    ("Which option does the photo app give for the date format?", None),
+    ("跟着教程装完驱动，还要重启吗？", None),
+]
+
+
+@pytest.mark.parametrize("query,kind", SHAPES_ROUND_24)
+def test_a_following_change_an_override_in_place_and_a_things_options_are_recognised(query, kind):
+    # ties.py and cues.py (round 24)
+    from lambdarag.domains import profile_named
+
+    c = classifiers.rule_classify(query, (), profile_named("generic"))
+    if kind is None:
+        assert c is None or c.type not in ("relation", "synthesis"), c
+    else:
+        assert c is not None and (c.type, c.stage) == (kind, "rules"), c
