@@ -71,9 +71,12 @@ SHAPES: tuple[str, ...] = (
     # X 和 Y 有关系吗, X 会影响 Y 吗, Y 会跟着更新吗
     r"(?:和|与|跟|同)[^，。？?]{1,30}?(?:有没有|是否有|有)(?:关系|联系|关联)(?!的)",
     rf"(?<![我你您])(?:会|会不会|是否|能否|能不能)(?:{_ZH_TIES}|改变|破坏)[^，。？?]{{1,20}}?(?:吗|么|嘛)?[？?]?$",
-    r"^(?!.*(?:什么时候|何时|多久)).*?(?:跟着|随着|随之|跟随)(?:一起)?(?:更新|变化|改变|变|修改|更改|同步)",
-    # 用哪个环境变量临时改掉: which setting overrides another
-    rf"(?:用|通过|靠)(?:哪个|哪些|什么){_ZH_THINGS}[^，。？?]{{0,8}}?(?:改掉|覆盖|改变|修改|更改|替换|换掉)",
+    r"^(?!.*(?:什么时候|何时|多久)).*?(?:(?:跟着|随着|随之|跟随)(?:一起)?(?:更新|变化|改变|变|修改|更改|同步)"
+    r"|会(?:跟着|随之|跟随)(?:一起)?[\u4e00-\u9fff]{1,4}?(?:吗|么|嘛))",
+    # 用哪个环境变量临时改掉, 可以在对话框里覆盖吗, can X be overridden in Y: which setting overrides another, or where
+    rf"(?:用|通过|靠)(?:哪个|哪些|什么){_ZH_THINGS}[^，。？?]{{0,8}}?(?:改掉|覆盖|改变|修改|更改|替换|换掉)"
+    r"|(?:可以|能|能否|会)在[^，。？?]{1,20}?(?:里|中|上|内)(?:覆盖|取代|覆写|改掉|盖过)掉?(?:吗|么|嘛)"
+    r"|\b(?:can|could|will|would|is|are)\b[^?]{1,60}?\bbe overridden (?:in|on|from|by)\b",
 )
 """The shapes of a relation question (see the module's docstring): each fires on the question's shape and one verb of
 the tying lexicon, not on a book's phrase."""
