@@ -944,3 +944,19 @@ def test_a_following_change_an_override_in_place_and_a_things_options_are_recogn
         assert c is None or c.type not in ("relation", "synthesis"), c
     else:
         assert c is not None and (c.type, c.stage) == (kind, "rules"), c
+
+
+@pytest.mark.parametrize("query,relation", [  # written for this test (issue 41, round 24), about no corpus
+    ("Does emptying the trash delete the files from the cloud backup?", True),
+    ("Does resetting the router erase the port forwarding rules?", True),
+    ("If the signature check fails, is the update still installed?", True),
+    ("Does it delete the files?", False),                        # no thing acts: "it" is the asker's
+    ("Can someone remove the shared folder?", False),            # a person acts, as the asker does
+    ("If the disk is full, how do I still save the file?", False),
+])
+def test_what_one_thing_removes_from_another_or_leaves_in_place_is_a_relation(query, relation):
+    # ties.py: removing is a tie as changing is; cues.py: what a condition still leaves done
+    from lambdarag.domains import profile_named
+
+    c = classifiers.rule_classify(query, (), profile_named("generic"))
+    assert (c is not None and c.type == "relation") == relation, c

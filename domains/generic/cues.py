@@ -199,7 +199,7 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         r"\b(?:conflicts? with|mutually exclusive with|incompatible with)\b",
                         r"\b(?:has|have) (?:\w+ )?to do with\b",
                         r"^(?:if|when|once|unless|without) [^?]{3,80}?,\s*(?:is|are|will|would|can) (?:i |we |you )?[^?]{1,40}? still (?:be )?"
-                        r"(?:accurate|correct|right|reliable|trustworthy|trusted|up to date)\b",
+                        r"(?:accurate|correct|right|reliable|trustworthy|trusted|up to date|\w+ed)\b",
                         r"\bhow (?:does|do|would|will) (?!I\b|you\b|we\b|one\b)[^?]{2,50}?\b(?:change|affect|influence|alter) (?:what|how|which|the)\b",
                         r"\bwhat (?:does|do) (?!I\b|you\b|we\b|one\b)[^?]{2,60}? mean for\b", r"\b(?:effect|impact|influence) (?:does|do) [^?]{2,60}? have on\b",
                         r"\bhow (?:does|do|is|are) (?!I\b|you\b|we\b|one\b)[^?]{2,50}?\b(?:decide|determine|choose|pick|select)s? (?:which|what|whether|where|how)\b",

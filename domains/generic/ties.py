@@ -61,6 +61,10 @@ SHAPES: tuple[str, ...] = (
     # does X change Y: a yes-or-no whether the tie holds, asked of a thing
     rf"^(?:[^?]{{0,80}}?,\s*)?(?:does|do|did|will|would|can|could)\s+(?!{_ASKER}\b|{_PERSON})(?:{_WORD}\s+){{1,10}}?"
     rf"(?:{_alternatives(CHANGES)})\s+(?!{_ASKER}\b|my\b|our\b)\w",
+    # does applying X delete Y: whether doing one thing removes another (a tool's own work, does the backup tool
+    # overwrite old archives, is no tie)
+    rf"^(?:[^?]{{0,80}}?,\s*)?(?:does|do|did|will|would|can|could)\s+\w+ing\s+(?:{_WORD}\s+){{0,8}}?"
+    r"(?:delete|remove|erase|wipe|discard|overwrite|clear|reset)s?\s+(?!(?:it|them|my|our)\b)\w",
     # what is X part of, how is X tied to Y
     rf"\b(?:which|what)\b[^?]{{0,60}}?\b(?:is|are)\s+(?:{_WORD}\s+){{1,4}}?part\s+of\s*(?:[?,;]|and\b|$)",
     rf"\bhow\s+(?:is|are|does|do)\s+(?!{_ASKER}\b)[^?]{{2,60}}?\b(?:tied|linked|connected|related|bound|wired|coupled)\s+"
