@@ -880,3 +880,83 @@ def test_what_a_change_forces_is_a_relation_to_the_exemplars(query, kind):
 
     c = build("classify_offline", {}).run(query, Context(resources={"profile": profile_named("generic")})).classification
     assert (c.type, c.stage) == (kind, "exemplars"), c
+
+
+TIME_SHAPES_ROUND_24 = [  # written for this test (issue 41, round 24), about no corpus of any benchmark
+    # what follows an event, on a book with no versions: main left them to the exemplars, which called them fact
+    ("What happens to the open tabs when the browser restarts?", "temporal"),
+    ("What happens if the disk fills up while the backup is running?", "temporal"),
+    ("下载到一半断网了会怎样？", "temporal"),
+    ("关机的时候正在写入的文件会发生什么？", "temporal"),
+    # which of two steps or things comes first
+    ("Should I flash the firmware first or reset the settings first?", "temporal"),
+    ("Do I pair the headphones before or after installing the app?", "temporal"),
+    ("Once the mailbox is full, which message is dropped first?", "temporal"),
+    ("先升级固件还是先重置设置？", "temporal"),
+    ("回收站满了以后，系统先清掉哪个文件？", "temporal"),
+    # when an event occurs, whether a thing changes later, what holds before it happens
+    ("When exactly does the screensaver lock the session?", "temporal"),
+    ("The contact's photo was changed on the phone - does the laptop's copy update later?", "temporal"),
+    ("还没连上网络的时候，状态栏显示什么？", "temporal"),
+    ("同步完成以后，手机上的记录还会再变吗？", "temporal"),
+    # look-alikes: the asker's when, the first of a list, a how-to in two steps, what decides the order or must run first
+    ("When do I need a static IP address?", None),
+    ("What is the first option in the menu?", None),
+    ("先装好驱动，再怎么设置打印机？", None),
+    ("开机时先挂载网络盘还是先启动数据库，由哪个文件决定？", "relation"),
+    ("装打印机驱动之前需要先启动哪些服务？", "relation"),
+]
+
+
+@pytest.mark.parametrize("query,kind", TIME_SHAPES_ROUND_24)
+def test_a_time_is_recognised_by_the_order_of_events_without_a_version(query, kind):
+    # domains/generic/times.py: what follows an event, which comes first, when it happens are times on any book
+    from lambdarag.domains import profile_named
+
+    c = classifiers.rule_classify(query, (), profile_named("generic"))
+    if kind is None:
+        assert c is None or c.type != "temporal", c
+    else:
+        assert c is not None and (c.type, c.stage) == (kind, "rules"), c
+
+
+SHAPES_ROUND_24 = [  # written for this test (issue 41, round 24), about no corpus of any benchmark
+    # whether a thing follows a change, whether one setting can be overridden in another place: relations
+    ("换了主题以后，图标会跟着换颜色吗？", "relation"),
+    ("在系统设置里定好的代理，可以在浏览器的选项页里覆盖吗？", "relation"),
+    ("Can a proxy set in the system settings be overridden in the browser?", "relation"),
+    # which options a thing offers, what one can customise about it: surveys
+    ("Which sharing and printing options does the photo app give me?", "synthesis"),
+    ("What can I customise about the login screen?", "synthesis"),
+    # look-alikes: a single option, a how-to that follows a tutorial
+    ("Which option does the photo app give for the date format?", None),
+    ("跟着教程装完驱动，还要重启吗？", None),
+]
+
+
+@pytest.mark.parametrize("query,kind", SHAPES_ROUND_24)
+def test_a_following_change_an_override_in_place_and_a_things_options_are_recognised(query, kind):
+    # ties.py and cues.py (round 24)
+    from lambdarag.domains import profile_named
+
+    c = classifiers.rule_classify(query, (), profile_named("generic"))
+    if kind is None:
+        assert c is None or c.type not in ("relation", "synthesis"), c
+    else:
+        assert c is not None and (c.type, c.stage) == (kind, "rules"), c
+
+
+@pytest.mark.parametrize("query,relation", [  # written for this test (issue 41, round 24), about no corpus
+    ("Does emptying the trash delete the files from the cloud backup?", True),
+    ("Does resetting the router erase the port forwarding rules?", True),
+    ("If the signature check fails, is the update still installed?", True),
+    ("Does it delete the files?", False),                        # no thing acts: "it" is the asker's
+    ("Can someone remove the shared folder?", False),            # a person acts, as the asker does
+    ("If the disk is full, how do I still save the file?", False),
+])
+def test_what_one_thing_removes_from_another_or_leaves_in_place_is_a_relation(query, relation):
+    # ties.py: removing is a tie as changing is; cues.py: what a condition still leaves done
+    from lambdarag.domains import profile_named
+
+    c = classifiers.rule_classify(query, (), profile_named("generic"))
+    assert (c is not None and c.type == "relation") == relation, c

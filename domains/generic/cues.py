@@ -7,6 +7,7 @@ from functools import lru_cache
 from lambdarag.lazy_pattern import LazyPattern
 
 from .ties import SHAPES as TIE_SHAPES
+from .times import SHAPES as TIME_SHAPES
 
 _KINDS = (r"(?:ways|methods|options|tools|approaches|alternatives|choices|steps|stages|parts|components|places|kinds|types"
           r"|formats|modes|strategies|techniques|levels)")
@@ -67,7 +68,10 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         r"在[^，,。？?]{1,15}?(?:里|中|内)?(?:待|停留|呆)上?(?:几|多少)(?:天|周|个?星期|个?月|年)[^。？?]{0,6}?才")),
     ("relation", 0.85, (r"(?:" + _ZH_USES + r")了?(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,4}?" + _ZH_THINGS, *TIE_SHAPES)),
     ("synthesis", 0.85, (r"\b(?:different|various|several|all the|main|possible|available) " + _KINDS + r"\b",
-                         r"\b(?:what|which) (?:[\w-]+ ){0,2}?" + _KINDS + r" (?:are there|exist|are available|do i have|can)\b",
+                         r"\b(?:what|which) (?:[\w-]+ ){0,2}?" + _KINDS + r" (?:are there|exist|are available|do i have|can)\b"
+                         r"|\b(?:what|which) (?:[\w-]+ ){0,3}?" + _KINDS + r" (?:does|do) [^?]{1,40}? (?:give|offer|provide) "
+                         r"(?:me|you|us|one|users?)\b",
+                         r"^what can (?:I|you|we|one) (?:customi[sz]e|configure|change|tune|adjust|tweak) about\b",
                          r"\b(?:what|which) (?:kinds|types|sorts) of\b",
                          r"\b(?:what|which) (?:[\w-]+ ){0,2}?" + _KINDS + r" (?:help|let|allow|enable) (?:me|you|us|one|people|users?)\b",
                          r"\b(?:what|which) (?:are|would be) (?:my|our|your|their|the) (?:possible |available |main )?"
@@ -197,7 +201,7 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         r"\b(?:conflicts? with|mutually exclusive with|incompatible with)\b",
                         r"\b(?:has|have) (?:\w+ )?to do with\b",
                         r"^(?:if|when|once|unless|without) [^?]{3,80}?,\s*(?:is|are|will|would|can) (?:i |we |you )?[^?]{1,40}? still (?:be )?"
-                        r"(?:accurate|correct|right|reliable|trustworthy|trusted|up to date)\b",
+                        r"(?:accurate|correct|right|reliable|trustworthy|trusted|up to date|\w+ed)\b",
                         r"\bhow (?:does|do|would|will) (?!I\b|you\b|we\b|one\b)[^?]{2,50}?\b(?:change|affect|influence|alter) (?:what|how|which|the)\b",
                         r"\bwhat (?:does|do) (?!I\b|you\b|we\b|one\b)[^?]{2,60}? mean for\b", r"\b(?:effect|impact|influence) (?:does|do) [^?]{2,60}? have on\b",
                         r"\bhow (?:does|do|is|are) (?!I\b|you\b|we\b|one\b)[^?]{2,50}?\b(?:decide|determine|choose|pick|select)s? (?:which|what|whether|where|how)\b",
@@ -267,6 +271,7 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                          r"^what (?:does|do) (?:the|this) (?:book|guide|manual|documentation|docs|handbook|faq|reference|tutorial"
                          r"|chapter)s? (?:say|tell (?:me |us )?|cover|explain) about\b",
                          r"^(?:please\s+)?(?:(?:list|enumerate) (?:all|every|the)|name (?:all|every))\b")),
+    ("temporal", 0.85, TIME_SHAPES),
     ("fact", 0.7, (r"\bhow (?:many|much|long|often)\b", r"\bwhat is the default\b", "多少", "多久", "几次",
                    r"(?<!哪)几(?:级|层|位|档)", r"是几[？?]?$",
                    r"^(?:how (?:can|do|could|would) (?:i|you|we|one) (?:tell|see|find out|check|know|list))\b", "^" + _ZH_HOW_TO)),
@@ -277,7 +282,8 @@ files the upload contains), and so is one about a whole process or a whole codeb
 or the changes that break (哪些选项 between 4.2 and 4.4) is a time before any survey over kinds. What one
 thing does to which others (隐含了哪些选项, 读取哪些配置文件) is a relation before anything, a survey over kinds of
 things (the different ways, 有哪些方法) is recognised before a comparison, whose 不同 it shares,
-and a relation (被哪些模块引用) before a survey's open 哪些 (有哪些配置文件);
+and a relation (被哪些模块引用) before a survey's open 哪些 (有哪些配置文件); what follows an event or which of
+two comes first (`times.SHAPES`) is a time once no other cue but a fact's has fired;
 a cue is one that settles the type in any field, and a question no cue settles goes to the exemplars."""
 
 

@@ -61,6 +61,10 @@ SHAPES: tuple[str, ...] = (
     # does X change Y: a yes-or-no whether the tie holds, asked of a thing
     rf"^(?:[^?]{{0,80}}?,\s*)?(?:does|do|did|will|would|can|could)\s+(?!{_ASKER}\b|{_PERSON})(?:{_WORD}\s+){{1,10}}?"
     rf"(?:{_alternatives(CHANGES)})\s+(?!{_ASKER}\b|my\b|our\b)\w",
+    # does applying X delete Y: whether doing one thing removes another (a tool's own work, does the backup tool
+    # overwrite old archives, is no tie)
+    rf"^(?:[^?]{{0,80}}?,\s*)?(?:does|do|did|will|would|can|could)\s+\w+ing\s+(?:{_WORD}\s+){{0,8}}?"
+    r"(?:delete|remove|erase|wipe|discard|overwrite|clear|reset)s?\s+(?!(?:it|them|my|our)\b)\w",
     # what is X part of, how is X tied to Y
     rf"\b(?:which|what)\b[^?]{{0,60}}?\b(?:is|are)\s+(?:{_WORD}\s+){{1,4}}?part\s+of\s*(?:[?,;]|and\b|$)",
     rf"\bhow\s+(?:is|are|does|do)\s+(?!{_ASKER}\b)[^?]{{2,60}}?\b(?:tied|linked|connected|related|bound|wired|coupled)\s+"
@@ -71,9 +75,12 @@ SHAPES: tuple[str, ...] = (
     # X 和 Y 有关系吗, X 会影响 Y 吗, Y 会跟着更新吗
     r"(?:和|与|跟|同)[^，。？?]{1,30}?(?:有没有|是否有|有)(?:关系|联系|关联)(?!的)",
     rf"(?<![我你您])(?:会|会不会|是否|能否|能不能)(?:{_ZH_TIES}|改变|破坏)[^，。？?]{{1,20}}?(?:吗|么|嘛)?[？?]?$",
-    r"^(?!.*(?:什么时候|何时|多久)).*?(?:跟着|随着|随之|跟随)(?:一起)?(?:更新|变化|改变|变|修改|更改|同步)",
-    # 用哪个环境变量临时改掉: which setting overrides another
-    rf"(?:用|通过|靠)(?:哪个|哪些|什么){_ZH_THINGS}[^，。？?]{{0,8}}?(?:改掉|覆盖|改变|修改|更改|替换|换掉)",
+    r"^(?!.*(?:什么时候|何时|多久)).*?(?:(?:跟着|随着|随之|跟随)(?:一起)?(?:更新|变化|改变|变|修改|更改|同步)"
+    r"|会(?:跟着|随之|跟随)(?:一起)?[\u4e00-\u9fff]{1,4}?(?:吗|么|嘛))",
+    # 用哪个环境变量临时改掉, 可以在对话框里覆盖吗, can X be overridden in Y: which setting overrides another, or where
+    rf"(?:用|通过|靠)(?:哪个|哪些|什么){_ZH_THINGS}[^，。？?]{{0,8}}?(?:改掉|覆盖|改变|修改|更改|替换|换掉)"
+    r"|(?:可以|能|能否|会)在[^，。？?]{1,20}?(?:里|中|上|内)(?:覆盖|取代|覆写|改掉|盖过)掉?(?:吗|么|嘛)"
+    r"|\b(?:can|could|will|would|is|are)\b[^?]{1,60}?\bbe overridden (?:in|on|from|by)\b",
 )
 """The shapes of a relation question (see the module's docstring): each fires on the question's shape and one verb of
 the tying lexicon, not on a book's phrase."""
