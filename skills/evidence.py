@@ -164,9 +164,15 @@ def _clean(text: str, profile: Any) -> str:
     return _LEAD_IN.sub("", _MARKUP.sub("", profile.reading.without_label(text))).strip()
 
 
+_EMPTY_LINK = re.compile(r"\[\]\([^)]*\)")
+"""A link without words (an icon a converter kept as `[](page.md)`): it says nothing, and its target is no name."""
+
+
 def _row(line: str) -> str:
-    """Returns a table row's cells joined by " | " (the row without its outer bars)."""
-    return " | ".join(c.strip() for c in line.strip().strip("|").split("|") if c.strip())
+    """Returns a table row's cells joined by " | " (the row without its outer bars), a cell holding only links
+    without words left out."""
+    cells = (c.strip() for c in line.strip().strip("|").split("|"))
+    return " | ".join(c for c in cells if _EMPTY_LINK.sub("", c).strip())
 
 
 _COLUMN = re.compile(r"[A-Za-z\u4e00-\u9fff][A-Za-z\u4e00-\u9fff '/()（）、-]{0,40}")

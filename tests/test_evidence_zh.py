@@ -56,3 +56,13 @@ def test_a_headerless_tables_first_row_is_a_row_too_and_column_names_are_none():
     assert not any(t.startswith("操作 | 默认快捷键") for t in found)
     assert "AutoCAD 2000 或更高版本" in answer_to("能导入 AutoCAD 的 DXF 图纸吗？对版本有要求吗？", formats, keys)
 
+
+
+def test_a_cell_holding_only_an_empty_link_is_no_part_of_a_row():
+    """An icon a converter left as a link without words (`[](14.04-apparmor.md)`) says nothing: its target must not
+    make the row name AppArmor, nor stand in the row's text."""
+    steps = hit("# Profiles\n| [](14.04-apparmor.md) | The first event detected is the execution of another program. |\n"
+                "|---|---|\n| [](14.04-apparmor.md) | The second event is a file read. |", "14.04-profiles.md")
+    found = [c.text for c in candidates([steps], GENERIC)]
+    assert "The first event detected is the execution of another program." in found, found
+    assert not any("](" in t for t in found), found
