@@ -31,6 +31,7 @@ from .store.records import Hit
 from .store.tokenize import Tokenizer, default_tokenizer
 from .coverage import THRESHOLD, SubQuestion, coverage
 from .sentences import covered, keywords, split_sentences
+from .store.tokenize import english_stemmer
 
 WEIGHTS = {"bm25": 0.45, "dense": 0.45, "heading": 0.10}
 """How the scaled signals mix (the dev questions' choice: see docs/answers.md)."""
@@ -856,11 +857,6 @@ installed, non-login)."""
 _NEGATED = re.compile(_NEGATION + r"([A-Za-z][\w-]*)", re.I)
 
 
-def _stem(word: str) -> str:
-    """Returns `word` without an inflection's ending, so that not registered negates register (registering)."""
-    return re.sub(r"(?:ing|ed|es|s)$", "", word.lower())
-
-
 def negated(query: str) -> Optional[re.Pattern]:
     """Returns what a unit negating the word a question negates holds (…a shell that isn't a login shell: `not a
     login shell`, `non-login`), or None when the question negates none; a question opening on its negation (Aren't A
@@ -870,7 +866,7 @@ def negated(query: str) -> Optional[re.Pattern]:
     m = None if re.search(r"[\u4e00-\u9fff]", query) else _NEGATED.search(query)
     if m is None or re.fullmatch(r"\s*\w*", query[:m.start()]) or not keywords(m.group(1)):
         return None
-    return re.compile(_NEGATION + re.escape(_stem(m.group(1))), re.I)
+    return re.compile(_NEGATION + re.escape(english_stemmer()(m.group(1).lower())), re.I)   # not registered: registering
 
 
 def option_first(query: str, ranking: list[Scored]) -> list[Scored]:
