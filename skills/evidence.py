@@ -30,8 +30,7 @@ from .store.bm25 import Bm25Index
 from .store.records import Hit
 from .store.tokenize import Tokenizer, default_tokenizer
 from .coverage import THRESHOLD, SubQuestion, coverage
-from .sentences import covered, keywords, split_sentences
-from .store.tokenize import english_stemmer
+from .sentences import covered, english_stem, keywords, split_sentences
 
 WEIGHTS = {"bm25": 0.45, "dense": 0.45, "heading": 0.10}
 """How the scaled signals mix (the dev questions' choice: see docs/answers.md)."""
@@ -866,7 +865,7 @@ def negated(query: str) -> Optional[re.Pattern]:
     m = None if re.search(r"[\u4e00-\u9fff]", query) else _NEGATED.search(query)
     if m is None or re.fullmatch(r"\s*\w*", query[:m.start()]) or not keywords(m.group(1)):
         return None
-    return re.compile(_NEGATION + re.escape(english_stemmer()(m.group(1).lower())), re.I)   # not registered: registering
+    return re.compile(_NEGATION + re.escape(english_stem(m.group(1))), re.I)   # not registered: registering
 
 
 def option_first(query: str, ranking: list[Scored]) -> list[Scored]:

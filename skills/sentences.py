@@ -92,10 +92,15 @@ def _stemmer():
     return english_stemmer()
 
 
+def english_stem(word: str) -> str:
+    """Returns the Snowball stem of an English word, lower-cased (registering, registered → regist)."""
+    return _stemmer()(word.lower())
+
+
 def english_stem_in(word: str, text: str) -> bool:
     """Returns whether lower-cased `text` holds an English `word` in some inflection: a word of it starts with the
     word's Snowball stem (gives → give, in given), when that stem has at least three letters."""
-    stem = _stemmer()(word.lower())
+    stem = english_stem(word)
     return len(stem) >= 3 and re.search(r"\b" + re.escape(stem), text) is not None
 
 
