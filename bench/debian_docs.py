@@ -10,8 +10,8 @@ no dates), and `<out>.json` next to the folder records the package, its version 
 file's sha256.
   apt-get install debian-reference-en debian-reference-zh-cn debian-faq-zh-cn debian-handbook valgrind maint-guide \
     developers-reference installation-guide-amd64 debian-edu-doc-en debian-edu-doc-zh-cn debian-policy harden-doc \
-    kicad-doc-zh debian-kernel-handbook bash-doc wireshark-doc mutt
-  apt-get install --no-install-recommends libreoffice-help-zh-cn   # the three *-guide-zh-cn, not LibreOffice
+    kicad-doc-zh debian-kernel-handbook bash-doc wireshark-doc mutt bind9-doc
+  apt-get install --no-install-recommends libreoffice-help-zh-cn   # the *-guide-zh-cn, not LibreOffice
   python bench/debian_docs.py reference-en [--out DIR]   # default $LAMBDARAG_HOME/corpora/reference-en
 """
 from __future__ import annotations
@@ -108,6 +108,16 @@ SOURCES = {
     # LibreOffice Impress's and Draw's how-to guides, the same help system as Calc's and Writer's (two other programs)
     "impress-draw-guide-zh-cn": Source("libreoffice-help-zh-cn", " ".join(
         f"/usr/share/libreoffice/help/zh-CN/text/{module}/guide/*.html" for module in ("simpress", "sdraw")), 1, "zh-CN"),
+    # the BIND 9 Administrator Reference Manual's chapters on running a name server (1-7, 9, 10), not the reference
+    # chapter 8 of every statement and option, the man pages, the release notes or the separate DNSSEC guide: Sphinx
+    # pages, one per chapter, split at their h2 sections like developers-reference's
+    "bind-arm-en": Source("bind9-doc", " ".join(
+        f"/usr/share/doc/bind9-doc/arm/chapter{number}.html" for number in (1, 2, 3, 4, 5, 6, 7, 9, 10)),
+        2, "en", toc="/usr/share/doc/bind9-doc/arm/index.html"),
+    # LibreOffice's shared how-to guides (the help pages common to every program: saving, printing, signing, fonts,
+    # AutoCorrect, ...), the same help system as the three *-guide-zh-cn above; Base's own pages are mostly English
+    "office-guide-zh-cn": Source("libreoffice-help-zh-cn", "/usr/share/libreoffice/help/zh-CN/text/shared/guide/*.html",
+                                 1, "zh-CN"),
 }
 SKIPPED = {"navheader", "navfooter", "toc", "list-of-tables", "list-of-figures", "list-of-examples", "docnav", "nav",
            "related", "sphinxsidebar", "footer",   # these three: Sphinx's navigation (developers-reference)
