@@ -40,9 +40,10 @@ manuals other than its editors' in Simplified Chinese; the Mutt manual's chapter
 LibreOffice Impress's and Draw's how-to guides in Simplified Chinese; 30 questions each, written blind): their dev
 halves are open for tuning (since rounds 19 to 25) and their test halves stay frozen (measured, never tuned on); default
 runs leave them out."""
-HELD_OUT: tuple[str, ...] = ()
-"""The round's held-out corpora, written blind (before any run on them), measured before the round and on its merged
-tree, never tuned on; default runs leave them out. Empty until the round's pair is written."""
+HELD_OUT: tuple[str, ...] = ("bind-arm-en", "office-guide-zh-cn")
+"""Round 25's held-out corpora (the BIND 9 Administrator Reference Manual's chapters on running a name server;
+LibreOffice's shared how-to guides in Simplified Chinese), 30 questions each written blind (before any run on them),
+measured before the round and on its merged tree, never tuned on; default runs leave them out."""
 LABELLED = CORPORA + OPENED + DEV_OPENED + HELD_OUT
 HALVES = ("dev", "test")
 EXTRA = ("dev2", "dev3")
