@@ -128,6 +128,7 @@ SKIPPED_IDS = {"banner", "title"}   # the handbook's page banner and logo line, 
 NUMBER = re.compile(r"^(?:Appendix\s+[A-Z]|[A-Z](?:\.\d+)+|\d+(?:\.\d+)*)\s+"   # makeinfo's: '3.1 Quoting', no dot
                     r"|^(?:(?:Chapter|Appendix)\s+\S+\.|第\s*\S+\s*章|附录\s*\S+[.．]?|[\dA-Z]+(?:\.\d+)*\.)\s*")
 LINK = "\x00{}\x00"
+PERMALINK_ICON = "\uf0c1"   # the Read the Docs theme's link glyph (Font Awesome, a private-use character): never text
 
 
 @dataclass
@@ -155,7 +156,7 @@ def slug(title: str, limit: int = 40) -> str:
 class DocBookMarkdown(HtmlMarkdown):
     """Turns one DocBook XSL HTML page into Sections: headings, paragraphs, lists, tables, code and links."""
 
-    FRAMES = ("div", "ul", "p", "table")
+    FRAMES = ("div", "ul", "p", "table", "footer")
     BLOCKS = frozenset({"p", "li", "dt", "dd", "div", "blockquote", "ul", "ol", "dl", "table", "title"})
 
     def __init__(self, split: int, chapter: int, ids_lead: bool = False):
@@ -165,6 +166,7 @@ class DocBookMarkdown(HtmlMarkdown):
         self.heading_anchors: set[str] = set()
         self.loose: tuple[int, set[str]] = (0, set())   # anchors with no text after them yet, and the line count
         self.count = 0             # split-level sections so far, numbers the ones whose heading has none
+        self.permalink: tuple[list, list[str]] | None = None   # an open Sphinx permalink: its attributes and text
 
     def current(self) -> Section:
         if not self.sections:
@@ -175,7 +177,30 @@ class DocBookMarkdown(HtmlMarkdown):
         return self.current().lines
 
     def skipped(self, tag: str, attrs: dict) -> bool:
-        return bool(SKIPPED & set((attrs.get("class") or "").split())) or attrs.get("id") in SKIPPED_IDS
+        return (bool(SKIPPED & set((attrs.get("class") or "").split())) or attrs.get("id") in SKIPPED_IDS
+                or tag == "footer")   # the Read the Docs theme's page footer: next/previous buttons and copyright
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "a" and "headerlink" in (dict(attrs).get("class") or "").split():
+            self.permalink = (attrs, [])   # held until its end: the Read the Docs theme's icon is left out
+            return
+        super().handle_starttag(tag, attrs)
+
+    def handle_endtag(self, tag):
+        if tag == "a" and self.permalink is not None:
+            (attrs, text), self.permalink = self.permalink, None
+            if "".join(text).strip() != PERMALINK_ICON:   # Sphinx's own ¶ reads as before
+                super().handle_starttag(tag, attrs)
+                super().handle_data("".join(text))
+                super().handle_endtag(tag)
+            return
+        super().handle_endtag(tag)
+
+    def handle_data(self, data):
+        if self.permalink is not None:
+            self.permalink[1].append(data)
+            return
+        super().handle_data(data)
 
     def anchor(self, tag: str, attrs: dict) -> None:
         name = attrs.get("id") or (attrs.get("name") if tag == "a" else None)   # older DocBook XSL: <a name=…>

@@ -99,6 +99,18 @@ def test_a_sphinx_page_loses_its_navigation_and_its_headings_their_permalinks():
     assert files == {"05.01-new-packages.md": "# New packages\nFile an ITP bug first.\n"}
 
 
+def test_a_read_the_docs_permalink_icon_is_left_out_of_headings_and_of_the_terms_it_follows():
+    link = '<a class="headerlink" href="#{0}" title="Permalink to this {1}">\uf0c1</a>'   # the theme's link glyph
+    page = (f'<section id="ops"><h1><span class="section-number">4. </span>Operations{link.format("ops", "heading")}</h1>'
+            f'<section id="sig"><h2><span class="section-number">4.2. </span>Signals{link.format("sig", "heading")}</h2>'
+            f'<dl><dt id="opt-port"><span class="pre">default-port</span>{link.format("opt-port", "definition")}</dt>'
+            '<dd><p>The port rndc connects to.</p></dd></dl></section></section>'
+            '<footer><div class="rst-footer-buttons" role="navigation"><a href="ch5.html">Next</a></div>'
+            '<p>© Copyright 2026.</p></footer>')
+    files = debian_docs.markdown_files([page], 2)
+    assert files == {"04.02-signals.md": "# Signals\ndefault-port\nThe port rndc connects to.\n"}
+
+
 def test_a_numbered_chapter_heading_numbers_its_files_and_navigation_tables_are_left_out():
     page = ('<div><table class="nav"><tr><th>Valgrind User Manual</th></tr></table></div>'
             '<div class="chapter"><h1 class="title">4. Memcheck: a memory error detector</h1>'
