@@ -439,6 +439,19 @@ def test_an_english_side_drops_a_shared_action_but_keeps_a_shared_command_word()
     assert query_entities("What is the difference between apt remove and apt purge?") == ("apt remove", "apt purge")
 
 
+def test_two_actions_done_to_one_object_are_the_sides():
+    # mutt-manual-en dev c06: "marking a message" and "tagging messages" were both called missing; the text says
+    # "Message marking is…" and "tagging"
+    from lambdarag.domains.generic.cues import query_entities
+
+    assert query_entities("What is the difference between marking a message and tagging messages?") == (
+        "marking", "tagging")
+    assert query_entities("What is the difference between signing a file and encrypting the file?") == (
+        "signing", "encrypting")
+    assert query_entities("What is the difference between signing a file and encrypting a mail?") == (
+        "signing a file", "encrypting a mail")
+
+
 def test_asking_whether_two_things_are_the_same_names_both_as_sides():
     """"Are A and B the same thing?" compares A with B, as "between A and B" does: each side is its noun phrase
     without the article (configuration file, not configuration; policy-en dev c06 quoted a side labelled
@@ -724,3 +737,24 @@ def test_a_page_title_quoting_a_word_of_a_side_still_names_it():
             page("c.md", "Building from the vendor tree", "Building from the vendor tree takes one command.", 2))
     text = answer("What is the difference between the pristine tree and the vendor tree?", hits, "compare")
     assert "downloaded by hand" in blocks(text, "On “pristine tree”:", "On “vendor tree”:")[0], text
+
+
+def test_a_chinese_connective_inside_a_verb_or_a_word_joins_no_sides():
+    """跟 of 跟着 (to follow) and 与 of 参与 (to take part) join nothing: 让它跟着电子表格文件的数据更新 set 我想让它 and
+    着电子表格文件 side by side (impress-draw-guide-zh-cn dev c04)."""
+    from lambdarag.domains.generic.cues import query_entities
+
+    assert named_things("幻灯片里放表格，用本地表格还是 OLE 对象？我想让它跟着电子表格文件的数据更新", (), GENERIC) == [
+        "本地表格", "OLE 对象"]
+    assert query_entities("只显示两位小数，会影响实际参与计算的数值吗？") == ()
+    assert query_entities("盲孔跟埋孔有什么区别？") == ("盲孔", "埋孔")
+
+
+def test_a_chinese_choice_joined_by_huozhe_after_a_verb_of_setting_names_both_sides():
+    """或者 joins the two things a choice picks between as 还是 does, and a verb of setting (设成, 改为, 存成) picks as 用
+    does: 曲线接点设成对称或者平滑 sets 对称 against 平滑 (impress-draw-guide-zh-cn dev c06 fell back to a list)."""
+    from lambdarag.domains.generic.cues import query_entities
+
+    assert query_entities("曲线接点设成对称或者平滑，两者有什么差别？") == ("对称", "平滑")
+    assert query_entities("纸张方向设为横向或者纵向，打印出来有什么不同？") == ("横向", "纵向")
+    assert query_entities("文件该用快照还是增量备份？") == ("快照", "增量备份")
