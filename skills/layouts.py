@@ -383,14 +383,20 @@ _ALIKE = re.compile(r"\b(?:differ(?:s|ent|ence|ences)?|unlike|whereas|same|alike
 
 
 def naming_all(ranking: Sequence[Scored], sides: Sequence[tuple[str, Any]], used: set[str]) -> list[Scored]:
-    """Returns the best unit not yet `used` that names every side (`inflected` counts), one saying how they
-    compare (`_ALIKE`) first when it scores within `SECOND` of that one, and says a word besides options (a list of
-    options, `--leak-check=summary --leak-check=full`, relates nothing), or none."""
-    both = [r for r in ranking if r.text not in used and re.search(r"[A-Za-z]{2}|[\u4e00-\u9fff]", _OPTIONS.sub(
+    """Returns the best unit not yet `used` nor holding one (`fresh`) that names every side (`inflected` counts), one
+    saying how they compare (`_ALIKE`) first when it scores within `SECOND` of that one, and says a word besides
+    options (a list of options, `--leak-check=summary --leak-check=full`, relates nothing), or none."""
+    both = [r for r in ranking if fresh(r.text, used) and re.search(r"[A-Za-z]{2}|[\u4e00-\u9fff]", _OPTIONS.sub(
         " ", r.text)) and all(any(names(r.text, f) for f in said(name)) or inflected(r.text, name)
                               for name, _ in sides) and not listed(r.text, [name for name, _ in sides])]
     near = [r for r in both if r.score >= SECOND * both[0].score]
     return sorted(near, key=lambda r: not _ALIKE.search(r.text))[:1]
+
+
+def fresh(text: str, used: set[str]) -> bool:
+    """Returns whether `text` holds no unit already quoted: a list's lead-in read with its items holds the item
+    quoted for a side, and quoted again between the sides it says nothing new."""
+    return not any(u in text for u in used)
 
 
 _LIST = re.compile(r"[^\s,;:()（）、，]+(?:(?:\s*[,、，]\s*|\s+(?:and|or)\s+|[和与及或])[^\s,;:()（）、，]+){2,}")
@@ -416,7 +422,7 @@ def relating(ranking: Sequence[Scored], sides: Sequence[tuple[str, Any]], used: 
     """Returns the best unit not yet `used` that sets one side against another (`contrasts`: Unlike GNOME and Plasma,
     Xfce…), which says how they differ, else the one naming every side (`naming_all`), or none."""
     called = [name for name, _ in sides]
-    return [r for r in ranking if r.text not in used and any(contrasts(r, n, called) for n in called)][:1] \
+    return [r for r in ranking if fresh(r.text, used) and any(contrasts(r, n, called) for n in called)][:1] \
         or naming_all(ranking, sides, used)
 
 

@@ -758,3 +758,18 @@ def test_a_chinese_choice_joined_by_huozhe_after_a_verb_of_setting_names_both_si
     assert query_entities("曲线接点设成对称或者平滑，两者有什么差别？") == ("对称", "平滑")
     assert query_entities("纸张方向设为横向或者纵向，打印出来有什么不同？") == ("横向", "纵向")
     assert query_entities("文件该用快照还是增量备份？") == ("快照", "增量备份")
+
+
+def test_the_unit_between_the_sides_never_holds_a_sides_quote_again():
+    """A list's lead-in read with its items holds the item already quoted for a side (可以应用三种不同的切换方式…:「对称」
+    锚点…, impress-draw-guide-zh-cn dev c06): quoted again between the sides, it says nothing new."""
+    from lambdarag.skills.evidence import Candidate, Scored
+    from lambdarag.skills.layouts import naming_all
+
+    hit = Hit(chunk_id="a#1", source="a.md", text="")
+    item = "「对称」锚点两侧的线曲率相同。"
+    lead = "可以应用两种不同的方式连结线段:" + item + "「平滑」锚点两侧的线曲率可能不同。"
+    other = "「对称」和「平滑」都可以在「编辑接点」栏上切换。"
+    sides = [("对称", ()), ("平滑", ())]
+    ranking = [Scored(Candidate(t, hit=hit, rank=0), score, 0.5, 0.5) for t, score in ((lead, 1.0), (other, 0.9))]
+    assert [s.text for s in naming_all(ranking, sides, {item})] == [other]
