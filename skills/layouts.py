@@ -100,7 +100,7 @@ def compared(state: State, hits: Sequence[Hit], profile: CorpusProfile, ranking:
     spoken = {e: spoken_as(e, ranking) for e in named}
     called = list(spoken.values())
     # a side's units name it whole or by its first two words (X Window System as texts say it)
-    own = {e: [r for r in ranking if any(names(t, f) for t in (unsaid(r.text, spoken[e], called), unquoted(r.hit.title),
+    own = {e: [r for r in ranking if any(names(t, f) for t in (unsaid(r.text, spoken[e], called), r.hit.title,
                                                                 r.candidate.heading) for f in said(spoken[e]))]
            for e in named}
     speaking = {e: {r.hit.source for r in ranking if any(names(unsaid(r.text, spoken[e], called), f)
@@ -325,7 +325,7 @@ def speaks_for(unit: Scored, name: str, named: Sequence[str], steered: frozenset
     says something (not a shell command, not a link alone); then one saying the name as the question writes it
     (apt, not APT); then one naming no other side unless it opens with this one (its subject: `bzip2 foo |
     compress "foo"… (better compression than gzip)` speaks for bzip2); then one opening with the name."""
-    text, title = unsaid(_BARE_LINK.sub(r"\1", unit.text), name, named), unquoted(unit.hit.title) + " " + unit.hit.source
+    text, title = unsaid(_BARE_LINK.sub(r"\1", unit.text), name, named), unit.hit.title + " " + unit.hit.source
     forms = said(name)
     others = [o for o in named if o != name]
     glossed = unit.candidate.heading.rsplit(" / ", 1)[-1].lower() in [f"“{f.lower()}”" for f in forms]
@@ -347,12 +347,6 @@ def speaks_for(unit: Scored, name: str, named: Sequence[str], steered: frozenset
             any(names(text, o) for o in others) and not opens, not opens)
 
 
-def unquoted(title: str) -> str:
-    """Returns a title without the quotes around its words: `Building … from the "pristine" kernel source` names the
-    side pristine kernel source (kernel-handbook-en dev c04)."""
-    return re.sub(r"[\"“”「」『』]", "", title)
-
-
 _HEADING_LINE = re.compile(r"(?m)^\s{0,3}#{1,6}\s+(.*?)\s*$")
 
 
@@ -363,8 +357,8 @@ def leads(unit: Scored, forms: Sequence[str], others: Sequence[str] = ()) -> boo
     the side's name alone (## dpkg, then "This is the main package manager."), where a text says what the thing is
     without repeating its name."""
     hit, c = unit.hit, unit.candidate
-    if c.opening and c.place == 0 and piece(hit) == 1 and any(names(unquoted(hit.title), f) for f in forms) \
-            and not any(names(unquoted(hit.title), o) for o in others):
+    if c.opening and c.place == 0 and piece(hit) == 1 and any(names(hit.title, f) for f in forms) \
+            and not any(names(hit.title, o) for o in others):
         return True
     heading = re.sub(r"[\"“”「」『』*`]", "", c.heading.rsplit(" / ", 1)[-1]).strip().lower()
     if heading not in [f.lower() for f in forms]:

@@ -660,13 +660,6 @@ def test_asking_whether_one_thing_is_the_same_as_another_names_both_as_sides():
     assert query_entities("Isn't the swap file the same as the page file here?") == ("swap file", "page file")
 
 
-def test_a_connective_repeating_its_preposition_still_joins_two_sides():
-    """"go to A or to B": the preposition said again after "or" does not part the pair (developers-reference-en dev
-    c06, round 24: only experimental was a side)."""
-    hits = sourced(("a.md", "sidplay is the tune player. resid is the chip emulator."))
-    assert partners("Should the player go to sidplay or to resid?", ["sidplay"], hits[0].text) == ["resid"]
-
-
 def test_a_place_said_instead_of_another_gives_the_place_of_each_clause():
     """"change it at A instead of in B": with a preposition after "instead of", each side is what its preposition
     governs, not the clause's subject (edu-en dev c04, round 24: the sides were `pupil` and GOsa²)."""
@@ -721,24 +714,6 @@ def test_a_preposition_said_before_one_word_only_joins_no_pair():
     assert partners("Whether I leave for a holiday or for good?", ["holiday"], "") == []
 
 
-def test_a_page_title_quoting_a_word_of_a_side_still_names_it():
-    """A title writes `the "pristine" kernel source`: the quotes do not hide the side pristine kernel source, so that
-    page's first sentence speaks for it, not another page's sentence on the other side (kernel-handbook-en dev c04 in
-    a round-24 variant naming its sides: `The kernels in Debian are distributed in binary form, built from the Debian
-    kernel source.` under the pristine side)."""
-    from lambdarag.skills.store.records import Hit
-
-    def page(source: str, title: str, text: str, i: int) -> Hit:
-        return Hit(chunk_id=f"{source}#0", text=text, source=source, title=title, score=1.0 - i / 10)
-
-    hits = (page("a.md", "Changes to the pristine tree", "The builds we ship are made from the vendor tree.", 0),
-            page("b.md", 'Building from the "pristine" tree', "The procedure differs only in fetching: the sources "
-                 "are downloaded by hand instead of unpacked from packages.", 1),
-            page("c.md", "Building from the vendor tree", "Building from the vendor tree takes one command.", 2))
-    text = answer("What is the difference between the pristine tree and the vendor tree?", hits, "compare")
-    assert "downloaded by hand" in blocks(text, "On “pristine tree”:", "On “vendor tree”:")[0], text
-
-
 def test_a_chinese_connective_inside_a_verb_or_a_word_joins_no_sides():
     """跟 of 跟着 (to follow) and 与 of 参与 (to take part) join nothing: 让它跟着电子表格文件的数据更新 set 我想让它 and
     着电子表格文件 side by side (impress-draw-guide-zh-cn dev c04)."""
@@ -773,3 +748,4 @@ def test_the_unit_between_the_sides_never_holds_a_sides_quote_again():
     sides = [("对称", ()), ("平滑", ())]
     ranking = [Scored(Candidate(t, hit=hit, rank=0), score, 0.5, 0.5) for t, score in ((lead, 1.0), (other, 0.9))]
     assert [s.text for s in naming_all(ranking, sides, {item})] == [other]
+
