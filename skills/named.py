@@ -110,21 +110,27 @@ _COORDINATED = re.compile(r"\b(?:both|either|neither|whether)\s+$", re.I)
 """What makes "X and Y" a pair of qualities of one thing asked about (both recurring and one-off), not two sides."""
 
 
+_COMMON = re.compile(r"\b(?:a|an)\s+([a-z][\w-]*)(?=\s+(?:and|or|vs\.?|versus)\b|\s*[?.,;!:]|$)", re.I)
+"""A word a question says as the head of an indefinite noun phrase (marking a message and…, as a newbie?): a common
+noun, never a side (a text names a command bare)."""
+
+
 def partners(query: str, named: Sequence[str], text: str = "") -> list[str]:
     """Returns the words of an English question a connective joins to a named thing (Cachegrind in "Cachegrind or
     Callgrind", which opens the question and so is no proper noun; ifupdown in "NetworkManager or ifupdown"): the
     two operands of "X or Y" are alike, so the other one is a side too, unless it is a stop or question word, or
-    "both" or "either" joins them as qualities of one thing (both recurring and one-off). With
+    "both" or "either" joins them as qualities of one thing (both recurring and one-off), or it is the head of an
+    indefinite noun phrase (`_COMMON`: marking a message and tagging messages). With
     fewer than two named things, two such words both found as written in the retrieved `text` are sides too
     (iptables and nftables: lower-case names no rule knows)."""
     if language_of(query) == "zh":
         return []
-    out = []
+    out, common = [], set(_COMMON.findall(query))
     for m in _JOINED.finditer(query):
         if _COORDINATED.search(query[:m.start()]):
             continue
         first, second = m.group("first"), m.group("second")
-        pair = [w for w in (first, second) if keywords(w) and w.lower() not in STOPWORDS]
+        pair = [w for w in (first, second) if keywords(w) and w.lower() not in STOPWORDS and w not in common]
         for this, other in ((first, second), (second, first)):
             if other in named and this not in named and this in pair:
                 out.append(this)

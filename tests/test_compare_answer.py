@@ -159,6 +159,16 @@ def test_a_command_named_in_a_table_cell_or_as_a_manual_page_is_a_side():
     assert commands("How does compressing differ from archiving a file?", hits) == []
 
 
+def test_a_word_said_as_the_head_of_an_indefinite_noun_phrase_is_no_partner():
+    """"marking a message and tagging messages": the connective joins `message` to the side tagging, but "a message"
+    is a common noun, no side (mutt-manual-en dev c06 labelled a block `message`); "a cron job or a timer" still pairs
+    cron with timer."""
+    assert partners("What is the difference between marking a message and tagging messages?", ["marking", "tagging"],
+                    "message, tagging") == []
+    assert partners("Should I use cron or a timer?", ["cron"], "cron, timer") == []
+    assert partners("Should I use cron or timer?", ["cron"], "cron, timer") == ["timer"]
+
+
 def test_a_named_thing_no_document_resolves_keeps_a_place_in_the_evidence(tmp_path, monkeypatch):
     from lambdarag.domains.corpus import build_index
     from lambdarag.skills.store.corpus import to_hits
