@@ -100,7 +100,7 @@ def compared(state: State, hits: Sequence[Hit], profile: CorpusProfile, ranking:
     spoken = {e: spoken_as(e, ranking) for e in named}
     called = list(spoken.values())
     # a side's units name it whole or by its first two words (X Window System as texts say it)
-    own = {e: [r for r in ranking if any(names(t, f) for t in (unsaid(r.text, spoken[e], called), unquoted(r.hit.title),
+    own = {e: [r for r in ranking if any(names(t, f) for t in (unsaid(r.text, spoken[e], called), r.hit.title,
                                                                 r.candidate.heading) for f in said(spoken[e]))]
            for e in named}
     speaking = {e: {r.hit.source for r in ranking if any(names(unsaid(r.text, spoken[e], called), f)
@@ -325,7 +325,7 @@ def speaks_for(unit: Scored, name: str, named: Sequence[str], steered: frozenset
     says something (not a shell command, not a link alone); then one saying the name as the question writes it
     (apt, not APT); then one naming no other side unless it opens with this one (its subject: `bzip2 foo |
     compress "foo"… (better compression than gzip)` speaks for bzip2); then one opening with the name."""
-    text, title = unsaid(_BARE_LINK.sub(r"\1", unit.text), name, named), unquoted(unit.hit.title) + " " + unit.hit.source
+    text, title = unsaid(_BARE_LINK.sub(r"\1", unit.text), name, named), unit.hit.title + " " + unit.hit.source
     forms = said(name)
     others = [o for o in named if o != name]
     glossed = unit.candidate.heading.rsplit(" / ", 1)[-1].lower() in [f"“{f.lower()}”" for f in forms]
@@ -347,12 +347,6 @@ def speaks_for(unit: Scored, name: str, named: Sequence[str], steered: frozenset
             any(names(text, o) for o in others) and not opens, not opens)
 
 
-def unquoted(title: str) -> str:
-    """Returns a title without the quotes around its words: `Building … from the "pristine" kernel source` names the
-    side pristine kernel source (kernel-handbook-en dev c04)."""
-    return re.sub(r"[\"“”「」『』]", "", title)
-
-
 _HEADING_LINE = re.compile(r"(?m)^\s{0,3}#{1,6}\s+(.*?)\s*$")
 
 
@@ -363,8 +357,8 @@ def leads(unit: Scored, forms: Sequence[str], others: Sequence[str] = ()) -> boo
     the side's name alone (## dpkg, then "This is the main package manager."), where a text says what the thing is
     without repeating its name."""
     hit, c = unit.hit, unit.candidate
-    if c.opening and c.place == 0 and piece(hit) == 1 and any(names(unquoted(hit.title), f) for f in forms) \
-            and not any(names(unquoted(hit.title), o) for o in others):
+    if c.opening and c.place == 0 and piece(hit) == 1 and any(names(hit.title, f) for f in forms) \
+            and not any(names(hit.title, o) for o in others):
         return True
     heading = re.sub(r"[\"“”「」『』*`]", "", c.heading.rsplit(" / ", 1)[-1]).strip().lower()
     if heading not in [f.lower() for f in forms]:
@@ -383,14 +377,20 @@ _ALIKE = re.compile(r"\b(?:differ(?:s|ent|ence|ences)?|unlike|whereas|same|alike
 
 
 def naming_all(ranking: Sequence[Scored], sides: Sequence[tuple[str, Any]], used: set[str]) -> list[Scored]:
-    """Returns the best unit not yet `used` that names every side (`inflected` counts), one saying how they
-    compare (`_ALIKE`) first when it scores within `SECOND` of that one, and says a word besides options (a list of
-    options, `--leak-check=summary --leak-check=full`, relates nothing), or none."""
-    both = [r for r in ranking if r.text not in used and re.search(r"[A-Za-z]{2}|[\u4e00-\u9fff]", _OPTIONS.sub(
+    """Returns the best unit not yet `used` nor holding one (`fresh`) that names every side (`inflected` counts), one
+    saying how they compare (`_ALIKE`) first when it scores within `SECOND` of that one, and says a word besides
+    options (a list of options, `--leak-check=summary --leak-check=full`, relates nothing), or none."""
+    both = [r for r in ranking if fresh(r.text, used) and re.search(r"[A-Za-z]{2}|[\u4e00-\u9fff]", _OPTIONS.sub(
         " ", r.text)) and all(any(names(r.text, f) for f in said(name)) or inflected(r.text, name)
                               for name, _ in sides) and not listed(r.text, [name for name, _ in sides])]
     near = [r for r in both if r.score >= SECOND * both[0].score]
     return sorted(near, key=lambda r: not _ALIKE.search(r.text))[:1]
+
+
+def fresh(text: str, used: set[str]) -> bool:
+    """Returns whether `text` holds no unit already quoted: a list's lead-in read with its items holds the item
+    quoted for a side, and quoted again between the sides it says nothing new."""
+    return not any(u in text for u in used)
 
 
 _LIST = re.compile(r"[^\s,;:()（）、，]+(?:(?:\s*[,、，]\s*|\s+(?:and|or)\s+|[和与及或])[^\s,;:()（）、，]+){2,}")
@@ -416,7 +416,7 @@ def relating(ranking: Sequence[Scored], sides: Sequence[tuple[str, Any]], used: 
     """Returns the best unit not yet `used` that sets one side against another (`contrasts`: Unlike GNOME and Plasma,
     Xfce…), which says how they differ, else the one naming every side (`naming_all`), or none."""
     called = [name for name, _ in sides]
-    return [r for r in ranking if r.text not in used and any(contrasts(r, n, called) for n in called)][:1] \
+    return [r for r in ranking if fresh(r.text, used) and any(contrasts(r, n, called) for n in called)][:1] \
         or naming_all(ranking, sides, used)
 
 

@@ -100,37 +100,41 @@ _EXAMPLES = re.compile(r"\b(?:such as|e\.g\.|for example|for instance)\b[^,;:?!(
 """An aside giving examples (such as files or DNS, 例如 ext4 或 xfs): what it names only illustrates a term."""
 
 
-_JOINED = re.compile(r"(?<![\w.+/-])(?:(?P<prep>to|in|into|from|on|for|with|at|by)\s+)?(?P<first>[\w.+/-]*\w)"
-                     r"\s+(?:or|and|vs\.?|versus)\s+(?P<again>(?P=prep)\s+)?(?P<second>[\w.+/-]*\w)(?![\w.+/-])", re.I)
-"""Two words a connective joins (Exim4 vs Postfix, Cachegrind or Callgrind), the preposition said before both aside
-(go to experimental or to unstable; not "for a holiday or for good")."""
+_JOINED = re.compile(r"(?<![\w.+/-])(?P<first>[\w.+/-]*\w)\s+(?:or|and|vs\.?|versus)\s+(?P<second>[\w.+/-]*\w)"
+                     r"(?![\w.+/-])", re.I)
+"""Two words a connective joins (Exim4 vs Postfix, Cachegrind or Callgrind); a preposition said again after it (to
+compress or to encrypt, for a holiday or for good) is a stop word, so it pairs nothing."""
 
 
 _COORDINATED = re.compile(r"\b(?:both|either|neither|whether)\s+$", re.I)
 """What makes "X and Y" a pair of qualities of one thing asked about (both recurring and one-off), not two sides."""
 
 
+_COMMON = re.compile(r"\b(?:a|an)\s+([a-z][\w-]*)(?=\s+(?:and|or|vs\.?|versus)\b|\s*[?.,;!:]|$)", re.I)
+"""A word a question says as the head of an indefinite noun phrase (marking a message and…, as a newbie?): a common
+noun, never a side (a text names a command bare)."""
+
+
 def partners(query: str, named: Sequence[str], text: str = "") -> list[str]:
     """Returns the words of an English question a connective joins to a named thing (Cachegrind in "Cachegrind or
     Callgrind", which opens the question and so is no proper noun; ifupdown in "NetworkManager or ifupdown"): the
     two operands of "X or Y" are alike, so the other one is a side too, unless it is a stop or question word, or
-    "both" or "either" joins them as qualities of one thing (both recurring and one-off). With
+    "both" or "either" joins them as qualities of one thing (both recurring and one-off), or it is the head of an
+    indefinite noun phrase (`_COMMON`: marking a message and tagging messages). With
     fewer than two named things, two such words both found as written in the retrieved `text` are sides too
-    (iptables and nftables: lower-case names no rule knows), unless the connective says its preposition again (to
-    compress or to encrypt: two actions; with a named one, "to experimental or to unstable" still pairs)."""
+    (iptables and nftables: lower-case names no rule knows)."""
     if language_of(query) == "zh":
         return []
-    out = []
+    out, common = [], set(_COMMON.findall(query))
     for m in _JOINED.finditer(query):
         if _COORDINATED.search(query[:m.start()]):
             continue
         first, second = m.group("first"), m.group("second")
-        pair = [w for w in (first, second) if keywords(w) and w.lower() not in STOPWORDS]
+        pair = [w for w in (first, second) if keywords(w) and w.lower() not in STOPWORDS and w not in common]
         for this, other in ((first, second), (second, first)):
             if other in named and this not in named and this in pair:
                 out.append(this)
-        if len(named) < 2 and not out and len(pair) == 2 and not m.group("again") \
-                and all(names(text, w, cased=True) for w in pair):   # "to compress or to encrypt": two actions
+        if len(named) < 2 and not out and len(pair) == 2 and all(names(text, w, cased=True) for w in pair):
             out += pair
     return out
 

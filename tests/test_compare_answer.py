@@ -159,6 +159,16 @@ def test_a_command_named_in_a_table_cell_or_as_a_manual_page_is_a_side():
     assert commands("How does compressing differ from archiving a file?", hits) == []
 
 
+def test_a_word_said_as_the_head_of_an_indefinite_noun_phrase_is_no_partner():
+    """"marking a message and tagging messages": the connective joins `message` to the side tagging, but "a message"
+    is a common noun, no side (mutt-manual-en dev c06 labelled a block `message`); "a cron job or a timer" still pairs
+    cron with timer."""
+    assert partners("What is the difference between marking a message and tagging messages?", ["marking", "tagging"],
+                    "message, tagging") == []
+    assert partners("Should I use cron or a timer?", ["cron"], "cron, timer") == []
+    assert partners("Should I use cron or timer?", ["cron"], "cron, timer") == ["timer"]
+
+
 def test_a_named_thing_no_document_resolves_keeps_a_place_in_the_evidence(tmp_path, monkeypatch):
     from lambdarag.domains.corpus import build_index
     from lambdarag.skills.store.corpus import to_hits
@@ -439,6 +449,19 @@ def test_an_english_side_drops_a_shared_action_but_keeps_a_shared_command_word()
     assert query_entities("What is the difference between apt remove and apt purge?") == ("apt remove", "apt purge")
 
 
+def test_two_actions_done_to_one_object_are_the_sides():
+    # mutt-manual-en dev c06: "marking a message" and "tagging messages" were both called missing; the text says
+    # "Message marking is…" and "tagging"
+    from lambdarag.domains.generic.cues import query_entities
+
+    assert query_entities("What is the difference between marking a message and tagging messages?") == (
+        "marking", "tagging")
+    assert query_entities("What is the difference between signing a file and encrypting the file?") == (
+        "signing", "encrypting")
+    assert query_entities("What is the difference between signing a file and encrypting a mail?") == (
+        "signing a file", "encrypting a mail")
+
+
 def test_asking_whether_two_things_are_the_same_names_both_as_sides():
     """"Are A and B the same thing?" compares A with B, as "between A and B" does: each side is its noun phrase
     without the article (configuration file, not configuration; policy-en dev c06 quoted a side labelled
@@ -647,13 +670,6 @@ def test_asking_whether_one_thing_is_the_same_as_another_names_both_as_sides():
     assert query_entities("Isn't the swap file the same as the page file here?") == ("swap file", "page file")
 
 
-def test_a_connective_repeating_its_preposition_still_joins_two_sides():
-    """"go to A or to B": the preposition said again after "or" does not part the pair (developers-reference-en dev
-    c06, round 24: only experimental was a side)."""
-    hits = sourced(("a.md", "sidplay is the tune player. resid is the chip emulator."))
-    assert partners("Should the player go to sidplay or to resid?", ["sidplay"], hits[0].text) == ["resid"]
-
-
 def test_a_place_said_instead_of_another_gives_the_place_of_each_clause():
     """"change it at A instead of in B": with a preposition after "instead of", each side is what its preposition
     governs, not the clause's subject (edu-en dev c04, round 24: the sides were `pupil` and GOsa²)."""
@@ -708,19 +724,38 @@ def test_a_preposition_said_before_one_word_only_joins_no_pair():
     assert partners("Whether I leave for a holiday or for good?", ["holiday"], "") == []
 
 
-def test_a_page_title_quoting_a_word_of_a_side_still_names_it():
-    """A title writes `the "pristine" kernel source`: the quotes do not hide the side pristine kernel source, so that
-    page's first sentence speaks for it, not another page's sentence on the other side (kernel-handbook-en dev c04 in
-    a round-24 variant naming its sides: `The kernels in Debian are distributed in binary form, built from the Debian
-    kernel source.` under the pristine side)."""
-    from lambdarag.skills.store.records import Hit
+def test_a_chinese_connective_inside_a_verb_or_a_word_joins_no_sides():
+    """跟 of 跟着 (to follow) and 与 of 参与 (to take part) join nothing: 让它跟着电子表格文件的数据更新 set 我想让它 and
+    着电子表格文件 side by side (impress-draw-guide-zh-cn dev c04)."""
+    from lambdarag.domains.generic.cues import query_entities
 
-    def page(source: str, title: str, text: str, i: int) -> Hit:
-        return Hit(chunk_id=f"{source}#0", text=text, source=source, title=title, score=1.0 - i / 10)
+    assert named_things("幻灯片里放表格，用本地表格还是 OLE 对象？我想让它跟着电子表格文件的数据更新", (), GENERIC) == [
+        "本地表格", "OLE 对象"]
+    assert query_entities("只显示两位小数，会影响实际参与计算的数值吗？") == ()
+    assert query_entities("盲孔跟埋孔有什么区别？") == ("盲孔", "埋孔")
 
-    hits = (page("a.md", "Changes to the pristine tree", "The builds we ship are made from the vendor tree.", 0),
-            page("b.md", 'Building from the "pristine" tree', "The procedure differs only in fetching: the sources "
-                 "are downloaded by hand instead of unpacked from packages.", 1),
-            page("c.md", "Building from the vendor tree", "Building from the vendor tree takes one command.", 2))
-    text = answer("What is the difference between the pristine tree and the vendor tree?", hits, "compare")
-    assert "downloaded by hand" in blocks(text, "On “pristine tree”:", "On “vendor tree”:")[0], text
+
+def test_a_chinese_choice_joined_by_huozhe_after_a_verb_of_setting_names_both_sides():
+    """或者 joins the two things a choice picks between as 还是 does, and a verb of setting (设成, 改为, 存成) picks as 用
+    does: 曲线接点设成对称或者平滑 sets 对称 against 平滑 (impress-draw-guide-zh-cn dev c06 fell back to a list)."""
+    from lambdarag.domains.generic.cues import query_entities
+
+    assert query_entities("曲线接点设成对称或者平滑，两者有什么差别？") == ("对称", "平滑")
+    assert query_entities("纸张方向设为横向或者纵向，打印出来有什么不同？") == ("横向", "纵向")
+    assert query_entities("文件该用快照还是增量备份？") == ("快照", "增量备份")
+
+
+def test_the_unit_between_the_sides_never_holds_a_sides_quote_again():
+    """A list's lead-in read with its items holds the item already quoted for a side (可以应用三种不同的切换方式…:「对称」
+    锚点…, impress-draw-guide-zh-cn dev c06): quoted again between the sides, it says nothing new."""
+    from lambdarag.skills.evidence import Candidate, Scored
+    from lambdarag.skills.layouts import naming_all
+
+    hit = Hit(chunk_id="a#1", source="a.md", text="")
+    item = "「对称」锚点两侧的线曲率相同。"
+    lead = "可以应用两种不同的方式连结线段:" + item + "「平滑」锚点两侧的线曲率可能不同。"
+    other = "「对称」和「平滑」都可以在「编辑接点」栏上切换。"
+    sides = [("对称", ()), ("平滑", ())]
+    ranking = [Scored(Candidate(t, hit=hit, rank=0), score, 0.5, 0.5) for t, score in ((lead, 1.0), (other, 0.9))]
+    assert [s.text for s in naming_all(ranking, sides, {item})] == [other]
+

@@ -45,6 +45,8 @@ _ORDER = (r"\b(?:what|which) order\b(?! of magnitude)|先后顺序|(?:什么|哪
 on any corpus, versioned or not."""
 _ZH_PICK = r"(?:用|选|装|挑|选用|采用)"
 """Chinese verbs of picking one thing to use (用, 选, 装)."""
+_ZH_SET = r"(?:设|改|存|换|设置|保存)(?:成|为)"
+"""Chinese verbs of setting a thing to one value (设成, 改为, 存成): picking it, as 用 does."""
 _ZH_CHOICE = _ZH_PICK + r"\s*[^，。？?]{1,30}?\s*还是(?![不没])\s*[^，。？?]{1,30}?(?:[？?]$|[，,]\s*(?:哪|两者|二者))"
 """A choice between two things to use or pick (该用 A 还是 B, 选 A 还是 B): a comparison whatever it asks next."""
 
@@ -313,11 +315,13 @@ _ZH_PAIR = re.compile(r"([\u4e00-\u9fffA-Za-z0-9_.+-]{2,20}?)(?:和|与|跟|同|
                       r"(?:之间)?(?:到底|究竟|分别|各自)?(?:的|有|在|是|相比|比较|哪个|谁)")
 """Two sides a Chinese comparison joins, before what it asks of them; an adverb right before that (盲孔和埋孔到底有什么
 区别) is no part of the second side."""
-_ZH_EITHER = re.compile(r"([\u4e00-\u9fffA-Za-z0-9_.+-]{2,30}?)还是(?![不没能会可要得很是在有也都])"
-                        r"([\u4e00-\u9fffA-Za-z0-9_.+-]{2,20}?)"
+_ZH_EITHER = re.compile(r"((?:[A-Za-z0-9_.+-]+\s)?[\u4e00-\u9fffA-Za-z0-9_.+-]{2,30}?)"
+                        r"(?:还是|或者)(?![不没能会可要得很是在有也都])\s*"
+                        r"((?:[A-Za-z0-9_.+-]+\s)?[\u4e00-\u9fffA-Za-z0-9_.+-]{2,20}?)"
                         r"(?=[，,。？?！!；;\s]|$|好|呢|的|有|在|哪个|相比|比较)")
-"""Two sides a Chinese choice joins with 还是 (该装 A 还是 B，…); the first holds the words before it, up to the
-verb of the choice (`picked`). Not 还是 as "still" before a verb (为什么别人还是能改)."""
+"""Two sides a Chinese choice joins with 还是 or 或者 (该装 A 还是 B，…; 设成 A 或者 B), a Latin name with its kind
+whole (OLE 对象); the first holds the words before it, up to the verb of the choice (`picked`). Not 还是 as "still"
+before a verb (为什么别人还是能改)."""
 _LEAD = re.compile(r"^(?:the|a|an|using|use)\s+", re.I)
 
 
@@ -353,6 +357,20 @@ def named_things(query: str) -> tuple[str, ...]:
 _CJK_RUN = re.compile(r"[\u4e00-\u9fff]+")
 
 
+def joins(query: str, at: int) -> bool:
+    """Returns whether the connective at `at` of a Chinese question joins two things: not when jieba reads it as part
+    of a word with the character before it (参与, 求和, 相同), nor 跟 or 同 with the one after it (跟着, 同时: a verb,
+    an adverb)."""
+    from lambdarag.skills.store.tokenize import import_jieba
+
+    start = 0
+    for word in import_jieba().lcut(query):
+        if start <= at < start + len(word):
+            return len(word) == 1 or (at == start and word[0] not in "跟同")
+        start += len(word)
+    return True
+
+
 def parallel(first: str, second: str) -> str:
     """Returns a Chinese comparison's second side cut after the head it shares with the first (文本安装程序 of
     图形安装程序和文本安装程序用起来有什么不同: two kinds of 安装程序): the words after the head are the question's
@@ -366,12 +384,14 @@ def parallel(first: str, second: str) -> str:
 
 def picked(words: str) -> str:
     """Returns what a Chinese choice's words before 还是 pick: the words after its last verb of picking, a jieba word of
-    its own with a modal before it if any (该装 of 办公电脑该装桌面版: 桌面版; never the 用 of 用户组); none without
+    its own with a modal before it if any (该装 of 办公电脑该装桌面版: 桌面版; never the 用 of 用户组), or of setting
+    (`_ZH_SET`, jieba may cut 设成 in two: 曲线接点设成对称: 对称); none without
     such a verb (先查本地文件还是先查 DNS sets two steps side by side, not two things to pick)."""
     from lambdarag.skills.store.tokenize import import_jieba
 
     cut = import_jieba().lcut(words)
-    verbs = [i for i, w in enumerate(cut) if re.fullmatch(r"(?:应该|该|要)?" + _ZH_PICK, w)]
+    verbs = [i for i, w in enumerate(cut) if re.fullmatch(r"(?:应该|该|要)?" + _ZH_PICK, w)
+             or re.fullmatch(_ZH_SET, "".join(cut[max(i - 1, 0):i + 1])) or re.fullmatch(_ZH_SET, w)]
     rest = "".join(cut[verbs[-1] + 1:]) if verbs else ""
     return rest if len(rest) >= 2 else ""
 
@@ -381,10 +401,16 @@ _SHARED = re.compile(r"([a-z]+ing)\s+(.+)")
 form: a shared command word is part of each side's name (apt remove, apt purge), as the text writes it."""
 
 
+_OBJECT = re.compile(r"^(?:the|a|an)\s+|s$")
+"""An object's article and plural ending: "a message" and "messages" are one object."""
+
+
 def operands(m: re.Match) -> list[tuple[int, str]]:
     """Returns the sides of a `_PAIR` match with where each starts, without an article (`_LEAD`) and without an
     -ing word both open on (`_SHARED`; between declaring Breaks and declaring Conflicts: the sides are Breaks and
-    Conflicts; the verb they share is what is done with each, and a text says "declares Breaks", never the phrase).
+    Conflicts; the verb they share is what is done with each, and a text says "declares Breaks", never the phrase);
+    two -ing words done to one object are the sides themselves (between marking a message and tagging messages:
+    marking, tagging; no text says either phrase).
     "Between A, B and C" has three sides: the commas list them, the connective joins the last two."""
     listed = [(m.start(1) + p.start(), p.group(0)) for p in re.finditer(r"[^,]+", m.group(1))] if m.group(1) else []
     sides = [(at, _LEAD.sub("", side.strip()).strip()) for at, side in
@@ -392,6 +418,8 @@ def operands(m: re.Match) -> list[tuple[int, str]]:
     heads = [_SHARED.fullmatch(side) for _, side in sides]
     if len(sides) == 2 and all(heads) and heads[0].group(1) == heads[1].group(1):
         return [(at, h.group(2)) for (at, _), h in zip(sides, heads)]
+    if len(sides) == 2 and all(heads) and len({_OBJECT.sub("", h.group(2).lower()) for h in heads}) == 1:
+        return [(at, h.group(1)) for (at, _), h in zip(sides, heads)]
     return sides
 
 
@@ -403,7 +431,7 @@ def query_entities(query: str) -> tuple[str, ...]:
         found.append((m.start(), m.group(1) or m.group(2)))
     for m in _PAIR.finditer(query):
         found += operands(m)
-    for m in _ZH_PAIR.finditer(query):
+    for m in (m for m in _ZH_PAIR.finditer(query) if joins(query, m.end(1))):
         found += [(m.start(1), m.group(1)), (m.start(2), parallel(m.group(1), m.group(2)))]
     for m in _ZH_EITHER.finditer(query):
         first = picked(m.group(1))
