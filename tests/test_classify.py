@@ -947,3 +947,48 @@ def test_what_one_thing_removes_from_another_or_leaves_in_place_is_a_relation(qu
 
     c = classifiers.rule_classify(query, (), profile_named("generic"))
     assert (c is not None and c.type == "relation") == relation, c
+
+
+SHAPES_ROUND_25 = [  # written for this test (issue 41, round 25), about no corpus of any benchmark
+    # what a condition still leaves done, asked of a thing's action: relations (main: no rule)
+    ("If I set a proxy but connect through a VPN, does the browser still use the proxy?", "relation"),
+    ("When the laptop runs on battery, does the indexer still scan the home folder?", "relation"),
+    ("如果关掉了自动同步，相册还会上传新照片吗？", "relation"),
+    # whether one thing stops or prevents another
+    ("Can a screen saver or a power plan stop the download manager from finishing?", "relation"),
+    ("Does the firewall prevent the printer from reaching the update server?", "relation"),
+    # what a conversion leaves possible: whether the converted thing can still be edited or turned back
+    ("After converting the table to plain text, can I still sort its rows?", "relation"),
+    ("把图层合并成一张图片以后，还能再单独移动里面的图层吗？", "relation"),
+    ("视频转成 GIF 之后，还可以恢复声音吗？", "relation"),
+    # look-alikes: the asker acts, a how-to under a condition, a person stops something, a plain conversion how-to
+    ("If the disk is full, do I still get a warning?", None),
+    ("If the network is down, how can I still print?", None),
+    ("如果没联网，我还能安装吗？", None),
+    ("Can I stop the download manager from the tray?", None),
+    ("Can someone stop the backup job?", None),
+    ("How do I convert the table to plain text?", None),
+    ("怎么把图层合并成一张图片？", None),
+    # whether ticking a setting moves or changes a thing: a relation; an event's later change stays a time
+    ("导出时勾选“嵌入字体”，文档里的行距会不会变？", "relation"),
+    ("同步完成以后，手机上的记录还会再变吗？", None),
+    # 对 inside a word (对象, 对话框) is no "对…有什么作用" (what X does to Y): a key's use is a fact
+    ("拖动对象的时候按住 Alt 键有什么作用？", None),
+    ("对话框里的“应用”按钮有什么作用？", None),
+]
+
+
+@pytest.mark.parametrize("query,kind", [  # written for this test (issue 41, round 25), about no corpus
+    ("I renamed the shared folder — when does the sync client pick up the new name?", "temporal"),
+    ("The printer was unplugged: when does the queue drop the waiting jobs?", "temporal"),
+    ("I moved to a new flat — when do I need to update my address?", None),   # the asker's when
+])
+def test_an_events_when_after_a_dash_or_colon_is_a_time(query, kind):
+    # times.py: "when does X happen" after the clause that sets the scene, as at the question's start
+    assert_shape(query, kind, ("temporal",))
+
+
+@pytest.mark.parametrize("query,kind", SHAPES_ROUND_25)
+def test_a_condition_a_stop_and_a_conversion_that_leave_a_thing_done_or_possible_are_relations(query, kind):
+    # ties.py and cues.py (round 25)
+    assert_shape(query, kind, ("relation",))

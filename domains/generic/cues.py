@@ -202,8 +202,11 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         r"\b(?:correspond(?:s|ing)?|maps?) to\b", r"\b(?:precedence|priority) over\b|\b(?:takes?|has) (?:precedence|priority)\b",
                         r"\b(?:conflicts? with|mutually exclusive with|incompatible with)\b",
                         r"\b(?:has|have) (?:\w+ )?to do with\b",
-                        r"^(?:if|when|once|unless|without) [^?]{3,80}?,\s*(?:is|are|will|would|can) (?:i |we |you )?[^?]{1,40}? still (?:be )?"
-                        r"(?:accurate|correct|right|reliable|trustworthy|trusted|up to date|\w+ed)\b",
+                        r"^(?:if|when|once|unless|without) [^?]{3,80}?,\s*(?:(?:is|are|will|would|can) (?:i |we |you )?[^?]{1,40}? still (?:be )?"
+                        r"(?:accurate|correct|right|reliable|trustworthy|trusted|up to date|\w+ed)\b"
+                        r"|(?:does|do|will|would) (?!i |we |you |one |it )[^?,]{1,40}? still \w+)"
+                        r"|^(?:如果|要是|假如|假设)[^，,。？?]{2,30}[，,](?![^，。？?]*?[我你您])[^，。？?]{1,20}?还(?:会|能|是|在)"
+                        r"[^，。？?]{1,16}(?:吗|么|嘛)[？?]?$",
                         r"\bhow (?:does|do|would|will) (?!I\b|you\b|we\b|one\b)[^?]{2,50}?\b(?:change|affect|influence|alter) (?:what|how|which|the)\b",
                         r"\bwhat (?:does|do) (?!I\b|you\b|we\b|one\b)[^?]{2,60}? mean for\b", r"\b(?:effect|impact|influence) (?:does|do) [^?]{2,60}? have on\b",
                         r"\bhow (?:does|do|is|are) (?!I\b|you\b|we\b|one\b)[^?]{2,50}?\b(?:decide|determine|choose|pick|select)s? (?:which|what|whether|where|how)\b",
@@ -249,7 +252,7 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         r"(?:哪个|哪一个|谁)更?优先|优先级?更?高于|以哪个为准",
                         r"(?:与|和|跟)(?:哪些|哪个|什么)[\u4e00-\u9fff]{0,4}?(?:冲突|互斥)|(?:哪些|哪个)[\u4e00-\u9fff]{0,6}?(?:与|和|跟).{1,30}?(?:冲突|互斥)",
                         r"(?<![我你您])(?:是)?(?:怎么|怎样|如何)(?:决定|确定|选择|挑选)(?:哪些|哪个|是否|什么)",
-                        r"对.{1,40}?有(?:什么|何|哪些)(?:影响|作用)",
+                        r"对(?!象|话|齐|应|比|照)[^，。？?]{1,40}?有(?:什么|何|哪些)(?:影响|作用)",
                         r"通过(?:哪个|哪些|什么)(?:配置文件|配置项|环境变量|变量|模块|库|接口|协议|机制|服务|守护进程|套接字|后端|插件|驱动|端口)",
                         r"(?:哪个|哪些|什么)[\u4e00-\u9fff]{0,2}?(?:环境变量|变量|配置项|选项|参数|设置|配置文件)(?:会|可以|能|来)?(?:临时|暂时|单独|永久)?"
                         r"(?:改变|修改|更改|改掉|覆盖|替换)")),

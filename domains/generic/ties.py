@@ -3,7 +3,8 @@
 A relation question asks how two things are tied: one controls, decides, configures, overrides, depends on, is part
 of or is handed to the other. Its shape shows that without the book's wording: an interrogative stands for one end
 (which file … reads X; what does X depend on; 由哪个…控制), or a yes-or-no asks whether the tie holds (does X change
-Y; X 和 Y 有关系吗), and the other end is a thing, never the asker (how do I configure X is a how-to). `SHAPES` are
+Y; can X stop Y from …; X 和 Y 有关系吗; 勾选 X，Y 会不会变), or whether a conversion leaves a thing possible (转换成曲线以后，
+还能再改吗), and the other end is a thing, never the asker (how do I configure X is a how-to). `SHAPES` are
 those shapes over one lexicon of tying verbs (`TIES`), the generic classifier's relation rule before any survey or
 comparison word.
 """
@@ -25,6 +26,8 @@ TIES: dict[str, str] = {
 """English verbs that tie one thing to another (base form: its third person and past forms)."""
 CHANGES = "change|alter|break|invalidate|affect|influence|override|control|decide|determine|depend on|rely on|require"
 """English verbs a yes-or-no asks whether one thing does to another (does X change Y): the tie, not an action."""
+STOPS = "stops?|prevents?|keeps?|blocks?"
+"""English verbs with which a yes-or-no asks whether one thing keeps another from acting (can X stop Y from noticing)."""
 _ZH_TIES = "控制|决定|左右|依赖|属于|覆盖|影响|调用|读取|加载|引用|触发|取决于|管理|负责|维护|生成|提供|指定"
 """Chinese verbs that tie one thing to another (由哪个文件控制, 哪些模块会调用…)."""
 _ZH_SETS = "配置|设置|设定|启动"
@@ -60,11 +63,16 @@ SHAPES: tuple[str, ...] = (
     rf"(?!{_ASKER}\b)(?:{_WORD}\s+){{1,8}}?(?:{_BASE})\b",
     # does X change Y: a yes-or-no whether the tie holds, asked of a thing
     rf"^(?:[^?]{{0,80}}?,\s*)?(?:does|do|did|will|would|can|could)\s+(?!{_ASKER}\b|{_PERSON})(?:{_WORD}\s+){{1,10}}?"
-    rf"(?:{_alternatives(CHANGES)})\s+(?!{_ASKER}\b|my\b|our\b)\w",
+    rf"(?:(?:{_alternatives(CHANGES)})\s+(?!{_ASKER}\b|my\b|our\b)\w"
+    rf"|(?:{STOPS})\s+(?!{_ASKER}\b|my\b|our\b)(?:{_WORD}\s+){{1,6}}?from\s+\w+ing\b)",
     # does applying X delete Y: whether doing one thing removes another (a tool's own work, does the backup tool
     # overwrite old archives, is no tie)
     rf"^(?:[^?]{{0,80}}?,\s*)?(?:does|do|did|will|would|can|could)\s+\w+ing\s+(?:{_WORD}\s+){{0,8}}?"
     r"(?:delete|remove|erase|wipe|discard|overwrite|clear|reset)s?\s+(?!(?:it|them|my|our)\b)\w",
+    # after converting X to Y, can I still edit it; 转换成曲线以后，还能再改吗: what a conversion leaves possible
+    r"^(?:after|once|when|if)\s+(?:(?:i|you|we)\s+)?(?:convert|turn|merge|flatten|export|render)\w*\s+[^?,]{1,50}?\b(?:in)?to\b"
+    r"[^?,]{1,50}?,\s*(?:can|could|will|is it possible to)\b[^?]{0,30}?\b(?:still|again|back)\b"
+    r"|(?:转换|转|变|合并|导出|另存)(?:成|为)[^，。？?]{1,20}?(?:以后|之后|后)[，,]?[^，。？?]{0,12}?还(?:能|可以|能不能|可不可以|能否)",
     # what is X part of, how is X tied to Y
     rf"\b(?:which|what)\b[^?]{{0,60}}?\b(?:is|are)\s+(?:{_WORD}\s+){{1,4}}?part\s+of\s*(?:[?,;]|and\b|$)",
     rf"\bhow\s+(?:is|are|does|do)\s+(?!{_ASKER}\b)[^?]{{2,60}}?\b(?:tied|linked|connected|related|bound|wired|coupled)\s+"
@@ -74,7 +82,12 @@ SHAPES: tuple[str, ...] = (
     rf"|由(?:哪|什么|谁)[^，。？?]{{0,12}}?(?:{_ZH_TIES}|{_ZH_SETS})",
     # X 和 Y 有关系吗, X 会影响 Y 吗, Y 会跟着更新吗
     r"(?:和|与|跟|同)[^，。？?]{1,30}?(?:有没有|是否有|有)(?:关系|联系|关联)(?!的)",
-    rf"(?<![我你您])(?:会|会不会|是否|能否|能不能)(?:{_ZH_TIES}|改变|破坏)[^，。？?]{{1,20}}?(?:吗|么|嘛)?[？?]?$",
+    rf"(?<![我你您])(?:会|会不会|是否|能否|能不能)(?:{_ZH_TIES}|改变|破坏)[^，。？?]{{1,20}}?(?:吗|么|嘛)?[？?]?$"
+    # 勾选 X，Y 会不会变; if I tick X, does Y move: whether a setting switched on or off changes a thing
+    rf"|(?:勾选|取消勾选|选中|启用|禁用|开启|关闭)[^，。？?]{{1,30}}[，,](?![^，。？?]*?[我你您])[^，。？?]{{1,30}}?"
+    r"(?:会不会|是否会|会)(?:变|改变|变化|移动|挪动?|跑)"
+    rf"|^(?:if|when)\s+(?:(?:i|you|we)\s+)?(?:tick|check|untick|uncheck|enable|disable|turn on|turn off|switch on|switch off)\b"
+    rf"[^?]{{1,60}},\s*(?:does|do|will|would)\s+(?!{_ASKER}\b)[^?,]{{1,40}}?\s(?:change|move|shift)\s*\?$",
     r"^(?!.*(?:什么时候|何时|多久)).*?(?:(?:跟着|随着|随之|跟随)(?:一起)?(?:更新|变化|改变|变|修改|更改|同步)"
     r"|会(?:跟着|随之|跟随)(?:一起)?[\u4e00-\u9fff]{1,4}?(?:吗|么|嘛))",
     # 用哪个环境变量临时改掉, 可以在对话框里覆盖吗, can X be overridden in Y: which setting overrides another, or where

@@ -21,9 +21,10 @@ SHAPES: tuple[str, ...] = (
     r"\bfirst\s+or\s+[^?]{1,50}?\bfirst\b|\b(?:before|after)\s+or\s+(?:before|after)\b"
     rf"|^(?:[^?]{{0,80}}?,\s*)?(?:which|what)\b(?![^?]*\b{_ASKER}\b)[^?,]{{1,60}}?\b(?:first|last|next)\s*\?$"
     r"|先[^，。？?]{1,20}?还是先|(?<!要)(?<!得)(?<!须)先[\u4e00-\u9fff]{1,3}?哪(?:个|一|些|种)",
-    # when an event occurs, whether a thing changes later, what holds before it: when exactly does X fire, does the row
-    # update later, 还没读入…的时候, 以后还会再变吗
-    rf"^when\s+(?:exactly\s+)?(?:does|do|are)\s+(?!{_ASKER}\b)"
+    # when an event occurs, whether a thing changes later, what holds before it: when exactly does X fire (also after
+    # the clause that sets the scene: I postponed it — when does X …), does the row update later, 还没读入…的时候,
+    # 以后还会再变吗
+    rf"(?:^|[—–:;]\s*|\s-\s+)when\s+(?:exactly\s+)?(?:does|do|are)\s+(?!{_ASKER}\b)"
     r"|\b(?:does|do|will|would|is|are)\b[^?]{1,60}?\b(?:later|afterwards|eventually|later on)\s*\?$"
     r"|还(?:没|未)有?[^，。？?]{1,20}?(?:的时候|之前|以前)|(?:以后|之后)[^。？?]{0,20}?还会再?[\u4e00-\u9fff]{1,4}?(?:吗|么)",
 )
