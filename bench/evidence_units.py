@@ -2,7 +2,8 @@
 
 For each dev question (dev, dev2, dev3; never a test half) of bench/data/answers and of every labelled corpus of
 bench/domain_data.py that is not held out, the full search() runs offline; at the answer, the ranking
-`evidence.ranked` returns (the shipped order: mix, bonuses and overrides) is kept with each unit's
+`evidence.ranked` returns under the hand-set mix (its bonuses and overrides; a profile's learned weights set
+aside) is kept with each unit's
 `unit_features.features` and whether it holds one of the question's evidence sentences (bench/answers.py's
 `holds`). Per corpus it reports `pool` (some candidate holds one: the ceiling of any scorer) and the shipped
 order's @1 and @2; the units go to a gzipped JSON file (written byte for byte the same for the same units) that
@@ -13,10 +14,12 @@ scripts/fit_evidence.py fits the learned scorer on.
 from __future__ import annotations
 
 import argparse
+import copy
 import gzip
 import json
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 os.environ.setdefault("LAMBDARAG_FEEDBACK", "off")
@@ -42,12 +45,17 @@ RANKED = generate.ranked
 
 
 def keep(query, hits, profile, ctx=None, rejected=frozenset()):
-    """Returns `evidence.ranked`'s ranking, keeping the first one of a question in SEEN with its units' features."""
-    ranking = RANKED(query, hits, profile, ctx, rejected)
+    """Returns `evidence.ranked`'s ranking by the hand-set mix (the profile's learned weights set aside: the units
+    are dumped in the mix's order, which the fit reads as a feature), keeping the first one of a question in SEEN
+    with its units' features."""
+    mix = copy.copy(profile)
+    mix.wording = replace(profile.wording, evidence_weights=None)
+    ranking = RANKED(query, hits, mix, ctx, rejected)
     if not SEEN:
         found = [s.candidate for s in ranking]
         parts = evidence.signals(query, found, ctx, profile=profile) if found else {}
-        matrix = features(query, found, parts, [s.cover for s in ranking], [s.held for s in ranking]) if found else []
+        matrix = features(query, found, parts, [s.cover for s in ranking], [s.held for s in ranking],
+                          range(len(found))) if found else []
         SEEN.append((ranking, matrix))
     return ranking
 

@@ -23,14 +23,18 @@ KINDS = ("item", "row", "option", "command", "heading", "definition", "label", "
 """The unit kinds with a feature of their own (a plain sentence is the base)."""
 FEATURES = ("bm25", "dense", "heading", "cosine", "prior", "first_hit", "states_asked", "states_count",
             "negates_asked", "names_asked", "measures_asked", "cover", "held", *(f"kind_{k}" for k in KINDS),
-            "length", "short", "sentences", "place", "opening", "lead", "refers_back", "asked_words")
-"""The features' names, in the order of a weight vector."""
+            "length", "short", "sentences", "place", "opening", "lead", "refers_back", "asked_words", "shipped",
+            "shipped_first")
+"""The features' names, in the order of a weight vector; the last two are the unit's place in the hand-set mix's
+order (`evidence.ranked` without weights), so the fit may keep what that order knows."""
+SHIPPED = ("shipped", "shipped_first")
 
 
 def features(query: str, found: Sequence[Any], parts: dict[str, np.ndarray], cover: Sequence[float],
-             held: Sequence[float]) -> np.ndarray:
-    """Returns the matrix of `FEATURES` (a row per candidate of `found`) for the question, from the signals `parts`
-    and the coverage shares `cover` (partial words counting a little) and `held` (whole words only)."""
+             held: Sequence[float], shipped: Sequence[int]) -> np.ndarray:
+    """Returns the matrix of `FEATURES` (a row per candidate of `found`) for the question, from the signals `parts`,
+    the coverage shares `cover` (partial words counting a little) and `held` (whole words only) and each unit's
+    place in the hand-set mix's order (`shipped`, 0 first)."""
     from . import evidence as ev
 
     n = len(found)
@@ -64,6 +68,7 @@ def features(query: str, found: Sequence[Any], parts: dict[str, np.ndarray], cov
         "lead": np.array([bool(c.lead) for c in found]),
         "refers_back": np.array([bool(ev.REFERS_BACK.search(c.text)) for c in found]),
         "asked_words": np.array([min(len(set(ev.keywords(t)) & set(ev.keywords(query))) / wanted, 1.0) for t in texts]),
+        "shipped": np.array([1 / (1 + p) for p in shipped]), "shipped_first": np.array([p == 0 for p in shipped]),
     }
     return np.column_stack([np.asarray(columns[name], dtype=float) for name in FEATURES]) if n else np.zeros((0, len(FEATURES)))
 
