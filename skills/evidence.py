@@ -15,7 +15,8 @@ its own, for a question asking when (`ASKS_WHEN`) only.
 for Chinese, its stemmer for English), the embedder's cosine between the
 question's vector (the one retrieval computed, `skills.dense.query_vector`)
 and the units', and BM25 of the heading path, so a heading's words count for
-the units below it. `WEIGHTS` says how they mix.
+the units below it. `WEIGHTS` says how they mix; under a profile naming learned weights
+(`Wording.evidence_weights`, `unit_features`) that mix's order is one feature of a fitted score that orders them.
 """
 from __future__ import annotations
 
