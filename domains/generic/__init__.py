@@ -22,6 +22,9 @@ EXEMPLARS = Path(__file__).with_name("data") / "classify_exemplars.jsonl"
 """Questions about documentation and prose of no particular field, in English and Chinese, labelled by type."""
 PROMPTS = Path(__file__).with_name("data") / "prompts.yml"
 """The LLM prompts of every Lam in Chinese and English (skills.prompts): the default of every pack."""
+EVIDENCE_WEIGHTS = Path(__file__).with_name("data") / "evidence_weights.json"
+"""The learned evidence scorer's weights, fitted on the open dev halves by scripts/fit_evidence.py (its provenance
+inside): they order the offline answer's candidate units (docs/answers.md, "Scoring")."""
 ANSWER_FLOOR = 0.15
 """Below the best unit of every dev question of bench/data/domains (the lowest, 0.18, a Chinese synthesis question
 full of everyday words): documentation answers in other words than the question's."""
@@ -45,4 +48,4 @@ class GenericProfile(CorpusProfile):
     classifier = Classifier(rules=cues.RULES, exemplars_file=EXEMPLARS, unsure_below=UNSURE_BELOW,
                             admits_type=cues.admits_type, risk_cues=cues.RISK_CUES, table_cue=cues.TABLE_CUE)
     wording = Wording(prompt_files=(PROMPTS,), answer_floor=ANSWER_FLOOR, answer_near=ANSWER_NEAR,
-                      missing_things=cues.missing_things)
+                      evidence_weights=EVIDENCE_WEIGHTS, missing_things=cues.missing_things)
