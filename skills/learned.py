@@ -58,6 +58,7 @@ def gated_signals(learned: LearnedIndex, backend: Any, query: str, vector: Any, 
 
     `base` is the unlearned ranking (chunk id, fused score) retrieved for `user` under `filters`, best first, with
     `families` (chunk id → `Chunk.family`), and `lexical` the BM25 list it was fused from (chunk → score). The
+    head learns only past the cosine floor and the agreement gate (`LearnedIndex.agrees`). The
     gate reads only the `GATE_SIGNALS` (past the cosine floor, and only once
     a gain model is fitted), so the others (the term-mapped BM25 search costs
     most) are computed only for the weights that apply — the head's once the
@@ -70,7 +71,7 @@ def gated_signals(learned: LearnedIndex, backend: Any, query: str, vector: Any, 
         return None
     p = learned.params
     near = learned.nearest(vector)
-    opened, tailed = learned.opened(near), learned.tailed(near)
+    opened, tailed = learned.opened(near) and learned.agrees(vector), learned.tailed(near)
     if not opened and not tailed:
         return None
     fused = {c: families.get(c, "") for c, _ in base}

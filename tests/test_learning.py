@@ -466,3 +466,45 @@ def test_the_tail_fit_takes_learned_candidates_that_cost_no_unseen_question_its_
     unseen = np.array([r.unseen for r in rows])
     assert recall[unseen, 1].mean() == recall[unseen, 0].mean() == 1.0   # ... and p49 stays within the first 100
     assert recall[~unseen, 1].mean() == 1.0 > recall[~unseen, 0].mean()
+
+
+def test_neighbour_agreement_is_the_closeness_weighted_share_of_near_questions_pairs_that_share_a_chunk():
+    from lambdarag.skills.store.learned import agreement
+    sims = np.array([0.95, 0.94, 0.90])
+    assert agreement(sims, [("a", "b"), ("a",), ("a", "c")], 10.0) == pytest.approx(1.0)         # every pair overlaps
+    assert agreement(sims, [("a",), ("b",), ("c",)], 10.0) == 0.0                          # none does
+    split = agreement(sims, [("a",), ("a",), ("c",)], 10.0)                                # only the closest pair
+    w = np.exp(10.0 * (sims - 1.0))
+    assert split == pytest.approx(w[0] * w[1] / (w[0] * w[1] + w[0] * w[2] + w[1] * w[2]))
+    assert agreement(sims, [("a",), ("c",), ("a",)], 10.0) < split                         # a farther pair weighs less
+    assert agreement(sims[:1], [("a",)], 10.0) == 0.0                                      # one neighbour: no vote
+
+
+def test_the_agreement_gate_keeps_the_unlearned_top_when_the_near_confirmed_questions_disagree(corpus, tmp_path):
+    backend, embedder = backend_of(corpus), default_embedder()
+    unlearned = ranking(backend, tmp_path, PARAPHRASE)
+
+    def agreeing(directory) -> list:
+        learned = open_learned(directory, backend, embedder, agreement=0.5)
+        ctx = Context(embedder=embedder, resources={"index": backend, "learned": learned})
+        return [(h.chunk_id, h.score) for h in retrieval_term("hybrid").run(State.of(PARAPHRASE, plan=PLAN), ctx).hits]
+
+    learn_pairs(tmp_path / "split", backend, embedder, "confirm", [(CONFIRMED, [ANSWER]), (OTHER[0], [OTHER[1]])],
+                refit=False)
+    assert position(ranking(backend, tmp_path / "split", PARAPHRASE), ANSWER) < 5        # no agreement gate: lifted
+    assert agreeing(tmp_path / "split")[:HEAD] == unlearned[:HEAD]                     # its two neighbours disagree
+    learn_pairs(tmp_path / "agree", backend, embedder, "confirm", [(CONFIRMED, [ANSWER]), (OTHER[0], [ANSWER])],
+                refit=False)
+    assert position(agreeing(tmp_path / "agree"), ANSWER) < 5                           # they agree: lifted
+
+
+def test_the_config_sets_the_agreement_gate_s_floor_and_it_is_off_by_default(corpus, tmp_path):
+    from lambdarag.orchestration.config import DEFAULT_CONFIG, parse_config
+    text = DEFAULT_CONFIG.read_text(encoding="utf-8")
+    shipped = parse_config(text).orchestration.feedback.agreement_gate
+    on = parse_config(text.replace("    minSources: 2\n", "    minSources: 2\n    agreementGate: 0.3\n"))
+    backend, embedder = backend_of(corpus), default_embedder()
+    learn_pairs(tmp_path, backend, embedder, "confirm", [(CONFIRMED, [ANSWER])], refit=False)
+    assert open_learned(tmp_path, backend, embedder, False, shipped).params.agreement == 0.0
+    assert open_learned(tmp_path, backend, embedder, False, on.orchestration.feedback.agreement_gate
+                        ).params.agreement == 0.3

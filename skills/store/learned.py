@@ -38,6 +38,7 @@ confirmed questions were part of their chunks' text).
 """
 from __future__ import annotations
 
+import itertools
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
@@ -73,6 +74,9 @@ READERS_KEPT = 16
 """Readers alike (`LearnedIndex.checked`) whose permission checks a learned index keeps, the latest used."""
 FAMILY_CANDIDATES = 20
 """Confirmed chunks of the near questions' families that become candidates, the closest to the query first."""
+AGREEMENT_NEIGHBOURS = 20
+"""Nearest confirmed questions whose agreement (`agreement`, over their confirmed chunks) the agreement gate reads:
+on STARD it told seen from unseen questions best of 3, 5, 10 and 20, chunks or families (bench/agreement_gate.py)."""
 HEAD = 10
 """Ranks only an open gate may change: the tail (`LearnedParams.tail`) re-ranks what follows them, so a question
 whose gate stays closed keeps its unlearned top `HEAD` exactly while its recall still gains from past questions."""
@@ -98,7 +102,9 @@ class LearnedParams:
     candidates act only for a question whose nearest confirmed one reaches `tail_gate`. `adapter_blend` is how far the
     query adapter moves the dense leg's query vector (0: not at all; `orchestration.learning.choose_blend`).
     `tail_model`, when fitted, re-ranks the tail again (`skills.store.tail_model`); `notes` name a stored one that
-    could not be read (it is then left out, and the tail ranks as without it)."""
+    could not be read (it is then left out, and the tail ranks as without it). `agreement` is the agreement gate's
+    floor (config ``orchestration.feedback.agreementGate``, never fitted nor stored; 0: off): the head stays
+    unlearned unless the `AGREEMENT_NEIGHBOURS` nearest confirmed questions agree at least that much."""
 
     weights: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
     gate: float = 0.9
@@ -113,6 +119,7 @@ class LearnedParams:
     tail_gate: float = -1.0
     adapter_blend: float = 0.0
     tail_model: Optional[TailModel] = None
+    agreement: float = 0.0
     notes: tuple[str, ...] = field(default=(), compare=False)
 
     def to_dict(self) -> dict[str, Any]:
@@ -253,6 +260,15 @@ class LearnedIndex:
     def tailed(self, near: Nearest) -> bool:
         """Returns whether the tail acts: it has weights and the nearest past question is `params.tail_gate` close."""
         return bool(self.params.tail) and near.best >= self.params.tail_gate
+
+    def agrees(self, vector: np.ndarray) -> bool:
+        """Returns whether the agreement gate lets the head learn for a unit query vector: off (``params.agreement``
+        0), or its `AGREEMENT_NEIGHBOURS` nearest confirmed questions' `agreement` reaches that floor."""
+        if self.params.agreement <= 0:
+            return True
+        near = self.nearest(vector, AGREEMENT_NEIGHBOURS)
+        return agreement(near.sims, [self.pairs[i].chunks for i in near.rows], self.params.sharpness) \
+            >= self.params.agreement
 
     def admits(self, features: np.ndarray) -> bool:
         """Returns whether the gate's lower confidence bound of the gain is above zero (`admits`)."""
@@ -419,6 +435,20 @@ def gate_features(near: Nearest, neighbours: Mapping[str, float], base: Sequence
                      (scores[0] - scores[1]) / spread if spread > 1e-12 else 0.0,
                      agree(HEAD), agree(100), float(any(place.get(c, HEAD) < HEAD for c in nearest_chunks)),
                      *signal_strengths(matrix), 1.0])
+
+
+def agreement(sims: np.ndarray, confirmed: Sequence[Iterable[str]], sharpness: float) -> float:
+    """Returns how far a question's near past questions (cosines `sims`, best first, and what each `confirmed`:
+    chunks or their families) agree: the share of their pairs that share one, each pair weighted by both
+    questions' closeness exp(sharpness·(cos − 1)); 0 with fewer than two (no vote)."""
+    weights = np.exp(sharpness * (np.asarray(sims, dtype=np.float64) - 1.0))
+    sets = [set(c) for c in confirmed]
+    total = shared = 0.0
+    for i, j in itertools.combinations(range(min(len(sets), len(weights))), 2):
+        w = float(weights[i] * weights[j])
+        total += w
+        shared += w if sets[i] & sets[j] else 0.0
+    return shared / total if total > 0 else 0.0
 
 
 def signal_strengths(matrix: np.ndarray) -> tuple[float, float, float, float]:
