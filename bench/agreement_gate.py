@@ -22,8 +22,9 @@ families). Gates are then re-ranked from the cache with `arrange`, as a query is
   ones most); (k, measure, boost, threshold) chosen likewise. Both may keep the shipped gate, and a setting is allowed
   when its unseen upper loss is within the bound or no more than the shipped gate's own (as the tail model's fit
   allows, `orchestration.learning.choose_tail_model`);
-- "boost fixed": the boost at `FIXED`, read off split 1's cache in sample (the setting of best MRR@10 whose unseen
-  mean loss there stayed within 0.005) before splits 2-4 were cached: how much of that gain holds elsewhere.
+- "boost fixed": the boost at `FIXED`, as the product applies it with ``agreementBoost: 2``, read off split 1's cache
+  in sample (a setting of high MRR@10 whose unseen mean loss there stayed within 0.005) before splits 2-4 were
+  cached: how much of that gain holds elsewhere.
 
 Also the separation of seen from unseen questions among those the shipped gate opens for (`separation`): the
 nearest cosine's and each agreement's.
@@ -53,7 +54,8 @@ from bench.learned_rerank import every_signal, load_cache as cached  # noqa: E40
 from bench.machine import facts as machine_facts, results_dir, write  # noqa: E402
 from lambdarag.orchestration.learning import GATE_QUANTILES, LOSS_CONFIDENCE, UNSEEN_LOSS  # noqa: E402
 from lambdarag.orchestration.metrics import score  # noqa: E402
-from lambdarag.skills.store.learned import LearnedParams, Nearest, agreement, arrange  # noqa: E402
+from lambdarag.skills.store.learned import (AGREEMENT_FLOOR, AGREEMENT_NEIGHBOURS, LearnedParams,  # noqa: E402
+                                            agreement, arrange)
 
 NEAR = 20
 """Nearest confirmed questions cached per question (the largest k of `AGREEMENT_GRID`)."""
@@ -61,8 +63,9 @@ AGREEMENT_GRID = tuple(itertools.product((3, 5, 10, 20), ("chunks", "families"))
 """(k nearest confirmed questions, what their agreement compares) tried by the fitted gates."""
 BOOSTS = (1.0, 2.0, 4.0)
 """Neighbour weight added to the fitted head where the agreement gate of "boost" opens."""
-FIXED = ((20, "chunks"), 0.1, 2.0)
-"""(setting, threshold, boost) of "boost fixed"."""
+FIXED = ((AGREEMENT_NEIGHBOURS, "chunks"), AGREEMENT_FLOOR, 2.0)
+"""(setting, threshold, boost) of "boost fixed": the product's agreement boost (`LearnedIndex.head_params`) with
+``orchestration.feedback.agreementBoost: 2``."""
 
 
 def cache_path(split: int) -> Path:

@@ -58,7 +58,6 @@ def gated_signals(learned: LearnedIndex, backend: Any, query: str, vector: Any, 
 
     `base` is the unlearned ranking (chunk id, fused score) retrieved for `user` under `filters`, best first, with
     `families` (chunk id → `Chunk.family`), and `lexical` the BM25 list it was fused from (chunk → score). The
-    head learns only past the cosine floor and the agreement gate (`LearnedIndex.agrees`). The
     gate reads only the `GATE_SIGNALS` (past the cosine floor, and only once
     a gain model is fitted), so the others (the term-mapped BM25 search costs
     most) are computed only for the weights that apply — the head's once the
@@ -71,7 +70,7 @@ def gated_signals(learned: LearnedIndex, backend: Any, query: str, vector: Any, 
         return None
     p = learned.params
     near = learned.nearest(vector)
-    opened, tailed = learned.opened(near) and learned.agrees(vector), learned.tailed(near)
+    opened, tailed = learned.opened(near), learned.tailed(near)
     if not opened and not tailed:
         return None
     fused = {c: families.get(c, "") for c, _ in base}
@@ -167,14 +166,16 @@ def learned_boost(query: str, user: User, plan: RetrievalPlan, hits: Hits, ctx: 
         return {"hits": hits}
     backend = ctx.resource("index")
     base = [(h.chunk_id, h.score) for h in hits]
-    gated = gated_signals(learned, backend, query, query_vector(ctx, query), base,
+    vector = query_vector(ctx, query)
+    gated = gated_signals(learned, backend, query, vector, base,
                           {h.chunk_id: h.family for h in hits}, user, dict(filters or {}), plan.bm25_top_k,
                           lexical_list(candidates, query))
     if gated is None:
         return {"hits": hits}
     signals, opened, tailed = gated
     ids, matrix = score_matrix(base, signals)
-    params = learned.params if tailed else replace(learned.params, tail={})
+    params = learned.head_params(vector) if opened else learned.params
+    params = params if tailed else replace(params, tail={})
     order = arrange(base, ids, matrix, params, opened)[:plan.fused_top_k]
     have = {h.chunk_id: h for h in hits}
     out = []

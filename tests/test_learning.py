@@ -480,31 +480,34 @@ def test_neighbour_agreement_is_the_closeness_weighted_share_of_near_questions_p
     assert agreement(sims[:1], [("a",)], 10.0) == 0.0                                      # one neighbour: no vote
 
 
-def test_the_agreement_gate_keeps_the_unlearned_top_when_the_near_confirmed_questions_disagree(corpus, tmp_path):
+def test_the_agreement_boost_stays_off_when_the_near_confirmed_questions_disagree(corpus, tmp_path):
+    """A head that weighs no signal keeps the unlearned order; the boost adds the neighbour signal only where the
+    nearest confirmed questions agree on a chunk."""
     backend, embedder = backend_of(corpus), default_embedder()
-    unlearned = ranking(backend, tmp_path, PARAPHRASE)
+    unlearned = [c for c, _ in ranking(backend, tmp_path, PARAPHRASE)]
 
-    def agreeing(directory) -> list:
-        learned = open_learned(directory, backend, embedder, agreement=0.5)
+    def boosted(directory, boost: float = 8.0) -> list:
+        learned = open_learned(directory, backend, embedder, agreement_boost=boost)
         ctx = Context(embedder=embedder, resources={"index": backend, "learned": learned})
-        return [(h.chunk_id, h.score) for h in retrieval_term("hybrid").run(State.of(PARAPHRASE, plan=PLAN), ctx).hits]
+        return [h.chunk_id for h in retrieval_term("hybrid").run(State.of(PARAPHRASE, plan=PLAN), ctx).hits]
 
-    learn_pairs(tmp_path / "split", backend, embedder, "confirm", [(CONFIRMED, [ANSWER]), (OTHER[0], [OTHER[1]])],
-                refit=False)
-    assert position(ranking(backend, tmp_path / "split", PARAPHRASE), ANSWER) < 5        # no agreement gate: lifted
-    assert agreeing(tmp_path / "split")[:HEAD] == unlearned[:HEAD]                     # its two neighbours disagree
-    learn_pairs(tmp_path / "agree", backend, embedder, "confirm", [(CONFIRMED, [ANSWER]), (OTHER[0], [ANSWER])],
-                refit=False)
-    assert position(agreeing(tmp_path / "agree"), ANSWER) < 5                           # they agree: lifted
+    still = LearnedParams(weights=dict.fromkeys(SIGNALS, 0.0), gate=0.5)
+    for name, other in (("split", OTHER[1]), ("agree", ANSWER)):
+        learn_pairs(tmp_path / name, backend, embedder, "confirm", [(CONFIRMED, [ANSWER]), (OTHER[0], [other])],
+                    refit=False)
+        Confirmations(tmp_path / name).save_params(still, {})
+        assert boosted(tmp_path / name, 0.0)[:HEAD] == unlearned[:HEAD]          # no boost: the head as fitted
+    assert boosted(tmp_path / "split")[:HEAD] == unlearned[:HEAD]               # its two neighbours disagree
+    assert HEAD <= unlearned.index(ANSWER) and boosted(tmp_path / "agree").index(ANSWER) < 5    # they agree
 
 
-def test_the_config_sets_the_agreement_gate_s_floor_and_it_is_off_by_default(corpus, tmp_path):
+def test_the_config_sets_the_agreement_boost_and_it_is_off_by_default(corpus, tmp_path):
     from lambdarag.orchestration.config import DEFAULT_CONFIG, parse_config
     text = DEFAULT_CONFIG.read_text(encoding="utf-8")
-    shipped = parse_config(text).orchestration.feedback.agreement_gate
-    on = parse_config(text.replace("    minSources: 2\n", "    minSources: 2\n    agreementGate: 0.3\n"))
+    shipped = parse_config(text).orchestration.feedback.agreement_boost
+    on = parse_config(text.replace("    minSources: 2\n", "    minSources: 2\n    agreementBoost: 2\n"))
     backend, embedder = backend_of(corpus), default_embedder()
     learn_pairs(tmp_path, backend, embedder, "confirm", [(CONFIRMED, [ANSWER])], refit=False)
-    assert open_learned(tmp_path, backend, embedder, False, shipped).params.agreement == 0.0
-    assert open_learned(tmp_path, backend, embedder, False, on.orchestration.feedback.agreement_gate
-                        ).params.agreement == 0.3
+    assert open_learned(tmp_path, backend, embedder, False, shipped).params.agreement_boost == 0.0
+    assert open_learned(tmp_path, backend, embedder, False, on.orchestration.feedback.agreement_boost
+                        ).params.agreement_boost == 2.0

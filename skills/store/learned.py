@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import itertools
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 import numpy as np
@@ -75,8 +75,11 @@ READERS_KEPT = 16
 FAMILY_CANDIDATES = 20
 """Confirmed chunks of the near questions' families that become candidates, the closest to the query first."""
 AGREEMENT_NEIGHBOURS = 20
-"""Nearest confirmed questions whose agreement (`agreement`, over their confirmed chunks) the agreement gate reads:
-on STARD it told seen from unseen questions best of 3, 5, 10 and 20, chunks or families (bench/agreement_gate.py)."""
+AGREEMENT_FLOOR = 0.1
+"""The agreement boost (`LearnedParams.agreement_boost`) acts when the `AGREEMENT_NEIGHBOURS` nearest confirmed
+questions agree (`agreement`, over their confirmed chunks) at least `AGREEMENT_FLOOR`: on STARD 20 and chunks told
+seen from unseen questions best of 3, 5, 10 and 20, chunks or families, and the floor was read off split 1 before
+the other splits were measured (bench/agreement_gate.py)."""
 HEAD = 10
 """Ranks only an open gate may change: the tail (`LearnedParams.tail`) re-ranks what follows them, so a question
 whose gate stays closed keeps its unlearned top `HEAD` exactly while its recall still gains from past questions."""
@@ -102,9 +105,9 @@ class LearnedParams:
     candidates act only for a question whose nearest confirmed one reaches `tail_gate`. `adapter_blend` is how far the
     query adapter moves the dense leg's query vector (0: not at all; `orchestration.learning.choose_blend`).
     `tail_model`, when fitted, re-ranks the tail again (`skills.store.tail_model`); `notes` name a stored one that
-    could not be read (it is then left out, and the tail ranks as without it). `agreement` is the agreement gate's
-    floor (config ``orchestration.feedback.agreementGate``, never fitted nor stored; 0: off): the head stays
-    unlearned unless the `AGREEMENT_NEIGHBOURS` nearest confirmed questions agree at least that much."""
+    could not be read (it is then left out, and the tail ranks as without it). `agreement_boost` is the weight the
+    head's neighbour signal gains where the nearest confirmed questions agree (`LearnedIndex.head_params`; config
+    ``orchestration.feedback.agreementBoost``, never fitted nor stored; 0: off)."""
 
     weights: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
     gate: float = 0.9
@@ -119,7 +122,7 @@ class LearnedParams:
     tail_gate: float = -1.0
     adapter_blend: float = 0.0
     tail_model: Optional[TailModel] = None
-    agreement: float = 0.0
+    agreement_boost: float = 0.0
     notes: tuple[str, ...] = field(default=(), compare=False)
 
     def to_dict(self) -> dict[str, Any]:
@@ -261,14 +264,17 @@ class LearnedIndex:
         """Returns whether the tail acts: it has weights and the nearest past question is `params.tail_gate` close."""
         return bool(self.params.tail) and near.best >= self.params.tail_gate
 
-    def agrees(self, vector: np.ndarray) -> bool:
-        """Returns whether the agreement gate lets the head learn for a unit query vector: off (``params.agreement``
-        0), or its `AGREEMENT_NEIGHBOURS` nearest confirmed questions' `agreement` reaches that floor."""
-        if self.params.agreement <= 0:
-            return True
+    def head_params(self, vector: np.ndarray) -> LearnedParams:
+        """Returns the params the head ranks a unit query vector with: ``params``, their neighbour weight raised
+        by ``params.agreement_boost`` when the `AGREEMENT_NEIGHBOURS` nearest confirmed questions agree at least
+        `AGREEMENT_FLOOR`: where they disagree, the boost stays off."""
+        p = self.params
+        if p.agreement_boost <= 0:
+            return p
         near = self.nearest(vector, AGREEMENT_NEIGHBOURS)
-        return agreement(near.sims, [self.pairs[i].chunks for i in near.rows], self.params.sharpness) \
-            >= self.params.agreement
+        if agreement(near.sims, [self.pairs[i].chunks for i in near.rows], p.sharpness) < AGREEMENT_FLOOR:
+            return p
+        return replace(p, weights={**p.weights, "neighbours": p.weights.get("neighbours", 0.0) + p.agreement_boost})
 
     def admits(self, features: np.ndarray) -> bool:
         """Returns whether the gate's lower confidence bound of the gain is above zero (`admits`)."""
