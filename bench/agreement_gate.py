@@ -186,6 +186,19 @@ def separation(values: list, seen: list) -> float:
     return float((ranks[seen].sum() - n * (n + 1) / 2) / (n * m)) if n and m else 0.5
 
 
+def moved(rows: dict) -> dict:
+    """Returns, for seen and unseen questions, how many the gate opens for, how many "boost fixed" boosts and how
+    many of those it moves up and down in nDCG@10 against the shipped gate."""
+    out = {}
+    for subset in ("seen", "unseen"):
+        mine = [r for r in rows.values() if r["seen"] == (subset == "seen") and r["opened"]]
+        boosted = [r for r in mine if r["agree"][FIXED[0]] >= FIXED[1]]
+        change = [gated([r], "boost", *FIXED)[0][2] - r["open"][2] for r in boosted]
+        out[subset] = {"opened": len(mine), "boosted": len(boosted), "up": int(sum(c > 0 for c in change)),
+                       "down": int(sum(c < 0 for c in change))}
+    return out
+
+
 def split_report(split: int, confidence: float = LOSS_CONFIDENCE) -> dict:
     """Returns plain, shipped and the fitted agreement gates' metrics on `split` (overall, seen, unseen) and each
     held-out fold's choice."""
@@ -209,6 +222,7 @@ def split_report(split: int, confidence: float = LOSS_CONFIDENCE) -> dict:
         ids = [q for q, r in rows.items() if keep(r)]
         out[subset] = {"n": len(ids), **{name: dict(zip(("mrr@10", "recall@100", "ndcg@10"), np.round(
             np.mean([m[q] for q in ids], axis=0), 4).tolist())) for name, m in held.items()}}
+    out["boost_fixed_moved"] = moved(rows)
     opened = [r for r in rows.values() if r["opened"]]
     seen = [r["seen"] for r in opened]
     out["seen_vs_unseen_auc"] = {"nearest": round(separation([r["nearest"] for r in opened], seen), 3), **{
