@@ -511,3 +511,21 @@ def test_the_config_sets_the_agreement_boost_and_it_is_off_by_default(corpus, tm
     assert open_learned(tmp_path, backend, embedder, False, shipped).params.agreement_boost == 0.0
     assert open_learned(tmp_path, backend, embedder, False, on.orchestration.feedback.agreement_boost
                         ).params.agreement_boost == 2.0
+
+
+def test_a_restricted_chunk_the_near_questions_share_makes_them_agree_only_for_a_reader_who_may_read_it(corpus,
+                                                                                                       tmp_path):
+    backend, embedder = backend_of(corpus, restricted=ANSWER), default_embedder()
+    low, lower = [c for c, _ in ranking(backend, tmp_path, PARAPHRASE)][20:22]     # readable, retrieved, not top
+    learn_pairs(tmp_path, backend, embedder, "confirm", [(CONFIRMED, [ANSWER, low]), (OTHER[0], [ANSWER, lower])],
+                refit=False, scope="法务部|1")
+    Confirmations(tmp_path).save_params(LearnedParams(weights=dict.fromkeys(SIGNALS, 0.0), gate=0.5), {})
+
+    def top(user: User, boost: float) -> list:
+        learned = open_learned(tmp_path, backend, embedder, agreement_boost=boost)
+        ctx = Context(embedder=embedder, resources={"index": backend, "learned": learned})
+        hits = retrieval_term("hybrid").run(State.of(PARAPHRASE, plan=PLAN, user=user), ctx).hits
+        return [h.chunk_id for h in hits][:HEAD]
+
+    assert top(User(), 8.0) == top(User(), 0.0)              # they share only what this reader may not read
+    assert top(LEGAL, 8.0) != top(LEGAL, 0.0)                # who may read it: they agree, the boost acts

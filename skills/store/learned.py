@@ -264,15 +264,17 @@ class LearnedIndex:
         """Returns whether the tail acts: it has weights and the nearest past question is `params.tail_gate` close."""
         return bool(self.params.tail) and near.best >= self.params.tail_gate
 
-    def head_params(self, vector: np.ndarray) -> LearnedParams:
+    def head_params(self, vector: np.ndarray, may_read: Callable[[str], bool]) -> LearnedParams:
         """Returns the params the head ranks a unit query vector with: ``params``, their neighbour weight raised
         by ``params.agreement_boost`` when the `AGREEMENT_NEIGHBOURS` nearest confirmed questions agree at least
-        `AGREEMENT_FLOOR`: where they disagree, the boost stays off."""
+        `AGREEMENT_FLOOR`: where they disagree, the boost stays off. They agree only on chunks the reader
+        `may_read`, so a chunk it may not read cannot change its ranking by making them agree."""
         p = self.params
         if p.agreement_boost <= 0:
             return p
         near = self.nearest(vector, AGREEMENT_NEIGHBOURS)
-        if agreement(near.sims, [self.pairs[i].chunks for i in near.rows], p.sharpness) < AGREEMENT_FLOOR:
+        confirmed = [[c for c in self.pairs[i].chunks if may_read(c)] for i in near.rows]
+        if agreement(near.sims, confirmed, p.sharpness) < AGREEMENT_FLOOR:
             return p
         return replace(p, weights={**p.weights, "neighbours": p.weights.get("neighbours", 0.0) + p.agreement_boost})
 
