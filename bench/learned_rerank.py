@@ -27,6 +27,7 @@ import os
 import pickle
 import sys
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 
@@ -52,21 +53,30 @@ def cache_path(split: int) -> Path:
     return home / "cache" / f"learned-rerank-{split}.pkl"
 
 
+def every_signal(learned, backend, view, query: str, vector: np.ndarray, unlearned) -> tuple:
+    """Returns a question's retrieved chunks (→ family), nearest confirmed questions, public reader and every learned
+    signal (`learned_signals`, whatever its weight) of its `unlearned` ranking."""
+    from lambdarag.skills.learned import learned_signals, reader
+    from lambdarag.state import PUBLIC
+
+    fused = {c: view.family.get(c, "") for c, _ in unlearned.fused}
+    near = learned.nearest(vector)
+    may_read = reader(backend, PUBLIC, {}, fused)
+    return fused, near, may_read, learned_signals(learned, backend, backend.tokenizer(query), vector, near, fused,
+                                                  PUBLIC, {}, 100, lexical=unlearned.lexical, may_read=may_read)
+
+
 def question_entry(learned, backend, view, query: str, vector: np.ndarray, unlearned, relevant: set) -> dict:
     """Returns one question's cached candidates: ids (fused list first), the `FEATURES` matrix, the shipped learned
     order, gate facts and where its relevant chunks lie."""
     from dataclasses import replace
 
-    from lambdarag.skills.learned import gated_signals, learned_signals, reader, with_candidates
+    from lambdarag.skills.learned import gated_signals, with_candidates
     from lambdarag.skills.store.learned import SIGNALS, arrange, score_matrix
     from lambdarag.state import PUBLIC
 
     base, lexical = unlearned.fused, unlearned.lexical
-    fused = {c: view.family.get(c, "") for c, _ in base}
-    near = learned.nearest(vector)
-    may_read = reader(backend, PUBLIC, {}, fused)
-    signals = learned_signals(learned, backend, backend.tokenizer(query), vector, near, fused, PUBLIC, {}, 100,
-                              lexical=lexical, may_read=may_read)
+    fused, near, may_read, signals = every_signal(learned, backend, view, query, vector, unlearned)
     count = max(learned.params.candidates, 50)
     signals = with_candidates(signals, learned.candidate_scores(vector, near, fused, may_read, count=count))
     ids, matrix = score_matrix(base, {n: signals.get(n, {}) for n in SIGNALS})
@@ -97,8 +107,9 @@ def question_entry(learned, backend, view, query: str, vector: np.ndarray, unlea
                       for c in relevant if c in row}}
 
 
-def build_cache(split: int) -> dict:
-    """Returns (and stores) every question's `question_entry` on `split`, each ranked by its fold's learned hybrid."""
+def build_cache(split: int, entry=question_entry, path: Optional[Path] = None) -> dict:
+    """Returns (and stores, at `path`: default `cache_path`) every question's `entry` (default `question_entry`) on
+    `split`, each ranked by its fold's learned hybrid."""
     from lambdarag.orchestration.learning import base_ranking, build_learned
     from lambdarag.skills.store.learned import LearnedParams, Pair
 
@@ -113,18 +124,19 @@ def build_cache(split: int) -> dict:
         taught = {c for q in learn for c in chunks[q["qid"]]}
         for q in (q for q in queries if fold_of[q["qid"]] == fold):
             relevant = set(chunks[q["qid"]])
-            entries[q["qid"]] = {"fold": fold, "seen": bool(relevant & taught), **question_entry(
+            entries[q["qid"]] = {"fold": fold, "seen": bool(relevant & taught), **entry(
                 learned, backend, view, q["query"], vectors[row[q["qid"]]], unlearned(q["query"]), relevant)}
         print(f"split {split} fold {fold} cached", file=sys.stderr, flush=True)
-    path = cache_path(split)
+    path = path or cache_path(split)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(pickle.dumps(entries))
     return entries
 
 
-def load_cache(split: int) -> dict:
-    path = cache_path(split)
-    return pickle.loads(path.read_bytes()) if path.exists() else build_cache(split)
+def load_cache(split: int, entry=question_entry, path: Optional[Path] = None) -> dict:
+    """Returns the cache of `split` at `path` (default `cache_path`), built by `build_cache` when missing."""
+    path = path or cache_path(split)
+    return pickle.loads(path.read_bytes()) if path.exists() else build_cache(split, entry, path)
 
 
 def metrics(order: list, relevant: set) -> np.ndarray:

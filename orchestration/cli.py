@@ -210,7 +210,8 @@ def retriever_rankings(args: argparse.Namespace, queries: list[dict]):
     doc_of = {c.id: c.doc_id for c in backend.chunks()}
     chunk_level = any(r in doc_of for q in queries for r in q["relevant"])
     learned = None if args.no_learned else open_learned(feedback_dir(args.index), backend, default_embedder(),
-                                                        config.orchestration.feedback.query_adapter)
+                                                        config.orchestration.feedback.query_adapter,
+                                                        config.orchestration.feedback.agreement_boost)
     term = retrieval_term(args.retriever, learned=learned is not None)
     plan = RetrievalPlan(bm25_top_k=args.k, dense_top_k=args.k, fused_top_k=args.k)
     ctx = Context(resources={"index": backend, **({"learned": learned} if learned else {})})

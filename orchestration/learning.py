@@ -211,18 +211,20 @@ def corpus_view(backend: Any) -> CorpusView:
     return _VIEWS[key]
 
 
-def open_learned(directory: Path, backend: Any, embedder: Any, adapter: bool = False) -> Optional[LearnedIndex]:
+def open_learned(directory: Path, backend: Any, embedder: Any, adapter: bool = False, agreement_boost: float = 0.0
+                 ) -> Optional[LearnedIndex]:
     """Returns the learned index of an index's feedback folder (None when nothing is confirmed), loaded once per
     learning generation: a question reads one counter (`Confirmations.stamp`, which every add, revert and refit
     bumps) and rebuilds only when it moved. With `adapter` (config ``orchestration.feedback.queryAdapter``) it
-    holds the query adapter too.
+    holds the query adapter too; `agreement_boost` (``orchestration.feedback.agreementBoost``) is the neighbour
+    weight the head gains where the near confirmed questions agree (`LearnedParams.agreement_boost`; 0: off).
 
     A rebuild re-reads the live pairs and their stored vectors and tokenizes only questions new to the process;
     the term map, the costly part, and the query adapter are the ones the last fit stored, or learned here once
     per explicit change (`generation_state`), so an answer's confirmation never pays for them.
     """
     conf = Confirmations(directory)
-    stamp = (id(backend), getattr(backend, "version", 0), adapter, conf.stamp())
+    stamp = (id(backend), getattr(backend, "version", 0), adapter, agreement_boost, conf.stamp())
     with _LOCK:
         cached = _OPEN.get(str(directory))
         if cached is not None and cached[0] == stamp:
@@ -233,7 +235,7 @@ def open_learned(directory: Path, backend: Any, embedder: Any, adapter: bool = F
             view = corpus_view(backend)
             vectors = conf.vectors(embedder, [p.query for p in pairs])
             key = (*stamp[:3], conf.generation())
-            params = conf.params()
+            params = replace(conf.params(), agreement_boost=agreement_boost)
             known = _GENERATIONS.get(str(directory))
             if known is None or known[0] != key:
                 known = _GENERATIONS[str(directory)] = (key, *generation_state(conf, view, pairs, vectors, adapter,

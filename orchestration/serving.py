@@ -120,7 +120,8 @@ def warm(config: Any, index: Optional[str]) -> None:
     warm_up(kb.index, embedder)
     loop = open_feedback(config, kb)
     if loop is not None:
-        open_learned(loop.dir, kb.index, embedder, config.orchestration.feedback.query_adapter)
+        open_learned(loop.dir, kb.index, embedder, config.orchestration.feedback.query_adapter,
+                     config.orchestration.feedback.agreement_boost)
         loop.lexicon.synonyms()
     quiet = config.model_copy(update={"orchestration": config.orchestration.model_copy(update={
         "feedback": config.orchestration.feedback.model_copy(update={"enabled": False})})})

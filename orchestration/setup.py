@@ -216,7 +216,8 @@ def set_up(config: AgentConfig, index: Optional[str], trace: Trace, query: str =
         counter, terms = loop.store.read(lambda tx: (tx.counter(CHANGES), synonym_terms(tx)))   # one round trip
         follow(kb, loop.store, counter)
         learned = {"synonyms": loop.lexicon.synonyms(terms=terms), "learned": open_learned(
-            loop.dir, kb.index, embedder, shared.config.orchestration.feedback.query_adapter)}
+            loop.dir, kb.index, embedder, shared.config.orchestration.feedback.query_adapter,
+            shared.config.orchestration.feedback.agreement_boost)}
     ctx = Context(**shared.providers, resources={**shared.resources, **learned},
                   llm_budget=llm_budget(shared.config), cost_model=cost_model(shared.config), trace=trace)
     corrections = loop.rules.learned(user) if loop else ((), ())

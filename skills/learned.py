@@ -166,14 +166,18 @@ def learned_boost(query: str, user: User, plan: RetrievalPlan, hits: Hits, ctx: 
         return {"hits": hits}
     backend = ctx.resource("index")
     base = [(h.chunk_id, h.score) for h in hits]
-    gated = gated_signals(learned, backend, query, query_vector(ctx, query), base,
-                          {h.chunk_id: h.family for h in hits}, user, dict(filters or {}), plan.bm25_top_k,
-                          lexical_list(candidates, query))
+    vector, filters = query_vector(ctx, query), dict(filters or {})
+    gated = gated_signals(learned, backend, query, vector, base, {h.chunk_id: h.family for h in hits}, user, filters,
+                          plan.bm25_top_k, lexical_list(candidates, query))
     if gated is None:
         return {"hits": hits}
     signals, opened, tailed = gated
     ids, matrix = score_matrix(base, signals)
-    params = learned.params if tailed else replace(learned.params, tail={})
+    params = learned.params
+    if opened and params.agreement_boost > 0:
+        params = learned.head_params(vector, reader(backend, user, filters, (h.chunk_id for h in hits),
+                                                    learned.checked(user, filters)))
+    params = params if tailed else replace(params, tail={})
     order = arrange(base, ids, matrix, params, opened)[:plan.fused_top_k]
     have = {h.chunk_id: h for h in hits}
     out = []

@@ -466,3 +466,66 @@ def test_the_tail_fit_takes_learned_candidates_that_cost_no_unseen_question_its_
     unseen = np.array([r.unseen for r in rows])
     assert recall[unseen, 1].mean() == recall[unseen, 0].mean() == 1.0   # ... and p49 stays within the first 100
     assert recall[~unseen, 1].mean() == 1.0 > recall[~unseen, 0].mean()
+
+
+def test_neighbour_agreement_is_the_closeness_weighted_share_of_near_questions_pairs_that_share_a_chunk():
+    from lambdarag.skills.store.learned import agreement
+    sims = np.array([0.95, 0.94, 0.90])
+    assert agreement(sims, [("a", "b"), ("a",), ("a", "c")], 10.0) == pytest.approx(1.0)         # every pair overlaps
+    assert agreement(sims, [("a",), ("b",), ("c",)], 10.0) == 0.0                          # none does
+    split = agreement(sims, [("a",), ("a",), ("c",)], 10.0)                                # only the closest pair
+    w = np.exp(10.0 * (sims - 1.0))
+    assert split == pytest.approx(w[0] * w[1] / (w[0] * w[1] + w[0] * w[2] + w[1] * w[2]))
+    assert agreement(sims, [("a",), ("c",), ("a",)], 10.0) < split                         # a farther pair weighs less
+    assert agreement(sims[:1], [("a",)], 10.0) == 0.0                                      # one neighbour: no vote
+
+
+def test_the_agreement_boost_stays_off_when_the_near_confirmed_questions_disagree(corpus, tmp_path):
+    """A head that weighs no signal keeps the unlearned order; the boost adds the neighbour signal only where the
+    nearest confirmed questions agree on a chunk."""
+    backend, embedder = backend_of(corpus), default_embedder()
+    unlearned = [c for c, _ in ranking(backend, tmp_path, PARAPHRASE)]
+
+    def boosted(directory, boost: float = 8.0) -> list:
+        learned = open_learned(directory, backend, embedder, agreement_boost=boost)
+        ctx = Context(embedder=embedder, resources={"index": backend, "learned": learned})
+        return [h.chunk_id for h in retrieval_term("hybrid").run(State.of(PARAPHRASE, plan=PLAN), ctx).hits]
+
+    still = LearnedParams(weights=dict.fromkeys(SIGNALS, 0.0), gate=0.5)
+    for name, other in (("split", OTHER[1]), ("agree", ANSWER)):
+        learn_pairs(tmp_path / name, backend, embedder, "confirm", [(CONFIRMED, [ANSWER]), (OTHER[0], [other])],
+                    refit=False)
+        Confirmations(tmp_path / name).save_params(still, {})
+        assert boosted(tmp_path / name, 0.0)[:HEAD] == unlearned[:HEAD]          # no boost: the head as fitted
+    assert boosted(tmp_path / "split")[:HEAD] == unlearned[:HEAD]               # its two neighbours disagree
+    assert HEAD <= unlearned.index(ANSWER) and boosted(tmp_path / "agree").index(ANSWER) < 5    # they agree
+
+
+def test_the_config_sets_the_agreement_boost_and_it_is_off_by_default(corpus, tmp_path):
+    from lambdarag.orchestration.config import DEFAULT_CONFIG, parse_config
+    text = DEFAULT_CONFIG.read_text(encoding="utf-8")
+    shipped = parse_config(text).orchestration.feedback.agreement_boost
+    on = parse_config(text.replace("    minSources: 2\n", "    minSources: 2\n    agreementBoost: 2\n"))
+    backend, embedder = backend_of(corpus), default_embedder()
+    learn_pairs(tmp_path, backend, embedder, "confirm", [(CONFIRMED, [ANSWER])], refit=False)
+    assert open_learned(tmp_path, backend, embedder, False, shipped).params.agreement_boost == 0.0
+    assert open_learned(tmp_path, backend, embedder, False, on.orchestration.feedback.agreement_boost
+                        ).params.agreement_boost == 2.0
+
+
+def test_a_restricted_chunk_the_near_questions_share_makes_them_agree_only_for_a_reader_who_may_read_it(corpus,
+                                                                                                       tmp_path):
+    backend, embedder = backend_of(corpus, restricted=ANSWER), default_embedder()
+    low, lower = [c for c, _ in ranking(backend, tmp_path, PARAPHRASE)][20:22]     # readable, retrieved, not top
+    learn_pairs(tmp_path, backend, embedder, "confirm", [(CONFIRMED, [ANSWER, low]), (OTHER[0], [ANSWER, lower])],
+                refit=False, scope="法务部|1")
+    Confirmations(tmp_path).save_params(LearnedParams(weights=dict.fromkeys(SIGNALS, 0.0), gate=0.5), {})
+
+    def top(user: User, boost: float) -> list:
+        learned = open_learned(tmp_path, backend, embedder, agreement_boost=boost)
+        ctx = Context(embedder=embedder, resources={"index": backend, "learned": learned})
+        hits = retrieval_term("hybrid").run(State.of(PARAPHRASE, plan=PLAN, user=user), ctx).hits
+        return [h.chunk_id for h in hits][:HEAD]
+
+    assert top(User(), 8.0) == top(User(), 0.0)              # they share only what this reader may not read
+    assert top(LEGAL, 8.0) != top(LEGAL, 0.0)                # who may read it: they agree, the boost acts

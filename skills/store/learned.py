@@ -38,8 +38,9 @@ confirmed questions were part of their chunks' text).
 """
 from __future__ import annotations
 
+import itertools
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
 import numpy as np
@@ -73,6 +74,12 @@ READERS_KEPT = 16
 """Readers alike (`LearnedIndex.checked`) whose permission checks a learned index keeps, the latest used."""
 FAMILY_CANDIDATES = 20
 """Confirmed chunks of the near questions' families that become candidates, the closest to the query first."""
+AGREEMENT_NEIGHBOURS = 20
+AGREEMENT_FLOOR = 0.1
+"""The agreement boost (`LearnedParams.agreement_boost`) acts when the `AGREEMENT_NEIGHBOURS` nearest confirmed
+questions agree (`agreement`, over their confirmed chunks) at least `AGREEMENT_FLOOR`: on STARD 20 and chunks told
+seen from unseen questions best of 3, 5, 10 and 20, chunks or families, and the floor was read off split 1 before
+the other splits were measured (bench/agreement_gate.py)."""
 HEAD = 10
 """Ranks only an open gate may change: the tail (`LearnedParams.tail`) re-ranks what follows them, so a question
 whose gate stays closed keeps its unlearned top `HEAD` exactly while its recall still gains from past questions."""
@@ -98,7 +105,9 @@ class LearnedParams:
     candidates act only for a question whose nearest confirmed one reaches `tail_gate`. `adapter_blend` is how far the
     query adapter moves the dense leg's query vector (0: not at all; `orchestration.learning.choose_blend`).
     `tail_model`, when fitted, re-ranks the tail again (`skills.store.tail_model`); `notes` name a stored one that
-    could not be read (it is then left out, and the tail ranks as without it)."""
+    could not be read (it is then left out, and the tail ranks as without it). `agreement_boost` is the weight the
+    head's neighbour signal gains where the nearest confirmed questions agree (`LearnedIndex.head_params`; config
+    ``orchestration.feedback.agreementBoost``, never fitted nor stored; 0: off)."""
 
     weights: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
     gate: float = 0.9
@@ -113,6 +122,7 @@ class LearnedParams:
     tail_gate: float = -1.0
     adapter_blend: float = 0.0
     tail_model: Optional[TailModel] = None
+    agreement_boost: float = 0.0
     notes: tuple[str, ...] = field(default=(), compare=False)
 
     def to_dict(self) -> dict[str, Any]:
@@ -253,6 +263,20 @@ class LearnedIndex:
     def tailed(self, near: Nearest) -> bool:
         """Returns whether the tail acts: it has weights and the nearest past question is `params.tail_gate` close."""
         return bool(self.params.tail) and near.best >= self.params.tail_gate
+
+    def head_params(self, vector: np.ndarray, may_read: Callable[[str], bool]) -> LearnedParams:
+        """Returns the params the head ranks a unit query vector with: ``params``, their neighbour weight raised
+        by ``params.agreement_boost`` when the `AGREEMENT_NEIGHBOURS` nearest confirmed questions agree at least
+        `AGREEMENT_FLOOR`: where they disagree, the boost stays off. They agree only on chunks the reader
+        `may_read`, so a chunk it may not read cannot change its ranking by making them agree."""
+        p = self.params
+        if p.agreement_boost <= 0:
+            return p
+        near = self.nearest(vector, AGREEMENT_NEIGHBOURS)
+        confirmed = [[c for c in self.pairs[i].chunks if may_read(c)] for i in near.rows]
+        if agreement(near.sims, confirmed, p.sharpness) < AGREEMENT_FLOOR:
+            return p
+        return replace(p, weights={**p.weights, "neighbours": p.weights.get("neighbours", 0.0) + p.agreement_boost})
 
     def admits(self, features: np.ndarray) -> bool:
         """Returns whether the gate's lower confidence bound of the gain is above zero (`admits`)."""
@@ -419,6 +443,20 @@ def gate_features(near: Nearest, neighbours: Mapping[str, float], base: Sequence
                      (scores[0] - scores[1]) / spread if spread > 1e-12 else 0.0,
                      agree(HEAD), agree(100), float(any(place.get(c, HEAD) < HEAD for c in nearest_chunks)),
                      *signal_strengths(matrix), 1.0])
+
+
+def agreement(sims: np.ndarray, confirmed: Sequence[Iterable[str]], sharpness: float) -> float:
+    """Returns how far a question's near past questions (cosines `sims`, best first, and what each `confirmed`:
+    chunks or their families) agree: the share of their pairs that share one, each pair weighted by both
+    questions' closeness exp(sharpness·(cos − 1)); 0 with fewer than two (no vote)."""
+    weights = np.exp(sharpness * (np.asarray(sims, dtype=np.float64) - 1.0))
+    sets = [set(c) for c in confirmed]
+    total = shared = 0.0
+    for i, j in itertools.combinations(range(min(len(sets), len(weights))), 2):
+        w = float(weights[i] * weights[j])
+        total += w
+        shared += w if sets[i] & sets[j] else 0.0
+    return shared / total if total > 0 else 0.0
 
 
 def signal_strengths(matrix: np.ndarray) -> tuple[float, float, float, float]:
