@@ -4,7 +4,7 @@ For each dev question (dev, dev2, dev3; never a test half) of bench/data/answers
 bench/domain_data.py that is not held out, the full search() runs offline; at the answer, the ranking
 `evidence.ranked` returns under the hand-set mix (its bonuses and overrides; a profile's learned weights set
 aside) is kept with each unit's
-`unit_features.features` and whether it holds one of the question's evidence sentences (bench/answers.py's
+`evidence.feature_matrix` and whether it holds one of the question's evidence sentences (bench/answers.py's
 `holds`). Per corpus it reports `pool` (some candidate holds one: the ceiling of any scorer) and the shipped
 order's @1 and @2; the units go to a gzipped JSON file (written byte for byte the same for the same units) that
 scripts/fit_evidence.py fits the learned scorer on.
@@ -37,7 +37,8 @@ import lambdarag.skills.generate as generate  # noqa: E402
 from lambdarag.orchestration.config import load_config  # noqa: E402
 from lambdarag.orchestration.search_unified import search  # noqa: E402
 from lambdarag.skills import evidence  # noqa: E402
-from lambdarag.skills.unit_features import FEATURES, features  # noqa: E402
+from lambdarag.skills.evidence import feature_matrix  # noqa: E402
+from lambdarag.skills.unit_features import FEATURES  # noqa: E402
 
 SEEN: list = []
 """The first ranking the answer term made for the question asked last, with its features."""
@@ -54,7 +55,7 @@ def keep(query, hits, profile, ctx=None, rejected=frozenset()):
     if not SEEN:
         found = [s.candidate for s in ranking]
         parts = evidence.signals(query, found, ctx, profile=profile) if found else {}
-        matrix = features(query, found, parts, [s.cover for s in ranking], [s.held for s in ranking],
+        matrix = feature_matrix(query, found, parts, [s.cover for s in ranking], [s.held for s in ranking],
                           range(len(found))) if found else []
         SEEN.append((ranking, matrix))
     return ranking

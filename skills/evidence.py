@@ -20,6 +20,7 @@ the units below it. `WEIGHTS` says how they mix; under a profile naming learned 
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -32,7 +33,7 @@ from .store.records import Hit
 from .store.tokenize import Tokenizer, default_tokenizer
 from .coverage import THRESHOLD, SubQuestion, coverage
 from .sentences import covered, english_stem, keywords, split_sentences
-from .unit_features import features, load_weights
+from .unit_features import FEATURES, KINDS, load_weights
 
 WEIGHTS = {"bm25": 0.45, "dense": 0.45, "heading": 0.10}
 """How the scaled signals mix (the dev questions' choice: see docs/answers.md)."""
@@ -831,12 +832,56 @@ def ranked(query: str, hits: Sequence[Hit], profile: Any, ctx: Any = None,
         return mix
     weights = load_weights(learned)
     place = {id(s): i for i, s in enumerate(mix)}
-    learnt = weights.scores(features(query, found, parts, cover, held, [place[id(s)] for s in out]))
+    learnt = weights.scores(feature_matrix(query, found, parts, cover, held, [place[id(s)] for s in out]))
     learnt = scaled(learnt) + asked_bonus(query, found) if weights.overrides else learnt
     # the learned score orders; each unit keeps the mix's score, the scale the answer's shares (`SECOND`, `LEAD`) are set in
     order = sorted(range(len(out)), key=lambda i: (-learnt[i], place[id(out[i])]))    # the mix's order breaks ties
     ordered = [out[i] for i in order]
     return option_first(query, ordered) if weights.overrides else ordered
+
+
+def feature_matrix(query: str, found: Sequence[Candidate], parts: dict[str, np.ndarray], cover: Sequence[float],
+                   held: Sequence[float], shipped: Sequence[int]) -> np.ndarray:
+    """Returns the matrix of `unit_features.FEATURES` (a row per candidate of `found`) for the question, from the
+    signals `parts`, the coverage shares `cover` (partial words counting a little) and `held` (whole words only) and
+    each unit's place in the hand-set mix's order (`shipped`, 0 first): what the learned scorer reads of this
+    module's rules."""
+    n = len(found)
+    texts = [_LINK_TARGET.sub("]", c.text) for c in found]
+    last = max((c.rank for c in found), default=0) or 1
+    asked = [s for asks, s in ASKED if asks.search(query)]
+    count, negation = counted(query), negated(query)
+    named = [s for asks, s in NAMES_ASKED if asks.search(query)]
+    measured = [measure(noun) for noun in dimensions(query)]
+    wanted = len(set(keywords(query))) or 1
+
+    def has(patterns: Sequence[re.Pattern], text: str) -> float:
+        return float(any(p.search(text) for p in patterns))
+
+    zeros = np.zeros(n)
+    columns = {
+        "bm25": parts["bm25"], "dense": parts.get("dense", zeros), "heading": parts["heading"],
+        "cosine": np.clip(parts.get("cosine", zeros), 0.0, 1.0),
+        "prior": np.array([1 - c.rank / last for c in found]), "first_hit": np.array([c.rank == 0 for c in found]),
+        "states_asked": np.array([has(asked, t) for t in texts]),
+        "states_count": np.array([has([count] if count else [], t) for t in texts]),
+        "negates_asked": np.array([has([negation] if negation else [], t) for t in texts]),
+        "names_asked": np.array([has(named, t) for t in texts]),
+        "measures_asked": np.array([has(measured, t) for t in texts]),
+        "cover": np.asarray(cover, dtype=float), "held": np.asarray(held, dtype=float),
+        **{f"kind_{k}": np.array([c.kind == k for c in found]) for k in KINDS},
+        "length": np.array([min(math.log1p(len(c.text)) / math.log1p(600), 1.0) for c in found]),
+        "short": np.array([len(c.text) < 40 for c in found]),
+        "sentences": np.array([min(sentence_count(c.text) - 1, 3) / 3 for c in found]),
+        "place": np.array([1 / (1 + c.place) for c in found]), "opening": np.array([c.opening for c in found]),
+        "lead": np.array([bool(c.lead) for c in found]),
+        "refers_back": np.array([bool(REFERS_BACK.search(c.text)) for c in found]),
+        "asked_words": np.array([min(len(set(keywords(t)) & set(keywords(query))) / wanted, 1.0) for t in texts]),
+        "shipped": np.array([1 / (1 + p) for p in shipped]), "shipped_first": np.array([p == 0 for p in shipped]),
+    }
+    if not n:
+        return np.zeros((0, len(FEATURES)))
+    return np.column_stack([np.asarray(columns[name], dtype=float) for name in FEATURES])
 
 
 def asked_bonus(query: str, found: Sequence[Candidate]) -> np.ndarray:
