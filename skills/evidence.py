@@ -825,15 +825,16 @@ def ranked(query: str, hits: Sequence[Hit], profile: Any, ctx: Any = None,
     cover, held = coverage(whole, units), coverage(whole, units, partial=False)
     meant = parts.get("dense", np.ones(len(found)))     # no embedder: every unit counts as on the topic
     near = parts["cosine"].tolist() if "cosine" in parts else [None] * len(found)
+    bonus = asked_bonus(query, found)
     out = [Scored(c, float(s), cv, h, float(m), n) for c, s, cv, h, m, n
-           in zip(found, mixed(found, parts) + asked_bonus(query, found), cover, held, meant, near)]
+           in zip(found, mixed(found, parts) + bonus, cover, held, meant, near)]
     mix = option_first(query, sorted(out, key=lambda s: -s.score))
     if learned is None:
         return mix
     weights = load_weights(learned)
     place = {id(s): i for i, s in enumerate(mix)}
     learnt = weights.scores(feature_matrix(query, found, parts, cover, held, [place[id(s)] for s in out]))
-    learnt = scaled(learnt) + asked_bonus(query, found) if weights.overrides else learnt
+    learnt = scaled(learnt) + bonus if weights.overrides else learnt
     # the learned score orders; each unit keeps the mix's score, the scale the answer's shares (`SECOND`, `LEAD`) are set in
     order = sorted(range(len(out)), key=lambda i: (-learnt[i], place[id(out[i])]))    # the mix's order breaks ties
     ordered = [out[i] for i in order]

@@ -10,6 +10,7 @@ pack's data file (`Wording.evidence_weights`), read once.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -59,4 +60,7 @@ def load_weights(path: Path) -> Weights:
     if unknown:
         raise ConfigError(f"evidence weights {path}: field 'features' names {unknown}, which unit_features.FEATURES "
                           f"lacks (it has {list(FEATURES)})")
+    if not all(isinstance(w, (int, float)) and math.isfinite(w) for w in weights):
+        raise ConfigError(f"evidence weights {path}: field 'weights' holds a value that is not a finite number; refit "
+                          "with scripts/fit_evidence.py")
     return Weights(tuple(names), tuple(float(w) for w in weights), bool(data.get("overrides", False)))

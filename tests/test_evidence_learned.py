@@ -51,6 +51,14 @@ def test_weights_and_features_of_different_lengths_are_a_config_error(tmp_path):
         load_weights(path)
 
 
+@pytest.mark.parametrize("weight", ["NaN", "Infinity", '"heavy"', "null"])
+def test_a_weight_that_is_not_a_finite_number_is_a_config_error_naming_the_field(tmp_path, weight):
+    path = tmp_path / "w.json"      # json.dumps writes NaN and Infinity as Python reads them back
+    path.write_text(f'{{"features": ["bm25", "dense"], "weights": [1.0, {weight}]}}', encoding="utf-8")
+    with pytest.raises(ConfigError, match="field 'weights'"):
+        load_weights(path)
+
+
 def synthetic(seed: int, books: int = 3, n: int = 60) -> list[dict]:
     """Questions of ten units with two features, the labelled unit the best by `first − second / 2`."""
     rng = np.random.default_rng(seed)
