@@ -10,7 +10,7 @@ no dates), and `<out>.json` next to the folder records the package, its version 
 file's sha256.
   apt-get install debian-reference-en debian-reference-zh-cn debian-faq-zh-cn debian-handbook valgrind maint-guide \
     developers-reference installation-guide-amd64 debian-edu-doc-en debian-edu-doc-zh-cn debian-policy harden-doc \
-    kicad-doc-zh debian-kernel-handbook bash-doc wireshark-doc mutt bind9-doc
+    kicad-doc-zh debian-kernel-handbook bash-doc wireshark-doc mutt bind9-doc r-doc-html
   apt-get install --no-install-recommends libreoffice-help-zh-cn   # the *-guide-zh-cn, not LibreOffice
   python bench/debian_docs.py reference-en [--out DIR]   # default $LAMBDARAG_HOME/corpora/reference-en
 """
@@ -118,6 +118,14 @@ SOURCES = {
     # AutoCorrect, ...), the same help system as the three *-guide-zh-cn above; Base's own pages are mostly English
     "office-guide-zh-cn": Source("libreoffice-help-zh-cn", "/usr/share/libreoffice/help/zh-CN/text/shared/guide/*.html",
                                  1, "zh-CN"),
+    # An Introduction to R, one makeinfo page like the Bash Reference Manual: its h2 headings are the chapters and
+    # appendices, its h3 the sections; statistics and a programming language, far from system administration
+    "r-intro-en": Source("r-doc-html", "/usr/share/R/doc/manual/R-intro.html", 3, "en", ids_lead=True),
+    # LibreOffice Chart's help (chart types, data series, axes, titles, legends, trend lines, error bars), the same
+    # help system as the *-guide-zh-cn above, another program: its overview pages, then its dialogs and toolbars
+    "chart-help-zh-cn": Source("libreoffice-help-zh-cn", " ".join(
+        f"/usr/share/libreoffice/help/zh-CN/text/schart/{folder}*.html" for folder in ("", "01/", "02/", "04/")),
+        1, "zh-CN"),
 }
 SKIPPED = {"navheader", "navfooter", "toc", "list-of-tables", "list-of-figures", "list-of-examples", "docnav", "nav",
            "related", "sphinxsidebar", "footer",   # these three: Sphinx's navigation (developers-reference)
