@@ -39,8 +39,8 @@ LibreOffice Writer's how-to guides in Simplified Chinese; the Wireshark User's G
 manuals other than its editors' in Simplified Chinese; the Mutt manual's chapters on using and configuring it and
 LibreOffice Impress's and Draw's how-to guides in Simplified Chinese; the BIND 9 Administrator Reference Manual's
 chapters on running a name server and LibreOffice's shared how-to guides in Simplified Chinese; 30 questions each,
-written blind): their dev halves are open for tuning (since rounds 19 to 26) and their test halves stay frozen (measured, never tuned on); default
-runs leave them out."""
+written blind): their dev halves are open for tuning (since rounds 19 to 26) and their test halves stay frozen
+(measured, never tuned on); default runs leave them out."""
 HELD_OUT: tuple[str, ...] = ("r-intro-en", "chart-help-zh-cn")
 """Round 26's held-out corpora (An Introduction to R; LibreOffice Chart's help in Simplified Chinese), 30 questions each
 written blind (before any run on them), measured before the round and on its merged tree, never tuned on; default runs
