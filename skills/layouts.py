@@ -313,7 +313,8 @@ def speaks_for(unit: Scored, name: str, named: Sequence[str], steered: frozenset
     """Returns the sort key of a unit for one side, units that speak for it first: one whose text names it (or
     its first two words: X Window of X Window System), or whose title names it and no other side (its own law,
     its own page), or that sits in its glossary item (under its quoted term: `evidence.units`); then one not from
-    the page of another side (Contrary to SELinux… on AppArmor's page, a citation of the wrong page); then one of
+    the page of another side (Contrary to SELinux… on AppArmor's page, a citation of the wrong page) unless it opens
+    with the side's name defining it (「灰度」将所有颜色转换成… on the page 黑白打印, which sets out both); then one of
     the `steered` units (stating the compared aspect: `on_aspect`) or saying the side does what the question
     `asked` of it (`acts`: piuparts tests…); then one defining it (opening with the name, a link's text counting
     as its words, quoted or before a copula: "Suggests" Many users…, cron is the daemon…, [PolicyKit](…) is…, or
@@ -333,13 +334,14 @@ def speaks_for(unit: Scored, name: str, named: Sequence[str], steered: frozenset
         or glossed
     opens = [m for f in forms if (m := re.match(r"[\s\"“「『*`]*" + re.escape(f) + r"(?![A-Za-z0-9_-])[\"”」』*`]*",
                                                  text, re.I))]
-    defines = any(m.group(0)[-1:] in "\"”」』*`" or DEFINES.match(text, m.end()) for m in opens) or any(
+    opens_defining = any(m.group(0)[-1:] in "\"”」』*`" or DEFINES.match(text, m.end()) for m in opens)
+    defines = opens_defining or any(
         (not f.isascii() and re.search(r"(?<![\u4e00-\u9fff])" + re.escape(f) + _GLOSS, text)) or defines_in(text, f)
         for f in forms) \
         or described(unit, name) or glossed or spells_out(text, name)
     says = unit.candidate.kind != "command" and len(re.findall(r"[A-Za-z]{2,}|[\u4e00-\u9fff]", text)) > len(
         re.findall(r"[A-Za-z]{2,}|[\u4e00-\u9fff]", " ".join(_BARE_LINK.findall(unit.text)))) + 1
-    elsewhere = any(names(title, o) for o in others) and not any(names(title, f) for f in forms)
+    elsewhere = any(names(title, o) for o in others) and not any(names(title, f) for f in forms) and not opens_defining
     first = leads(unit, forms, others)
     steered = unit.text in steered or acts(text, forms, asked)
     return (not (own or first), elsewhere, not steered, not defines, not first,

@@ -759,3 +759,12 @@ def test_the_unit_between_the_sides_never_holds_a_sides_quote_again():
     ranking = [Scored(Candidate(t, hit=hit, rank=0), score, 0.5, 0.5) for t, score in ((lead, 1.0), (other, 0.9))]
     assert [s.text for s in naming_all(ranking, sides, {item})] == [other]
 
+
+def test_a_unit_opening_with_a_sides_quoted_name_speaks_for_it_on_the_other_sides_page():
+    """「精细」保留… defines 精细 though it sits on the page titled 草稿模式 (both modes described there): it is 精细's own
+    sentence, not a citation of the other side's page, and goes before a passing mention of 精细 on a third page
+    (office-guide-zh-cn dev c02 quoted a printer page's 如果灰度变换… over 「灰度」将所有颜色转换成…)."""
+    hits = sourced(("草稿模式.md", "「草稿」丢弃部分细节以减小文件。「精细」保留图片的全部像素信息。"),
+                   ("导出设置.md", "如果精细文件太大，请改用其它格式。"))
+    text = answer("导出图片选精细还是草稿？两者效果有什么不同", hits, "compare")
+    assert "「精细」保留图片的全部像素信息" in blocks(text, "关于「精细」：", "关于「草稿」：")[0], text
