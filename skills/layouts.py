@@ -89,7 +89,7 @@ def compared(state: State, hits: Sequence[Hit], profile: CorpusProfile, ranking:
     named = named_things(state.original_query, hits, profile, state.entities)
     if len(sides) >= 2 and all(titled(s) for s in sides) and not others(named, sides):   # each its own page
         called = [s.name for s in sides]    # in its own page, a unit naming the other side compares: no fault
-        # steered by the aspect only here: a unit of a side's own page speaks for no other side
+        # steered by the aspect before its definition here: a unit of a side's own page speaks for no other side
         steered = on_aspect(state.original_query, called, ranking)
         verbs = asked_of(state.original_query, called)
         return [(side_label(s), sorted([r for r in ranking if r.hit.source == s.source or defining(r, s.name)],
@@ -111,8 +111,12 @@ def compared(state: State, hits: Sequence[Hit], profile: CorpusProfile, ranking:
 
     def key(unit: Scored, e: str) -> tuple[bool, ...]:
         beside = set().union(*(speaking[o] for o in named if o != e))   # a document speaking for another side
-        speaks = speaks_for(unit, spoken[e], called, asked=verbs)    # the aspect only among units as near the side: ties
-        return (*speaks[:5], unit.text not in steered, *speaks[5:], unit.hit.source not in beside)
+        # the aspect goes before the first thing said about the side (its page's opening), not before a definition;
+        # and only for a unit speaking for this side alone: one naming another side speaks for either
+        alone = not any(names(unsaid(unit.text, spoken[o], called), f)
+                        for o in named if o != e for f in said(spoken[o]))
+        speaks = speaks_for(unit, spoken[e], called, asked=verbs)
+        return (*speaks[:4], not (alone and unit.text in steered), *speaks[4:], unit.hit.source not in beside)
 
     return [(e, sorted(own[e], key=lambda r: key(r, e))) for e in named], False
 
