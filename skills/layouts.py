@@ -89,7 +89,7 @@ def compared(state: State, hits: Sequence[Hit], profile: CorpusProfile, ranking:
     named = named_things(state.original_query, hits, profile, state.entities)
     if len(sides) >= 2 and all(titled(s) for s in sides) and not others(named, sides):   # each its own page
         called = [s.name for s in sides]    # in its own page, a unit naming the other side compares: no fault
-        # steered by the aspect only here: a unit of a side's own page speaks for no other side
+        # steered by the aspect before its definition here: a unit of a side's own page speaks for no other side
         steered = on_aspect(state.original_query, called, ranking)
         verbs = asked_of(state.original_query, called)
         return [(side_label(s), sorted([r for r in ranking if r.hit.source == s.source or defining(r, s.name)],
@@ -111,8 +111,12 @@ def compared(state: State, hits: Sequence[Hit], profile: CorpusProfile, ranking:
 
     def key(unit: Scored, e: str) -> tuple[bool, ...]:
         beside = set().union(*(speaking[o] for o in named if o != e))   # a document speaking for another side
-        speaks = speaks_for(unit, spoken[e], called, asked=verbs)    # the aspect only among units as near the side: ties
-        return (*speaks[:5], unit.text not in steered, *speaks[5:], unit.hit.source not in beside)
+        # the aspect goes before the first thing said about the side (its page's opening), not before a definition;
+        # and only for a unit speaking for this side alone: one naming another side speaks for either
+        alone = not any(names(unsaid(unit.text, spoken[o], called), f)
+                        for o in named if o != e for f in said(spoken[o]))
+        speaks = speaks_for(unit, spoken[e], called, asked=verbs)
+        return (*speaks[:4], not (alone and unit.text in steered), *speaks[4:], unit.hit.source not in beside)
 
     return [(e, sorted(own[e], key=lambda r: key(r, e))) for e in named], False
 
@@ -313,7 +317,8 @@ def speaks_for(unit: Scored, name: str, named: Sequence[str], steered: frozenset
     """Returns the sort key of a unit for one side, units that speak for it first: one whose text names it (or
     its first two words: X Window of X Window System), or whose title names it and no other side (its own law,
     its own page), or that sits in its glossary item (under its quoted term: `evidence.units`); then one not from
-    the page of another side (Contrary to SELinux… on AppArmor's page, a citation of the wrong page); then one of
+    the page of another side (Contrary to SELinux… on AppArmor's page, a citation of the wrong page) unless it opens
+    with the side's name defining it (「灰度」将所有颜色转换成… on the page 黑白打印, which sets out both); then one of
     the `steered` units (stating the compared aspect: `on_aspect`) or saying the side does what the question
     `asked` of it (`acts`: piuparts tests…); then one defining it (opening with the name, a link's text counting
     as its words, quoted or before a copula: "Suggests" Many users…, cron is the daemon…, [PolicyKit](…) is…, or
@@ -333,13 +338,14 @@ def speaks_for(unit: Scored, name: str, named: Sequence[str], steered: frozenset
         or glossed
     opens = [m for f in forms if (m := re.match(r"[\s\"“「『*`]*" + re.escape(f) + r"(?![A-Za-z0-9_-])[\"”」』*`]*",
                                                  text, re.I))]
-    defines = any(m.group(0)[-1:] in "\"”」』*`" or DEFINES.match(text, m.end()) for m in opens) or any(
+    opens_defining = any(m.group(0)[-1:] in "\"”」』*`" or DEFINES.match(text, m.end()) for m in opens)
+    defines = opens_defining or any(
         (not f.isascii() and re.search(r"(?<![\u4e00-\u9fff])" + re.escape(f) + _GLOSS, text)) or defines_in(text, f)
         for f in forms) \
         or described(unit, name) or glossed or spells_out(text, name)
     says = unit.candidate.kind != "command" and len(re.findall(r"[A-Za-z]{2,}|[\u4e00-\u9fff]", text)) > len(
         re.findall(r"[A-Za-z]{2,}|[\u4e00-\u9fff]", " ".join(_BARE_LINK.findall(unit.text)))) + 1
-    elsewhere = any(names(title, o) for o in others) and not any(names(title, f) for f in forms)
+    elsewhere = any(names(title, o) for o in others) and not any(names(title, f) for f in forms) and not opens_defining
     first = leads(unit, forms, others)
     steered = unit.text in steered or acts(text, forms, asked)
     return (not (own or first), elsewhere, not steered, not defines, not first,

@@ -759,3 +759,32 @@ def test_the_unit_between_the_sides_never_holds_a_sides_quote_again():
     ranking = [Scored(Candidate(t, hit=hit, rank=0), score, 0.5, 0.5) for t, score in ((lead, 1.0), (other, 0.9))]
     assert [s.text for s in naming_all(ranking, sides, {item})] == [other]
 
+
+def test_a_unit_opening_with_a_sides_quoted_name_speaks_for_it_on_the_other_sides_page():
+    """「精细」保留… defines 精细 though it sits on the page titled 草稿模式 (both modes described there): it is 精细's own
+    sentence, not a citation of the other side's page, and goes before a passing mention of 精细 on a third page
+    (office-guide-zh-cn dev c02 quoted a printer page's 如果灰度变换… over 「灰度」将所有颜色转换成…)."""
+    hits = sourced(("草稿模式.md", "「草稿」丢弃部分细节以减小文件。「精细」保留图片的全部像素信息。"),
+                   ("导出设置.md", "如果精细文件太大，请改用其它格式。"))
+    text = answer("导出图片选精细还是草稿？两者效果有什么不同", hits, "compare")
+    assert "「精细」保留图片的全部像素信息" in blocks(text, "关于「精细」：", "关于「草稿」：")[0], text
+
+
+@pytest.mark.parametrize("query, pages, labels, stated", [
+    ("Do files opened from FTP and SMB servers show the lock button?",
+     [("ftp.md", "You can open and save documents stored on an FTP server. Files opened from FTP show no lock button, "
+       "so two people may edit them at once."),
+      ("smb.md", "You can open and save documents stored on an SMB share. Files opened from SMB are locked with the "
+       "lock button while you edit them.")],
+     ("On “FTP”:", "On “SMB”:"), "Files opened from FTP show no lock button"),
+    ("从 FTP 和 SMB 服务器打开的文件会显示锁定按钮吗？",
+     [("ftp.md", "您可以打开和保存 FTP 服务器上的文档。从 FTP 打开的文件不显示锁定按钮，两人可能同时编辑。"),
+      ("smb.md", "您可以打开和保存 SMB 共享上的文档。从 SMB 打开的文件在编辑时由锁定按钮锁定。")],
+     ("关于「FTP」：", "关于「SMB」："), "从 FTP 打开的文件不显示锁定按钮"),
+], ids=["en", "zh"])
+def test_a_named_sides_quote_states_the_compared_aspect_over_its_pages_opening(query, pages, labels, stated):
+    """Asked whether the lock button shows, the FTP block quotes the sentence saying so for FTP, not the opening of
+    FTP's page, which is the first thing said about it but says nothing of the aspect (office-guide-zh-cn dev c06
+    quoted the opening of the WebDAV page over `对于 Windows 共享、WebDAV、FTP…，不会显示检出/检入控件。`)."""
+    text = answer(query, sourced(*pages), "compare")
+    assert stated in blocks(text, *labels)[0], text
