@@ -1034,10 +1034,11 @@ QUOTED = 3
 """Most sentences a non-synthesis answer quotes: a runner-up that would take the answer past them is left out."""
 
 
-_ASCII_END = re.compile(r"(?<=[\u4e00-\u9fff）)][.!?])\s+|(?<=\betc\.)\s+(?=[A-Z])")
-"""A Latin full stop closing a Chinese sentence (安全. 不像…), or the one `etc.` shares with the sentence it closes
-before a capitalised word (…PMPI_Recv, etc. They then use…): sentence ends the splitters do not see. A unit is still
-formed across the second (a list's `etc.` mostly goes on), but counts, and is cut, as two sentences."""
+_ASCII_END = re.compile(r"(?<=[\u4e00-\u9fff）)][.!?])\s+|(?<=\betc\.)\s+(?=[A-Z])|(?<=\w[.!?])\s+(?=\$[A-Za-z_])")
+"""A Latin full stop closing a Chinese sentence (安全. 不像…), the one `etc.` shares with the sentence it closes
+before a capitalised word (…PMPI_Recv, etc. They then use…), or a full stop before a variable opening the next
+sentence (…with STARTTLS. $ssl_starttls will…): sentence ends the splitters do not see. A unit is still formed
+across the last two (a list's `etc.` mostly goes on), but counts, and is cut, as two sentences."""
 
 
 def quoted_sentences(text: str) -> list[str]:
