@@ -1014,3 +1014,26 @@ def test_why_a_thing_still_acts_what_a_condition_leaves_possible_and_what_doing_
         query, kind):
     # ties.py and cues.py (round 26): shapes firing on the questions of several books, not on one book's phrase
     assert_shape(query, kind, ("relation",))
+
+
+def test_a_relation_cue_wins_on_a_book_whose_question_it_alone_types_right(monkeypatch):
+    # --lobo (round 26): a relation cue's worth on the honest run is the books whose questions lose their right type
+    # without it (wins) or gain it (losses); questions written for this test, the learned classifier off (fact)
+    monkeypatch.syspath_prepend(str(Path(__file__).parents[1] / "bench"))
+    import copy
+    import classify_types
+    from dataclasses import replace
+    from lambdarag.domains import profile_named
+    from lambdarag.domains.generic.cues import CUES
+
+    read = {"alpha-en": {"dev": [{"query": "Who is in charge of the mirror network?", "type": "relation"}]},
+            "beta-en": {"dev": [{"query": "Is anyone in charge of the release notes?", "type": "fact"}],
+                        "test": [{"query": "Who is in charge of the build farm?", "type": "relation"}]}}
+    plain = copy.copy(profile_named("generic"))
+    plain.classifier = replace(plain.classifier, exemplars_file=None)
+    found = {r["cue"]: r for r in classify_types.relation_cue_wins(read, {"alpha": plain, "beta": plain},
+                                                                   {"alpha": set(), "beta": set()})}
+    cue = next(c for kind, _, group in CUES if kind == "relation" for c in group if c == r"\bin charge of\b")
+    assert (found[cue]["fires_on"], found[cue]["wins"], found[cue]["losses"]) == (["alpha", "beta"], ["alpha"], ["beta"]), \
+        found[cue]
+    assert all(not r["wins"] for c, r in found.items() if c != cue and "alpha" not in r["fires_on"])
