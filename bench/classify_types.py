@@ -15,7 +15,7 @@ The shipped exemplars hold every open dev half's questions, so a dev figure is f
 corpus's open halves with a classifier fitted on exemplars without any question of its book (both languages left out
 together): what a book nobody labelled gets, but for the cues, which were written on these halves too; so each book is
 also classified without its own cues (`own_cues`: those firing on its questions and no other book's), the honest
-estimate (round 22).
+estimate (round 22), and each relation cue is ablated on it: the books it wins on (`relation_cues`, round 26).
 Run:
   python bench/classify_types.py [--sets reference-en,…,laws,maritime,written] [--out classify-types-before.json]
   python bench/classify_types.py --sets edu-en,edu-zh-cn --halves dev --out classify-types-edu-dev.json
@@ -157,6 +157,33 @@ def without_cues(profile: CorpusProfile, dropped: set[tuple[int, int]]) -> Corpu
     return out
 
 
+def relation_cue_wins(read: dict[str, dict[str, list[dict]]], profiles: dict[str, CorpusProfile],
+                      dropped: dict[str, set[tuple[int, int]]]) -> list[dict]:
+    """Returns each relation cue with the books whose dev questions (no test half) it fires on, and those where the
+    honest run (each book's profile without its own cues) types more of them right with it than without (wins) or
+    fewer (losses): what a cue is worth for a book nobody read."""
+    term, out = build("classify_offline", {}), []
+
+    def right(q: dict, profile: CorpusProfile) -> bool:
+        return term.run(q["query"], Context(resources={"profile": profile})).classification.type == q["type"]
+
+    for g, (kind, _, group) in enumerate(CUES):
+        for i, cue in enumerate(group if kind == "relation" else ()):
+            pattern, gained, fires_on = re.compile(cue, re.I), Counter(), set()
+            for name, by_half in read.items():
+                book = book_of(name)
+                asked = [q for h, qs in by_half.items() if h != "test" for q in qs if pattern.search(q["query"])]
+                if not asked or (g, i) in dropped[book]:
+                    continue
+                fires_on.add(book)
+                honest = without_cues(profiles[book], dropped[book])
+                bare = without_cues(profiles[book], dropped[book] | {(g, i)})
+                gained[book] += sum(right(q, honest) - right(q, bare) for q in asked)
+            out.append({"cue": cue, "fires_on": sorted(fires_on), "wins": sorted(b for b, n in gained.items() if n > 0),
+                        "losses": sorted(b for b, n in gained.items() if n < 0)})
+    return out
+
+
 def pooled(results: list[dict]) -> dict:
     """Returns overall and relation accuracy over several halves' `classified` results, with their question counts."""
     confusion = [r["confusion"] for r in results]
@@ -172,7 +199,7 @@ def lobo(names: list[str]) -> dict:
     """Returns each corpus's open halves classified leaving its book out of the exemplars (`sets`) and, more honest,
     out of the cues too (`sets_own_cues_dropped`: `own_cues`, found on every open half and the written set), with
     their accuracy with every exemplar and cue for contrast (`fitted`), the exemplars and cues each book's run
-    dropped, and the dev halves pooled both ways."""
+    dropped, the dev halves pooled both ways, and what each relation cue wins on the honest run (`relation_cue_wins`)."""
     books = {book_of(n) for n in names}
     read = {n: halves(n, open_halves(n)) for n in names}
     fired = cue_books(read | {"written": halves("written")})
@@ -184,6 +211,7 @@ def lobo(names: list[str]) -> dict:
         honest = {n: {h: classified(qs, without_cues(profiles[book_of(n)], dropped[book_of(n)]))
                       for h, qs in by_half.items()} for n, by_half in read.items()}
         kept = {b: len(p.classifier.exemplars) for b, p in profiles.items()}
+        cues = relation_cue_wins(read, profiles, dropped)
     generic = profile_named("generic")
     fitted = {n: {h: classified(qs, generic)["type_accuracy"] for h, qs in by_half.items()}
               for n, by_half in read.items()}
@@ -193,7 +221,7 @@ def lobo(names: list[str]) -> dict:
             "books": {b: [n for n in names if book_of(n) == b] for b in sorted(books)},
             "pooled_dev": pooled([by_half["dev"] for by_half in sets.values()]),
             "pooled_dev_own_cues_dropped": pooled([by_half["dev"] for by_half in honest.values()]),
-            "sets": sets, "sets_own_cues_dropped": honest, "fitted": fitted}
+            "sets": sets, "sets_own_cues_dropped": honest, "fitted": fitted, "relation_cues": cues}
 
 
 if __name__ == "__main__":

@@ -861,8 +861,6 @@ def test_a_person_who_can_change_something_asks_no_tie(query, relation):
 GENERIC_EXEMPLAR_CASES_ROUND_23 = [  # written for this test (issue 41, round 23), about no corpus of any benchmark
     # what a change forces or leaves stale, asked in words no cue knows: the exemplars call it a relation (main: fact)
     ("After migrating the mailboxes to the new server, do I have to re-create the spam filter rules?", "relation"),
-    ("Why does the browser still use the old proxy after I changed the system proxy setting?", "relation"),
-    ("为什么改了系统代理设置，浏览器还是走旧的代理？", "relation"),
     # how-to and where-is look-alikes stay facts
     ("After a kernel upgrade, how do I rebuild the driver module?", "fact"),
     ("升级数据库以后怎么重新配置备份脚本？", "fact"),
@@ -986,3 +984,56 @@ def test_an_events_when_after_a_dash_or_colon_is_a_time(query, kind):
 def test_a_condition_a_stop_and_a_conversion_that_leave_a_thing_done_or_possible_are_relations(query, kind):
     # ties.py and cues.py (round 25)
     assert_shape(query, kind, ("relation",))
+
+
+SHAPES_ROUND_26 = [  # written for this test (issue 41, round 26), about no corpus of any benchmark
+    # why a thing still acts after a change or despite a setting: a tie the change did not cut (main: no rule)
+    ("Why does the firewall still let traffic through port 8080 after I removed the rule?", "relation"),
+    ("Why is the old wallpaper still shown on the lock screen?", "relation"),
+    ("为什么关掉了自动备份，网盘里还是有新的备份文件？", "relation"),
+    # round 23's why-still cases, the exemplars' until the shape knew them
+    ("Why does the browser still use the old proxy after I changed the system proxy setting?", "relation"),
+    ("为什么改了系统代理设置，浏览器还是走旧的代理？", "relation"),
+    # what a condition still leaves possible, the thing named by a pronoun: a relation (main: no rule)
+    ("If the printer runs in power-saving mode, can it still wake up for jobs sent over the network?", "relation"),
+    ("When the database is read-only, does it still accept new connections?", "relation"),
+    # whether doing one thing lets another happen (as removing it does, round 24)
+    ("Does enabling guest access let visitors see the shared calendars?", "relation"),
+    ("Does pinning a tab allow the browser to unload it in the background?", "relation"),
+    # look-alikes: the asker acts, asks why in general, or asks a tool's own permission
+    ("Why do I still see the old version after updating?", None),
+    ("Why is the default port 8080?", None),
+    ("If the network is down, can I still print?", None),
+    ("Does the editor let me undo a deleted paragraph?", None),
+    ("为什么我的密码还是不对？", None),
+]
+
+
+@pytest.mark.parametrize("query,kind", SHAPES_ROUND_26)
+def test_why_a_thing_still_acts_what_a_condition_leaves_possible_and_what_doing_one_thing_lets_are_relations(
+        query, kind):
+    # ties.py and cues.py (round 26): shapes firing on the questions of several books, not on one book's phrase
+    assert_shape(query, kind, ("relation",))
+
+
+def test_a_relation_cue_wins_on_a_book_whose_question_it_alone_types_right(monkeypatch):
+    # --lobo (round 26): a relation cue's worth on the honest run is the books whose questions lose their right type
+    # without it (wins) or gain it (losses); questions written for this test, the learned classifier off (fact)
+    monkeypatch.syspath_prepend(str(Path(__file__).parents[1] / "bench"))
+    import copy
+    import classify_types
+    from dataclasses import replace
+    from lambdarag.domains import profile_named
+    from lambdarag.domains.generic.cues import CUES
+
+    read = {"alpha-en": {"dev": [{"query": "Who is in charge of the mirror network?", "type": "relation"}]},
+            "beta-en": {"dev": [{"query": "Is anyone in charge of the release notes?", "type": "fact"}],
+                        "test": [{"query": "Who is in charge of the build farm?", "type": "relation"}]}}
+    plain = copy.copy(profile_named("generic"))
+    plain.classifier = replace(plain.classifier, exemplars_file=None)
+    found = {r["cue"]: r for r in classify_types.relation_cue_wins(read, {"alpha": plain, "beta": plain},
+                                                                   {"alpha": set(), "beta": set()})}
+    cue = next(c for kind, _, group in CUES if kind == "relation" for c in group if c == r"\bin charge of\b")
+    assert (found[cue]["fires_on"], found[cue]["wins"], found[cue]["losses"]) == (["alpha", "beta"], ["alpha"], ["beta"]), \
+        found[cue]
+    assert all(not r["wins"] for c, r in found.items() if c != cue and "alpha" not in r["fires_on"])

@@ -204,7 +204,7 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         r"\b(?:has|have) (?:\w+ )?to do with\b",
                         r"^(?:if|when|once|unless|without) [^?]{3,80}?,\s*(?:(?:is|are|will|would|can) (?:i |we |you )?[^?]{1,40}? still (?:be )?"
                         r"(?:accurate|correct|right|reliable|trustworthy|trusted|up to date|\w+ed)\b"
-                        r"|(?:does|do|will|would) (?!i |we |you |one |it )[^?,]{1,40}? still \w+)"
+                        r"|(?:does|do|will|would|can|could) (?!i |we |you |one )[^?,]{1,40}? still \w+)"
                         r"|^(?:如果|要是|假如|假设)[^，,。？?]{2,30}[，,](?![^，。？?]*?[我你您])[^，。？?]{1,20}?还(?:会|能|是|在)"
                         r"[^，。？?]{1,16}(?:吗|么|嘛)[？?]?$",
                         r"\bhow (?:does|do|would|will) (?!I\b|you\b|we\b|one\b)[^?]{2,50}?\b(?:change|affect|influence|alter) (?:what|how|which|the)\b",

@@ -4,7 +4,7 @@ A relation question asks how two things are tied: one controls, decides, configu
 of or is handed to the other. Its shape shows that without the book's wording: an interrogative stands for one end
 (which file … reads X; what does X depend on; 由哪个…控制), or a yes-or-no asks whether the tie holds (does X change
 Y; can X stop Y from …; X 和 Y 有关系吗; 勾选 X，Y 会不会变), or whether a conversion leaves a thing possible (转换成曲线以后，
-还能再改吗), and the other end is a thing, never the asker (how do I configure X is a how-to). `SHAPES` are
+还能再改吗), or why a thing still acts after a change (why does X still match Y; 为什么…还是能改), and the other end is a thing, never the asker (how do I configure X is a how-to). `SHAPES` are
 those shapes over one lexicon of tying verbs (`TIES`), the generic classifier's relation rule before any survey or
 comparison word.
 """
@@ -65,10 +65,15 @@ SHAPES: tuple[str, ...] = (
     rf"^(?:[^?]{{0,80}}?,\s*)?(?:does|do|did|will|would|can|could)\s+(?!{_ASKER}\b|{_PERSON})(?:{_WORD}\s+){{1,10}}?"
     rf"(?:(?:{_alternatives(CHANGES)})\s+(?!{_ASKER}\b|my\b|our\b)\w"
     rf"|(?:{STOPS})\s+(?!{_ASKER}\b|my\b|our\b)(?:{_WORD}\s+){{1,6}}?from\s+\w+ing\b)",
-    # does applying X delete Y: whether doing one thing removes another (a tool's own work, does the backup tool
-    # overwrite old archives, is no tie)
+    # does applying X delete Y, does enabling X let Y …: whether doing one thing removes or permits another (a tool's
+    # own work, does the backup tool overwrite old archives, and a tool's own leave, does the editor let me undo, are no tie)
     rf"^(?:[^?]{{0,80}}?,\s*)?(?:does|do|did|will|would|can|could)\s+\w+ing\s+(?:{_WORD}\s+){{0,8}}?"
-    r"(?:delete|remove|erase|wipe|discard|overwrite|clear|reset)s?\s+(?!(?:it|them|my|our)\b)\w",
+    r"(?:(?:delete|remove|erase|wipe|discard|overwrite|clear|reset)s?\s+(?!(?:it|them|my|our)\b)\w"
+    r"|(?:let|allow|enable|permit)s?\s+\w)",
+    # why does X still act after a change, 为什么…还是…: a tie the change or the setting did not cut (the asker's why,
+    # why do I still see …, is none)
+    rf"^why\s+(?:does|do|did|is|are|was|were|will|would|can|could)\s+(?!{_ASKER}\b)[^?]{{1,60}}?\bstill\b"
+    r"|为什么(?![^，。？?]*?[我你您])[^？?]{1,40}?还(?:是|能|会|在)",
     # after converting X to Y, can I still edit it; 转换成曲线以后，还能再改吗: what a conversion leaves possible
     r"^(?:after|once|when|if)\s+(?:(?:i|you|we)\s+)?(?:convert|turn|merge|flatten|export|render)\w*\s+[^?,]{1,50}?\b(?:in)?to\b"
     r"[^?,]{1,50}?,\s*(?:can|could|will|is it possible to)\b[^?]{0,30}?\b(?:still|again|back)\b"
