@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from dataclasses import replace
+from dataclasses import dataclass, fields, replace
 from pathlib import PurePosixPath
 from typing import Any, Mapping, Sequence
 
@@ -438,17 +438,16 @@ def plain_order(order: Sequence[str], plain: Sequence[str], window: int = KEPT) 
     return [*top, *order[window:]]
 
 
-def whole_chapters(order: Sequence[str], chapters: Sequence[tuple[int, ...]], table: Outline,
-                   ranking: Sequence[str]) -> list[str]:
-    """Returns `order` with the files of each of `chapters` right after the first of them `order` holds, those
-    `ranking` (the survey's fused ranking) holds first in its order, then the rest in the outline's: a chapter the
-    question asks about as a whole answers it with every section, whatever words each uses (a chapter's tools for
-    checking a package: debc, debdiff, interdiff and mc say "check" nowhere)."""
+def whole_chapters(order: Sequence[str], chapters: Sequence[Sequence[str]], ranking: Sequence[str]) -> list[str]:
+    """Returns `order` with the files of each of `chapters` (each a chapter's files) right after the first of them
+    `order` holds, those `ranking` (the survey's fused ranking) holds first in its order, then the rest in the
+    outline's: a chapter the question asks about as a whole answers it with every section, whatever words each uses
+    (a chapter's tools for checking a package: debc, debdiff, interdiff and mc say "check" nowhere)."""
     out: list[str] = []
     for doc in order:
         out.append(doc)
-        if (chapter := table.chapter_of(doc)) in chapters:
-            out += ranked_first(table.files(chapter), ranking)
+        for files in (f for f in chapters if doc in f):
+            out += ranked_first(files, ranking)
     return list(dict.fromkeys(out))
 
 
@@ -459,46 +458,108 @@ def topic_of(query: str) -> str:
     return topic if topic.strip(" ?？.。,，'s") else query
 
 
-def covering(ctx: Any, query: str, hits: Sequence[Hit], user: Any) -> tuple[Hit, ...]:
-    """Returns the best chunk of each of the first `COVER` documents about the question (module docstring), then the
-    plain ranking, then `hits`, each chunk once. The rankings that say what a document is about (its headings, its
-    whole text, listed and named things) search the question's topic (`topic_of`)."""
+@dataclass(frozen=True)
+class Surveyed:
+    """The document rankings a survey orders (`surveyed`), each a tuple of sources, best first: what `survey_order`
+    reads and all it reads, so bench/survey_replay.py can record them once per question and replay rules on them."""
+
+    plain: tuple[str, ...]
+    """The plain ranking's documents (`PLAIN`), its first kept first."""
+    hybrid: tuple[str, ...]
+    """hybrid_search's own ranking's documents (`HYBRID`), whose first five keep their places (kept_first)."""
+    wholes: tuple[str, ...]
+    """The documents as wholes (`document_ranking`), which arbitrate a long chapter's additions."""
+    titled: tuple[str, ...]
+    """The heading ranking of the question's topic (`Headings`)."""
+    listed: tuple[str, ...]
+    """The listed things' best documents (`listed_documents`)."""
+    mentions: tuple[str, ...]
+    """The whole-text ranking of the topic's words (`Mentions`)."""
+    named: tuple[str, ...]
+    """The documents whose headings name a listed proper name (`titled_documents`)."""
+    near: tuple[str, ...]
+    """The sections of the first fusion's chapter pages (`Outline.sections_by`)."""
+    siblings: tuple[str, ...]
+    """The sibling sections of the chapters the plain ranking's first documents share (`Outline.siblings`)."""
+    long: tuple[str, ...]
+    """Those of `siblings` in a long chapter (`Outline.long`)."""
+    asked: tuple[tuple[str, ...], ...]
+    """The files of each chapter the question asks about as a whole (`Outline.asked`)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Returns the rankings as lists, JSON-able."""
+        return {f.name: [list(c) if isinstance(c, tuple) else c for c in getattr(self, f.name)] for f in fields(self)}
+
+    @classmethod
+    def of(cls, data: Mapping[str, Any]) -> "Surveyed":
+        """Returns the rankings `to_dict` wrote."""
+        return cls(**{f.name: tuple(tuple(c) if isinstance(c, list) else c for c in data[f.name]) for f in fields(cls)})
+
+
+def surveyed(ctx: Any, query: str, user: Any) -> tuple[Surveyed, tuple[Hit, ...]]:
+    """Returns the rankings a survey of `query` orders and the plain ranking's chunks. The rankings that say what a
+    document is about (its headings, its whole text, listed and named things) search the question's topic
+    (`topic_of`)."""
     backend = ctx.resource("index")
     topic = topic_of(query)
     plain, by_hybrid, wholes = plain_rankings(ctx, query, user)
+    docs = list(dict.fromkeys(h.source for h in plain))
+    titled = headings(backend).ranked(backend.tokenizer(topic), COVER)
+    listed = listed_documents(backend, topic, user)
+    named = titled_documents(backend, topic)
+    said = mentions(backend).ranked(topic_words(backend, topic), COVER)
+    table = outline(backend)
+    rankings = [(docs, 1.0), *zip((titled, listed, said, named), (HEADINGS_WEIGHT, 1.0, MENTIONS_WEIGHT, NAMED_WEIGHT))]
+    near = [d for seed in fused_documents(*rankings)[:SEEDS] for d in table.sections_by(seed, docs)]
+    siblings = table.siblings(docs)
+    asked = set(backend.tokenizer(query))
+    whole = table.asked(titled, docs, lambda title: set(backend.tokenizer(title)) <= asked)
+    found = Surveyed(plain=tuple(docs), hybrid=tuple(dict.fromkeys(h.source for h in by_hybrid)), wholes=tuple(wholes),
+                     titled=tuple(titled), listed=tuple(listed), mentions=tuple(said), named=tuple(named),
+                     near=tuple(near), siblings=tuple(siblings), long=tuple(d for d in siblings if table.long(d)),
+                     asked=tuple(tuple(table.files(c)) for c in whole))
+    return found, plain
+
+
+def survey_order(found: Surveyed) -> list[str]:
+    """Returns the survey's documents, best first (module docstring): the plain ranking's first, then the fusion of
+    the match rankings with the outline's, each asked chapter whole, plain retrieval's first five kept unless a
+    named document or stronger support displaces them, a long chapter's additions arbitrated by the whole-document
+    ranking, hybrid's pages in hybrid's order."""
+    plain, hybrid = list(found.plain), list(found.hybrid)
+    matched = [list(found.titled), list(found.listed), list(found.mentions), list(found.named)]
+    rankings = [(plain, 1.0), *zip(matched, (HEADINGS_WEIGHT, 1.0, MENTIONS_WEIGHT, NAMED_WEIGHT))]
+    fused = fused_documents(*rankings, (found.near, SECTIONS_WEIGHT), (found.siblings, SIBLINGS_WEIGHT))
+    support = Counter(d for ranking in matched for d in set(ranking[:COVER]))
+    support.update(d for files in found.asked for d in files)  # the question names the chapter's title
+    first = plain[:1]  # the plain ranking's first document keeps its place: a survey adds, never subtracts
+    ranked = list(dict.fromkeys([*first, *fused]))
+    order = list(dict.fromkeys([*first, *fused][:COVER]))
+    order = whole_chapters(order, found.asked, ranked)[:len(order)]
+    # and the page whose title and headings match the topic best, when another match ranking holds it too
+    about = list(dict.fromkeys([*found.named, *(d for d in found.titled[:1] if support[d] > 1)]))
+    kept = kept_first(order, hybrid, about, support)
+    chance = set(found.long) - set(hybrid[:KEPT])
+    fixed = {*kept[:1], *hybrid[:1], *about, *(d for d in kept[:KEPT] if d not in chance)}
+    return plain_order(arbitrated(kept, hybrid, found.wholes, fixed), hybrid)
+
+
+def covering(ctx: Any, query: str, hits: Sequence[Hit], user: Any) -> tuple[Hit, ...]:
+    """Returns the best chunk of each of the first `COVER` documents about the question (`survey_order` of what
+    `surveyed` finds), then the plain ranking, then `hits`, each chunk once."""
+    backend = ctx.resource("index")
+    found, plain = surveyed(ctx, query, user)
+    titles = outline(backend).titles
     best: dict[str, Hit] = {}
     for h in plain:
         best.setdefault(h.source, h)
-    titled = headings(backend).ranked(backend.tokenizer(topic), COVER)
     leads = []
-    first = list(best)[:1]  # the plain ranking's first document keeps its place: a survey adds, never subtracts
-    listed = listed_documents(backend, topic, user)
-    named = titled_documents(backend, topic)
-    matched = [titled, listed, mentions(backend).ranked(topic_words(backend, topic), COVER), named]
-    rankings = [(list(best), 1.0), *zip(matched, (HEADINGS_WEIGHT, 1.0, MENTIONS_WEIGHT, NAMED_WEIGHT))]
-    table = outline(backend)
-    near = [d for seed in fused_documents(*rankings)[:SEEDS] for d in table.sections_by(seed, list(best))]
-    siblings = table.siblings(list(best))
-    fused = fused_documents(*rankings, (near, SECTIONS_WEIGHT), (siblings, SIBLINGS_WEIGHT))
-    support = Counter(d for ranking in matched for d in set(ranking[:COVER]))
-    asked = set(backend.tokenizer(query))
-    whole = table.asked(titled, list(best), lambda title: set(backend.tokenizer(title)) <= asked)
-    support.update(d for chapter in whole for d in table.files(chapter))  # the question names the chapter's title
-    ranked = list(dict.fromkeys([*first, *fused]))
-    order = list(dict.fromkeys([*first, *fused][:COVER]))
-    order = whole_chapters(order, whole, table, ranked)[:len(order)]
-    hybrid = list(dict.fromkeys(h.source for h in by_hybrid))
-    # and the page whose title and headings match the topic best, when another match ranking holds it too
-    about = list(dict.fromkeys([*named, *(d for d in titled[:1] if support[d] > 1)]))
-    kept = kept_first(order, hybrid, about, support)
-    chance = {d for d in siblings if table.long(d)} - set(hybrid[:KEPT])
-    fixed = {*kept[:1], *hybrid[:1], *about, *(d for d in kept[:KEPT] if d not in chance)}
-    for source in plain_order(arbitrated(kept, hybrid, wholes, fixed), hybrid):
+    for source in survey_order(found):
         if source not in best:
-            found = best_chunk(backend, source, (query, table.titles.get(source, "")), user)
-            if found is None:
+            found_chunk = best_chunk(backend, source, (query, titles.get(source, "")), user)
+            if found_chunk is None:
                 continue  # the user may not read it, or none of its chunks holds a word of the question or title
-            best[source] = found
+            best[source] = found_chunk
         leads.append(best[source])
     unique: dict[str, Hit] = {}
     for h in (*leads, *plain, *hits):
