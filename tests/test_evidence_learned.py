@@ -112,8 +112,8 @@ def test_the_fitted_scorer_quotes_the_defining_sentence_over_one_repeating_the_q
 def test_the_shipped_weights_are_what_the_fit_script_writes_from_the_committed_units():
     shipped = json.loads(EVIDENCE_WEIGHTS.read_text(encoding="utf-8"))
     data = read_units(fit_evidence.UNITS)
-    refit = fit_evidence.weights_file(data, next(n for n, f in fit_evidence.CHOICES.items()
-                                                 if list(f) == shipped["features"]),
-                                      shipped["fit"]["penalty"], shipped["overrides"], fit_evidence.UNITS)
+    refit = fit_evidence.weights_file(data, tuple(shipped["features"]), shipped["fit"]["penalty"],
+                                      shipped["overrides"], fit_evidence.UNITS)
+    assert shipped["fit"]["units"] == fit_evidence.UNITS.name
     assert json.dumps(refit, indent=1) + "\n" == EVIDENCE_WEIGHTS.read_text(encoding="utf-8")
     assert set(load_weights(EVIDENCE_WEIGHTS).features) <= set(FEATURES)
