@@ -45,19 +45,19 @@ SEEN: list = []
 RANKED = generate.ranked
 
 
-def keep(query, hits, profile, ctx=None, rejected=frozenset()):
+def keep(query, hits, profile, ctx=None, rejected=frozenset(), query_type=None, ends=()):
     """Returns `evidence.ranked`'s ranking by the hand-set mix (the profile's learned weights set aside: the units
     are dumped in the mix's order, which the fit reads as a feature), keeping the first one of a question in SEEN
     with its units' features."""
     mix = copy.copy(profile)
     mix.wording = replace(profile.wording, evidence_weights=None)
-    ranking = RANKED(query, hits, mix, ctx, rejected)
+    ranking = RANKED(query, hits, mix, ctx, rejected, query_type, ends)
     if not SEEN:
         found = [s.candidate for s in ranking]
         parts = evidence.signals(query, found, ctx, profile=profile) if found else {}
         matrix = feature_matrix(query, found, parts, [s.cover for s in ranking], [s.held for s in ranking],
-                          range(len(found))) if found else []
-        SEEN.append((ranking, matrix))
+                          range(len(found)), query_type, ends) if found else []
+        SEEN.append((ranking, matrix, query_type))
     return ranking
 
 
@@ -82,8 +82,9 @@ def dump(corpus: str, half: str, index: str, asked: list[dict], cfg) -> list[dic
     for q in asked:
         SEEN.clear()
         search(q["query"], index=index, config=cfg)
-        ranking, matrix = SEEN[0] if SEEN else ([], [])
+        ranking, matrix, asked_as = SEEN[0] if SEEN else ([], [], None)
         out.append({"corpus": corpus, "book": book(corpus), "half": half, "qid": q["qid"], "type": q["type"],
+                    "asked_as": asked_as,
                     "labels": [int(holds(s.text, q["evidence"])) for s in ranking],
                     "kinds": [s.candidate.kind for s in ranking],
                     "x": [[round(float(v), 4) for v in row] for row in matrix]})

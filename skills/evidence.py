@@ -33,7 +33,7 @@ from .store.records import Hit
 from .store.tokenize import Tokenizer, default_tokenizer
 from .coverage import THRESHOLD, SubQuestion, coverage
 from .sentences import covered, english_stem, keywords, split_sentences
-from .unit_features import FEATURES, KINDS, load_weights
+from .unit_features import FEATURES, KINDS, TYPED, load_weights
 
 WEIGHTS = {"bm25": 0.45, "dense": 0.45, "heading": 0.10}
 """How the scaled signals mix (the dev questions' choice: see docs/answers.md)."""
@@ -810,9 +810,10 @@ class Scored:
         return self.candidate.hit
 
 
-def ranked(query: str, hits: Sequence[Hit], profile: Any, ctx: Any = None,
-           rejected: frozenset[str] = frozenset()) -> list[Scored]:
-    """Returns the candidates of `hits` (none the check rejected) scored for the question, best first."""
+def ranked(query: str, hits: Sequence[Hit], profile: Any, ctx: Any = None, rejected: frozenset[str] = frozenset(),
+           query_type: Optional[str] = None, ends: Sequence[str] = ()) -> list[Scored]:
+    """Returns the candidates of `hits` (none the check rejected) scored for the question, best first; the learned
+    order reads the question's type and a relation's named `ends` too."""
 
     how, when = bool(ASKS_HOW.search(query)), bool(ASKS_WHEN.search(query))
     found = [c for c in candidates(hits, profile, bool(ASKS_WHICH.search(query)), headings=when)
@@ -835,7 +836,8 @@ def ranked(query: str, hits: Sequence[Hit], profile: Any, ctx: Any = None,
         return mix
     weights = load_weights(learned)
     place = {id(s): i for i, s in enumerate(mix)}
-    raw = weights.scores(feature_matrix(query, found, parts, cover, held, [place[id(s)] for s in out]))
+    raw = weights.scores(feature_matrix(query, found, parts, cover, held, [place[id(s)] for s in out],
+                                        query_type, ends))
     learnt = scaled(raw) + bonus if weights.overrides else raw
     shares = np.exp(raw - raw.max())
     shares = shares / shares.sum()
@@ -846,11 +848,12 @@ def ranked(query: str, hits: Sequence[Hit], profile: Any, ctx: Any = None,
 
 
 def feature_matrix(query: str, found: Sequence[Candidate], parts: dict[str, np.ndarray], cover: Sequence[float],
-                   held: Sequence[float], shipped: Sequence[int]) -> np.ndarray:
+                   held: Sequence[float], shipped: Sequence[int], query_type: Optional[str] = None,
+                   ends: Sequence[str] = ()) -> np.ndarray:
     """Returns the matrix of `unit_features.FEATURES` (a row per candidate of `found`) for the question, from the
-    signals `parts`, the coverage shares `cover` (partial words counting a little) and `held` (whole words only) and
-    each unit's place in the hand-set mix's order (`shipped`, 0 first): what the learned scorer reads of this
-    module's rules."""
+    signals `parts`, the coverage shares `cover` (partial words counting a little) and `held` (whole words only),
+    each unit's place in the hand-set mix's order (`shipped`, 0 first), the question's type and a relation's named
+    `ends`: what the learned scorer reads of this module's rules."""
     n = len(found)
     texts = [_LINK_TARGET.sub("]", c.text) for c in found]
     last = max((c.rank for c in found), default=0) or 1
@@ -883,10 +886,71 @@ def feature_matrix(query: str, found: Sequence[Candidate], parts: dict[str, np.n
         "refers_back": np.array([bool(REFERS_BACK.search(c.text)) for c in found]),
         "asked_words": np.array([min(len(set(keywords(t)) & set(keywords(query))) / wanted, 1.0) for t in texts]),
         "shipped": np.array([1 / (1 + p) for p in shipped]), "shipped_first": np.array([p == 0 for p in shipped]),
+        **asked_columns(query, query_type, ends, found, texts, parts),
+        **{f"{t}_{s}": (query_type == t) * parts.get(s, zeros) for t, s in TYPED},
     }
     if not n:
         return np.zeros((0, len(FEATURES)))
     return np.column_stack([np.asarray(columns[name], dtype=float) for name in FEATURES])
+
+
+TIME_MARK = re.compile(r"\b(?:since|until|before|after|as of|introduced|added|new in|deprecated|removed|changed"
+                       r"|starting|release[sd]?|version|prior to|no longer|former(?:ly)?|previous(?:ly)?|now)\b"
+                       r"|从.{0,20}?[起开]|起|以前|以后|之前|之后|版本|引入|新增|废弃|弃用|移除|开始|发布|目前|现在|不再|早期", re.I)
+"""A word placing a statement in time (since, deprecated, no longer, 从…起, 版本, 不再): what a temporal question's
+answer says besides a version or a date."""
+LINK_WORD = re.compile(r"\b(?:depends?|requires?|uses?|used|calls?|called|part of|belongs?|contains?|provides?"
+                       r"|replace[sd]?|instead|via|through|by|with|between|relat\w+|invok\w+|runs?|handles?|reads?"
+                       r"|writes?|pass(?:es|ed)|sends?|controls?|manages?|extends?|based on|derived|inherits?"
+                       r"|implements?|connects?|links?|maps?|generates?|creates?|produces?)\b"
+                       r"|依赖|需要|使用|调用|属于|包含|提供|替代|取代|通过|由|与|和.{0,6}之间|关系|基于|生成|创建|控制|管理"
+                       r"|传递|读取|写入|连接|对应|实现", re.I)
+"""A word stating how two things relate (depends on, calls, is part of, 依赖, 调用, 属于), looked for between two
+ends a relation question names."""
+DEFINES = re.compile(r"^\W*(?:(?:the|a|an)\s+)?([^.:;,]{1,60}?)\s+(?:is|are|means|refers to|stands for|denotes)\s"
+                     r"|^\W*([^，。；：]{1,24}?)(?:是|指|即|表示|意味着|称为|就是)", re.I)
+"""A unit opening on the term it defines (X is…, X refers to…, X 是…, X 指…)."""
+
+
+def links_word(text: str, ends: Sequence[str]) -> bool:
+    """Returns whether `text` names two of `ends` with a `LINK_WORD` between the first and the last it names."""
+    said = [m for m in (re.search(r"(?<![A-Za-z0-9_-])" + re.escape(e) + r"(?![A-Za-z0-9_-])", text,
+                                  re.I if e.islower() else 0) for e in ends) if m]
+    if len(said) < 2:
+        return False
+    said.sort(key=lambda m: m.start())
+    return bool(LINK_WORD.search(text[said[0].end():said[-1].start()]))
+
+
+def defines_asked(text: str, asked: set[str]) -> bool:
+    """Returns whether a unit opens on a term it defines (`DEFINES`) that holds a word the question asks about."""
+    m = DEFINES.match(text)
+    return m is not None and bool(set(keywords(m.group(1) or m.group(2))) & asked)
+
+
+def asked_columns(query: str, query_type: Optional[str], ends: Sequence[str], found: Sequence[Candidate],
+                  texts: Sequence[str], parts: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Returns the columns of `unit_features.ASKING`: what a unit holds of what the question asks by its type (a
+    relation's two ends `ends` and a link word between them, a temporal question's version, date or time word),
+    its heading path's share of the question's words, whether it defines a term asked about, and its cosine's
+    rank among the question's units (a raw cosine says little across questions)."""
+    n, asked = len(found), set(keywords(query))
+    relation = query_type == "relation" and len(ends) >= 2
+    temporal = query_type == "temporal"
+    cosine = parts.get("cosine", np.zeros(n))
+    rank = np.empty(n)
+    rank[np.argsort(-cosine, kind="stable")] = np.arange(n)
+    return {
+        "dated_when": np.array([temporal and (dated(t, query) or dated(c.heading) or dated(c.hit.title))
+                                for c, t in zip(found, texts)]),
+        "marks_time": np.array([temporal and bool(TIME_MARK.search(t)) for t in texts]),
+        "links_ends": np.array([relation and links(Scored(c, 0.0, 0.0, 0.0), ends) for c in found]),
+        "link_word": np.array([relation and links_word(t, ends) for t in texts]),
+        "heading_asked": np.array([min(len(set(keywords(f"{c.heading} {c.hit.title}")) & asked) / (len(asked) or 1),
+                                       1.0) for c in found]),
+        "defines_asked": np.array([defines_asked(t, asked) for t in texts]),
+        "cosine_rank": np.where(cosine > 0, 1 / (1 + rank), 0.0),
+    }
 
 
 def asked_bonus(query: str, found: Sequence[Candidate]) -> np.ndarray:

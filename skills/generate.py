@@ -83,7 +83,8 @@ def extractive_answer(state: Answering, ctx: Context) -> Answered:
     hits = tuple(sorted((h for h in citable(state) if not flagged(h)), key=lambda h: h.kind == "wiki"))
     query = state.original_query
     rejected = frozenset(state.verdict.rejected) if state.verdict and not state.verdict.passed else frozenset()
-    ranking = ranked(query, hits, profile, ctx, rejected)
+    ends = relation_ends(query, hits, profile) if state.query_type == "relation" else ()
+    ranking = ranked(query, hits, profile, ctx, rejected, state.query_type, ends)
     layout = laid_out(state, hits, profile, ranking)
     if layout is not None:
         return layout
@@ -93,7 +94,6 @@ def extractive_answer(state: Answering, ctx: Context) -> Answered:
     # below the word floor, only what the dense signal says answers, and only instead of a refusal
     relevant = [s for s in ranking if s.cover >= THRESHOLD or s.held >= profile.wording.answer_floor] or \
         [s for s in ranking if not gaps and close_in_meaning(s, profile.wording.answer_near)]
-    ends = relation_ends(query, hits, profile) if state.query_type == "relation" else ()
     # a relation's two ends ask one thing when a unit names both (between A and B is no question in two parts)
     asked = [query] if state.query_type == "relation" and relevant and linking(relevant, ends) else parts(query)
     found: list = []

@@ -3,8 +3,9 @@ and the fitted weights a pack ships (`Weights`, `load_weights`).
 
 The features are the scaled signals (`evidence.signals`), the hit's rank, what the hand rules of `evidence.ranked` look
 for (a unit stating the amount, path, count or negation asked, naming the option, command, file or shortcut asked), the
-share of the question's words it holds, its kind, length and place; `evidence.feature_matrix` computes them, since
-they read its rules. A linear score over them is fitted by scripts/fit_evidence.py on the labelled dev halves into a
+share of the question's words it holds, its kind, length and place, and what it holds of what the question asks by
+its type (a relation's ends, a temporal question's version or date: `ASKING`, `TYPED`); `evidence.feature_matrix`
+computes them, since they read its rules. A linear score over them is fitted by scripts/fit_evidence.py on the labelled dev halves into a
 pack's data file (`Wording.evidence_weights`), read once.
 """
 from __future__ import annotations
@@ -21,13 +22,17 @@ from lambdarag.errors import ConfigError
 
 KINDS = ("item", "row", "option", "command", "heading", "definition", "label", "pair", "synopsis", "term")
 """The unit kinds with a feature of their own (a plain sentence is the base)."""
+SHIPPED = ("shipped", "shipped_first")
+ASKING = ("dated_when", "marks_time", "links_ends", "link_word", "heading_asked", "defines_asked", "cosine_rank")
+"""What a unit holds of what the question asks by its type and words (`evidence.asked_columns`)."""
+TYPED = tuple((t, s) for t in ("fact", "relation", "temporal", "synthesis", "compare") for s in ("bm25", "dense"))
+"""(question type, signal): the signal where the question is of that type, else 0, so a type may weigh it apart."""
 FEATURES = ("bm25", "dense", "heading", "cosine", "prior", "first_hit", "states_asked", "states_count",
             "negates_asked", "names_asked", "measures_asked", "cover", "held", *(f"kind_{k}" for k in KINDS),
-            "length", "short", "sentences", "place", "opening", "lead", "refers_back", "asked_words", "shipped",
-            "shipped_first")
-"""The features' names, in the order of a weight vector; the last two are the unit's place in the hand-set mix's
-order (`evidence.ranked` without weights), so the fit may keep what that order knows."""
-SHIPPED = ("shipped", "shipped_first")
+            "length", "short", "sentences", "place", "opening", "lead", "refers_back", "asked_words", *SHIPPED,
+            *ASKING, *(f"{t}_{s}" for t, s in TYPED))
+"""The features' names, in the order of a weight vector; `SHIPPED` is the unit's place in the hand-set mix's order
+(`evidence.ranked` without weights), so the fit may keep what that order knows."""
 
 
 @dataclass(frozen=True)

@@ -112,8 +112,22 @@ def test_the_fitted_scorer_quotes_the_defining_sentence_over_one_repeating_the_q
 def test_the_shipped_weights_are_what_the_fit_script_writes_from_the_committed_units():
     shipped = json.loads(EVIDENCE_WEIGHTS.read_text(encoding="utf-8"))
     data = read_units(fit_evidence.UNITS)
-    refit = fit_evidence.weights_file(data, next(n for n, f in fit_evidence.CHOICES.items()
-                                                 if list(f) == shipped["features"]),
-                                      shipped["fit"]["penalty"], shipped["overrides"], fit_evidence.UNITS)
+    refit = fit_evidence.weights_file(data, tuple(shipped["features"]), shipped["fit"]["penalty"],
+                                      shipped["overrides"], fit_evidence.UNITS)
+    assert shipped["fit"]["units"] == fit_evidence.UNITS.name
     assert json.dumps(refit, indent=1) + "\n" == EVIDENCE_WEIGHTS.read_text(encoding="utf-8")
     assert set(load_weights(EVIDENCE_WEIGHTS).features) <= set(FEATURES)
+
+
+def choice(at1: float, worst: int, features: str = "all") -> dict:
+    """A judged choice: its pooled @1 and the most questions a book loses against the mix."""
+    return {"features": features, "penalty": 0.01, "overrides": True, "pooled": {"@1": at1, "@2": at1},
+            "lost": {"book": worst, "other": 0}}
+
+
+def test_a_refit_ranking_below_the_weights_in_place_is_not_chosen():
+    choices = {"even": choice(0.53, 1), "uneven": choice(0.55, 2)}
+    assert fit_evidence.chosen(choices, {"all": 3}, mix=0.50, in_place=0.52) == "even"
+    assert fit_evidence.chosen(choices, {"all": 3}, mix=0.50, in_place=0.545) is None     # below what is shipped
+    assert fit_evidence.chosen(choices, {"all": 3}, mix=0.53, in_place=0.50) is None      # no better than the mix
+    assert fit_evidence.chosen({"uneven": choice(0.55, 2)}, {"all": 3}, mix=0.50, in_place=0.50) is None
