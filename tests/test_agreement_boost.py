@@ -70,3 +70,11 @@ def test_a_fitted_on_question_holds_the_agreement_of_its_near_confirmed_question
         learned = open_learned(tmp_path / name, backend, embedder)
         [fitted] = learning.question_rows(view, learned, [(PARAPHRASE, vector, {ANSWER})], base)
         assert fitted.agreement == {s: agree for _, s in learning.NEIGHBOURING}
+
+
+def test_the_tail_models_fitted_on_rows_rank_their_head_with_the_boost_where_near_questions_agree():
+    k, s = learning.NEIGHBOURING[0]
+    params = LearnedParams(weights=dict.fromkeys(SIGNALS, 0.0), gate=0.5, neighbours=k, sharpness=s,
+                           agreement_boost=4.0)
+    agreeing, split = learning.tail_rows([row(False, 0.9), row(False, 0.0)], params)
+    assert agreeing.head[0] == "p5" and split.head[0] == "p0"
