@@ -19,11 +19,17 @@ With `--tail-model`, each fold's committed params get a tail model fitted on tha
 `fit_rows`), and the held-out fold is ranked by plain hybrid, the learned hybrid and the learned hybrid with the
 tail model ("hybrid+learned+tail"); writes bench/results/feedback-tail-model.json, with each fold's choice.
 
+With `--fitted-boost`, each fold's learning questions are fitted again as `lambdarag feedback fit` fits them with
+``agreementBoost: null`` (`fit_rows`, then `choose`: the head weights, gate and agreement boost jointly), and the
+held-out fold is ranked by plain hybrid, the committed learned hybrid and the refitted one ("hybrid+learned+boost");
+writes bench/results/feedback-boost-fitted.json, with each fold's refitted params and report.
+
 With `--settings` and no name, only plain and learned hybrid are ranked: the committed fits under this tree's
 retrieval code (a change to what the learned stage does, measured without refitting). `--tag TAG` writes
 <name>-TAG.json instead, a new file beside the committed one; `--folds` ranks only those held-out folds.
 
-Usage: python bench/adapter_blend.py [--splits 0 1 2 3] [--settings [NAME ...]] [--fitted | --tail-model] [--folds 0 ...]
+Usage: python bench/adapter_blend.py [--splits 0 1 2 3] [--settings [NAME ...]]
+                                     [--fitted | --tail-model | --fitted-boost] [--folds 0 ...] [--tag TAG]
                                      [--tag TAG]
 """
 from __future__ import annotations
@@ -78,27 +84,31 @@ FITTED = "fitted"
 TAILED = "hybrid+learned+tail"
 """The `--tail-model` system: the committed params with the tail model `choose_tail_model` fits on each fold's
 learning questions."""
+BOOSTED = "hybrid+learned+boost"
+"""The `--fitted-boost` system: params refitted on each fold's learning questions with the agreement boost fitted."""
 
 
-def split_result(split: int, settings: dict, folds: Sequence[int] = range(FOLDS), tail_model: bool = False) -> dict:
+def split_result(split: int, settings: dict, folds: Sequence[int] = range(FOLDS), tail_model: bool = False,
+                 boost: bool = False) -> dict:
     """Returns the metrics and p50s of plain, learned and adapted hybrid (under each of `settings`; a blend of None
-    is fitted per fold, `FITTED`) and, with `tail_model`, the learned hybrid with a fitted tail model (`TAILED`) on
-    `split`'s held-out `folds`."""
+    is fitted per fold, `FITTED`), with `tail_model` the learned hybrid with a fitted tail model (`TAILED`) and with
+    `boost` the one refitted with the agreement boost (`BOOSTED`), on `split`'s held-out `folds`."""
     from dataclasses import replace
 
     import numpy as np
     from ranx import Qrels, Run, evaluate
 
     from lambdarag import Context
-    from lambdarag.orchestration.learning import (base_ranking, build_learned, choose_blend, choose_tail_model,
-                                                  fit_query_adapter, fit_rows, learned_ranking, retrieval_term)
+    from lambdarag.orchestration.learning import (base_ranking, build_learned, choose, choose_blend,
+                                                  choose_tail_model, fit_query_adapter, fit_rows, learned_ranking,
+                                                  retrieval_term)
     from lambdarag.skills.store.adapter import QueryAdapter
     from lambdarag.skills.store.learned import LearnedParams, Pair
     from lambdarag.skills.store.records import RetrievalPlan
 
     backend, embedder, view, queries, chunks, vectors, row, fold_of, fits = split_folds(split)
     plan = RetrievalPlan(bm25_top_k=100, dense_top_k=100, fused_top_k=100)
-    names = ["hybrid", "hybrid+learned", *settings, *([TAILED] if tail_model else [])]
+    names = ["hybrid", "hybrid+learned", *settings, *([TAILED] if tail_model else []), *([BOOSTED] if boost else [])]
     runs, latency, seen, chosen = {n: {} for n in names}, {n: [] for n in names}, {}, []
     unlearned, ranking = functools.lru_cache(maxsize=None)(base_ranking(backend, embedder)), learned_ranking(
         backend, embedder)
@@ -124,6 +134,12 @@ def split_result(split: int, settings: dict, folds: Sequence[int] = range(FOLDS)
             print(json.dumps(report), file=sys.stderr, flush=True)
             contexts[TAILED] = Context(embedder=embedder, resources={"index": backend, "learned": build_learned(
                 view, pairs, pair_vectors, replace(learned.params, tail_model=model), learned.term_map)})
+        if boost:
+            refitted, report = choose(fit_rows(view, pairs, pair_vectors, unlearned))
+            chosen.append({"fold": fold, "params": refitted.to_dict(), "report": report})
+            print(json.dumps(chosen[-1]), file=sys.stderr, flush=True)
+            contexts[BOOSTED] = Context(embedder=embedder, resources={"index": backend, "learned": build_learned(
+                view, pairs, pair_vectors, refitted, learned.term_map)})
         terms = {n: retrieval_term("hybrid", learned=n != "hybrid") for n in names}
         taught = {c for q in learn for c in chunks[q["qid"]]}
         for q in (q for q in queries if fold_of[q["qid"]] == fold):
@@ -134,7 +150,8 @@ def split_result(split: int, settings: dict, folds: Sequence[int] = range(FOLDS)
                 runs[name][q["qid"]] = {h.chunk_id: float(100 - i) for i, h in enumerate(state.hits)} or {"-": 0.0}
         print(f"split {split} fold {fold} done", file=sys.stderr, flush=True)
     qrels = {q["qid"]: {c: 1 for c in chunks[q["qid"]]} for q in queries if fold_of[q["qid"]] in folds}
-    out = {"folds": list(folds), **({"tail_models" if tail_model else "blends": chosen} if chosen else {}),
+    out = {"folds": list(folds),
+           **({"refits" if boost else "tail_models" if tail_model else "blends": chosen} if chosen else {}),
            "p50_ms": {n: round(float(np.percentile(v, 50)), 2) for n, v in latency.items()}}
     for subset, keep in (("all", lambda q: True), ("seen", lambda q: seen[q]), ("unseen", lambda q: not seen[q])):
         ids = [q for q in qrels if keep(q)]
@@ -159,9 +176,12 @@ def main() -> dict:
                    help="fit the blend per fold instead; writes bench/results/feedback-adapter-fitted.json")
     p.add_argument("--tail-model", action="store_true",
                    help="fit a tail model per fold instead; writes bench/results/feedback-tail-model.json")
+    p.add_argument("--fitted-boost", action="store_true",
+                   help="refit each fold with the agreement boost instead; writes "
+                        "bench/results/feedback-boost-fitted.json")
     args = p.parse_args()
-    name = "feedback-tail-model" if args.tail_model else "feedback-adapter-fitted" if args.fitted else \
-        "feedback-adapter-blend"
+    name = "feedback-boost-fitted" if args.fitted_boost else "feedback-tail-model" if args.tail_model else \
+        "feedback-adapter-fitted" if args.fitted else "feedback-adapter-blend"
     name += f"-{args.tag}" if args.tag else ""
     kept = results_dir() / f"{name}.json"
     result = json.loads(kept.read_text(encoding="utf-8")) if kept.exists() else {"splits": {}}
@@ -170,7 +190,8 @@ def main() -> dict:
         {n: list(SETTINGS[n]) for n in args.settings}
     for split in args.splits:
         result["splits"][str(split)] = {"machine_before": machine_facts(),
-                                        **split_result(split, settings, args.folds, args.tail_model)}
+                                        **split_result(split, settings, args.folds, args.tail_model,
+                                                       args.fitted_boost)}
         write(name, result)
     return result
 

@@ -24,7 +24,13 @@ families). Gates are then re-ranked from the cache with `arrange`, as a query is
   allows, `orchestration.learning.choose_tail_model`);
 - "boost fixed": the boost at `FIXED`, as the product applies it with ``agreementBoost: 2``, read off split 1's cache
   in sample (a setting of high MRR@10 whose unseen mean loss there stayed within 0.005) before splits 2-4 were
-  cached: how much of that gain holds elsewhere.
+  cached: how much of that gain holds elsewhere;
+- round 26's `LEVERS`, each chosen per held-out fold on the other folds' questions under the same bound (`levers`):
+  "boost fitted" (the fit's rule with ``agreementBoost: null``: `FIXED`'s setting and floor, a boost of
+  `AGREEMENT_BOOSTS`, here with the committed head weights rather than refitted with them), "families" (the family
+  weight raised instead), "scaled" (the neighbour weight raised by a scale × the agreement, no floor) and
+  "logistic" (the neighbour boost where a logistic of agreement and nearest cosine, fitted on those folds, says
+  seen at least a threshold).
 
 Also the separation of seen from unseen questions among those the shipped gate opens for (`separation`): the
 nearest cosine's and each agreement's.
@@ -44,6 +50,7 @@ import os
 import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Iterable
 
 import numpy as np
 
@@ -52,7 +59,8 @@ sys.path.insert(0, str(ROOT))
 from bench.feedback import FOLDS  # noqa: E402
 from bench.learned_rerank import every_signal, load_cache as cached  # noqa: E402
 from bench.machine import facts as machine_facts, results_dir, write  # noqa: E402
-from lambdarag.orchestration.learning import GATE_QUANTILES, LOSS_CONFIDENCE, UNSEEN_LOSS  # noqa: E402
+from lambdarag.orchestration.learning import (AGREEMENT_BOOSTS, GATE_QUANTILES, LOSS_CONFIDENCE,  # noqa: E402
+                                              UNSEEN_LOSS)
 from lambdarag.orchestration.metrics import score  # noqa: E402
 from lambdarag.skills.store.learned import (AGREEMENT_FLOOR, AGREEMENT_NEIGHBOURS, LearnedParams,  # noqa: E402
                                             agreement, arrange)
@@ -61,8 +69,12 @@ NEAR = 20
 """Nearest confirmed questions cached per question (the largest k of `AGREEMENT_GRID`)."""
 AGREEMENT_GRID = tuple(itertools.product((3, 5, 10, 20), ("chunks", "families")))
 """(k nearest confirmed questions, what their agreement compares) tried by the fitted gates."""
-BOOSTS = (1.0, 2.0, 4.0)
+BOOSTS = tuple(b for b in AGREEMENT_BOOSTS if b)
+LEVERS = ("boost fitted", "families", "scaled", "logistic")
+"""Round 26's levers (`levers`), each fitted per held-out fold on the other folds' questions."""
 """Neighbour weight added to the fitted head where the agreement gate of "boost" opens."""
+SCALES = (1.0, 2.0, 4.0, 8.0)
+"""Neighbour weight per unit of agreement added to the fitted head by "scaled" (round 26's lever: no floor)."""
 FIXED = ((AGREEMENT_NEIGHBOURS, "chunks"), AGREEMENT_FLOOR, 2.0)
 """(setting, threshold, boost) of "boost fixed": the product's agreement boost (`LearnedIndex.head_params`) with
 ``orchestration.feedback.agreementBoost: 2``."""
@@ -103,11 +115,12 @@ def load_cache(split: int) -> dict:
     return cached(split, question_entry, cache_path(split))
 
 
-def order(entry: dict, params: LearnedParams, opened: bool, boost: float = 0.0) -> list[str]:
-    """Returns the learned order of a cached question as `learned_boost` ranks it, the head's neighbour weight
+def order(entry: dict, params: LearnedParams, opened: bool, boost: float = 0.0, signal: str = "neighbours"
+          ) -> list[str]:
+    """Returns the learned order of a cached question as `learned_boost` ranks it, the head's `signal` weight
     raised by `boost`."""
     if boost:
-        weights = {**params.weights, "neighbours": params.weights.get("neighbours", 0.0) + boost}
+        weights = {**params.weights, signal: params.weights.get(signal, 0.0) + boost}
         params = replace(params, weights=weights)
     params = params if entry["tailed"] else replace(params, tail={})
     return [c for c, _ in arrange(entry["base"], entry["ids"], entry["matrix"].astype(np.float64), params,
@@ -127,17 +140,22 @@ def agreements(entry: dict) -> dict:
 
 
 def evaluated(entries: dict) -> dict:
-    """Returns per question: plain, shipped and closed metrics and the boosted heads' metrics per `BOOSTS`, with
-    its agreements (what the gates choose among)."""
+    """Returns per question: plain, shipped and closed metrics, the heads' metrics with the neighbour weight
+    raised by each of `BOOSTS` ("boost"), the family weight so raised ("families") and the neighbour weight raised
+    by each of `SCALES` times its `FIXED` agreement ("scaled"), with its agreements (what the gates choose among)."""
     out = {}
     for qid, e in entries.items():
         params = LearnedParams.from_dict(e["params"])
         agree = agreements(e)
+        lifted = {(name, b): metrics(order(e, params, True, b * (agree[FIXED[0]] if name == "scaled" else 1.0),
+                                           "families" if name == "families" else "neighbours"), e["relevant"])
+                  for name, grid in (("boost", BOOSTS), ("families", BOOSTS), ("scaled", SCALES)) for b in grid} \
+            if e["opened"] else {}
         out[qid] = {"plain": metrics([c for c, _ in e["base"]][:100], e["relevant"]),
                     "open": metrics(order(e, params, e["opened"]), e["relevant"]),
                     "closed": metrics(order(e, params, False), e["relevant"]),
-                    "boost": {b: metrics(order(e, params, True, b), e["relevant"]) for b in BOOSTS}
-                    if e["opened"] else {},
+                    "boost": {b: lifted[name, b] for name, b in lifted if name == "boost"},
+                    "lifted": lifted,
                     "agree": agree, "seen": e["seen"], "fold": e["fold"], "opened": e["opened"],
                     "nearest": float(e["sims"][0]) if len(e["sims"]) else -1.0}
     return out
@@ -159,22 +177,86 @@ def gated(rows: list, kind: str, setting, threshold: float, boost: float = 0.0) 
                      for r in rows])
 
 
+def best_of(rows: list, options: Iterable[tuple], confidence: float = LOSS_CONFIDENCE):
+    """Returns the key of the (key, each row's metrics) `options` of best mean nDCG@10 over `rows` whose unseen
+    upper loss against plain retrieval is within `UNSEEN_LOSS` or no more than the shipped gate's; the first
+    option is the shipped gate, kept when none beats it."""
+    unseen = np.array([not r["seen"] for r in rows])
+    plain = np.array([r["plain"][2] for r in rows])
+    options = iter(options)
+    best, shipped = next(options)
+    bound, top = max(UNSEEN_LOSS, upper_loss(plain[unseen] - shipped[unseen, 2], confidence)), shipped[:, 2].mean()
+    for key, m in options:
+        if upper_loss(plain[unseen] - m[unseen, 2], confidence) <= bound and m[:, 2].mean() > top:
+            best, top = key, m[:, 2].mean()
+    return best
+
+
 def choose(rows: list, kind: str, confidence: float = LOSS_CONFIDENCE) -> tuple:
     """Returns the (setting, threshold, boost) of best mean nDCG@10 over `rows` whose unseen upper loss against
     plain retrieval is within `UNSEEN_LOSS` or no more than the shipped gate's (None, 0.0, 0.0: the shipped gate)."""
-    unseen = np.array([not r["seen"] for r in rows])
-    plain = np.array([r["plain"][2] for r in rows])
-    shipped = gated(rows, kind, None, 0.0)
-    bound = max(UNSEEN_LOSS, upper_loss(plain[unseen] - shipped[unseen, 2], confidence))
-    best, top = (None, 0.0, 0.0), float(shipped[:, 2].mean())
-    for s in AGREEMENT_GRID:
-        values = np.array([r["agree"][s] for r in rows])
-        for t, b in itertools.product(sorted(set(np.round(np.quantile(values, GATE_QUANTILES), 4))),
-                                      BOOSTS if kind == "boost" else (0.0,)):
-            m = gated(rows, kind, s, float(t), b)
-            if upper_loss(plain[unseen] - m[unseen, 2], confidence) <= bound and m[:, 2].mean() > top:
-                best, top = (s, float(t), b), float(m[:, 2].mean())
-    return best
+    def settings():
+        for s in AGREEMENT_GRID:
+            values = np.array([r["agree"][s] for r in rows])
+            for t in sorted(set(np.round(np.quantile(values, GATE_QUANTILES), 4))):
+                yield from ((s, float(t), b) for b in (BOOSTS if kind == "boost" else (0.0,)))
+    return best_of(rows, itertools.chain([((None, 0.0, 0.0), gated(rows, kind, None, 0.0))],
+                                         ((key, gated(rows, kind, *key)) for key in settings())), confidence)
+
+
+def lifted(rows: list, name: str, lift: float, acts: Iterable[bool]) -> np.ndarray:
+    """Returns each row's metrics with its head lifted by `name` ("boost", "families", "scaled", `evaluated`) at
+    `lift` where it `acts` and the shipped gate opened, else as shipped."""
+    return np.array([r["lifted"][name, lift] if a and r["opened"] and lift else r["open"] for r, a in zip(rows, acts)])
+
+
+def seen_model(rows: list) -> np.ndarray:
+    """Returns the weights of a logistic model of whether a question the shipped gate opened for was seen, from its
+    `FIXED` agreement and nearest cosine (`seen_odds`; Newton steps, lightly ridged)."""
+    opened = [r for r in rows if r["opened"]]
+    x = np.array([seen_features(r) for r in opened])
+    y = np.array([float(r["seen"]) for r in opened])
+    w = np.zeros(x.shape[1])
+    for _ in range(25):
+        p = 1.0 / (1.0 + np.exp(-x @ w))
+        hessian = (x * (p * (1 - p))[:, None]).T @ x + 1e-3 * np.eye(len(w))
+        w -= np.linalg.solve(hessian, x.T @ (p - y) + 1e-3 * w)
+    return w
+
+
+def seen_features(r: dict) -> np.ndarray:
+    """Returns the logistic's features of a cached row: its `FIXED` agreement, its nearest cosine and 1."""
+    return np.array([r["agree"][FIXED[0]], r["nearest"], 1.0])
+
+
+def seen_odds(rows: list, w: np.ndarray) -> np.ndarray:
+    """Returns each row's probability of being seen under the `seen_model` weights `w`."""
+    return 1.0 / (1.0 + np.exp(-np.array([seen_features(r) for r in rows]) @ w))
+
+
+def levers(rows: list, confidence: float = LOSS_CONFIDENCE) -> dict:
+    """Returns round 26's levers fitted on `rows` (learning folds), each a function of rows → their metrics:
+    "boost fitted" (the product's fit: the `FIXED` setting and floor, a boost of `BOOSTS` or none), "families"
+    (the family weight raised where the product's boost would act), "scaled" (the neighbour weight raised by a
+    scale × the agreement wherever the gate opens) and "logistic" (the neighbour weight raised where a logistic of
+    agreement and nearest cosine says seen at least a threshold)."""
+    agree = [r["agree"][FIXED[0]] >= FIXED[1] for r in rows]
+    out = {}
+    for name, grid in (("boost fitted", BOOSTS), ("families", BOOSTS), ("scaled", SCALES)):
+        kind = "boost" if name == "boost fitted" else name
+        acts = agree if name != "scaled" else [True] * len(rows)
+        b = best_of(rows, [(0.0, lifted(rows, kind, 0.0, acts))] + [(b, lifted(rows, kind, b, acts)) for b in grid],
+                    confidence)
+        out[name] = (b, lambda test, kind=kind, b=b, name=name: lifted(
+            test, kind, b, [name == "scaled" or r["agree"][FIXED[0]] >= FIXED[1] for r in test]))
+    w = seen_model(rows)
+    odds = seen_odds(rows, w)
+    floors = sorted(set(np.round(np.quantile(odds[[r["opened"] for r in rows]], GATE_QUANTILES), 4)))
+    b, t = best_of(rows, [((0.0, 1.0), lifted(rows, "boost", 0.0, agree))] + [
+        ((b, float(t)), lifted(rows, "boost", b, odds >= t)) for b in BOOSTS for t in floors], confidence)
+    out["logistic"] = ((b, t, np.round(w, 3).tolist()),
+                       lambda test, b=b, t=t: lifted(test, "boost", b, seen_odds(test, w) >= t))
+    return out
 
 
 def separation(values: list, seen: list) -> float:
@@ -203,14 +285,18 @@ def split_report(split: int, confidence: float = LOSS_CONFIDENCE) -> dict:
     """Returns plain, shipped and the fitted agreement gates' metrics on `split` (overall, seen, unseen) and each
     held-out fold's choice."""
     rows = evaluated(load_cache(split))
-    held = {name: {} for name in ("hybrid", "shipped", "agreement", "boost", "boost fixed")}
+    held = {name: {} for name in ("hybrid", "shipped", "agreement", "boost", "boost fixed", *LEVERS)}
     chosen = []
     for fold in range(FOLDS):
         learning = [r for r in rows.values() if r["fold"] != fold]
         test = {q: r for q, r in rows.items() if r["fold"] == fold}
         pick = {kind: choose(learning, kind, confidence) for kind in ("agreement", "boost")}
+        fitted = levers(learning, confidence)
         chosen.append({"fold": fold, **{k: {"setting": list(s) if s else None, "threshold": t, "boost": b}
-                                        for k, (s, t, b) in pick.items()}})
+                                        for k, (s, t, b) in pick.items()},
+                       **{name: key for name, (key, _) in fitted.items()}})
+        for name, (_, apply) in fitted.items():
+            held[name].update(zip(test, apply(list(test.values()))))
         for q, r in test.items():
             held["hybrid"][q] = r["plain"]
             held["shipped"][q] = r["open"]

@@ -338,12 +338,13 @@ def latency(limit: int = 0) -> dict:
             "note": "wall and process CPU time per query, query embedding included; shared 2-core machine (see loadavg)"}
 
 
-def debian(names: tuple[str, ...] = DEBIAN) -> dict:
+def debian(names: tuple[str, ...] = DEBIAN, fitted_boost: bool = False) -> dict:
     """Returns, per Debian corpus, what `feedback learn --qrels` of its dev questions does to hybrid retrieval of its
     frozen test questions (and of the dev questions themselves), through the CLI on a copy of the built index:
     plain and learned metrics and p50 latency from one `eval` run each (and the metrics with the query adapter
     switched on, `ADAPTED`, from another), at two levels: documents as labelled
-    (every chunk of a labelled document confirmed), and the chunks holding each label's evidence passage."""
+    (every chunk of a labelled document confirmed), and the chunks holding each label's evidence passage. With
+    `fitted_boost`, learning and the learned runs use ``agreementBoost: null``: the fit chooses the agreement boost."""
     import yaml
 
     from lambdarag.orchestration.config import DEFAULT_CONFIG
@@ -355,6 +356,10 @@ def debian(names: tuple[str, ...] = DEBIAN) -> dict:
     source = knowledge_root()
     home = Path(tempfile.mkdtemp(prefix="feedback-debian-"))
     settings = yaml.safe_load(DEFAULT_CONFIG.read_text(encoding="utf-8"))
+    if fitted_boost:
+        settings["orchestration"]["feedback"]["agreementBoost"] = None
+    learning = home / "learning.yml"
+    learning.write_text(yaml.safe_dump(settings, allow_unicode=True), encoding="utf-8")
     settings["orchestration"]["feedback"]["queryAdapter"] = True
     adapted = home / "adapter.yml"
     adapted.write_text(yaml.safe_dump(settings, allow_unicode=True), encoding="utf-8")
@@ -380,7 +385,7 @@ def debian(names: tuple[str, ...] = DEBIAN) -> dict:
                          "--config", str(adapted))          # the adapter on: the fit chooses its blend
             for half in ("test", "dev"):
                 evaluated[half, "learned"] = run("eval", "--index", index, "--queries", str(files[level, half]),
-                                                 "--retriever", "hybrid", "--json")
+                                                 "--retriever", "hybrid", "--json", "--config", str(learning))
                 evaluated[half, ADAPTED] = run("eval", "--index", index, "--queries", str(files[level, half]),
                                                "--retriever", "hybrid", "--json", "--config", str(adapted))
             results[name][level] = {
@@ -584,6 +589,8 @@ def main() -> dict:
                    help="learn each Debian corpus's dev questions, measure its test questions; writes "
                         "bench/results/feedback-debian.json")
     p.add_argument("--tag", default="", help="--debian: write bench/results/feedback-debian-TAG.json instead")
+    p.add_argument("--fitted-boost", action="store_true",
+                   help="--debian: the fit chooses the agreement boost (agreementBoost: null)")
     p.add_argument("--self-confirmation", action="store_true",
                    help="answer each Debian corpus's dev questions (answers confirm their own evidence), measure "
                         "its test questions; writes bench/results/feedback-self.json")
@@ -608,7 +615,8 @@ def main() -> dict:
     if args.debian:
         from bench.machine import write
 
-        result = {"machine_before": machine_facts(), **debian(), "machine_after": machine_facts()}
+        result = {"machine_before": machine_facts(), **debian(fitted_boost=args.fitted_boost),
+                  "machine_after": machine_facts()}
         return json.loads(write("feedback-debian" + (f"-{args.tag}" if args.tag else ""), result).read_text(
             encoding="utf-8"))
     if args.partition:

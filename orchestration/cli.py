@@ -605,13 +605,14 @@ def teach(args: argparse.Namespace, loop, name: str) -> int:
 
     backend, embedder = open_index(name), default_embedder()
     if args.action == "fit":
-        report = refit_learned(loop.dir, backend, embedder, loop.config.query_adapter, loop.config.tail_model)
+        report = refit_learned(loop.dir, backend, embedder, loop.config.query_adapter, loop.config.tail_model,
+                               loop.config.agreement_boost)
     elif args.action == "learn":
         if not args.qrels:
             raise UsageError("feedback learn needs --qrels FILE (JSONL of {qid, query, relevant: [ids]})")
         pairs = [(q["query"], q["relevant"]) for q in read_queries(args.qrels)]
         item, report = learn_pairs(loop.dir, backend, embedder, "qrels", pairs, adapter=loop.config.query_adapter,
-                                   tail_model=loop.config.tail_model)
+                                   tail_model=loop.config.tail_model, agreement_boost=loop.config.agreement_boost)
         print(f"confirmed {len(item['pairs'])} question pairs as {item['id']} (revert: lambdarag feedback revert "
               f"{item['id']})")
     else:

@@ -297,11 +297,11 @@ class FeedbackConfig(Section):
     (`skills.store.tail_model`), under the tail's unseen recall bound; params fitted with it keep it until the next
     fit. Off by default: on one of five STARD folds it cost unseen questions more recall than the bound allows
     (docs/feedback.md)."""
-    agreement_boost: float = Field(0.0, ge=0)
+    agreement_boost: Optional[float] = Field(0.0, ge=0)
     """Weight the learned head's neighbour signal gains, over the fitted one, for a question whose 20 nearest
     confirmed questions agree (at least 0.1 of their pairs, weighted by closeness, confirmed a common chunk:
-    `skills.store.learned.agreement`); 0, off. Off by default: a small lift on STARD, not yet fitted per store
-    (docs/feedback.md)."""
+    `skills.store.learned.agreement`); 0, off; null, the one `lambdarag feedback fit` chose with the head weights
+    under the unseen bound (`orchestration.learning.choose`). Off by default (docs/feedback.md)."""
     votes: VoteConfig = VoteConfig()
     """Also who may teach by asking: an answer from an untrusted caller confirms its evidence or writes back only
     when `anonymous_agreement` distinct sources asked it within `rate_window_seconds` (`feedback.asking`)."""

@@ -28,8 +28,9 @@ from lambdarag.errors import ConfigError, LambdaRAGError, StoreCorrupt
 from lambdarag.patterns.hybrid_search import hybrid_retrieval, retrieve
 from lambdarag.skills.learned import learned_signals, lexical_list, readable, reader, with_candidates
 from lambdarag.skills.store.adapter import QueryAdapter, fit_adapter
-from lambdarag.skills.store.learned import (DEFAULT_WEIGHTS, HEAD, SIGNALS, LearnedIndex, LearnedParams, Nearest, Pair,
-                                            admits, arrange, gate_features, lower_bound, score_matrix, tail_features)
+from lambdarag.skills.store.learned import (AGREEMENT_FLOOR, DEFAULT_WEIGHTS, HEAD, SIGNALS, LearnedIndex,
+                                            LearnedParams, Nearest, Pair, admits, arrange, gate_features, lower_bound,
+                                            score_matrix, tail_features)
 from lambdarag.skills.store.tail_model import TailModel, fit_tail_model
 
 from .feedback.confirmations import Confirmations
@@ -74,6 +75,9 @@ settings has an optimistic average, and the questions the fit holds out are rank
 than a new question will be, so the fit's unseen loss understates the loss out of sample."""
 
 
+AGREEMENT_BOOSTS = (0.0, 1.0, 2.0, 4.0)
+"""Agreement boosts (`LearnedParams.agreement_boost`) the fit tries jointly with the head weights (`choose`): round
+25's cached study on STARD chose among 1, 2 and 4; 0 is none."""
 ADAPTER_BLENDS = (0.35, 0.5)
 """Query adapter blends the fit tries besides 0 (off, `choose_blend`): 0.5, the dense probe's
 (bench/query_adapter.py), and 0.35, the largest whose unseen nDCG@10 stayed within the bound on STARD splits 0-2
@@ -211,13 +215,14 @@ def corpus_view(backend: Any) -> CorpusView:
     return _VIEWS[key]
 
 
-def open_learned(directory: Path, backend: Any, embedder: Any, adapter: bool = False, agreement_boost: float = 0.0
-                 ) -> Optional[LearnedIndex]:
+def open_learned(directory: Path, backend: Any, embedder: Any, adapter: bool = False,
+                 agreement_boost: Optional[float] = None) -> Optional[LearnedIndex]:
     """Returns the learned index of an index's feedback folder (None when nothing is confirmed), loaded once per
     learning generation: a question reads one counter (`Confirmations.stamp`, which every add, revert and refit
     bumps) and rebuilds only when it moved. With `adapter` (config ``orchestration.feedback.queryAdapter``) it
-    holds the query adapter too; `agreement_boost` (``orchestration.feedback.agreementBoost``) is the neighbour
-    weight the head gains where the near confirmed questions agree (`LearnedParams.agreement_boost`; 0: off).
+    holds the query adapter too; `agreement_boost` (``orchestration.feedback.agreementBoost``), when set, is the
+    neighbour weight the head gains where the near confirmed questions agree, over the fitted one
+    (`LearnedParams.agreement_boost`; None: the fit's; 0: off).
 
     A rebuild re-reads the live pairs and their stored vectors and tokenizes only questions new to the process;
     the term map, the costly part, and the query adapter are the ones the last fit stored, or learned here once
@@ -235,7 +240,8 @@ def open_learned(directory: Path, backend: Any, embedder: Any, adapter: bool = F
             view = corpus_view(backend)
             vectors = conf.vectors(embedder, [p.query for p in pairs])
             key = (*stamp[:3], conf.generation())
-            params = replace(conf.params(), agreement_boost=agreement_boost)
+            params = conf.params()
+            params = params if agreement_boost is None else replace(params, agreement_boost=agreement_boost)
             known = _GENERATIONS.get(str(directory))
             if known is None or known[0] != key:
                 known = _GENERATIONS[str(directory)] = (key, *generation_state(conf, view, pairs, vectors, adapter,
@@ -323,8 +329,8 @@ def ndcg10_many(ids: Sequence[str], matrix: np.ndarray, weights: np.ndarray, rel
 
 def fit(view: CorpusView, pairs: Sequence[Pair], vectors: np.ndarray, base: Callable[[str], Unlearned],
         folds: int = 5, seed: int = 0, unseen_loss: float = UNSEEN_LOSS,
-        ranking: Optional[Callable[[str, LearnedIndex], list[str]]] = None, tail_model: bool = False
-        ) -> tuple[LearnedParams, dict[str, Any]]:
+        ranking: Optional[Callable[[str, LearnedIndex], list[str]]] = None, tail_model: bool = False,
+        boosts: Sequence[float] = AGREEMENT_BOOSTS) -> tuple[LearnedParams, dict[str, Any]]:
     """Returns the params that maximise out-of-fold nDCG@10 over `pairs`, and the fit's report.
 
     Questions are split into `folds`; each fold is ranked with a learned index
@@ -343,13 +349,14 @@ def fit(view: CorpusView, pairs: Sequence[Pair], vectors: np.ndarray, base: Call
     recall@100 within an unseen recall@100 bound (`choose_tail`). With `ranking` (`learned_ranking`), the query
     adapter's blend is fitted last, on the same folds under the same bound (`choose_blend`); without it, 0 (off).
     With `tail_model` (`feedback.tailModel` on) the tail model is fitted too (`choose_tail_model`); without it, none.
+    The agreement boost is one of `boosts`, chosen with the head weights (`choose`).
     """
     rows = fit_rows(view, pairs, vectors, base, folds, seed)
     if not rows:
         asked = len({p.query for p in pairs if p.weight > 0})
         return LearnedParams(), {"questions": asked, "fitted": False,
                                  "reason": f"fewer than {2 * folds} confirmed questions; defaults kept"}
-    params, report = choose(rows, unseen_loss, tail_model)
+    params, report = choose(rows, unseen_loss, tail_model, boosts)
     if ranking is None:
         return params, report
     blend, blended = choose_blend(view, pairs, vectors, params, base, ranking, folds, seed, unseen_loss)
@@ -399,9 +406,10 @@ def choose_blend(view: CorpusView, pairs: Sequence[Pair], vectors: np.ndarray, p
 class Row(NamedTuple):
     """One question ranked out of fold: nearest cosine, whether its chunks were never confirmed, unlearned
     nDCG@10, {(neighbours, sharpness): (candidate ids, score matrix, gate features)}, relevant chunks, how
-    many candidates plain retrieval returned (the first rows: only they may reach the top 10, `arrange`), and
+    many candidates plain retrieval returned (the first rows: only they may reach the top 10, `arrange`),
     {(neighbours, sharpness, count): (candidate ids, score matrix)} with the learned candidates of each
-    `CANDIDATE_COUNTS` count above 0 added."""
+    `CANDIDATE_COUNTS` count above 0 added, and {sharpness: the `agreement` of its `AGREEMENT_NEIGHBOURS`
+    nearest confirmed questions} (none: 0, the agreement boost never acts)."""
 
     nearest: float
     unseen: bool
@@ -410,6 +418,7 @@ class Row(NamedTuple):
     relevant: set
     plain: int
     tails: dict
+    agreement: Mapping[float, float] = {}
 
 
 def fit_rows(view: CorpusView, pairs: Sequence[Pair], vectors: np.ndarray, base: Callable[[str], Unlearned],
@@ -467,8 +476,9 @@ def question_rows(view: CorpusView, learned: LearnedIndex, questions: Sequence[t
             for count in CANDIDATE_COUNTS[1:]:
                 candidates = learned.candidate_scores(vec, nk, fused, may_read, s, count)
                 tails[k, s, count] = score_matrix(ranked, with_candidates(scored, candidates))
-        rows.append(Row(near.best, not (relevant & taught), score("ndcg@10", [c for c, _ in ranked], dict.fromkeys(relevant, 1.0)), mats,
-                        relevant, len(ranked), tails))
+        rows.append(Row(near.best, not (relevant & taught),
+                        score("ndcg@10", [c for c, _ in ranked], dict.fromkeys(relevant, 1.0)), mats, relevant,
+                        len(ranked), tails, {s: learned.agreeing(near, may_read, s) for _, s in NEIGHBOURING}))
     return rows
 
 
@@ -489,11 +499,12 @@ def predicted_gains(features: np.ndarray, gains: np.ndarray, folds: int = 5) -> 
     return out
 
 
-def choose(rows: Sequence[Row], unseen_loss: float = UNSEEN_LOSS, tail_model: bool = False
-           ) -> tuple[LearnedParams, dict[str, Any]]:
+def choose(rows: Sequence[Row], unseen_loss: float = UNSEEN_LOSS, tail_model: bool = False,
+           boosts: Sequence[float] = AGREEMENT_BOOSTS) -> tuple[LearnedParams, dict[str, Any]]:
     """Returns the best params on `fit_rows` output under the unseen-loss bound, and the report.
 
-    Searched jointly: neighbour settings, signal weights, the cosine floor and
+    Searched jointly: neighbour settings, the agreement boost (of `boosts`: the neighbour weight a row's head
+    gains when its near questions agree at least `AGREEMENT_FLOOR`), signal weights, the cosine floor and
     the gate's caution (None = no gain model). Gains and their errors are
     predicted out of fold, so the caution is chosen on predictions the models
     did not fit: a question unlike those the gain model was fitted on gets a
@@ -504,39 +515,47 @@ def choose(rows: Sequence[Row], unseen_loss: float = UNSEEN_LOSS, tail_model: bo
     base_scores = np.array([r.base for r in rows])
     gates = sorted({round(float(g), 4) for g in np.quantile(best_sims, GATE_QUANTILES)})
     closed = np.zeros(len(rows), dtype=bool)                 # learning never acts: the fallback if nothing is safe
-    choice, top = (*NEIGHBOURING[0], dict(DEFAULT_WEIGHTS), CLOSED, None, (), (), closed), float(base_scores.mean())
+    choice, top = (*NEIGHBOURING[0], dict(DEFAULT_WEIGHTS), CLOSED, None, (), (), closed, 0.0), \
+        float(base_scores.mean())
     combos = list(itertools.product(*(GRID[name] for name in SIGNALS)))
     weights = np.array([[1.0, *c] for c in combos]).T           # (1 + signals) × combos
+    neighbours = (np.arange(len(weights)) == 1 + SIGNALS.index("neighbours"))[:, None]
     for k, s in NEIGHBOURING:
-        learned = np.stack([ndcg10_many(*head_rows(r, k, s), weights, r.relevant) for r in rows])  # questions × combos
+        unboosted = np.stack([ndcg10_many(*head_rows(r, k, s), weights, r.relevant) for r in rows])  # rows × combos
+        agreeing = [i for i, r in enumerate(rows) if r.agreement.get(s, 0.0) >= AGREEMENT_FLOOR]
         features = np.stack([r.mats[k, s][2] for r in rows])
-        gains = learned - base_scores[:, None]
-        predicted = predicted_gains(features, gains)
-        errors = np.abs(gains - predicted) * ERROR_SCALE
-        spread = predicted_gains(features, errors)
-        for gate, caution in itertools.product(gates, CAUTIONS):
-            admitted = np.ones_like(learned, dtype=bool) if caution is None else \
-                lower_bound(predicted, spread, caution) > 0.0
-            used = np.where((best_sims >= gate)[:, None] & admitted, learned, base_scores[:, None])
-            loss = upper_loss(base_scores[unseen, None] - used[unseen]) if unseen.any() else np.zeros(len(combos))
-            score = np.where(loss <= unseen_loss, used.mean(axis=0), -1.0)
-            j = int(np.argmax(score))
-            if score[j] > top:
-                model, error = ((), ()) if caution is None else (
-                    tuple(gain_model(features, gains[:, [j]])[:, 0].round(6).tolist()),
-                    tuple(gain_model(features, errors[:, [j]])[:, 0].round(6).tolist()))
-                top, choice = float(score[j]), (k, s, dict(zip(SIGNALS, combos[j])), gate, caution, model, error,
-                                                (best_sims >= gate) & admitted[:, j])
-    k, sharp, chosen, gate, caution, model, error, opened = choice
+        for boost in boosts:
+            learned = unboosted.copy()
+            for i in agreeing if boost else ():
+                learned[i] = ndcg10_many(*head_rows(rows[i], k, s), weights + boost * neighbours, rows[i].relevant)
+            gains = learned - base_scores[:, None]
+            predicted = predicted_gains(features, gains)
+            errors = np.abs(gains - predicted) * ERROR_SCALE
+            spread = predicted_gains(features, errors)
+            for gate, caution in itertools.product(gates, CAUTIONS):
+                admitted = np.ones_like(learned, dtype=bool) if caution is None else \
+                    lower_bound(predicted, spread, caution) > 0.0
+                used = np.where((best_sims >= gate)[:, None] & admitted, learned, base_scores[:, None])
+                loss = upper_loss(base_scores[unseen, None] - used[unseen]) if unseen.any() else np.zeros(len(combos))
+                score = np.where(loss <= unseen_loss, used.mean(axis=0), -1.0)
+                j = int(np.argmax(score))
+                if score[j] > top:
+                    model, error = ((), ()) if caution is None else (
+                        tuple(gain_model(features, gains[:, [j]])[:, 0].round(6).tolist()),
+                        tuple(gain_model(features, errors[:, [j]])[:, 0].round(6).tolist()))
+                    top, choice = float(score[j]), (k, s, dict(zip(SIGNALS, combos[j])), gate, caution, model, error,
+                                                    (best_sims >= gate) & admitted[:, j], boost)
+    k, sharp, chosen, gate, caution, model, error, opened, boost = choice
     tail, count, floor, recall = choose_tail(rows, k, sharp, gate)
     params = LearnedParams(weights=chosen, gate=gate, sharpness=sharp, neighbours=k, gate_weights=model,
                            gate_spread=error, caution=0.0 if caution is None else caution, tail=tail,
-                           candidates=count, tail_gate=floor)
+                           candidates=count, tail_gate=floor, agreement_boost=boost)
     model, tail_report = choose_tail_model(rows, params) if tail_model else (None, {"tail_model": None, "reason": "off"})
     params = replace(params, tail_model=model)
     report = {"questions": len(rows), "fitted": True, "unseen_loss_bound": unseen_loss,
               "ndcg10_unlearned": round(float(base_scores.mean()), 4), "ndcg10_learned": round(top, 4),
-              "gate_open_share": round(float(opened.mean()), 3), "unseen_questions": int(unseen.sum()),
+              "gate_open_share": round(float(opened.mean()), 3), "agreement_boost": boost,
+              "unseen_questions": int(unseen.sum()),
               "unseen_gate_open_share": round(float(opened[unseen].mean()), 3) if unseen.any() else 0.0,
               "recall100_unlearned": round(float(recall[:, 0].mean()), 4),
               "recall100_tail": round(float(recall[:, 1].mean()), 4),
@@ -617,8 +636,8 @@ def tail_rows(rows: Sequence[Row], params: LearnedParams) -> list[TailRow]:
         ids, matrix = r.tails[k, s, params.candidates] if widened else r.mats[k, s][:2]
         base = [(c, float(matrix[i, 0])) for i, c in enumerate(ids[:r.plain])]
         opened = r.nearest >= params.gate and admits(params, r.mats[k, s][2])
-        order = [c for c, _ in arrange(base, ids, matrix, plain_params if tailed else replace(plain_params, tail={}),
-                                       opened)]
+        ranked = plain_params.boosted() if r.agreement.get(s, 0.0) >= AGREEMENT_FLOOR else plain_params
+        order = [c for c, _ in arrange(base, ids, matrix, ranked if tailed else replace(ranked, tail={}), opened)]
         head, tail = order[:HEAD], order[HEAD:]
         out.append(TailRow(tailed, r.unseen, r.relevant, head, tail,
                            tail_features(r.plain, ids, matrix, tail) if tailed and tail else None,
@@ -673,30 +692,33 @@ def choose_tail_model(rows: Sequence[Row], params: LearnedParams, folds: int = 5
 
 def learn_pairs(directory: Path, backend: Any, embedder: Any, origin: str,
                 pairs: Iterable[tuple[str, Sequence[str]]], *, refit: bool = True, adapter: bool = False,
-                tail_model: bool = False, **provenance: Any) -> tuple[dict[str, Any], Optional[dict[str, Any]]]:
+                tail_model: bool = False, agreement_boost: Optional[float] = None, **provenance: Any
+                ) -> tuple[dict[str, Any], Optional[dict[str, Any]]]:
     """Returns the new confirmation item (ids mapped to chunk ids) and, with `refit`, the fit report (`adapter`,
-    `tail_model`: as `refit_learned`'s)."""
+    `tail_model`, `agreement_boost`: as `refit_learned`'s)."""
     view = corpus_view(backend)
     mapped = [(q, view.chunk_ids(ids)) for q, ids in pairs]
     unknown = [q for q, c in mapped if not c]
     if unknown and len(unknown) == len(mapped):
         raise LambdaRAGError(f"feedback {origin}: none of the ids names a chunk or document of the index")
     item = Confirmations(directory).add(origin, mapped, **provenance)
-    return item, refit_learned(directory, backend, embedder, adapter, tail_model) if refit else None
+    return item, refit_learned(directory, backend, embedder, adapter, tail_model, agreement_boost) if refit else None
 
 
-def refit_learned(directory: Path, backend: Any, embedder: Any, adapter: bool = False, tail_model: bool = False
-                  ) -> dict[str, Any]:
+def refit_learned(directory: Path, backend: Any, embedder: Any, adapter: bool = False, tail_model: bool = False,
+                  agreement_boost: Optional[float] = None) -> dict[str, Any]:
     """Returns the report of fitting the learned params on the live confirmations, after saving them. Only with
     `adapter` (`feedback.queryAdapter` on) does the fit search the adapter's blend: the search ranks every confirmed
     question three more times, which a store whose adapter is off would pay for nothing (its blend stays 0). Only
-    with `tail_model` (`feedback.tailModel` on) does it fit the tail model."""
+    with `tail_model` (`feedback.tailModel` on) does it fit the tail model. The agreement boost is fitted among
+    `AGREEMENT_BOOSTS` unless `agreement_boost` (`feedback.agreementBoost`) fixes it."""
     conf = Confirmations(directory)
     live = conf.pairs()
     view = corpus_view(backend)
     vectors = conf.vectors(embedder, [p.query for p in live])
     base = functools.lru_cache(maxsize=None)(base_ranking(backend, embedder))    # the blend's fit ranks them again
     params, report = fit(view, live, vectors, base, ranking=learned_ranking(backend, embedder) if adapter else None,
-                         tail_model=tail_model)
+                         tail_model=tail_model,
+                         boosts=AGREEMENT_BOOSTS if agreement_boost is None else (agreement_boost,))
     conf.save_params(params, report, view.term_map(live), fit_query_adapter(view, live, vectors))
     return report

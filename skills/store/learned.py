@@ -106,8 +106,9 @@ class LearnedParams:
     query adapter moves the dense leg's query vector (0: not at all; `orchestration.learning.choose_blend`).
     `tail_model`, when fitted, re-ranks the tail again (`skills.store.tail_model`); `notes` name a stored one that
     could not be read (it is then left out, and the tail ranks as without it). `agreement_boost` is the weight the
-    head's neighbour signal gains where the nearest confirmed questions agree (`LearnedIndex.head_params`; config
-    ``orchestration.feedback.agreementBoost``, never fitted nor stored; 0: off)."""
+    head's neighbour signal gains where the nearest confirmed questions agree (`LearnedIndex.head_params`; fitted
+    with the head weights, `orchestration.learning.choose`, unless config ``orchestration.feedback.agreementBoost``
+    sets it; 0: off)."""
 
     weights: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
     gate: float = 0.9
@@ -131,6 +132,7 @@ class LearnedParams:
                 "gate_weights": list(self.gate_weights), "gate_spread": list(self.gate_spread),
                 "caution": self.caution, "tail": dict(self.tail), "candidates": self.candidates,
                 "tail_gate": self.tail_gate, "adapter_blend": self.adapter_blend,
+                "agreement_boost": self.agreement_boost,
                 **({"tail_model": self.tail_model.to_dict()} if self.tail_model is not None else {})}
 
     @classmethod
@@ -138,7 +140,7 @@ class LearnedParams:
         """Returns the params of a stored `to_dict`; a stored tail model that cannot be read is left out and
         named in `notes`."""
         known = {k: data[k] for k in ("weights", "gate", "sharpness", "neighbours", "terms_per_word", "caution", "tail",
-                                       "candidates", "tail_gate", "adapter_blend")
+                                       "candidates", "tail_gate", "adapter_blend", "agreement_boost")
                  if k in data}
         model, notes = None, ()
         if data.get("tail_model") is not None:
@@ -148,6 +150,14 @@ class LearnedParams:
                 notes = (f"{e}; ranking the tail without it until the next fit",)
         return cls(**known, gate_weights=tuple(data.get("gate_weights") or ()),
                    gate_spread=tuple(data.get("gate_spread") or ()), tail_model=model, notes=notes)
+
+    def boosted(self) -> "LearnedParams":
+        """Returns these params with the head's neighbour weight raised by `agreement_boost` (what a question whose
+        near confirmed questions agree is ranked with, `LearnedIndex.head_params`)."""
+        if not self.agreement_boost:
+            return self
+        return replace(self, weights={**self.weights,
+                                      "neighbours": self.weights.get("neighbours", 0.0) + self.agreement_boost})
 
     def vector(self, weights: Optional[Mapping[str, float]] = None) -> np.ndarray:
         """Returns `weights` (default: the head's) in `score_matrix` column order: base (1), then each signal."""
@@ -270,13 +280,18 @@ class LearnedIndex:
         `AGREEMENT_FLOOR`: where they disagree, the boost stays off. They agree only on chunks the reader
         `may_read`, so a chunk it may not read cannot change its ranking by making them agree."""
         p = self.params
-        if p.agreement_boost <= 0:
+        if p.agreement_boost <= 0 or self.agreeing(self.nearest(vector, AGREEMENT_NEIGHBOURS), may_read) < \
+                AGREEMENT_FLOOR:
             return p
-        near = self.nearest(vector, AGREEMENT_NEIGHBOURS)
-        confirmed = [[c for c in self.pairs[i].chunks if may_read(c)] for i in near.rows]
-        if agreement(near.sims, confirmed, p.sharpness) < AGREEMENT_FLOOR:
-            return p
-        return replace(p, weights={**p.weights, "neighbours": p.weights.get("neighbours", 0.0) + p.agreement_boost})
+        return p.boosted()
+
+    def agreeing(self, near: Nearest, may_read: Callable[[str], bool], sharpness: Optional[float] = None) -> float:
+        """Returns the `agreement` of the first `AGREEMENT_NEIGHBOURS` of `near` over the confirmed chunks the
+        reader `may_read` (at `sharpness`, default the params'), what the agreement boost reads."""
+        rows = near.rows[:AGREEMENT_NEIGHBOURS]
+        return agreement(near.sims[:AGREEMENT_NEIGHBOURS], [[c for c in self.pairs[i].chunks if may_read(c)]
+                                                             for i in rows],
+                         self.params.sharpness if sharpness is None else sharpness)
 
     def admits(self, features: np.ndarray) -> bool:
         """Returns whether the gate's lower confidence bound of the gain is above zero (`admits`)."""
