@@ -35,6 +35,11 @@ FEATURES = ("bm25", "dense", "heading", "cosine", "prior", "first_hit", "states_
 (`evidence.ranked` without weights), so the fit may keep what that order knows."""
 
 
+PLACES = 9
+"""The decimals a learned score keeps (`Weights.scores`): far below any difference the fit makes, above the product's
+rounding noise."""
+
+
 @dataclass(frozen=True)
 class Weights:
     """A fitted linear scorer: the features it reads (names of `FEATURES`), a weight for each, and whether
@@ -45,9 +50,11 @@ class Weights:
     overrides: bool = False
 
     def scores(self, matrix: np.ndarray) -> np.ndarray:
-        """Returns each unit's learned score from its row of the `FEATURES` matrix."""
+        """Returns each unit's learned score from its row of the `FEATURES` matrix, to `PLACES` decimals: the product's
+        last bits follow the matrix's layout and a row's place in it, and two units with one row must tie (the mix's
+        order then breaks it), whatever other columns the matrix holds."""
         columns = [FEATURES.index(name) for name in self.features]
-        return matrix[:, columns] @ np.asarray(self.weights) if len(matrix) else np.zeros(0)
+        return np.round(matrix[:, columns] @ np.asarray(self.weights), PLACES) if len(matrix) else np.zeros(0)
 
 
 @lru_cache(maxsize=8)

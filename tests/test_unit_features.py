@@ -100,3 +100,17 @@ def test_the_question_type_reaches_the_learned_order_through_ranked_and_the_extr
 
     assert first("fact").startswith("- Resolver cache entries expire")
     assert first("temporal").startswith("- The resolver cache no longer drops")
+
+
+def test_units_with_one_feature_row_tie_exactly_whatever_else_the_matrix_holds():
+    # a matrix product's last bits follow the row's place and the matrix's layout: without rounding, two units the
+    # features cannot tell apart were ordered by that noise, and adding a column the weights do not read reordered them
+    weights = load_weights(GenericProfile().wording.evidence_weights)
+    rng = np.random.default_rng(7)
+    for n in range(2, 40):
+        rows = rng.random((n, len(FEATURES)))
+        rows[-1] = rows[0]
+        scores = weights.scores(rows)
+        assert scores[0] == scores[-1]
+        wider = np.column_stack([rows, rng.random((n, 5))])[:, :len(FEATURES)]
+        assert np.array_equal(weights.scores(wider), scores)
