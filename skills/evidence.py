@@ -907,7 +907,7 @@ LINK_WORD = re.compile(r"\b(?:depends?|requires?|uses?|used|calls?|called|part o
                        r"|传递|读取|写入|连接|对应|实现", re.I)
 """A word stating how two things relate (depends on, calls, is part of, 依赖, 调用, 属于), looked for between two
 ends a relation question names."""
-DEFINES = re.compile(r"^\W*(?:(?:the|a|an)\s+)?([^.:;,]{1,60}?)\s+(?:is|are|means|refers to|stands for|denotes)\s"
+TERM_DEFINED = re.compile(r"^\W*(?:(?:the|a|an)\s+)?([^.:;,]{1,60}?)\s+(?:is|are|means|refers to|stands for|denotes)\s"
                      r"|^\W*([^，。；：]{1,24}?)(?:是|指|即|表示|意味着|称为|就是)", re.I)
 """A unit opening on the term it defines (X is…, X refers to…, X 是…, X 指…)."""
 
@@ -923,8 +923,8 @@ def links_word(text: str, ends: Sequence[str]) -> bool:
 
 
 def defines_asked(text: str, asked: set[str]) -> bool:
-    """Returns whether a unit opens on a term it defines (`DEFINES`) that holds a word the question asks about."""
-    m = DEFINES.match(text)
+    """Returns whether a unit opens on a term it defines (`TERM_DEFINED`) that holds a word the question asks about."""
+    m = TERM_DEFINED.match(text)
     return m is not None and bool(set(keywords(m.group(1) or m.group(2))) & asked)
 
 

@@ -4,9 +4,9 @@ A relation question asks how two things are tied: one controls, decides, configu
 of or is handed to the other. Its shape shows that without the book's wording: an interrogative stands for one end
 (which file … reads X; what does X depend on; 由哪个…控制), or a yes-or-no asks whether the tie holds (does X change
 Y; can X stop Y from …; X 和 Y 有关系吗; 勾选 X，Y 会不会变), or whether a conversion leaves a thing possible (转换成曲线以后，
-还能再改吗), or why a thing still acts after a change (why does X still match Y; 为什么…还是能改), and the other end is a thing, never the asker (how do I configure X is a how-to). `SHAPES` are
-those shapes over one lexicon of tying verbs (`TIES`), the generic classifier's relation rule before any survey or
-comparison word.
+还能再改吗), or why a thing still acts after a change (why does X still match Y; 为什么…还是能改), and the other end
+is a thing, never the asker (how do I configure X is a how-to). `SHAPES` are those shapes over one lexicon of tying
+verbs (`TIES`), the generic classifier's relation rule before any survey or comparison word.
 """
 from __future__ import annotations
 
