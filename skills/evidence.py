@@ -788,10 +788,9 @@ ASKED_BONUS = 0.1
 @dataclass(frozen=True)
 class Scored:
     """A candidate with its score for the question, the share of the question's weighted words it covers
-    (`cover`, a part of a Chinese word counting a little) and holds whole (`held`), how near its meaning is to
+    (`cover`, a part of a Chinese word counting a little) and holds whole (`held`), and how near its meaning is to
     the question's (`meant`: the scaled dense signal, 1 without an embedder; `near`: the cosine unscaled, None
-    without an embedder) and its learned share of the question (`share`: the softmax of the learned scores over the
-    question's units, what the fit maximises for those holding an answer; None without learned weights)."""
+    without an embedder)."""
 
     candidate: Candidate
     score: float
@@ -799,7 +798,6 @@ class Scored:
     held: float
     meant: float = 1.0
     near: Optional[float] = None
-    share: Optional[float] = None
 
     @property
     def text(self) -> str:
@@ -836,14 +834,12 @@ def ranked(query: str, hits: Sequence[Hit], profile: Any, ctx: Any = None, rejec
         return mix
     weights = load_weights(learned)
     place = {id(s): i for i, s in enumerate(mix)}
-    raw = weights.scores(feature_matrix(query, found, parts, cover, held, [place[id(s)] for s in out],
-                                        query_type, ends))
-    learnt = scaled(raw) + bonus if weights.overrides else raw
-    shares = np.exp(raw - raw.max())
-    shares = shares / shares.sum()
-    # the learned score orders and its share says how many units to quote (`close`); each unit keeps the mix's score
+    learnt = weights.scores(feature_matrix(query, found, parts, cover, held, [place[id(s)] for s in out],
+                                           query_type, ends))
+    learnt = scaled(learnt) + bonus if weights.overrides else learnt
+    # the learned score orders; each unit keeps the mix's score, the scale the answer's shares (`SECOND`, `LEAD`) are set in
     order = sorted(range(len(out)), key=lambda i: (-learnt[i], place[id(out[i])]))    # the mix's order breaks ties
-    ordered = [replace(out[i], share=float(shares[i])) for i in order]
+    ordered = [out[i] for i in order]
     return option_first(query, ordered) if weights.overrides else ordered
 
 
@@ -1038,21 +1034,7 @@ def naming(ranking: Sequence[Scored], name: str) -> list[Scored]:
 
 
 SECOND = 0.85
-"""Share of the best score a second unit needs to join a fact answer (without learned weights: `close`)."""
-SHARE = 0.15
-"""Share of the first unit's learned share (`Scored.share`) a further unit needs to be quoted beside it."""
-MIX_FLOOR = 0.8
-"""Share of the first unit's mix score a further unit needs as well: under it the mix's bar rejects it outright."""
-
-
-def close(unit: Scored, first: Scored) -> bool:
-    """Returns whether `unit` scores near enough to `first` to be quoted beside it: by the learned share when the
-    ranking has one (at least `SHARE` of the first's, and a mix score not under `MIX_FLOOR` of the first's), else by the
-    mix score alone (`SECOND` of the first's). A share is the fit's own probability, so the bar survives a refit;
-    the mix's bar fell with the learned first unit's mix score, and let a weak second in after the right one."""
-    if unit.share is None or first.share is None:
-        return unit.score >= SECOND * first.score
-    return unit.share >= SHARE * first.share and unit.score >= MIX_FLOOR * first.score
+"""Share of the best score a second unit needs to join a fact answer."""
 
 
 _PARTS = re.compile(r"[？?；;。！!]")
@@ -1098,11 +1080,10 @@ QUOTED = 3
 """Most sentences a non-synthesis answer quotes: a runner-up that would take the answer past them is left out."""
 
 
-_ASCII_END = re.compile(r"(?<=[\u4e00-\u9fff）)][.!?])\s+|(?<=\betc\.)\s+(?=[A-Z])|(?<=\w[.!?])\s+(?=\$[A-Za-z_])")
-"""A Latin full stop closing a Chinese sentence (安全. 不像…), the one `etc.` shares with the sentence it closes
-before a capitalised word (…PMPI_Recv, etc. They then use…), or a full stop before a variable opening the next
-sentence (…with STARTTLS. $ssl_starttls will…): sentence ends the splitters do not see. A unit is still formed
-across the last two (a list's `etc.` mostly goes on), but counts, and is cut, as two sentences."""
+_ASCII_END = re.compile(r"(?<=[\u4e00-\u9fff）)][.!?])\s+|(?<=\betc\.)\s+(?=[A-Z])")
+"""A Latin full stop closing a Chinese sentence (安全. 不像…), or the one `etc.` shares with the sentence it closes
+before a capitalised word (…PMPI_Recv, etc. They then use…): sentence ends the splitters do not see. A unit is still
+formed across the second (a list's `etc.` mostly goes on), but counts, and is cut, as two sentences."""
 
 
 def quoted_sentences(text: str) -> list[str]:
@@ -1144,14 +1125,14 @@ REFERS_BACK = re.compile(r"^(?:This|These|That|Those|It|They|Such)\b|\b(?:these|
 
 
 def fact(ranking: Sequence[Scored], query: str = "") -> list[Scored]:
-    """Returns the one or two units that answer a fact question: the best, and the best other unit near it (`close`)
-    that does not refer back to text it lacks (`REFERS_BACK`: a pair holds its subject), one naming what the
+    """Returns the one or two units that answer a fact question: the best, and the best other unit within `SECOND`
+    of it that does not refer back to text it lacks (`REFERS_BACK`: a pair holds its subject), one naming what the
     question asks for first when the best names it (`NAMES_ASKED`: for "Which file decides…", `…allowed in
     /etc/securetty` over `…decide very carefully which log files…`), the two quoting at most `QUOTED` sentences."""
     if not ranking:
         return []
     room = QUOTED - sentence_count(ranking[0].text)
-    near = [s for s in ranking[1:] if close(s, ranking[0])]
+    near = [s for s in ranking[1:] if s.score >= SECOND * ranking[0].score]
     alone = [s for s in near if s.candidate.kind == "pair" or not REFERS_BACK.search(s.text)] or near
     asked = [named for asks, named in NAMES_ASKED if asks.search(query) and named.search(ranking[0].text)]
     naming = [s for s in alone if any(named.search(s.text) for named in asked) and sentence_count(s.text) <= room]
@@ -1253,7 +1234,7 @@ def titled_dated(unit: Scored) -> bool:
 def temporal(ranking: Sequence[Scored], around: Sequence[Scored] = (), query: str = "") -> list[Scored]:
     """Returns the best unit that names a version or a date (`dated`, a code name the question does not say
     counting) or sits on a page whose title does (`titled_dated`: a change log's Version 4.6.0), the best unit
-    when none scores near it, then a second near it (`close`), a dated one before an
+    when none scores near it, then a second within `SECOND` of it, a dated one before an
     undated runner-up (…+deb11u1 for bullseye… over "…target their suite name"); an undated first unit is followed
     by a dated unit just after it among `around` (every unit of the context: `dated_after`; This functionality is new in Valgrind 3.7.0: a version note follows what
     it dates, in few of the question's words). The best unit of `around`, when dated, is the first candidate even
@@ -1268,7 +1249,7 @@ def temporal(ranking: Sequence[Scored], around: Sequence[Scored] = (), query: st
         return [first, after]
     if not versioned:
         return fact(ranking, query)
-    near = [s for s in ranking if s is not first and close(s, first)]
+    near = [s for s in ranking if s is not first and s.score >= SECOND * first.score]
     return [first] + ([s for s in near if dated(s.text, query)] or near)[:1]
 
 
@@ -1276,8 +1257,7 @@ def relation(ranking: Sequence[Scored], ends: Sequence[str]) -> list[Scored]:
     """Returns the units naming two of the question's named `ends` that score within `SECOND` of the best of them
     (when that one scores near the best unit: `linking`), each quoted by its sentence naming them when it holds
     several (`cuttable`), together at most `QUOTED` sentences; else `fact`'s. Several units may state how the
-    same two things relate, and neither score tells which states it plainly: the mix's bar keeps them, where the
-    learned share (`close`) favours one."""
+    same two things relate, and the score alone cannot tell which states it plainly."""
     first = linking(ranking, ends)
     if first is None:
         return fact(ranking)

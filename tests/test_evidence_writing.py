@@ -91,8 +91,7 @@ def test_an_overview_only_one_document_answers_quotes_what_answers_not_its_openi
                 text="This is a required file, which has a special format."))
     query = "After squeeze, what should debian/source/format say?"
     scores = {"In the debian": 0.64, "After squeeze": 0.9, "This is a": 0.47}
-    # scores set on the mix's scale, no learned share: the mix's bar decides (tests/test_answer_count.py)
-    ranking = sorted((replace(u, score=next(v for k, v in scores.items() if u.text.startswith(k)), share=None)
+    ranking = sorted((replace(u, score=next(v for k, v in scores.items() if u.text.startswith(k)))
                       for u in ranked(query, hits, GENERIC)), key=lambda u: -u.score)
     assert [u.text[:13] for u in shaped("synthesis", ranking)] == ["After squeeze"]
 
