@@ -58,6 +58,8 @@ first two outer folds among bounds 0.005, 0.01 and 0, 1, 3 standard errors: the 
 loss stayed within 0.005 (a stricter bound gave up recall and kept no more of theirs)."""
 NEIGHBOURING = ((5, 10.0), (5, 30.0), (20, 10.0), (20, 30.0))
 """(neighbours, sharpness) settings tried: few close neighbours or many with a soft fall-off."""
+SHARPNESSES = tuple(dict.fromkeys(s for _, s in NEIGHBOURING))
+"""The distinct sharpnesses of `NEIGHBOURING` (a row's agreement depends on the sharpness only)."""
 GATE_QUANTILES = np.linspace(0.0, 0.95, 20)
 CAUTIONS = (None, 0.0, 0.5, 1.0, 1.5, 2.0)
 """How many predicted errors the gate's predicted gain must clear (its lower confidence bound above zero);
@@ -351,7 +353,7 @@ def fit(view: CorpusView, pairs: Sequence[Pair], vectors: np.ndarray, base: Call
     With `tail_model` (`feedback.tailModel` on) the tail model is fitted too (`choose_tail_model`); without it, none.
     The agreement boost is one of `boosts`, chosen with the head weights (`choose`).
     """
-    rows = fit_rows(view, pairs, vectors, base, folds, seed)
+    rows = fit_rows(view, pairs, vectors, base, folds, seed, agreement=any(boosts))
     if not rows:
         asked = len({p.query for p in pairs if p.weight > 0})
         return LearnedParams(), {"questions": asked, "fitted": False,
@@ -422,8 +424,9 @@ class Row(NamedTuple):
 
 
 def fit_rows(view: CorpusView, pairs: Sequence[Pair], vectors: np.ndarray, base: Callable[[str], Unlearned],
-             folds: int = 5, seed: int = 0) -> list[Row]:
-    """Returns a `Row` per confirmed question, each ranked by a learned index built from the other folds."""
+             folds: int = 5, seed: int = 0, agreement: bool = True) -> list[Row]:
+    """Returns a `Row` per confirmed question, each ranked by a learned index built from the other folds (with its
+    near questions' `agreement` only when asked: a fit whose boost is fixed at 0 never reads it)."""
     questions, first, relevant, fold_of = confirmed_folds(pairs, folds, seed)
     if len(questions) < 2 * folds:
         return []
@@ -433,7 +436,7 @@ def fit_rows(view: CorpusView, pairs: Sequence[Pair], vectors: np.ndarray, base:
         learned = build_learned(view, [pairs[i] for i in keep], vectors[keep],
                                 LearnedParams(neighbours=max(k for k, _ in NEIGHBOURING)))
         asked = [q for q in questions if fold_of[q] == f]
-        rows += question_rows(view, learned, [(q, vectors[first[q]], relevant[q]) for q in asked], base)
+        rows += question_rows(view, learned, [(q, vectors[first[q]], relevant[q]) for q in asked], base, agreement)
     return rows
 
 
@@ -453,9 +456,10 @@ def confirmed_folds(pairs: Sequence[Pair], folds: int, seed: int
 
 
 def question_rows(view: CorpusView, learned: LearnedIndex, questions: Sequence[tuple[str, np.ndarray, set]],
-                  base: Callable[[str], Unlearned]) -> list[Row]:
+                  base: Callable[[str], Unlearned], agreement: bool = True) -> list[Row]:
     """Returns a `Row` per (question, vector, relevant chunks) ranked with `learned` (built with the most
-    neighbours of `NEIGHBOURING`); a question is unseen when none of its chunks was confirmed in `learned`."""
+    neighbours of `NEIGHBOURING`); a question is unseen when none of its chunks was confirmed in `learned`. Its
+    `agreement` is read once per sharpness of `NEIGHBOURING`, and only with `agreement`."""
     taught = set(learned.popularity)
     rows = []
     for q, vec, relevant in questions:
@@ -478,7 +482,8 @@ def question_rows(view: CorpusView, learned: LearnedIndex, questions: Sequence[t
                 tails[k, s, count] = score_matrix(ranked, with_candidates(scored, candidates))
         rows.append(Row(near.best, not (relevant & taught),
                         score("ndcg@10", [c for c, _ in ranked], dict.fromkeys(relevant, 1.0)), mats, relevant,
-                        len(ranked), tails, {s: learned.agreeing(near, may_read, s) for _, s in NEIGHBOURING}))
+                        len(ranked), tails,
+                        {s: learned.agreeing(near, may_read, s) for s in SHARPNESSES} if agreement else {}))
     return rows
 
 

@@ -275,8 +275,8 @@ if __name__ == "__main__":
     if figures["chosen"] is None:
         raise SystemExit(f"no choice beats the shipped order @1 with no book losing more than {BAR} and matches the "
                          f"weights in place ({figures['in_place']['pooled']}): {args.out} left as it is")
-    chosen = figures["choices"][figures["chosen"]]
-    content = weights_file(data, tuple(figures["sets"][chosen["features"]]), chosen["penalty"], chosen["overrides"],
+    pick = figures["choices"][figures["chosen"]]
+    content = weights_file(data, tuple(figures["sets"][pick["features"]]), pick["penalty"], pick["overrides"],
                            args.units)
     args.out.write_text(json.dumps(content, indent=1) + "\n", encoding="utf-8")
-    print(figures["chosen"], chosen["pooled"], "shipped", figures["shipped"]["pooled"], "→", args.out)
+    print(figures["chosen"], pick["pooled"], "shipped", figures["shipped"]["pooled"], "→", args.out)

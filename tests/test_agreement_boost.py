@@ -78,3 +78,18 @@ def test_the_tail_models_fitted_on_rows_rank_their_head_with_the_boost_where_nea
                            agreement_boost=4.0)
     agreeing, split = learning.tail_rows([row(False, 0.9), row(False, 0.0)], params)
     assert agreeing.head[0] == "p5" and split.head[0] == "p0"
+
+
+def test_a_fit_whose_boost_is_fixed_at_zero_never_reads_the_agreement(corpus, tmp_path, monkeypatch):
+    # the default config fixes the boost at 0: each fitted-on row's agreement would be read for nothing
+    backend, embedder = backend_of(corpus), default_embedder()
+    learn_pairs(tmp_path, backend, embedder, "confirm", [(CONFIRMED, [ANSWER]), (OTHER[0], [OTHER[1]])], refit=False)
+    view, base = corpus_view(backend), learning.base_ranking(backend, embedder)
+    learned = open_learned(tmp_path, backend, embedder)
+    vector = query_vector(Context(embedder=embedder), PARAPHRASE)
+    read = []
+    monkeypatch.setattr(type(learned), "agreeing", lambda self, *a: read.append(a[-1]) or 0.0)
+    [row_off] = learning.question_rows(view, learned, [(PARAPHRASE, vector, {ANSWER})], base, agreement=False)
+    assert row_off.agreement == {} and read == []
+    [row_on] = learning.question_rows(view, learned, [(PARAPHRASE, vector, {ANSWER})], base)
+    assert sorted(read) == sorted(learning.SHARPNESSES)      # once per sharpness, not per neighbour setting
