@@ -10,7 +10,8 @@ no dates), and `<out>.json` next to the folder records the package, its version 
 file's sha256.
   apt-get install debian-reference-en debian-reference-zh-cn debian-faq-zh-cn debian-handbook valgrind maint-guide \
     developers-reference installation-guide-amd64 debian-edu-doc-en debian-edu-doc-zh-cn debian-policy harden-doc \
-    kicad-doc-zh debian-kernel-handbook bash-doc wireshark-doc mutt bind9-doc r-doc-html
+    kicad-doc-zh debian-kernel-handbook bash-doc wireshark-doc mutt bind9-doc r-doc-html \
+    postgresql-doc-15
   apt-get install --no-install-recommends libreoffice-help-zh-cn   # the *-guide-zh-cn, not LibreOffice
   python bench/debian_docs.py reference-en [--out DIR]   # default $LAMBDARAG_HOME/corpora/reference-en
 """
@@ -126,6 +127,16 @@ SOURCES = {
     "chart-help-zh-cn": Source("libreoffice-help-zh-cn", " ".join(
         f"/usr/share/libreoffice/help/zh-CN/text/schart/{folder}*.html" for folder in ("", "01/", "02/", "04/")),
         1, "zh-CN"),
+    # PostgreSQL 15's tutorial and its SQL chapters on defining tables, changing data and queries (2-3, 5-7), not the
+    # other 1100 pages: DocBook XSL pages, one per h2 section, the chapters' own pages (a table of contents) left out
+    "postgres-sql-en": Source("postgresql-doc-15", " ".join(
+        f"/usr/share/doc/postgresql-doc-15/html/{chapter}-*.html" for chapter in ("tutorial", "ddl", "dml", "queries")),
+        2, "en"),
+    # LibreOffice's wizards (letter, fax, agenda, form, report, HTML export, group element, document converter, euro
+    # converter, address data source) in Simplified Chinese, the same help system as the *-guide-zh-cn above, a page
+    # per wizard and per wizard page
+    "wizards-zh-cn": Source("libreoffice-help-zh-cn", "/usr/share/libreoffice/help/zh-CN/text/shared/autopi/*.html", 1,
+                            "zh-CN"),
 }
 SKIPPED = {"navheader", "navfooter", "toc", "list-of-tables", "list-of-figures", "list-of-examples", "docnav", "nav",
            "related", "sphinxsidebar", "footer",   # these three: Sphinx's navigation (developers-reference)

@@ -42,9 +42,10 @@ LibreOffice Impress's and Draw's how-to guides in Simplified Chinese; the BIND 9
 chapters on running a name server and LibreOffice's shared how-to guides in Simplified Chinese; An Introduction to R and
 LibreOffice Chart's help in Simplified Chinese; 30 questions each, written blind): their dev halves are open for tuning
 (since rounds 19 to 27) and their test halves stay frozen (measured, never tuned on); default runs leave them out."""
-HELD_OUT: tuple[str, ...] = ()
-"""The round's held-out corpora, 30 questions each written blind (before any run on them), measured before the round and
-on its merged tree, never tuned on; default runs leave them out. Empty until the round's pair is written."""
+HELD_OUT: tuple[str, ...] = ("postgres-sql-en", "wizards-zh-cn")
+"""Round 27's held-out corpora (PostgreSQL 15's tutorial and SQL chapters on tables, data changes and queries;
+LibreOffice's wizards' help in Simplified Chinese), 30 questions each written blind (before any run on them), measured
+before the round and on its merged tree, never tuned on; default runs leave them out."""
 LABELLED = CORPORA + OPENED + DEV_OPENED + HELD_OUT
 HALVES = ("dev", "test")
 EXTRA = ("dev2", "dev3")

@@ -108,7 +108,7 @@ def domain_rows() -> list[tuple[str, str, str, Callable[[dict], str]]]:
     (frozen test) and now (frozen test); the Valgrind manual and the New Maintainers' Guide (corpora issue 41 added):
     before their round's survey changes and now, both halves; the dev2 halves (round 15) before its cues and now;
     the dev3 halves (round 15) before whole chapters and now; round 16's held-out corpora, before and after the round;
-    rounds 18's to 26's, before their round and on its merged tree."""
+    rounds 18's to 27's, before their round and on its merged tree."""
     rows = []
     for corpus in ("reference-en", "reference-zh-cn", "faq-zh-cn", "handbook-en"):
         script = f"bench/domain_bench.py --corpora {corpus}"
@@ -152,7 +152,8 @@ def domain_rows() -> list[tuple[str, str, str, Callable[[dict], str]]]:
                             (23, ("wireshark-guide-en", "kicad-tools-zh-cn")),
                             (24, ("mutt-manual-en", "impress-draw-guide-zh-cn")),
                             (25, ("bind-arm-en", "office-guide-zh-cn")),
-                            (26, ("r-intro-en", "chart-help-zh-cn"))):
+                            (26, ("r-intro-en", "chart-help-zh-cn")),
+                            (27, ("postgres-sql-en", "wizards-zh-cn"))):
         for corpus in corpora:
             script = f"bench/domain_bench.py --corpora {corpus}"
             rows += [(f"HELD-OUT corpus {corpus} (round {round_}, written blind, never tuned on), {label}, {when} round "
@@ -226,7 +227,7 @@ def answers_rows() -> list[tuple[str, str, str, Callable[[dict], str]]]:
 def held_out_answers_rows() -> list[tuple[str, str, str, Callable[[dict], str]]]:
     """Returns the rows of the offline answers on round 16's held-out corpora (written blind, never tuned on), per half,
     before the round and after it; then round 17's, whose dev halves were tuned on (before: the dev halves alone);
-    then round 16's both halves as tuned on in round 18; then rounds 18's to 26's held-out corpora, before their round and
+    then round 16's both halves as tuned on in round 18; then rounds 18's to 27's held-out corpora, before their round and
     on its merged tree; then round 19's dev halves as tuned on in round 20."""
     corpora = "bench/domain_answers.py --corpora developers-reference-en,install-guide-zh-cn"
     return [*blind_answers_rows(16, corpora),
@@ -253,6 +254,8 @@ def held_out_answers_rows() -> list[tuple[str, str, str, Callable[[dict], str]]]
             *blind_answers_rows(25, "bench/domain_answers.py --corpora bind-arm-en,office-guide-zh-cn --config "
                                     "bench/timeout600.yml"),
             *blind_answers_rows(26, "bench/domain_answers.py --corpora r-intro-en,chart-help-zh-cn --config "
+                                    "bench/timeout600.yml"),
+            *blind_answers_rows(27, "bench/domain_answers.py --corpora postgres-sql-en,wizards-zh-cn --config "
                                     "bench/timeout600.yml"),
             *((f"offline answers, round 19's held-out corpora, DEV half (tuned on in round 20), {when} round 20", name,
                "bench/domain_answers.py --corpora policy-en,handbook-zh-cn --halves dev --name answers-held-out19-dev20"
