@@ -29,6 +29,10 @@ _CONNECTIVE = re.compile(r"\b(?:and|or|with|from|vs\.?|versus|against|to|rather\
 _OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*(?:=[\w.,:/+-]*[\w+])?")
 """A command-line option as the question writes it, with its value (--leak-check=summary): a name whole, not its
 value alone ("summary")."""
+_OPERATOR = r"[^\w\s\"'“”‘’?,.()]{1,3}"
+"""An operator (&&, >>, |): a name holding no word."""
+_OPERATORS = re.compile(rf"(?<!\S)({_OPERATOR})\s+(?:or|and|vs\.?|versus)\s+({_OPERATOR})(?=[\s?,.;!]|$)")
+"""Two operators a connective joins (& or &&, > vs >>)."""
 _COMMAND = re.compile(r"(?<![A-Za-z0-9_./+-])[a-z][a-z0-9_.+-]*[a-z0-9+](?![A-Za-z0-9_./+-])")
 
 
@@ -56,7 +60,8 @@ def defines_in(text: str, name: str) -> bool:
 
 def named_things(query: str, hits: Sequence[Hit], profile: Any, entities: Sequence[str] = ()
                  ) -> list[str]:
-    """Returns the things a comparison sets side by side, in order: options as written (`_OPTION`), the profile's
+    """Returns the things a comparison sets side by side, in order: options as written (`_OPTION`) and operators a
+    connective joins (`_OPERATORS`: & or &&), the profile's
     named things, a Chinese
     question's runs of Latin words, an English one's capitalised words and the commands the hits name
     (`commands`), and the question's entities; a name inside another only when also said alone; never one holding
@@ -64,7 +69,7 @@ def named_things(query: str, hits: Sequence[Hit], profile: Any, entities: Sequen
     joins (`paired`)."""
     latin = [w for w in _LATIN.findall(query) if len(w) >= 2] if language_of(query) == "zh" \
         else [whole(query, n) for n in proper_nouns(query)] + commands(query, hits)
-    options = _OPTION.findall(query)
+    options = _OPTION.findall(query) + [o for m in _OPERATORS.finditer(query) for o in m.groups()]
     named = [e for e in [*options, *profile.names.query_entities(query), *latin]
              if e in query and e not in STOPWORDS and not _CONNECTIVE.fullmatch(e)]   # and, or, 和: no side
     named += [e for e in entities if e in query and len(e) >= 3 and e not in STOPWORDS]
@@ -85,8 +90,8 @@ def _function_words() -> frozenset[str]:
 
 def says_something(name: str) -> bool:
     """Returns whether a name holds a content word, a word that is no function word (with, its, 还是), or is an option
-    as written (--with): a text can say something of it. A question word is content here (the list of "list reply")."""
-    return bool(_OPTION.fullmatch(name)) or any(w.lower() not in _function_words() for w in re.findall(r"\w+", name))
+    as written (--with) or an operator (&&): a text can say something of it. A question word is content here (the list of "list reply")."""
+    return bool(_OPTION.fullmatch(name) or re.fullmatch(_OPERATOR, name)) or any(w.lower() not in _function_words() for w in re.findall(r"\w+", name))
 
 
 def said_at(query: str, name: str) -> int:

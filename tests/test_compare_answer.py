@@ -850,3 +850,16 @@ def test_a_unit_opening_with_where_and_the_other_side_sets_its_side_against_it(t
 
     unit = Scored(Candidate(text, hit=Hit(chunk_id="q#1", source="quill.md", text=text), rank=0), 1.0, 0.5, 0.5)
     assert contrasts(unit, "Quill", ["Pinto", "Quill"]) is sets_against
+
+
+def test_two_operators_a_connective_joins_are_the_sides():
+    """"should I use & or &&?": operators are names, though they hold no word (r-intro-en dev c02 named no side and
+    answered with a fact's list); the longer one is no saying of the shorter (`&` is not said by `&&`)."""
+    query = "In an if condition, should I use & or &&?"
+    assert named_things(query, (), GENERIC) == ["&", "&&"]
+    text = answer(query, sourced(
+        ("ops.md", "The operator & compares two vectors element by element."),
+        ("ops.md", "The short-circuit operator && is used in the condition of an if statement."),
+        ("ops.md", "Whereas & and | apply element-wise to vectors, && and || look at one value only.")), "compare")
+    amp, amps = blocks(text, "On “&”:", "On “&&”:")
+    assert "element by element" in amp and "short-circuit" in amps, text
