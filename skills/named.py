@@ -90,8 +90,10 @@ def _function_words() -> frozenset[str]:
 
 def says_something(name: str) -> bool:
     """Returns whether a name holds a content word, a word that is no function word (with, its, 还是), or is an option
-    as written (--with) or an operator (&&): a text can say something of it. A question word is content here (the list of "list reply")."""
-    return bool(_OPTION.fullmatch(name) or re.fullmatch(_OPERATOR, name)) or any(w.lower() not in _function_words() for w in re.findall(r"\w+", name))
+    as written (--with) or an operator (&&): a text can say something of it. A question word is content here (the
+    list of "list reply")."""
+    return bool(_OPTION.fullmatch(name) or re.fullmatch(_OPERATOR, name)) \
+        or any(w.lower() not in _function_words() for w in re.findall(r"\w+", name))
 
 
 def said_at(query: str, name: str) -> int:
@@ -258,9 +260,9 @@ def paired(query: str, named: Sequence[str]) -> list[str]:
     three sides), else all."""
     gaps = [query[query.find(a) + len(a):query.find(b)] for a, b in zip(named, named[1:])]
     joined = [i for i, gap in enumerate(gaps) if _CONNECTIVE.search(gap) and len(re.findall(r"\w+", gap)) <= 4]
-    for i in sorted(joined, key=lambda i: bool(_PREPOSITION.fullmatch(gaps[i])))[:1] if len(named) > 2 else ():
-        first = i
-        while first > 0 and _LISTED.fullmatch(gaps[first - 1]):
-            first -= 1
-        return list(named[first:i + 2])
-    return list(named)
+    if len(named) <= 2 or not joined:
+        return list(named)
+    last = first = min(joined, key=lambda i: bool(_PREPOSITION.fullmatch(gaps[i])))     # the first among equals
+    while first > 0 and _LISTED.fullmatch(gaps[first - 1]):
+        first -= 1
+    return list(named[first:last + 2])
