@@ -293,8 +293,10 @@ def exactly(text: str, name: str) -> bool:
 
 
 _CONTRARY = (r"(?:unlike|contrary\s+to|in\s+contrast\s+(?:to|with)|as\s+opposed\s+to|不像|不同于|有别于|区别于)"
-             r"\s*[\"“「`*]*{name}(?![A-Za-z0-9_-])|(?:与|跟|和|同)\s*[\"“「`*]*{name}.{{0,12}}?(?:不同|相比|相反)")
-"""A unit setting a thing against the name in it (Contrary to SELinux…, Unlike telnet…, 不像 telnet…, 与 X 不同)."""
+             r"\s*[\"“「`*]*{name}(?![A-Za-z0-9_-])|(?:与|跟|和|同)\s*[\"“「`*]*{name}.{{0,12}}?(?:不同|相比|相反)"
+             r"|^[\s\"“]*(?:where|whereas|while)\s+(?:the\s+|a\s+|an\s+)?[\"“`*]*{name}(?![A-Za-z0-9_-])[^.;:]*?,")
+"""A unit setting a thing against the name in it (Contrary to SELinux…, Unlike telnet…, 不像 telnet…, 与 X 不同), or
+opening with a clause on it before its main one (Where DLZ translates queries into lookups, …, a DynDB module…)."""
 _CONVERSELY = re.compile(r"^[\s\"“]*(?:conversely|in\s+contrast|by\s+contrast|on\s+the\s+other\s+hand|相反|反之)",
                          re.I)
 """A unit opening by setting itself against the one before it (Conversely, …)."""

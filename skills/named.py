@@ -13,12 +13,13 @@ each; `skills.layouts` gives each its block.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any, Sequence
 
 from .evidence import names
 from .sentences import STOPWORDS, keywords, proper_nouns
 from .store.records import Hit
-from .store.tokenize import language_of
+from .store.tokenize import ENGLISH_STOPWORDS, language_of, load_words
 
 _LATIN = re.compile(r"(?<![A-Za-z0-9_./+-])[A-Za-z](?:[\w.+/-]*[A-Za-z0-9_+])?(?: [A-Za-z](?:[\w.+/-]*[A-Za-z0-9_+])?)*"
                     r"(?: ?\([A-Za-z][\w .+/-]*\))?(?![A-Za-z0-9_./+-])", re.A)
@@ -28,6 +29,10 @@ _CONNECTIVE = re.compile(r"\b(?:and|or|with|from|vs\.?|versus|against|to|rather\
 _OPTION = re.compile(r"(?<![\w-])--?[A-Za-z][\w-]*(?:=[\w.,:/+-]*[\w+])?")
 """A command-line option as the question writes it, with its value (--leak-check=summary): a name whole, not its
 value alone ("summary")."""
+_OPERATOR = r"[^\w\s\"'“”‘’?,.()]{1,3}"
+"""An operator (&&, >>, |): a name holding no word."""
+_OPERATORS = re.compile(rf"(?<!\S)({_OPERATOR})\s+(?:or|and|vs\.?|versus)\s+({_OPERATOR})(?=[\s?,.;!]|$)")
+"""Two operators a connective joins (& or &&, > vs >>)."""
 _COMMAND = re.compile(r"(?<![A-Za-z0-9_./+-])[a-z][a-z0-9_.+-]*[a-z0-9+](?![A-Za-z0-9_./+-])")
 
 
@@ -55,24 +60,40 @@ def defines_in(text: str, name: str) -> bool:
 
 def named_things(query: str, hits: Sequence[Hit], profile: Any, entities: Sequence[str] = ()
                  ) -> list[str]:
-    """Returns the things a comparison sets side by side, in order: options as written (`_OPTION`), the profile's
+    """Returns the things a comparison sets side by side, in order: options as written (`_OPTION`) and operators a
+    connective joins (`_OPERATORS`: & or &&), the profile's
     named things, a Chinese
     question's runs of Latin words, an English one's capitalised words and the commands the hits name
-    (`commands`), and the question's entities; a name inside another only when also said alone; when more than
-    two, the two a connective joins (`paired`)."""
+    (`commands`), and the question's entities; a name inside another only when also said alone; never one holding
+    no content word (`says_something`: the with of "with A or with B"); when more than two, the two a connective
+    joins (`paired`)."""
     latin = [w for w in _LATIN.findall(query) if len(w) >= 2] if language_of(query) == "zh" \
         else [whole(query, n) for n in proper_nouns(query)] + commands(query, hits)
-    options = _OPTION.findall(query)
+    options = _OPTION.findall(query) + [o for m in _OPERATORS.finditer(query) for o in m.groups()]
     named = [e for e in [*options, *profile.names.query_entities(query), *latin]
              if e in query and e not in STOPWORDS and not _CONNECTIVE.fullmatch(e)]   # and, or, 和: no side
     named += [e for e in entities if e in query and len(e) >= 3 and e not in STOPWORDS]
     named += partners(query, named, "\n".join(h.text for h in hits))
     named += alternatives(query, named)
     named = headed(query, named) if language_of(query) == "zh" else qualified(query, named)
-    # a name inside another (Pre in Pre-Depends) is no side unless the question also says it on its own (Depends)
-    named = [e for e in dict.fromkeys(named)
-             if query.count(e) > sum(o.count(e) for o in dict.fromkeys(named) if o != e and e in o)]
+    # a name inside another (Pre in Pre-Depends) is no side unless the question also says it on its own (Depends);
+    # a name holding no content word (the with of "with A or with B") is none: no text says anything of it
+    named = [e for e in dict.fromkeys(named) if says_something(e)
+             and query.count(e) > sum(o.count(e) for o in dict.fromkeys(named) if o != e and e in o)]
     return paired(query, sorted(named, key=lambda n: said_at(query, n)))
+
+
+@lru_cache(maxsize=1)
+def _function_words() -> frozenset[str]:
+    return STOPWORDS | frozenset(load_words(ENGLISH_STOPWORDS))
+
+
+def says_something(name: str) -> bool:
+    """Returns whether a name holds a content word, a word that is no function word (with, its, 还是), or is an option
+    as written (--with) or an operator (&&): a text can say something of it. A question word is content here (the
+    list of "list reply")."""
+    return bool(_OPTION.fullmatch(name) or re.fullmatch(_OPERATOR, name)) \
+        or any(w.lower() not in _function_words() for w in re.findall(r"\w+", name))
 
 
 def said_at(query: str, name: str) -> int:
@@ -226,16 +247,22 @@ _LISTED = re.compile(r"\s*,\s*(?:the\s+|a\s+|an\s+)?")
 """What lies between two names of a list (the upstream version, the package version and…): a comma and an article."""
 
 
+_PREPOSITION = re.compile(r"\s*\b(?:with|from|to|against)\s*", re.I)
+"""A connective that is a bare preposition (zone with dnssec-policy): it may join a thing to the means of a verb, not
+two sides."""
+
+
 def paired(query: str, named: Sequence[str]) -> list[str]:
     """Returns the names a comparison sets side by side when it names more than two: the first two in a row joined by
-    a connective and at most three other words (Wayland with the X Window System: not network-capable), with the
-    names a list of commas runs up to them (the upstream version, the package version and the kernel version: three
-    sides), else all."""
+    a connective and at most three other words (Wayland with the X Window System: not network-capable), one joined by
+    more than a bare preposition first (`_PREPOSITION`: the sides of "sign my zone with A or with B" are A and B), with
+    the names a list of commas runs up to them (the upstream version, the package version and the kernel version:
+    three sides), else all."""
     gaps = [query[query.find(a) + len(a):query.find(b)] for a, b in zip(named, named[1:])]
-    for i, gap in enumerate(gaps):
-        if len(named) > 2 and _CONNECTIVE.search(gap) and len(re.findall(r"\w+", gap)) <= 4:
-            first = i
-            while first > 0 and _LISTED.fullmatch(gaps[first - 1]):
-                first -= 1
-            return list(named[first:i + 2])
-    return list(named)
+    joined = [i for i, gap in enumerate(gaps) if _CONNECTIVE.search(gap) and len(re.findall(r"\w+", gap)) <= 4]
+    if len(named) <= 2 or not joined:
+        return list(named)
+    last = first = min(joined, key=lambda i: bool(_PREPOSITION.fullmatch(gaps[i])))     # the first among equals
+    while first > 0 and _LISTED.fullmatch(gaps[first - 1]):
+        first -= 1
+    return list(named[first:last + 2])

@@ -788,3 +788,78 @@ def test_a_named_sides_quote_states_the_compared_aspect_over_its_pages_opening(q
     quoted the opening of the WebDAV page over `对于 Windows 共享、WebDAV、FTP…，不会显示检出/检入控件。`)."""
     text = answer(query, sourced(*pages), "compare")
     assert stated in blocks(text, *labels)[0], text
+
+
+def test_a_side_holding_no_content_word_is_never_named():
+    """A preposition said again after "or" (…with trust-policy or with manual key management?) is no side: bind-arm-en
+    dev c06, round 26, had a block labelled On “with”, a word no text can say anything of."""
+    from lambdarag.skills.sentences import keywords
+
+    from lambdarag.domains.generic.cues import query_entities
+
+    hits = sourced(("signing.md", "zone files are signed by the server. Use trust-policy to sign a zone unattended."),
+                   ("manual.md", "Manual key management suits special needs only."))
+    query = "Should I sign my zone with trust-policy or with manual key management?"
+    entities = query_entities(query)     # what the classifier hands on as the question's entities
+    assert all(keywords(n) for n in named_things(query, hits, GENERIC, entities))
+    state = State.of(query, hits=hits, query_type="compare", entities=entities)
+    assert "“with”" not in extractive_answer(state, Context(resources={"profile": GENERIC}))["answer"]
+
+
+def test_a_preposition_said_again_after_or_sets_what_each_governs_side_by_side():
+    """"with A or with B": the two things the repeated preposition governs are the sides, each whole up to the end of
+    its clause (manual key management, R CMD BATCH), and they go before a pair an earlier bare "with" makes (zone with
+    trust-policy: a sentence opening with zone makes it a name too)."""
+    from lambdarag.domains.generic.cues import query_entities
+
+    query = "Should I run my script with R CMD BATCH or with Rscript?"
+    assert named_things(query, (), GENERIC, query_entities(query)) == ["R CMD BATCH", "Rscript"]
+    hits = sourced(("signing.md", "zone files are signed by the server. Use trust-policy to sign a zone unattended."),
+                   ("manual.md", "Manual key management suits special needs only."))
+    query = "Should I sign my zone with trust-policy or with manual key management?"
+    assert named_things(query, hits, GENERIC, query_entities(query)) == ["trust-policy", "manual key management"]
+
+
+def test_a_chinese_pair_whose_sides_each_follow_a_verb_of_picking_names_what_is_picked():
+    """选 A 和选 B: the verb said again before the second side picks both, and jieba may glue it to the word before the
+    first (误差线选, 时选): chart-help-zh-cn dev c04, round 26, named 误差线选标准偏差 and 选标准误差, found neither and
+    refused though the page defining both was ranked first."""
+    from lambdarag.domains.generic.cues import query_entities
+
+    assert query_entities("误差线选标准偏差和选标准误差有什么区别？") == ("标准偏差", "标准误差")
+    assert query_entities("排序时选升序和选降序有什么区别？") == ("升序", "降序")
+    text = answer("排序时选升序和选降序有什么区别？", sourced(
+        ("sort.md", "升序: 从小到大排列数据。"), ("sort.md", "降序: 从大到小排列数据。")), "compare")
+    ascending, descending = blocks(text, "关于「升序」：", "关于「降序」：")
+    assert "从小到大" in ascending and "从大到小" in descending, text
+
+
+@pytest.mark.parametrize("text, sets_against", [
+    ("Where Pinto reads the archive on every query, resulting in slow lookups, Quill keeps it in memory.", True),
+    ("Whereas Pinto reads the archive on every query, Quill keeps it in memory.", True),
+    ("While Pinto reads the archive, Quill keeps it in memory.", True),
+    ("Where the archive is missing, Quill reports an error.", False),     # a condition, no side set against
+    ("Quill keeps the archive in memory where Pinto is slow.", False),    # no clause opening on the other side
+])
+def test_a_unit_opening_with_where_and_the_other_side_sets_its_side_against_it(text, sets_against):
+    """"Where DLZ translates DNS queries into…, a DynDB module can pre-load…" says how the two differ as "Unlike DLZ, …"
+    does (bind-arm-en dev c02 quoted "Unlike DLZ, a DynDB module provides a full-featured…" between the sides, not
+    the labelled sentence ranked above it)."""
+    from lambdarag.skills.evidence import Candidate, Scored
+    from lambdarag.skills.layouts import contrasts
+
+    unit = Scored(Candidate(text, hit=Hit(chunk_id="q#1", source="quill.md", text=text), rank=0), 1.0, 0.5, 0.5)
+    assert contrasts(unit, "Quill", ["Pinto", "Quill"]) is sets_against
+
+
+def test_two_operators_a_connective_joins_are_the_sides():
+    """"should I use & or &&?": operators are names, though they hold no word (r-intro-en dev c02 named no side and
+    answered with a fact's list); the longer one is no saying of the shorter (`&` is not said by `&&`)."""
+    query = "In an if condition, should I use & or &&?"
+    assert named_things(query, (), GENERIC) == ["&", "&&"]
+    text = answer(query, sourced(
+        ("ops.md", "The operator & compares two vectors element by element."),
+        ("ops.md", "The short-circuit operator && is used in the condition of an if statement."),
+        ("ops.md", "Whereas & and | apply element-wise to vectors, && and || look at one value only.")), "compare")
+    amp, amps = blocks(text, "On “&”:", "On “&&”:")
+    assert "element by element" in amp and "short-circuit" in amps, text

@@ -325,6 +325,10 @@ _ZH_EITHER = re.compile(r"((?:[A-Za-z0-9_.+-]+\s)?[\u4e00-\u9fffA-Za-z0-9_.+-]{2
 """Two sides a Chinese choice joins with 还是 or 或者 (该装 A 还是 B，…; 设成 A 或者 B), a Latin name with its kind
 whole (OLE 对象); the first holds the words before it, up to the verb of the choice (`picked`). Not 还是 as "still"
 before a verb (为什么别人还是能改)."""
+_REPEATED = re.compile(r"\b(with|using|via|through|in|at|on)\s+(.{2,40}?)\s+or\s+\1\s+(.{2,40}?)(?=[?.,;!]|$)", re.I)
+"""Two means or places a preposition said again after "or" governs (sign it with dnssec-policy or with manual key
+management): the sides, each whole up to the end of its clause. Not "to A or to B" (a destination: round 25 measured
+it and kept the plain list) nor "for a holiday or for good" (a purpose, an idiom)."""
 _LEAD = re.compile(r"^(?:the|a|an|using|use)\s+", re.I)
 
 
@@ -385,6 +389,19 @@ def parallel(first: str, second: str) -> str:
     return second
 
 
+def repicked(first: str, second: str) -> tuple[str, str]:
+    """Returns a Chinese pair's sides without the verb of picking said before each (误差线选标准偏差和选标准误差: 标准偏差,
+    标准误差): when the second opens with one (a jieba word of its own), the first is what follows its last saying of
+    that verb, which jieba may glue to the word before it (线选, 时选); else the pair as it is."""
+    from lambdarag.skills.store.tokenize import import_jieba
+
+    verb = import_jieba().lcut(second)[0]
+    at = first.rfind(verb)
+    if not re.fullmatch(_ZH_PICK, verb) or at < 0 or len(first) - at - len(verb) < 2 or len(second) - len(verb) < 2:
+        return first, second
+    return first[at + len(verb):], second[len(verb):]
+
+
 def picked(words: str) -> str:
     """Returns what a Chinese choice's words before 还是 pick: the words after its last verb of picking, a jieba word of
     its own with a modal before it if any (该装 of 办公电脑该装桌面版: 桌面版; never the 用 of 用户组), or of setting
@@ -434,8 +451,11 @@ def query_entities(query: str) -> tuple[str, ...]:
         found.append((m.start(), m.group(1) or m.group(2)))
     for m in _PAIR.finditer(query):
         found += operands(m)
+    for m in _REPEATED.finditer(query):
+        found += [(m.start(i), _LEAD.sub("", m.group(i)).strip()) for i in (2, 3)]
     for m in (m for m in _ZH_PAIR.finditer(query) if joins(query, m.end(1))):
-        found += [(m.start(1), m.group(1)), (m.start(2), parallel(m.group(1), m.group(2)))]
+        first, second = repicked(m.group(1), m.group(2))
+        found += [(m.end(1) - len(first), first), (m.end(2) - len(second), parallel(first, second))]
     for m in _ZH_EITHER.finditer(query):
         first = picked(m.group(1))
         found += [(m.end(1) - len(first), first), (m.start(2), parallel(first, m.group(2)))] if first else []
