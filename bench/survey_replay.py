@@ -20,7 +20,7 @@ import sys
 from collections import defaultdict
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 os.environ.setdefault("LAMBDARAG_FEEDBACK", "off")
 
@@ -59,18 +59,28 @@ def recording() -> Iterator[list[survey.Surveyed]]:
 
 def record(questions: Sequence[dict], index: str, cfg, corpus: str = "", half: str = "") -> list[dict]:
     """Returns one row per synthesis question of `questions`: its relevant files, the type it was routed as, routed's
-    and hybrid's first `WIDE` documents and, when it was routed as synthesis, what its survey ordered."""
+    and hybrid's first `WIDE` documents and, when it was routed as synthesis, what its survey ordered. A search that
+    raises leaves its ranking empty and names the error (`crash`): domain_bench scores such a question 0."""
     routed, hybrid = system_config(cfg, SYSTEMS["routed"]), system_config(cfg, SYSTEMS["hybrid"])
     rows = []
     for q in (q for q in questions if q["type"] == "synthesis"):
         with recording() as found:
-            r = search(q["query"], index=index, config=routed)
-        h = search(q["query"], index=index, config=hybrid)
+            r, crash = searched(q["query"], index, routed)
+        h, crash = searched(q["query"], index, hybrid, crash)
         rows.append({"corpus": corpus, "half": half, "qid": q["qid"], "query": q["query"], "relevant": judged(q["relevant"]),
-                     "routed_as": r.query_type, "routed": top_documents(r.hits, WIDE),
-                     "hybrid": top_documents(h.hits, WIDE),
-                     "found": found[-1].to_dict() if found and r.query_type == "synthesis" else None})
+                     "routed_as": r.query_type if r else None, "routed": top_documents(r.hits, WIDE) if r else [],
+                     "hybrid": top_documents(h.hits, WIDE) if h else [],
+                     "found": found[-1].to_dict() if found and r and r.query_type == "synthesis" else None}
+                    | ({"crash": crash} if crash else {}))
     return rows
+
+
+def searched(query: str, index: str, config, crash: str = "") -> tuple[Any, str]:
+    """Returns search()'s result for `query`, or None and the error it raised, after `crash` (an earlier one's)."""
+    try:
+        return search(query, index=index, config=config), crash
+    except Exception as e:  # a crash is what domain_bench counts, whatever its class
+        return None, " ".join(filter(None, (crash, f"{type(e).__name__}: {e}"[:300])))
 
 
 def placed(row: dict, order: Order = survey.survey_order) -> list[str]:

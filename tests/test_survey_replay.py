@@ -52,3 +52,29 @@ def test_replaying_the_shipped_survey_gives_domain_benchs_routed_synthesis_figur
     # an ordering that drops the survey's additions replays as hybrid's first documents
     assert replay(rows, lambda found: found.hybrid)["recall@5"] == pytest.approx(
         bench["hybrid"]["per_type"]["synthesis"]["recall@5"])
+
+
+def test_a_question_whose_search_crashes_is_recorded_as_domain_bench_counts_it(jobs, monkeypatch):
+    """A crash (a deadline passed on a loaded machine) is one row scored 0, as domain_bench scores it, and the
+    questions after it are still recorded."""
+    import bench.domain_bench as bench_module
+    import bench.survey_replay as replay_module
+    from lambdarag.errors import DeadlineExceeded
+
+    own = replay_module.search
+
+    def late(query, index, config):
+        if query == QUESTIONS[1]["query"] and config.orchestration.routing.synthesis == "synthesis":
+            raise DeadlineExceeded("Par(wiki_deep, …): deadline passed while branch 0 (wiki_deep) was running")
+        return own(query, index=index, config=config)
+
+    monkeypatch.setattr(bench_module, "search", late)
+    monkeypatch.setattr(replay_module, "search", late)
+    cfg = load_config(None)
+    bench = run_half(QUESTIONS, jobs, {s: system_config(cfg, p) for s, p in SYSTEMS.items()})
+    rows = record(QUESTIONS, jobs, cfg, "jobs", "dev")
+    assert [r["qid"] for r in rows] == ["s1", "s2", "s3"]
+    assert rows[1]["found"] is None and rows[1]["routed"] == [] and "DeadlineExceeded" in rows[1]["crash"]
+    assert rows[2]["found"] and "crash" not in rows[2]
+    figures = bench["routed"]["per_type"]["synthesis"]
+    assert replay(rows) == {"recall@5": figures["recall@5"], "mrr@5": figures["mrr@5"], "n": 3}
