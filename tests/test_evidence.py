@@ -363,6 +363,18 @@ def test_a_temporal_answers_second_unit_names_a_version_or_a_release_before_an_u
     assert not dated("It ships in Debian main.", "Since which release has systemd been the default in Debian?")
 
 
+def test_a_place_in_the_text_is_no_release_a_temporal_answer_could_date_by():
+    """A capitalised word after `in` is a release's code name (in Wheezy) only when it names no place in the text:
+    `in Appendix A`, `in Chapter 3`, `in Section 2.1` point to a part of the book (r-intro-en dev t03 quoted the
+    preface's `…the introductory session in Appendix A.` as the dated unit for what happens at a session's end)."""
+    from lambdarag.skills.evidence import dated
+
+    query = "What happens to my variables at the end of a session?"
+    assert not dated("Most novices will start with the introductory session in Appendix A.", query)
+    assert not dated("The options are listed in Chapter 3 and in Section 2.1.", query)
+    assert dated("The variables were kept in Wheezy and dropped after Buster.", query)
+
+
 @pytest.mark.parametrize("text, item, after", [
     ('The target release can be set by several methods.\n- "/etc/apt/apt.conf" with a Default-Release line\n'
      '- command line option, e.g., "apt-get install -t testing some-package"\n'
@@ -471,3 +483,22 @@ def test_a_connective_the_hits_open_a_sentence_with_is_no_compare_side():
                    ("core.md", "and *, which have the usual meaning."))
     assert named_things("How do --trace-children and --child-silent-after-fork differ?", hits, GENERIC) == \
         ["--trace-children", "--child-silent-after-fork"]
+
+
+def test_a_number_the_question_writes_states_no_amount_it_asks():
+    """"How long before a resolver accepts a key with RFC 5011?" asks a period: `RFC 5011`, said by the question,
+    names the protocol in every unit about it, so it states no amount (bind-arm-en dev t03 quoted two such units
+    over `after 30 days, … the key is accepted`). A number the question does not write still states one, in either
+    language."""
+    from lambdarag.skills.evidence import Candidate, asked_bonus
+    from lambdarag.skills.store.records import Hit
+
+    def bonus(query: str, *texts: str) -> list[float]:
+        hit = Hit(chunk_id="a#1", source="a.md", text=" ".join(texts))
+        return [round(float(b), 2) for b in asked_bonus(query, [Candidate(t, hit=hit, rank=0) for t in texts])]
+
+    assert bonus("How long before a resolver accepts a new key with RFC 5011?",
+                 "A resolver configured for an [RFC 5011](https://example.org/rfc5011)-managed anchor stores the keys.",
+                 "After 30 days, if the key is still there, the resolver accepts it.") == [0.0, 0.1]
+    assert bonus("Debian 12 的安装需要多少内存？", "Debian 12 支持多种架构。", "至少需要 2 GB 内存。") == [0.0, 0.1]
+    assert bonus("How many days does Debian 12 wait?", "Debian 12 waits 10 days.") == [0.2]
