@@ -1036,12 +1036,22 @@ def negated(query: str) -> Optional[re.Pattern]:
     return re.compile(_NEGATION + re.escape(english_stem(m.group(1))), re.I)   # not registered: registering
 
 
+def defined(query: str) -> Optional[re.Pattern]:
+    """Returns how the definition of an option the question names opens (`--vanilla  Combine --no-save…`, an option
+    line: the option first), or None when it names none: such a line says what the option does, where a sentence
+    naming it in passing holds as many of the question's words."""
+    said = OPTION.findall(query)
+    return re.compile(r"^(?:" + "|".join(map(re.escape, said)) + r")(?![\w-])") if said else None
+
+
 def option_first(query: str, ranking: list[Scored]) -> list[Scored]:
     """Returns `ranking` with its best unit naming an option (a command) first when the question asks for one
     (`NAMES_ASKED`), or stating the dimension or count it asks (`measure`: how long a key must be; `counted`: how
     many days), the best unit names none and that one scores within `LEAD` of it: only a unit naming one answers
-    "which option" ("which command", "which file", "which shortcut", "how long", "how many")."""
-    stated = [measure(noun) for noun in dimensions(query)] + [c for c in [counted(query)] if c is not None]
+    "which option" ("which command", "which file", "which shortcut", "how long", "how many"). A question naming an
+    option is answered so by that option's own line (`defined`)."""
+    stated = [measure(noun) for noun in dimensions(query)] + [p for p in (counted(query), defined(query))
+                                                              if p is not None]
     for asks, named in [*NAMES_ASKED, *((_ANY, s) for s in stated)]:
         if not ranking or not asks.search(query) or named.search(ranking[0].text):
             continue

@@ -502,3 +502,22 @@ def test_a_number_the_question_writes_states_no_amount_it_asks():
                  "After 30 days, if the key is still there, the resolver accepts it.") == [0.0, 0.1]
     assert bonus("Debian 12 的安装需要多少内存？", "Debian 12 支持多种架构。", "至少需要 2 GB 内存。") == [0.0, 0.1]
     assert bonus("How many days does Debian 12 wait?", "Debian 12 waits 10 days.") == [0.2]
+
+
+def test_a_question_naming_an_option_is_answered_first_by_that_options_own_line():
+    """"What exactly does R --vanilla switch off?" is answered by the option's own line, its definition
+    (`--vanilla  Combine --no-save, --no-environ…`), not by the sentences mentioning it in passing that hold the
+    question's words as well (r-intro-en dev f06); within `LEAD` of the best, as an asked-for option is."""
+    from lambdarag.skills.evidence import Candidate, Scored, option_first
+    from lambdarag.skills.store.records import Hit
+
+    texts = ["Most tools use --vanilla and so read no startup files.",
+             "(Here --vanilla is equivalent to --no-environ --no-init-file.)",
+             "--vanilla  Combine --no-save, --no-environ, --no-init-file and --no-restore."]
+    hit = Hit(chunk_id="a#1", source="a.md", text="\n".join(texts))
+    ranking = [Scored(Candidate(t, hit=hit, rank=0, kind="option" if t.startswith("--") else "sentence"),
+                      1.0 - i / 8, 1.0, 1.0) for i, t in enumerate(texts)]
+    assert option_first("what exactly does R --vanilla switch off", ranking)[0].text == texts[2]
+    assert option_first("what does R switch off", ranking)[0].text == texts[0]
+    far = [*ranking[:2], Scored(ranking[2].candidate, 0.5, 1.0, 1.0)]
+    assert option_first("what exactly does R --vanilla switch off", far)[0].text == texts[0]
