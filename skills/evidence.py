@@ -1036,7 +1036,7 @@ def negated(query: str) -> Optional[re.Pattern]:
     return re.compile(_NEGATION + re.escape(english_stem(m.group(1))), re.I)   # not registered: registering
 
 
-def defined(query: str) -> Optional[re.Pattern]:
+def own_line(query: str) -> Optional[re.Pattern]:
     """Returns how the definition of an option the question names opens (`--vanilla  Combine --no-save…`, an option
     line: the option first), or None when it names none: such a line says what the option does, where a sentence
     naming it in passing holds as many of the question's words."""
@@ -1049,8 +1049,8 @@ def option_first(query: str, ranking: list[Scored]) -> list[Scored]:
     (`NAMES_ASKED`), or stating the dimension or count it asks (`measure`: how long a key must be; `counted`: how
     many days), the best unit names none and that one scores within `LEAD` of it: only a unit naming one answers
     "which option" ("which command", "which file", "which shortcut", "how long", "how many"). A question naming an
-    option is answered so by that option's own line (`defined`)."""
-    stated = [measure(noun) for noun in dimensions(query)] + [p for p in (counted(query), defined(query))
+    option is answered so by that option's own line (`own_line`)."""
+    stated = [measure(noun) for noun in dimensions(query)] + [p for p in (counted(query), own_line(query))
                                                               if p is not None]
     for asks, named in [*NAMES_ASKED, *((_ANY, s) for s in stated)]:
         if not ranking or not asks.search(query) or named.search(ranking[0].text):
