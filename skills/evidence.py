@@ -792,7 +792,12 @@ ASKS_KEYS = re.compile(r"\b(?:keyboard\s+)?shortcuts?\b|\bhot\s?keys?\b|\bkey\s+
 KEYS = re.compile(r"(?<![\w-])(?:Ctrl|Control|Shift|Alt|Cmd|Command|Option|Meta|Super|⌘|⌥|⇧)\s*\+\s*\S")
 """A unit naming a key combination (Shift+Ctrl+A, ⌘+K): a GUI guide's answer to which shortcut, where a sentence
 saying that menu items have shortcuts names none."""
-NAMES_ASKED = ((ASKS_OPTION, OPTION), (ASKS_COMMAND, MANUAL), (ASKS_FILE, FILE), (ASKS_KEYS, KEYS))
+ASKS_EXTENSION = re.compile(r"\b(?:file\s+)?(?:extension|suffix)(?:es)?\b|扩展名|后缀名?", re.I)
+"""A question asking for a file name's extension (what file extension…, 是什么扩展名, 后缀)."""
+EXTENSION = re.compile(r"(?<![\w/.-])\.[A-Za-z][A-Za-z0-9]{0,5}\b(?![\w/-])")
+"""An extension a unit names (`.BAK`, `.drl`); never a link's target (….md) nor a file's name (foo.R)."""
+NAMES_ASKED = ((ASKS_OPTION, OPTION), (ASKS_COMMAND, MANUAL), (ASKS_FILE, FILE), (ASKS_KEYS, KEYS),
+               (ASKS_EXTENSION, EXTENSION))
 """(what a question asks for by name, a unit naming one): only a unit naming one answers it (`option_first`)."""
 LEAD = 0.7
 """Share of the best score a unit needs to stand in an answer in place of the best: the best unit naming an

@@ -521,3 +521,25 @@ def test_a_question_naming_an_option_is_answered_first_by_that_options_own_line(
     assert option_first("what does R switch off", ranking)[0].text == texts[0]
     far = [*ranking[:2], Scored(ranking[2].candidate, 0.5, 1.0, 1.0)]
     assert option_first("what exactly does R --vanilla switch off", far)[0].text == texts[0]
+
+
+@pytest.mark.parametrize("query, texts", [
+    ("自动生成的备份副本是什么扩展名",
+     ["如果选择了「自动创建备份副本」选项，旧版本总是保存到备份目录中（见 [路径](00.53-路径.md)）。",
+      "备份副本与原文档具有相同的名称，但扩展名为 .BAK。"]),
+    ("What file extension do Excellon drill files get?",
+     ["Drill files are written in the Excellon format, see [Plotting](04.02-plotting.md).",
+      "The drill file is named after the board, with the extension .drl."]),
+], ids=["zh", "en"])
+def test_a_question_asking_for_a_file_extension_is_answered_first_by_the_unit_naming_one(query, texts):
+    """"是什么扩展名" is answered by the unit naming an extension (`.BAK`), within `LEAD` of the best, not by the
+    sentences on the backup that name none (office-guide-zh-cn dev f02); a link's target (`….md`) and a file name
+    (`foo.R`) name no extension."""
+    from lambdarag.skills.evidence import Candidate, Scored, option_first
+    from lambdarag.skills.store.records import Hit
+
+    hit = Hit(chunk_id="a#1", source="a.md", text="\n".join(texts))
+    ranking = [Scored(Candidate(t, hit=hit, rank=0), 1.0 - i / 4, 1.0, 1.0) for i, t in enumerate(texts)]
+    assert option_first(query, ranking)[0].text == texts[1]
+    named = [Scored(Candidate("Run the script foo.R with Rscript.", hit=hit, rank=0), 1.0, 1.0, 1.0), ranking[1]]
+    assert option_first(query, named)[0].text == texts[1]
