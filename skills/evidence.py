@@ -201,15 +201,17 @@ def units(hit: Hit, profile: Any) -> list[Unit]:
     blocks: list[list] = []       # [kind, heading path, lines, indentation of the first]
     lines = hit.text.splitlines()
     fenced, open_block, header = opens_fenced(lines), None, ""
-    term, code = None, []       # the name line above a code block, and the block's lines
+    term, code, shown = None, [], []       # the name line above a code block, the block's lines, commands too
     for i, raw in enumerate(lines):
         line = raw.strip()
         if _FENCE.match(raw):
             if fenced:      # a builtin's synopsis stays open for its definition
                 open_block = synopsis(term, code, blocks)
                 blocks += [open_block] if open_block else []
+                if open_block is None and ended_by(term, shown):
+                    term[2][-1] += " " + _PROMPT.sub("", shown[0])
             else:
-                term, code, open_block = open_block, [], None
+                term, code, shown, open_block = open_block, [], [], None
             fenced = not fenced
             continue
         if fenced:
@@ -217,6 +219,7 @@ def units(hit: Hit, profile: Any) -> list[Unit]:
                 blocks.append(["command", " / ".join(path), [line], 0])
             elif line:
                 code.append(line)
+            shown += [line] if line else []
             continue
         heading = _HEADING.match(raw)
         if heading or (line and profile.reading.is_heading(line)):
@@ -352,6 +355,20 @@ def synopsis(term: Optional[list], code: Sequence[str], blocks: list) -> Optiona
     if not term[2]:
         blocks.remove(term)
     return ["synopsis", term[1], ["; ".join(code)], term[3]]
+
+
+CODA = 60
+"""Longest line of code (characters) that ends the sentence above it (`ended_by`)."""
+_PROMPT = re.compile(r"^[$#>]\s+")
+
+
+def ended_by(block: Optional[list], shown: Sequence[str]) -> bool:
+    """Returns whether a code block of one short line (`CODA`) ends the sentence of the prose block above it
+    (`…close the device by issuing the command` above `> dev.off()`; 请在终端里使用 above `$ sha256sum …`): a line
+    of more than `LABEL` words that ends no sentence. Alone, it says nothing; with the line (its prompt aside) it is
+    whole. A longer block is an example, and a line ending on a colon leads in to it."""
+    return block is not None and block[0] in ("sentence", "item") and len(shown) == 1 and len(shown[0]) <= CODA \
+        and not _ENDED.search(block[2][-1]) and _words(block[2][-1]) > LABEL
 
 
 def defines(block: list, indent: int) -> bool:
@@ -775,7 +792,12 @@ ASKS_KEYS = re.compile(r"\b(?:keyboard\s+)?shortcuts?\b|\bhot\s?keys?\b|\bkey\s+
 KEYS = re.compile(r"(?<![\w-])(?:Ctrl|Control|Shift|Alt|Cmd|Command|Option|Meta|Super|⌘|⌥|⇧)\s*\+\s*\S")
 """A unit naming a key combination (Shift+Ctrl+A, ⌘+K): a GUI guide's answer to which shortcut, where a sentence
 saying that menu items have shortcuts names none."""
-NAMES_ASKED = ((ASKS_OPTION, OPTION), (ASKS_COMMAND, MANUAL), (ASKS_FILE, FILE), (ASKS_KEYS, KEYS))
+ASKS_EXTENSION = re.compile(r"\b(?:file\s+)?(?:extension|suffix)(?:es)?\b|扩展名|后缀名?", re.I)
+"""A question asking for a file name's extension (what file extension…, 是什么扩展名, 后缀)."""
+EXTENSION = re.compile(r"(?<![\w/.-])\.[A-Za-z][A-Za-z0-9]{0,5}\b(?![\w/-])")
+"""An extension a unit names (`.BAK`, `.drl`); never a link's target (….md) nor a file's name (foo.R)."""
+NAMES_ASKED = ((ASKS_OPTION, OPTION), (ASKS_COMMAND, MANUAL), (ASKS_FILE, FILE), (ASKS_KEYS, KEYS),
+               (ASKS_EXTENSION, EXTENSION))
 """(what a question asks for by name, a unit naming one): only a unit naming one answers it (`option_first`)."""
 LEAD = 0.7
 """Share of the best score a unit needs to stand in an answer in place of the best: the best unit naming an
@@ -851,7 +873,7 @@ def feature_matrix(query: str, found: Sequence[Candidate], parts: dict[str, np.n
     each unit's place in the hand-set mix's order (`shipped`, 0 first), the question's type and a relation's named
     `ends`: what the learned scorer reads of this module's rules."""
     n = len(found)
-    texts = [_LINK_TARGET.sub("]", c.text) for c in found]
+    texts, stated = [_LINK_TARGET.sub("]", c.text) for c in found], stating(query, found)
     last = max((c.rank for c in found), default=0) or 1
     asked = [s for asks, s in ASKED if asks.search(query)]
     count, negation = counted(query), negated(query)
@@ -867,8 +889,8 @@ def feature_matrix(query: str, found: Sequence[Candidate], parts: dict[str, np.n
         "bm25": parts["bm25"], "dense": parts.get("dense", zeros), "heading": parts["heading"],
         "cosine": np.clip(parts.get("cosine", zeros), 0.0, 1.0),
         "prior": np.array([1 - c.rank / last for c in found]), "first_hit": np.array([c.rank == 0 for c in found]),
-        "states_asked": np.array([has(asked, t) for t in texts]),
-        "states_count": np.array([has([count] if count else [], t) for t in texts]),
+        "states_asked": np.array([has(asked, t) for t in stated]),
+        "states_count": np.array([has([count] if count else [], t) for t in stated]),
         "negates_asked": np.array([has([negation] if negation else [], t) for t in texts]),
         "names_asked": np.array([has(named, t) for t in texts]),
         "measures_asked": np.array([has(measured, t) for t in texts]),
@@ -949,10 +971,23 @@ def asked_columns(query: str, query_type: Optional[str], ends: Sequence[str], fo
     }
 
 
+_NUMBERED_WORD = re.compile(r"[\w.+-]*\d[\w+-]*(?:\.\d[\w+-]*)*")
+"""A word holding a digit (5011, ext4, 3.7.0, IPv6)."""
+
+
+def stating(query: str, found: Sequence[Candidate]) -> list[str]:
+    """Returns what each unit states of an amount or a path: its text without its links' targets (a target's digits
+    state nothing) nor the words with digits the question writes itself (RFC 5011 of "How long… with RFC 5011?",
+    Debian 12: a name the question gives, in every unit about it, never the amount it asks)."""
+    given = {w.lower() for w in _NUMBERED_WORD.findall(query)}
+    return [_NUMBERED_WORD.sub(lambda m: " " if m.group(0).lower() in given else m.group(0),
+                               _LINK_TARGET.sub("]", c.text)) for c in found]
+
+
 def asked_bonus(query: str, found: Sequence[Candidate]) -> np.ndarray:
     """Returns what each unit gains for stating what the question asks (`ASKED`, `counted`, `negated`): `ASKED_BONUS`
     for each, the hand-set mix's rules."""
-    texts = [_LINK_TARGET.sub("]", c.text) for c in found]     # a link target's digits state nothing
+    texts = stating(query, found)
     count = counted(query)      # a unit stating the asked count of the asked thing states it twice over
     stated = [s for asks, s in ASKED if asks.search(query)] + [s for s in (count, negated(query)) if s is not None]
     return sum((ASKED_BONUS * np.array([bool(states.search(t)) for t in texts]) for states in stated),
@@ -1006,12 +1041,22 @@ def negated(query: str) -> Optional[re.Pattern]:
     return re.compile(_NEGATION + re.escape(english_stem(m.group(1))), re.I)   # not registered: registering
 
 
+def own_line(query: str) -> Optional[re.Pattern]:
+    """Returns how the definition of an option the question names opens (`--vanilla  Combine --no-save…`, an option
+    line: the option first), or None when it names none: such a line says what the option does, where a sentence
+    naming it in passing holds as many of the question's words."""
+    said = OPTION.findall(query)
+    return re.compile(r"^(?:" + "|".join(map(re.escape, said)) + r")(?![\w-])") if said else None
+
+
 def option_first(query: str, ranking: list[Scored]) -> list[Scored]:
     """Returns `ranking` with its best unit naming an option (a command) first when the question asks for one
     (`NAMES_ASKED`), or stating the dimension or count it asks (`measure`: how long a key must be; `counted`: how
     many days), the best unit names none and that one scores within `LEAD` of it: only a unit naming one answers
-    "which option" ("which command", "which file", "which shortcut", "how long", "how many")."""
-    stated = [measure(noun) for noun in dimensions(query)] + [c for c in [counted(query)] if c is not None]
+    "which option" ("which command", "which file", "which shortcut", "how long", "how many"). A question naming an
+    option is answered so by that option's own line (`own_line`)."""
+    stated = [measure(noun) for noun in dimensions(query)] + [p for p in (counted(query), own_line(query))
+                                                              if p is not None]
     for asks, named in [*NAMES_ASKED, *((_ANY, s) for s in stated)]:
         if not ranking or not asks.search(query) or named.search(ranking[0].text):
             continue
@@ -1128,10 +1173,19 @@ def fact(ranking: Sequence[Scored], query: str = "") -> list[Scored]:
     """Returns the one or two units that answer a fact question: the best, and the best other unit within `SECOND`
     of it that does not refer back to text it lacks (`REFERS_BACK`: a pair holds its subject), one naming what the
     question asks for first when the best names it (`NAMES_ASKED`: for "Which file decides…", `…allowed in
-    /etc/securetty` over `…decide very carefully which log files…`), the two quoting at most `QUOTED` sentences."""
+    /etc/securetty` over `…decide very carefully which log files…`), the two quoting at most `QUOTED` sentences.
+    When the best does not state the amount, date or path asked (`ASKED`, `stating`), the second is the best unit
+    stating it within `LEAD` of the best: a runner-up stating none answers less (…after 30 days the key is accepted,
+    for how long before a resolver accepts it, over …configure the anchor with RFC 5011)."""
     if not ranking:
         return []
     room = QUOTED - sentence_count(ranking[0].text)
+    lacking = [s for asks, s in ASKED if asks.search(query)
+               and not s.search(stating(query, [ranking[0].candidate])[0])]
+    supplying = [s for s in ranking[1:] if s.score >= LEAD * ranking[0].score and sentence_count(s.text) <= room
+                 and any(p.search(stating(query, [s.candidate])[0]) for p in lacking)]
+    if supplying:   # the first does not state the amount or path asked: the near unit stating it does
+        return [ranking[0], supplying[0]]
     near = [s for s in ranking[1:] if s.score >= SECOND * ranking[0].score]
     alone = [s for s in near if s.candidate.kind == "pair" or not REFERS_BACK.search(s.text)] or near
     asked = [named for asks, named in NAMES_ASKED if asks.search(query) and named.search(ranking[0].text)]
@@ -1184,15 +1238,18 @@ _VERSION = re.compile(r"\b(?:v(?:ersion)?\s*)?\d+(?:\.\d+)+\b|\b(?:19|20)\d\d\b|
 (自己, 自治区, 自开业之日起: a period, not a version)."""
 _CODE_NAME = re.compile(r"\b(?:since|in|until|till|from|before|after)\s+([A-Z][a-z]+)(?:\s+([A-Z][a-z]{2,}))?\b")
 """A release named by its code name after a temporal preposition (in Wheezy, since Buster, in Debian Jessie)."""
-_PLACE_NUMBER = re.compile(r"\]\([^)]*\)|第\s*[\d.]+\s*[节章]|(?i:section|chapter|table|figure)\s+[\d.]+")
-"""A number naming a place in the text, never a version: a link's target (06.03-那-sid-呢.md), a section (第 6.3 节)."""
+_PLACE_NUMBER = re.compile(r"\]\([^)]*\)|第\s*[\d.]+\s*[节章]"
+                           r"|(?i:section|chapter|table|figure|appendix|part)\s+(?:[\d.]+|[A-Z]\b)")
+"""A number naming a place in the text, never a version nor a release: a link's target (06.03-那-sid-呢.md), a
+section (第 6.3 节, Appendix A)."""
 
 
 def dated(text: str, query: str = "") -> bool:
     """Returns whether a unit names a version or a date (`_VERSION`) outside its links' targets and section numbers,
     or, given the question, a release by a code name the question does not say (`_CODE_NAME`: Jessie of "in Debian
     Jessie" for "since which release… in Debian?", where Debian is the product asked about, no release)."""
-    if _VERSION.search(_PLACE_NUMBER.sub(" ", text)):
+    text = _PLACE_NUMBER.sub(" ", text)
+    if _VERSION.search(text):
         return True
     asked = {w.lower() for w in re.findall(r"[A-Za-z]+", query)}
     named = [m.group(2) if m.group(1).lower() in asked else m.group(1) for m in _CODE_NAME.finditer(text)] \

@@ -110,3 +110,28 @@ def test_an_edge_quotes_its_passage_and_the_facts_other_unit_that_scores_near_th
     assert any("list of hosts" in s.text for s in fact(ranking, query))      # what a fact's answer quotes
     text = extractive_answer(State.of(query, hits=hits, query_type="relation", relations=(edge,)), ctx)["answer"]
     assert "—configures→" in text and "The list of hosts shown by the monitor is generated automatically" in text, text
+
+
+@pytest.mark.parametrize("query, texts", [
+    ("How long before a resolver accepts a new key with RFC 5011?",
+     ["A resolver configured for an RFC 5011 anchor stores the new keys it sees.",
+      "To configure a resolver for RFC 5011, use the trust-anchors statement.",
+      "The resolver rechecks the zone; after 30 days the new key is accepted.",
+      "The key can be revoked later."]),
+    ("自动更新多久检查一次？",
+     ["自动更新会检查新的版本。", "自动更新可以在设置里关闭。", "默认每 7 天检查一次是否有新版本。", "检查时需要联网。"]),
+], ids=["en", "zh"])
+def test_a_fact_whose_first_unit_lacks_the_amount_asked_quotes_the_near_unit_stating_it(query, texts):
+    """When the first unit does not state the amount, date or period a question asks (how long, 多久) and a unit
+    stating it scores within `LEAD` of the first, that unit is the second one quoted, before a runner-up within
+    `SECOND` that states none either (bind-arm-en dev t03: `…after 30 days, … the key is accepted` at 0.85 of the
+    first's score lost to a sentence on configuring the anchor)."""
+    from lambdarag.skills.evidence import Candidate, Scored
+    from lambdarag.skills.store.records import Hit
+
+    hit = Hit(chunk_id="a#1", source="a.md", text=" ".join(texts))
+    ranking = [Scored(Candidate(t, hit=hit, rank=0), score, 1.0, 1.0)
+               for t, score in zip(texts, (1.0, 0.92, 0.8, 0.9))]
+    assert [s.text for s in fact(ranking, query)] == [texts[0], texts[2]]
+    stated = [Scored(Candidate(texts[2], hit=hit, rank=0), 1.0, 1.0, 1.0), *ranking[1:2]]
+    assert [s.text for s in fact(stated, query)] == [texts[2], texts[1]]      # the first states it: as before

@@ -363,6 +363,18 @@ def test_a_temporal_answers_second_unit_names_a_version_or_a_release_before_an_u
     assert not dated("It ships in Debian main.", "Since which release has systemd been the default in Debian?")
 
 
+def test_a_place_in_the_text_is_no_release_a_temporal_answer_could_date_by():
+    """A capitalised word after `in` is a release's code name (in Wheezy) only when it names no place in the text:
+    `in Appendix A`, `in Chapter 3`, `in Section 2.1` point to a part of the book (r-intro-en dev t03 quoted the
+    preface's `…the introductory session in Appendix A.` as the dated unit for what happens at a session's end)."""
+    from lambdarag.skills.evidence import dated
+
+    query = "What happens to my variables at the end of a session?"
+    assert not dated("Most novices will start with the introductory session in Appendix A.", query)
+    assert not dated("The options are listed in Chapter 3 and in Section 2.1.", query)
+    assert dated("The variables were kept in Wheezy and dropped after Buster.", query)
+
+
 @pytest.mark.parametrize("text, item, after", [
     ('The target release can be set by several methods.\n- "/etc/apt/apt.conf" with a Default-Release line\n'
      '- command line option, e.g., "apt-get install -t testing some-package"\n'
@@ -471,3 +483,63 @@ def test_a_connective_the_hits_open_a_sentence_with_is_no_compare_side():
                    ("core.md", "and *, which have the usual meaning."))
     assert named_things("How do --trace-children and --child-silent-after-fork differ?", hits, GENERIC) == \
         ["--trace-children", "--child-silent-after-fork"]
+
+
+def test_a_number_the_question_writes_states_no_amount_it_asks():
+    """"How long before a resolver accepts a key with RFC 5011?" asks a period: `RFC 5011`, said by the question,
+    names the protocol in every unit about it, so it states no amount (bind-arm-en dev t03 quoted two such units
+    over `after 30 days, … the key is accepted`). A number the question does not write still states one, in either
+    language."""
+    from lambdarag.skills.evidence import Candidate, asked_bonus
+    from lambdarag.skills.store.records import Hit
+
+    def bonus(query: str, *texts: str) -> list[float]:
+        hit = Hit(chunk_id="a#1", source="a.md", text=" ".join(texts))
+        return [round(float(b), 2) for b in asked_bonus(query, [Candidate(t, hit=hit, rank=0) for t in texts])]
+
+    assert bonus("How long before a resolver accepts a new key with RFC 5011?",
+                 "A resolver configured for an [RFC 5011](https://example.org/rfc5011)-managed anchor stores the keys.",
+                 "After 30 days, if the key is still there, the resolver accepts it.") == [0.0, 0.1]
+    assert bonus("Debian 12 的安装需要多少内存？", "Debian 12 支持多种架构。", "至少需要 2 GB 内存。") == [0.0, 0.1]
+    assert bonus("How many days does Debian 12 wait?", "Debian 12 waits 10 days.") == [0.2]
+
+
+def test_a_question_naming_an_option_is_answered_first_by_that_options_own_line():
+    """"What exactly does R --vanilla switch off?" is answered by the option's own line, its definition
+    (`--vanilla  Combine --no-save, --no-environ…`), not by the sentences mentioning it in passing that hold the
+    question's words as well (r-intro-en dev f06); within `LEAD` of the best, as an asked-for option is."""
+    from lambdarag.skills.evidence import Candidate, Scored, option_first
+    from lambdarag.skills.store.records import Hit
+
+    texts = ["Most tools use --vanilla and so read no startup files.",
+             "(Here --vanilla is equivalent to --no-environ --no-init-file.)",
+             "--vanilla  Combine --no-save, --no-environ, --no-init-file and --no-restore."]
+    hit = Hit(chunk_id="a#1", source="a.md", text="\n".join(texts))
+    ranking = [Scored(Candidate(t, hit=hit, rank=0, kind="option" if t.startswith("--") else "sentence"),
+                      1.0 - i / 8, 1.0, 1.0) for i, t in enumerate(texts)]
+    assert option_first("what exactly does R --vanilla switch off", ranking)[0].text == texts[2]
+    assert option_first("what does R switch off", ranking)[0].text == texts[0]
+    far = [*ranking[:2], Scored(ranking[2].candidate, 0.5, 1.0, 1.0)]
+    assert option_first("what exactly does R --vanilla switch off", far)[0].text == texts[0]
+
+
+@pytest.mark.parametrize("query, texts", [
+    ("自动生成的备份副本是什么扩展名",
+     ["如果选择了「自动创建备份副本」选项，旧版本总是保存到备份目录中（见 [路径](00.53-路径.md)）。",
+      "备份副本与原文档具有相同的名称，但扩展名为 .BAK。"]),
+    ("What file extension do Excellon drill files get?",
+     ["Drill files are written in the Excellon format, see [Plotting](04.02-plotting.md).",
+      "The drill file is named after the board, with the extension .drl."]),
+], ids=["zh", "en"])
+def test_a_question_asking_for_a_file_extension_is_answered_first_by_the_unit_naming_one(query, texts):
+    """"是什么扩展名" is answered by the unit naming an extension (`.BAK`), within `LEAD` of the best, not by the
+    sentences on the backup that name none (office-guide-zh-cn dev f02); a link's target (`….md`) and a file name
+    (`foo.R`) name no extension."""
+    from lambdarag.skills.evidence import Candidate, Scored, option_first
+    from lambdarag.skills.store.records import Hit
+
+    hit = Hit(chunk_id="a#1", source="a.md", text="\n".join(texts))
+    ranking = [Scored(Candidate(t, hit=hit, rank=0), 1.0 - i / 4, 1.0, 1.0) for i, t in enumerate(texts)]
+    assert option_first(query, ranking)[0].text == texts[1]
+    named = [Scored(Candidate("Run the script foo.R with Rscript.", hit=hit, rank=0), 1.0, 1.0, 1.0), ranking[1]]
+    assert option_first(query, named)[0].text == texts[1]

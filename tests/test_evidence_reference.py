@@ -60,3 +60,20 @@ def test_a_code_block_under_a_line_it_does_not_name_is_an_example_not_a_synopsis
     """A code block that does not open with the name above it is an example: the paragraph after it is its own."""
     text = "umask[ ¶](b.md)\n```\nls -l /etc\n```\nThis shows the mode of every file in the directory.\n"
     assert units(text) == ["This shows the mode of every file in the directory."]
+
+
+def test_a_sentence_a_one_line_code_block_ends_is_quoted_with_it():
+    """A converted manual ends a sentence inside a code block (`…close the device by issuing the command` above
+    `> dev.off()`): alone the sentence says nothing and was quoted with a full stop after "command"; with its one
+    line of code (the prompt aside) it is whole. A longer block is an example, and a sentence ending on its own
+    full stop or colon is no part of it. A command line stays a unit of its own (an answer to how to do it)."""
+    text = ("When you have finished with a plot, close the device by issuing the command\n```\n> dev.off()\n```\n"
+            "This makes sure the file is complete.\nTo list the packages loaded, use\n```\n$ Rscript -e 'search()'\n"
+            "```\nThe output changes after each call. The following lines draw two plots\n```\nplot(x)\nplot(y)\n```\n"
+            "Save the workspace with:\n```\nsave.image()\n```\n")
+    assert units(text) == [
+        "When you have finished with a plot, close the device by issuing the command dev.off()",
+        "This makes sure the file is complete.",
+        "To list the packages loaded, use Rscript -e 'search()'", "$ Rscript -e 'search()'",
+        "The output changes after each call.", "The following lines draw two plots",
+        "Save the workspace with:"]

@@ -66,3 +66,12 @@ def test_a_cell_holding_only_an_empty_link_is_no_part_of_a_row():
     found = [c.text for c in candidates([steps], GENERIC)]
     assert "The first event detected is the execution of another program." in found, found
     assert not any("](" in t for t in found), found
+
+
+def test_a_sentence_a_one_line_code_block_ends_is_quoted_with_it():
+    """A Chinese manual's sentence ending in its command (`要查看校验和，请使用` above `$ sha256sum 文件名`) is
+    quoted with that line: alone it ends on 请使用 and says nothing."""
+    page = hit("# 校验\n要查看下载文件的校验和，请在终端里使用\n```\n$ sha256sum debian.iso\n```\n结果应与网站上的一致。",
+               "03.01-校验.md")
+    assert [c.text for c in candidates([page], GENERIC)] == [
+        "要查看下载文件的校验和，请在终端里使用 sha256sum debian.iso", "$ sha256sum debian.iso", "结果应与网站上的一致。"]
