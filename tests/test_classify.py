@@ -1037,3 +1037,38 @@ def test_a_relation_cue_wins_on_a_book_whose_question_it_alone_types_right(monke
     assert (found[cue]["fires_on"], found[cue]["wins"], found[cue]["losses"]) == (["alpha", "beta"], ["alpha"], ["beta"]), \
         found[cue]
     assert all(not r["wins"] for c, r in found.items() if c != cue and "alpha" not in r["fires_on"])
+
+
+SHAPES_ROUND_27 = [  # written for this test (issue 41, round 27), about no corpus of any benchmark
+    # what a named thing or doing one thing does to another, asked yes or no: a tie (main: no rule)
+    ("Will save_image() overwrite an existing file of the same name?", "relation"),
+    ("Does importing utils.io put its helpers on the global path?", "relation"),
+    ("Does enabling --strict add the skipped tests to the report?", "relation"),
+    ("Does calling fs::sync put the journal on the disk?", "relation"),
+    # what a change forces again: the asker must repeat a step for a thing
+    ("If I passed a seed to the first run, do I need to pass it again to resume()?", "relation"),
+    # 会不会 / 会把…吗 of a thing, and what a clause about a thing still leaves possible
+    ("在列表里拖动图层的顺序，会不会改动画布上图形的叠放？", "relation"),
+    ("导出的时候会把隐藏的工作表也算进去吗？", "relation"),
+    ("表格是从网页复制过来的，还能直接按列排序吗？", "relation"),
+    # which of two comes first, what happens at the end of something: times (main: a relation or no rule)
+    ("What loads first when the editor opens, the user theme or the project settings?", "temporal"),
+    ("What happens to unsaved drafts at the end of a session?", "temporal"),
+    ("插件和主题哪个先加载？", "temporal"),
+    # two things that behave differently: a comparison (main: no rule)
+    ("Does a frozen list behave any differently from a regular one?", "compare"),
+    # look-alikes: a tool's own work, the asker or a pronoun acts, a version's later use, what runs a thing
+    ("Does the backup tool overwrite old archives?", None),
+    ("Will it overwrite the file?", None),
+    ("After installing, should I read the release notes?", None),
+    ("如果我没保存，还能找回吗？", None),
+    ("升级到新版以后，旧插件还能用吗？", None),
+    ("我会不会丢掉数据？", None),
+    ("What runs the backup every night?", "relation"),
+]
+
+
+@pytest.mark.parametrize("query,kind", SHAPES_ROUND_27)
+def test_effects_on_a_named_thing_are_relations_and_which_comes_first_a_time(query, kind):
+    # ties.py, times.py and cues.py (round 27): the shape of the question, widening shapes that fire on other books
+    assert_shape(query, kind, ("relation",))

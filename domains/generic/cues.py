@@ -90,7 +90,7 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                          r"\bdifferences? (?:between|among) (?:the )?(?:various|different|several|many|all(?: the)?)\b",
                          r"(?:各个|各种|几种|这几个|这些)[^，,。？?]{0,40}?(?:有什么|有何|有哪些|的)(?:区别|不同|差异)",
                          r"\b(?:and|,)\s+what\b[^?]{0,30}?\beach(?: one| of them)?\b(?! other)")),
-    ("compare", 0.9, (r"\bdifferen(?:ce|ces|t from)\b", r"^(?!.*\b(?:when|if|whether|unless) (?:the )?[\w.-]+ differs?\b).*\bdiffers?\b",
+    ("compare", 0.9, (r"\bdifferen(?:ce|ces|t from|tly (?:from|than))\b", r"^(?!.*\b(?:when|if|whether|unless) (?:the )?[\w.-]+ differs?\b).*\bdiffers?\b",
                       r"\bhow (?:do|does) (?!I\b|you\b|we\b)(?:[^?,]{1,40}? and [^?,]{1,40}?|(?:the )?(?:two|both) [^?,]{1,40}?) "
                       r"(?:behave|handle|perform|act|work(?! together| with))\b",
                       r"\bcompare\b", r"\bcompared (?:to|with)\b", r"\bcomparison (?:of|between)\b",
@@ -161,13 +161,15 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         r"\bin charge of\b", r"\binteracts? with\b", r"\bconnected to\b", r"\btalks? to\b", r"\b(?:tied|coupled) to\b",
                         r"^(?:after|once|when|whenever|if) [^?]{3,80}?,\s*(?:(?:do|does) (?:i|we|you|one) (?:still |also )?(?:have|need) to"
                         r"|(?:must|should) (?:i|we|you|one) (?:still |also )?) ?(?:redo|re-?run|regenerate|rebuild|recreate|recompute"
-                        r"|reinitiali[sz]e|reinstall|reconfigure|re-?sign|re-?index|refresh|update|restart|reload|reboot)\b",
+                        r"|reinitiali[sz]e|reinstall|reconfigure|re-?sign|re-?index|refresh|update|restart|reload|reboot)\b"
+                        r"|^(?:after|once|when|whenever|if) [^?]{3,80}?,\s*(?:do|does) (?:i|we|you|one) (?:still |also )?(?:have|need) to"
+                        r" \w+\s+(?!again\b)[^?]{1,40}?\bagain\b",
                         r"\bwho (?:maintains|owns|runs|starts|calls|approves|is allowed|reads|writes|uses|loads|sends|consumes|triggers)\b",
                         r"\bwhich (?:package|module|component|library|service|team|group|process|program|daemon|chapter|section) "
                         r"(?:provides|owns|starts|runs|executes|launches|calls|sends|imports|uses|is responsible|does|contains|ships"
                         r"|includes)\b",
                         r"\bwhat (?:calls|uses|imports|starts|triggers|launches|runs|spawns|loads|reads|executes|invokes|handles|manages"
-                        r"|provides|generates|writes|populates)\b",
+                        r"|provides|generates|writes|populates)\b(?!\s+first\b)",
                         r"\bwhere (?:does|do) (?!I\b|you\b|we\b|one\b).{2,50}?\b(?:get|take|read|load|obtain)\b(?! (?:installed|stored|saved|written|put)\b)",
                         r"\bwhich (?:[\w.-]+ ){0,3}[\w.-]+ (?:" + _USES + r")\b",
                         r"\bwhich (?:[\w.-]+ ){0,2}[\w.-]+s (?:read|load|call|invoke|source|include|import|require|use|reference|extend|inherit|imply)\b",
@@ -206,7 +208,9 @@ CUES: tuple[tuple[str, float, tuple[str, ...]], ...] = (
                         r"(?:accurate|correct|right|reliable|trustworthy|trusted|up to date|\w+ed)\b"
                         r"|(?:does|do|will|would|can|could) (?!i |we |you |one )[^?,]{1,40}? still \w+)"
                         r"|^(?:如果|要是|假如|假设)[^，,。？?]{2,30}[，,](?![^，。？?]*?[我你您])[^，。？?]{1,20}?还(?:会|能|是|在)"
-                        r"[^，。？?]{1,16}(?:吗|么|嘛)[？?]?$",
+                        r"[^，。？?]{1,16}(?:吗|么|嘛)[？?]?$"
+                        r"|^(?![^？?]*?[我你您])(?![^，,]*?(?:以后|之后|后|时候|时)[，,])[^，,。？?]{2,30}[，,][^，。？?]{0,12}?"
+                        r"还(?:能|可以)[^，。？?]{1,20}(?:吗|么|嘛)[？?]?$",
                         r"\bhow (?:does|do|would|will) (?!I\b|you\b|we\b|one\b)[^?]{2,50}?\b(?:change|affect|influence|alter) (?:what|how|which|the)\b",
                         r"\bwhat (?:does|do) (?!I\b|you\b|we\b|one\b)[^?]{2,60}? mean for\b", r"\b(?:effect|impact|influence) (?:does|do) [^?]{2,60}? have on\b",
                         r"\bhow (?:does|do|is|are) (?!I\b|you\b|we\b|one\b)[^?]{2,50}?\b(?:decide|determine|choose|pick|select)s? (?:which|what|whether|where|how)\b",

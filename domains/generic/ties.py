@@ -3,10 +3,11 @@
 A relation question asks how two things are tied: one controls, decides, configures, overrides, depends on, is part
 of or is handed to the other. Its shape shows that without the book's wording: an interrogative stands for one end
 (which file … reads X; what does X depend on; 由哪个…控制), or a yes-or-no asks whether the tie holds (does X change
-Y; can X stop Y from …; X 和 Y 有关系吗; 勾选 X，Y 会不会变), or whether a conversion leaves a thing possible (转换成曲线以后，
-还能再改吗), or why a thing still acts after a change (why does X still match Y; 为什么…还是能改), and the other end
-is a thing, never the asker (how do I configure X is a how-to). `SHAPES` are those shapes over one lexicon of tying
-verbs (`TIES`), the generic classifier's relation rule before any survey or comparison word.
+Y; can X stop Y from …; will f() overwrite Y; does using X put Y on Z; X 和 Y 有关系吗; 勾选 X，Y 会不会变; 会不会改动 Y;
+会把 Y 算进去吗), or whether a conversion leaves a thing possible (转换成曲线以后，还能再改吗), or why a thing still
+acts after a change (why does X still match Y; 为什么…还是能改), and the other end is a thing, never the asker (how do
+I configure X is a how-to). `SHAPES` are those shapes over one lexicon of tying verbs (`TIES`), the generic
+classifier's relation rule before any survey or comparison word.
 """
 from __future__ import annotations
 
@@ -30,6 +31,8 @@ STOPS = "stops?|prevents?|keeps?|blocks?"
 """English verbs with which a yes-or-no asks whether one thing keeps another from acting (can X stop Y from noticing)."""
 _ZH_TIES = "控制|决定|左右|依赖|属于|覆盖|影响|调用|读取|加载|引用|触发|取决于|管理|负责|维护|生成|提供|指定"
 """Chinese verbs that tie one thing to another (由哪个文件控制, 哪些模块会调用…)."""
+_ZH_EFFECTS = "改变|破坏|改动|修改|更改|打乱|删除|删掉|清除|清空|重置"
+"""Chinese verbs of what a thing does to another's content (会不会改动…): the effect a yes-or-no asks about."""
 _ZH_SETS = "配置|设置|设定|启动"
 """Chinese verbs a thing does to another only when the question says by whom (由哪个文件配置; 配置 alone is a how-to)."""
 _ZH_THINGS = "(?:环境变量|变量|配置项|配置文件|选项|参数|设置|键|文件)"
@@ -43,6 +46,8 @@ _ASKER = r"(?:I|you|we|one|they|me|us|there|it)"
 _PERSON = (r"(?:(?:a|an|the|any|another|every|each|normal|ordinary|regular|other)\s+)?(?:users?|someone|somebody|anyone"
            r"|anybody|people|persons?|admins?|administrators?|members?)(?![\w'’-])")
 """A person as the subject of a yes-or-no (can a user in X change …, can someone …): a person acts, as the asker does."""
+_NAMED = r"(?:[\w.:]*\w\(\)|\w+(?:::|[._])\w[\w.:]*|--?[a-z][\w-]*)"
+"""A thing's name by its code punctuation (save_image(), pkg::fun, utils.io, --strict): a subject no asker or tool is."""
 _NOT_A_TIME = r"(?!\s+(?:[\w.-]+\s+)?(?:versions?|releases?|editions?|years?|dates?|times?|days?)\b)"
 """What an interrogative end may not be: which version, what year ask for a time, not for a thing."""
 
@@ -65,11 +70,13 @@ SHAPES: tuple[str, ...] = (
     rf"^(?:[^?]{{0,80}}?,\s*)?(?:does|do|did|will|would|can|could)\s+(?!{_ASKER}\b|{_PERSON})(?:{_WORD}\s+){{1,10}}?"
     rf"(?:(?:{_alternatives(CHANGES)})\s+(?!{_ASKER}\b|my\b|our\b)\w"
     rf"|(?:{STOPS})\s+(?!{_ASKER}\b|my\b|our\b)(?:{_WORD}\s+){{1,6}}?from\s+\w+ing\b)",
-    # does applying X delete Y, does enabling X let Y …: whether doing one thing removes or permits another (a tool's
-    # own work, does the backup tool overwrite old archives, and a tool's own leave, does the editor let me undo, are no tie)
-    rf"^(?:[^?]{{0,80}}?,\s*)?(?:does|do|did|will|would|can|could)\s+\w+ing\s+(?:{_WORD}\s+){{0,8}}?"
+    # does applying X delete Y, does enabling X let Y …, does using X put Y on Z, will f() overwrite Y: whether doing
+    # one thing, or a named thing, removes, permits or places another (a tool's own work, does the backup tool overwrite
+    # old archives, and a tool's own leave, does the editor let me undo, are no tie)
+    rf"^(?:[^?]{{0,80}}?,\s*)?(?:does|do|did|will|would|can|could)\s+(?:\w+ing|{_NAMED})\s+(?:(?:{_NAMED}|{_WORD})\s+){{0,8}}?"
     r"(?:(?:delete|remove|erase|wipe|discard|overwrite|clear|reset)s?\s+(?!(?:it|them|my|our)\b)\w"
-    r"|(?:let|allow|enable|permit)s?\s+\w)",
+    r"|(?:let|allow|enable|permit)s?\s+\w"
+    r"|(?:put|place|add|attach|append|move|copy)s?\s+(?!(?:it|them|my|our)\b)[^?]{1,40}?\b(?:on|in|into|to|onto)\b)",
     # why does X still act after a change, 为什么…还是…: a tie the change or the setting did not cut (the asker's why,
     # why do I still see …, is none)
     rf"^why\s+(?:does|do|did|is|are|was|were|will|would|can|could)\s+(?!{_ASKER}\b)[^?]{{1,60}}?\bstill\b"
@@ -87,7 +94,9 @@ SHAPES: tuple[str, ...] = (
     rf"|由(?:哪|什么|谁)[^，。？?]{{0,12}}?(?:{_ZH_TIES}|{_ZH_SETS})",
     # X 和 Y 有关系吗, X 会影响 Y 吗, Y 会跟着更新吗
     r"(?:和|与|跟|同)[^，。？?]{1,30}?(?:有没有|是否有|有)(?:关系|联系|关联)(?!的)",
-    rf"(?<![我你您])(?:会|会不会|是否|能否|能不能)(?:{_ZH_TIES}|改变|破坏)[^，。？?]{{1,20}}?(?:吗|么|嘛)?[？?]?$"
+    rf"(?<![我你您])(?:会|会不会|是否|能否|能不能)(?:{_ZH_TIES}|{_ZH_EFFECTS})[^，。？?]{{1,20}}?(?:吗|么|嘛)?[？?]?$"
+    # 会把 Y 也算进去吗: whether a thing acts on another, asked with 把
+    r"|(?<![我你您])会(?:不会)?把(?![我你您])[^，。？?]{1,20}?(?:吗|么|嘛)[？?]?$"
     # 勾选 X，Y 会不会变; if I tick X, does Y move: whether a setting switched on or off changes a thing
     rf"|(?:勾选|取消勾选|选中|启用|禁用|开启|关闭)[^，。？?]{{1,30}}[，,](?![^，。？?]*?[我你您])[^，。？?]{{1,30}}?"
     r"(?:会不会|是否会|会)(?:变|改变|变化|移动|挪动?|跑)"
