@@ -17,8 +17,8 @@ Per corpus, half and question type it reports:
   . ! ? before whitespace: a ? inside a URL ends nothing, and a piece holding no word, the ） after 。, is no
   sentence) and points (cited claims), mean and max, for synthesis and the other types apart;
 - the exit code `lambdarag ask` gives (orchestration.cli.ask_exit_code on the same result), degraded answers,
-  answers with fallbacks and which terms fell back; a few questions (--cli-check) also run as a
-  `lambdarag ask --json` subprocess and the two exit codes are compared;
+  answers with fallbacks, which terms fell back and, per answer, why (`reasons`); a few questions (--cli-check)
+  also run as a `lambdarag ask --json` subprocess and the two exit codes are compared;
 - per question: the answer text, its citations, the type it was routed as, and each score, to read.
 
 Containment is tested on normalised text (`normalise`): Unicode NFKC; citation markers removed
@@ -158,6 +158,12 @@ def summarise(rows: list[dict]) -> dict:
     return out
 
 
+def reasons(fallbacks: list[dict]) -> list[str]:
+    """Returns each fallback as "term: reason": a term alone does not say why (extractive_answer ranks its evidence
+    without sentence vectors when the deadline leaves no time to embed them, and answers differ for that)."""
+    return [f"{f['term']}: {f['reason']}" for f in fallbacks]
+
+
 def cli_run(question: str, index: str, config: str | None) -> dict:
     """Returns the exit code of `lambdarag ask --json` (the installed command) run as a subprocess on `question`,
     with whether its answer was degraded and which terms fell back (a cold process may time out where a warm
@@ -185,7 +191,8 @@ def run_half(questions: list[dict], index: str, cfg, config: str | None, cli_che
                      "strategy": r.strategy, "answer": r.answer,
                      "citations": [f"{c['source']}#{c.get('section', '')}" for c in view["citations"]],
                      "top5": [doc_name(h["source"]) for h in view["hits"][:5]], "degraded": r.degraded,
-                     "fallbacks": [f["term"] for f in r.fallbacks], "exit_code": ask_exit_code(r),
+                     "fallbacks": [f["term"] for f in r.fallbacks], "reasons": reasons(r.fallbacks),
+                     "exit_code": ask_exit_code(r),
                      "scores": score(q, r.answer, view["citations"], view["hits"])})
     checks = [{"qid": row["qid"], "bench": row["exit_code"], **cli_run(q["query"], index, config)}
               for q, row in list(zip(questions, rows))[:cli_check]]

@@ -652,11 +652,12 @@ def cosines(query: str, texts: Sequence[str], ctx: Any) -> Optional[np.ndarray]:
     """Returns each text's cosine to the question's vector, or None without an embedder.
 
     The question's vector is the one retrieval embedded (remembered, `query_vector`); the texts' vectors are
-    remembered across questions and processes (`store.passage_vectors`), the new ones embedded within half of
-    the time the question's deadline (less its reserve) leaves. When it does not, the lexical signals rank
-    alone, and the step says so in the result's fallbacks: embedding never makes a question miss its deadline.
+    remembered across questions and processes (`store.passage_vectors`), the new ones embedded while the time
+    the question's deadline (less its reserve) leaves holds one more. When it does not, the lexical signals rank
+    alone, and the step says so in the result's fallbacks: embedding never makes a question miss its deadline. An
+    embedder failing at run time is said the same way; only a missing one leaves the lexical signals in silence.
     """
-    from lambdarag.errors import LambdaRAGError
+    from lambdarag.errors import LambdaRAGError, ProviderError
 
     from .dense import query_vector
     from .store.passage_vectors import embedded_passages
@@ -668,6 +669,9 @@ def cosines(query: str, texts: Sequence[str], ctx: Any) -> Optional[np.ndarray]:
         embedder = getattr(ctx, "embedder", None) or default_embedder()
         vector = np.asarray(query_vector(ctx, query), dtype=np.float32)
         matrix = embedded_passages(texts, embedder, lambda: spendable(ctx))
+    except ProviderError as e:    # the embedder failed at run time: a fallback, said
+        ctx.trace.mark_current(f"evidence ranked without sentence vectors: {e}")
+        return None
     except (LambdaRAGError, OSError, ImportError):
         return None   # no embedder here: the lexical signals rank alone
     if matrix is None:

@@ -1,5 +1,5 @@
 """bench/answers.py scores what its docstring says: normalised containment, compare sides, false refusals, length."""
-from bench.answers import holds, length, normalise, score, summarise
+from bench.answers import holds, length, normalise, reasons, score, summarise
 
 EN_REFUSAL = "The documents do not answer this question. They do not mention: readable."
 
@@ -85,3 +85,12 @@ def test_a_routing_record_becomes_an_answer_question_of_its_passages_sentences()
     q = as_answer_question(r)
     assert q["evidence"] == ["If set to summary, it says how many leaks occurred.", "If set to full, each is shown."]
     assert q["named"] == ["x", "y"] and q["relevant"] == ["a.md"]
+
+
+def test_each_fallback_is_kept_with_its_reason():
+    fallbacks = [{"term": "extractive_answer", "path": "extractive_answer",
+                  "reason": "evidence ranked without sentence vectors: the deadline left no time to embed the 9 "
+                            "sentences scored"}, {"term": "router", "path": "fact", "reason": "no rule matched"}]
+    assert reasons(fallbacks) == [
+        "extractive_answer: evidence ranked without sentence vectors: the deadline left no time to embed the 9 "
+        "sentences scored", "router: no rule matched"]

@@ -74,26 +74,25 @@ def embedded_passages(texts: Sequence[str], embedder: Any,
                       may_spend: Callable[[], Optional[float]] = lambda: None) -> Optional[np.ndarray]:
     """Returns `embedder`'s passage vector of each text: remembered ones read, the others embedded and remembered.
 
-    The missing texts are embedded `BATCH` at a time within half of what `may_spend()` (seconds the caller may
-    still spend; None: no limit) allows when it starts, while what the batches took so far plus the last one's
-    time fits; returns None when it does not (what was embedded is kept, so the next question has less to do).
+    The missing texts are embedded `BATCH` at a time while what `may_spend()` (seconds the caller may still spend,
+    read before each batch; None: no limit) exceeds the last batch's time: the deadline is a safety net, so that the
+    vectors used (and the answer) do not hang on the machine's load or on what earlier questions left in the cache.
+    Returns None when it runs out (what was embedded is kept, so the next question has less to do).
     """
     texts = list(texts)
     store = passage_vectors(embedder)
     rows = store.get(texts) if store is not None else [None] * len(texts)
     missing = list(dict.fromkeys(t for t, row in zip(texts, rows) if row is None))
-    left = may_spend() if missing else None
-    budget = None if left is None else left / 2     # the other half: the scoring and the steps left
     fresh: dict[str, np.ndarray] = {}
-    spent = took = 0.0
+    took = 0.0
     for start in range(0, len(missing), BATCH):
-        if budget is not None and spent + took >= budget:
+        left = may_spend()
+        if left is not None and left <= took:
             return None
         began = time.monotonic()
         batch = missing[start:start + BATCH]
         vectors = np.asarray(embedder.embed(batch, kind="passage"), dtype=np.float32)
         took = time.monotonic() - began
-        spent += took
         if store is not None:
             store.put(batch, vectors)
         fresh.update(zip(batch, vectors))
