@@ -89,11 +89,11 @@ def _function_words() -> frozenset[str]:
 
 
 def says_something(name: str) -> bool:
-    """Returns whether a name holds a content word, a word that is no function word (with, its, 还是), or is an option
-    as written (--with) or an operator (&&): a text can say something of it. A question word is content here (the
-    list of "list reply")."""
+    """Returns whether a name holds a content word, a word that is no function word (with, its, 还是) or is one written
+    in capitals (WHERE, IN: a keyword), or is an option as written (--with) or an operator (&&): a text can say
+    something of it. A question word is content here (the list of "list reply")."""
     return bool(_OPTION.fullmatch(name) or re.fullmatch(_OPERATOR, name)) \
-        or any(w.lower() not in _function_words() for w in re.findall(r"\w+", name))
+        or any(w.lower() not in _function_words() or len(w) > 1 and w.isupper() for w in re.findall(r"\w+", name))
 
 
 def said_at(query: str, name: str) -> int:

@@ -863,3 +863,18 @@ def test_two_operators_a_connective_joins_are_the_sides():
         ("ops.md", "Whereas & and | apply element-wise to vectors, && and || look at one value only.")), "compare")
     amp, amps = blocks(text, "On “&”:", "On “&&”:")
     assert "element by element" in amp and "short-circuit" in amps, text
+
+
+@pytest.mark.parametrize("query, sides", [
+    ("What is the difference between WHERE and HAVING?", ["WHERE", "HAVING"]),
+    ("Should I test membership with IN or with ANY?", ["IN", "ANY"]),
+])
+def test_a_function_word_written_in_capitals_is_a_keyword_and_names_a_side(query, sides):
+    """A word a text writes in capitals (WHERE, HAVING, IN: a query language's keywords) names a thing a manual says
+    something of, though its lower-case form is a function word: only the lower-case with of "with A or with B" is
+    none."""
+    from lambdarag.domains.generic.cues import query_entities
+
+    hits = sourced(("filter.md", "WHERE selects input rows before groups are formed."),
+                   ("groups.md", "HAVING selects group rows after groups and aggregates are computed."))
+    assert named_things(query, hits, GENERIC, query_entities(query)) == sides
