@@ -12,7 +12,8 @@ signal weighs them:
 - "terms": the query's tokens and the `TERMS` most distinctive words (tf × idf) of the neighbours' confirmed chunks,
   searched by BM25;
 - "adapter": the query adapter (`skills.store.adapter`, issue 45 point 2) fitted on the learning folds' confirmed
-  pairs, the query moved by each of `BLENDS`, searched over every chunk (dense alone, as a list of its own).
+  pairs, the query moved by each of `BLENDS`, searched over every chunk (dense alone, as a list of its own);
+- `CONTROLS`, "plain dense" and "plain bm25": the query's own vector and tokens searched as deep, no neighbours.
 
 Each source's list joins only the shipped order's tail (`merged`), so the shipped top 10 stays exactly as it is and
 MRR@10 and nDCG@10 (seen and unseen) cannot move: "rrf", chunks 11-100 are the reciprocal-rank fusion of the
@@ -57,6 +58,9 @@ UNSEEN_RECALL_LOSS = 0.005
 BLENDS = (0.5, 1.0)
 """Query adapter blends ("adapter"): the product's default and the mapped vector alone."""
 SOURCES = ("dense", "families", "terms", "adapter")
+CONTROLS = ("plain dense", "plain bm25")
+"""The same searches without the neighbours (the query's own vector, its own tokens, `DEPTH` deep): how much of a
+source's gain is only a deeper list of plain retrieval."""
 
 
 def merged(shipped: list, expansion: list, merge: str, amount: float) -> list:
@@ -134,6 +138,9 @@ def expansions(entries: dict, split: int) -> dict:
         tokens = backend.tokenizer(q["query"])
         extra = [t for t, _ in sorted(words.items(), key=lambda x: -x[1]) if t not in tokens][:TERMS]
         lists["terms", 0.0] = [h.id for h, _ in backend.bm25(tokens + extra, DEPTH, user=PUBLIC)]
+        lists["plain bm25", 0.0] = [h.id for h, _ in backend.bm25(tokens, DEPTH, user=PUBLIC)]
+        top = np.argpartition(-s_q, DEPTH)[:DEPTH]
+        lists["plain dense", 0.0] = [view.ids[i] for i in top[np.argsort(-s_q[top], kind="stable")]]
         out[q["qid"]] = lists
     return out
 
@@ -186,12 +193,13 @@ def split_report(split: int, folds=range(FOLDS), expand: bool = True) -> dict:
     entries = cached(split, folds)
     rows = evaluated(entries, expansions(entries, split) if expand else dict.fromkeys(entries, {}))
     every = sorted({s for r in rows.values() for s in r["settings"]})
-    held = {name: {} for name in ("hybrid", "shipped", *(("expanded", *SOURCES) if expand else ()))}
+    held = {name: {} for name in ("hybrid", "shipped", *(("expanded", *SOURCES, *CONTROLS) if expand else ()))}
     chosen = []
     for fold in folds:
         learning = [r for r in rows.values() if r["fold"] != fold]
-        picks = {"expanded": choose(learning, every),
-                 **{src: choose(learning, [s for s in every if s[0] == src]) for src in SOURCES}} if expand else {}
+        picks = {"expanded": choose(learning, [s for s in every if s[0] in SOURCES]),
+                 **{src: choose(learning, [s for s in every if s[0] == src]) for src in (*SOURCES, *CONTROLS)}
+                 } if expand else {}
         chosen.append({"fold": fold, **{k: list(v) if v else None for k, v in picks.items()}})
         for q, r in rows.items():
             if r["fold"] == fold:
