@@ -27,7 +27,7 @@ import os
 import pickle
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import Optional, Sequence
 
 import numpy as np
 
@@ -107,16 +107,17 @@ def question_entry(learned, backend, view, query: str, vector: np.ndarray, unlea
                       for c in relevant if c in row}}
 
 
-def build_cache(split: int, entry=question_entry, path: Optional[Path] = None) -> dict:
-    """Returns (and stores, at `path`: default `cache_path`) every question's `entry` (default `question_entry`) on
-    `split`, each ranked by its fold's learned hybrid."""
+def build_cache(split: int, entry=question_entry, path: Optional[Path] = None,
+                folds: Sequence[int] = range(FOLDS)) -> dict:
+    """Returns (and stores, at `path`: default `cache_path`) the `entry` (default `question_entry`) of every question
+    of `split`'s held-out `folds`, each ranked by its fold's learned hybrid."""
     from lambdarag.orchestration.learning import base_ranking, build_learned
     from lambdarag.skills.store.learned import LearnedParams, Pair
 
     backend, embedder, view, queries, chunks, vectors, row, fold_of, fits = split_folds(split)
     unlearned = base_ranking(backend, embedder)
     entries = {}
-    for fold in range(FOLDS):
+    for fold in folds:
         learn = [q for q in queries if fold_of[q["qid"]] != fold]
         pairs = [Pair(q["query"], chunks[q["qid"]]) for q in learn]
         learned = build_learned(view, pairs, vectors[[row[q["qid"]] for q in learn]],
@@ -133,10 +134,12 @@ def build_cache(split: int, entry=question_entry, path: Optional[Path] = None) -
     return entries
 
 
-def load_cache(split: int, entry=question_entry, path: Optional[Path] = None) -> dict:
-    """Returns the cache of `split` at `path` (default `cache_path`), built by `build_cache` when missing."""
+def load_cache(split: int, entry=question_entry, path: Optional[Path] = None,
+               folds: Sequence[int] = range(FOLDS)) -> dict:
+    """Returns the cache of `split`'s held-out `folds` at `path` (default `cache_path`), built by `build_cache` when
+    missing."""
     path = path or cache_path(split)
-    return pickle.loads(path.read_bytes()) if path.exists() else build_cache(split, entry, path)
+    return pickle.loads(path.read_bytes()) if path.exists() else build_cache(split, entry, path, folds)
 
 
 def metrics(order: list, relevant: set) -> np.ndarray:
