@@ -23,7 +23,8 @@ from .store.records import Hit
 
 from .context import cited, marker
 from .edges import asked_relations
-from .evidence import LEAD, SECOND, Scored, diverse, fact, names, naming, normalised, piece, sentence_before
+from .evidence import (LEAD, SECOND, Scored, diverse, fact, names, naming, normalised, piece, piece_before,
+                       sentence_before)
 from .profile import CorpusProfile
 from .named import DEFINES, defines_in, named_things
 from .coverage import SubQuestion, coverage
@@ -100,9 +101,10 @@ def compared(state: State, hits: Sequence[Hit], profile: CorpusProfile, ranking:
     spoken = {e: spoken_as(e, ranking) for e in named}
     called = list(spoken.values())
     # a side's units name it whole or by its first two words (X Window System as texts say it)
-    own = {e: [r for r in ranking if any(names(t, f) for t in (unsaid(r.text, spoken[e], called), r.hit.title,
-                                                                r.candidate.heading) for f in said(spoken[e]))]
-           for e in named}
+    headed = {e: {r.text for r in ranking if run_in(r, said(spoken[e]), hits)} for e in named}
+    own = {e: [r for r in ranking if r.text in headed[e] or any(
+        names(t, f) for t in (unsaid(r.text, spoken[e], called), r.hit.title, r.candidate.heading)
+        for f in said(spoken[e]))] for e in named}
     speaking = {e: {r.hit.source for r in ranking if any(names(unsaid(r.text, spoken[e], called), f)
                                                          for f in said(spoken[e]))} for e in named}
 
@@ -115,7 +117,7 @@ def compared(state: State, hits: Sequence[Hit], profile: CorpusProfile, ranking:
         # and only for a unit speaking for this side alone: one naming another side speaks for either
         alone = not any(names(unsaid(unit.text, spoken[o], called), f)
                         for o in named if o != e for f in said(spoken[o]))
-        speaks = speaks_for(unit, spoken[e], called, asked=verbs)
+        speaks = speaks_for(unit, spoken[e], called, asked=verbs, headed=unit.text in headed[e])
         return (*speaks[:4], not (alone and unit.text in steered), *speaks[4:], unit.hit.source not in beside)
 
     return [(e, sorted(own[e], key=lambda r: key(r, e))) for e in named], False
@@ -315,7 +317,7 @@ def contrasts(unit: Scored, name: str, others: Sequence[str]) -> bool:
 
 
 def speaks_for(unit: Scored, name: str, named: Sequence[str], steered: frozenset[str] = frozenset(),
-               asked: Sequence[str] = ()) -> tuple[bool, ...]:
+               asked: Sequence[str] = (), headed: bool = False) -> tuple[bool, ...]:
     """Returns the sort key of a unit for one side, units that speak for it first: one whose text names it (or
     its first two words: X Window of X Window System), or whose title names it and no other side (its own law,
     its own page), or that sits in its glossary item (under its quoted term: `evidence.units`); then one not from
@@ -331,8 +333,10 @@ def speaks_for(unit: Scored, name: str, named: Sequence[str], steered: frozenset
     they differ but from the other's side too (the contrast may follow as what lies between them); then one that
     says something (not a shell command, not a link alone); then one saying the name as the question writes it
     (apt, not APT); then one naming no other side unless it opens with this one (its subject: `bzip2 foo |
-    compress "foo"… (better compression than gzip)` speaks for bzip2); then one opening with the name."""
+    compress "foo"… (better compression than gzip)` speaks for bzip2); then one opening with the name. A unit
+    `headed` by the side (`run_in`) is read as opening with its name: its paragraph's subject is the side."""
     text, title = unsaid(_BARE_LINK.sub(r"\1", unit.text), name, named), unit.hit.title + " " + unit.hit.source
+    text = f"{name}. {text}" if headed else text
     forms = said(name)
     others = [o for o in named if o != name]
     glossed = unit.candidate.heading.rsplit(" / ", 1)[-1].lower() in [f"“{f.lower()}”" for f in forms]
@@ -353,6 +357,21 @@ def speaks_for(unit: Scored, name: str, named: Sequence[str], steered: frozenset
     return (not (own or first), elsewhere, not steered, not defines, not first,
             not contrasts(unit, name, others), not says, not any(exactly(text, f) for f in forms),
             any(names(text, o) for o in others) and not opens, not opens)
+
+
+def run_in(unit: Scored, forms: Sequence[str], hits: Sequence[Hit]) -> bool:
+    """Returns whether a unit sits in a paragraph opening with a side's name and a full stop, past that paragraph's
+    first sentence (`Maildir. The newest of the mailbox formats… Filenames for the messages are unique…`: a
+    definition list flattened, each item's name run in): the paragraph is about that side though the unit never
+    names it. Where the unit's piece opens inside the paragraph, its start is read in the piece before (in `hits`):
+    the chunker cut the paragraph at a sentence end, leaving that piece ending with the space after the stop."""
+    at = unit.hit.text.find(unit.text)
+    start = unit.hit.text.rfind("\n", 0, max(at, 0)) + 1
+    before = piece_before(unit.hit, hits) if start == 0 else None
+    before = before if before is not None and before.text[-1:].isspace() else None
+    paragraph = (before.text.rsplit("\n", 1)[-1] if before is not None else "") + unit.hit.text[start:max(at, 0)]
+    return at >= 0 and any(re.match(r"[\s\"“*`]*" + re.escape(f) + r"[\"”*`]*\.\s+\S", paragraph, re.I)
+                           for f in forms)
 
 
 _HEADING_LINE = re.compile(r"(?m)^\s{0,3}#{1,6}\s+(.*?)\s*$")

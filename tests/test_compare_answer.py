@@ -878,3 +878,26 @@ def test_a_function_word_written_in_capitals_is_a_keyword_and_names_a_side(query
     hits = sourced(("filter.md", "WHERE selects input rows before groups are formed."),
                    ("groups.md", "HAVING selects group rows after groups and aggregates are computed."))
     assert named_things(query, hits, GENERIC, query_entities(query)) == sides
+
+
+def test_a_sentence_of_a_paragraph_headed_by_a_side_speaks_for_it_though_the_cut_left_the_heading_a_piece_before():
+    # a definition list flattened to paragraphs (`Journal. Data and…`), cut at a sentence end: the piece holding the
+    # side's own sentence on the asked matter opens inside the paragraph and never says the side's name
+    src = "journal-modes.md"
+    pieces = [("~3", "A file written when the power fails is either complete or absent after the replay, which means "
+                     "that no check is needed and lost data is very unlikely. Journal mode writes everything twice, so "
+                     "it is the slowest on large writes.\nWriteback. Only metadata goes through the journal. Writeback "
+                     "mode is the fastest, but a file written just before a crash may hold stale blocks afterwards."),
+              ("~2", "The mount option data= sets how file contents are protected.\nJournal. Data and metadata both go "
+                     "through the journal before they reach their place on disk. ")]
+    hits = tuple(Hit(chunk_id=f"{src}#text{piece}", text=t, source=src, title="Journal modes", score=1.0 - i / 10)
+                 for i, (piece, t) in enumerate(pieces))
+    text = answer("Should I mount with Journal or Writeback if the power may fail during a write?", hits, "compare")
+    journal, _ = blocks(text, "On “Journal”:", "On “Writeback”:")
+    assert "A file written when the power fails is either complete" in journal, text
+    alone = answer("Should I mount with Journal or Writeback if the power may fail during a write?", hits[:1],
+                   "compare")    # without the piece before, nothing says whose paragraph it is
+    assert "A file written when the power fails" not in blocks(alone, "On “Journal”:", "On “Writeback”:")[0], alone
+    ended = (hits[0], hits[1].model_copy(update={"text": hits[1].text.rstrip()}))   # the piece before ends its paragraph
+    apart = answer("Should I mount with Journal or Writeback if the power may fail during a write?", ended, "compare")
+    assert "A file written when the power fails" not in blocks(apart, "On “Journal”:", "On “Writeback”:")[0], apart
