@@ -1292,6 +1292,31 @@ def titled_dated(unit: Scored) -> bool:
         " ", _NUMBERED.sub(" ", title)))
 
 
+ASKS_ON_EVENT = re.compile(r"\bwhat (?:happens|will happen|would happen)\b|\bwhen (?:does|do|is|are|will)\b"
+                           r"|^(?:if|after|once)\b|会怎样|会怎么样|会发生什么|什么时候|何时|的时候|之后|以后", re.I)
+"""A question asking what happens on a condition or an event, or when something happens (What happens to… at the end
+of a session, When is… written, 画完以后…会怎么样, 还没读入…的时候)."""
+STATES_EVENT = re.compile(r"(?:^|[.!?]\s+)(?:If|When|Whenever|Once|After|Before|Until|As soon as|At the end of)\b"
+                          r"[^.;:!?,]{3,80},\s*\w"
+                          r"|(?:^|[。！？；])\s*(?:(?:如果|若|假如|一旦|当)[^。；！？]{1,40}?"
+                          r"|[^。；！？，：]{1,40}?(?:时|之后|以后|之前|以前|后|完成))[，,]\s*[^。；]*?(?:则|就|将|会|便|需要|必须)")
+"""A unit stating a condition or an event with its result (When the shell exits, the lines are copied…; 如果…，则…;
+创建新备份时，将删除…; 在读取文件之前，将使用…): its clause, a comma, then what follows."""
+
+
+def on_event(first: Scored, ranking: Sequence[Scored], query: str) -> Optional[Scored]:
+    """Returns, for a question asking what happens on a condition or an event (`ASKS_ON_EVENT`) whose `first` unit
+    states none, the best unit of its document within `LEAD` of the best stating one with its result
+    (`STATES_EVENT`), or None: the first holds the question's words, its page says what follows the event (another
+    page's `如果…` is about another matter: faq-zh-cn dev t04)."""
+    if not ASKS_ON_EVENT.search(query) or STATES_EVENT.search(first.text):
+        return None
+    room = QUOTED - sentence_count(first.text)
+    return next((s for s in ranking if s is not first and s.hit.source == first.hit.source
+                 and s.score >= LEAD * ranking[0].score
+                 and sentence_count(s.text) <= room and STATES_EVENT.search(s.text)), None)
+
+
 def temporal(ranking: Sequence[Scored], around: Sequence[Scored] = (), query: str = "") -> list[Scored]:
     """Returns the best unit that names a version or a date (`dated`, a code name the question does not say
     counting) or sits on a page whose title does (`titled_dated`: a change log's Version 4.6.0), the best unit
@@ -1300,14 +1325,17 @@ def temporal(ranking: Sequence[Scored], around: Sequence[Scored] = (), query: st
     by a dated unit just after it among `around` (every unit of the context: `dated_after`; This functionality is new in Valgrind 3.7.0: a version note follows what
     it dates, in few of the question's words). The best unit of `around`, when dated, is the first candidate even
     when it holds few of the question's words (版本 11，也叫做“稳定（stable）”版 for 目前的稳定版是第几版): the
-    ranking's other signals found it, and a version is what is asked."""
+    ranking's other signals found it, and a version is what is asked. An undated first unit, asked what happens on
+    an event, is followed by the near unit stating an event with its result (`on_event`)."""
     top = around[0] if around else None
     ranking = [top, *ranking] if top is not None and top not in ranking and dated(top.text, query) else list(ranking)
     versioned = [s for s in ranking if dated(s.text, query) or titled_dated(s)]
     first = versioned[0] if versioned and versioned[0].score >= 0.7 * ranking[0].score else ranking[0]
-    after = None if dated(first.text, query) or titled_dated(first) else dated_after(first, around or ranking)
-    if after is not None:
-        return [first, after]
+    undated = not (dated(first.text, query) or titled_dated(first))
+    after = dated_after(first, around or ranking) if undated else None
+    event = on_event(first, ranking, query) if undated and after is None else None
+    if after is not None or event is not None:
+        return [first, after or event]
     if not versioned:
         return fact(ranking, query)
     near = [s for s in ranking if s is not first and s.score >= SECOND * first.score]

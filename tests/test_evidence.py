@@ -543,3 +543,35 @@ def test_a_question_asking_for_a_file_extension_is_answered_first_by_the_unit_na
     assert option_first(query, ranking)[0].text == texts[1]
     named = [Scored(Candidate("Run the script foo.R with Rscript.", hit=hit, rank=0), 1.0, 1.0, 1.0), ranking[1]]
     assert option_first(query, named)[0].text == texts[1]
+
+
+@pytest.mark.parametrize("query, texts, stating", [
+    ("When is the journal written out to the data file?",
+     ["The journal records every change made to the data file.",
+      "The sync command writes the journal to the data file on request.",
+      "When the daemon exits, the journal is copied to the data file."],
+     "If the option is set, the journal is written to the data file."),
+    ("备份数量超过上限以后，程序会怎样？",
+     ["备份文件保存在工程目录的 backups 文件夹中。",
+      "备份上限设置保留的备份文件数量。",
+      "创建新备份时，将删除最旧的备份文件。"],
+     "如果备份数量超过上限，则会显示错误对话框。"),
+], ids=["en-when", "zh-after"])
+def test_a_temporal_question_on_an_event_quotes_the_near_unit_stating_an_event_with_its_result(query, texts, stating):
+    """Asked what happens on a condition or event (When is…, 以后…会怎样), an answer whose first unit states none
+    quotes second the best unit of its page within `LEAD` stating one with its result (When the daemon exits, …;
+    …时，将…), before an undated runner-up nearer the first (kicad-tools-zh-cn dev t05); a first unit stating one
+    (If…, …; 如果…，则…), another page's unit and a question asking on no event leave the answer as it was."""
+    from lambdarag.skills.evidence import Candidate, Scored, temporal
+    from lambdarag.skills.store.records import Hit
+
+    hit = Hit(chunk_id="a#1", source="a.md", text=" ".join(texts))
+    ranking = [Scored(Candidate(t, hit=hit, rank=0), s, 1.0, 1.0) for t, s in zip(texts, (1.0, 0.9, 0.75))]
+    assert [s.text for s in temporal(ranking, query=query)] == [texts[0], texts[2]]
+    first = Scored(Candidate(stating, hit=hit, rank=0), 1.0, 1.0, 1.0)
+    assert [s.text for s in temporal([first, *ranking[1:]], query=query)] == [stating, texts[1]]
+    elsewhere = Scored(Candidate(texts[2], hit=Hit(chunk_id="b#1", source="b.md", text=texts[2]), rank=1),
+                       0.75, 1.0, 1.0)
+    assert [s.text for s in temporal([*ranking[:2], elsewhere], query=query)] == texts[:2]     # another page's
+    plain = query.replace("When is", "Is").replace("以后，程序会怎样", "是多少")     # asks on no event
+    assert [s.text for s in temporal(ranking, query=plain)] == [texts[0], texts[1]]
