@@ -13,13 +13,12 @@ each; `skills.layouts` gives each its block.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from typing import Any, Sequence
 
 from .evidence import names
 from .sentences import STOPWORDS, keywords, proper_nouns
 from .store.records import Hit
-from .store.tokenize import ENGLISH_STOPWORDS, language_of, load_words
+from .store.tokenize import language_of
 
 _LATIN = re.compile(r"(?<![A-Za-z0-9_./+-])[A-Za-z](?:[\w.+/-]*[A-Za-z0-9_+])?(?: [A-Za-z](?:[\w.+/-]*[A-Za-z0-9_+])?)*"
                     r"(?: ?\([A-Za-z][\w .+/-]*\))?(?![A-Za-z0-9_./+-])", re.A)
@@ -64,9 +63,8 @@ def named_things(query: str, hits: Sequence[Hit], profile: Any, entities: Sequen
     connective joins (`_OPERATORS`: & or &&), the profile's
     named things, a Chinese
     question's runs of Latin words, an English one's capitalised words and the commands the hits name
-    (`commands`), and the question's entities; a name inside another only when also said alone; never one holding
-    no content word (`says_something`: the with of "with A or with B"); when more than two, the two a connective
-    joins (`paired`)."""
+    (`commands`), and the question's entities; a name inside another only when also said alone; when more than
+    two, the two a connective joins (`paired`)."""
     latin = [w for w in _LATIN.findall(query) if len(w) >= 2] if language_of(query) == "zh" \
         else [whole(query, n) for n in proper_nouns(query)] + commands(query, hits)
     options = _OPTION.findall(query) + [o for m in _OPERATORS.finditer(query) for o in m.groups()]
@@ -76,24 +74,10 @@ def named_things(query: str, hits: Sequence[Hit], profile: Any, entities: Sequen
     named += partners(query, named, "\n".join(h.text for h in hits))
     named += alternatives(query, named)
     named = headed(query, named) if language_of(query) == "zh" else qualified(query, named)
-    # a name inside another (Pre in Pre-Depends) is no side unless the question also says it on its own (Depends);
-    # a name holding no content word (the with of "with A or with B") is none: no text says anything of it
-    named = [e for e in dict.fromkeys(named) if says_something(e)
-             and query.count(e) > sum(o.count(e) for o in dict.fromkeys(named) if o != e and e in o)]
+    # a name inside another (Pre in Pre-Depends) is no side unless the question also says it on its own (Depends)
+    named = [e for e in dict.fromkeys(named)
+             if query.count(e) > sum(o.count(e) for o in dict.fromkeys(named) if o != e and e in o)]
     return paired(query, sorted(named, key=lambda n: said_at(query, n)))
-
-
-@lru_cache(maxsize=1)
-def _function_words() -> frozenset[str]:
-    return STOPWORDS | frozenset(load_words(ENGLISH_STOPWORDS))
-
-
-def says_something(name: str) -> bool:
-    """Returns whether a name holds a content word, a word that is no function word (with, its, 还是) or is one written
-    in capitals (WHERE, IN: a keyword), or is an option as written (--with) or an operator (&&): a text can say
-    something of it. A question word is content here (the list of "list reply")."""
-    return bool(_OPTION.fullmatch(name) or re.fullmatch(_OPERATOR, name)) \
-        or any(w.lower() not in _function_words() or len(w) > 1 and w.isupper() for w in re.findall(r"\w+", name))
 
 
 def said_at(query: str, name: str) -> int:

@@ -871,8 +871,8 @@ def test_two_operators_a_connective_joins_are_the_sides():
 ])
 def test_a_function_word_written_in_capitals_is_a_keyword_and_names_a_side(query, sides):
     """A word a text writes in capitals (WHERE, HAVING, IN: a query language's keywords) names a thing a manual says
-    something of, though its lower-case form is a function word: only the lower-case with of "with A or with B" is
-    none."""
+    something of, though its lower-case form is a function word (round 27's filter of function-word sides dropped
+    such sides on a blind SQL half)."""
     from lambdarag.domains.generic.cues import query_entities
 
     hits = sourced(("filter.md", "WHERE selects input rows before groups are formed."),
